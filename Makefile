@@ -1,0 +1,43 @@
+# Every target does its own set-up on a fresh machine: packages, configure, build.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+PY ?= /usr/bin/python3
+
+.PHONY: all deps configure build run test unit-test integration-test bench fuzz clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@mkdir -p data
+	@echo "Starting Oxbow on localhost:9092 (data in ./data). Connect with: kcat -b localhost:9092 -L"
+	$(BUILD)/oxbow broker --config config/server.properties
+
+unit-test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j 2
+
+integration-test: build
+	OXBOW_BIN=$(abspath $(BUILD))/oxbow $(PY) -m pytest -q -x tests/integration
+	cd tests/integration && OXBOW_BIN=$(abspath $(BUILD))/oxbow node --test
+
+test: unit-test integration-test
+
+bench: build
+	bash bench/broker.sh
+
+fuzz: deps
+	cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DOXBOW_FUZZ=ON
+	cmake --build build-fuzz --target fuzz_request_decoder
+
+clean:
+	rm -rf $(BUILD) build-fuzz

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian package Oxbow needs to build and test. Idempotent: does nothing when all are present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config clang
+  libboost-dev libboost-system-dev
+  librdkafka-dev kcat
+  libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-confluent-kafka python3-kafka python3-pytest
+
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# kafkajs for the integration tests (npm registry).
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -d "$here/tests/integration/node_modules/kafkajs" ] && [ -f "$here/tests/integration/package.json" ]; then
+  (cd "$here/tests/integration" && npm install --no-audit --no-fund --silent)
+fi

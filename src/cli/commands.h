@@ -1,0 +1,16 @@
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace oxbow::cli {
+
+// Each adds one subcommand (with its own subcommands where relevant) to `app`.
+// The callbacks throw CLI::RuntimeError(code) for a non-zero exit.
+void add_topic_command(CLI::App& app);
+void add_produce_command(CLI::App& app);
+void add_consume_command(CLI::App& app);
+void add_perf_command(CLI::App& app);
+
+}  // namespace oxbow::cli

@@ -1,0 +1,81 @@
+#include "protocol/record_batch.h"
+
+#include <gtest/gtest.h>
+
+#include "common/crc32c.h"
+#include "protocol/testing/batch_builder.h"
+
+namespace oxbow::protocol {
+
+using testing::build_batch;
+
+TEST(RecordBatch, ValidBatchesAreSummarised) {
+  auto a = build_batch({{"k1", "v1"}, {"k2", "v2", 5}}, 1000);
+  auto b = build_batch({{"k3", "v3", 0}}, 2000);
+  std::vector<uint8_t> both = a;
+  both.insert(both.end(), b.begin(), b.end());
+  BatchesSummary s;
+  ASSERT_EQ(validate_batches(both, s), ErrorCode::kNone);
+  EXPECT_EQ(s.batch_count, 2);
+  EXPECT_EQ(s.record_count, 3);
+  EXPECT_EQ(s.max_timestamp, 2000);
+}
+
+TEST(RecordBatch, CorruptCrcIsRejected) {
+  auto a = build_batch({{"k", "value"}});
+  a.back() ^= 0x01;
+  BatchesSummary s;
+  EXPECT_EQ(validate_batches(a, s), ErrorCode::kCorruptMessage);
+}
+
+TEST(RecordBatch, TruncatedBatchIsRejected) {
+  auto a = build_batch({{"k", "value"}});
+  a.pop_back();
+  BatchesSummary s;
+  EXPECT_EQ(validate_batches(a, s), ErrorCode::kCorruptMessage);
+  a.resize(20);
+  EXPECT_EQ(validate_batches(a, s), ErrorCode::kCorruptMessage);
+}
+
+TEST(RecordBatch, OldMagicIsUnsupported) {
+  auto a = build_batch({{"k", "value"}});
+  a[kMagicOffset] = 1;
+  BatchesSummary s;
+  EXPECT_EQ(validate_batches(a, s), ErrorCode::kUnsupportedForMessageFormat);
+}
+
+TEST(RecordBatch, InconsistentCountIsInvalidRecord) {
+  auto a = build_batch({{"k", "value"}});
+  write_i32(a.data() + 57, 1000);  // record_count
+  uint32_t crc = crc32c(a.data() + kAttributesOffset, a.size() - kAttributesOffset);
+  for (int i = 0; i < 4; ++i) a[kCrcOffset + i] = static_cast<uint8_t>(crc >> (24 - 8 * i));
+  BatchesSummary s;
+  EXPECT_EQ(validate_batches(a, s), ErrorCode::kInvalidRecord);
+}
+
+TEST(RecordBatch, AssignOffsetsKeepsCrcValid) {
+  auto a = build_batch({{"k1", "v1"}, {"k2", "v2"}});
+  auto b = build_batch({{"k3", "v3"}});
+  std::vector<uint8_t> both = a;
+  both.insert(both.end(), b.begin(), b.end());
+  assign_offsets(both, 100, 3, -1);
+  BatchesSummary s;
+  ASSERT_EQ(validate_batches(both, s), ErrorCode::kNone);
+  auto h1 = read_batch_header(both.data());
+  auto h2 = read_batch_header(both.data() + a.size());
+  EXPECT_EQ(h1.base_offset, 100);
+  EXPECT_EQ(h1.partition_leader_epoch, 3);
+  EXPECT_EQ(h2.base_offset, 102);
+}
+
+TEST(RecordBatch, LogAppendTimeRewritesTimestampAndCrc) {
+  auto a = build_batch({{"k1", "v1"}}, 5);
+  assign_offsets(a, 0, 0, 123456);
+  BatchesSummary s;
+  ASSERT_EQ(validate_batches(a, s), ErrorCode::kNone);
+  auto h = read_batch_header(a.data());
+  EXPECT_TRUE(h.log_append_time());
+  EXPECT_EQ(h.max_timestamp, 123456);
+}
+
+}  // namespace oxbow::protocol
