@@ -1,6 +1,7 @@
 #include "protocol/record_batch.h"
 
 #include "common/crc32c.h"
+#include "protocol/wire.h"
 
 namespace oxbow::protocol {
 namespace {
@@ -99,6 +100,28 @@ void assign_offsets(std::span<uint8_t> records, int64_t base_offset, int32_t lea
     base_offset += h.last_offset_delta + 1;
     pos += h.total_size();
   }
+}
+
+int64_t first_offset_at_or_after(std::span<const uint8_t> batch, int64_t ts) {
+  BatchHeader h = read_batch_header(batch.data());
+  if (h.codec() != 0 || h.log_append_time()) return h.base_offset;
+  std::vector<uint8_t> copy(batch.begin() + kBatchHeaderSize, batch.end());
+  Reader r(copy);
+  try {
+    for (int32_t i = 0; i < h.record_count; ++i) {
+      int32_t length = r.varint();
+      size_t start = r.position();
+      r.i8();  // attributes
+      int64_t timestamp = h.base_timestamp + r.varlong();
+      int64_t offset = h.base_offset + r.varint();
+      if (timestamp >= ts) return offset;
+      size_t used = r.position() - start;
+      if (length < 0 || static_cast<size_t>(length) < used) break;
+      r.take_span(static_cast<size_t>(length) - used);
+    }
+  } catch (const DecodeError&) {
+  }
+  return h.base_offset;
 }
 
 }  // namespace oxbow::protocol

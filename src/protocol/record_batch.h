@@ -90,4 +90,8 @@ ErrorCode validate_batches(std::span<const uint8_t> records, BatchesSummary& sum
 void assign_offsets(std::span<uint8_t> records, int64_t base_offset, int32_t leader_epoch,
                     int64_t log_append_time_ms);
 
+// Offset of the first record of a whole batch with timestamp >= ts. Records of compressed batches
+// are not unpacked: their batch's base offset stands for them.
+int64_t first_offset_at_or_after(std::span<const uint8_t> batch, int64_t ts);
+
 }  // namespace oxbow::protocol

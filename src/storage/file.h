@@ -1,0 +1,48 @@
+#pragma once
+// Thin RAII wrappers over POSIX file calls, with errors as messages rather than exceptions.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace oxbow::storage {
+
+class File {
+ public:
+  File() = default;
+  explicit File(int fd) : fd_(fd) {}
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  File(File&& other) noexcept : fd_(other.release()) {}
+  File& operator=(File&& other) noexcept;
+  ~File();
+
+  // Opens (creating when asked) for reading and writing. Returns an invalid File and sets `error`.
+  static File open(const std::string& path, bool create, std::string& error);
+
+  bool valid() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+  // Whole-buffer positional I/O; false on error (errno kept).
+  bool write_at(const void* data, size_t size, uint64_t offset) const;
+  // Reads up to `size` bytes; returns bytes read or -1.
+  int64_t read_at(void* data, size_t size, uint64_t offset) const;
+  int64_t size() const;
+  bool truncate(uint64_t size) const;
+  bool sync_data() const;
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes `contents` to `path` so that a crash leaves either the old or the new file:
+// temp file, fsync, rename, fsync of the directory.
+bool write_file_atomically(const std::string& path, const std::string& contents, std::string& error);
+bool read_whole_file(const std::string& path, std::string& out);
+void sync_directory(const std::string& dir);
+
+}  // namespace oxbow::storage

@@ -1,0 +1,22 @@
+#pragma once
+// Per-partition log settings: Kafka's topic-level configs, resolved against broker defaults.
+#include <cstdint>
+#include <limits>
+
+namespace oxbow::storage {
+
+inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+struct LogConfig {
+  int64_t segment_bytes = 1073741824;              // segment.bytes / log.segment.bytes
+  int64_t segment_ms = 7LL * 24 * 3600 * 1000;     // segment.ms / log.roll.ms
+  int64_t retention_ms = 7LL * 24 * 3600 * 1000;   // retention.ms / log.retention.ms; -1 = forever
+  int64_t retention_bytes = -1;                    // retention.bytes / log.retention.bytes
+  int64_t flush_messages = kNever;                 // flush.messages / log.flush.interval.messages
+  int64_t flush_ms = kNever;                       // flush.ms / log.flush.interval.ms
+  int32_t index_interval_bytes = 4096;             // index.interval.bytes
+  int32_t max_message_bytes = 1048588;             // max.message.bytes / message.max.bytes
+  bool log_append_time = false;                    // message.timestamp.type=LogAppendTime
+};
+
+}  // namespace oxbow::storage

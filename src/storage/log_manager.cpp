@@ -1,0 +1,204 @@
+#include "storage/log_manager.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "storage/file.h"
+#include "storage/partition_log.h"
+
+namespace oxbow::storage {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kCleanMarker = ".oxbow_clean_shutdown";
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+LogManager::LogManager(LogManagerOptions options) : options_(std::move(options)) {}
+
+LogManager::~LogManager() { shutdown(); }
+
+bool LogManager::start(std::string& error) {
+  clean_ = true;
+  for (const auto& dir : options_.log_dirs) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+      error = "log.dirs: cannot create " + dir + ": " + ec.message();
+      return false;
+    }
+    std::string marker = dir + "/" + kCleanMarker;
+    bool has_partitions = false;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (!entry.is_directory()) continue;
+      auto name = entry.path().filename().string();
+      auto dash = name.rfind('-');
+      if (dash == std::string::npos || dash == 0 || dash + 1 == name.size()) continue;
+      try {
+        size_t used = 0;
+        int32_t partition = std::stoi(name.substr(dash + 1), &used);
+        if (used != name.size() - dash - 1 || partition < 0) continue;
+        found_dirs_[{name.substr(0, dash), partition}] = entry.path().string();
+        has_partitions = true;
+      } catch (...) {
+      }
+    }
+    if (has_partitions && !fs::exists(marker)) clean_ = false;
+    fs::remove(marker, ec);
+  }
+  sync_directory(options_.log_dirs.front());
+  started_ = true;
+  flusher_ = std::thread([this] { flusher_loop(); });
+  housekeeper_ = std::thread([this] { housekeeping_loop(); });
+  return true;
+}
+
+std::vector<std::pair<std::string, int32_t>> LogManager::existing_partitions() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, int32_t>> out;
+  for (auto& [key, dir] : found_dirs_) out.push_back(key);
+  return out;
+}
+
+std::string LogManager::pick_dir_for_new_log() const {
+  std::map<std::string, int> load;
+  for (const auto& dir : options_.log_dirs) load[dir] = 0;
+  for (auto& [key, log] : logs_) {
+    for (const auto& dir : options_.log_dirs) {
+      if (log && fs::path(log->dir()).parent_path() == fs::path(dir)) load[dir]++;
+    }
+  }
+  std::string best = options_.log_dirs.front();
+  for (auto& [dir, count] : load) {
+    if (count < load[best]) best = dir;
+  }
+  return best;
+}
+
+std::shared_ptr<PartitionLog> LogManager::open_log(const std::string& topic, int32_t partition,
+                                                   const LogConfig& config, std::string& error) {
+  std::lock_guard lock(mutex_);
+  auto key = std::make_pair(topic, partition);
+  if (auto it = logs_.find(key); it != logs_.end()) return it->second;
+  std::string dir;
+  if (auto it = found_dirs_.find(key); it != found_dirs_.end()) {
+    dir = it->second;
+  } else {
+    dir = pick_dir_for_new_log() + "/" + topic + "-" + std::to_string(partition);
+  }
+  std::shared_ptr<PartitionLog> log = PartitionLog::open(dir, config, clean_, error);
+  if (log) logs_[key] = log;
+  return log;
+}
+
+std::shared_ptr<PartitionLog> LogManager::get(const std::string& topic, int32_t partition) const {
+  std::lock_guard lock(mutex_);
+  auto it = logs_.find({topic, partition});
+  return it == logs_.end() ? nullptr : it->second;
+}
+
+void LogManager::delete_log(const std::string& topic, int32_t partition) {
+  std::shared_ptr<PartitionLog> log;
+  {
+    std::lock_guard lock(mutex_);
+    auto key = std::make_pair(topic, partition);
+    if (auto it = logs_.find(key); it != logs_.end()) {
+      log = it->second;
+      logs_.erase(it);
+    }
+    if (auto it = found_dirs_.find(key); it != found_dirs_.end()) {
+      if (!log) {
+        std::error_code ec;
+        fs::remove_all(it->second, ec);
+      }
+      found_dirs_.erase(it);
+    }
+  }
+  if (log) log->destroy();
+}
+
+void LogManager::request_flush(const std::shared_ptr<PartitionLog>& log) {
+  {
+    std::lock_guard lock(flush_mutex_);
+    flush_queue_.push_back(log);
+  }
+  flush_cv_.notify_one();
+}
+
+void LogManager::flusher_loop() {
+  std::vector<std::shared_ptr<PartitionLog>> batch;
+  while (true) {
+    {
+      std::unique_lock lock(flush_mutex_);
+      flush_cv_.wait(lock, [&] { return stopping_ || !flush_queue_.empty(); });
+      if (flush_queue_.empty() && stopping_) return;
+      batch.swap(flush_queue_);
+    }
+    std::sort(batch.begin(), batch.end());
+    batch.erase(std::unique(batch.begin(), batch.end()), batch.end());
+    for (auto& log : batch) log->flush();
+    batch.clear();
+  }
+}
+
+void LogManager::run_housekeeping(int64_t now) {
+  std::vector<std::shared_ptr<PartitionLog>> logs;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [key, log] : logs_) logs.push_back(log);
+  }
+  for (auto& log : logs) {
+    log->maybe_roll(now);
+    log->apply_retention(now);
+  }
+}
+
+void LogManager::housekeeping_loop() {
+  int64_t last_retention = now_ms();
+  std::mutex sleep_mutex;
+  while (!stopping_) {
+    {
+      std::unique_lock lock(sleep_mutex);
+      housekeeping_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_.load(); });
+    }
+    if (stopping_) return;
+    int64_t now = now_ms();
+    std::vector<std::shared_ptr<PartitionLog>> logs;
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& [key, log] : logs_) logs.push_back(log);
+    }
+    for (auto& log : logs) {
+      if (log->needs_flush(now)) request_flush(log);
+    }
+    if (now - last_retention >= options_.retention_check_interval_ms) {
+      last_retention = now;
+      run_housekeeping(now);
+    }
+  }
+}
+
+void LogManager::shutdown() {
+  if (stopping_.exchange(true) || !started_) return;
+  flush_cv_.notify_all();
+  housekeeping_cv_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  if (housekeeper_.joinable()) housekeeper_.join();
+  std::lock_guard lock(mutex_);
+  for (auto& [key, log] : logs_) log->close();
+  for (const auto& dir : options_.log_dirs) {
+    std::string error;
+    write_file_atomically(dir + "/" + kCleanMarker, "", error);
+  }
+}
+
+}  // namespace oxbow::storage

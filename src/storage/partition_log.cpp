@@ -1,0 +1,375 @@
+#include "storage/partition_log.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "protocol/record_batch.h"
+#include "storage/file.h"
+#include "storage/segment.h"
+
+namespace oxbow::storage {
+
+namespace fs = std::filesystem;
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+
+namespace {
+
+constexpr const char* kEpochCheckpoint = "leader-epoch-checkpoint";
+
+void wake_all(std::vector<std::shared_ptr<Wakeable>>& waiters) {
+  for (auto& w : waiters) w->wake();
+}
+
+}  // namespace
+
+PartitionLog::PartitionLog(std::string dir, const LogConfig& config)
+    : dir_(std::move(dir)), config_(config) {}
+
+PartitionLog::~PartitionLog() = default;
+
+std::unique_ptr<PartitionLog> PartitionLog::open(const std::string& dir, const LogConfig& config,
+                                                 bool clean, std::string& error) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    error = dir + ": " + ec.message();
+    return nullptr;
+  }
+  std::unique_ptr<PartitionLog> log(new PartitionLog(dir, config));
+  if (!log->load(clean, error)) return nullptr;
+  return log;
+}
+
+bool PartitionLog::load(bool clean, std::string& error) {
+  std::vector<int64_t> bases;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    auto name = entry.path().filename().string();
+    if (name.size() == 24 && name.ends_with(".log")) {
+      try {
+        bases.push_back(std::stoll(name.substr(0, 20)));
+      } catch (...) {
+      }
+    }
+  }
+  std::sort(bases.begin(), bases.end());
+  for (int64_t base : bases) {
+    auto segment = Segment::open(dir_, base, config_.index_interval_bytes, error);
+    if (!segment) return false;
+    segments_[base] = segment;
+  }
+  if (segments_.empty()) {
+    auto segment = Segment::create(dir_, 0, config_.index_interval_bytes, error);
+    if (!segment) return false;
+    segments_[0] = segment;
+  }
+  active_ = segments_.rbegin()->second;
+  if (clean) {
+    active_->load_tail();
+  } else {
+    active_->recover();
+  }
+  log_start_offset_ = segments_.begin()->first;
+  log_end_offset_ = active_->next_offset();
+  high_watermark_ = log_end_offset_;
+  flushed_offset_ = log_end_offset_;
+
+  std::string text;
+  if (read_whole_file(dir_ + "/" + kEpochCheckpoint, text)) {
+    std::istringstream in(text);
+    int version = 0, count = 0;
+    in >> version >> count;
+    for (int i = 0; i < count; ++i) {
+      int32_t epoch;
+      int64_t start;
+      if (in >> epoch >> start) epochs_.emplace_back(epoch, start);
+    }
+  }
+  if (epochs_.empty()) {
+    epochs_.emplace_back(0, log_start_offset_);
+    write_leader_epoch_checkpoint();
+  }
+  leader_epoch_ = epochs_.back().first;
+  return true;
+}
+
+void PartitionLog::write_leader_epoch_checkpoint() {
+  std::ostringstream out;
+  out << "0\n" << epochs_.size() << "\n";
+  for (auto& [epoch, start] : epochs_) out << epoch << " " << start << "\n";
+  std::string error;
+  write_file_atomically(dir_ + "/" + kEpochCheckpoint, out.str(), error);
+}
+
+void PartitionLog::set_config(const LogConfig& config) {
+  std::lock_guard lock(mutex_);
+  config_ = config;
+}
+
+LogConfig PartitionLog::config() const {
+  std::lock_guard lock(mutex_);
+  return config_;
+}
+
+bool PartitionLog::roll_locked(int64_t now_ms, std::string& error) {
+  (void)now_ms;
+  auto segment = Segment::create(dir_, log_end_offset_, config_.index_interval_bytes, error);
+  if (!segment) return false;
+  active_->seal();
+  unflushed_rolled_.push_back(active_);
+  segments_[log_end_offset_] = segment;
+  active_ = segment;
+  return true;
+}
+
+AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms) {
+  AppendResult result;
+  pr::BatchesSummary summary;
+  result.error = pr::validate_batches(records, summary);
+  if (result.error != ErrorCode::kNone) return result;
+
+  std::vector<std::shared_ptr<Wakeable>> to_wake;
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t pos = 0; pos < records.size();) {
+      auto h = pr::read_batch_header(records.data() + pos);
+      if (h.total_size() > static_cast<size_t>(config_.max_message_bytes)) {
+        result.error = ErrorCode::kMessageTooLarge;
+        return result;
+      }
+      pos += h.total_size();
+    }
+    bool full = active_->size() + records.size() > static_cast<uint64_t>(config_.segment_bytes);
+    bool old = now_ms - active_->created_ms() >= config_.segment_ms;
+    if (!active_->empty() && (full || old)) {
+      std::string error;
+      if (!roll_locked(now_ms, error)) {
+        result.error = ErrorCode::kKafkaStorageError;
+        return result;
+      }
+    }
+    int64_t append_time = config_.log_append_time ? now_ms : -1;
+    pr::assign_offsets(records, log_end_offset_, leader_epoch_, append_time);
+    int64_t last = log_end_offset_ + summary.record_count - 1;
+    int64_t max_ts = config_.log_append_time ? now_ms : summary.max_timestamp;
+    if (!active_->append(records.data(), records.size(), last, max_ts)) {
+      result.error = ErrorCode::kKafkaStorageError;
+      return result;
+    }
+    result.base_offset = log_end_offset_;
+    result.last_offset = last;
+    result.log_append_time_ms = append_time;
+    result.log_start_offset = log_start_offset_;
+    log_end_offset_ = last + 1;
+    high_watermark_ = log_end_offset_;
+    unflushed_messages_ += summary.record_count;
+    result.wait_for_flush = unflushed_messages_ >= config_.flush_messages;
+    for (auto& weak : data_waiters_) {
+      if (auto w = weak.lock()) to_wake.push_back(std::move(w));
+    }
+    data_waiters_.clear();
+    data_waiters_pruned_size_ = 0;
+  }
+  wake_all(to_wake);
+  return result;
+}
+
+ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_batch) {
+  ReadResult result;
+  std::lock_guard lock(mutex_);
+  result.high_watermark = high_watermark_;
+  result.log_start_offset = log_start_offset_;
+  if (offset < log_start_offset_ || offset > high_watermark_) {
+    result.error = ErrorCode::kOffsetOutOfRange;
+    return result;
+  }
+  if (offset == high_watermark_ || max_bytes <= 0) return result;
+  auto it = segments_.upper_bound(offset);
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end(); ++it) {
+    auto& segment = it->second;
+    uint64_t pos = segment->position_of(offset);
+    uint64_t limit = segment->size();
+    if (pos >= limit) continue;
+    uint64_t length = std::min<uint64_t>(limit - pos, static_cast<uint64_t>(max_bytes));
+    if (min_one_batch && limit - pos > static_cast<uint64_t>(max_bytes)) {
+      uint8_t overhead[pr::kBatchLogOverhead];
+      if (::pread(segment->log_fd(), overhead, sizeof(overhead), static_cast<off_t>(pos)) ==
+          static_cast<ssize_t>(sizeof(overhead))) {
+        int64_t base;
+        int32_t batch_length;
+        pr::read_log_overhead(overhead, base, batch_length);
+        uint64_t first = pr::kBatchLogOverhead + static_cast<uint64_t>(std::max(batch_length, 0));
+        length = std::min(limit - pos, std::max(length, first));
+      }
+    }
+    result.slice = pr::FileSlice{segment->log_fd(), pos, static_cast<uint32_t>(length), segment};
+    return result;
+  }
+  return result;
+}
+
+std::optional<int64_t> PartitionLog::offset_for_timestamp(int64_t ts) {
+  std::lock_guard lock(mutex_);
+  for (auto& [base, segment] : segments_) {
+    if (auto offset = segment->offset_for_timestamp(ts)) {
+      return std::max(*offset, log_start_offset_);
+    }
+  }
+  return std::nullopt;
+}
+
+int64_t PartitionLog::log_start_offset() const {
+  std::lock_guard lock(mutex_);
+  return log_start_offset_;
+}
+
+int64_t PartitionLog::log_end_offset() const {
+  std::lock_guard lock(mutex_);
+  return log_end_offset_;
+}
+
+int64_t PartitionLog::high_watermark() const {
+  std::lock_guard lock(mutex_);
+  return high_watermark_;
+}
+
+int64_t PartitionLog::flushed_offset() const {
+  std::lock_guard lock(mutex_);
+  return flushed_offset_;
+}
+
+uint64_t PartitionLog::size_bytes() const {
+  std::lock_guard lock(mutex_);
+  uint64_t total = 0;
+  for (auto& [base, segment] : segments_) total += segment->size();
+  return total;
+}
+
+std::pair<int32_t, int64_t> PartitionLog::end_offset_for_epoch(int32_t epoch) const {
+  std::lock_guard lock(mutex_);
+  // The end of an epoch is the start of the next larger one, or the log end for the latest.
+  for (size_t i = 0; i < epochs_.size(); ++i) {
+    if (epochs_[i].first > epoch) {
+      if (i == 0) return {-1, -1};
+      return {epochs_[i - 1].first, epochs_[i].second};
+    }
+  }
+  if (epochs_.empty()) return {-1, -1};
+  return {epochs_.back().first, log_end_offset_};
+}
+
+bool PartitionLog::needs_flush(int64_t now_ms) const {
+  std::lock_guard lock(mutex_);
+  if (!flush_waiters_.empty() || !unflushed_rolled_.empty()) return true;
+  if (unflushed_messages_ == 0) return false;
+  if (unflushed_messages_ >= config_.flush_messages) return true;
+  return config_.flush_ms != kNever && now_ms - last_flush_ms_ >= config_.flush_ms;
+}
+
+bool PartitionLog::flush() {
+  std::lock_guard serial(flush_mutex_);
+  std::shared_ptr<Segment> active;
+  std::vector<std::shared_ptr<Segment>> rolled;
+  int64_t target;
+  {
+    std::lock_guard lock(mutex_);
+    target = log_end_offset_;
+    active = active_;
+    rolled.swap(unflushed_rolled_);
+    unflushed_messages_ = 0;
+  }
+  bool ok = true;
+  for (auto& segment : rolled) ok = segment->flush() && ok;
+  ok = active->flush() && ok;
+  if (!rolled.empty()) sync_directory(dir_);
+  std::vector<std::shared_ptr<Wakeable>> to_wake;
+  {
+    std::lock_guard lock(mutex_);
+    if (!ok) return false;
+    flushed_offset_ = std::max(flushed_offset_, target);
+    last_flush_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    auto end = flush_waiters_.lower_bound(flushed_offset_);
+    for (auto it = flush_waiters_.begin(); it != end; ++it) {
+      if (auto w = it->second.lock()) to_wake.push_back(std::move(w));
+    }
+    flush_waiters_.erase(flush_waiters_.begin(), end);
+  }
+  wake_all(to_wake);
+  return true;
+}
+
+void PartitionLog::wait_flushed(int64_t offset, const std::shared_ptr<Wakeable>& waiter) {
+  {
+    std::lock_guard lock(mutex_);
+    if (flushed_offset_ <= offset) {
+      flush_waiters_.emplace(offset, waiter);
+      return;
+    }
+  }
+  waiter->wake();
+}
+
+void PartitionLog::wait_for_data(const std::shared_ptr<Wakeable>& waiter) {
+  std::lock_guard lock(mutex_);
+  // Drop waiters that gave up once the list has doubled since the last pruning.
+  if (data_waiters_.size() >= 2 * data_waiters_pruned_size_ + 16) {
+    std::erase_if(data_waiters_, [](const auto& w) { return w.expired(); });
+    data_waiters_pruned_size_ = data_waiters_.size();
+  }
+  data_waiters_.push_back(waiter);
+}
+
+int PartitionLog::apply_retention(int64_t now_ms) {
+  std::vector<std::shared_ptr<Segment>> doomed;
+  {
+    std::lock_guard lock(mutex_);
+    uint64_t total = 0;
+    for (auto& [base, segment] : segments_) total += segment->size();
+    while (segments_.size() > 1) {
+      auto& first = segments_.begin()->second;
+      bool expired = config_.retention_ms >= 0 && first->max_timestamp() >= 0 &&
+                     now_ms - first->max_timestamp() > config_.retention_ms;
+      bool oversize = config_.retention_bytes >= 0 &&
+                      total - first->size() >= static_cast<uint64_t>(config_.retention_bytes);
+      if (!expired && !oversize) break;
+      total -= first->size();
+      doomed.push_back(first);
+      segments_.erase(segments_.begin());
+    }
+    if (doomed.empty()) return 0;
+    log_start_offset_ = std::max(log_start_offset_, segments_.begin()->first);
+  }
+  for (auto& segment : doomed) segment->remove_files();
+  return static_cast<int>(doomed.size());
+}
+
+void PartitionLog::maybe_roll(int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  if (!active_->empty() && now_ms - active_->created_ms() >= config_.segment_ms) {
+    std::string error;
+    roll_locked(now_ms, error);
+  }
+}
+
+void PartitionLog::close() {
+  flush();
+  std::lock_guard lock(mutex_);
+  active_->seal();
+}
+
+void PartitionLog::destroy() {
+  std::lock_guard lock(mutex_);
+  segments_.clear();
+  active_.reset();
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+}  // namespace oxbow::storage

@@ -1,0 +1,122 @@
+#pragma once
+// A partition's log: its ordered segments, offsets, flushing and retention.
+//
+// Offsets: log_start_offset <= high_watermark <= log_end_offset. On one node every appended batch is
+// fully replicated at once, so the high watermark equals the log end offset after each append; they
+// are kept apart for replication. flushed_offset is the end of what fdatasync has made durable.
+//
+// Besides segments, the directory holds `leader-epoch-checkpoint` (Kafka's text format: version
+// line "0", entry count, then "epoch start_offset" lines) so a follower can later truncate by epoch.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "protocol/errors.h"
+#include "protocol/wire.h"
+#include "storage/log_config.h"
+
+namespace oxbow::storage {
+
+class Segment;
+
+// Something waiting on a log (a long-polling fetch, a produce waiting for fsync). Logs hold waiters
+// weakly, so one that gave up simply expires.
+class Wakeable {
+ public:
+  virtual ~Wakeable() = default;
+  virtual void wake() = 0;
+};
+
+struct AppendResult {
+  protocol::ErrorCode error = protocol::ErrorCode::kNone;
+  int64_t base_offset = -1;
+  int64_t last_offset = -1;
+  int64_t log_append_time_ms = -1;
+  int64_t log_start_offset = 0;
+  bool wait_for_flush = false;  // the flush policy wants this append durable before it is acknowledged
+};
+
+struct ReadResult {
+  protocol::ErrorCode error = protocol::ErrorCode::kNone;
+  protocol::FileSlice slice;  // length 0 when there is nothing to send
+  int64_t high_watermark = 0;
+  int64_t log_start_offset = 0;
+};
+
+class PartitionLog {
+ public:
+  // Opens the directory, creating it when missing. With `clean` false (no clean-shutdown marker),
+  // the active segment is validated and a torn tail truncated.
+  static std::unique_ptr<PartitionLog> open(const std::string& dir, const LogConfig& config,
+                                            bool clean, std::string& error);
+  ~PartitionLog();
+
+  const std::string& dir() const { return dir_; }
+  void set_config(const LogConfig& config);
+  LogConfig config() const;
+
+  // Validates, assigns offsets (rewriting `records` in place) and appends.
+  AppendResult append(std::span<uint8_t> records, int64_t now_ms);
+  // Up to `max_bytes` of whole or partial batches from the batch containing `offset`, capped at
+  // the high watermark. With `min_one_batch`, a first batch larger than max_bytes is sent whole.
+  ReadResult read(int64_t offset, int32_t max_bytes, bool min_one_batch);
+  std::optional<int64_t> offset_for_timestamp(int64_t ts);
+
+  int64_t log_start_offset() const;
+  int64_t log_end_offset() const;
+  int64_t high_watermark() const;
+  int64_t flushed_offset() const;
+  uint64_t size_bytes() const;
+  int32_t leader_epoch() const { return leader_epoch_; }
+  // The end offset of `epoch` (OffsetForLeaderEpoch); -1 when unknown.
+  std::pair<int32_t, int64_t> end_offset_for_epoch(int32_t epoch) const;
+
+  // Makes everything appended so far durable and wakes flush waiters. Thread-safe; meant for the
+  // flusher thread.
+  bool flush();
+  bool needs_flush(int64_t now_ms) const;
+  void wait_flushed(int64_t offset, const std::shared_ptr<Wakeable>& waiter);
+  // Calls `waiter` once at the next append (fetch long polling).
+  void wait_for_data(const std::shared_ptr<Wakeable>& waiter);
+
+  // Deletes whole segments past retention.ms / retention.bytes, never the active one.
+  int apply_retention(int64_t now_ms);
+  // Rolls the active segment when segment.ms has passed (called periodically).
+  void maybe_roll(int64_t now_ms);
+  // Flushes and closes; the directory stays.
+  void close();
+  // Removes the whole directory (topic deletion).
+  void destroy();
+
+ private:
+  PartitionLog(std::string dir, const LogConfig& config);
+  bool load(bool clean, std::string& error);
+  bool roll_locked(int64_t now_ms, std::string& error);
+  void write_leader_epoch_checkpoint();
+  
+
+  std::string dir_;
+  mutable std::mutex mutex_;
+  LogConfig config_;
+  std::map<int64_t, std::shared_ptr<Segment>> segments_;
+  std::shared_ptr<Segment> active_;
+  int64_t log_start_offset_ = 0;
+  int64_t log_end_offset_ = 0;
+  int64_t high_watermark_ = 0;
+  int64_t flushed_offset_ = 0;
+  int64_t unflushed_messages_ = 0;
+  int64_t last_flush_ms_ = 0;
+  int32_t leader_epoch_ = 0;
+  std::vector<std::pair<int32_t, int64_t>> epochs_;  // (epoch, start offset)
+  std::vector<std::weak_ptr<Wakeable>> data_waiters_;
+  size_t data_waiters_pruned_size_ = 0;
+  std::multimap<int64_t, std::weak_ptr<Wakeable>> flush_waiters_;
+  std::mutex flush_mutex_;  // one fdatasync at a time per log
+  std::vector<std::shared_ptr<Segment>> unflushed_rolled_;
+};
+
+}  // namespace oxbow::storage

@@ -1,0 +1,217 @@
+#include "storage/partition_log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "protocol/record_batch.h"
+#include "protocol/testing/batch_builder.h"
+#include "storage/file.h"
+#include "storage/test_dir.h"
+
+namespace oxbow::storage {
+
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+using pr::testing::build_batch;
+
+namespace {
+
+std::vector<uint8_t> read_slice(const pr::FileSlice& slice) {
+  std::vector<uint8_t> out(slice.length);
+  EXPECT_EQ(::pread(slice.fd, out.data(), out.size(), static_cast<off_t>(slice.offset)),
+            static_cast<ssize_t>(out.size()));
+  return out;
+}
+
+class CountingWaiter : public Wakeable {
+ public:
+  void wake() override { ++woken; }
+  int woken = 0;
+};
+
+}  // namespace
+
+TEST(PartitionLog, AppendAssignsOffsetsAndReadReturnsThem) {
+  testing::TempDir dir;
+  std::string error;
+  auto log = PartitionLog::open(dir.path() + "/t-0", LogConfig{}, true, error);
+  ASSERT_TRUE(log) << error;
+  for (int i = 0; i < 5; ++i) {
+    auto batch = build_batch({{"a", "1"}, {"b", "2"}, {"c", "3"}});
+    auto r = log->append(batch, 5000);
+    ASSERT_EQ(r.error, ErrorCode::kNone);
+    EXPECT_EQ(r.base_offset, i * 3);
+  }
+  EXPECT_EQ(log->log_end_offset(), 15);
+  EXPECT_EQ(log->high_watermark(), 15);
+  auto read = log->read(7, 1 << 20, true);
+  ASSERT_EQ(read.error, ErrorCode::kNone);
+  auto bytes = read_slice(read.slice);
+  auto h = pr::read_batch_header(bytes.data());
+  EXPECT_EQ(h.base_offset, 6);  // the batch containing offset 7
+  pr::BatchesSummary s;
+  EXPECT_EQ(pr::validate_batches(bytes, s), ErrorCode::kNone);
+  EXPECT_EQ(s.record_count, 9);
+  EXPECT_EQ(log->read(15, 100, true).slice.length, 0u);
+  EXPECT_EQ(log->read(16, 100, true).error, ErrorCode::kOffsetOutOfRange);
+}
+
+TEST(PartitionLog, CorruptBatchIsRefusedAndNothingWritten) {
+  testing::TempDir dir;
+  std::string error;
+  auto log = PartitionLog::open(dir.path() + "/t-0", LogConfig{}, true, error);
+  auto batch = build_batch({{"a", "1"}});
+  batch[batch.size() - 1] ^= 0xff;
+  EXPECT_EQ(log->append(batch, 0).error, ErrorCode::kCorruptMessage);
+  EXPECT_EQ(log->log_end_offset(), 0);
+  EXPECT_EQ(log->size_bytes(), 0u);
+}
+
+TEST(PartitionLog, MaxBytesCutsButFirstBatchAlwaysFits) {
+  testing::TempDir dir;
+  std::string error;
+  auto log = PartitionLog::open(dir.path() + "/t-0", LogConfig{}, true, error);
+  auto batch = build_batch({{"k", std::string(500, 'x')}});
+  size_t batch_size = batch.size();
+  log->append(batch, 0);
+  auto second = build_batch({{"k", std::string(500, 'y')}});
+  log->append(second, 0);
+  EXPECT_EQ(log->read(0, 10, true).slice.length, batch_size);
+  EXPECT_EQ(log->read(0, 10, false).slice.length, 10u);
+  EXPECT_EQ(log->read(0, 1 << 20, true).slice.length, 2 * batch_size);
+}
+
+TEST(PartitionLog, RollsSegmentsAndReadsAcrossThem) {
+  testing::TempDir dir;
+  std::string error;
+  LogConfig config;
+  config.segment_bytes = 1000;
+  auto log = PartitionLog::open(dir.path() + "/t-0", config, true, error);
+  for (int i = 0; i < 20; ++i) {
+    auto batch = build_batch({{"k", std::string(300, 'a')}});
+    ASSERT_EQ(log->append(batch, 0).error, ErrorCode::kNone);
+  }
+  int logs = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path() + "/t-0")) {
+    logs += e.path().extension() == ".log";
+  }
+  EXPECT_GE(logs, 6);
+  for (int64_t offset = 0; offset < 20; ++offset) {
+    auto r = log->read(offset, 1 << 20, true);
+    ASSERT_GT(r.slice.length, 0u);
+    EXPECT_EQ(pr::read_batch_header(read_slice(r.slice).data()).base_offset, offset);
+  }
+}
+
+TEST(PartitionLog, RetentionBytesDeletesOldSegmentsAndMovesStart) {
+  testing::TempDir dir;
+  std::string error;
+  LogConfig config;
+  config.segment_bytes = 1000;
+  config.retention_bytes = 2000;
+  auto log = PartitionLog::open(dir.path() + "/t-0", config, true, error);
+  for (int i = 0; i < 20; ++i) {
+    auto batch = build_batch({{"k", std::string(300, 'a')}});
+    log->append(batch, 0);
+  }
+  EXPECT_GT(log->apply_retention(0), 0);
+  EXPECT_GT(log->log_start_offset(), 0);
+  EXPECT_LE(log->size_bytes(), 2000u + 1000u);
+  EXPECT_EQ(log->read(0, 100, true).error, ErrorCode::kOffsetOutOfRange);
+  EXPECT_EQ(log->read(log->log_start_offset(), 100, true).error, ErrorCode::kNone);
+}
+
+TEST(PartitionLog, RetentionMsUsesLargestTimestamp) {
+  testing::TempDir dir;
+  std::string error;
+  LogConfig config;
+  config.segment_bytes = 500;
+  config.retention_ms = 1000;
+  auto log = PartitionLog::open(dir.path() + "/t-0", config, true, error);
+  for (int i = 0; i < 6; ++i) {
+    auto batch = build_batch({{"k", std::string(300, 'a')}}, 10'000 + i);
+    log->append(batch, 0);
+  }
+  EXPECT_EQ(log->apply_retention(10'500), 0);
+  EXPECT_EQ(log->apply_retention(20'000), 5);  // all but the active segment
+  EXPECT_EQ(log->log_start_offset(), 5);
+}
+
+TEST(PartitionLog, CrashRecoveryTruncatesTornWriteAndKeepsOffsets) {
+  testing::TempDir dir;
+  std::string error;
+  std::string path = dir.path() + "/t-0";
+  {
+    auto log = PartitionLog::open(path, LogConfig{}, true, error);
+    for (int i = 0; i < 10; ++i) {
+      auto batch = build_batch({{"k", "v"}, {"k", "w"}});
+      log->append(batch, 0);
+    }
+  }
+  auto torn = build_batch({{"k", "torn"}});
+  {
+    File f = File::open(path + "/00000000000000000000.log", false, error);
+    f.write_at(torn.data(), 30, static_cast<uint64_t>(f.size()));
+  }
+  auto log = PartitionLog::open(path, LogConfig{}, /*clean=*/false, error);
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->log_end_offset(), 20);
+  auto next = build_batch({{"k", "after"}});
+  EXPECT_EQ(log->append(next, 0).base_offset, 20);
+}
+
+TEST(PartitionLog, FlushWakesWaitersAndPolicyAsksForIt) {
+  testing::TempDir dir;
+  std::string error;
+  LogConfig config;
+  config.flush_messages = 1;
+  auto log = PartitionLog::open(dir.path() + "/t-0", config, true, error);
+  auto batch = build_batch({{"k", "v"}});
+  auto r = log->append(batch, 0);
+  EXPECT_TRUE(r.wait_for_flush);
+  auto waiter = std::make_shared<CountingWaiter>();
+  log->wait_flushed(r.last_offset, waiter);
+  EXPECT_EQ(waiter->woken, 0);
+  EXPECT_TRUE(log->needs_flush(0));
+  ASSERT_TRUE(log->flush());
+  EXPECT_EQ(waiter->woken, 1);
+  EXPECT_EQ(log->flushed_offset(), 1);
+  auto late = std::make_shared<CountingWaiter>();
+  log->wait_flushed(r.last_offset, late);  // already durable: woken at once
+  EXPECT_EQ(late->woken, 1);
+}
+
+TEST(PartitionLog, DataWaitersWakeOnAppendAndExpireQuietly) {
+  testing::TempDir dir;
+  std::string error;
+  auto log = PartitionLog::open(dir.path() + "/t-0", LogConfig{}, true, error);
+  auto waiter = std::make_shared<CountingWaiter>();
+  log->wait_for_data(waiter);
+  {
+    auto gone = std::make_shared<CountingWaiter>();
+    log->wait_for_data(gone);
+  }
+  auto batch = build_batch({{"k", "v"}});
+  log->append(batch, 0);
+  EXPECT_EQ(waiter->woken, 1);
+  auto again = build_batch({{"k", "v"}});
+  log->append(again, 0);
+  EXPECT_EQ(waiter->woken, 1);  // one-shot
+}
+
+TEST(PartitionLog, LogAppendTimeStampsBatches) {
+  testing::TempDir dir;
+  std::string error;
+  LogConfig config;
+  config.log_append_time = true;
+  auto log = PartitionLog::open(dir.path() + "/t-0", config, true, error);
+  auto batch = build_batch({{"k", "v"}}, 5);
+  auto r = log->append(batch, 777);
+  EXPECT_EQ(r.log_append_time_ms, 777);
+  auto bytes = read_slice(log->read(0, 1000, true).slice);
+  EXPECT_EQ(pr::read_batch_header(bytes.data()).max_timestamp, 777);
+}
+
+}  // namespace oxbow::storage

@@ -1,0 +1,104 @@
+#pragma once
+// One segment of a partition's log: Kafka's on-disk layout.
+//
+// A partition directory `<topic>-<partition>/` holds segments named by their base offset, the first
+// offset they may contain, as 20 zero-padded digits:
+//
+//   00000000000000000000.log        record batches (v2), byte for byte as produced, with the
+//                                    broker's base offset and leader epoch written in. Nothing else:
+//                                    no framing of our own, so the file is what a fetch sends.
+//   00000000000000000000.index      sparse offset index: entries of 8 bytes, big-endian
+//                                    (relative last offset of a batch: int32, file position of that
+//                                    batch: int32), one at most every `index.interval.bytes` of log,
+//                                    strictly increasing in both fields.
+//   00000000000000000000.timeindex  sparse time index: entries of 12 bytes, big-endian
+//                                    (largest timestamp so far: int64, relative last offset of the
+//                                    batch that carried it: int32), appended when the largest
+//                                    timestamp grows and an offset-index entry is written.
+//
+// The .log is the truth; both indexes can be rebuilt from it (recover()). A segment is appended to
+// only while it is the active (last) one.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/file.h"
+
+namespace oxbow::storage {
+
+struct OffsetIndexEntry {
+  int32_t relative_offset;
+  int32_t position;
+};
+
+struct TimeIndexEntry {
+  int64_t timestamp;
+  int32_t relative_offset;
+};
+
+class Segment {
+ public:
+  // Creates empty files for a new segment.
+  static std::shared_ptr<Segment> create(const std::string& dir, int64_t base_offset,
+                                         int32_t index_interval_bytes, std::string& error);
+  // Opens existing files; call load_tail() or recover() before appending.
+  static std::shared_ptr<Segment> open(const std::string& dir, int64_t base_offset,
+                                       int32_t index_interval_bytes, std::string& error);
+
+  static std::string file_name(int64_t base_offset, const char* suffix);
+
+  int64_t base_offset() const { return base_offset_; }
+  int64_t next_offset() const { return next_offset_; }
+  uint64_t size() const { return size_; }
+  // Largest timestamp in the segment (-1 when empty); loads the indexes of a sealed segment.
+  int64_t max_timestamp();
+  int64_t created_ms() const { return created_ms_; }
+  int log_fd() const { return log_.fd(); }
+  bool empty() const { return size_ == 0; }
+
+  // Appends whole batches (already validated, offsets assigned) covering [first, last].
+  bool append(const uint8_t* data, size_t size, int64_t last_offset, int64_t max_timestamp);
+
+  // File position of the first batch whose last offset is >= offset; size() when none.
+  uint64_t position_of(int64_t offset);
+  // Offset of the first record with timestamp >= ts, or nullopt when every record is older.
+  std::optional<int64_t> offset_for_timestamp(int64_t ts);
+
+  // Scans every batch (CRC included) from the start, truncates a torn or corrupt tail and rebuilds
+  // both indexes. Returns bytes truncated.
+  uint64_t recover();
+  // Finds the end offset and largest timestamp without validating (clean shutdown path).
+  void load_tail();
+
+  bool flush();
+  // Removes the segment's files (the open descriptors stay readable until released).
+  void remove_files();
+  // Shrinks index files to their entries; called when the segment stops being active.
+  void seal();
+
+ private:
+  Segment(std::string dir, int64_t base_offset, int32_t index_interval_bytes);
+  bool open_files(bool create, std::string& error);
+  void load_indexes();
+  void ensure_index_loaded();
+  void add_index_entries(int64_t last_offset, int64_t max_timestamp, uint64_t position);
+  void rebuild_index_files();
+
+  std::string dir_;
+  int64_t base_offset_;
+  int32_t index_interval_bytes_;
+  File log_, index_file_, time_index_file_;
+  uint64_t size_ = 0;
+  int64_t next_offset_;
+  int64_t max_timestamp_ = -1;
+  int64_t created_ms_ = 0;
+  uint64_t bytes_since_index_ = 0;
+  bool index_loaded_ = false;
+  std::vector<OffsetIndexEntry> index_;
+  std::vector<TimeIndexEntry> time_index_;
+};
+
+}  // namespace oxbow::storage
