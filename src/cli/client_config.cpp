@@ -1,7 +1,6 @@
 #include "cli/client_config.h"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -14,130 +13,135 @@ namespace {
 // A broker that is down makes librdkafka report the same error every retry;
 // once per distinct message is enough for a command-line user.
 void report_client_error(rd_kafka_t*, int err, const char* reason, void*) {
-    static std::mutex mutex;
-    static std::set<std::string> already_reported;
-    std::lock_guard lock{mutex};
-    if (!already_reported.emplace(reason).second) return;
-    fmt::print(stderr, "oxbow: warning: {}: {}\n",
-               rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
+  static std::mutex mutex;
+  static std::set<std::string> already_reported;
+  std::lock_guard lock{mutex};
+  if (!already_reported.emplace(reason).second) return;
+  fmt::print(stderr, "oxbow: warning: {}: {}\n",
+             rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
 }
 
 void set_property(rd_kafka_conf_t* conf, const std::string& key, const std::string& value) {
-    char errstr[512];
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr, sizeof errstr) !=
-        RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        fail(fmt::format("invalid property {}={}: {}", key, value, errstr));
-    }
+  char errstr[512];
+  if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr, sizeof errstr) !=
+      RD_KAFKA_CONF_OK) {
+    rd_kafka_conf_destroy(conf);
+    fail(fmt::format("invalid property {}={}: {}", key, value, errstr));
+  }
 }
 
 std::atomic<bool> stop_flag{false};
 
-extern "C" void on_stop_signal(int) { stop_flag.store(true); }
+extern "C" void on_stop_signal(int) {
+  stop_flag.store(true);
+}
 
 }  // namespace
 
 void add_client_options(CLI::App& cmd, ClientOptions& options) {
-    cmd.add_option("-b,--bootstrap-server", options.bootstrap_servers,
-                   "Comma-separated host:port list of brokers")
-        ->capture_default_str();
-    cmd.add_option("-X,--property", options.properties,
-                   "librdkafka configuration property key=value (repeatable)")
-        ->allow_extra_args(false)
-        ->take_all();
+  cmd.add_option("-b,--bootstrap-server", options.bootstrap_servers,
+                 "Comma-separated host:port list of brokers")
+      ->capture_default_str();
+  cmd.add_option("-X,--property", options.properties,
+                 "librdkafka configuration property key=value (repeatable)")
+      ->allow_extra_args(false)
+      ->take_all();
 }
 
 bool split_key_value(std::string_view text, std::string& key, std::string& value) {
-    const auto eq = text.find('=');
-    if (eq == std::string_view::npos) return false;
-    key.assign(text.substr(0, eq));
-    value.assign(text.substr(eq + 1));
-    return true;
+  const auto eq = text.find('=');
+  if (eq == std::string_view::npos) return false;
+  key.assign(text.substr(0, eq));
+  value.assign(text.substr(eq + 1));
+  return true;
 }
 
 rd_kafka_conf_t* make_kafka_conf(const ClientOptions& options, const ConfigEntries& defaults,
                                  const ConfigEntries& overrides) {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    set_property(conf, "bootstrap.servers", options.bootstrap_servers);
-    set_property(conf, "client.id", "oxbow-cli");
-    for (const auto& [key, value] : defaults) set_property(conf, key, value);
-    for (const auto& [key, value] : overrides) set_property(conf, key, value);
-    for (const auto& property : options.properties) {
-        std::string key, value;
-        if (!split_key_value(property, key, value)) {
-            rd_kafka_conf_destroy(conf);
-            fail(fmt::format("invalid property '{}': expected key=value", property));
-        }
-        set_property(conf, key, value);
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  set_property(conf, "bootstrap.servers", options.bootstrap_servers);
+  set_property(conf, "client.id", "oxbow-cli");
+  for (const auto& [key, value] : defaults) set_property(conf, key, value);
+  for (const auto& [key, value] : overrides) set_property(conf, key, value);
+  for (const auto& property : options.properties) {
+    std::string key, value;
+    if (!split_key_value(property, key, value)) {
+      rd_kafka_conf_destroy(conf);
+      fail(fmt::format("invalid property '{}': expected key=value", property));
     }
-    rd_kafka_conf_set_error_cb(conf, report_client_error);
-    return conf;
+    set_property(conf, key, value);
+  }
+  rd_kafka_conf_set_error_cb(conf, report_client_error);
+  return conf;
 }
 
 KafkaHandle make_kafka_handle(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
-    char errstr[512];
-    rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof errstr);
-    if (rk == nullptr) {
-        rd_kafka_conf_destroy(conf);  // only consumed by rd_kafka_new on success
-        fail(fmt::format("cannot create client: {}", errstr));
-    }
-    return KafkaHandle{rk};
+  char errstr[512];
+  rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof errstr);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);  // only consumed by rd_kafka_new on success
+    fail(fmt::format("cannot create client: {}", errstr));
+  }
+  return KafkaHandle{rk};
 }
 
 MetadataHandle fetch_metadata(rd_kafka_t* rk, rd_kafka_topic_t* topic) {
-    const rd_kafka_metadata_t* md = nullptr;
-    const int all_topics = topic == nullptr ? 1 : 0;
-    const rd_kafka_resp_err_t err = rd_kafka_metadata(rk, all_topics, topic, &md, kRequestTimeoutMs);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        fail("metadata", err,
-             err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT
-                 ? "could not get cluster metadata; is the broker reachable?"
-                 : "could not get cluster metadata");
-    }
-    return MetadataHandle{md};
+  const rd_kafka_metadata_t* md = nullptr;
+  const int all_topics = topic == nullptr ? 1 : 0;
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk, all_topics, topic, &md, kRequestTimeoutMs);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    fail("metadata", err,
+         err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT
+             ? "could not get cluster metadata; is the broker reachable?"
+             : "could not get cluster metadata");
+  }
+  return MetadataHandle{md};
 }
 
 const rd_kafka_metadata_topic_t* find_topic(const rd_kafka_metadata_t& md, std::string_view name) {
-    const auto* begin = md.topics;
-    const auto* end = md.topics + md.topic_cnt;
-    const auto* found = std::find_if(begin, end, [&](const auto& t) { return name == t.topic; });
-    return found == end ? nullptr : found;
+  const auto* begin = md.topics;
+  const auto* end = md.topics + md.topic_cnt;
+  const auto* found = std::find_if(begin, end, [&](const auto& t) { return name == t.topic; });
+  return found == end ? nullptr : found;
 }
 
 int topic_partition_count(rd_kafka_t* rk, const std::string& topic) {
-    // Asking for all topics rather than this one keeps the broker from
-    // auto-creating it just because we looked.
-    const MetadataHandle md = fetch_metadata(rk);
-    const auto* meta = find_topic(*md, topic);
-    if (meta == nullptr) fail(topic, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
-    if (meta->err != RD_KAFKA_RESP_ERR_NO_ERROR) fail(topic, meta->err);
-    if (meta->partition_cnt == 0) fail(topic, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, "topic has no partitions");
-    return meta->partition_cnt;
+  // Asking for all topics rather than this one keeps the broker from
+  // auto-creating it just because we looked.
+  const MetadataHandle md = fetch_metadata(rk);
+  const auto* meta = find_topic(*md, topic);
+  if (meta == nullptr) fail(topic, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  if (meta->err != RD_KAFKA_RESP_ERR_NO_ERROR) fail(topic, meta->err);
+  if (meta->partition_cnt == 0)
+    fail(topic, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, "topic has no partitions");
+  return meta->partition_cnt;
 }
 
 void print_error(std::string_view subject, rd_kafka_resp_err_t err, std::string_view message) {
-    if (message.empty()) message = rd_kafka_err2str(err);
-    fmt::print(stderr, "oxbow: error: {}: {}: {}\n", subject, rd_kafka_err2name(err), message);
+  if (message.empty()) message = rd_kafka_err2str(err);
+  fmt::print(stderr, "oxbow: error: {}: {}: {}\n", subject, rd_kafka_err2name(err), message);
 }
 
 void fail(std::string_view subject, rd_kafka_resp_err_t err, std::string_view message) {
-    print_error(subject, err, message);
-    throw CLI::RuntimeError(1);
+  print_error(subject, err, message);
+  throw CLI::RuntimeError(1);
 }
 
 void fail(std::string_view message) {
-    fmt::print(stderr, "oxbow: error: {}\n", message);
-    throw CLI::RuntimeError(1);
+  fmt::print(stderr, "oxbow: error: {}\n", message);
+  throw CLI::RuntimeError(1);
 }
 
 void install_stop_signal_handlers() {
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
 }
 
-bool stop_requested() { return stop_flag.load(std::memory_order_relaxed); }
+bool stop_requested() {
+  return stop_flag.load(std::memory_order_relaxed);
+}
 
 }  // namespace oxbow::cli

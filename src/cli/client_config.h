@@ -1,5 +1,6 @@
 #pragma once
 
+#include <fmt/core.h>
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
@@ -8,8 +9,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <fmt/core.h>
 
 namespace CLI {
 class App;
@@ -22,8 +21,8 @@ namespace oxbow::cli {
 inline constexpr int kRequestTimeoutMs = 10'000;
 
 struct ClientOptions {
-    std::string bootstrap_servers = "localhost:9092";
-    std::vector<std::string> properties;  // "key=value", passed to librdkafka
+  std::string bootstrap_servers = "localhost:9092";
+  std::vector<std::string> properties;  // "key=value", passed to librdkafka
 };
 
 // Adds --bootstrap-server/-b and -X/--property to `cmd`.
@@ -34,21 +33,20 @@ using ConfigEntries = std::vector<std::pair<std::string, std::string>>;
 // Builds a librdkafka configuration: `defaults`, then `overrides`, then the
 // user's -X properties (the user has the last word). Reports a config error
 // on stderr and throws CLI::RuntimeError(1).
-rd_kafka_conf_t* make_kafka_conf(const ClientOptions& options,
-                                 const ConfigEntries& defaults = {},
+rd_kafka_conf_t* make_kafka_conf(const ClientOptions& options, const ConfigEntries& defaults = {},
                                  const ConfigEntries& overrides = {});
 
 struct KafkaDestroyer {
-    void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
 };
 struct TopicDestroyer {
-    void operator()(rd_kafka_topic_t* rkt) const { rd_kafka_topic_destroy(rkt); }
+  void operator()(rd_kafka_topic_t* rkt) const { rd_kafka_topic_destroy(rkt); }
 };
 struct QueueDestroyer {
-    void operator()(rd_kafka_queue_t* rkqu) const { rd_kafka_queue_destroy(rkqu); }
+  void operator()(rd_kafka_queue_t* rkqu) const { rd_kafka_queue_destroy(rkqu); }
 };
 struct MetadataDestroyer {
-    void operator()(const rd_kafka_metadata_t* md) const { rd_kafka_metadata_destroy(md); }
+  void operator()(const rd_kafka_metadata_t* md) const { rd_kafka_metadata_destroy(md); }
 };
 using KafkaHandle = std::unique_ptr<rd_kafka_t, KafkaDestroyer>;
 using TopicHandle = std::unique_ptr<rd_kafka_topic_t, TopicDestroyer>;
@@ -68,7 +66,8 @@ const rd_kafka_metadata_topic_t* find_topic(const rd_kafka_metadata_t& md, std::
 int topic_partition_count(rd_kafka_t* rk, const std::string& topic);
 
 // Prints "oxbow: error: <subject>: <error name>: <message>" and throws CLI::RuntimeError(1).
-[[noreturn]] void fail(std::string_view subject, rd_kafka_resp_err_t err, std::string_view message = {});
+[[noreturn]] void fail(std::string_view subject, rd_kafka_resp_err_t err,
+                       std::string_view message = {});
 // Prints "oxbow: error: <message>" and throws CLI::RuntimeError(1).
 [[noreturn]] void fail(std::string_view message);
 
@@ -83,9 +82,9 @@ void install_stop_signal_handlers();
 bool stop_requested();
 
 inline std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace oxbow::cli

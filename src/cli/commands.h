@@ -8,6 +8,7 @@ namespace oxbow::cli {
 
 // Each adds one subcommand (with its own subcommands where relevant) to `app`.
 // The callbacks throw CLI::RuntimeError(code) for a non-zero exit.
+void add_broker_command(CLI::App& app);
 void add_topic_command(CLI::App& app);
 void add_produce_command(CLI::App& app);
 void add_consume_command(CLI::App& app);

@@ -1,5 +1,4 @@
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -17,283 +16,318 @@ constexpr int kBatchSize = 1000;
 constexpr int kPollIntervalMs = 200;
 
 struct ConsumeOptions {
-    ClientOptions client;
-    std::string topic;
-    std::optional<int> partition;
-    bool from_beginning = false;
-    std::optional<int64_t> offset;
-    std::optional<int64_t> from_timestamp;
-    long long max_messages = 0;  // 0: no limit
-    std::optional<int> timeout_ms;
-    std::string format = "%s\\n";
+  ClientOptions client;
+  std::string topic;
+  std::optional<int> partition;
+  bool from_beginning = false;
+  std::optional<int64_t> offset;
+  std::optional<int64_t> from_timestamp;
+  long long max_messages = 0;  // 0: no limit
+  std::optional<int> timeout_ms;
+  std::string format = "%s\\n";
 };
 
 // One piece of a --format template: a literal run of text, or one field.
 struct FormatPiece {
-    char field = 0;  // 0 for a literal
-    std::string literal;
+  char field = 0;  // 0 for a literal
+  std::string literal;
 };
 
 char unescape(char c) {
-    switch (c) {
-        case 'n': return '\n';
-        case 't': return '\t';
-        case 'r': return '\r';
-        case '0': return '\0';
-        default: return c;
-    }
+  switch (c) {
+    case 'n':
+      return '\n';
+    case 't':
+      return '\t';
+    case 'r':
+      return '\r';
+    case '0':
+      return '\0';
+    default:
+      return c;
+  }
 }
 
 std::vector<FormatPiece> compile_format(std::string_view format) {
-    static constexpr std::string_view kFields = "tpokKsSTh";
-    std::vector<FormatPiece> pieces;
-    auto append_literal = [&](char c) {
-        if (pieces.empty() || pieces.back().field != 0) pieces.emplace_back();
-        pieces.back().literal += c;
-    };
-    for (size_t i = 0; i < format.size(); ++i) {
-        const char c = format[i];
-        const bool has_next = i + 1 < format.size();
-        if (c == '\\' && has_next) {
-            append_literal(unescape(format[++i]));
-        } else if (c == '%' && has_next && format[i + 1] == '%') {
-            append_literal(format[++i]);
-        } else if (c == '%') {
-            if (!has_next || kFields.find(format[i + 1]) == std::string_view::npos)
-                fail(fmt::format("invalid --format token '{}' (known: %t %p %o %k %K %s %S %T %h %%)",
-                                 format.substr(i, 2)));
-            pieces.push_back({format[++i], {}});
-        } else {
-            append_literal(c);
-        }
+  static constexpr std::string_view kFields = "tpokKsSTh";
+  std::vector<FormatPiece> pieces;
+  auto append_literal = [&](char c) {
+    if (pieces.empty() || pieces.back().field != 0) pieces.emplace_back();
+    pieces.back().literal += c;
+  };
+  for (size_t i = 0; i < format.size(); ++i) {
+    const char c = format[i];
+    const bool has_next = i + 1 < format.size();
+    if (c == '\\' && has_next) {
+      append_literal(unescape(format[++i]));
+    } else if (c == '%' && has_next && format[i + 1] == '%') {
+      append_literal(format[++i]);
+    } else if (c == '%') {
+      if (!has_next || kFields.find(format[i + 1]) == std::string_view::npos)
+        fail(fmt::format("invalid --format token '{}' (known: %t %p %o %k %K %s %S %T %h %%)",
+                         format.substr(i, 2)));
+      pieces.push_back({format[++i], {}});
+    } else {
+      append_literal(c);
     }
-    return pieces;
+  }
+  return pieces;
 }
 
 void append_headers(std::string& out, const rd_kafka_message_t& message) {
-    rd_kafka_headers_t* headers = nullptr;
-    // rd_kafka_message_headers is declared for a non-const message but only reads it.
-    if (rd_kafka_message_headers(const_cast<rd_kafka_message_t*>(&message), &headers) != RD_KAFKA_RESP_ERR_NO_ERROR)
-        return;
-    const char* name = nullptr;
-    const void* value = nullptr;
-    size_t size = 0;
-    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
-         ++i) {
-        if (i > 0) out += ',';
-        out += name;
-        out += '=';
-        if (value != nullptr) out.append(static_cast<const char*>(value), size);
-    }
+  rd_kafka_headers_t* headers = nullptr;
+  // rd_kafka_message_headers is declared for a non-const message but only reads it.
+  if (rd_kafka_message_headers(const_cast<rd_kafka_message_t*>(&message), &headers) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR)
+    return;
+  const char* name = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  for (size_t i = 0;
+       rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+       ++i) {
+    if (i > 0) out += ',';
+    out += name;
+    out += '=';
+    if (value != nullptr) out.append(static_cast<const char*>(value), size);
+  }
 }
 
 void append_field(std::string& out, char field, const rd_kafka_message_t& message) {
-    switch (field) {
-        case 't': out += rd_kafka_topic_name(message.rkt); break;
-        case 'p': out += std::to_string(message.partition); break;
-        case 'o': out += std::to_string(message.offset); break;
-        case 'k':
-            if (message.key != nullptr) out.append(static_cast<const char*>(message.key), message.key_len);
-            break;
-        case 'K': out += std::to_string(message.key == nullptr ? -1 : static_cast<long long>(message.key_len)); break;
-        case 's':
-            if (message.payload != nullptr) out.append(static_cast<const char*>(message.payload), message.len);
-            break;
-        case 'S': out += std::to_string(message.payload == nullptr ? -1 : static_cast<long long>(message.len)); break;
-        case 'T': out += std::to_string(rd_kafka_message_timestamp(&message, nullptr)); break;
-        case 'h': append_headers(out, message); break;
-    }
+  switch (field) {
+    case 't':
+      out += rd_kafka_topic_name(message.rkt);
+      break;
+    case 'p':
+      out += std::to_string(message.partition);
+      break;
+    case 'o':
+      out += std::to_string(message.offset);
+      break;
+    case 'k':
+      if (message.key != nullptr)
+        out.append(static_cast<const char*>(message.key), message.key_len);
+      break;
+    case 'K':
+      out += std::to_string(message.key == nullptr ? -1 : static_cast<long long>(message.key_len));
+      break;
+    case 's':
+      if (message.payload != nullptr)
+        out.append(static_cast<const char*>(message.payload), message.len);
+      break;
+    case 'S':
+      out += std::to_string(message.payload == nullptr ? -1 : static_cast<long long>(message.len));
+      break;
+    case 'T':
+      out += std::to_string(rd_kafka_message_timestamp(&message, nullptr));
+      break;
+    case 'h':
+      append_headers(out, message);
+      break;
+  }
 }
 
-void print_message(const std::vector<FormatPiece>& format, const rd_kafka_message_t& message, std::string& buffer) {
-    buffer.clear();
-    for (const auto& piece : format) {
-        if (piece.field == 0)
-            buffer += piece.literal;
-        else
-            append_field(buffer, piece.field, message);
-    }
-    std::fwrite(buffer.data(), 1, buffer.size(), stdout);
+void print_message(const std::vector<FormatPiece>& format, const rd_kafka_message_t& message,
+                   std::string& buffer) {
+  buffer.clear();
+  for (const auto& piece : format) {
+    if (piece.field == 0)
+      buffer += piece.literal;
+    else
+      append_field(buffer, piece.field, message);
+  }
+  std::fwrite(buffer.data(), 1, buffer.size(), stdout);
 }
 
 // Errors a consumer reports while the cluster is briefly unavailable; it
 // recovers from them on its own.
 bool is_transient(rd_kafka_resp_err_t err) {
-    switch (err) {
-        case RD_KAFKA_RESP_ERR__TRANSPORT:
-        case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
-        case RD_KAFKA_RESP_ERR__TIMED_OUT:
-        case RD_KAFKA_RESP_ERR__RESOLVE:
-        case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
-        case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
-        case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
-        case RD_KAFKA_RESP_ERR__PARTITION_EOF:
-            return true;
-        default:
-            return false;
-    }
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::vector<int32_t> partitions_to_consume(rd_kafka_t* rk, const ConsumeOptions& options) {
-    const int count = topic_partition_count(rk, options.topic);
-    if (options.partition) {
-        if (*options.partition < 0 || *options.partition >= count)
-            fail(fmt::format("{} [{}]", options.topic, *options.partition), RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION,
-                 fmt::format("topic has {} partitions", count));
-        return {*options.partition};
-    }
-    std::vector<int32_t> partitions(static_cast<size_t>(count));
-    for (int i = 0; i < count; ++i) partitions[static_cast<size_t>(i)] = i;
-    return partitions;
+  const int count = topic_partition_count(rk, options.topic);
+  if (options.partition) {
+    if (*options.partition < 0 || *options.partition >= count)
+      fail(fmt::format("{} [{}]", options.topic, *options.partition),
+           RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION, fmt::format("topic has {} partitions", count));
+    return {*options.partition};
+  }
+  std::vector<int32_t> partitions(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) partitions[static_cast<size_t>(i)] = i;
+  return partitions;
 }
 
 std::vector<int64_t> offsets_for_timestamp(rd_kafka_t* rk, const ConsumeOptions& options,
                                            const std::vector<int32_t>& partitions) {
-    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
-    for (const int32_t p : partitions)
-        rd_kafka_topic_partition_list_add(list, options.topic.c_str(), p)->offset = *options.from_timestamp;
-    const auto err = rd_kafka_offsets_for_times(rk, list, kRequestTimeoutMs);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        rd_kafka_topic_partition_list_destroy(list);
-        fail(options.topic, err, "could not look up offsets for --from-timestamp");
-    }
-    std::vector<int64_t> offsets;
-    for (int i = 0; i < list->cnt; ++i) {
-        const auto& entry = list->elems[i];
-        if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-            const std::string subject = fmt::format("{} [{}]", options.topic, entry.partition);
-            rd_kafka_topic_partition_list_destroy(list);
-            fail(subject, entry.err);
-        }
-        // -1 means no record at or after the timestamp, i.e. the end.
-        offsets.push_back(entry.offset < 0 ? RD_KAFKA_OFFSET_END : entry.offset);
-    }
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
+  for (const int32_t p : partitions)
+    rd_kafka_topic_partition_list_add(list, options.topic.c_str(), p)->offset =
+        *options.from_timestamp;
+  const auto err = rd_kafka_offsets_for_times(rk, list, kRequestTimeoutMs);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     rd_kafka_topic_partition_list_destroy(list);
-    return offsets;
+    fail(options.topic, err, "could not look up offsets for --from-timestamp");
+  }
+  std::vector<int64_t> offsets;
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& entry = list->elems[i];
+    if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const std::string subject = fmt::format("{} [{}]", options.topic, entry.partition);
+      rd_kafka_topic_partition_list_destroy(list);
+      fail(subject, entry.err);
+    }
+    // -1 means no record at or after the timestamp, i.e. the end.
+    offsets.push_back(entry.offset < 0 ? RD_KAFKA_OFFSET_END : entry.offset);
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  return offsets;
 }
 
 std::vector<int64_t> start_offsets(rd_kafka_t* rk, const ConsumeOptions& options,
                                    const std::vector<int32_t>& partitions) {
-    if (options.from_timestamp) return offsets_for_timestamp(rk, options, partitions);
-    int64_t offset = RD_KAFKA_OFFSET_END;
-    if (options.from_beginning) offset = RD_KAFKA_OFFSET_BEGINNING;
-    if (options.offset) offset = *options.offset >= 0 ? *options.offset : RD_KAFKA_OFFSET_TAIL(-*options.offset);
-    return std::vector<int64_t>(partitions.size(), offset);
+  if (options.from_timestamp) return offsets_for_timestamp(rk, options, partitions);
+  int64_t offset = RD_KAFKA_OFFSET_END;
+  if (options.from_beginning) offset = RD_KAFKA_OFFSET_BEGINNING;
+  if (options.offset)
+    offset = *options.offset >= 0 ? *options.offset : RD_KAFKA_OFFSET_TAIL(-*options.offset);
+  return std::vector<int64_t>(partitions.size(), offset);
 }
 
 class PartitionReader {
-public:
-    PartitionReader(rd_kafka_t* rk, const std::string& topic) : rk_{rk}, queue_{rd_kafka_queue_new(rk)} {
-        topic_.reset(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
-        if (!topic_) fail(topic, rd_kafka_last_error());
-    }
+ public:
+  PartitionReader(rd_kafka_t* rk, const std::string& topic)
+      : rk_{rk}, queue_{rd_kafka_queue_new(rk)} {
+    topic_.reset(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
+    if (!topic_) fail(topic, rd_kafka_last_error());
+  }
 
-    ~PartitionReader() {
-        for (const int32_t p : started_) rd_kafka_consume_stop(topic_.get(), p);
-    }
+  ~PartitionReader() {
+    for (const int32_t p : started_) rd_kafka_consume_stop(topic_.get(), p);
+  }
 
-    void start(int32_t partition, int64_t offset) {
-        if (rd_kafka_consume_start_queue(topic_.get(), partition, offset, queue_.get()) == -1)
-            fail(fmt::format("{} [{}]", rd_kafka_topic_name(topic_.get()), partition), rd_kafka_last_error());
-        started_.push_back(partition);
-    }
+  void start(int32_t partition, int64_t offset) {
+    if (rd_kafka_consume_start_queue(topic_.get(), partition, offset, queue_.get()) == -1)
+      fail(fmt::format("{} [{}]", rd_kafka_topic_name(topic_.get()), partition),
+           rd_kafka_last_error());
+    started_.push_back(partition);
+  }
 
-    // Fills `batch`; returns how many messages the caller now owns.
-    size_t poll(int timeout_ms, rd_kafka_message_t** batch, size_t capacity) {
-        rd_kafka_poll(rk_, 0);  // serves the error callback
-        const ssize_t n = rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, batch, capacity);
-        if (n < 0) fail(rd_kafka_topic_name(topic_.get()), rd_kafka_last_error());
-        return static_cast<size_t>(n);
-    }
+  // Fills `batch`; returns how many messages the caller now owns.
+  size_t poll(int timeout_ms, rd_kafka_message_t** batch, size_t capacity) {
+    rd_kafka_poll(rk_, 0);  // serves the error callback
+    const ssize_t n = rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, batch, capacity);
+    if (n < 0) fail(rd_kafka_topic_name(topic_.get()), rd_kafka_last_error());
+    return static_cast<size_t>(n);
+  }
 
-private:
-    rd_kafka_t* rk_;
-    TopicHandle topic_;
-    QueueHandle queue_;
-    std::vector<int32_t> started_;
+ private:
+  rd_kafka_t* rk_;
+  TopicHandle topic_;
+  QueueHandle queue_;
+  std::vector<int32_t> started_;
 };
 
 // Returns the exit code.
 int consume_loop(PartitionReader& reader, const ConsumeOptions& options) {
-    const auto format = compile_format(options.format);
-    std::string buffer;
-    rd_kafka_message_t* batch[kBatchSize];
-    long long consumed = 0;
-    int64_t last_activity_ns = now_ns();
-    int exit_code = 0;
+  const auto format = compile_format(options.format);
+  std::string buffer;
+  rd_kafka_message_t* batch[kBatchSize];
+  long long consumed = 0;
+  int64_t last_activity_ns = now_ns();
+  int exit_code = 0;
 
-    auto done = [&] { return options.max_messages > 0 && consumed >= options.max_messages; };
-    while (!done() && !stop_requested() && exit_code == 0) {
-        const size_t n = reader.poll(kPollIntervalMs, batch, kBatchSize);
-        if (n == 0) {
-            std::fflush(stdout);
-            if (options.timeout_ms && now_ns() - last_activity_ns >= *options.timeout_ms * 1'000'000LL) break;
-            continue;
-        }
-        for (size_t i = 0; i < n; ++i) {
-            const rd_kafka_message_t& message = *batch[i];
-            if (message.err == RD_KAFKA_RESP_ERR_NO_ERROR && !done() && exit_code == 0) {
-                print_message(format, message, buffer);
-                ++consumed;
-                last_activity_ns = now_ns();
-            } else if (message.err != RD_KAFKA_RESP_ERR_NO_ERROR && exit_code == 0) {
-                const auto subject = fmt::format("{} [{}]", rd_kafka_topic_name(message.rkt), message.partition);
-                if (!is_transient(message.err)) {
-                    print_error(subject, message.err, rd_kafka_message_errstr(&message));
-                    exit_code = 1;
-                }
-            }
-            rd_kafka_message_destroy(batch[i]);
-        }
+  auto done = [&] { return options.max_messages > 0 && consumed >= options.max_messages; };
+  while (!done() && !stop_requested() && exit_code == 0) {
+    const size_t n = reader.poll(kPollIntervalMs, batch, kBatchSize);
+    if (n == 0) {
+      std::fflush(stdout);
+      if (options.timeout_ms && now_ns() - last_activity_ns >= *options.timeout_ms * 1'000'000LL)
+        break;
+      continue;
     }
-    std::fflush(stdout);
-    return exit_code;
+    for (size_t i = 0; i < n; ++i) {
+      const rd_kafka_message_t& message = *batch[i];
+      if (message.err == RD_KAFKA_RESP_ERR_NO_ERROR && !done() && exit_code == 0) {
+        print_message(format, message, buffer);
+        ++consumed;
+        last_activity_ns = now_ns();
+      } else if (message.err != RD_KAFKA_RESP_ERR_NO_ERROR && exit_code == 0) {
+        const auto subject =
+            fmt::format("{} [{}]", rd_kafka_topic_name(message.rkt), message.partition);
+        if (!is_transient(message.err)) {
+          print_error(subject, message.err, rd_kafka_message_errstr(&message));
+          exit_code = 1;
+        }
+      }
+      rd_kafka_message_destroy(batch[i]);
+    }
+  }
+  std::fflush(stdout);
+  return exit_code;
 }
 
 void run_consume(const ConsumeOptions& options) {
-    compile_format(options.format);  // rejects a bad template before connecting
-    install_stop_signal_handlers();
-    // No consumer group: partitions are read directly with the legacy
-    // consumer, and offsets are never committed.
-    const KafkaHandle rk = make_kafka_handle(
-        RD_KAFKA_CONSUMER, make_kafka_conf(options.client, {{"enable.auto.commit", "false"},
-                                                            {"enable.auto.offset.store", "false"}}));
-    const auto partitions = partitions_to_consume(rk.get(), options);
-    const auto offsets = start_offsets(rk.get(), options, partitions);
+  compile_format(options.format);  // rejects a bad template before connecting
+  install_stop_signal_handlers();
+  // No consumer group: partitions are read directly with the legacy
+  // consumer, and offsets are never committed.
+  const KafkaHandle rk = make_kafka_handle(
+      RD_KAFKA_CONSUMER, make_kafka_conf(options.client, {{"enable.auto.commit", "false"},
+                                                          {"enable.auto.offset.store", "false"}}));
+  const auto partitions = partitions_to_consume(rk.get(), options);
+  const auto offsets = start_offsets(rk.get(), options, partitions);
 
-    int exit_code = 0;
-    {
-        PartitionReader reader{rk.get(), options.topic};
-        for (size_t i = 0; i < partitions.size(); ++i) reader.start(partitions[i], offsets[i]);
-        exit_code = consume_loop(reader, options);
-    }
-    if (exit_code != 0) throw CLI::RuntimeError(exit_code);
+  int exit_code = 0;
+  {
+    PartitionReader reader{rk.get(), options.topic};
+    for (size_t i = 0; i < partitions.size(); ++i) reader.start(partitions[i], offsets[i]);
+    exit_code = consume_loop(reader, options);
+  }
+  if (exit_code != 0) throw CLI::RuntimeError(exit_code);
 }
 
 }  // namespace
 
 void add_consume_command(CLI::App& app) {
-    auto options = std::make_shared<ConsumeOptions>();
-    CLI::App* cmd = app.add_subcommand("consume", "Print records of a topic to stdout");
-    add_client_options(*cmd, options->client);
-    cmd->add_option("topic", options->topic, "Topic name")->required();
-    cmd->add_option("-p,--partition", options->partition, "Partition (default: all partitions)");
-    auto* beginning = cmd->add_flag("--from-beginning", options->from_beginning, "Start at the earliest offset");
-    auto* offset = cmd->add_option("-o,--offset", options->offset,
-                                   "Start offset; negative: that many records before the end");
-    auto* timestamp = cmd->add_option("--from-timestamp", options->from_timestamp,
-                                      "Start at the first record with a timestamp >= this (ms since epoch)");
-    beginning->excludes(offset)->excludes(timestamp);
-    offset->excludes(timestamp);
-    cmd->add_option("-n,--max-messages", options->max_messages, "Exit after this many records (0: no limit)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--timeout-ms", options->timeout_ms, "Exit when no record arrives for this long")
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("-f,--format", options->format,
-                    "Output template: %t topic, %p partition, %o offset, %k key, %K key length, %s value, "
-                    "%S value length, %T timestamp (ms), %h headers, \\n \\t escapes")
-        ->capture_default_str();
-    cmd->callback([options] { run_consume(*options); });
+  auto options = std::make_shared<ConsumeOptions>();
+  CLI::App* cmd = app.add_subcommand("consume", "Print records of a topic to stdout");
+  add_client_options(*cmd, options->client);
+  cmd->add_option("topic", options->topic, "Topic name")->required();
+  cmd->add_option("-p,--partition", options->partition, "Partition (default: all partitions)");
+  auto* beginning =
+      cmd->add_flag("--from-beginning", options->from_beginning, "Start at the earliest offset");
+  auto* offset = cmd->add_option("-o,--offset", options->offset,
+                                 "Start offset; negative: that many records before the end");
+  auto* timestamp =
+      cmd->add_option("--from-timestamp", options->from_timestamp,
+                      "Start at the first record with a timestamp >= this (ms since epoch)");
+  beginning->excludes(offset)->excludes(timestamp);
+  offset->excludes(timestamp);
+  cmd->add_option("-n,--max-messages", options->max_messages,
+                  "Exit after this many records (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--timeout-ms", options->timeout_ms, "Exit when no record arrives for this long")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(
+         "-f,--format", options->format,
+         "Output template: %t topic, %p partition, %o offset, %k key, %K key length, %s value, "
+         "%S value length, %T timestamp (ms), %h headers, \\n \\t escapes")
+      ->capture_default_str();
+  cmd->callback([options] { run_consume(*options); });
 }
 
 }  // namespace oxbow::cli

@@ -1,5 +1,4 @@
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -17,183 +16,189 @@ constexpr const char* kDefaultMessageTimeoutMs = "30000";
 constexpr int kMaxReportedFailures = 20;
 
 struct ProduceOptions {
-    ClientOptions client;
-    std::string topic;
-    int partition = RD_KAFKA_PARTITION_UA;
-    std::optional<std::string> key;
-    std::optional<std::string> value;
-    std::optional<std::string> key_separator;
-    std::vector<std::string> headers;
-    std::optional<std::string> acks;
-    std::optional<std::string> compression;
+  ClientOptions client;
+  std::string topic;
+  int partition = RD_KAFKA_PARTITION_UA;
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+  std::optional<std::string> key_separator;
+  std::vector<std::string> headers;
+  std::optional<std::string> acks;
+  std::optional<std::string> compression;
 };
 
 struct Header {
-    std::string name;
-    std::string value;
+  std::string name;
+  std::string value;
 };
 
 struct DeliveryStats {
-    long long delivered = 0;
-    long long failed = 0;
+  long long delivered = 0;
+  long long failed = 0;
 };
 
 void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
-    auto& stats = *static_cast<DeliveryStats*>(opaque);
-    if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        ++stats.delivered;
-        return;
-    }
-    if (++stats.failed <= kMaxReportedFailures) {
-        print_error(fmt::format("{} [{}]", rd_kafka_topic_name(message->rkt), message->partition),
-                    message->err, rd_kafka_message_errstr(message));
-    }
+  auto& stats = *static_cast<DeliveryStats*>(opaque);
+  if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    ++stats.delivered;
+    return;
+  }
+  if (++stats.failed <= kMaxReportedFailures) {
+    print_error(fmt::format("{} [{}]", rd_kafka_topic_name(message->rkt), message->partition),
+                message->err, rd_kafka_message_errstr(message));
+  }
 }
 
 std::vector<Header> parse_headers(const std::vector<std::string>& texts) {
-    std::vector<Header> headers;
-    for (const auto& text : texts) {
-        Header header;
-        if (!split_key_value(text, header.name, header.value))
-            fail(fmt::format("invalid header '{}': expected key=value", text));
-        headers.push_back(std::move(header));
-    }
-    return headers;
+  std::vector<Header> headers;
+  for (const auto& text : texts) {
+    Header header;
+    if (!split_key_value(text, header.name, header.value))
+      fail(fmt::format("invalid header '{}': expected key=value", text));
+    headers.push_back(std::move(header));
+  }
+  return headers;
 }
 
 ConfigEntries producer_overrides(const ProduceOptions& options) {
-    ConfigEntries overrides;
-    if (options.acks) overrides.emplace_back("acks", *options.acks);
-    if (options.compression) overrides.emplace_back("compression.codec", *options.compression);
-    return overrides;
+  ConfigEntries overrides;
+  if (options.acks) overrides.emplace_back("acks", *options.acks);
+  if (options.compression) overrides.emplace_back("compression.codec", *options.compression);
+  return overrides;
 }
 
 class RecordProducer {
-public:
-    RecordProducer(const ProduceOptions& options)
-        : options_{options}, headers_{parse_headers(options.headers)} {
-        rd_kafka_conf_t* conf = make_kafka_conf(options.client, {{"message.timeout.ms", kDefaultMessageTimeoutMs}},
-                                                producer_overrides(options));
-        rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-        rd_kafka_conf_set_opaque(conf, &stats_);
-        rk_ = make_kafka_handle(RD_KAFKA_PRODUCER, conf);
-        // Fail fast (bounded) when the cluster is unreachable, rather than
-        // queueing every record until its message timeout.
-        fetch_metadata(rk_.get());
+ public:
+  explicit RecordProducer(const ProduceOptions& options)
+      : options_{options}, headers_{parse_headers(options.headers)} {
+    rd_kafka_conf_t* conf =
+        make_kafka_conf(options.client, {{"message.timeout.ms", kDefaultMessageTimeoutMs}},
+                        producer_overrides(options));
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rd_kafka_conf_set_opaque(conf, &stats_);
+    rk_ = make_kafka_handle(RD_KAFKA_PRODUCER, conf);
+    // Fail fast (bounded) when the cluster is unreachable, rather than
+    // queueing every record until its message timeout.
+    fetch_metadata(rk_.get());
+  }
+
+  void produce(std::string_view key, bool has_key, std::string_view value) {
+    for (;;) {
+      const auto err = try_produce(key, has_key, value);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) fail(options_.topic, err);
+      rd_kafka_poll(rk_.get(), 100);  // let deliveries drain the queue
     }
+  }
 
-    void produce(std::string_view key, bool has_key, std::string_view value) {
-        for (;;) {
-            const auto err = try_produce(key, has_key, value);
-            if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
-            if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) fail(options_.topic, err);
-            rd_kafka_poll(rk_.get(), 100);  // let deliveries drain the queue
-        }
-    }
+  // Waits for every outstanding delivery report.
+  void flush() {
+    while (rd_kafka_outq_len(rk_.get()) > 0) rd_kafka_flush(rk_.get(), 1000);
+    rd_kafka_poll(rk_.get(), 0);
+  }
 
-    // Waits for every outstanding delivery report.
-    void flush() {
-        while (rd_kafka_outq_len(rk_.get()) > 0) rd_kafka_flush(rk_.get(), 1000);
-        rd_kafka_poll(rk_.get(), 0);
-    }
+  const DeliveryStats& stats() const { return stats_; }
 
-    const DeliveryStats& stats() const { return stats_; }
+ private:
+  rd_kafka_resp_err_t try_produce(std::string_view key, bool has_key, std::string_view value) {
+    rd_kafka_headers_t* headers = make_headers();
+    const auto err = rd_kafka_producev(
+        rk_.get(), RD_KAFKA_V_TOPIC(options_.topic.c_str()),
+        RD_KAFKA_V_PARTITION(options_.partition), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_KEY(has_key ? const_cast<char*>(key.data()) : nullptr, has_key ? key.size() : 0),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
+    // The headers are only taken over by a successful producev.
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) rd_kafka_headers_destroy(headers);
+    rd_kafka_poll(rk_.get(), 0);
+    return err;
+  }
 
-private:
-    rd_kafka_resp_err_t try_produce(std::string_view key, bool has_key, std::string_view value) {
-        rd_kafka_headers_t* headers = make_headers();
-        const auto err = rd_kafka_producev(
-            rk_.get(), RD_KAFKA_V_TOPIC(options_.topic.c_str()), RD_KAFKA_V_PARTITION(options_.partition),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_KEY(has_key ? const_cast<char*>(key.data()) : nullptr, has_key ? key.size() : 0),
-            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()), RD_KAFKA_V_HEADERS(headers),
-            RD_KAFKA_V_END);
-        // The headers are only taken over by a successful producev.
-        if (err != RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) rd_kafka_headers_destroy(headers);
-        rd_kafka_poll(rk_.get(), 0);
-        return err;
-    }
+  rd_kafka_headers_t* make_headers() const {
+    if (headers_.empty()) return nullptr;
+    rd_kafka_headers_t* headers = rd_kafka_headers_new(headers_.size());
+    for (const auto& h : headers_)
+      rd_kafka_header_add(headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
+                          h.value.data(), static_cast<ssize_t>(h.value.size()));
+    return headers;
+  }
 
-    rd_kafka_headers_t* make_headers() const {
-        if (headers_.empty()) return nullptr;
-        rd_kafka_headers_t* headers = rd_kafka_headers_new(headers_.size());
-        for (const auto& h : headers_)
-            rd_kafka_header_add(headers, h.name.data(), static_cast<ssize_t>(h.name.size()), h.value.data(),
-                                static_cast<ssize_t>(h.value.size()));
-        return headers;
-    }
-
-    const ProduceOptions& options_;
-    std::vector<Header> headers_;
-    DeliveryStats stats_;
-    KafkaHandle rk_;
+  const ProduceOptions& options_;
+  std::vector<Header> headers_;
+  DeliveryStats stats_;
+  KafkaHandle rk_;
 };
 
 // Returns the number of lines that could not be turned into a record.
 long long produce_stdin_lines(RecordProducer& producer, const ProduceOptions& options) {
-    const std::string fixed_key = options.key.value_or("");
-    long long rejected = 0;
-    long long line_number = 0;
-    std::string line;
-    while (!stop_requested() && std::getline(std::cin, line)) {
-        ++line_number;
-        if (!options.key_separator) {
-            producer.produce(fixed_key, options.key.has_value(), line);
-            continue;
-        }
-        const auto split_at = line.find(*options.key_separator);
-        if (split_at == std::string::npos) {
-            fmt::print(stderr, "oxbow: error: stdin line {}: no key separator '{}'; skipped\n", line_number,
-                       *options.key_separator);
-            ++rejected;
-            continue;
-        }
-        const std::string_view text{line};
-        producer.produce(text.substr(0, split_at), true, text.substr(split_at + options.key_separator->size()));
+  const std::string fixed_key = options.key.value_or("");
+  long long rejected = 0;
+  long long line_number = 0;
+  std::string line;
+  while (!stop_requested() && std::getline(std::cin, line)) {
+    ++line_number;
+    if (!options.key_separator) {
+      producer.produce(fixed_key, options.key.has_value(), line);
+      continue;
     }
-    return rejected;
+    const auto split_at = line.find(*options.key_separator);
+    if (split_at == std::string::npos) {
+      fmt::print(stderr, "oxbow: error: stdin line {}: no key separator '{}'; skipped\n",
+                 line_number, *options.key_separator);
+      ++rejected;
+      continue;
+    }
+    const std::string_view text{line};
+    producer.produce(text.substr(0, split_at), true,
+                     text.substr(split_at + options.key_separator->size()));
+  }
+  return rejected;
 }
 
 void run_produce(const ProduceOptions& options) {
-    if (options.key_separator && options.key_separator->empty()) fail("--key-separator must not be empty");
-    install_stop_signal_handlers();
-    RecordProducer producer{options};
-    long long rejected = 0;
-    if (options.value)
-        producer.produce(options.key.value_or(""), options.key.has_value(), *options.value);
-    else
-        rejected = produce_stdin_lines(producer, options);
-    producer.flush();
+  if (options.key_separator && options.key_separator->empty())
+    fail("--key-separator must not be empty");
+  install_stop_signal_handlers();
+  RecordProducer producer{options};
+  long long rejected = 0;
+  if (options.value)
+    producer.produce(options.key.value_or(""), options.key.has_value(), *options.value);
+  else
+    rejected = produce_stdin_lines(producer, options);
+  producer.flush();
 
-    const auto& stats = producer.stats();
-    if (stats.failed > kMaxReportedFailures)
-        fmt::print(stderr, "oxbow: error: {} more failed deliveries not shown\n", stats.failed - kMaxReportedFailures);
-    fmt::print(stderr, "produced {} records\n", stats.delivered);
-    if (stats.failed > 0) {
-        fmt::print(stderr, "oxbow: error: {} records failed\n", stats.failed);
-        throw CLI::RuntimeError(1);
-    }
-    if (rejected > 0) throw CLI::RuntimeError(1);
+  const auto& stats = producer.stats();
+  if (stats.failed > kMaxReportedFailures)
+    fmt::print(stderr, "oxbow: error: {} more failed deliveries not shown\n",
+               stats.failed - kMaxReportedFailures);
+  fmt::print(stderr, "produced {} records\n", stats.delivered);
+  if (stats.failed > 0) {
+    fmt::print(stderr, "oxbow: error: {} records failed\n", stats.failed);
+    throw CLI::RuntimeError(1);
+  }
+  if (rejected > 0) throw CLI::RuntimeError(1);
 }
 
 }  // namespace
 
 void add_produce_command(CLI::App& app) {
-    auto options = std::make_shared<ProduceOptions>();
-    CLI::App* cmd = app.add_subcommand("produce", "Produce records from stdin, one per line");
-    add_client_options(*cmd, options->client);
-    cmd->add_option("topic", options->topic, "Topic name")->required();
-    cmd->add_option("-p,--partition", options->partition, "Partition (default: chosen by the partitioner)");
-    cmd->add_option("-k,--key", options->key, "Key for every record");
-    cmd->add_option("--value", options->value, "Produce this single record instead of reading stdin");
-    cmd->add_option("-H,--header", options->headers, "Header key=value on every record (repeatable)")
-        ->allow_extra_args(false);
-    cmd->add_option("--key-separator", options->key_separator, "Split each stdin line into key SEP value");
-    cmd->add_option("--acks", options->acks, "Required acknowledgements")
-        ->check(CLI::IsMember({"all", "-1", "0", "1"}));
-    cmd->add_option("--compression", options->compression, "Compression codec")
-        ->check(CLI::IsMember({"none", "gzip", "snappy", "lz4", "zstd"}));
-    cmd->callback([options] { run_produce(*options); });
+  auto options = std::make_shared<ProduceOptions>();
+  CLI::App* cmd = app.add_subcommand("produce", "Produce records from stdin, one per line");
+  add_client_options(*cmd, options->client);
+  cmd->add_option("topic", options->topic, "Topic name")->required();
+  cmd->add_option("-p,--partition", options->partition,
+                  "Partition (default: chosen by the partitioner)");
+  cmd->add_option("-k,--key", options->key, "Key for every record");
+  cmd->add_option("--value", options->value, "Produce this single record instead of reading stdin");
+  cmd->add_option("-H,--header", options->headers, "Header key=value on every record (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--key-separator", options->key_separator,
+                  "Split each stdin line into key SEP value");
+  cmd->add_option("--acks", options->acks, "Required acknowledgements")
+      ->check(CLI::IsMember({"all", "-1", "0", "1"}));
+  cmd->add_option("--compression", options->compression, "Compression codec")
+      ->check(CLI::IsMember({"none", "gzip", "snappy", "lz4", "zstd"}));
+  cmd->callback([options] { run_produce(*options); });
 }
 
 }  // namespace oxbow::cli

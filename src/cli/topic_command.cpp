@@ -1,5 +1,4 @@
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -12,215 +11,226 @@ namespace oxbow::cli {
 namespace {
 
 struct TopicOptions {
-    ClientOptions client;
-    std::string topic;
-    int partitions = -1;
-    int replication_factor = -1;
-    std::vector<std::string> configs;
-    int total_partitions = 0;
+  ClientOptions client;
+  std::string topic;
+  int partitions = -1;
+  int replication_factor = -1;
+  std::vector<std::string> configs;
+  int total_partitions = 0;
 };
 
 struct AdminOptionsDestroyer {
-    void operator()(rd_kafka_AdminOptions_t* options) const { rd_kafka_AdminOptions_destroy(options); }
+  void operator()(rd_kafka_AdminOptions_t* options) const {
+    rd_kafka_AdminOptions_destroy(options);
+  }
 };
 struct EventDestroyer {
-    void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
+  void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
 };
 using AdminOptionsHandle = std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDestroyer>;
 using EventHandle = std::unique_ptr<rd_kafka_event_t, EventDestroyer>;
 
-std::string_view or_empty(const char* text) { return text == nullptr ? std::string_view{} : text; }
+std::string_view or_empty(const char* text) {
+  return text == nullptr ? std::string_view{} : text;
+}
 
 KafkaHandle make_admin_client(const ClientOptions& client) {
-    return make_kafka_handle(RD_KAFKA_PRODUCER, make_kafka_conf(client));
+  return make_kafka_handle(RD_KAFKA_PRODUCER, make_kafka_conf(client));
 }
 
 // Bounded admin request: without the timeouts an unreachable cluster would
 // keep the request queued forever.
 AdminOptionsHandle make_admin_options(rd_kafka_t* rk, rd_kafka_admin_op_t op) {
-    AdminOptionsHandle options{rd_kafka_AdminOptions_new(rk, op)};
-    char errstr[256];
-    rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, errstr, sizeof errstr);
-    if (op != RD_KAFKA_ADMIN_OP_ANY)
-        rd_kafka_AdminOptions_set_operation_timeout(options.get(), kRequestTimeoutMs, errstr, sizeof errstr);
-    return options;
+  AdminOptionsHandle options{rd_kafka_AdminOptions_new(rk, op)};
+  char errstr[256];
+  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, errstr,
+                                            sizeof errstr);
+  if (op != RD_KAFKA_ADMIN_OP_ANY)
+    rd_kafka_AdminOptions_set_operation_timeout(options.get(), kRequestTimeoutMs, errstr,
+                                                sizeof errstr);
+  return options;
 }
 
 EventHandle wait_for_admin_result(rd_kafka_queue_t* queue, std::string_view subject) {
-    // Slack over the request timeout so librdkafka's own timeout error wins.
-    EventHandle event{rd_kafka_queue_poll(queue, kRequestTimeoutMs + 5'000)};
-    if (!event) fail(subject, RD_KAFKA_RESP_ERR__TIMED_OUT, "no response from the cluster");
-    if (const auto err = rd_kafka_event_error(event.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR)
-        fail(subject, err, or_empty(rd_kafka_event_error_string(event.get())));
-    return event;
+  // Slack over the request timeout so librdkafka's own timeout error wins.
+  EventHandle event{rd_kafka_queue_poll(queue, kRequestTimeoutMs + 5'000)};
+  if (!event) fail(subject, RD_KAFKA_RESP_ERR__TIMED_OUT, "no response from the cluster");
+  if (const auto err = rd_kafka_event_error(event.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    fail(subject, err, or_empty(rd_kafka_event_error_string(event.get())));
+  return event;
 }
 
 void check_topic_results(const rd_kafka_topic_result_t** results, size_t count) {
-    bool any_failed = false;
-    for (size_t i = 0; i < count; ++i) {
-        const auto err = rd_kafka_topic_result_error(results[i]);
-        if (err == RD_KAFKA_RESP_ERR_NO_ERROR) continue;
-        print_error(rd_kafka_topic_result_name(results[i]), err,
-                    or_empty(rd_kafka_topic_result_error_string(results[i])));
-        any_failed = true;
-    }
-    if (any_failed) throw CLI::RuntimeError(1);
+  bool any_failed = false;
+  for (size_t i = 0; i < count; ++i) {
+    const auto err = rd_kafka_topic_result_error(results[i]);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+    print_error(rd_kafka_topic_result_name(results[i]), err,
+                or_empty(rd_kafka_topic_result_error_string(results[i])));
+    any_failed = true;
+  }
+  if (any_failed) throw CLI::RuntimeError(1);
 }
 
 rd_kafka_NewTopic_t* make_new_topic(const TopicOptions& options) {
-    char errstr[512];
-    rd_kafka_NewTopic_t* new_topic = rd_kafka_NewTopic_new(
-        options.topic.c_str(), options.partitions, options.replication_factor, errstr, sizeof errstr);
-    if (new_topic == nullptr) fail(options.topic, RD_KAFKA_RESP_ERR__INVALID_ARG, errstr);
-    for (const auto& config : options.configs) {
-        std::string key, value;
-        if (!split_key_value(config, key, value)) {
-            rd_kafka_NewTopic_destroy(new_topic);
-            fail(fmt::format("invalid topic config '{}': expected key=value", config));
-        }
-        rd_kafka_NewTopic_set_config(new_topic, key.c_str(), value.c_str());
+  char errstr[512];
+  rd_kafka_NewTopic_t* new_topic = rd_kafka_NewTopic_new(
+      options.topic.c_str(), options.partitions, options.replication_factor, errstr, sizeof errstr);
+  if (new_topic == nullptr) fail(options.topic, RD_KAFKA_RESP_ERR__INVALID_ARG, errstr);
+  for (const auto& config : options.configs) {
+    std::string key, value;
+    if (!split_key_value(config, key, value)) {
+      rd_kafka_NewTopic_destroy(new_topic);
+      fail(fmt::format("invalid topic config '{}': expected key=value", config));
     }
-    return new_topic;
+    rd_kafka_NewTopic_set_config(new_topic, key.c_str(), value.c_str());
+  }
+  return new_topic;
 }
 
 void create_topic(const TopicOptions& options) {
-    const KafkaHandle rk = make_admin_client(options.client);
-    rd_kafka_NewTopic_t* new_topic = make_new_topic(options);
-    const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
-    const QueueHandle queue{rd_kafka_queue_new(rk.get())};
-    rd_kafka_CreateTopics(rk.get(), &new_topic, 1, admin_options.get(), queue.get());
-    rd_kafka_NewTopic_destroy(new_topic);
+  const KafkaHandle rk = make_admin_client(options.client);
+  rd_kafka_NewTopic_t* new_topic = make_new_topic(options);
+  const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  const QueueHandle queue{rd_kafka_queue_new(rk.get())};
+  rd_kafka_CreateTopics(rk.get(), &new_topic, 1, admin_options.get(), queue.get());
+  rd_kafka_NewTopic_destroy(new_topic);
 
-    const EventHandle event = wait_for_admin_result(queue.get(), options.topic);
-    const auto* result = rd_kafka_event_CreateTopics_result(event.get());
-    size_t count = 0;
-    const auto** topics = rd_kafka_CreateTopics_result_topics(result, &count);
-    check_topic_results(topics, count);
-    fmt::print("created topic {}\n", options.topic);
+  const EventHandle event = wait_for_admin_result(queue.get(), options.topic);
+  const auto* result = rd_kafka_event_CreateTopics_result(event.get());
+  size_t count = 0;
+  const auto** topics = rd_kafka_CreateTopics_result_topics(result, &count);
+  check_topic_results(topics, count);
+  fmt::print("created topic {}\n", options.topic);
 }
 
 void delete_topic(const TopicOptions& options) {
-    const KafkaHandle rk = make_admin_client(options.client);
-    rd_kafka_DeleteTopic_t* doomed = rd_kafka_DeleteTopic_new(options.topic.c_str());
-    const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS);
-    const QueueHandle queue{rd_kafka_queue_new(rk.get())};
-    rd_kafka_DeleteTopics(rk.get(), &doomed, 1, admin_options.get(), queue.get());
-    rd_kafka_DeleteTopic_destroy(doomed);
+  const KafkaHandle rk = make_admin_client(options.client);
+  rd_kafka_DeleteTopic_t* doomed = rd_kafka_DeleteTopic_new(options.topic.c_str());
+  const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS);
+  const QueueHandle queue{rd_kafka_queue_new(rk.get())};
+  rd_kafka_DeleteTopics(rk.get(), &doomed, 1, admin_options.get(), queue.get());
+  rd_kafka_DeleteTopic_destroy(doomed);
 
-    const EventHandle event = wait_for_admin_result(queue.get(), options.topic);
-    const auto* result = rd_kafka_event_DeleteTopics_result(event.get());
-    size_t count = 0;
-    const auto** topics = rd_kafka_DeleteTopics_result_topics(result, &count);
-    check_topic_results(topics, count);
-    fmt::print("deleted topic {}\n", options.topic);
+  const EventHandle event = wait_for_admin_result(queue.get(), options.topic);
+  const auto* result = rd_kafka_event_DeleteTopics_result(event.get());
+  size_t count = 0;
+  const auto** topics = rd_kafka_DeleteTopics_result_topics(result, &count);
+  check_topic_results(topics, count);
+  fmt::print("deleted topic {}\n", options.topic);
 }
 
 void add_partitions(const TopicOptions& options) {
-    const KafkaHandle rk = make_admin_client(options.client);
-    char errstr[512];
-    rd_kafka_NewPartitions_t* new_partitions = rd_kafka_NewPartitions_new(
-        options.topic.c_str(), static_cast<size_t>(options.total_partitions), errstr, sizeof errstr);
-    if (new_partitions == nullptr) fail(options.topic, RD_KAFKA_RESP_ERR__INVALID_ARG, errstr);
-    const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_CREATEPARTITIONS);
-    const QueueHandle queue{rd_kafka_queue_new(rk.get())};
-    rd_kafka_CreatePartitions(rk.get(), &new_partitions, 1, admin_options.get(), queue.get());
-    rd_kafka_NewPartitions_destroy(new_partitions);
+  const KafkaHandle rk = make_admin_client(options.client);
+  char errstr[512];
+  rd_kafka_NewPartitions_t* new_partitions = rd_kafka_NewPartitions_new(
+      options.topic.c_str(), static_cast<size_t>(options.total_partitions), errstr, sizeof errstr);
+  if (new_partitions == nullptr) fail(options.topic, RD_KAFKA_RESP_ERR__INVALID_ARG, errstr);
+  const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_CREATEPARTITIONS);
+  const QueueHandle queue{rd_kafka_queue_new(rk.get())};
+  rd_kafka_CreatePartitions(rk.get(), &new_partitions, 1, admin_options.get(), queue.get());
+  rd_kafka_NewPartitions_destroy(new_partitions);
 
-    const EventHandle event = wait_for_admin_result(queue.get(), options.topic);
-    const auto* result = rd_kafka_event_CreatePartitions_result(event.get());
-    size_t count = 0;
-    const auto** topics = rd_kafka_CreatePartitions_result_topics(result, &count);
-    check_topic_results(topics, count);
-    fmt::print("topic {} now has {} partitions\n", options.topic, options.total_partitions);
+  const EventHandle event = wait_for_admin_result(queue.get(), options.topic);
+  const auto* result = rd_kafka_event_CreatePartitions_result(event.get());
+  size_t count = 0;
+  const auto** topics = rd_kafka_CreatePartitions_result_topics(result, &count);
+  check_topic_results(topics, count);
+  fmt::print("topic {} now has {} partitions\n", options.topic, options.total_partitions);
 }
 
 void list_topics(const TopicOptions& options) {
-    const KafkaHandle rk = make_admin_client(options.client);
-    const MetadataHandle md = fetch_metadata(rk.get());
-    std::vector<std::string_view> names;
-    for (int i = 0; i < md->topic_cnt; ++i) names.emplace_back(md->topics[i].topic);
-    std::sort(names.begin(), names.end());
-    for (const auto name : names) fmt::print("{}\n", name);
+  const KafkaHandle rk = make_admin_client(options.client);
+  const MetadataHandle md = fetch_metadata(rk.get());
+  std::vector<std::string_view> names;
+  for (int i = 0; i < md->topic_cnt; ++i) names.emplace_back(md->topics[i].topic);
+  std::sort(names.begin(), names.end());
+  for (const auto name : names) fmt::print("{}\n", name);
 }
 
 std::string join_ids(const int32_t* ids, int count) {
-    std::string joined;
-    for (int i = 0; i < count; ++i) joined += fmt::format("{}{}", i == 0 ? "" : ",", ids[i]);
-    return joined;
+  std::string joined;
+  for (int i = 0; i < count; ++i) joined += fmt::format("{}{}", i == 0 ? "" : ",", ids[i]);
+  return joined;
 }
 
 std::string describe_watermarks(rd_kafka_t* rk, const char* topic, int32_t partition) {
-    int64_t low = 0;
-    int64_t high = 0;
-    const auto err = rd_kafka_query_watermark_offsets(rk, topic, partition, &low, &high, kRequestTimeoutMs);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
-        return fmt::format("LowWatermark: ?\tHighWatermark: ?\t({})", rd_kafka_err2name(err));
-    return fmt::format("LowWatermark: {}\tHighWatermark: {}", low, high);
+  int64_t low = 0;
+  int64_t high = 0;
+  const auto err =
+      rd_kafka_query_watermark_offsets(rk, topic, partition, &low, &high, kRequestTimeoutMs);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    return fmt::format("LowWatermark: ?\tHighWatermark: ?\t({})", rd_kafka_err2name(err));
+  return fmt::format("LowWatermark: {}\tHighWatermark: {}", low, high);
 }
 
 void describe_topic(const TopicOptions& options) {
-    const KafkaHandle rk = make_admin_client(options.client);
-    // All topics rather than just this one, so that describing a missing
-    // topic cannot auto-create it.
-    const MetadataHandle md = fetch_metadata(rk.get());
-    const auto* topic = find_topic(*md, options.topic);
-    if (topic == nullptr) fail(options.topic, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
-    if (topic->err != RD_KAFKA_RESP_ERR_NO_ERROR) fail(options.topic, topic->err);
+  const KafkaHandle rk = make_admin_client(options.client);
+  // All topics rather than just this one, so that describing a missing
+  // topic cannot auto-create it.
+  const MetadataHandle md = fetch_metadata(rk.get());
+  const auto* topic = find_topic(*md, options.topic);
+  if (topic == nullptr) fail(options.topic, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  if (topic->err != RD_KAFKA_RESP_ERR_NO_ERROR) fail(options.topic, topic->err);
 
-    std::vector<const rd_kafka_metadata_partition_t*> partitions;
-    for (int i = 0; i < topic->partition_cnt; ++i) partitions.push_back(&topic->partitions[i]);
-    std::sort(partitions.begin(), partitions.end(), [](auto* a, auto* b) { return a->id < b->id; });
+  std::vector<const rd_kafka_metadata_partition_t*> partitions;
+  for (int i = 0; i < topic->partition_cnt; ++i) partitions.push_back(&topic->partitions[i]);
+  std::sort(partitions.begin(), partitions.end(), [](auto* a, auto* b) { return a->id < b->id; });
 
-    const int replication_factor = partitions.empty() ? 0 : partitions.front()->replica_cnt;
-    fmt::print("Topic: {}\tPartitionCount: {}\tReplicationFactor: {}\n", topic->topic,
-               topic->partition_cnt, replication_factor);
-    for (const auto* p : partitions) {
-        fmt::print("\tPartition: {}\tLeader: {}\tReplicas: {}\tIsr: {}\t{}", p->id, p->leader,
-                   join_ids(p->replicas, p->replica_cnt), join_ids(p->isrs, p->isr_cnt),
-                   describe_watermarks(rk.get(), topic->topic, p->id));
-        if (p->err != RD_KAFKA_RESP_ERR_NO_ERROR) fmt::print("\tError: {}", rd_kafka_err2name(p->err));
-        fmt::print("\n");
-    }
+  const int replication_factor = partitions.empty() ? 0 : partitions.front()->replica_cnt;
+  fmt::print("Topic: {}\tPartitionCount: {}\tReplicationFactor: {}\n", topic->topic,
+             topic->partition_cnt, replication_factor);
+  for (const auto* p : partitions) {
+    fmt::print("\tPartition: {}\tLeader: {}\tReplicas: {}\tIsr: {}\t{}", p->id, p->leader,
+               join_ids(p->replicas, p->replica_cnt), join_ids(p->isrs, p->isr_cnt),
+               describe_watermarks(rk.get(), topic->topic, p->id));
+    if (p->err != RD_KAFKA_RESP_ERR_NO_ERROR) fmt::print("\tError: {}", rd_kafka_err2name(p->err));
+    fmt::print("\n");
+  }
 }
 
 using TopicAction = void (*)(const TopicOptions&);
 
-CLI::App* add_topic_subcommand(CLI::App& topic_cmd, const std::string& name, const std::string& description,
-                               TopicAction action, const std::shared_ptr<TopicOptions>& options,
+CLI::App* add_topic_subcommand(CLI::App& topic_cmd, const std::string& name,
+                               const std::string& description, TopicAction action,
+                               const std::shared_ptr<TopicOptions>& options,
                                bool takes_topic_name = true) {
-    CLI::App* sub = topic_cmd.add_subcommand(name, description);
-    add_client_options(*sub, options->client);
-    if (takes_topic_name) sub->add_option("name", options->topic, "Topic name")->required();
-    sub->callback([action, options] { action(*options); });
-    return sub;
+  CLI::App* sub = topic_cmd.add_subcommand(name, description);
+  add_client_options(*sub, options->client);
+  if (takes_topic_name) sub->add_option("name", options->topic, "Topic name")->required();
+  sub->callback([action, options] { action(*options); });
+  return sub;
 }
 
 }  // namespace
 
 void add_topic_command(CLI::App& app) {
-    auto options = std::make_shared<TopicOptions>();
-    CLI::App* topic = app.add_subcommand("topic", "Create, list, describe and delete topics");
-    topic->require_subcommand(1);
+  auto options = std::make_shared<TopicOptions>();
+  CLI::App* topic = app.add_subcommand("topic", "Create, list, describe and delete topics");
+  topic->require_subcommand(1);
 
-    CLI::App* create = add_topic_subcommand(*topic, "create", "Create a topic", create_topic, options);
-    create->add_option("--partitions", options->partitions, "Number of partitions (-1: broker default)")
-        ->capture_default_str();
-    create->add_option("--replication-factor", options->replication_factor,
-                       "Replication factor (-1: broker default)")
-        ->capture_default_str();
-    create->add_option("--config", options->configs, "Topic configuration key=value (repeatable)")
-        ->allow_extra_args(false);
+  CLI::App* create =
+      add_topic_subcommand(*topic, "create", "Create a topic", create_topic, options);
+  create
+      ->add_option("--partitions", options->partitions, "Number of partitions (-1: broker default)")
+      ->capture_default_str();
+  create
+      ->add_option("--replication-factor", options->replication_factor,
+                   "Replication factor (-1: broker default)")
+      ->capture_default_str();
+  create->add_option("--config", options->configs, "Topic configuration key=value (repeatable)")
+      ->allow_extra_args(false);
 
-    add_topic_subcommand(*topic, "list", "List topic names", list_topics, options, false);
-    add_topic_subcommand(*topic, "describe", "Show partitions, leaders, replicas and watermarks",
-                         describe_topic, options);
-    add_topic_subcommand(*topic, "delete", "Delete a topic", delete_topic, options);
+  add_topic_subcommand(*topic, "list", "List topic names", list_topics, options, false);
+  add_topic_subcommand(*topic, "describe", "Show partitions, leaders, replicas and watermarks",
+                       describe_topic, options);
+  add_topic_subcommand(*topic, "delete", "Delete a topic", delete_topic, options);
 
-    CLI::App* grow = add_topic_subcommand(*topic, "add-partitions", "Increase a topic's partition count",
-                                          add_partitions, options);
-    grow->add_option("--total", options->total_partitions, "New total number of partitions")
-        ->required()
-        ->check(CLI::PositiveNumber);
+  CLI::App* grow = add_topic_subcommand(
+      *topic, "add-partitions", "Increase a topic's partition count", add_partitions, options);
+  grow->add_option("--total", options->total_partitions, "New total number of partitions")
+      ->required()
+      ->check(CLI::PositiveNumber);
 }
 
 }  // namespace oxbow::cli

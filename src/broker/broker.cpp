@@ -1,0 +1,90 @@
+#include "broker/broker.h"
+
+#include <spdlog/spdlog.h>
+
+#include <random>
+#include <thread>
+
+#include "broker/server.h"
+#include "broker/topic_registry.h"
+#include "common/properties.h"
+#include "storage/file.h"
+#include "storage/log_manager.h"
+
+namespace oxbow::broker {
+
+namespace {
+
+// Kafka cluster ids are 16 random bytes in URL-safe base64 without padding (22 characters).
+std::string random_cluster_id() {
+  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::random_device rd;
+  std::string id;
+  for (int i = 0; i < 22; ++i) id += alphabet[rd() % 64];
+  return id;
+}
+
+}  // namespace
+
+Broker::Broker(BrokerConfig config) : config_(std::move(config)) {}
+
+Broker::~Broker() = default;
+
+// meta.properties in each log dir, as Kafka's storage format writes it: identifies the cluster
+// and node the data belongs to.
+bool Broker::load_or_create_meta_properties(std::string& error) {
+  const std::string path = config_.log_dirs.front() + "/meta.properties";
+  std::string text;
+  if (storage::read_whole_file(path, text)) {
+    Properties meta;
+    if (auto bad = parse_properties(text, meta)) {
+      error = path + ": " + *bad;
+      return false;
+    }
+    cluster_id_ = meta["cluster.id"];
+    auto node = parse_int64(meta["node.id"]);
+    if (node && *node != config_.node_id) {
+      error = path + ": the data belongs to node.id " + std::to_string(*node) + ", not " +
+              std::to_string(config_.node_id);
+      return false;
+    }
+  }
+  if (cluster_id_.empty()) {
+    cluster_id_ = random_cluster_id();
+    std::string contents = "version=1\ncluster.id=" + cluster_id_ + "\nnode.id=" + std::to_string(config_.node_id) + "\n";
+    if (!storage::write_file_atomically(path, contents, error)) return false;
+  }
+  return true;
+}
+
+bool Broker::start(std::string& error) {
+  storage::LogManagerOptions options;
+  options.log_dirs = config_.log_dirs;
+  options.retention_check_interval_ms = config_.retention_check_interval_ms;
+  logs_ = std::make_unique<storage::LogManager>(options);
+  if (!logs_->start(error)) return false;
+  if (!load_or_create_meta_properties(error)) return false;
+  if (!logs_->last_shutdown_clean()) spdlog::warn("last shutdown was not clean: recovering logs");
+  topics_ = std::make_unique<TopicRegistry>(config_, *logs_);
+  if (!topics_->load(error)) return false;
+  int threads = config_.network_threads > 0 ? config_.network_threads
+                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  server_ = std::make_unique<Server>(*this, threads);
+  if (!server_->listen(config_.listeners, error)) return false;
+  spdlog::info("oxbow broker {} started (cluster {}), {} topics, log dirs {}", config_.node_id, cluster_id_,
+               topics_->list().size(), fmt::join(config_.log_dirs, ","));
+  return true;
+}
+
+void Broker::run() {
+  server_->run();
+  server_.reset();
+  logs_->shutdown();
+  spdlog::info("oxbow broker stopped cleanly");
+}
+
+void Broker::stop() {
+  if (server_) server_->stop();
+}
+
+}  // namespace oxbow::broker

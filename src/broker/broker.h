@@ -1,0 +1,44 @@
+#pragma once
+// The single-node broker: configuration, storage, topics and the network server, started and
+// stopped together.
+#include <memory>
+#include <string>
+
+#include "broker/config.h"
+
+namespace oxbow::storage {
+class LogManager;
+}
+
+namespace oxbow::broker {
+
+class TopicRegistry;
+class Server;
+
+class Broker {
+ public:
+  explicit Broker(BrokerConfig config);
+  ~Broker();
+
+  // Opens storage (recovering logs), loads topics and binds the listeners.
+  bool start(std::string& error);
+  // Serves until SIGINT/SIGTERM or stop(); then shuts down cleanly.
+  void run();
+  void stop();
+
+  const BrokerConfig& config() const { return config_; }
+  TopicRegistry& topics() { return *topics_; }
+  storage::LogManager& logs() { return *logs_; }
+  const std::string& cluster_id() const { return cluster_id_; }
+
+ private:
+  bool load_or_create_meta_properties(std::string& error);
+
+  BrokerConfig config_;
+  std::string cluster_id_;
+  std::unique_ptr<storage::LogManager> logs_;
+  std::unique_ptr<TopicRegistry> topics_;
+  std::unique_ptr<Server> server_;
+};
+
+}  // namespace oxbow::broker

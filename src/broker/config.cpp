@@ -1,0 +1,148 @@
+#include "broker/config.h"
+
+#include "broker/config_defs.h"
+
+namespace oxbow::broker {
+
+std::optional<std::string> BrokerConfig::value_of(const std::string& key) const {
+  if (auto it = given.find(key); it != given.end()) return it->second;
+  if (const auto* def = find_broker_config(key); def && def->default_value) return def->default_value;
+  return std::nullopt;
+}
+
+std::optional<std::vector<Endpoint>> parse_listeners(const std::string& text, std::string& error) {
+  std::vector<Endpoint> out;
+  for (const auto& item : split(text, ',')) {
+    if (item.empty()) continue;
+    auto scheme = item.find("://");
+    auto colon = item.rfind(':');
+    if (scheme == std::string::npos || colon == std::string::npos || colon < scheme + 3) {
+      error = "expected NAME://host:port, got '" + item + "'";
+      return std::nullopt;
+    }
+    Endpoint e;
+    e.name = item.substr(0, scheme);
+    e.host = item.substr(scheme + 3, colon - scheme - 3);
+    if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') {
+      e.host = e.host.substr(1, e.host.size() - 2);
+    }
+    auto port = parse_int64(item.substr(colon + 1));
+    if (!port || *port < 0 || *port > 65535) {
+      error = "bad port in '" + item + "'";
+      return std::nullopt;
+    }
+    e.port = static_cast<uint16_t>(*port);
+    e.security_protocol = e.name;
+    out.push_back(e);
+  }
+  if (out.empty()) {
+    error = "no listener given";
+    return std::nullopt;
+  }
+  return out;
+}
+
+namespace {
+
+int64_t number(const BrokerConfig& c, const std::string& key, int64_t fallback) {
+  auto v = c.value_of(key);
+  if (!v) return fallback;
+  return parse_int64(*v).value_or(fallback);
+}
+
+void apply_log_defaults(BrokerConfig& c) {
+  auto& d = c.log_defaults;
+  d.segment_bytes = number(c, "log.segment.bytes", d.segment_bytes);
+  d.segment_ms = c.given.count("log.roll.ms") ? number(c, "log.roll.ms", d.segment_ms)
+                                              : number(c, "log.roll.hours", 168) * 3600 * 1000;
+  if (c.given.count("log.retention.ms")) {
+    d.retention_ms = number(c, "log.retention.ms", d.retention_ms);
+  } else if (c.given.count("log.retention.minutes")) {
+    d.retention_ms = number(c, "log.retention.minutes", 0) * 60 * 1000;
+  } else {
+    d.retention_ms = number(c, "log.retention.hours", 168) * 3600 * 1000;
+  }
+  if (d.retention_ms < 0) d.retention_ms = -1;
+  d.retention_bytes = number(c, "log.retention.bytes", -1);
+  d.flush_messages = number(c, "log.flush.interval.messages", storage::kNever);
+  d.flush_ms = number(c, "log.flush.interval.ms", storage::kNever);
+  d.index_interval_bytes = static_cast<int32_t>(number(c, "log.index.interval.bytes", 4096));
+  d.max_message_bytes = static_cast<int32_t>(number(c, "message.max.bytes", 1048588));
+  d.log_append_time = c.value_of("log.message.timestamp.type") == "LogAppendTime";
+}
+
+}  // namespace
+
+std::optional<BrokerConfig> make_broker_config(const Properties& props, std::string& error,
+                                               std::vector<std::string>& warnings) {
+  BrokerConfig c;
+  for (const auto& [key, value] : props) {
+    const ConfigDef* def = find_broker_config(key);
+    if (!def) def = find_topic_config(key);  // Kafka accepts some topic names in server.properties
+    if (!def) {
+      warnings.push_back("unknown configuration '" + key + "' ignored");
+      continue;
+    }
+    if (auto invalid = validate_config_value(*def, value)) {
+      error = *invalid;
+      return std::nullopt;
+    }
+    c.given[key] = value;
+  }
+  c.node_id = static_cast<int32_t>(
+      c.given.count("node.id") ? number(c, "node.id", 0) : number(c, "broker.id", 0));
+  auto listeners = parse_listeners(*c.value_of("listeners"), error);
+  if (!listeners) {
+    error = "listeners: " + error;
+    return std::nullopt;
+  }
+  c.listeners = *listeners;
+  if (auto adv = c.value_of("advertised.listeners")) {
+    auto parsed = parse_listeners(*adv, error);
+    if (!parsed) {
+      error = "advertised.listeners: " + error;
+      return std::nullopt;
+    }
+    c.advertised_listeners = *parsed;
+  } else {
+    c.advertised_listeners = c.listeners;
+  }
+  if (auto dirs = c.value_of("log.dirs")) {
+    for (auto& d : split(*dirs, ',')) {
+      if (!d.empty()) c.log_dirs.push_back(d);
+    }
+  }
+  if (c.log_dirs.empty()) c.log_dirs.push_back(*c.value_of("log.dir"));
+  c.num_partitions = static_cast<int32_t>(number(c, "num.partitions", 1));
+  c.auto_create_topics = c.value_of("auto.create.topics.enable") == "true";
+  c.delete_topic_enable = c.value_of("delete.topic.enable") == "true";
+  c.socket_request_max_bytes = number(c, "socket.request.max.bytes", c.socket_request_max_bytes);
+  c.network_threads = static_cast<int32_t>(number(c, "num.network.threads", 0));
+  c.retention_check_interval_ms = number(c, "log.retention.check.interval.ms", 300000);
+  apply_log_defaults(c);
+  return c;
+}
+
+storage::LogConfig resolve_log_config(const BrokerConfig& broker,
+                                      const std::map<std::string, std::string>& overrides) {
+  storage::LogConfig config = broker.log_defaults;
+  auto get = [&](const char* key, int64_t current) {
+    auto it = overrides.find(key);
+    if (it == overrides.end()) return current;
+    return parse_int64(it->second).value_or(current);
+  };
+  config.segment_bytes = get("segment.bytes", config.segment_bytes);
+  config.segment_ms = get("segment.ms", config.segment_ms);
+  config.retention_ms = get("retention.ms", config.retention_ms);
+  config.retention_bytes = get("retention.bytes", config.retention_bytes);
+  config.flush_messages = get("flush.messages", config.flush_messages);
+  config.flush_ms = get("flush.ms", config.flush_ms);
+  config.index_interval_bytes = static_cast<int32_t>(get("index.interval.bytes", config.index_interval_bytes));
+  config.max_message_bytes = static_cast<int32_t>(get("max.message.bytes", config.max_message_bytes));
+  if (auto it = overrides.find("message.timestamp.type"); it != overrides.end()) {
+    config.log_append_time = it->second == "LogAppendTime";
+  }
+  return config;
+}
+
+}  // namespace oxbow::broker

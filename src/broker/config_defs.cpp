@@ -1,0 +1,162 @@
+#include "broker/config_defs.h"
+
+#include <array>
+#include <cstdlib>
+
+#include "common/properties.h"
+
+namespace oxbow::broker {
+
+namespace {
+
+constexpr const char* kLongMax = "9223372036854775807";
+using T = ConfigType;
+
+// Defaults follow Apache Kafka 3.3, except log.dirs (./data instead of /tmp/kafka-logs).
+constexpr std::array kBrokerDefs = {
+    ConfigDef{"node.id", T::kInt, "0", 0, nullptr, nullptr, true, "Id of this broker."},
+    ConfigDef{"broker.id", T::kInt, "0", 0, nullptr, nullptr, true, "Alias of node.id."},
+    ConfigDef{"listeners", T::kList, "PLAINTEXT://127.0.0.1:9092", 0, nullptr, nullptr, true,
+              "Listeners to bind: NAME://host:port, comma-separated."},
+    ConfigDef{"advertised.listeners", T::kList, nullptr, 0, nullptr, nullptr, true,
+              "Addresses given to clients; defaults to listeners."},
+    ConfigDef{"listener.security.protocol.map", T::kList, "PLAINTEXT:PLAINTEXT", 0, nullptr, nullptr,
+              true, "Security protocol of each listener name."},
+    ConfigDef{"log.dirs", T::kList, nullptr, 0, nullptr, nullptr, true, "Directories holding partition logs."},
+    ConfigDef{"log.dir", T::kString, "./data", 0, nullptr, nullptr, true, "Log directory when log.dirs is unset."},
+    ConfigDef{"num.partitions", T::kInt, "1", 1, nullptr, nullptr, false, "Default partition count."},
+    ConfigDef{"default.replication.factor", T::kInt, "1", 1, nullptr, nullptr, true, "Default replication factor."},
+    ConfigDef{"auto.create.topics.enable", T::kBoolean, "true", 0, nullptr, nullptr, true,
+              "Create a topic when a client asks for its metadata."},
+    ConfigDef{"delete.topic.enable", T::kBoolean, "true", 0, nullptr, nullptr, true, "Allow topic deletion."},
+    ConfigDef{"message.max.bytes", T::kInt, "1048588", 0, nullptr, nullptr, false, "Largest record batch."},
+    ConfigDef{"socket.request.max.bytes", T::kInt, "104857600", 1, nullptr, nullptr, true, "Largest request."},
+    ConfigDef{"num.network.threads", T::kInt, "0", 0, nullptr, nullptr, true,
+              "I/O threads serving connections; 0 means one per core."},
+    ConfigDef{"num.io.threads", T::kInt, "8", 1, nullptr, nullptr, true, "Accepted for compatibility."},
+    ConfigDef{"log.segment.bytes", T::kInt, "1073741824", 14, nullptr, nullptr, false, "Segment size."},
+    ConfigDef{"log.roll.ms", T::kLong, nullptr, 1, nullptr, nullptr, false, "Segment age before a roll."},
+    ConfigDef{"log.roll.hours", T::kInt, "168", 1, nullptr, nullptr, false, "Segment age in hours."},
+    ConfigDef{"log.retention.ms", T::kLong, nullptr, -1, nullptr, nullptr, false, "Retention time."},
+    ConfigDef{"log.retention.minutes", T::kInt, nullptr, -1, nullptr, nullptr, false, "Retention in minutes."},
+    ConfigDef{"log.retention.hours", T::kInt, "168", -1, nullptr, nullptr, false, "Retention in hours."},
+    ConfigDef{"log.retention.bytes", T::kLong, "-1", -1, nullptr, nullptr, false, "Retention size per partition."},
+    ConfigDef{"log.retention.check.interval.ms", T::kLong, "300000", 1, nullptr, nullptr, true,
+              "How often retention runs."},
+    ConfigDef{"log.flush.interval.messages", T::kLong, kLongMax, 1, nullptr, nullptr, false,
+              "Messages appended before an fsync."},
+    ConfigDef{"log.flush.interval.ms", T::kLong, nullptr, 0, nullptr, nullptr, false,
+              "Longest time data stays unsynced."},
+    ConfigDef{"log.flush.scheduler.interval.ms", T::kLong, kLongMax, 0, nullptr, nullptr, true,
+              "Accepted for compatibility."},
+    ConfigDef{"log.index.interval.bytes", T::kInt, "4096", 0, nullptr, nullptr, false, "Index density."},
+    ConfigDef{"log.message.timestamp.type", T::kString, "CreateTime", 0, "CreateTime,LogAppendTime", nullptr,
+              false, "Timestamp kept in batches."},
+    ConfigDef{"log.cleanup.policy", T::kList, "delete", 0, "delete,compact", nullptr, false, "Cleanup policy."},
+    ConfigDef{"compression.type", T::kString, "producer", 0,
+              "uncompressed,zstd,lz4,snappy,gzip,producer", nullptr, false, "Stored compression."},
+    ConfigDef{"min.insync.replicas", T::kInt, "1", 1, nullptr, nullptr, false, "Minimum in-sync replicas."},
+    ConfigDef{"offsets.topic.replication.factor", T::kShort, "3", 1, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"transaction.state.log.replication.factor", T::kShort, "3", 1, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"transaction.state.log.min.isr", T::kInt, "2", 1, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"group.initial.rebalance.delay.ms", T::kInt, "3000", 0, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"offsets.retention.minutes", T::kInt, "10080", 1, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"process.roles", T::kList, "broker,controller", 0, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"controller.quorum.voters", T::kList, "", 0, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"controller.listener.names", T::kList, nullptr, 0, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"inter.broker.listener.name", T::kString, nullptr, 0, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"zookeeper.connect", T::kString, nullptr, 0, nullptr, nullptr, true, "Ignored: no ZooKeeper."},
+};
+
+constexpr std::array kTopicDefs = {
+    ConfigDef{"cleanup.policy", T::kList, "delete", 0, "delete,compact", "log.cleanup.policy", false,
+              "delete or compact."},
+    ConfigDef{"compression.type", T::kString, "producer", 0, "uncompressed,zstd,lz4,snappy,gzip,producer",
+              "compression.type", false, "Stored compression."},
+    ConfigDef{"delete.retention.ms", T::kLong, "86400000", 0, nullptr, nullptr, false, "Tombstone retention."},
+    ConfigDef{"file.delete.delay.ms", T::kLong, "60000", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"flush.messages", T::kLong, kLongMax, 1, nullptr, "log.flush.interval.messages", false,
+              "Messages appended before an fsync."},
+    ConfigDef{"flush.ms", T::kLong, kLongMax, 0, nullptr, "log.flush.interval.ms", false,
+              "Longest time data stays unsynced."},
+    ConfigDef{"index.interval.bytes", T::kInt, "4096", 0, nullptr, "log.index.interval.bytes", false,
+              "Index density."},
+    ConfigDef{"max.compaction.lag.ms", T::kLong, kLongMax, 1, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"max.message.bytes", T::kInt, "1048588", 0, nullptr, "message.max.bytes", false,
+              "Largest record batch."},
+    ConfigDef{"message.downconversion.enable", T::kBoolean, "true", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"message.timestamp.difference.max.ms", T::kLong, kLongMax, 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"message.timestamp.type", T::kString, "CreateTime", 0, "CreateTime,LogAppendTime",
+              "log.message.timestamp.type", false, "Timestamp kept in batches."},
+    ConfigDef{"min.cleanable.dirty.ratio", T::kDouble, "0.5", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"min.compaction.lag.ms", T::kLong, "0", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"min.insync.replicas", T::kInt, "1", 1, nullptr, "min.insync.replicas", false, "Accepted."},
+    ConfigDef{"preallocate", T::kBoolean, "false", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"retention.bytes", T::kLong, "-1", -1, nullptr, "log.retention.bytes", false,
+              "Retention size per partition."},
+    ConfigDef{"retention.ms", T::kLong, "604800000", -1, nullptr, "log.retention.ms", false, "Retention time."},
+    ConfigDef{"segment.bytes", T::kInt, "1073741824", 14, nullptr, "log.segment.bytes", false, "Segment size."},
+    ConfigDef{"segment.index.bytes", T::kInt, "10485760", 4, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"segment.jitter.ms", T::kLong, "0", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"segment.ms", T::kLong, "604800000", 1, nullptr, "log.roll.ms", false, "Segment age before a roll."},
+    ConfigDef{"unclean.leader.election.enable", T::kBoolean, "false", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"leader.replication.throttled.replicas", T::kList, "", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"follower.replication.throttled.replicas", T::kList, "", 0, nullptr, nullptr, false, "Accepted."},
+};
+
+const ConfigDef* find_in(std::span<const ConfigDef> defs, std::string_view name) {
+  for (const auto& def : defs) {
+    if (name == def.name) return &def;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const ConfigDef> broker_config_defs() { return kBrokerDefs; }
+std::span<const ConfigDef> topic_config_defs() { return kTopicDefs; }
+const ConfigDef* find_broker_config(std::string_view name) { return find_in(kBrokerDefs, name); }
+const ConfigDef* find_topic_config(std::string_view name) { return find_in(kTopicDefs, name); }
+
+std::optional<std::string> validate_config_value(const ConfigDef& def, std::string_view value) {
+  auto invalid = [&](const std::string& why) {
+    return "Invalid value " + std::string(value) + " for configuration " + def.name + ": " + why;
+  };
+  switch (def.type) {
+    case ConfigType::kBoolean:
+      if (!parse_bool(value)) return invalid("expected true or false");
+      return std::nullopt;
+    case ConfigType::kInt:
+    case ConfigType::kShort:
+    case ConfigType::kLong: {
+      auto n = parse_int64(value);
+      if (!n) return invalid("not a number");
+      if (def.type == ConfigType::kInt && (*n > INT32_MAX || *n < INT32_MIN)) return invalid("out of range");
+      if (*n < def.min_value) return invalid("value must be at least " + std::to_string(def.min_value));
+      return std::nullopt;
+    }
+    case ConfigType::kDouble: {
+      std::string text(value);
+      char* end = nullptr;
+      std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0') return invalid("not a number");
+      return std::nullopt;
+    }
+    case ConfigType::kString:
+    case ConfigType::kList:
+    case ConfigType::kPassword:
+      if (def.valid_values) {
+        auto choices = split(def.valid_values, ',');
+        auto items = def.type == ConfigType::kList ? split(value, ',') : std::vector<std::string>{std::string(value)};
+        for (const auto& item : items) {
+          bool ok = false;
+          for (const auto& c : choices) ok = ok || c == item;
+          if (!ok) return invalid("String must be one of: " + std::string(def.valid_values));
+        }
+      }
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace oxbow::broker

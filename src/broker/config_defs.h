@@ -1,0 +1,51 @@
+#pragma once
+// The configuration keys Oxbow knows, with Kafka's names, types and defaults: one table for the
+// broker (server.properties) and one for topics, where each topic key may name the broker key
+// that supplies its default (retention.ms <- log.retention.ms).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace oxbow::broker {
+
+// Kafka's ConfigType numbering as DescribeConfigs v3+ sends it.
+enum class ConfigType : int8_t {
+  kBoolean = 1,
+  kString = 2,
+  kInt = 3,
+  kShort = 4,
+  kLong = 5,
+  kDouble = 6,
+  kList = 7,
+  kPassword = 9,
+};
+
+// Kafka's ConfigSource numbering as DescribeConfigs v1+ sends it.
+enum class ConfigSource : int8_t {
+  kDynamicTopic = 1,
+  kStaticBroker = 4,
+  kDefault = 5,
+};
+
+struct ConfigDef {
+  const char* name;
+  ConfigType type;
+  const char* default_value;  // nullptr: no default (null)
+  int64_t min_value;          // numbers only
+  const char* valid_values;   // comma-separated choices for strings/lists, or nullptr
+  const char* broker_synonym; // topic keys only: broker key supplying the default
+  bool read_only;             // cannot be changed without a restart
+  const char* doc;
+};
+
+std::span<const ConfigDef> broker_config_defs();
+std::span<const ConfigDef> topic_config_defs();
+const ConfigDef* find_broker_config(std::string_view name);
+const ConfigDef* find_topic_config(std::string_view name);
+
+// Checks `value` against the definition; returns a message naming the key when invalid.
+std::optional<std::string> validate_config_value(const ConfigDef& def, std::string_view value);
+
+}  // namespace oxbow::broker

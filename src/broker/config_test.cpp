@@ -1,0 +1,69 @@
+#include "broker/config.h"
+
+#include <gtest/gtest.h>
+
+#include "broker/config_defs.h"
+
+namespace oxbow::broker {
+
+TEST(BrokerConfig, DefaultsAreKafkas) {
+  std::string error;
+  std::vector<std::string> warnings;
+  auto c = make_broker_config({}, error, warnings);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->num_partitions, 1);
+  EXPECT_TRUE(c->auto_create_topics);
+  EXPECT_EQ(c->log_defaults.segment_bytes, 1073741824);
+  EXPECT_EQ(c->log_defaults.retention_ms, 168LL * 3600 * 1000);
+  EXPECT_EQ(c->log_defaults.max_message_bytes, 1048588);
+  EXPECT_EQ(c->listeners.at(0).port, 9092);
+}
+
+TEST(BrokerConfig, ListenersCanBindAndAdvertiseDifferently) {
+  std::string error;
+  std::vector<std::string> warnings;
+  auto c = make_broker_config({{"listeners", "PLAINTEXT://127.0.0.1:19092"},
+                               {"advertised.listeners", "PLAINTEXT://localhost:19092"},
+                               {"log.retention.minutes", "5"},
+                               {"log.flush.interval.messages", "1"}},
+                              error, warnings);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->listeners[0].host, "127.0.0.1");
+  EXPECT_EQ(c->advertised_listeners[0].host, "localhost");
+  EXPECT_EQ(c->log_defaults.retention_ms, 5 * 60 * 1000);
+  EXPECT_EQ(c->log_defaults.flush_messages, 1);
+}
+
+TEST(BrokerConfig, UnknownKeysWarnInvalidValuesFail) {
+  std::string error;
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(make_broker_config({{"no.such.key", "1"}}, error, warnings));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("no.such.key"), std::string::npos);
+  EXPECT_FALSE(make_broker_config({{"num.partitions", "many"}}, error, warnings));
+  EXPECT_NE(error.find("num.partitions"), std::string::npos);
+  EXPECT_FALSE(make_broker_config({{"listeners", "localhost"}}, error, warnings));
+  EXPECT_NE(error.find("listeners"), std::string::npos);
+}
+
+TEST(BrokerConfig, TopicOverridesWinOverBrokerDefaults) {
+  std::string error;
+  std::vector<std::string> warnings;
+  auto c = make_broker_config({{"log.segment.bytes", "1000000"}}, error, warnings);
+  auto log = resolve_log_config(*c, {{"retention.ms", "1234"}, {"message.timestamp.type", "LogAppendTime"}});
+  EXPECT_EQ(log.segment_bytes, 1000000);
+  EXPECT_EQ(log.retention_ms, 1234);
+  EXPECT_TRUE(log.log_append_time);
+}
+
+TEST(ConfigDefs, ValidationNamesTheKey) {
+  auto* def = find_topic_config("cleanup.policy");
+  ASSERT_TRUE(def);
+  EXPECT_FALSE(validate_config_value(*def, "compact,delete"));
+  auto bad = validate_config_value(*def, "shred");
+  ASSERT_TRUE(bad);
+  EXPECT_NE(bad->find("cleanup.policy"), std::string::npos);
+  EXPECT_TRUE(validate_config_value(*find_topic_config("retention.ms"), "-5"));
+}
+
+}  // namespace oxbow::broker

@@ -1,0 +1,128 @@
+// Fetch: serve each partition's bytes from its segment files (sent with sendfile), long-polling
+// until min_bytes are available or max_wait_ms passes. Fetch sessions are not kept: every
+// response is a full one with session id 0, which clients take as "no session".
+#include "broker/async_waiter.h"
+#include "broker/broker.h"
+#include "broker/handlers.h"
+#include "broker/topic_registry.h"
+#include "protocol/errors.h"
+#include "protocol/messages/fetch.h"
+#include "storage/partition_log.h"
+
+namespace oxbow::broker {
+
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+
+namespace {
+
+struct Target {
+  std::string topic;
+  std::shared_ptr<storage::PartitionLog> log;  // nullptr: unknown
+  ErrorCode unknown_error = ErrorCode::kUnknownTopicOrPartition;
+};
+
+// Resolves the request's topics (by name, or by id from v13) once.
+std::vector<std::vector<Target>> resolve(Broker& broker, const pr::FetchRequest& request, int16_t v) {
+  std::vector<std::vector<Target>> targets;
+  for (const auto& topic : request.topics) {
+    auto& row = targets.emplace_back();
+    std::string name = topic.topic;
+    ErrorCode missing = ErrorCode::kUnknownTopicOrPartition;
+    if (v >= 13) {
+      auto info = broker.topics().find_by_id(topic.topic_id);
+      name = info ? info->name : "";
+      missing = ErrorCode::kUnknownTopicId;
+    }
+    for (const auto& p : topic.partitions) {
+      row.push_back({name, name.empty() ? nullptr : broker.topics().partition(name, p.partition), missing});
+    }
+  }
+  return targets;
+}
+
+// Fills the response from the logs; returns the number of record bytes it carries.
+size_t read_all(const pr::FetchRequest& request, const std::vector<std::vector<Target>>& targets,
+                pr::FetchResponse& response) {
+  response.responses.clear();
+  int64_t budget = request.max_bytes;
+  size_t total = 0;
+  for (size_t t = 0; t < request.topics.size(); ++t) {
+    auto& topic_out = response.responses.emplace_back();
+    topic_out.topic = request.topics[t].topic;
+    topic_out.topic_id = request.topics[t].topic_id;
+    for (size_t p = 0; p < request.topics[t].partitions.size(); ++p) {
+      const auto& part = request.topics[t].partitions[p];
+      auto& out = topic_out.partitions.emplace_back();
+      out.partition_index = part.partition;
+      const auto& target = targets[t][p];
+      if (!target.log) {
+        out.error_code = pr::code(target.unknown_error);
+        out.high_watermark = -1;
+        out.records.is_null = false;
+        continue;
+      }
+      int32_t max_bytes = static_cast<int32_t>(std::min<int64_t>(part.partition_max_bytes, std::max<int64_t>(budget, 0)));
+      // KIP-74: the first batch of the response goes out whole even past the limits, so that a
+      // consumer can always make progress.
+      auto read = target.log->read(part.fetch_offset, max_bytes, total == 0);
+      out.error_code = pr::code(read.error);
+      out.high_watermark = read.high_watermark;
+      out.last_stable_offset = read.high_watermark;
+      out.log_start_offset = read.log_start_offset;
+      out.aborted_transactions.emplace();
+      out.records.is_null = false;
+      if (read.slice.length > 0) {
+        total += read.slice.length;
+        budget -= read.slice.length;
+        out.records.slices.push_back(std::move(read.slice));
+      }
+    }
+  }
+  return total;
+}
+
+bool has_error(const pr::FetchResponse& response) {
+  for (const auto& t : response.responses) {
+    for (const auto& p : t.partitions) {
+      if (p.error_code != 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::FetchRequest request;
+  request.decode(body, v);
+  if (v < 3) request.max_bytes = INT32_MAX;
+  auto targets = resolve(ctx.broker, request, v);
+  pr::FetchResponse response;
+  response.session_id = 0;
+
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(request.max_wait_ms, 0));
+  std::shared_ptr<AsyncWaiter> waiter;
+  while (true) {
+    // Register before reading so that an append between the read and the wait still wakes us.
+    if (waiter) {
+      for (const auto& row : targets) {
+        for (const auto& target : row) {
+          if (target.log) target.log->wait_for_data(waiter);
+        }
+      }
+    }
+    size_t bytes = read_all(request, targets, response);
+    bool enough = static_cast<int64_t>(bytes) >= std::max(request.min_bytes, 1) || has_error(response);
+    if (enough || std::chrono::steady_clock::now() >= deadline) break;
+    if (!waiter) {
+      waiter = std::make_shared<AsyncWaiter>(co_await asio::this_coro::executor);
+      continue;  // register, then read again
+    }
+    co_await waiter->wait_until(deadline);
+  }
+  response.encode(out, v);
+}
+
+}  // namespace oxbow::broker

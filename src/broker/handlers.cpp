@@ -1,0 +1,86 @@
+#include "broker/handlers.h"
+
+#include <algorithm>
+#include <array>
+
+#include "protocol/errors.h"
+#include "protocol/headers.h"
+#include "protocol/messages/api_table.h"
+#include "protocol/messages/api_versions.h"
+
+namespace oxbow::broker {
+
+namespace pr = oxbow::protocol;
+
+namespace {
+
+enum ApiKey : int16_t {
+  kProduce = 0,
+  kFetch = 1,
+  kListOffsets = 2,
+  kMetadata = 3,
+  kApiVersions = 18,
+  kCreateTopics = 19,
+  kDeleteTopics = 20,
+  kOffsetForLeaderEpoch = 23,
+  kDescribeConfigs = 32,
+  kCreatePartitions = 37,
+  kDescribeCluster = 60,
+};
+
+constexpr std::array<int16_t, 11> kImplemented = {
+    kProduce,      kFetch,        kListOffsets,          kMetadata,        kApiVersions,      kCreateTopics,
+    kDeleteTopics, kOffsetForLeaderEpoch, kDescribeConfigs, kCreatePartitions, kDescribeCluster,
+};
+
+pr::ApiVersionsResponse advertised_versions() {
+  pr::ApiVersionsResponse response;
+  for (int16_t key : kImplemented) {
+    const auto* api = pr::find_api(key);
+    response.api_keys.push_back({key, api->min_version, api->max_version});
+  }
+  std::sort(response.api_keys.begin(), response.api_keys.end(),
+            [](const auto& a, const auto& b) { return a.api_key < b.api_key; });
+  return response;
+}
+
+}  // namespace
+
+std::span<const int16_t> implemented_api_keys() { return kImplemented; }
+
+bool is_implemented(int16_t api_key) {
+  return std::find(kImplemented.begin(), kImplemented.end(), api_key) != kImplemented.end();
+}
+
+void write_api_versions_fallback(Writer& out) {
+  auto response = advertised_versions();
+  response.error_code = pr::code(pr::ErrorCode::kUnsupportedVersion);
+  response.encode(out, 0);
+}
+
+void handle_api_versions(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t version = ctx.header.api_version;
+  pr::ApiVersionsRequest request;
+  request.decode(body, version);
+  auto response = advertised_versions();
+  response.encode(out, version);
+}
+
+asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
+  switch (ctx.header.api_key) {
+    case kProduce: co_await handle_produce(ctx, body, out); break;
+    case kFetch: co_await handle_fetch(ctx, body, out); break;
+    case kListOffsets: handle_list_offsets(ctx, body, out); break;
+    case kMetadata: handle_metadata(ctx, body, out); break;
+    case kApiVersions: handle_api_versions(ctx, body, out); break;
+    case kCreateTopics: handle_create_topics(ctx, body, out); break;
+    case kDeleteTopics: handle_delete_topics(ctx, body, out); break;
+    case kOffsetForLeaderEpoch: handle_offset_for_leader_epoch(ctx, body, out); break;
+    case kDescribeConfigs: handle_describe_configs(ctx, body, out); break;
+    case kCreatePartitions: handle_create_partitions(ctx, body, out); break;
+    case kDescribeCluster: handle_describe_cluster(ctx, body, out); break;
+    default: throw pr::DecodeError("no handler for API key " + std::to_string(ctx.header.api_key));
+  }
+}
+
+}  // namespace oxbow::broker

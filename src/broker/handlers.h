@@ -1,0 +1,38 @@
+#pragma once
+// Request handlers, one per Kafka API. Each decodes its request from `body` and encodes its
+// response into `out` (after the response header, which the connection writes).
+#include <cstdint>
+#include <span>
+
+#include "broker/asio.h"
+#include "broker/request_context.h"
+#include "protocol/wire.h"
+
+namespace oxbow::broker {
+
+using protocol::Reader;
+using protocol::Writer;
+
+// API keys with a handler: what ApiVersions advertises (ranges from the schema tables).
+std::span<const int16_t> implemented_api_keys();
+bool is_implemented(int16_t api_key);
+
+// Runs the handler of ctx.header.api_key. Throws protocol::DecodeError on a malformed body.
+asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out);
+
+// ApiVersions for a version we do not support: UNSUPPORTED_VERSION with our ranges, in v0 form.
+void write_api_versions_fallback(Writer& out);
+
+void handle_api_versions(RequestContext& ctx, Reader& body, Writer& out);
+void handle_metadata(RequestContext& ctx, Reader& body, Writer& out);
+void handle_list_offsets(RequestContext& ctx, Reader& body, Writer& out);
+void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out);
+void handle_delete_topics(RequestContext& ctx, Reader& body, Writer& out);
+void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out);
+void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out);
+void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out);
+void handle_offset_for_leader_epoch(RequestContext& ctx, Reader& body, Writer& out);
+asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& out);
+asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& out);
+
+}  // namespace oxbow::broker

@@ -1,0 +1,239 @@
+// Metadata, DescribeCluster and DescribeConfigs: what the broker tells clients about itself.
+#include <spdlog/spdlog.h>
+
+#include "broker/broker.h"
+#include "broker/config_defs.h"
+#include "broker/handlers.h"
+#include "broker/topic_registry.h"
+#include "protocol/errors.h"
+#include "protocol/messages/describe_cluster.h"
+#include "protocol/messages/describe_configs.h"
+#include "protocol/messages/metadata.h"
+
+namespace oxbow::broker {
+
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+
+namespace {
+
+constexpr int32_t kAuthorizedOperationsOmitted = INT32_MIN;
+constexpr int8_t kResourceTopic = 2;
+constexpr int8_t kResourceBroker = 4;
+
+// The endpoint clients should use: the advertised one of the listener they came in on.
+Endpoint advertised_endpoint(const Broker& broker, const std::string& listener) {
+  const auto& advertised = broker.config().advertised_listeners;
+  Endpoint chosen = advertised.front();
+  for (const auto& e : advertised) {
+    if (e.name == listener) chosen = e;
+  }
+  if (chosen.host.empty() || chosen.host == "0.0.0.0" || chosen.host == "::") chosen.host = "localhost";
+  return chosen;
+}
+
+void describe_topic(const TopicInfo& topic, int32_t node, pr::MetadataResponse::MetadataResponseTopic& out) {
+  out.error_code = pr::code(ErrorCode::kNone);
+  out.name = topic.name;
+  out.topic_id = topic.id;
+  out.is_internal = false;
+  for (int32_t p = 0; p < topic.partitions; ++p) {
+    pr::MetadataResponse::MetadataResponsePartition partition;
+    partition.partition_index = p;
+    partition.leader_id = node;
+    partition.leader_epoch = 0;
+    partition.replica_nodes = {node};
+    partition.isr_nodes = {node};
+    out.partitions.push_back(std::move(partition));
+  }
+}
+
+// Finds the topic, creating it when the broker and the request allow.
+std::optional<TopicInfo> find_or_create(Broker& broker, const std::string& name, bool may_create,
+                                        ErrorCode& error) {
+  auto& topics = broker.topics();
+  if (auto topic = topics.find(name)) return topic;
+  if (!may_create || !broker.config().auto_create_topics) {
+    error = ErrorCode::kUnknownTopicOrPartition;
+    return std::nullopt;
+  }
+  TopicInfo created;
+  auto result = topics.create(name, -1, {}, false, &created);
+  if (result.error == ErrorCode::kTopicAlreadyExists) return topics.find(name);
+  if (result.error != ErrorCode::kNone) {
+    error = result.error;
+    return std::nullopt;
+  }
+  return created;
+}
+
+}  // namespace
+
+void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::MetadataRequest request;
+  request.decode(body, v);
+  auto& broker = ctx.broker;
+  int32_t node = broker.config().node_id;
+  auto endpoint = advertised_endpoint(broker, ctx.listener_name);
+
+  pr::MetadataResponse response;
+  response.brokers.push_back({node, endpoint.host, endpoint.port, std::nullopt});
+  response.cluster_id = broker.cluster_id();
+  response.controller_id = node;
+  response.cluster_authorized_operations = kAuthorizedOperationsOmitted;
+
+  bool all_topics = !request.topics.has_value() || (v == 0 && request.topics->empty());
+  if (all_topics) {
+    for (const auto& topic : broker.topics().list()) {
+      describe_topic(topic, node, response.topics.emplace_back());
+    }
+  } else {
+    bool may_create = v < 4 || request.allow_auto_topic_creation;
+    for (const auto& wanted : *request.topics) {
+      auto& entry = response.topics.emplace_back();
+      std::optional<TopicInfo> topic;
+      ErrorCode error = ErrorCode::kNone;
+      if (wanted.name) {
+        topic = find_or_create(broker, *wanted.name, may_create, error);
+      } else {
+        topic = broker.topics().find_by_id(wanted.topic_id);
+        if (!topic) error = ErrorCode::kUnknownTopicId;
+      }
+      if (topic) {
+        describe_topic(*topic, node, entry);
+      } else {
+        entry.error_code = pr::code(error);
+        entry.name = wanted.name;
+        entry.topic_id = wanted.topic_id;
+      }
+    }
+  }
+  for (auto& t : response.topics) t.topic_authorized_operations = kAuthorizedOperationsOmitted;
+  response.encode(out, v);
+}
+
+void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::DescribeClusterRequest request;
+  request.decode(body, v);
+  auto endpoint = advertised_endpoint(ctx.broker, ctx.listener_name);
+  pr::DescribeClusterResponse response;
+  response.cluster_id = ctx.broker.cluster_id();
+  response.controller_id = ctx.broker.config().node_id;
+  response.brokers.push_back({ctx.broker.config().node_id, endpoint.host, endpoint.port, std::nullopt});
+  response.cluster_authorized_operations = kAuthorizedOperationsOmitted;
+  response.encode(out, v);
+}
+
+namespace {
+
+using ConfigEntry = pr::DescribeConfigsResponse::DescribeConfigsResourceResult;
+
+bool wanted_key(const std::optional<std::vector<std::string>>& keys, const char* name) {
+  if (!keys || keys->empty()) return true;
+  for (const auto& k : *keys) {
+    if (k == name) return true;
+  }
+  return false;
+}
+
+ConfigEntry make_entry(const ConfigDef& def, std::optional<std::string> value, ConfigSource source,
+                       bool include_doc) {
+  ConfigEntry e;
+  e.name = def.name;
+  e.value = std::move(value);
+  e.read_only = def.read_only;
+  e.is_default = source == ConfigSource::kDefault;
+  e.config_source = static_cast<int8_t>(source);
+  e.is_sensitive = def.type == ConfigType::kPassword;
+  e.config_type = static_cast<int8_t>(def.type);
+  if (e.is_sensitive) e.value = std::nullopt;
+  if (include_doc) e.documentation = def.doc;
+  return e;
+}
+
+void describe_topic_configs(const BrokerConfig& config, const TopicInfo& topic,
+                            const pr::DescribeConfigsRequest::DescribeConfigsResource& resource,
+                            bool synonyms, bool docs, pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
+  for (const auto& def : topic_config_defs()) {
+    if (!wanted_key(resource.configuration_keys, def.name)) continue;
+    std::vector<pr::DescribeConfigsResponse::DescribeConfigsSynonym> chain;
+    std::optional<std::string> value;
+    ConfigSource source = ConfigSource::kDefault;
+    if (auto it = topic.configs.find(def.name); it != topic.configs.end()) {
+      value = it->second;
+      source = ConfigSource::kDynamicTopic;
+      chain.push_back({def.name, it->second, static_cast<int8_t>(ConfigSource::kDynamicTopic)});
+    }
+    if (def.broker_synonym) {
+      if (auto it = config.given.find(def.broker_synonym); it != config.given.end()) {
+        if (!value) {
+          value = it->second;
+          source = ConfigSource::kStaticBroker;
+        }
+        chain.push_back({def.broker_synonym, it->second, static_cast<int8_t>(ConfigSource::kStaticBroker)});
+      }
+    }
+    if (!value) value = def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt;
+    if (def.default_value) {
+      chain.push_back({def.broker_synonym ? def.broker_synonym : def.name, value, static_cast<int8_t>(ConfigSource::kDefault)});
+    }
+    auto entry = make_entry(def, value, source, docs);
+    entry.read_only = false;
+    if (synonyms) entry.synonyms = std::move(chain);
+    result.configs.push_back(std::move(entry));
+  }
+}
+
+void describe_broker_configs(const BrokerConfig& config,
+                             const pr::DescribeConfigsRequest::DescribeConfigsResource& resource, bool synonyms,
+                             bool docs, pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
+  for (const auto& def : broker_config_defs()) {
+    if (!wanted_key(resource.configuration_keys, def.name)) continue;
+    auto it = config.given.find(def.name);
+    bool given = it != config.given.end();
+    std::optional<std::string> value = given ? std::optional<std::string>(it->second)
+                                             : (def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt);
+    auto entry = make_entry(def, value, given ? ConfigSource::kStaticBroker : ConfigSource::kDefault, docs);
+    if (synonyms && value) entry.synonyms.push_back({def.name, value, entry.config_source});
+    result.configs.push_back(std::move(entry));
+  }
+}
+
+}  // namespace
+
+void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::DescribeConfigsRequest request;
+  request.decode(body, v);
+  const auto& config = ctx.broker.config();
+  pr::DescribeConfigsResponse response;
+  for (const auto& resource : request.resources) {
+    auto& result = response.results.emplace_back();
+    result.resource_type = resource.resource_type;
+    result.resource_name = resource.resource_name;
+    if (resource.resource_type == kResourceTopic) {
+      auto topic = ctx.broker.topics().find(resource.resource_name);
+      if (!topic) {
+        result.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
+        result.error_message = "Topic " + resource.resource_name + " does not exist.";
+        continue;
+      }
+      describe_topic_configs(config, *topic, resource, request.include_synonyms, request.include_documentation, result);
+    } else if (resource.resource_type == kResourceBroker) {
+      if (!resource.resource_name.empty() && resource.resource_name != std::to_string(config.node_id)) {
+        result.error_code = pr::code(ErrorCode::kInvalidRequest);
+        result.error_message = "Unexpected broker id, expected " + std::to_string(config.node_id);
+        continue;
+      }
+      describe_broker_configs(config, resource, request.include_synonyms, request.include_documentation, result);
+    } else {
+      result.error_code = pr::code(ErrorCode::kInvalidRequest);
+      result.error_message = "Unsupported resource type " + std::to_string(resource.resource_type);
+    }
+  }
+  response.encode(out, v);
+}
+
+}  // namespace oxbow::broker

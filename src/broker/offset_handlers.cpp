@@ -1,0 +1,95 @@
+// ListOffsets and OffsetForLeaderEpoch: where a partition's offsets stand.
+#include "broker/broker.h"
+#include "broker/handlers.h"
+#include "broker/topic_registry.h"
+#include "protocol/errors.h"
+#include "protocol/messages/list_offsets.h"
+#include "protocol/messages/offset_for_leader_epoch.h"
+#include "storage/partition_log.h"
+
+namespace oxbow::broker {
+
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+
+namespace {
+
+constexpr int64_t kLatest = -1;
+constexpr int64_t kEarliest = -2;
+constexpr int64_t kMaxTimestamp = -3;
+
+}  // namespace
+
+void handle_list_offsets(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::ListOffsetsRequest request;
+  request.decode(body, v);
+  pr::ListOffsetsResponse response;
+  for (const auto& topic : request.topics) {
+    auto& topic_out = response.topics.emplace_back();
+    topic_out.name = topic.name;
+    for (const auto& p : topic.partitions) {
+      auto& part = topic_out.partitions.emplace_back();
+      part.partition_index = p.partition_index;
+      auto log = ctx.broker.topics().partition(topic.name, p.partition_index);
+      if (!log) {
+        part.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
+        continue;
+      }
+      part.leader_epoch = log->leader_epoch();
+      part.timestamp = -1;
+      if (p.timestamp == kLatest) {
+        part.offset = log->high_watermark();
+      } else if (p.timestamp == kEarliest) {
+        part.offset = log->log_start_offset();
+      } else if (p.timestamp == kMaxTimestamp) {
+        // The record with the largest timestamp is not tracked yet: answer as Kafka does when
+        // there is none.
+        part.offset = -1;
+      } else if (p.timestamp >= 0) {
+        auto found = log->offset_for_timestamp(p.timestamp);
+        part.offset = found.value_or(-1);
+        if (found) part.timestamp = p.timestamp;
+      } else {
+        part.error_code = pr::code(ErrorCode::kInvalidRequest);
+        continue;
+      }
+      if (v == 0 && part.offset >= 0) part.old_style_offsets = {part.offset};
+    }
+  }
+  response.encode(out, v);
+}
+
+void handle_offset_for_leader_epoch(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::OffsetForLeaderEpochRequest request;
+  request.decode(body, v);
+  pr::OffsetForLeaderEpochResponse response;
+  for (const auto& topic : request.topics) {
+    auto& topic_out = response.topics.emplace_back();
+    topic_out.topic = topic.topic;
+    for (const auto& p : topic.partitions) {
+      auto& part = topic_out.partitions.emplace_back();
+      part.partition = p.partition;
+      auto log = ctx.broker.topics().partition(topic.topic, p.partition);
+      if (!log) {
+        part.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
+        continue;
+      }
+      if (p.current_leader_epoch > log->leader_epoch()) {
+        part.error_code = pr::code(ErrorCode::kUnknownLeaderEpoch);
+        continue;
+      }
+      if (p.current_leader_epoch >= 0 && p.current_leader_epoch < log->leader_epoch()) {
+        part.error_code = pr::code(ErrorCode::kFencedLeaderEpoch);
+        continue;
+      }
+      auto [epoch, end] = log->end_offset_for_epoch(p.leader_epoch);
+      part.leader_epoch = epoch;
+      part.end_offset = end;
+    }
+  }
+  response.encode(out, v);
+}
+
+}  // namespace oxbow::broker

@@ -1,0 +1,116 @@
+// Produce: validate and append each partition's batches, then answer per the acks and the flush
+// policy (an append the policy wants durable is answered after the flusher's fdatasync).
+#include <spdlog/spdlog.h>
+
+#include "broker/async_waiter.h"
+#include "broker/broker.h"
+#include "broker/handlers.h"
+#include "broker/topic_registry.h"
+#include "common/clock.h"
+#include "protocol/errors.h"
+#include "protocol/messages/produce.h"
+#include "storage/log_manager.h"
+#include "storage/partition_log.h"
+
+namespace oxbow::broker {
+
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+
+namespace {
+
+using PartitionResponse = pr::ProduceResponse::PartitionProduceResponse;
+
+struct PendingFlush {
+  std::shared_ptr<storage::PartitionLog> log;
+  int64_t last_offset;
+  PartitionResponse* response;
+};
+
+void append_partition(Broker& broker, const std::string& topic, pr::ProduceRequest::PartitionProduceData& data,
+                      int16_t acks, PartitionResponse& out, std::vector<PendingFlush>& flushes) {
+  out.index = data.index;
+  auto log = broker.topics().partition(topic, data.index);
+  if (!log) {
+    out.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
+    return;
+  }
+  if (data.records.is_null || data.records.bytes.empty()) {
+    out.error_code = pr::code(ErrorCode::kCorruptMessage);
+    return;
+  }
+  auto result = log->append(data.records.bytes, now_ms());
+  out.error_code = pr::code(result.error);
+  if (result.error != ErrorCode::kNone) {
+    out.base_offset = -1;
+    if (result.error == ErrorCode::kCorruptMessage || result.error == ErrorCode::kInvalidRecord ||
+        result.error == ErrorCode::kUnsupportedForMessageFormat) {
+      out.error_message = std::string("record batch rejected: ") + pr::error_name(result.error);
+    }
+    return;
+  }
+  out.base_offset = result.base_offset;
+  out.log_append_time_ms = result.log_append_time_ms;
+  out.log_start_offset = result.log_start_offset;
+  if (result.wait_for_flush) {
+    broker.logs().request_flush(log);
+    if (acks != 0) flushes.push_back({log, result.last_offset, &out});
+  }
+}
+
+asio::awaitable<void> wait_for_flushes(std::vector<PendingFlush>& flushes, int32_t timeout_ms) {
+  auto executor = co_await asio::this_coro::executor;
+  auto waiter = std::make_shared<AsyncWaiter>(executor);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  while (true) {
+    bool all_durable = true;
+    for (auto& f : flushes) {
+      if (f.log->flushed_offset() <= f.last_offset) {
+        all_durable = false;
+        f.log->wait_flushed(f.last_offset, waiter);
+      }
+    }
+    if (all_durable) co_return;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    co_await waiter->wait_until(deadline);
+  }
+  for (auto& f : flushes) {
+    if (f.log->flushed_offset() <= f.last_offset) {
+      f.response->error_code = pr::code(ErrorCode::kRequestTimedOut);
+    }
+  }
+}
+
+}  // namespace
+
+asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::ProduceRequest request;
+  request.decode(body, v);
+  bool valid_acks = request.acks == -1 || request.acks == 0 || request.acks == 1;
+  pr::ProduceResponse response;
+  std::vector<PendingFlush> flushes;
+  response.responses.reserve(request.topic_data.size());
+  for (auto& topic : request.topic_data) {
+    auto& topic_out = response.responses.emplace_back();
+    topic_out.name = topic.name;
+    topic_out.partition_responses.resize(topic.partition_data.size());
+    for (size_t i = 0; i < topic.partition_data.size(); ++i) {
+      auto& part_out = topic_out.partition_responses[i];
+      if (!valid_acks) {
+        part_out.index = topic.partition_data[i].index;
+        part_out.error_code = pr::code(ErrorCode::kInvalidRequiredAcks);
+        continue;
+      }
+      append_partition(ctx.broker, topic.name, topic.partition_data[i], request.acks, part_out, flushes);
+    }
+  }
+  if (request.acks == 0) {
+    ctx.respond = false;
+    co_return;
+  }
+  if (!flushes.empty()) co_await wait_for_flushes(flushes, request.timeout_ms);
+  response.encode(out, v);
+}
+
+}  // namespace oxbow::broker

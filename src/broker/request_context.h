@@ -1,0 +1,18 @@
+#pragma once
+// What a request handler gets besides the request body: the broker and who is asking.
+#include <string>
+
+#include "protocol/headers.h"
+
+namespace oxbow::broker {
+
+class Broker;
+
+struct RequestContext {
+  Broker& broker;
+  const protocol::RequestHeader& header;
+  const std::string& listener_name;  // picks the advertised endpoint for Metadata
+  bool respond = true;               // cleared by produce with acks=0
+};
+
+}  // namespace oxbow::broker

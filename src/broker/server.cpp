@@ -1,0 +1,341 @@
+#include "broker/server.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/sendfile.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <deque>
+
+#include "broker/asio.h"
+#include "broker/broker.h"
+#include "broker/handlers.h"
+#include "protocol/headers.h"
+
+namespace oxbow::broker {
+
+using asio::ip::tcp;
+namespace pr = oxbow::protocol;
+
+namespace {
+
+constexpr size_t kMaxInFlight = 32;
+constexpr int16_t kApiVersionsKey = 18;
+
+struct Slot {
+  std::vector<uint8_t> request;
+  pr::RequestHeader header;
+  size_t body_offset = 0;
+  pr::Writer response;
+  bool done = false;
+  bool respond = true;
+  bool close_after = false;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Broker& broker, tcp::socket socket, std::string listener)
+      : broker_(broker),
+        socket_(std::move(socket)),
+        listener_(std::move(listener)),
+        slot_ready_(socket_.get_executor()),
+        slot_freed_(socket_.get_executor()) {
+    boost::system::error_code ec;
+    auto endpoint = socket_.remote_endpoint(ec);
+    peer_ = ec ? "unknown" : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+    socket_.set_option(tcp::no_delay(true), ec);
+    socket_.native_non_blocking(true, ec);
+  }
+
+  void start() {
+    auto self = shared_from_this();
+    asio::co_spawn(socket_.get_executor(), [self]() { return self->read_loop(); }, asio::detached);
+    asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
+  }
+
+ private:
+  asio::awaitable<void> read_loop() {
+    auto self = shared_from_this();
+    try {
+      while (!closed_) {
+        uint8_t size_bytes[4];
+        co_await asio::async_read(socket_, asio::buffer(size_bytes), asio::use_awaitable);
+        int64_t size = static_cast<int32_t>((uint32_t{size_bytes[0]} << 24) | (uint32_t{size_bytes[1]} << 16) |
+                                            (uint32_t{size_bytes[2]} << 8) | size_bytes[3]);
+        if (size < 8 || size > broker_.config().socket_request_max_bytes) {
+          spdlog::warn("closing connection from {}: request size {} is outside 8..{} (socket.request.max.bytes)",
+                       peer_, size, broker_.config().socket_request_max_bytes);
+          break;
+        }
+        auto slot = std::make_shared<Slot>();
+        slot->request.resize(static_cast<size_t>(size));
+        co_await asio::async_read(socket_, asio::buffer(slot->request), asio::use_awaitable);
+        if (!admit(*slot)) break;
+        slots_.push_back(slot);
+        asio::co_spawn(socket_.get_executor(), process(slot), asio::detached);
+        while (slots_.size() >= kMaxInFlight && !closed_) co_await sleep_on(slot_freed_);
+      }
+    } catch (const boost::system::system_error& e) {
+      if (e.code() != asio::error::eof && e.code() != asio::error::operation_aborted) {
+        spdlog::debug("connection from {}: {}", peer_, e.what());
+      }
+    }
+    close();
+  }
+
+  // Parses the header and decides whether the request can be handled at all.
+  bool admit(Slot& slot) {
+    pr::Reader reader(slot.request);
+    try {
+      slot.header = pr::decode_request_header(reader);
+      slot.body_offset = reader.position();
+    } catch (const pr::DecodeError& e) {
+      spdlog::warn("closing connection from {}: malformed request header: {}", peer_, e.what());
+      return false;
+    }
+    int16_t key = slot.header.api_key;
+    if (!is_implemented(key)) {
+      spdlog::warn("closing connection from {}: unsupported API key {} (version {})", peer_, key,
+                   slot.header.api_version);
+      return false;
+    }
+    if (!pr::version_supported(key, slot.header.api_version) && key != kApiVersionsKey) {
+      spdlog::warn("closing connection from {}: unsupported version {} of API key {}", peer_,
+                   slot.header.api_version, key);
+      return false;
+    }
+    return true;
+  }
+
+  asio::awaitable<void> process(std::shared_ptr<Slot> slot) {
+    auto self = shared_from_this();
+    pr::Reader reader(std::span(slot->request).subspan(slot->body_offset));
+    auto& out = slot->response;
+    out.reserve_i32();
+    pr::encode_response_header(out, slot->header);
+    RequestContext ctx{broker_, slot->header, listener_};
+    try {
+      if (slot->header.api_key == kApiVersionsKey &&
+          !pr::version_supported(kApiVersionsKey, slot->header.api_version)) {
+        write_api_versions_fallback(out);
+      } else {
+        co_await dispatch(ctx, reader, out);
+      }
+      slot->respond = ctx.respond;
+    } catch (const pr::DecodeError& e) {
+      spdlog::warn("closing connection from {}: malformed {} v{} request: {}", peer_,
+                   slot->header.api_key, slot->header.api_version, e.what());
+      slot->close_after = true;
+    } catch (const std::exception& e) {
+      spdlog::error("closing connection from {}: API key {} failed: {}", peer_, slot->header.api_key, e.what());
+      slot->close_after = true;
+    }
+    slot->done = true;
+    slot_ready_.cancel();
+  }
+
+  asio::awaitable<void> write_loop() {
+    auto self = shared_from_this();
+    try {
+      while (!closed_) {
+        if (slots_.empty() || !slots_.front()->done) {
+          co_await sleep_on(slot_ready_);
+          continue;
+        }
+        auto slot = std::move(slots_.front());
+        slots_.pop_front();
+        slot_freed_.cancel();
+        if (slot->close_after) break;
+        if (!slot->respond) continue;
+        auto& out = slot->response;
+        out.patch_i32(0, static_cast<int32_t>(out.total_size() - 4));
+        co_await send(out);
+      }
+    } catch (const std::exception& e) {
+      spdlog::debug("connection from {}: write failed: {}", peer_, e.what());
+    }
+    close();
+  }
+
+  asio::awaitable<void> send(const pr::Writer& out) {
+    const auto& bytes = out.buffer();
+    if (out.splices().empty()) {
+      co_await asio::async_write(socket_, asio::buffer(bytes), asio::use_awaitable);
+      co_return;
+    }
+    set_cork(true);
+    size_t pos = 0;
+    for (const auto& splice : out.splices()) {
+      if (splice.at > pos) {
+        co_await asio::async_write(socket_, asio::buffer(bytes.data() + pos, splice.at - pos),
+                                   asio::use_awaitable);
+      }
+      pos = splice.at;
+      co_await send_file(splice.slice);
+    }
+    if (bytes.size() > pos) {
+      co_await asio::async_write(socket_, asio::buffer(bytes.data() + pos, bytes.size() - pos),
+                                 asio::use_awaitable);
+    }
+    set_cork(false);
+  }
+
+  // Zero-copy: the kernel moves the segment's bytes straight to the socket.
+  asio::awaitable<void> send_file(const pr::FileSlice& slice) {
+    off_t offset = static_cast<off_t>(slice.offset);
+    size_t left = slice.length;
+    while (left > 0) {
+      ssize_t n = ::sendfile(socket_.native_handle(), slice.fd, &offset, left);
+      if (n > 0) {
+        left -= static_cast<size_t>(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        co_await socket_.async_wait(tcp::socket::wait_write, asio::use_awaitable);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        // The promised length cannot be delivered: the stream is unusable.
+        throw std::runtime_error("sendfile stopped short");
+      }
+    }
+  }
+
+  void set_cork(bool on) {
+    int value = on ? 1 : 0;
+    ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_CORK, &value, sizeof(value));
+  }
+
+  asio::awaitable<void> sleep_on(asio::steady_timer& timer) {
+    timer.expires_at(asio::steady_timer::time_point::max());
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    boost::system::error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+    slot_ready_.cancel();
+    slot_freed_.cancel();
+  }
+
+  Broker& broker_;
+  tcp::socket socket_;
+  std::string listener_;
+  std::string peer_;
+  asio::steady_timer slot_ready_;
+  asio::steady_timer slot_freed_;
+  std::deque<std::shared_ptr<Slot>> slots_;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  Broker& broker;
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
+  std::vector<std::thread> threads;
+  std::atomic<size_t> next{0};
+  asio::signal_set signals;
+
+  Impl(Broker& b, int n) : broker(b), contexts(make_contexts(n)), signals(*contexts[0], SIGINT, SIGTERM) {}
+
+  static std::vector<std::unique_ptr<asio::io_context>> make_contexts(int n) {
+    std::vector<std::unique_ptr<asio::io_context>> out;
+    for (int i = 0; i < n; ++i) out.push_back(std::make_unique<asio::io_context>(1));
+    return out;
+  }
+
+  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::string listener) {
+    while (acceptor.is_open()) {
+      auto& context = *contexts[next++ % contexts.size()];
+      boost::system::error_code ec;
+      tcp::socket socket = co_await acceptor.async_accept(context, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) {
+        if (ec == asio::error::operation_aborted) co_return;
+        spdlog::warn("accept on {} failed: {}", listener, ec.message());
+        continue;
+      }
+      std::make_shared<Connection>(broker, std::move(socket), listener)->start();
+    }
+  }
+
+  void stop() {
+    for (auto& a : acceptors) {
+      boost::system::error_code ec;
+      a->close(ec);
+    }
+    for (auto& c : contexts) c->stop();
+  }
+};
+
+Server::Server(Broker& broker, int threads) : impl_(std::make_unique<Impl>(broker, threads)) {}
+
+Server::~Server() { stop(); }
+
+bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) {
+  for (const auto& e : endpoints) {
+    if (e.security_protocol != "PLAINTEXT") {
+      error = "listener " + e.name + ": security protocol " + e.security_protocol + " is not supported yet";
+      return false;
+    }
+    boost::system::error_code ec;
+    auto address = e.host.empty() ? asio::ip::address(asio::ip::address_v6::any())
+                                  : asio::ip::make_address(e.host, ec);
+    if (ec) {
+      // A host name: resolve it.
+      tcp::resolver resolver(*impl_->contexts[0]);
+      auto results = resolver.resolve(e.host, std::to_string(e.port), ec);
+      if (ec || results.empty()) {
+        error = "listeners: cannot resolve host '" + e.host + "'";
+        return false;
+      }
+      address = results.begin()->endpoint().address();
+    }
+    auto acceptor = std::make_unique<tcp::acceptor>(*impl_->contexts[0]);
+    tcp::endpoint endpoint(address, e.port);
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      error = "listener " + e.name + " on " + e.host + ":" + std::to_string(e.port) + ": " + ec.message();
+      return false;
+    }
+    spdlog::info("listening on {}://{}:{}", e.name, e.host.empty() ? "0.0.0.0" : e.host,
+                 acceptor->local_endpoint().port());
+    asio::co_spawn(*impl_->contexts[0], impl_->accept_loop(*acceptor, e.name), asio::detached);
+    impl_->acceptors.push_back(std::move(acceptor));
+  }
+  return true;
+}
+
+void Server::run() {
+  impl_->signals.async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (!ec) {
+      spdlog::info("received signal {}, shutting down", signal);
+      impl_->stop();
+    }
+  });
+  for (size_t i = 1; i < impl_->contexts.size(); ++i) {
+    impl_->threads.emplace_back([ctx = impl_->contexts[i].get()] {
+      auto guard = asio::make_work_guard(*ctx);
+      ctx->run();
+    });
+  }
+  {
+    auto guard = asio::make_work_guard(*impl_->contexts[0]);
+    impl_->contexts[0]->run();
+  }
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
+}
+
+void Server::stop() {
+  if (impl_) impl_->stop();
+}
+
+}  // namespace oxbow::broker

@@ -1,0 +1,133 @@
+// CreateTopics, DeleteTopics and CreatePartitions.
+#include "broker/broker.h"
+#include "broker/config.h"
+#include "broker/handlers.h"
+#include "broker/topic_registry.h"
+#include "protocol/errors.h"
+#include "protocol/messages/create_partitions.h"
+#include "protocol/messages/create_topics.h"
+#include "protocol/messages/delete_topics.h"
+
+namespace oxbow::broker {
+
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+
+namespace {
+
+// One node: a replication factor other than 1 (or -1, the default) cannot be honoured.
+std::optional<std::string> replication_problem(int16_t factor) {
+  if (factor == -1 || factor == 1) return std::nullopt;
+  return "Replication factor: " + std::to_string(factor) +
+         " larger than available brokers: 1.";
+}
+
+std::optional<std::string> assignment_problem(const pr::CreateTopicsRequest::CreatableTopic& topic, int32_t node) {
+  for (const auto& a : topic.assignments) {
+    if (a.broker_ids.size() != 1 || a.broker_ids[0] != node) {
+      return "Replica assignment for partition " + std::to_string(a.partition_index) +
+             " must name exactly this broker (" + std::to_string(node) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::CreateTopicsRequest request;
+  request.decode(body, v);
+  auto& broker = ctx.broker;
+  int32_t node = broker.config().node_id;
+  pr::CreateTopicsResponse response;
+  for (const auto& topic : request.topics) {
+    auto& result = response.topics.emplace_back();
+    result.name = topic.name;
+    auto fail = [&](ErrorCode error, std::string message) {
+      result.error_code = pr::code(error);
+      result.error_message = std::move(message);
+    };
+    if (!topic.assignments.empty() && topic.num_partitions != -1) {
+      fail(ErrorCode::kInvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set.");
+      continue;
+    }
+    if (auto problem = replication_problem(topic.replication_factor)) {
+      fail(ErrorCode::kInvalidReplicationFactor, *problem);
+      continue;
+    }
+    if (auto problem = assignment_problem(topic, node)) {
+      fail(ErrorCode::kInvalidReplicaAssignment, *problem);
+      continue;
+    }
+    int32_t partitions = topic.assignments.empty() ? topic.num_partitions
+                                                   : static_cast<int32_t>(topic.assignments.size());
+    std::map<std::string, std::string> configs;
+    bool null_value = false;
+    for (const auto& c : topic.configs) {
+      if (!c.value) null_value = true;
+      else configs[c.name] = *c.value;
+    }
+    if (null_value) {
+      fail(ErrorCode::kInvalidConfig, "Null value not supported for topic configs");
+      continue;
+    }
+    TopicInfo created;
+    auto outcome = broker.topics().create(topic.name, partitions, configs, request.validate_only, &created);
+    if (outcome.error != ErrorCode::kNone) {
+      fail(outcome.error, outcome.message);
+      continue;
+    }
+    result.topic_id = created.id;
+    result.num_partitions = created.partitions;
+    result.replication_factor = 1;
+    result.configs.emplace();
+    for (const auto& [key, value] : created.configs) {
+      result.configs->push_back({key, value, false, 1 /* DYNAMIC_TOPIC_CONFIG */, false});
+    }
+  }
+  response.encode(out, v);
+}
+
+void handle_delete_topics(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::DeleteTopicsRequest request;
+  request.decode(body, v);
+  auto& topics = ctx.broker.topics();
+  std::vector<pr::DeleteTopicsRequest::DeleteTopicState> wanted = request.topics;
+  for (const auto& name : request.topic_names) wanted.push_back({name, {}});
+  pr::DeleteTopicsResponse response;
+  for (const auto& w : wanted) {
+    auto& result = response.responses.emplace_back();
+    result.name = w.name;
+    result.topic_id = w.topic_id;
+    std::optional<TopicInfo> topic = w.name ? topics.find(*w.name) : topics.find_by_id(w.topic_id);
+    if (!topic) {
+      result.error_code = pr::code(w.name ? ErrorCode::kUnknownTopicOrPartition : ErrorCode::kUnknownTopicId);
+      continue;
+    }
+    result.name = topic->name;
+    result.topic_id = topic->id;
+    auto outcome = topics.remove(topic->name);
+    result.error_code = pr::code(outcome.error);
+    if (outcome.error != ErrorCode::kNone) result.error_message = outcome.message;
+  }
+  response.encode(out, v);
+}
+
+void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::CreatePartitionsRequest request;
+  request.decode(body, v);
+  pr::CreatePartitionsResponse response;
+  for (const auto& topic : request.topics) {
+    auto& result = response.results.emplace_back();
+    result.name = topic.name;
+    auto outcome = ctx.broker.topics().add_partitions(topic.name, topic.count, request.validate_only);
+    result.error_code = pr::code(outcome.error);
+    if (outcome.error != ErrorCode::kNone) result.error_message = outcome.message;
+  }
+  response.encode(out, v);
+}
+
+}  // namespace oxbow::broker

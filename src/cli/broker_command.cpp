@@ -1,0 +1,74 @@
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "broker/broker.h"
+#include "broker/config.h"
+#include "cli/commands.h"
+#include "common/properties.h"
+
+namespace oxbow::cli {
+
+namespace {
+
+struct BrokerOptions {
+  std::string config_file;
+  std::vector<std::string> overrides;
+};
+
+int run_broker(const BrokerOptions& options) {
+  Properties props;
+  if (!options.config_file.empty()) {
+    std::ifstream in(options.config_file);
+    if (!in) {
+      spdlog::error("cannot read {}", options.config_file);
+      return 1;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto error = parse_properties(text.str(), props)) {
+      spdlog::error("{}: {}", options.config_file, *error);
+      return 1;
+    }
+  }
+  for (const auto& item : options.overrides) {
+    auto kv = split_assignment(item);
+    if (!kv) {
+      spdlog::error("--override expects key=value, got '{}'", item);
+      return 1;
+    }
+    props[kv->first] = kv->second;
+  }
+  std::string error;
+  std::vector<std::string> warnings;
+  auto config = broker::make_broker_config(props, error, warnings);
+  for (const auto& w : warnings) spdlog::warn("{}", w);
+  if (!config) {
+    spdlog::error("invalid configuration: {}", error);
+    return 1;
+  }
+  broker::Broker broker(std::move(*config));
+  if (!broker.start(error)) {
+    spdlog::error("cannot start: {}", error);
+    return 1;
+  }
+  broker.run();
+  return 0;
+}
+
+}  // namespace
+
+void add_broker_command(CLI::App& app) {
+  auto options = std::make_shared<BrokerOptions>();
+  auto* cmd = app.add_subcommand("broker", "Run a broker");
+  cmd->add_option("-c,--config", options->config_file, "server.properties file");
+  cmd->add_option("-o,--override", options->overrides, "key=value overriding the file (repeatable)");
+  cmd->callback([options] {
+    int code = run_broker(*options);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace oxbow::cli

@@ -1,0 +1,57 @@
+"""Shared fixtures for Oxbow's integration tests.
+
+Every test runs against the real broker binary ($OXBOW_BIN, default build/oxbow) started in a
+fresh temporary log directory on a free port.  Brokers started by a test are always torn down by
+the fixture finalizer, also when the test fails; when a test fails, the tail of each broker's log
+is attached to the failure report.
+"""
+
+import pytest
+
+from harness import Broker  # noqa: F401
+
+# Never look for tests inside the node dependencies.
+collect_ignore_glob = ["node_modules/*"]
+
+
+@pytest.fixture
+def make_broker(tmp_path, request):
+    """Factory: make_broker(**overrides) starts a broker; all are stopped at teardown."""
+    brokers = []
+    request.node._oxbow_brokers = brokers
+
+    def factory(overrides=None, start=True, **kwargs):
+        merged = dict(overrides or {})
+        merged.update({k.replace("_", "."): v for k, v in kwargs.items()})
+        b = Broker(tmp_path / f"broker{len(brokers)}", merged)
+        brokers.append(b)
+        if start:
+            b.start()
+        return b
+
+    yield factory
+
+    errors = []
+    for b in brokers:
+        if b.is_alive():
+            code = b.stop(check=False)
+            if code != 0:
+                errors.append(f"broker on port {b.port} exited with code {code} after SIGTERM at teardown"
+                              f"\n--- broker log tail ---\n{b.log_tail()}")
+    if errors:
+        pytest.fail("\n".join(errors), pytrace=False)
+
+
+@pytest.fixture
+def broker(make_broker):
+    """A running broker with default settings."""
+    return make_broker()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for i, b in enumerate(getattr(item, "_oxbow_brokers", [])):
+            report.sections.append((f"oxbow broker {i} log tail ({b.log_path})", b.log_tail(80)))

@@ -1,0 +1,191 @@
+"""Test harness for Oxbow's integration tests: the Broker process wrapper and polling helpers.
+
+Every test runs against the real broker binary ($OXBOW_BIN, default build/oxbow) started in a
+fresh temporary log directory on a free port.  Brokers started by a test are always torn down by
+the fixture finalizer, also when the test fails; when a test fails, the tail of each broker's log
+is attached to the failure report.
+"""
+
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+OXBOW_BIN = os.environ.get("OXBOW_BIN", str(REPO_ROOT / "build" / "oxbow"))
+
+START_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 30.0
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(condition, timeout, interval=0.05, message="condition"):
+    """Polls condition() until it returns a truthy value, which is returned; fails on timeout."""
+    deadline = time.monotonic() + timeout
+    last_exc = None
+    while True:
+        try:
+            value = condition()
+            if value:
+                return value
+        except Exception as exc:  # noqa: BLE001 - kept for the failure message
+            last_exc = exc
+        if time.monotonic() >= deadline:
+            detail = f" (last error: {last_exc!r})" if last_exc else ""
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}{detail}")
+        time.sleep(interval)
+
+
+def port_accepts(port, host="127.0.0.1"):
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class Broker:
+    """One oxbow broker process with its own log dir and port, restartable in place."""
+
+    def __init__(self, base_dir, overrides=None, port=None):
+        self.base_dir = pathlib.Path(base_dir)
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir = self.base_dir / "data"
+        self.data_dir.mkdir(exist_ok=True)
+        self.log_path = self.base_dir / "broker.log"
+        self.port = port or free_port()
+        self.overrides = dict(overrides or {})
+        self.proc = None
+        self.starts = 0
+        self.last_exit_code = None
+
+    @property
+    def bootstrap(self):
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def command(self):
+        listener = f"PLAINTEXT://127.0.0.1:{self.port}"
+        cmd = [
+            OXBOW_BIN, "broker",
+            "--override", f"listeners={listener}",
+            "--override", f"advertised.listeners={listener}",
+            "--override", f"log.dirs={self.data_dir}",
+        ]
+        for key, value in self.overrides.items():
+            cmd += ["--override", f"{key}={value}"]
+        return cmd
+
+    def is_alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_tail(self, lines=60):
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no broker log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def log_text(self):
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def fail(self, message):
+        pytest.fail(f"{message}\n--- broker log tail ({self.log_path}) ---\n{self.log_tail()}",
+                    pytrace=False)
+
+    def start(self, extra_overrides=None, timeout=START_TIMEOUT_S):
+        assert not self.is_alive(), "broker already running"
+        if not os.path.exists(OXBOW_BIN):
+            pytest.fail(f"broker binary {OXBOW_BIN} does not exist (set OXBOW_BIN)")
+        if extra_overrides:
+            self.overrides.update(extra_overrides)
+        self.starts += 1
+        with open(self.log_path, "ab") as log:
+            log.write(f"===== test harness: start #{self.starts}: {' '.join(self.command())}\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                         cwd=self.base_dir)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                self.fail(f"broker exited with code {self.proc.returncode} during start-up")
+            if port_accepts(self.port):
+                return self
+            if time.monotonic() >= deadline:
+                self.kill()
+                self.fail(f"broker did not accept connections on port {self.port} within {timeout}s")
+            time.sleep(0.05)
+
+    def stop(self, timeout=STOP_TIMEOUT_S, check=True):
+        """Clean shutdown: SIGTERM, wait, and (check=True) assert exit code 0."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                if check:
+                    self.fail(f"broker did not exit within {timeout}s of SIGTERM (killed it)")
+        code = self.proc.returncode
+        self.last_exit_code = code
+        self.proc = None
+        if check and code != 0:
+            self.fail(f"broker exited with code {code} after SIGTERM, expected 0")
+        return code
+
+    def kill(self):
+        """Crash: SIGKILL and reap."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.last_exit_code = self.proc.returncode
+        self.proc = None
+
+    def restart(self, extra_overrides=None, clean=True):
+        """Stops (SIGTERM if clean, else SIGKILL) and starts again on the same dir and port."""
+        if clean:
+            self.stop()
+        else:
+            self.kill()
+        return self.start(extra_overrides)
+
+    def assert_alive(self):
+        if not self.is_alive():
+            code = self.proc.returncode if self.proc else None
+            self.fail(f"broker process is not running any more (exit code {code})")
+
+    def partition_dir(self, topic, partition):
+        return self.data_dir / f"{topic}-{partition}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Small client helpers shared by the confluent-kafka based tests.
+
+
+def unique_topic(prefix="t"):
+    unique_topic.counter += 1
+    return f"{prefix}-{os.getpid()}-{int(time.time() * 1000) % 10_000_000}-{unique_topic.counter}"
+
+
+unique_topic.counter = 0
