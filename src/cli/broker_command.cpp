@@ -1,4 +1,5 @@
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <fstream>
@@ -19,6 +20,8 @@ struct BrokerOptions {
 };
 
 int run_broker(const BrokerOptions& options) {
+  // Logs go to stderr, leaving stdout to tools that wrap the broker.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("oxbow"));
   Properties props;
   if (!options.config_file.empty()) {
     std::ifstream in(options.config_file);

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Broker benchmark: `oxbow perf` against a fresh broker (with and without fsync before every ack)
+# and against librdkafka's in-process mock cluster, side by side in one run. Prints one table.
+# Usage: bench/broker.sh [records_100B] [records_1KB]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OXBOW=${OXBOW_BIN:-build/oxbow}
+N_SMALL=${1:-1000000}
+N_LARGE=${2:-200000}
+work=$(mktemp -d)
+broker_pid=""
+cleanup() { [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_broker() {  # extra overrides...
+  local port; port=$(free_port)
+  rm -rf "$work/data"
+  "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/data" "$@" \
+    2>"$work/broker.log" &
+  broker_pid=$!
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+  BOOTSTRAP=127.0.0.1:$port
+}
+
+stop_broker() { kill "$broker_pid"; wait "$broker_pid" || true; broker_pid=""; }
+
+field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
+
+rows=()
+run_produce() {  # label target records size acks extra...
+  local label=$1 target=$2 n=$3 size=$4 acks=$5; shift 5
+  local out
+  out=$("$OXBOW" perf produce -b "$target" --topic "bench-$RANDOM" --num-records "$n" --record-size "$size" \
+        --acks "$acks" --json "$@" 2>/dev/null)
+  rows+=("$(printf '%-34s %12s %9s %8s %8s %8s' "$label" \
+    "$(echo "$out" | field records_per_sec)" "$(echo "$out" | field mb_per_sec)" \
+    "$(echo "$out" | field p50_ms)" "$(echo "$out" | field p99_ms)" "$(echo "$out" | field p999_ms)")")
+  LAST_RPS=$(echo "$out" | field records_per_sec)
+}
+
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+mock=(-X test.mock.num.brokers=1)
+run_produce "mock cluster 100B acks=1" x "$N_SMALL" 100 1 "${mock[@]}"
+m_small=$LAST_RPS
+run_produce "mock cluster 1KB acks=1" x "$N_LARGE" 1024 1 "${mock[@]}"
+m_large=$LAST_RPS
+
+start_broker
+run_produce "oxbow 100B acks=1" "$BOOTSTRAP" "$N_SMALL" 100 1
+o_small=$LAST_RPS
+run_produce "oxbow 100B acks=-1" "$BOOTSTRAP" "$N_SMALL" 100 -1
+run_produce "oxbow 1KB acks=1" "$BOOTSTRAP" "$N_LARGE" 1024 1
+o_large=$LAST_RPS
+run_produce "oxbow 1KB acks=-1" "$BOOTSTRAP" "$N_LARGE" 1024 -1
+"$OXBOW" perf produce -b "$BOOTSTRAP" --topic bench-consume --num-records "$N_SMALL" --record-size 100 --acks 1 \
+  >/dev/null 2>&1
+c_out=$("$OXBOW" perf consume -b "$BOOTSTRAP" --topic bench-consume --num-records "$N_SMALL" --json 2>/dev/null)
+c_small=$(echo "$c_out" | field records_per_sec)
+rows+=("$(printf '%-34s %12s %9s' "oxbow consume 100B" "$c_small" "$(echo "$c_out" | field mb_per_sec)")")
+run_produce "oxbow 10k/s 100B acks=1 (latency)" "$BOOTSTRAP" 100000 100 1 --throughput 10000 -X linger.ms=0
+stop_broker
+
+start_broker --override log.flush.interval.messages=1
+run_produce "oxbow fsync 100B acks=-1" "$BOOTSTRAP" "$N_SMALL" 100 -1
+run_produce "oxbow fsync 1KB acks=-1" "$BOOTSTRAP" "$N_LARGE" 1024 -1
+f_large=$LAST_RPS
+stop_broker
+
+echo
+printf '%-34s %12s %9s %8s %8s %8s\n' "run" "records/s" "MB/s" "p50 ms" "p99 ms" "p99.9 ms"
+for r in "${rows[@]}"; do echo "$r"; done
+echo
+ratio() { /usr/bin/python3 -c "print(f'{float($1)/float($2):.2f}')"; }
+echo "produce 100B acks=1, oxbow / mock:   $(ratio "$o_small" "$m_small")"
+echo "produce 1KB acks=1, oxbow / mock:    $(ratio "$o_large" "$m_large")"
+echo "consume / produce 100B:              $(ratio "$c_small" "$o_small")"
+echo "fsync 1KB acks=-1 / no-fsync 1KB acks=1: $(ratio "$f_large" "$o_large")"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
