@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/crc32c.h"
-#include "protocol/testing/batch_builder.h"
+#include "protocol/batch_builder.h"
 
 namespace oxbow::protocol {
 

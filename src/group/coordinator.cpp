@@ -1,0 +1,345 @@
+#include "group/coordinator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/clock.h"
+
+namespace oxbow::group {
+
+GroupCoordinator::GroupCoordinator(CoordinatorOptions options, OffsetLog& log)
+    : options_(options), log_(log) {}
+
+GroupCoordinator::~GroupCoordinator() { stop(); }
+
+void GroupCoordinator::run(Completions& completions) {
+  for (auto& c : completions) c();
+  completions.clear();
+}
+
+void GroupCoordinator::start() {
+  {
+    std::lock_guard lock(mutex_);
+    log_.replay([this](std::string_view key_bytes, std::optional<std::string_view> value_bytes) {
+      auto key = decode_offset_key(key_bytes);
+      if (!key) return;
+      auto& offsets = offsets_[key->group];
+      TopicPartition tp{key->topic, key->partition};
+      if (!value_bytes) {
+        offsets.erase(tp);
+        if (offsets.empty()) offsets_.erase(key->group);
+        return;
+      }
+      if (auto value = decode_offset_value(*value_bytes)) {
+        offsets[tp] = {value->offset, value->leader_epoch, value->metadata, value->commit_timestamp_ms};
+      }
+    });
+    for (const auto& [group_id, offsets] : offsets_) {
+      auto group = std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms);
+      groups_[group_id] = std::move(group);
+    }
+    last_expiry_ms_ = now_ms();
+  }
+  timer_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      stop_cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (stopping_) break;
+      lock.unlock();
+      tick(now_ms());
+      lock.lock();
+    }
+  });
+}
+
+void GroupCoordinator::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (timer_.joinable()) timer_.join();
+}
+
+Group& GroupCoordinator::group_for_join(const std::string& group_id) {
+  auto& group = groups_[group_id];
+  if (!group || group->state() == GroupState::kDead) {
+    group = std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms);
+  }
+  return *group;
+}
+
+void GroupCoordinator::join(JoinRequest request, JoinCallback done) {
+  auto fail = [&](ErrorCode error) {
+    JoinResult result;
+    result.error = error;
+    result.member_id = request.member_id;
+    done(result);
+  };
+  if (request.group_id.empty()) return fail(ErrorCode::kInvalidGroupId);
+  if (request.session_timeout_ms < options_.min_session_timeout_ms ||
+      request.session_timeout_ms > options_.max_session_timeout_ms) {
+    return fail(ErrorCode::kInvalidSessionTimeout);
+  }
+  if (request.rebalance_timeout_ms < 0) request.rebalance_timeout_ms = request.session_timeout_ms;
+  Completions completions;
+  bool unknown_member = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = groups_.find(request.group_id);
+    unknown_member = !request.member_id.empty() && (it == groups_.end() || it->second->state() == GroupState::kDead);
+    if (!unknown_member) group_for_join(request.group_id).join(request, now_ms(), std::move(done), completions);
+  }
+  if (unknown_member) return fail(ErrorCode::kUnknownMemberId);
+  run(completions);
+}
+
+void GroupCoordinator::sync(SyncRequest request, SyncCallback done) {
+  Completions completions;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = groups_.find(request.group_id);
+    if (request.group_id.empty()) {
+      SyncResult result;
+      result.error = ErrorCode::kInvalidGroupId;
+      completions.push_back([done, result] { done(result); });
+    } else if (it == groups_.end()) {
+      SyncResult result;
+      result.error = ErrorCode::kUnknownMemberId;
+      completions.push_back([done, result] { done(result); });
+    } else {
+      it->second->sync(request, now_ms(), std::move(done), completions);
+    }
+  }
+  run(completions);
+}
+
+ErrorCode GroupCoordinator::heartbeat(const std::string& group_id, const std::string& member_id,
+                                      const std::optional<std::string>& instance_id, int32_t generation) {
+  if (group_id.empty()) return ErrorCode::kInvalidGroupId;
+  std::lock_guard lock(mutex_);
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) return ErrorCode::kUnknownMemberId;
+  return it->second->heartbeat(member_id, instance_id, generation, now_ms());
+}
+
+ErrorCode GroupCoordinator::leave(const std::string& group_id, const std::string& member_id,
+                                  const std::optional<std::string>& instance_id) {
+  if (group_id.empty()) return ErrorCode::kInvalidGroupId;
+  Completions completions;
+  ErrorCode error;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = groups_.find(group_id);
+    if (it == groups_.end()) return ErrorCode::kUnknownMemberId;
+    error = it->second->leave(member_id, instance_id, now_ms(), completions);
+  }
+  run(completions);
+  return error;
+}
+
+bool GroupCoordinator::persist(const std::string& group_id,
+                               const std::vector<std::pair<std::string, std::optional<std::string>>>& records) {
+  if (records.empty()) return true;
+  return log_.append(offsets_partition_for(group_id, log_.partitions()), records);
+}
+
+std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id, const std::string& member_id,
+                                                const std::optional<std::string>& instance_id, int32_t generation,
+                                                const std::vector<OffsetCommitEntry>& entries) {
+  std::vector<ErrorCode> errors(entries.size(), ErrorCode::kNone);
+  if (group_id.empty()) {
+    std::fill(errors.begin(), errors.end(), ErrorCode::kInvalidGroupId);
+    return errors;
+  }
+  std::lock_guard lock(mutex_);
+  auto it = groups_.find(group_id);
+  if (it == groups_.end() || it->second->state() == GroupState::kDead) {
+    if (generation >= 0 || !member_id.empty()) {
+      std::fill(errors.begin(), errors.end(), ErrorCode::kIllegalGeneration);
+      return errors;
+    }
+    // A commit without membership (assign() users) creates a simple, empty group.
+    it = groups_.insert_or_assign(group_id, std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms)).first;
+  }
+  ErrorCode error = it->second->check_commit(member_id, instance_id, generation);
+  if (error != ErrorCode::kNone) {
+    std::fill(errors.begin(), errors.end(), error);
+    return errors;
+  }
+  int64_t now = now_ms();
+  std::vector<std::pair<std::string, std::optional<std::string>>> records;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    std::string metadata = e.metadata.value_or("");
+    if (static_cast<int32_t>(metadata.size()) > options_.offset_metadata_max_bytes) {
+      errors[i] = ErrorCode::kOffsetMetadataTooLarge;
+      continue;
+    }
+    records.emplace_back(encode_offset_key({group_id, e.topic, e.partition}),
+                         encode_offset_value({e.offset, e.leader_epoch, metadata, now}));
+  }
+  if (!persist(group_id, records)) {
+    std::fill(errors.begin(), errors.end(), ErrorCode::kCoordinatorNotAvailable);
+    return errors;
+  }
+  auto& offsets = offsets_[group_id];
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (errors[i] != ErrorCode::kNone) continue;
+    const auto& e = entries[i];
+    offsets[{e.topic, e.partition}] = {e.offset, e.leader_epoch, e.metadata.value_or(""), now};
+  }
+  return errors;
+}
+
+std::map<TopicPartition, CommittedOffset> GroupCoordinator::fetch(
+    const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted) {
+  std::lock_guard lock(mutex_);
+  std::map<TopicPartition, CommittedOffset> out;
+  auto it = offsets_.find(group_id);
+  if (!wanted) {
+    if (it != offsets_.end()) out = it->second;
+    return out;
+  }
+  for (const auto& tp : *wanted) {
+    if (it != offsets_.end()) {
+      if (auto found = it->second.find(tp); found != it->second.end()) {
+        out[tp] = found->second;
+        continue;
+      }
+    }
+    out[tp] = CommittedOffset{};
+  }
+  return out;
+}
+
+std::vector<GroupOverview> GroupCoordinator::list(const std::vector<std::string>& states_filter) {
+  std::lock_guard lock(mutex_);
+  std::vector<GroupOverview> out;
+  for (const auto& [id, group] : groups_) {
+    if (group->state() == GroupState::kDead) continue;
+    std::string state = state_name(group->state());
+    if (!states_filter.empty() &&
+        std::none_of(states_filter.begin(), states_filter.end(), [&](const auto& s) { return s == state; })) {
+      continue;
+    }
+    out.push_back({id, group->protocol_type(), state});
+  }
+  return out;
+}
+
+GroupDescription GroupCoordinator::describe(const std::string& group_id) {
+  std::lock_guard lock(mutex_);
+  GroupDescription d;
+  d.group_id = group_id;
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) {
+    d.state = "Dead";
+    return d;
+  }
+  const Group& g = *it->second;
+  d.state = state_name(g.state());
+  d.protocol_type = g.protocol_type();
+  bool stable = g.state() == GroupState::kStable;
+  d.protocol_name = stable ? g.protocol_name().value_or("") : "";
+  for (const auto& [id, m] : g.members()) {
+    MemberDescription md{id, m.instance_id, m.client_id, m.client_host, {}, {}};
+    if (stable && g.protocol_name()) {
+      if (const Bytes* meta = m.metadata_for(*g.protocol_name())) md.metadata = *meta;
+      md.assignment = m.assignment;
+    }
+    d.members.push_back(std::move(md));
+  }
+  return d;
+}
+
+ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
+  Completions completions;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = groups_.find(group_id);
+    if (it == groups_.end() || it->second->state() == GroupState::kDead) return ErrorCode::kGroupIdNotFound;
+    if (it->second->state() != GroupState::kEmpty) return ErrorCode::kNonEmptyGroup;
+    std::vector<std::pair<std::string, std::optional<std::string>>> tombstones;
+    for (const auto& [tp, offset] : offsets_[group_id]) {
+      tombstones.emplace_back(encode_offset_key({group_id, tp.first, tp.second}), std::nullopt);
+    }
+    if (!persist(group_id, tombstones)) return ErrorCode::kCoordinatorNotAvailable;
+    offsets_.erase(group_id);
+    it->second->mark_dead(completions);
+    groups_.erase(it);
+  }
+  run(completions);
+  return ErrorCode::kNone;
+}
+
+std::vector<ErrorCode> GroupCoordinator::delete_offsets(const std::string& group_id,
+                                                        const std::vector<TopicPartition>& partitions,
+                                                        ErrorCode& group_error) {
+  std::vector<ErrorCode> errors(partitions.size(), ErrorCode::kNone);
+  group_error = ErrorCode::kNone;
+  std::lock_guard lock(mutex_);
+  auto it = groups_.find(group_id);
+  if (it == groups_.end() || it->second->state() == GroupState::kDead) {
+    group_error = ErrorCode::kGroupIdNotFound;
+    return errors;
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> tombstones;
+  auto& offsets = offsets_[group_id];
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    const auto& tp = partitions[i];
+    if (it->second->state() != GroupState::kEmpty && it->second->subscribes_to(tp.first)) {
+      errors[i] = ErrorCode::kGroupSubscribedToTopic;
+      continue;
+    }
+    if (offsets.erase(tp)) tombstones.emplace_back(encode_offset_key({group_id, tp.first, tp.second}), std::nullopt);
+  }
+  if (!persist(group_id, tombstones)) group_error = ErrorCode::kCoordinatorNotAvailable;
+  return errors;
+}
+
+void GroupCoordinator::expire_offsets_locked(int64_t now) {
+  for (auto it = offsets_.begin(); it != offsets_.end();) {
+    auto group = groups_.find(it->first);
+    bool empty = group == groups_.end() || group->second->state() == GroupState::kEmpty;
+    if (!empty) {
+      ++it;
+      continue;
+    }
+    int64_t empty_since = group == groups_.end() ? 0 : group->second->empty_since_ms();
+    std::vector<std::pair<std::string, std::optional<std::string>>> tombstones;
+    for (auto o = it->second.begin(); o != it->second.end();) {
+      // KIP-211: offsets of an empty group expire a retention period after the later of their
+      // commit and the moment the group became empty.
+      if (std::max(o->second.commit_timestamp_ms, empty_since) + options_.offsets_retention_ms <= now) {
+        tombstones.emplace_back(encode_offset_key({it->first, o->first.first, o->first.second}), std::nullopt);
+        o = it->second.erase(o);
+      } else {
+        ++o;
+      }
+    }
+    persist(it->first, tombstones);
+    if (it->second.empty()) {
+      if (group != groups_.end() && group->second->members().empty()) groups_.erase(group);
+      it = offsets_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void GroupCoordinator::tick(int64_t now) {
+  Completions completions;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, group] : groups_) group->tick(now, completions);
+    if (now - last_expiry_ms_ >= 60'000) {
+      last_expiry_ms_ = now;
+      expire_offsets_locked(now);
+    }
+  }
+  run(completions);
+}
+
+}  // namespace oxbow::group

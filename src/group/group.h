@@ -1,0 +1,153 @@
+#pragma once
+// One consumer group's membership, as Kafka's group coordinator runs it.
+//
+// States: Empty (no members; offsets may live on), PreparingRebalance (waiting for members to
+// (re)join), CompletingRebalance (joined; waiting for the leader's assignment in SyncGroup),
+// Stable (assignment handed out), Dead (deleted). A rebalance ends when every member has rejoined
+// or the rebalance timeout passes; members that did not rejoin are dropped. The assignment itself
+// is computed by the leader client, so any assignor (range, roundrobin, cooperative-sticky) works.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/errors.h"
+
+namespace oxbow::group {
+
+using protocol::ErrorCode;
+using Bytes = std::vector<uint8_t>;
+
+enum class GroupState { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
+const char* state_name(GroupState state);
+
+struct JoinedMember {
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  Bytes metadata;
+};
+
+struct JoinResult {
+  ErrorCode error = ErrorCode::kNone;
+  int32_t generation = -1;
+  std::optional<std::string> protocol_type;
+  std::optional<std::string> protocol_name;
+  std::string leader;
+  std::string member_id;
+  std::vector<JoinedMember> members;  // only for the leader
+};
+
+struct SyncResult {
+  ErrorCode error = ErrorCode::kNone;
+  std::optional<std::string> protocol_type;
+  std::optional<std::string> protocol_name;
+  Bytes assignment;
+};
+
+using JoinCallback = std::function<void(JoinResult)>;
+using SyncCallback = std::function<void(SyncResult)>;
+
+struct Member {
+  std::string id;
+  std::optional<std::string> instance_id;
+  std::string client_id;
+  std::string client_host;
+  int32_t session_timeout_ms = 0;
+  int32_t rebalance_timeout_ms = 0;
+  std::string protocol_type;
+  std::vector<std::pair<std::string, Bytes>> protocols;  // in the member's order of preference
+  Bytes assignment;
+  JoinCallback awaiting_join;
+  SyncCallback awaiting_sync;
+  int64_t heartbeat_deadline_ms = 0;
+
+  const Bytes* metadata_for(const std::string& protocol) const;
+};
+
+struct JoinRequest {
+  std::string group_id;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::string client_id;
+  std::string client_host;
+  int32_t session_timeout_ms = 0;
+  int32_t rebalance_timeout_ms = 0;
+  std::string protocol_type;
+  std::vector<std::pair<std::string, Bytes>> protocols;
+  bool require_known_member_id = false;  // JoinGroup v4+ (KIP-394)
+};
+
+struct SyncRequest {
+  std::string group_id;
+  int32_t generation = -1;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::optional<std::string> protocol_type;
+  std::optional<std::string> protocol_name;
+  std::vector<std::pair<std::string, Bytes>> assignments;
+};
+
+// Deferred work produced while the coordinator's lock is held, run after it is released.
+using Completions = std::vector<std::function<void()>>;
+
+class Group {
+ public:
+  Group(std::string id, int64_t initial_rebalance_delay_ms);
+
+  const std::string& id() const { return id_; }
+  GroupState state() const { return state_; }
+  int32_t generation() const { return generation_; }
+  const std::string& protocol_type() const { return protocol_type_; }
+  const std::optional<std::string>& protocol_name() const { return protocol_name_; }
+  const std::string& leader() const { return leader_; }
+  const std::map<std::string, Member>& members() const { return members_; }
+  bool is_member(const std::string& member_id) const { return members_.count(member_id) > 0; }
+  int64_t empty_since_ms() const { return empty_since_ms_; }
+
+  void join(const JoinRequest& request, int64_t now, JoinCallback done, Completions& out);
+  void sync(const SyncRequest& request, int64_t now, SyncCallback done, Completions& out);
+  ErrorCode heartbeat(const std::string& member_id, const std::optional<std::string>& instance_id,
+                      int32_t generation, int64_t now);
+  ErrorCode leave(const std::string& member_id, const std::optional<std::string>& instance_id, int64_t now,
+                  Completions& out);
+  // Validates an offset commit against membership (generation -1 with no member: a simple commit).
+  ErrorCode check_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
+                         int32_t generation) const;
+  // Expires sessions and ends overdue rebalances.
+  void tick(int64_t now, Completions& out);
+  void mark_dead(Completions& out);
+  // Topics the members subscribe to, decoded from consumer-protocol metadata (for OffsetDelete).
+  bool subscribes_to(const std::string& topic) const;
+
+ private:
+  std::string new_member_id(const std::string& client_id, const std::optional<std::string>& instance_id);
+  bool protocols_compatible(const JoinRequest& request) const;
+  void add_member(const JoinRequest& request, const std::string& member_id, int64_t now, JoinCallback done,
+                  Completions& out);
+  void prepare_rebalance(int64_t now, Completions& out);
+  void maybe_complete_join(int64_t now, Completions& out);
+  void complete_join(int64_t now, Completions& out);
+  void remove_member(const std::string& member_id, int64_t now, Completions& out);
+  std::optional<std::string> select_protocol() const;
+  JoinResult join_result_for(const Member& member) const;
+  ErrorCode check_static(const std::string& member_id, const std::optional<std::string>& instance_id) const;
+
+  std::string id_;
+  int64_t initial_rebalance_delay_ms_;
+  GroupState state_ = GroupState::kEmpty;
+  int32_t generation_ = 0;
+  std::string protocol_type_;
+  std::optional<std::string> protocol_name_;
+  std::string leader_;
+  std::map<std::string, Member> members_;
+  std::map<std::string, int64_t> pending_members_;         // member id -> expiry (KIP-394)
+  std::map<std::string, std::string> static_members_;      // instance id -> member id
+  int64_t rebalance_deadline_ms_ = 0;
+  int64_t initial_delay_until_ms_ = 0;
+  int64_t empty_since_ms_ = 0;
+  uint64_t next_member_serial_ = 0;
+};
+
+}  // namespace oxbow::group

@@ -1,0 +1,208 @@
+#include "group/group.h"
+
+#include <gtest/gtest.h>
+
+namespace oxbow::group {
+
+namespace {
+
+JoinRequest join_request(const std::string& member, std::vector<std::string> protocols = {"range"},
+                         std::optional<std::string> instance = std::nullopt) {
+  JoinRequest r;
+  r.group_id = "g";
+  r.member_id = member;
+  r.group_instance_id = instance;
+  r.client_id = "client";
+  r.session_timeout_ms = 10000;
+  r.rebalance_timeout_ms = 5000;
+  r.protocol_type = "consumer";
+  for (auto& p : protocols) r.protocols.push_back({p, Bytes{1, 2, 3}});
+  return r;
+}
+
+struct Captured {
+  std::optional<JoinResult> join;
+  std::optional<SyncResult> sync;
+};
+
+void run(Completions& c) {
+  for (auto& f : c) f();
+  c.clear();
+}
+
+// Joins (handling MEMBER_ID_REQUIRED) and returns the capture.
+std::shared_ptr<Captured> join(Group& g, JoinRequest r, int64_t now) {
+  auto cap = std::make_shared<Captured>();
+  Completions c;
+  g.join(r, now, [cap](JoinResult res) { cap->join = res; }, c);
+  run(c);
+  return cap;
+}
+
+std::shared_ptr<Captured> sync(Group& g, const std::string& member, int32_t generation,
+                               std::vector<std::pair<std::string, Bytes>> assignments, int64_t now) {
+  auto cap = std::make_shared<Captured>();
+  SyncRequest r;
+  r.group_id = "g";
+  r.member_id = member;
+  r.generation = generation;
+  r.assignments = std::move(assignments);
+  Completions c;
+  g.sync(r, now, [cap](SyncResult res) { cap->sync = res; }, c);
+  run(c);
+  return cap;
+}
+
+}  // namespace
+
+TEST(Group, FirstJoinWithoutIdGetsMemberIdRequired) {
+  Group g("g", 0);
+  auto r = join_request("");
+  r.require_known_member_id = true;
+  auto cap = join(g, r, 0);
+  ASSERT_TRUE(cap->join);
+  EXPECT_EQ(cap->join->error, ErrorCode::kMemberIdRequired);
+  EXPECT_FALSE(cap->join->member_id.empty());
+  auto again = join(g, join_request(cap->join->member_id), 1);
+  ASSERT_TRUE(again->join);
+  EXPECT_EQ(again->join->error, ErrorCode::kNone);
+  EXPECT_EQ(again->join->generation, 1);
+  EXPECT_EQ(again->join->leader, cap->join->member_id);
+  EXPECT_EQ(again->join->members.size(), 1u);
+  EXPECT_EQ(g.state(), GroupState::kCompletingRebalance);
+}
+
+TEST(Group, TwoMembersRebalanceLeaderAssigns) {
+  Group g("g", 0);
+  auto a = join(g, join_request(""), 0);
+  std::string a_id = a->join->member_id;
+  EXPECT_EQ(g.state(), GroupState::kCompletingRebalance);
+  auto s = sync(g, a_id, 1, {{a_id, {9}}}, 1);
+  EXPECT_EQ(g.state(), GroupState::kStable);
+  EXPECT_EQ(s->sync->assignment, Bytes{9});
+
+  // A second member triggers a rebalance; the first learns of it by heartbeat and rejoins.
+  auto b = join(g, join_request(""), 2);
+  EXPECT_FALSE(b->join);  // waiting for the others
+  EXPECT_EQ(g.state(), GroupState::kPreparingRebalance);
+  EXPECT_EQ(g.heartbeat(a_id, std::nullopt, 1, 3), ErrorCode::kRebalanceInProgress);
+  auto a2 = join(g, join_request(a_id), 4);
+  ASSERT_TRUE(a2->join && b->join);
+  EXPECT_EQ(a2->join->generation, 2);
+  EXPECT_EQ(a2->join->leader, a_id);
+  EXPECT_EQ(a2->join->members.size(), 2u);
+  EXPECT_TRUE(b->join->members.empty());
+  std::string b_id = b->join->member_id;
+
+  auto bs = sync(g, b_id, 2, {}, 5);
+  EXPECT_FALSE(bs->sync);  // waits for the leader
+  auto as = sync(g, a_id, 2, {{a_id, {1}}, {b_id, {2}}}, 6);
+  ASSERT_TRUE(bs->sync);
+  EXPECT_EQ(bs->sync->assignment, Bytes{2});
+  EXPECT_EQ(as->sync->assignment, Bytes{1});
+  EXPECT_EQ(g.state(), GroupState::kStable);
+  EXPECT_EQ(g.heartbeat(b_id, std::nullopt, 1, 7), ErrorCode::kIllegalGeneration);
+  EXPECT_EQ(g.heartbeat("nobody", std::nullopt, 2, 7), ErrorCode::kUnknownMemberId);
+}
+
+TEST(Group, SessionExpiryRemovesMemberAndRebalances) {
+  Group g("g", 0);
+  auto a = join(g, join_request(""), 0);
+  auto b = join(g, join_request(""), 0);
+  std::string a_id = a->join ? a->join->member_id : "";
+  // a completed alone at generation 1; b's join started generation 2 which needs a to rejoin.
+  auto a2 = join(g, join_request(a_id), 1);
+  std::string b_id = b->join->member_id;
+  sync(g, a_id, 2, {{a_id, {1}}, {b_id, {2}}}, 2);
+  sync(g, b_id, 2, {}, 2);
+  ASSERT_EQ(g.state(), GroupState::kStable);
+  Completions c;
+  g.heartbeat(a_id, std::nullopt, 2, 9000);
+  g.tick(10'500, c);  // b's session (10 s from t=2) is over, a heartbeated at 9000
+  run(c);
+  EXPECT_FALSE(g.is_member(b_id));
+  EXPECT_TRUE(g.is_member(a_id));
+  EXPECT_EQ(g.state(), GroupState::kPreparingRebalance);
+  auto a3 = join(g, join_request(a_id), 10'600);
+  ASSERT_TRUE(a3->join);
+  EXPECT_EQ(a3->join->generation, 3);
+}
+
+TEST(Group, RebalanceTimeoutDropsMembersThatDoNotRejoin) {
+  Group g("g", 0);
+  auto a = join(g, join_request(""), 0);
+  std::string a_id = a->join->member_id;
+  sync(g, a_id, 1, {}, 0);
+  auto b = join(g, join_request(""), 100);  // a never rejoins
+  EXPECT_FALSE(b->join);
+  Completions c;
+  g.tick(100 + 5000, c);  // a's rebalance timeout
+  run(c);
+  ASSERT_TRUE(b->join);
+  EXPECT_EQ(b->join->error, ErrorCode::kNone);
+  EXPECT_EQ(b->join->leader, b->join->member_id);
+  EXPECT_FALSE(g.is_member(a_id));
+}
+
+TEST(Group, StaticMemberRejoinKeepsAssignmentWithoutRebalance) {
+  Group g("g", 0);
+  auto a = join(g, join_request("", {"range"}, "instance-a"), 0);
+  std::string a_id = a->join->member_id;
+  auto b = join(g, join_request("", {"range"}, "instance-b"), 0);
+  join(g, join_request(a_id, {"range"}, "instance-a"), 1);
+  std::string b_id = b->join->member_id;
+  sync(g, a_id, 2, {{a_id, {1}}, {b_id, {2}}}, 2);
+  sync(g, b_id, 2, {}, 2);
+  ASSERT_EQ(g.state(), GroupState::kStable);
+  // b restarts: joins with its instance id and no member id.
+  auto b2 = join(g, join_request("", {"range"}, "instance-b"), 3);
+  ASSERT_TRUE(b2->join);
+  EXPECT_EQ(b2->join->error, ErrorCode::kNone);
+  EXPECT_EQ(b2->join->generation, 2);
+  EXPECT_EQ(g.state(), GroupState::kStable);
+  auto s = sync(g, b2->join->member_id, 2, {}, 4);
+  EXPECT_EQ(s->sync->assignment, Bytes{2});
+  // The old incarnation is fenced.
+  EXPECT_EQ(g.heartbeat(b_id, std::string("instance-b"), 2, 5), ErrorCode::kFencedInstanceId);
+  EXPECT_EQ(g.heartbeat(a_id, std::nullopt, 2, 5), ErrorCode::kNone);
+}
+
+TEST(Group, ProtocolSelectionAndInconsistency) {
+  Group g("g", 0);
+  auto a = join(g, join_request("", {"cooperative-sticky", "range"}), 0);
+  std::string a_id = a->join->member_id;
+  auto b = join(g, join_request("", {"range"}), 1);
+  join(g, join_request(a_id, {"cooperative-sticky", "range"}), 2);
+  ASSERT_TRUE(b->join);
+  EXPECT_EQ(b->join->protocol_name, "range");
+  auto c = join(g, join_request("", {"roundrobin"}), 3);
+  ASSERT_TRUE(c->join);
+  EXPECT_EQ(c->join->error, ErrorCode::kInconsistentGroupProtocol);
+}
+
+TEST(Group, LeaveLastMemberEmptiesGroup) {
+  Group g("g", 0);
+  auto a = join(g, join_request(""), 0);
+  std::string a_id = a->join->member_id;
+  sync(g, a_id, 1, {}, 0);
+  Completions c;
+  EXPECT_EQ(g.leave(a_id, std::nullopt, 1, c), ErrorCode::kNone);
+  EXPECT_EQ(g.state(), GroupState::kEmpty);
+  EXPECT_EQ(g.leave(a_id, std::nullopt, 1, c), ErrorCode::kUnknownMemberId);
+  EXPECT_EQ(g.check_commit("", std::nullopt, -1), ErrorCode::kNone);
+}
+
+TEST(Group, InitialRebalanceDelayWaitsForMoreMembers) {
+  Group g("g", 3000);
+  auto a = join(g, join_request(""), 0);
+  EXPECT_FALSE(a->join);
+  auto b = join(g, join_request(""), 1000);
+  EXPECT_FALSE(b->join);
+  Completions c;
+  g.tick(3000, c);
+  run(c);
+  ASSERT_TRUE(a->join && b->join);
+  EXPECT_EQ(a->join->generation, 1);
+}
+
+}  // namespace oxbow::group

@@ -1,0 +1,93 @@
+#include "protocol/batch_builder.h"
+
+#include "common/crc32c.h"
+#include "protocol/record_batch.h"
+#include "protocol/wire.h"
+
+namespace oxbow::protocol {
+
+namespace {
+
+void write_nullable(Writer& w, const std::optional<std::string>& s) {
+  if (!s) {
+    w.varint(-1);
+    return;
+  }
+  w.varint(static_cast<int32_t>(s->size()));
+  w.raw(s->data(), s->size());
+}
+
+std::optional<std::string_view> read_nullable(Reader& r) {
+  int32_t n = r.varint();
+  if (n < 0) return std::nullopt;
+  auto span = r.take_span(static_cast<size_t>(n));
+  return std::string_view(reinterpret_cast<const char*>(span.data()), span.size());
+}
+
+}  // namespace
+
+std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int64_t base_timestamp,
+                                 int64_t base_offset) {
+  Writer body;
+  int64_t max_ts = base_timestamp;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    Writer rec;
+    rec.i8(0);  // attributes
+    rec.varlong(r.timestamp_delta);
+    rec.varint(static_cast<int32_t>(i));
+    write_nullable(rec, r.key);
+    write_nullable(rec, r.value);
+    rec.varint(0);  // headers
+    body.varint(static_cast<int32_t>(rec.buffer().size()));
+    body.raw(rec.buffer().data(), rec.buffer().size());
+    max_ts = std::max(max_ts, base_timestamp + r.timestamp_delta);
+  }
+  Writer batch;
+  batch.i64(base_offset);
+  batch.i32(static_cast<int32_t>(kBatchHeaderSize - kBatchLogOverhead + body.buffer().size()));
+  batch.i32(0);   // leader epoch
+  batch.i8(2);    // magic
+  batch.u32(0);   // crc, patched below
+  batch.i16(0);   // attributes
+  batch.i32(static_cast<int32_t>(records.size()) - 1);
+  batch.i64(base_timestamp);
+  batch.i64(max_ts);
+  batch.i64(-1);  // producer id
+  batch.i16(-1);
+  batch.i32(-1);
+  batch.i32(static_cast<int32_t>(records.size()));
+  batch.raw(body.buffer().data(), body.buffer().size());
+  auto& bytes = batch.buffer();
+  uint32_t crc = crc32c(bytes.data() + kAttributesOffset, bytes.size() - kAttributesOffset);
+  for (int i = 0; i < 4; ++i) bytes[kCrcOffset + i] = static_cast<uint8_t>(crc >> (24 - 8 * i));
+  return bytes;
+}
+
+bool parse_records(const uint8_t* batch, size_t size, std::vector<RecordView>& out) {
+  if (size < kBatchHeaderSize) return false;
+  BatchHeader h = read_batch_header(batch);
+  if (h.codec() != 0 || h.total_size() > size) return false;
+  Reader r(std::span(const_cast<uint8_t*>(batch) + kBatchHeaderSize, h.total_size() - kBatchHeaderSize));
+  try {
+    for (int32_t i = 0; i < h.record_count; ++i) {
+      int32_t length = r.varint();
+      size_t start = r.position();
+      r.i8();
+      RecordView view;
+      view.timestamp = h.base_timestamp + r.varlong();
+      view.offset = h.base_offset + r.varint();
+      view.key = read_nullable(r);
+      view.value = read_nullable(r);
+      size_t used = r.position() - start;
+      if (length < 0 || static_cast<size_t>(length) < used) return false;
+      r.take_span(static_cast<size_t>(length) - used);  // headers
+      out.push_back(view);
+    }
+  } catch (const DecodeError&) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace oxbow::protocol

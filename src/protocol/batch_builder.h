@@ -1,0 +1,38 @@
+#pragma once
+// Builds uncompressed v2 record batches: for the broker's own internal topics (committed offsets)
+// and for tests. Clients' batches are never rebuilt.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oxbow::protocol {
+
+struct OutgoingRecord {
+  std::optional<std::string> key;
+  std::optional<std::string> value;  // nullopt: a tombstone
+  int64_t timestamp_delta = 0;
+};
+
+std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int64_t base_timestamp = 1000,
+                                 int64_t base_offset = 0);
+
+// A record of an uncompressed batch, viewed in place.
+struct RecordView {
+  int64_t offset;
+  int64_t timestamp;
+  std::optional<std::string_view> key;
+  std::optional<std::string_view> value;
+};
+
+// Appends the records of an uncompressed, whole batch to `out`; false if the batch is compressed
+// or malformed.
+bool parse_records(const uint8_t* batch, size_t size, std::vector<RecordView>& out);
+
+namespace testing {
+using TestRecord = OutgoingRecord;
+using oxbow::protocol::build_batch;
+}  // namespace testing
+
+}  // namespace oxbow::protocol
