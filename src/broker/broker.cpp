@@ -5,7 +5,9 @@
 #include <random>
 #include <thread>
 
+#include "broker/offsets_topic.h"
 #include "broker/server.h"
+#include "group/coordinator.h"
 #include "broker/topic_registry.h"
 #include "common/properties.h"
 #include "storage/file.h"
@@ -67,6 +69,20 @@ bool Broker::start(std::string& error) {
   if (!logs_->last_shutdown_clean()) spdlog::warn("last shutdown was not clean: recovering logs");
   topics_ = std::make_unique<TopicRegistry>(config_, *logs_);
   if (!topics_->load(error)) return false;
+  auto number = [&](const char* key, int64_t fallback) {
+    auto value = config_.value_of(key);
+    return value ? parse_int64(*value).value_or(fallback) : fallback;
+  };
+  offsets_topic_ = std::make_unique<OffsetsTopic>(
+      *topics_, static_cast<int32_t>(number("offsets.topic.num.partitions", 50)));
+  group::CoordinatorOptions group_options;
+  group_options.initial_rebalance_delay_ms = number("group.initial.rebalance.delay.ms", 3000);
+  group_options.min_session_timeout_ms = static_cast<int32_t>(number("group.min.session.timeout.ms", 6000));
+  group_options.max_session_timeout_ms = static_cast<int32_t>(number("group.max.session.timeout.ms", 1800000));
+  group_options.offsets_retention_ms = number("offsets.retention.minutes", 10080) * 60 * 1000;
+  group_options.offset_metadata_max_bytes = static_cast<int32_t>(number("offset.metadata.max.bytes", 4096));
+  groups_ = std::make_unique<group::GroupCoordinator>(group_options, *offsets_topic_);
+  groups_->start();
   int threads = config_.network_threads > 0 ? config_.network_threads
                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   server_ = std::make_unique<Server>(*this, threads);
@@ -79,8 +95,19 @@ bool Broker::start(std::string& error) {
 void Broker::run() {
   server_->run();
   server_.reset();
+  groups_->stop();
   logs_->shutdown();
   spdlog::info("oxbow broker stopped cleanly");
+}
+
+Endpoint Broker::advertised_endpoint(const std::string& listener) const {
+  const auto& advertised = config_.advertised_listeners;
+  Endpoint chosen = advertised.front();
+  for (const auto& e : advertised) {
+    if (e.name == listener) chosen = e;
+  }
+  if (chosen.host.empty() || chosen.host == "0.0.0.0" || chosen.host == "::") chosen.host = "localhost";
+  return chosen;
 }
 
 void Broker::stop() {

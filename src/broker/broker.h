@@ -9,11 +9,15 @@
 namespace oxbow::storage {
 class LogManager;
 }
+namespace oxbow::group {
+class GroupCoordinator;
+}
 
 namespace oxbow::broker {
 
 class TopicRegistry;
 class Server;
+class OffsetsTopic;
 
 class Broker {
  public:
@@ -29,7 +33,10 @@ class Broker {
   const BrokerConfig& config() const { return config_; }
   TopicRegistry& topics() { return *topics_; }
   storage::LogManager& logs() { return *logs_; }
+  group::GroupCoordinator& groups() { return *groups_; }
   const std::string& cluster_id() const { return cluster_id_; }
+  // The endpoint clients should use: the advertised one of the listener they came in on.
+  Endpoint advertised_endpoint(const std::string& listener) const;
 
  private:
   bool load_or_create_meta_properties(std::string& error);
@@ -38,6 +45,8 @@ class Broker {
   std::string cluster_id_;
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicRegistry> topics_;
+  std::unique_ptr<OffsetsTopic> offsets_topic_;
+  std::unique_ptr<group::GroupCoordinator> groups_;
   std::unique_ptr<Server> server_;
 };
 

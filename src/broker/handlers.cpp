@@ -19,18 +19,31 @@ enum ApiKey : int16_t {
   kFetch = 1,
   kListOffsets = 2,
   kMetadata = 3,
+  kOffsetCommit = 8,
+  kOffsetFetch = 9,
+  kFindCoordinator = 10,
+  kJoinGroup = 11,
+  kHeartbeat = 12,
+  kLeaveGroup = 13,
+  kSyncGroup = 14,
+  kDescribeGroups = 15,
+  kListGroups = 16,
   kApiVersions = 18,
   kCreateTopics = 19,
   kDeleteTopics = 20,
   kOffsetForLeaderEpoch = 23,
   kDescribeConfigs = 32,
   kCreatePartitions = 37,
+  kDeleteGroups = 42,
+  kOffsetDelete = 47,
   kDescribeCluster = 60,
 };
 
-constexpr std::array<int16_t, 11> kImplemented = {
-    kProduce,      kFetch,        kListOffsets,          kMetadata,        kApiVersions,      kCreateTopics,
-    kDeleteTopics, kOffsetForLeaderEpoch, kDescribeConfigs, kCreatePartitions, kDescribeCluster,
+constexpr std::array<int16_t, 22> kImplemented = {
+    kProduce,        kFetch,          kListOffsets,  kMetadata,   kOffsetCommit,        kOffsetFetch,
+    kFindCoordinator, kJoinGroup,     kHeartbeat,    kLeaveGroup, kSyncGroup,           kDescribeGroups,
+    kListGroups,     kApiVersions,    kCreateTopics, kDeleteTopics, kOffsetForLeaderEpoch, kDescribeConfigs,
+    kCreatePartitions, kDeleteGroups, kOffsetDelete, kDescribeCluster,
 };
 
 pr::ApiVersionsResponse advertised_versions() {
@@ -73,6 +86,17 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
     case kListOffsets: handle_list_offsets(ctx, body, out); break;
     case kMetadata: handle_metadata(ctx, body, out); break;
     case kApiVersions: handle_api_versions(ctx, body, out); break;
+    case kOffsetCommit: handle_offset_commit(ctx, body, out); break;
+    case kOffsetFetch: handle_offset_fetch(ctx, body, out); break;
+    case kFindCoordinator: handle_find_coordinator(ctx, body, out); break;
+    case kJoinGroup: co_await handle_join_group(ctx, body, out); break;
+    case kHeartbeat: handle_heartbeat(ctx, body, out); break;
+    case kLeaveGroup: handle_leave_group(ctx, body, out); break;
+    case kSyncGroup: co_await handle_sync_group(ctx, body, out); break;
+    case kDescribeGroups: handle_describe_groups(ctx, body, out); break;
+    case kListGroups: handle_list_groups(ctx, body, out); break;
+    case kDeleteGroups: handle_delete_groups(ctx, body, out); break;
+    case kOffsetDelete: handle_offset_delete(ctx, body, out); break;
     case kCreateTopics: handle_create_topics(ctx, body, out); break;
     case kDeleteTopics: handle_delete_topics(ctx, body, out); break;
     case kOffsetForLeaderEpoch: handle_offset_for_leader_epoch(ctx, body, out); break;

@@ -32,6 +32,17 @@ void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out);
 void handle_offset_for_leader_epoch(RequestContext& ctx, Reader& body, Writer& out);
+void handle_find_coordinator(RequestContext& ctx, Reader& body, Writer& out);
+asio::awaitable<void> handle_join_group(RequestContext& ctx, Reader& body, Writer& out);
+asio::awaitable<void> handle_sync_group(RequestContext& ctx, Reader& body, Writer& out);
+void handle_heartbeat(RequestContext& ctx, Reader& body, Writer& out);
+void handle_leave_group(RequestContext& ctx, Reader& body, Writer& out);
+void handle_describe_groups(RequestContext& ctx, Reader& body, Writer& out);
+void handle_list_groups(RequestContext& ctx, Reader& body, Writer& out);
+void handle_delete_groups(RequestContext& ctx, Reader& body, Writer& out);
+void handle_offset_commit(RequestContext& ctx, Reader& body, Writer& out);
+void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out);
+void handle_offset_delete(RequestContext& ctx, Reader& body, Writer& out);
 asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& out);
 asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& out);
 

@@ -21,22 +21,11 @@ constexpr int32_t kAuthorizedOperationsOmitted = INT32_MIN;
 constexpr int8_t kResourceTopic = 2;
 constexpr int8_t kResourceBroker = 4;
 
-// The endpoint clients should use: the advertised one of the listener they came in on.
-Endpoint advertised_endpoint(const Broker& broker, const std::string& listener) {
-  const auto& advertised = broker.config().advertised_listeners;
-  Endpoint chosen = advertised.front();
-  for (const auto& e : advertised) {
-    if (e.name == listener) chosen = e;
-  }
-  if (chosen.host.empty() || chosen.host == "0.0.0.0" || chosen.host == "::") chosen.host = "localhost";
-  return chosen;
-}
-
 void describe_topic(const TopicInfo& topic, int32_t node, pr::MetadataResponse::MetadataResponseTopic& out) {
   out.error_code = pr::code(ErrorCode::kNone);
   out.name = topic.name;
   out.topic_id = topic.id;
-  out.is_internal = false;
+  out.is_internal = topic.name.starts_with("__");
   for (int32_t p = 0; p < topic.partitions; ++p) {
     pr::MetadataResponse::MetadataResponsePartition partition;
     partition.partition_index = p;
@@ -75,7 +64,7 @@ void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
   request.decode(body, v);
   auto& broker = ctx.broker;
   int32_t node = broker.config().node_id;
-  auto endpoint = advertised_endpoint(broker, ctx.listener_name);
+  auto endpoint = broker.advertised_endpoint(ctx.listener_name);
 
   pr::MetadataResponse response;
   response.brokers.push_back({node, endpoint.host, endpoint.port, std::nullopt});
@@ -117,7 +106,7 @@ void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out) {
   int16_t v = ctx.header.api_version;
   pr::DescribeClusterRequest request;
   request.decode(body, v);
-  auto endpoint = advertised_endpoint(ctx.broker, ctx.listener_name);
+  auto endpoint = ctx.broker.advertised_endpoint(ctx.listener_name);
   pr::DescribeClusterResponse response;
   response.cluster_id = ctx.broker.cluster_id();
   response.controller_id = ctx.broker.config().node_id;

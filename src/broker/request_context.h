@@ -12,6 +12,7 @@ struct RequestContext {
   Broker& broker;
   const protocol::RequestHeader& header;
   const std::string& listener_name;  // picks the advertised endpoint for Metadata
+  const std::string& client_host;    // the peer's address
   bool respond = true;               // cleared by produce with acks=0
 };
 

@@ -43,7 +43,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         slot_freed_(socket_.get_executor()) {
     boost::system::error_code ec;
     auto endpoint = socket_.remote_endpoint(ec);
-    peer_ = ec ? "unknown" : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+    host_ = ec ? "unknown" : endpoint.address().to_string();
+    peer_ = ec ? "unknown" : host_ + ":" + std::to_string(endpoint.port());
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.native_non_blocking(true, ec);
   }
@@ -114,7 +115,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto& out = slot->response;
     out.reserve_i32();
     pr::encode_response_header(out, slot->header);
-    RequestContext ctx{broker_, slot->header, listener_};
+    RequestContext ctx{broker_, slot->header, listener_, host_};
     try {
       if (slot->header.api_key == kApiVersionsKey &&
           !pr::version_supported(kApiVersionsKey, slot->header.api_version)) {
@@ -224,6 +225,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Broker& broker_;
   tcp::socket socket_;
   std::string listener_;
+  std::string host_;
   std::string peer_;
   asio::steady_timer slot_ready_;
   asio::steady_timer slot_freed_;

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "protocol/testing/batch_builder.h"
+#include "protocol/batch_builder.h"
 #include "storage/partition_log.h"
 #include "storage/test_dir.h"
 

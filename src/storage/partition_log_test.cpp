@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "protocol/record_batch.h"
-#include "protocol/testing/batch_builder.h"
+#include "protocol/batch_builder.h"
 #include "storage/file.h"
 #include "storage/test_dir.h"
 

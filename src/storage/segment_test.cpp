@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "protocol/record_batch.h"
-#include "protocol/testing/batch_builder.h"
+#include "protocol/batch_builder.h"
 #include "storage/test_dir.h"
 
 namespace oxbow::storage {

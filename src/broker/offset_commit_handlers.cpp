@@ -1,0 +1,137 @@
+// Committed offsets: OffsetCommit, OffsetFetch (several groups per request from v8) and
+// OffsetDelete.
+#include "broker/broker.h"
+#include "broker/handlers.h"
+#include "broker/topic_registry.h"
+#include "group/coordinator.h"
+#include "protocol/errors.h"
+#include "protocol/messages/offset_commit.h"
+#include "protocol/messages/offset_delete.h"
+#include "protocol/messages/offset_fetch.h"
+
+namespace oxbow::broker {
+
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+
+void handle_offset_commit(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::OffsetCommitRequest request;
+  request.decode(body, v);
+  std::vector<group::OffsetCommitEntry> entries;
+  std::vector<ErrorCode> unknown;
+  for (const auto& t : request.topics) {
+    for (const auto& p : t.partitions) {
+      entries.push_back({t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata});
+      bool exists = ctx.broker.topics().partition(t.name, p.partition_index) != nullptr;
+      unknown.push_back(exists ? ErrorCode::kNone : ErrorCode::kUnknownTopicOrPartition);
+    }
+  }
+  // Offsets for partitions that do not exist are refused; the rest are committed together.
+  std::vector<group::OffsetCommitEntry> known;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (unknown[i] == ErrorCode::kNone) known.push_back(entries[i]);
+  }
+  auto errors = ctx.broker.groups().commit(request.group_id, request.member_id, request.group_instance_id,
+                                           v >= 1 ? request.generation_id : -1, known);
+  pr::OffsetCommitResponse response;
+  size_t i = 0, k = 0;
+  for (const auto& t : request.topics) {
+    auto& topic = response.topics.emplace_back();
+    topic.name = t.name;
+    for (const auto& p : t.partitions) {
+      ErrorCode error = unknown[i] != ErrorCode::kNone ? unknown[i] : errors[k++];
+      topic.partitions.push_back({p.partition_index, pr::code(error)});
+      ++i;
+    }
+  }
+  response.encode(out, v);
+}
+
+namespace {
+
+using Wanted = std::optional<std::vector<group::TopicPartition>>;
+
+template <typename Partition>
+Partition to_fetched(int32_t index, const group::CommittedOffset& c) {
+  Partition p;
+  p.partition_index = index;
+  p.committed_offset = c.offset;
+  p.committed_leader_epoch = c.leader_epoch;
+  p.metadata = c.offset < 0 ? std::optional<std::string>("") : std::optional<std::string>(c.metadata);
+  p.error_code = 0;
+  return p;
+}
+
+// Groups the fetched offsets by topic, in the response's shape.
+template <typename Topic>
+std::vector<Topic> to_topics(const std::map<group::TopicPartition, group::CommittedOffset>& offsets) {
+  std::vector<Topic> topics;
+  for (const auto& [tp, c] : offsets) {
+    if (topics.empty() || topics.back().name != tp.first) topics.emplace_back().name = tp.first;
+    topics.back().partitions.push_back(to_fetched<typename decltype(Topic::partitions)::value_type>(tp.second, c));
+  }
+  return topics;
+}
+
+template <typename RequestTopics>
+Wanted wanted_partitions(const RequestTopics& topics) {
+  if (!topics) return std::nullopt;
+  std::vector<group::TopicPartition> wanted;
+  for (const auto& t : *topics) {
+    for (int32_t p : t.partition_indexes) wanted.emplace_back(t.name, p);
+  }
+  return wanted;
+}
+
+}  // namespace
+
+void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::OffsetFetchRequest request;
+  request.decode(body, v);
+  auto& groups = ctx.broker.groups();
+  pr::OffsetFetchResponse response;
+  if (v < 8) {
+    // v0 has no "all partitions" form; v1 stored offsets in ZooKeeper, so null topics start at v2.
+    auto offsets = groups.fetch(request.group_id, wanted_partitions(request.topics));
+    response.topics = to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopic>(offsets);
+    if (request.group_id.empty()) response.error_code = pr::code(ErrorCode::kInvalidGroupId);
+  } else {
+    for (const auto& g : request.groups) {
+      auto& group_out = response.groups.emplace_back();
+      group_out.group_id = g.group_id;
+      auto offsets = groups.fetch(g.group_id, wanted_partitions(g.topics));
+      group_out.topics = to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets);
+      if (g.group_id.empty()) group_out.error_code = pr::code(ErrorCode::kInvalidGroupId);
+    }
+  }
+  response.encode(out, v);
+}
+
+void handle_offset_delete(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::OffsetDeleteRequest request;
+  request.decode(body, v);
+  std::vector<group::TopicPartition> partitions;
+  for (const auto& t : request.topics) {
+    for (const auto& p : t.partitions) partitions.emplace_back(t.name, p.partition_index);
+  }
+  ErrorCode group_error;
+  auto errors = ctx.broker.groups().delete_offsets(request.group_id, partitions, group_error);
+  pr::OffsetDeleteResponse response;
+  response.error_code = pr::code(group_error);
+  size_t i = 0;
+  for (const auto& t : request.topics) {
+    auto& topic = response.topics.emplace_back();
+    topic.name = t.name;
+    for (const auto& p : t.partitions) {
+      ErrorCode error = group_error == ErrorCode::kNone ? errors[i] : ErrorCode::kNone;
+      topic.partitions.push_back({p.partition_index, pr::code(error)});
+      ++i;
+    }
+  }
+  response.encode(out, v);
+}
+
+}  // namespace oxbow::broker
