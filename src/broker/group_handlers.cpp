@@ -125,6 +125,7 @@ asio::awaitable<void> handle_join_group(RequestContext& ctx, Reader& body, Write
   response.protocol_name = result.protocol_name ? *result.protocol_name : (v >= 7 ? std::optional<std::string>() : "");
   response.leader = result.leader;
   response.member_id = result.member_id;
+  response.skip_assignment = result.skip_assignment;
   for (auto& m : result.members) {
     response.members.push_back({m.member_id, m.group_instance_id, std::move(m.metadata)});
   }

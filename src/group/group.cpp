@@ -100,9 +100,11 @@ void Group::join(const JoinRequest& request, int64_t now, JoinCallback done, Com
         known->second = id;
         if (was_leader) leader_ = id;
         members_[id] = std::move(member);
-        if (state_ == GroupState::kStable && same_protocols && !was_leader) {
+        if (state_ == GroupState::kStable && same_protocols) {
           // Nothing changed for the others: no rebalance, the member syncs to get its assignment.
+          // A returning leader is told so: its SyncGroup in a stable group keeps the assignment.
           JoinResult result = join_result_for(members_[id]);
+          result.skip_assignment = was_leader;
           out.push_back([done, result] { done(result); });
           return;
         }

@@ -37,6 +37,7 @@ struct JoinResult {
   std::string leader;
   std::string member_id;
   std::vector<JoinedMember> members;  // only for the leader
+  bool skip_assignment = false;       // a static leader rejoined: the assignment stands (v9+)
 };
 
 struct SyncResult {

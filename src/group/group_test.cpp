@@ -165,6 +165,16 @@ TEST(Group, StaticMemberRejoinKeepsAssignmentWithoutRebalance) {
   // The old incarnation is fenced.
   EXPECT_EQ(g.heartbeat(b_id, std::string("instance-b"), 2, 5), ErrorCode::kFencedInstanceId);
   EXPECT_EQ(g.heartbeat(a_id, std::nullopt, 2, 5), ErrorCode::kNone);
+
+  // The leader (a) restarts too: it gets the member list but the assignment stands.
+  auto a2 = join(g, join_request("", {"range"}, "instance-a"), 6);
+  ASSERT_TRUE(a2->join);
+  EXPECT_TRUE(a2->join->skip_assignment);
+  EXPECT_EQ(a2->join->leader, a2->join->member_id);
+  EXPECT_EQ(a2->join->members.size(), 2u);
+  EXPECT_EQ(g.state(), GroupState::kStable);
+  auto as = sync(g, a2->join->member_id, 2, {{a2->join->member_id, {7}}}, 7);
+  EXPECT_EQ(as->sync->assignment, Bytes{1});
 }
 
 TEST(Group, ProtocolSelectionAndInconsistency) {
