@@ -152,9 +152,9 @@ void list_groups(const GroupOptions& options) {
     if (state == RD_KAFKA_CONSUMER_GROUP_STATE_UNKNOWN && name != "Unknown") {
       std::string known;
       for (int s = 0; s < RD_KAFKA_CONSUMER_GROUP_STATE__CNT; ++s)
-        known += fmt::format("{}{}", s == 0 ? "" : ", ",
-                             rd_kafka_consumer_group_state_name(
-                                 static_cast<rd_kafka_consumer_group_state_t>(s)));
+        known += fmt::format(
+            "{}{}", s == 0 ? "" : ", ",
+            rd_kafka_consumer_group_state_name(static_cast<rd_kafka_consumer_group_state_t>(s)));
       fail(fmt::format("invalid --state '{}' (known: {})", name, known));
     }
     if (std::find(states.begin(), states.end(), state) == states.end()) states.push_back(state);
@@ -165,7 +165,8 @@ void list_groups(const GroupOptions& options) {
   if (!states.empty()) {
     const ErrorHandle error{rd_kafka_AdminOptions_set_match_consumer_group_states(
         admin_options.get(), states.data(), states.size())};
-    if (error) fail("--state", rd_kafka_error_code(error.get()), rd_kafka_error_string(error.get()));
+    if (error)
+      fail("--state", rd_kafka_error_code(error.get()), rd_kafka_error_string(error.get()));
   }
   const QueueHandle queue{rd_kafka_queue_new(rk.get())};
   rd_kafka_ListConsumerGroups(rk.get(), admin_options.get(), queue.get());
@@ -197,7 +198,7 @@ void list_groups(const GroupOptions& options) {
 // ---------------------------------------------------------------- describe
 
 struct PartitionRow {
-  std::optional<int64_t> committed;
+  int64_t committed = -1;  // -1: none
   std::string consumer_id = "-";
   std::string host = "-";
   std::string client_id = "-";
@@ -208,8 +209,7 @@ using PartitionKey = std::pair<std::string, int32_t>;
 std::map<PartitionKey, int64_t> committed_offsets(rd_kafka_t* rk, const std::string& group) {
   rd_kafka_ListConsumerGroupOffsets_t* request =
       rd_kafka_ListConsumerGroupOffsets_new(group.c_str(), nullptr);  // null: all partitions
-  const auto admin_options =
-      make_admin_options(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
+  const auto admin_options = make_admin_options(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
   const QueueHandle queue{rd_kafka_queue_new(rk)};
   rd_kafka_ListConsumerGroupOffsets(rk, &request, 1, admin_options.get(), queue.get());
   rd_kafka_ListConsumerGroupOffsets_destroy(request);
@@ -241,8 +241,7 @@ std::string describe_coordinator(const rd_kafka_Node_t* node) {
 
 void describe_group(const GroupOptions& options) {
   const KafkaHandle rk = make_client(options.client);
-  const auto admin_options =
-      make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
+  const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
   const QueueHandle queue{rd_kafka_queue_new(rk.get())};
   const char* group_name = options.group.c_str();
   rd_kafka_DescribeConsumerGroups(rk.get(), &group_name, 1, admin_options.get(), queue.get());
@@ -286,8 +285,8 @@ void describe_group(const GroupOptions& options) {
   const char* assignor = rd_kafka_ConsumerGroupDescription_partition_assignor(description);
   fmt::print("Group {}: state {}, {} member{}, assignor {}, coordinator {}\n", options.group,
              rd_kafka_consumer_group_state_name(state), member_count, member_count == 1 ? "" : "s",
-             or_dash(assignor), describe_coordinator(
-                                    rd_kafka_ConsumerGroupDescription_coordinator(description)));
+             or_dash(assignor),
+             describe_coordinator(rd_kafka_ConsumerGroupDescription_coordinator(description)));
   if (rows.empty()) return;
 
   std::vector<std::vector<std::string>> table{{"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET",
@@ -296,13 +295,13 @@ void describe_group(const GroupOptions& options) {
   for (const auto& [key, row] : rows) {
     const auto& [topic, partition] = key;
     const auto watermarks = query_watermarks(rk.get(), topic, partition, nullptr);
-    const std::optional<int64_t> end =
-        watermarks ? std::optional<int64_t>{watermarks->high} : std::nullopt;
+    const int64_t end = watermarks ? watermarks->high : -1;
     std::string lag = "-";
-    if (row.committed && end) lag = std::to_string(std::max<int64_t>(0, *end - *row.committed));
+    if (row.committed >= 0 && end >= 0)
+      lag = std::to_string(std::max<int64_t>(0, end - row.committed));
     table.push_back({options.group, topic, std::to_string(partition),
-                     row.committed ? std::to_string(*row.committed) : "-",
-                     end ? std::to_string(*end) : "-", lag, row.consumer_id, row.host,
+                     row.committed >= 0 ? std::to_string(row.committed) : "-",
+                     end >= 0 ? std::to_string(end) : "-", lag, row.consumer_id, row.host,
                      row.client_id});
   }
   fmt::print("\n");
@@ -347,9 +346,9 @@ std::optional<int64_t> parse_datetime(std::string_view text) {
     return true;
   };
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, millis = 0;
-  if (!number(4, year) || !literal('-') || !number(2, month) || !literal('-') ||
-      !number(2, day) || !(literal('T') || literal(' ')) || !number(2, hour) || !literal(':') ||
-      !number(2, minute) || !literal(':') || !number(2, second))
+  if (!number(4, year) || !literal('-') || !number(2, month) || !literal('-') || !number(2, day) ||
+      !(literal('T') || literal(' ')) || !number(2, hour) || !literal(':') || !number(2, minute) ||
+      !literal(':') || !number(2, second))
     return std::nullopt;
   if (literal('.')) {
     // Up to milliseconds count; further digits are ignored.
@@ -440,8 +439,7 @@ void alter_offsets(rd_kafka_t* rk, const std::string& group,
                    const rd_kafka_topic_partition_list_t* offsets) {
   rd_kafka_AlterConsumerGroupOffsets_t* request =
       rd_kafka_AlterConsumerGroupOffsets_new(group.c_str(), offsets);
-  const auto admin_options =
-      make_admin_options(rk, RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS);
+  const auto admin_options = make_admin_options(rk, RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS);
   const QueueHandle queue{rd_kafka_queue_new(rk)};
   rd_kafka_AlterConsumerGroupOffsets(rk, &request, 1, admin_options.get(), queue.get());
   rd_kafka_AlterConsumerGroupOffsets_destroy(request);
@@ -461,8 +459,8 @@ void alter_offsets(rd_kafka_t* rk, const std::string& group,
     if (p.err == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
         p.err == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
         p.err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS)
-      message += fmt::format(" (offsets can only be reset while group {} has no active members)",
-                             group);
+      message +=
+          fmt::format(" (offsets can only be reset while group {} has no active members)", group);
     print_error(partition_subject(p.topic, p.partition), p.err, message);
     any_failed = true;
   }
@@ -515,7 +513,8 @@ void reset_offsets(const GroupOptions& options) {
 void delete_groups(const GroupOptions& options) {
   const KafkaHandle rk = make_client(options.client);
   std::vector<rd_kafka_DeleteGroup_t*> doomed;
-  for (const auto& group : options.groups) doomed.push_back(rd_kafka_DeleteGroup_new(group.c_str()));
+  for (const auto& group : options.groups)
+    doomed.push_back(rd_kafka_DeleteGroup_new(group.c_str()));
   const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_DELETEGROUPS);
   const QueueHandle queue{rd_kafka_queue_new(rk.get())};
   rd_kafka_DeleteGroups(rk.get(), doomed.data(), doomed.size(), admin_options.get(), queue.get());

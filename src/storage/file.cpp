@@ -79,11 +79,13 @@ void sync_directory(const std::string& dir) {
   }
 }
 
-bool write_file_atomically(const std::string& path, const std::string& contents, std::string& error) {
+bool write_file_atomically(const std::string& path, const std::string& contents, std::string& error,
+                           bool durable) {
   std::string tmp = path + ".tmp";
   File file = File::open(tmp, true, error);
   if (!file.valid()) return false;
-  if (!file.truncate(0) || !file.write_at(contents.data(), contents.size(), 0) || !file.sync_data()) {
+  if (!file.truncate(0) || !file.write_at(contents.data(), contents.size(), 0) ||
+      (durable && !file.sync_data())) {
     error = tmp + ": " + std::strerror(errno);
     return false;
   }
@@ -91,7 +93,7 @@ bool write_file_atomically(const std::string& path, const std::string& contents,
     error = path + ": " + std::strerror(errno);
     return false;
   }
-  sync_directory(std::filesystem::path(path).parent_path().string());
+  if (durable) sync_directory(std::filesystem::path(path).parent_path().string());
   return true;
 }
 

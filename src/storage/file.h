@@ -41,7 +41,9 @@ class File {
 
 // Writes `contents` to `path` so that a crash leaves either the old or the new file:
 // temp file, fsync, rename, fsync of the directory.
-bool write_file_atomically(const std::string& path, const std::string& contents, std::string& error);
+// With `durable` false the fsyncs are skipped: the file is then all-or-nothing but may be lost.
+bool write_file_atomically(const std::string& path, const std::string& contents, std::string& error,
+                           bool durable = true);
 bool read_whole_file(const std::string& path, std::string& out);
 void sync_directory(const std::string& dir);
 

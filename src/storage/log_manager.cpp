@@ -4,7 +4,10 @@
 #include <chrono>
 #include <filesystem>
 
+#include <sys/resource.h>
+
 #include "storage/file.h"
+#include "storage/file_cache.h"
 #include "storage/partition_log.h"
 
 namespace oxbow::storage {
@@ -27,7 +30,25 @@ LogManager::LogManager(LogManagerOptions options) : options_(std::move(options))
 
 LogManager::~LogManager() { shutdown(); }
 
+namespace {
+
+// Partition logs open their files on demand, within a budget derived from the descriptor limit
+// (raised to its hard maximum), leaving half for connections.
+void size_file_budget() {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  size_t usable = limit.rlim_cur == RLIM_INFINITY ? 1 << 20 : static_cast<size_t>(limit.rlim_cur);
+  FileCache::instance().set_budget(std::max<size_t>(64, usable / 2));
+}
+
+}  // namespace
+
 bool LogManager::start(std::string& error) {
+  size_file_budget();
   clean_ = true;
   for (const auto& dir : options_.log_dirs) {
     std::error_code ec;
@@ -70,16 +91,13 @@ std::vector<std::pair<std::string, int32_t>> LogManager::existing_partitions() c
 }
 
 std::string LogManager::pick_dir_for_new_log() const {
-  std::map<std::string, int> load;
-  for (const auto& dir : options_.log_dirs) load[dir] = 0;
-  for (auto& [key, log] : logs_) {
-    for (const auto& dir : options_.log_dirs) {
-      if (log && fs::path(log->dir()).parent_path() == fs::path(dir)) load[dir]++;
-    }
-  }
   std::string best = options_.log_dirs.front();
-  for (auto& [dir, count] : load) {
-    if (count < load[best]) best = dir;
+  for (const auto& dir : options_.log_dirs) {
+    auto count = [&](const std::string& d) {
+      auto it = logs_per_dir_.find(d);
+      return it == logs_per_dir_.end() ? 0 : it->second;
+    };
+    if (count(dir) < count(best)) best = dir;
   }
   return best;
 }
@@ -90,13 +108,19 @@ std::shared_ptr<PartitionLog> LogManager::open_log(const std::string& topic, int
   auto key = std::make_pair(topic, partition);
   if (auto it = logs_.find(key); it != logs_.end()) return it->second;
   std::string dir;
+  std::string parent;
   if (auto it = found_dirs_.find(key); it != found_dirs_.end()) {
     dir = it->second;
+    parent = fs::path(dir).parent_path().string();
   } else {
-    dir = pick_dir_for_new_log() + "/" + topic + "-" + std::to_string(partition);
+    parent = pick_dir_for_new_log();
+    dir = parent + "/" + topic + "-" + std::to_string(partition);
   }
   std::shared_ptr<PartitionLog> log = PartitionLog::open(dir, config, clean_, error);
-  if (log) logs_[key] = log;
+  if (log) {
+    logs_[key] = log;
+    logs_per_dir_[parent]++;
+  }
   return log;
 }
 

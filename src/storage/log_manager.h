@@ -65,6 +65,7 @@ class LogManager {
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int32_t>, std::shared_ptr<PartitionLog>> logs_;
   std::map<std::pair<std::string, int32_t>, std::string> found_dirs_;
+  std::map<std::string, int> logs_per_dir_;
 
   std::mutex flush_mutex_;
   std::condition_variable flush_cv_;

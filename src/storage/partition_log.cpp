@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "protocol/record_batch.h"
+#include <spdlog/spdlog.h>
+
 #include "storage/file.h"
 #include "storage/segment.h"
 
@@ -41,26 +43,40 @@ std::unique_ptr<PartitionLog> PartitionLog::open(const std::string& dir, const L
     return nullptr;
   }
   std::unique_ptr<PartitionLog> log(new PartitionLog(dir, config));
-  if (!log->load(clean, error)) return nullptr;
+  if (!clean) {
+    if (!log->load(false, error)) return nullptr;
+    log->loaded_ = true;
+  }
   return log;
 }
 
+bool PartitionLog::ensure_loaded_locked() const {
+  if (loaded_) return true;
+  loaded_ = true;
+  std::string error;
+  // Loading fills in state that every accessor reports; it is invisible to callers otherwise.
+  if (!const_cast<PartitionLog*>(this)->load(true, error)) {
+    spdlog::error("cannot load log {}: {}", dir_, error);
+    return false;
+  }
+  return true;
+}
+
 bool PartitionLog::load(bool clean, std::string& error) {
-  std::vector<int64_t> bases;
-  for (const auto& entry : fs::directory_iterator(dir_)) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     auto name = entry.path().filename().string();
-    if (name.size() == 24 && name.ends_with(".log")) {
-      try {
-        bases.push_back(std::stoll(name.substr(0, 20)));
-      } catch (...) {
-      }
+    if (name.size() != 24 || !name.ends_with(".log")) continue;
+    try {
+      int64_t base = std::stoll(name.substr(0, 20));
+      uint64_t size = entry.file_size(ec);
+      segments_[base] = Segment::existing(dir_, base, ec ? 0 : size, config_.index_interval_bytes);
+    } catch (...) {
     }
   }
-  std::sort(bases.begin(), bases.end());
-  for (int64_t base : bases) {
-    auto segment = Segment::open(dir_, base, config_.index_interval_bytes, error);
-    if (!segment) return false;
-    segments_[base] = segment;
+  if (ec) {
+    error = dir_ + ": " + ec.message();
+    return false;
   }
   if (segments_.empty()) {
     auto segment = Segment::create(dir_, 0, config_.index_interval_bytes, error);
@@ -91,18 +107,18 @@ bool PartitionLog::load(bool clean, std::string& error) {
   }
   if (epochs_.empty()) {
     epochs_.emplace_back(0, log_start_offset_);
-    write_leader_epoch_checkpoint();
+    write_leader_epoch_checkpoint(false);
   }
   leader_epoch_ = epochs_.back().first;
   return true;
 }
 
-void PartitionLog::write_leader_epoch_checkpoint() {
+void PartitionLog::write_leader_epoch_checkpoint(bool durable) {
   std::ostringstream out;
   out << "0\n" << epochs_.size() << "\n";
   for (auto& [epoch, start] : epochs_) out << epoch << " " << start << "\n";
   std::string error;
-  write_file_atomically(dir_ + "/" + kEpochCheckpoint, out.str(), error);
+  write_file_atomically(dir_ + "/" + kEpochCheckpoint, out.str(), error, durable);
 }
 
 void PartitionLog::set_config(const LogConfig& config) {
@@ -135,6 +151,10 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms) {
   std::vector<std::shared_ptr<Wakeable>> to_wake;
   {
     std::lock_guard lock(mutex_);
+    if (!ensure_loaded_locked()) {
+      result.error = ErrorCode::kKafkaStorageError;
+      return result;
+    }
     for (size_t pos = 0; pos < records.size();) {
       auto h = pr::read_batch_header(records.data() + pos);
       if (h.total_size() > static_cast<size_t>(config_.max_message_bytes)) {
@@ -181,6 +201,10 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms) {
 ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_batch) {
   ReadResult result;
   std::lock_guard lock(mutex_);
+  if (!ensure_loaded_locked()) {
+    result.error = ErrorCode::kKafkaStorageError;
+    return result;
+  }
   result.high_watermark = high_watermark_;
   result.log_start_offset = log_start_offset_;
   if (offset < log_start_offset_ || offset > high_watermark_) {
@@ -196,9 +220,14 @@ ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_ba
     uint64_t limit = segment->size();
     if (pos >= limit) continue;
     uint64_t length = std::min<uint64_t>(limit - pos, static_cast<uint64_t>(max_bytes));
+    auto file = segment->log_file();
+    if (!file) {
+      result.error = ErrorCode::kKafkaStorageError;
+      return result;
+    }
     if (min_one_batch && limit - pos > static_cast<uint64_t>(max_bytes)) {
       uint8_t overhead[pr::kBatchLogOverhead];
-      if (::pread(segment->log_fd(), overhead, sizeof(overhead), static_cast<off_t>(pos)) ==
+      if (::pread(file->fd(), overhead, sizeof(overhead), static_cast<off_t>(pos)) ==
           static_cast<ssize_t>(sizeof(overhead))) {
         int64_t base;
         int32_t batch_length;
@@ -207,7 +236,7 @@ ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_ba
         length = std::min(limit - pos, std::max(length, first));
       }
     }
-    result.slice = pr::FileSlice{segment->log_fd(), pos, static_cast<uint32_t>(length), segment};
+    result.slice = pr::FileSlice{file->fd(), pos, static_cast<uint32_t>(length), file};
     return result;
   }
   return result;
@@ -215,6 +244,7 @@ ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_ba
 
 std::optional<int64_t> PartitionLog::offset_for_timestamp(int64_t ts) {
   std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
   for (auto& [base, segment] : segments_) {
     if (auto offset = segment->offset_for_timestamp(ts)) {
       return std::max(*offset, log_start_offset_);
@@ -225,26 +255,31 @@ std::optional<int64_t> PartitionLog::offset_for_timestamp(int64_t ts) {
 
 int64_t PartitionLog::log_start_offset() const {
   std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
   return log_start_offset_;
 }
 
 int64_t PartitionLog::log_end_offset() const {
   std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
   return log_end_offset_;
 }
 
 int64_t PartitionLog::high_watermark() const {
   std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
   return high_watermark_;
 }
 
 int64_t PartitionLog::flushed_offset() const {
   std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
   return flushed_offset_;
 }
 
 uint64_t PartitionLog::size_bytes() const {
   std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
   uint64_t total = 0;
   for (auto& [base, segment] : segments_) total += segment->size();
   return total;
@@ -252,6 +287,7 @@ uint64_t PartitionLog::size_bytes() const {
 
 std::pair<int32_t, int64_t> PartitionLog::end_offset_for_epoch(int32_t epoch) const {
   std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
   // The end of an epoch is the start of the next larger one, or the log end for the latest.
   for (size_t i = 0; i < epochs_.size(); ++i) {
     if (epochs_[i].first > epoch) {
@@ -263,8 +299,15 @@ std::pair<int32_t, int64_t> PartitionLog::end_offset_for_epoch(int32_t epoch) co
   return {epochs_.back().first, log_end_offset_};
 }
 
+int32_t PartitionLog::leader_epoch() const {
+  std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
+  return leader_epoch_;
+}
+
 bool PartitionLog::needs_flush(int64_t now_ms) const {
   std::lock_guard lock(mutex_);
+  if (!loaded_) return false;
   if (!flush_waiters_.empty() || !unflushed_rolled_.empty()) return true;
   if (unflushed_messages_ == 0) return false;
   if (unflushed_messages_ >= config_.flush_messages) return true;
@@ -278,6 +321,7 @@ bool PartitionLog::flush() {
   int64_t target;
   {
     std::lock_guard lock(mutex_);
+    if (!loaded_ || !active_) return true;
     target = log_end_offset_;
     active = active_;
     rolled.swap(unflushed_rolled_);
@@ -330,6 +374,7 @@ int PartitionLog::apply_retention(int64_t now_ms) {
   std::vector<std::shared_ptr<Segment>> doomed;
   {
     std::lock_guard lock(mutex_);
+    if (!ensure_loaded_locked()) return 0;
     uint64_t total = 0;
     for (auto& [base, segment] : segments_) total += segment->size();
     while (segments_.size() > 1) {
@@ -352,6 +397,7 @@ int PartitionLog::apply_retention(int64_t now_ms) {
 
 void PartitionLog::maybe_roll(int64_t now_ms) {
   std::lock_guard lock(mutex_);
+  if (!loaded_ || !active_) return;
   if (!active_->empty() && now_ms - active_->created_ms() >= config_.segment_ms) {
     std::string error;
     roll_locked(now_ms, error);
@@ -361,7 +407,7 @@ void PartitionLog::maybe_roll(int64_t now_ms) {
 void PartitionLog::close() {
   flush();
   std::lock_guard lock(mutex_);
-  active_->seal();
+  if (loaded_ && active_) active_->seal();
 }
 
 void PartitionLog::destroy() {

@@ -50,7 +50,8 @@ struct ReadResult {
 class PartitionLog {
  public:
   // Opens the directory, creating it when missing. With `clean` false (no clean-shutdown marker),
-  // the active segment is validated and a torn tail truncated.
+  // the active segment is validated and a torn tail truncated now; otherwise the segments are
+  // listed on first use, so that idle partitions cost next to nothing.
   static std::unique_ptr<PartitionLog> open(const std::string& dir, const LogConfig& config,
                                             bool clean, std::string& error);
   ~PartitionLog();
@@ -71,7 +72,7 @@ class PartitionLog {
   int64_t high_watermark() const;
   int64_t flushed_offset() const;
   uint64_t size_bytes() const;
-  int32_t leader_epoch() const { return leader_epoch_; }
+  int32_t leader_epoch() const;
   // The end offset of `epoch` (OffsetForLeaderEpoch); -1 when unknown.
   std::pair<int32_t, int64_t> end_offset_for_epoch(int32_t epoch) const;
 
@@ -95,12 +96,15 @@ class PartitionLog {
  private:
   PartitionLog(std::string dir, const LogConfig& config);
   bool load(bool clean, std::string& error);
+  // Loads a lazily opened log; false (with the error logged) when its directory is unusable.
+  bool ensure_loaded_locked() const;
   bool roll_locked(int64_t now_ms, std::string& error);
-  void write_leader_epoch_checkpoint();
+  void write_leader_epoch_checkpoint(bool durable);
   
 
   std::string dir_;
   mutable std::mutex mutex_;
+  mutable bool loaded_ = false;
   LogConfig config_;
   std::map<int64_t, std::shared_ptr<Segment>> segments_;
   std::shared_ptr<Segment> active_;

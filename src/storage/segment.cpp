@@ -3,23 +3,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
+#include "common/clock.h"
 #include "common/crc32c.h"
 #include "protocol/record_batch.h"
+#include "storage/file.h"
 
 namespace oxbow::storage {
 
 namespace pr = oxbow::protocol;
 
 namespace {
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 void put_be32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (24 - 8 * i));
@@ -31,6 +26,8 @@ uint32_t get_be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 uint64_t get_be64(const uint8_t* p) { return (uint64_t{get_be32(p)} << 32) | get_be32(p + 4); }
+
+bool read_file(const std::string& path, std::string& out) { return read_whole_file(path, out); }
 
 }  // namespace
 
@@ -44,92 +41,116 @@ Segment::Segment(std::string dir, int64_t base_offset, int32_t index_interval_by
     : dir_(std::move(dir)),
       base_offset_(base_offset),
       index_interval_bytes_(index_interval_bytes),
-      next_offset_(base_offset) {}
-
-bool Segment::open_files(bool create, std::string& error) {
-  log_ = File::open(dir_ + "/" + file_name(base_offset_, ".log"), create, error);
-  if (!log_.valid()) return false;
-  // Indexes are derived data: create them when missing even for an existing segment.
-  index_file_ = File::open(dir_ + "/" + file_name(base_offset_, ".index"), true, error);
-  time_index_file_ = File::open(dir_ + "/" + file_name(base_offset_, ".timeindex"), true, error);
-  return index_file_.valid() && time_index_file_.valid();
-}
+      log_(dir_ + "/" + file_name(base_offset, ".log")),
+      next_offset_(base_offset),
+      created_ms_(now_ms()) {}
 
 std::shared_ptr<Segment> Segment::create(const std::string& dir, int64_t base_offset,
                                          int32_t index_interval_bytes, std::string& error) {
   std::shared_ptr<Segment> s(new Segment(dir, base_offset, index_interval_bytes));
-  if (!s->open_files(true, error)) return nullptr;
-  s->log_.truncate(0);
-  s->index_file_.truncate(0);
-  s->time_index_file_.truncate(0);
-  s->created_ms_ = now_ms();
+  auto file = s->log_.get(true, error);
+  if (!file || ::ftruncate(file->fd(), 0) != 0) return nullptr;
+  ::unlink(s->path(".index").c_str());
+  ::unlink(s->path(".timeindex").c_str());
   s->index_loaded_ = true;
   return s;
 }
 
-std::shared_ptr<Segment> Segment::open(const std::string& dir, int64_t base_offset,
-                                       int32_t index_interval_bytes, std::string& error) {
+std::shared_ptr<Segment> Segment::existing(const std::string& dir, int64_t base_offset, uint64_t size,
+                                           int32_t index_interval_bytes) {
   std::shared_ptr<Segment> s(new Segment(dir, base_offset, index_interval_bytes));
-  if (!s->open_files(false, error)) return nullptr;
-  int64_t size = s->log_.size();
-  s->size_ = size < 0 ? 0 : static_cast<uint64_t>(size);
-  s->created_ms_ = now_ms();
+  s->size_ = size;
   return s;
 }
 
-void Segment::load_indexes() {
-  index_.clear();
-  time_index_.clear();
-  int64_t bytes = index_file_.size();
-  bool valid = bytes >= 0 && bytes % 8 == 0;
-  if (valid && bytes > 0) {
-    std::vector<uint8_t> raw(static_cast<size_t>(bytes));
-    valid = index_file_.read_at(raw.data(), raw.size(), 0) == bytes;
-    for (size_t i = 0; valid && i < raw.size(); i += 8) {
-      OffsetIndexEntry e{static_cast<int32_t>(get_be32(&raw[i])),
-                         static_cast<int32_t>(get_be32(&raw[i + 4]))};
-      bool ordered = index_.empty() || (e.relative_offset > index_.back().relative_offset &&
-                                        e.position > index_.back().position);
-      valid = ordered && e.relative_offset >= 0 && static_cast<uint64_t>(e.position) < size_ + 1;
-      index_.push_back(e);
-    }
+std::shared_ptr<OpenFile> Segment::log_file() {
+  std::string error;
+  return log_.get(false, error);
+}
+
+int64_t Segment::read_at(void* data, size_t size, uint64_t offset) {
+  auto file = log_file();
+  if (!file) return -1;
+  auto* p = static_cast<uint8_t*>(data);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(file->fd(), p + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
   }
-  int64_t tbytes = time_index_file_.size();
-  bool tvalid = tbytes >= 0 && tbytes % 12 == 0;
-  if (tvalid && tbytes > 0) {
-    std::vector<uint8_t> raw(static_cast<size_t>(tbytes));
-    tvalid = time_index_file_.read_at(raw.data(), raw.size(), 0) == tbytes;
-    for (size_t i = 0; tvalid && i < raw.size(); i += 12) {
-      time_index_.push_back({static_cast<int64_t>(get_be64(&raw[i])),
-                             static_cast<int32_t>(get_be32(&raw[i + 8]))});
+  return static_cast<int64_t>(done);
+}
+
+bool Segment::read_index_files() {
+  std::string raw;
+  if (!read_file(path(".index"), raw) || raw.size() % 8 != 0) return false;
+  std::vector<OffsetIndexEntry> index;
+  for (size_t i = 0; i < raw.size(); i += 8) {
+    auto* p = reinterpret_cast<const uint8_t*>(raw.data() + i);
+    OffsetIndexEntry e{static_cast<int32_t>(get_be32(p)), static_cast<int32_t>(get_be32(p + 4))};
+    bool ordered = index.empty() ||
+                   (e.relative_offset > index.back().relative_offset && e.position > index.back().position);
+    if (!ordered || e.relative_offset < 0 || e.position < 0 || static_cast<uint64_t>(e.position) >= size_) {
+      return false;
     }
+    index.push_back(e);
   }
-  index_loaded_ = true;
-  if (!valid || !tvalid) rebuild_index_files();
+  std::string traw;
+  if (!read_file(path(".timeindex"), traw) || traw.size() % 12 != 0) return false;
+  std::vector<TimeIndexEntry> time_index;
+  for (size_t i = 0; i < traw.size(); i += 12) {
+    auto* p = reinterpret_cast<const uint8_t*>(traw.data() + i);
+    time_index.push_back({static_cast<int64_t>(get_be64(p)), static_cast<int32_t>(get_be32(p + 8))});
+  }
+  if (index.empty() && size_ > 0) return false;
+  index_ = std::move(index);
+  time_index_ = std::move(time_index);
+  return true;
 }
 
 void Segment::ensure_index_loaded() {
-  if (!index_loaded_) load_indexes();
+  if (index_loaded_) return;
+  index_loaded_ = true;
+  if (!read_index_files()) recover();
+}
+
+int64_t Segment::max_timestamp() {
+  if (!index_loaded_) {
+    ensure_index_loaded();
+    if (!time_index_.empty()) max_timestamp_ = std::max(max_timestamp_, time_index_.back().timestamp);
+  }
+  return max_timestamp_;
 }
 
 void Segment::add_index_entries(int64_t last_offset, int64_t max_timestamp, uint64_t position) {
   auto relative = static_cast<int32_t>(last_offset - base_offset_);
-  uint8_t entry[12];
-  put_be32(entry, static_cast<uint32_t>(relative));
-  put_be32(entry + 4, static_cast<uint32_t>(position));
-  index_file_.write_at(entry, 8, index_.size() * 8);
   index_.push_back({relative, static_cast<int32_t>(position)});
   if (time_index_.empty() || max_timestamp > time_index_.back().timestamp) {
-    put_be64(entry, static_cast<uint64_t>(max_timestamp));
-    put_be32(entry + 8, static_cast<uint32_t>(relative));
-    time_index_file_.write_at(entry, 12, time_index_.size() * 12);
     time_index_.push_back({max_timestamp, relative});
   }
 }
 
 bool Segment::append(const uint8_t* data, size_t size, int64_t last_offset, int64_t max_timestamp) {
   ensure_index_loaded();
-  if (!log_.write_at(data, size, size_)) return false;
+  std::string error;
+  auto file = log_.get(true, error);
+  if (!file) return false;
+  const uint8_t* p = data;
+  size_t left = size;
+  uint64_t at = size_;
+  while (left > 0) {
+    ssize_t n = ::pwrite(file->fd(), p, left, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // Keep the file as long as the data we acknowledge: drop a partial write.
+      ::ftruncate(file->fd(), static_cast<off_t>(size_));
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+    at += static_cast<uint64_t>(n);
+  }
   uint64_t position = size_;
   size_ += size;
   bytes_since_index_ += size;
@@ -153,7 +174,7 @@ uint64_t Segment::position_of(int64_t offset) {
   if (it != index_.begin()) pos = static_cast<uint64_t>(std::prev(it)->position);
   uint8_t header[pr::kBatchHeaderSize];
   while (pos + pr::kBatchHeaderSize <= size_) {
-    if (log_.read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
+    if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
     auto h = pr::read_batch_header(header);
     if (h.batch_length <= 0) break;
     if (h.last_offset() >= offset) return pos;
@@ -163,8 +184,7 @@ uint64_t Segment::position_of(int64_t offset) {
 }
 
 std::optional<int64_t> Segment::offset_for_timestamp(int64_t ts) {
-  if (max_timestamp_ < ts) return std::nullopt;
-  ensure_index_loaded();
+  if (max_timestamp() < ts) return std::nullopt;
   uint64_t pos = 0;
   // Last time-index entry strictly older than ts: everything up to its batch is older.
   auto it = std::lower_bound(time_index_.begin(), time_index_.end(), ts,
@@ -173,25 +193,17 @@ std::optional<int64_t> Segment::offset_for_timestamp(int64_t ts) {
   std::vector<uint8_t> batch;
   while (pos + pr::kBatchHeaderSize <= size_) {
     uint8_t header[pr::kBatchHeaderSize];
-    if (log_.read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
+    if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
     auto h = pr::read_batch_header(header);
     if (h.batch_length <= 0) break;
     if (h.max_timestamp >= ts && !h.is_control()) {
       batch.resize(h.total_size());
-      if (log_.read_at(batch.data(), batch.size(), pos) != static_cast<int64_t>(batch.size())) break;
+      if (read_at(batch.data(), batch.size(), pos) != static_cast<int64_t>(batch.size())) break;
       return pr::first_offset_at_or_after(batch, ts);
     }
     pos += h.total_size();
   }
   return std::nullopt;
-}
-
-int64_t Segment::max_timestamp() {
-  if (!index_loaded_) {
-    load_indexes();
-    if (!time_index_.empty()) max_timestamp_ = std::max(max_timestamp_, time_index_.back().timestamp);
-  }
-  return max_timestamp_;
 }
 
 void Segment::load_tail() {
@@ -203,7 +215,7 @@ void Segment::load_tail() {
   uint8_t header[pr::kBatchHeaderSize];
   uint64_t since_index = 0;
   while (pos + pr::kBatchHeaderSize <= size_) {
-    if (log_.read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
+    if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
     auto h = pr::read_batch_header(header);
     if (h.batch_length <= 0 || pos + h.total_size() > size_) break;
     last = h.last_offset();
@@ -219,8 +231,8 @@ uint64_t Segment::recover() {
   index_.clear();
   time_index_.clear();
   index_loaded_ = true;
-  index_file_.truncate(0);
-  time_index_file_.truncate(0);
+  ::unlink(path(".index").c_str());
+  ::unlink(path(".timeindex").c_str());
   uint64_t pos = 0;
   uint64_t file_size = size_;
   size_ = 0;
@@ -230,14 +242,14 @@ uint64_t Segment::recover() {
   std::vector<uint8_t> batch;
   while (pos + pr::kBatchHeaderSize <= file_size) {
     uint8_t header[pr::kBatchHeaderSize];
-    if (log_.read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
+    if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
     auto h = pr::read_batch_header(header);
     if (h.magic != 2 || h.batch_length < static_cast<int32_t>(pr::kBatchHeaderSize - pr::kBatchLogOverhead) ||
         pos + h.total_size() > file_size || h.base_offset < next_offset_) {
       break;
     }
     batch.resize(h.total_size());
-    if (log_.read_at(batch.data(), batch.size(), pos) != static_cast<int64_t>(batch.size())) break;
+    if (read_at(batch.data(), batch.size(), pos) != static_cast<int64_t>(batch.size())) break;
     if (crc32c(batch.data() + pr::kAttributesOffset, batch.size() - pr::kAttributesOffset) != h.crc) break;
     uint64_t position = size_;
     size_ += batch.size();
@@ -251,27 +263,41 @@ uint64_t Segment::recover() {
     pos += batch.size();
   }
   uint64_t truncated = file_size - size_;
-  if (truncated > 0) log_.truncate(size_);
+  if (truncated > 0) {
+    if (auto file = log_file()) ::ftruncate(file->fd(), static_cast<off_t>(size_));
+  }
   return truncated;
 }
 
-void Segment::rebuild_index_files() { recover(); }
-
 bool Segment::flush() {
-  return log_.sync_data() && index_file_.sync_data() && time_index_file_.sync_data();
+  auto file = log_file();
+  return file && ::fdatasync(file->fd()) == 0;
 }
 
 void Segment::seal() {
-  if (index_loaded_) {
-    index_file_.truncate(index_.size() * 8);
-    time_index_file_.truncate(time_index_.size() * 12);
+  if (!index_loaded_) return;
+  std::vector<uint8_t> raw(index_.size() * 8);
+  for (size_t i = 0; i < index_.size(); ++i) {
+    put_be32(&raw[i * 8], static_cast<uint32_t>(index_[i].relative_offset));
+    put_be32(&raw[i * 8 + 4], static_cast<uint32_t>(index_[i].position));
+  }
+  std::vector<uint8_t> traw(time_index_.size() * 12);
+  for (size_t i = 0; i < time_index_.size(); ++i) {
+    put_be64(&traw[i * 12], static_cast<uint64_t>(time_index_[i].timestamp));
+    put_be32(&traw[i * 12 + 8], static_cast<uint32_t>(time_index_[i].relative_offset));
+  }
+  std::string error;
+  for (auto [suffix, bytes] : {std::pair{".index", &raw}, std::pair{".timeindex", &traw}}) {
+    File file = File::open(path(suffix), true, error);
+    if (!file.valid()) continue;
+    file.truncate(0);
+    file.write_at(bytes->data(), bytes->size(), 0);
   }
 }
 
 void Segment::remove_files() {
-  for (const char* suffix : {".log", ".index", ".timeindex"}) {
-    ::unlink((dir_ + "/" + file_name(base_offset_, suffix)).c_str());
-  }
+  log_.release();
+  for (const char* suffix : {".log", ".index", ".timeindex"}) ::unlink(path(suffix).c_str());
 }
 
 }  // namespace oxbow::storage

@@ -16,16 +16,18 @@
 //                                    batch that carried it: int32), appended when the largest
 //                                    timestamp grows and an offset-index entry is written.
 //
-// The .log is the truth; both indexes can be rebuilt from it (recover()). A segment is appended to
-// only while it is the active (last) one.
+// The .log is the truth; both indexes are derived from it. The active (last) segment keeps its
+// index entries in memory and writes the index files when it is sealed (rolled, or at a clean
+// shutdown); after a crash recover() rebuilds them from the log. A sealed segment's indexes are
+// read from their files on first use. The .log descriptor comes from the FileCache, so an idle
+// segment holds no descriptor.
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "storage/file.h"
+#include "storage/file_cache.h"
 
 namespace oxbow::storage {
 
@@ -41,25 +43,26 @@ struct TimeIndexEntry {
 
 class Segment {
  public:
-  // Creates empty files for a new segment.
+  // Creates an empty segment (truncating any leftover file of that name).
   static std::shared_ptr<Segment> create(const std::string& dir, int64_t base_offset,
                                          int32_t index_interval_bytes, std::string& error);
-  // Opens existing files; call load_tail() or recover() before appending.
-  static std::shared_ptr<Segment> open(const std::string& dir, int64_t base_offset,
-                                       int32_t index_interval_bytes, std::string& error);
+  // A segment whose .log exists; `size` is the file's size. Nothing is opened yet.
+  static std::shared_ptr<Segment> existing(const std::string& dir, int64_t base_offset, uint64_t size,
+                                           int32_t index_interval_bytes);
 
   static std::string file_name(int64_t base_offset, const char* suffix);
 
   int64_t base_offset() const { return base_offset_; }
   int64_t next_offset() const { return next_offset_; }
   uint64_t size() const { return size_; }
+  int64_t created_ms() const { return created_ms_; }
+  bool empty() const { return size_ == 0; }
   // Largest timestamp in the segment (-1 when empty); loads the indexes of a sealed segment.
   int64_t max_timestamp();
-  int64_t created_ms() const { return created_ms_; }
-  int log_fd() const { return log_.fd(); }
-  bool empty() const { return size_ == 0; }
+  // The open .log (nullptr if it cannot be opened); holding it keeps the descriptor valid.
+  std::shared_ptr<OpenFile> log_file();
 
-  // Appends whole batches (already validated, offsets assigned) covering [first, last].
+  // Appends whole batches (already validated, offsets assigned) ending at `last_offset`.
   bool append(const uint8_t* data, size_t size, int64_t last_offset, int64_t max_timestamp);
 
   // File position of the first batch whose last offset is >= offset; size() when none.
@@ -68,29 +71,31 @@ class Segment {
   std::optional<int64_t> offset_for_timestamp(int64_t ts);
 
   // Scans every batch (CRC included) from the start, truncates a torn or corrupt tail and rebuilds
-  // both indexes. Returns bytes truncated.
+  // both indexes in memory. Returns bytes truncated.
   uint64_t recover();
-  // Finds the end offset and largest timestamp without validating (clean shutdown path).
+  // Finds the end offset and largest timestamp from the index files and the batches after their
+  // last entry, without validating (clean shutdown path).
   void load_tail();
 
   bool flush();
-  // Removes the segment's files (the open descriptors stay readable until released).
-  void remove_files();
-  // Shrinks index files to their entries; called when the segment stops being active.
+  // Writes the index files from memory; the segment takes no more appends after a roll.
   void seal();
+  // Removes the segment's files (a descriptor in use stays readable until released).
+  void remove_files();
 
  private:
   Segment(std::string dir, int64_t base_offset, int32_t index_interval_bytes);
-  bool open_files(bool create, std::string& error);
-  void load_indexes();
+  std::string path(const char* suffix) const { return dir_ + "/" + file_name(base_offset_, suffix); }
+  // Reads the index files; false when they are missing or malformed.
+  bool read_index_files();
   void ensure_index_loaded();
   void add_index_entries(int64_t last_offset, int64_t max_timestamp, uint64_t position);
-  void rebuild_index_files();
+  int64_t read_at(void* data, size_t size, uint64_t offset);
 
   std::string dir_;
   int64_t base_offset_;
   int32_t index_interval_bytes_;
-  File log_, index_file_, time_index_file_;
+  CachedFile log_;
   uint64_t size_ = 0;
   int64_t next_offset_;
   int64_t max_timestamp_ = -1;

@@ -6,6 +6,7 @@
 
 #include "protocol/record_batch.h"
 #include "protocol/batch_builder.h"
+#include "storage/file.h"
 #include "storage/test_dir.h"
 
 namespace oxbow::storage {
@@ -26,6 +27,10 @@ std::vector<uint64_t> append_batches(Segment& s, int count, int64_t base_ts = 10
     EXPECT_TRUE(s.append(batch.data(), batch.size(), s.next_offset() + 1, base_ts + i * 10 + 1));
   }
   return positions;
+}
+
+uint64_t log_size(const std::string& dir) {
+  return std::filesystem::file_size(dir + "/" + Segment::file_name(0, ".log"));
 }
 
 }  // namespace
@@ -56,8 +61,9 @@ TEST(Segment, ReopenAfterCleanCloseFindsTail) {
     auto s = Segment::create(dir.path(), 0, 256, error);
     append_batches(*s, 30);
     size = s->size();
+    s->seal();  // as a clean shutdown does
   }
-  auto s = Segment::open(dir.path(), 0, 256, error);
+  auto s = Segment::existing(dir.path(), 0, log_size(dir.path()), 256);
   ASSERT_TRUE(s);
   s->load_tail();
   EXPECT_EQ(s->next_offset(), 60);
@@ -80,7 +86,7 @@ TEST(Segment, RecoverTruncatesTornTail) {
     File f = File::open(dir.path() + "/" + Segment::file_name(0, ".log"), false, error);
     f.write_at(batch.data(), batch.size() / 2, good_size);
   }
-  auto s = Segment::open(dir.path(), 0, 256, error);
+  auto s = Segment::existing(dir.path(), 0, log_size(dir.path()), 256);
   EXPECT_EQ(s->recover(), build_batch({{"k", "partial"}}).size() / 2);
   EXPECT_EQ(s->size(), good_size);
   EXPECT_EQ(s->next_offset(), 20);
@@ -100,7 +106,7 @@ TEST(Segment, RecoverStopsAtCorruptBatch) {
     uint8_t garbage = 0x5a;
     f.write_at(&garbage, 1, positions[6] + 70);  // inside batch 6's records
   }
-  auto s = Segment::open(dir.path(), 0, 256, error);
+  auto s = Segment::existing(dir.path(), 0, log_size(dir.path()), 256);
   s->recover();
   EXPECT_EQ(s->size(), positions[6]);
   EXPECT_EQ(s->next_offset(), 12);
@@ -113,16 +119,20 @@ TEST(Segment, CorruptIndexIsRebuilt) {
   {
     auto s = Segment::create(dir.path(), 0, 256, error);
     positions = append_batches(*s, 40);
+    s->seal();
   }
   {
     File f = File::open(dir.path() + "/" + Segment::file_name(0, ".index"), false, error);
     f.truncate(13);  // not a whole number of entries
   }
-  auto s = Segment::open(dir.path(), 0, 256, error);
+  auto s = Segment::existing(dir.path(), 0, log_size(dir.path()), 256);
   s->load_tail();
   EXPECT_EQ(s->next_offset(), 80);
   EXPECT_EQ(s->position_of(51), positions[25]);
-  EXPECT_GT(std::filesystem::file_size(dir.path() + "/" + Segment::file_name(0, ".index")), 13u);
+  s->seal();
+  auto rebuilt = std::filesystem::file_size(dir.path() + "/" + Segment::file_name(0, ".index"));
+  EXPECT_GT(rebuilt, 13u);
+  EXPECT_EQ(rebuilt % 8, 0u);
 }
 
 TEST(Segment, OffsetForTimestampFindsRecord) {
