@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "broker/offsets_topic.h"
+#include "broker/producer_ids.h"
 #include "broker/server.h"
 #include "group/coordinator.h"
 #include "broker/topic_registry.h"
@@ -83,6 +84,7 @@ bool Broker::start(std::string& error) {
   group_options.offset_metadata_max_bytes = static_cast<int32_t>(number("offset.metadata.max.bytes", 4096));
   groups_ = std::make_unique<group::GroupCoordinator>(group_options, *offsets_topic_);
   groups_->start();
+  producer_ids_ = std::make_unique<ProducerIdManager>(config_.log_dirs.front() + "/oxbow-producer-ids");
   int threads = config_.network_threads > 0 ? config_.network_threads
                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   server_ = std::make_unique<Server>(*this, threads);

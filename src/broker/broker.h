@@ -18,6 +18,7 @@ namespace oxbow::broker {
 class TopicRegistry;
 class Server;
 class OffsetsTopic;
+class ProducerIdManager;
 
 class Broker {
  public:
@@ -34,6 +35,7 @@ class Broker {
   TopicRegistry& topics() { return *topics_; }
   storage::LogManager& logs() { return *logs_; }
   group::GroupCoordinator& groups() { return *groups_; }
+  ProducerIdManager& producer_ids() { return *producer_ids_; }
   const std::string& cluster_id() const { return cluster_id_; }
   // The endpoint clients should use: the advertised one of the listener they came in on.
   Endpoint advertised_endpoint(const std::string& listener) const;
@@ -46,6 +48,7 @@ class Broker {
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicRegistry> topics_;
   std::unique_ptr<OffsetsTopic> offsets_topic_;
+  std::unique_ptr<ProducerIdManager> producer_ids_;
   std::unique_ptr<group::GroupCoordinator> groups_;
   std::unique_ptr<Server> server_;
 };

@@ -31,6 +31,7 @@ enum ApiKey : int16_t {
   kApiVersions = 18,
   kCreateTopics = 19,
   kDeleteTopics = 20,
+  kInitProducerId = 22,
   kOffsetForLeaderEpoch = 23,
   kDescribeConfigs = 32,
   kCreatePartitions = 37,
@@ -39,7 +40,8 @@ enum ApiKey : int16_t {
   kDescribeCluster = 60,
 };
 
-constexpr std::array<int16_t, 22> kImplemented = {
+constexpr std::array<int16_t, 23> kImplemented = {
+    kInitProducerId,
     kProduce,        kFetch,          kListOffsets,  kMetadata,   kOffsetCommit,        kOffsetFetch,
     kFindCoordinator, kJoinGroup,     kHeartbeat,    kLeaveGroup, kSyncGroup,           kDescribeGroups,
     kListGroups,     kApiVersions,    kCreateTopics, kDeleteTopics, kOffsetForLeaderEpoch, kDescribeConfigs,
@@ -87,6 +89,7 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
     case kMetadata: handle_metadata(ctx, body, out); break;
     case kApiVersions: handle_api_versions(ctx, body, out); break;
     case kOffsetCommit: handle_offset_commit(ctx, body, out); break;
+    case kInitProducerId: handle_init_producer_id(ctx, body, out); break;
     case kOffsetFetch: handle_offset_fetch(ctx, body, out); break;
     case kFindCoordinator: handle_find_coordinator(ctx, body, out); break;
     case kJoinGroup: co_await handle_join_group(ctx, body, out); break;

@@ -32,6 +32,7 @@ void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out);
 void handle_offset_for_leader_epoch(RequestContext& ctx, Reader& body, Writer& out);
+void handle_init_producer_id(RequestContext& ctx, Reader& body, Writer& out);
 void handle_find_coordinator(RequestContext& ctx, Reader& body, Writer& out);
 asio::awaitable<void> handle_join_group(RequestContext& ctx, Reader& body, Writer& out);
 asio::awaitable<void> handle_sync_group(RequestContext& ctx, Reader& body, Writer& out);

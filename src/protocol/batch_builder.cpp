@@ -27,7 +27,7 @@ std::optional<std::string_view> read_nullable(Reader& r) {
 }  // namespace
 
 std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int64_t base_timestamp,
-                                 int64_t base_offset) {
+                                 int64_t base_offset, const ProducerFields& producer) {
   Writer body;
   int64_t max_ts = base_timestamp;
   for (size_t i = 0; i < records.size(); ++i) {
@@ -49,13 +49,13 @@ std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int
   batch.i32(0);   // leader epoch
   batch.i8(2);    // magic
   batch.u32(0);   // crc, patched below
-  batch.i16(0);   // attributes
+  batch.i16(producer.transactional ? kTransactionalBit : 0);  // attributes
   batch.i32(static_cast<int32_t>(records.size()) - 1);
   batch.i64(base_timestamp);
   batch.i64(max_ts);
-  batch.i64(-1);  // producer id
-  batch.i16(-1);
-  batch.i32(-1);
+  batch.i64(producer.producer_id);
+  batch.i16(producer.producer_epoch);
+  batch.i32(producer.base_sequence);
   batch.i32(static_cast<int32_t>(records.size()));
   batch.raw(body.buffer().data(), body.buffer().size());
   auto& bytes = batch.buffer();

@@ -15,8 +15,16 @@ struct OutgoingRecord {
   int64_t timestamp_delta = 0;
 };
 
+// Who wrote a batch, for idempotent and transactional producers.
+struct ProducerFields {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t base_sequence = -1;
+  bool transactional = false;
+};
+
 std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int64_t base_timestamp = 1000,
-                                 int64_t base_offset = 0);
+                                 int64_t base_offset = 0, const ProducerFields& producer = {});
 
 // A record of an uncompressed batch, viewed in place.
 struct RecordView {

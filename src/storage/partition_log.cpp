@@ -110,6 +110,56 @@ bool PartitionLog::load(bool clean, std::string& error) {
     write_leader_epoch_checkpoint(false);
   }
   leader_epoch_ = epochs_.back().first;
+  load_producer_state();
+  return true;
+}
+
+void PartitionLog::load_producer_state() {
+  std::string snapshot = dir_ + "/" + Segment::file_name(log_end_offset_, ".snapshot");
+  std::string text;
+  bool loaded = read_whole_file(snapshot, text) && producers_.parse(text);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    if (entry.path().extension() == ".snapshot") fs::remove(entry.path(), ec);
+  }
+  if (loaded) return;
+  // No snapshot at the log end (a crash): replay the batch headers.
+  for (auto& [base, segment] : segments_) {
+    segment->for_each_batch([this](const uint8_t* raw) {
+      auto h = pr::read_batch_header(raw);
+      if (h.producer_id < 0 || h.is_control()) return;
+      producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, h.base_offset,
+                        h.last_offset(), h.max_timestamp);
+    });
+  }
+}
+
+void PartitionLog::write_producer_snapshot() {
+  if (producers_.empty()) return;
+  std::string error;
+  write_file_atomically(dir_ + "/" + Segment::file_name(log_end_offset_, ".snapshot"), producers_.serialize(), error);
+}
+
+bool PartitionLog::check_producer_locked(std::span<uint8_t> records, int batch_count, AppendResult& result) {
+  auto h = pr::read_batch_header(records.data());
+  if (h.producer_id < 0) return true;
+  if (batch_count != 1) {
+    result.error = ErrorCode::kInvalidRecord;  // Kafka: one batch per partition from an idempotent producer
+    return false;
+  }
+  auto check = producers_.check(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count);
+  if (check.error != ErrorCode::kNone) {
+    result.error = check.error;
+    return false;
+  }
+  if (check.duplicate) {
+    result.base_offset = check.duplicate->first_offset;
+    result.last_offset = check.duplicate->last_offset;
+    result.log_start_offset = log_start_offset_;
+    result.wait_for_flush = flushed_offset_ <= check.duplicate->last_offset &&
+                            config_.flush_messages != kNever;
+    return false;
+  }
   return true;
 }
 
@@ -163,6 +213,7 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms) {
       }
       pos += h.total_size();
     }
+    if (!check_producer_locked(records, summary.batch_count, result)) return result;
     bool full = active_->size() + records.size() > static_cast<uint64_t>(config_.segment_bytes);
     bool old = now_ms - active_->created_ms() >= config_.segment_ms;
     if (!active_->empty() && (full || old)) {
@@ -182,6 +233,10 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms) {
     }
     result.base_offset = log_end_offset_;
     result.last_offset = last;
+    if (auto h = pr::read_batch_header(records.data()); h.producer_id >= 0) {
+      producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, log_end_offset_, last,
+                        max_ts);
+    }
     result.log_append_time_ms = append_time;
     result.log_start_offset = log_start_offset_;
     log_end_offset_ = last + 1;
@@ -407,7 +462,10 @@ void PartitionLog::maybe_roll(int64_t now_ms) {
 void PartitionLog::close() {
   flush();
   std::lock_guard lock(mutex_);
-  if (loaded_ && active_) active_->seal();
+  if (loaded_ && active_) {
+    active_->seal();
+    write_producer_snapshot();
+  }
 }
 
 void PartitionLog::destroy() {

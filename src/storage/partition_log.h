@@ -18,6 +18,7 @@
 #include "protocol/errors.h"
 #include "protocol/wire.h"
 #include "storage/log_config.h"
+#include "storage/producer_state.h"
 
 namespace oxbow::storage {
 
@@ -100,6 +101,10 @@ class PartitionLog {
   bool ensure_loaded_locked() const;
   bool roll_locked(int64_t now_ms, std::string& error);
   void write_leader_epoch_checkpoint(bool durable);
+  void load_producer_state();
+  void write_producer_snapshot();
+  // Idempotence: refuses a bad sequence or epoch, or finds the batch this one retries.
+  bool check_producer_locked(std::span<uint8_t> records, int batch_count, AppendResult& result);
   
 
   std::string dir_;
@@ -116,6 +121,7 @@ class PartitionLog {
   int64_t last_flush_ms_ = 0;
   int32_t leader_epoch_ = 0;
   std::vector<std::pair<int32_t, int64_t>> epochs_;  // (epoch, start offset)
+  ProducerState producers_;
   std::vector<std::weak_ptr<Wakeable>> data_waiters_;
   size_t data_waiters_pruned_size_ = 0;
   std::multimap<int64_t, std::weak_ptr<Wakeable>> flush_waiters_;

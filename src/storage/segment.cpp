@@ -269,6 +269,18 @@ uint64_t Segment::recover() {
   return truncated;
 }
 
+void Segment::for_each_batch(const std::function<void(const uint8_t* header)>& visit) {
+  uint8_t header[pr::kBatchHeaderSize];
+  uint64_t pos = 0;
+  while (pos + pr::kBatchHeaderSize <= size_) {
+    if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
+    auto h = pr::read_batch_header(header);
+    if (h.batch_length <= 0 || pos + h.total_size() > size_) break;
+    visit(header);
+    pos += h.total_size();
+  }
+}
+
 bool Segment::flush() {
   auto file = log_file();
   return file && ::fdatasync(file->fd()) == 0;

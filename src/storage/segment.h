@@ -22,6 +22,7 @@
 // read from their files on first use. The .log descriptor comes from the FileCache, so an idle
 // segment holds no descriptor.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,9 @@ class Segment {
   // Finds the end offset and largest timestamp from the index files and the batches after their
   // last entry, without validating (clean shutdown path).
   void load_tail();
+
+  // Calls `visit` with the header of every whole batch, in order (61 bytes read per batch).
+  void for_each_batch(const std::function<void(const uint8_t* header)>& visit);
 
   bool flush();
   // Writes the index files from memory; the segment takes no more appends after a roll.
