@@ -84,6 +84,8 @@ bool Broker::start(std::string& error) {
   group_options.offset_metadata_max_bytes = static_cast<int32_t>(number("offset.metadata.max.bytes", 4096));
   groups_ = std::make_unique<group::GroupCoordinator>(group_options, *offsets_topic_);
   groups_->start();
+  fault_every_produce_ = number("test.fault.drop.connection.every.produce", 0);
+  if (fault_every_produce_ > 0) spdlog::warn("test fault injection on: every {}th produce loses its connection", fault_every_produce_);
   producer_ids_ = std::make_unique<ProducerIdManager>(config_.log_dirs.front() + "/oxbow-producer-ids");
   int threads = config_.network_threads > 0 ? config_.network_threads
                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -110,6 +112,10 @@ Endpoint Broker::advertised_endpoint(const std::string& listener) const {
   }
   if (chosen.host.empty() || chosen.host == "0.0.0.0" || chosen.host == "::") chosen.host = "localhost";
   return chosen;
+}
+
+bool Broker::inject_produce_fault() {
+  return fault_every_produce_ > 0 && ++produce_count_ % fault_every_produce_ == 0;
 }
 
 void Broker::stop() {

@@ -1,6 +1,7 @@
 #pragma once
 // The single-node broker: configuration, storage, topics and the network server, started and
 // stopped together.
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,9 @@ class Broker {
   // Serves until SIGINT/SIGTERM or stop(); then shuts down cleanly.
   void run();
   void stop();
+  // Test-only fault (test.fault.drop.connection.every.produce=N): true for every Nth produce,
+  // whose connection is then closed after the append and before the response.
+  bool inject_produce_fault();
 
   const BrokerConfig& config() const { return config_; }
   TopicRegistry& topics() { return *topics_; }
@@ -45,6 +49,8 @@ class Broker {
 
   BrokerConfig config_;
   std::string cluster_id_;
+  int64_t fault_every_produce_ = 0;
+  std::atomic<int64_t> produce_count_{0};
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicRegistry> topics_;
   std::unique_ptr<OffsetsTopic> offsets_topic_;

@@ -75,6 +75,8 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"controller.quorum.voters", T::kList, "", 0, nullptr, nullptr, true, "Accepted."},
     ConfigDef{"controller.listener.names", T::kList, nullptr, 0, nullptr, nullptr, true, "Accepted."},
     ConfigDef{"inter.broker.listener.name", T::kString, nullptr, 0, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"test.fault.drop.connection.every.produce", T::kLong, "0", 0, nullptr, nullptr, true,
+              "Testing only: close the connection of every Nth produce after appending, before answering."},
     ConfigDef{"zookeeper.connect", T::kString, nullptr, 0, nullptr, nullptr, true, "Ignored: no ZooKeeper."},
 };
 

@@ -22,6 +22,7 @@ namespace {
 
 constexpr size_t kMaxInFlight = 32;
 constexpr int16_t kApiVersionsKey = 18;
+constexpr int16_t kProduceKey = 0;
 
 struct Slot {
   std::vector<uint8_t> request;
@@ -124,6 +125,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         co_await dispatch(ctx, reader, out);
       }
       slot->respond = ctx.respond;
+      if (slot->header.api_key == kProduceKey && broker_.inject_produce_fault()) {
+        spdlog::info("fault injection: dropping connection from {} after a produce", peer_);
+        slot->close_after = true;
+      }
     } catch (const pr::DecodeError& e) {
       spdlog::warn("closing connection from {}: malformed {} v{} request: {}", peer_,
                    slot->header.api_key, slot->header.api_version, e.what());
