@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include <spdlog/spdlog.h>
+
 #include "protocol/wire.h"
 
 namespace oxbow::group {
@@ -205,6 +207,7 @@ void Group::prepare_rebalance(int64_t now, Completions& out) {
   int32_t timeout = 0;
   for (const auto& [id, member] : members_) timeout = std::max(timeout, member.rebalance_timeout_ms);
   initial_delay_until_ms_ = state_ == GroupState::kEmpty ? now + initial_rebalance_delay_ms_ : 0;
+  if (state_ != GroupState::kPreparingRebalance) rebalance_started_ms_ = now;
   state_ = GroupState::kPreparingRebalance;
   rebalance_deadline_ms_ = now + std::max<int64_t>(timeout, initial_rebalance_delay_ms_);
   maybe_complete_join(now, out);
@@ -326,6 +329,8 @@ void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Com
         if (auto target = members_.find(id); target != members_.end()) target->second.assignment = assignment;
       }
       state_ = GroupState::kStable;
+      spdlog::info("group {} generation {} stable: {} members, rebalance took {} ms", id_, generation_,
+                   members_.size(), now - rebalance_started_ms_);
       for (auto& [id, m] : members_) {
         if (!m.awaiting_sync) continue;
         SyncResult result;

@@ -146,6 +146,7 @@ class Group {
   std::map<std::string, int64_t> pending_members_;         // member id -> expiry (KIP-394)
   std::map<std::string, std::string> static_members_;      // instance id -> member id
   int64_t rebalance_deadline_ms_ = 0;
+  int64_t rebalance_started_ms_ = 0;
   int64_t initial_delay_until_ms_ = 0;
   int64_t empty_since_ms_ = 0;
   uint64_t next_member_serial_ = 0;
