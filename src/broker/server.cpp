@@ -21,11 +21,33 @@ namespace pr = oxbow::protocol;
 namespace {
 
 constexpr size_t kMaxInFlight = 32;
+constexpr size_t kSpareBuffers = 8;
+constexpr size_t kMaxSpareBytes = 16 << 20;
 constexpr int16_t kApiVersionsKey = 18;
 constexpr int16_t kProduceKey = 0;
 
+// A request's bytes. Unlike a vector, growing it does not zero the memory, and connections reuse
+// their buffers, so a large produce costs neither a memset nor fresh pages.
+class RequestBuffer {
+ public:
+  void resize(size_t size) {
+    if (size > capacity_) {
+      data_.reset(new uint8_t[size]);
+      capacity_ = size;
+    }
+    size_ = size;
+  }
+  std::span<uint8_t> span() { return {data_.get(), size_}; }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+};
+
 struct Slot {
-  std::vector<uint8_t> request;
+  RequestBuffer request;
   pr::RequestHeader header;
   size_t body_offset = 0;
   pr::Writer response;
@@ -71,8 +93,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
           break;
         }
         auto slot = std::make_shared<Slot>();
+        if (!spare_buffers_.empty()) {
+          slot->request = std::move(spare_buffers_.back());
+          spare_buffers_.pop_back();
+        }
         slot->request.resize(static_cast<size_t>(size));
-        co_await asio::async_read(socket_, asio::buffer(slot->request), asio::use_awaitable);
+        auto bytes = slot->request.span();
+        co_await asio::async_read(socket_, asio::buffer(bytes.data(), bytes.size()), asio::use_awaitable);
         if (!admit(*slot)) break;
         slots_.push_back(slot);
         asio::co_spawn(socket_.get_executor(), process(slot), asio::detached);
@@ -88,7 +115,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Parses the header and decides whether the request can be handled at all.
   bool admit(Slot& slot) {
-    pr::Reader reader(slot.request);
+    pr::Reader reader(slot.request.span());
     try {
       slot.header = pr::decode_request_header(reader);
       slot.body_offset = reader.position();
@@ -112,7 +139,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   asio::awaitable<void> process(std::shared_ptr<Slot> slot) {
     auto self = shared_from_this();
-    pr::Reader reader(std::span(slot->request).subspan(slot->body_offset));
+    pr::Reader reader(slot->request.span().subspan(slot->body_offset));
     auto& out = slot->response;
     out.reserve_i32();
     pr::encode_response_header(out, slot->header);
@@ -152,6 +179,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         auto slot = std::move(slots_.front());
         slots_.pop_front();
         slot_freed_.cancel();
+        // The request's bytes are no longer referenced once its handler is done.
+        if (spare_buffers_.size() < kSpareBuffers && slot->request.capacity() <= kMaxSpareBytes) {
+          spare_buffers_.push_back(std::move(slot->request));
+        }
         if (slot->close_after) break;
         if (!slot->respond) continue;
         auto& out = slot->response;
@@ -235,6 +266,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer slot_ready_;
   asio::steady_timer slot_freed_;
   std::deque<std::shared_ptr<Slot>> slots_;
+  std::vector<RequestBuffer> spare_buffers_;
   bool closed_ = false;
 };
 
