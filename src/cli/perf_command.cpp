@@ -302,8 +302,12 @@ ConsumeTally consume_from_beginning(rd_kafka_t* rk, const PerfConsumeOptions& op
 void run_perf_consume(const PerfConsumeOptions& options) {
   install_stop_signal_handlers();
   const KafkaHandle rk = make_kafka_handle(
-      RD_KAFKA_CONSUMER, make_kafka_conf(options.client, {{"enable.auto.commit", "false"},
-                                                          {"enable.auto.offset.store", "false"}}));
+      RD_KAFKA_CONSUMER,
+      make_kafka_conf(options.client, {{"enable.auto.commit", "false"},
+                                       {"enable.auto.offset.store", "false"},
+                                       // Throughput defaults, as perf produce has its own; -X overrides.
+                                       {"max.partition.fetch.bytes", "8388608"},
+                                       {"queued.max.messages.kbytes", "262144"}}));
   const int64_t start_ns = now_ns();
   const ConsumeTally tally = consume_from_beginning(rk.get(), options, start_ns);
 
