@@ -42,14 +42,11 @@ void handle_list_offsets(RequestContext& ctx, Reader& body, Writer& out) {
         part.offset = log->high_watermark();
       } else if (p.timestamp == kEarliest) {
         part.offset = log->log_start_offset();
-      } else if (p.timestamp == kMaxTimestamp) {
-        // The record with the largest timestamp is not tracked yet: answer as Kafka does when
-        // there is none.
-        part.offset = -1;
-      } else if (p.timestamp >= 0) {
-        auto found = log->offset_for_timestamp(p.timestamp);
-        part.offset = found.value_or(-1);
-        if (found) part.timestamp = p.timestamp;
+      } else if (p.timestamp == kMaxTimestamp || p.timestamp >= 0) {
+        auto found = p.timestamp == kMaxTimestamp ? log->largest_timestamp_record()
+                                                  : log->offset_for_timestamp(p.timestamp);
+        part.offset = found ? found->offset : -1;
+        if (found) part.timestamp = found->timestamp;
       } else {
         part.error_code = pr::code(ErrorCode::kInvalidRequest);
         continue;

@@ -1,6 +1,9 @@
 #include "protocol/record_batch.h"
 
 #include "common/crc32c.h"
+#include <string>
+
+#include "protocol/compression.h"
 #include "protocol/wire.h"
 
 namespace oxbow::protocol {
@@ -102,11 +105,20 @@ void assign_offsets(std::span<uint8_t> records, int64_t base_offset, int32_t lea
   }
 }
 
-int64_t first_offset_at_or_after(std::span<const uint8_t> batch, int64_t ts) {
+OffsetAndTimestamp find_record_by_timestamp(std::span<const uint8_t> batch, int64_t ts) {
   BatchHeader h = read_batch_header(batch.data());
-  if (h.codec() != 0 || h.log_append_time()) return h.base_offset;
-  std::vector<uint8_t> copy(batch.begin() + kBatchHeaderSize, batch.end());
-  Reader r(copy);
+  OffsetAndTimestamp fallback{h.base_offset, h.max_timestamp};
+  // LogAppendTime gives every record the batch's time.
+  if (h.log_append_time()) return fallback;
+  if (ts == kLargestTimestamp) ts = h.max_timestamp;
+  auto payload = batch.subspan(kBatchHeaderSize, h.total_size() - kBatchHeaderSize);
+  std::string records;
+  if (h.codec() == 0) {
+    records.assign(payload.begin(), payload.end());
+  } else if (!decompress(h.codec(), payload, records)) {
+    return fallback;
+  }
+  Reader r(std::span(reinterpret_cast<uint8_t*>(records.data()), records.size()));
   try {
     for (int32_t i = 0; i < h.record_count; ++i) {
       int32_t length = r.varint();
@@ -114,14 +126,14 @@ int64_t first_offset_at_or_after(std::span<const uint8_t> batch, int64_t ts) {
       r.i8();  // attributes
       int64_t timestamp = h.base_timestamp + r.varlong();
       int64_t offset = h.base_offset + r.varint();
-      if (timestamp >= ts) return offset;
+      if (timestamp >= ts) return {offset, timestamp};
       size_t used = r.position() - start;
       if (length < 0 || static_cast<size_t>(length) < used) break;
       r.take_span(static_cast<size_t>(length) - used);
     }
   } catch (const DecodeError&) {
   }
-  return h.base_offset;
+  return fallback;
 }
 
 }  // namespace oxbow::protocol

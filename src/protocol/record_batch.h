@@ -90,8 +90,15 @@ ErrorCode validate_batches(std::span<const uint8_t> records, BatchesSummary& sum
 void assign_offsets(std::span<uint8_t> records, int64_t base_offset, int32_t leader_epoch,
                     int64_t log_append_time_ms);
 
-// Offset of the first record of a whole batch with timestamp >= ts. Records of compressed batches
-// are not unpacked: their batch's base offset stands for them.
-int64_t first_offset_at_or_after(std::span<const uint8_t> batch, int64_t ts);
+struct OffsetAndTimestamp {
+  int64_t offset;
+  int64_t timestamp;
+};
+
+// The first record of a whole batch with timestamp >= ts (compressed batches are unpacked), or,
+// with ts = kLargestTimestamp, the first record carrying the batch's largest timestamp. Falls back
+// to the batch's base offset and largest timestamp if the records cannot be read.
+inline constexpr int64_t kLargestTimestamp = INT64_MIN;
+OffsetAndTimestamp find_record_by_timestamp(std::span<const uint8_t> batch, int64_t ts);
 
 }  // namespace oxbow::protocol

@@ -297,15 +297,27 @@ ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_ba
   return result;
 }
 
-std::optional<int64_t> PartitionLog::offset_for_timestamp(int64_t ts) {
+std::optional<pr::OffsetAndTimestamp> PartitionLog::offset_for_timestamp(int64_t ts) {
   std::lock_guard lock(mutex_);
   ensure_loaded_locked();
   for (auto& [base, segment] : segments_) {
-    if (auto offset = segment->offset_for_timestamp(ts)) {
-      return std::max(*offset, log_start_offset_);
+    if (auto found = segment->offset_for_timestamp(ts)) {
+      if (found->offset < log_start_offset_) found->offset = log_start_offset_;
+      return found;
     }
   }
   return std::nullopt;
+}
+
+std::optional<pr::OffsetAndTimestamp> PartitionLog::largest_timestamp_record() {
+  std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
+  std::shared_ptr<Segment> best;
+  for (auto& [base, segment] : segments_) {
+    if (!best || segment->max_timestamp() > best->max_timestamp()) best = segment;
+  }
+  if (!best || best->max_timestamp() < 0) return std::nullopt;
+  return best->largest_timestamp_record();
 }
 
 int64_t PartitionLog::log_start_offset() const {

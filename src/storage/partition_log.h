@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "protocol/errors.h"
+#include "protocol/record_batch.h"
 #include "protocol/wire.h"
 #include "storage/log_config.h"
 #include "storage/producer_state.h"
@@ -66,7 +67,9 @@ class PartitionLog {
   // Up to `max_bytes` of whole or partial batches from the batch containing `offset`, capped at
   // the high watermark. With `min_one_batch`, a first batch larger than max_bytes is sent whole.
   ReadResult read(int64_t offset, int32_t max_bytes, bool min_one_batch);
-  std::optional<int64_t> offset_for_timestamp(int64_t ts);
+  std::optional<protocol::OffsetAndTimestamp> offset_for_timestamp(int64_t ts);
+  // ListOffsets' MAX_TIMESTAMP: the first record with the partition's largest timestamp.
+  std::optional<protocol::OffsetAndTimestamp> largest_timestamp_record();
 
   int64_t log_start_offset() const;
   int64_t log_end_offset() const;

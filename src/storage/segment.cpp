@@ -112,15 +112,27 @@ bool Segment::read_index_files() {
 void Segment::ensure_index_loaded() {
   if (index_loaded_) return;
   index_loaded_ = true;
-  if (!read_index_files()) recover();
+  if (!read_index_files()) {
+    recover();
+    return;
+  }
+  // A sealed segment's time index ends with its largest timestamp.
+  if (!time_index_.empty() && time_index_.back().timestamp > max_timestamp_) {
+    max_timestamp_ = time_index_.back().timestamp;
+    max_timestamp_offset_ = base_offset_ + time_index_.back().relative_offset;
+  }
 }
 
 int64_t Segment::max_timestamp() {
-  if (!index_loaded_) {
-    ensure_index_loaded();
-    if (!time_index_.empty()) max_timestamp_ = std::max(max_timestamp_, time_index_.back().timestamp);
-  }
+  ensure_index_loaded();
   return max_timestamp_;
+}
+
+void Segment::note_timestamp(int64_t batch_max_timestamp, int64_t batch_last_offset) {
+  if (batch_max_timestamp > max_timestamp_) {
+    max_timestamp_ = batch_max_timestamp;
+    max_timestamp_offset_ = batch_last_offset;
+  }
 }
 
 void Segment::add_index_entries(int64_t last_offset, int64_t max_timestamp, uint64_t position) {
@@ -160,7 +172,7 @@ bool Segment::append(const uint8_t* data, size_t size, int64_t last_offset, int6
     bytes_since_index_ = 0;
   }
   next_offset_ = last_offset + 1;
-  max_timestamp_ = std::max(max_timestamp_, max_timestamp);
+  note_timestamp(max_timestamp, last_offset);
   return true;
 }
 
@@ -183,27 +195,37 @@ uint64_t Segment::position_of(int64_t offset) {
   return size_;
 }
 
-std::optional<int64_t> Segment::offset_for_timestamp(int64_t ts) {
+std::optional<pr::OffsetAndTimestamp> Segment::record_in_batch_at(uint64_t position, int64_t ts) {
+  uint8_t header[pr::kBatchHeaderSize];
+  if (read_at(header, sizeof(header), position) != static_cast<int64_t>(sizeof(header))) return std::nullopt;
+  auto h = pr::read_batch_header(header);
+  std::vector<uint8_t> batch(h.total_size());
+  if (read_at(batch.data(), batch.size(), position) != static_cast<int64_t>(batch.size())) return std::nullopt;
+  return pr::find_record_by_timestamp(batch, ts);
+}
+
+std::optional<pr::OffsetAndTimestamp> Segment::offset_for_timestamp(int64_t ts) {
   if (max_timestamp() < ts) return std::nullopt;
   uint64_t pos = 0;
   // Last time-index entry strictly older than ts: everything up to its batch is older.
   auto it = std::lower_bound(time_index_.begin(), time_index_.end(), ts,
                              [](const TimeIndexEntry& e, int64_t t) { return e.timestamp < t; });
   if (it != time_index_.begin()) pos = position_of(base_offset_ + std::prev(it)->relative_offset + 1);
-  std::vector<uint8_t> batch;
   while (pos + pr::kBatchHeaderSize <= size_) {
     uint8_t header[pr::kBatchHeaderSize];
     if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
     auto h = pr::read_batch_header(header);
     if (h.batch_length <= 0) break;
-    if (h.max_timestamp >= ts && !h.is_control()) {
-      batch.resize(h.total_size());
-      if (read_at(batch.data(), batch.size(), pos) != static_cast<int64_t>(batch.size())) break;
-      return pr::first_offset_at_or_after(batch, ts);
-    }
+    if (h.max_timestamp >= ts && !h.is_control()) return record_in_batch_at(pos, ts);
     pos += h.total_size();
   }
   return std::nullopt;
+}
+
+std::optional<pr::OffsetAndTimestamp> Segment::largest_timestamp_record() {
+  int64_t largest = max_timestamp();
+  if (largest < 0) return std::nullopt;
+  return offset_for_timestamp(largest);
 }
 
 void Segment::load_tail() {
@@ -219,7 +241,7 @@ void Segment::load_tail() {
     auto h = pr::read_batch_header(header);
     if (h.batch_length <= 0 || pos + h.total_size() > size_) break;
     last = h.last_offset();
-    max_timestamp_ = std::max(max_timestamp_, h.max_timestamp);
+    note_timestamp(h.max_timestamp, h.last_offset());
     pos += h.total_size();
     since_index += h.total_size();
   }
@@ -238,6 +260,7 @@ uint64_t Segment::recover() {
   size_ = 0;
   next_offset_ = base_offset_;
   max_timestamp_ = -1;
+  max_timestamp_offset_ = -1;
   bytes_since_index_ = 0;
   std::vector<uint8_t> batch;
   while (pos + pr::kBatchHeaderSize <= file_size) {
@@ -259,7 +282,7 @@ uint64_t Segment::recover() {
       bytes_since_index_ = 0;
     }
     next_offset_ = h.last_offset() + 1;
-    max_timestamp_ = std::max(max_timestamp_, h.max_timestamp);
+    note_timestamp(h.max_timestamp, h.last_offset());
     pos += batch.size();
   }
   uint64_t truncated = file_size - size_;
@@ -288,6 +311,11 @@ bool Segment::flush() {
 
 void Segment::seal() {
   if (!index_loaded_) return;
+  // As Kafka does at a roll: the time index ends with the segment's largest timestamp, so that a
+  // sealed segment's maximum is known from its index alone.
+  if (max_timestamp_offset_ >= 0 && (time_index_.empty() || time_index_.back().timestamp < max_timestamp_)) {
+    time_index_.push_back({max_timestamp_, static_cast<int32_t>(max_timestamp_offset_ - base_offset_)});
+  }
   std::vector<uint8_t> raw(index_.size() * 8);
   for (size_t i = 0; i < index_.size(); ++i) {
     put_be32(&raw[i * 8], static_cast<uint32_t>(index_[i].relative_offset));

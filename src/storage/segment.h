@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/record_batch.h"
 #include "storage/file_cache.h"
 
 namespace oxbow::storage {
@@ -68,8 +69,10 @@ class Segment {
 
   // File position of the first batch whose last offset is >= offset; size() when none.
   uint64_t position_of(int64_t offset);
-  // Offset of the first record with timestamp >= ts, or nullopt when every record is older.
-  std::optional<int64_t> offset_for_timestamp(int64_t ts);
+  // The first record with timestamp >= ts, or nullopt when every record is older.
+  std::optional<protocol::OffsetAndTimestamp> offset_for_timestamp(int64_t ts);
+  // The first record carrying the segment's largest timestamp; nullopt when empty.
+  std::optional<protocol::OffsetAndTimestamp> largest_timestamp_record();
 
   // Scans every batch (CRC included) from the start, truncates a torn or corrupt tail and rebuilds
   // both indexes in memory. Returns bytes truncated.
@@ -94,6 +97,8 @@ class Segment {
   bool read_index_files();
   void ensure_index_loaded();
   void add_index_entries(int64_t last_offset, int64_t max_timestamp, uint64_t position);
+  void note_timestamp(int64_t batch_max_timestamp, int64_t batch_last_offset);
+  std::optional<protocol::OffsetAndTimestamp> record_in_batch_at(uint64_t position, int64_t ts);
   int64_t read_at(void* data, size_t size, uint64_t offset);
 
   std::string dir_;
@@ -103,6 +108,7 @@ class Segment {
   uint64_t size_ = 0;
   int64_t next_offset_;
   int64_t max_timestamp_ = -1;
+  int64_t max_timestamp_offset_ = -1;  // last offset of the batch carrying max_timestamp_
   int64_t created_ms_ = 0;
   uint64_t bytes_since_index_ = 0;
   bool index_loaded_ = false;

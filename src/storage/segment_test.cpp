@@ -140,10 +140,30 @@ TEST(Segment, OffsetForTimestampFindsRecord) {
   std::string error;
   auto s = Segment::create(dir.path(), 0, 128, error);
   append_batches(*s, 20, 1000);  // batch i: records at 1000+10i and 1000+10i+1
-  EXPECT_EQ(s->offset_for_timestamp(0), 0);
-  EXPECT_EQ(s->offset_for_timestamp(1051), 11);
-  EXPECT_EQ(s->offset_for_timestamp(1052), 12);
+  EXPECT_EQ(s->offset_for_timestamp(0)->offset, 0);
+  EXPECT_EQ(s->offset_for_timestamp(1051)->offset, 11);
+  EXPECT_EQ(s->offset_for_timestamp(1051)->timestamp, 1051);
+  auto next = s->offset_for_timestamp(1052);
+  EXPECT_EQ(next->offset, 12);
+  EXPECT_EQ(next->timestamp, 1060);  // the found record's own timestamp
   EXPECT_EQ(s->offset_for_timestamp(5000), std::nullopt);
+  auto largest = s->largest_timestamp_record();
+  ASSERT_TRUE(largest);
+  EXPECT_EQ(largest->offset, 39);
+  EXPECT_EQ(largest->timestamp, 1000 + 19 * 10 + 1);
+}
+
+TEST(Segment, SealedTimeIndexEndsWithLargestTimestamp) {
+  testing::TempDir dir;
+  std::string error;
+  {
+    auto s = Segment::create(dir.path(), 0, 100000, error);  // sparse: only the first batch indexed
+    append_batches(*s, 10, 1000);
+    s->seal();
+  }
+  auto s = Segment::existing(dir.path(), 0, log_size(dir.path()), 100000);
+  EXPECT_EQ(s->max_timestamp(), 1000 + 9 * 10 + 1);
+  EXPECT_EQ(s->offset_for_timestamp(1091)->offset, 19);
 }
 
 }  // namespace oxbow::storage

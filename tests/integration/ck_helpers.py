@@ -8,8 +8,12 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from harness import unique_topic, wait_until  # noqa: F401  (re-exported)
 
 
-def admin(bootstrap):
-    return AdminClient({"bootstrap.servers": bootstrap})
+def admin(bootstrap, **conf):
+    # An AdminClient is a producer-type librdkafka handle, and those ask for auto-creation in
+    # their Metadata requests by default: metadata probes of missing topics would create them.
+    base = {"bootstrap.servers": bootstrap, "allow.auto.create.topics": False}
+    base.update({k.replace("_", "."): v for k, v in conf.items()})
+    return AdminClient(base)
 
 
 def producer(bootstrap, **conf):

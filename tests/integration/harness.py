@@ -57,7 +57,7 @@ def port_accepts(port, host="127.0.0.1"):
 class Broker:
     """One oxbow broker process with its own log dir and port, restartable in place."""
 
-    def __init__(self, base_dir, overrides=None, port=None):
+    def __init__(self, base_dir, overrides=None, port=None, config_file=None):
         self.base_dir = pathlib.Path(base_dir)
         self.base_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.base_dir / "data"
@@ -65,6 +65,7 @@ class Broker:
         self.log_path = self.base_dir / "broker.log"
         self.port = port or free_port()
         self.overrides = dict(overrides or {})
+        self.config_file = config_file
         self.proc = None
         self.starts = 0
         self.last_exit_code = None
@@ -78,6 +79,12 @@ class Broker:
         return self.proc.pid if self.proc else None
 
     def command(self):
+        if self.config_file is not None:
+            # Everything (listeners, log.dirs, ...) comes from the file, plus explicit overrides.
+            cmd = [OXBOW_BIN, "broker", "--config", str(self.config_file)]
+            for key, value in self.overrides.items():
+                cmd += ["--override", f"{key}={value}"]
+            return cmd
         listener = f"PLAINTEXT://127.0.0.1:{self.port}"
         cmd = [
             OXBOW_BIN, "broker",
@@ -113,6 +120,10 @@ class Broker:
         assert not self.is_alive(), "broker already running"
         if not os.path.exists(OXBOW_BIN):
             pytest.fail(f"broker binary {OXBOW_BIN} does not exist (set OXBOW_BIN)")
+        # While a build relinks the binary it is briefly not executable: wait for it.
+        deadline = time.monotonic() + 120
+        while not os.access(OXBOW_BIN, os.X_OK) and time.monotonic() < deadline:
+            time.sleep(0.5)
         if extra_overrides:
             self.overrides.update(extra_overrides)
         self.starts += 1

@@ -133,6 +133,8 @@ def parse_batches(data, verify_crc=True):
     pos = 0
     while pos + 12 <= len(data):
         base_offset, length = struct.unpack_from(">qi", data, pos)
+        if length == 0 and base_offset == 0:
+            return  # zero-filled (preallocated) tail
         if length < BATCH_HEADER_SIZE - 12:
             raise ValueError(f"batch at byte {pos}: length {length} too small")
         end = pos + 12 + length

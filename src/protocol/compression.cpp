@@ -1,0 +1,111 @@
+#include "protocol/compression.h"
+
+#include <lz4frame.h>
+#include <snappy-c.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <memory>
+
+namespace oxbow::protocol {
+
+namespace {
+
+bool gunzip(std::span<const uint8_t> in, std::string& out, size_t max_output) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 32) != Z_OK) return false;  // 32: accept a gzip or zlib header
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = static_cast<uInt>(in.size());
+  char buffer[64 * 1024];
+  int status = Z_OK;
+  while (status == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof(buffer);
+    status = inflate(&z, Z_NO_FLUSH);
+    out.append(buffer, sizeof(buffer) - z.avail_out);
+    if (out.size() > max_output) status = Z_DATA_ERROR;
+    if (status == Z_BUF_ERROR && z.avail_in == 0) break;
+  }
+  inflateEnd(&z);
+  return status == Z_STREAM_END;
+}
+
+bool unsnappy_raw(const uint8_t* in, size_t size, std::string& out, size_t max_output) {
+  size_t length = 0;
+  if (snappy_uncompressed_length(reinterpret_cast<const char*>(in), size, &length) != SNAPPY_OK ||
+      out.size() + length > max_output) {
+    return false;
+  }
+  size_t start = out.size();
+  out.resize(start + length);
+  return snappy_uncompress(reinterpret_cast<const char*>(in), size, out.data() + start, &length) == SNAPPY_OK;
+}
+
+// Kafka's Java clients frame snappy the xerial way: an 8-byte magic, two int32 versions, then
+// blocks of (int32 length, raw snappy). librdkafka may send plain raw snappy instead.
+bool unsnappy(std::span<const uint8_t> in, std::string& out, size_t max_output) {
+  static const uint8_t kMagic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
+  if (in.size() < 16 || std::memcmp(in.data(), kMagic, 8) != 0) {
+    return unsnappy_raw(in.data(), in.size(), out, max_output);
+  }
+  size_t pos = 16;
+  while (pos + 4 <= in.size()) {
+    uint32_t block = (uint32_t{in[pos]} << 24) | (uint32_t{in[pos + 1]} << 16) | (uint32_t{in[pos + 2]} << 8) |
+                     in[pos + 3];
+    pos += 4;
+    if (block > in.size() - pos || !unsnappy_raw(in.data() + pos, block, out, max_output)) return false;
+    pos += block;
+  }
+  return pos == in.size();
+}
+
+bool unlz4(std::span<const uint8_t> in, std::string& out, size_t max_output) {
+  LZ4F_dctx* raw = nullptr;
+  if (LZ4F_isError(LZ4F_createDecompressionContext(&raw, LZ4F_VERSION))) return false;
+  std::unique_ptr<LZ4F_dctx, decltype(&LZ4F_freeDecompressionContext)> ctx(raw, LZ4F_freeDecompressionContext);
+  char buffer[64 * 1024];
+  size_t pos = 0;
+  while (pos < in.size()) {
+    size_t src = in.size() - pos;
+    size_t dst = sizeof(buffer);
+    size_t hint = LZ4F_decompress(ctx.get(), buffer, &dst, in.data() + pos, &src, nullptr);
+    if (LZ4F_isError(hint)) return false;
+    out.append(buffer, dst);
+    if (out.size() > max_output) return false;
+    pos += src;
+    if (hint == 0) return true;  // frame complete
+    if (src == 0 && dst == 0) return false;
+  }
+  return true;
+}
+
+bool unzstd(std::span<const uint8_t> in, std::string& out, size_t max_output) {
+  std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (!stream) return false;
+  ZSTD_inBuffer input{in.data(), in.size(), 0};
+  char buffer[64 * 1024];
+  while (input.pos < input.size) {
+    ZSTD_outBuffer output{buffer, sizeof(buffer), 0};
+    size_t status = ZSTD_decompressStream(stream.get(), &output, &input);
+    if (ZSTD_isError(status)) return false;
+    out.append(buffer, output.pos);
+    if (out.size() > max_output) return false;
+    if (status == 0 && input.pos == input.size) break;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool decompress(int codec, std::span<const uint8_t> input, std::string& out, size_t max_output) {
+  switch (codec) {
+    case 1: return gunzip(input, out, max_output);
+    case 2: return unsnappy(input, out, max_output);
+    case 3: return unlz4(input, out, max_output);
+    case 4: return unzstd(input, out, max_output);
+    default: return false;
+  }
+}
+
+}  // namespace oxbow::protocol

@@ -1,0 +1,79 @@
+#include "protocol/compression.h"
+
+#include <gtest/gtest.h>
+#include <lz4frame.h>
+#include <snappy-c.h>
+#include <zlib.h>
+#include <zstd.h>
+
+namespace oxbow::protocol {
+
+namespace {
+
+std::string sample() {
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "record-" + std::to_string(i) + ";";
+  return text;
+}
+
+std::span<const uint8_t> bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+TEST(Compression, EveryCodecRoundTrips) {
+  std::string input = sample();
+  std::string out;
+
+  std::string gz(compressBound(input.size()), '\0');
+  uLongf gz_size = gz.size();
+  ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(gz.data()), &gz_size,
+                      reinterpret_cast<const Bytef*>(input.data()), input.size(), 6), Z_OK);
+  gz.resize(gz_size);
+  ASSERT_TRUE(decompress(1, bytes(gz), out));
+  EXPECT_EQ(out, input);
+
+  std::string sn(snappy_max_compressed_length(input.size()), '\0');
+  size_t sn_size = sn.size();
+  ASSERT_EQ(snappy_compress(input.data(), input.size(), sn.data(), &sn_size), SNAPPY_OK);
+  sn.resize(sn_size);
+  out.clear();
+  ASSERT_TRUE(decompress(2, bytes(sn), out));
+  EXPECT_EQ(out, input);
+  // The xerial framing Java clients use: magic, versions, then (length, block) pairs.
+  std::string framed("\x82SNAPPY\0\0\0\0\1\0\0\0\1", 16);
+  for (int i = 0; i < 4; ++i) framed += static_cast<char>(sn.size() >> (24 - 8 * i));
+  framed += sn;
+  out.clear();
+  ASSERT_TRUE(decompress(2, bytes(framed), out));
+  EXPECT_EQ(out, input);
+
+  std::string lz(LZ4F_compressFrameBound(input.size(), nullptr), '\0');
+  size_t lz_size = LZ4F_compressFrame(lz.data(), lz.size(), input.data(), input.size(), nullptr);
+  ASSERT_FALSE(LZ4F_isError(lz_size));
+  lz.resize(lz_size);
+  out.clear();
+  ASSERT_TRUE(decompress(3, bytes(lz), out));
+  EXPECT_EQ(out, input);
+
+  std::string zs(ZSTD_compressBound(input.size()), '\0');
+  size_t zs_size = ZSTD_compress(zs.data(), zs.size(), input.data(), input.size(), 3);
+  ASSERT_FALSE(ZSTD_isError(zs_size));
+  zs.resize(zs_size);
+  out.clear();
+  ASSERT_TRUE(decompress(4, bytes(zs), out));
+  EXPECT_EQ(out, input);
+}
+
+TEST(Compression, CorruptInputIsRefused) {
+  std::string garbage(100, 'x');
+  for (int codec = 1; codec <= 4; ++codec) {
+    std::string out;
+    EXPECT_FALSE(decompress(codec, bytes(garbage), out)) << codec;
+  }
+  std::string out;
+  EXPECT_FALSE(decompress(7, bytes(garbage), out));
+}
+
+}  // namespace oxbow::protocol

@@ -1,0 +1,225 @@
+// kafkajs against the real oxbow broker, run with node's built-in test runner (`node --test`).
+//
+// kafkajs has no group-less consumer, so records are read back with kcat (-C without -G).
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+const { Kafka, CompressionTypes, logLevel } = (await import('kafkajs')).default;
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const OXBOW_BIN = process.env.OXBOW_BIN || path.resolve(here, '../../build/oxbow');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function portAccepts(port) {
+  return new Promise((resolve) => {
+    const sock = net.connect({ port, host: '127.0.0.1' });
+    sock.once('connect', () => { sock.destroy(); resolve(true); });
+    sock.once('error', () => { sock.destroy(); resolve(false); });
+  });
+}
+
+const delay = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitUntil(cond, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr;
+  for (;;) {
+    try {
+      const v = await cond();
+      if (v) return v;
+    } catch (e) { lastErr = e; }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr ? `: ${lastErr}` : ''}`);
+    await delay(50);
+  }
+}
+
+class Broker {
+  constructor() {
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oxbow-kafkajs-'));
+    this.logPath = path.join(this.dir, 'broker.log');
+    this.proc = null;
+    this.exit = null;
+  }
+
+  get bootstrap() { return `127.0.0.1:${this.port}`; }
+
+  logTail(lines = 40) {
+    try { return fs.readFileSync(this.logPath, 'utf8').split('\n').slice(-lines).join('\n'); } catch { return '(no log)'; }
+  }
+
+  async start() {
+    assert.ok(fs.existsSync(OXBOW_BIN), `broker binary ${OXBOW_BIN} does not exist (set OXBOW_BIN)`);
+    this.port = await freePort();
+    const listener = `PLAINTEXT://127.0.0.1:${this.port}`;
+    const log = fs.openSync(this.logPath, 'a');
+    this.proc = spawn(OXBOW_BIN, ['broker',
+      '--override', `listeners=${listener}`,
+      '--override', `advertised.listeners=${listener}`,
+      '--override', `log.dirs=${path.join(this.dir, 'data')}`],
+    { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => {
+      this.exit = { code, signal };
+      resolve(this.exit);
+    }));
+    const deadline = Date.now() + 20000;
+    while (!(await portAccepts(this.port))) {
+      if (this.exit) throw new Error(`broker exited during start-up (${JSON.stringify(this.exit)})\n${this.logTail()}`);
+      if (Date.now() > deadline) {
+        this.proc.kill('SIGKILL');
+        throw new Error(`broker did not accept connections within 20s\n${this.logTail()}`);
+      }
+      await delay(50);
+    }
+  }
+
+  async stop() {
+    if (!this.proc || this.exit) return this.exit;
+    this.proc.kill('SIGTERM');
+    let timer;
+    const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve(null), 30000); });
+    const result = await Promise.race([this.exited, timeout]);
+    clearTimeout(timer);
+    if (!result) {
+      this.proc.kill('SIGKILL');
+      await this.exited;
+      throw new Error(`broker did not exit within 30s of SIGTERM\n${this.logTail()}`);
+    }
+    return result;
+  }
+}
+
+function kcatRead(bootstrap, topic, format) {
+  const res = spawnSync('kcat', ['-b', bootstrap, '-C', '-t', topic, '-e', '-o', 'beginning', '-f', format],
+    { encoding: 'utf8', timeout: 60000, maxBuffer: 64 * 1024 * 1024 });
+  assert.equal(res.status, 0, `kcat failed: ${res.stderr}`);
+  return res.stdout;
+}
+
+describe('kafkajs against oxbow', () => {
+  const broker = new Broker();
+  let kafka;
+  let admin;
+
+  // Never leave a broker behind, even if the runner exits abruptly.
+  process.on('exit', () => { if (broker.proc && !broker.exit) broker.proc.kill('SIGKILL'); });
+
+  before(async () => {
+    await broker.start();
+    kafka = new Kafka({
+      clientId: 'oxbow-kafkajs-it',
+      brokers: [broker.bootstrap],
+      logLevel: logLevel.WARN,
+      retry: { retries: 3, initialRetryTime: 100 },
+    });
+    admin = kafka.admin();
+    await admin.connect();
+  });
+
+  after(async () => {
+    try { if (admin) await admin.disconnect(); } finally {
+      const exit = await broker.stop();
+      assert.deepEqual(exit, { code: 0, signal: null }, `broker did not shut down cleanly\n${broker.logTail()}`);
+    }
+  });
+
+  test('admin: createTopics, fetchTopicMetadata, fetchTopicOffsets, deleteTopics', async () => {
+    const topic = `kjs-admin-${process.pid}-${Date.now()}`;
+    assert.equal(await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true }), true);
+    // Creating it again reports "not created".
+    assert.equal(await admin.createTopics({ topics: [{ topic, numPartitions: 3 }] }), false);
+
+    const md = await admin.fetchTopicMetadata({ topics: [topic] });
+    assert.equal(md.topics.length, 1);
+    assert.equal(md.topics[0].name, topic);
+    assert.deepEqual(md.topics[0].partitions.map((p) => p.partitionId).sort(), [0, 1, 2]);
+    for (const p of md.topics[0].partitions) {
+      assert.equal(p.partitionErrorCode, 0);
+      assert.deepEqual(p.replicas, [p.leader]);
+      assert.deepEqual(p.isr, [p.leader]);
+    }
+
+    const offsets = await admin.fetchTopicOffsets(topic);
+    assert.deepEqual(offsets.map((o) => [o.partition, o.low, o.high]).sort(),
+      [[0, '0', '0'], [1, '0', '0'], [2, '0', '0']]);
+
+    assert.ok((await admin.listTopics()).includes(topic));
+    await admin.deleteTopics({ topics: [topic] });
+    await waitUntil(async () => !(await admin.listTopics()).includes(topic), 15000, 'topic deleted');
+    await assert.rejects(admin.fetchTopicMetadata({ topics: [topic] }),
+      (e) => e.type === 'UNKNOWN_TOPIC_OR_PARTITION' || /does not host this topic-partition/.test(e.message));
+  });
+
+  for (const [name, compression] of [['none', CompressionTypes.None], ['gzip', CompressionTypes.GZIP]]) {
+    test(`producer: 10k messages with keys and headers, compression ${name}`, async () => {
+      const topic = `kjs-produce-${name}-${process.pid}-${Date.now()}`;
+      const partitions = 4;
+      await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+      const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: false });
+      await producer.connect();
+      const total = 10000;
+      const batch = 500;
+      const expected = new Map();
+      try {
+        for (let start = 0; start < total; start += batch) {
+          const messages = [];
+          for (let i = start; i < start + batch; i++) {
+            const partition = i % partitions;
+            messages.push({ key: `key-${i}`, value: `value-${i}-${'q'.repeat(i % 37)}`, partition,
+              headers: { seq: String(i), codec: name } });
+            if (!expected.has(partition)) expected.set(partition, []);
+            expected.get(partition).push(i);
+          }
+          const res = await producer.send({ topic, messages, acks: -1, compression });
+          for (const r of res) assert.equal(r.errorCode, 0);
+        }
+      } finally {
+        await producer.disconnect();
+      }
+
+      const offsets = await admin.fetchTopicOffsets(topic);
+      assert.equal(offsets.reduce((sum, o) => sum + Number(o.high), 0), total);
+      for (const o of offsets) {
+        assert.equal(o.low, '0');
+        assert.equal(Number(o.high), expected.get(o.partition).length);
+      }
+
+      const out = kcatRead(broker.bootstrap, topic, '%p %o %k=%s %h\\n');
+      const lines = out.split('\n').filter(Boolean);
+      assert.equal(lines.length, total);
+      const byPartition = new Map();
+      for (const line of lines) {
+        const m = line.match(/^(\d+) (\d+) (.*)$/s);
+        assert.ok(m, `unexpected kcat output line ${JSON.stringify(line)}`);
+        const [p, o, rest] = [Number(m[1]), Number(m[2]), m[3]];
+        if (!byPartition.has(p)) byPartition.set(p, []);
+        byPartition.get(p).push([o, rest]);
+      }
+      for (const [p, idxs] of expected) {
+        const got = byPartition.get(p) || [];
+        assert.deepEqual(got.map(([o]) => o), idxs.map((_, j) => j), `partition ${p} offsets`);
+        assert.deepEqual(got.map(([, rest]) => rest),
+          idxs.map((i) => `key-${i}=value-${i}-${'q'.repeat(i % 37)} seq=${i},codec=${name}`), `partition ${p} records`);
+      }
+    });
+  }
+});
