@@ -1,6 +1,6 @@
 // kafkajs against the real oxbow broker, run with node's built-in test runner (`node --test`).
 //
-// kafkajs has no group-less consumer, so records are read back with kcat (-C without -G).
+// Records are read back with kcat (-C without -G) and with a kafkajs consumer group.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -222,4 +222,45 @@ describe('kafkajs against oxbow', () => {
       }
     });
   }
+
+  test('consumer group: join, consume everything, commit, leave; idempotent producer', async () => {
+    const topic = `kjs-group-${process.pid}-${Date.now()}`;
+    const groupId = `kjs-group-${process.pid}`;
+    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+    const producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const total = 3000;
+    try {
+      for (let start = 0; start < total; start += 500) {
+        const messages = [];
+        for (let i = start; i < start + 500; i++) messages.push({ key: `k${i}`, value: `v${i}`, partition: i % 3 });
+        await producer.send({ topic, messages, acks: -1, compression: CompressionTypes.GZIP });
+      }
+    } finally {
+      await producer.disconnect();
+    }
+
+    const consumer = kafka.consumer({ groupId, sessionTimeout: 10000, heartbeatInterval: 500 });
+    const seen = new Set();
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({ autoCommitInterval: 100, eachMessage: async ({ message }) => { seen.add(message.value.toString()); } });
+      await waitUntil(() => seen.size === total, 60000, `all ${total} records consumed (have ${seen.size})`);
+      const described = await admin.describeGroups([groupId]);
+      assert.equal(described.groups[0].state, 'Stable');
+      assert.equal(described.groups[0].members.length, 1);
+    } finally {
+      await consumer.disconnect();  // commits and leaves the group
+    }
+    for (let i = 0; i < total; i++) assert.ok(seen.has(`v${i}`), `v${i} consumed`);
+
+    const committed = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const sum = committed[0].partitions.reduce((acc, p) => acc + Number(p.offset), 0);
+    assert.equal(sum, total);
+    const after = await admin.describeGroups([groupId]);
+    assert.equal(after.groups[0].state, 'Empty');
+    await admin.deleteGroups([groupId]);
+    assert.ok(!(await admin.listGroups()).groups.some((g) => g.groupId === groupId));
+  });
 });
