@@ -29,6 +29,9 @@ fi
 
 # kafkajs for the integration tests (npm registry).
 here="$(cd "$(dirname "$0")/.." && pwd)"
-if [ ! -d "$here/tests/integration/node_modules/kafkajs" ] && [ -f "$here/tests/integration/package.json" ]; then
-  (cd "$here/tests/integration" && npm install --no-audit --no-fund --silent)
+integration="$here/tests/integration"
+if [ -f "$integration/package.json" ] && ! (cd "$integration" && node -e '
+    const deps = Object.keys(require("./package.json").dependencies || {});
+    for (const d of deps) require("fs").accessSync("node_modules/" + d + "/package.json");' 2>/dev/null); then
+  (cd "$integration" && npm ci --no-audit --no-fund --silent)
 fi
