@@ -70,6 +70,26 @@ run_produce "oxbow fsync 1KB acks=-1" "$BOOTSTRAP" "$N_LARGE" 1024 -1
 f_large=$LAST_RPS
 stop_broker
 
+# 10,000 partitions: creation, clean restart time and resident memory.
+start_broker
+t0=$(date +%s%N)
+"$OXBOW" topic create bench-10k --partitions 10000 -b "$BOOTSTRAP" >/dev/null 2>&1
+create_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+"$OXBOW" perf produce -b "$BOOTSTRAP" --topic bench-10k --num-records 100000 --record-size 100 --acks 1 \
+  -X partitioner=random -X linger.ms=100 >/dev/null 2>&1
+port=${BOOTSTRAP##*:}
+stop_broker
+t0=$(date +%s%N)
+"$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/data" \
+  2>"$work/broker.log" &
+broker_pid=$!
+until (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do sleep 0.01; done
+start_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+rss_idle=$(awk '/VmRSS/ {print $2}' /proc/$broker_pid/status)
+"$OXBOW" perf consume -b "$BOOTSTRAP" --topic bench-10k --num-records 100000 >/dev/null 2>&1 || true
+rss_read=$(awk '/VmRSS/ {print $2}' /proc/$broker_pid/status)
+stop_broker
+
 echo
 printf '%-34s %12s %9s %8s %8s %8s\n' "run" "records/s" "MB/s" "p50 ms" "p99 ms" "p99.9 ms"
 for r in "${rows[@]}"; do echo "$r"; done
@@ -79,4 +99,6 @@ echo "produce 100B acks=1, oxbow / mock:   $(ratio "$o_small" "$m_small")"
 echo "produce 1KB acks=1, oxbow / mock:    $(ratio "$o_large" "$m_large")"
 echo "consume / produce 100B:              $(ratio "$c_small" "$o_small")"
 echo "fsync 1KB acks=-1 / no-fsync 1KB acks=1: $(ratio "$f_large" "$o_large")"
+echo "10,000 partitions: created in ${create_ms} ms; clean start-up ${start_ms} ms;" \
+  "RSS $((rss_idle / 1024)) MB idle, $((rss_read / 1024)) MB after reading all partitions"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
