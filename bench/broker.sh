@@ -17,7 +17,8 @@ free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("12
 start_broker() {  # extra overrides...
   local port; port=$(free_port)
   rm -rf "$work/data"
-  "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/data" "$@" \
+  "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/data" \
+    --override admin.listener=127.0.0.1:0 "$@" \
     2>"$work/broker.log" &
   broker_pid=$!
   for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
@@ -81,6 +82,7 @@ port=${BOOTSTRAP##*:}
 stop_broker
 t0=$(date +%s%N)
 "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/data" \
+  --override admin.listener=127.0.0.1:0 \
   2>"$work/broker.log" &
 broker_pid=$!
 until (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do sleep 0.01; done

@@ -32,7 +32,8 @@ def start_broker(binary, workdir):
     log = open(os.path.join(workdir, "broker.log"), "w")
     proc = subprocess.Popen([binary, "broker", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}",
                              "--override", f"log.dirs={workdir}/data",
-                             "--override", "group.initial.rebalance.delay.ms=0"], stdout=log, stderr=log)
+                             "--override", "group.initial.rebalance.delay.ms=0",
+                             "--override", "admin.listener=127.0.0.1:0"], stdout=log, stderr=log)
     deadline = time.time() + 20
     while time.time() < deadline:
         try:

@@ -10,7 +10,7 @@ packages=(
   libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-confluent-kafka python3-kafka python3-pytest
-  python3-snappy python3-lz4 python3-zstandard
+  python3-snappy python3-lz4 python3-zstandard python3-prometheus-client
 
 )
 

@@ -7,6 +7,7 @@
 
 #include "broker/offsets_topic.h"
 #include "broker/producer_ids.h"
+#include "http/admin_server.h"
 #include "broker/server.h"
 #include "group/coordinator.h"
 #include "broker/topic_registry.h"
@@ -60,6 +61,11 @@ bool Broker::load_or_create_meta_properties(std::string& error) {
   return true;
 }
 
+int64_t Broker::number(const char* key, int64_t fallback) const {
+  auto value = config_.value_of(key);
+  return value ? parse_int64(*value).value_or(fallback) : fallback;
+}
+
 bool Broker::start(std::string& error) {
   storage::LogManagerOptions options;
   options.log_dirs = config_.log_dirs;
@@ -67,13 +73,24 @@ bool Broker::start(std::string& error) {
   logs_ = std::make_unique<storage::LogManager>(options);
   if (!logs_->start(error)) return false;
   if (!load_or_create_meta_properties(error)) return false;
+  slow_request_ms_ = number("slow.request.threshold.ms", 5000);
+  fault_every_produce_ = number("test.fault.drop.connection.every.produce", 0);
+  if (fault_every_produce_ > 0) spdlog::warn("test fault injection on: every {}th produce loses its connection", fault_every_produce_);
+  int threads = config_.network_threads > 0 ? config_.network_threads
+                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  server_ = std::make_unique<Server>(*this, threads);
+  if (!server_->listen(config_.listeners, error)) return false;
+  return start_admin_api(error);
+}
+
+bool Broker::load(std::string& error) {
+  if (int64_t delay = number("test.fault.recovery.delay.ms", 0); delay > 0) {
+    spdlog::warn("test fault injection on: log loading delayed by {} ms", delay);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+  }
   if (!logs_->last_shutdown_clean()) spdlog::warn("last shutdown was not clean: recovering logs");
   topics_ = std::make_unique<TopicRegistry>(config_, *logs_);
   if (!topics_->load(error)) return false;
-  auto number = [&](const char* key, int64_t fallback) {
-    auto value = config_.value_of(key);
-    return value ? parse_int64(*value).value_or(fallback) : fallback;
-  };
   offsets_topic_ = std::make_unique<OffsetsTopic>(
       *topics_, static_cast<int32_t>(number("offsets.topic.num.partitions", 50)));
   group::CoordinatorOptions group_options;
@@ -84,24 +101,32 @@ bool Broker::start(std::string& error) {
   group_options.offset_metadata_max_bytes = static_cast<int32_t>(number("offset.metadata.max.bytes", 4096));
   groups_ = std::make_unique<group::GroupCoordinator>(group_options, *offsets_topic_);
   groups_->start();
-  fault_every_produce_ = number("test.fault.drop.connection.every.produce", 0);
-  if (fault_every_produce_ > 0) spdlog::warn("test fault injection on: every {}th produce loses its connection", fault_every_produce_);
   producer_ids_ = std::make_unique<ProducerIdManager>(config_.log_dirs.front() + "/oxbow-producer-ids");
-  int threads = config_.network_threads > 0 ? config_.network_threads
-                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  server_ = std::make_unique<Server>(*this, threads);
-  if (!server_->listen(config_.listeners, error)) return false;
-  spdlog::info("oxbow broker {} started (cluster {}), {} topics, log dirs {}", config_.node_id, cluster_id_,
-               topics_->list().size(), fmt::join(config_.log_dirs, ","));
   return true;
 }
 
-void Broker::run() {
-  server_->run();
+int Broker::run() {
+  server_->start();
+  std::string error;
+  bool loaded = load(error);
+  if (!loaded) {
+    spdlog::error("cannot load the logs: {}", error);
+    server_->stop();
+  } else if (!server_->stopping()) {
+    server_->accept();
+    ready_ = true;
+    spdlog::info("oxbow broker {} ready (cluster {}), {} topics, log dirs {}", config_.node_id, cluster_id_,
+                 topics_->list().size(), fmt::join(config_.log_dirs, ","));
+  }
+  server_->wait();
+  ready_ = false;
+  admin_.reset();
   server_.reset();
-  groups_->stop();
+  if (groups_) groups_->stop();
+  if (!loaded) return 1;
   logs_->shutdown();
   spdlog::info("oxbow broker stopped cleanly");
+  return 0;
 }
 
 Endpoint Broker::advertised_endpoint(const std::string& listener) const {

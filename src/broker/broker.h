@@ -13,6 +13,11 @@ class LogManager;
 namespace oxbow::group {
 class GroupCoordinator;
 }
+namespace oxbow::http {
+class AdminServer;
+struct Request;
+struct Response;
+}
 
 namespace oxbow::broker {
 
@@ -26,11 +31,17 @@ class Broker {
   explicit Broker(BrokerConfig config);
   ~Broker();
 
-  // Opens storage (recovering logs), loads topics and binds the listeners.
+  // Checks the log dirs and binds the listeners (the admin API starts answering at once).
   bool start(std::string& error);
-  // Serves until SIGINT/SIGTERM or stop(); then shuts down cleanly.
-  void run();
+  // Loads (and after a crash recovers) the logs, then serves Kafka clients until SIGINT/SIGTERM or
+  // stop(), and shuts down cleanly. Returns the process exit code.
+  int run();
   void stop();
+  // Ready once the logs are loaded and Kafka listeners accept (/v1/status/ready).
+  bool ready() const { return ready_; }
+  double slow_request_ms() const { return static_cast<double>(slow_request_ms_); }
+  // The admin HTTP API's answer to one request (admin_api.cpp).
+  http::Response handle_admin(const http::Request& request);
   // Test-only fault (test.fault.drop.connection.every.produce=N): true for every Nth produce,
   // whose connection is then closed after the append and before the response.
   bool inject_produce_fault();
@@ -46,6 +57,10 @@ class Broker {
 
  private:
   bool load_or_create_meta_properties(std::string& error);
+  bool load(std::string& error);
+  bool start_admin_api(std::string& error);
+  int64_t number(const char* key, int64_t fallback) const;
+  std::string metrics_text();
 
   BrokerConfig config_;
   std::string cluster_id_;
@@ -57,6 +72,9 @@ class Broker {
   std::unique_ptr<ProducerIdManager> producer_ids_;
   std::unique_ptr<group::GroupCoordinator> groups_;
   std::unique_ptr<Server> server_;
+  std::unique_ptr<http::AdminServer> admin_;
+  std::atomic<bool> ready_{false};
+  int64_t slow_request_ms_ = 5000;
 };
 
 }  // namespace oxbow::broker

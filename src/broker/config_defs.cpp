@@ -77,6 +77,12 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"inter.broker.listener.name", T::kString, nullptr, 0, nullptr, nullptr, true, "Accepted."},
     ConfigDef{"test.fault.drop.connection.every.produce", T::kLong, "0", 0, nullptr, nullptr, true,
               "Testing only: close the connection of every Nth produce after appending, before answering."},
+    ConfigDef{"test.fault.recovery.delay.ms", T::kLong, "0", 0, nullptr, nullptr, true,
+              "Testing only: wait this long before loading the logs, to observe readiness."},
+    ConfigDef{"admin.listener", T::kString, "127.0.0.1:9644", 0, nullptr, nullptr, true,
+              "host:port of the admin HTTP API (metrics, health); empty disables it."},
+    ConfigDef{"slow.request.threshold.ms", T::kLong, "5000", 0, nullptr, nullptr, false,
+              "Requests slower than this (receipt to response sent) are logged."},
     ConfigDef{"zookeeper.connect", T::kString, nullptr, 0, nullptr, nullptr, true, "Ignored: no ZooKeeper."},
 };
 

@@ -4,6 +4,7 @@
 #include "broker/async_waiter.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
+#include "broker/probe.h"
 #include "broker/topic_registry.h"
 #include "protocol/errors.h"
 #include "protocol/messages/fetch.h"
@@ -19,6 +20,7 @@ namespace {
 struct Target {
   std::string topic;
   std::shared_ptr<storage::PartitionLog> log;  // nullptr: unknown
+  std::shared_ptr<TopicStats> stats;
   ErrorCode unknown_error = ErrorCode::kUnknownTopicOrPartition;
 };
 
@@ -35,7 +37,8 @@ std::vector<std::vector<Target>> resolve(Broker& broker, const pr::FetchRequest&
       missing = ErrorCode::kUnknownTopicId;
     }
     for (const auto& p : topic.partitions) {
-      row.push_back({name, name.empty() ? nullptr : broker.topics().partition(name, p.partition), missing});
+      row.push_back({name, name.empty() ? nullptr : broker.topics().partition(name, p.partition),
+                     name.empty() ? nullptr : broker.topics().stats(name), missing});
     }
   }
   return targets;
@@ -121,6 +124,14 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
       continue;  // register, then read again
     }
     co_await waiter->wait_until(deadline);
+  }
+  // Count what is finally sent, once, after the long poll.
+  for (size_t t = 0; t < response.responses.size(); ++t) {
+    for (size_t p = 0; p < response.responses[t].partitions.size(); ++p) {
+      const auto& part = response.responses[t].partitions[p];
+      if (part.error_code != 0) probe().apis[1].errors.add();
+      if (targets[t][p].stats) targets[t][p].stats->bytes_out.add(part.records.size());
+    }
   }
   response.encode(out, v);
 }

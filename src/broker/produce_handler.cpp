@@ -5,6 +5,7 @@
 #include "broker/async_waiter.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
+#include "broker/probe.h"
 #include "broker/topic_registry.h"
 #include "common/clock.h"
 #include "protocol/errors.h"
@@ -27,8 +28,9 @@ struct PendingFlush {
   PartitionResponse* response;
 };
 
-void append_partition(Broker& broker, const std::string& topic, pr::ProduceRequest::PartitionProduceData& data,
-                      int16_t acks, PartitionResponse& out, std::vector<PendingFlush>& flushes) {
+void append_partition(Broker& broker, const std::string& topic, TopicStats* stats,
+                      pr::ProduceRequest::PartitionProduceData& data, int16_t acks, PartitionResponse& out,
+                      std::vector<PendingFlush>& flushes) {
   out.index = data.index;
   auto log = broker.topics().partition(topic, data.index);
   if (!log) {
@@ -48,6 +50,10 @@ void append_partition(Broker& broker, const std::string& topic, pr::ProduceReque
       out.error_message = std::string("record batch rejected: ") + pr::error_name(result.error);
     }
     return;
+  }
+  if (stats) {
+    stats->bytes_in.add(data.records.bytes.size());
+    stats->records_in.add(static_cast<uint64_t>(result.last_offset - result.base_offset + 1));
   }
   out.base_offset = result.base_offset;
   out.log_append_time_ms = result.log_append_time_ms;
@@ -95,6 +101,7 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
     auto& topic_out = response.responses.emplace_back();
     topic_out.name = topic.name;
     topic_out.partition_responses.resize(topic.partition_data.size());
+    auto stats = ctx.broker.topics().stats(topic.name);
     for (size_t i = 0; i < topic.partition_data.size(); ++i) {
       auto& part_out = topic_out.partition_responses[i];
       if (!valid_acks) {
@@ -102,7 +109,9 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
         part_out.error_code = pr::code(ErrorCode::kInvalidRequiredAcks);
         continue;
       }
-      append_partition(ctx.broker, topic.name, topic.partition_data[i], request.acks, part_out, flushes);
+      append_partition(ctx.broker, topic.name, stats.get(), topic.partition_data[i], request.acks, part_out,
+                       flushes);
+      if (part_out.error_code != 0) probe().apis[0].errors.add();
     }
   }
   if (request.acks == 0) {

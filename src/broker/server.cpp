@@ -11,6 +11,7 @@
 #include "broker/asio.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
+#include "broker/probe.h"
 #include "protocol/headers.h"
 
 namespace oxbow::broker {
@@ -25,6 +26,7 @@ constexpr size_t kSpareBuffers = 8;
 constexpr size_t kMaxSpareBytes = 16 << 20;
 constexpr int16_t kApiVersionsKey = 18;
 constexpr int16_t kProduceKey = 0;
+constexpr int16_t kFetchKey = 1;
 
 // A request's bytes. Unlike a vector, growing it does not zero the memory, and connections reuse
 // their buffers, so a large produce costs neither a memset nor fresh pages.
@@ -46,8 +48,13 @@ class RequestBuffer {
   size_t size_ = 0;
 };
 
+using Clock = std::chrono::steady_clock;
+
 struct Slot {
   RequestBuffer request;
+  Clock::time_point received;
+  Clock::time_point started;
+  Clock::time_point handled;
   pr::RequestHeader header;
   size_t body_offset = 0;
   pr::Writer response;
@@ -70,7 +77,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     peer_ = ec ? "unknown" : host_ + ":" + std::to_string(endpoint.port());
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.native_non_blocking(true, ec);
+    probe().connections++;
+    probe().connections_accepted.add();
   }
+
+  ~Connection() { probe().connections--; }
 
   void start() {
     auto self = shared_from_this();
@@ -100,6 +111,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         slot->request.resize(static_cast<size_t>(size));
         auto bytes = slot->request.span();
         co_await asio::async_read(socket_, asio::buffer(bytes.data(), bytes.size()), asio::use_awaitable);
+        slot->received = Clock::now();
         if (!admit(*slot)) break;
         slots_.push_back(slot);
         asio::co_spawn(socket_.get_executor(), process(slot), asio::detached);
@@ -140,6 +152,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<void> process(std::shared_ptr<Slot> slot) {
     auto self = shared_from_this();
     pr::Reader reader(slot->request.span().subspan(slot->body_offset));
+    slot->started = Clock::now();
     auto& out = slot->response;
     out.reserve_i32();
     pr::encode_response_header(out, slot->header);
@@ -164,8 +177,33 @@ class Connection : public std::enable_shared_from_this<Connection> {
       spdlog::error("closing connection from {}: API key {} failed: {}", peer_, slot->header.api_key, e.what());
       slot->close_after = true;
     }
+    slot->handled = Clock::now();
+    if (auto* api = probe().api(slot->header.api_key)) {
+      api->requests.add();
+      api->queue_seconds.observe(seconds(slot->received, slot->started));
+      api->local_seconds.observe(seconds(slot->started, slot->handled));
+      if (slot->close_after) api->errors.add();
+      if (slot->header.api_key == kProduceKey) probe().produce_request_bytes.observe(slot->request.span().size());
+    }
     slot->done = true;
     slot_ready_.cancel();
+  }
+
+  static double seconds(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  }
+
+  void note_sent(const Slot& slot) {
+    auto now = Clock::now();
+    if (auto* api = probe().api(slot.header.api_key)) api->send_seconds.observe(seconds(slot.handled, now));
+    if (slot.header.api_key == kFetchKey) probe().fetch_response_bytes.observe(slot.response.total_size());
+    double total_ms = seconds(slot.received, now) * 1000;
+    if (total_ms >= broker_.slow_request_ms()) {
+      spdlog::warn("slow request: API key {} v{} from {} (client {}) took {:.1f} ms: queue {:.1f}, local {:.1f}, send {:.1f}",
+                   slot.header.api_key, slot.header.api_version, peer_, slot.header.client_id.value_or(""), total_ms,
+                   seconds(slot.received, slot.started) * 1000, seconds(slot.started, slot.handled) * 1000,
+                   seconds(slot.handled, now) * 1000);
+    }
   }
 
   asio::awaitable<void> write_loop() {
@@ -188,6 +226,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         auto& out = slot->response;
         out.patch_i32(0, static_cast<int32_t>(out.total_size() - 4));
         co_await send(out);
+        note_sent(*slot);
       }
     } catch (const std::exception& e) {
       spdlog::debug("connection from {}: write failed: {}", peer_, e.what());
@@ -278,7 +317,9 @@ struct Server::Impl {
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<std::thread> threads;
   std::atomic<size_t> next{0};
+  std::vector<std::string> acceptor_names;
   asio::signal_set signals;
+  std::atomic<bool> stopping{false};
 
   Impl(Broker& b, int n) : broker(b), contexts(make_contexts(n)), signals(*contexts[0], SIGINT, SIGTERM) {}
 
@@ -303,6 +344,7 @@ struct Server::Impl {
   }
 
   void stop() {
+    stopping = true;
     for (auto& a : acceptors) {
       boost::system::error_code ec;
       a->close(ec);
@@ -338,40 +380,58 @@ bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) 
     tcp::endpoint endpoint(address, e.port);
     acceptor->open(endpoint.protocol(), ec);
     if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+    // Bound now, so that a taken port fails the start; listening only once the logs are loaded,
+    // so that clients are refused rather than left waiting meanwhile.
     if (!ec) acceptor->bind(endpoint, ec);
-    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
       error = "listener " + e.name + " on " + e.host + ":" + std::to_string(e.port) + ": " + ec.message();
       return false;
     }
-    spdlog::info("listening on {}://{}:{}", e.name, e.host.empty() ? "0.0.0.0" : e.host,
-                 acceptor->local_endpoint().port());
-    asio::co_spawn(*impl_->contexts[0], impl_->accept_loop(*acceptor, e.name), asio::detached);
     impl_->acceptors.push_back(std::move(acceptor));
+    impl_->acceptor_names.push_back(e.name);
   }
   return true;
 }
 
-void Server::run() {
+void Server::start() {
   impl_->signals.async_wait([this](const boost::system::error_code& ec, int signal) {
     if (!ec) {
       spdlog::info("received signal {}, shutting down", signal);
       impl_->stop();
     }
   });
-  for (size_t i = 1; i < impl_->contexts.size(); ++i) {
-    impl_->threads.emplace_back([ctx = impl_->contexts[i].get()] {
+  for (auto& context : impl_->contexts) {
+    impl_->threads.emplace_back([ctx = context.get()] {
       auto guard = asio::make_work_guard(*ctx);
       ctx->run();
     });
   }
-  {
-    auto guard = asio::make_work_guard(*impl_->contexts[0]);
-    impl_->contexts[0]->run();
+}
+
+void Server::accept() {
+  for (size_t i = 0; i < impl_->acceptors.size(); ++i) {
+    auto& acceptor = *impl_->acceptors[i];
+    const auto& name = impl_->acceptor_names[i];
+    boost::system::error_code ec;
+    acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    auto endpoint = acceptor.local_endpoint(ec);
+    if (ec) {
+      spdlog::error("cannot listen on {}: {}", name, ec.message());
+      continue;
+    }
+    spdlog::info("accepting on {}://{}:{}", name, endpoint.address().to_string(), endpoint.port());
+    asio::co_spawn(*impl_->contexts[0], impl_->accept_loop(acceptor, name), asio::detached);
   }
+}
+
+void Server::wait() {
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();
 }
+
+bool Server::stopping() const { return impl_->stopping; }
+
+asio::io_context& Server::main_context() { return *impl_->contexts[0]; }
 
 void Server::stop() {
   if (impl_) impl_->stop();

@@ -10,6 +10,10 @@
 
 #include "broker/config.h"
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace oxbow::broker {
 
 class Broker;
@@ -19,10 +23,17 @@ class Server {
   Server(Broker& broker, int threads);
   ~Server();
 
+  // Binds the listeners; connections are accepted only from accept() on.
   bool listen(const std::vector<Endpoint>& endpoints, std::string& error);
-  // Runs the I/O threads until stop() or SIGINT/SIGTERM.
-  void run();
+  // Starts the I/O threads (which also watch for SIGINT/SIGTERM).
+  void start();
+  void accept();
+  // Blocks until stop() or a signal ends the I/O threads.
+  void wait();
   void stop();
+  bool stopping() const;
+  // The first I/O thread's context, which also serves the admin HTTP API.
+  boost::asio::io_context& main_context();
 
  private:
   struct Impl;

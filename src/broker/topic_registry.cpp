@@ -8,6 +8,7 @@
 
 #include "broker/config.h"
 #include "broker/config_defs.h"
+#include "broker/probe.h"
 #include "storage/file.h"
 #include "storage/log_manager.h"
 #include "storage/partition_log.h"
@@ -66,6 +67,7 @@ TopicRegistry::TopicRegistry(const BrokerConfig& config, storage::LogManager& lo
 TopicRegistry::~TopicRegistry() = default;
 
 bool TopicRegistry::open_partitions_locked(Topic& topic, int32_t from, std::string& error) {
+  if (!topic.stats) topic.stats = std::make_shared<TopicStats>();
   auto log_config = resolve_log_config(config_, topic.info.configs);
   for (int32_t p = from; p < topic.info.partitions; ++p) {
     auto log = logs_.open_log(topic.info.name, p, log_config, error);
@@ -223,6 +225,12 @@ std::shared_ptr<storage::PartitionLog> TopicRegistry::partition(const std::strin
     return nullptr;
   }
   return it->second.logs[static_cast<size_t>(index)];
+}
+
+std::shared_ptr<TopicStats> TopicRegistry::stats(const std::string& topic) const {
+  std::shared_lock lock(mutex_);
+  auto it = topics_.find(topic);
+  return it == topics_.end() ? nullptr : it->second.stats;
 }
 
 std::vector<std::shared_ptr<storage::PartitionLog>> TopicRegistry::all_partitions() const {

@@ -24,6 +24,7 @@ class PartitionLog;
 namespace oxbow::broker {
 
 struct BrokerConfig;
+struct TopicStats;
 
 struct TopicInfo {
   std::string name;
@@ -59,11 +60,14 @@ class TopicRegistry {
   // The partition's log, or nullptr when the topic or partition does not exist.
   std::shared_ptr<storage::PartitionLog> partition(const std::string& topic, int32_t index) const;
   std::vector<std::shared_ptr<storage::PartitionLog>> all_partitions() const;
+  // Traffic counters of the topic, or nullptr when it does not exist.
+  std::shared_ptr<TopicStats> stats(const std::string& topic) const;
 
  private:
   struct Topic {
     TopicInfo info;
     std::vector<std::shared_ptr<storage::PartitionLog>> logs;
+    std::shared_ptr<TopicStats> stats;
   };
   bool save_locked(std::string& error) const;
   bool open_partitions_locked(Topic& topic, int32_t from, std::string& error);

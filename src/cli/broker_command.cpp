@@ -57,8 +57,7 @@ int run_broker(const BrokerOptions& options) {
     spdlog::error("cannot start: {}", error);
     return 1;
   }
-  broker.run();
-  return 0;
+  return broker.run();
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "storage/file.h"
+#include "storage/probe.h"
 #include "storage/segment.h"
 
 namespace oxbow::storage {
@@ -18,6 +19,11 @@ namespace oxbow::storage {
 namespace fs = std::filesystem;
 namespace pr = oxbow::protocol;
 using pr::ErrorCode;
+
+StorageProbe& probe() {
+  static StorageProbe instance;
+  return instance;
+}
 
 namespace {
 
@@ -87,7 +93,7 @@ bool PartitionLog::load(bool clean, std::string& error) {
   if (clean) {
     active_->load_tail();
   } else {
-    active_->recover();
+    probe().recovered_bytes_truncated.add(active_->recover());
   }
   log_start_offset_ = segments_.begin()->first;
   log_end_offset_ = active_->next_offset();
@@ -395,8 +401,11 @@ bool PartitionLog::flush() {
     unflushed_messages_ = 0;
   }
   bool ok = true;
+  auto started = std::chrono::steady_clock::now();
   for (auto& segment : rolled) ok = segment->flush() && ok;
   ok = active->flush() && ok;
+  probe().flush_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  probe().flushes.add();
   if (!rolled.empty()) sync_directory(dir_);
   std::vector<std::shared_ptr<Wakeable>> to_wake;
   {

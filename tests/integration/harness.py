@@ -64,7 +64,10 @@ class Broker:
         self.data_dir.mkdir(exist_ok=True)
         self.log_path = self.base_dir / "broker.log"
         self.port = port or free_port()
+        # Each broker gets its own admin HTTP port, so that brokers never fight over the default.
+        self.admin_port = free_port()
         self.overrides = dict(overrides or {})
+        self.overrides.setdefault("admin.listener", f"127.0.0.1:{self.admin_port}")
         self.config_file = config_file
         self.proc = None
         self.starts = 0
@@ -73,6 +76,10 @@ class Broker:
     @property
     def bootstrap(self):
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def admin_url(self):
+        return f"http://127.0.0.1:{self.admin_port}"
 
     @property
     def pid(self):
@@ -116,7 +123,7 @@ class Broker:
         pytest.fail(f"{message}\n--- broker log tail ({self.log_path}) ---\n{self.log_tail()}",
                     pytrace=False)
 
-    def start(self, extra_overrides=None, timeout=START_TIMEOUT_S):
+    def start(self, extra_overrides=None, timeout=START_TIMEOUT_S, wait=True):
         assert not self.is_alive(), "broker already running"
         if not os.path.exists(OXBOW_BIN):
             pytest.fail(f"broker binary {OXBOW_BIN} does not exist (set OXBOW_BIN)")
@@ -132,6 +139,8 @@ class Broker:
             log.flush()
             self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                          cwd=self.base_dir)
+        if not wait:
+            return self
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:

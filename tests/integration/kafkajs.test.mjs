@@ -76,7 +76,8 @@ class Broker {
     this.proc = spawn(OXBOW_BIN, ['broker',
       '--override', `listeners=${listener}`,
       '--override', `advertised.listeners=${listener}`,
-      '--override', `log.dirs=${path.join(this.dir, 'data')}`],
+      '--override', `log.dirs=${path.join(this.dir, 'data')}`,
+      '--override', `admin.listener=127.0.0.1:${await freePort()}`],
     { stdio: ['ignore', log, log] });
     fs.closeSync(log);
     this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => {

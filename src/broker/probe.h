@@ -1,0 +1,38 @@
+#pragma once
+// Broker metrics: per-API request counts, errors and latencies, request sizes, connections, and
+// per-topic traffic. Updated on the request path with sharded counters; read by /metrics.
+#include <array>
+#include <atomic>
+
+#include "common/metrics.h"
+
+namespace oxbow::broker {
+
+struct ApiProbe {
+  metrics::Counter requests;
+  metrics::Counter errors;
+  metrics::Histogram queue_seconds{metrics::latency_buckets()};  // read -> handler start
+  metrics::Histogram local_seconds{metrics::latency_buckets()};  // handler, long polls included
+  metrics::Histogram send_seconds{metrics::latency_buckets()};   // response ready -> written
+};
+
+struct BrokerProbe {
+  static constexpr size_t kMaxApiKey = 70;
+  std::array<ApiProbe, kMaxApiKey> apis;
+  metrics::Histogram produce_request_bytes{metrics::size_buckets()};
+  metrics::Histogram fetch_response_bytes{metrics::size_buckets()};
+  std::atomic<int64_t> connections{0};
+  metrics::Counter connections_accepted;
+
+  ApiProbe* api(int16_t key) { return key >= 0 && static_cast<size_t>(key) < kMaxApiKey ? &apis[key] : nullptr; }
+};
+
+BrokerProbe& probe();
+
+struct TopicStats {
+  metrics::Counter bytes_in;
+  metrics::Counter records_in;
+  metrics::Counter bytes_out;
+};
+
+}  // namespace oxbow::broker
