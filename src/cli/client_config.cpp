@@ -144,4 +144,25 @@ bool stop_requested() {
   return stop_flag.load(std::memory_order_relaxed);
 }
 
+std::string_view or_empty(const char* text) { return text == nullptr ? std::string_view{} : text; }
+
+AdminOptionsHandle make_admin_options(rd_kafka_t* rk, rd_kafka_admin_op_t op) {
+  AdminOptionsHandle options{rd_kafka_AdminOptions_new(rk, op)};
+  char errstr[256];
+  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, errstr, sizeof errstr);
+  // Operations without an operation timeout refuse this one; that is fine.
+  if (op != RD_KAFKA_ADMIN_OP_ANY)
+    rd_kafka_AdminOptions_set_operation_timeout(options.get(), kRequestTimeoutMs, errstr, sizeof errstr);
+  return options;
+}
+
+EventHandle wait_for_admin_result(rd_kafka_queue_t* queue, std::string_view subject) {
+  // Slack over the request timeout so librdkafka's own timeout error wins.
+  EventHandle event{rd_kafka_queue_poll(queue, kRequestTimeoutMs + 5'000)};
+  if (!event) fail(subject, RD_KAFKA_RESP_ERR__TIMED_OUT, "no response from the cluster");
+  if (const auto err = rd_kafka_event_error(event.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    fail(subject, err, or_empty(rd_kafka_event_error_string(event.get())));
+  return event;
+}
+
 }  // namespace oxbow::cli

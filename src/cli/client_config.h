@@ -56,6 +56,22 @@ using MetadataHandle = std::unique_ptr<const rd_kafka_metadata_t, MetadataDestro
 // Creates a client handle, taking ownership of `conf`. Exits (throws) on failure.
 KafkaHandle make_kafka_handle(rd_kafka_type_t type, rd_kafka_conf_t* conf);
 
+struct AdminOptionsDestroyer {
+  void operator()(rd_kafka_AdminOptions_t* options) const { rd_kafka_AdminOptions_destroy(options); }
+};
+struct EventDestroyer {
+  void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
+};
+using AdminOptionsHandle = std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDestroyer>;
+using EventHandle = std::unique_ptr<rd_kafka_event_t, EventDestroyer>;
+
+std::string_view or_empty(const char* text);
+// Admin options with request (and, where the operation has one, operation) timeouts, so that an
+// unreachable cluster fails the command instead of leaving it queued forever.
+AdminOptionsHandle make_admin_options(rd_kafka_t* rk, rd_kafka_admin_op_t op);
+// The admin result event from `queue`; fails the command on a timeout or a request-level error.
+EventHandle wait_for_admin_result(rd_kafka_queue_t* queue, std::string_view subject);
+
 // Cluster metadata; all topics when `topic` is null. Exits (throws) on failure.
 MetadataHandle fetch_metadata(rd_kafka_t* rk, rd_kafka_topic_t* topic = nullptr);
 

@@ -31,14 +31,6 @@ struct GroupOptions {
   bool dry_run = false;
 };
 
-struct AdminOptionsDestroyer {
-  void operator()(rd_kafka_AdminOptions_t* options) const {
-    rd_kafka_AdminOptions_destroy(options);
-  }
-};
-struct EventDestroyer {
-  void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
-};
 struct PartitionListDestroyer {
   void operator()(rd_kafka_topic_partition_list_t* list) const {
     rd_kafka_topic_partition_list_destroy(list);
@@ -47,15 +39,9 @@ struct PartitionListDestroyer {
 struct ErrorDestroyer {
   void operator()(rd_kafka_error_t* error) const { rd_kafka_error_destroy(error); }
 };
-using AdminOptionsHandle = std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDestroyer>;
-using EventHandle = std::unique_ptr<rd_kafka_event_t, EventDestroyer>;
 using PartitionListHandle =
     std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDestroyer>;
 using ErrorHandle = std::unique_ptr<rd_kafka_error_t, ErrorDestroyer>;
-
-std::string_view or_empty(const char* text) {
-  return text == nullptr ? std::string_view{} : text;
-}
 
 std::string or_dash(const char* text) {
   return text == nullptr || *text == '\0' ? std::string{"-"} : std::string{text};
@@ -71,25 +57,6 @@ KafkaHandle make_client(const ClientOptions& client) {
   return make_kafka_handle(RD_KAFKA_CONSUMER,
                            make_kafka_conf(client, {{"enable.auto.commit", "false"},
                                                     {"enable.auto.offset.store", "false"}}));
-}
-
-// Bounded admin request: without the timeouts an unreachable cluster would
-// keep the request queued forever.
-AdminOptionsHandle make_admin_options(rd_kafka_t* rk, rd_kafka_admin_op_t op) {
-  AdminOptionsHandle options{rd_kafka_AdminOptions_new(rk, op)};
-  char errstr[256];
-  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, errstr,
-                                            sizeof errstr);
-  return options;
-}
-
-EventHandle wait_for_admin_result(rd_kafka_queue_t* queue, std::string_view subject) {
-  // Slack over the request timeout so librdkafka's own timeout error wins.
-  EventHandle event{rd_kafka_queue_poll(queue, kRequestTimeoutMs + 5'000)};
-  if (!event) fail(subject, RD_KAFKA_RESP_ERR__TIMED_OUT, "no response from the cluster");
-  if (const auto err = rd_kafka_event_error(event.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR)
-    fail(subject, err, or_empty(rd_kafka_event_error_string(event.get())));
-  return event;
 }
 
 // Fails on a group-level error of `result`.

@@ -19,45 +19,8 @@ struct TopicOptions {
   int total_partitions = 0;
 };
 
-struct AdminOptionsDestroyer {
-  void operator()(rd_kafka_AdminOptions_t* options) const {
-    rd_kafka_AdminOptions_destroy(options);
-  }
-};
-struct EventDestroyer {
-  void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
-};
-using AdminOptionsHandle = std::unique_ptr<rd_kafka_AdminOptions_t, AdminOptionsDestroyer>;
-using EventHandle = std::unique_ptr<rd_kafka_event_t, EventDestroyer>;
-
-std::string_view or_empty(const char* text) {
-  return text == nullptr ? std::string_view{} : text;
-}
-
 KafkaHandle make_admin_client(const ClientOptions& client) {
   return make_kafka_handle(RD_KAFKA_PRODUCER, make_kafka_conf(client));
-}
-
-// Bounded admin request: without the timeouts an unreachable cluster would
-// keep the request queued forever.
-AdminOptionsHandle make_admin_options(rd_kafka_t* rk, rd_kafka_admin_op_t op) {
-  AdminOptionsHandle options{rd_kafka_AdminOptions_new(rk, op)};
-  char errstr[256];
-  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, errstr,
-                                            sizeof errstr);
-  if (op != RD_KAFKA_ADMIN_OP_ANY)
-    rd_kafka_AdminOptions_set_operation_timeout(options.get(), kRequestTimeoutMs, errstr,
-                                                sizeof errstr);
-  return options;
-}
-
-EventHandle wait_for_admin_result(rd_kafka_queue_t* queue, std::string_view subject) {
-  // Slack over the request timeout so librdkafka's own timeout error wins.
-  EventHandle event{rd_kafka_queue_poll(queue, kRequestTimeoutMs + 5'000)};
-  if (!event) fail(subject, RD_KAFKA_RESP_ERR__TIMED_OUT, "no response from the cluster");
-  if (const auto err = rd_kafka_event_error(event.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR)
-    fail(subject, err, or_empty(rd_kafka_event_error_string(event.get())));
-  return event;
 }
 
 void check_topic_results(const rd_kafka_topic_result_t** results, size_t count) {
