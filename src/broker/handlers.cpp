@@ -31,17 +31,22 @@ enum ApiKey : int16_t {
   kApiVersions = 18,
   kCreateTopics = 19,
   kDeleteTopics = 20,
+  kDeleteRecords = 21,
   kInitProducerId = 22,
   kOffsetForLeaderEpoch = 23,
   kDescribeConfigs = 32,
+  kAlterConfigs = 33,
+  kDescribeLogDirs = 35,
   kCreatePartitions = 37,
   kDeleteGroups = 42,
+  kElectLeaders = 43,
+  kIncrementalAlterConfigs = 44,
   kOffsetDelete = 47,
   kDescribeCluster = 60,
 };
 
-constexpr std::array<int16_t, 23> kImplemented = {
-    kInitProducerId,
+constexpr std::array<int16_t, 28> kImplemented = {
+    kInitProducerId, kDeleteRecords, kAlterConfigs, kDescribeLogDirs, kElectLeaders, kIncrementalAlterConfigs,
     kProduce,        kFetch,          kListOffsets,  kMetadata,   kOffsetCommit,        kOffsetFetch,
     kFindCoordinator, kJoinGroup,     kHeartbeat,    kLeaveGroup, kSyncGroup,           kDescribeGroups,
     kListGroups,     kApiVersions,    kCreateTopics, kDeleteTopics, kOffsetForLeaderEpoch, kDescribeConfigs,
@@ -90,6 +95,11 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
     case kApiVersions: handle_api_versions(ctx, body, out); break;
     case kOffsetCommit: handle_offset_commit(ctx, body, out); break;
     case kInitProducerId: handle_init_producer_id(ctx, body, out); break;
+    case kDeleteRecords: handle_delete_records(ctx, body, out); break;
+    case kAlterConfigs: handle_alter_configs(ctx, body, out); break;
+    case kDescribeLogDirs: handle_describe_log_dirs(ctx, body, out); break;
+    case kElectLeaders: handle_elect_leaders(ctx, body, out); break;
+    case kIncrementalAlterConfigs: handle_incremental_alter_configs(ctx, body, out); break;
     case kOffsetFetch: handle_offset_fetch(ctx, body, out); break;
     case kFindCoordinator: handle_find_coordinator(ctx, body, out); break;
     case kJoinGroup: co_await handle_join_group(ctx, body, out); break;

@@ -114,6 +114,39 @@ bool TopicRegistry::save_locked(std::string& error) const {
   return storage::write_file_atomically(path_, doc.dump(1), error);
 }
 
+namespace {
+
+std::optional<TopicRegistry::Result> invalid_configs(const std::map<std::string, std::string>& configs) {
+  for (const auto& [key, value] : configs) {
+    const ConfigDef* def = find_topic_config(key);
+    if (!def) return TopicRegistry::Result{ErrorCode::kInvalidConfig, "Unknown topic config name: " + key};
+    if (auto invalid = validate_config_value(*def, value)) return TopicRegistry::Result{ErrorCode::kInvalidConfig, *invalid};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TopicRegistry::Result TopicRegistry::alter_configs(const std::string& name,
+                                                   const std::map<std::string, std::string>& configs,
+                                                   bool validate_only) {
+  if (auto invalid = invalid_configs(configs)) return *invalid;
+  std::unique_lock lock(mutex_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) {
+    return {ErrorCode::kUnknownTopicOrPartition, "Topic " + name + " does not exist."};
+  }
+  if (validate_only) return {};
+  auto& topic = it->second;
+  topic.info.configs = configs;
+  std::string error;
+  if (!save_locked(error)) return {ErrorCode::kKafkaStorageError, error};
+  auto log_config = resolve_log_config(config_, configs);
+  for (auto& log : topic.logs) log->set_config(log_config);
+  spdlog::info("altered configs of topic {}", name);
+  return {};
+}
+
 TopicRegistry::Result TopicRegistry::create(const std::string& name, int32_t partitions,
                                             const std::map<std::string, std::string>& configs,
                                             bool validate_only, TopicInfo* created) {
@@ -124,11 +157,7 @@ TopicRegistry::Result TopicRegistry::create(const std::string& name, int32_t par
   if (partitions <= 0 || partitions > 100000) {
     return {ErrorCode::kInvalidPartitions, "Number of partitions must be larger than 0."};
   }
-  for (const auto& [key, value] : configs) {
-    const ConfigDef* def = find_topic_config(key);
-    if (!def) return {ErrorCode::kInvalidConfig, "Unknown topic config name: " + key};
-    if (auto invalid = validate_config_value(*def, value)) return {ErrorCode::kInvalidConfig, *invalid};
-  }
+  if (auto invalid = invalid_configs(configs)) return *invalid;
   std::unique_lock lock(mutex_);
   if (topics_.count(name)) {
     return {ErrorCode::kTopicAlreadyExists, "Topic '" + name + "' already exists."};

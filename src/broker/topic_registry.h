@@ -53,6 +53,9 @@ class TopicRegistry {
                 TopicInfo* created = nullptr);
   Result remove(const std::string& name);
   Result add_partitions(const std::string& name, int32_t total, bool validate_only);
+  // Replaces the topic's config overrides; the new settings apply to its logs at once.
+  Result alter_configs(const std::string& name, const std::map<std::string, std::string>& configs,
+                       bool validate_only);
 
   std::optional<TopicInfo> find(const std::string& name) const;
   std::optional<TopicInfo> find_by_id(const protocol::Uuid& id) const;

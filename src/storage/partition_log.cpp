@@ -28,6 +28,7 @@ StorageProbe& probe() {
 namespace {
 
 constexpr const char* kEpochCheckpoint = "leader-epoch-checkpoint";
+constexpr const char* kLogStartFile = "log-start-offset";
 
 void wake_all(std::vector<std::shared_ptr<Wakeable>>& waiters) {
   for (auto& w : waiters) w->wake();
@@ -97,6 +98,13 @@ bool PartitionLog::load(bool clean, std::string& error) {
   }
   log_start_offset_ = segments_.begin()->first;
   log_end_offset_ = active_->next_offset();
+  std::string start_text;
+  if (read_whole_file(dir_ + "/" + kLogStartFile, start_text)) {
+    try {
+      log_start_offset_ = std::clamp<int64_t>(std::stoll(start_text), log_start_offset_, log_end_offset_);
+    } catch (...) {
+    }
+  }
   high_watermark_ = log_end_offset_;
   flushed_offset_ = log_end_offset_;
 
@@ -444,6 +452,31 @@ void PartitionLog::wait_for_data(const std::shared_ptr<Wakeable>& waiter) {
     data_waiters_pruned_size_ = data_waiters_.size();
   }
   data_waiters_.push_back(waiter);
+}
+
+ErrorCode PartitionLog::delete_records_before(int64_t offset, int64_t& new_log_start) {
+  std::vector<std::shared_ptr<Segment>> doomed;
+  {
+    std::lock_guard lock(mutex_);
+    if (!ensure_loaded_locked()) return ErrorCode::kKafkaStorageError;
+    if (offset == -1) offset = high_watermark_;
+    if (offset < 0 || offset > high_watermark_) return ErrorCode::kOffsetOutOfRange;
+    if (offset > log_start_offset_) {
+      std::string error;
+      if (!write_file_atomically(dir_ + "/" + kLogStartFile, std::to_string(offset) + "\n", error)) {
+        return ErrorCode::kKafkaStorageError;
+      }
+      log_start_offset_ = offset;
+      // Segments whose every offset is below the new start go; the active one always stays.
+      while (segments_.size() > 1 && std::next(segments_.begin())->first <= offset) {
+        doomed.push_back(segments_.begin()->second);
+        segments_.erase(segments_.begin());
+      }
+    }
+    new_log_start = log_start_offset_;
+  }
+  for (auto& segment : doomed) segment->remove_files();
+  return ErrorCode::kNone;
 }
 
 int PartitionLog::apply_retention(int64_t now_ms) {

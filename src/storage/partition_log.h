@@ -6,7 +6,9 @@
 // are kept apart for replication. flushed_offset is the end of what fdatasync has made durable.
 //
 // Besides segments, the directory holds `leader-epoch-checkpoint` (Kafka's text format: version
-// line "0", entry count, then "epoch start_offset" lines) so a follower can later truncate by epoch.
+// line "0", entry count, then "epoch start_offset" lines) so a follower can later truncate by epoch,
+// and, once DeleteRecords moved it past the first segment's base, `log-start-offset` (the offset as
+// decimal text).
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,6 +89,10 @@ class PartitionLog {
   void wait_flushed(int64_t offset, const std::shared_ptr<Wakeable>& waiter);
   // Calls `waiter` once at the next append (fetch long polling).
   void wait_for_data(const std::shared_ptr<Wakeable>& waiter);
+
+  // DeleteRecords: makes `offset` (-1: the high watermark) the log start offset, durably, and
+  // drops the segments wholly below it. kOffsetOutOfRange past the high watermark.
+  protocol::ErrorCode delete_records_before(int64_t offset, int64_t& new_log_start);
 
   // Deletes whole segments past retention.ms / retention.bytes, never the active one.
   int apply_retention(int64_t now_ms);

@@ -215,3 +215,39 @@ TEST(PartitionLog, LogAppendTimeStampsBatches) {
 }
 
 }  // namespace oxbow::storage
+
+namespace oxbow::storage {
+
+TEST(PartitionLog, DeleteRecordsMovesStartDurablyAndDropsWholeSegments) {
+  testing::TempDir dir;
+  std::string error;
+  std::string path = dir.path() + "/t-0";
+  LogConfig config;
+  config.segment_bytes = 1000;
+  {
+    auto log = PartitionLog::open(path, config, true, error);
+    for (int i = 0; i < 20; ++i) {
+      auto batch = protocol::build_batch({{"k", std::string(300, 'a')}});
+      log->append(batch, 0);
+    }
+    int64_t start = -1;
+    EXPECT_EQ(log->delete_records_before(21, start), protocol::ErrorCode::kOffsetOutOfRange);
+    EXPECT_EQ(log->delete_records_before(7, start), protocol::ErrorCode::kNone);
+    EXPECT_EQ(start, 7);
+    EXPECT_EQ(log->read(6, 100, true).error, protocol::ErrorCode::kOffsetOutOfRange);
+    EXPECT_EQ(log->read(7, 100, true).error, protocol::ErrorCode::kNone);
+    EXPECT_EQ(log->delete_records_before(3, start), protocol::ErrorCode::kNone);  // never backwards
+    EXPECT_EQ(start, 7);
+    log->close();
+  }
+  int logs = 0;
+  for (auto& e : std::filesystem::directory_iterator(path)) logs += e.path().extension() == ".log";
+  EXPECT_LT(logs, 18);  // segments wholly below offset 7 are gone
+  auto log = PartitionLog::open(path, config, true, error);
+  EXPECT_EQ(log->log_start_offset(), 7);
+  int64_t start = -1;
+  EXPECT_EQ(log->delete_records_before(-1, start), protocol::ErrorCode::kNone);  // -1: the high watermark
+  EXPECT_EQ(start, 20);
+}
+
+}  // namespace oxbow::storage

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
-const { Kafka, CompressionTypes, CompressionCodecs, logLevel } = (await import('kafkajs')).default;
+const { Kafka, CompressionTypes, CompressionCodecs, ConfigResourceTypes, logLevel } = (await import('kafkajs')).default;
 // Snappy through a pure-JavaScript codec; kafkajs' lz4 and zstd codecs need native modules.
 CompressionCodecs[CompressionTypes.Snappy] = (await import('kafkajs-snappy')).default;
 
@@ -266,5 +266,31 @@ describe('kafkajs against oxbow', () => {
     assert.equal(after.groups[0].state, 'Empty');
     await admin.deleteGroups([groupId]);
     assert.ok(!(await admin.listGroups()).groups.some((g) => g.groupId === groupId));
+  });
+
+  test('admin: alter and describe configs, create partitions, delete records, bad values', async () => {
+    const topic = `kjs-configs-${process.pid}-${Date.now()}`;
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'retention.ms', value: '60000' }] }] });
+    const resource = { type: ConfigResourceTypes.TOPIC, name: topic };
+    await admin.alterConfigs({ validateOnly: false, resources: [{ ...resource, configEntries: [{ name: 'retention.ms', value: '120000' }, { name: 'cleanup.policy', value: 'compact' }] }] });
+    const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ ...resource, configNames: ['retention.ms', 'cleanup.policy'] }] });
+    const entries = Object.fromEntries(described.resources[0].configEntries.map((e) => [e.configName, e.configValue]));
+    assert.deepEqual(entries, { 'retention.ms': '120000', 'cleanup.policy': 'compact' });
+    await assert.rejects(
+      admin.alterConfigs({ validateOnly: false, resources: [{ ...resource, configEntries: [{ name: 'retention.ms', value: 'later' }] }] }),
+      (e) => e.type === 'INVALID_CONFIG' || /INVALID_CONFIG|retention\.ms/.test(`${e.message} ${JSON.stringify(e.errors || '')}`));
+
+    await admin.createPartitions({ topicPartitions: [{ topic, count: 3 }] });
+    await waitUntil(async () => (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0].partitions.length === 3,
+      10000, 'three partitions');
+
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await producer.send({ topic, messages: Array.from({ length: 40 }, (_, i) => ({ value: `r${i}`, partition: 0 })) });
+    await producer.disconnect();
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '25' }] });
+    const offsets = await admin.fetchTopicOffsets(topic);
+    const p0 = offsets.find((o) => o.partition === 0);
+    assert.deepEqual([p0.low, p0.high], ['25', '40']);
   });
 });

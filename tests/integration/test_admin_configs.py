@@ -1,0 +1,130 @@
+"""Topic configs changed at run time (AlterConfigs, IncrementalAlterConfigs), DeleteRecords, DescribeLogDirs."""
+
+import struct
+import time
+
+import pytest
+from confluent_kafka import KafkaException, TIMESTAMP_LOG_APPEND_TIME
+from confluent_kafka.admin import ConfigResource
+
+import ck_helpers as ck
+import kafka_wire as kw
+from harness import unique_topic, wait_until
+
+
+def alter(bootstrap, topic, configs):
+    client = ck.admin(bootstrap)  # must outlive the future
+    futures = client.alter_configs([ConfigResource(ConfigResource.Type.TOPIC, topic, set_config=configs)])
+    return list(futures.values())[0].result(10)
+
+
+def overrides(bootstrap, topic):
+    client = ck.admin(bootstrap)
+    futures = client.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
+    entries = list(futures.values())[0].result(10)
+    return {k: e.value for k, e in entries.items() if e.source == 1}  # DYNAMIC_TOPIC_CONFIG
+
+
+def test_retention_change_applies_without_restart(make_broker):
+    broker = make_broker({"log.retention.check.interval.ms": "200"})
+    topic = ck.create_topic(broker.bootstrap, unique_topic("alter"))
+    ck.produce_all(ck.producer(broker.bootstrap, linger_ms=0), [{"value": b"x" * 200} for _ in range(100)],
+                   topic, partition=0)
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 100)
+    alter(broker.bootstrap, topic, {"segment.bytes": "1024", "retention.bytes": "2048"})
+    assert overrides(broker.bootstrap, topic) == {"segment.bytes": "1024", "retention.bytes": "2048"}
+    # New small segments roll as data arrives; retention then drops the old ones.
+    ck.produce_all(ck.producer(broker.bootstrap, linger_ms=0), [{"value": b"y" * 200} for _ in range(100)],
+                   topic, partition=0)
+    wait_until(lambda: ck.watermarks(broker.bootstrap, topic)[0] > 0, 20, message="retention moved the log start")
+    low, high = ck.watermarks(broker.bootstrap, topic)
+    assert high == 200 and low >= 100
+    broker.restart()
+    assert overrides(broker.bootstrap, topic) == {"segment.bytes": "1024", "retention.bytes": "2048"}
+
+
+def test_timestamp_type_change_applies_to_new_batches(broker):
+    topic = ck.create_topic(broker.bootstrap, unique_topic("tstype"))
+    alter(broker.bootstrap, topic, {"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    ck.produce_all(ck.producer(broker.bootstrap), [{"value": b"v", "timestamp": 1000}], topic, partition=0)
+    (msg,) = ck.consume_partition(broker.bootstrap, topic, 0, 0, expected=1)
+    kind, ts = msg.timestamp()
+    assert kind == TIMESTAMP_LOG_APPEND_TIME and ts >= before
+
+
+def test_bad_config_values_are_refused_naming_the_key(broker):
+    topic = ck.create_topic(broker.bootstrap, unique_topic("badcfg"), config={"retention.ms": "60000"})
+    for configs, needle in (({"retention.ms": "soon"}, "retention.ms"), ({"no.such.config": "1"}, "no.such.config"),
+                            ({"cleanup.policy": "shred"}, "cleanup.policy")):
+        with pytest.raises(KafkaException) as info:
+            alter(broker.bootstrap, topic, configs)
+        assert info.value.args[0].code() == 40  # INVALID_CONFIG
+        assert needle in str(info.value)
+    assert overrides(broker.bootstrap, topic) == {"retention.ms": "60000"}  # unchanged
+
+
+def _incremental_alter(port, topic, ops):
+    """IncrementalAlterConfigs v0 by hand: ops are (name, op, value)."""
+    body = struct.pack(">i", 1) + struct.pack(">b", 2) + kw.string(topic) + struct.pack(">i", len(ops))
+    for name, op, value in ops:
+        body += kw.string(name) + struct.pack(">b", op) + (kw.string(value) if value is not None else b"\xff\xff")
+    body += b"\x00"  # validate_only
+    with kw.Conn(port) as c:
+        resp = c.request(44, 0, 5, body)
+    # throttle, responses[1]: error_code, error_message, type, name
+    (count,) = struct.unpack_from(">i", resp, 4)
+    assert count == 1
+    (error,) = struct.unpack_from(">h", resp, 8)
+    return error
+
+
+def test_incremental_alter_set_delete_append(broker):
+    topic = ck.create_topic(broker.bootstrap, unique_topic("incr"), config={"retention.ms": "60000"})
+    assert _incremental_alter(broker.port, topic, [("segment.ms", 0, "100000"), ("retention.ms", 1, None),
+                                                    ("cleanup.policy", 2, "compact")]) == 0
+    assert overrides(broker.bootstrap, topic) == {"segment.ms": "100000", "cleanup.policy": "delete,compact"}
+    assert _incremental_alter(broker.port, topic, [("cleanup.policy", 3, "delete")]) == 0
+    assert overrides(broker.bootstrap, topic)["cleanup.policy"] == "compact"
+    assert _incremental_alter(broker.port, topic, [("retention.ms", 2, "5")]) == 40  # not a list
+    assert _incremental_alter(broker.port, "no-such-topic", [("retention.ms", 0, "5")]) == 3
+
+
+def test_delete_records_and_describe_log_dirs(broker):
+    topic = ck.create_topic(broker.bootstrap, unique_topic("delrec"))
+    ck.produce_all(ck.producer(broker.bootstrap), [{"value": b"r"} for _ in range(50)], topic, partition=0)
+    # DeleteRecords v0 by hand: topics[name, partitions[index, offset]], timeout
+    body = struct.pack(">i", 1) + kw.string(topic) + struct.pack(">i", 1) + struct.pack(">iq", 0, 30)
+    body += struct.pack(">i", 5000)
+    with kw.Conn(broker.port) as c:
+        resp = c.request(21, 0, 9, body)
+    name_len = struct.unpack_from(">h", resp, 8)[0]
+    part, low, err = struct.unpack_from(">iqh", resp, 10 + name_len + 4)
+    assert (part, low, err) == (0, 30, 0)
+    assert ck.watermarks(broker.bootstrap, topic) == (30, 50)
+    msgs = ck.consume_partition(broker.bootstrap, topic, 0, 30, expected=20)
+    assert [m.offset() for m in msgs] == list(range(30, 50))
+    # DescribeLogDirs v0 by hand, all topics: the partition's bytes are reported under its log dir.
+    with kw.Conn(broker.port) as c:
+        resp = c.request(35, 0, 10, struct.pack(">i", -1))
+    sizes = {}
+    pos = 4
+    (n_dirs,) = struct.unpack_from(">i", resp, pos)
+    pos += 4
+    for _ in range(n_dirs):
+        error, dir_len = struct.unpack_from(">hh", resp, pos)
+        assert error == 0
+        pos += 4 + dir_len
+        (n_topics,) = struct.unpack_from(">i", resp, pos)
+        pos += 4
+        for _ in range(n_topics):
+            (name_len,) = struct.unpack_from(">h", resp, pos)
+            name = resp[pos + 2:pos + 2 + name_len].decode()
+            pos += 2 + name_len
+            (n_parts,) = struct.unpack_from(">i", resp, pos)
+            pos += 4
+            for _ in range(n_parts):
+                index, size, _lag, _future = struct.unpack_from(">iqq?", resp, pos)
+                pos += 21
+                sizes[(name, index)] = size
+    assert sizes[(topic, 0)] > 0
