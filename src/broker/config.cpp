@@ -69,6 +69,7 @@ void apply_log_defaults(BrokerConfig& c) {
   d.index_interval_bytes = static_cast<int32_t>(number(c, "log.index.interval.bytes", 4096));
   d.max_message_bytes = static_cast<int32_t>(number(c, "message.max.bytes", 1048588));
   d.log_append_time = c.value_of("log.message.timestamp.type") == "LogAppendTime";
+  d.delete_policy = c.value_of("log.cleanup.policy").value_or("delete").find("delete") != std::string::npos;
 }
 
 }  // namespace
@@ -141,6 +142,9 @@ storage::LogConfig resolve_log_config(const BrokerConfig& broker,
   config.max_message_bytes = static_cast<int32_t>(get("max.message.bytes", config.max_message_bytes));
   if (auto it = overrides.find("message.timestamp.type"); it != overrides.end()) {
     config.log_append_time = it->second == "LogAppendTime";
+  }
+  if (auto it = overrides.find("cleanup.policy"); it != overrides.end()) {
+    config.delete_policy = it->second.find("delete") != std::string::npos;
   }
   return config;
 }

@@ -54,6 +54,9 @@ TEST(BrokerConfig, TopicOverridesWinOverBrokerDefaults) {
   EXPECT_EQ(log.segment_bytes, 1000000);
   EXPECT_EQ(log.retention_ms, 1234);
   EXPECT_TRUE(log.log_append_time);
+  EXPECT_TRUE(log.delete_policy);
+  EXPECT_FALSE(resolve_log_config(*c, {{"cleanup.policy", "compact"}}).delete_policy);
+  EXPECT_TRUE(resolve_log_config(*c, {{"cleanup.policy", "compact,delete"}}).delete_policy);
 }
 
 TEST(ConfigDefs, ValidationNamesTheKey) {

@@ -17,6 +17,7 @@ struct LogConfig {
   int32_t index_interval_bytes = 4096;             // index.interval.bytes
   int32_t max_message_bytes = 1048588;             // max.message.bytes / message.max.bytes
   bool log_append_time = false;                    // message.timestamp.type=LogAppendTime
+  bool delete_policy = true;                       // cleanup.policy includes "delete"
 };
 
 }  // namespace oxbow::storage

@@ -483,7 +483,8 @@ int PartitionLog::apply_retention(int64_t now_ms) {
   std::vector<std::shared_ptr<Segment>> doomed;
   {
     std::lock_guard lock(mutex_);
-    if (!ensure_loaded_locked()) return 0;
+    // A compacted topic keeps its history: only the "delete" policy lets retention drop segments.
+    if (!config_.delete_policy || !ensure_loaded_locked()) return 0;
     uint64_t total = 0;
     for (auto& [base, segment] : segments_) total += segment->size();
     while (segments_.size() > 1) {

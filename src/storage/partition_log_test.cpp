@@ -135,6 +135,11 @@ TEST(PartitionLog, RetentionMsUsesLargestTimestamp) {
     log->append(batch, 0);
   }
   EXPECT_EQ(log->apply_retention(10'500), 0);
+  config.delete_policy = false;  // cleanup.policy=compact: retention leaves the history alone
+  log->set_config(config);
+  EXPECT_EQ(log->apply_retention(20'000), 0);
+  config.delete_policy = true;
+  log->set_config(config);
   EXPECT_EQ(log->apply_retention(20'000), 5);  // all but the active segment
   EXPECT_EQ(log->log_start_offset(), 5);
 }

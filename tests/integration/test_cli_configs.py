@@ -1,0 +1,108 @@
+"""The oxbow topic tools for configs and records: alter-config, describe's Configs line, delete-records."""
+
+import re
+import subprocess
+
+from harness import OXBOW_BIN, unique_topic
+
+
+def oxbow(broker, *args, stdin=None, check=True):
+    result = subprocess.run([OXBOW_BIN, *args, "-b", broker.bootstrap], input=stdin, capture_output=True,
+                            text=True, timeout=60)
+    if check:
+        assert result.returncode == 0, f"oxbow {' '.join(args)} failed: {result.stderr}"
+    return result
+
+
+def described_configs(broker, topic):
+    described = oxbow(broker, "topic", "describe", topic).stdout
+    line = next(line for line in described.splitlines() if line.startswith("Configs:"))
+    return line.removeprefix("Configs:").strip()
+
+
+def watermarks(broker, topic, partition):
+    described = oxbow(broker, "topic", "describe", topic).stdout
+    match = re.search(rf"Partition: {partition}\t.*LowWatermark: (\d+)\tHighWatermark: (\d+)", described)
+    assert match, described
+    return int(match.group(1)), int(match.group(2))
+
+
+def assert_fails(result, *fragments):
+    assert result.returncode == 1, result
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("oxbow: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in errors[0], result.stderr
+
+
+def test_describe_lists_only_overrides(broker):
+    topic, plain = unique_topic("cfg"), unique_topic("cfgplain")
+    oxbow(broker, "topic", "create", topic, "--config", "retention.ms=60000", "--config", "cleanup.policy=compact")
+    oxbow(broker, "topic", "create", plain)
+    assert described_configs(broker, topic) == "cleanup.policy=compact,retention.ms=60000"
+    assert described_configs(broker, plain) == ""
+
+
+def test_alter_config_sets_and_deletes_keeping_other_overrides(broker):
+    topic = unique_topic("cfgalter")
+    oxbow(broker, "topic", "create", topic, "--config", "retention.ms=60000")
+
+    out = oxbow(broker, "topic", "alter-config", topic, "--set", "cleanup.policy=compact",
+                "--set", "max.message.bytes=2000000").stdout
+    assert out == f"altered {topic}: cleanup.policy=compact, max.message.bytes=2000000, retention.ms=60000\n"
+    assert described_configs(broker, topic) == "cleanup.policy=compact,max.message.bytes=2000000,retention.ms=60000"
+
+    out = oxbow(broker, "topic", "alter-config", topic, "--delete", "retention.ms", "--set",
+                "max.message.bytes=3000000").stdout
+    assert out == f"altered {topic}: cleanup.policy=compact, max.message.bytes=3000000\n"
+    assert described_configs(broker, topic) == "cleanup.policy=compact,max.message.bytes=3000000"
+
+    oxbow(broker, "topic", "alter-config", topic, "--delete", "cleanup.policy", "--delete", "max.message.bytes")
+    assert described_configs(broker, topic) == ""
+
+
+def test_alter_config_rejections_leave_overrides_alone(broker):
+    topic = unique_topic("cfgbad")
+    oxbow(broker, "topic", "create", topic, "--config", "retention.ms=60000")
+
+    bad_value = oxbow(broker, "topic", "alter-config", topic, "--set", "retention.ms=abc", check=False)
+    assert_fails(bad_value, f"error: {topic}: INVALID_CONFIG: ", "retention.ms")
+    unknown_key = oxbow(broker, "topic", "alter-config", topic, "--set", "no.such.key=1", check=False)
+    assert_fails(unknown_key, f"error: {topic}: INVALID_CONFIG: ", "no.such.key")
+    not_overridden = oxbow(broker, "topic", "alter-config", topic, "--delete", "cleanup.policy", check=False)
+    assert_fails(not_overridden, topic, "cleanup.policy")
+    assert_fails(oxbow(broker, "topic", "alter-config", topic, check=False), "nothing to alter")
+    assert described_configs(broker, topic) == "retention.ms=60000"
+
+    missing = oxbow(broker, "topic", "alter-config", unique_topic("cfgmissing"), "--set", "retention.ms=1",
+                    check=False)
+    assert_fails(missing, "UNKNOWN_TOPIC_OR_PART")
+
+
+def test_delete_records_moves_the_low_watermark(broker):
+    topic = unique_topic("delrec")
+    oxbow(broker, "topic", "create", topic, "--partitions", "2")
+    oxbow(broker, "produce", topic, "--partition", "0", stdin="".join(f"r{i}\n" for i in range(10)))
+
+    out = oxbow(broker, "topic", "delete-records", topic, "--partition", "0", "--before", "4").stdout
+    assert out == f"{topic} [0]: low watermark now 4\n"
+    assert watermarks(broker, topic, 0) == (4, 10)
+    remaining = oxbow(broker, "consume", topic, "--from-beginning", "--max-messages", "6", "--format", "%s\\n").stdout
+    assert remaining.split() == [f"r{i}" for i in range(4, 10)]
+
+    out = oxbow(broker, "topic", "delete-records", topic, "--partition", "0", "--before", "-1").stdout
+    assert out == f"{topic} [0]: low watermark now 10\n"
+    assert watermarks(broker, topic, 0) == (10, 10)
+    assert watermarks(broker, topic, 1) == (0, 0)
+
+
+def test_delete_records_rejections(broker):
+    topic = unique_topic("delrecbad")
+    oxbow(broker, "topic", "create", topic)
+    oxbow(broker, "produce", topic, stdin="a\nb\n")
+
+    beyond = oxbow(broker, "topic", "delete-records", topic, "--partition", "0", "--before", "3", check=False)
+    assert_fails(beyond, f"{topic} [0]: OFFSET_OUT_OF_RANGE")
+    no_partition = oxbow(broker, "topic", "delete-records", topic, "--partition", "7", "--before", "1", check=False)
+    assert_fails(no_partition, f"{topic}: _NOENT")  # librdkafka finds no leader for it
+    assert watermarks(broker, topic, 0) == (0, 2)
