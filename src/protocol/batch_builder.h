@@ -38,9 +38,4 @@ struct RecordView {
 // or malformed.
 bool parse_records(const uint8_t* batch, size_t size, std::vector<RecordView>& out);
 
-namespace testing {
-using TestRecord = OutgoingRecord;
-using oxbow::protocol::build_batch;
-}  // namespace testing
-
 }  // namespace oxbow::protocol

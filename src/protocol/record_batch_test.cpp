@@ -7,7 +7,7 @@
 
 namespace oxbow::protocol {
 
-using testing::build_batch;
+using oxbow::protocol::build_batch;
 
 TEST(RecordBatch, ValidBatchesAreSummarised) {
   auto a = build_batch({{"k1", "v1"}, {"k2", "v2", 5}}, 1000);

@@ -19,7 +19,7 @@ TEST(LogManager, CleanShutdownMarkerDecidesRecovery) {
     EXPECT_TRUE(manager.last_shutdown_clean());
     auto log = manager.open_log("my-topic", 3, LogConfig{}, error);
     ASSERT_TRUE(log);
-    auto batch = protocol::testing::build_batch({{"k", "v"}});
+    auto batch = protocol::build_batch({{"k", "v"}});
     log->append(batch, 0);
     manager.shutdown();
   }

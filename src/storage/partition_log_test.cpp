@@ -14,7 +14,7 @@ namespace oxbow::storage {
 
 namespace pr = oxbow::protocol;
 using pr::ErrorCode;
-using pr::testing::build_batch;
+using pr::build_batch;
 
 namespace {
 

@@ -12,7 +12,7 @@
 namespace oxbow::storage {
 
 namespace pr = oxbow::protocol;
-using pr::testing::build_batch;
+using pr::build_batch;
 
 namespace {
 
