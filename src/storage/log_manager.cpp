@@ -188,10 +188,9 @@ void LogManager::run_housekeeping(int64_t now) {
 
 void LogManager::housekeeping_loop() {
   int64_t last_retention = now_ms();
-  std::mutex sleep_mutex;
   while (!stopping_) {
     {
-      std::unique_lock lock(sleep_mutex);
+      std::unique_lock lock(housekeeping_mutex_);
       housekeeping_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_.load(); });
     }
     if (stopping_) return;
@@ -212,7 +211,12 @@ void LogManager::housekeeping_loop() {
 }
 
 void LogManager::shutdown() {
-  if (stopping_.exchange(true) || !started_) return;
+  {
+    // Set under the mutexes the threads wait with, so neither can miss the wake-up between
+    // checking the flag and going to sleep.
+    std::scoped_lock lock(flush_mutex_, housekeeping_mutex_);
+    if (stopping_.exchange(true) || !started_) return;
+  }
   flush_cv_.notify_all();
   housekeeping_cv_.notify_all();
   if (flusher_.joinable()) flusher_.join();

@@ -70,6 +70,7 @@ class LogManager {
   std::mutex flush_mutex_;
   std::condition_variable flush_cv_;
   std::vector<std::shared_ptr<PartitionLog>> flush_queue_;
+  std::mutex housekeeping_mutex_;
   std::condition_variable housekeeping_cv_;
   std::atomic<bool> stopping_{false};
   bool started_ = false;
