@@ -43,9 +43,11 @@ enum ApiKey : int16_t {
   kIncrementalAlterConfigs = 44,
   kOffsetDelete = 47,
   kDescribeCluster = 60,
+  kDescribeProducers = 61,
 };
 
-constexpr std::array<int16_t, 28> kImplemented = {
+constexpr std::array<int16_t, 29> kImplemented = {
+    kDescribeProducers,
     kInitProducerId, kDeleteRecords, kAlterConfigs, kDescribeLogDirs, kElectLeaders, kIncrementalAlterConfigs,
     kProduce,        kFetch,          kListOffsets,  kMetadata,   kOffsetCommit,        kOffsetFetch,
     kFindCoordinator, kJoinGroup,     kHeartbeat,    kLeaveGroup, kSyncGroup,           kDescribeGroups,
@@ -95,6 +97,7 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
     case kApiVersions: handle_api_versions(ctx, body, out); break;
     case kOffsetCommit: handle_offset_commit(ctx, body, out); break;
     case kInitProducerId: handle_init_producer_id(ctx, body, out); break;
+    case kDescribeProducers: handle_describe_producers(ctx, body, out); break;
     case kDeleteRecords: handle_delete_records(ctx, body, out); break;
     case kAlterConfigs: handle_alter_configs(ctx, body, out); break;
     case kDescribeLogDirs: handle_describe_log_dirs(ctx, body, out); break;

@@ -37,6 +37,7 @@ void handle_incremental_alter_configs(RequestContext& ctx, Reader& body, Writer&
 void handle_delete_records(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_log_dirs(RequestContext& ctx, Reader& body, Writer& out);
 void handle_elect_leaders(RequestContext& ctx, Reader& body, Writer& out);
+void handle_describe_producers(RequestContext& ctx, Reader& body, Writer& out);
 void handle_init_producer_id(RequestContext& ctx, Reader& body, Writer& out);
 void handle_find_coordinator(RequestContext& ctx, Reader& body, Writer& out);
 asio::awaitable<void> handle_join_group(RequestContext& ctx, Reader& body, Writer& out);

@@ -1,10 +1,14 @@
 // InitProducerId: ids and epochs for idempotent producers. Transactional ids need the transaction
-// coordinator, which does not exist yet: they are told it is not available.
+// coordinator, which does not exist yet: they are told it is not available. DescribeProducers:
+// the producer state each partition keeps.
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/producer_ids.h"
 #include "protocol/errors.h"
+#include "protocol/messages/describe_producers.h"
 #include "protocol/messages/init_producer_id.h"
+#include "broker/topic_registry.h"
+#include "storage/partition_log.h"
 
 namespace oxbow::broker {
 
@@ -27,6 +31,33 @@ void handle_init_producer_id(RequestContext& ctx, Reader& body, Writer& out) {
     } else {
       response.producer_id = id;
       response.producer_epoch = 0;
+    }
+  }
+  response.encode(out, v);
+}
+
+void handle_describe_producers(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::DescribeProducersRequest request;
+  request.decode(body, v);
+  pr::DescribeProducersResponse response;
+  for (const auto& topic : request.topics) {
+    auto& topic_out = response.topics.emplace_back();
+    topic_out.name = topic.name;
+    for (int32_t index : topic.partition_indexes) {
+      auto& part = topic_out.partitions.emplace_back();
+      part.partition_index = index;
+      auto log = ctx.broker.topics().partition(topic.name, index);
+      if (!log) {
+        part.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
+        continue;
+      }
+      const auto state = log->producer_state();
+      for (const auto& [id, entry] : state.producers()) {
+        int32_t last_sequence = entry.batches.empty() ? -1 : entry.batches.back().last_seq;
+        // No transactions yet: no coordinator epoch, no open transaction.
+        part.active_producers.push_back({id, entry.epoch, last_sequence, entry.last_timestamp, -1, -1});
+      }
     }
   }
   response.encode(out, v);

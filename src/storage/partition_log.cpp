@@ -380,6 +380,12 @@ std::pair<int32_t, int64_t> PartitionLog::end_offset_for_epoch(int32_t epoch) co
   return {epochs_.back().first, log_end_offset_};
 }
 
+ProducerState PartitionLog::producer_state() const {
+  std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
+  return producers_;
+}
+
 int32_t PartitionLog::leader_epoch() const {
   std::lock_guard lock(mutex_);
   ensure_loaded_locked();

@@ -79,6 +79,8 @@ class PartitionLog {
   int64_t flushed_offset() const;
   uint64_t size_bytes() const;
   int32_t leader_epoch() const;
+  // The idempotent producers this partition knows (DescribeProducers).
+  ProducerState producer_state() const;
   // The end offset of `epoch` (OffsetForLeaderEpoch); -1 when unknown.
   std::pair<int32_t, int64_t> end_offset_for_epoch(int32_t epoch) const;
 
