@@ -36,9 +36,9 @@ std::vector<std::vector<Target>> resolve(Broker& broker, const pr::FetchRequest&
       name = info ? info->name : "";
       missing = ErrorCode::kUnknownTopicId;
     }
+    auto stats = name.empty() ? nullptr : broker.topics().stats(name);
     for (const auto& p : topic.partitions) {
-      row.push_back({name, name.empty() ? nullptr : broker.topics().partition(name, p.partition),
-                     name.empty() ? nullptr : broker.topics().stats(name), missing});
+      row.push_back({name, name.empty() ? nullptr : broker.topics().partition(name, p.partition), stats, missing});
     }
   }
   return targets;

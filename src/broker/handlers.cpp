@@ -46,14 +46,14 @@ enum ApiKey : int16_t {
   kDescribeProducers = 61,
 };
 
-constexpr std::array<int16_t, 29> kImplemented = {
-    kDescribeProducers,
-    kInitProducerId, kDeleteRecords, kAlterConfigs, kDescribeLogDirs, kElectLeaders, kIncrementalAlterConfigs,
-    kProduce,        kFetch,          kListOffsets,  kMetadata,   kOffsetCommit,        kOffsetFetch,
-    kFindCoordinator, kJoinGroup,     kHeartbeat,    kLeaveGroup, kSyncGroup,           kDescribeGroups,
-    kListGroups,     kApiVersions,    kCreateTopics, kDeleteTopics, kOffsetForLeaderEpoch, kDescribeConfigs,
-    kCreatePartitions, kDeleteGroups, kOffsetDelete, kDescribeCluster,
-};
+// Ordered by API key.
+constexpr auto kImplemented = std::to_array<int16_t>({
+    kProduce, kFetch, kListOffsets, kMetadata, kOffsetCommit, kOffsetFetch, kFindCoordinator, kJoinGroup,
+    kHeartbeat, kLeaveGroup, kSyncGroup, kDescribeGroups, kListGroups, kApiVersions, kCreateTopics,
+    kDeleteTopics, kDeleteRecords, kInitProducerId, kOffsetForLeaderEpoch, kDescribeConfigs, kAlterConfigs,
+    kDescribeLogDirs, kCreatePartitions, kDeleteGroups, kElectLeaders, kIncrementalAlterConfigs, kOffsetDelete,
+    kDescribeCluster, kDescribeProducers,
+});
 
 pr::ApiVersionsResponse advertised_versions() {
   pr::ApiVersionsResponse response;

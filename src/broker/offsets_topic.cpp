@@ -14,10 +14,11 @@ namespace oxbow::broker {
 namespace pr = oxbow::protocol;
 
 bool OffsetsTopic::ensure_topic() {
-  if (topics_.find(kOffsetsTopic)) return true;
+  if (exists_) return true;
   auto result = topics_.create(kOffsetsTopic, partitions_, {{"cleanup.policy", "compact"}, {"retention.ms", "-1"}},
                                false);
-  return result.error == pr::ErrorCode::kNone || result.error == pr::ErrorCode::kTopicAlreadyExists;
+  exists_ = result.error == pr::ErrorCode::kNone || result.error == pr::ErrorCode::kTopicAlreadyExists;
+  return exists_;
 }
 
 bool OffsetsTopic::append(int32_t partition,

@@ -1,6 +1,8 @@
 #pragma once
 // The internal topic `__consumer_offsets` as the group coordinator's OffsetLog: created on first
 // use with offsets.topic.num.partitions partitions, cleanup.policy=compact and no time retention.
+#include <atomic>
+
 #include "group/coordinator.h"
 
 namespace oxbow::broker {
@@ -23,6 +25,7 @@ class OffsetsTopic : public group::OffsetLog {
 
   TopicRegistry& topics_;
   int32_t partitions_;
+  std::atomic<bool> exists_{false};  // once created, never checked again on the commit path
 };
 
 }  // namespace oxbow::broker
