@@ -5,15 +5,17 @@
 #include <random>
 #include <thread>
 
-#include "broker/offsets_topic.h"
+#include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
 #include "http/admin_server.h"
 #include "broker/server.h"
 #include "group/coordinator.h"
 #include "broker/topic_registry.h"
+#include "broker/txn_partitions.h"
 #include "common/properties.h"
 #include "storage/file.h"
 #include "storage/log_manager.h"
+#include "txn/transaction_coordinator.h"
 
 namespace oxbow::broker {
 
@@ -91,8 +93,8 @@ bool Broker::load(std::string& error) {
   if (!logs_->last_shutdown_clean()) spdlog::warn("last shutdown was not clean: recovering logs");
   topics_ = std::make_unique<TopicRegistry>(config_, *logs_);
   if (!topics_->load(error)) return false;
-  offsets_topic_ = std::make_unique<OffsetsTopic>(
-      *topics_, static_cast<int32_t>(number("offsets.topic.num.partitions", 50)));
+  offsets_topic_ = std::make_unique<InternalTopic>(*topics_, kOffsetsTopic,
+                                                   static_cast<int32_t>(number("offsets.topic.num.partitions", 50)));
   group::CoordinatorOptions group_options;
   group_options.initial_rebalance_delay_ms = number("group.initial.rebalance.delay.ms", 3000);
   group_options.min_session_timeout_ms = static_cast<int32_t>(number("group.min.session.timeout.ms", 6000));
@@ -102,6 +104,16 @@ bool Broker::load(std::string& error) {
   groups_ = std::make_unique<group::GroupCoordinator>(group_options, *offsets_topic_);
   groups_->start();
   producer_ids_ = std::make_unique<ProducerIdManager>(config_.log_dirs.front() + "/oxbow-producer-ids");
+  txn_state_topic_ = std::make_unique<InternalTopic>(
+      *topics_, kTransactionStateTopic, static_cast<int32_t>(number("transaction.state.log.num.partitions", 50)));
+  txn_partitions_ = std::make_unique<TxnPartitions>(*topics_, *offsets_topic_, *groups_);
+  txn::TxnOptions txn_options;
+  txn_options.max_timeout_ms = static_cast<int32_t>(number("transaction.max.timeout.ms", 900000));
+  txn_options.abort_check_interval_ms = number("transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000);
+  txn_options.id_expiration_ms = number("transactional.id.expiration.ms", 604800000);
+  transactions_ = std::make_unique<txn::TransactionCoordinator>(txn_options, *txn_state_topic_, *txn_partitions_,
+                                                               [this] { return producer_ids_->next(); });
+  transactions_->start();
   return true;
 }
 
@@ -122,6 +134,7 @@ int Broker::run() {
   ready_ = false;
   admin_.reset();
   server_.reset();
+  if (transactions_) transactions_->stop();
   if (groups_) groups_->stop();
   if (!loaded) return 1;
   logs_->shutdown();

@@ -13,6 +13,9 @@ class LogManager;
 namespace oxbow::group {
 class GroupCoordinator;
 }
+namespace oxbow::txn {
+class TransactionCoordinator;
+}
 namespace oxbow::http {
 class AdminServer;
 struct Request;
@@ -23,7 +26,8 @@ namespace oxbow::broker {
 
 class TopicRegistry;
 class Server;
-class OffsetsTopic;
+class InternalTopic;
+class TxnPartitions;
 class ProducerIdManager;
 
 class Broker {
@@ -51,6 +55,8 @@ class Broker {
   storage::LogManager& logs() { return *logs_; }
   group::GroupCoordinator& groups() { return *groups_; }
   ProducerIdManager& producer_ids() { return *producer_ids_; }
+  txn::TransactionCoordinator& transactions() { return *transactions_; }
+  InternalTopic& offsets_topic() { return *offsets_topic_; }
   const std::string& cluster_id() const { return cluster_id_; }
   // The endpoint clients should use: the advertised one of the listener they came in on.
   Endpoint advertised_endpoint(const std::string& listener) const;
@@ -68,9 +74,12 @@ class Broker {
   std::atomic<int64_t> produce_count_{0};
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicRegistry> topics_;
-  std::unique_ptr<OffsetsTopic> offsets_topic_;
+  std::unique_ptr<InternalTopic> offsets_topic_;
+  std::unique_ptr<InternalTopic> txn_state_topic_;
   std::unique_ptr<ProducerIdManager> producer_ids_;
   std::unique_ptr<group::GroupCoordinator> groups_;
+  std::unique_ptr<TxnPartitions> txn_partitions_;
+  std::unique_ptr<txn::TransactionCoordinator> transactions_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<http::AdminServer> admin_;
   std::atomic<bool> ready_{false};

@@ -1,6 +1,8 @@
 // Fetch: serve each partition's bytes from its segment files (sent with sendfile), long-polling
 // until min_bytes are available or max_wait_ms passes. Fetch sessions are not kept: every
-// response is a full one with session id 0, which clients take as "no session".
+// response is a full one with session id 0, which clients take as "no session". With
+// isolation_level read_committed, partitions are read up to their last stable offset and the
+// aborted transactions in range are listed, for the client to drop their records.
 #include "broker/async_waiter.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
@@ -48,6 +50,7 @@ std::vector<std::vector<Target>> resolve(Broker& broker, const pr::FetchRequest&
 size_t read_all(const pr::FetchRequest& request, const std::vector<std::vector<Target>>& targets,
                 pr::FetchResponse& response) {
   response.responses.clear();
+  bool read_committed = request.isolation_level == 1;
   int64_t budget = request.max_bytes;
   size_t total = 0;
   for (size_t t = 0; t < request.topics.size(); ++t) {
@@ -68,12 +71,13 @@ size_t read_all(const pr::FetchRequest& request, const std::vector<std::vector<T
       int32_t max_bytes = static_cast<int32_t>(std::min<int64_t>(part.partition_max_bytes, std::max<int64_t>(budget, 0)));
       // KIP-74: the first batch of the response goes out whole even past the limits, so that a
       // consumer can always make progress.
-      auto read = target.log->read(part.fetch_offset, max_bytes, total == 0);
+      auto read = target.log->read(part.fetch_offset, max_bytes, total == 0, read_committed);
       out.error_code = pr::code(read.error);
       out.high_watermark = read.high_watermark;
-      out.last_stable_offset = read.high_watermark;
+      out.last_stable_offset = read.last_stable_offset;
       out.log_start_offset = read.log_start_offset;
-      out.aborted_transactions.emplace();
+      auto& aborted = out.aborted_transactions.emplace();
+      for (const auto& a : read.aborted) aborted.push_back({a.producer_id, a.first_offset});
       out.records.is_null = false;
       if (read.slice.length > 0) {
         total += read.slice.length;

@@ -62,7 +62,6 @@ void handle_find_coordinator(RequestContext& ctx, Reader& body, Writer& out) {
   int32_t node = ctx.broker.config().node_id;
   auto key_error = [&](const std::string& key) {
     if (request.key_type != kGroupKey && request.key_type != kTransactionKey) return ErrorCode::kInvalidRequest;
-    if (request.key_type == kTransactionKey) return ErrorCode::kCoordinatorNotAvailable;  // not yet
     return key.empty() ? ErrorCode::kInvalidRequest : ErrorCode::kNone;
   };
   pr::FindCoordinatorResponse response;

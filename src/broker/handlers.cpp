@@ -34,6 +34,10 @@ enum ApiKey : int16_t {
   kDeleteRecords = 21,
   kInitProducerId = 22,
   kOffsetForLeaderEpoch = 23,
+  kAddPartitionsToTxn = 24,
+  kAddOffsetsToTxn = 25,
+  kEndTxn = 26,
+  kTxnOffsetCommit = 28,
   kDescribeConfigs = 32,
   kAlterConfigs = 33,
   kDescribeLogDirs = 35,
@@ -44,15 +48,18 @@ enum ApiKey : int16_t {
   kOffsetDelete = 47,
   kDescribeCluster = 60,
   kDescribeProducers = 61,
+  kDescribeTransactions = 65,
+  kListTransactions = 66,
 };
 
 // Ordered by API key.
 constexpr auto kImplemented = std::to_array<int16_t>({
     kProduce, kFetch, kListOffsets, kMetadata, kOffsetCommit, kOffsetFetch, kFindCoordinator, kJoinGroup,
     kHeartbeat, kLeaveGroup, kSyncGroup, kDescribeGroups, kListGroups, kApiVersions, kCreateTopics,
-    kDeleteTopics, kDeleteRecords, kInitProducerId, kOffsetForLeaderEpoch, kDescribeConfigs, kAlterConfigs,
-    kDescribeLogDirs, kCreatePartitions, kDeleteGroups, kElectLeaders, kIncrementalAlterConfigs, kOffsetDelete,
-    kDescribeCluster, kDescribeProducers,
+    kDeleteTopics, kDeleteRecords, kInitProducerId, kOffsetForLeaderEpoch, kAddPartitionsToTxn, kAddOffsetsToTxn,
+    kEndTxn, kTxnOffsetCommit, kDescribeConfigs, kAlterConfigs, kDescribeLogDirs, kCreatePartitions,
+    kDeleteGroups, kElectLeaders, kIncrementalAlterConfigs, kOffsetDelete, kDescribeCluster, kDescribeProducers,
+    kDescribeTransactions, kListTransactions,
 });
 
 pr::ApiVersionsResponse advertised_versions() {
@@ -98,6 +105,12 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
     case kOffsetCommit: handle_offset_commit(ctx, body, out); break;
     case kInitProducerId: handle_init_producer_id(ctx, body, out); break;
     case kDescribeProducers: handle_describe_producers(ctx, body, out); break;
+    case kAddPartitionsToTxn: handle_add_partitions_to_txn(ctx, body, out); break;
+    case kAddOffsetsToTxn: handle_add_offsets_to_txn(ctx, body, out); break;
+    case kEndTxn: handle_end_txn(ctx, body, out); break;
+    case kTxnOffsetCommit: handle_txn_offset_commit(ctx, body, out); break;
+    case kDescribeTransactions: handle_describe_transactions(ctx, body, out); break;
+    case kListTransactions: handle_list_transactions(ctx, body, out); break;
     case kDeleteRecords: handle_delete_records(ctx, body, out); break;
     case kAlterConfigs: handle_alter_configs(ctx, body, out); break;
     case kDescribeLogDirs: handle_describe_log_dirs(ctx, body, out); break;

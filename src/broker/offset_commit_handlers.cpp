@@ -53,23 +53,29 @@ namespace {
 using Wanted = std::optional<std::vector<group::TopicPartition>>;
 
 template <typename Partition>
-Partition to_fetched(int32_t index, const group::CommittedOffset& c) {
+Partition to_fetched(int32_t index, const group::CommittedOffset& c, bool require_stable) {
   Partition p;
   p.partition_index = index;
   p.committed_offset = c.offset;
   p.committed_leader_epoch = c.leader_epoch;
   p.metadata = c.offset < 0 ? std::optional<std::string>("") : std::optional<std::string>(c.metadata);
   p.error_code = 0;
+  // KIP-447: a read_committed consumer waits for the open transaction to settle the offset.
+  if (require_stable && c.pending_transaction) {
+    p.committed_offset = -1;
+    p.error_code = pr::code(ErrorCode::kUnstableOffsetCommit);
+  }
   return p;
 }
 
 // Groups the fetched offsets by topic, in the response's shape.
 template <typename Topic>
-std::vector<Topic> to_topics(const std::map<group::TopicPartition, group::CommittedOffset>& offsets) {
+std::vector<Topic> to_topics(const std::map<group::TopicPartition, group::CommittedOffset>& offsets,
+                             bool require_stable) {
   std::vector<Topic> topics;
   for (const auto& [tp, c] : offsets) {
     if (topics.empty() || topics.back().name != tp.first) topics.emplace_back().name = tp.first;
-    topics.back().partitions.push_back(to_fetched<typename decltype(Topic::partitions)::value_type>(tp.second, c));
+    topics.back().partitions.push_back(to_fetched<typename decltype(Topic::partitions)::value_type>(tp.second, c, require_stable));
   }
   return topics;
 }
@@ -95,14 +101,15 @@ void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out) {
   if (v < 8) {
     // v0 has no "all partitions" form; v1 stored offsets in ZooKeeper, so null topics start at v2.
     auto offsets = groups.fetch(request.group_id, wanted_partitions(request.topics));
-    response.topics = to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopic>(offsets);
+    response.topics = to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopic>(offsets, request.require_stable);
     if (request.group_id.empty()) response.error_code = pr::code(ErrorCode::kInvalidGroupId);
   } else {
     for (const auto& g : request.groups) {
       auto& group_out = response.groups.emplace_back();
       group_out.group_id = g.group_id;
       auto offsets = groups.fetch(g.group_id, wanted_partitions(g.topics));
-      group_out.topics = to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets);
+      group_out.topics =
+          to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, request.require_stable);
       if (g.group_id.empty()) group_out.error_code = pr::code(ErrorCode::kInvalidGroupId);
     }
   }

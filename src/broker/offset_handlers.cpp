@@ -39,7 +39,8 @@ void handle_list_offsets(RequestContext& ctx, Reader& body, Writer& out) {
       part.leader_epoch = log->leader_epoch();
       part.timestamp = -1;
       if (p.timestamp == kLatest) {
-        part.offset = log->high_watermark();
+        // read_committed consumers may not see past the first open transaction.
+        part.offset = request.isolation_level == 1 ? log->last_stable_offset() : log->high_watermark();
       } else if (p.timestamp == kEarliest) {
         part.offset = log->log_start_offset();
       } else if (p.timestamp == kMaxTimestamp || p.timestamp >= 0) {

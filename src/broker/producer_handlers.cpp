@@ -1,6 +1,5 @@
-// InitProducerId: ids and epochs for idempotent producers. Transactional ids need the transaction
-// coordinator, which does not exist yet: they are told it is not available. DescribeProducers:
-// the producer state each partition keeps.
+// InitProducerId: ids and epochs for idempotent producers, and for transactional ones from the
+// transaction coordinator. DescribeProducers: the producer state each partition keeps.
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/producer_ids.h"
@@ -9,6 +8,7 @@
 #include "protocol/messages/init_producer_id.h"
 #include "broker/topic_registry.h"
 #include "storage/partition_log.h"
+#include "txn/transaction_coordinator.h"
 
 namespace oxbow::broker {
 
@@ -22,7 +22,13 @@ void handle_init_producer_id(RequestContext& ctx, Reader& body, Writer& out) {
   pr::InitProducerIdResponse response;
   response.producer_epoch = -1;
   if (request.transactional_id) {
-    response.error_code = pr::code(ErrorCode::kCoordinatorNotAvailable);
+    auto result = ctx.broker.transactions().init_producer(*request.transactional_id, request.transaction_timeout_ms,
+                                                          request.producer_id, request.producer_epoch);
+    ErrorCode error = result.error;
+    if (error == ErrorCode::kProducerFenced && v < 4) error = ErrorCode::kInvalidProducerEpoch;  // KIP-588
+    response.error_code = pr::code(error);
+    response.producer_id = result.producer_id;
+    response.producer_epoch = result.producer_epoch;
   } else {
     // Like Kafka, an idempotent producer gets a fresh id even when it names its old one.
     int64_t id = ctx.broker.producer_ids().next();
@@ -55,8 +61,8 @@ void handle_describe_producers(RequestContext& ctx, Reader& body, Writer& out) {
       const auto state = log->producer_state();
       for (const auto& [id, entry] : state.producers()) {
         int32_t last_sequence = entry.batches.empty() ? -1 : entry.batches.back().last_seq;
-        // No transactions yet: no coordinator epoch, no open transaction.
-        part.active_producers.push_back({id, entry.epoch, last_sequence, entry.last_timestamp, -1, -1});
+        part.active_producers.push_back({id, entry.epoch, last_sequence, entry.last_timestamp, entry.coordinator_epoch,
+                                         entry.txn_first_offset});
       }
     }
   }

@@ -165,4 +165,22 @@ EventHandle wait_for_admin_result(rd_kafka_queue_t* queue, std::string_view subj
   return event;
 }
 
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string line;
+  for (const auto& row : rows) {
+    line.clear();
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line.append(widths[i] - row[i].size() + 2, ' ');
+    }
+    line += '\n';
+    fmt::print("{}", line);
+  }
+}
+
 }  // namespace oxbow::cli

@@ -89,6 +89,9 @@ int topic_partition_count(rd_kafka_t* rk, const std::string& topic);
 
 void print_error(std::string_view subject, rd_kafka_resp_err_t err, std::string_view message = {});
 
+// Prints rows whose columns are padded to a common width; the last column is not padded.
+void print_table(const std::vector<std::vector<std::string>>& rows);
+
 // Splits "key=value"; returns false when there is no '='.
 bool split_key_value(std::string_view text, std::string& key, std::string& value);
 

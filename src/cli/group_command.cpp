@@ -75,26 +75,6 @@ const rd_kafka_group_result_t* single_group_result(const rd_kafka_group_result_t
   return results[0];
 }
 
-// Prints rows whose columns are padded to a common width; the last column is
-// not padded.
-void print_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  std::string line;
-  for (const auto& row : rows) {
-    line.clear();
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line.append(widths[i] - row[i].size() + 2, ' ');
-    }
-    line += '\n';
-    fmt::print("{}", line);
-  }
-}
-
 struct Watermarks {
   int64_t low = -1;
   int64_t high = -1;

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   oxbow::cli::add_consume_command(app);
   oxbow::cli::add_perf_command(app);
   oxbow::cli::add_group_command(app);
+  oxbow::cli::add_txn_command(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -29,6 +29,8 @@ struct PerfProduceOptions {
   std::optional<std::string> acks;
   long long throughput = -1;
   std::optional<std::string> compression;
+  std::optional<std::string> transactional_id;
+  long long transaction_size = 1000;
   bool json = false;
 };
 
@@ -173,6 +175,7 @@ ConfigEntries perf_producer_overrides(const PerfProduceOptions& options) {
   ConfigEntries overrides;
   if (options.acks) overrides.emplace_back("acks", *options.acks);
   if (options.compression) overrides.emplace_back("compression.codec", *options.compression);
+  if (options.transactional_id) overrides.emplace_back("transactional.id", *options.transactional_id);
   return overrides;
 }
 
@@ -228,6 +231,38 @@ void print_produce_summary(LatencyRecorder& recorder, double seconds, int record
   std::fflush(stdout);
 }
 
+void check_txn(rd_kafka_error_t* error, std::string_view what) {
+  if (error == nullptr) return;
+  std::string message = rd_kafka_error_string(error);
+  auto code = rd_kafka_error_code(error);
+  rd_kafka_error_destroy(error);
+  fail(what, code, message);
+}
+
+// With --transactional-id: records go out in transactions of --transaction-size records.
+class TransactionPacer {
+ public:
+  TransactionPacer(rd_kafka_t* rk, const PerfProduceOptions& options)
+      : rk_(rk), size_(options.transactional_id ? options.transaction_size : 0) {
+    if (size_ == 0) return;
+    check_txn(rd_kafka_init_transactions(rk_, kRequestTimeoutMs), "init transactions");
+    check_txn(rd_kafka_begin_transaction(rk_), "begin transaction");
+  }
+  // Called after each record is handed to the producer.
+  void after_send(long long sent) {
+    if (size_ == 0 || sent % size_ != 0) return;
+    check_txn(rd_kafka_commit_transaction(rk_, -1), "commit transaction");
+    check_txn(rd_kafka_begin_transaction(rk_), "begin transaction");
+  }
+  void finish() {
+    if (size_ > 0) check_txn(rd_kafka_commit_transaction(rk_, -1), "commit transaction");
+  }
+
+ private:
+  rd_kafka_t* rk_;
+  long long size_;
+};
+
 void run_perf_produce(const PerfProduceOptions& options) {
   install_stop_signal_handlers();
   LatencyRecorder recorder{options.num_records};
@@ -238,6 +273,7 @@ void run_perf_produce(const PerfProduceOptions& options) {
   std::string payload = make_payload(options.record_size);
 
   ProgressReporter progress{recorder, options.record_size};
+  TransactionPacer transactions{rk.get(), options};
   const int64_t start_ns = now_ns();
   const Throttle throttle{options.throughput, start_ns};
   for (long long sent = 0; sent < options.num_records && !stop_requested(); ++sent) {
@@ -247,7 +283,9 @@ void run_perf_produce(const PerfProduceOptions& options) {
       rd_kafka_poll(rk.get(), 0);
       progress.maybe_report();
     }
+    transactions.after_send(sent + 1);
   }
+  transactions.finish();
   while (rd_kafka_outq_len(rk.get()) > 0) {
     rd_kafka_poll(rk.get(), 100);
     progress.maybe_report();
@@ -347,6 +385,11 @@ void add_perf_produce(CLI::App& perf) {
       ->capture_default_str();
   cmd->add_option("--compression", options->compression, "Compression codec")
       ->check(CLI::IsMember({"none", "gzip", "snappy", "lz4", "zstd"}));
+  cmd->add_option("--transactional-id", options->transactional_id,
+                  "Produce in transactions with this transactional.id");
+  cmd->add_option("--transaction-size", options->transaction_size, "Records per transaction")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", options->json, "Print the summary as one JSON object");
   cmd->callback([options] { run_perf_produce(*options); });
 }

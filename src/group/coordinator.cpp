@@ -7,7 +7,7 @@
 
 namespace oxbow::group {
 
-GroupCoordinator::GroupCoordinator(CoordinatorOptions options, OffsetLog& log)
+GroupCoordinator::GroupCoordinator(CoordinatorOptions options, KeyedLog& log)
     : options_(options), log_(log) {}
 
 GroupCoordinator::~GroupCoordinator() { stop(); }
@@ -20,20 +20,9 @@ void GroupCoordinator::run(Completions& completions) {
 void GroupCoordinator::start() {
   {
     std::lock_guard lock(mutex_);
-    log_.replay([this](std::string_view key_bytes, std::optional<std::string_view> value_bytes) {
-      auto key = decode_offset_key(key_bytes);
-      if (!key) return;
-      auto& offsets = offsets_[key->group];
-      TopicPartition tp{key->topic, key->partition};
-      if (!value_bytes) {
-        offsets.erase(tp);
-        if (offsets.empty()) offsets_.erase(key->group);
-        return;
-      }
-      if (auto value = decode_offset_value(*value_bytes)) {
-        offsets[tp] = {value->offset, value->leader_epoch, value->metadata, value->commit_timestamp_ms};
-      }
-    });
+    log_.replay([this](std::string_view key, std::optional<std::string_view> value,
+                       int64_t producer_id) { replay_record(key, value, producer_id); },
+                [this](int64_t producer_id, bool commit) { settle_locked(producer_id, commit); });
     for (const auto& [group_id, offsets] : offsets_) {
       auto group = std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms);
       groups_[group_id] = std::move(group);
@@ -140,36 +129,50 @@ ErrorCode GroupCoordinator::leave(const std::string& group_id, const std::string
 }
 
 bool GroupCoordinator::persist(const std::string& group_id,
-                               const std::vector<std::pair<std::string, std::optional<std::string>>>& records) {
+                               const KeyedRecords& records) {
   if (records.empty()) return true;
   return log_.append(offsets_partition_for(group_id, log_.partitions()), records);
 }
 
-std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id, const std::string& member_id,
-                                                const std::optional<std::string>& instance_id, int32_t generation,
-                                                const std::vector<OffsetCommitEntry>& entries) {
-  std::vector<ErrorCode> errors(entries.size(), ErrorCode::kNone);
-  if (group_id.empty()) {
-    std::fill(errors.begin(), errors.end(), ErrorCode::kInvalidGroupId);
-    return errors;
+void GroupCoordinator::replay_record(std::string_view key_bytes, std::optional<std::string_view> value_bytes,
+                                     int64_t producer_id) {
+  auto key = decode_offset_key(key_bytes);
+  if (!key) return;
+  TopicPartition tp{key->topic, key->partition};
+  if (producer_id >= 0) {
+    if (!value_bytes) return;
+    if (auto value = decode_offset_value(*value_bytes)) {
+      pending_[producer_id][key->group][tp] = {value->offset, value->leader_epoch, value->metadata,
+                                               value->commit_timestamp_ms};
+    }
+    return;
   }
-  std::lock_guard lock(mutex_);
+  auto& offsets = offsets_[key->group];
+  if (!value_bytes) {
+    offsets.erase(tp);
+    if (offsets.empty()) offsets_.erase(key->group);
+    return;
+  }
+  if (auto value = decode_offset_value(*value_bytes)) {
+    offsets[tp] = {value->offset, value->leader_epoch, value->metadata, value->commit_timestamp_ms};
+  }
+}
+
+ErrorCode GroupCoordinator::check_commit_locked(const std::string& group_id, const std::string& member_id,
+                                                const std::optional<std::string>& instance_id, int32_t generation) {
+  if (group_id.empty()) return ErrorCode::kInvalidGroupId;
   auto it = groups_.find(group_id);
   if (it == groups_.end() || it->second->state() == GroupState::kDead) {
-    if (generation >= 0 || !member_id.empty()) {
-      std::fill(errors.begin(), errors.end(), ErrorCode::kIllegalGeneration);
-      return errors;
-    }
+    if (generation >= 0 || !member_id.empty()) return ErrorCode::kIllegalGeneration;
     // A commit without membership (assign() users) creates a simple, empty group.
     it = groups_.insert_or_assign(group_id, std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms)).first;
   }
-  ErrorCode error = it->second->check_commit(member_id, instance_id, generation);
-  if (error != ErrorCode::kNone) {
-    std::fill(errors.begin(), errors.end(), error);
-    return errors;
-  }
-  int64_t now = now_ms();
-  std::vector<std::pair<std::string, std::optional<std::string>>> records;
+  return it->second->check_commit(member_id, instance_id, generation);
+}
+
+KeyedRecords GroupCoordinator::offset_records(const std::string& group_id, const std::vector<OffsetCommitEntry>& entries,
+                                              int64_t now, std::vector<ErrorCode>& errors) const {
+  KeyedRecords records;
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
     std::string metadata = e.metadata.value_or("");
@@ -180,17 +183,73 @@ std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id, con
     records.emplace_back(encode_offset_key({group_id, e.topic, e.partition}),
                          encode_offset_value({e.offset, e.leader_epoch, metadata, now}));
   }
+  return records;
+}
+
+void GroupCoordinator::apply_offsets(const std::vector<OffsetCommitEntry>& entries,
+                                     const std::vector<ErrorCode>& errors, int64_t now,
+                                     std::map<TopicPartition, CommittedOffset>& into) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (errors[i] != ErrorCode::kNone) continue;
+    const auto& e = entries[i];
+    into[{e.topic, e.partition}] = {e.offset, e.leader_epoch, e.metadata.value_or(""), now};
+  }
+}
+
+std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id, const std::string& member_id,
+                                                const std::optional<std::string>& instance_id, int32_t generation,
+                                                const std::vector<OffsetCommitEntry>& entries) {
+  std::lock_guard lock(mutex_);
+  std::vector<ErrorCode> errors(entries.size(), check_commit_locked(group_id, member_id, instance_id, generation));
+  if (!entries.empty() && errors[0] != ErrorCode::kNone) return errors;
+  int64_t now = now_ms();
+  auto records = offset_records(group_id, entries, now, errors);
   if (!persist(group_id, records)) {
     std::fill(errors.begin(), errors.end(), ErrorCode::kCoordinatorNotAvailable);
     return errors;
   }
-  auto& offsets = offsets_[group_id];
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (errors[i] != ErrorCode::kNone) continue;
-    const auto& e = entries[i];
-    offsets[{e.topic, e.partition}] = {e.offset, e.leader_epoch, e.metadata.value_or(""), now};
-  }
+  apply_offsets(entries, errors, now, offsets_[group_id]);
   return errors;
+}
+
+std::vector<ErrorCode> GroupCoordinator::commit_transactional(const std::string& group_id, int64_t producer_id,
+                                                              int16_t epoch, const std::string& member_id,
+                                                              const std::optional<std::string>& instance_id,
+                                                              int32_t generation,
+                                                              const std::vector<OffsetCommitEntry>& entries) {
+  // Held across the append, so that the transaction's marker (complete_transaction) cannot slip
+  // in between the write and the pending offsets it must settle.
+  std::lock_guard lock(mutex_);
+  std::vector<ErrorCode> errors(entries.size(), check_commit_locked(group_id, member_id, instance_id, generation));
+  if (!entries.empty() && errors[0] != ErrorCode::kNone) return errors;
+  int64_t now = now_ms();
+  auto records = offset_records(group_id, entries, now, errors);
+  if (!records.empty()) {
+    int16_t code = log_.append_transactional(offsets_partition_for(group_id, log_.partitions()), records,
+                                             producer_id, epoch);
+    if (code != 0) {
+      std::fill(errors.begin(), errors.end(), static_cast<ErrorCode>(code));
+      return errors;
+    }
+  }
+  apply_offsets(entries, errors, now, pending_[producer_id][group_id]);
+  return errors;
+}
+
+void GroupCoordinator::complete_transaction(int64_t producer_id, bool commit) {
+  std::lock_guard lock(mutex_);
+  settle_locked(producer_id, commit);
+}
+
+void GroupCoordinator::settle_locked(int64_t producer_id, bool commit) {
+  auto it = pending_.find(producer_id);
+  if (it == pending_.end()) return;
+  if (commit) {
+    for (auto& [group_id, offsets] : it->second) {
+      for (auto& [tp, offset] : offsets) offsets_[group_id][tp] = offset;
+    }
+  }
+  pending_.erase(it);
 }
 
 std::map<TopicPartition, CommittedOffset> GroupCoordinator::fetch(
@@ -200,16 +259,19 @@ std::map<TopicPartition, CommittedOffset> GroupCoordinator::fetch(
   auto it = offsets_.find(group_id);
   if (!wanted) {
     if (it != offsets_.end()) out = it->second;
-    return out;
-  }
-  for (const auto& tp : *wanted) {
-    if (it != offsets_.end()) {
-      if (auto found = it->second.find(tp); found != it->second.end()) {
-        out[tp] = found->second;
-        continue;
-      }
+  } else {
+    for (const auto& tp : *wanted) {
+      auto found = it == offsets_.end() ? decltype(it->second.end()){} : it->second.find(tp);
+      out[tp] = it != offsets_.end() && found != it->second.end() ? found->second : CommittedOffset{};
     }
-    out[tp] = CommittedOffset{};
+  }
+  for (const auto& [producer_id, groups] : pending_) {
+    auto group = groups.find(group_id);
+    if (group == groups.end()) continue;
+    for (const auto& [tp, offset] : group->second) {
+      if (wanted && !out.contains(tp)) continue;
+      out[tp].pending_transaction = true;
+    }
   }
   return out;
 }
@@ -261,7 +323,7 @@ ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
     auto it = groups_.find(group_id);
     if (it == groups_.end() || it->second->state() == GroupState::kDead) return ErrorCode::kGroupIdNotFound;
     if (it->second->state() != GroupState::kEmpty) return ErrorCode::kNonEmptyGroup;
-    std::vector<std::pair<std::string, std::optional<std::string>>> tombstones;
+    KeyedRecords tombstones;
     for (const auto& [tp, offset] : offsets_[group_id]) {
       tombstones.emplace_back(encode_offset_key({group_id, tp.first, tp.second}), std::nullopt);
     }
@@ -285,7 +347,7 @@ std::vector<ErrorCode> GroupCoordinator::delete_offsets(const std::string& group
     group_error = ErrorCode::kGroupIdNotFound;
     return errors;
   }
-  std::vector<std::pair<std::string, std::optional<std::string>>> tombstones;
+  KeyedRecords tombstones;
   auto& offsets = offsets_[group_id];
   for (size_t i = 0; i < partitions.size(); ++i) {
     const auto& tp = partitions[i];
@@ -308,7 +370,7 @@ void GroupCoordinator::expire_offsets_locked(int64_t now) {
       continue;
     }
     int64_t empty_since = group == groups_.end() ? 0 : group->second->empty_since_ms();
-    std::vector<std::pair<std::string, std::optional<std::string>>> tombstones;
+    KeyedRecords tombstones;
     for (auto o = it->second.begin(); o != it->second.end();) {
       // KIP-211: offsets of an empty group expire a retention period after the later of their
       // commit and the moment the group became empty.

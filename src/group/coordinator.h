@@ -1,7 +1,8 @@
 #pragma once
 // The group coordinator: every consumer group of the broker and their committed offsets.
-// Membership lives in memory; committed offsets are appended to `__consumer_offsets` through an
-// OffsetLog and replayed from it at start-up. One lock guards everything; callbacks of deferred
+// Membership lives in memory; committed offsets are appended to `__consumer_offsets` through a
+// KeyedLog and replayed from it at start-up. Offsets committed inside a transaction
+// (TxnOffsetCommit) stay pending until the transaction's marker reaches the group's partition. One lock guards everything; callbacks of deferred
 // JoinGroup/SyncGroup responses run after it is released.
 #include <condition_variable>
 #include <map>
@@ -12,22 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/keyed_log.h"
 #include "group/group.h"
 #include "group/offset_records.h"
 
 namespace oxbow::group {
-
-// Where committed offsets are persisted (the broker's `__consumer_offsets` partitions).
-class OffsetLog {
- public:
-  virtual ~OffsetLog() = default;
-  virtual int32_t partitions() const = 0;
-  // Appends records (key, value or nullopt for a tombstone) to the partition; false on failure.
-  virtual bool append(int32_t partition,
-                      const std::vector<std::pair<std::string, std::optional<std::string>>>& records) = 0;
-  // Calls `visit(key, value)` for every record of every partition, in log order.
-  virtual void replay(const std::function<void(std::string_view, std::optional<std::string_view>)>& visit) = 0;
-};
 
 struct CoordinatorOptions {
   int64_t initial_rebalance_delay_ms = 3000;   // group.initial.rebalance.delay.ms
@@ -42,6 +32,7 @@ struct CommittedOffset {
   int32_t leader_epoch = -1;
   std::string metadata;
   int64_t commit_timestamp_ms = -1;
+  bool pending_transaction = false;  // an open transaction holds a newer offset (fetch only)
 };
 
 struct OffsetCommitEntry {
@@ -80,7 +71,7 @@ using TopicPartition = std::pair<std::string, int32_t>;
 
 class GroupCoordinator {
  public:
-  GroupCoordinator(CoordinatorOptions options, OffsetLog& log);
+  GroupCoordinator(CoordinatorOptions options, KeyedLog& log);
   ~GroupCoordinator();
 
   // Replays committed offsets from the log, then starts the timer thread.
@@ -98,6 +89,13 @@ class GroupCoordinator {
   std::vector<ErrorCode> commit(const std::string& group_id, const std::string& member_id,
                                 const std::optional<std::string>& instance_id, int32_t generation,
                                 const std::vector<OffsetCommitEntry>& entries);
+  // TxnOffsetCommit: written now, in effect once the producer's transaction commits.
+  std::vector<ErrorCode> commit_transactional(const std::string& group_id, int64_t producer_id, int16_t epoch,
+                                              const std::string& member_id,
+                                              const std::optional<std::string>& instance_id, int32_t generation,
+                                              const std::vector<OffsetCommitEntry>& entries);
+  // The producer's transaction ended (its marker is in the offsets partition).
+  void complete_transaction(int64_t producer_id, bool commit);
   // nullopt partitions: every committed offset of the group.
   std::map<TopicPartition, CommittedOffset> fetch(const std::string& group_id,
                                                   const std::optional<std::vector<TopicPartition>>& wanted);
@@ -113,16 +111,28 @@ class GroupCoordinator {
 
  private:
   Group& group_for_join(const std::string& group_id);
-  bool persist(const std::string& group_id,
-               const std::vector<std::pair<std::string, std::optional<std::string>>>& records);
+  bool persist(const std::string& group_id, const KeyedRecords& records);
+  // Checks the committer's membership; creates a simple group for commits without one.
+  ErrorCode check_commit_locked(const std::string& group_id, const std::string& member_id,
+                                const std::optional<std::string>& instance_id, int32_t generation);
+  // Offset records for the entries, with per-entry errors for those refused.
+  KeyedRecords offset_records(const std::string& group_id, const std::vector<OffsetCommitEntry>& entries,
+                              int64_t now, std::vector<ErrorCode>& errors) const;
+  static void apply_offsets(const std::vector<OffsetCommitEntry>& entries, const std::vector<ErrorCode>& errors,
+                            int64_t now, std::map<TopicPartition, CommittedOffset>& into);
+  // Applies (commit) or drops the offsets of the producer's transaction.
+  void settle_locked(int64_t producer_id, bool commit);
+  void replay_record(std::string_view key_bytes, std::optional<std::string_view> value_bytes, int64_t producer_id);
   void expire_offsets_locked(int64_t now_ms);
   static void run(Completions& completions);
 
   CoordinatorOptions options_;
-  OffsetLog& log_;
+  KeyedLog& log_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
   std::map<std::string, std::map<TopicPartition, CommittedOffset>> offsets_;
+  // producer id -> group -> offsets its open transaction will commit
+  std::map<int64_t, std::map<std::string, std::map<TopicPartition, CommittedOffset>>> pending_;
   std::thread timer_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

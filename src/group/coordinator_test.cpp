@@ -7,27 +7,38 @@ namespace oxbow::group {
 namespace {
 
 // Keeps appended records in memory, as the log would.
-class MemoryOffsetLog : public OffsetLog {
+class MemoryOffsetLog : public KeyedLog {
  public:
   int32_t partitions() const override { return 3; }
-  bool append(int32_t partition,
-              const std::vector<std::pair<std::string, std::optional<std::string>>>& records) override {
-    for (const auto& r : records) log.push_back({partition, r.first, r.second});
+  bool append(int32_t partition, const KeyedRecords& records) override {
+    for (const auto& r : records) log.push_back({partition, r.first, r.second, -1, false, false});
     return true;
   }
-  void replay(const std::function<void(std::string_view, std::optional<std::string_view>)>& visit) override {
+  int16_t append_transactional(int32_t partition, const KeyedRecords& records, int64_t producer_id,
+                               int16_t) override {
+    for (const auto& r : records) log.push_back({partition, r.first, r.second, producer_id, false, false});
+    return 0;
+  }
+  void marker(int64_t producer_id, bool commit) { log.push_back({0, "", std::nullopt, producer_id, true, commit}); }
+  void replay(const RecordVisitor& on_record, const MarkerVisitor& on_marker) override {
     for (const auto& e : log) {
-      visit(e.key, e.value ? std::optional<std::string_view>(*e.value) : std::nullopt);
+      if (e.is_marker) {
+        on_marker(e.producer_id, e.commit);
+      } else {
+        on_record(e.key, e.value ? std::optional<std::string_view>(*e.value) : std::nullopt, e.producer_id);
+      }
     }
   }
   struct Entry {
     int32_t partition;
     std::string key;
     std::optional<std::string> value;
+    int64_t producer_id;
+    bool is_marker;
+    bool commit;
   };
   std::vector<Entry> log;
 };
-
 }  // namespace
 
 TEST(OffsetRecords, KeyAndValueRoundTrip) {
@@ -109,6 +120,45 @@ TEST(Coordinator, ExpiresOffsetsOfEmptyGroups) {
   EXPECT_TRUE(c.fetch("g", std::nullopt).empty());
   ASSERT_FALSE(log.log.empty());
   EXPECT_FALSE(log.log.back().value.has_value());  // a tombstone was written
+}
+
+CommittedOffset offset_of(GroupCoordinator& c, const std::vector<TopicPartition>& wanted) {
+  return c.fetch("g", wanted).at(wanted[0]);
+}
+
+TEST(GroupCoordinator, TransactionalOffsetsCountOnlyOnceCommitted) {
+  MemoryOffsetLog log;
+  std::vector<TopicPartition> wanted{{"t", 0}};
+  {
+    GroupCoordinator c({}, log);
+    c.start();
+    ASSERT_EQ(c.commit("g", "", std::nullopt, -1, {{"t", 0, 5, -1, std::nullopt}})[0], ErrorCode::kNone);
+    ASSERT_EQ(c.commit_transactional("g", 77, 0, "", std::nullopt, -1, {{"t", 0, 9, -1, std::nullopt}})[0],
+              ErrorCode::kNone);
+    auto during = offset_of(c, wanted);
+    EXPECT_EQ(during.offset, 5);
+    EXPECT_TRUE(during.pending_transaction);
+    log.marker(77, false);  // what the partition writes before telling the coordinator
+    c.complete_transaction(77, false);
+    EXPECT_EQ(offset_of(c, wanted).offset, 5);
+    EXPECT_FALSE(offset_of(c, wanted).pending_transaction);
+    c.commit_transactional("g", 77, 0, "", std::nullopt, -1, {{"t", 0, 12, -1, std::nullopt}});
+    log.marker(77, true);
+    c.complete_transaction(77, true);
+    EXPECT_EQ(offset_of(c, wanted).offset, 12);
+    c.stop();
+  }
+  // Replayed: the aborted offset 9 is dropped, the committed 12 applied, and an open
+  // transaction's offset stays pending.
+  log.append_transactional(0, {{encode_offset_key({"g", "t", 0}), encode_offset_value({20, -1, "", 0})}}, 88, 0);
+  GroupCoordinator c({}, log);
+  c.start();
+  auto replayed = offset_of(c, wanted);
+  EXPECT_EQ(replayed.offset, 12);
+  EXPECT_TRUE(replayed.pending_transaction);
+  c.complete_transaction(88, true);
+  EXPECT_EQ(offset_of(c, wanted).offset, 20);
+  c.stop();
 }
 
 }  // namespace oxbow::group

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "common/keyed_log.h"
 #include "protocol/wire.h"
 
 namespace oxbow::group {
@@ -66,11 +67,7 @@ std::optional<OffsetRecordValue> decode_offset_value(std::string_view bytes) {
 }
 
 int32_t offsets_partition_for(const std::string& group, int32_t partitions) {
-  int32_t hash = 0;
-  for (unsigned char c : group) hash = static_cast<int32_t>(31u * static_cast<uint32_t>(hash) + c);
-  // Kafka's Utils.abs maps INT_MIN to 0 rather than overflowing.
-  int32_t positive = hash == INT32_MIN ? 0 : (hash < 0 ? -hash : hash);
-  return positive % partitions;
+  return partition_for_key(group, partitions);
 }
 
 }  // namespace oxbow::group

@@ -1,5 +1,7 @@
 #include "protocol/batch_builder.h"
 
+#include <algorithm>
+
 #include "common/crc32c.h"
 #include "protocol/record_batch.h"
 #include "protocol/wire.h"
@@ -26,8 +28,57 @@ std::optional<std::string_view> read_nullable(Reader& r) {
 
 }  // namespace
 
+namespace {
+
+std::vector<uint8_t> build(const std::vector<OutgoingRecord>& records, int64_t base_timestamp, int64_t base_offset,
+                           const ProducerFields& producer, int16_t attributes);
+
+}  // namespace
+
 std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int64_t base_timestamp,
                                  int64_t base_offset, const ProducerFields& producer) {
+  return build(records, base_timestamp, base_offset, producer, producer.transactional ? kTransactionalBit : 0);
+}
+
+std::vector<uint8_t> build_control_batch(const ProducerFields& producer, ControlType type, int32_t coordinator_epoch,
+                                         int64_t timestamp) {
+  Writer key;
+  key.i16(0);
+  key.i16(static_cast<int16_t>(type));
+  Writer value;
+  value.i16(0);
+  value.i32(coordinator_epoch);
+  auto as_string = [](const Writer& w) { return std::string(w.buffer().begin(), w.buffer().end()); };
+  ProducerFields fields = producer;
+  fields.base_sequence = -1;
+  return build({{as_string(key), as_string(value), 0}}, timestamp, 0, fields, kTransactionalBit | kControlBit);
+}
+
+ControlType control_type(const uint8_t* batch, size_t available) {
+  if (available < kBatchHeaderSize) return ControlType::kUnknown;
+  BatchHeader h = read_batch_header(batch);
+  if (!h.is_control() || h.codec() != 0) return ControlType::kUnknown;
+  size_t end = std::min(available, h.total_size());
+  Reader r(std::span(const_cast<uint8_t*>(batch) + kBatchHeaderSize, end - kBatchHeaderSize));
+  try {
+    r.varint();    // record length
+    r.i8();        // attributes
+    r.varlong();   // timestamp delta
+    r.varint();    // offset delta
+    if (r.varint() < 4) return ControlType::kUnknown;
+    r.i16();       // key version
+    int16_t type = r.i16();
+    if (type == 0) return ControlType::kAbort;
+    if (type == 1) return ControlType::kCommit;
+  } catch (const DecodeError&) {
+  }
+  return ControlType::kUnknown;
+}
+
+namespace {
+
+std::vector<uint8_t> build(const std::vector<OutgoingRecord>& records, int64_t base_timestamp, int64_t base_offset,
+                           const ProducerFields& producer, int16_t attributes) {
   Writer body;
   int64_t max_ts = base_timestamp;
   for (size_t i = 0; i < records.size(); ++i) {
@@ -49,7 +100,7 @@ std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int
   batch.i32(0);   // leader epoch
   batch.i8(2);    // magic
   batch.u32(0);   // crc, patched below
-  batch.i16(producer.transactional ? kTransactionalBit : 0);  // attributes
+  batch.i16(attributes);
   batch.i32(static_cast<int32_t>(records.size()) - 1);
   batch.i64(base_timestamp);
   batch.i64(max_ts);
@@ -63,6 +114,8 @@ std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int
   for (int i = 0; i < 4; ++i) bytes[kCrcOffset + i] = static_cast<uint8_t>(crc >> (24 - 8 * i));
   return bytes;
 }
+
+}  // namespace
 
 bool parse_records(const uint8_t* batch, size_t size, std::vector<RecordView>& out) {
   if (size < kBatchHeaderSize) return false;

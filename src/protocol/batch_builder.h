@@ -26,6 +26,16 @@ struct ProducerFields {
 std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int64_t base_timestamp = 1000,
                                  int64_t base_offset = 0, const ProducerFields& producer = {});
 
+// Transaction markers: control batches of one record whose key is (version int16 = 0, type int16)
+// and whose value is (version int16 = 0, coordinator_epoch int32).
+enum class ControlType : int16_t { kAbort = 0, kCommit = 1, kUnknown = -1 };
+
+std::vector<uint8_t> build_control_batch(const ProducerFields& producer, ControlType type, int32_t coordinator_epoch,
+                                         int64_t timestamp);
+// The marker type of a control batch from its first bytes (header and first record); kUnknown
+// when `available` is too short or the batch is not a marker.
+ControlType control_type(const uint8_t* batch, size_t available);
+
 // A record of an uncompressed batch, viewed in place.
 struct RecordView {
   int64_t offset;

@@ -59,6 +59,7 @@ struct BatchHeader {
   int64_t last_offset() const { return base_offset + last_offset_delta; }
   int codec() const { return attributes & kCodecMask; }
   bool is_control() const { return attributes & kControlBit; }
+  bool is_transactional() const { return attributes & kTransactionalBit; }
   bool log_append_time() const { return attributes & kTimestampTypeBit; }
 };
 

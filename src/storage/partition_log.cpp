@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <sstream>
 
-#include "protocol/record_batch.h"
 #include <spdlog/spdlog.h>
+
+#include "protocol/batch_builder.h"
+#include "protocol/record_batch.h"
 
 #include "storage/file.h"
 #include "storage/probe.h"
@@ -139,13 +141,22 @@ void PartitionLog::load_producer_state() {
   if (loaded) return;
   // No snapshot at the log end (a crash): replay the batch headers.
   for (auto& [base, segment] : segments_) {
-    segment->for_each_batch([this](const uint8_t* raw) {
+    segment->for_each_batch([this](const uint8_t* raw, size_t available) {
       auto h = pr::read_batch_header(raw);
-      if (h.producer_id < 0 || h.is_control()) return;
-      producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, h.base_offset,
-                        h.last_offset(), h.max_timestamp);
+      if (h.producer_id < 0) return;
+      if (!h.is_control()) {
+        producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, h.base_offset,
+                          h.last_offset(), h.max_timestamp, h.is_transactional());
+        return;
+      }
+      auto type = pr::control_type(raw, available);
+      if (type == pr::ControlType::kUnknown) return;
+      int32_t coordinator_epoch = -1;  // not needed after a crash: markers are checked by producer epoch
+      producers_.complete_transaction(h.producer_id, h.producer_epoch, type == pr::ControlType::kCommit,
+                                      coordinator_epoch, h.base_offset);
     });
   }
+  producers_.trim_before(log_start_offset_);
 }
 
 void PartitionLog::write_producer_snapshot() {
@@ -154,10 +165,11 @@ void PartitionLog::write_producer_snapshot() {
   write_file_atomically(dir_ + "/" + Segment::file_name(log_end_offset_, ".snapshot"), producers_.serialize(), error);
 }
 
-bool PartitionLog::check_producer_locked(std::span<uint8_t> records, int batch_count, AppendResult& result) {
+bool PartitionLog::check_producer_locked(std::span<uint8_t> records, int batch_count, AppendOrigin origin,
+                                         AppendResult& result) {
   auto h = pr::read_batch_header(records.data());
   if (h.producer_id < 0) return true;
-  if (batch_count != 1) {
+  if (batch_count != 1 || (origin == AppendOrigin::kClient && h.base_sequence < 0)) {
     result.error = ErrorCode::kInvalidRecord;  // Kafka: one batch per partition from an idempotent producer
     return false;
   }
@@ -173,6 +185,10 @@ bool PartitionLog::check_producer_locked(std::span<uint8_t> records, int batch_c
     result.wait_for_flush = flushed_offset_ <= check.duplicate->last_offset &&
                             config_.flush_messages != kNever;
     return false;
+  }
+  if (h.is_transactional()) {
+    result.error = producers_.check_transactional(h.producer_id, h.producer_epoch);
+    return result.error == ErrorCode::kNone;
   }
   return true;
 }
@@ -206,7 +222,7 @@ bool PartitionLog::roll_locked(int64_t now_ms, std::string& error) {
   return true;
 }
 
-AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms) {
+AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, AppendOrigin origin) {
   AppendResult result;
   pr::BatchesSummary summary;
   result.error = pr::validate_batches(records, summary);
@@ -225,49 +241,97 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms) {
         result.error = ErrorCode::kMessageTooLarge;
         return result;
       }
-      pos += h.total_size();
-    }
-    if (!check_producer_locked(records, summary.batch_count, result)) return result;
-    bool full = active_->size() + records.size() > static_cast<uint64_t>(config_.segment_bytes);
-    bool old = now_ms - active_->created_ms() >= config_.segment_ms;
-    if (!active_->empty() && (full || old)) {
-      std::string error;
-      if (!roll_locked(now_ms, error)) {
-        result.error = ErrorCode::kKafkaStorageError;
+      if (h.is_control() && origin == AppendOrigin::kClient) {
+        result.error = ErrorCode::kInvalidRecord;  // only coordinators write markers
         return result;
       }
+      pos += h.total_size();
     }
-    int64_t append_time = config_.log_append_time ? now_ms : -1;
-    pr::assign_offsets(records, log_end_offset_, leader_epoch_, append_time);
-    int64_t last = log_end_offset_ + summary.record_count - 1;
-    int64_t max_ts = config_.log_append_time ? now_ms : summary.max_timestamp;
-    if (!active_->append(records.data(), records.size(), last, max_ts)) {
-      result.error = ErrorCode::kKafkaStorageError;
-      return result;
-    }
-    result.base_offset = log_end_offset_;
-    result.last_offset = last;
+    if (!check_producer_locked(records, summary.batch_count, origin, result)) return result;
+    if (!append_locked(records, summary, now_ms, result, to_wake)) return result;
     if (auto h = pr::read_batch_header(records.data()); h.producer_id >= 0) {
-      producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, log_end_offset_, last,
-                        max_ts);
+      producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, result.base_offset,
+                        result.last_offset, h.max_timestamp, h.is_transactional());
     }
-    result.log_append_time_ms = append_time;
-    result.log_start_offset = log_start_offset_;
-    log_end_offset_ = last + 1;
-    high_watermark_ = log_end_offset_;
-    unflushed_messages_ += summary.record_count;
     result.wait_for_flush = unflushed_messages_ >= config_.flush_messages;
-    for (auto& weak : data_waiters_) {
-      if (auto w = weak.lock()) to_wake.push_back(std::move(w));
-    }
-    data_waiters_.clear();
-    data_waiters_pruned_size_ = 0;
   }
   wake_all(to_wake);
   return result;
 }
 
-ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_batch) {
+bool PartitionLog::append_locked(std::span<uint8_t> records, const pr::BatchesSummary& summary, int64_t now_ms,
+                                 AppendResult& result, std::vector<std::shared_ptr<Wakeable>>& to_wake) {
+  bool full = active_->size() + records.size() > static_cast<uint64_t>(config_.segment_bytes);
+  bool old = now_ms - active_->created_ms() >= config_.segment_ms;
+  if (!active_->empty() && (full || old)) {
+    std::string error;
+    if (!roll_locked(now_ms, error)) {
+      result.error = ErrorCode::kKafkaStorageError;
+      return false;
+    }
+  }
+  int64_t append_time = config_.log_append_time ? now_ms : -1;
+  pr::assign_offsets(records, log_end_offset_, leader_epoch_, append_time);
+  int64_t last = log_end_offset_ + summary.record_count - 1;
+  int64_t max_ts = config_.log_append_time ? now_ms : summary.max_timestamp;
+  if (!active_->append(records.data(), records.size(), last, max_ts)) {
+    result.error = ErrorCode::kKafkaStorageError;
+    return false;
+  }
+  result.base_offset = log_end_offset_;
+  result.last_offset = last;
+  result.log_append_time_ms = append_time;
+  result.log_start_offset = log_start_offset_;
+  log_end_offset_ = last + 1;
+  high_watermark_ = log_end_offset_;
+  unflushed_messages_ += summary.record_count;
+  for (auto& weak : data_waiters_) {
+    if (auto w = weak.lock()) to_wake.push_back(std::move(w));
+  }
+  data_waiters_.clear();
+  data_waiters_pruned_size_ = 0;
+  return true;
+}
+
+ErrorCode PartitionLog::allow_transaction(int64_t producer_id, int16_t epoch) {
+  std::lock_guard lock(mutex_);
+  if (!ensure_loaded_locked()) return ErrorCode::kKafkaStorageError;
+  return producers_.allow_transaction(producer_id, epoch);
+}
+
+AppendResult PartitionLog::write_marker(int64_t producer_id, int16_t epoch, bool commit, int32_t coordinator_epoch,
+                                        int64_t now_ms) {
+  AppendResult result;
+  auto batch = pr::build_control_batch({producer_id, epoch, -1, true},
+                                       commit ? pr::ControlType::kCommit : pr::ControlType::kAbort,
+                                       coordinator_epoch, now_ms);
+  pr::BatchesSummary summary{1, 1, now_ms};
+  std::vector<std::shared_ptr<Wakeable>> to_wake;
+  {
+    std::lock_guard lock(mutex_);
+    if (!ensure_loaded_locked()) {
+      result.error = ErrorCode::kKafkaStorageError;
+      return result;
+    }
+    if (!producers_.check_marker(producer_id, epoch)) {
+      result.error = ErrorCode::kInvalidProducerEpoch;
+      return result;
+    }
+    if (!append_locked(batch, summary, now_ms, result, to_wake)) return result;
+    producers_.complete_transaction(producer_id, epoch, commit, coordinator_epoch, result.last_offset);
+    result.wait_for_flush = unflushed_messages_ >= config_.flush_messages;
+  }
+  wake_all(to_wake);
+  return result;
+}
+
+int64_t PartitionLog::last_stable_offset() const {
+  std::lock_guard lock(mutex_);
+  ensure_loaded_locked();
+  return producers_.last_stable_offset(high_watermark_);
+}
+
+ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_batch, bool committed_only) {
   ReadResult result;
   std::lock_guard lock(mutex_);
   if (!ensure_loaded_locked()) {
@@ -275,18 +339,26 @@ ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_ba
     return result;
   }
   result.high_watermark = high_watermark_;
+  result.last_stable_offset = producers_.last_stable_offset(high_watermark_);
   result.log_start_offset = log_start_offset_;
   if (offset < log_start_offset_ || offset > high_watermark_) {
     result.error = ErrorCode::kOffsetOutOfRange;
     return result;
   }
-  if (offset == high_watermark_ || max_bytes <= 0) return result;
+  int64_t upper = committed_only ? result.last_stable_offset : high_watermark_;
+  if (offset >= upper || max_bytes <= 0) return result;
+  if (committed_only) result.aborted = producers_.aborted_between(offset, upper);
   auto it = segments_.upper_bound(offset);
   if (it != segments_.begin()) --it;
   for (; it != segments_.end(); ++it) {
     auto& segment = it->second;
     uint64_t pos = segment->position_of(offset);
     uint64_t limit = segment->size();
+    // An open transaction starts at a batch boundary: stop before it.
+    auto next = std::next(it);
+    if (upper < high_watermark_ && (next == segments_.end() || upper < next->first)) {
+      limit = std::min(limit, segment->position_of(upper));
+    }
     if (pos >= limit) continue;
     uint64_t length = std::min<uint64_t>(limit - pos, static_cast<uint64_t>(max_bytes));
     auto file = segment->log_file();
@@ -473,6 +545,7 @@ ErrorCode PartitionLog::delete_records_before(int64_t offset, int64_t& new_log_s
         return ErrorCode::kKafkaStorageError;
       }
       log_start_offset_ = offset;
+      producers_.trim_before(offset);
       // Segments whose every offset is below the new start go; the active one always stays.
       while (segments_.size() > 1 && std::next(segments_.begin())->first <= offset) {
         doomed.push_back(segments_.begin()->second);
@@ -506,6 +579,7 @@ int PartitionLog::apply_retention(int64_t now_ms) {
     }
     if (doomed.empty()) return 0;
     log_start_offset_ = std::max(log_start_offset_, segments_.begin()->first);
+    producers_.trim_before(log_start_offset_);
   }
   for (auto& segment : doomed) segment->remove_files();
   return static_cast<int>(doomed.size());

@@ -48,8 +48,14 @@ struct ReadResult {
   protocol::ErrorCode error = protocol::ErrorCode::kNone;
   protocol::FileSlice slice;  // length 0 when there is nothing to send
   int64_t high_watermark = 0;
+  int64_t last_stable_offset = 0;
   int64_t log_start_offset = 0;
+  std::vector<AbortedTransaction> aborted;  // read_committed only: those the slice may hold records of
 };
+
+// Who is appending: a client's produce request, or the broker's own coordinators, whose
+// transactional writes carry no sequence numbers.
+enum class AppendOrigin { kClient, kCoordinator };
 
 class PartitionLog {
  public:
@@ -65,10 +71,18 @@ class PartitionLog {
   LogConfig config() const;
 
   // Validates, assigns offsets (rewriting `records` in place) and appends.
-  AppendResult append(std::span<uint8_t> records, int64_t now_ms);
+  AppendResult append(std::span<uint8_t> records, int64_t now_ms, AppendOrigin origin = AppendOrigin::kClient);
   // Up to `max_bytes` of whole or partial batches from the batch containing `offset`, capped at
-  // the high watermark. With `min_one_batch`, a first batch larger than max_bytes is sent whole.
-  ReadResult read(int64_t offset, int32_t max_bytes, bool min_one_batch);
+  // the high watermark, or with `committed_only` at the last stable offset. With
+  // `min_one_batch`, a first batch larger than max_bytes is sent whole.
+  ReadResult read(int64_t offset, int32_t max_bytes, bool min_one_batch, bool committed_only = false);
+
+  // Transactions. The coordinator allows the producer's transactional writes here
+  // (AddPartitionsToTxn), then ends its transaction with a commit or abort marker.
+  protocol::ErrorCode allow_transaction(int64_t producer_id, int16_t epoch);
+  AppendResult write_marker(int64_t producer_id, int16_t epoch, bool commit, int32_t coordinator_epoch,
+                            int64_t now_ms);
+  int64_t last_stable_offset() const;
   std::optional<protocol::OffsetAndTimestamp> offset_for_timestamp(int64_t ts);
   // ListOffsets' MAX_TIMESTAMP: the first record with the partition's largest timestamp.
   std::optional<protocol::OffsetAndTimestamp> largest_timestamp_record();
@@ -115,8 +129,11 @@ class PartitionLog {
   void load_producer_state();
   void write_producer_snapshot();
   // Idempotence: refuses a bad sequence or epoch, or finds the batch this one retries.
-  bool check_producer_locked(std::span<uint8_t> records, int batch_count, AppendResult& result);
-  
+  bool check_producer_locked(std::span<uint8_t> records, int batch_count, AppendOrigin origin,
+                             AppendResult& result);
+  // Rolls if due, assigns offsets and writes validated batches; collects the fetches to wake.
+  bool append_locked(std::span<uint8_t> records, const protocol::BatchesSummary& summary, int64_t now_ms,
+                     AppendResult& result, std::vector<std::shared_ptr<Wakeable>>& to_wake);
 
   std::string dir_;
   mutable std::mutex mutex_;

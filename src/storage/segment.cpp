@@ -292,14 +292,15 @@ uint64_t Segment::recover() {
   return truncated;
 }
 
-void Segment::for_each_batch(const std::function<void(const uint8_t* header)>& visit) {
-  uint8_t header[pr::kBatchHeaderSize];
+void Segment::for_each_batch(const std::function<void(const uint8_t* batch, size_t available)>& visit) {
+  uint8_t head[pr::kBatchHeaderSize + 32];
   uint64_t pos = 0;
   while (pos + pr::kBatchHeaderSize <= size_) {
-    if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
-    auto h = pr::read_batch_header(header);
+    size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof(head), size_ - pos));
+    if (read_at(head, want, pos) != static_cast<int64_t>(want)) break;
+    auto h = pr::read_batch_header(head);
     if (h.batch_length <= 0 || pos + h.total_size() > size_) break;
-    visit(header);
+    visit(head, std::min(want, h.total_size()));
     pos += h.total_size();
   }
 }

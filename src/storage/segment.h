@@ -82,7 +82,9 @@ class Segment {
   void load_tail();
 
   // Calls `visit` with the header of every whole batch, in order (61 bytes read per batch).
-  void for_each_batch(const std::function<void(const uint8_t* header)>& visit);
+  // Calls `visit` with the first bytes of each batch: its header and, when the batch holds them,
+  // a few bytes more (enough for a control record's key).
+  void for_each_batch(const std::function<void(const uint8_t* batch, size_t available)>& visit);
 
   bool flush();
   // Writes the index files from memory; the segment takes no more appends after a roll.

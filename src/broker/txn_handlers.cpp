@@ -1,0 +1,153 @@
+// Transactions: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and TxnOffsetCommit, answered by the
+// transaction coordinator (and the group coordinator for offsets); DescribeTransactions and
+// ListTransactions for tools.
+#include "broker/broker.h"
+#include "broker/handlers.h"
+#include "broker/internal_topic.h"
+#include "group/coordinator.h"
+#include "group/offset_records.h"
+#include "protocol/errors.h"
+#include "protocol/messages/add_offsets_to_txn.h"
+#include "protocol/messages/add_partitions_to_txn.h"
+#include "protocol/messages/describe_transactions.h"
+#include "protocol/messages/end_txn.h"
+#include "protocol/messages/list_transactions.h"
+#include "protocol/messages/txn_offset_commit.h"
+#include "txn/transaction_coordinator.h"
+
+namespace oxbow::broker {
+
+namespace pr = oxbow::protocol;
+using pr::ErrorCode;
+
+// PRODUCER_FENCED (KIP-588) is new in these versions; older clients know it as INVALID_PRODUCER_EPOCH.
+ErrorCode fenced_for_version(ErrorCode error, int16_t version, int16_t first_version_with_fenced) {
+  if (error == ErrorCode::kProducerFenced && version < first_version_with_fenced) return ErrorCode::kInvalidProducerEpoch;
+  return error;
+}
+
+void handle_add_partitions_to_txn(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::AddPartitionsToTxnRequest request;
+  request.decode(body, v);
+  std::vector<txn::TopicPartition> partitions;
+  for (const auto& t : request.topics) {
+    for (int32_t p : t.partitions) partitions.emplace_back(t.name, p);
+  }
+  auto errors = ctx.broker.transactions().add_partitions(request.transactional_id, request.producer_id,
+                                                         request.producer_epoch, partitions);
+  pr::AddPartitionsToTxnResponse response;
+  size_t i = 0;
+  for (const auto& t : request.topics) {
+    auto& topic = response.results.emplace_back();
+    topic.name = t.name;
+    for (int32_t p : t.partitions) topic.results.push_back({p, pr::code(fenced_for_version(errors[i++], v, 2))});
+  }
+  response.encode(out, v);
+}
+
+void handle_add_offsets_to_txn(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::AddOffsetsToTxnRequest request;
+  request.decode(body, v);
+  pr::AddOffsetsToTxnResponse response;
+  if (request.group_id.empty()) {
+    response.error_code = pr::code(ErrorCode::kInvalidGroupId);
+  } else {
+    int32_t partitions = ctx.broker.offsets_topic().partitions();
+    txn::TopicPartition offsets{kOffsetsTopic, group::offsets_partition_for(request.group_id, partitions)};
+    auto errors = ctx.broker.transactions().add_partitions(request.transactional_id, request.producer_id,
+                                                           request.producer_epoch, {offsets});
+    response.error_code = pr::code(fenced_for_version(errors.front(), v, 2));
+  }
+  response.encode(out, v);
+}
+
+void handle_end_txn(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::EndTxnRequest request;
+  request.decode(body, v);
+  ErrorCode error = ctx.broker.transactions().end_transaction(request.transactional_id, request.producer_id,
+                                                              request.producer_epoch, request.committed);
+  pr::EndTxnResponse response;
+  response.error_code = pr::code(fenced_for_version(error, v, 2));
+  response.encode(out, v);
+}
+
+void handle_txn_offset_commit(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::TxnOffsetCommitRequest request;
+  request.decode(body, v);
+  std::vector<group::OffsetCommitEntry> entries;
+  for (const auto& t : request.topics) {
+    for (const auto& p : t.partitions) {
+      entries.push_back({t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata});
+    }
+  }
+  auto errors = ctx.broker.groups().commit_transactional(request.group_id, request.producer_id, request.producer_epoch,
+                                                         request.member_id, request.group_instance_id,
+                                                         request.generation_id, entries);
+  pr::TxnOffsetCommitResponse response;
+  size_t i = 0;
+  for (const auto& t : request.topics) {
+    auto& topic = response.topics.emplace_back();
+    topic.name = t.name;
+    for (const auto& p : t.partitions) topic.partitions.push_back({p.partition_index, pr::code(errors[i++])});
+  }
+  response.encode(out, v);
+}
+
+void handle_describe_transactions(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::DescribeTransactionsRequest request;
+  request.decode(body, v);
+  pr::DescribeTransactionsResponse response;
+  for (const auto& id : request.transactional_ids) {
+    auto& state = response.transaction_states.emplace_back();
+    state.transactional_id = id;
+    auto found = ctx.broker.transactions().describe(id);
+    if (!found) {
+      state.error_code = pr::code(ErrorCode::kTransactionalIdNotFound);
+      state.producer_id = -1;
+      state.producer_epoch = -1;
+      state.transaction_start_time_ms = -1;
+      continue;
+    }
+    state.transaction_state = txn::state_name(found->state);
+    state.transaction_timeout_ms = found->timeout_ms;
+    state.transaction_start_time_ms = found->start_ms;
+    state.producer_id = found->producer_id;
+    state.producer_epoch = found->producer_epoch;
+    for (const auto& [topic, partition] : found->partitions) {
+      if (state.topics.empty() || state.topics.back().topic != topic) state.topics.emplace_back().topic = topic;
+      state.topics.back().partitions.push_back(partition);
+    }
+  }
+  response.encode(out, v);
+}
+
+void handle_list_transactions(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::ListTransactionsRequest request;
+  request.decode(body, v);
+  pr::ListTransactionsResponse response;
+  std::vector<std::string> known_states;
+  for (const auto& s : request.state_filters) {
+    if (txn::state_from_name(s)) {
+      known_states.push_back(s);
+    } else {
+      response.unknown_state_filters.push_back(s);
+    }
+  }
+  // Only unknown states asked for: nothing can match.
+  if (known_states.empty() && !request.state_filters.empty()) {
+    response.encode(out, v);
+    return;
+  }
+  for (const auto& t : ctx.broker.transactions().list(known_states, request.producer_id_filters)) {
+    response.transaction_states.push_back({t.transactional_id, t.producer_id, txn::state_name(t.state)});
+  }
+  response.encode(out, v);
+}
+
+}  // namespace oxbow::broker
