@@ -7,6 +7,7 @@
 #include "broker/probe.h"
 #include "broker/server.h"
 #include "broker/topic_registry.h"
+#include "common/clock.h"
 #include "common/properties.h"
 #include "group/coordinator.h"
 #include "http/admin_server.h"
@@ -137,6 +138,34 @@ void write_storage_metrics(PrometheusWriter& w, TopicRegistry& topics) {
   w.histogram("oxbow_log_flush_seconds", {}, sp.flush_seconds.snapshot());
   w.family("oxbow_log_recovery_truncated_bytes_total", "counter", "Bytes of torn or corrupt tails truncated at start-up.");
   w.sample("oxbow_log_recovery_truncated_bytes_total", {}, static_cast<double>(sp.recovered_bytes_truncated.value()));
+  struct CleanerCounter {
+    const char* name;
+    const char* help;
+    const metrics::Counter& counter;
+  };
+  const CleanerCounter cleaner[] = {
+      {"oxbow_log_cleaner_runs_total", "Compaction passes that rewrote a log.", sp.cleaner_runs},
+      {"oxbow_log_cleaner_bytes_read_total", "Bytes compaction read.", sp.cleaner_bytes_read},
+      {"oxbow_log_cleaner_bytes_written_total", "Bytes compaction wrote.", sp.cleaner_bytes_written},
+      {"oxbow_log_cleaner_records_removed_total", "Records compaction removed.", sp.cleaner_records_removed},
+  };
+  for (const auto& c : cleaner) {
+    w.family(c.name, "counter", c.help);
+    w.sample(c.name, {}, static_cast<double>(c.counter.value()));
+  }
+  w.family("oxbow_log_cleaner_seconds", "histogram", "Time of one compaction pass over one log.");
+  w.histogram("oxbow_log_cleaner_seconds", {}, sp.cleaner_seconds.snapshot());
+  w.family("oxbow_log_cleaner_dirty_ratio", "gauge",
+           "Share of a compacted partition's cleanable bytes not compacted yet.");
+  int64_t now = now_ms();
+  for (const auto& t : list) {
+    for (int32_t p = 0; p < t.partitions; ++p) {
+      auto log = topics.partition(t.name, p);
+      if (!log || !log->config().compact) continue;
+      w.sample("oxbow_log_cleaner_dirty_ratio", {{"topic", t.name}, {"partition", std::to_string(p)}},
+               log->dirty_ratio(now));
+    }
+  }
 }
 
 void write_group_metrics(PrometheusWriter& w, group::GroupCoordinator& groups, TopicRegistry& topics) {

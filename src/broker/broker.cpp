@@ -72,6 +72,8 @@ bool Broker::start(std::string& error) {
   storage::LogManagerOptions options;
   options.log_dirs = config_.log_dirs;
   options.retention_check_interval_ms = config_.retention_check_interval_ms;
+  options.cleaner_enabled = config_.value_of("log.cleaner.enable").value_or("true") == "true";
+  options.cleaner_backoff_ms = number("log.cleaner.backoff.ms", 15000);
   logs_ = std::make_unique<storage::LogManager>(options);
   if (!logs_->start(error)) return false;
   if (!load_or_create_meta_properties(error)) return false;

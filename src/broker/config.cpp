@@ -69,7 +69,14 @@ void apply_log_defaults(BrokerConfig& c) {
   d.index_interval_bytes = static_cast<int32_t>(number(c, "log.index.interval.bytes", 4096));
   d.max_message_bytes = static_cast<int32_t>(number(c, "message.max.bytes", 1048588));
   d.log_append_time = c.value_of("log.message.timestamp.type") == "LogAppendTime";
-  d.delete_policy = c.value_of("log.cleanup.policy").value_or("delete").find("delete") != std::string::npos;
+  auto policy = c.value_of("log.cleanup.policy").value_or("delete");
+  d.delete_policy = policy.find("delete") != std::string::npos;
+  d.compact = policy.find("compact") != std::string::npos;
+  d.delete_retention_ms = number(c, "log.cleaner.delete.retention.ms", d.delete_retention_ms);
+  d.min_compaction_lag_ms = number(c, "log.cleaner.min.compaction.lag.ms", d.min_compaction_lag_ms);
+  d.max_compaction_lag_ms = number(c, "log.cleaner.max.compaction.lag.ms", d.max_compaction_lag_ms);
+  d.min_cleanable_dirty_ratio =
+      parse_double(c.value_of("log.cleaner.min.cleanable.ratio").value_or("")).value_or(d.min_cleanable_dirty_ratio);
 }
 
 }  // namespace
@@ -145,6 +152,13 @@ storage::LogConfig resolve_log_config(const BrokerConfig& broker,
   }
   if (auto it = overrides.find("cleanup.policy"); it != overrides.end()) {
     config.delete_policy = it->second.find("delete") != std::string::npos;
+    config.compact = it->second.find("compact") != std::string::npos;
+  }
+  config.delete_retention_ms = get("delete.retention.ms", config.delete_retention_ms);
+  config.min_compaction_lag_ms = get("min.compaction.lag.ms", config.min_compaction_lag_ms);
+  config.max_compaction_lag_ms = get("max.compaction.lag.ms", config.max_compaction_lag_ms);
+  if (auto it = overrides.find("min.cleanable.dirty.ratio"); it != overrides.end()) {
+    config.min_cleanable_dirty_ratio = parse_double(it->second).value_or(config.min_cleanable_dirty_ratio);
   }
   return config;
 }

@@ -1,6 +1,7 @@
 #include "common/properties.h"
 
 #include <charconv>
+#include <cstdlib>
 
 namespace oxbow {
 
@@ -57,6 +58,15 @@ std::optional<int64_t> parse_int64(std::string_view text) {
   int64_t value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_double(std::string_view text) {
+  std::string copy(trim(text));
+  if (copy.empty()) return std::nullopt;
+  char* end = nullptr;
+  double value = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size()) return std::nullopt;
   return value;
 }
 

@@ -22,6 +22,7 @@ std::optional<std::pair<std::string, std::string>> split_assignment(std::string_
 // Strict conversions: the whole text must be the number. Kafka's duration and size values are
 // plain integers (ms, bytes).
 std::optional<int64_t> parse_int64(std::string_view text);
+std::optional<double> parse_double(std::string_view text);
 std::optional<bool> parse_bool(std::string_view text);
 
 std::string_view trim(std::string_view text);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/crc32c.h"
+#include "protocol/compression.h"
 #include "protocol/record_batch.h"
 #include "protocol/wire.h"
 
@@ -141,6 +142,53 @@ bool parse_records(const uint8_t* batch, size_t size, std::vector<RecordView>& o
     return false;
   }
   return true;
+}
+
+bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch, std::vector<RawRecord>& out) {
+  if (batch.size() < kBatchHeaderSize) return false;
+  BatchHeader h = read_batch_header(batch.data());
+  if (h.total_size() > batch.size()) return false;
+  auto payload = batch.subspan(kBatchHeaderSize, h.total_size() - kBatchHeaderSize);
+  std::span<const uint8_t> records = payload;
+  if (h.codec() != 0) {
+    scratch.clear();
+    if (!decompress(h.codec(), payload, scratch)) return false;
+    records = std::span(reinterpret_cast<const uint8_t*>(scratch.data()), scratch.size());
+  }
+  Reader r(std::span(const_cast<uint8_t*>(records.data()), records.size()));
+  try {
+    for (int32_t i = 0; i < h.record_count; ++i) {
+      size_t record_start = r.position();
+      int32_t length = r.varint();
+      size_t start = r.position();
+      r.i8();
+      RawRecord raw;
+      raw.view.timestamp = h.base_timestamp + r.varlong();
+      raw.view.offset = h.base_offset + r.varint();
+      raw.view.key = read_nullable(r);
+      raw.view.value = read_nullable(r);
+      size_t used = r.position() - start;
+      if (length < 0 || static_cast<size_t>(length) < used) return false;
+      r.take_span(static_cast<size_t>(length) - used);  // headers
+      raw.bytes = records.subspan(record_start, r.position() - record_start);
+      out.push_back(raw);
+    }
+  } catch (const DecodeError&) {
+    return false;
+  }
+  return true;
+}
+
+std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original, const std::vector<RawRecord>& records) {
+  std::vector<uint8_t> bytes(original.begin(), original.begin() + kBatchHeaderSize);
+  for (const auto& r : records) bytes.insert(bytes.end(), r.bytes.begin(), r.bytes.end());
+  write_i32(bytes.data() + kBatchLengthOffset, static_cast<int32_t>(bytes.size() - kBatchLogOverhead));
+  int16_t attributes = static_cast<int16_t>(read_batch_header(original.data()).attributes & ~kCodecMask);
+  write_i16(bytes.data() + kAttributesOffset, attributes);
+  write_i32(bytes.data() + kBatchHeaderSize - 4, static_cast<int32_t>(records.size()));
+  uint32_t crc = crc32c(bytes.data() + kAttributesOffset, bytes.size() - kAttributesOffset);
+  for (int i = 0; i < 4; ++i) bytes[kCrcOffset + i] = static_cast<uint8_t>(crc >> (24 - 8 * i));
+  return bytes;
 }
 
 }  // namespace oxbow::protocol

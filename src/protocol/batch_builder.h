@@ -3,6 +3,7 @@
 // and for tests. Clients' batches are never rebuilt.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,5 +48,21 @@ struct RecordView {
 // Appends the records of an uncompressed, whole batch to `out`; false if the batch is compressed
 // or malformed.
 bool parse_records(const uint8_t* batch, size_t size, std::vector<RecordView>& out);
+
+// A record of any batch (decompressed if need be) with its encoded bytes, for copying it as is.
+struct RawRecord {
+  RecordView view;
+  std::span<const uint8_t> bytes;  // length varint included
+};
+
+// Appends every record of a whole batch to `out`, decompressing into `scratch` (which the views
+// point into); false if the batch is malformed.
+bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch, std::vector<RawRecord>& out);
+
+// A batch with the header fields of `original` (base offset and timestamp, last offset delta,
+// producer, attributes) holding only `records`, uncompressed, with its CRC recomputed. Record
+// offsets and timestamps are deltas from the unchanged base, so kept records are copied as they
+// are and the offsets of the removed ones simply go missing.
+std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original, const std::vector<RawRecord>& records);
 
 }  // namespace oxbow::protocol

@@ -18,6 +18,11 @@ struct LogConfig {
   int32_t max_message_bytes = 1048588;             // max.message.bytes / message.max.bytes
   bool log_append_time = false;                    // message.timestamp.type=LogAppendTime
   bool delete_policy = true;                       // cleanup.policy includes "delete"
+  bool compact = false;                            // cleanup.policy includes "compact"
+  double min_cleanable_dirty_ratio = 0.5;          // min.cleanable.dirty.ratio
+  int64_t min_compaction_lag_ms = 0;               // min.compaction.lag.ms
+  int64_t max_compaction_lag_ms = kNever;          // max.compaction.lag.ms
+  int64_t delete_retention_ms = 86400000;          // delete.retention.ms (tombstones, markers)
 };
 
 }  // namespace oxbow::storage

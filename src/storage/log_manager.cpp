@@ -80,6 +80,7 @@ bool LogManager::start(std::string& error) {
   started_ = true;
   flusher_ = std::thread([this] { flusher_loop(); });
   housekeeper_ = std::thread([this] { housekeeping_loop(); });
+  if (options_.cleaner_enabled) cleaner_ = std::thread([this] { cleaner_loop(); });
   return true;
 }
 
@@ -174,13 +175,35 @@ void LogManager::flusher_loop() {
   }
 }
 
-void LogManager::run_housekeeping(int64_t now) {
+std::vector<std::shared_ptr<PartitionLog>> LogManager::all_logs() const {
+  std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<PartitionLog>> logs;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [key, log] : logs_) logs.push_back(log);
+  logs.reserve(logs_.size());
+  for (auto& [key, log] : logs_) logs.push_back(log);
+  return logs;
+}
+
+int LogManager::run_cleaner(int64_t now) {
+  int cleaned = 0;
+  for (auto& log : all_logs()) {
+    if (stopping_) break;
+    if (log->clean(now).cleaned) ++cleaned;
   }
-  for (auto& log : logs) {
+  return cleaned;
+}
+
+void LogManager::cleaner_loop() {
+  while (!stopping_) {
+    // After a round that compacted something, look again at once: more may be due.
+    if (run_cleaner(now_ms()) > 0) continue;
+    std::unique_lock lock(housekeeping_mutex_);
+    housekeeping_cv_.wait_for(lock, std::chrono::milliseconds(options_.cleaner_backoff_ms),
+                              [&] { return stopping_.load(); });
+  }
+}
+
+void LogManager::run_housekeeping(int64_t now) {
+  for (auto& log : all_logs()) {
     log->maybe_roll(now);
     log->apply_retention(now);
   }
@@ -195,12 +218,7 @@ void LogManager::housekeeping_loop() {
     }
     if (stopping_) return;
     int64_t now = now_ms();
-    std::vector<std::shared_ptr<PartitionLog>> logs;
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& [key, log] : logs_) logs.push_back(log);
-    }
-    for (auto& log : logs) {
+    for (auto& log : all_logs()) {
       if (log->needs_flush(now)) request_flush(log);
     }
     if (now - last_retention >= options_.retention_check_interval_ms) {
@@ -221,6 +239,7 @@ void LogManager::shutdown() {
   housekeeping_cv_.notify_all();
   if (flusher_.joinable()) flusher_.join();
   if (housekeeper_.joinable()) housekeeper_.join();
+  if (cleaner_.joinable()) cleaner_.join();
   std::lock_guard lock(mutex_);
   for (auto& [key, log] : logs_) log->close();
   for (const auto& dir : options_.log_dirs) {

@@ -1,7 +1,8 @@
 #pragma once
 // All partition logs of the broker, spread over `log.dirs`, and the background work on them:
 // the flusher (group commit: every flush request that arrives while an fdatasync runs is served by
-// the next one) and housekeeping (retention, time-based rolls, flush.ms).
+// the next one), housekeeping (retention, time-based rolls, flush.ms) and the cleaner
+// (compaction of logs with cleanup.policy=compact).
 //
 // Each log dir holds one directory per partition, `<topic>-<partition>`, and, while the broker
 // runs cleanly shut down, a `.oxbow_clean_shutdown` marker: present at start-up means no log needs
@@ -25,6 +26,8 @@ class PartitionLog;
 struct LogManagerOptions {
   std::vector<std::string> log_dirs;
   int64_t retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
+  bool cleaner_enabled = true;                    // log.cleaner.enable
+  int64_t cleaner_backoff_ms = 15000;             // log.cleaner.backoff.ms
 };
 
 class LogManager {
@@ -49,6 +52,8 @@ class LogManager {
   void request_flush(const std::shared_ptr<PartitionLog>& log);
   // Runs retention and rolls now (tests, admin), as housekeeping does periodically.
   void run_housekeeping(int64_t now_ms);
+  // One cleaner round over every log; returns how many were compacted.
+  int run_cleaner(int64_t now_ms);
 
   // Stops background threads, flushes and closes every log, writes the clean-shutdown markers.
   void shutdown();
@@ -58,6 +63,8 @@ class LogManager {
  private:
   void flusher_loop();
   void housekeeping_loop();
+  void cleaner_loop();
+  std::vector<std::shared_ptr<PartitionLog>> all_logs() const;
   std::string pick_dir_for_new_log() const;
 
   LogManagerOptions options_;
@@ -76,6 +83,7 @@ class LogManager {
   bool started_ = false;
   std::thread flusher_;
   std::thread housekeeper_;
+  std::thread cleaner_;
 };
 
 }  // namespace oxbow::storage

@@ -32,6 +32,23 @@ namespace {
 constexpr const char* kEpochCheckpoint = "leader-epoch-checkpoint";
 constexpr const char* kLogStartFile = "log-start-offset";
 
+// Kafka refuses records without a key on a compacted topic: compaction could never replace them.
+bool every_record_has_a_key(std::span<const uint8_t> records) {
+  std::string scratch;
+  std::vector<pr::RawRecord> parsed;
+  for (size_t pos = 0; pos < records.size();) {
+    auto h = pr::read_batch_header(records.data() + pos);
+    parsed.clear();
+    if (!h.is_control() && pr::parse_raw_records(records.subspan(pos, h.total_size()), scratch, parsed)) {
+      for (const auto& r : parsed) {
+        if (!r.view.key) return false;
+      }
+    }
+    pos += h.total_size();
+  }
+  return true;
+}
+
 void wake_all(std::vector<std::shared_ptr<Wakeable>>& waiters) {
   for (auto& w : waiters) w->wake();
 }
@@ -72,6 +89,7 @@ bool PartitionLog::ensure_loaded_locked() const {
 }
 
 bool PartitionLog::load(bool clean, std::string& error) {
+  finish_interrupted_cleaning(dir_);
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     auto name = entry.path().filename().string();
@@ -246,6 +264,10 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
         return result;
       }
       pos += h.total_size();
+    }
+    if (config_.compact && origin == AppendOrigin::kClient && !every_record_has_a_key(records)) {
+      result.error = ErrorCode::kInvalidRecord;
+      return result;
     }
     if (!check_producer_locked(records, summary.batch_count, origin, result)) return result;
     if (!append_locked(records, summary, now_ms, result, to_wake)) return result;
@@ -588,7 +610,9 @@ int PartitionLog::apply_retention(int64_t now_ms) {
 void PartitionLog::maybe_roll(int64_t now_ms) {
   std::lock_guard lock(mutex_);
   if (!loaded_ || !active_) return;
-  if (!active_->empty() && now_ms - active_->created_ms() >= config_.segment_ms) {
+  // A compacted log also rolls when its active records would otherwise outwait max.compaction.lag.ms.
+  int64_t roll_after = config_.compact ? std::min(config_.segment_ms, config_.max_compaction_lag_ms) : config_.segment_ms;
+  if (!active_->empty() && now_ms - active_->created_ms() >= roll_after) {
     std::string error;
     roll_locked(now_ms, error);
   }

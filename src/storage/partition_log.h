@@ -53,6 +53,13 @@ struct ReadResult {
   std::vector<AbortedTransaction> aborted;  // read_committed only: those the slice may hold records of
 };
 
+struct CleanResult {
+  bool cleaned = false;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  int64_t records_removed = 0;
+};
+
 // Who is appending: a client's produce request, or the broker's own coordinators, whose
 // transactional writes carry no sequence numbers.
 enum class AppendOrigin { kClient, kCoordinator };
@@ -110,6 +117,18 @@ class PartitionLog {
   // drops the segments wholly below it. kOffsetOutOfRange past the high watermark.
   protocol::ErrorCode delete_records_before(int64_t offset, int64_t& new_log_start);
 
+  // Compaction (cleanup.policy=compact, partition_log_cleaner.cpp). The cleanable part of the log
+  // is its sealed segments below the last stable offset whose records are older than
+  // min.compaction.lag.ms; of it, what lies past the last pass's end is dirty.
+  // The dirty share of the cleanable bytes (0 when nothing is cleanable).
+  double dirty_ratio(int64_t now_ms);
+  // Rewrites the cleanable segments keeping the latest record of each key, when the dirty share
+  // reaches min.cleanable.dirty.ratio, the oldest dirty records passed max.compaction.lag.ms, or
+  // `force`. Tombstones and transaction markers go once older than delete.retention.ms (markers
+  // only once no record of their transaction is left), aborted transactions' records at once.
+  // Crash-safe: see finish_interrupted_cleaning().
+  CleanResult clean(int64_t now_ms, bool force = false);
+
   // Deletes whole segments past retention.ms / retention.bytes, never the active one.
   int apply_retention(int64_t now_ms);
   // Rolls the active segment when segment.ms has passed (called periodically).
@@ -129,6 +148,11 @@ class PartitionLog {
   void load_producer_state();
   void write_producer_snapshot();
   // Idempotence: refuses a bad sequence or epoch, or finds the batch this one retries.
+  struct CleanPlan;
+  std::optional<CleanPlan> plan_cleaning(int64_t now_ms);
+  // Replaces `sources` (still the log's segments, checked) with the cleaned segment of `base`
+  // waiting in the cleaning directory; false if the log changed meanwhile.
+  bool swap_cleaned(const std::vector<std::shared_ptr<Segment>>& sources, int64_t end, int64_t base);
   bool check_producer_locked(std::span<uint8_t> records, int batch_count, AppendOrigin origin,
                              AppendResult& result);
   // Rolls if due, assigns offsets and writes validated batches; collects the fetches to wake.
@@ -155,6 +179,15 @@ class PartitionLog {
   std::multimap<int64_t, std::weak_ptr<Wakeable>> flush_waiters_;
   std::mutex flush_mutex_;  // one fdatasync at a time per log
   std::vector<std::shared_ptr<Segment>> unflushed_rolled_;
+  int64_t cleaned_up_to_ = -1;  // end of the last compaction pass (`cleaner-offset-checkpoint`); -1: unread
+  std::mutex clean_mutex_;      // one compaction pass at a time
 };
+
+// Finishes or rolls back a compaction pass a crash interrupted in `dir` (called before its
+// segments are listed). A pass writes the cleaned segment into `dir/cleaning/`, then the file
+// `cleaning/swap` ("<base> <end>": it replaces the segments with base offsets in [base, end)),
+// then deletes those segments and moves the cleaned files in. With `swap` present the move is
+// redone; without it the half-written cleaned segment is discarded.
+void finish_interrupted_cleaning(const std::string& dir);
 
 }  // namespace oxbow::storage

@@ -305,6 +305,37 @@ void Segment::for_each_batch(const std::function<void(const uint8_t* batch, size
   }
 }
 
+void Segment::read_batches(const std::function<bool(std::span<const uint8_t> batch)>& visit) {
+  constexpr size_t kChunk = 1 << 20;
+  std::vector<uint8_t> buffer;
+  uint64_t pos = 0;
+  while (pos + pr::kBatchHeaderSize <= size_) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, size_ - pos));
+    buffer.resize(want);
+    if (read_at(buffer.data(), want, pos) != static_cast<int64_t>(want)) return;
+    size_t at = 0;
+    while (at + pr::kBatchHeaderSize <= want) {
+      auto h = pr::read_batch_header(buffer.data() + at);
+      if (h.batch_length <= 0) return;
+      if (at + h.total_size() > want) {
+        // A batch larger than the chunk: read it alone.
+        if (at == 0) {
+          if (pos + h.total_size() > size_) return;
+          buffer.resize(h.total_size());
+          if (read_at(buffer.data(), buffer.size(), pos) != static_cast<int64_t>(buffer.size())) return;
+          if (!visit(std::span(buffer.data(), buffer.size()))) return;
+          at = h.total_size();
+        }
+        break;
+      }
+      if (!visit(std::span(buffer.data() + at, h.total_size()))) return;
+      at += h.total_size();
+    }
+    if (at == 0) return;
+    pos += at;
+  }
+}
+
 bool Segment::flush() {
   auto file = log_file();
   return file && ::fdatasync(file->fd()) == 0;

@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,9 @@ class Segment {
   // Calls `visit` with the first bytes of each batch: its header and, when the batch holds them,
   // a few bytes more (enough for a control record's key).
   void for_each_batch(const std::function<void(const uint8_t* batch, size_t available)>& visit);
+
+  // Calls `visit` with each whole batch in order, read in large chunks; stops when it returns false.
+  void read_batches(const std::function<bool(std::span<const uint8_t> batch)>& visit);
 
   bool flush();
   // Writes the index files from memory; the segment takes no more appends after a roll.
