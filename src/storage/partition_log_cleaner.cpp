@@ -97,7 +97,8 @@ void finish_interrupted_cleaning(const std::string& dir) {
 
 std::optional<PartitionLog::CleanPlan> PartitionLog::plan_cleaning(int64_t now_ms) {
   std::lock_guard lock(mutex_);
-  if (!config_.compact || !loaded_ || !active_) return std::nullopt;
+  // A compacted log is loaded for the cleaner even if no client has asked for it since start-up.
+  if (!config_.compact || !ensure_loaded_locked() || !active_) return std::nullopt;
   CleanPlan plan;
   plan.config = config_;
   plan.end = std::min(active_->base_offset(), producers_.last_stable_offset(high_watermark_));
@@ -215,6 +216,7 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force) {
     for (auto& segment : group) {
       segment->read_batches([&](std::span<const uint8_t> batch) {
         auto h = pr::read_batch_header(batch.data());
+        result.bytes_read += batch.size();
         if (h.is_control()) {
           bool needed = txn_has_data.erase(h.producer_id) > 0;
           if (needed || h.max_timestamp >= tombstone_horizon) write(batch, h);
