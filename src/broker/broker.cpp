@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "broker/config_defs.h"
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
 #include "http/admin_server.h"
@@ -77,7 +78,6 @@ bool Broker::start(std::string& error) {
   logs_ = std::make_unique<storage::LogManager>(options);
   if (!logs_->start(error)) return false;
   if (!load_or_create_meta_properties(error)) return false;
-  slow_request_ms_ = number("slow.request.threshold.ms", 5000);
   fault_every_produce_ = number("test.fault.drop.connection.every.produce", 0);
   if (fault_every_produce_ > 0) spdlog::warn("test fault injection on: every {}th produce loses its connection", fault_every_produce_);
   int threads = config_.network_threads > 0 ? config_.network_threads
@@ -93,7 +93,12 @@ bool Broker::load(std::string& error) {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
   }
   if (!logs_->last_shutdown_clean()) spdlog::warn("last shutdown was not clean: recovering logs");
+  dynamic_configs_ = std::make_unique<DynamicConfigs>(config_.log_dirs.front() + "/oxbow-broker-configs.json");
+  if (!dynamic_configs_->load(error)) return false;
+  auto effective = DynamicConfigs::effective(config_, dynamic_configs_->snapshot(), error);
+  if (!effective) return false;
   topics_ = std::make_unique<TopicRegistry>(config_, *logs_);
+  apply_dynamic_configs(*effective);  // before the logs open, so they open with the defaults in effect
   if (!topics_->load(error)) return false;
   offsets_topic_ = std::make_unique<InternalTopic>(*topics_, kOffsetsTopic,
                                                    static_cast<int32_t>(number("offsets.topic.num.partitions", 50)));
@@ -152,6 +157,40 @@ Endpoint Broker::advertised_endpoint(const std::string& listener) const {
   }
   if (chosen.host.empty() || chosen.host == "0.0.0.0" || chosen.host == "::") chosen.host = "localhost";
   return chosen;
+}
+
+TopicRegistry::Result Broker::alter_broker_configs(const std::string& name,
+                                                  const std::function<TopicRegistry::Result(ConfigMap&)>& change,
+                                                  bool validate_only) {
+  using protocol::ErrorCode;
+  bool cluster_wide = name.empty();
+  if (!cluster_wide && name != std::to_string(config_.node_id)) {
+    return {ErrorCode::kInvalidRequest, "Unexpected broker id, expected " + std::to_string(config_.node_id)};
+  }
+  std::lock_guard lock(alter_mutex_);
+  auto layers = dynamic_configs_->snapshot();
+  ConfigMap& layer = cluster_wide ? layers.cluster_default : layers.broker;
+  if (auto result = change(layer); result.error != ErrorCode::kNone) return result;
+  for (const auto& [key, value] : layer) {
+    const ConfigDef* def = find_broker_config(key);
+    if (!def) return {ErrorCode::kInvalidConfig, "Unknown broker config " + key};
+    if (def->read_only) return {ErrorCode::kInvalidConfig, "Cannot update these configs dynamically: " + key};
+    if (auto invalid = validate_config_value(*def, value)) return {ErrorCode::kInvalidConfig, *invalid};
+  }
+  std::string error;
+  auto effective = DynamicConfigs::effective(config_, layers, error);
+  if (!effective) return {ErrorCode::kInvalidConfig, error};
+  if (validate_only) return {};
+  if (!dynamic_configs_->store(layers, error)) return {ErrorCode::kKafkaStorageError, error};
+  apply_dynamic_configs(*effective);
+  spdlog::info("altered dynamic configs of {}", cluster_wide ? "the cluster default" : "broker " + name);
+  return {};
+}
+
+void Broker::apply_dynamic_configs(const BrokerConfig& effective) {
+  topics_->set_broker_defaults(effective.log_defaults, effective.num_partitions);
+  auto slow = effective.value_of("slow.request.threshold.ms");
+  slow_request_ms_ = slow ? parse_int64(*slow).value_or(5000) : 5000;
 }
 
 bool Broker::inject_produce_fault() {

@@ -2,10 +2,14 @@
 // The single-node broker: configuration, storage, topics and the network server, started and
 // stopped together.
 #include <atomic>
+#include <functional>
+#include <mutex>
 #include <memory>
 #include <string>
 
 #include "broker/config.h"
+#include "broker/dynamic_configs.h"
+#include "broker/topic_registry.h"
 
 namespace oxbow::storage {
 class LogManager;
@@ -43,14 +47,21 @@ class Broker {
   void stop();
   // Ready once the logs are loaded and Kafka listeners accept (/v1/status/ready).
   bool ready() const { return ready_; }
-  double slow_request_ms() const { return static_cast<double>(slow_request_ms_); }
+  double slow_request_ms() const { return static_cast<double>(slow_request_ms_.load()); }
   // The admin HTTP API's answer to one request (admin_api.cpp).
   http::Response handle_admin(const http::Request& request);
   // Test-only fault (test.fault.drop.connection.every.produce=N): true for every Nth produce,
   // whose connection is then closed after the append and before the response.
   bool inject_produce_fault();
 
+  // The static configuration (server.properties and overrides); dynamic changes are in dynamic_configs().
   const BrokerConfig& config() const { return config_; }
+  DynamicConfigs& dynamic_configs() { return *dynamic_configs_; }
+  // AlterConfigs on a BROKER resource: `name` is this broker's id or empty (cluster default);
+  // `change` edits that layer's overrides. The new values take effect at once and persist.
+  TopicRegistry::Result alter_broker_configs(const std::string& name,
+                                            const std::function<TopicRegistry::Result(ConfigMap&)>& change,
+                                            bool validate_only);
   TopicRegistry& topics() { return *topics_; }
   storage::LogManager& logs() { return *logs_; }
   group::GroupCoordinator& groups() { return *groups_; }
@@ -67,6 +78,7 @@ class Broker {
   bool start_admin_api(std::string& error);
   int64_t number(const char* key, int64_t fallback) const;
   std::string metrics_text();
+  void apply_dynamic_configs(const BrokerConfig& effective);
 
   BrokerConfig config_;
   std::string cluster_id_;
@@ -74,6 +86,8 @@ class Broker {
   std::atomic<int64_t> produce_count_{0};
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicRegistry> topics_;
+  std::unique_ptr<DynamicConfigs> dynamic_configs_;
+  std::mutex alter_mutex_;  // one dynamic config change at a time
   std::unique_ptr<InternalTopic> offsets_topic_;
   std::unique_ptr<InternalTopic> txn_state_topic_;
   std::unique_ptr<ProducerIdManager> producer_ids_;
@@ -83,7 +97,7 @@ class Broker {
   std::unique_ptr<Server> server_;
   std::unique_ptr<http::AdminServer> admin_;
   std::atomic<bool> ready_{false};
-  int64_t slow_request_ms_ = 5000;
+  std::atomic<int64_t> slow_request_ms_{5000};
 };
 
 }  // namespace oxbow::broker

@@ -131,9 +131,9 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
   return c;
 }
 
-storage::LogConfig resolve_log_config(const BrokerConfig& broker,
+storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
                                       const std::map<std::string, std::string>& overrides) {
-  storage::LogConfig config = broker.log_defaults;
+  storage::LogConfig config = broker_defaults;
   auto get = [&](const char* key, int64_t current) {
     auto it = overrides.find(key);
     if (it == overrides.end()) return current;

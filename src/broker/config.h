@@ -46,7 +46,7 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
 std::optional<std::vector<Endpoint>> parse_listeners(const std::string& text, std::string& error);
 
 // The log settings of a topic: its overrides over the broker's defaults.
-storage::LogConfig resolve_log_config(const BrokerConfig& broker,
+storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
                                       const std::map<std::string, std::string>& topic_overrides);
 
 }  // namespace oxbow::broker

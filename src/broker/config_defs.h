@@ -25,6 +25,8 @@ enum class ConfigType : int8_t {
 // Kafka's ConfigSource numbering as DescribeConfigs v1+ sends it.
 enum class ConfigSource : int8_t {
   kDynamicTopic = 1,
+  kDynamicBroker = 2,
+  kDynamicDefaultBroker = 3,
   kStaticBroker = 4,
   kDefault = 5,
 };

@@ -4,6 +4,7 @@
 
 #include "broker/broker.h"
 #include "broker/config_defs.h"
+#include "broker/dynamic_configs.h"
 #include "broker/handlers.h"
 #include "broker/topic_registry.h"
 #include "common/properties.h"
@@ -27,16 +28,13 @@ constexpr int8_t kResourceTopic = 2;
 constexpr int8_t kResourceBroker = 4;
 enum class ConfigOp : int8_t { kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3 };
 
-using ConfigMap = std::map<std::string, std::string>;
 using ResourceResponse = pr::AlterConfigsResponse::AlterConfigsResourceResponse;
 
 // Applies the change to a topic, or explains why not.
 TopicRegistry::Result apply_to_resource(Broker& broker, int8_t type, const std::string& name,
                                         const std::function<TopicRegistry::Result(ConfigMap&)>& change,
                                         bool validate_only) {
-  if (type == kResourceBroker) {
-    return {ErrorCode::kInvalidRequest, "Dynamic broker configs are not supported: change server.properties and restart"};
-  }
+  if (type == kResourceBroker) return broker.alter_broker_configs(name, change, validate_only);
   if (type != kResourceTopic) return {ErrorCode::kInvalidRequest, "Unsupported resource type " + std::to_string(type)};
   auto topic = broker.topics().find(name);
   if (!topic) return {ErrorCode::kUnknownTopicOrPartition, "Topic " + name + " does not exist."};
@@ -48,6 +46,7 @@ TopicRegistry::Result apply_to_resource(Broker& broker, int8_t type, const std::
 // APPEND and SUBTRACT work on list configs, item by item.
 TopicRegistry::Result change_list(ConfigMap& configs, const std::string& key, const std::string& value, bool append) {
   const ConfigDef* def = find_topic_config(key);
+  if (!def) def = find_broker_config(key);
   if (!def || def->type != ConfigType::kList) {
     return {ErrorCode::kInvalidConfig, "Config " + key + " is not a list: APPEND and SUBTRACT need one"};
   }

@@ -142,31 +142,46 @@ ConfigEntry make_entry(const ConfigDef& def, std::optional<std::string> value, C
   return e;
 }
 
-void describe_topic_configs(const BrokerConfig& config, const TopicInfo& topic,
+using Synonym = pr::DescribeConfigsResponse::DescribeConfigsSynonym;
+
+// Where a broker key's value comes from, most specific first: this broker's dynamic value, the
+// cluster-wide dynamic default, server.properties. The built-in default is not included.
+std::vector<Synonym> broker_layers(const BrokerConfig& config, const DynamicLayers& dynamic, const std::string& key) {
+  std::vector<Synonym> chain;
+  if (auto it = dynamic.broker.find(key); it != dynamic.broker.end()) {
+    chain.push_back({key, it->second, static_cast<int8_t>(ConfigSource::kDynamicBroker)});
+  }
+  if (auto it = dynamic.cluster_default.find(key); it != dynamic.cluster_default.end()) {
+    chain.push_back({key, it->second, static_cast<int8_t>(ConfigSource::kDynamicDefaultBroker)});
+  }
+  if (auto it = config.given.find(key); it != config.given.end()) {
+    chain.push_back({key, it->second, static_cast<int8_t>(ConfigSource::kStaticBroker)});
+  }
+  return chain;
+}
+
+void describe_topic_configs(const BrokerConfig& config, const DynamicLayers& dynamic, const TopicInfo& topic,
                             const pr::DescribeConfigsRequest::DescribeConfigsResource& resource,
                             bool synonyms, bool docs, pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
   for (const auto& def : topic_config_defs()) {
     if (!wanted_key(resource.configuration_keys, def.name)) continue;
-    std::vector<pr::DescribeConfigsResponse::DescribeConfigsSynonym> chain;
-    std::optional<std::string> value;
-    ConfigSource source = ConfigSource::kDefault;
+    std::vector<Synonym> chain;
     if (auto it = topic.configs.find(def.name); it != topic.configs.end()) {
-      value = it->second;
-      source = ConfigSource::kDynamicTopic;
       chain.push_back({def.name, it->second, static_cast<int8_t>(ConfigSource::kDynamicTopic)});
     }
     if (def.broker_synonym) {
-      if (auto it = config.given.find(def.broker_synonym); it != config.given.end()) {
-        if (!value) {
-          value = it->second;
-          source = ConfigSource::kStaticBroker;
-        }
-        chain.push_back({def.broker_synonym, it->second, static_cast<int8_t>(ConfigSource::kStaticBroker)});
-      }
+      auto inherited = broker_layers(config, dynamic, def.broker_synonym);
+      chain.insert(chain.end(), inherited.begin(), inherited.end());
     }
-    if (!value) value = def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt;
+    std::optional<std::string> value = def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt;
+    ConfigSource source = ConfigSource::kDefault;
+    if (!chain.empty()) {
+      value = chain.front().value;
+      source = static_cast<ConfigSource>(chain.front().source);
+    }
     if (def.default_value) {
-      chain.push_back({def.broker_synonym ? def.broker_synonym : def.name, value, static_cast<int8_t>(ConfigSource::kDefault)});
+      chain.push_back({def.broker_synonym ? def.broker_synonym : def.name, def.default_value,
+                       static_cast<int8_t>(ConfigSource::kDefault)});
     }
     auto entry = make_entry(def, value, source, docs);
     entry.read_only = false;
@@ -175,17 +190,30 @@ void describe_topic_configs(const BrokerConfig& config, const TopicInfo& topic,
   }
 }
 
-void describe_broker_configs(const BrokerConfig& config,
+// `cluster_default`: the resource with an empty name, which holds only the dynamic defaults.
+void describe_broker_configs(const BrokerConfig& config, const DynamicLayers& dynamic, bool cluster_default,
                              const pr::DescribeConfigsRequest::DescribeConfigsResource& resource, bool synonyms,
                              bool docs, pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
   for (const auto& def : broker_config_defs()) {
     if (!wanted_key(resource.configuration_keys, def.name)) continue;
-    auto it = config.given.find(def.name);
-    bool given = it != config.given.end();
-    std::optional<std::string> value = given ? std::optional<std::string>(it->second)
-                                             : (def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt);
-    auto entry = make_entry(def, value, given ? ConfigSource::kStaticBroker : ConfigSource::kDefault, docs);
-    if (synonyms && value) entry.synonyms.push_back({def.name, value, entry.config_source});
+    std::vector<Synonym> chain;
+    if (cluster_default) {
+      auto it = dynamic.cluster_default.find(def.name);
+      if (it == dynamic.cluster_default.end()) continue;
+      chain.push_back({def.name, it->second, static_cast<int8_t>(ConfigSource::kDynamicDefaultBroker)});
+    } else {
+      chain = broker_layers(config, dynamic, def.name);
+    }
+    std::optional<std::string> value = def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt;
+    ConfigSource source = ConfigSource::kDefault;
+    if (!chain.empty()) {
+      value = chain.front().value;
+      source = static_cast<ConfigSource>(chain.front().source);
+    } else if (value) {
+      chain.push_back({def.name, value, static_cast<int8_t>(ConfigSource::kDefault)});
+    }
+    auto entry = make_entry(def, value, source, docs);
+    if (synonyms) entry.synonyms = std::move(chain);
     result.configs.push_back(std::move(entry));
   }
 }
@@ -197,6 +225,7 @@ void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
   pr::DescribeConfigsRequest request;
   request.decode(body, v);
   const auto& config = ctx.broker.config();
+  const auto dynamic = ctx.broker.dynamic_configs().snapshot();
   pr::DescribeConfigsResponse response;
   for (const auto& resource : request.resources) {
     auto& result = response.results.emplace_back();
@@ -209,14 +238,16 @@ void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
         result.error_message = "Topic " + resource.resource_name + " does not exist.";
         continue;
       }
-      describe_topic_configs(config, *topic, resource, request.include_synonyms, request.include_documentation, result);
+      describe_topic_configs(config, dynamic, *topic, resource, request.include_synonyms,
+                             request.include_documentation, result);
     } else if (resource.resource_type == kResourceBroker) {
       if (!resource.resource_name.empty() && resource.resource_name != std::to_string(config.node_id)) {
         result.error_code = pr::code(ErrorCode::kInvalidRequest);
         result.error_message = "Unexpected broker id, expected " + std::to_string(config.node_id);
         continue;
       }
-      describe_broker_configs(config, resource, request.include_synonyms, request.include_documentation, result);
+      describe_broker_configs(config, dynamic, resource.resource_name.empty(), resource, request.include_synonyms,
+                              request.include_documentation, result);
     } else {
       result.error_code = pr::code(ErrorCode::kInvalidRequest);
       result.error_message = "Unsupported resource type " + std::to_string(resource.resource_type);

@@ -62,13 +62,17 @@ std::string invalid_topic_name_reason(const std::string& name) {
 }
 
 TopicRegistry::TopicRegistry(const BrokerConfig& config, storage::LogManager& logs)
-    : config_(config), logs_(logs), path_(config.log_dirs.front() + "/oxbow-topics.json") {}
+    : config_(config),
+      logs_(logs),
+      path_(config.log_dirs.front() + "/oxbow-topics.json"),
+      log_defaults_(config.log_defaults),
+      num_partitions_(config.num_partitions) {}
 
 TopicRegistry::~TopicRegistry() = default;
 
 bool TopicRegistry::open_partitions_locked(Topic& topic, int32_t from, std::string& error) {
   if (!topic.stats) topic.stats = std::make_shared<TopicStats>();
-  auto log_config = resolve_log_config(config_, topic.info.configs);
+  auto log_config = resolve_log_config(log_defaults_, topic.info.configs);
   for (int32_t p = from; p < topic.info.partitions; ++p) {
     auto log = logs_.open_log(topic.info.name, p, log_config, error);
     if (!log) return false;
@@ -141,10 +145,20 @@ TopicRegistry::Result TopicRegistry::alter_configs(const std::string& name,
   topic.info.configs = configs;
   std::string error;
   if (!save_locked(error)) return {ErrorCode::kKafkaStorageError, error};
-  auto log_config = resolve_log_config(config_, configs);
+  auto log_config = resolve_log_config(log_defaults_, configs);
   for (auto& log : topic.logs) log->set_config(log_config);
   spdlog::info("altered configs of topic {}", name);
   return {};
+}
+
+void TopicRegistry::set_broker_defaults(const storage::LogConfig& log_defaults, int32_t num_partitions) {
+  std::unique_lock lock(mutex_);
+  log_defaults_ = log_defaults;
+  num_partitions_ = num_partitions;
+  for (auto& [name, topic] : topics_) {
+    auto log_config = resolve_log_config(log_defaults_, topic.info.configs);
+    for (auto& log : topic.logs) log->set_config(log_config);
+  }
 }
 
 TopicRegistry::Result TopicRegistry::create(const std::string& name, int32_t partitions,
@@ -153,7 +167,7 @@ TopicRegistry::Result TopicRegistry::create(const std::string& name, int32_t par
   if (auto reason = invalid_topic_name_reason(name); !reason.empty()) {
     return {ErrorCode::kInvalidTopicException, reason};
   }
-  if (partitions == -1) partitions = config_.num_partitions;
+  if (partitions == -1) partitions = num_partitions_;
   if (partitions <= 0 || partitions > 100000) {
     return {ErrorCode::kInvalidPartitions, "Number of partitions must be larger than 0."};
   }

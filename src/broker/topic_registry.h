@@ -15,6 +15,7 @@
 
 #include "protocol/errors.h"
 #include "protocol/wire.h"
+#include "storage/log_config.h"
 
 namespace oxbow::storage {
 class LogManager;
@@ -56,6 +57,8 @@ class TopicRegistry {
   // Replaces the topic's config overrides; the new settings apply to its logs at once.
   Result alter_configs(const std::string& name, const std::map<std::string, std::string>& configs,
                        bool validate_only);
+  // Dynamic broker configs changed the defaults topics inherit: every log gets its new settings.
+  void set_broker_defaults(const storage::LogConfig& log_defaults, int32_t num_partitions);
 
   std::optional<TopicInfo> find(const std::string& name) const;
   std::optional<TopicInfo> find_by_id(const protocol::Uuid& id) const;
@@ -80,6 +83,8 @@ class TopicRegistry {
   std::string path_;
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, Topic> topics_;
+  storage::LogConfig log_defaults_;  // the broker's, dynamic configs included
+  int32_t num_partitions_;
 };
 
 }  // namespace oxbow::broker

@@ -128,3 +128,86 @@ def test_delete_records_and_describe_log_dirs(broker):
                 pos += 21
                 sizes[(name, index)] = size
     assert sizes[(topic, 0)] > 0
+
+
+def _broker_configs(bootstrap, name="0"):
+    client = ck.admin(bootstrap)
+    futures = client.describe_configs([ConfigResource(ConfigResource.Type.BROKER, name)])
+    return list(futures.values())[0].result(10)
+
+
+def _alter_broker(bootstrap, configs, name="0"):
+    client = ck.admin(bootstrap)
+    futures = client.alter_configs([ConfigResource(ConfigResource.Type.BROKER, name, set_config=configs)])
+    return list(futures.values())[0].result(10)
+
+
+def _raw_alter_broker(port, name, configs):
+    """AlterConfigs v0 by hand on a BROKER resource (librdkafka can address neither the cluster
+    default, whose name is empty, nor a broker that does not exist): returns the error code."""
+    body = struct.pack(">i", 1) + struct.pack(">b", 4) + kw.string(name) + struct.pack(">i", len(configs))
+    for key, value in configs.items():
+        body += kw.string(key) + kw.string(value)
+    body += b"\x00"  # validate_only
+    with kw.Conn(port) as c:
+        resp = c.request(33, 0, 6, body)
+    (count,) = struct.unpack_from(">i", resp, 4)
+    assert count == 1
+    (error,) = struct.unpack_from(">h", resp, 8)
+    return error
+
+
+def _topic_entry(bootstrap, topic, key):
+    client = ck.admin(bootstrap)
+    futures = client.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
+    return list(futures.values())[0].result(10)[key]
+
+
+DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DEFAULT_CONFIG = 2, 3, 5
+
+
+def test_dynamic_broker_configs_apply_at_once_to_topics_and_persist(make_broker):
+    broker = make_broker({"log.retention.check.interval.ms": "200"})
+    topic = ck.create_topic(broker.bootstrap, unique_topic("dynbroker"), config={"segment.bytes": "1024"})
+    ck.produce_all(ck.producer(broker.bootstrap, linger_ms=0), [{"value": b"x" * 200} for _ in range(100)],
+                   topic, partition=0)
+    assert _topic_entry(broker.bootstrap, topic, "retention.bytes").source == DEFAULT_CONFIG
+
+    # This broker's layer: the topic inherits it at once, and retention acts on it.
+    _alter_broker(broker.bootstrap, {"log.retention.bytes": "2048"})
+    entry = _broker_configs(broker.bootstrap)["log.retention.bytes"]
+    assert (entry.value, entry.source) == ("2048", DYNAMIC_BROKER_CONFIG)
+    inherited = _topic_entry(broker.bootstrap, topic, "retention.bytes")
+    assert (inherited.value, inherited.source) == ("2048", DYNAMIC_BROKER_CONFIG)
+    # Small segments roll as more data arrives; retention then drops the old ones.
+    ck.produce_all(ck.producer(broker.bootstrap, linger_ms=0), [{"value": b"y" * 200} for _ in range(100)],
+                   topic, partition=0)
+    wait_until(lambda: ck.watermarks(broker.bootstrap, topic)[0] > 0, 20, message="retention used the new default")
+
+    # The cluster-wide default layer sits under this broker's.
+    assert _raw_alter_broker(broker.port, "", {"log.retention.ms": "3600000"}) == 0
+    entry = _topic_entry(broker.bootstrap, topic, "retention.ms")
+    assert (entry.value, entry.source) == ("3600000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+    entry = _broker_configs(broker.bootstrap)["log.retention.ms"]
+    assert (entry.value, entry.source) == ("3600000", DYNAMIC_DEFAULT_BROKER_CONFIG)
+
+    broker.restart()
+    assert _broker_configs(broker.bootstrap)["log.retention.bytes"].value == "2048"
+    assert _topic_entry(broker.bootstrap, topic, "retention.ms").value == "3600000"
+
+    # AlterConfigs replaces the layer: an empty set removes this broker's overrides.
+    _alter_broker(broker.bootstrap, {})
+    assert _broker_configs(broker.bootstrap)["log.retention.bytes"].source == DEFAULT_CONFIG
+
+
+def test_dynamic_broker_configs_refuse_static_unknown_and_bad_values(broker):
+    for configs, needle in (({"listeners": "PLAINTEXT://127.0.0.1:1"}, "listeners"),
+                            ({"no.such.config": "1"}, "no.such.config"),
+                            ({"log.retention.ms": "soon"}, "log.retention.ms")):
+        with pytest.raises(KafkaException) as info:
+            _alter_broker(broker.bootstrap, configs)
+        assert info.value.args[0].code() == 40  # INVALID_CONFIG
+        assert needle in str(info.value)
+    assert _raw_alter_broker(broker.port, "7", {"log.retention.ms": "1000"}) == 42  # INVALID_REQUEST: not us
+    assert _raw_alter_broker(broker.port, "", {"log.dirs": "/elsewhere"}) == 40  # read-only at any level
+    assert _broker_configs(broker.bootstrap)["log.retention.ms"].source != DYNAMIC_BROKER_CONFIG
