@@ -20,11 +20,15 @@ namespace oxbow::broker {
 namespace pr = oxbow::protocol;
 using pr::ErrorCode;
 
+namespace {
+
 // PRODUCER_FENCED (KIP-588) is new in these versions; older clients know it as INVALID_PRODUCER_EPOCH.
 ErrorCode fenced_for_version(ErrorCode error, int16_t version, int16_t first_version_with_fenced) {
   if (error == ErrorCode::kProducerFenced && version < first_version_with_fenced) return ErrorCode::kInvalidProducerEpoch;
   return error;
 }
+
+}  // namespace
 
 void handle_add_partitions_to_txn(RequestContext& ctx, Reader& body, Writer& out) {
   int16_t v = ctx.header.api_version;

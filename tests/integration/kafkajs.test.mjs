@@ -286,7 +286,8 @@ describe('kafkajs against oxbow', () => {
 
     const producer = kafka.producer({ allowAutoTopicCreation: false });
     await producer.connect();
-    await producer.send({ topic, messages: Array.from({ length: 40 }, (_, i) => ({ value: `r${i}`, partition: 0 })) });
+    // The topic is compacted now: as in Kafka, its records need keys.
+    await producer.send({ topic, messages: Array.from({ length: 40 }, (_, i) => ({ key: `k${i}`, value: `r${i}`, partition: 0 })) });
     await producer.disconnect();
     await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '25' }] });
     const offsets = await admin.fetchTopicOffsets(topic);
