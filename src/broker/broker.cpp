@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "broker/authenticator.h"
 #include "broker/config_defs.h"
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
@@ -82,6 +83,7 @@ bool Broker::start(std::string& error) {
   if (fault_every_produce_ > 0) spdlog::warn("test fault injection on: every {}th produce loses its connection", fault_every_produce_);
   int threads = config_.network_threads > 0 ? config_.network_threads
                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  authenticator_ = std::make_unique<Authenticator>(config_);
   server_ = std::make_unique<Server>(*this, threads);
   if (!server_->listen(config_.listeners, error)) return false;
   return start_admin_api(error);

@@ -31,6 +31,7 @@ namespace oxbow::broker {
 class TopicRegistry;
 class Server;
 class InternalTopic;
+class Authenticator;
 class TxnPartitions;
 class ProducerIdManager;
 
@@ -68,6 +69,7 @@ class Broker {
   ProducerIdManager& producer_ids() { return *producer_ids_; }
   txn::TransactionCoordinator& transactions() { return *transactions_; }
   InternalTopic& offsets_topic() { return *offsets_topic_; }
+  const Authenticator& authenticator() const { return *authenticator_; }
   const std::string& cluster_id() const { return cluster_id_; }
   // The endpoint clients should use: the advertised one of the listener they came in on.
   Endpoint advertised_endpoint(const std::string& listener) const;
@@ -87,6 +89,7 @@ class Broker {
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicRegistry> topics_;
   std::unique_ptr<DynamicConfigs> dynamic_configs_;
+  std::unique_ptr<Authenticator> authenticator_;
   std::mutex alter_mutex_;  // one dynamic config change at a time
   std::unique_ptr<InternalTopic> offsets_topic_;
   std::unique_ptr<InternalTopic> txn_state_topic_;

@@ -85,6 +85,11 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
                                                std::vector<std::string>& warnings) {
   BrokerConfig c;
   for (const auto& [key, value] : props) {
+    // Per-listener settings (listener.name.<name>.<mechanism>.sasl.jaas.config, ...) are kept as given.
+    if (key.starts_with("listener.name.")) {
+      c.given[key] = value;
+      continue;
+    }
     const ConfigDef* def = find_broker_config(key);
     if (!def) def = find_topic_config(key);  // Kafka accepts some topic names in server.properties
     if (!def) {
@@ -105,6 +110,20 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
     return std::nullopt;
   }
   c.listeners = *listeners;
+  std::map<std::string, std::string> protocols;
+  for (const auto& entry : split(*c.value_of("listener.security.protocol.map"), ',')) {
+    auto colon = entry.find(':');
+    if (colon == std::string::npos) continue;
+    protocols[entry.substr(0, colon)] = entry.substr(colon + 1);
+  }
+  for (auto& listener : c.listeners) {
+    auto it = protocols.find(listener.name);
+    if (it == protocols.end()) {
+      error = "listener " + listener.name + " has no security protocol in listener.security.protocol.map";
+      return std::nullopt;
+    }
+    listener.security_protocol = it->second;
+  }
   if (auto adv = c.value_of("advertised.listeners")) {
     auto parsed = parse_listeners(*adv, error);
     if (!parsed) {

@@ -28,6 +28,7 @@ enum ApiKey : int16_t {
   kSyncGroup = 14,
   kDescribeGroups = 15,
   kListGroups = 16,
+  kSaslHandshake = 17,
   kApiVersions = 18,
   kCreateTopics = 19,
   kDeleteTopics = 20,
@@ -41,6 +42,7 @@ enum ApiKey : int16_t {
   kDescribeConfigs = 32,
   kAlterConfigs = 33,
   kDescribeLogDirs = 35,
+  kSaslAuthenticate = 36,
   kCreatePartitions = 37,
   kDeleteGroups = 42,
   kElectLeaders = 43,
@@ -55,9 +57,9 @@ enum ApiKey : int16_t {
 // Ordered by API key.
 constexpr auto kImplemented = std::to_array<int16_t>({
     kProduce, kFetch, kListOffsets, kMetadata, kOffsetCommit, kOffsetFetch, kFindCoordinator, kJoinGroup,
-    kHeartbeat, kLeaveGroup, kSyncGroup, kDescribeGroups, kListGroups, kApiVersions, kCreateTopics,
+    kHeartbeat, kLeaveGroup, kSyncGroup, kDescribeGroups, kListGroups, kSaslHandshake, kApiVersions, kCreateTopics,
     kDeleteTopics, kDeleteRecords, kInitProducerId, kOffsetForLeaderEpoch, kAddPartitionsToTxn, kAddOffsetsToTxn,
-    kEndTxn, kTxnOffsetCommit, kDescribeConfigs, kAlterConfigs, kDescribeLogDirs, kCreatePartitions,
+    kEndTxn, kTxnOffsetCommit, kDescribeConfigs, kAlterConfigs, kDescribeLogDirs, kSaslAuthenticate, kCreatePartitions,
     kDeleteGroups, kElectLeaders, kIncrementalAlterConfigs, kOffsetDelete, kDescribeCluster, kDescribeProducers,
     kDescribeTransactions, kListTransactions,
 });
@@ -102,6 +104,8 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
     case kListOffsets: handle_list_offsets(ctx, body, out); break;
     case kMetadata: handle_metadata(ctx, body, out); break;
     case kApiVersions: handle_api_versions(ctx, body, out); break;
+    case kSaslHandshake: handle_sasl_handshake(ctx, body, out); break;
+    case kSaslAuthenticate: handle_sasl_authenticate(ctx, body, out); break;
     case kOffsetCommit: handle_offset_commit(ctx, body, out); break;
     case kInitProducerId: handle_init_producer_id(ctx, body, out); break;
     case kDescribeProducers: handle_describe_producers(ctx, body, out); break;

@@ -24,6 +24,8 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out);
 void write_api_versions_fallback(Writer& out);
 
 void handle_api_versions(RequestContext& ctx, Reader& body, Writer& out);
+void handle_sasl_handshake(RequestContext& ctx, Reader& body, Writer& out);
+void handle_sasl_authenticate(RequestContext& ctx, Reader& body, Writer& out);
 void handle_metadata(RequestContext& ctx, Reader& body, Writer& out);
 void handle_list_offsets(RequestContext& ctx, Reader& body, Writer& out);
 void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out);

@@ -7,6 +7,7 @@
 namespace oxbow::broker {
 
 class Broker;
+struct SecurityState;
 
 struct RequestContext {
   Broker& broker;
@@ -14,6 +15,7 @@ struct RequestContext {
   const std::string& listener_name;  // picks the advertised endpoint for Metadata
   const std::string& client_host;    // the peer's address
   bool respond = true;               // cleared by produce with acks=0
+  SecurityState* security = nullptr;  // the connection's authentication state
 };
 
 }  // namespace oxbow::broker

@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "broker/asio.h"
+#include "broker/authenticator.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/probe.h"
@@ -27,6 +28,8 @@ constexpr size_t kMaxSpareBytes = 16 << 20;
 constexpr int16_t kApiVersionsKey = 18;
 constexpr int16_t kProduceKey = 0;
 constexpr int16_t kFetchKey = 1;
+constexpr int16_t kSaslHandshakeKey = 17;
+constexpr int16_t kSaslAuthenticateKey = 36;
 
 // A request's bytes. Unlike a vector, growing it does not zero the memory, and connections reuse
 // their buffers, so a large produce costs neither a memset nor fresh pages.
@@ -60,17 +63,21 @@ struct Slot {
   pr::Writer response;
   bool done = false;
   bool respond = true;
-  bool close_after = false;
+  bool close_after = false;       // close without answering
+  bool close_after_send = false;  // answer, then close
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(Broker& broker, tcp::socket socket, std::string listener)
+  Connection(Broker& broker, tcp::socket socket, const Endpoint& listener)
       : broker_(broker),
         socket_(std::move(socket)),
-        listener_(std::move(listener)),
+        listener_(listener.name),
         slot_ready_(socket_.get_executor()),
-        slot_freed_(socket_.get_executor()) {
+        slot_freed_(socket_.get_executor()),
+        authenticated_(socket_.get_executor()) {
+    security_.listener = listener.name;
+    security_.security_protocol = listener.security_protocol;
     boost::system::error_code ec;
     auto endpoint = socket_.remote_endpoint(ec);
     host_ = ec ? "unknown" : endpoint.address().to_string();
@@ -115,6 +122,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         if (!admit(*slot)) break;
         slots_.push_back(slot);
         asio::co_spawn(socket_.get_executor(), process(slot), asio::detached);
+        // Authentication changes what the next request may be: finish it before reading on.
+        if (is_sasl_request(slot->header.api_key)) {
+          while (!slot->done && !closed_) co_await sleep_on(authenticated_);
+        }
         while (slots_.size() >= kMaxInFlight && !closed_) co_await sleep_on(slot_freed_);
       }
     } catch (const boost::system::system_error& e) {
@@ -146,8 +157,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
                    slot.header.api_version, key);
       return false;
     }
+    if (!security_.admits(key, Clock::now())) {
+      spdlog::warn("closing connection from {} on listener {}: API key {} {}", peer_, listener_, key,
+                   security_.authenticated ? "after the SASL session expired (connections.max.reauth.ms)"
+                                           : "before SASL authentication");
+      return false;
+    }
     return true;
   }
+
+  static bool is_sasl_request(int16_t key) { return key == kSaslHandshakeKey || key == kSaslAuthenticateKey; }
 
   asio::awaitable<void> process(std::shared_ptr<Slot> slot) {
     auto self = shared_from_this();
@@ -157,6 +176,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     out.reserve_i32();
     pr::encode_response_header(out, slot->header);
     RequestContext ctx{broker_, slot->header, listener_, host_};
+    ctx.security = &security_;
     try {
       if (slot->header.api_key == kApiVersionsKey &&
           !pr::version_supported(kApiVersionsKey, slot->header.api_version)) {
@@ -165,6 +185,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         co_await dispatch(ctx, reader, out);
       }
       slot->respond = ctx.respond;
+      if (security_.close_after_response) slot->close_after_send = true;
       if (slot->header.api_key == kProduceKey && broker_.inject_produce_fault()) {
         spdlog::info("fault injection: dropping connection from {} after a produce", peer_);
         slot->close_after = true;
@@ -187,6 +208,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     slot->done = true;
     slot_ready_.cancel();
+    authenticated_.cancel();
   }
 
   static double seconds(Clock::time_point from, Clock::time_point to) {
@@ -227,6 +249,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         out.patch_i32(0, static_cast<int32_t>(out.total_size() - 4));
         co_await send(out);
         note_sent(*slot);
+        if (slot->close_after_send) break;
       }
     } catch (const std::exception& e) {
       spdlog::debug("connection from {}: write failed: {}", peer_, e.what());
@@ -295,6 +318,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     socket_.close(ec);
     slot_ready_.cancel();
     slot_freed_.cancel();
+    authenticated_.cancel();
   }
 
   Broker& broker_;
@@ -304,6 +328,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string peer_;
   asio::steady_timer slot_ready_;
   asio::steady_timer slot_freed_;
+  asio::steady_timer authenticated_;  // wakes the read loop when a SASL request is done
+  SecurityState security_;
   std::deque<std::shared_ptr<Slot>> slots_;
   std::vector<RequestBuffer> spare_buffers_;
   bool closed_ = false;
@@ -317,7 +343,7 @@ struct Server::Impl {
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<std::thread> threads;
   std::atomic<size_t> next{0};
-  std::vector<std::string> acceptor_names;
+  std::vector<Endpoint> acceptor_endpoints;
   asio::signal_set signals;
   std::atomic<bool> stopping{false};
 
@@ -329,14 +355,14 @@ struct Server::Impl {
     return out;
   }
 
-  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, std::string listener) {
+  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, Endpoint listener) {
     while (acceptor.is_open()) {
       auto& context = *contexts[next++ % contexts.size()];
       boost::system::error_code ec;
       tcp::socket socket = co_await acceptor.async_accept(context, asio::redirect_error(asio::use_awaitable, ec));
       if (ec) {
         if (ec == asio::error::operation_aborted) co_return;
-        spdlog::warn("accept on {} failed: {}", listener, ec.message());
+        spdlog::warn("accept on {} failed: {}", listener.name, ec.message());
         continue;
       }
       std::make_shared<Connection>(broker, std::move(socket), listener)->start();
@@ -359,7 +385,7 @@ Server::~Server() { stop(); }
 
 bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) {
   for (const auto& e : endpoints) {
-    if (e.security_protocol != "PLAINTEXT") {
+    if (e.security_protocol != "PLAINTEXT" && e.security_protocol != "SASL_PLAINTEXT") {
       error = "listener " + e.name + ": security protocol " + e.security_protocol + " is not supported yet";
       return false;
     }
@@ -388,7 +414,7 @@ bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) 
       return false;
     }
     impl_->acceptors.push_back(std::move(acceptor));
-    impl_->acceptor_names.push_back(e.name);
+    impl_->acceptor_endpoints.push_back(e);
   }
   return true;
 }
@@ -411,7 +437,8 @@ void Server::start() {
 void Server::accept() {
   for (size_t i = 0; i < impl_->acceptors.size(); ++i) {
     auto& acceptor = *impl_->acceptors[i];
-    const auto& name = impl_->acceptor_names[i];
+    const auto& listener = impl_->acceptor_endpoints[i];
+    const auto& name = listener.name;
     boost::system::error_code ec;
     acceptor.listen(asio::socket_base::max_listen_connections, ec);
     auto endpoint = acceptor.local_endpoint(ec);
@@ -420,7 +447,7 @@ void Server::accept() {
       continue;
     }
     spdlog::info("accepting on {}://{}:{}", name, endpoint.address().to_string(), endpoint.port());
-    asio::co_spawn(*impl_->contexts[0], impl_->accept_loop(acceptor, name), asio::detached);
+    asio::co_spawn(*impl_->contexts[0], impl_->accept_loop(acceptor, listener), asio::detached);
   }
 }
 

@@ -1,0 +1,100 @@
+#include "broker/authenticator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/properties.h"
+
+namespace oxbow::broker {
+
+namespace {
+
+constexpr int16_t kSaslHandshake = 17;
+constexpr int16_t kApiVersions = 18;
+constexpr int16_t kSaslAuthenticate = 36;
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// Compares without stopping at the first difference, so timing does not reveal a prefix.
+bool equal_in_constant_time(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i % std::max<size_t>(b.size(), 1)]);
+  return diff == 0;
+}
+
+}  // namespace
+
+bool SecurityState::admits(int16_t api_key, std::chrono::steady_clock::time_point now) const {
+  if (!needs_sasl()) return true;
+  if (api_key == kApiVersions || api_key == kSaslHandshake || api_key == kSaslAuthenticate) return true;
+  return authenticated && now < session_expiry;
+}
+
+std::map<std::string, std::string> parse_plain_jaas_users(const std::string& jaas) {
+  std::map<std::string, std::string> users;
+  size_t pos = 0;
+  while ((pos = jaas.find("user_", pos)) != std::string::npos) {
+    // Only at the start of an option, not inside a value.
+    if (pos > 0 && !std::isspace(static_cast<unsigned char>(jaas[pos - 1]))) {
+      pos += 5;
+      continue;
+    }
+    size_t eq = jaas.find('=', pos);
+    if (eq == std::string::npos || eq + 1 >= jaas.size() || jaas[eq + 1] != '"') break;
+    std::string name = jaas.substr(pos + 5, eq - pos - 5);
+    std::string password;
+    size_t i = eq + 2;
+    for (; i < jaas.size() && jaas[i] != '"'; ++i) {
+      if (jaas[i] == '\\' && i + 1 < jaas.size()) ++i;
+      password += jaas[i];
+    }
+    if (!name.empty()) users[name] = password;
+    pos = i;
+  }
+  return users;
+}
+
+Authenticator::Authenticator(const BrokerConfig& config) {
+  for (auto& m : split(config.value_of("sasl.enabled.mechanisms").value_or("PLAIN"), ',')) {
+    if (!m.empty()) mechanisms_.push_back(m);
+  }
+  reauth_ms_ = parse_int64(config.value_of("connections.max.reauth.ms").value_or("0")).value_or(0);
+  for (const auto& listener : config.listeners) {
+    if (listener.security_protocol != "SASL_PLAINTEXT" && listener.security_protocol != "SASL_SSL") continue;
+    auto key = "listener.name." + lower(listener.name) + ".plain.sasl.jaas.config";
+    auto it = config.given.find(key);
+    if (it == config.given.end()) {
+      spdlog::warn("listener {}: no {}: PLAIN authentication will refuse everyone", listener.name, key);
+      continue;
+    }
+    plain_users_[listener.name] = parse_plain_jaas_users(it->second);
+  }
+}
+
+std::optional<std::string> Authenticator::check_plain(const std::string& listener, std::span<const uint8_t> token,
+                                                      std::string& claimed_user) const {
+  std::string text(token.begin(), token.end());
+  auto first = text.find('\0');
+  auto second = first == std::string::npos ? std::string::npos : text.find('\0', first + 1);
+  if (second == std::string::npos) return std::nullopt;
+  std::string authzid = text.substr(0, first);
+  claimed_user = text.substr(first + 1, second - first - 1);
+  std::string password = text.substr(second + 1);
+  if (!authzid.empty() && authzid != claimed_user) return std::nullopt;
+  auto users = plain_users_.find(listener);
+  if (users == plain_users_.end()) return std::nullopt;
+  auto user = users->second.find(claimed_user);
+  if (user == users->second.end()) {
+    equal_in_constant_time(password, password);  // as long as a known user's check
+    return std::nullopt;
+  }
+  if (!equal_in_constant_time(password, user->second)) return std::nullopt;
+  return claimed_user;
+}
+
+}  // namespace oxbow::broker

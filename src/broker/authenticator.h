@@ -1,0 +1,55 @@
+#pragma once
+// SASL authentication on SASL_PLAINTEXT listeners, as Kafka does it: SaslHandshake picks a
+// mechanism, SaslAuthenticate carries its tokens. PLAIN users come from the listener's JAAS
+// property, Kafka's own format:
+//   listener.name.<listener, lower case>.plain.sasl.jaas.config=
+//     org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="secret" ...;
+// Until a connection has authenticated it may only send ApiVersions, SaslHandshake and
+// SaslAuthenticate; with connections.max.reauth.ms its session then lasts that long.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "broker/config.h"
+
+namespace oxbow::broker {
+
+// What a connection knows about who is on the other end.
+struct SecurityState {
+  std::string listener;
+  std::string security_protocol = "PLAINTEXT";
+  std::string mechanism;  // chosen by SaslHandshake
+  bool authenticated = false;
+  std::string principal = "User:ANONYMOUS";
+  std::chrono::steady_clock::time_point session_expiry = std::chrono::steady_clock::time_point::max();
+  bool close_after_response = false;  // a failed authentication: answer, then hang up
+
+  bool needs_sasl() const { return security_protocol == "SASL_PLAINTEXT" || security_protocol == "SASL_SSL"; }
+  // May a request of this API key be served now?
+  bool admits(int16_t api_key, std::chrono::steady_clock::time_point now) const;
+};
+
+class Authenticator {
+ public:
+  explicit Authenticator(const BrokerConfig& config);
+
+  const std::vector<std::string>& mechanisms() const { return mechanisms_; }
+  int64_t reauth_ms() const { return reauth_ms_; }
+  // Checks a PLAIN token (authzid NUL user NUL password) for the listener; the user on success.
+  std::optional<std::string> check_plain(const std::string& listener, std::span<const uint8_t> token,
+                                         std::string& claimed_user) const;
+
+ private:
+  std::vector<std::string> mechanisms_;
+  int64_t reauth_ms_ = 0;
+  std::map<std::string, std::map<std::string, std::string>> plain_users_;  // listener -> user -> password
+};
+
+// The user_<name>="<password>" entries of a JAAS PlainLoginModule configuration.
+std::map<std::string, std::string> parse_plain_jaas_users(const std::string& jaas);
+
+}  // namespace oxbow::broker
