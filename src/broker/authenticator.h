@@ -1,7 +1,8 @@
 #pragma once
 // SASL authentication on SASL_PLAINTEXT listeners, as Kafka does it: SaslHandshake picks a
-// mechanism, SaslAuthenticate carries its tokens. PLAIN users come from the listener's JAAS
-// property, Kafka's own format:
+// mechanism, SaslAuthenticate carries its tokens. SCRAM-SHA-256/512 users are the broker's stored
+// credentials (scram.h, managed with AlterUserScramCredentials). PLAIN users come from the
+// listener's JAAS property, Kafka's own format:
 //   listener.name.<listener, lower case>.plain.sasl.jaas.config=
 //     org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="secret" ...;
 // Until a connection has authenticated it may only send ApiVersions, SaslHandshake and
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "broker/config.h"
+#include "broker/scram.h"
 
 namespace oxbow::broker {
 
@@ -23,6 +25,7 @@ struct SecurityState {
   std::string listener;
   std::string security_protocol = "PLAINTEXT";
   std::string mechanism;  // chosen by SaslHandshake
+  std::shared_ptr<ScramExchange> scram;  // a SCRAM exchange under way
   bool authenticated = false;
   std::string principal = "User:ANONYMOUS";
   std::chrono::steady_clock::time_point session_expiry = std::chrono::steady_clock::time_point::max();

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "broker/authenticator.h"
+#include "broker/scram.h"
 #include "broker/config_defs.h"
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
@@ -84,6 +85,8 @@ bool Broker::start(std::string& error) {
   int threads = config_.network_threads > 0 ? config_.network_threads
                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   authenticator_ = std::make_unique<Authenticator>(config_);
+  scram_credentials_ = std::make_unique<ScramCredentialStore>(config_.log_dirs.front() + "/oxbow-scram-credentials.json");
+  if (!scram_credentials_->load(error)) return false;
   server_ = std::make_unique<Server>(*this, threads);
   if (!server_->listen(config_.listeners, error)) return false;
   return start_admin_api(error);

@@ -32,6 +32,7 @@ class TopicRegistry;
 class Server;
 class InternalTopic;
 class Authenticator;
+class ScramCredentialStore;
 class TxnPartitions;
 class ProducerIdManager;
 
@@ -70,6 +71,7 @@ class Broker {
   txn::TransactionCoordinator& transactions() { return *transactions_; }
   InternalTopic& offsets_topic() { return *offsets_topic_; }
   const Authenticator& authenticator() const { return *authenticator_; }
+  ScramCredentialStore& scram_credentials() { return *scram_credentials_; }
   const std::string& cluster_id() const { return cluster_id_; }
   // The endpoint clients should use: the advertised one of the listener they came in on.
   Endpoint advertised_endpoint(const std::string& listener) const;
@@ -90,6 +92,7 @@ class Broker {
   std::unique_ptr<TopicRegistry> topics_;
   std::unique_ptr<DynamicConfigs> dynamic_configs_;
   std::unique_ptr<Authenticator> authenticator_;
+  std::unique_ptr<ScramCredentialStore> scram_credentials_;
   std::mutex alter_mutex_;  // one dynamic config change at a time
   std::unique_ptr<InternalTopic> offsets_topic_;
   std::unique_ptr<InternalTopic> txn_state_topic_;

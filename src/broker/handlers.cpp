@@ -48,6 +48,8 @@ enum ApiKey : int16_t {
   kElectLeaders = 43,
   kIncrementalAlterConfigs = 44,
   kOffsetDelete = 47,
+  kDescribeUserScramCredentials = 50,
+  kAlterUserScramCredentials = 51,
   kDescribeCluster = 60,
   kDescribeProducers = 61,
   kDescribeTransactions = 65,
@@ -60,7 +62,8 @@ constexpr auto kImplemented = std::to_array<int16_t>({
     kHeartbeat, kLeaveGroup, kSyncGroup, kDescribeGroups, kListGroups, kSaslHandshake, kApiVersions, kCreateTopics,
     kDeleteTopics, kDeleteRecords, kInitProducerId, kOffsetForLeaderEpoch, kAddPartitionsToTxn, kAddOffsetsToTxn,
     kEndTxn, kTxnOffsetCommit, kDescribeConfigs, kAlterConfigs, kDescribeLogDirs, kSaslAuthenticate, kCreatePartitions,
-    kDeleteGroups, kElectLeaders, kIncrementalAlterConfigs, kOffsetDelete, kDescribeCluster, kDescribeProducers,
+    kDeleteGroups, kElectLeaders, kIncrementalAlterConfigs, kOffsetDelete, kDescribeUserScramCredentials,
+    kAlterUserScramCredentials, kDescribeCluster, kDescribeProducers,
     kDescribeTransactions, kListTransactions,
 });
 
@@ -106,6 +109,8 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
     case kApiVersions: handle_api_versions(ctx, body, out); break;
     case kSaslHandshake: handle_sasl_handshake(ctx, body, out); break;
     case kSaslAuthenticate: handle_sasl_authenticate(ctx, body, out); break;
+    case kDescribeUserScramCredentials: handle_describe_user_scram_credentials(ctx, body, out); break;
+    case kAlterUserScramCredentials: handle_alter_user_scram_credentials(ctx, body, out); break;
     case kOffsetCommit: handle_offset_commit(ctx, body, out); break;
     case kInitProducerId: handle_init_producer_id(ctx, body, out); break;
     case kDescribeProducers: handle_describe_producers(ctx, body, out); break;

@@ -32,6 +32,10 @@ void handle_sasl_handshake(RequestContext& ctx, Reader& body, Writer& out) {
                  ctx.client_host, security.listener, request.mechanism, fmt::join(enabled, ","));
   } else {
     security.mechanism = request.mechanism;
+    auto scram = scram_mechanism_from_name(request.mechanism);
+    security.scram = scram == ScramMechanism::kUnknown
+                         ? nullptr
+                         : std::make_shared<ScramExchange>(scram, ctx.broker.scram_credentials());
     response.mechanisms = enabled;
   }
   response.encode(out, v);
@@ -52,14 +56,32 @@ void handle_sasl_authenticate(RequestContext& ctx, Reader& body, Writer& out) {
     return;
   }
   std::string claimed;
-  auto user = authenticator.check_plain(security.listener, request.auth_bytes, claimed);
+  std::optional<std::string> user;
+  std::string failure = "Authentication failed: Invalid username or password";
+  if (security.scram) {
+    std::string message(request.auth_bytes.begin(), request.auth_bytes.end());
+    auto answer = security.scram->step(message, claimed);
+    if (answer) response.auth_bytes.assign(answer->begin(), answer->end());
+    if (answer && !security.scram->complete()) {
+      response.encode(out, v);  // server-first: the exchange goes on
+      return;
+    }
+    if (answer) user = claimed;
+    failure = "Authentication failed during authentication due to invalid credentials with SASL mechanism " +
+              security.mechanism;
+  } else {
+    user = authenticator.check_plain(security.listener, request.auth_bytes, claimed);
+  }
+  std::string mechanism = security.mechanism;
   security.mechanism.clear();  // a new handshake comes before any re-authentication
+  security.scram.reset();
   if (!user) {
     response.error_code = pr::code(ErrorCode::kSaslAuthenticationFailed);
-    response.error_message = "Authentication failed: Invalid username or password";
+    response.error_message = failure;
+    response.auth_bytes.clear();
     security.close_after_response = true;
-    spdlog::warn("authentication failed: user '{}' from {} on listener {} (PLAIN): invalid username or password",
-                 claimed, ctx.client_host, security.listener);
+    spdlog::warn("authentication failed: user '{}' from {} on listener {} ({}): invalid credentials", claimed,
+                 ctx.client_host, security.listener, mechanism);
   } else {
     security.authenticated = true;
     security.principal = "User:" + *user;

@@ -15,5 +15,6 @@ void add_consume_command(CLI::App& app);
 void add_perf_command(CLI::App& app);
 void add_group_command(CLI::App& app);
 void add_txn_command(CLI::App& app);
+void add_user_command(CLI::App& app);
 
 }  // namespace oxbow::cli
