@@ -148,69 +148,6 @@ bool PartitionLog::load(bool clean, std::string& error) {
   return true;
 }
 
-void PartitionLog::load_producer_state() {
-  std::string snapshot = dir_ + "/" + Segment::file_name(log_end_offset_, ".snapshot");
-  std::string text;
-  bool loaded = read_whole_file(snapshot, text) && producers_.parse(text);
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    if (entry.path().extension() == ".snapshot") fs::remove(entry.path(), ec);
-  }
-  if (loaded) return;
-  // No snapshot at the log end (a crash): replay the batch headers.
-  for (auto& [base, segment] : segments_) {
-    segment->for_each_batch([this](const uint8_t* raw, size_t available) {
-      auto h = pr::read_batch_header(raw);
-      if (h.producer_id < 0) return;
-      if (!h.is_control()) {
-        producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, h.base_offset,
-                          h.last_offset(), h.max_timestamp, h.is_transactional());
-        return;
-      }
-      auto type = pr::control_type(raw, available);
-      if (type == pr::ControlType::kUnknown) return;
-      int32_t coordinator_epoch = -1;  // not needed after a crash: markers are checked by producer epoch
-      producers_.complete_transaction(h.producer_id, h.producer_epoch, type == pr::ControlType::kCommit,
-                                      coordinator_epoch, h.base_offset);
-    });
-  }
-  producers_.trim_before(log_start_offset_);
-}
-
-void PartitionLog::write_producer_snapshot() {
-  if (producers_.empty()) return;
-  std::string error;
-  write_file_atomically(dir_ + "/" + Segment::file_name(log_end_offset_, ".snapshot"), producers_.serialize(), error);
-}
-
-bool PartitionLog::check_producer_locked(std::span<uint8_t> records, int batch_count, AppendOrigin origin,
-                                         AppendResult& result) {
-  auto h = pr::read_batch_header(records.data());
-  if (h.producer_id < 0) return true;
-  if (batch_count != 1 || (origin == AppendOrigin::kClient && h.base_sequence < 0)) {
-    result.error = ErrorCode::kInvalidRecord;  // Kafka: one batch per partition from an idempotent producer
-    return false;
-  }
-  auto check = producers_.check(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count);
-  if (check.error != ErrorCode::kNone) {
-    result.error = check.error;
-    return false;
-  }
-  if (check.duplicate) {
-    result.base_offset = check.duplicate->first_offset;
-    result.last_offset = check.duplicate->last_offset;
-    result.log_start_offset = log_start_offset_;
-    result.wait_for_flush = flushed_offset_ <= check.duplicate->last_offset &&
-                            config_.flush_messages != kNever;
-    return false;
-  }
-  if (h.is_transactional()) {
-    result.error = producers_.check_transactional(h.producer_id, h.producer_epoch);
-    return result.error == ErrorCode::kNone;
-  }
-  return true;
-}
-
 void PartitionLog::write_leader_epoch_checkpoint(bool durable) {
   std::ostringstream out;
   out << "0\n" << epochs_.size() << "\n";
@@ -315,12 +252,6 @@ bool PartitionLog::append_locked(std::span<uint8_t> records, const pr::BatchesSu
   return true;
 }
 
-ErrorCode PartitionLog::allow_transaction(int64_t producer_id, int16_t epoch) {
-  std::lock_guard lock(mutex_);
-  if (!ensure_loaded_locked()) return ErrorCode::kKafkaStorageError;
-  return producers_.allow_transaction(producer_id, epoch);
-}
-
 AppendResult PartitionLog::write_marker(int64_t producer_id, int16_t epoch, bool commit, int32_t coordinator_epoch,
                                         int64_t now_ms) {
   AppendResult result;
@@ -345,12 +276,6 @@ AppendResult PartitionLog::write_marker(int64_t producer_id, int16_t epoch, bool
   }
   wake_all(to_wake);
   return result;
-}
-
-int64_t PartitionLog::last_stable_offset() const {
-  std::lock_guard lock(mutex_);
-  ensure_loaded_locked();
-  return producers_.last_stable_offset(high_watermark_);
 }
 
 ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_batch, bool committed_only) {
@@ -472,12 +397,6 @@ std::pair<int32_t, int64_t> PartitionLog::end_offset_for_epoch(int32_t epoch) co
   }
   if (epochs_.empty()) return {-1, -1};
   return {epochs_.back().first, log_end_offset_};
-}
-
-ProducerState PartitionLog::producer_state() const {
-  std::lock_guard lock(mutex_);
-  ensure_loaded_locked();
-  return producers_;
 }
 
 int32_t PartitionLog::leader_epoch() const {
