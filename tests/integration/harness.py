@@ -57,7 +57,7 @@ def port_accepts(port, host="127.0.0.1"):
 class Broker:
     """One oxbow broker process with its own log dir and port, restartable in place."""
 
-    def __init__(self, base_dir, overrides=None, port=None, config_file=None):
+    def __init__(self, base_dir, overrides=None, port=None, config_file=None, extra_listeners=None):
         self.base_dir = pathlib.Path(base_dir)
         self.base_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.base_dir / "data"
@@ -69,6 +69,10 @@ class Broker:
         self.overrides = dict(overrides or {})
         self.overrides.setdefault("admin.listener", f"127.0.0.1:{self.admin_port}")
         self.config_file = config_file
+        # Listeners beside the PLAINTEXT one on self.port: name -> port (see add_listener).
+        self.extra_listeners = {}
+        for name in extra_listeners or ():
+            self.add_listener(name)
         self.proc = None
         self.starts = 0
         self.last_exit_code = None
@@ -76,6 +80,20 @@ class Broker:
     @property
     def bootstrap(self):
         return f"127.0.0.1:{self.port}"
+
+    def add_listener(self, name, port=None):
+        """Adds listener NAME://127.0.0.1:<port> (a free port by default) after the PLAINTEXT one.
+
+        Must be called before start(); the listener is also advertised as is.  Its security protocol
+        is whatever listener.security.protocol.map (an override) gives NAME.  Returns the port.
+        """
+        assert self.config_file is None, "extra listeners are not supported with a config file"
+        assert name != "PLAINTEXT" and name not in self.extra_listeners, f"listener {name} already defined"
+        self.extra_listeners[name] = port or free_port()
+        return self.extra_listeners[name]
+
+    def listener_bootstrap(self, name):
+        return f"127.0.0.1:{self.extra_listeners[name]}"
 
     @property
     def admin_url(self):
@@ -92,7 +110,8 @@ class Broker:
             for key, value in self.overrides.items():
                 cmd += ["--override", f"{key}={value}"]
             return cmd
-        listener = f"PLAINTEXT://127.0.0.1:{self.port}"
+        listener = ",".join([f"PLAINTEXT://127.0.0.1:{self.port}"]
+                            + [f"{name}://127.0.0.1:{port}" for name, port in self.extra_listeners.items()])
         cmd = [
             OXBOW_BIN, "broker",
             "--override", f"listeners={listener}",
@@ -145,11 +164,12 @@ class Broker:
         while True:
             if self.proc.poll() is not None:
                 self.fail(f"broker exited with code {self.proc.returncode} during start-up")
-            if port_accepts(self.port):
+            if port_accepts(self.port) and all(port_accepts(p) for p in self.extra_listeners.values()):
                 return self
             if time.monotonic() >= deadline:
                 self.kill()
-                self.fail(f"broker did not accept connections on port {self.port} within {timeout}s")
+                ports = ", ".join(str(p) for p in [self.port, *self.extra_listeners.values()])
+                self.fail(f"broker did not accept connections on port {ports} within {timeout}s")
             time.sleep(0.05)
 
     def stop(self, timeout=STOP_TIMEOUT_S, check=True):
