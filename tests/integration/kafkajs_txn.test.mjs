@@ -6,50 +6,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+
+import { OXBOW_BIN, accepting, eventually, sleep, unusedPort } from './node_helpers.mjs';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const { Kafka, logLevel } = (await import('kafkajs')).default;
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const OXBOW_BIN = process.env.OXBOW_BIN || path.resolve(here, '../../build/oxbow');
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// A port nothing listens on right now (the OS picks it).
-async function unusedPort() {
-  const server = net.createServer();
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function accepting(port) {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const done = (ok) => { socket.destroy(); resolve(ok); };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
-async function eventually(check, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch (err) { last = err; }
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (${last})` : ''}`);
-    await sleep(50);
-  }
-}
 
 // One broker process in a temporary directory; stop() is a clean SIGTERM shutdown.
 async function startBroker(overrides) {
