@@ -39,7 +39,6 @@ std::string unb64(const std::string& text) {
   int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                           reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
   out.resize(static_cast<size_t>(n));
-  while (!text.empty() && text[text.size() - 1 - (out.size() - static_cast<size_t>(n))] == '=' && false) {}
   size_t pad = (text.size() >= 1 && text.back() == '=') + (text.size() >= 2 && text[text.size() - 2] == '=');
   out.resize(out.size() - pad);
   return out;

@@ -183,6 +183,11 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
   result.error = pr::validate_batches(records, summary);
   if (result.error != ErrorCode::kNone) return result;
 
+  // Checked before taking the log's lock: it may decompress whole batches.
+  if (origin == AppendOrigin::kClient && config().compact && !every_record_has_a_key(records)) {
+    result.error = ErrorCode::kInvalidRecord;
+    return result;
+  }
   std::vector<std::shared_ptr<Wakeable>> to_wake;
   {
     std::lock_guard lock(mutex_);
@@ -201,10 +206,6 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
         return result;
       }
       pos += h.total_size();
-    }
-    if (config_.compact && origin == AppendOrigin::kClient && !every_record_has_a_key(records)) {
-      result.error = ErrorCode::kInvalidRecord;
-      return result;
     }
     if (!check_producer_locked(records, summary.batch_count, origin, result)) return result;
     if (!append_locked(records, summary, now_ms, result, to_wake)) return result;
