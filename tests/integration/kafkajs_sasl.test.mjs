@@ -5,12 +5,8 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
-import { OXBOW_BIN, accepting, eventually, sleep, unusedPort } from './node_helpers.mjs';
+import { eventually, startBroker } from './node_helpers.mjs';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const { Kafka, logLevel } = (await import('kafkajs')).default;
@@ -21,56 +17,15 @@ const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required '
   + Object.entries(USERS).map(([user, password]) => `user_${user}="${password}"`).join(' ') + ';';
 const AUTH_FAILED_MESSAGE = 'Authentication failed: Invalid username or password';
 
-// One broker process in a temporary directory with a PLAINTEXT and a SASL_PLAINTEXT listener.
-async function startBroker(overrides) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oxbow-kafkajs-sasl-'));
-  const logPath = path.join(dir, 'broker.log');
-  const port = await unusedPort();
-  const saslPort = await unusedPort();
-  const listeners = `PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort}`;
-  const settings = {
-    listeners,
-    'advertised.listeners': listeners,
-    'listener.name.sasl_plaintext.plain.sasl.jaas.config': JAAS,
-    'log.dirs': path.join(dir, 'data'),
-    'admin.listener': `127.0.0.1:${await unusedPort()}`,
-    ...overrides,
-  };
-  const args = ['broker'];
-  for (const [key, value] of Object.entries(settings)) args.push('--override', `${key}=${value}`);
-  assert.ok(fs.existsSync(OXBOW_BIN), `broker binary ${OXBOW_BIN} does not exist (set OXBOW_BIN)`);
-  const logFd = fs.openSync(logPath, 'a');
-  const proc = spawn(OXBOW_BIN, args, { stdio: ['ignore', logFd, logFd] });
-  fs.closeSync(logFd);
-  let exit = null;
-  const exited = new Promise((resolve) => proc.once('exit', (code, signal) => { exit = { code, signal }; resolve(exit); }));
-  const logText = () => { try { return fs.readFileSync(logPath, 'utf8'); } catch { return ''; } };
-  const logTail = () => logText().split('\n').slice(-40).join('\n') || '(no log)';
-  process.on('exit', () => { if (!exit) proc.kill('SIGKILL'); });
-
-  const deadline = Date.now() + 20000;
-  while (!((await accepting(port)) && (await accepting(saslPort)))) {
-    if (exit) throw new Error(`broker exited during start-up ${JSON.stringify(exit)}\n${logTail()}`);
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`broker not accepting connections on ${port} and ${saslPort} after 20 s\n${logTail()}`);
-    }
-    await sleep(50);
-  }
+// A broker with a PLAINTEXT and a SASL_PLAINTEXT listener whose PLAIN users are USERS.
+async function startSaslBroker(overrides) {
+  const broker = await startBroker({ 'listener.name.sasl_plaintext.plain.sasl.jaas.config': JAAS, ...overrides },
+    { extraListeners: ['SASL_PLAINTEXT'], prefix: 'oxbow-kafkajs-sasl-' });
   return {
-    plainBootstrap: `127.0.0.1:${port}`,
-    saslBootstrap: `127.0.0.1:${saslPort}`,
-    saslPort,
-    logText,
-    logTail,
-    async stop() {
-      if (exit) return exit;
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 30000);
-      const result = await exited;
-      clearTimeout(timer);
-      return result;
-    },
+    ...broker,
+    plainBootstrap: broker.bootstrap,
+    saslBootstrap: broker.listenerBootstrap('SASL_PLAINTEXT'),
+    saslPort: broker.ports.SASL_PLAINTEXT,
   };
 }
 
@@ -97,7 +52,7 @@ describe('kafkajs with SASL/PLAIN against oxbow', () => {
   const track = (c) => { clients.push(c); return c; };
 
   before(async () => {
-    broker = await startBroker({ 'group.initial.rebalance.delay.ms': '0' });
+    broker = await startSaslBroker({ 'group.initial.rebalance.delay.ms': '0' });
   });
 
   after(async () => {

@@ -4,64 +4,12 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
-import { OXBOW_BIN, accepting, eventually, sleep, unusedPort } from './node_helpers.mjs';
+import { eventually, startBroker } from './node_helpers.mjs';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const { Kafka, logLevel } = (await import('kafkajs')).default;
 
-
-// One broker process in a temporary directory; stop() is a clean SIGTERM shutdown.
-async function startBroker(overrides) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oxbow-kafkajs-txn-'));
-  const logPath = path.join(dir, 'broker.log');
-  const port = await unusedPort();
-  const args = ['broker'];
-  const settings = {
-    listeners: `PLAINTEXT://127.0.0.1:${port}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
-    'log.dirs': path.join(dir, 'data'),
-    'admin.listener': `127.0.0.1:${await unusedPort()}`,
-    ...overrides,
-  };
-  for (const [key, value] of Object.entries(settings)) args.push('--override', `${key}=${value}`);
-  assert.ok(fs.existsSync(OXBOW_BIN), `broker binary ${OXBOW_BIN} does not exist (set OXBOW_BIN)`);
-  const logFd = fs.openSync(logPath, 'a');
-  const proc = spawn(OXBOW_BIN, args, { stdio: ['ignore', logFd, logFd] });
-  fs.closeSync(logFd);
-  let exit = null;
-  const exited = new Promise((resolve) => proc.once('exit', (code, signal) => { exit = { code, signal }; resolve(exit); }));
-  const logTail = () => {
-    try { return fs.readFileSync(logPath, 'utf8').split('\n').slice(-40).join('\n'); } catch { return '(no log)'; }
-  };
-  process.on('exit', () => { if (!exit) proc.kill('SIGKILL'); });
-
-  const deadline = Date.now() + 20000;
-  while (!(await accepting(port))) {
-    if (exit) throw new Error(`broker exited during start-up ${JSON.stringify(exit)}\n${logTail()}`);
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`broker not accepting connections after 20 s\n${logTail()}`);
-    }
-    await sleep(50);
-  }
-  return {
-    bootstrap: `127.0.0.1:${port}`,
-    logTail,
-    async stop() {
-      if (exit) return exit;
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 30000);
-      const result = await exited;
-      clearTimeout(timer);
-      return result;
-    },
-  };
-}
 
 const unique = (prefix) => `${prefix}-${process.pid}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
 

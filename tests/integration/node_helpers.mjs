@@ -1,6 +1,10 @@
-// Helpers shared by the kafkajs test files that start their own broker: free ports, readiness and
-// polling (never fixed sleeps for a positive condition).
+// Helpers shared by the kafkajs test files that start their own broker: the broker process, free
+// ports, readiness and polling (never fixed sleeps for a positive condition).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -39,4 +43,59 @@ export async function eventually(check, timeoutMs, what) {
     if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (${last})` : ''}`);
     await sleep(50);
   }
+}
+
+// One broker process in a temporary directory, with a PLAINTEXT listener and `extraListeners`
+// (names, e.g. SASL_PLAINTEXT) on free ports; stop() is a clean SIGTERM shutdown.
+export async function startBroker(overrides = {}, { extraListeners = [], prefix = 'oxbow-kafkajs-' } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const logPath = path.join(dir, 'broker.log');
+  const ports = { PLAINTEXT: await unusedPort() };
+  for (const name of extraListeners) ports[name] = await unusedPort();
+  const listeners = Object.entries(ports).map(([name, port]) => `${name}://127.0.0.1:${port}`).join(',');
+  const settings = {
+    listeners,
+    'advertised.listeners': listeners,
+    'log.dirs': path.join(dir, 'data'),
+    'admin.listener': `127.0.0.1:${await unusedPort()}`,
+    ...overrides,
+  };
+  const args = ['broker'];
+  for (const [key, value] of Object.entries(settings)) args.push('--override', `${key}=${value}`);
+  assert.ok(fs.existsSync(OXBOW_BIN), `broker binary ${OXBOW_BIN} does not exist (set OXBOW_BIN)`);
+  const logFd = fs.openSync(logPath, 'a');
+  const proc = spawn(OXBOW_BIN, args, { stdio: ['ignore', logFd, logFd] });
+  fs.closeSync(logFd);
+  let exit = null;
+  const exited = new Promise((resolve) => proc.once('exit', (code, signal) => { exit = { code, signal }; resolve(exit); }));
+  const logText = () => { try { return fs.readFileSync(logPath, 'utf8'); } catch { return ''; } };
+  const logTail = () => logText().split('\n').slice(-40).join('\n') || '(no log)';
+  process.on('exit', () => { if (!exit) proc.kill('SIGKILL'); });
+
+  const deadline = Date.now() + 20000;
+  for (;;) {
+    const open = await Promise.all(Object.values(ports).map(accepting));
+    if (open.every(Boolean)) break;
+    if (exit) throw new Error(`broker exited during start-up ${JSON.stringify(exit)}\n${logTail()}`);
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`broker not accepting connections on ${Object.values(ports).join(', ')} after 20 s\n${logTail()}`);
+    }
+    await sleep(50);
+  }
+  return {
+    ports,
+    bootstrap: `127.0.0.1:${ports.PLAINTEXT}`,
+    listenerBootstrap: (name) => `127.0.0.1:${ports[name]}`,
+    logText,
+    logTail,
+    async stop() {
+      if (exit) return exit;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 30000);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
 }
