@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <boost/asio/ssl/stream.hpp>
 #include <deque>
 
 #include "broker/asio.h"
@@ -13,6 +14,7 @@
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/probe.h"
+#include "broker/tls.h"
 #include "protocol/headers.h"
 
 namespace oxbow::broker {
@@ -25,6 +27,7 @@ namespace {
 constexpr size_t kMaxInFlight = 32;
 constexpr size_t kSpareBuffers = 8;
 constexpr size_t kMaxSpareBytes = 16 << 20;
+constexpr size_t kTlsFileChunk = 256 << 10;
 constexpr int16_t kApiVersionsKey = 18;
 constexpr int16_t kProduceKey = 0;
 constexpr int16_t kFetchKey = 1;
@@ -69,7 +72,7 @@ struct Slot {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(Broker& broker, tcp::socket socket, const Endpoint& listener)
+  Connection(Broker& broker, tcp::socket socket, const Endpoint& listener, const TlsListener* tls)
       : broker_(broker),
         socket_(std::move(socket)),
         listener_(listener.name),
@@ -84,6 +87,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     peer_ = ec ? "unknown" : host_ + ":" + std::to_string(endpoint.port());
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.native_non_blocking(true, ec);
+    if (tls) {
+      tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, *tls->context);
+      principals_ = tls->principals;
+    }
     probe().connections++;
     probe().connections_accepted.add();
   }
@@ -92,19 +99,73 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void start() {
     auto self = shared_from_this();
-    asio::co_spawn(socket_.get_executor(), [self]() { return self->read_loop(); }, asio::detached);
-    asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
+    asio::co_spawn(socket_.get_executor(), [self]() { return self->run(); }, asio::detached);
   }
 
  private:
+  asio::awaitable<void> run() {
+    if (tls_ && !co_await tls_handshake()) {
+      close();
+      co_return;
+    }
+    auto self = shared_from_this();
+    asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
+    co_await read_loop();
+  }
+
+  // The TLS handshake, and the principal of a client certificate. Failures are audit lines.
+  asio::awaitable<bool> tls_handshake() {
+    boost::system::error_code ec;
+    co_await tls_->async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (ec != asio::error::eof) {
+        spdlog::warn("authentication failed: TLS handshake with {} on listener {}: {}", peer_, listener_,
+                     ec.message());
+      }
+      co_return false;
+    }
+    auto subject = peer_certificate_subject(tls_->native_handle());
+    if (subject.empty()) co_return true;
+    auto name = principals_->map(subject);
+    if (!name) {
+      spdlog::warn("authentication failed: client certificate '{}' from {} on listener {} matches no "
+                   "ssl.principal.mapping.rules",
+                   subject, peer_, listener_);
+      co_return false;
+    }
+    security_.principal = "User:" + *name;
+    co_return true;
+  }
+
+  asio::awaitable<void> read_exact(void* data, size_t size) {
+    if (tls_) {
+      co_await asio::async_read(*tls_, asio::buffer(data, size), asio::use_awaitable);
+    } else {
+      co_await asio::async_read(socket_, asio::buffer(data, size), asio::use_awaitable);
+    }
+  }
+
+  asio::awaitable<void> write_all(const void* data, size_t size) {
+    if (tls_) {
+      co_await asio::async_write(*tls_, asio::buffer(data, size), asio::use_awaitable);
+    } else {
+      co_await asio::async_write(socket_, asio::buffer(data, size), asio::use_awaitable);
+    }
+  }
+
   asio::awaitable<void> read_loop() {
     auto self = shared_from_this();
     try {
       while (!closed_) {
         uint8_t size_bytes[4];
-        co_await asio::async_read(socket_, asio::buffer(size_bytes), asio::use_awaitable);
+        co_await read_exact(size_bytes, sizeof(size_bytes));
         int64_t size = static_cast<int32_t>((uint32_t{size_bytes[0]} << 24) | (uint32_t{size_bytes[1]} << 16) |
                                             (uint32_t{size_bytes[2]} << 8) | size_bytes[3]);
+        if (!tls_ && size_bytes[0] >= 0x14 && size_bytes[0] <= 0x17 && size_bytes[1] == 0x03) {
+          spdlog::warn("closing connection from {}: a TLS handshake on {} listener {}", peer_,
+                       security_.security_protocol, listener_);
+          break;
+        }
         if (size < 8 || size > broker_.config().socket_request_max_bytes) {
           spdlog::warn("closing connection from {}: request size {} is outside 8..{} (socket.request.max.bytes)",
                        peer_, size, broker_.config().socket_request_max_bytes);
@@ -117,7 +178,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }
         slot->request.resize(static_cast<size_t>(size));
         auto bytes = slot->request.span();
-        co_await asio::async_read(socket_, asio::buffer(bytes.data(), bytes.size()), asio::use_awaitable);
+        co_await read_exact(bytes.data(), bytes.size());
         slot->received = Clock::now();
         if (!admit(*slot)) break;
         slots_.push_back(slot);
@@ -260,23 +321,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<void> send(const pr::Writer& out) {
     const auto& bytes = out.buffer();
     if (out.splices().empty()) {
-      co_await asio::async_write(socket_, asio::buffer(bytes), asio::use_awaitable);
+      co_await write_all(bytes.data(), bytes.size());
       co_return;
     }
     set_cork(true);
     size_t pos = 0;
     for (const auto& splice : out.splices()) {
-      if (splice.at > pos) {
-        co_await asio::async_write(socket_, asio::buffer(bytes.data() + pos, splice.at - pos),
-                                   asio::use_awaitable);
-      }
+      if (splice.at > pos) co_await write_all(bytes.data() + pos, splice.at - pos);
       pos = splice.at;
-      co_await send_file(splice.slice);
+      if (tls_) {
+        co_await send_file_through_tls(splice.slice);
+      } else {
+        co_await send_file(splice.slice);
+      }
     }
-    if (bytes.size() > pos) {
-      co_await asio::async_write(socket_, asio::buffer(bytes.data() + pos, bytes.size() - pos),
-                                 asio::use_awaitable);
-    }
+    if (bytes.size() > pos) co_await write_all(bytes.data() + pos, bytes.size() - pos);
     set_cork(false);
   }
 
@@ -296,6 +355,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
         // The promised length cannot be delivered: the stream is unusable.
         throw std::runtime_error("sendfile stopped short");
       }
+    }
+  }
+
+  // TLS must encrypt in user space: the segment's bytes are read in chunks and written through it.
+  asio::awaitable<void> send_file_through_tls(const pr::FileSlice& slice) {
+    if (!file_chunk_) file_chunk_.reset(new uint8_t[kTlsFileChunk]);
+    uint64_t offset = slice.offset;
+    size_t left = slice.length;
+    while (left > 0) {
+      size_t want = std::min(left, kTlsFileChunk);
+      ssize_t n = ::pread(slice.fd, file_chunk_.get(), want, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error("segment read for a TLS fetch stopped short");
+      co_await write_all(file_chunk_.get(), static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+      left -= static_cast<size_t>(n);
     }
   }
 
@@ -323,6 +398,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Broker& broker_;
   tcp::socket socket_;
+  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;  // set on SSL and SASL_SSL listeners
+  std::shared_ptr<const PrincipalMapper> principals_;
+  std::unique_ptr<uint8_t[]> file_chunk_;  // TLS fetch staging, allocated on first use
   std::string listener_;
   std::string host_;
   std::string peer_;
@@ -344,6 +422,7 @@ struct Server::Impl {
   std::vector<std::thread> threads;
   std::atomic<size_t> next{0};
   std::vector<Endpoint> acceptor_endpoints;
+  std::vector<std::optional<TlsListener>> acceptor_tls;
   asio::signal_set signals;
   std::atomic<bool> stopping{false};
 
@@ -355,7 +434,7 @@ struct Server::Impl {
     return out;
   }
 
-  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, Endpoint listener) {
+  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, Endpoint listener, const TlsListener* tls) {
     while (acceptor.is_open()) {
       auto& context = *contexts[next++ % contexts.size()];
       boost::system::error_code ec;
@@ -365,7 +444,7 @@ struct Server::Impl {
         spdlog::warn("accept on {} failed: {}", listener.name, ec.message());
         continue;
       }
-      std::make_shared<Connection>(broker, std::move(socket), listener)->start();
+      std::make_shared<Connection>(broker, std::move(socket), listener, tls)->start();
     }
   }
 
@@ -385,8 +464,12 @@ Server::~Server() { stop(); }
 
 bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) {
   for (const auto& e : endpoints) {
-    if (e.security_protocol != "PLAINTEXT" && e.security_protocol != "SASL_PLAINTEXT") {
-      error = "listener " + e.name + ": security protocol " + e.security_protocol + " is not supported yet";
+    std::optional<TlsListener> tls;
+    if (uses_tls(e.security_protocol)) {
+      tls = make_tls_listener(impl_->broker.config(), e, error);
+      if (!tls) return false;
+    } else if (e.security_protocol != "PLAINTEXT" && e.security_protocol != "SASL_PLAINTEXT") {
+      error = "listener " + e.name + ": unknown security protocol " + e.security_protocol;
       return false;
     }
     boost::system::error_code ec;
@@ -415,6 +498,7 @@ bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) 
     }
     impl_->acceptors.push_back(std::move(acceptor));
     impl_->acceptor_endpoints.push_back(e);
+    impl_->acceptor_tls.push_back(std::move(tls));
   }
   return true;
 }
@@ -447,7 +531,9 @@ void Server::accept() {
       continue;
     }
     spdlog::info("accepting on {}://{}:{}", name, endpoint.address().to_string(), endpoint.port());
-    asio::co_spawn(*impl_->contexts[0], impl_->accept_loop(acceptor, listener), asio::detached);
+    const auto& tls = impl_->acceptor_tls[i];
+    asio::co_spawn(*impl_->contexts[0], impl_->accept_loop(acceptor, listener, tls ? &*tls : nullptr),
+                   asio::detached);
   }
 }
 
