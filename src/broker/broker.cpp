@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <random>
+#include <set>
 #include <thread>
 
 #include "broker/authenticator.h"
@@ -11,6 +12,7 @@
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
 #include "http/admin_server.h"
+#include "security/authorizer.h"
 #include "broker/server.h"
 #include "group/coordinator.h"
 #include "broker/topic_registry.h"
@@ -87,9 +89,35 @@ bool Broker::start(std::string& error) {
   authenticator_ = std::make_unique<Authenticator>(config_);
   scram_credentials_ = std::make_unique<ScramCredentialStore>(config_.log_dirs.front() + "/oxbow-scram-credentials.json");
   if (!scram_credentials_->load(error)) return false;
+  if (!start_authorizer(error)) return false;
   server_ = std::make_unique<Server>(*this, threads);
   if (!server_->listen(config_.listeners, error)) return false;
   return start_admin_api(error);
+}
+
+bool Broker::start_authorizer(std::string& error) {
+  static const std::set<std::string> kAclAuthorizers = {"org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                                                        "kafka.security.authorizer.AclAuthorizer",
+                                                        "kafka.security.auth.SimpleAclAuthorizer"};
+  std::string name = config_.value_of("authorizer.class.name").value_or("");
+  if (name.empty()) return true;
+  if (!kAclAuthorizers.count(name)) {
+    error = "authorizer.class.name: unknown authorizer '" + name +
+            "'; Oxbow's ACL authorizer is org.apache.kafka.metadata.authorizer.StandardAuthorizer";
+    return false;
+  }
+  security::AuthorizerConfig settings;
+  for (auto& user : split(config_.value_of("super.users").value_or(""), ';')) {
+    auto first = user.find_first_not_of(" \t");
+    auto last = user.find_last_not_of(" \t");
+    if (first != std::string::npos) settings.super_users.push_back(user.substr(first, last - first + 1));
+  }
+  settings.allow_everyone_if_no_acl_found = config_.value_of("allow.everyone.if.no.acl.found") == "true";
+  authorizer_ = std::make_unique<security::Authorizer>(config_.log_dirs.front() + "/oxbow-acls.json", settings);
+  if (!authorizer_->load(error)) return false;
+  spdlog::info("ACL authorization on: {} ACLs, {} super users{}", authorizer_->size(), settings.super_users.size(),
+               settings.allow_everyone_if_no_acl_found ? ", resources without ACLs open to everyone" : "");
+  return true;
 }
 
 bool Broker::load(std::string& error) {

@@ -20,6 +20,9 @@ class GroupCoordinator;
 namespace oxbow::txn {
 class TransactionCoordinator;
 }
+namespace oxbow::security {
+class Authorizer;
+}
 namespace oxbow::http {
 class AdminServer;
 struct Request;
@@ -72,6 +75,8 @@ class Broker {
   InternalTopic& offsets_topic() { return *offsets_topic_; }
   const Authenticator& authenticator() const { return *authenticator_; }
   ScramCredentialStore& scram_credentials() { return *scram_credentials_; }
+  // The ACL authorizer; nullptr unless authorizer.class.name enables one.
+  security::Authorizer* authorizer() const { return authorizer_.get(); }
   const std::string& cluster_id() const { return cluster_id_; }
   // The endpoint clients should use: the advertised one of the listener they came in on.
   Endpoint advertised_endpoint(const std::string& listener) const;
@@ -80,6 +85,7 @@ class Broker {
   bool load_or_create_meta_properties(std::string& error);
   bool load(std::string& error);
   bool start_admin_api(std::string& error);
+  bool start_authorizer(std::string& error);
   int64_t number(const char* key, int64_t fallback) const;
   std::string metrics_text();
   void apply_dynamic_configs(const BrokerConfig& effective);
@@ -93,6 +99,7 @@ class Broker {
   std::unique_ptr<DynamicConfigs> dynamic_configs_;
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<ScramCredentialStore> scram_credentials_;
+  std::unique_ptr<security::Authorizer> authorizer_;
   std::mutex alter_mutex_;  // one dynamic config change at a time
   std::unique_ptr<InternalTopic> offsets_topic_;
   std::unique_ptr<InternalTopic> txn_state_topic_;

@@ -2,6 +2,7 @@
 // single-node answers of DescribeLogDirs and ElectLeaders.
 #include <sys/statvfs.h>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/config_defs.h"
 #include "broker/dynamic_configs.h"
@@ -30,11 +31,20 @@ enum class ConfigOp : int8_t { kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3
 
 using ResourceResponse = pr::AlterConfigsResponse::AlterConfigsResourceResponse;
 
-// Applies the change to a topic, or explains why not.
-TopicRegistry::Result apply_to_resource(Broker& broker, int8_t type, const std::string& name,
+// Applies the change to a topic or the broker, or explains why not.
+TopicRegistry::Result apply_to_resource(const RequestContext& ctx, int8_t type, const std::string& name,
                                         const std::function<TopicRegistry::Result(ConfigMap&)>& change,
                                         bool validate_only) {
-  if (type == kResourceBroker) return broker.alter_broker_configs(name, change, validate_only);
+  auto& broker = ctx.broker;
+  if (type == kResourceBroker) {
+    if (!authorized_on_cluster(ctx, AclOperation::kAlterConfigs)) {
+      return {ErrorCode::kClusterAuthorizationFailed, "Authorization failed."};
+    }
+    return broker.alter_broker_configs(name, change, validate_only);
+  }
+  if (type == kResourceTopic && !authorized(ctx, AclOperation::kAlterConfigs, ResourceType::kTopic, name)) {
+    return {ErrorCode::kTopicAuthorizationFailed, "Authorization failed."};
+  }
   if (type != kResourceTopic) return {ErrorCode::kInvalidRequest, "Unsupported resource type " + std::to_string(type)};
   auto topic = broker.topics().find(name);
   if (!topic) return {ErrorCode::kUnknownTopicOrPartition, "Topic " + name + " does not exist."};
@@ -75,7 +85,7 @@ void handle_alter_configs(RequestContext& ctx, Reader& body, Writer& out) {
   pr::AlterConfigsResponse response;
   for (const auto& resource : request.resources) {
     // Non-incremental: the given set replaces every override.
-    auto result = apply_to_resource(ctx.broker, resource.resource_type, resource.resource_name,
+    auto result = apply_to_resource(ctx, resource.resource_type, resource.resource_name,
                                     [&](ConfigMap& configs) -> TopicRegistry::Result {
                                       configs.clear();
                                       for (const auto& c : resource.configs) {
@@ -102,7 +112,7 @@ void handle_incremental_alter_configs(RequestContext& ctx, Reader& body, Writer&
   pr::IncrementalAlterConfigsResponse response;
   for (const auto& resource : request.resources) {
     auto result = apply_to_resource(
-        ctx.broker, resource.resource_type, resource.resource_name,
+        ctx, resource.resource_type, resource.resource_name,
         [&](ConfigMap& configs) -> TopicRegistry::Result {
           for (const auto& c : resource.configs) {
             auto op = static_cast<ConfigOp>(c.config_operation);
@@ -141,10 +151,15 @@ void handle_delete_records(RequestContext& ctx, Reader& body, Writer& out) {
   for (const auto& topic : request.topics) {
     auto& topic_out = response.topics.emplace_back();
     topic_out.name = topic.name;
+    bool allowed = authorized(ctx, AclOperation::kDelete, ResourceType::kTopic, topic.name);
     for (const auto& p : topic.partitions) {
       auto& part = topic_out.partitions.emplace_back();
       part.partition_index = p.partition_index;
       part.low_watermark = -1;
+      if (!allowed) {
+        part.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
+        continue;
+      }
       auto log = ctx.broker.topics().partition(topic.name, p.partition_index);
       if (!log) {
         part.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
@@ -162,6 +177,12 @@ void handle_describe_log_dirs(RequestContext& ctx, Reader& body, Writer& out) {
   int16_t v = ctx.header.api_version;
   pr::DescribeLogDirsRequest request;
   request.decode(body, v);
+  if (!authorized_on_cluster(ctx, AclOperation::kDescribe)) {
+    pr::DescribeLogDirsResponse denied;
+    denied.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
+    denied.encode(out, v);
+    return;
+  }
   auto& topics = ctx.broker.topics();
   // Which partitions: all (null topics) or those asked for.
   std::vector<std::pair<std::string, std::vector<int32_t>>> wanted;
@@ -203,6 +224,11 @@ void handle_elect_leaders(RequestContext& ctx, Reader& body, Writer& out) {
   request.decode(body, v);
   auto& topics = ctx.broker.topics();
   pr::ElectLeadersResponse response;
+  if (!authorized_on_cluster(ctx, AclOperation::kAlter)) {
+    response.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
+    response.encode(out, v);
+    return;
+  }
   auto answer = [&](const std::string& topic, const std::vector<int32_t>& partitions) {
     auto& result = response.replica_election_results.emplace_back();
     result.topic = topic;

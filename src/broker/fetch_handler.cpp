@@ -4,6 +4,7 @@
 // isolation_level read_committed, partitions are read up to their last stable offset and the
 // aborted transactions in range are listed, for the client to drop their records.
 #include "broker/async_waiter.h"
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/probe.h"
@@ -27,7 +28,8 @@ struct Target {
 };
 
 // Resolves the request's topics (by name, or by id from v13) once.
-std::vector<std::vector<Target>> resolve(Broker& broker, const pr::FetchRequest& request, int16_t v) {
+std::vector<std::vector<Target>> resolve(const RequestContext& ctx, const pr::FetchRequest& request, int16_t v) {
+  auto& broker = ctx.broker;
   std::vector<std::vector<Target>> targets;
   for (const auto& topic : request.topics) {
     auto& row = targets.emplace_back();
@@ -37,6 +39,10 @@ std::vector<std::vector<Target>> resolve(Broker& broker, const pr::FetchRequest&
       auto info = broker.topics().find_by_id(topic.topic_id);
       name = info ? info->name : "";
       missing = ErrorCode::kUnknownTopicId;
+    }
+    if (!name.empty() && !authorized(ctx, AclOperation::kRead, ResourceType::kTopic, name)) {
+      row.assign(topic.partitions.size(), {name, nullptr, nullptr, ErrorCode::kTopicAuthorizationFailed});
+      continue;
     }
     auto stats = name.empty() ? nullptr : broker.topics().stats(name);
     for (const auto& p : topic.partitions) {
@@ -105,7 +111,7 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
   pr::FetchRequest request;
   request.decode(body, v);
   if (v < 3) request.max_bytes = INT32_MAX;
-  auto targets = resolve(ctx.broker, request, v);
+  auto targets = resolve(ctx, request, v);
   pr::FetchResponse response;
   response.session_id = 0;
 

@@ -1,6 +1,7 @@
 // Consumer-group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 // DescribeGroups, ListGroups, DeleteGroups. This single broker coordinates every group.
 #include "broker/async_waiter.h"
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "group/coordinator.h"
@@ -62,7 +63,14 @@ void handle_find_coordinator(RequestContext& ctx, Reader& body, Writer& out) {
   int32_t node = ctx.broker.config().node_id;
   auto key_error = [&](const std::string& key) {
     if (request.key_type != kGroupKey && request.key_type != kTransactionKey) return ErrorCode::kInvalidRequest;
-    return key.empty() ? ErrorCode::kInvalidRequest : ErrorCode::kNone;
+    if (key.empty()) return ErrorCode::kInvalidRequest;
+    if (request.key_type == kGroupKey) {
+      return authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, key) ? ErrorCode::kNone
+                                                                                 : ErrorCode::kGroupAuthorizationFailed;
+    }
+    return authorized(ctx, AclOperation::kDescribe, ResourceType::kTransactionalId, key)
+               ? ErrorCode::kNone
+               : ErrorCode::kTransactionalIdAuthorizationFailed;
   };
   pr::FindCoordinatorResponse response;
   if (v < 4) {
@@ -113,9 +121,16 @@ asio::awaitable<void> handle_join_group(RequestContext& ctx, Reader& body, Write
   for (auto& p : request.protocols) join.protocols.emplace_back(p.name, std::move(p.metadata));
   join.require_known_member_id = v >= 4 && !request.group_instance_id;
 
-  auto [deferred, done] = make_deferred<group::JoinResult>(co_await asio::this_coro::executor);
-  ctx.broker.groups().join(std::move(join), done);
-  group::JoinResult result = co_await await_result(deferred);
+  group::JoinResult result;
+  if (authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)) {
+    auto [deferred, done] = make_deferred<group::JoinResult>(co_await asio::this_coro::executor);
+    ctx.broker.groups().join(std::move(join), done);
+    result = co_await await_result(deferred);
+  } else {
+    result.error = ErrorCode::kGroupAuthorizationFailed;
+    result.generation = -1;
+    result.member_id = request.member_id;
+  }
 
   pr::JoinGroupResponse response;
   response.error_code = pr::code(result.error);
@@ -144,9 +159,14 @@ asio::awaitable<void> handle_sync_group(RequestContext& ctx, Reader& body, Write
   sync.protocol_name = request.protocol_name;
   for (auto& a : request.assignments) sync.assignments.emplace_back(a.member_id, std::move(a.assignment));
 
-  auto [deferred, done] = make_deferred<group::SyncResult>(co_await asio::this_coro::executor);
-  ctx.broker.groups().sync(std::move(sync), done);
-  group::SyncResult result = co_await await_result(deferred);
+  group::SyncResult result;
+  if (authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)) {
+    auto [deferred, done] = make_deferred<group::SyncResult>(co_await asio::this_coro::executor);
+    ctx.broker.groups().sync(std::move(sync), done);
+    result = co_await await_result(deferred);
+  } else {
+    result.error = ErrorCode::kGroupAuthorizationFailed;
+  }
 
   pr::SyncGroupResponse response;
   response.error_code = pr::code(result.error);
@@ -161,8 +181,11 @@ void handle_heartbeat(RequestContext& ctx, Reader& body, Writer& out) {
   pr::HeartbeatRequest request;
   request.decode(body, v);
   pr::HeartbeatResponse response;
-  response.error_code = pr::code(ctx.broker.groups().heartbeat(request.group_id, request.member_id,
-                                                               request.group_instance_id, request.generation_id));
+  response.error_code =
+      authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)
+          ? pr::code(ctx.broker.groups().heartbeat(request.group_id, request.member_id, request.group_instance_id,
+                                                   request.generation_id))
+          : pr::code(ErrorCode::kGroupAuthorizationFailed);
   response.encode(out, v);
 }
 
@@ -172,7 +195,9 @@ void handle_leave_group(RequestContext& ctx, Reader& body, Writer& out) {
   request.decode(body, v);
   pr::LeaveGroupResponse response;
   auto& groups = ctx.broker.groups();
-  if (v < 3) {
+  if (!authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)) {
+    response.error_code = pr::code(ErrorCode::kGroupAuthorizationFailed);
+  } else if (v < 3) {
     response.error_code = pr::code(groups.leave(request.group_id, request.member_id, std::nullopt));
   } else {
     for (const auto& m : request.members) {
@@ -189,10 +214,18 @@ void handle_describe_groups(RequestContext& ctx, Reader& body, Writer& out) {
   request.decode(body, v);
   pr::DescribeGroupsResponse response;
   for (const auto& id : request.groups) {
-    auto d = ctx.broker.groups().describe(id);
     auto& g = response.groups.emplace_back();
-    g.error_code = pr::code(id.empty() ? ErrorCode::kInvalidGroupId : d.error);
     g.group_id = id;
+    g.authorized_operations = INT32_MIN;
+    if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, id)) {
+      g.error_code = pr::code(ErrorCode::kGroupAuthorizationFailed);
+      continue;
+    }
+    if (request.include_authorized_operations) {
+      g.authorized_operations = authorized_operations(ctx, ResourceType::kGroup, id);
+    }
+    auto d = ctx.broker.groups().describe(id);
+    g.error_code = pr::code(id.empty() ? ErrorCode::kInvalidGroupId : d.error);
     g.group_state = d.state;
     g.protocol_type = d.protocol_type;
     g.protocol_data = d.protocol_name;
@@ -209,7 +242,10 @@ void handle_list_groups(RequestContext& ctx, Reader& body, Writer& out) {
   pr::ListGroupsRequest request;
   request.decode(body, v);
   pr::ListGroupsResponse response;
+  // With DESCRIBE on the cluster every group is listed, else those the principal may describe.
+  bool all = authorized_on_cluster(ctx, AclOperation::kDescribe, Audit::kQuiet);
   for (auto& g : ctx.broker.groups().list(request.states_filter)) {
+    if (!all && !authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, g.group_id, Audit::kQuiet)) continue;
     response.groups.push_back({g.group_id, g.protocol_type, g.state});
   }
   response.encode(out, v);
@@ -221,7 +257,10 @@ void handle_delete_groups(RequestContext& ctx, Reader& body, Writer& out) {
   request.decode(body, v);
   pr::DeleteGroupsResponse response;
   for (const auto& id : request.groups_names) {
-    response.results.push_back({id, pr::code(ctx.broker.groups().delete_group(id))});
+    ErrorCode error = authorized(ctx, AclOperation::kDelete, ResourceType::kGroup, id)
+                          ? ctx.broker.groups().delete_group(id)
+                          : ErrorCode::kGroupAuthorizationFailed;
+    response.results.push_back({id, pr::code(error)});
   }
   response.encode(out, v);
 }

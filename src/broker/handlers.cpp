@@ -39,6 +39,9 @@ enum ApiKey : int16_t {
   kAddOffsetsToTxn = 25,
   kEndTxn = 26,
   kTxnOffsetCommit = 28,
+  kDescribeAcls = 29,
+  kCreateAcls = 30,
+  kDeleteAcls = 31,
   kDescribeConfigs = 32,
   kAlterConfigs = 33,
   kDescribeLogDirs = 35,
@@ -61,7 +64,7 @@ constexpr auto kImplemented = std::to_array<int16_t>({
     kProduce, kFetch, kListOffsets, kMetadata, kOffsetCommit, kOffsetFetch, kFindCoordinator, kJoinGroup,
     kHeartbeat, kLeaveGroup, kSyncGroup, kDescribeGroups, kListGroups, kSaslHandshake, kApiVersions, kCreateTopics,
     kDeleteTopics, kDeleteRecords, kInitProducerId, kOffsetForLeaderEpoch, kAddPartitionsToTxn, kAddOffsetsToTxn,
-    kEndTxn, kTxnOffsetCommit, kDescribeConfigs, kAlterConfigs, kDescribeLogDirs, kSaslAuthenticate, kCreatePartitions,
+    kEndTxn, kTxnOffsetCommit, kDescribeAcls, kCreateAcls, kDeleteAcls, kDescribeConfigs, kAlterConfigs, kDescribeLogDirs, kSaslAuthenticate, kCreatePartitions,
     kDeleteGroups, kElectLeaders, kIncrementalAlterConfigs, kOffsetDelete, kDescribeUserScramCredentials,
     kAlterUserScramCredentials, kDescribeCluster, kDescribeProducers,
     kDescribeTransactions, kListTransactions,
@@ -121,6 +124,9 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
     case kDescribeTransactions: handle_describe_transactions(ctx, body, out); break;
     case kListTransactions: handle_list_transactions(ctx, body, out); break;
     case kDeleteRecords: handle_delete_records(ctx, body, out); break;
+    case kDescribeAcls: handle_describe_acls(ctx, body, out); break;
+    case kCreateAcls: handle_create_acls(ctx, body, out); break;
+    case kDeleteAcls: handle_delete_acls(ctx, body, out); break;
     case kAlterConfigs: handle_alter_configs(ctx, body, out); break;
     case kDescribeLogDirs: handle_describe_log_dirs(ctx, body, out); break;
     case kElectLeaders: handle_elect_leaders(ctx, body, out); break;

@@ -47,6 +47,9 @@ void handle_add_partitions_to_txn(RequestContext& ctx, Reader& body, Writer& out
 void handle_add_offsets_to_txn(RequestContext& ctx, Reader& body, Writer& out);
 void handle_end_txn(RequestContext& ctx, Reader& body, Writer& out);
 void handle_txn_offset_commit(RequestContext& ctx, Reader& body, Writer& out);
+void handle_describe_acls(RequestContext& ctx, Reader& body, Writer& out);
+void handle_create_acls(RequestContext& ctx, Reader& body, Writer& out);
+void handle_delete_acls(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_transactions(RequestContext& ctx, Reader& body, Writer& out);
 void handle_list_transactions(RequestContext& ctx, Reader& body, Writer& out);
 void handle_find_coordinator(RequestContext& ctx, Reader& body, Writer& out);

@@ -1,6 +1,7 @@
 // Metadata, DescribeCluster and DescribeConfigs: what the broker tells clients about itself.
 #include <spdlog/spdlog.h>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/config_defs.h"
 #include "broker/handlers.h"
@@ -37,13 +38,20 @@ void describe_topic(const TopicInfo& topic, int32_t node, pr::MetadataResponse::
   }
 }
 
-// Finds the topic, creating it when the broker and the request allow.
-std::optional<TopicInfo> find_or_create(Broker& broker, const std::string& name, bool may_create,
+// Finds the topic, creating it when the broker, the request and the ACLs (CREATE on the cluster
+// or the topic) allow.
+std::optional<TopicInfo> find_or_create(const RequestContext& ctx, const std::string& name, bool may_create,
                                         ErrorCode& error) {
+  auto& broker = ctx.broker;
   auto& topics = broker.topics();
   if (auto topic = topics.find(name)) return topic;
   if (!may_create || !broker.config().auto_create_topics) {
     error = ErrorCode::kUnknownTopicOrPartition;
+    return std::nullopt;
+  }
+  if (!authorized_on_cluster(ctx, AclOperation::kCreate, Audit::kQuiet) &&
+      !authorized(ctx, AclOperation::kCreate, ResourceType::kTopic, name)) {
+    error = ErrorCode::kTopicAuthorizationFailed;
     return std::nullopt;
   }
   TopicInfo created;
@@ -70,11 +78,15 @@ void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
   response.brokers.push_back({node, endpoint.host, endpoint.port, std::nullopt});
   response.cluster_id = broker.cluster_id();
   response.controller_id = node;
-  response.cluster_authorized_operations = kAuthorizedOperationsOmitted;
+  response.cluster_authorized_operations =
+      request.include_cluster_authorized_operations
+          ? authorized_operations(ctx, ResourceType::kCluster, security::kClusterResourceName)
+          : kAuthorizedOperationsOmitted;
 
   bool all_topics = !request.topics.has_value() || (v == 0 && request.topics->empty());
   if (all_topics) {
     for (const auto& topic : broker.topics().list()) {
+      if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic.name, Audit::kQuiet)) continue;
       describe_topic(topic, node, response.topics.emplace_back());
     }
   } else {
@@ -84,10 +96,19 @@ void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
       std::optional<TopicInfo> topic;
       ErrorCode error = ErrorCode::kNone;
       if (wanted.name) {
-        topic = find_or_create(broker, *wanted.name, may_create, error);
+        if (authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, *wanted.name)) {
+          topic = find_or_create(ctx, *wanted.name, may_create, error);
+        } else {
+          error = ErrorCode::kTopicAuthorizationFailed;
+        }
       } else {
         topic = broker.topics().find_by_id(wanted.topic_id);
-        if (!topic) error = ErrorCode::kUnknownTopicId;
+        if (!topic) {
+          error = ErrorCode::kUnknownTopicId;
+        } else if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic->name)) {
+          topic.reset();
+          error = ErrorCode::kTopicAuthorizationFailed;
+        }
       }
       if (topic) {
         describe_topic(*topic, node, entry);
@@ -98,7 +119,11 @@ void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
       }
     }
   }
-  for (auto& t : response.topics) t.topic_authorized_operations = kAuthorizedOperationsOmitted;
+  for (auto& t : response.topics) {
+    t.topic_authorized_operations = request.include_topic_authorized_operations && t.error_code == 0 && t.name
+                                        ? authorized_operations(ctx, ResourceType::kTopic, *t.name)
+                                        : kAuthorizedOperationsOmitted;
+  }
   response.encode(out, v);
 }
 
@@ -111,7 +136,10 @@ void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out) {
   response.cluster_id = ctx.broker.cluster_id();
   response.controller_id = ctx.broker.config().node_id;
   response.brokers.push_back({ctx.broker.config().node_id, endpoint.host, endpoint.port, std::nullopt});
-  response.cluster_authorized_operations = kAuthorizedOperationsOmitted;
+  response.cluster_authorized_operations =
+      request.include_cluster_authorized_operations
+          ? authorized_operations(ctx, ResourceType::kCluster, security::kClusterResourceName)
+          : kAuthorizedOperationsOmitted;
   response.encode(out, v);
 }
 
@@ -232,6 +260,10 @@ void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
     result.resource_type = resource.resource_type;
     result.resource_name = resource.resource_name;
     if (resource.resource_type == kResourceTopic) {
+      if (!authorized(ctx, AclOperation::kDescribeConfigs, ResourceType::kTopic, resource.resource_name)) {
+        result.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
+        continue;
+      }
       auto topic = ctx.broker.topics().find(resource.resource_name);
       if (!topic) {
         result.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
@@ -241,6 +273,10 @@ void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
       describe_topic_configs(config, dynamic, *topic, resource, request.include_synonyms,
                              request.include_documentation, result);
     } else if (resource.resource_type == kResourceBroker) {
+      if (!authorized_on_cluster(ctx, AclOperation::kDescribeConfigs)) {
+        result.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
+        continue;
+      }
       if (!resource.resource_name.empty() && resource.resource_name != std::to_string(config.node_id)) {
         result.error_code = pr::code(ErrorCode::kInvalidRequest);
         result.error_message = "Unexpected broker id, expected " + std::to_string(config.node_id);

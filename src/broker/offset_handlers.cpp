@@ -1,4 +1,5 @@
 // ListOffsets and OffsetForLeaderEpoch: where a partition's offsets stand.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/topic_registry.h"
@@ -28,9 +29,14 @@ void handle_list_offsets(RequestContext& ctx, Reader& body, Writer& out) {
   for (const auto& topic : request.topics) {
     auto& topic_out = response.topics.emplace_back();
     topic_out.name = topic.name;
+    bool allowed = authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic.name);
     for (const auto& p : topic.partitions) {
       auto& part = topic_out.partitions.emplace_back();
       part.partition_index = p.partition_index;
+      if (!allowed) {
+        part.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
+        continue;
+      }
       auto log = ctx.broker.topics().partition(topic.name, p.partition_index);
       if (!log) {
         part.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
@@ -68,9 +74,14 @@ void handle_offset_for_leader_epoch(RequestContext& ctx, Reader& body, Writer& o
   for (const auto& topic : request.topics) {
     auto& topic_out = response.topics.emplace_back();
     topic_out.topic = topic.topic;
+    bool allowed = authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic.topic);
     for (const auto& p : topic.partitions) {
       auto& part = topic_out.partitions.emplace_back();
       part.partition = p.partition;
+      if (!allowed) {
+        part.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
+        continue;
+      }
       auto log = ctx.broker.topics().partition(topic.topic, p.partition);
       if (!log) {
         part.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);

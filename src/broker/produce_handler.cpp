@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "broker/async_waiter.h"
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/probe.h"
@@ -94,6 +95,9 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
   pr::ProduceRequest request;
   request.decode(body, v);
   bool valid_acks = request.acks == -1 || request.acks == 0 || request.acks == 1;
+  // A transactional produce needs WRITE on its transactional id, or none of it is written.
+  bool txn_allowed = !request.transactional_id ||
+                     authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, *request.transactional_id);
   pr::ProduceResponse response;
   std::vector<PendingFlush> flushes;
   response.responses.reserve(request.topic_data.size());
@@ -102,11 +106,17 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
     topic_out.name = topic.name;
     topic_out.partition_responses.resize(topic.partition_data.size());
     auto stats = ctx.broker.topics().stats(topic.name);
+    ErrorCode refusal = !valid_acks     ? ErrorCode::kInvalidRequiredAcks
+                        : !txn_allowed ? ErrorCode::kTransactionalIdAuthorizationFailed
+                        : !authorized(ctx, AclOperation::kWrite, ResourceType::kTopic, topic.name)
+                            ? ErrorCode::kTopicAuthorizationFailed
+                            : ErrorCode::kNone;
     for (size_t i = 0; i < topic.partition_data.size(); ++i) {
       auto& part_out = topic_out.partition_responses[i];
-      if (!valid_acks) {
+      if (refusal != ErrorCode::kNone) {
         part_out.index = topic.partition_data[i].index;
-        part_out.error_code = pr::code(ErrorCode::kInvalidRequiredAcks);
+        part_out.error_code = pr::code(refusal);
+        part_out.base_offset = -1;
         continue;
       }
       append_partition(ctx.broker, topic.name, stats.get(), topic.partition_data[i], request.acks, part_out,

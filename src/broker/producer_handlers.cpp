@@ -1,5 +1,6 @@
 // InitProducerId: ids and epochs for idempotent producers, and for transactional ones from the
 // transaction coordinator. DescribeProducers: the producer state each partition keeps.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/producer_ids.h"
@@ -21,7 +22,14 @@ void handle_init_producer_id(RequestContext& ctx, Reader& body, Writer& out) {
   request.decode(body, v);
   pr::InitProducerIdResponse response;
   response.producer_epoch = -1;
-  if (request.transactional_id) {
+  if (request.transactional_id &&
+      !authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, *request.transactional_id)) {
+    response.error_code = pr::code(ErrorCode::kTransactionalIdAuthorizationFailed);
+    response.producer_id = -1;
+  } else if (!request.transactional_id && !may_produce_idempotently(ctx)) {
+    response.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
+    response.producer_id = -1;
+  } else if (request.transactional_id) {
     auto result = ctx.broker.transactions().init_producer(*request.transactional_id, request.transaction_timeout_ms,
                                                           request.producer_id, request.producer_epoch);
     ErrorCode error = result.error;
@@ -50,9 +58,14 @@ void handle_describe_producers(RequestContext& ctx, Reader& body, Writer& out) {
   for (const auto& topic : request.topics) {
     auto& topic_out = response.topics.emplace_back();
     topic_out.name = topic.name;
+    bool allowed = authorized(ctx, AclOperation::kRead, ResourceType::kTopic, topic.name);
     for (int32_t index : topic.partition_indexes) {
       auto& part = topic_out.partitions.emplace_back();
       part.partition_index = index;
+      if (!allowed) {
+        part.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
+        continue;
+      }
       auto log = ctx.broker.topics().partition(topic.name, index);
       if (!log) {
         part.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);

@@ -2,6 +2,7 @@
 // accept. Clients send salted passwords; the broker keeps only the derived keys.
 #include <set>
 
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/scram.h"
@@ -48,8 +49,14 @@ void handle_describe_user_scram_credentials(RequestContext& ctx, Reader& body, W
   int16_t v = ctx.header.api_version;
   pr::DescribeUserScramCredentialsRequest request;
   request.decode(body, v);
-  auto users = ctx.broker.scram_credentials().all();
   pr::DescribeUserScramCredentialsResponse response;
+  if (!authorized_on_cluster(ctx, AclOperation::kDescribe)) {
+    response.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
+    response.error_message = "Authorization failed.";
+    response.encode(out, v);
+    return;
+  }
+  auto users = ctx.broker.scram_credentials().all();
   auto describe = [&](const std::string& name) {
     auto& result = response.results.emplace_back();
     result.user = name;
@@ -83,10 +90,16 @@ void handle_alter_user_scram_credentials(RequestContext& ctx, Reader& body, Writ
   for (const auto& d : request.deletions) mentions[d.name]++;
   for (const auto& u : request.upsertions) mentions[u.name]++;
   std::map<std::string, Refusal> refused;
+  bool allowed = authorized_on_cluster(ctx, AclOperation::kAlter);
+  if (!allowed) {
+    for (const auto& [name, count] : mentions) refused[name] = {ErrorCode::kClusterAuthorizationFailed, "Authorization failed."};
+  }
   std::map<std::pair<std::string, ScramMechanism>, std::optional<ScramCredential>> changes;
   for (const auto& d : request.deletions) {
     auto m = static_cast<ScramMechanism>(d.mechanism);
-    if (mentions[d.name] > 1) {
+    if (!allowed) {
+      continue;
+    } else if (mentions[d.name] > 1) {
       refused[d.name] = {ErrorCode::kDuplicateResource, "A user credential cannot be altered twice in the same request"};
     } else if (m != ScramMechanism::kSha256 && m != ScramMechanism::kSha512) {
       refused[d.name] = {ErrorCode::kUnsupportedSaslMechanism, "Unknown SCRAM mechanism " + std::to_string(d.mechanism)};
@@ -97,6 +110,7 @@ void handle_alter_user_scram_credentials(RequestContext& ctx, Reader& body, Writ
     }
   }
   for (const auto& u : request.upsertions) {
+    if (!allowed) continue;
     auto refusal = mentions[u.name] > 1
                        ? Refusal{ErrorCode::kDuplicateResource, "A user credential cannot be altered twice in the same request"}
                        : check_upsertion(u);

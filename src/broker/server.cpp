@@ -118,7 +118,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     boost::system::error_code ec;
     co_await tls_->async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
-      if (ec != asio::error::eof) {
+      // A client hanging up mid-handshake (librdkafka drops spare connections) is no failed login.
+      if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated) {
         spdlog::warn("authentication failed: TLS handshake with {} on listener {}: {}", peer_, listener_,
                      ec.message());
       }

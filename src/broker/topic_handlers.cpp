@@ -1,4 +1,5 @@
 // CreateTopics, DeleteTopics and CreatePartitions.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/config.h"
 #include "broker/handlers.h"
@@ -41,6 +42,7 @@ void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out) {
   auto& broker = ctx.broker;
   int32_t node = broker.config().node_id;
   pr::CreateTopicsResponse response;
+  bool cluster_create = authorized_on_cluster(ctx, AclOperation::kCreate, Audit::kQuiet);
   for (const auto& topic : request.topics) {
     auto& result = response.topics.emplace_back();
     result.name = topic.name;
@@ -48,6 +50,10 @@ void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out) {
       result.error_code = pr::code(error);
       result.error_message = std::move(message);
     };
+    if (!cluster_create && !authorized(ctx, AclOperation::kCreate, ResourceType::kTopic, topic.name)) {
+      fail(ErrorCode::kTopicAuthorizationFailed, "Authorization failed.");
+      continue;
+    }
     if (!topic.assignments.empty() && topic.num_partitions != -1) {
       fail(ErrorCode::kInvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set.");
       continue;
@@ -101,7 +107,15 @@ void handle_delete_topics(RequestContext& ctx, Reader& body, Writer& out) {
     auto& result = response.responses.emplace_back();
     result.name = w.name;
     result.topic_id = w.topic_id;
+    if (w.name && !authorized(ctx, AclOperation::kDelete, ResourceType::kTopic, *w.name)) {
+      result.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
+      continue;
+    }
     std::optional<TopicInfo> topic = w.name ? topics.find(*w.name) : topics.find_by_id(w.topic_id);
+    if (topic && !w.name && !authorized(ctx, AclOperation::kDelete, ResourceType::kTopic, topic->name)) {
+      result.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
+      continue;
+    }
     if (!topic) {
       result.error_code = pr::code(w.name ? ErrorCode::kUnknownTopicOrPartition : ErrorCode::kUnknownTopicId);
       continue;
@@ -123,6 +137,11 @@ void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out) {
   for (const auto& topic : request.topics) {
     auto& result = response.results.emplace_back();
     result.name = topic.name;
+    if (!authorized(ctx, AclOperation::kAlter, ResourceType::kTopic, topic.name)) {
+      result.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
+      result.error_message = "Authorization failed.";
+      continue;
+    }
     auto outcome = ctx.broker.topics().add_partitions(topic.name, topic.count, request.validate_only);
     result.error_code = pr::code(outcome.error);
     if (outcome.error != ErrorCode::kNone) result.error_message = outcome.message;

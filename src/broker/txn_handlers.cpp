@@ -1,6 +1,7 @@
 // Transactions: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and TxnOffsetCommit, answered by the
 // transaction coordinator (and the group coordinator for offsets); DescribeTransactions and
 // ListTransactions for tools.
+#include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/internal_topic.h"
@@ -35,17 +36,35 @@ void handle_add_partitions_to_txn(RequestContext& ctx, Reader& body, Writer& out
   pr::AddPartitionsToTxnRequest request;
   request.decode(body, v);
   std::vector<txn::TopicPartition> partitions;
+  // Kafka's rule: unless every topic may be written, nothing is added; the writable topics get
+  // OPERATION_NOT_ATTEMPTED.
+  std::vector<ErrorCode> refusals;
+  bool txn_allowed = authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, request.transactional_id);
+  bool any_refused = !txn_allowed;
   for (const auto& t : request.topics) {
+    bool allowed = txn_allowed && authorized(ctx, AclOperation::kWrite, ResourceType::kTopic, t.name);
+    refusals.push_back(!txn_allowed ? ErrorCode::kTransactionalIdAuthorizationFailed
+                       : allowed    ? ErrorCode::kNone
+                                    : ErrorCode::kTopicAuthorizationFailed);
+    any_refused |= !allowed;
     for (int32_t p : t.partitions) partitions.emplace_back(t.name, p);
   }
-  auto errors = ctx.broker.transactions().add_partitions(request.transactional_id, request.producer_id,
-                                                         request.producer_epoch, partitions);
+  std::vector<ErrorCode> errors;
+  if (!any_refused) {
+    errors = ctx.broker.transactions().add_partitions(request.transactional_id, request.producer_id,
+                                                      request.producer_epoch, partitions);
+  }
   pr::AddPartitionsToTxnResponse response;
   size_t i = 0;
-  for (const auto& t : request.topics) {
+  for (size_t t = 0; t < request.topics.size(); ++t) {
     auto& topic = response.results.emplace_back();
-    topic.name = t.name;
-    for (int32_t p : t.partitions) topic.results.push_back({p, pr::code(fenced_for_version(errors[i++], v, 2))});
+    topic.name = request.topics[t].name;
+    for (int32_t p : request.topics[t].partitions) {
+      ErrorCode error = !any_refused                       ? fenced_for_version(errors[i++], v, 2)
+                        : refusals[t] != ErrorCode::kNone ? refusals[t]
+                                                          : ErrorCode::kOperationNotAttempted;
+      topic.results.push_back({p, pr::code(error)});
+    }
   }
   response.encode(out, v);
 }
@@ -55,7 +74,11 @@ void handle_add_offsets_to_txn(RequestContext& ctx, Reader& body, Writer& out) {
   pr::AddOffsetsToTxnRequest request;
   request.decode(body, v);
   pr::AddOffsetsToTxnResponse response;
-  if (request.group_id.empty()) {
+  if (!authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, request.transactional_id)) {
+    response.error_code = pr::code(ErrorCode::kTransactionalIdAuthorizationFailed);
+  } else if (!authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)) {
+    response.error_code = pr::code(ErrorCode::kGroupAuthorizationFailed);
+  } else if (request.group_id.empty()) {
     response.error_code = pr::code(ErrorCode::kInvalidGroupId);
   } else {
     int32_t partitions = ctx.broker.offsets_topic().partitions();
@@ -71,8 +94,11 @@ void handle_end_txn(RequestContext& ctx, Reader& body, Writer& out) {
   int16_t v = ctx.header.api_version;
   pr::EndTxnRequest request;
   request.decode(body, v);
-  ErrorCode error = ctx.broker.transactions().end_transaction(request.transactional_id, request.producer_id,
-                                                              request.producer_epoch, request.committed);
+  ErrorCode error =
+      authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, request.transactional_id)
+          ? ctx.broker.transactions().end_transaction(request.transactional_id, request.producer_id,
+                                                      request.producer_epoch, request.committed)
+          : ErrorCode::kTransactionalIdAuthorizationFailed;
   pr::EndTxnResponse response;
   response.error_code = pr::code(fenced_for_version(error, v, 2));
   response.encode(out, v);
@@ -82,21 +108,38 @@ void handle_txn_offset_commit(RequestContext& ctx, Reader& body, Writer& out) {
   int16_t v = ctx.header.api_version;
   pr::TxnOffsetCommitRequest request;
   request.decode(body, v);
+  ErrorCode refusal =
+      !authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, request.transactional_id)
+          ? ErrorCode::kTransactionalIdAuthorizationFailed
+      : !authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id) ? ErrorCode::kGroupAuthorizationFailed
+                                                                                      : ErrorCode::kNone;
   std::vector<group::OffsetCommitEntry> entries;
+  std::vector<bool> topic_allowed;
   for (const auto& t : request.topics) {
+    topic_allowed.push_back(refusal == ErrorCode::kNone &&
+                            authorized(ctx, AclOperation::kRead, ResourceType::kTopic, t.name));
+    if (!topic_allowed.back()) continue;
     for (const auto& p : t.partitions) {
       entries.push_back({t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata});
     }
   }
-  auto errors = ctx.broker.groups().commit_transactional(request.group_id, request.producer_id, request.producer_epoch,
-                                                         request.member_id, request.group_instance_id,
-                                                         request.generation_id, entries);
+  std::vector<ErrorCode> errors;
+  if (!entries.empty()) {
+    errors = ctx.broker.groups().commit_transactional(request.group_id, request.producer_id, request.producer_epoch,
+                                                      request.member_id, request.group_instance_id,
+                                                      request.generation_id, entries);
+  }
   pr::TxnOffsetCommitResponse response;
   size_t i = 0;
-  for (const auto& t : request.topics) {
+  for (size_t t = 0; t < request.topics.size(); ++t) {
     auto& topic = response.topics.emplace_back();
-    topic.name = t.name;
-    for (const auto& p : t.partitions) topic.partitions.push_back({p.partition_index, pr::code(errors[i++])});
+    topic.name = request.topics[t].name;
+    for (const auto& p : request.topics[t].partitions) {
+      ErrorCode error = refusal != ErrorCode::kNone ? refusal
+                        : !topic_allowed[t]         ? ErrorCode::kTopicAuthorizationFailed
+                                                    : errors[i++];
+      topic.partitions.push_back({p.partition_index, pr::code(error)});
+    }
   }
   response.encode(out, v);
 }
@@ -110,8 +153,12 @@ void handle_describe_transactions(RequestContext& ctx, Reader& body, Writer& out
     auto& state = response.transaction_states.emplace_back();
     state.transactional_id = id;
     auto found = ctx.broker.transactions().describe(id);
+    if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTransactionalId, id)) {
+      state.error_code = pr::code(ErrorCode::kTransactionalIdAuthorizationFailed);
+      found.reset();
+    }
     if (!found) {
-      state.error_code = pr::code(ErrorCode::kTransactionalIdNotFound);
+      if (state.error_code == 0) state.error_code = pr::code(ErrorCode::kTransactionalIdNotFound);
       state.producer_id = -1;
       state.producer_epoch = -1;
       state.transaction_start_time_ms = -1;
@@ -123,6 +170,7 @@ void handle_describe_transactions(RequestContext& ctx, Reader& body, Writer& out
     state.producer_id = found->producer_id;
     state.producer_epoch = found->producer_epoch;
     for (const auto& [topic, partition] : found->partitions) {
+      if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic, Audit::kQuiet)) continue;
       if (state.topics.empty() || state.topics.back().topic != topic) state.topics.emplace_back().topic = topic;
       state.topics.back().partitions.push_back(partition);
     }
@@ -149,6 +197,9 @@ void handle_list_transactions(RequestContext& ctx, Reader& body, Writer& out) {
     return;
   }
   for (const auto& t : ctx.broker.transactions().list(known_states, request.producer_id_filters)) {
+    if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTransactionalId, t.transactional_id, Audit::kQuiet)) {
+      continue;
+    }
     response.transaction_states.push_back({t.transactional_id, t.producer_id, txn::state_name(t.state)});
   }
   response.encode(out, v);
