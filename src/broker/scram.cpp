@@ -79,6 +79,20 @@ std::string unescape_user(const std::string& name) {
   return out;
 }
 
+std::string escape_user(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == ',') {
+      out += "=2C";
+    } else if (c == '=') {
+      out += "=3D";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* scram_mechanism_name(ScramMechanism m) {
@@ -221,6 +235,47 @@ std::optional<std::string> ScramExchange::step(const std::string& client_message
   if (hash(mechanism_, client_key) != credential_.stored_key) return std::nullopt;
   state_ = State::kComplete;
   return "v=" + base64(hmac(mechanism_, credential_.server_key, auth_message));
+}
+
+ScramClientExchange::ScramClientExchange(ScramMechanism mechanism, std::string user, std::string password)
+    : mechanism_(mechanism), user_(std::move(user)), password_(std::move(password)) {}
+
+std::string ScramClientExchange::first() {
+  nonce_ = base64(random_bytes(24));
+  client_first_bare_ = "n=" + escape_user(user_) + ",r=" + nonce_;
+  return "n,," + client_first_bare_;
+}
+
+std::optional<std::string> ScramClientExchange::final(const std::string& server_first) {
+  auto nonce = attribute(server_first, 'r');
+  auto salt_text = attribute(server_first, 's');
+  auto iterations_text = attribute(server_first, 'i');
+  if (!nonce || !nonce->starts_with(nonce_) || nonce->size() == nonce_.size() || !salt_text || !iterations_text) {
+    return std::nullopt;
+  }
+  auto salt = unbase64(*salt_text);
+  int32_t iterations = 0;
+  for (char c : *iterations_text) {
+    if (c < '0' || c > '9' || iterations > 1'000'000) return std::nullopt;
+    iterations = iterations * 10 + (c - '0');
+  }
+  if (!salt || iterations < 1) return std::nullopt;
+  std::string salted = scram_salted_password(mechanism_, password_, *salt, iterations);
+  std::string client_key = hmac(mechanism_, salted, "Client Key");
+  std::string without_proof = "c=biws,r=" + *nonce;
+  std::string auth_message = client_first_bare_ + "," + server_first + "," + without_proof;
+  std::string signature = hmac(mechanism_, hash(mechanism_, client_key), auth_message);
+  std::string proof(client_key.size(), '\0');
+  for (size_t i = 0; i < proof.size(); ++i) proof[i] = static_cast<char>(client_key[i] ^ signature[i]);
+  expected_server_signature_ = hmac(mechanism_, hmac(mechanism_, salted, "Server Key"), auth_message);
+  return without_proof + ",p=" + base64(proof);
+}
+
+bool ScramClientExchange::verify(const std::string& server_final) const {
+  auto value = attribute(server_final, 'v');
+  if (!value) return false;
+  auto signature = unbase64(*value);
+  return signature && !expected_server_signature_.empty() && *signature == expected_server_signature_;
 }
 
 }  // namespace oxbow::broker

@@ -75,4 +75,22 @@ class ScramExchange {
   ScramCredential credential_;
 };
 
+// The client side, for Oxbow's own tools: client-first, then client-final from server-first, then
+// a check of server-final. nullopt / false when the server's message is not acceptable.
+class ScramClientExchange {
+ public:
+  ScramClientExchange(ScramMechanism mechanism, std::string user, std::string password);
+  std::string first();
+  std::optional<std::string> final(const std::string& server_first);
+  bool verify(const std::string& server_final) const;
+
+ private:
+  ScramMechanism mechanism_;
+  std::string user_;
+  std::string password_;
+  std::string nonce_;
+  std::string client_first_bare_;
+  std::string expected_server_signature_;
+};
+
 }  // namespace oxbow::broker

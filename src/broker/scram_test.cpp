@@ -93,4 +93,37 @@ TEST(Scram, ServerAcceptsTheRightPasswordOnly) {
   EXPECT_FALSE(unknown.step("n,,n=nobody,r=abc", user));
 }
 
+TEST(Scram, ClientSideCompletesAnExchangeWithTheServerAndChecksItsSignature) {
+  storage::testing::TempDir dir;
+  ScramCredentialStore store(dir.path() + "/creds.json");
+  std::string salt = "pepper-and-salt!";
+  auto salted = scram_salted_password(ScramMechanism::kSha512, "secret", salt, 4096);
+  std::string error;
+  ASSERT_TRUE(store.update({{{"a,b=c", ScramMechanism::kSha512},
+                             derive_scram_credential(ScramMechanism::kSha512, salt, salted, 4096)}},
+                           error));
+  for (std::string password : {"secret", "wrong"}) {
+    ScramClientExchange client(ScramMechanism::kSha512, "a,b=c", password);
+    ScramExchange server(ScramMechanism::kSha512, store);
+    std::string user;
+    auto server_first = server.step(client.first(), user);
+    ASSERT_TRUE(server_first);
+    EXPECT_EQ(user, "a,b=c");  // escaped on the wire, the same name on both sides
+    auto client_final = client.final(*server_first);
+    ASSERT_TRUE(client_final);
+    auto server_final = server.step(*client_final, user);
+    if (password == "secret") {
+      ASSERT_TRUE(server_final);
+      EXPECT_TRUE(client.verify(*server_final));
+      EXPECT_FALSE(client.verify("v=" + b64(std::string(64, 'x'))));  // a server that does not know the key
+    } else {
+      EXPECT_FALSE(server_final);
+    }
+  }
+  // A server nonce that does not extend the client's is refused.
+  ScramClientExchange client(ScramMechanism::kSha512, "u", "p");
+  client.first();
+  EXPECT_FALSE(client.final("r=someone-elses-nonce,s=" + b64("salt") + ",i=4096"));
+}
+
 }  // namespace oxbow::broker

@@ -16,5 +16,6 @@ void add_perf_command(CLI::App& app);
 void add_group_command(CLI::App& app);
 void add_txn_command(CLI::App& app);
 void add_user_command(CLI::App& app);
+void add_acl_command(CLI::App& app);
 
 }  // namespace oxbow::cli

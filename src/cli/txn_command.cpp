@@ -31,7 +31,7 @@ struct TxnOptions {
 };
 
 void list_transactions(const TxnOptions& options) {
-  WireClient client(options.client.bootstrap_servers);
+  WireClient client(options.client);
   pr::ListTransactionsRequest request;
   request.state_filters = options.states;
   request.producer_id_filters = options.producer_ids;
@@ -62,7 +62,7 @@ std::string format_time(int64_t ms) {
 }
 
 void describe_transactions(const TxnOptions& options) {
-  WireClient client(options.client.bootstrap_servers);
+  WireClient client(options.client);
   pr::DescribeTransactionsRequest request;
   request.transactional_ids = options.transactional_ids;
   auto response = client.call<pr::DescribeTransactionsResponse>(kDescribeTransactions, 0, request);

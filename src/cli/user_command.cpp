@@ -63,7 +63,7 @@ void alter(WireClient& client, const pr::AlterUserScramCredentialsRequest& reque
 void create_user(const UserOptions& options) {
   auto mechanism = broker::scram_mechanism_from_name(options.mechanism);
   if (options.password.empty()) fail("--password must not be empty");
-  WireClient client(options.client.bootstrap_servers);
+  WireClient client(options.client);
   std::string salt = broker::random_bytes(32);
   std::string salted = broker::scram_salted_password(mechanism, options.password, salt, options.iterations);
   pr::AlterUserScramCredentialsRequest request;
@@ -75,7 +75,7 @@ void create_user(const UserOptions& options) {
 }
 
 void delete_user(const UserOptions& options) {
-  WireClient client(options.client.bootstrap_servers);
+  WireClient client(options.client);
   auto found = describe(client, std::vector<std::string>{options.name});
   const auto& result = found.results.front();
   if (result.error_code != 0) fail(fmt::format("{}: {}", options.name, error_text(result.error_code, result.error_message)));
@@ -89,7 +89,7 @@ void delete_user(const UserOptions& options) {
 }
 
 void list_users(const UserOptions& options) {
-  WireClient client(options.client.bootstrap_servers);
+  WireClient client(options.client);
   auto response = describe(client, std::nullopt);
   std::vector<std::vector<std::string>> rows{{"USER", "MECHANISM", "ITERATIONS"}};
   for (const auto& r : response.results) {

@@ -1,19 +1,32 @@
 #include "cli/wire_client.h"
 
 #include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
+#include <algorithm>
 #include <cstring>
 
+#include "broker/scram.h"
 #include "cli/client_config.h"
+#include "protocol/errors.h"
 #include "protocol/headers.h"
+#include "protocol/messages/sasl_authenticate.h"
+#include "protocol/messages/sasl_handshake.h"
 
 namespace oxbow::cli {
 
+namespace pr = oxbow::protocol;
+
 namespace {
+
+constexpr int16_t kSaslHandshake = 17;
+constexpr int16_t kSaslAuthenticate = 36;
 
 int connect_to(const std::string& host, const std::string& port) {
   addrinfo hints{};
@@ -37,32 +50,153 @@ int connect_to(const std::string& host, const std::string& port) {
   return fd;
 }
 
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+std::string openssl_error() {
+  unsigned long code = ERR_get_error();
+  if (code == 0) return "TLS failure";
+  char text[256];
+  ERR_error_string_n(code, text, sizeof(text));
+  ERR_clear_error();
+  return text;
+}
+
 }  // namespace
 
-WireClient::WireClient(const std::string& bootstrap_servers) {
+struct WireClient::Tls {
+  SSL_CTX* context = nullptr;
+  SSL* ssl = nullptr;
+  ~Tls() {
+    if (ssl) SSL_free(ssl);
+    if (context) SSL_CTX_free(context);
+  }
+};
+
+WireClient::WireClient(const ClientOptions& options) {
+  Settings settings;
+  for (const auto& property : options.properties) {
+    std::string key, value;
+    if (split_key_value(property, key, value)) settings[key] = value;
+  }
+  const auto& servers = options.bootstrap_servers;
+  std::string host;
   size_t start = 0;
-  while (start <= bootstrap_servers.size() && fd_ < 0) {
-    size_t end = bootstrap_servers.find(',', start);
-    if (end == std::string::npos) end = bootstrap_servers.size();
-    std::string server = bootstrap_servers.substr(start, end - start);
+  while (start <= servers.size() && fd_ < 0) {
+    size_t end = servers.find(',', start);
+    if (end == std::string::npos) end = servers.size();
+    std::string server = servers.substr(start, end - start);
     size_t colon = server.rfind(':');
     if (colon != std::string::npos) {
-      fd_ = connect_to(server.substr(0, colon), server.substr(colon + 1));
+      host = server.substr(0, colon);
+      fd_ = connect_to(host, server.substr(colon + 1));
       server_ = server;
     }
     start = end + 1;
   }
-  if (fd_ < 0) fail(fmt::format("cannot connect to {}", bootstrap_servers));
+  if (fd_ < 0) fail(fmt::format("cannot connect to {}", servers));
+  std::string protocol = lower(settings.count("security.protocol") ? settings["security.protocol"] : "plaintext");
+  if (protocol != "plaintext" && protocol != "ssl" && protocol != "sasl_plaintext" && protocol != "sasl_ssl") {
+    fail(fmt::format("security.protocol {} is not one of plaintext, ssl, sasl_plaintext, sasl_ssl", protocol));
+  }
+  if (protocol == "ssl" || protocol == "sasl_ssl") start_tls(settings, host);
+  if (protocol.starts_with("sasl")) authenticate(settings);
 }
 
 WireClient::~WireClient() {
+  if (tls_ && tls_->ssl) SSL_shutdown(tls_->ssl);
+  tls_.reset();
   if (fd_ >= 0) ::close(fd_);
+}
+
+void WireClient::start_tls(const Settings& settings, const std::string& host) {
+  auto get = [&](const char* key) { return settings.count(key) ? settings.at(key) : std::string(); };
+  tls_ = std::make_unique<Tls>();
+  tls_->context = SSL_CTX_new(TLS_client_method());
+  auto* ctx = tls_->context;
+  if (!ctx) fail(fmt::format("{}: {}", server_, openssl_error()));
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  bool verify = lower(get("enable.ssl.certificate.verification")) != "false";
+  if (auto ca = get("ssl.ca.location"); !ca.empty()) {
+    if (SSL_CTX_load_verify_locations(ctx, ca.c_str(), nullptr) != 1) {
+      fail(fmt::format("ssl.ca.location {}: {}", ca, openssl_error()));
+    }
+  } else {
+    SSL_CTX_set_default_verify_paths(ctx);
+  }
+  if (auto password = get("ssl.key.password"); !password.empty()) {
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, const_cast<char*>(settings.at("ssl.key.password").c_str()));
+  }
+  if (auto cert = get("ssl.certificate.location"); !cert.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert.c_str()) != 1) {
+      fail(fmt::format("ssl.certificate.location {}: {}", cert, openssl_error()));
+    }
+    auto key = get("ssl.key.location");
+    if (key.empty() || SSL_CTX_use_PrivateKey_file(ctx, key.c_str(), SSL_FILETYPE_PEM) != 1) {
+      fail(fmt::format("ssl.key.location {}: {}", key, openssl_error()));
+    }
+  }
+  SSL_CTX_set_verify(ctx, verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
+  tls_->ssl = SSL_new(ctx);
+  SSL_set_fd(tls_->ssl, fd_);
+  SSL_set_tlsext_host_name(tls_->ssl, host.c_str());
+  // librdkafka 2.0 checks the broker's name against its certificate by default; so do we.
+  if (verify && lower(get("ssl.endpoint.identification.algorithm")) != "none") SSL_set1_host(tls_->ssl, host.c_str());
+  if (SSL_connect(tls_->ssl) != 1) {
+    long result = SSL_get_verify_result(tls_->ssl);
+    std::string why = result != X509_V_OK ? X509_verify_cert_error_string(result) : openssl_error();
+    fail(fmt::format("{}: TLS handshake failed: {}", server_, why));
+  }
+}
+
+std::vector<uint8_t> WireClient::sasl_step(const std::string& token) {
+  pr::SaslAuthenticateRequest request;
+  request.auth_bytes.assign(token.begin(), token.end());
+  auto response = call<pr::SaslAuthenticateResponse>(kSaslAuthenticate, 1, request);
+  if (response.error_code != 0) {
+    fail(fmt::format("{}: {}: {}", server_, pr::error_name(static_cast<pr::ErrorCode>(response.error_code)),
+                     response.error_message.value_or("")));
+  }
+  return response.auth_bytes;
+}
+
+void WireClient::authenticate(const Settings& settings) {
+  auto get = [&](const char* key) { return settings.count(key) ? settings.at(key) : std::string(); };
+  std::string mechanism = get("sasl.mechanism");
+  if (mechanism.empty()) mechanism = get("sasl.mechanisms");
+  if (mechanism.empty()) mechanism = "GSSAPI";  // librdkafka's default
+  auto scram = broker::scram_mechanism_from_name(mechanism);
+  if (mechanism != "PLAIN" && scram == broker::ScramMechanism::kUnknown) {
+    fail(fmt::format("sasl.mechanism {} is not supported here: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mechanism));
+  }
+  pr::SaslHandshakeRequest handshake;
+  handshake.mechanism = mechanism;
+  auto offered = call<pr::SaslHandshakeResponse>(kSaslHandshake, 1, handshake);
+  if (offered.error_code != 0) {
+    fail(fmt::format("{}: {}: the broker offers {}", server_,
+                     pr::error_name(static_cast<pr::ErrorCode>(offered.error_code)), fmt::join(offered.mechanisms, ", ")));
+  }
+  std::string user = get("sasl.username"), password = get("sasl.password");
+  if (scram == broker::ScramMechanism::kUnknown) {
+    sasl_step(std::string() + '\0' + user + '\0' + password);
+    return;
+  }
+  broker::ScramClientExchange exchange(scram, user, password);
+  auto server_first = sasl_step(exchange.first());
+  auto client_final = exchange.final(std::string(server_first.begin(), server_first.end()));
+  if (!client_final) fail(fmt::format("{}: malformed SCRAM server-first message", server_));
+  auto server_final = sasl_step(*client_final);
+  if (!exchange.verify(std::string(server_final.begin(), server_final.end()))) {
+    fail(fmt::format("{}: the broker's SCRAM signature is wrong: it does not hold this user's credential", server_));
+  }
 }
 
 void WireClient::send_all(const uint8_t* data, size_t size) {
   while (size > 0) {
-    ssize_t n = ::send(fd_, data, size, MSG_NOSIGNAL);
-    if (n <= 0) fail(fmt::format("{}: send failed: {}", server_, std::strerror(errno)));
+    ssize_t n = tls_ ? SSL_write(tls_->ssl, data, static_cast<int>(size)) : ::send(fd_, data, size, MSG_NOSIGNAL);
+    if (n <= 0) fail(fmt::format("{}: send failed: {}", server_, tls_ ? openssl_error() : std::strerror(errno)));
     data += n;
     size -= static_cast<size_t>(n);
   }
@@ -70,9 +204,11 @@ void WireClient::send_all(const uint8_t* data, size_t size) {
 
 void WireClient::receive_all(uint8_t* data, size_t size) {
   while (size > 0) {
-    ssize_t n = ::recv(fd_, data, size, 0);
-    if (n == 0) fail(fmt::format("{}: connection closed by the broker", server_));
-    if (n < 0) fail(fmt::format("{}: no answer: {}", server_, std::strerror(errno)));
+    ssize_t n = tls_ ? SSL_read(tls_->ssl, data, static_cast<int>(size)) : ::recv(fd_, data, size, 0);
+    if (n == 0 || (tls_ && n < 0 && SSL_get_error(tls_->ssl, static_cast<int>(n)) == SSL_ERROR_ZERO_RETURN)) {
+      fail(fmt::format("{}: connection closed by the broker", server_));
+    }
+    if (n < 0) fail(fmt::format("{}: no answer: {}", server_, tls_ ? openssl_error() : std::strerror(errno)));
     data += n;
     size -= static_cast<size_t>(n);
   }

@@ -1,8 +1,14 @@
 #pragma once
-// A blocking Kafka protocol client for the few admin requests librdkafka has no API for
-// (DescribeTransactions, ListTransactions): one connection to the first bootstrap server that
-// answers, requests encoded with the broker's own generated codecs.
+// A blocking Kafka protocol client for the admin requests librdkafka has no API for
+// (DescribeTransactions, ListTransactions, the SCRAM credential APIs, ACLs on transactional ids):
+// one connection to the first bootstrap server that answers, requests encoded with the broker's
+// own generated codecs. It honours the librdkafka properties (-X) that secure a connection:
+// security.protocol, sasl.mechanism(s) PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512, sasl.username,
+// sasl.password, ssl.ca.location, ssl.certificate.location, ssl.key.location, ssl.key.password,
+// enable.ssl.certificate.verification and ssl.endpoint.identification.algorithm.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,11 +16,13 @@
 
 namespace oxbow::cli {
 
+struct ClientOptions;
+
 class WireClient {
  public:
-  // Connects to the first reachable "host:port" of the comma-separated list; fails the command
-  // (throws CLI::RuntimeError) when none is.
-  explicit WireClient(const std::string& bootstrap_servers);
+  // Connects (and secures and authenticates the connection as configured) to the first reachable
+  // "host:port" of the bootstrap list; fails the command (throws CLI::RuntimeError) when none is.
+  explicit WireClient(const ClientOptions& options);
   ~WireClient();
   WireClient(const WireClient&) = delete;
   WireClient& operator=(const WireClient&) = delete;
@@ -34,10 +42,17 @@ class WireClient {
   }
 
  private:
+  using Settings = std::map<std::string, std::string>;
+  struct Tls;
+
+  void start_tls(const Settings& settings, const std::string& host);
+  void authenticate(const Settings& settings);
+  std::vector<uint8_t> sasl_step(const std::string& token);
   void send_all(const uint8_t* data, size_t size);
   void receive_all(uint8_t* data, size_t size);
 
   int fd_ = -1;
+  std::unique_ptr<Tls> tls_;
   std::string server_;
   int32_t next_correlation_id_ = 1;
 };
