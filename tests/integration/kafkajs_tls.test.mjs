@@ -1,5 +1,5 @@
 // kafkajs over TLS against the real oxbow broker (`node --test`): an SSL listener that requires a
-// client certificate (mTLS) and a SASL_SSL listener with SCRAM-SHA-512 users. Certificates are made
+// client certificate (mTLS) and a SASL_SSL listener with PLAIN and SCRAM-SHA-512 users. Certificates are made
 // fresh by gen_test_certs.sh (openssl). Trusted clients produce and consume; a client without a
 // certificate, with a wrong SCRAM password or speaking plaintext to a TLS port is refused.
 
@@ -44,6 +44,8 @@ describe('kafkajs with TLS against oxbow', () => {
       'ssl.keystore.location': path.join(certs, 'server-keystore.pem'),
       'listener.name.ssl.ssl.client.auth': 'required',
       'listener.name.ssl.ssl.truststore.location': path.join(certs, 'ca.pem'),
+      'listener.name.sasl_ssl.plain.sasl.jaas.config':
+        'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";',
       'group.initial.rebalance.delay.ms': '0',
     }, { extraListeners: ['SSL', 'SASL_SSL'], prefix: 'oxbow-kafkajs-tls-' });
     execFileSync(OXBOW_BIN, ['user', 'create', 'carol', '--password', 'carol-secret', '--mechanism', 'SCRAM-SHA-512',
@@ -86,6 +88,11 @@ describe('kafkajs with TLS against oxbow', () => {
   test('produces and consumes over SASL_SSL with SCRAM-SHA-512', async () => {
     await roundTrip(client('SASL_SSL', { sasl: { mechanism: 'scram-sha-512', username: 'carol', password: 'carol-secret' } }),
       'sasl-ssl');
+  });
+
+  test('produces and consumes over SASL_SSL with PLAIN', async () => {
+    await roundTrip(client('SASL_SSL', { sasl: { mechanism: 'plain', username: 'alice', password: 'alice-secret' } }),
+      'sasl-ssl-plain');
   });
 
   test('a wrong SCRAM password over SASL_SSL is refused with an authentication error', async () => {
