@@ -104,6 +104,9 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"sasl.enabled.mechanisms", T::kList, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", 0,
               "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", nullptr, true,
               "SASL mechanisms SASL listeners offer."},
+    ConfigDef{"connections.max.idle.ms", T::kLong, "600000", -1, nullptr, nullptr, true,
+              "Connections with no request for this long are closed (also one stuck in its TLS handshake); "
+              "0 or less: never."},
     ConfigDef{"connections.max.reauth.ms", T::kLong, "0", 0, nullptr, nullptr, true,
               "Longest an authenticated SASL session lasts before the client must authenticate again; 0: no limit."},
     ConfigDef{"ssl.keystore.type", T::kString, "PEM", 0, "PEM", nullptr, true,

@@ -15,6 +15,7 @@
 #include "broker/handlers.h"
 #include "broker/probe.h"
 #include "broker/tls.h"
+#include "common/properties.h"
 #include "protocol/headers.h"
 
 namespace oxbow::broker {
@@ -72,9 +73,12 @@ struct Slot {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(Broker& broker, tcp::socket socket, const Endpoint& listener, const TlsListener* tls)
+  Connection(Broker& broker, tcp::socket socket, const Endpoint& listener, const TlsListener* tls,
+             std::chrono::milliseconds max_idle)
       : broker_(broker),
         socket_(std::move(socket)),
+        max_idle_(max_idle),
+        idle_timer_(socket_.get_executor()),
         listener_(listener.name),
         slot_ready_(socket_.get_executor()),
         slot_freed_(socket_.get_executor()),
@@ -100,6 +104,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start() {
     auto self = shared_from_this();
     asio::co_spawn(socket_.get_executor(), [self]() { return self->run(); }, asio::detached);
+    if (max_idle_.count() > 0) {
+      asio::co_spawn(socket_.get_executor(), [self]() { return self->close_when_idle(); }, asio::detached);
+    }
   }
 
  private:
@@ -111,6 +118,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto self = shared_from_this();
     asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
     co_await read_loop();
+  }
+
+  // connections.max.idle.ms: a connection with nothing in flight and no request for that long is
+  // closed, as Kafka does; a client stuck in (or never starting) its TLS handshake counts as idle.
+  asio::awaitable<void> close_when_idle() {
+    auto self = shared_from_this();
+    while (!closed_) {
+      idle_timer_.expires_at(last_activity_ + max_idle_);
+      boost::system::error_code ec;
+      co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (closed_) break;
+      if (slots_.empty() && Clock::now() - last_activity_ >= max_idle_) {
+        spdlog::debug("closing connection from {} on listener {}: idle for {} ms (connections.max.idle.ms)", peer_,
+                      listener_, max_idle_.count());
+        close();
+      }
+    }
   }
 
   // The TLS handshake, and the principal of a client certificate. Failures are audit lines.
@@ -180,7 +204,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         slot->request.resize(static_cast<size_t>(size));
         auto bytes = slot->request.span();
         co_await read_exact(bytes.data(), bytes.size());
-        slot->received = Clock::now();
+        slot->received = last_activity_ = Clock::now();
         if (!admit(*slot)) break;
         slots_.push_back(slot);
         asio::co_spawn(socket_.get_executor(), process(slot), asio::detached);
@@ -311,6 +335,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         out.patch_i32(0, static_cast<int32_t>(out.total_size() - 4));
         co_await send(out);
         note_sent(*slot);
+        last_activity_ = Clock::now();
         if (slot->close_after_send) break;
       }
     } catch (const std::exception& e) {
@@ -395,10 +420,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     slot_ready_.cancel();
     slot_freed_.cancel();
     authenticated_.cancel();
+    idle_timer_.cancel();
   }
 
   Broker& broker_;
   tcp::socket socket_;
+  std::chrono::milliseconds max_idle_;
+  asio::steady_timer idle_timer_;
+  Clock::time_point last_activity_ = Clock::now();
   std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;  // set on SSL and SASL_SSL listeners
   std::shared_ptr<const PrincipalMapper> principals_;
   std::unique_ptr<uint8_t[]> file_chunk_;  // TLS fetch staging, allocated on first use
@@ -424,6 +453,7 @@ struct Server::Impl {
   std::atomic<size_t> next{0};
   std::vector<Endpoint> acceptor_endpoints;
   std::vector<std::optional<TlsListener>> acceptor_tls;
+  std::chrono::milliseconds max_idle{0};
   asio::signal_set signals;
   std::atomic<bool> stopping{false};
 
@@ -445,7 +475,7 @@ struct Server::Impl {
         spdlog::warn("accept on {} failed: {}", listener.name, ec.message());
         continue;
       }
-      std::make_shared<Connection>(broker, std::move(socket), listener, tls)->start();
+      std::make_shared<Connection>(broker, std::move(socket), listener, tls, max_idle)->start();
     }
   }
 
@@ -459,7 +489,10 @@ struct Server::Impl {
   }
 };
 
-Server::Server(Broker& broker, int threads) : impl_(std::make_unique<Impl>(broker, threads)) {}
+Server::Server(Broker& broker, int threads) : impl_(std::make_unique<Impl>(broker, threads)) {
+  auto idle = parse_int64(broker.config().value_of("connections.max.idle.ms").value_or("600000"));
+  impl_->max_idle = std::chrono::milliseconds(idle.value_or(600000));
+}
 
 Server::~Server() { stop(); }
 

@@ -11,6 +11,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -338,3 +339,36 @@ def test_client_certificate_principals_meet_acls(tls_broker, certs):
     # Without the CA it does not trust the broker.
     result = acl("list", via=mtls)
     assert result.returncode == 1 and "TLS handshake failed" in result.stderr, result.stderr
+
+
+def closed_by_peer(sock):
+    try:
+        return sock.recv(1) == b""
+    except socket.timeout:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_idle_connections_are_closed_even_mid_handshake(tls_broker, certs):
+    broker = tls_broker(overrides={"connections.max.idle.ms": "2000"})
+    ssl_port = int(broker.listener_bootstrap("SSL").split(":")[1])
+    # A client that never starts its TLS handshake.
+    silent = socket.create_connection(("127.0.0.1", ssl_port), timeout=0.2)
+    # A plaintext client that stops talking after one request.
+    quiet = kw.Conn(broker.port)
+    quiet.request(API_VERSIONS, 0, 1, b"")
+    quiet.sock.settimeout(0.2)
+    # A client that keeps asking stays connected meanwhile.
+    with kw.Conn(broker.port) as busy:
+        deadline = time.monotonic() + 4
+        correlation = 1
+        while time.monotonic() < deadline:
+            busy.request(API_VERSIONS, 0, correlation, b"")
+            correlation += 1
+            time.sleep(0.2)
+        wait_until(lambda: closed_by_peer(silent), 20, interval=0, message="the silent TLS connection closed")
+        wait_until(lambda: closed_by_peer(quiet.sock), 20, interval=0, message="the quiet connection closed")
+        busy.request(API_VERSIONS, 0, correlation, b"")  # still served
+    silent.close()
+    quiet.close()
