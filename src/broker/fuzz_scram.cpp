@@ -1,6 +1,8 @@
 // libFuzzer target: the SCRAM messages a client sends (client-first and client-final, split at
-// the first 0xFF byte) against a store holding one user. The exchange must never crash or hang,
-// and random bytes must never authenticate.
+// the first 0xFF byte) against a store holding no user; the exchange must never crash or hang,
+// and random bytes must never authenticate. The same bytes also play a server to Oxbow's own
+// client side: server-first (after the client's nonce, which the fuzzer cannot guess) and
+// server-final, which must never verify.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -33,5 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     exchange.step(final_message, user);
     if (exchange.complete()) std::abort();  // no user exists: nothing may authenticate
   }
+  ScramClientExchange client(ScramMechanism::kSha256, "user", "password");
+  std::string client_first = client.first();
+  std::string nonce = client_first.substr(client_first.find("r=") + 2);
+  if (client.final("r=" + nonce + first) && client.verify(final_message)) std::abort();
   return 0;
 }

@@ -254,12 +254,14 @@ std::optional<std::string> ScramClientExchange::final(const std::string& server_
     return std::nullopt;
   }
   auto salt = unbase64(*salt_text);
+  // Kafka allows at most 16384 iterations; more would only let a rogue server burn our CPU.
+  constexpr int32_t kMaxIterations = 16384;
   int32_t iterations = 0;
   for (char c : *iterations_text) {
-    if (c < '0' || c > '9' || iterations > 1'000'000) return std::nullopt;
+    if (c < '0' || c > '9' || iterations > kMaxIterations) return std::nullopt;
     iterations = iterations * 10 + (c - '0');
   }
-  if (!salt || iterations < 1) return std::nullopt;
+  if (!salt || iterations < 1 || iterations > kMaxIterations) return std::nullopt;
   std::string salted = scram_salted_password(mechanism_, password_, *salt, iterations);
   std::string client_key = hmac(mechanism_, salted, "Client Key");
   std::string without_proof = "c=biws,r=" + *nonce;
