@@ -84,6 +84,19 @@ void write_request_metrics(PrometheusWriter& w) {
   w.sample("oxbow_active_connections", {}, static_cast<double>(p.connections.load()));
   w.family("oxbow_connections_accepted_total", "counter", "Client connections accepted.");
   w.sample("oxbow_connections_accepted_total", {}, static_cast<double>(p.connections_accepted.value()));
+  w.family("oxbow_authentication_failures_total", "counter",
+           "Failed authentications: SASL (wrong mechanism or credentials) and TLS (handshake or certificate).");
+  w.sample("oxbow_authentication_failures_total", {{"method", "sasl"}},
+           static_cast<double>(p.sasl_authentication_failures.value()));
+  w.sample("oxbow_authentication_failures_total", {{"method", "tls"}},
+           static_cast<double>(p.tls_handshake_failures.value()));
+  w.family("oxbow_authorization_denials_total", "counter", "Resources an ACL check refused, by API.");
+  for (size_t k = 0; k < BrokerProbe::kMaxApiKey; ++k) {
+    if (const char* name = api_name(k); name && p.apis[k].authorization_denials.value() > 0) {
+      w.sample("oxbow_authorization_denials_total", {{"api", name}},
+               static_cast<double>(p.apis[k].authorization_denials.value()));
+    }
+  }
 }
 
 void write_storage_metrics(PrometheusWriter& w, TopicRegistry& topics) {

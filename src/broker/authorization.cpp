@@ -4,6 +4,7 @@
 
 #include "broker/authenticator.h"
 #include "broker/broker.h"
+#include "broker/probe.h"
 #include "broker/request_context.h"
 #include "protocol/messages/api_table.h"
 #include "security/authorizer.h"
@@ -19,6 +20,7 @@ const std::string& principal_of(const RequestContext& ctx) {
 }
 
 void audit_denial(const RequestContext& ctx, AclOperation op, ResourceType type, const std::string& name) {
+  if (auto* counters = probe().api(ctx.header.api_key)) counters->authorization_denials.add();
   const auto* api = protocol::find_api(ctx.header.api_key);
   spdlog::warn("authorization denied: {} from {} on listener {}: {} on {} '{}' ({} v{})", principal_of(ctx),
                ctx.client_host, ctx.listener_name, security::name(op), security::name(type), name,

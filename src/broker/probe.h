@@ -14,6 +14,7 @@ struct ApiProbe {
   metrics::Histogram queue_seconds{metrics::latency_buckets()};  // read -> handler start
   metrics::Histogram local_seconds{metrics::latency_buckets()};  // handler, long polls included
   metrics::Histogram send_seconds{metrics::latency_buckets()};   // response ready -> written
+  metrics::Counter authorization_denials;                         // resources refused by ACLs
 };
 
 struct BrokerProbe {
@@ -23,6 +24,8 @@ struct BrokerProbe {
   metrics::Histogram fetch_response_bytes{metrics::size_buckets()};
   std::atomic<int64_t> connections{0};
   metrics::Counter connections_accepted;
+  metrics::Counter sasl_authentication_failures;
+  metrics::Counter tls_handshake_failures;
 
   ApiProbe* api(int16_t key) { return key >= 0 && static_cast<size_t>(key) < kMaxApiKey ? &apis[key] : nullptr; }
 };

@@ -7,6 +7,7 @@
 #include "broker/authenticator.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
+#include "broker/probe.h"
 #include "protocol/errors.h"
 #include "protocol/messages/sasl_authenticate.h"
 #include "protocol/messages/sasl_handshake.h"
@@ -28,6 +29,7 @@ void handle_sasl_handshake(RequestContext& ctx, Reader& body, Writer& out) {
   } else if (std::find(enabled.begin(), enabled.end(), request.mechanism) == enabled.end()) {
     response.error_code = pr::code(ErrorCode::kUnsupportedSaslMechanism);
     response.mechanisms = enabled;
+    probe().sasl_authentication_failures.add();
     spdlog::warn("authentication failed: client {} on listener {} asked for mechanism '{}', enabled: {}",
                  ctx.client_host, security.listener, request.mechanism, fmt::join(enabled, ","));
   } else {
@@ -80,6 +82,7 @@ void handle_sasl_authenticate(RequestContext& ctx, Reader& body, Writer& out) {
     response.error_message = failure;
     response.auth_bytes.clear();
     security.close_after_response = true;
+    probe().sasl_authentication_failures.add();
     spdlog::warn("authentication failed: user '{}' from {} on listener {} ({}): invalid credentials", claimed,
                  ctx.client_host, security.listener, mechanism);
   } else {

@@ -144,6 +144,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (ec) {
       // A client hanging up mid-handshake (librdkafka drops spare connections) is no failed login.
       if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated) {
+        probe().tls_handshake_failures.add();
         spdlog::warn("authentication failed: TLS handshake with {} on listener {}: {}", peer_, listener_,
                      ec.message());
       }
@@ -153,6 +154,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (subject.empty()) co_return true;
     auto name = principals_->map(subject);
     if (!name) {
+      probe().tls_handshake_failures.add();
       spdlog::warn("authentication failed: client certificate '{}' from {} on listener {} matches no "
                    "ssl.principal.mapping.rules",
                    subject, peer_, listener_);

@@ -229,3 +229,22 @@ def unique_topic(prefix="t"):
 
 
 unique_topic.counter = 0
+
+
+def scrape_metrics(broker):
+    """Every sample of the broker's /metrics as {(name, frozenset(labels)): value}; a malformed line fails."""
+    import urllib.request
+    from prometheus_client.parser import text_string_to_metric_families
+    with urllib.request.urlopen(broker.admin_url + "/metrics", timeout=10) as response:
+        assert response.status == 200
+        text = response.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            samples[(s.name, frozenset(s.labels.items()))] = s.value
+    return samples
+
+
+def metric_value(samples, name, **labels):
+    """A sample of scrape_metrics(), 0 when absent."""
+    return samples.get((name, frozenset(labels.items())), 0.0)

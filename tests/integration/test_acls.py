@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 import ck_helpers as ck
 import kafka_wire as kw
-from harness import OXBOW_BIN, unique_topic, wait_until
+from harness import OXBOW_BIN, metric_value, scrape_metrics, unique_topic, wait_until
 
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
@@ -123,6 +123,9 @@ def test_read_on_one_topic_does_not_give_another_or_write(acl_broker):
     wait_until(lambda: audit_lines(broker, f"READ on TOPIC '{b}'"), 10, message="an audit line for the denied fetch")
     line = audit_lines(broker, f"READ on TOPIC '{b}'")[0]
     assert "User:alice from 127.0.0.1" in line and "(Fetch v" in line, line
+    metrics = scrape_metrics(broker)
+    assert metric_value(metrics, "oxbow_authorization_denials_total", api="Fetch") >= 1
+    assert metric_value(metrics, "oxbow_authorization_denials_total", api="Produce") >= 1  # her produce to a
 
 
 def test_group_join_needs_group_read(acl_broker):

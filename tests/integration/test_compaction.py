@@ -27,11 +27,10 @@ import urllib.request
 
 from confluent_kafka import KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import ConfigResource
-from prometheus_client.parser import text_string_to_metric_families
 
 import ck_helpers as ck
 import kafka_wire as kw
-from harness import unique_topic, wait_until
+from harness import scrape_metrics, unique_topic, wait_until
 
 CLEANER_BROKER = {"log.cleaner.backoff.ms": "100", "log.retention.check.interval.ms": "100"}
 CHECKPOINT = "cleaner-offset-checkpoint"
@@ -169,14 +168,7 @@ def http_get(broker, path):
         return response.status, response.read().decode()
 
 
-def scrape(broker):
-    status, text = http_get(broker, "/metrics")
-    assert status == 200
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            out[(s.name, frozenset(s.labels.items()))] = s.value
-    return out
+scrape = scrape_metrics
 
 
 def metric(samples, name, **labels):

@@ -6,10 +6,9 @@ import urllib.error
 import urllib.request
 
 from confluent_kafka import Consumer, TopicPartition
-from prometheus_client.parser import text_string_to_metric_families
 
 import ck_helpers as ck
-from harness import port_accepts, unique_topic, wait_until
+from harness import metric_value, port_accepts, scrape_metrics, unique_topic, wait_until
 
 
 def get(broker, path, method="GET"):
@@ -21,19 +20,8 @@ def get(broker, path, method="GET"):
         return e.code, e.read().decode()
 
 
-def scrape(broker):
-    """Every sample of /metrics as {(name, frozenset(labels)): value}; a malformed line fails here."""
-    status, text = get(broker, "/metrics")
-    assert status == 200
-    samples = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            samples[(s.name, frozenset(s.labels.items()))] = s.value
-    return samples
-
-
-def value(samples, name, **labels):
-    return samples.get((name, frozenset(labels.items())), 0.0)
+scrape = scrape_metrics
+value = metric_value
 
 
 def test_metrics_move_with_produce_and_consume(broker):

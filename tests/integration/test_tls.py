@@ -18,7 +18,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 import ck_helpers as ck
 import kafka_wire as kw
-from harness import OXBOW_BIN, unique_topic, wait_until
+from harness import OXBOW_BIN, metric_value, scrape_metrics, unique_topic, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KCAT = shutil.which("kcat") or shutil.which("kafkacat")
@@ -162,6 +162,7 @@ def test_client_certificates_when_required(tls_broker, certs):
     assert_refused(tls_conf(broker, certs, **client_cert(certs, "mallory")), "with an untrusted certificate")
     wait_until(lambda: len(log_lines(broker, "authentication failed: TLS handshake")) >= 2, 10,
                message="audit lines for the refused handshakes")
+    assert metric_value(scrape_metrics(broker), "oxbow_authentication_failures_total", method="tls") >= 2
     assert ck.watermarks(broker.bootstrap, topic) == (0, 1), "nothing was written by refused clients"
 
 
