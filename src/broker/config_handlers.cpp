@@ -225,7 +225,13 @@ void handle_elect_leaders(RequestContext& ctx, Reader& body, Writer& out) {
   auto& topics = ctx.broker.topics();
   pr::ElectLeadersResponse response;
   if (!authorized_on_cluster(ctx, AclOperation::kAlter)) {
+    // v0 has no top-level error: each asked-for partition carries it, as in Kafka.
     response.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
+    for (const auto& t : request.topic_partitions.value_or(std::vector<pr::ElectLeadersRequest::TopicPartitions>{})) {
+      auto& result = response.replica_election_results.emplace_back();
+      result.topic = t.topic;
+      for (int32_t p : t.partitions) result.partition_result.push_back({p, response.error_code, "Authorization failed."});
+    }
     response.encode(out, v);
     return;
   }

@@ -127,7 +127,19 @@ void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out) {
   if (v < 8) {
     // v0 has no "all partitions" form; v1 stored offsets in ZooKeeper, so null topics start at v2.
     if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, request.group_id)) {
+      // v0 and v1 have no top-level error: each asked-for partition carries it, as in Kafka.
       response.error_code = pr::code(ErrorCode::kGroupAuthorizationFailed);
+      for (const auto& t : request.topics.value_or(std::vector<pr::OffsetFetchRequest::OffsetFetchRequestTopic>{})) {
+        auto& topic = response.topics.emplace_back();
+        topic.name = t.name;
+        for (int32_t p : t.partition_indexes) {
+          auto& part = topic.partitions.emplace_back();
+          part.partition_index = p;
+          part.committed_offset = -1;
+          part.metadata = "";
+          part.error_code = response.error_code;
+        }
+      }
       response.encode(out, v);
       return;
     }

@@ -74,7 +74,9 @@ void handle_offset_for_leader_epoch(RequestContext& ctx, Reader& body, Writer& o
   for (const auto& topic : request.topics) {
     auto& topic_out = response.topics.emplace_back();
     topic_out.topic = topic.topic;
-    bool allowed = authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic.topic);
+    // Kafka lets brokers (CLUSTER_ACTION on the cluster) ask about any topic.
+    bool allowed = authorized_on_cluster(ctx, AclOperation::kClusterAction, Audit::kQuiet) ||
+                   authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic.topic);
     for (const auto& p : topic.partitions) {
       auto& part = topic_out.partitions.emplace_back();
       part.partition = p.partition;

@@ -6,11 +6,13 @@
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
+#include "broker/internal_topic.h"
 #include "broker/probe.h"
 #include "broker/topic_registry.h"
 #include "common/clock.h"
 #include "protocol/errors.h"
 #include "protocol/messages/produce.h"
+#include "protocol/record_batch.h"
 #include "storage/log_manager.h"
 #include "storage/partition_log.h"
 
@@ -88,6 +90,24 @@ asio::awaitable<void> wait_for_flushes(std::vector<PendingFlush>& flushes, int32
   }
 }
 
+// Does any batch carry the transactional flag? Malformed data is left to the log's validation.
+bool has_transactional_batches(const pr::ProduceRequest& request) {
+  for (const auto& topic : request.topic_data) {
+    for (const auto& partition : topic.partition_data) {
+      std::span<const uint8_t> bytes = partition.records.bytes;
+      for (size_t pos = 0; pos + pr::kBatchHeaderSize <= bytes.size();) {
+        auto header = pr::read_batch_header(bytes.data() + pos);
+        if (header.is_transactional()) return true;
+        if (header.batch_length <= 0) break;
+        pos += pr::kBatchLogOverhead + static_cast<size_t>(header.batch_length);
+      }
+    }
+  }
+  return false;
+}
+
+bool is_internal_topic(const std::string& name) { return name == kOffsetsTopic || name == kTransactionStateTopic; }
+
 }  // namespace
 
 asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& out) {
@@ -95,9 +115,13 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
   pr::ProduceRequest request;
   request.decode(body, v);
   bool valid_acks = request.acks == -1 || request.acks == 0 || request.acks == 1;
-  // A transactional produce needs WRITE on its transactional id, or none of it is written.
-  bool txn_allowed = !request.transactional_id ||
-                     authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, *request.transactional_id);
+  // Transactional batches need WRITE on the request's transactional id (which they must name), or
+  // none of the request is written: as Kafka, so that topic WRITE alone cannot join a transaction.
+  bool txn_allowed = true;
+  if (!authorization_off(ctx) && (request.transactional_id || has_transactional_batches(request))) {
+    txn_allowed = request.transactional_id &&
+                  authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, *request.transactional_id);
+  }
   pr::ProduceResponse response;
   std::vector<PendingFlush> flushes;
   response.responses.reserve(request.topic_data.size());
@@ -106,8 +130,10 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
     topic_out.name = topic.name;
     topic_out.partition_responses.resize(topic.partition_data.size());
     auto stats = ctx.broker.topics().stats(topic.name);
-    ErrorCode refusal = !valid_acks     ? ErrorCode::kInvalidRequiredAcks
-                        : !txn_allowed ? ErrorCode::kTransactionalIdAuthorizationFailed
+    // Only the coordinators write the internal topics (Kafka answers clients INVALID_TOPIC_EXCEPTION).
+    ErrorCode refusal = !valid_acks                   ? ErrorCode::kInvalidRequiredAcks
+                        : !txn_allowed               ? ErrorCode::kTransactionalIdAuthorizationFailed
+                        : is_internal_topic(topic.name) ? ErrorCode::kInvalidTopicException
                         : !authorized(ctx, AclOperation::kWrite, ResourceType::kTopic, topic.name)
                             ? ErrorCode::kTopicAuthorizationFailed
                             : ErrorCode::kNone;

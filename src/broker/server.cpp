@@ -29,6 +29,16 @@ constexpr size_t kMaxInFlight = 32;
 constexpr size_t kSpareBuffers = 8;
 constexpr size_t kMaxSpareBytes = 16 << 20;
 constexpr size_t kTlsFileChunk = 256 << 10;
+constexpr auto kIdleCheckFloor = std::chrono::milliseconds(10);
+
+// The client's address as Java's InetAddress prints it for IPv4, so that host ACLs written for
+// 10.0.0.5 match a client that reached an IPv6 wildcard listener as ::ffff:10.0.0.5.
+std::string client_address(const asio::ip::address& address) {
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.to_string();
+}
 constexpr int16_t kApiVersionsKey = 18;
 constexpr int16_t kProduceKey = 0;
 constexpr int16_t kFetchKey = 1;
@@ -87,7 +97,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     security_.security_protocol = listener.security_protocol;
     boost::system::error_code ec;
     auto endpoint = socket_.remote_endpoint(ec);
-    host_ = ec ? "unknown" : endpoint.address().to_string();
+    host_ = ec ? "unknown" : client_address(endpoint.address());
     peer_ = ec ? "unknown" : host_ + ":" + std::to_string(endpoint.port());
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.native_non_blocking(true, ec);
@@ -125,11 +135,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<void> close_when_idle() {
     auto self = shared_from_this();
     while (!closed_) {
-      idle_timer_.expires_at(last_activity_ + max_idle_);
+      // While a request is in flight or bytes are moving, look again a full period later.
+      auto now = Clock::now();
+      bool busy = !slots_.empty() || transferring_ > 0;
+      idle_timer_.expires_at(busy ? now + max_idle_ : std::max(last_activity_ + max_idle_, now + kIdleCheckFloor));
       boost::system::error_code ec;
       co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       if (closed_) break;
-      if (slots_.empty() && Clock::now() - last_activity_ >= max_idle_) {
+      if (slots_.empty() && transferring_ == 0 && Clock::now() - last_activity_ >= max_idle_) {
         spdlog::debug("closing connection from {} on listener {}: idle for {} ms (connections.max.idle.ms)", peer_,
                       listener_, max_idle_.count());
         close();
@@ -142,14 +155,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     boost::system::error_code ec;
     co_await tls_->async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
-      // A client hanging up mid-handshake (librdkafka drops spare connections) is no failed login.
-      if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated) {
+      // A client hanging up mid-handshake (librdkafka drops spare connections), or closed for
+      // idling in it, is no failed login.
+      if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated && ec != asio::error::operation_aborted &&
+          !closed_) {
         probe().tls_handshake_failures.add();
         spdlog::warn("authentication failed: TLS handshake with {} on listener {}: {}", peer_, listener_,
                      ec.message());
       }
       co_return false;
     }
+    // On SASL_SSL the principal is the SASL user's, as in Kafka.
+    if (security_.needs_sasl()) co_return true;
     auto subject = peer_certificate_subject(tls_->native_handle());
     if (subject.empty()) co_return true;
     auto name = principals_->map(subject);
@@ -163,6 +180,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     security_.principal = "User:" + *name;
     co_return true;
   }
+
+  // Counts a transfer under way as activity for connections.max.idle.ms, however long it takes.
+  struct Transfer {
+    Connection& c;
+    explicit Transfer(Connection& connection) : c(connection) { ++c.transferring_; }
+    ~Transfer() {
+      --c.transferring_;
+      c.last_activity_ = Clock::now();
+    }
+  };
 
   asio::awaitable<void> read_exact(void* data, size_t size) {
     if (tls_) {
@@ -205,7 +232,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }
         slot->request.resize(static_cast<size_t>(size));
         auto bytes = slot->request.span();
-        co_await read_exact(bytes.data(), bytes.size());
+        {
+          Transfer transfer(*this);
+          co_await read_exact(bytes.data(), bytes.size());
+        }
         slot->received = last_activity_ = Clock::now();
         if (!admit(*slot)) break;
         slots_.push_back(slot);
@@ -347,6 +377,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   asio::awaitable<void> send(const pr::Writer& out) {
+    Transfer transfer(*this);
     const auto& bytes = out.buffer();
     if (out.splices().empty()) {
       co_await write_all(bytes.data(), bytes.size());
@@ -430,6 +461,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::chrono::milliseconds max_idle_;
   asio::steady_timer idle_timer_;
   Clock::time_point last_activity_ = Clock::now();
+  int transferring_ = 0;  // reads and writes under way (the read loop's wait for a request excluded)
   std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;  // set on SSL and SASL_SSL listeners
   std::shared_ptr<const PrincipalMapper> principals_;
   std::unique_ptr<uint8_t[]> file_chunk_;  // TLS fetch staging, allocated on first use

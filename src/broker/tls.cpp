@@ -7,6 +7,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <cctype>
 #include <regex>
+#include <set>
 
 #include "broker/config.h"
 #include "common/properties.h"
@@ -172,9 +173,22 @@ void set_protocols(ssl::context& context, const ListenerSettings& settings) {
   SSL_CTX_set_min_proto_version(context.native_handle(), v12 ? TLS1_2_VERSION : TLS1_3_VERSION);
   SSL_CTX_set_max_proto_version(context.native_handle(), v13 ? TLS1_3_VERSION : TLS1_2_VERSION);
   if (auto ciphers = settings.get("ssl.cipher.suites"); ciphers && !ciphers->empty()) {
+    // Kafka configs name suites the IANA way (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); OpenSSL's
+    // TLS 1.2 list wants its own names, its TLS 1.3 list the IANA ones. OpenSSL names pass as given.
+    static const std::set<std::string> kTls13Suites = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+                                                       "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_CCM_SHA256",
+                                                       "TLS_AES_128_CCM_8_SHA256"};
     std::string tls12, tls13;
-    for (const auto& name : split(*ciphers, ',')) {
-      auto& list = name.starts_with("TLS_") ? tls13 : tls12;
+    for (auto name : split(*ciphers, ',')) {
+      name.erase(0, name.find_first_not_of(' '));
+      if (name.empty()) continue;
+      bool is_tls13 = kTls13Suites.count(name) > 0;
+      if (!is_tls13 && name.starts_with("TLS_")) {
+        std::string openssl_name = OPENSSL_cipher_name(name.c_str());
+        if (openssl_name == "(NONE)") throw std::runtime_error("ssl.cipher.suites: unknown cipher suite " + name);
+        name = openssl_name;
+      }
+      auto& list = is_tls13 ? tls13 : tls12;
       list += (list.empty() ? "" : ":") + name;
     }
     if (!tls12.empty() && SSL_CTX_set_cipher_list(context.native_handle(), tls12.c_str()) != 1) {
@@ -197,6 +211,9 @@ std::optional<TlsListener> make_tls_listener(const BrokerConfig& config, const E
     context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
                          ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
     set_protocols(*context, settings);
+    // Sessions resumed with a client certificate need a context id, else OpenSSL fails the handshake.
+    SSL_CTX_set_session_id_context(context->native_handle(), reinterpret_cast<const unsigned char*>(listener.name.data()),
+                                   static_cast<unsigned int>(std::min<size_t>(listener.name.size(), SSL_MAX_SID_CTX_LENGTH)));
     load_identity(*context, settings);
     std::string client_auth = settings.get("ssl.client.auth").value_or("none");
     if (client_auth != "none" && client_auth != "requested" && client_auth != "required") {

@@ -87,6 +87,9 @@ void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out) {
     result.topic_id = created.id;
     result.num_partitions = created.partitions;
     result.replication_factor = 1;
+    // The new topic's configs only for those who may describe them (Kafka's rule; its tagged
+    // topic_config_error_code is not sent: our codecs write no tagged fields).
+    if (!authorized(ctx, AclOperation::kDescribeConfigs, ResourceType::kTopic, topic.name, Audit::kQuiet)) continue;
     result.configs.emplace();
     for (const auto& [key, value] : created.configs) {
       result.configs->push_back({key, value, false, 1 /* DYNAMIC_TOPIC_CONFIG */, false});

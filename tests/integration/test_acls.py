@@ -6,6 +6,7 @@ PLAIN users alice and bob hold only what their ACLs give.  Clients: confluent-ka
 2.0.2), kafka-python's ACL admin API, `oxbow acl`, and raw requests for exact error codes.
 """
 
+import json
 import struct
 import subprocess
 
@@ -22,6 +23,8 @@ TOPIC_AUTHORIZATION_FAILED = 29
 GROUP_AUTHORIZATION_FAILED = 30
 CLUSTER_AUTHORIZATION_FAILED = 31
 SECURITY_DISABLED = 54
+INVALID_TOPIC_EXCEPTION = 17
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
 
 
 def jaas(users):
@@ -339,3 +342,55 @@ def test_raw_error_codes(acl_broker, make_broker):
     r = raw_request(broker.port, 9, 3, kw.string("some-group") + struct.pack(">i", -1))
     r.int32()
     assert r.int32() == 0 and r.int16() == GROUP_AUTHORIZATION_FAILED
+
+
+def test_transactional_batches_need_the_transactional_id_and_internal_topics_are_refused(acl_broker):
+    # ANONYMOUS (the plaintext listener) holds only its ACLs; alice, the super user, grants them.
+    broker = acl_broker({"super.users": "User:alice"})
+    topic = unique_topic("acl-rawtxn")
+    oxbow_acl(broker, "add", "--allow-principal", "User:ANONYMOUS", "--operation", "Write", "--operation", "Create",
+              "--operation", "Describe", "--topic", topic, via=sasl_args(broker, "alice"))
+    oxbow_acl(broker, "add", "--allow-principal", "User:ANONYMOUS", "--operation", "Write", "--operation", "Describe",
+              "--topic", "__consumer_offsets", via=sasl_args(broker, "alice"))
+    ck.create_topic(broker.bootstrap, topic)
+
+    # A batch flagged transactional, in a request naming no transactional id: refused whole.
+    batch = kw.build_record_batch([(b"k", b"v", [])], attributes=0x10)
+    with kw.Conn(broker.port) as conn:
+        r = conn.request(0, 8, 1, kw.produce_v8_body(topic, 0, batch))
+    assert kw.parse_produce_v8_response(r)[0][0]["error"] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    # Clients never write the coordinators' topics, whatever their ACLs.
+    plain = kw.build_record_batch([(b"k", b"v", [])])
+    with kw.Conn(broker.port) as conn:
+        r = conn.request(0, 8, 2, kw.produce_v8_body("__consumer_offsets", 0, plain))
+    assert kw.parse_produce_v8_response(r)[0][0]["error"] == INVALID_TOPIC_EXCEPTION
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 0)
+
+
+def test_offset_fetch_v1_denial_is_on_each_partition(acl_broker):
+    broker = acl_broker({"super.users": ""})
+    body = kw.string("some-group") + struct.pack(">i", 1) + kw.string("t") + struct.pack(">iii", 2, 0, 1)
+    r = raw_request(broker.port, 9, 1, body)
+    assert r.int32() == 1 and r.string() == "t" and r.int32() == 2
+    for partition in (0, 1):
+        assert r.int32() == partition and r.int64() == -1
+        r.string()  # metadata
+        assert r.int16() == GROUP_AUTHORIZATION_FAILED
+
+
+def test_host_acls_match_ipv4_clients_of_a_wildcard_listener(make_broker):
+    """A listener bound to every interface sees IPv4 clients as ::ffff:a.b.c.d; ACLs name a.b.c.d."""
+    broker = make_broker(start=False)
+    broker.overrides.update({
+        "listeners": f"PLAINTEXT://:{broker.port}", "advertised.listeners": f"PLAINTEXT://127.0.0.1:{broker.port}",
+        "authorizer.class.name": AUTHORIZER,
+    })
+    broker.data_dir.mkdir(parents=True, exist_ok=True)
+    acl = {"resource_type": "CLUSTER", "resource_name": "kafka-cluster", "pattern_type": "LITERAL",
+           "principal": "User:ANONYMOUS", "host": "127.0.0.1", "permission": "ALLOW"}
+    acls = [dict(acl, operation=op) for op in ("CREATE", "DESCRIBE")]
+    acls.append(dict(acl, resource_type="TOPIC", resource_name="*", operation="DESCRIBE"))
+    (broker.data_dir / "oxbow-acls.json").write_text(json.dumps({"version": 1, "acls": acls}))
+    broker.start()
+    ck.create_topic(broker.bootstrap, unique_topic("acl-host"))  # CREATE, then DESCRIBE in metadata
+    assert not audit_lines(broker, "::ffff:")

@@ -282,6 +282,7 @@ def make_inline_broker(tls_broker, certs):
     ({"ssl.client.auth": "required"}, "ssl.truststore.location"),
     ({"ssl.keystore.location": "ENCRYPTED", "ssl.key.password": "wrong"}, "listener SSL"),
     ({"ssl.principal.mapping.rules": "RULE:^CN=(.*)"}, "ssl.principal.mapping.rules"),
+    ({"ssl.cipher.suites": "TLS_NO_SUCH_SUITE"}, "ssl.cipher.suites"),
 ])
 def test_bad_tls_settings_stop_the_start_with_one_line(tls_broker, certs, overrides, message):
     broker = tls_broker(start=False)
@@ -373,3 +374,33 @@ def test_idle_connections_are_closed_even_mid_handshake(tls_broker, certs):
         busy.request(API_VERSIONS, 0, correlation, b"")  # still served
     silent.close()
     quiet.close()
+
+
+def test_cipher_suites_take_kafkas_iana_names(tls_broker, certs):
+    broker = tls_broker(overrides={
+        "ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384"})
+    port = int(broker.listener_bootstrap("SSL").split(":")[1])
+    for version, expected in ((ssl.TLSVersion.TLSv1_2, "ECDHE-ECDSA-AES128-GCM-SHA256"),
+                              (ssl.TLSVersion.TLSv1_3, "TLS_AES_256_GCM_SHA384")):
+        context = ssl.create_default_context(cafile=str(certs / "ca.pem"))
+        context.minimum_version = context.maximum_version = version
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                assert tls.cipher()[0] == expected
+
+
+def test_mtls_sessions_resume(tls_broker, certs):
+    """A client resuming its TLS 1.2 session on a client-certificate listener (as Java clients do)."""
+    broker = tls_broker(overrides={"ssl.client.auth": "required", "ssl.truststore.location": str(certs / "ca.pem")})
+    port = int(broker.listener_bootstrap("SSL").split(":")[1])
+    context = ssl.create_default_context(cafile=str(certs / "ca.pem"))
+    context.maximum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(str(certs / "alice.pem"), str(certs / "alice.key"))
+    session = None
+    for attempt in range(2):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with context.wrap_socket(raw, server_hostname="localhost", session=session) as tls:
+                tls.sendall(kw.request_frame(API_VERSIONS, 0, 1, b""))
+                assert tls.recv(8)[4:8] == b"\x00\x00\x00\x01", "ApiVersions answered"
+                assert tls.session_reused == (attempt == 1)
+                session = tls.session
