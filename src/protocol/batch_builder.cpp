@@ -181,9 +181,18 @@ bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch, std
 
 std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original, const std::vector<RawRecord>& records) {
   std::vector<uint8_t> bytes(original.begin(), original.begin() + kBatchHeaderSize);
-  for (const auto& r : records) bytes.insert(bytes.end(), r.bytes.begin(), r.bytes.end());
+  int16_t attributes = read_batch_header(original.data()).attributes;
+  std::string plain;
+  for (const auto& r : records) plain.append(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
+  std::string packed;
+  int codec = attributes & kCodecMask;
+  if (codec != 0 && compress(codec, {reinterpret_cast<const uint8_t*>(plain.data()), plain.size()}, packed)) {
+    bytes.insert(bytes.end(), packed.begin(), packed.end());
+  } else {
+    bytes.insert(bytes.end(), plain.begin(), plain.end());
+    attributes = static_cast<int16_t>(attributes & ~kCodecMask);
+  }
   write_i32(bytes.data() + kBatchLengthOffset, static_cast<int32_t>(bytes.size() - kBatchLogOverhead));
-  int16_t attributes = static_cast<int16_t>(read_batch_header(original.data()).attributes & ~kCodecMask);
   write_i16(bytes.data() + kAttributesOffset, attributes);
   write_i32(bytes.data() + kBatchHeaderSize - 4, static_cast<int32_t>(records.size()));
   uint32_t crc = crc32c(bytes.data() + kAttributesOffset, bytes.size() - kAttributesOffset);

@@ -60,9 +60,10 @@ struct RawRecord {
 bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch, std::vector<RawRecord>& out);
 
 // A batch with the header fields of `original` (base offset and timestamp, last offset delta,
-// producer, attributes) holding only `records`, uncompressed, with its CRC recomputed. Record
-// offsets and timestamps are deltas from the unchanged base, so kept records are copied as they
-// are and the offsets of the removed ones simply go missing.
+// producer, attributes) holding only `records`, compressed again with the original's codec (left
+// uncompressed only if that fails), with its CRC recomputed. Record offsets and timestamps are
+// deltas from the unchanged base, so kept records are copied as they are and the offsets of the
+// removed ones simply go missing.
 std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original, const std::vector<RawRecord>& records);
 
 }  // namespace oxbow::protocol

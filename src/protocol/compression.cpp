@@ -96,7 +96,59 @@ bool unzstd(std::span<const uint8_t> in, std::string& out, size_t max_output) {
   return true;
 }
 
+bool gzip(std::span<const uint8_t> in, std::string& out) {
+  z_stream z{};
+  // 15 + 16: a gzip header and trailer, as Kafka's clients write and read.
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+  size_t start = out.size();
+  out.resize(start + deflateBound(&z, static_cast<uLong>(in.size())));
+  z.next_in = const_cast<Bytef*>(in.data());
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data() + start);
+  z.avail_out = static_cast<uInt>(out.size() - start);
+  int status = deflate(&z, Z_FINISH);
+  out.resize(start + z.total_out);
+  deflateEnd(&z);
+  return status == Z_STREAM_END;
+}
+
+bool snappy(std::span<const uint8_t> in, std::string& out) {
+  size_t start = out.size();
+  size_t length = snappy_max_compressed_length(in.size());
+  out.resize(start + length);
+  bool ok = snappy_compress(reinterpret_cast<const char*>(in.data()), in.size(), out.data() + start, &length) ==
+            SNAPPY_OK;
+  out.resize(ok ? start + length : start);
+  return ok;
+}
+
+bool lz4(std::span<const uint8_t> in, std::string& out) {
+  size_t start = out.size();
+  out.resize(start + LZ4F_compressFrameBound(in.size(), nullptr));
+  size_t n = LZ4F_compressFrame(out.data() + start, out.size() - start, in.data(), in.size(), nullptr);
+  out.resize(LZ4F_isError(n) ? start : start + n);
+  return !LZ4F_isError(n);
+}
+
+bool zstd(std::span<const uint8_t> in, std::string& out) {
+  size_t start = out.size();
+  out.resize(start + ZSTD_compressBound(in.size()));
+  size_t n = ZSTD_compress(out.data() + start, out.size() - start, in.data(), in.size(), ZSTD_CLEVEL_DEFAULT);
+  out.resize(ZSTD_isError(n) ? start : start + n);
+  return !ZSTD_isError(n);
+}
+
 }  // namespace
+
+bool compress(int codec, std::span<const uint8_t> input, std::string& out) {
+  switch (codec) {
+    case 1: return gzip(input, out);
+    case 2: return snappy(input, out);
+    case 3: return lz4(input, out);
+    case 4: return zstd(input, out);
+    default: return false;
+  }
+}
 
 bool decompress(int codec, std::span<const uint8_t> input, std::string& out, size_t max_output) {
   switch (codec) {

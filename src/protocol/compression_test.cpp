@@ -77,3 +77,22 @@ TEST(Compression, CorruptInputIsRefused) {
 }
 
 }  // namespace oxbow::protocol
+
+namespace oxbow::protocol {
+
+TEST(Compression, OwnCompressionDecompressesForEveryCodec) {
+  std::string input = sample();
+  for (int codec = 1; codec <= 4; ++codec) {
+    std::string packed = "prefix";  // appended to, not replaced
+    ASSERT_TRUE(compress(codec, bytes(input), packed)) << codec;
+    ASSERT_EQ(packed.substr(0, 6), "prefix");
+    EXPECT_LT(packed.size(), input.size()) << codec;
+    std::string out;
+    ASSERT_TRUE(decompress(codec, bytes(packed).subspan(6), out)) << codec;
+    EXPECT_EQ(out, input) << codec;
+  }
+  std::string unused;
+  EXPECT_FALSE(compress(5, bytes(input), unused));
+}
+
+}  // namespace oxbow::protocol

@@ -78,4 +78,34 @@ TEST(RecordBatch, LogAppendTimeRewritesTimestampAndCrc) {
   EXPECT_EQ(h.max_timestamp, 123456);
 }
 
+TEST(RecordBatch, RebuiltBatchKeepsItsCodec) {
+  // A zstd batch of three records, made from an uncompressed one.
+  auto plain = build_batch({{"k1", "v1"}, {"k2", std::nullopt, 1}, {"k3", "v3", 2}}, 1000);
+  std::string scratch;
+  std::vector<RawRecord> records;
+  ASSERT_TRUE(parse_raw_records(plain, scratch, records));
+  // rebuild_batch reads only the original's header: flagged zstd, it compresses all three.
+  std::vector<uint8_t> header(plain.begin(), plain.begin() + kBatchHeaderSize);
+  header[kAttributesOffset + 1] |= 4;
+  auto zstd_batch = rebuild_batch(header, records);
+  ASSERT_EQ(read_batch_header(zstd_batch.data()).codec(), 4);
+  EXPECT_LT(zstd_batch.size(), plain.size() + 64);
+
+  std::vector<RawRecord> all;
+  ASSERT_TRUE(parse_raw_records(zstd_batch, scratch, all));
+  ASSERT_EQ(all.size(), 3u);
+  auto rebuilt = rebuild_batch(zstd_batch, {all[0], all[2]});
+  EXPECT_EQ(read_batch_header(rebuilt.data()).codec(), 4);
+  EXPECT_EQ(read_batch_header(rebuilt.data()).crc,
+            crc32c(rebuilt.data() + kAttributesOffset, rebuilt.size() - kAttributesOffset));
+  std::string scratch2;
+  std::vector<RawRecord> kept;
+  ASSERT_TRUE(parse_raw_records(rebuilt, scratch2, kept));
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].view.key, "k1");
+  EXPECT_EQ(kept[1].view.key, "k3");
+  EXPECT_EQ(kept[1].view.offset, 2);
+  EXPECT_EQ(kept[1].view.value, "v3");
+}
+
 }  // namespace oxbow::protocol

@@ -25,6 +25,7 @@ import random
 import time
 import urllib.request
 
+import pytest
 from confluent_kafka import KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import ConfigResource
 
@@ -687,3 +688,25 @@ def test_cleaner_compacts_after_a_clean_restart_without_client_access(make_broke
     msgs = read_all(b.bootstrap, topic, 0)
     check_against_model(model, msgs, 2000, "after the restart", True)
     assert len(msgs) == 20
+
+
+@pytest.mark.parametrize("codec,number", [("gzip", 1), ("snappy", 2), ("lz4", 3), ("zstd", 4)])
+def test_cleaned_batches_stay_compressed(make_broker, codec, number):
+    """A compressed batch that loses records is rewritten with its own codec, and clients read it."""
+    b = make_broker(CLEANER_BROKER)
+    topic = ck.create_topic(b.bootstrap, unique_topic(f"compact-{codec}"), 1, compact_config())
+    writes = [(f"k{i % 50}".encode(), f"v{i}-{'x' * 200}".encode()) for i in range(3000)]
+    ck.produce_all(ck.producer(b.bootstrap, compression_codec=codec, linger_ms=20),
+                   [{"key": k, "value": v} for k, v in writes], topic, partition=0)
+    before = log_bytes(b, topic, 0)
+    wait_until(lambda: rolled(b, topic, len(writes)), 20, interval=0.1, message="the active segment to roll")
+    wait_cleaned_to_end(b, topic)
+
+    latest = dict(writes)
+    got = {m.key(): m.value() for m in read_all(b.bootstrap, topic, 0)}
+    assert got == latest, "the latest value of every key, decompressed by librdkafka"
+    codecs = {bt["attributes"] & 0x07 for path in b.partition_dir(topic, 0).glob("*.log")
+              for bt in kw.parse_batches(path.read_bytes())}
+    assert codecs == {number}, f"cleaned batches keep codec {number}: {codecs}"
+    uncompressed = sum(len(k) + len(v) for k, v in latest.items())
+    assert log_bytes(b, topic, 0) < min(before, uncompressed), "still compressed after cleaning"
