@@ -79,6 +79,7 @@ bool Broker::start(std::string& error) {
   options.retention_check_interval_ms = config_.retention_check_interval_ms;
   options.cleaner_enabled = config_.value_of("log.cleaner.enable").value_or("true") == "true";
   options.cleaner_backoff_ms = number("log.cleaner.backoff.ms", 15000);
+  options.cleaner_key_map_bytes = static_cast<size_t>(number("log.cleaner.dedupe.buffer.size", 128 << 20));
   logs_ = std::make_unique<storage::LogManager>(options);
   if (!logs_->start(error)) return false;
   if (!load_or_create_meta_properties(error)) return false;

@@ -187,7 +187,7 @@ int LogManager::run_cleaner(int64_t now) {
   int cleaned = 0;
   for (auto& log : all_logs()) {
     if (stopping_) break;
-    if (log->clean(now).cleaned) ++cleaned;
+    if (log->clean(now, false, options_.cleaner_key_map_bytes).cleaned) ++cleaned;
   }
   return cleaned;
 }

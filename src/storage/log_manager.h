@@ -28,6 +28,7 @@ struct LogManagerOptions {
   int64_t retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
   bool cleaner_enabled = true;                    // log.cleaner.enable
   int64_t cleaner_backoff_ms = 15000;             // log.cleaner.backoff.ms
+  size_t cleaner_key_map_bytes = 128 << 20;       // log.cleaner.dedupe.buffer.size
 };
 
 class LogManager {

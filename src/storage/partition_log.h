@@ -126,8 +126,11 @@ class PartitionLog {
   // reaches min.cleanable.dirty.ratio, the oldest dirty records passed max.compaction.lag.ms, or
   // `force`. Tombstones and transaction markers go once older than delete.retention.ms (markers
   // only once no record of their transaction is left), aborted transactions' records at once.
-  // Crash-safe: see finish_interrupted_cleaning().
-  CleanResult clean(int64_t now_ms, bool force = false);
+  // Crash-safe: see finish_interrupted_cleaning(). The key map of a pass takes about
+  // `key_map_bytes` (log.cleaner.dedupe.buffer.size): when the dirty records hold more keys, the
+  // pass stops at a segment boundary and the next pass goes on from there.
+  CleanResult clean(int64_t now_ms, bool force = false, size_t key_map_bytes = kDefaultKeyMapBytes);
+  static constexpr size_t kDefaultKeyMapBytes = 128 << 20;
 
   // Deletes whole segments past retention.ms / retention.bytes, never the active one.
   int apply_retention(int64_t now_ms);

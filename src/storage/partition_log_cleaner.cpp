@@ -24,6 +24,8 @@ namespace {
 constexpr const char* kCleanerCheckpoint = "cleaner-offset-checkpoint";
 constexpr const char* kCleaningDir = "cleaning";
 constexpr const char* kSwapFile = "swap";
+// What a key map entry costs besides its key's bytes: the node, hash bucket, string and offset.
+constexpr size_t kKeyMapEntryOverhead = 64;
 
 // Base offset of a segment file name ("<20 digits>.log|.index|.timeindex"), or -1.
 int64_t segment_base(const std::string& name) {
@@ -143,7 +145,7 @@ double PartitionLog::dirty_ratio(int64_t now_ms) {
   return static_cast<double>(plan->dirty_bytes) / static_cast<double>(plan->clean_bytes + plan->dirty_bytes);
 }
 
-CleanResult PartitionLog::clean(int64_t now_ms, bool force) {
+CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes) {
   std::lock_guard serial(clean_mutex_);
   auto started = std::chrono::steady_clock::now();
   CleanResult result;
@@ -152,17 +154,30 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force) {
   double ratio = static_cast<double>(plan->dirty_bytes) / static_cast<double>(plan->clean_bytes + plan->dirty_bytes);
   if (!force && !plan->overdue && ratio < plan->config.min_cleanable_dirty_ratio) return result;
 
-  // The latest offset of each key among the dirty records; aborted records do not count.
+  // The latest offset of each key among the dirty records; aborted records do not count. The map
+  // is bounded: once it holds key_map_bytes, the pass ends before the next dirty segment (the
+  // first dirty segment is always mapped whole, so that every pass makes progress).
   AbortedRanges aborted(plan->aborted);
   std::unordered_map<std::string, int64_t> latest;
+  size_t map_bytes = 0;
+  bool mapped_one = false;
   std::string scratch;
   std::vector<pr::RawRecord> records;
   bool malformed = false;
-  for (auto& segment : plan->segments) {
+  for (size_t s = 0; s < plan->segments.size(); ++s) {
+    auto& segment = plan->segments[s];
     if (segment->base_offset() < plan->first_dirty && segment != plan->segments.back() &&
         segment->next_offset() <= plan->first_dirty) {
       continue;
     }
+    if (mapped_one && map_bytes >= key_map_bytes) {
+      spdlog::info("{}: the key map is full (log.cleaner.dedupe.buffer.size={}): this pass cleans up to offset {}",
+                   dir_, key_map_bytes, segment->base_offset());
+      plan->end = segment->base_offset();
+      plan->segments.resize(s);
+      break;
+    }
+    mapped_one = true;
     segment->read_batches([&](std::span<const uint8_t> batch) {
       auto h = pr::read_batch_header(batch.data());
       result.bytes_read += batch.size();
@@ -174,7 +189,9 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force) {
         return false;
       }
       for (const auto& r : records) {
-        if (r.view.key) latest[std::string(*r.view.key)] = r.view.offset;
+        if (!r.view.key) continue;
+        auto [it, added] = latest.insert_or_assign(std::string(*r.view.key), r.view.offset);
+        if (added) map_bytes += it->first.size() + kKeyMapEntryOverhead;
       }
       return true;
     });

@@ -107,6 +107,38 @@ TEST(PartitionLogCompaction, KeepsTheLatestRecordOfEachKeyAtItsOffset) {
   log->close();
 }
 
+TEST(PartitionLogCompaction, AFullKeyMapEndsThePassAtASegmentAndTheNextGoesOn) {
+  testing::TempDir dir;
+  std::string error;
+  auto log = PartitionLog::open(dir.path() + "/c-0", compacted(), true, error);
+  std::map<std::string, std::pair<int64_t, std::string>> model;
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count();
+  for (int i = 0; i < 300; ++i) {
+    std::string key = "k" + std::to_string(i % 40);
+    std::string value = "v" + std::to_string(i);
+    auto batch = pr::build_batch({{key, value}}, now);
+    auto appended = log->append(batch, now);
+    ASSERT_EQ(appended.error, ErrorCode::kNone);
+    model[key] = {appended.base_offset, value};
+  }
+  log->maybe_roll(now + 10LL * 24 * 3600 * 1000);
+  // A one-byte key map: each pass maps one dirty segment, cleans up to it, and stops.
+  int passes = 0;
+  while (log->dirty_ratio(now) > 0 && passes < 100) {
+    ASSERT_TRUE(log->clean(now, true, 1).cleaned);
+    ++passes;
+  }
+  EXPECT_GT(passes, 3) << "the map bound did not split the work";
+  auto records = read_all(*log);
+  ASSERT_EQ(records.size(), model.size());
+  for (const auto& r : records) {
+    EXPECT_EQ(model[r.key].first, r.offset) << r.key;
+    EXPECT_EQ(model[r.key].second, r.value) << r.key;
+  }
+  log->close();
+}
+
 TEST(PartitionLogCompaction, AnInterruptedSwapIsFinishedOrDiscardedAtLoad) {
   testing::TempDir dir;
   std::string error;

@@ -710,3 +710,22 @@ def test_cleaned_batches_stay_compressed(make_broker, codec, number):
     assert codecs == {number}, f"cleaned batches keep codec {number}: {codecs}"
     uncompressed = sum(len(k) + len(v) for k, v in latest.items())
     assert log_bytes(b, topic, 0) < min(before, uncompressed), "still compressed after cleaning"
+
+
+def test_a_small_key_map_cleans_in_several_passes(make_broker):
+    """log.cleaner.dedupe.buffer.size bounds a pass's key map: more keys than fit take more passes."""
+    b = make_broker(dict(CLEANER_BROKER, **{"log.cleaner.dedupe.buffer.size": "20000"}))
+    # Cleaning is held off (min.compaction.lag.ms) until every segment is written, then released.
+    topic = ck.create_topic(b.bootstrap, unique_topic("compact-smallmap"), 1,
+                            compact_config(segment_bytes=20000, min_compaction_lag_ms=3600000))
+    writes = [(f"key-{i % 500:04d}".encode(), f"v{i}".encode()) for i in range(5000)]
+    ck.produce_all(ck.producer(b.bootstrap, linger_ms=0), [{"key": k, "value": v} for k, v in writes], topic,
+                   partition=0)
+    wait_until(lambda: rolled(b, topic, len(writes)), 20, interval=0.1, message="the active segment to roll")
+    assert checkpoint(b, topic, 0) is None
+    alter_topic(b.bootstrap, topic, compact_config(segment_bytes=20000))
+    wait_cleaned_to_end(b, topic, timeout=60)
+    assert "the key map is full" in b.log_text(), "the passes were not bounded by the key map"
+    got = {m.key(): m.value() for m in read_all(b.bootstrap, topic, 0)}
+    assert got == dict(writes)
+    assert metric(scrape(b), "oxbow_log_cleaner_runs_total") > 1
