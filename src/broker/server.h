@@ -1,8 +1,6 @@
 #pragma once
-// The network side: one single-threaded io_context per I/O thread, listeners accepting on the
-// first, connections spread round-robin over all. A connection reads requests in order, handles
-// up to kMaxInFlight of them concurrently (so that one client's pipelined produces share an fsync)
-// and writes the responses back in request order.
+// The network side: one single-threaded io_context per I/O thread, listeners (with their TLS
+// setup) accepting on the first, connections (connection.h) spread round-robin over all.
 #include <memory>
 #include <string>
 #include <thread>

@@ -1,0 +1,486 @@
+// One client connection: reads requests in order, handles up to kMaxInFlight of them at once, writes
+// the responses back in request order; TLS, SASL state and the idle timeout live here too.
+#include "broker/connection.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
+#include <sys/sendfile.h>
+
+#include <boost/asio/ssl/stream.hpp>
+#include <deque>
+
+#include "broker/authenticator.h"
+#include "broker/broker.h"
+#include "broker/handlers.h"
+#include "broker/probe.h"
+#include "broker/tls.h"
+#include "protocol/headers.h"
+
+namespace oxbow::broker {
+
+using asio::ip::tcp;
+namespace pr = oxbow::protocol;
+
+namespace {
+
+constexpr size_t kMaxInFlight = 32;
+constexpr size_t kSpareBuffers = 8;
+constexpr size_t kMaxSpareBytes = 16 << 20;
+constexpr size_t kTlsFileChunk = 256 << 10;
+constexpr auto kIdleCheckFloor = std::chrono::milliseconds(10);
+
+// The client's address as Java's InetAddress prints it for IPv4, so that host ACLs written for
+// 10.0.0.5 match a client that reached an IPv6 wildcard listener as ::ffff:10.0.0.5.
+std::string client_address(const asio::ip::address& address) {
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.to_string();
+}
+constexpr int16_t kApiVersionsKey = 18;
+constexpr int16_t kProduceKey = 0;
+constexpr int16_t kFetchKey = 1;
+constexpr int16_t kSaslHandshakeKey = 17;
+constexpr int16_t kSaslAuthenticateKey = 36;
+
+// A request's bytes. Unlike a vector, growing it does not zero the memory, and connections reuse
+// their buffers, so a large produce costs neither a memset nor fresh pages.
+class RequestBuffer {
+ public:
+  void resize(size_t size) {
+    if (size > capacity_) {
+      data_.reset(new uint8_t[size]);
+      capacity_ = size;
+    }
+    size_ = size;
+  }
+  std::span<uint8_t> span() { return {data_.get(), size_}; }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+};
+
+using Clock = std::chrono::steady_clock;
+
+struct Slot {
+  RequestBuffer request;
+  Clock::time_point received;
+  Clock::time_point started;
+  Clock::time_point handled;
+  pr::RequestHeader header;
+  size_t body_offset = 0;
+  pr::Writer response;
+  bool done = false;
+  bool respond = true;
+  bool close_after = false;       // close without answering
+  bool close_after_send = false;  // answer, then close
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Broker& broker, tcp::socket socket, const Endpoint& listener, const TlsListener* tls,
+             std::chrono::milliseconds max_idle)
+      : broker_(broker),
+        socket_(std::move(socket)),
+        max_idle_(max_idle),
+        idle_timer_(socket_.get_executor()),
+        listener_(listener.name),
+        slot_ready_(socket_.get_executor()),
+        slot_freed_(socket_.get_executor()),
+        authenticated_(socket_.get_executor()) {
+    security_.listener = listener.name;
+    security_.security_protocol = listener.security_protocol;
+    boost::system::error_code ec;
+    auto endpoint = socket_.remote_endpoint(ec);
+    host_ = ec ? "unknown" : client_address(endpoint.address());
+    peer_ = ec ? "unknown" : host_ + ":" + std::to_string(endpoint.port());
+    socket_.set_option(tcp::no_delay(true), ec);
+    socket_.native_non_blocking(true, ec);
+    if (tls) {
+      tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, *tls->context);
+      principals_ = tls->principals;
+    }
+    probe().connections++;
+    probe().connections_accepted.add();
+  }
+
+  ~Connection() { probe().connections--; }
+
+  void start() {
+    auto self = shared_from_this();
+    asio::co_spawn(socket_.get_executor(), [self]() { return self->run(); }, asio::detached);
+    if (max_idle_.count() > 0) {
+      asio::co_spawn(socket_.get_executor(), [self]() { return self->close_when_idle(); }, asio::detached);
+    }
+  }
+
+ private:
+  asio::awaitable<void> run() {
+    if (tls_ && !co_await tls_handshake()) {
+      close();
+      co_return;
+    }
+    auto self = shared_from_this();
+    asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
+    co_await read_loop();
+  }
+
+  // connections.max.idle.ms: a connection with nothing in flight and no request for that long is
+  // closed, as Kafka does; a client stuck in (or never starting) its TLS handshake counts as idle.
+  asio::awaitable<void> close_when_idle() {
+    auto self = shared_from_this();
+    while (!closed_) {
+      // While a request is in flight or bytes are moving, look again a full period later.
+      auto now = Clock::now();
+      bool busy = !slots_.empty() || transferring_ > 0;
+      idle_timer_.expires_at(busy ? now + max_idle_ : std::max(last_activity_ + max_idle_, now + kIdleCheckFloor));
+      boost::system::error_code ec;
+      co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (closed_) break;
+      if (slots_.empty() && transferring_ == 0 && Clock::now() - last_activity_ >= max_idle_) {
+        spdlog::debug("closing connection from {} on listener {}: idle for {} ms (connections.max.idle.ms)", peer_,
+                      listener_, max_idle_.count());
+        close();
+      }
+    }
+  }
+
+  // The TLS handshake, and the principal of a client certificate. Failures are audit lines.
+  asio::awaitable<bool> tls_handshake() {
+    boost::system::error_code ec;
+    co_await tls_->async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      // A client hanging up mid-handshake (librdkafka drops spare connections), or closed for
+      // idling in it, is no failed login.
+      if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated && ec != asio::error::operation_aborted &&
+          !closed_) {
+        probe().tls_handshake_failures.add();
+        spdlog::warn("authentication failed: TLS handshake with {} on listener {}: {}", peer_, listener_,
+                     ec.message());
+      }
+      co_return false;
+    }
+    // On SASL_SSL the principal is the SASL user's, as in Kafka.
+    if (security_.needs_sasl()) co_return true;
+    auto subject = peer_certificate_subject(tls_->native_handle());
+    if (subject.empty()) co_return true;
+    auto name = principals_->map(subject);
+    if (!name) {
+      probe().tls_handshake_failures.add();
+      spdlog::warn("authentication failed: client certificate '{}' from {} on listener {} matches no "
+                   "ssl.principal.mapping.rules",
+                   subject, peer_, listener_);
+      co_return false;
+    }
+    security_.principal = "User:" + *name;
+    co_return true;
+  }
+
+  // Counts a transfer under way as activity for connections.max.idle.ms, however long it takes.
+  struct Transfer {
+    Connection& c;
+    explicit Transfer(Connection& connection) : c(connection) { ++c.transferring_; }
+    ~Transfer() {
+      --c.transferring_;
+      c.last_activity_ = Clock::now();
+    }
+  };
+
+  asio::awaitable<void> read_exact(void* data, size_t size) {
+    if (tls_) {
+      co_await asio::async_read(*tls_, asio::buffer(data, size), asio::use_awaitable);
+    } else {
+      co_await asio::async_read(socket_, asio::buffer(data, size), asio::use_awaitable);
+    }
+  }
+
+  asio::awaitable<void> write_all(const void* data, size_t size) {
+    if (tls_) {
+      co_await asio::async_write(*tls_, asio::buffer(data, size), asio::use_awaitable);
+    } else {
+      co_await asio::async_write(socket_, asio::buffer(data, size), asio::use_awaitable);
+    }
+  }
+
+  asio::awaitable<void> read_loop() {
+    auto self = shared_from_this();
+    try {
+      while (!closed_) {
+        uint8_t size_bytes[4];
+        co_await read_exact(size_bytes, sizeof(size_bytes));
+        int64_t size = static_cast<int32_t>((uint32_t{size_bytes[0]} << 24) | (uint32_t{size_bytes[1]} << 16) |
+                                            (uint32_t{size_bytes[2]} << 8) | size_bytes[3]);
+        if (!tls_ && size_bytes[0] >= 0x14 && size_bytes[0] <= 0x17 && size_bytes[1] == 0x03) {
+          spdlog::warn("closing connection from {}: a TLS handshake on {} listener {}", peer_,
+                       security_.security_protocol, listener_);
+          break;
+        }
+        if (size < 8 || size > broker_.config().socket_request_max_bytes) {
+          spdlog::warn("closing connection from {}: request size {} is outside 8..{} (socket.request.max.bytes)",
+                       peer_, size, broker_.config().socket_request_max_bytes);
+          break;
+        }
+        auto slot = std::make_shared<Slot>();
+        if (!spare_buffers_.empty()) {
+          slot->request = std::move(spare_buffers_.back());
+          spare_buffers_.pop_back();
+        }
+        slot->request.resize(static_cast<size_t>(size));
+        auto bytes = slot->request.span();
+        {
+          Transfer transfer(*this);
+          co_await read_exact(bytes.data(), bytes.size());
+        }
+        slot->received = last_activity_ = Clock::now();
+        if (!admit(*slot)) break;
+        slots_.push_back(slot);
+        asio::co_spawn(socket_.get_executor(), process(slot), asio::detached);
+        // Authentication changes what the next request may be: finish it before reading on.
+        if (is_sasl_request(slot->header.api_key)) {
+          while (!slot->done && !closed_) co_await sleep_on(authenticated_);
+        }
+        while (slots_.size() >= kMaxInFlight && !closed_) co_await sleep_on(slot_freed_);
+      }
+    } catch (const boost::system::system_error& e) {
+      if (e.code() != asio::error::eof && e.code() != asio::error::operation_aborted) {
+        spdlog::debug("connection from {}: {}", peer_, e.what());
+      }
+    }
+    close();
+  }
+
+  // Parses the header and decides whether the request can be handled at all.
+  bool admit(Slot& slot) {
+    pr::Reader reader(slot.request.span());
+    try {
+      slot.header = pr::decode_request_header(reader);
+      slot.body_offset = reader.position();
+    } catch (const pr::DecodeError& e) {
+      spdlog::warn("closing connection from {}: malformed request header: {}", peer_, e.what());
+      return false;
+    }
+    int16_t key = slot.header.api_key;
+    if (!is_implemented(key)) {
+      spdlog::warn("closing connection from {}: unsupported API key {} (version {})", peer_, key,
+                   slot.header.api_version);
+      return false;
+    }
+    if (!pr::version_supported(key, slot.header.api_version) && key != kApiVersionsKey) {
+      spdlog::warn("closing connection from {}: unsupported version {} of API key {}", peer_,
+                   slot.header.api_version, key);
+      return false;
+    }
+    if (!security_.admits(key, Clock::now())) {
+      spdlog::warn("closing connection from {} on listener {}: API key {} {}", peer_, listener_, key,
+                   security_.authenticated ? "after the SASL session expired (connections.max.reauth.ms)"
+                                           : "before SASL authentication");
+      return false;
+    }
+    return true;
+  }
+
+  static bool is_sasl_request(int16_t key) { return key == kSaslHandshakeKey || key == kSaslAuthenticateKey; }
+
+  asio::awaitable<void> process(std::shared_ptr<Slot> slot) {
+    auto self = shared_from_this();
+    pr::Reader reader(slot->request.span().subspan(slot->body_offset));
+    slot->started = Clock::now();
+    auto& out = slot->response;
+    out.reserve_i32();
+    pr::encode_response_header(out, slot->header);
+    RequestContext ctx{broker_, slot->header, listener_, host_};
+    ctx.security = &security_;
+    try {
+      if (slot->header.api_key == kApiVersionsKey &&
+          !pr::version_supported(kApiVersionsKey, slot->header.api_version)) {
+        write_api_versions_fallback(out);
+      } else {
+        co_await dispatch(ctx, reader, out);
+      }
+      slot->respond = ctx.respond;
+      if (security_.close_after_response) slot->close_after_send = true;
+      if (slot->header.api_key == kProduceKey && broker_.inject_produce_fault()) {
+        spdlog::info("fault injection: dropping connection from {} after a produce", peer_);
+        slot->close_after = true;
+      }
+    } catch (const pr::DecodeError& e) {
+      spdlog::warn("closing connection from {}: malformed {} v{} request: {}", peer_,
+                   slot->header.api_key, slot->header.api_version, e.what());
+      slot->close_after = true;
+    } catch (const std::exception& e) {
+      spdlog::error("closing connection from {}: API key {} failed: {}", peer_, slot->header.api_key, e.what());
+      slot->close_after = true;
+    }
+    slot->handled = Clock::now();
+    if (auto* api = probe().api(slot->header.api_key)) {
+      api->requests.add();
+      api->queue_seconds.observe(seconds(slot->received, slot->started));
+      api->local_seconds.observe(seconds(slot->started, slot->handled));
+      if (slot->close_after) api->errors.add();
+      if (slot->header.api_key == kProduceKey) probe().produce_request_bytes.observe(slot->request.span().size());
+    }
+    slot->done = true;
+    slot_ready_.cancel();
+    authenticated_.cancel();
+  }
+
+  static double seconds(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  }
+
+  void note_sent(const Slot& slot) {
+    auto now = Clock::now();
+    if (auto* api = probe().api(slot.header.api_key)) api->send_seconds.observe(seconds(slot.handled, now));
+    if (slot.header.api_key == kFetchKey) probe().fetch_response_bytes.observe(slot.response.total_size());
+    double total_ms = seconds(slot.received, now) * 1000;
+    if (total_ms >= broker_.slow_request_ms()) {
+      spdlog::warn("slow request: API key {} v{} from {} (client {}) took {:.1f} ms: queue {:.1f}, local {:.1f}, send {:.1f}",
+                   slot.header.api_key, slot.header.api_version, peer_, slot.header.client_id.value_or(""), total_ms,
+                   seconds(slot.received, slot.started) * 1000, seconds(slot.started, slot.handled) * 1000,
+                   seconds(slot.handled, now) * 1000);
+    }
+  }
+
+  asio::awaitable<void> write_loop() {
+    auto self = shared_from_this();
+    try {
+      while (!closed_) {
+        if (slots_.empty() || !slots_.front()->done) {
+          co_await sleep_on(slot_ready_);
+          continue;
+        }
+        auto slot = std::move(slots_.front());
+        slots_.pop_front();
+        slot_freed_.cancel();
+        // The request's bytes are no longer referenced once its handler is done.
+        if (spare_buffers_.size() < kSpareBuffers && slot->request.capacity() <= kMaxSpareBytes) {
+          spare_buffers_.push_back(std::move(slot->request));
+        }
+        if (slot->close_after) break;
+        if (!slot->respond) continue;
+        auto& out = slot->response;
+        out.patch_i32(0, static_cast<int32_t>(out.total_size() - 4));
+        co_await send(out);
+        note_sent(*slot);
+        last_activity_ = Clock::now();
+        if (slot->close_after_send) break;
+      }
+    } catch (const std::exception& e) {
+      spdlog::debug("connection from {}: write failed: {}", peer_, e.what());
+    }
+    close();
+  }
+
+  asio::awaitable<void> send(const pr::Writer& out) {
+    Transfer transfer(*this);
+    const auto& bytes = out.buffer();
+    if (out.splices().empty()) {
+      co_await write_all(bytes.data(), bytes.size());
+      co_return;
+    }
+    set_cork(true);
+    size_t pos = 0;
+    for (const auto& splice : out.splices()) {
+      if (splice.at > pos) co_await write_all(bytes.data() + pos, splice.at - pos);
+      pos = splice.at;
+      if (tls_) {
+        co_await send_file_through_tls(splice.slice);
+      } else {
+        co_await send_file(splice.slice);
+      }
+    }
+    if (bytes.size() > pos) co_await write_all(bytes.data() + pos, bytes.size() - pos);
+    set_cork(false);
+  }
+
+  // Zero-copy: the kernel moves the segment's bytes straight to the socket.
+  asio::awaitable<void> send_file(const pr::FileSlice& slice) {
+    off_t offset = static_cast<off_t>(slice.offset);
+    size_t left = slice.length;
+    while (left > 0) {
+      ssize_t n = ::sendfile(socket_.native_handle(), slice.fd, &offset, left);
+      if (n > 0) {
+        left -= static_cast<size_t>(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        co_await socket_.async_wait(tcp::socket::wait_write, asio::use_awaitable);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        // The promised length cannot be delivered: the stream is unusable.
+        throw std::runtime_error("sendfile stopped short");
+      }
+    }
+  }
+
+  // TLS must encrypt in user space: the segment's bytes are read in chunks and written through it.
+  asio::awaitable<void> send_file_through_tls(const pr::FileSlice& slice) {
+    if (!file_chunk_) file_chunk_.reset(new uint8_t[kTlsFileChunk]);
+    uint64_t offset = slice.offset;
+    size_t left = slice.length;
+    while (left > 0) {
+      size_t want = std::min(left, kTlsFileChunk);
+      ssize_t n = ::pread(slice.fd, file_chunk_.get(), want, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error("segment read for a TLS fetch stopped short");
+      co_await write_all(file_chunk_.get(), static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+      left -= static_cast<size_t>(n);
+    }
+  }
+
+  void set_cork(bool on) {
+    int value = on ? 1 : 0;
+    ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_CORK, &value, sizeof(value));
+  }
+
+  asio::awaitable<void> sleep_on(asio::steady_timer& timer) {
+    timer.expires_at(asio::steady_timer::time_point::max());
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    boost::system::error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+    slot_ready_.cancel();
+    slot_freed_.cancel();
+    authenticated_.cancel();
+    idle_timer_.cancel();
+  }
+
+  Broker& broker_;
+  tcp::socket socket_;
+  std::chrono::milliseconds max_idle_;
+  asio::steady_timer idle_timer_;
+  Clock::time_point last_activity_ = Clock::now();
+  int transferring_ = 0;  // reads and writes under way (the read loop's wait for a request excluded)
+  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;  // set on SSL and SASL_SSL listeners
+  std::shared_ptr<const PrincipalMapper> principals_;
+  std::unique_ptr<uint8_t[]> file_chunk_;  // TLS fetch staging, allocated on first use
+  std::string listener_;
+  std::string host_;
+  std::string peer_;
+  asio::steady_timer slot_ready_;
+  asio::steady_timer slot_freed_;
+  asio::steady_timer authenticated_;  // wakes the read loop when a SASL request is done
+  SecurityState security_;
+  std::deque<std::shared_ptr<Slot>> slots_;
+  std::vector<RequestBuffer> spare_buffers_;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+void start_connection(Broker& broker, tcp::socket socket, const Endpoint& listener, const TlsListener* tls,
+                      std::chrono::milliseconds max_idle) {
+  std::make_shared<Connection>(broker, std::move(socket), listener, tls, max_idle)->start();
+}
+
+}  // namespace oxbow::broker
