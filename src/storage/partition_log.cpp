@@ -309,6 +309,12 @@ ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_ba
     }
     if (pos >= limit) continue;
     uint64_t length = std::min<uint64_t>(limit - pos, static_cast<uint64_t>(max_bytes));
+    // A read cut by max_bytes ends at the last whole batch: a partial one at the end would only be
+    // sent, dropped by the client and fetched again (Kafka sends it; we need not).
+    if (length < limit - pos) {
+      uint64_t boundary = segment->last_boundary_before(pos, pos + length);
+      if (boundary > pos) length = boundary - pos;
+    }
     auto file = segment->log_file();
     if (!file) {
       result.error = ErrorCode::kKafkaStorageError;

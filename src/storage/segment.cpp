@@ -195,6 +195,30 @@ uint64_t Segment::position_of(int64_t offset) {
   return size_;
 }
 
+uint64_t Segment::last_boundary_before(uint64_t from, uint64_t end) {
+  ensure_index_loaded();
+  // Index entries are batch starts: begin at the last one in range, so only the few batches after
+  // it are read.
+  auto it = std::upper_bound(index_.begin(), index_.end(), end,
+                             [](uint64_t e, const OffsetIndexEntry& entry) { return e < static_cast<uint64_t>(entry.position); });
+  uint64_t pos = from;
+  if (it != index_.begin() && static_cast<uint64_t>(std::prev(it)->position) > from) {
+    pos = static_cast<uint64_t>(std::prev(it)->position);
+  }
+  uint8_t overhead[pr::kBatchLogOverhead];
+  while (pos + pr::kBatchLogOverhead <= end) {
+    if (read_at(overhead, sizeof(overhead), pos) != static_cast<int64_t>(sizeof(overhead))) break;
+    int64_t base;
+    int32_t length;
+    pr::read_log_overhead(overhead, base, length);
+    if (length <= 0) break;
+    uint64_t next = pos + pr::kBatchLogOverhead + static_cast<uint64_t>(length);
+    if (next > end) break;
+    pos = next;
+  }
+  return pos;
+}
+
 std::optional<pr::OffsetAndTimestamp> Segment::record_in_batch_at(uint64_t position, int64_t ts) {
   uint8_t header[pr::kBatchHeaderSize];
   if (read_at(header, sizeof(header), position) != static_cast<int64_t>(sizeof(header))) return std::nullopt;

@@ -70,6 +70,9 @@ class Segment {
 
   // File position of the first batch whose last offset is >= offset; size() when none.
   uint64_t position_of(int64_t offset);
+  // The last batch boundary in [from, end], `from` being one: where a read of [from, end) must
+  // stop to hold only whole batches. `from` itself when the first batch ends past `end`.
+  uint64_t last_boundary_before(uint64_t from, uint64_t end);
   // The first record with timestamp >= ts, or nullopt when every record is older.
   std::optional<protocol::OffsetAndTimestamp> offset_for_timestamp(int64_t ts);
   // The first record carrying the segment's largest timestamp; nullopt when empty.

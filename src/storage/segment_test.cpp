@@ -53,6 +53,26 @@ TEST(Segment, PositionOfFindsContainingBatch) {
   EXPECT_EQ(s->position_of(200), s->size());
 }
 
+TEST(Segment, LastBoundaryBeforeEndsOnAWholeBatch) {
+  testing::TempDir dir;
+  std::string error;
+  auto s = Segment::create(dir.path(), 0, 256, error);  // index entries every few batches
+  ASSERT_TRUE(s) << error;
+  auto positions = append_batches(*s, 50);
+  positions.push_back(s->size());
+  for (size_t from : {size_t{0}, size_t{7}}) {
+    for (size_t last = from + 1; last <= 50; last += 3) {
+      // Anywhere inside batch `last` (or exactly at its start), the read stops at its start.
+      EXPECT_EQ(s->last_boundary_before(positions[from], positions[last] + 5), positions[last]) << from << " " << last;
+      EXPECT_EQ(s->last_boundary_before(positions[from], positions[last]), positions[last]);
+    }
+    // Not even the first batch fits: the start itself.
+    EXPECT_EQ(s->last_boundary_before(positions[from], positions[from] + 10), positions[from]);
+  }
+  s->seal();  // the same from the sealed index
+  EXPECT_EQ(s->last_boundary_before(positions[3], positions[40] - 1), positions[39]);
+}
+
 TEST(Segment, ReopenAfterCleanCloseFindsTail) {
   testing::TempDir dir;
   std::string error;
