@@ -719,10 +719,12 @@ def test_a_small_key_map_cleans_in_several_passes(make_broker):
     topic = ck.create_topic(b.bootstrap, unique_topic("compact-smallmap"), 1,
                             compact_config(segment_bytes=20000, min_compaction_lag_ms=3600000))
     writes = [(f"key-{i % 500:04d}".encode(), f"v{i}".encode()) for i in range(5000)]
-    ck.produce_all(ck.producer(b.bootstrap, linger_ms=0), [{"key": k, "value": v} for k, v in writes], topic,
-                   partition=0)
+    # Small batches, so that segments hold a few hundred records each whatever the load.
+    ck.produce_all(ck.producer(b.bootstrap, linger_ms=0, batch_num_messages=20),
+                   [{"key": k, "value": v} for k, v in writes], topic, partition=0)
     wait_until(lambda: rolled(b, topic, len(writes)), 20, interval=0.1, message="the active segment to roll")
     assert checkpoint(b, topic, 0) is None
+    assert len(list(b.partition_dir(topic, 0).glob("*.log"))) > 5
     alter_topic(b.bootstrap, topic, compact_config(segment_bytes=20000))
     wait_cleaned_to_end(b, topic, timeout=60)
     assert "the key map is full" in b.log_text(), "the passes were not bounded by the key map"
