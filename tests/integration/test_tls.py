@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import socket
+import struct
 import ssl
 import subprocess
 import time
@@ -404,3 +405,22 @@ def test_mtls_sessions_resume(tls_broker, certs):
                 assert tls.recv(8)[4:8] == b"\x00\x00\x00\x01", "ApiVersions answered"
                 assert tls.session_reused == (attempt == 1)
                 session = tls.session
+
+
+def broker_cpu_seconds(broker):
+    fields = open(f"/proc/{broker.pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def test_a_request_longer_than_the_idle_limit_neither_closes_nor_spins(make_broker):
+    """A JoinGroup parked for the initial rebalance delay (3 s) outlives connections.max.idle.ms (200 ms):
+    the connection stays, and the broker does not busy-loop re-checking it meanwhile."""
+    broker = make_broker({"connections.max.idle.ms": "200", "group.initial.rebalance.delay.ms": "3000"})
+    join_v0 = (kw.string("slow-group") + struct.pack(">i", 10000) + kw.string("") + kw.string("consumer")
+               + struct.pack(">i", 1) + kw.string("range") + struct.pack(">i", 0))
+    cpu_before = broker_cpu_seconds(broker)
+    with kw.Conn(broker.port, timeout=20) as conn:
+        r = kw.Reader(conn.request(11, 0, 1, join_v0))  # JoinGroup v0
+        assert r.int16() == 0, "the join completes after the delay"
+    cpu = broker_cpu_seconds(broker) - cpu_before
+    assert cpu < 1.0, f"the broker used {cpu:.2f} s of CPU during a 3 s wait"
