@@ -1,11 +1,15 @@
 #include "broker/tls.h"
 
+#include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 #include <algorithm>
 #include <boost/asio/ssl/context.hpp>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <regex>
 #include <set>
 
@@ -122,7 +126,48 @@ class ListenerSettings {
   std::string prefix_;
 };
 
+// The contents of a PKCS12 store (what keytool and `openssl pkcs12 -export` write).
+struct Pkcs12Contents {
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key{nullptr, EVP_PKEY_free};
+  std::unique_ptr<X509, decltype(&X509_free)> certificate{nullptr, X509_free};
+  std::vector<std::unique_ptr<X509, decltype(&X509_free)>> others;  // chain or trusted certificates
+};
+
+Pkcs12Contents read_pkcs12(const std::string& path, const std::string& password, const std::string& key_name) {
+  std::unique_ptr<FILE, decltype(&fclose)> file(fopen(path.c_str(), "rb"), fclose);
+  if (!file) throw std::runtime_error(key_name + " " + path + ": " + std::strerror(errno));
+  std::unique_ptr<PKCS12, decltype(&PKCS12_free)> store(d2i_PKCS12_fp(file.get(), nullptr), PKCS12_free);
+  EVP_PKEY* key = nullptr;
+  X509* certificate = nullptr;
+  STACK_OF(X509)* others = nullptr;
+  if (!store || PKCS12_parse(store.get(), password.c_str(), &key, &certificate, &others) != 1) {
+    throw std::runtime_error(key_name + " " + path + ": not a PKCS12 store, or the password is wrong");
+  }
+  Pkcs12Contents out;
+  out.key.reset(key);
+  out.certificate.reset(certificate);
+  for (int i = 0; others && i < sk_X509_num(others); ++i) out.others.emplace_back(sk_X509_value(others, i), X509_free);
+  sk_X509_free(others);
+  return out;
+}
+
+void load_pkcs12_identity(ssl::context& context, const ListenerSettings& settings, const std::string& location) {
+  auto store = read_pkcs12(location, settings.get("ssl.keystore.password").value_or(""), "ssl.keystore.location");
+  SSL_CTX* ctx = context.native_handle();
+  if (!store.key || !store.certificate || SSL_CTX_use_certificate(ctx, store.certificate.get()) != 1 ||
+      SSL_CTX_use_PrivateKey(ctx, store.key.get()) != 1) {
+    throw std::runtime_error("ssl.keystore.location " + location + ": no usable private key and certificate");
+  }
+  for (auto& c : store.others) SSL_CTX_add1_chain_cert(ctx, c.get());
+}
+
 void load_identity(ssl::context& context, const ListenerSettings& settings) {
+  if (settings.get("ssl.keystore.type").value_or("PEM") == "PKCS12") {
+    auto location = settings.get("ssl.keystore.location");
+    if (!location) throw std::runtime_error("ssl.keystore.type=PKCS12 needs ssl.keystore.location");
+    load_pkcs12_identity(context, settings, *location);
+    return;
+  }
   if (auto password = settings.get("ssl.key.password")) {
     context.set_password_callback([p = *password](size_t, ssl::context::password_purpose) { return p; });
   }
@@ -148,7 +193,13 @@ void load_identity(ssl::context& context, const ListenerSettings& settings) {
 void load_trust(ssl::context& context, const ListenerSettings& settings, const std::string& client_auth) {
   auto location = settings.get("ssl.truststore.location");
   auto certificates = settings.get("ssl.truststore.certificates");
-  if (certificates) {
+  if (location && settings.get("ssl.truststore.type").value_or("PEM") == "PKCS12") {
+    auto store = read_pkcs12(*location, settings.get("ssl.truststore.password").value_or(""),
+                             "ssl.truststore.location");
+    X509_STORE* trusted = SSL_CTX_get_cert_store(context.native_handle());
+    if (store.certificate) X509_STORE_add_cert(trusted, store.certificate.get());
+    for (auto& c : store.others) X509_STORE_add_cert(trusted, c.get());
+  } else if (certificates) {
     context.add_certificate_authority(boost::asio::buffer(*certificates));
   } else if (location) {
     context.load_verify_file(*location);

@@ -7,6 +7,8 @@
 #   alice.pem / alice.key          client certificate, subject CN=alice,OU=eng,O=Acme
 #   bob.pem / bob.key              client certificate, subject CN=bob,OU=ops,O=Acme
 #   rogue-ca.pem, mallory.pem / mallory.key  a client certificate from a CA nobody trusts
+#   server.p12                     PKCS12 keystore (key, certificate, CA), password "storepass"
+#   truststore.p12                 PKCS12 truststore holding ca.pem, password "trustpass"
 set -eu
 dir=$1
 mkdir -p "$dir"
@@ -32,3 +34,5 @@ signed mallory "/O=Acme/OU=eng/CN=mallory" rogue-ca "extendedKeyUsage=clientAuth
 cat server.key server.pem > server-keystore.pem
 openssl pkey -in server.key -aes256 -passout pass:keypass -out server-encrypted.key
 cat server-encrypted.key server.pem > server-encrypted-keystore.pem
+openssl pkcs12 -export -in server.pem -inkey server.key -certfile ca.pem -out server.p12 -passout pass:storepass
+openssl pkcs12 -export -nokeys -in ca.pem -out truststore.p12 -passout pass:trustpass

@@ -424,3 +424,22 @@ def test_a_request_longer_than_the_idle_limit_neither_closes_nor_spins(make_brok
         assert r.int16() == 0, "the join completes after the delay"
     cpu = broker_cpu_seconds(broker) - cpu_before
     assert cpu < 1.0, f"the broker used {cpu:.2f} s of CPU during a 3 s wait"
+
+
+def test_pkcs12_keystore_and_truststore(tls_broker, certs):
+    broker = tls_broker(overrides={
+        "ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(certs / "server.p12"),
+        "ssl.keystore.password": "storepass",
+        "ssl.truststore.type": "PKCS12", "ssl.truststore.location": str(certs / "truststore.p12"),
+        "ssl.truststore.password": "trustpass", "ssl.client.auth": "required",
+    })
+    topic = ck.create_topic(broker.bootstrap, unique_topic("p12"))
+    alice = tls_conf(broker, certs, **client_cert(certs, "alice"))
+    produce(alice, topic, [(b"k", b"over a PKCS12 keystore")])
+    assert consume(alice, topic, 1) == [(b"k", b"over a PKCS12 keystore")]
+    assert_refused(tls_conf(broker, certs, **client_cert(certs, "mallory")), "with an untrusted certificate")
+    broker.stop()
+    broker.overrides["ssl.keystore.password"] = "wrong"
+    broker.start(wait=False)
+    wait_until(lambda: not broker.is_alive(), 20, message="the broker to refuse a wrong keystore password")
+    assert log_lines(broker, "not a PKCS12 store, or the password is wrong")
