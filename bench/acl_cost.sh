@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Cost of ACL checks: `oxbow perf produce` and `perf consume` against a broker without an
+# authorizer and one with StandardAuthorizer holding N ACLs (N-1 for other principals and
+# topics, spread over literal and prefixed names, plus the one prefixed ACL that lets the bench
+# in), runs alternating. Prints each run and the ratios of the medians.
+# Usage: bench/acl_cost.sh [records] [acls] [runs]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OXBOW=${OXBOW_BIN:-build/oxbow}
+N=${1:-1000000}
+ACLS=${2:-10000}
+RUNS=${3:-3}
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+mkdir -p "$work/acl"
+/usr/bin/python3 - "$work/acl/oxbow-acls.json" "$ACLS" <<'PY'
+import json, sys
+path, n = sys.argv[1], int(sys.argv[2])
+acls = [{"resource_type": "TOPIC", "resource_name": "bench-", "pattern_type": "PREFIXED", "principal": "User:ANONYMOUS",
+         "host": "*", "operation": "ALL", "permission": "ALLOW"}]
+for i in range(n - 1):
+    acls.append({"resource_type": "TOPIC", "resource_name": f"team{i % 97}-topic-{i}",
+                 "pattern_type": "PREFIXED" if i % 3 == 0 else "LITERAL", "principal": f"User:user{i}",
+                 "host": "*", "operation": "READ" if i % 2 else "WRITE", "permission": "ALLOW"})
+json.dump({"version": 1, "acls": acls}, open(path, "w"))
+PY
+start() {  # port, name, extra overrides...
+  local port=$1 name=$2; shift 2
+  "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/$name" \
+    --override admin.listener=127.0.0.1:0 "$@" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+}
+open_port=$(free_port)
+acl_port=$(free_port)
+start "$open_port" open
+start "$acl_port" acl --override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+
+field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read())['records_per_sec'])"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+run() {  # port topic
+  local p c
+  p=$("$OXBOW" perf produce -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --record-size 100 --acks 1 --json 2>/dev/null | field)
+  c=$("$OXBOW" perf consume -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --json 2>/dev/null | field)
+  echo "$p $c"
+}
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $N records of 100 bytes, acks=1, $ACLS ACLs"
+op=() oc=() ap=() ac=()
+for r in $(seq "$RUNS"); do
+  read -r a b <<<"$(run "$open_port" "bench-open-$r")"; op+=("$a"); oc+=("$b")
+  read -r a b <<<"$(run "$acl_port" "bench-acl-$r")"; ap+=("$a"); ac+=("$b")
+  printf 'run %d: no authorizer produce %10.0f consume %10.0f   %d ACLs produce %10.0f consume %10.0f records/s\n' \
+    "$r" "${op[-1]}" "${oc[-1]}" "$ACLS" "${ap[-1]}" "${ac[-1]}"
+done
+printf 'median produce ratio (ACLs / none) %.2f, consume ratio %.2f\n' \
+  "$(echo "$(median "${ap[@]}") / $(median "${op[@]}")" | bc -l)" "$(echo "$(median "${ac[@]}") / $(median "${oc[@]}")" | bc -l)"
+grep -q "ACL authorization on: $ACLS ACLs" "$work/acl.log" || { echo "the ACL broker did not load $ACLS ACLs"; exit 1; }
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
