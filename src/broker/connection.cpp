@@ -136,12 +136,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     while (!closed_) {
       // While a request is in flight or bytes are moving, look again a full period later.
       auto now = Clock::now();
-      bool busy = !slots_.empty() || transferring_ > 0;
+      bool busy = !slots_.empty();
       idle_timer_.expires_at(busy ? now + max_idle_ : std::max(last_activity_ + max_idle_, now + kIdleCheckFloor));
       boost::system::error_code ec;
       co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       if (closed_) break;
-      if (slots_.empty() && transferring_ == 0 && Clock::now() - last_activity_ >= max_idle_) {
+      if (slots_.empty() && Clock::now() - last_activity_ >= max_idle_) {
         spdlog::debug("closing connection from {} on listener {}: idle for {} ms (connections.max.idle.ms)", peer_,
                       listener_, max_idle_.count());
         close();
@@ -180,29 +180,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
     co_return true;
   }
 
-  // Counts a transfer under way as activity for connections.max.idle.ms, however long it takes.
-  struct Transfer {
-    Connection& c;
-    explicit Transfer(Connection& connection) : c(connection) { ++c.transferring_; }
-    ~Transfer() {
-      --c.transferring_;
-      c.last_activity_ = Clock::now();
-    }
-  };
-
+  // Byte by byte progress is what connections.max.idle.ms measures (as Kafka): a peer that stalls
+  // mid-request or stops reading a response idles out like a silent one.
   asio::awaitable<void> read_exact(void* data, size_t size) {
-    if (tls_) {
-      co_await asio::async_read(*tls_, asio::buffer(data, size), asio::use_awaitable);
-    } else {
-      co_await asio::async_read(socket_, asio::buffer(data, size), asio::use_awaitable);
+    auto* at = static_cast<uint8_t*>(data);
+    while (size > 0) {
+      size_t n = tls_ ? co_await tls_->async_read_some(asio::buffer(at, size), asio::use_awaitable)
+                      : co_await socket_.async_read_some(asio::buffer(at, size), asio::use_awaitable);
+      last_activity_ = Clock::now();
+      at += n;
+      size -= n;
     }
   }
 
   asio::awaitable<void> write_all(const void* data, size_t size) {
-    if (tls_) {
-      co_await asio::async_write(*tls_, asio::buffer(data, size), asio::use_awaitable);
-    } else {
-      co_await asio::async_write(socket_, asio::buffer(data, size), asio::use_awaitable);
+    const auto* at = static_cast<const uint8_t*>(data);
+    while (size > 0) {
+      size_t n = tls_ ? co_await tls_->async_write_some(asio::buffer(at, size), asio::use_awaitable)
+                      : co_await socket_.async_write_some(asio::buffer(at, size), asio::use_awaitable);
+      last_activity_ = Clock::now();
+      at += n;
+      size -= n;
     }
   }
 
@@ -231,10 +229,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }
         slot->request.resize(static_cast<size_t>(size));
         auto bytes = slot->request.span();
-        {
-          Transfer transfer(*this);
-          co_await read_exact(bytes.data(), bytes.size());
-        }
+        co_await read_exact(bytes.data(), bytes.size());
         slot->received = last_activity_ = Clock::now();
         if (!admit(*slot)) break;
         slots_.push_back(slot);
@@ -376,7 +371,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   asio::awaitable<void> send(const pr::Writer& out) {
-    Transfer transfer(*this);
     const auto& bytes = out.buffer();
     if (out.splices().empty()) {
       co_await write_all(bytes.data(), bytes.size());
@@ -405,6 +399,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       ssize_t n = ::sendfile(socket_.native_handle(), slice.fd, &offset, left);
       if (n > 0) {
         left -= static_cast<size_t>(n);
+        last_activity_ = Clock::now();
       } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         co_await socket_.async_wait(tcp::socket::wait_write, asio::use_awaitable);
       } else if (n < 0 && errno == EINTR) {
@@ -460,7 +455,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::chrono::milliseconds max_idle_;
   asio::steady_timer idle_timer_;
   Clock::time_point last_activity_ = Clock::now();
-  int transferring_ = 0;  // reads and writes under way (the read loop's wait for a request excluded)
   std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;  // set on SSL and SASL_SSL listeners
   std::shared_ptr<const PrincipalMapper> principals_;
   std::unique_ptr<uint8_t[]> file_chunk_;  // TLS fetch staging, allocated on first use

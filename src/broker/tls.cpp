@@ -1,5 +1,6 @@
 #include "broker/tls.h"
 
+#include <openssl/err.h>
 #include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -141,7 +142,11 @@ Pkcs12Contents read_pkcs12(const std::string& path, const std::string& password,
   X509* certificate = nullptr;
   STACK_OF(X509)* others = nullptr;
   if (!store || PKCS12_parse(store.get(), password.c_str(), &key, &certificate, &others) != 1) {
-    throw std::runtime_error(key_name + " " + path + ": not a PKCS12 store, or the password is wrong");
+    // OpenSSL 3 refuses the RC2-40 stores of old keytools: its reason says so.
+    const char* reason = ERR_reason_error_string(ERR_get_error());
+    ERR_clear_error();
+    throw std::runtime_error(key_name + " " + path + ": not a PKCS12 store, or the password is wrong (" +
+                             (reason ? reason : "no detail") + ")");
   }
   Pkcs12Contents out;
   out.key.reset(key);
@@ -158,11 +163,28 @@ void load_pkcs12_identity(ssl::context& context, const ListenerSettings& setting
       SSL_CTX_use_PrivateKey(ctx, store.key.get()) != 1) {
     throw std::runtime_error("ssl.keystore.location " + location + ": no usable private key and certificate");
   }
-  for (auto& c : store.others) SSL_CTX_add1_chain_cert(ctx, c.get());
+  for (auto& c : store.others) {
+    if (SSL_CTX_add1_chain_cert(ctx, c.get()) != 1) {
+      throw std::runtime_error("ssl.keystore.location " + location + ": a chain certificate is unusable");
+    }
+  }
+}
+
+// ssl.keystore.type / ssl.truststore.type, checked here too since per-listener overrides are not
+// validated with the broker's keys.
+std::string store_type(const ListenerSettings& settings, const std::string& key) {
+  std::string type = settings.get(key).value_or("PEM");
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (type != "PEM" && type != "PKCS12") {
+    throw std::runtime_error(settings.source(key) + "=" + type +
+                             " is not supported: use PEM or PKCS12 (keytool -importkeystore -deststoretype PKCS12 "
+                             "converts a JKS store)");
+  }
+  return type;
 }
 
 void load_identity(ssl::context& context, const ListenerSettings& settings) {
-  if (settings.get("ssl.keystore.type").value_or("PEM") == "PKCS12") {
+  if (store_type(settings, "ssl.keystore.type") == "PKCS12") {
     auto location = settings.get("ssl.keystore.location");
     if (!location) throw std::runtime_error("ssl.keystore.type=PKCS12 needs ssl.keystore.location");
     load_pkcs12_identity(context, settings, *location);
@@ -193,12 +215,14 @@ void load_identity(ssl::context& context, const ListenerSettings& settings) {
 void load_trust(ssl::context& context, const ListenerSettings& settings, const std::string& client_auth) {
   auto location = settings.get("ssl.truststore.location");
   auto certificates = settings.get("ssl.truststore.certificates");
-  if (location && settings.get("ssl.truststore.type").value_or("PEM") == "PKCS12") {
+  if (location && store_type(settings, "ssl.truststore.type") == "PKCS12") {
     auto store = read_pkcs12(*location, settings.get("ssl.truststore.password").value_or(""),
                              "ssl.truststore.location");
     X509_STORE* trusted = SSL_CTX_get_cert_store(context.native_handle());
-    if (store.certificate) X509_STORE_add_cert(trusted, store.certificate.get());
-    for (auto& c : store.others) X509_STORE_add_cert(trusted, c.get());
+    int added = 0;
+    if (store.certificate) added += X509_STORE_add_cert(trusted, store.certificate.get()) == 1;
+    for (auto& c : store.others) added += X509_STORE_add_cert(trusted, c.get()) == 1;
+    if (added == 0) throw std::runtime_error("ssl.truststore.location " + *location + ": no certificate in it");
   } else if (certificates) {
     context.add_certificate_authority(boost::asio::buffer(*certificates));
   } else if (location) {

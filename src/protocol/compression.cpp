@@ -107,7 +107,7 @@ bool gzip(std::span<const uint8_t> in, std::string& out) {
   z.next_out = reinterpret_cast<Bytef*>(out.data() + start);
   z.avail_out = static_cast<uInt>(out.size() - start);
   int status = deflate(&z, Z_FINISH);
-  out.resize(start + z.total_out);
+  out.resize(status == Z_STREAM_END ? start + z.total_out : start);
   deflateEnd(&z);
   return status == Z_STREAM_END;
 }
@@ -123,9 +123,12 @@ bool snappy(std::span<const uint8_t> in, std::string& out) {
 }
 
 bool lz4(std::span<const uint8_t> in, std::string& out) {
+  // Kafka's Java clients decode each block on its own: blocks must not refer to earlier ones.
+  LZ4F_preferences_t preferences{};
+  preferences.frameInfo.blockMode = LZ4F_blockIndependent;
   size_t start = out.size();
-  out.resize(start + LZ4F_compressFrameBound(in.size(), nullptr));
-  size_t n = LZ4F_compressFrame(out.data() + start, out.size() - start, in.data(), in.size(), nullptr);
+  out.resize(start + LZ4F_compressFrameBound(in.size(), &preferences));
+  size_t n = LZ4F_compressFrame(out.data() + start, out.size() - start, in.data(), in.size(), &preferences);
   out.resize(LZ4F_isError(n) ? start : start + n);
   return !LZ4F_isError(n);
 }

@@ -95,4 +95,17 @@ TEST(Compression, OwnCompressionDecompressesForEveryCodec) {
   EXPECT_FALSE(compress(5, bytes(input), unused));
 }
 
+TEST(Compression, Lz4FramesHaveIndependentBlocks) {
+  // Over one 64 KB block, so that a linked block would have something to refer back to.
+  std::string input;
+  while (input.size() < 300 * 1024) input += sample();
+  std::string packed;
+  ASSERT_TRUE(compress(3, bytes(input), packed));
+  ASSERT_GT(packed.size(), 5u);
+  EXPECT_TRUE(static_cast<uint8_t>(packed[4]) & 0x20) << "FLG must set block independence (Kafka's Java clients)";
+  std::string out;
+  ASSERT_TRUE(decompress(3, bytes(packed), out));
+  EXPECT_EQ(out, input);
+}
+
 }  // namespace oxbow::protocol

@@ -128,7 +128,7 @@ class PartitionLog {
   // only once no record of their transaction is left), aborted transactions' records at once.
   // Crash-safe: see finish_interrupted_cleaning(). The key map of a pass takes about
   // `key_map_bytes` (log.cleaner.dedupe.buffer.size): when the dirty records hold more keys, the
-  // pass stops at a segment boundary and the next pass goes on from there.
+  // pass stops after the batch that filled it and the next pass goes on from there.
   CleanResult clean(int64_t now_ms, bool force = false, size_t key_map_bytes = kDefaultKeyMapBytes);
   static constexpr size_t kDefaultKeyMapBytes = 128 << 20;
 

@@ -155,32 +155,35 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
   if (!force && !plan->overdue && ratio < plan->config.min_cleanable_dirty_ratio) return result;
 
   // The latest offset of each key among the dirty records; aborted records do not count. The map
-  // is bounded: once it holds key_map_bytes, the pass ends before the next dirty segment (the
-  // first dirty segment is always mapped whole, so that every pass makes progress).
+  // is bounded: once it holds key_map_bytes, the pass ends after the batch that filled it (at
+  // least one dirty batch is always mapped, so that every pass makes progress); what lies past
+  // the end is copied as it is and cleaned by the next pass.
   AbortedRanges aborted(plan->aborted);
   std::unordered_map<std::string, int64_t> latest;
   size_t map_bytes = 0;
-  bool mapped_one = false;
+  bool map_full = false;
   std::string scratch;
   std::vector<pr::RawRecord> records;
   bool malformed = false;
+  // Where each cleanable segment ends: the next one's base. (A sealed segment's own next_offset()
+  // is not known until it is read, e.g. after a restart.)
+  std::vector<int64_t> ends;
   for (size_t s = 0; s < plan->segments.size(); ++s) {
+    ends.push_back(s + 1 < plan->segments.size() ? plan->segments[s + 1]->base_offset() : plan->end);
+  }
+  for (size_t s = 0; s < plan->segments.size() && !map_full; ++s) {
     auto& segment = plan->segments[s];
-    if (segment->base_offset() < plan->first_dirty && segment != plan->segments.back() &&
-        segment->next_offset() <= plan->first_dirty) {
-      continue;
-    }
-    if (mapped_one && map_bytes >= key_map_bytes) {
-      spdlog::info("{}: the key map is full (log.cleaner.dedupe.buffer.size={}): this pass cleans up to offset {}",
-                   dir_, key_map_bytes, segment->base_offset());
-      plan->end = segment->base_offset();
-      plan->segments.resize(s);
-      break;
-    }
-    mapped_one = true;
+    if (ends[s] <= plan->first_dirty) continue;  // all clean: nothing to map
     segment->read_batches([&](std::span<const uint8_t> batch) {
       auto h = pr::read_batch_header(batch.data());
       result.bytes_read += batch.size();
+      if (map_bytes >= key_map_bytes) {
+        spdlog::info("{}: the key map is full (log.cleaner.dedupe.buffer.size={}): this pass cleans up to offset {}",
+                     dir_, key_map_bytes, h.base_offset);
+        plan->end = h.base_offset;
+        map_full = true;
+        return false;
+      }
       if (h.is_control() || h.last_offset() < plan->first_dirty) return true;
       if (h.is_transactional() && aborted.contains(h.producer_id, h.base_offset)) return true;
       records.clear();
@@ -200,6 +203,10 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
   if (malformed) {
     spdlog::error("{}: a batch cannot be read; compaction skipped", dir_);
     return result;
+  }
+  while (!plan->segments.empty() && plan->segments.back()->base_offset() >= plan->end) {
+    plan->segments.pop_back();
+    ends.pop_back();
   }
 
   int64_t tombstone_horizon = now_ms - plan->config.delete_retention_ms;
@@ -234,6 +241,10 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
       segment->read_batches([&](std::span<const uint8_t> batch) {
         auto h = pr::read_batch_header(batch.data());
         result.bytes_read += batch.size();
+        if (h.base_offset >= plan->end) {  // past a full key map: unmapped, so untouched
+          write(batch, h);
+          return !write_failed;
+        }
         if (h.is_control()) {
           bool needed = txn_has_data.erase(h.producer_id) > 0;
           if (needed || h.max_timestamp >= tombstone_horizon) write(batch, h);
@@ -275,8 +286,7 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
     cleaned->seal();
     cleaned.reset();
     sync_directory(cleaning);
-    int64_t end = group.back()->next_offset();
-    if (i < plan->segments.size()) end = plan->segments[i]->base_offset();
+    int64_t end = ends[i - 1];
     if (!swap_cleaned(group, end, base)) {
       fs::remove_all(cleaning, ec);
       return result;  // the log changed under us (retention, DeleteRecords): next time

@@ -284,6 +284,7 @@ def make_inline_broker(tls_broker, certs):
     ({"ssl.keystore.location": "ENCRYPTED", "ssl.key.password": "wrong"}, "listener SSL"),
     ({"ssl.principal.mapping.rules": "RULE:^CN=(.*)"}, "ssl.principal.mapping.rules"),
     ({"ssl.cipher.suites": "TLS_NO_SUCH_SUITE"}, "ssl.cipher.suites"),
+    ({"listener.name.ssl.ssl.keystore.type": "JKS"}, "listener.name.ssl.ssl.keystore.type=JKS is not supported"),
 ])
 def test_bad_tls_settings_stop_the_start_with_one_line(tls_broker, certs, overrides, message):
     broker = tls_broker(start=False)
@@ -358,6 +359,9 @@ def test_idle_connections_are_closed_even_mid_handshake(tls_broker, certs):
     ssl_port = int(broker.listener_bootstrap("SSL").split(":")[1])
     # A client that never starts its TLS handshake.
     silent = socket.create_connection(("127.0.0.1", ssl_port), timeout=0.2)
+    # A client that stops in the middle of a request.
+    stalled = socket.create_connection(("127.0.0.1", broker.port), timeout=0.2)
+    stalled.sendall(struct.pack(">i", 50) + b"\x00\x12\x00")
     # A plaintext client that stops talking after one request.
     quiet = kw.Conn(broker.port)
     quiet.request(API_VERSIONS, 0, 1, b"")
@@ -372,8 +376,10 @@ def test_idle_connections_are_closed_even_mid_handshake(tls_broker, certs):
             time.sleep(0.2)
         wait_until(lambda: closed_by_peer(silent), 20, interval=0, message="the silent TLS connection closed")
         wait_until(lambda: closed_by_peer(quiet.sock), 20, interval=0, message="the quiet connection closed")
+        wait_until(lambda: closed_by_peer(stalled), 20, interval=0, message="the stalled connection closed")
         busy.request(API_VERSIONS, 0, correlation, b"")  # still served
-    silent.close()
+    for sock in (silent, stalled):
+        sock.close()
     quiet.close()
 
 
