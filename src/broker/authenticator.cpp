@@ -15,11 +15,6 @@ constexpr int16_t kSaslHandshake = 17;
 constexpr int16_t kApiVersions = 18;
 constexpr int16_t kSaslAuthenticate = 36;
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
 // Compares without stopping at the first difference, so timing does not reveal a prefix.
 bool equal_in_constant_time(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -66,7 +61,7 @@ Authenticator::Authenticator(const BrokerConfig& config) {
   reauth_ms_ = parse_int64(config.value_of("connections.max.reauth.ms").value_or("0")).value_or(0);
   for (const auto& listener : config.listeners) {
     if (listener.security_protocol != "SASL_PLAINTEXT" && listener.security_protocol != "SASL_SSL") continue;
-    auto key = "listener.name." + lower(listener.name) + ".plain.sasl.jaas.config";
+    auto key = "listener.name." + ascii_lower(listener.name) + ".plain.sasl.jaas.config";
     auto it = config.given.find(key);
     if (it == config.given.end()) {
       spdlog::warn("listener {}: no {}: PLAIN authentication will refuse everyone", listener.name, key);

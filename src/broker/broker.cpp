@@ -109,9 +109,7 @@ bool Broker::start_authorizer(std::string& error) {
   }
   security::AuthorizerConfig settings;
   for (auto& user : split(config_.value_of("super.users").value_or(""), ';')) {
-    auto first = user.find_first_not_of(" \t");
-    auto last = user.find_last_not_of(" \t");
-    if (first != std::string::npos) settings.super_users.push_back(user.substr(first, last - first + 1));
+    if (!user.empty()) settings.super_users.push_back(user);
   }
   settings.allow_everyone_if_no_acl_found = config_.value_of("allow.everyone.if.no.acl.found") == "true";
   authorizer_ = std::make_unique<security::Authorizer>(config_.log_dirs.front() + "/oxbow-acls.json", settings);

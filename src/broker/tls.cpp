@@ -90,11 +90,8 @@ std::optional<std::string> PrincipalMapper::map(const std::string& subject) cons
     std::smatch match;
     if (!std::regex_match(subject, match, rule.pattern)) continue;
     std::string name = match.format(rule.replacement);
-    if (rule.letter_case == 'L') {
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    } else if (rule.letter_case == 'U') {
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
-    }
+    if (rule.letter_case == 'L') name = ascii_lower(std::move(name));
+    if (rule.letter_case == 'U') name = ascii_upper(std::move(name));
     return name;
   }
   return std::nullopt;
@@ -102,16 +99,11 @@ std::optional<std::string> PrincipalMapper::map(const std::string& subject) cons
 
 namespace {
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
 // A listener's value of an ssl.* key: its listener.name.<name>.<key> override, else the broker's.
 class ListenerSettings {
  public:
   ListenerSettings(const BrokerConfig& config, const Endpoint& listener)
-      : config_(config), prefix_("listener.name." + lower(listener.name) + ".") {}
+      : config_(config), prefix_("listener.name." + ascii_lower(listener.name) + ".") {}
 
   std::optional<std::string> get(const std::string& key) const {
     if (auto it = config_.given.find(prefix_ + key); it != config_.given.end()) return it->second;
@@ -173,8 +165,7 @@ void load_pkcs12_identity(ssl::context& context, const ListenerSettings& setting
 // ssl.keystore.type / ssl.truststore.type, checked here too since per-listener overrides are not
 // validated with the broker's keys.
 std::string store_type(const ListenerSettings& settings, const std::string& key) {
-  std::string type = settings.get(key).value_or("PEM");
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::toupper(c); });
+  std::string type = ascii_upper(settings.get(key).value_or("PEM"));
   if (type != "PEM" && type != "PKCS12") {
     throw std::runtime_error(settings.source(key) + "=" + type +
                              " is not supported: use PEM or PKCS12 (keytool -importkeystore -deststoretype PKCS12 "
@@ -255,7 +246,6 @@ void set_protocols(ssl::context& context, const ListenerSettings& settings) {
                                                        "TLS_AES_128_CCM_8_SHA256"};
     std::string tls12, tls13;
     for (auto name : split(*ciphers, ',')) {
-      name.erase(0, name.find_first_not_of(' '));
       if (name.empty()) continue;
       bool is_tls13 = kTls13Suites.count(name) > 0;
       if (!is_tls13 && name.starts_with("TLS_")) {

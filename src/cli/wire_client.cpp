@@ -14,6 +14,7 @@
 
 #include "broker/scram.h"
 #include "cli/client_config.h"
+#include "common/properties.h"
 #include "protocol/errors.h"
 #include "protocol/headers.h"
 #include "protocol/messages/sasl_authenticate.h"
@@ -48,11 +49,6 @@ int connect_to(const std::string& host, const std::string& port) {
   }
   ::freeaddrinfo(found);
   return fd;
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
 }
 
 std::string openssl_error() {
@@ -97,7 +93,7 @@ WireClient::WireClient(const ClientOptions& options) {
     start = end + 1;
   }
   if (fd_ < 0) fail(fmt::format("cannot connect to {}", servers));
-  std::string protocol = lower(settings.count("security.protocol") ? settings["security.protocol"] : "plaintext");
+  std::string protocol = ascii_lower(settings.count("security.protocol") ? settings["security.protocol"] : "plaintext");
   if (protocol != "plaintext" && protocol != "ssl" && protocol != "sasl_plaintext" && protocol != "sasl_ssl") {
     fail(fmt::format("security.protocol {} is not one of plaintext, ssl, sasl_plaintext, sasl_ssl", protocol));
   }
@@ -118,7 +114,7 @@ void WireClient::start_tls(const Settings& settings, const std::string& host) {
   auto* ctx = tls_->context;
   if (!ctx) fail(fmt::format("{}: {}", server_, openssl_error()));
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  bool verify = lower(get("enable.ssl.certificate.verification")) != "false";
+  bool verify = ascii_lower(get("enable.ssl.certificate.verification")) != "false";
   if (auto ca = get("ssl.ca.location"); !ca.empty()) {
     if (SSL_CTX_load_verify_locations(ctx, ca.c_str(), nullptr) != 1) {
       fail(fmt::format("ssl.ca.location {}: {}", ca, openssl_error()));
@@ -143,7 +139,7 @@ void WireClient::start_tls(const Settings& settings, const std::string& host) {
   SSL_set_fd(tls_->ssl, fd_);
   SSL_set_tlsext_host_name(tls_->ssl, host.c_str());
   // librdkafka 2.0 checks the broker's name against its certificate by default; so do we.
-  if (verify && lower(get("ssl.endpoint.identification.algorithm")) != "none") SSL_set1_host(tls_->ssl, host.c_str());
+  if (verify && ascii_lower(get("ssl.endpoint.identification.algorithm")) != "none") SSL_set1_host(tls_->ssl, host.c_str());
   if (SSL_connect(tls_->ssl) != 1) {
     long result = SSL_get_verify_result(tls_->ssl);
     std::string why = result != X509_V_OK ? X509_verify_cert_error_string(result) : openssl_error();

@@ -1,5 +1,6 @@
 #include "common/properties.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 
@@ -11,6 +12,16 @@ std::string_view trim(std::string_view text) {
   if (first == std::string_view::npos) return {};
   auto last = text.find_last_not_of(blanks);
   return text.substr(first, last - first + 1);
+}
+
+std::string ascii_lower(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string ascii_upper(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
 }
 
 std::vector<std::string> split(std::string_view text, char separator) {

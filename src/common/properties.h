@@ -26,6 +26,10 @@ std::optional<double> parse_double(std::string_view text);
 std::optional<bool> parse_bool(std::string_view text);
 
 std::string_view trim(std::string_view text);
+// Splits at `separator`, each part trimmed.
 std::vector<std::string> split(std::string_view text, char separator);
+// ASCII case mapping, for names such as listener names and config values.
+std::string ascii_lower(std::string text);
+std::string ascii_upper(std::string text);
 
 }  // namespace oxbow

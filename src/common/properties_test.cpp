@@ -31,3 +31,13 @@ TEST(Properties, StrictNumbers) {
 }
 
 }  // namespace oxbow
+
+namespace oxbow {
+
+TEST(Properties, AsciiCaseMapping) {
+  EXPECT_EQ(ascii_lower("SASL_SSL-Listener1"), "sasl_ssl-listener1");
+  EXPECT_EQ(ascii_upper("pkcs12"), "PKCS12");
+  EXPECT_EQ(ascii_lower("\xc3\x89t\xc3\xa9"), "\xc3\x89t\xc3\xa9");  // bytes past ASCII are left alone
+}
+
+}  // namespace oxbow
