@@ -116,12 +116,6 @@ std::vector<Entry> entries_of(const AclOptions& o) {
   return out;
 }
 
-std::string error_text(int16_t code, const std::optional<std::string>& message) {
-  std::string text = pr::error_name(static_cast<pr::ErrorCode>(code));
-  if (message && !message->empty()) text += ": " + *message;
-  return text;
-}
-
 std::vector<std::string> row(int8_t type, const std::string& name, int8_t pattern, const std::string& principal,
                              const std::string& host, int8_t op, int8_t permission) {
   return {sec::name(static_cast<ResourceType>(type)), name, sec::name(static_cast<sec::PatternType>(pattern)),

@@ -37,7 +37,7 @@ void list_transactions(const TxnOptions& options) {
   request.producer_id_filters = options.producer_ids;
   auto response = client.call<pr::ListTransactionsResponse>(kListTransactions, 0, request);
   if (response.error_code != 0) {
-    fail(fmt::format("list transactions: {}", pr::error_name(static_cast<pr::ErrorCode>(response.error_code))));
+    fail(fmt::format("list transactions: {}", error_text(response.error_code)));
   }
   if (!response.unknown_state_filters.empty()) {
     fail(fmt::format("unknown --state {} (known: Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, "
@@ -71,8 +71,7 @@ void describe_transactions(const TxnOptions& options) {
   bool failed = false;
   for (const auto& t : response.transaction_states) {
     if (t.error_code != 0) {
-      fmt::print(stderr, "oxbow: error: {}: {}\n", t.transactional_id,
-                 pr::error_name(static_cast<pr::ErrorCode>(t.error_code)));
+      fmt::print(stderr, "oxbow: error: {}: {}\n", t.transactional_id, error_text(t.error_code));
       failed = true;
       continue;
     }

@@ -31,12 +31,6 @@ struct UserOptions {
   int32_t iterations = 8192;
 };
 
-std::string error_text(int16_t code, const std::optional<std::string>& message) {
-  std::string text = pr::error_name(static_cast<pr::ErrorCode>(code));
-  if (message && !message->empty()) text += ": " + *message;
-  return text;
-}
-
 pr::DescribeUserScramCredentialsResponse describe(WireClient& client,
                                                   std::optional<std::vector<std::string>> names) {
   pr::DescribeUserScramCredentialsRequest request;

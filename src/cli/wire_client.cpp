@@ -62,6 +62,12 @@ std::string openssl_error() {
 
 }  // namespace
 
+std::string error_text(int16_t code, const std::optional<std::string>& message) {
+  std::string text = pr::error_name(static_cast<pr::ErrorCode>(code));
+  if (message && !message->empty()) text += ": " + *message;
+  return text;
+}
+
 struct WireClient::Tls {
   SSL_CTX* context = nullptr;
   SSL* ssl = nullptr;
@@ -152,8 +158,7 @@ std::vector<uint8_t> WireClient::sasl_step(const std::string& token) {
   request.auth_bytes.assign(token.begin(), token.end());
   auto response = call<pr::SaslAuthenticateResponse>(kSaslAuthenticate, 1, request);
   if (response.error_code != 0) {
-    fail(fmt::format("{}: {}: {}", server_, pr::error_name(static_cast<pr::ErrorCode>(response.error_code)),
-                     response.error_message.value_or("")));
+    fail(fmt::format("{}: {}", server_, error_text(response.error_code, response.error_message)));
   }
   return response.auth_bytes;
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@
 namespace oxbow::cli {
 
 struct ClientOptions;
+
+// A response's error as the tools print it: "NAME: message" (the message when there is one).
+std::string error_text(int16_t code, const std::optional<std::string>& message = std::nullopt);
 
 class WireClient {
  public:
