@@ -6,6 +6,7 @@
 # Usage: bench/acl_cost.sh [records] [acls] [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 OXBOW=${OXBOW_BIN:-build/oxbow}
 N=${1:-1000000}
 ACLS=${2:-10000}
@@ -15,7 +16,6 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 mkdir -p "$work/acl"
 /usr/bin/python3 - "$work/acl/oxbow-acls.json" "$ACLS" <<'PY'
 import json, sys
@@ -33,19 +33,17 @@ start() {  # port, name, extra overrides...
   "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/$name" \
     --override admin.listener=127.0.0.1:0 "$@" >"$work/$name.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+  wait_for_port "$port"
 }
 open_port=$(free_port)
 acl_port=$(free_port)
 start "$open_port" open
 start "$acl_port" acl --override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 
-field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read())['records_per_sec'])"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 run() {  # port topic
   local p c
-  p=$("$OXBOW" perf produce -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --record-size 100 --acks 1 --json 2>/dev/null | field)
-  c=$("$OXBOW" perf consume -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --json 2>/dev/null | field)
+  p=$("$OXBOW" perf produce -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --record-size 100 --acks 1 --json 2>/dev/null | field records_per_sec)
+  c=$("$OXBOW" perf consume -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --json 2>/dev/null | field records_per_sec)
   echo "$p $c"
 }
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $N records of 100 bytes, acks=1, $ACLS ACLs"

@@ -4,6 +4,7 @@
 # Usage: bench/broker.sh [records_100B] [records_1KB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 OXBOW=${OXBOW_BIN:-build/oxbow}
 N_SMALL=${1:-1000000}
 N_LARGE=${2:-200000}
@@ -12,7 +13,6 @@ broker_pid=""
 cleanup() { [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 start_broker() {  # extra overrides...
   local port; port=$(free_port)
@@ -21,13 +21,12 @@ start_broker() {  # extra overrides...
     --override admin.listener=127.0.0.1:0 "$@" \
     2>"$work/broker.log" &
   broker_pid=$!
-  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+  wait_for_port "$port"
   BOOTSTRAP=127.0.0.1:$port
 }
 
 stop_broker() { kill "$broker_pid"; wait "$broker_pid" || true; broker_pid=""; }
 
-field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 
 rows=()
 run_produce() {  # label target records size acks extra...
@@ -85,7 +84,7 @@ t0=$(date +%s%N)
   --override admin.listener=127.0.0.1:0 \
   2>"$work/broker.log" &
 broker_pid=$!
-until (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do sleep 0.01; done
+wait_for_port "$port"
 start_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 rss_idle=$(awk '/VmRSS/ {print $2}' /proc/$broker_pid/status)
 "$OXBOW" perf consume -b "$BOOTSTRAP" --topic bench-10k --num-records 100000 >/dev/null 2>&1 || true

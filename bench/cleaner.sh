@@ -6,6 +6,7 @@
 # Usage: bench/cleaner.sh [records]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 OXBOW=${OXBOW_BIN:-build/oxbow}
 N=${1:-1000000}
 work=$(mktemp -d)
@@ -13,13 +14,12 @@ broker_pid=""
 cleanup() { [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 admin=$(free_port)
 "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/data" \
   --override admin.listener=127.0.0.1:$admin --override log.cleaner.backoff.ms=100 2>"$work/broker.log" &
 broker_pid=$!
-for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+wait_for_port "$port"
 B=127.0.0.1:$port
 
 metric() { curl -s "http://127.0.0.1:$admin/metrics" | awk -v m="$1" '$1 == m {print $2}'; }

@@ -6,6 +6,7 @@
 # Usage: bench/metrics_cost.sh [runs] [records]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 RUNS=${1:-5}
 N=${2:-2000000}
 cmake -S . -B build-nometrics -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOXBOW_NO_METRICS=ON >/dev/null
@@ -16,7 +17,6 @@ work=$(mktemp -d)
 pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 run_once() {  # binary -> "records/s broker-cpu-seconds"
   local port rps ticks; port=$(free_port)
@@ -24,9 +24,9 @@ run_once() {  # binary -> "records/s broker-cpu-seconds"
   "$1" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/data" \
     --override admin.listener=127.0.0.1:0 2>/dev/null &
   pid=$!
-  until (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do sleep 0.05; done
+  wait_for_port "$port"
   rps=$(build/oxbow perf produce -b 127.0.0.1:$port --topic cost --num-records "$N" --record-size 100 --acks 1 \
-    --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["records_per_sec"])')
+    --json 2>/dev/null | field records_per_sec)
   ticks=$(awk '{print $14 + $15}' /proc/$pid/stat)
   kill "$pid"; wait "$pid" || true; pid=""
   echo "$rps $(/usr/bin/python3 -c "import os; print($ticks / os.sysconf('SC_CLK_TCK'))")"

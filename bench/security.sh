@@ -6,6 +6,7 @@
 # Usage: bench/security.sh [records] [record-size] [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 OXBOW=${OXBOW_BIN:-build/oxbow}
 N=${1:-1000000}
 SIZE=${2:-100}
@@ -16,7 +17,6 @@ cleanup() { [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null; wait 2>/dev/
 trap cleanup EXIT
 
 tests/integration/gen_test_certs.sh "$work/certs" >/dev/null
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 plain=$(free_port)
 secure=$(free_port)
 listeners="PLAINTEXT://127.0.0.1:$plain,SASL_SSL://127.0.0.1:$secure"
@@ -24,14 +24,12 @@ listeners="PLAINTEXT://127.0.0.1:$plain,SASL_SSL://127.0.0.1:$secure"
   --override admin.listener=127.0.0.1:0 --override ssl.keystore.location="$work/certs/server-keystore.pem" \
   2>"$work/broker.log" &
 broker_pid=$!
-for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$secure) 2>/dev/null && break; sleep 0.1; done
+wait_for_port "$secure"
 "$OXBOW" user create bench --password bench-secret --mechanism SCRAM-SHA-512 -b 127.0.0.1:$plain >/dev/null
 
 plain_args=(-b 127.0.0.1:$plain)
 secure_args=(-b 127.0.0.1:$secure -X security.protocol=SASL_SSL -X sasl.mechanism=SCRAM-SHA-512
   -X sasl.username=bench -X sasl.password=bench-secret -X ssl.ca.location="$work/certs/ca.pem")
-field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 produce() {  # topic args...
   local topic=$1; shift
   "$OXBOW" perf produce "$@" --topic "$topic" --num-records "$N" --record-size "$SIZE" --acks 1 --json 2>/dev/null |

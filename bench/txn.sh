@@ -6,6 +6,7 @@
 # Usage: bench/txn.sh [records] [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 OXBOW=${OXBOW_BIN:-build/oxbow}
 N=${1:-1000000}
 RUNS=${2:-3}
@@ -14,23 +15,21 @@ broker_pid=""
 cleanup() { [ -n "$broker_pid" ] && kill "$broker_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/data" \
   --override admin.listener=127.0.0.1:0 2>"$work/broker.log" &
 broker_pid=$!
-for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+wait_for_port "$port"
 
-rps() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read())['records_per_sec'])"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 idem=() txn=()
 for run in $(seq "$RUNS"); do
   r=$("$OXBOW" perf produce -b 127.0.0.1:$port --topic "idem-$run" --num-records "$N" --record-size 100 \
-      --acks all -X enable.idempotence=true --json 2>/dev/null | rps)
+      --acks all -X enable.idempotence=true --json 2>/dev/null | field records_per_sec)
   idem+=("$r")
   t=$("$OXBOW" perf produce -b 127.0.0.1:$port --topic "txn-$run" --num-records "$N" --record-size 100 \
-      --acks all --transactional-id "bench-$run" --transaction-size 1000 --json 2>/dev/null | rps)
+      --acks all --transactional-id "bench-$run" --transaction-size 1000 --json 2>/dev/null | field records_per_sec)
   txn+=("$t")
   printf 'run %d: idempotent %12.0f records/s   transactional (1,000/txn) %12.0f records/s\n' "$run" "$r" "$t"
 done
