@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/clock.h"
 #include "protocol/batch_builder.h"
 #include "protocol/record_batch.h"
 
@@ -111,6 +112,7 @@ bool PartitionLog::load(bool clean, std::string& error) {
     segments_[0] = segment;
   }
   active_ = segments_.rbegin()->second;
+  active_since_ms_ = oxbow::now_ms();
   if (clean) {
     active_->load_tail();
   } else {
@@ -222,7 +224,7 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
 bool PartitionLog::append_locked(std::span<uint8_t> records, const pr::BatchesSummary& summary, int64_t now_ms,
                                  AppendResult& result, std::vector<std::shared_ptr<Wakeable>>& to_wake) {
   bool full = active_->size() + records.size() > static_cast<uint64_t>(config_.segment_bytes);
-  bool old = now_ms - active_->created_ms() >= config_.segment_ms;
+  bool old = now_ms - active_since_ms_ >= config_.segment_ms;
   if (!active_->empty() && (full || old)) {
     std::string error;
     if (!roll_locked(now_ms, error)) {
@@ -230,6 +232,7 @@ bool PartitionLog::append_locked(std::span<uint8_t> records, const pr::BatchesSu
       return false;
     }
   }
+  if (active_->empty()) active_since_ms_ = now_ms;
   int64_t append_time = config_.log_append_time ? now_ms : -1;
   pr::assign_offsets(records, log_end_offset_, leader_epoch_, append_time);
   int64_t last = log_end_offset_ + summary.record_count - 1;
@@ -538,7 +541,7 @@ void PartitionLog::maybe_roll(int64_t now_ms) {
   if (!loaded_ || !active_) return;
   // A compacted log also rolls when its active records would otherwise outwait max.compaction.lag.ms.
   int64_t roll_after = config_.compact ? std::min(config_.segment_ms, config_.max_compaction_lag_ms) : config_.segment_ms;
-  if (!active_->empty() && now_ms - active_->created_ms() >= roll_after) {
+  if (!active_->empty() && now_ms - active_since_ms_ >= roll_after) {
     std::string error;
     roll_locked(now_ms, error);
   }

@@ -168,6 +168,10 @@ class PartitionLog {
   LogConfig config_;
   std::map<int64_t, std::shared_ptr<Segment>> segments_;
   std::shared_ptr<Segment> active_;
+  // Where the active segment's age for segment.ms starts: its first append, as in Kafka (a segment
+  // created empty is not rolled right after its first batch however long it sat idle), or when a
+  // non-empty one was loaded.
+  int64_t active_since_ms_ = 0;
   int64_t log_start_offset_ = 0;
   int64_t log_end_offset_ = 0;
   int64_t high_watermark_ = 0;

@@ -25,6 +25,12 @@ std::vector<uint8_t> read_slice(const pr::FileSlice& slice) {
   return out;
 }
 
+int count_segments(const std::string& path) {
+  int logs = 0;
+  for (auto& e : std::filesystem::directory_iterator(path)) logs += e.path().extension() == ".log";
+  return logs;
+}
+
 class CountingWaiter : public Wakeable {
  public:
   void wake() override { ++woken; }
@@ -93,11 +99,7 @@ TEST(PartitionLog, RollsSegmentsAndReadsAcrossThem) {
     auto batch = build_batch({{"k", std::string(300, 'a')}});
     ASSERT_EQ(log->append(batch, 0).error, ErrorCode::kNone);
   }
-  int logs = 0;
-  for (auto& e : std::filesystem::directory_iterator(dir.path() + "/t-0")) {
-    logs += e.path().extension() == ".log";
-  }
-  EXPECT_GE(logs, 6);
+  EXPECT_GE(count_segments(dir.path() + "/t-0"), 6);
   for (int64_t offset = 0; offset < 20; ++offset) {
     auto r = log->read(offset, 1 << 20, true);
     ASSERT_GT(r.slice.length, 0u);
@@ -142,6 +144,35 @@ TEST(PartitionLog, RetentionMsUsesLargestTimestamp) {
   log->set_config(config);
   EXPECT_EQ(log->apply_retention(20'000), 5);  // all but the active segment
   EXPECT_EQ(log->log_start_offset(), 5);
+}
+
+// segment.ms counts from a segment's first append, not from when it was created: a topic idle for
+// longer than segment.ms does not roll right after its first batch.
+TEST(PartitionLog, SegmentAgeStartsAtItsFirstAppend) {
+  testing::TempDir dir;
+  std::string error;
+  LogConfig config;
+  config.segment_ms = 1000;
+  std::string path = dir.path() + "/t-0";
+  auto log = PartitionLog::open(path, config, true, error);
+  ASSERT_TRUE(log) << error;
+  auto first = build_batch({{"k", "1"}});
+  ASSERT_EQ(log->append(first, 100'000).error, ErrorCode::kNone);
+  auto second = build_batch({{"k", "2"}});
+  ASSERT_EQ(log->append(second, 100'900).error, ErrorCode::kNone);
+  log->maybe_roll(100'999);
+  EXPECT_EQ(count_segments(path), 1);
+  log->maybe_roll(101'000);
+  EXPECT_EQ(count_segments(path), 2);
+  // The new segment's age starts with its own first batch, however late that comes.
+  auto third = build_batch({{"k", "3"}});
+  ASSERT_EQ(log->append(third, 500'000).error, ErrorCode::kNone);
+  auto fourth = build_batch({{"k", "4"}});
+  ASSERT_EQ(log->append(fourth, 500'999).error, ErrorCode::kNone);
+  EXPECT_EQ(count_segments(path), 2);
+  auto fifth = build_batch({{"k", "5"}});
+  ASSERT_EQ(log->append(fifth, 501'000).base_offset, 4);
+  EXPECT_EQ(count_segments(path), 3);
 }
 
 TEST(PartitionLog, CrashRecoveryTruncatesTornWriteAndKeepsOffsets) {
@@ -245,9 +276,7 @@ TEST(PartitionLog, DeleteRecordsMovesStartDurablyAndDropsWholeSegments) {
     EXPECT_EQ(start, 7);
     log->close();
   }
-  int logs = 0;
-  for (auto& e : std::filesystem::directory_iterator(path)) logs += e.path().extension() == ".log";
-  EXPECT_LT(logs, 18);  // segments wholly below offset 7 are gone
+  EXPECT_LT(count_segments(path), 18);  // segments wholly below offset 7 are gone
   auto log = PartitionLog::open(path, config, true, error);
   EXPECT_EQ(log->log_start_offset(), 7);
   int64_t start = -1;

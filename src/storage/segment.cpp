@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "common/clock.h"
 #include "common/crc32c.h"
 #include "protocol/record_batch.h"
 #include "storage/file.h"
@@ -42,8 +41,7 @@ Segment::Segment(std::string dir, int64_t base_offset, int32_t index_interval_by
       base_offset_(base_offset),
       index_interval_bytes_(index_interval_bytes),
       log_(dir_ + "/" + file_name(base_offset, ".log")),
-      next_offset_(base_offset),
-      created_ms_(now_ms()) {}
+      next_offset_(base_offset) {}
 
 std::shared_ptr<Segment> Segment::create(const std::string& dir, int64_t base_offset,
                                          int32_t index_interval_bytes, std::string& error) {

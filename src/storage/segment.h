@@ -58,7 +58,6 @@ class Segment {
   int64_t base_offset() const { return base_offset_; }
   int64_t next_offset() const { return next_offset_; }
   uint64_t size() const { return size_; }
-  int64_t created_ms() const { return created_ms_; }
   bool empty() const { return size_ == 0; }
   // Largest timestamp in the segment (-1 when empty); loads the indexes of a sealed segment.
   int64_t max_timestamp();
@@ -118,7 +117,6 @@ class Segment {
   int64_t next_offset_;
   int64_t max_timestamp_ = -1;
   int64_t max_timestamp_offset_ = -1;  // last offset of the batch carrying max_timestamp_
-  int64_t created_ms_ = 0;
   uint64_t bytes_since_index_ = 0;
   bool index_loaded_ = false;
   std::vector<OffsetIndexEntry> index_;
