@@ -345,7 +345,12 @@ void run_perf_consume(const PerfConsumeOptions& options) {
                                        {"enable.auto.offset.store", "false"},
                                        // Throughput defaults, as perf produce has its own; -X overrides.
                                        {"max.partition.fetch.bytes", "8388608"},
-                                       {"queued.max.messages.kbytes", "262144"}}));
+                                       {"queued.max.messages.kbytes", "262144"},
+                                       // librdkafka 2.0 stops fetching once its queue holds this many
+                                       // records and looks again only up to a second later: at the
+                                       // default of 100,000 (one 8 MB fetch of small records) a
+                                       // consumer stalls for a third of its run.
+                                       {"queued.min.messages", "1000000"}}));
   const int64_t start_ns = now_ns();
   const ConsumeTally tally = consume_from_beginning(rk.get(), options, start_ns);
 
