@@ -48,8 +48,14 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
   out.error_code = pr::code(result.error);
   if (result.error != ErrorCode::kNone) {
     out.base_offset = -1;
-    if (result.error == ErrorCode::kCorruptMessage || result.error == ErrorCode::kInvalidRecord ||
-        result.error == ErrorCode::kUnsupportedForMessageFormat) {
+    if (!result.record_errors.empty()) {
+      // As Kafka: the client fails these records and the rest of their batch apart.
+      for (auto& e : result.record_errors) out.record_errors.push_back({e.index, e.message});
+      const auto& first = result.record_errors.front();
+      out.error_message = fmt::format("{} record(s) rejected; record {}: {}", result.record_errors.size(),
+                                      first.index, first.message);
+    } else if (result.error == ErrorCode::kCorruptMessage || result.error == ErrorCode::kInvalidRecord ||
+               result.error == ErrorCode::kUnsupportedForMessageFormat) {
       out.error_message = std::string("record batch rejected: ") + pr::error_name(result.error);
     }
     return;

@@ -34,20 +34,24 @@ constexpr const char* kEpochCheckpoint = "leader-epoch-checkpoint";
 constexpr const char* kLogStartFile = "log-start-offset";
 
 // Kafka refuses records without a key on a compacted topic: compaction could never replace them.
-bool every_record_has_a_key(std::span<const uint8_t> records) {
+// The indexes, counted over all batches of the append, of the records that have none.
+std::vector<int32_t> keyless_records(std::span<const uint8_t> records) {
+  std::vector<int32_t> keyless;
   std::string scratch;
   std::vector<pr::RawRecord> parsed;
+  int32_t index = 0;
   for (size_t pos = 0; pos < records.size();) {
     auto h = pr::read_batch_header(records.data() + pos);
     parsed.clear();
     if (!h.is_control() && pr::parse_raw_records(records.subspan(pos, h.total_size()), scratch, parsed)) {
       for (const auto& r : parsed) {
-        if (!r.view.key) return false;
+        if (!r.view.key) keyless.push_back(index);
+        ++index;
       }
     }
     pos += h.total_size();
   }
-  return true;
+  return keyless;
 }
 
 void wake_all(std::vector<std::shared_ptr<Wakeable>>& waiters) {
@@ -186,9 +190,12 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
   if (result.error != ErrorCode::kNone) return result;
 
   // Checked before taking the log's lock: it may decompress whole batches.
-  if (origin == AppendOrigin::kClient && config().compact && !every_record_has_a_key(records)) {
-    result.error = ErrorCode::kInvalidRecord;
-    return result;
+  if (origin == AppendOrigin::kClient && config().compact) {
+    if (auto keyless = keyless_records(records); !keyless.empty()) {
+      result.error = ErrorCode::kInvalidRecord;
+      for (int32_t index : keyless) result.record_errors.push_back({index, "a compacted topic takes no record without a key"});
+      return result;
+    }
   }
   std::vector<std::shared_ptr<Wakeable>> to_wake;
   {

@@ -35,8 +35,16 @@ class Wakeable {
   virtual void wake() = 0;
 };
 
+// A record a produce was refused for, as Kafka's ProduceResponse reports it (v8+): its index among
+// the appended records and why.
+struct RecordError {
+  int32_t index;
+  std::string message;
+};
+
 struct AppendResult {
   protocol::ErrorCode error = protocol::ErrorCode::kNone;
+  std::vector<RecordError> record_errors;  // with kInvalidRecord: the records at fault
   int64_t base_offset = -1;
   int64_t last_offset = -1;
   int64_t log_append_time_ms = -1;

@@ -584,11 +584,15 @@ def test_record_without_key_is_refused_on_a_compacted_topic(make_broker):
         assert ck.watermarks(b.bootstrap, topic) == (0, 0), f"{topic}: something was appended"
         assert ck.produce_all(p, [{"key": b"k", "value": b"keyed"}], topic, partition=0) == [(0, 0)]
 
-        # Raw: one batch with a keyed and a keyless record is refused whole.
-        batch = kw.build_record_batch([(b"k1", b"v1", []), (None, b"v2", [])])
+        # Raw: one batch with keyed and keyless records is refused whole, and the response names the
+        # keyless ones (record_errors, v8+), so that clients fail just those and the rest apart.
+        batch = kw.build_record_batch([(b"k1", b"v1", []), (None, b"v2", []), (b"k3", b"v3", []), (None, b"v4", [])])
         with kw.Conn(b.port) as conn:
             (resp,), _ = kw.parse_produce_v8_response(conn.request(PRODUCE, 8, 1, kw.produce_v8_body(topic, 0, batch)))
             assert resp["error"] == INVALID_RECORD, resp
+            assert [index for index, _ in resp["record_errors"]] == [1, 3], resp
+            assert all("key" in message for _, message in resp["record_errors"]), resp
+            assert resp["error_message"] and "2 record" in resp["error_message"], resp
             good = kw.build_record_batch([(b"k1", b"v1", []), (b"k2", None, [])])
             (resp,), _ = kw.parse_produce_v8_response(conn.request(PRODUCE, 8, 2, kw.produce_v8_body(topic, 0, good)))
             assert resp["error"] == 0 and resp["base_offset"] == 1, resp
