@@ -51,6 +51,8 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"log.flush.scheduler.interval.ms", T::kLong, kLongMax, 0, nullptr, nullptr, true,
               "Accepted for compatibility."},
     ConfigDef{"log.index.interval.bytes", T::kInt, "4096", 0, nullptr, nullptr, false, "Index density."},
+    ConfigDef{"log.message.format.version", T::kString, "3.0-IV1", 0, nullptr, nullptr, false,
+              "Accepted and ignored, as in Kafka 3."},
     ConfigDef{"log.message.timestamp.type", T::kString, "CreateTime", 0, "CreateTime,LogAppendTime", nullptr,
               false, "Timestamp kept in batches."},
     ConfigDef{"log.cleanup.policy", T::kList, "delete", 0, "delete,compact", nullptr, false, "Cleanup policy."},
@@ -176,6 +178,10 @@ constexpr std::array kTopicDefs = {
     ConfigDef{"max.message.bytes", T::kInt, "1048588", 0, nullptr, "message.max.bytes", false,
               "Largest record batch."},
     ConfigDef{"message.downconversion.enable", T::kBoolean, "true", 0, nullptr, nullptr, false, "Accepted."},
+    // Deprecated in Kafka 3.0 and ignored there from inter.broker.protocol.version 3.0: batches are
+    // kept as produced, magic 2.
+    ConfigDef{"message.format.version", T::kString, "3.0-IV1", 0, nullptr, "log.message.format.version", false,
+              "Accepted and ignored, as in Kafka 3."},
     ConfigDef{"message.timestamp.difference.max.ms", T::kLong, kLongMax, 0, nullptr, nullptr, false, "Accepted."},
     ConfigDef{"message.timestamp.type", T::kString, "CreateTime", 0, "CreateTime,LogAppendTime",
               "log.message.timestamp.type", false, "Timestamp kept in batches."},

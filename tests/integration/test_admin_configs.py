@@ -64,6 +64,19 @@ def test_bad_config_values_are_refused_naming_the_key(broker):
     assert overrides(broker.bootstrap, topic) == {"retention.ms": "60000"}  # unchanged
 
 
+def test_deprecated_message_format_version_is_accepted_and_ignored(broker):
+    """Kafka 3 takes message.format.version (deprecated, ignored since 3.0); librdkafka's own suite
+    sets it to 0.10.0.0 mid-topic and expects every record back."""
+    topic = ck.create_topic(broker.bootstrap, unique_topic("msgfmt"))
+    p = ck.producer(broker.bootstrap)
+    ck.produce_all(p, [{"value": b"before"}], topic, partition=0)
+    alter(broker.bootstrap, topic, {"message.format.version": "0.10.0.0"})
+    assert overrides(broker.bootstrap, topic) == {"message.format.version": "0.10.0.0"}
+    ck.produce_all(p, [{"value": b"after", "headers": [("h", b"1")]}], topic, partition=0)
+    before, after = ck.consume_partition(broker.bootstrap, topic, 0, 0, expected=2)
+    assert (before.value(), after.value(), after.headers()) == (b"before", b"after", [("h", b"1")])
+
+
 def _incremental_alter(port, topic, ops):
     """IncrementalAlterConfigs v0 by hand: ops are (name, op, value)."""
     body = struct.pack(">i", 1) + struct.pack(">b", 2) + kw.string(topic) + struct.pack(">i", len(ops))
