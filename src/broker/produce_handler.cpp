@@ -96,13 +96,15 @@ asio::awaitable<void> wait_for_flushes(std::vector<PendingFlush>& flushes, int32
   }
 }
 
-// Does any batch carry the transactional flag? Malformed data is left to the log's validation.
+// Does any batch carry the transactional flag? Only magic 2 has one (a v0/v1 message set has other
+// fields there); malformed data and older magics are left to the log's validation.
 bool has_transactional_batches(const pr::ProduceRequest& request) {
   for (const auto& topic : request.topic_data) {
     for (const auto& partition : topic.partition_data) {
       std::span<const uint8_t> bytes = partition.records.bytes;
       for (size_t pos = 0; pos + pr::kBatchHeaderSize <= bytes.size();) {
         auto header = pr::read_batch_header(bytes.data() + pos);
+        if (header.magic != 2) break;
         if (header.is_transactional()) return true;
         if (header.batch_length <= 0) break;
         pos += pr::kBatchLogOverhead + static_cast<size_t>(header.batch_length);

@@ -9,6 +9,7 @@ PLAIN users alice and bob hold only what their ACLs give.  Clients: confluent-ka
 import json
 import struct
 import subprocess
+import zlib
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -25,6 +26,7 @@ CLUSTER_AUTHORIZATION_FAILED = 31
 SECURITY_DISABLED = 54
 INVALID_TOPIC_EXCEPTION = 17
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
 
 
 def jaas(users):
@@ -359,6 +361,16 @@ def test_transactional_batches_need_the_transactional_id_and_internal_topics_are
     with kw.Conn(broker.port) as conn:
         r = conn.request(0, 8, 1, kw.produce_v8_body(topic, 0, batch))
     assert kw.parse_produce_v8_response(r)[0][0]["error"] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    # A magic 1 message set has no transactional flag, though its timestamp's bytes sit where magic 2
+    # keeps it: it is refused for its format, not for a transactional id it never needed.
+    value = b"v" * 40  # a set longer than a magic 2 batch header
+    body = struct.pack(">bbq", 1, 0, 0x0000019A10000000) + struct.pack(">i", 1) + b"k" + struct.pack(">i", 40) + value
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    legacy = struct.pack(">qi", 0, len(message)) + message
+    assert legacy[22] & 0x10
+    with kw.Conn(broker.port) as conn:
+        r = conn.request(0, 8, 3, kw.produce_v8_body(topic, 0, legacy))
+    assert kw.parse_produce_v8_response(r)[0][0]["error"] == UNSUPPORTED_FOR_MESSAGE_FORMAT
     # Clients never write the coordinators' topics, whatever their ACLs.
     plain = kw.build_record_batch([(b"k", b"v", [])])
     with kw.Conn(broker.port) as conn:
