@@ -157,6 +157,18 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"slow.request.threshold.ms", T::kLong, "5000", 0, nullptr, nullptr, false,
               "Requests slower than this (receipt to response sent) are logged."},
     ConfigDef{"zookeeper.connect", T::kString, nullptr, 0, nullptr, nullptr, true, "Ignored: no ZooKeeper."},
+    // Kerberos (GSSAPI) is not offered; its keys are taken, dynamically too as in Kafka, and ignored.
+    ConfigDef{"sasl.kerberos.service.name", T::kString, nullptr, 0, nullptr, nullptr, false, "Ignored: no GSSAPI."},
+    ConfigDef{"sasl.kerberos.kinit.cmd", T::kString, "/usr/bin/kinit", 0, nullptr, nullptr, false,
+              "Ignored: no GSSAPI."},
+    ConfigDef{"sasl.kerberos.ticket.renew.window.factor", T::kDouble, "0.8", 0, nullptr, nullptr, false,
+              "Ignored: no GSSAPI."},
+    ConfigDef{"sasl.kerberos.ticket.renew.jitter", T::kDouble, "0.05", 0, nullptr, nullptr, false,
+              "Ignored: no GSSAPI."},
+    ConfigDef{"sasl.kerberos.min.time.before.relogin", T::kLong, "60000", 0, nullptr, nullptr, false,
+              "Ignored: no GSSAPI."},
+    ConfigDef{"sasl.kerberos.principal.to.local.rules", T::kList, "DEFAULT", 0, nullptr, nullptr, false,
+              "Ignored: no GSSAPI."},
 };
 
 constexpr std::array kTopicDefs = {

@@ -224,3 +224,13 @@ def test_dynamic_broker_configs_refuse_static_unknown_and_bad_values(broker):
     assert _raw_alter_broker(broker.port, "7", {"log.retention.ms": "1000"}) == 42  # INVALID_REQUEST: not us
     assert _raw_alter_broker(broker.port, "", {"log.dirs": "/elsewhere"}) == 40  # read-only at any level
     assert _broker_configs(broker.bootstrap)["log.retention.ms"].source != DYNAMIC_BROKER_CONFIG
+
+
+def test_kerberos_broker_configs_are_taken_though_gssapi_is_not_offered(broker):
+    """Kafka's per-broker SASL/Kerberos keys are dynamic there; librdkafka's admin suite alters one."""
+    _alter_broker(broker.bootstrap, {"sasl.kerberos.min.time.before.relogin": "58000"})
+    entry = _broker_configs(broker.bootstrap)["sasl.kerberos.min.time.before.relogin"]
+    assert (entry.value, entry.source) == ("58000", DYNAMIC_BROKER_CONFIG)
+    with pytest.raises(KafkaException) as info:
+        _alter_broker(broker.bootstrap, {"sasl.kerberos.min.time.before.relogin": "soon"})
+    assert info.value.args[0].code() == 40  # INVALID_CONFIG
