@@ -11,6 +11,7 @@
 #include "broker/topic_registry.h"
 #include "common/clock.h"
 #include "protocol/errors.h"
+#include "protocol/legacy_messages.h"
 #include "protocol/messages/produce.h"
 #include "protocol/record_batch.h"
 #include "storage/log_manager.h"
@@ -44,7 +45,18 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
     out.error_code = pr::code(ErrorCode::kCorruptMessage);
     return;
   }
-  auto result = log->append(data.records.bytes, now_ms());
+  std::span<uint8_t> records = data.records.bytes;
+  std::vector<uint8_t> converted;
+  if (pr::is_legacy_message_set(records)) {
+    // A pre-0.11 client's messages, kept as one v2 batch as Kafka 3 does.
+    if (auto error = pr::upconvert_legacy_message_set(records, converted); error != ErrorCode::kNone) {
+      out.error_code = pr::code(error);
+      out.base_offset = -1;
+      return;
+    }
+    records = converted;
+  }
+  auto result = log->append(records, now_ms());
   out.error_code = pr::code(result.error);
   if (result.error != ErrorCode::kNone) {
     out.base_offset = -1;
@@ -61,7 +73,7 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
     return;
   }
   if (stats) {
-    stats->bytes_in.add(data.records.bytes.size());
+    stats->bytes_in.add(records.size());
     stats->records_in.add(static_cast<uint64_t>(result.last_offset - result.base_offset + 1));
   }
   out.base_offset = result.base_offset;

@@ -7,6 +7,7 @@
 
 #include "protocol/batch_builder.h"
 #include "protocol/headers.h"
+#include "protocol/legacy_messages.h"
 #include "protocol/messages/any_request.h"
 #include "protocol/record_batch.h"
 
@@ -26,6 +27,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     reencode_request(header.api_key, header.api_version, again, second);
     if (second.buffer() != first.buffer()) std::abort();
   } catch (const DecodeError&) {
+  }
+  // The same bytes as an old client's message set: what converts must be a valid v2 batch.
+  std::span<const uint8_t> input(data, size);
+  if (is_legacy_message_set(input)) {
+    std::vector<uint8_t> converted;
+    BatchesSummary converted_summary;
+    if (upconvert_legacy_message_set(input, converted) == ErrorCode::kNone &&
+        validate_batches(converted, converted_summary) != ErrorCode::kNone) {
+      std::abort();
+    }
   }
   // The same bytes as stored batches, through what the log cleaner and recovery do with them.
   BatchesSummary summary;

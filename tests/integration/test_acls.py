@@ -26,7 +26,6 @@ CLUSTER_AUTHORIZATION_FAILED = 31
 SECURITY_DISABLED = 54
 INVALID_TOPIC_EXCEPTION = 17
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
-UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
 
 
 def jaas(users):
@@ -362,7 +361,7 @@ def test_transactional_batches_need_the_transactional_id_and_internal_topics_are
         r = conn.request(0, 8, 1, kw.produce_v8_body(topic, 0, batch))
     assert kw.parse_produce_v8_response(r)[0][0]["error"] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     # A magic 1 message set has no transactional flag, though its timestamp's bytes sit where magic 2
-    # keeps it: it is refused for its format, not for a transactional id it never needed.
+    # keeps it: it needs no transactional id, and is taken (converted to a v2 batch).
     value = b"v" * 40  # a set longer than a magic 2 batch header
     body = struct.pack(">bbq", 1, 0, 0x0000019A10000000) + struct.pack(">i", 1) + b"k" + struct.pack(">i", 40) + value
     message = struct.pack(">I", zlib.crc32(body)) + body
@@ -370,13 +369,13 @@ def test_transactional_batches_need_the_transactional_id_and_internal_topics_are
     assert legacy[22] & 0x10
     with kw.Conn(broker.port) as conn:
         r = conn.request(0, 8, 3, kw.produce_v8_body(topic, 0, legacy))
-    assert kw.parse_produce_v8_response(r)[0][0]["error"] == UNSUPPORTED_FOR_MESSAGE_FORMAT
+    assert kw.parse_produce_v8_response(r)[0][0]["error"] == 0
     # Clients never write the coordinators' topics, whatever their ACLs.
     plain = kw.build_record_batch([(b"k", b"v", [])])
     with kw.Conn(broker.port) as conn:
         r = conn.request(0, 8, 2, kw.produce_v8_body("__consumer_offsets", 0, plain))
     assert kw.parse_produce_v8_response(r)[0][0]["error"] == INVALID_TOPIC_EXCEPTION
-    assert ck.watermarks(broker.bootstrap, topic) == (0, 0)
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 1)  # the magic 1 message only
 
 
 def test_offset_fetch_v1_denial_is_on_each_partition(acl_broker):

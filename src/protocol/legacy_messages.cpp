@@ -1,0 +1,143 @@
+#include "protocol/legacy_messages.h"
+
+#include <zlib.h>
+
+#include <optional>
+#include <string>
+
+#include "protocol/batch_builder.h"
+#include "protocol/compression.h"
+#include "protocol/record_batch.h"
+#include "protocol/wire.h"
+
+namespace oxbow::protocol {
+namespace {
+
+constexpr size_t kEntryOverhead = 12;   // offset + message_size
+constexpr size_t kMinMessageSize = 14;  // crc, magic, attributes, key and value lengths
+constexpr int kLegacyCodecMask = 0x07;
+constexpr int kLegacyLogAppendTimeBit = 0x08;
+constexpr int kLz4 = 3;
+
+struct LegacyMessage {
+  int8_t magic;
+  int8_t attributes;
+  int64_t timestamp;  // -1 for magic 0
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+};
+
+std::optional<std::string> read_legacy_bytes(Reader& r) {
+  int32_t length = r.i32();
+  if (length < 0) return std::nullopt;
+  auto bytes = r.take_span(static_cast<size_t>(length));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// Parses every entry of `set` into `out`; the error of the first bad one.
+ErrorCode parse_set(std::span<const uint8_t> set, std::vector<LegacyMessage>& out) {
+  Reader r(std::span(const_cast<uint8_t*>(set.data()), set.size()));
+  try {
+    while (r.remaining() > 0) {
+      if (r.remaining() < kEntryOverhead) return ErrorCode::kCorruptMessage;
+      r.i64();  // offset
+      int32_t size = r.i32();
+      if (size < static_cast<int32_t>(kMinMessageSize) || static_cast<size_t>(size) > r.remaining()) {
+        return ErrorCode::kCorruptMessage;
+      }
+      auto body = r.take_span(static_cast<size_t>(size));
+      uint32_t stored_crc = static_cast<uint32_t>(body[0]) << 24 | static_cast<uint32_t>(body[1]) << 16 |
+                            static_cast<uint32_t>(body[2]) << 8 | body[3];
+      if (static_cast<uint32_t>(::crc32(0, body.data() + 4, static_cast<uInt>(body.size() - 4))) != stored_crc) {
+        return ErrorCode::kCorruptMessage;
+      }
+      Reader m(body.subspan(4));
+      LegacyMessage message;
+      message.magic = m.i8();
+      if (message.magic != 0 && message.magic != 1) return ErrorCode::kCorruptMessage;
+      message.attributes = m.i8();
+      message.timestamp = message.magic == 1 ? m.i64() : -1;
+      message.key = read_legacy_bytes(m);
+      message.value = read_legacy_bytes(m);
+      if (m.remaining() != 0) return ErrorCode::kCorruptMessage;
+      out.push_back(std::move(message));
+    }
+  } catch (const DecodeError&) {
+    return ErrorCode::kCorruptMessage;
+  }
+  return ErrorCode::kNone;
+}
+
+// The records a wrapper's value holds, with the wrapper's LogAppendTime applied as Kafka does.
+ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out) {
+  int codec = wrapper.attributes & kLegacyCodecMask;
+  // Magic 0's lz4 frames carry a header checksum computed the wrong way (Kafka's old framing).
+  if (codec > kLz4 || (codec == kLz4 && wrapper.magic == 0)) return ErrorCode::kUnsupportedForMessageFormat;
+  if (!wrapper.value) return ErrorCode::kCorruptMessage;
+  std::string inner;
+  const auto* packed = reinterpret_cast<const uint8_t*>(wrapper.value->data());
+  if (!decompress(codec, {packed, wrapper.value->size()}, inner)) return ErrorCode::kCorruptMessage;
+  size_t first = out.size();
+  if (auto error = parse_set({reinterpret_cast<const uint8_t*>(inner.data()), inner.size()}, out);
+      error != ErrorCode::kNone) {
+    return error;
+  }
+  for (size_t i = first; i < out.size(); ++i) {
+    auto& message = out[i];
+    if ((message.attributes & kLegacyCodecMask) != 0) return ErrorCode::kUnsupportedForMessageFormat;
+    if (message.magic != wrapper.magic) return ErrorCode::kCorruptMessage;
+    if (wrapper.attributes & kLegacyLogAppendTimeBit) message.timestamp = wrapper.timestamp;
+  }
+  return ErrorCode::kNone;
+}
+
+}  // namespace
+
+bool is_legacy_message_set(std::span<const uint8_t> records) {
+  return records.size() > kMagicOffset && (records[kMagicOffset] == 0 || records[kMagicOffset] == 1);
+}
+
+ErrorCode upconvert_legacy_message_set(std::span<const uint8_t> set, std::vector<uint8_t>& out) {
+  std::vector<LegacyMessage> entries;
+  if (auto error = parse_set(set, entries); error != ErrorCode::kNone) return error;
+  if (entries.empty()) return ErrorCode::kCorruptMessage;
+  std::vector<LegacyMessage> messages;
+  int codec = 0;
+  for (auto& entry : entries) {
+    int entry_codec = entry.attributes & kLegacyCodecMask;
+    if (entry_codec == 0) {
+      messages.push_back(std::move(entry));
+      continue;
+    }
+    if (auto error = unwrap(entry, messages); error != ErrorCode::kNone) return error;
+    codec = entry_codec;
+  }
+  if (messages.empty()) return ErrorCode::kCorruptMessage;
+
+  // Timestamps are deltas from the first known one; none known (magic 0) leaves them all at -1.
+  int64_t base_timestamp = -1;
+  for (const auto& m : messages) {
+    if (m.timestamp >= 0) {
+      base_timestamp = m.timestamp;
+      break;
+    }
+  }
+  std::vector<OutgoingRecord> records;
+  records.reserve(messages.size());
+  for (auto& m : messages) {
+    int64_t delta = m.timestamp < 0 ? 0 : m.timestamp - base_timestamp;
+    records.push_back({std::move(m.key), std::move(m.value), delta});
+  }
+  out = build_batch(records, base_timestamp);
+  if (codec != 0) {
+    // Stored with the producer's codec, as Kafka's conversion keeps compression.type=producer.
+    std::string scratch;
+    std::vector<RawRecord> raw;
+    if (!parse_raw_records(out, scratch, raw)) return ErrorCode::kCorruptMessage;
+    write_i16(out.data() + kAttributesOffset, static_cast<int16_t>(codec));
+    out = rebuild_batch(out, raw);
+  }
+  return ErrorCode::kNone;
+}
+
+}  // namespace oxbow::protocol
