@@ -18,6 +18,9 @@ constexpr size_t kMinMessageSize = 14;  // crc, magic, attributes, key and value
 constexpr int kLegacyCodecMask = 0x07;
 constexpr int kLegacyLogAppendTimeBit = 0x08;
 constexpr int kLz4 = 3;
+// A set holds at most one produce's worth of records (message.max.bytes, 1 MB by default, when
+// compressed); more than this in all once decompressed is taken for a compression bomb.
+constexpr size_t kMaxInflatedBytes = 64 << 20;
 
 struct LegacyMessage {
   int8_t magic;
@@ -69,14 +72,15 @@ ErrorCode parse_set(std::span<const uint8_t> set, std::vector<LegacyMessage>& ou
 }
 
 // The records a wrapper's value holds, with the wrapper's LogAppendTime applied as Kafka does.
-ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out) {
+ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out, size_t& inflate_budget) {
   int codec = wrapper.attributes & kLegacyCodecMask;
   // Magic 0's lz4 frames carry a header checksum computed the wrong way (Kafka's old framing).
   if (codec > kLz4 || (codec == kLz4 && wrapper.magic == 0)) return ErrorCode::kUnsupportedForMessageFormat;
   if (!wrapper.value) return ErrorCode::kCorruptMessage;
   std::string inner;
   const auto* packed = reinterpret_cast<const uint8_t*>(wrapper.value->data());
-  if (!decompress(codec, {packed, wrapper.value->size()}, inner)) return ErrorCode::kCorruptMessage;
+  if (!decompress(codec, {packed, wrapper.value->size()}, inner, inflate_budget)) return ErrorCode::kCorruptMessage;
+  inflate_budget -= inner.size();
   size_t first = out.size();
   if (auto error = parse_set({reinterpret_cast<const uint8_t*>(inner.data()), inner.size()}, out);
       error != ErrorCode::kNone) {
@@ -103,13 +107,14 @@ ErrorCode upconvert_legacy_message_set(std::span<const uint8_t> set, std::vector
   if (entries.empty()) return ErrorCode::kCorruptMessage;
   std::vector<LegacyMessage> messages;
   int codec = 0;
+  size_t inflate_budget = kMaxInflatedBytes;
   for (auto& entry : entries) {
     int entry_codec = entry.attributes & kLegacyCodecMask;
     if (entry_codec == 0) {
       messages.push_back(std::move(entry));
       continue;
     }
-    if (auto error = unwrap(entry, messages); error != ErrorCode::kNone) return error;
+    if (auto error = unwrap(entry, messages, inflate_budget); error != ErrorCode::kNone) return error;
     codec = entry_codec;
   }
   if (messages.empty()) return ErrorCode::kCorruptMessage;

@@ -135,6 +135,11 @@ TEST(LegacyMessages, BadInputIsRefused) {
   EXPECT_EQ(upconvert_legacy_message_set(entry(1, 5, 1, std::nullopt, std::string("x")), out),
             ErrorCode::kUnsupportedForMessageFormat);  // no such codec
 
+  // A compression bomb: more than a produce could honestly carry, once inflated.
+  std::string bomb;
+  ASSERT_TRUE(compress(1, entry(1, 0, 1, std::nullopt, std::string(65 << 20, 'a')), bomb));
+  EXPECT_EQ(upconvert_legacy_message_set(entry(1, 1, 1, std::nullopt, bomb), out), ErrorCode::kCorruptMessage);
+
   EXPECT_FALSE(is_legacy_message_set(build_batch({{"k", "v", 0}})));
 }
 
