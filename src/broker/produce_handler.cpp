@@ -47,16 +47,13 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
   }
   std::span<uint8_t> records = data.records.bytes;
   std::vector<uint8_t> converted;
+  storage::AppendResult result;
   if (pr::is_legacy_message_set(records)) {
     // A pre-0.11 client's messages, kept as one v2 batch as Kafka 3 does.
-    if (auto error = pr::upconvert_legacy_message_set(records, converted); error != ErrorCode::kNone) {
-      out.error_code = pr::code(error);
-      out.base_offset = -1;
-      return;
-    }
+    result.error = pr::upconvert_legacy_message_set(records, converted);
     records = converted;
   }
-  auto result = log->append(records, now_ms());
+  if (result.error == ErrorCode::kNone) result = log->append(records, now_ms());
   out.error_code = pr::code(result.error);
   if (result.error != ErrorCode::kNone) {
     out.base_offset = -1;
