@@ -32,8 +32,35 @@ struct PendingFlush {
   PartitionResponse* response;
 };
 
+constexpr int kZstdCodec = 4;
+constexpr int16_t kFirstBatchOnlyVersion = 3;
+constexpr int16_t kFirstZstdVersion = 7;
+
+// What Produce v3+ demands of a partition's records before they are looked at, as Kafka's
+// ProduceRequest.validateRecords: exactly one batch, of magic 2, zstd only from v7. Older versions
+// carry message sets of any magic.
+ErrorCode check_records_for_version(std::span<const uint8_t> records, int16_t version, std::string& message) {
+  if (version < kFirstBatchOnlyVersion) return ErrorCode::kNone;
+  auto refuse = [&](const char* what) {
+    message = fmt::format("Produce requests with version {} {}", version, what);
+    return ErrorCode::kInvalidRecord;
+  };
+  if (records.size() < pr::kBatchHeaderSize) return refuse("must have at least one record batch per partition");
+  auto header = pr::read_batch_header(records.data());
+  if (header.magic != 2) return refuse("are only allowed to contain record batches with magic version 2");
+  if (header.batch_length > 0 && header.total_size() < records.size()) {
+    return refuse("are only allowed to contain exactly one record batch per partition");
+  }
+  if (header.codec() == kZstdCodec && version < kFirstZstdVersion) {
+    message = fmt::format("Produce requests with version {} are not allowed to use ZStandard compression", version);
+    return ErrorCode::kUnsupportedCompressionType;
+  }
+  return ErrorCode::kNone;
+}
+
 void append_partition(Broker& broker, const std::string& topic, TopicStats* stats,
-                      pr::ProduceRequest::PartitionProduceData& data, int16_t acks, PartitionResponse& out,
+                      pr::ProduceRequest::PartitionProduceData& data, int16_t version, int16_t acks,
+                      PartitionResponse& out,
                       std::vector<PendingFlush>& flushes) {
   out.index = data.index;
   auto log = broker.topics().partition(topic, data.index);
@@ -41,11 +68,19 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
     out.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
     return;
   }
-  if (data.records.is_null || data.records.bytes.empty()) {
+  std::span<uint8_t> records = data.records.bytes;
+  if (data.records.is_null) records = {};
+  std::string refusal;
+  if (auto error = check_records_for_version(records, version, refusal); error != ErrorCode::kNone) {
+    out.error_code = pr::code(error);
+    out.base_offset = -1;
+    out.error_message = std::move(refusal);
+    return;
+  }
+  if (records.empty()) {
     out.error_code = pr::code(ErrorCode::kCorruptMessage);
     return;
   }
-  std::span<uint8_t> records = data.records.bytes;
   std::vector<uint8_t> converted;
   storage::AppendResult result;
   if (pr::is_legacy_message_set(records)) {
@@ -162,7 +197,7 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
         part_out.base_offset = -1;
         continue;
       }
-      append_partition(ctx.broker, topic.name, stats.get(), topic.partition_data[i], request.acks, part_out,
+      append_partition(ctx.broker, topic.name, stats.get(), topic.partition_data[i], v, request.acks, part_out,
                        flushes);
       if (part_out.error_code != 0) probe().apis[0].errors.add();
     }

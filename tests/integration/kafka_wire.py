@@ -316,8 +316,8 @@ class Reader:
 # Specific requests/responses.
 
 
-def produce_v8_body(topic, partition, records_blob, acks=-1, timeout_ms=10000):
-    body = string(None)  # transactional_id
+def produce_body(topic, partition, records_blob, version, acks=-1, timeout_ms=10000):
+    body = string(None) if version >= 3 else b""  # transactional_id, from v3
     body += struct.pack(">hi", acks, timeout_ms)
     body += struct.pack(">i", 1) + string(topic)
     body += struct.pack(">i", 1) + struct.pack(">i", partition)
@@ -325,26 +325,33 @@ def produce_v8_body(topic, partition, records_blob, acks=-1, timeout_ms=10000):
     return body
 
 
-def parse_produce_v8_response(body):
+def produce_v8_body(topic, partition, records_blob, acks=-1, timeout_ms=10000):
+    return produce_body(topic, partition, records_blob, 8, acks, timeout_ms)
+
+
+def parse_produce_response(body, version):
+    """Produce responses v2-v8 (non-flexible); fields a version lacks are None."""
     r = Reader(body)
     out = []
     for _ in range(r.int32()):
         name = r.string()
         for _ in range(r.int32()):
-            index = r.int32()
-            error = r.int16()
-            base_offset = r.int64()
-            log_append_time = r.int64()
-            log_start_offset = r.int64()
-            record_errors = []
-            for _ in range(r.int32()):
-                record_errors.append((r.int32(), r.string()))
-            error_message = r.string()
-            out.append({"topic": name, "partition": index, "error": error, "base_offset": base_offset,
-                        "log_append_time": log_append_time, "log_start_offset": log_start_offset,
-                        "record_errors": record_errors, "error_message": error_message})
+            entry = {"topic": name, "partition": r.int32(), "error": r.int16(), "base_offset": r.int64(),
+                     "log_append_time": r.int64(), "log_start_offset": None, "record_errors": [],
+                     "error_message": None}
+            if version >= 5:
+                entry["log_start_offset"] = r.int64()
+            if version >= 8:
+                for _ in range(r.int32()):
+                    entry["record_errors"].append((r.int32(), r.string()))
+                entry["error_message"] = r.string()
+            out.append(entry)
     throttle = r.int32()
     return out, throttle
+
+
+def parse_produce_v8_response(body):
+    return parse_produce_response(body, 8)
 
 
 def parse_api_versions_v0(body):

@@ -360,16 +360,16 @@ def test_transactional_batches_need_the_transactional_id_and_internal_topics_are
     with kw.Conn(broker.port) as conn:
         r = conn.request(0, 8, 1, kw.produce_v8_body(topic, 0, batch))
     assert kw.parse_produce_v8_response(r)[0][0]["error"] == TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    # A magic 1 message set has no transactional flag, though its timestamp's bytes sit where magic 2
-    # keeps it: it needs no transactional id, and is taken (converted to a v2 batch).
+    # A magic 1 message set (Produce v0-v2) has no transactional flag, though its timestamp's bytes
+    # sit where magic 2 keeps it: it needs no transactional id, and is taken (converted to a v2 batch).
     value = b"v" * 40  # a set longer than a magic 2 batch header
     body = struct.pack(">bbq", 1, 0, 0x0000019A10000000) + struct.pack(">i", 1) + b"k" + struct.pack(">i", 40) + value
     message = struct.pack(">I", zlib.crc32(body)) + body
     legacy = struct.pack(">qi", 0, len(message)) + message
     assert legacy[22] & 0x10
     with kw.Conn(broker.port) as conn:
-        r = conn.request(0, 8, 3, kw.produce_v8_body(topic, 0, legacy))
-    assert kw.parse_produce_v8_response(r)[0][0]["error"] == 0
+        r = conn.request(0, 2, 3, kw.produce_body(topic, 0, legacy, 2))
+    assert kw.parse_produce_response(r, 2)[0][0]["error"] == 0
     # Clients never write the coordinators' topics, whatever their ACLs.
     plain = kw.build_record_batch([(b"k", b"v", [])])
     with kw.Conn(broker.port) as conn:

@@ -16,6 +16,7 @@ from harness import unique_topic
 
 CORRUPT_MESSAGE = 2
 INVALID_RECORD = 87
+UNSUPPORTED_COMPRESSION_TYPE = 76
 STAMP = 1_700_000_000_000
 
 
@@ -79,16 +80,44 @@ def legacy_entry(value, magic=1, crc_fix=0):
     return struct.pack(">qi", 0, len(message)) + message
 
 
+def produce_raw(broker, topic, blob, version):
+    with kw.Conn(broker.port) as conn:
+        body = conn.request(0, version, 1, kw.produce_body(topic, 0, blob, version))
+    (resp,), _ = kw.parse_produce_response(body, version)
+    return resp
+
+
 def test_broken_old_message_sets_are_refused(broker):
     topic = ck.create_topic(broker.bootstrap, unique_topic("legacy-bad"))
     good = legacy_entry(b"fine")
     for name, blob in (("bad crc", legacy_entry(b"fine", crc_fix=1)), ("truncated", good[:-2]),
                        ("trailing bytes", good + b"\x00\x01"), ("magic 5 inside", legacy_entry(b"x", magic=5))):
-        with kw.Conn(broker.port) as conn:
-            (resp,), _ = kw.parse_produce_v8_response(conn.request(0, 8, 1, kw.produce_v8_body(topic, 0, blob)))
-        assert resp["error"] == CORRUPT_MESSAGE, (name, resp)
+        assert produce_raw(broker, topic, blob, 2)["error"] == CORRUPT_MESSAGE, name
     assert ck.watermarks(broker.bootstrap, topic) == (0, 0)
-    with kw.Conn(broker.port) as conn:
-        (resp,), _ = kw.parse_produce_v8_response(conn.request(0, 8, 2, kw.produce_v8_body(topic, 0, good)))
+    resp = produce_raw(broker, topic, good, 2)
     assert (resp["error"], resp["base_offset"]) == (0, 0)
     ck.assert_broker_healthy(broker, topic)
+
+
+def test_produce_v3_and_later_take_exactly_one_v2_batch(broker):
+    """As Kafka's ProduceRequest.validateRecords: from v3 a partition's records are one magic 2 batch,
+    zstd only from v7; anything else is refused whole and nothing is written."""
+    topic = ck.create_topic(broker.bootstrap, unique_topic("one-batch"))
+    batch = kw.build_record_batch([(b"k", b"v", [])])
+    zstd_flagged = kw.build_record_batch([(b"k", b"v", [])], attributes=4)
+    for name, blob, version, error in (
+            ("magic 1 at v3", legacy_entry(b"old"), 3, INVALID_RECORD),
+            ("magic 1 at v8", legacy_entry(b"old"), 8, INVALID_RECORD),
+            ("two batches", batch + batch, 8, INVALID_RECORD),
+            ("no batch", b"", 5, INVALID_RECORD),
+            ("zstd at v6", zstd_flagged, 6, UNSUPPORTED_COMPRESSION_TYPE)):
+        resp = produce_raw(broker, topic, blob, version)
+        assert (resp["error"], resp["base_offset"]) == (error, -1), (name, resp)
+    resp = produce_raw(broker, topic, batch + batch, 8)
+    assert "exactly one record batch" in resp["error_message"], resp
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 0)
+    # The same records in the forms each version takes are written.
+    assert produce_raw(broker, topic, batch, 3)["error"] == 0
+    assert produce_raw(broker, topic, legacy_entry(b"old"), 2)["error"] == 0
+    assert produce_raw(broker, topic, batch + batch, 2)["error"] == 0
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 4)
