@@ -69,6 +69,8 @@ void apply_log_defaults(BrokerConfig& c) {
   d.index_interval_bytes = static_cast<int32_t>(number(c, "log.index.interval.bytes", 4096));
   d.max_message_bytes = static_cast<int32_t>(number(c, "message.max.bytes", 1048588));
   d.log_append_time = c.value_of("log.message.timestamp.type") == "LogAppendTime";
+  d.timestamp_difference_max_ms =
+      number(c, "log.message.timestamp.difference.max.ms", d.timestamp_difference_max_ms);
   auto policy = c.value_of("log.cleanup.policy").value_or("delete");
   d.delete_policy = policy.find("delete") != std::string::npos;
   d.compact = policy.find("compact") != std::string::npos;
@@ -166,6 +168,8 @@ storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
   config.flush_ms = get("flush.ms", config.flush_ms);
   config.index_interval_bytes = static_cast<int32_t>(get("index.interval.bytes", config.index_interval_bytes));
   config.max_message_bytes = static_cast<int32_t>(get("max.message.bytes", config.max_message_bytes));
+  config.timestamp_difference_max_ms =
+      get("message.timestamp.difference.max.ms", config.timestamp_difference_max_ms);
   if (auto it = overrides.find("message.timestamp.type"); it != overrides.end()) {
     config.log_append_time = it->second == "LogAppendTime";
   }

@@ -17,6 +17,7 @@ struct LogConfig {
   int32_t index_interval_bytes = 4096;             // index.interval.bytes
   int32_t max_message_bytes = 1048588;             // max.message.bytes / message.max.bytes
   bool log_append_time = false;                    // message.timestamp.type=LogAppendTime
+  int64_t timestamp_difference_max_ms = kNever;    // message.timestamp.difference.max.ms
   bool delete_policy = true;                       // cleanup.policy includes "delete"
   bool compact = false;                            // cleanup.policy includes "compact"
   double min_cleanable_dirty_ratio = 0.5;          // min.cleanable.dirty.ratio

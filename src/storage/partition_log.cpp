@@ -32,11 +32,12 @@ namespace {
 
 constexpr const char* kEpochCheckpoint = "leader-epoch-checkpoint";
 constexpr const char* kLogStartFile = "log-start-offset";
+constexpr int64_t kNoTimestamp = -1;
 
-// Kafka refuses records without a key on a compacted topic: compaction could never replace them.
-// The indexes, counted over all batches of the append, of the records that have none.
-std::vector<int32_t> keyless_records(std::span<const uint8_t> records) {
-  std::vector<int32_t> keyless;
+// The indexes, counted over all batches of the append, of the records `fails` picks out.
+template <typename Predicate>
+std::vector<int32_t> failing_records(std::span<const uint8_t> records, Predicate fails) {
+  std::vector<int32_t> failing;
   std::string scratch;
   std::vector<pr::RawRecord> parsed;
   int32_t index = 0;
@@ -45,13 +46,41 @@ std::vector<int32_t> keyless_records(std::span<const uint8_t> records) {
     parsed.clear();
     if (!h.is_control() && pr::parse_raw_records(records.subspan(pos, h.total_size()), scratch, parsed)) {
       for (const auto& r : parsed) {
-        if (!r.view.key) keyless.push_back(index);
+        if (fails(r.view)) failing.push_back(index);
         ++index;
       }
     }
     pos += h.total_size();
   }
-  return keyless;
+  return failing;
+}
+
+// What Kafka checks of each record a client sends, before writing any (it may decompress whole
+// batches, so it runs outside the log's lock): on a compacted topic a record needs a key, since
+// compaction could never replace it; with CreateTime, a timestamp within
+// message.timestamp.difference.max.ms of the broker's clock.
+void check_records(std::span<const uint8_t> records, const LogConfig& config, int64_t now_ms, AppendResult& result) {
+  auto refuse = [&](const std::vector<int32_t>& failing, ErrorCode error, const char* why) {
+    result.error = error;
+    for (int32_t index : failing) result.record_errors.push_back({index, why});
+  };
+  if (config.compact) {
+    auto keyless = failing_records(records, [](const pr::RecordView& r) { return !r.key; });
+    if (!keyless.empty()) return refuse(keyless, ErrorCode::kInvalidRecord, "a compacted topic takes no record without a key");
+  }
+  if (!config.log_append_time && config.timestamp_difference_max_ms != kNever) {
+    auto max_gap = static_cast<uint64_t>(config.timestamp_difference_max_ms);
+    auto out_of_range = failing_records(records, [&](const pr::RecordView& r) {
+      if (r.timestamp == kNoTimestamp) return false;
+      // In unsigned arithmetic, so that no client timestamp can overflow it.
+      auto ts = static_cast<uint64_t>(r.timestamp), now = static_cast<uint64_t>(now_ms);
+      return (r.timestamp > now_ms ? ts - now : now - ts) > max_gap;
+    });
+    if (!out_of_range.empty()) {
+      return refuse(out_of_range, ErrorCode::kInvalidTimestamp,
+                    "timestamp further from the broker's clock than message.timestamp.difference.max.ms");
+    }
+  }
 }
 
 void wake_all(std::vector<std::shared_ptr<Wakeable>>& waiters) {
@@ -189,13 +218,9 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
   result.error = pr::validate_batches(records, summary);
   if (result.error != ErrorCode::kNone) return result;
 
-  // Checked before taking the log's lock: it may decompress whole batches.
-  if (origin == AppendOrigin::kClient && config().compact) {
-    if (auto keyless = keyless_records(records); !keyless.empty()) {
-      result.error = ErrorCode::kInvalidRecord;
-      for (int32_t index : keyless) result.record_errors.push_back({index, "a compacted topic takes no record without a key"});
-      return result;
-    }
+  if (origin == AppendOrigin::kClient) {
+    check_records(records, config(), now_ms, result);
+    if (result.error != ErrorCode::kNone) return result;
   }
   std::vector<std::shared_ptr<Wakeable>> to_wake;
   {

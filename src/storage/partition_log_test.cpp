@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 
 #include "protocol/record_batch.h"
 #include "protocol/batch_builder.h"
@@ -73,6 +74,38 @@ TEST(PartitionLog, CorruptBatchIsRefusedAndNothingWritten) {
   EXPECT_EQ(log->append(batch, 0).error, ErrorCode::kCorruptMessage);
   EXPECT_EQ(log->log_end_offset(), 0);
   EXPECT_EQ(log->size_bytes(), 0u);
+}
+
+TEST(PartitionLog, CreateTimeFarFromTheClockIsRefusedPerRecord) {
+  testing::TempDir dir;
+  LogConfig config;
+  config.timestamp_difference_max_ms = 1000;
+  std::string error;
+  auto log = PartitionLog::open(dir.path() + "/t-0", config, true, error);
+  const int64_t now = 1'700'000'000'000;
+  // Records 1 and 3 lie 1001 ms away, before and after the clock; the rest within 1000 ms.
+  auto batch = build_batch({{"a", "1", 0}, {"b", "2", -2001}, {"c", "3", 0}, {"d", "4", 1}, {"e", "5", -1}}, now + 1000);
+  auto refused = log->append(batch, now);
+  EXPECT_EQ(refused.error, ErrorCode::kInvalidTimestamp);
+  ASSERT_EQ(refused.record_errors.size(), 2u);
+  EXPECT_EQ(refused.record_errors[0].index, 1);
+  EXPECT_EQ(refused.record_errors[1].index, 3);
+  EXPECT_EQ(log->log_end_offset(), 0);
+  auto within = build_batch({{"a", "1", 0}, {"b", "2", -2000}}, now + 1000);
+  EXPECT_EQ(log->append(within, now).error, ErrorCode::kNone);
+  // No timestamp (-1), and the extremes of int64, which must not overflow the check.
+  auto none = build_batch({{"a", "1"}}, -1);
+  EXPECT_EQ(log->append(none, now).error, ErrorCode::kNone);
+  for (int64_t extreme : {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
+    auto far = build_batch({{"a", "1"}}, extreme);
+    EXPECT_EQ(log->append(far, now).error, ErrorCode::kInvalidTimestamp);
+  }
+  // Under LogAppendTime the producer's timestamps are not kept, so not checked.
+  config.log_append_time = true;
+  log->set_config(config);
+  auto stale = build_batch({{"a", "1"}}, 5);
+  EXPECT_EQ(log->append(stale, now).error, ErrorCode::kNone);
+  EXPECT_EQ(log->log_end_offset(), 4);
 }
 
 TEST(PartitionLog, MaxBytesCutsButFirstBatchAlwaysFits) {

@@ -234,3 +234,43 @@ def test_kerberos_broker_configs_are_taken_though_gssapi_is_not_offered(broker):
     with pytest.raises(KafkaException) as info:
         _alter_broker(broker.bootstrap, {"sasl.kerberos.min.time.before.relogin": "soon"})
     assert info.value.args[0].code() == 40  # INVALID_CONFIG
+
+
+INVALID_TIMESTAMP = 32
+
+
+def test_timestamps_far_from_the_clock_are_refused(make_broker):
+    """message.timestamp.difference.max.ms (topic) and log.message.timestamp.difference.max.ms
+    (broker): a CreateTime record further than that from the broker's clock fails its batch with
+    INVALID_TIMESTAMP and names itself in record_errors; nothing of the batch is written."""
+    broker = make_broker({"log.message.timestamp.difference.max.ms": "3600000"})
+    topic = ck.create_topic(broker.bootstrap, unique_topic("tsdiff"),
+                            config={"message.timestamp.difference.max.ms": "60000"})
+    entry = _topic_entry(broker.bootstrap, topic, "message.timestamp.difference.max.ms")
+    assert entry.value == "60000"
+    now = int(time.time() * 1000)
+
+    def produce(ts_list):
+        errors = []
+        p = ck.producer(broker.bootstrap, linger_ms=50)
+        for ts in ts_list:
+            p.produce(topic, value=b"v", partition=0, timestamp=ts, on_delivery=lambda err, msg: errors.append(err))
+        assert p.flush(30) == 0
+        return [e.code() if e else 0 for e in errors]
+
+    assert produce([now, now - 30_000, now + 30_000]) == [0, 0, 0]
+    assert produce([now, now - 120_000, now]) == [INVALID_TIMESTAMP] * 3
+    assert produce([now + 120_000]) == [INVALID_TIMESTAMP]
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 3)
+    with kw.Conn(broker.port) as c:
+        stale = kw.build_record_batch([(b"k", b"v", []), (b"k", b"w", [])], base_timestamp=now - 7_200_000)
+        (resp,), _ = kw.parse_produce_v8_response(c.request(0, 8, 1, kw.produce_v8_body(topic, 0, stale)))
+    assert resp["error"] == INVALID_TIMESTAMP and [i for i, _ in resp["record_errors"]] == [0, 1], resp
+
+    # Without the topic's override the broker's hour applies; a topic on LogAppendTime checks nothing.
+    alter(broker.bootstrap, topic, {})
+    assert produce([now - 120_000]) == [0]
+    assert produce([now - 7_200_000]) == [INVALID_TIMESTAMP]
+    alter(broker.bootstrap, topic, {"message.timestamp.type": "LogAppendTime"})
+    assert produce([now - 7_200_000]) == [0]
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 5)
