@@ -68,6 +68,7 @@ void apply_log_defaults(BrokerConfig& c) {
   d.flush_ms = number(c, "log.flush.interval.ms", storage::kNever);
   d.index_interval_bytes = static_cast<int32_t>(number(c, "log.index.interval.bytes", 4096));
   d.max_message_bytes = static_cast<int32_t>(number(c, "message.max.bytes", 1048588));
+  d.min_insync_replicas = static_cast<int32_t>(number(c, "min.insync.replicas", 1));
   d.log_append_time = c.value_of("log.message.timestamp.type") == "LogAppendTime";
   d.timestamp_difference_max_ms =
       number(c, "log.message.timestamp.difference.max.ms", d.timestamp_difference_max_ms);
@@ -168,6 +169,7 @@ storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
   config.flush_ms = get("flush.ms", config.flush_ms);
   config.index_interval_bytes = static_cast<int32_t>(get("index.interval.bytes", config.index_interval_bytes));
   config.max_message_bytes = static_cast<int32_t>(get("max.message.bytes", config.max_message_bytes));
+  config.min_insync_replicas = static_cast<int32_t>(get("min.insync.replicas", config.min_insync_replicas));
   config.timestamp_difference_max_ms =
       get("message.timestamp.difference.max.ms", config.timestamp_difference_max_ms);
   if (auto it = overrides.find("message.timestamp.type"); it != overrides.end()) {

@@ -33,6 +33,7 @@ struct PendingFlush {
 };
 
 constexpr int kZstdCodec = 4;
+constexpr int32_t kInSyncReplicas = 1;  // a single node: the leader is the only replica
 constexpr int16_t kFirstBatchOnlyVersion = 3;
 constexpr int16_t kFirstZstdVersion = 7;
 
@@ -66,6 +67,15 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
   auto log = broker.topics().partition(topic, data.index);
   if (!log) {
     out.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
+    return;
+  }
+  // As Kafka: acks=all with fewer in-sync replicas than min.insync.replicas writes nothing, so
+  // that no acknowledgement promises more copies than exist.
+  if (acks == -1 && log->config().min_insync_replicas > kInSyncReplicas) {
+    out.error_code = pr::code(ErrorCode::kNotEnoughReplicas);
+    out.base_offset = -1;
+    out.error_message = fmt::format("{} in-sync replica(s), fewer than min.insync.replicas={}", kInSyncReplicas,
+                                    log->config().min_insync_replicas);
     return;
   }
   std::span<uint8_t> records = data.records.bytes;

@@ -16,6 +16,7 @@ struct LogConfig {
   int64_t flush_ms = kNever;                       // flush.ms / log.flush.interval.ms
   int32_t index_interval_bytes = 4096;             // index.interval.bytes
   int32_t max_message_bytes = 1048588;             // max.message.bytes / message.max.bytes
+  int32_t min_insync_replicas = 1;                 // min.insync.replicas: for acks=all produce
   bool log_append_time = false;                    // message.timestamp.type=LogAppendTime
   int64_t timestamp_difference_max_ms = kNever;    // message.timestamp.difference.max.ms
   bool delete_policy = true;                       // cleanup.policy includes "delete"

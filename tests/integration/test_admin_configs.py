@@ -274,3 +274,32 @@ def test_timestamps_far_from_the_clock_are_refused(make_broker):
     alter(broker.bootstrap, topic, {"message.timestamp.type": "LogAppendTime"})
     assert produce([now - 7_200_000]) == [0]
     assert ck.watermarks(broker.bootstrap, topic) == (0, 5)
+
+
+NOT_ENOUGH_REPLICAS = 19
+
+
+def test_min_insync_replicas_above_one_refuses_acks_all(broker):
+    """One node has one in-sync replica: with min.insync.replicas=2, Kafka refuses acks=all produce
+    with NOT_ENOUGH_REPLICAS and writes nothing, while acks=1 and acks=0 still write."""
+    topic = ck.create_topic(broker.bootstrap, unique_topic("minisr"), config={"min.insync.replicas": "2"})
+
+    def produce(acks):
+        errors = []
+        # The error is retriable: without retries librdkafka reports it rather than its timeout.
+        p = ck.producer(broker.bootstrap, acks=acks, retries=0)
+        p.produce(topic, value=b"v", partition=0, on_delivery=lambda err, msg: errors.append(err))
+        assert p.flush(30) == 0
+        return [e.code() if e else 0 for e in errors]
+
+    assert produce("all") == [NOT_ENOUGH_REPLICAS]
+    assert produce("1") == [0]
+    with kw.Conn(broker.port) as c:
+        batch = kw.build_record_batch([(b"k", b"v", [])])
+        (resp,), _ = kw.parse_produce_v8_response(c.request(0, 8, 1, kw.produce_v8_body(topic, 0, batch, acks=-1)))
+    assert (resp["error"], resp["base_offset"]) == (NOT_ENOUGH_REPLICAS, -1), resp
+    assert "min.insync.replicas=2" in resp["error_message"], resp
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 1)
+    alter(broker.bootstrap, topic, {"min.insync.replicas": "1"})
+    assert produce("all") == [0]
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 2)
