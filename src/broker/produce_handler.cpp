@@ -59,6 +59,19 @@ ErrorCode check_records_for_version(std::span<const uint8_t> records, int16_t ve
   return ErrorCode::kNone;
 }
 
+// Refusals made before the records are validated, in Kafka's order: the request's form, then the
+// replicas. acks=all with fewer in-sync replicas than min.insync.replicas writes nothing, so that no
+// acknowledgement promises more copies than exist.
+ErrorCode check_before_append(storage::PartitionLog& log, std::span<const uint8_t> records, int16_t version,
+                              int16_t acks, std::string& message) {
+  if (auto error = check_records_for_version(records, version, message); error != ErrorCode::kNone) return error;
+  if (acks != -1) return ErrorCode::kNone;
+  int32_t min_insync = log.config().min_insync_replicas;
+  if (min_insync <= kInSyncReplicas) return ErrorCode::kNone;
+  message = fmt::format("{} in-sync replica(s), fewer than min.insync.replicas={}", kInSyncReplicas, min_insync);
+  return ErrorCode::kNotEnoughReplicas;
+}
+
 void append_partition(Broker& broker, const std::string& topic, TopicStats* stats,
                       pr::ProduceRequest::PartitionProduceData& data, int16_t version, int16_t acks,
                       PartitionResponse& out,
@@ -69,19 +82,10 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
     out.error_code = pr::code(ErrorCode::kUnknownTopicOrPartition);
     return;
   }
-  // As Kafka: acks=all with fewer in-sync replicas than min.insync.replicas writes nothing, so
-  // that no acknowledgement promises more copies than exist.
-  if (acks == -1 && log->config().min_insync_replicas > kInSyncReplicas) {
-    out.error_code = pr::code(ErrorCode::kNotEnoughReplicas);
-    out.base_offset = -1;
-    out.error_message = fmt::format("{} in-sync replica(s), fewer than min.insync.replicas={}", kInSyncReplicas,
-                                    log->config().min_insync_replicas);
-    return;
-  }
   std::span<uint8_t> records = data.records.bytes;
   if (data.records.is_null) records = {};
   std::string refusal;
-  if (auto error = check_records_for_version(records, version, refusal); error != ErrorCode::kNone) {
+  if (auto error = check_before_append(*log, records, version, acks, refusal); error != ErrorCode::kNone) {
     out.error_code = pr::code(error);
     out.base_offset = -1;
     out.error_message = std::move(refusal);
