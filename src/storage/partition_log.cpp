@@ -34,10 +34,10 @@ constexpr const char* kEpochCheckpoint = "leader-epoch-checkpoint";
 constexpr const char* kLogStartFile = "log-start-offset";
 constexpr int64_t kNoTimestamp = -1;
 
-// The indexes, counted over all batches of the append, of the records `fails` picks out.
-template <typename Predicate>
-std::vector<int32_t> failing_records(std::span<const uint8_t> records, Predicate fails) {
-  std::vector<int32_t> failing;
+// Calls `visit(index, record)` for each record of the append's data batches, indexes counted over
+// all of them.
+template <typename Visitor>
+void for_each_record(std::span<const uint8_t> records, Visitor visit) {
   std::string scratch;
   std::vector<pr::RawRecord> parsed;
   int32_t index = 0;
@@ -45,41 +45,41 @@ std::vector<int32_t> failing_records(std::span<const uint8_t> records, Predicate
     auto h = pr::read_batch_header(records.data() + pos);
     parsed.clear();
     if (!h.is_control() && pr::parse_raw_records(records.subspan(pos, h.total_size()), scratch, parsed)) {
-      for (const auto& r : parsed) {
-        if (fails(r.view)) failing.push_back(index);
-        ++index;
-      }
+      for (const auto& r : parsed) visit(index++, r.view);
     }
     pos += h.total_size();
   }
-  return failing;
 }
 
 // What Kafka checks of each record a client sends, before writing any (it may decompress whole
-// batches, so it runs outside the log's lock): on a compacted topic a record needs a key, since
-// compaction could never replace it; with CreateTime, a timestamp within
+// batches, so it runs outside the log's lock, once for both checks): on a compacted topic a record
+// needs a key, since compaction could never replace it; with CreateTime, a timestamp within
 // message.timestamp.difference.max.ms of the broker's clock.
 void check_records(std::span<const uint8_t> records, const LogConfig& config, int64_t now_ms, AppendResult& result) {
+  bool check_keys = config.compact;
+  bool check_timestamps = !config.log_append_time && config.timestamp_difference_max_ms != kNever;
+  if (!check_keys && !check_timestamps) return;
+  auto max_gap = static_cast<uint64_t>(config.timestamp_difference_max_ms);
+  auto too_far = [&](int64_t timestamp) {
+    if (timestamp == kNoTimestamp) return false;
+    // In unsigned arithmetic, so that no client timestamp can overflow it.
+    auto ts = static_cast<uint64_t>(timestamp), now = static_cast<uint64_t>(now_ms);
+    return (timestamp > now_ms ? ts - now : now - ts) > max_gap;
+  };
+  std::vector<int32_t> keyless, out_of_range;
+  for_each_record(records, [&](int32_t index, const pr::RecordView& r) {
+    if (check_keys && !r.key) keyless.push_back(index);
+    if (check_timestamps && too_far(r.timestamp)) out_of_range.push_back(index);
+  });
   auto refuse = [&](const std::vector<int32_t>& failing, ErrorCode error, const char* why) {
     result.error = error;
     for (int32_t index : failing) result.record_errors.push_back({index, why});
   };
-  if (config.compact) {
-    auto keyless = failing_records(records, [](const pr::RecordView& r) { return !r.key; });
-    if (!keyless.empty()) return refuse(keyless, ErrorCode::kInvalidRecord, "a compacted topic takes no record without a key");
-  }
-  if (!config.log_append_time && config.timestamp_difference_max_ms != kNever) {
-    auto max_gap = static_cast<uint64_t>(config.timestamp_difference_max_ms);
-    auto out_of_range = failing_records(records, [&](const pr::RecordView& r) {
-      if (r.timestamp == kNoTimestamp) return false;
-      // In unsigned arithmetic, so that no client timestamp can overflow it.
-      auto ts = static_cast<uint64_t>(r.timestamp), now = static_cast<uint64_t>(now_ms);
-      return (r.timestamp > now_ms ? ts - now : now - ts) > max_gap;
-    });
-    if (!out_of_range.empty()) {
-      return refuse(out_of_range, ErrorCode::kInvalidTimestamp,
-                    "timestamp further from the broker's clock than message.timestamp.difference.max.ms");
-    }
+  if (!keyless.empty()) {
+    refuse(keyless, ErrorCode::kInvalidRecord, "a compacted topic takes no record without a key");
+  } else if (!out_of_range.empty()) {
+    refuse(out_of_range, ErrorCode::kInvalidTimestamp,
+           "timestamp further from the broker's clock than message.timestamp.difference.max.ms");
   }
 }
 
