@@ -5,7 +5,7 @@
 #
 # First the page cache is filled with clean pages (bench/lib.sh: fill_page_cache), as on a server
 # that has run for a while; BENCH_COLD=1 skips that and measures a fresh machine's first writes.
-# Usage: bench/broker.sh [records_100B] [records_1KB] [runs]
+# Usage: bench/broker.sh [records_100B] [records_1KB] [runs]   (BENCH_PAIRS: mock comparisons per run, 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -13,6 +13,7 @@ OXBOW=${OXBOW_BIN:-build/oxbow}
 N_SMALL=${1:-1000000}
 N_LARGE=${2:-200000}
 RUNS=${3:-7}
+PAIRS=${BENCH_PAIRS:-3}  # produce comparisons with the mock per run
 N_CONSUME=$((N_SMALL * 5))  # a larger topic, so that client start-up weighs little
 work=$(mktemp -d)
 pids=()
@@ -50,16 +51,28 @@ fsync=$BOOTSTRAP
 "$OXBOW" perf produce -b "$plain" --topic bench-consume --num-records "$N_CONSUME" --record-size 100 \
   --acks 1 >/dev/null 2>&1
 mock=(-X test.mock.num.brokers=1)
+# The two targets against the mock move most from run to run (both sides share the two cores with
+# the client), so each run measures PAIRS of them, the order switching from pair to pair.
+against_mock() {  # label-size record-bytes records
+  local size=$1 bytes=$2 n=$3 pair
+  for pair in $(seq "$PAIRS"); do
+    if (( (run + pair) % 2 == 0 )); then
+      produce "mock cluster $size acks=1" x "$n" "$bytes" 1 "${mock[@]}"
+      produce "oxbow $size acks=1" "$plain" "$n" "$bytes" 1
+    else
+      produce "oxbow $size acks=1" "$plain" "$n" "$bytes" 1
+      produce "mock cluster $size acks=1" x "$n" "$bytes" 1 "${mock[@]}"
+    fi
+  done
+}
 for run in $(seq "$RUNS"); do
-  produce "mock cluster 100B acks=1" x "$N_SMALL" 100 1 "${mock[@]}"
-  produce "oxbow 100B acks=1" "$plain" "$N_SMALL" 100 1
+  against_mock 100B 100 "$N_SMALL"
   produce "oxbow 100B acks=-1" "$plain" "$N_SMALL" 100 -1
   # The disk should hold only this broker's writes while its fsyncs are timed, not the write-back
   # of what the runs before left dirty.
   sync
   produce "oxbow fsync 100B acks=-1" "$fsync" "$N_SMALL" 100 -1
-  produce "mock cluster 1KB acks=1" x "$N_LARGE" 1024 1 "${mock[@]}"
-  produce "oxbow 1KB acks=1" "$plain" "$N_LARGE" 1024 1
+  against_mock 1KB 1024 "$N_LARGE"
   produce "oxbow 1KB acks=-1" "$plain" "$N_LARGE" 1024 -1
   sync
   produce "oxbow fsync 1KB acks=-1" "$fsync" "$N_LARGE" 1024 -1
