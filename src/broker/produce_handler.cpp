@@ -112,6 +112,8 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
       const auto& first = result.record_errors.front();
       out.error_message = fmt::format("{} record(s) rejected; record {}: {}", result.record_errors.size(),
                                       first.index, first.message);
+    } else if (!result.message.empty()) {
+      out.error_message = std::move(result.message);
     } else if (result.error == ErrorCode::kCorruptMessage || result.error == ErrorCode::kInvalidRecord ||
                result.error == ErrorCode::kUnsupportedForMessageFormat) {
       out.error_message = std::string("record batch rejected: ") + pr::error_name(result.error);

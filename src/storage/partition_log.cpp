@@ -233,6 +233,8 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
       auto h = pr::read_batch_header(records.data() + pos);
       if (h.total_size() > static_cast<size_t>(config_.max_message_bytes)) {
         result.error = ErrorCode::kMessageTooLarge;
+        result.message = fmt::format("record batch of {} bytes exceeds max.message.bytes ({})", h.total_size(),
+                                     config_.max_message_bytes);
         return result;
       }
       if (h.is_control() && origin == AppendOrigin::kClient) {
@@ -240,6 +242,13 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
         return result;
       }
       pos += h.total_size();
+    }
+    // As Kafka: what one append writes must fit in one segment.
+    if (records.size() > static_cast<uint64_t>(config_.segment_bytes)) {
+      result.error = ErrorCode::kRecordListTooLarge;
+      result.message =
+          fmt::format("record batch of {} bytes exceeds segment.bytes ({})", records.size(), config_.segment_bytes);
+      return result;
     }
     if (!check_producer_locked(records, summary.batch_count, origin, result)) return result;
     if (!append_locked(records, summary, now_ms, result, to_wake)) return result;

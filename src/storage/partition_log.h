@@ -45,6 +45,7 @@ struct RecordError {
 struct AppendResult {
   protocol::ErrorCode error = protocol::ErrorCode::kNone;
   std::vector<RecordError> record_errors;  // with kInvalidRecord: the records at fault
+  std::string message;                     // for the client, when the code alone does not say enough
   int64_t base_offset = -1;
   int64_t last_offset = -1;
   int64_t log_append_time_ms = -1;

@@ -140,6 +140,27 @@ TEST(PartitionLog, RollsSegmentsAndReadsAcrossThem) {
   }
 }
 
+TEST(PartitionLog, AnAppendLargerThanASegmentIsRefusedAndWritesNothing) {
+  testing::TempDir dir;
+  std::string error;
+  LogConfig config;
+  config.segment_bytes = 1000;
+  auto log = PartitionLog::open(dir.path() + "/t-0", config, true, error);
+  ASSERT_TRUE(log) << error;
+  auto fits = build_batch({{"k", std::string(300, 'a')}});
+  ASSERT_EQ(log->append(fits, 0).error, ErrorCode::kNone);
+  auto too_big = build_batch({{"k", std::string(1000, 'b')}});
+  auto refused = log->append(too_big, 0);
+  EXPECT_EQ(refused.error, ErrorCode::kRecordListTooLarge);
+  EXPECT_NE(refused.message.find("segment.bytes (1000)"), std::string::npos) << refused.message;
+  EXPECT_EQ(log->log_end_offset(), 1);
+  EXPECT_EQ(count_segments(dir.path() + "/t-0"), 1);
+  config.segment_bytes = static_cast<int64_t>(too_big.size());  // exactly one segment's worth fits
+  log->set_config(config);
+  EXPECT_EQ(log->append(too_big, 0).error, ErrorCode::kNone);
+  EXPECT_EQ(log->log_end_offset(), 2);
+}
+
 TEST(PartitionLog, RetentionBytesDeletesOldSegmentsAndMovesStart) {
   testing::TempDir dir;
   std::string error;

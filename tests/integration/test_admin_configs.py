@@ -33,9 +33,10 @@ def test_retention_change_applies_without_restart(make_broker):
     assert ck.watermarks(broker.bootstrap, topic) == (0, 100)
     alter(broker.bootstrap, topic, {"segment.bytes": "1024", "retention.bytes": "2048"})
     assert overrides(broker.bootstrap, topic) == {"segment.bytes": "1024", "retention.bytes": "2048"}
-    # New small segments roll as data arrives; retention then drops the old ones.
-    ck.produce_all(ck.producer(broker.bootstrap, linger_ms=0), [{"value": b"y" * 200} for _ in range(100)],
-                   topic, partition=0)
+    # New small segments roll as data arrives; retention then drops the old ones. A batch must fit
+    # in one segment (else RECORD_LIST_TOO_LARGE, as in Kafka).
+    ck.produce_all(ck.producer(broker.bootstrap, linger_ms=0, batch_size=700),
+                   [{"value": b"y" * 200} for _ in range(100)], topic, partition=0)
     wait_until(lambda: ck.watermarks(broker.bootstrap, topic)[0] > 0, 20, message="retention moved the log start")
     low, high = ck.watermarks(broker.bootstrap, topic)
     assert high == 200 and low >= 100
@@ -182,8 +183,8 @@ DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DEFAULT_CONFIG = 2, 3, 5
 def test_dynamic_broker_configs_apply_at_once_to_topics_and_persist(make_broker):
     broker = make_broker({"log.retention.check.interval.ms": "200"})
     topic = ck.create_topic(broker.bootstrap, unique_topic("dynbroker"), config={"segment.bytes": "1024"})
-    ck.produce_all(ck.producer(broker.bootstrap, linger_ms=0), [{"value": b"x" * 200} for _ in range(100)],
-                   topic, partition=0)
+    small_batches = ck.producer(broker.bootstrap, linger_ms=0, batch_size=700)  # each fits a segment
+    ck.produce_all(small_batches, [{"value": b"x" * 200} for _ in range(100)], topic, partition=0)
     assert _topic_entry(broker.bootstrap, topic, "retention.bytes").source == DEFAULT_CONFIG
 
     # This broker's layer: the topic inherits it at once, and retention acts on it.
@@ -193,8 +194,7 @@ def test_dynamic_broker_configs_apply_at_once_to_topics_and_persist(make_broker)
     inherited = _topic_entry(broker.bootstrap, topic, "retention.bytes")
     assert (inherited.value, inherited.source) == ("2048", DYNAMIC_BROKER_CONFIG)
     # Small segments roll as more data arrives; retention then drops the old ones.
-    ck.produce_all(ck.producer(broker.bootstrap, linger_ms=0), [{"value": b"y" * 200} for _ in range(100)],
-                   topic, partition=0)
+    ck.produce_all(small_batches, [{"value": b"y" * 200} for _ in range(100)], topic, partition=0)
     wait_until(lambda: ck.watermarks(broker.bootstrap, topic)[0] > 0, 20, message="retention used the new default")
 
     # The cluster-wide default layer sits under this broker's.

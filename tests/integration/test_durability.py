@@ -45,7 +45,8 @@ def test_restart_sigterm_keeps_everything(make_broker):
     expected = {}
     for codec, (t, n) in zip(("none", "zstd"), topics.items()):
         ck.wait_for_topic(b.bootstrap, t, n)
-        p = ck.producer(b.bootstrap, compression_type=codec)
+        # Batches of at most 64 KB: one append must fit in one 256 KB segment.
+        p = ck.producer(b.bootstrap, compression_type=codec, batch_size=64 * 1024)
         for part in range(n):
             recs = _records(f"{t}-{part}", 6000, base_ts)
             ck.produce_all(p, recs, t, partition=part)

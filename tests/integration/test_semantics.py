@@ -44,6 +44,29 @@ def test_message_max_bytes_rejects_large_batches(make_broker):
     assert not errors and ok == [0], errors
 
 
+def test_a_batch_larger_than_segment_bytes_is_refused(broker):
+    RECORD_LIST_TOO_LARGE = 18
+    topic = ck.create_topic(broker.bootstrap, unique_topic("segbatch"), config={"segment.bytes": "16384"})
+    # librdkafka batches these 100 records of 1 KB into one request of about 100 KB.
+    p = ck.producer(broker.bootstrap, linger_ms=100, compression_type="none")
+    errors = []
+    for _ in range(100):
+        p.produce(topic, value=b"x" * 1000, partition=0, on_delivery=lambda err, msg: errors.append(err))
+    assert p.flush(30) == 0
+    assert [e.code() if e else 0 for e in errors] == [RECORD_LIST_TOO_LARGE] * 100, errors[:3]
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 0)
+
+    with kw.Conn(broker.port) as c:
+        batch = kw.build_record_batch([(b"k", b"v" * 20_000, [])])
+        (resp,), _ = kw.parse_produce_v8_response(c.request(0, 8, 1, kw.produce_v8_body(topic, 0, batch)))
+        assert resp["error"] == RECORD_LIST_TOO_LARGE and resp["base_offset"] == -1, resp
+        assert "segment.bytes (16384)" in resp["error_message"], resp
+        fits = kw.build_record_batch([(b"k", b"v" * 10_000, [])])
+        (resp,), _ = kw.parse_produce_v8_response(c.request(0, 8, 2, kw.produce_v8_body(topic, 0, fits)))
+        assert resp["error"] == 0 and resp["base_offset"] == 0, resp
+    assert ck.watermarks(broker.bootstrap, topic) == (0, 1)
+
+
 def test_large_records_within_default_limit(broker):
     topic = ck.create_topic(broker.bootstrap, unique_topic("large"))
     p = ck.producer(broker.bootstrap, compression_type="none", linger_ms=0)
