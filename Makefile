@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PY ?= /usr/bin/python3
 
-.PHONY: all deps configure build run test unit-test integration-test bench fuzz clean
+.PHONY: all deps configure build run test unit-test integration-test format-check bench fuzz clean
 
 all: build
 
@@ -30,7 +30,11 @@ integration-test: build
 	OXBOW_BIN=$(abspath $(BUILD))/oxbow $(PY) -m pytest -q -x tests/integration
 	cd tests/integration && OXBOW_BIN=$(abspath $(BUILD))/oxbow node --test
 
-test: unit-test integration-test
+# The C++ sources as .clang-format lays them out (`clang-format -i` on the files it names).
+format-check:
+	git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
+
+test: format-check unit-test integration-test
 
 bench: build
 	bash bench/broker.sh

@@ -38,7 +38,8 @@ sec::AclFilter to_filter(const Filter& f) {
 
 // Why the request may not change ACLs, if it may not.
 std::optional<std::pair<ErrorCode, std::string>> refusal_to_alter(const RequestContext& ctx) {
-  if (!ctx.broker.authorizer()) return std::pair{ErrorCode::kSecurityDisabled, std::string(kNoAuthorizer)};
+  if (!ctx.broker.authorizer())
+    return std::pair{ErrorCode::kSecurityDisabled, std::string(kNoAuthorizer)};
   if (!authorized_on_cluster(ctx, AclOperation::kAlter)) {
     return std::pair{ErrorCode::kClusterAuthorizationFailed, std::string("Authorization failed.")};
   }

@@ -1,7 +1,7 @@
 // The admin HTTP API: Prometheus metrics, health for orchestration, JSON views for tools, and
 // run-time log levels.
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "broker/broker.h"
 #include "broker/probe.h"
@@ -34,8 +34,8 @@ bool Broker::start_admin_api(std::string& error) {
     error = "admin.listener: expected host:port, got '" + value + "'";
     return false;
   }
-  admin_ = std::make_unique<http::AdminServer>(server_->main_context(),
-                                               [this](const http::Request& r) { return handle_admin(r); });
+  admin_ = std::make_unique<http::AdminServer>(
+      server_->main_context(), [this](const http::Request& r) { return handle_admin(r); });
   if (!admin_->listen(value.substr(0, colon), static_cast<uint16_t>(*port), error)) return false;
   spdlog::info("admin API on http://{}:{}", value.substr(0, colon), admin_->port());
   return true;
@@ -55,18 +55,23 @@ void write_request_metrics(PrometheusWriter& w) {
   w.family("oxbow_requests_total", "counter", "Requests handled, by API.");
   for (size_t k = 0; k < BrokerProbe::kMaxApiKey; ++k) {
     if (const char* name = api_name(k); name && p.apis[k].requests.value() > 0) {
-      w.sample("oxbow_requests_total", {{"api", name}}, static_cast<double>(p.apis[k].requests.value()));
+      w.sample("oxbow_requests_total", {{"api", name}},
+               static_cast<double>(p.apis[k].requests.value()));
     }
   }
   w.family("oxbow_request_errors_total", "counter",
-           "Produce/fetch partitions answered with an error, and requests that closed their connection.");
+           "Produce/fetch partitions answered with an error, and requests that closed their "
+           "connection.");
   for (size_t k = 0; k < BrokerProbe::kMaxApiKey; ++k) {
     if (const char* name = api_name(k); name && p.apis[k].requests.value() > 0) {
-      w.sample("oxbow_request_errors_total", {{"api", name}}, static_cast<double>(p.apis[k].errors.value()));
+      w.sample("oxbow_request_errors_total", {{"api", name}},
+               static_cast<double>(p.apis[k].errors.value()));
     }
   }
   const std::pair<const char*, metrics::Histogram ApiProbe::*> phases[] = {
-      {"queue", &ApiProbe::queue_seconds}, {"local", &ApiProbe::local_seconds}, {"send", &ApiProbe::send_seconds}};
+      {"queue", &ApiProbe::queue_seconds},
+      {"local", &ApiProbe::local_seconds},
+      {"send", &ApiProbe::send_seconds}};
   for (const auto& [phase, member] : phases) {
     std::string family = std::string("oxbow_request_") + phase + "_seconds";
     w.family(family, "histogram", std::string("Request ") + phase + " time, by API.");
@@ -83,14 +88,17 @@ void write_request_metrics(PrometheusWriter& w) {
   w.family("oxbow_active_connections", "gauge", "Open client connections.");
   w.sample("oxbow_active_connections", {}, static_cast<double>(p.connections.load()));
   w.family("oxbow_connections_accepted_total", "counter", "Client connections accepted.");
-  w.sample("oxbow_connections_accepted_total", {}, static_cast<double>(p.connections_accepted.value()));
+  w.sample("oxbow_connections_accepted_total", {},
+           static_cast<double>(p.connections_accepted.value()));
   w.family("oxbow_authentication_failures_total", "counter",
-           "Failed authentications: SASL (wrong mechanism or credentials) and TLS (handshake or certificate).");
+           "Failed authentications: SASL (wrong mechanism or credentials) and TLS (handshake or "
+           "certificate).");
   w.sample("oxbow_authentication_failures_total", {{"method", "sasl"}},
            static_cast<double>(p.sasl_authentication_failures.value()));
   w.sample("oxbow_authentication_failures_total", {{"method", "tls"}},
            static_cast<double>(p.tls_handshake_failures.value()));
-  w.family("oxbow_authorization_denials_total", "counter", "Resources an ACL check refused, by API.");
+  w.family("oxbow_authorization_denials_total", "counter",
+           "Resources an ACL check refused, by API.");
   for (size_t k = 0; k < BrokerProbe::kMaxApiKey; ++k) {
     if (const char* name = api_name(k); name && p.apis[k].authorization_denials.value() > 0) {
       w.sample("oxbow_authorization_denials_total", {{"api", name}},
@@ -103,21 +111,25 @@ void write_storage_metrics(PrometheusWriter& w, TopicRegistry& topics) {
   auto list = topics.list();
   w.family("oxbow_topic_bytes_in_total", "counter", "Record-batch bytes appended, by topic.");
   for (const auto& t : list) {
-    if (auto s = topics.stats(t.name)) w.sample("oxbow_topic_bytes_in_total", {{"topic", t.name}}, s->bytes_in.value());
+    if (auto s = topics.stats(t.name))
+      w.sample("oxbow_topic_bytes_in_total", {{"topic", t.name}}, s->bytes_in.value());
   }
   w.family("oxbow_topic_records_in_total", "counter", "Records appended, by topic.");
   for (const auto& t : list) {
-    if (auto s = topics.stats(t.name)) w.sample("oxbow_topic_records_in_total", {{"topic", t.name}}, s->records_in.value());
+    if (auto s = topics.stats(t.name))
+      w.sample("oxbow_topic_records_in_total", {{"topic", t.name}}, s->records_in.value());
   }
   w.family("oxbow_topic_bytes_out_total", "counter", "Record bytes sent to fetchers, by topic.");
   for (const auto& t : list) {
-    if (auto s = topics.stats(t.name)) w.sample("oxbow_topic_bytes_out_total", {{"topic", t.name}}, s->bytes_out.value());
+    if (auto s = topics.stats(t.name))
+      w.sample("oxbow_topic_bytes_out_total", {{"topic", t.name}}, s->bytes_out.value());
   }
   size_t partitions = 0;
   for (const auto& t : list) partitions += static_cast<size_t>(t.partitions);
   w.family("oxbow_partitions", "gauge", "Partitions on this broker.");
   w.sample("oxbow_partitions", {}, static_cast<double>(partitions));
-  w.family("oxbow_under_replicated_partitions", "gauge", "Partitions with fewer in-sync replicas than replicas.");
+  w.family("oxbow_under_replicated_partitions", "gauge",
+           "Partitions with fewer in-sync replicas than replicas.");
   w.sample("oxbow_under_replicated_partitions", {}, 0);
   w.family("oxbow_offline_partitions", "gauge", "Partitions without a leader.");
   w.sample("oxbow_offline_partitions", {}, 0);
@@ -149,8 +161,10 @@ void write_storage_metrics(PrometheusWriter& w, TopicRegistry& topics) {
   auto& sp = storage::probe();
   w.family("oxbow_log_flush_seconds", "histogram", "Time of one partition's fdatasync.");
   w.histogram("oxbow_log_flush_seconds", {}, sp.flush_seconds.snapshot());
-  w.family("oxbow_log_recovery_truncated_bytes_total", "counter", "Bytes of torn or corrupt tails truncated at start-up.");
-  w.sample("oxbow_log_recovery_truncated_bytes_total", {}, static_cast<double>(sp.recovered_bytes_truncated.value()));
+  w.family("oxbow_log_recovery_truncated_bytes_total", "counter",
+           "Bytes of torn or corrupt tails truncated at start-up.");
+  w.sample("oxbow_log_recovery_truncated_bytes_total", {},
+           static_cast<double>(sp.recovered_bytes_truncated.value()));
   struct CleanerCounter {
     const char* name;
     const char* help;
@@ -159,8 +173,10 @@ void write_storage_metrics(PrometheusWriter& w, TopicRegistry& topics) {
   const CleanerCounter cleaner[] = {
       {"oxbow_log_cleaner_runs_total", "Compaction passes that rewrote a log.", sp.cleaner_runs},
       {"oxbow_log_cleaner_bytes_read_total", "Bytes compaction read.", sp.cleaner_bytes_read},
-      {"oxbow_log_cleaner_bytes_written_total", "Bytes compaction wrote.", sp.cleaner_bytes_written},
-      {"oxbow_log_cleaner_records_removed_total", "Records compaction removed.", sp.cleaner_records_removed},
+      {"oxbow_log_cleaner_bytes_written_total", "Bytes compaction wrote.",
+       sp.cleaner_bytes_written},
+      {"oxbow_log_cleaner_records_removed_total", "Records compaction removed.",
+       sp.cleaner_records_removed},
   };
   for (const auto& c : cleaner) {
     w.family(c.name, "counter", c.help);
@@ -175,16 +191,17 @@ void write_storage_metrics(PrometheusWriter& w, TopicRegistry& topics) {
     for (int32_t p = 0; p < t.partitions; ++p) {
       auto log = topics.partition(t.name, p);
       if (!log || !log->config().compact) continue;
-      w.sample("oxbow_log_cleaner_dirty_ratio", {{"topic", t.name}, {"partition", std::to_string(p)}},
-               log->dirty_ratio(now));
+      w.sample("oxbow_log_cleaner_dirty_ratio",
+               {{"topic", t.name}, {"partition", std::to_string(p)}}, log->dirty_ratio(now));
     }
   }
 }
 
-void write_group_metrics(PrometheusWriter& w, group::GroupCoordinator& groups, TopicRegistry& topics) {
+void write_group_metrics(PrometheusWriter& w, group::GroupCoordinator& groups,
+                         TopicRegistry& topics) {
   auto list = groups.list({});
-  std::map<std::string, int> by_state = {{"Empty", 0}, {"PreparingRebalance", 0}, {"CompletingRebalance", 0},
-                                         {"Stable", 0}};
+  std::map<std::string, int> by_state = {
+      {"Empty", 0}, {"PreparingRebalance", 0}, {"CompletingRebalance", 0}, {"Stable", 0}};
   for (const auto& g : list) by_state[g.state]++;
   w.family("oxbow_groups", "gauge", "Consumer groups, by state.");
   for (const auto& [state, count] : by_state) w.sample("oxbow_groups", {{"state", state}}, count);
@@ -194,14 +211,19 @@ void write_group_metrics(PrometheusWriter& w, group::GroupCoordinator& groups, T
     for (const auto& [tp, committed] : groups.fetch(g.group_id, std::nullopt)) {
       auto log = topics.partition(tp.first, tp.second);
       if (!log || committed.offset < 0) continue;
-      double lag = static_cast<double>(std::max<int64_t>(0, log->high_watermark() - committed.offset));
-      w.sample("oxbow_consumer_group_lag",
-               {{"group", g.group_id}, {"topic", tp.first}, {"partition", std::to_string(tp.second)}}, lag);
+      double lag =
+          static_cast<double>(std::max<int64_t>(0, log->high_watermark() - committed.offset));
+      w.sample(
+          "oxbow_consumer_group_lag",
+          {{"group", g.group_id}, {"topic", tp.first}, {"partition", std::to_string(tp.second)}},
+          lag);
     }
   }
 }
 
-http::Response json_response(const json& body, int status = 200) { return {status, "application/json", body.dump() + "\n"}; }
+http::Response json_response(const json& body, int status = 200) {
+  return {status, "application/json", body.dump() + "\n"};
+}
 
 }  // namespace
 
@@ -231,10 +253,13 @@ http::Response Broker::handle_admin(const http::Request& request) {
       return json_response({{"level", spdlog::level::to_string_view(spdlog::get_level()).data()}});
     }
     if (request.method == "PUT" || request.method == "POST") {
-      std::string wanted = request.query.starts_with("level=") ? request.query.substr(6) : std::string(trim(request.body));
+      std::string wanted = request.query.starts_with("level=") ? request.query.substr(6)
+                                                               : std::string(trim(request.body));
       auto level = spdlog::level::from_str(wanted);
       if (wanted.empty() || (level == spdlog::level::off && wanted != "off")) {
-        return {400, "text/plain", "unknown log level '" + wanted + "' (trace, debug, info, warn, error, critical, off)\n"};
+        return {400, "text/plain",
+                "unknown log level '" + wanted +
+                    "' (trace, debug, info, warn, error, critical, off)\n"};
       }
       spdlog::set_level(level);
       spdlog::info("log level set to {}", wanted);
@@ -242,12 +267,16 @@ http::Response Broker::handle_admin(const http::Request& request) {
     }
   }
   if (request.method != "GET") return {405, "text/plain", "method not allowed\n"};
-  if (!ready_ && path.starts_with("/v1/")) return {503, "text/plain", "the broker is loading its logs\n"};
+  if (!ready_ && path.starts_with("/v1/"))
+    return {503, "text/plain", "the broker is loading its logs\n"};
   if (path == "/v1/brokers") {
     json brokers = json::array();
     for (const auto& e : config_.advertised_listeners) {
-      brokers.push_back({{"node_id", config_.node_id}, {"listener", e.name}, {"host", advertised_endpoint(e.name).host},
-                         {"port", e.port}, {"controller", true}});
+      brokers.push_back({{"node_id", config_.node_id},
+                         {"listener", e.name},
+                         {"host", advertised_endpoint(e.name).host},
+                         {"port", e.port},
+                         {"controller", true}});
     }
     return json_response({{"cluster_id", cluster_id_}, {"brokers", brokers}});
   }
@@ -257,12 +286,16 @@ http::Response Broker::handle_admin(const http::Request& request) {
       json partitions = json::array();
       for (int32_t p = 0; p < t.partitions; ++p) {
         if (auto log = topics_->partition(t.name, p)) {
-          partitions.push_back({{"partition", p}, {"log_start_offset", log->log_start_offset()},
-                                {"high_watermark", log->high_watermark()}, {"log_end_offset", log->log_end_offset()},
+          partitions.push_back({{"partition", p},
+                                {"log_start_offset", log->log_start_offset()},
+                                {"high_watermark", log->high_watermark()},
+                                {"log_end_offset", log->log_end_offset()},
                                 {"size_bytes", log->size_bytes()}});
         }
       }
-      topics.push_back({{"name", t.name}, {"internal", t.name.starts_with("__")}, {"configs", t.configs},
+      topics.push_back({{"name", t.name},
+                        {"internal", t.name.starts_with("__")},
+                        {"configs", t.configs},
                         {"partitions", partitions}});
     }
     return json_response(topics);
@@ -275,11 +308,17 @@ http::Response Broker::handle_admin(const http::Request& request) {
       for (const auto& [tp, committed] : groups_->fetch(g.group_id, std::nullopt)) {
         auto log = topics_->partition(tp.first, tp.second);
         int64_t end = log ? log->high_watermark() : -1;
-        offsets.push_back({{"topic", tp.first}, {"partition", tp.second}, {"committed_offset", committed.offset},
-                           {"end_offset", end}, {"lag", end >= 0 ? std::max<int64_t>(0, end - committed.offset) : -1}});
+        offsets.push_back({{"topic", tp.first},
+                           {"partition", tp.second},
+                           {"committed_offset", committed.offset},
+                           {"end_offset", end},
+                           {"lag", end >= 0 ? std::max<int64_t>(0, end - committed.offset) : -1}});
       }
-      out.push_back({{"group_id", g.group_id}, {"state", g.state}, {"protocol_type", g.protocol_type},
-                     {"members", d.members.size()}, {"offsets", offsets}});
+      out.push_back({{"group_id", g.group_id},
+                     {"state", g.state},
+                     {"protocol_type", g.protocol_type},
+                     {"members", d.members.size()},
+                     {"offsets", offsets}});
     }
     return json_response(out);
   }

@@ -18,7 +18,8 @@ constexpr int16_t kSaslAuthenticate = 36;
 // Compares without stopping at the first difference, so timing does not reveal a prefix.
 bool equal_in_constant_time(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i % std::max<size_t>(b.size(), 1)]);
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i % std::max<size_t>(b.size(), 1)]);
   return diff == 0;
 }
 
@@ -26,7 +27,8 @@ bool equal_in_constant_time(const std::string& a, const std::string& b) {
 
 bool SecurityState::admits(int16_t api_key, std::chrono::steady_clock::time_point now) const {
   if (!needs_sasl()) return true;
-  if (api_key == kApiVersions || api_key == kSaslHandshake || api_key == kSaslAuthenticate) return true;
+  if (api_key == kApiVersions || api_key == kSaslHandshake || api_key == kSaslAuthenticate)
+    return true;
   return authenticated && now < session_expiry;
 }
 
@@ -60,18 +62,21 @@ Authenticator::Authenticator(const BrokerConfig& config) {
   }
   reauth_ms_ = parse_int64(config.value_of("connections.max.reauth.ms").value_or("0")).value_or(0);
   for (const auto& listener : config.listeners) {
-    if (listener.security_protocol != "SASL_PLAINTEXT" && listener.security_protocol != "SASL_SSL") continue;
+    if (listener.security_protocol != "SASL_PLAINTEXT" && listener.security_protocol != "SASL_SSL")
+      continue;
     auto key = "listener.name." + ascii_lower(listener.name) + ".plain.sasl.jaas.config";
     auto it = config.given.find(key);
     if (it == config.given.end()) {
-      spdlog::warn("listener {}: no {}: PLAIN authentication will refuse everyone", listener.name, key);
+      spdlog::warn("listener {}: no {}: PLAIN authentication will refuse everyone", listener.name,
+                   key);
       continue;
     }
     plain_users_[listener.name] = parse_plain_jaas_users(it->second);
   }
 }
 
-std::optional<std::string> Authenticator::check_plain(const std::string& listener, std::span<const uint8_t> token,
+std::optional<std::string> Authenticator::check_plain(const std::string& listener,
+                                                      std::span<const uint8_t> token,
                                                       std::string& claimed_user) const {
   std::string text(token.begin(), token.end());
   auto first = text.find('\0');

@@ -24,14 +24,17 @@ namespace oxbow::broker {
 struct SecurityState {
   std::string listener;
   std::string security_protocol = "PLAINTEXT";
-  std::string mechanism;  // chosen by SaslHandshake
+  std::string mechanism;                 // chosen by SaslHandshake
   std::shared_ptr<ScramExchange> scram;  // a SCRAM exchange under way
   bool authenticated = false;
   std::string principal = "User:ANONYMOUS";
-  std::chrono::steady_clock::time_point session_expiry = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point session_expiry =
+      std::chrono::steady_clock::time_point::max();
   bool close_after_response = false;  // a failed authentication: answer, then hang up
 
-  bool needs_sasl() const { return security_protocol == "SASL_PLAINTEXT" || security_protocol == "SASL_SSL"; }
+  bool needs_sasl() const {
+    return security_protocol == "SASL_PLAINTEXT" || security_protocol == "SASL_SSL";
+  }
   // May a request of this API key be served now?
   bool admits(int16_t api_key, std::chrono::steady_clock::time_point now) const;
 };
@@ -43,13 +46,15 @@ class Authenticator {
   const std::vector<std::string>& mechanisms() const { return mechanisms_; }
   int64_t reauth_ms() const { return reauth_ms_; }
   // Checks a PLAIN token (authzid NUL user NUL password) for the listener; the user on success.
-  std::optional<std::string> check_plain(const std::string& listener, std::span<const uint8_t> token,
+  std::optional<std::string> check_plain(const std::string& listener,
+                                         std::span<const uint8_t> token,
                                          std::string& claimed_user) const;
 
  private:
   std::vector<std::string> mechanisms_;
   int64_t reauth_ms_ = 0;
-  std::map<std::string, std::map<std::string, std::string>> plain_users_;  // listener -> user -> password
+  std::map<std::string, std::map<std::string, std::string>>
+      plain_users_;  // listener -> user -> password
 };
 
 // The user_<name>="<password>" entries of a JAAS PlainLoginModule configuration.

@@ -17,13 +17,15 @@ using security::ResourceType;
 
 enum class Audit { kDenial, kQuiet };
 
-bool authorized(const RequestContext& ctx, AclOperation op, ResourceType type, const std::string& name,
-                Audit audit = Audit::kDenial);
-bool authorized_on_cluster(const RequestContext& ctx, AclOperation op, Audit audit = Audit::kDenial);
+bool authorized(const RequestContext& ctx, AclOperation op, ResourceType type,
+                const std::string& name, Audit audit = Audit::kDenial);
+bool authorized_on_cluster(const RequestContext& ctx, AclOperation op,
+                           Audit audit = Audit::kDenial);
 // Idempotent producers need IDEMPOTENT_WRITE on the cluster or WRITE on some topic (Kafka 3.x).
 bool may_produce_idempotently(const RequestContext& ctx);
 // Kafka's authorized-operations bitfield (Metadata, DescribeGroups, DescribeCluster).
-int32_t authorized_operations(const RequestContext& ctx, ResourceType type, const std::string& name);
+int32_t authorized_operations(const RequestContext& ctx, ResourceType type,
+                              const std::string& name);
 // True when no authorizer is configured: handlers can skip per-item work.
 bool authorization_off(const RequestContext& ctx);
 

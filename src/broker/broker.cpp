@@ -7,17 +7,17 @@
 #include <thread>
 
 #include "broker/authenticator.h"
-#include "broker/scram.h"
 #include "broker/config_defs.h"
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
-#include "http/admin_server.h"
-#include "security/authorizer.h"
+#include "broker/scram.h"
 #include "broker/server.h"
-#include "group/coordinator.h"
 #include "broker/topic_registry.h"
 #include "broker/txn_partitions.h"
 #include "common/properties.h"
+#include "group/coordinator.h"
+#include "http/admin_server.h"
+#include "security/authorizer.h"
 #include "storage/file.h"
 #include "storage/log_manager.h"
 #include "txn/transaction_coordinator.h"
@@ -62,7 +62,8 @@ bool Broker::load_or_create_meta_properties(std::string& error) {
   }
   if (cluster_id_.empty()) {
     cluster_id_ = random_cluster_id();
-    std::string contents = "version=1\ncluster.id=" + cluster_id_ + "\nnode.id=" + std::to_string(config_.node_id) + "\n";
+    std::string contents = "version=1\ncluster.id=" + cluster_id_ +
+                           "\nnode.id=" + std::to_string(config_.node_id) + "\n";
     if (!storage::write_file_atomically(path, contents, error)) return false;
   }
   return true;
@@ -79,16 +80,21 @@ bool Broker::start(std::string& error) {
   options.retention_check_interval_ms = config_.retention_check_interval_ms;
   options.cleaner_enabled = config_.value_of("log.cleaner.enable").value_or("true") == "true";
   options.cleaner_backoff_ms = number("log.cleaner.backoff.ms", 15000);
-  options.cleaner_key_map_bytes = static_cast<size_t>(number("log.cleaner.dedupe.buffer.size", 128 << 20));
+  options.cleaner_key_map_bytes =
+      static_cast<size_t>(number("log.cleaner.dedupe.buffer.size", 128 << 20));
   logs_ = std::make_unique<storage::LogManager>(options);
   if (!logs_->start(error)) return false;
   if (!load_or_create_meta_properties(error)) return false;
   fault_every_produce_ = number("test.fault.drop.connection.every.produce", 0);
-  if (fault_every_produce_ > 0) spdlog::warn("test fault injection on: every {}th produce loses its connection", fault_every_produce_);
-  int threads = config_.network_threads > 0 ? config_.network_threads
-                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (fault_every_produce_ > 0)
+    spdlog::warn("test fault injection on: every {}th produce loses its connection",
+                 fault_every_produce_);
+  int threads = config_.network_threads > 0
+                    ? config_.network_threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   authenticator_ = std::make_unique<Authenticator>(config_);
-  scram_credentials_ = std::make_unique<ScramCredentialStore>(config_.log_dirs.front() + "/oxbow-scram-credentials.json");
+  scram_credentials_ = std::make_unique<ScramCredentialStore>(config_.log_dirs.front() +
+                                                              "/oxbow-scram-credentials.json");
   if (!scram_credentials_->load(error)) return false;
   if (!start_authorizer(error)) return false;
   server_ = std::make_unique<Server>(*this, threads);
@@ -97,9 +103,9 @@ bool Broker::start(std::string& error) {
 }
 
 bool Broker::start_authorizer(std::string& error) {
-  static const std::set<std::string> kAclAuthorizers = {"org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                                                        "kafka.security.authorizer.AclAuthorizer",
-                                                        "kafka.security.auth.SimpleAclAuthorizer"};
+  static const std::set<std::string> kAclAuthorizers = {
+      "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+      "kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer"};
   std::string name = config_.value_of("authorizer.class.name").value_or("");
   if (name.empty()) return true;
   if (!kAclAuthorizers.count(name)) {
@@ -111,11 +117,15 @@ bool Broker::start_authorizer(std::string& error) {
   for (auto& user : split(config_.value_of("super.users").value_or(""), ';')) {
     if (!user.empty()) settings.super_users.push_back(user);
   }
-  settings.allow_everyone_if_no_acl_found = config_.value_of("allow.everyone.if.no.acl.found") == "true";
-  authorizer_ = std::make_unique<security::Authorizer>(config_.log_dirs.front() + "/oxbow-acls.json", settings);
+  settings.allow_everyone_if_no_acl_found =
+      config_.value_of("allow.everyone.if.no.acl.found") == "true";
+  authorizer_ = std::make_unique<security::Authorizer>(
+      config_.log_dirs.front() + "/oxbow-acls.json", settings);
   if (!authorizer_->load(error)) return false;
-  spdlog::info("ACL authorization on: {} ACLs, {} super users{}", authorizer_->size(), settings.super_users.size(),
-               settings.allow_everyone_if_no_acl_found ? ", resources without ACLs open to everyone" : "");
+  spdlog::info(
+      "ACL authorization on: {} ACLs, {} super users{}", authorizer_->size(),
+      settings.super_users.size(),
+      settings.allow_everyone_if_no_acl_found ? ", resources without ACLs open to everyone" : "");
   return true;
 }
 
@@ -125,33 +135,41 @@ bool Broker::load(std::string& error) {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
   }
   if (!logs_->last_shutdown_clean()) spdlog::warn("last shutdown was not clean: recovering logs");
-  dynamic_configs_ = std::make_unique<DynamicConfigs>(config_.log_dirs.front() + "/oxbow-broker-configs.json");
+  dynamic_configs_ =
+      std::make_unique<DynamicConfigs>(config_.log_dirs.front() + "/oxbow-broker-configs.json");
   if (!dynamic_configs_->load(error)) return false;
   auto effective = DynamicConfigs::effective(config_, dynamic_configs_->snapshot(), error);
   if (!effective) return false;
   topics_ = std::make_unique<TopicRegistry>(config_, *logs_);
-  apply_dynamic_configs(*effective);  // before the logs open, so they open with the defaults in effect
+  apply_dynamic_configs(
+      *effective);  // before the logs open, so they open with the defaults in effect
   if (!topics_->load(error)) return false;
-  offsets_topic_ = std::make_unique<InternalTopic>(*topics_, kOffsetsTopic,
-                                                   static_cast<int32_t>(number("offsets.topic.num.partitions", 50)));
+  offsets_topic_ = std::make_unique<InternalTopic>(
+      *topics_, kOffsetsTopic, static_cast<int32_t>(number("offsets.topic.num.partitions", 50)));
   group::CoordinatorOptions group_options;
   group_options.initial_rebalance_delay_ms = number("group.initial.rebalance.delay.ms", 3000);
-  group_options.min_session_timeout_ms = static_cast<int32_t>(number("group.min.session.timeout.ms", 6000));
-  group_options.max_session_timeout_ms = static_cast<int32_t>(number("group.max.session.timeout.ms", 1800000));
+  group_options.min_session_timeout_ms =
+      static_cast<int32_t>(number("group.min.session.timeout.ms", 6000));
+  group_options.max_session_timeout_ms =
+      static_cast<int32_t>(number("group.max.session.timeout.ms", 1800000));
   group_options.offsets_retention_ms = number("offsets.retention.minutes", 10080) * 60 * 1000;
-  group_options.offset_metadata_max_bytes = static_cast<int32_t>(number("offset.metadata.max.bytes", 4096));
+  group_options.offset_metadata_max_bytes =
+      static_cast<int32_t>(number("offset.metadata.max.bytes", 4096));
   groups_ = std::make_unique<group::GroupCoordinator>(group_options, *offsets_topic_);
   groups_->start();
-  producer_ids_ = std::make_unique<ProducerIdManager>(config_.log_dirs.front() + "/oxbow-producer-ids");
+  producer_ids_ =
+      std::make_unique<ProducerIdManager>(config_.log_dirs.front() + "/oxbow-producer-ids");
   txn_state_topic_ = std::make_unique<InternalTopic>(
-      *topics_, kTransactionStateTopic, static_cast<int32_t>(number("transaction.state.log.num.partitions", 50)));
+      *topics_, kTransactionStateTopic,
+      static_cast<int32_t>(number("transaction.state.log.num.partitions", 50)));
   txn_partitions_ = std::make_unique<TxnPartitions>(*topics_, *offsets_topic_, *groups_);
   txn::TxnOptions txn_options;
   txn_options.max_timeout_ms = static_cast<int32_t>(number("transaction.max.timeout.ms", 900000));
-  txn_options.abort_check_interval_ms = number("transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000);
+  txn_options.abort_check_interval_ms =
+      number("transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000);
   txn_options.id_expiration_ms = number("transactional.id.expiration.ms", 604800000);
-  transactions_ = std::make_unique<txn::TransactionCoordinator>(txn_options, *txn_state_topic_, *txn_partitions_,
-                                                               [this] { return producer_ids_->next(); });
+  transactions_ = std::make_unique<txn::TransactionCoordinator>(
+      txn_options, *txn_state_topic_, *txn_partitions_, [this] { return producer_ids_->next(); });
   transactions_->start();
   return true;
 }
@@ -166,8 +184,8 @@ int Broker::run() {
   } else if (!server_->stopping()) {
     server_->accept();
     ready_ = true;
-    spdlog::info("oxbow broker {} ready (cluster {}), {} topics, log dirs {}", config_.node_id, cluster_id_,
-                 topics_->list().size(), fmt::join(config_.log_dirs, ","));
+    spdlog::info("oxbow broker {} ready (cluster {}), {} topics, log dirs {}", config_.node_id,
+                 cluster_id_, topics_->list().size(), fmt::join(config_.log_dirs, ","));
   }
   server_->wait();
   ready_ = false;
@@ -187,17 +205,19 @@ Endpoint Broker::advertised_endpoint(const std::string& listener) const {
   for (const auto& e : advertised) {
     if (e.name == listener) chosen = e;
   }
-  if (chosen.host.empty() || chosen.host == "0.0.0.0" || chosen.host == "::") chosen.host = "localhost";
+  if (chosen.host.empty() || chosen.host == "0.0.0.0" || chosen.host == "::")
+    chosen.host = "localhost";
   return chosen;
 }
 
-TopicRegistry::Result Broker::alter_broker_configs(const std::string& name,
-                                                  const std::function<TopicRegistry::Result(ConfigMap&)>& change,
-                                                  bool validate_only) {
+TopicRegistry::Result Broker::alter_broker_configs(
+    const std::string& name, const std::function<TopicRegistry::Result(ConfigMap&)>& change,
+    bool validate_only) {
   using protocol::ErrorCode;
   bool cluster_wide = name.empty();
   if (!cluster_wide && name != std::to_string(config_.node_id)) {
-    return {ErrorCode::kInvalidRequest, "Unexpected broker id, expected " + std::to_string(config_.node_id)};
+    return {ErrorCode::kInvalidRequest,
+            "Unexpected broker id, expected " + std::to_string(config_.node_id)};
   }
   std::lock_guard lock(alter_mutex_);
   auto layers = dynamic_configs_->snapshot();
@@ -206,8 +226,10 @@ TopicRegistry::Result Broker::alter_broker_configs(const std::string& name,
   for (const auto& [key, value] : layer) {
     const ConfigDef* def = find_broker_config(key);
     if (!def) return {ErrorCode::kInvalidConfig, "Unknown broker config " + key};
-    if (def->read_only) return {ErrorCode::kInvalidConfig, "Cannot update these configs dynamically: " + key};
-    if (auto invalid = validate_config_value(*def, value)) return {ErrorCode::kInvalidConfig, *invalid};
+    if (def->read_only)
+      return {ErrorCode::kInvalidConfig, "Cannot update these configs dynamically: " + key};
+    if (auto invalid = validate_config_value(*def, value))
+      return {ErrorCode::kInvalidConfig, *invalid};
   }
   std::string error;
   auto effective = DynamicConfigs::effective(config_, layers, error);
@@ -215,7 +237,8 @@ TopicRegistry::Result Broker::alter_broker_configs(const std::string& name,
   if (validate_only) return {};
   if (!dynamic_configs_->store(layers, error)) return {ErrorCode::kKafkaStorageError, error};
   apply_dynamic_configs(*effective);
-  spdlog::info("altered dynamic configs of {}", cluster_wide ? "the cluster default" : "broker " + name);
+  spdlog::info("altered dynamic configs of {}",
+               cluster_wide ? "the cluster default" : "broker " + name);
   return {};
 }
 

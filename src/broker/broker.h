@@ -3,8 +3,8 @@
 // stopped together.
 #include <atomic>
 #include <functional>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "broker/config.h"
@@ -27,7 +27,7 @@ namespace oxbow::http {
 class AdminServer;
 struct Request;
 struct Response;
-}
+}  // namespace oxbow::http
 
 namespace oxbow::broker {
 
@@ -59,14 +59,15 @@ class Broker {
   // whose connection is then closed after the append and before the response.
   bool inject_produce_fault();
 
-  // The static configuration (server.properties and overrides); dynamic changes are in dynamic_configs().
+  // The static configuration (server.properties and overrides); dynamic changes are in
+  // dynamic_configs().
   const BrokerConfig& config() const { return config_; }
   DynamicConfigs& dynamic_configs() { return *dynamic_configs_; }
   // AlterConfigs on a BROKER resource: `name` is this broker's id or empty (cluster default);
   // `change` edits that layer's overrides. The new values take effect at once and persist.
-  TopicRegistry::Result alter_broker_configs(const std::string& name,
-                                            const std::function<TopicRegistry::Result(ConfigMap&)>& change,
-                                            bool validate_only);
+  TopicRegistry::Result alter_broker_configs(
+      const std::string& name, const std::function<TopicRegistry::Result(ConfigMap&)>& change,
+      bool validate_only);
   TopicRegistry& topics() { return *topics_; }
   storage::LogManager& logs() { return *logs_; }
   group::GroupCoordinator& groups() { return *groups_; }

@@ -6,7 +6,8 @@ namespace oxbow::broker {
 
 std::optional<std::string> BrokerConfig::value_of(const std::string& key) const {
   if (auto it = given.find(key); it != given.end()) return it->second;
-  if (const auto* def = find_broker_config(key); def && def->default_value) return def->default_value;
+  if (const auto* def = find_broker_config(key); def && def->default_value)
+    return def->default_value;
   return std::nullopt;
 }
 
@@ -79,7 +80,8 @@ void apply_log_defaults(BrokerConfig& c) {
   d.min_compaction_lag_ms = number(c, "log.cleaner.min.compaction.lag.ms", d.min_compaction_lag_ms);
   d.max_compaction_lag_ms = number(c, "log.cleaner.max.compaction.lag.ms", d.max_compaction_lag_ms);
   d.min_cleanable_dirty_ratio =
-      parse_double(c.value_of("log.cleaner.min.cleanable.ratio").value_or("")).value_or(d.min_cleanable_dirty_ratio);
+      parse_double(c.value_of("log.cleaner.min.cleanable.ratio").value_or(""))
+          .value_or(d.min_cleanable_dirty_ratio);
 }
 
 }  // namespace
@@ -88,7 +90,8 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
                                                std::vector<std::string>& warnings) {
   BrokerConfig c;
   for (const auto& [key, value] : props) {
-    // Per-listener settings (listener.name.<name>.<mechanism>.sasl.jaas.config, ...) are kept as given.
+    // Per-listener settings (listener.name.<name>.<mechanism>.sasl.jaas.config, ...) are kept as
+    // given.
     if (key.starts_with("listener.name.")) {
       c.given[key] = value;
       continue;
@@ -105,8 +108,8 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
     }
     c.given[key] = value;
   }
-  c.node_id = static_cast<int32_t>(
-      c.given.count("node.id") ? number(c, "node.id", 0) : number(c, "broker.id", 0));
+  c.node_id = static_cast<int32_t>(c.given.count("node.id") ? number(c, "node.id", 0)
+                                                            : number(c, "broker.id", 0));
   auto listeners = parse_listeners(*c.value_of("listeners"), error);
   if (!listeners) {
     error = "listeners: " + error;
@@ -122,7 +125,8 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
   for (auto& listener : c.listeners) {
     auto it = protocols.find(listener.name);
     if (it == protocols.end()) {
-      error = "listener " + listener.name + " has no security protocol in listener.security.protocol.map";
+      error = "listener " + listener.name +
+              " has no security protocol in listener.security.protocol.map";
       return std::nullopt;
     }
     listener.security_protocol = it->second;
@@ -167,9 +171,12 @@ storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
   config.retention_bytes = get("retention.bytes", config.retention_bytes);
   config.flush_messages = get("flush.messages", config.flush_messages);
   config.flush_ms = get("flush.ms", config.flush_ms);
-  config.index_interval_bytes = static_cast<int32_t>(get("index.interval.bytes", config.index_interval_bytes));
-  config.max_message_bytes = static_cast<int32_t>(get("max.message.bytes", config.max_message_bytes));
-  config.min_insync_replicas = static_cast<int32_t>(get("min.insync.replicas", config.min_insync_replicas));
+  config.index_interval_bytes =
+      static_cast<int32_t>(get("index.interval.bytes", config.index_interval_bytes));
+  config.max_message_bytes =
+      static_cast<int32_t>(get("max.message.bytes", config.max_message_bytes));
+  config.min_insync_replicas =
+      static_cast<int32_t>(get("min.insync.replicas", config.min_insync_replicas));
   config.timestamp_difference_max_ms =
       get("message.timestamp.difference.max.ms", config.timestamp_difference_max_ms);
   if (auto it = overrides.find("message.timestamp.type"); it != overrides.end()) {
@@ -183,7 +190,8 @@ storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
   config.min_compaction_lag_ms = get("min.compaction.lag.ms", config.min_compaction_lag_ms);
   config.max_compaction_lag_ms = get("max.compaction.lag.ms", config.max_compaction_lag_ms);
   if (auto it = overrides.find("min.cleanable.dirty.ratio"); it != overrides.end()) {
-    config.min_cleanable_dirty_ratio = parse_double(it->second).value_or(config.min_cleanable_dirty_ratio);
+    config.min_cleanable_dirty_ratio =
+        parse_double(it->second).value_or(config.min_cleanable_dirty_ratio);
   }
   return config;
 }

@@ -12,8 +12,8 @@
 namespace oxbow::broker {
 
 struct Endpoint {
-  std::string name;      // listener name, e.g. PLAINTEXT
-  std::string host;      // empty: all interfaces (bind) / machine host name (advertise)
+  std::string name;  // listener name, e.g. PLAINTEXT
+  std::string host;  // empty: all interfaces (bind) / machine host name (advertise)
   uint16_t port = 0;
   std::string security_protocol = "PLAINTEXT";
 };

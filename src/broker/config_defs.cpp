@@ -21,27 +21,42 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"advertised.listeners", T::kList, nullptr, 0, nullptr, nullptr, true,
               "Addresses given to clients; defaults to listeners."},
     ConfigDef{"listener.security.protocol.map", T::kList,
-              "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", 0, nullptr, nullptr,
-              true, "Security protocol of each listener name."},
-    ConfigDef{"log.dirs", T::kList, nullptr, 0, nullptr, nullptr, true, "Directories holding partition logs."},
-    ConfigDef{"log.dir", T::kString, "./data", 0, nullptr, nullptr, true, "Log directory when log.dirs is unset."},
-    ConfigDef{"num.partitions", T::kInt, "1", 1, nullptr, nullptr, false, "Default partition count."},
-    ConfigDef{"default.replication.factor", T::kInt, "1", 1, nullptr, nullptr, true, "Default replication factor."},
+              "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", 0,
+              nullptr, nullptr, true, "Security protocol of each listener name."},
+    ConfigDef{"log.dirs", T::kList, nullptr, 0, nullptr, nullptr, true,
+              "Directories holding partition logs."},
+    ConfigDef{"log.dir", T::kString, "./data", 0, nullptr, nullptr, true,
+              "Log directory when log.dirs is unset."},
+    ConfigDef{"num.partitions", T::kInt, "1", 1, nullptr, nullptr, false,
+              "Default partition count."},
+    ConfigDef{"default.replication.factor", T::kInt, "1", 1, nullptr, nullptr, true,
+              "Default replication factor."},
     ConfigDef{"auto.create.topics.enable", T::kBoolean, "true", 0, nullptr, nullptr, true,
               "Create a topic when a client asks for its metadata."},
-    ConfigDef{"delete.topic.enable", T::kBoolean, "true", 0, nullptr, nullptr, true, "Allow topic deletion."},
-    ConfigDef{"message.max.bytes", T::kInt, "1048588", 0, nullptr, nullptr, false, "Largest record batch."},
-    ConfigDef{"socket.request.max.bytes", T::kInt, "104857600", 1, nullptr, nullptr, true, "Largest request."},
+    ConfigDef{"delete.topic.enable", T::kBoolean, "true", 0, nullptr, nullptr, true,
+              "Allow topic deletion."},
+    ConfigDef{"message.max.bytes", T::kInt, "1048588", 0, nullptr, nullptr, false,
+              "Largest record batch."},
+    ConfigDef{"socket.request.max.bytes", T::kInt, "104857600", 1, nullptr, nullptr, true,
+              "Largest request."},
     ConfigDef{"num.network.threads", T::kInt, "0", 0, nullptr, nullptr, true,
               "I/O threads serving connections; 0 means one per core."},
-    ConfigDef{"num.io.threads", T::kInt, "8", 1, nullptr, nullptr, true, "Accepted for compatibility."},
-    ConfigDef{"log.segment.bytes", T::kInt, "1073741824", 14, nullptr, nullptr, false, "Segment size."},
-    ConfigDef{"log.roll.ms", T::kLong, nullptr, 1, nullptr, nullptr, false, "Segment age before a roll."},
-    ConfigDef{"log.roll.hours", T::kInt, "168", 1, nullptr, nullptr, false, "Segment age in hours."},
-    ConfigDef{"log.retention.ms", T::kLong, nullptr, -1, nullptr, nullptr, false, "Retention time."},
-    ConfigDef{"log.retention.minutes", T::kInt, nullptr, -1, nullptr, nullptr, false, "Retention in minutes."},
-    ConfigDef{"log.retention.hours", T::kInt, "168", -1, nullptr, nullptr, false, "Retention in hours."},
-    ConfigDef{"log.retention.bytes", T::kLong, "-1", -1, nullptr, nullptr, false, "Retention size per partition."},
+    ConfigDef{"num.io.threads", T::kInt, "8", 1, nullptr, nullptr, true,
+              "Accepted for compatibility."},
+    ConfigDef{"log.segment.bytes", T::kInt, "1073741824", 14, nullptr, nullptr, false,
+              "Segment size."},
+    ConfigDef{"log.roll.ms", T::kLong, nullptr, 1, nullptr, nullptr, false,
+              "Segment age before a roll."},
+    ConfigDef{"log.roll.hours", T::kInt, "168", 1, nullptr, nullptr, false,
+              "Segment age in hours."},
+    ConfigDef{"log.retention.ms", T::kLong, nullptr, -1, nullptr, nullptr, false,
+              "Retention time."},
+    ConfigDef{"log.retention.minutes", T::kInt, nullptr, -1, nullptr, nullptr, false,
+              "Retention in minutes."},
+    ConfigDef{"log.retention.hours", T::kInt, "168", -1, nullptr, nullptr, false,
+              "Retention in hours."},
+    ConfigDef{"log.retention.bytes", T::kLong, "-1", -1, nullptr, nullptr, false,
+              "Retention size per partition."},
     ConfigDef{"log.retention.check.interval.ms", T::kLong, "300000", 1, nullptr, nullptr, true,
               "How often retention runs."},
     ConfigDef{"log.flush.interval.messages", T::kLong, kLongMax, 1, nullptr, nullptr, false,
@@ -50,21 +65,26 @@ constexpr std::array kBrokerDefs = {
               "Longest time data stays unsynced."},
     ConfigDef{"log.flush.scheduler.interval.ms", T::kLong, kLongMax, 0, nullptr, nullptr, true,
               "Accepted for compatibility."},
-    ConfigDef{"log.index.interval.bytes", T::kInt, "4096", 0, nullptr, nullptr, false, "Index density."},
+    ConfigDef{"log.index.interval.bytes", T::kInt, "4096", 0, nullptr, nullptr, false,
+              "Index density."},
     ConfigDef{"log.message.format.version", T::kString, "3.0-IV1", 0, nullptr, nullptr, false,
               "Accepted and ignored, as in Kafka 3."},
-    ConfigDef{"log.message.timestamp.type", T::kString, "CreateTime", 0, "CreateTime,LogAppendTime", nullptr,
-              false, "Timestamp kept in batches."},
-    ConfigDef{"log.message.timestamp.difference.max.ms", T::kLong, kLongMax, 0, nullptr, nullptr, false,
-              "Largest gap between a CreateTime record's timestamp and the broker's clock."},
-    ConfigDef{"log.cleanup.policy", T::kList, "delete", 0, "delete,compact", nullptr, false, "Cleanup policy."},
+    ConfigDef{"log.message.timestamp.type", T::kString, "CreateTime", 0, "CreateTime,LogAppendTime",
+              nullptr, false, "Timestamp kept in batches."},
+    ConfigDef{"log.message.timestamp.difference.max.ms", T::kLong, kLongMax, 0, nullptr, nullptr,
+              false, "Largest gap between a CreateTime record's timestamp and the broker's clock."},
+    ConfigDef{"log.cleanup.policy", T::kList, "delete", 0, "delete,compact", nullptr, false,
+              "Cleanup policy."},
     ConfigDef{"compression.type", T::kString, "producer", 0,
               "uncompressed,zstd,lz4,snappy,gzip,producer", nullptr, false, "Stored compression."},
     ConfigDef{"min.insync.replicas", T::kInt, "1", 1, nullptr, nullptr, false,
               "In-sync replicas an acks=all produce needs: one node has one."},
-    ConfigDef{"offsets.topic.replication.factor", T::kShort, "3", 1, nullptr, nullptr, true, "Accepted."},
-    ConfigDef{"transaction.state.log.replication.factor", T::kShort, "3", 1, nullptr, nullptr, true, "Accepted."},
-    ConfigDef{"transaction.state.log.min.isr", T::kInt, "2", 1, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"offsets.topic.replication.factor", T::kShort, "3", 1, nullptr, nullptr, true,
+              "Accepted."},
+    ConfigDef{"transaction.state.log.replication.factor", T::kShort, "3", 1, nullptr, nullptr, true,
+              "Accepted."},
+    ConfigDef{"transaction.state.log.min.isr", T::kInt, "2", 1, nullptr, nullptr, true,
+              "Accepted."},
     ConfigDef{"group.initial.rebalance.delay.ms", T::kInt, "3000", 0, nullptr, nullptr, true,
               "How long the first rebalance of an empty group waits for more members."},
     ConfigDef{"offsets.retention.minutes", T::kInt, "10080", 1, nullptr, nullptr, true,
@@ -81,16 +101,21 @@ constexpr std::array kBrokerDefs = {
               "Partitions of __transaction_state."},
     ConfigDef{"transaction.max.timeout.ms", T::kInt, "900000", 1, nullptr, nullptr, true,
               "Longest transaction timeout a producer may ask for."},
-    ConfigDef{"transaction.abort.timed.out.transaction.cleanup.interval.ms", T::kInt, "10000", 1, nullptr, nullptr,
-              true, "How often transactions past their timeout are looked for and aborted."},
+    ConfigDef{"transaction.abort.timed.out.transaction.cleanup.interval.ms", T::kInt, "10000", 1,
+              nullptr, nullptr, true,
+              "How often transactions past their timeout are looked for and aborted."},
     ConfigDef{"transactional.id.expiration.ms", T::kInt, "604800000", 1, nullptr, nullptr, true,
               "How long an idle transactional id is remembered."},
-    ConfigDef{"process.roles", T::kList, "broker,controller", 0, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"process.roles", T::kList, "broker,controller", 0, nullptr, nullptr, true,
+              "Accepted."},
     ConfigDef{"controller.quorum.voters", T::kList, "", 0, nullptr, nullptr, true, "Accepted."},
-    ConfigDef{"controller.listener.names", T::kList, nullptr, 0, nullptr, nullptr, true, "Accepted."},
-    ConfigDef{"inter.broker.listener.name", T::kString, nullptr, 0, nullptr, nullptr, true, "Accepted."},
+    ConfigDef{"controller.listener.names", T::kList, nullptr, 0, nullptr, nullptr, true,
+              "Accepted."},
+    ConfigDef{"inter.broker.listener.name", T::kString, nullptr, 0, nullptr, nullptr, true,
+              "Accepted."},
     ConfigDef{"test.fault.drop.connection.every.produce", T::kLong, "0", 0, nullptr, nullptr, true,
-              "Testing only: close the connection of every Nth produce after appending, before answering."},
+              "Testing only: close the connection of every Nth produce after appending, before "
+              "answering."},
     ConfigDef{"test.fault.recovery.delay.ms", T::kLong, "0", 0, nullptr, nullptr, true,
               "Testing only: wait this long before loading the logs, to observe readiness."},
     ConfigDef{"log.cleaner.enable", T::kBoolean, "true", 0, nullptr, nullptr, true,
@@ -98,9 +123,12 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"log.cleaner.backoff.ms", T::kLong, "15000", 0, nullptr, nullptr, true,
               "Pause of the cleaner when no log needs cleaning."},
     ConfigDef{"log.cleaner.dedupe.buffer.size", T::kLong, "134217728", 0, nullptr, nullptr, true,
-              "Memory for a compaction pass's key map; a pass over more keys stops at a segment and the next goes on."},
-    ConfigDef{"log.cleaner.io.buffer.load.factor", T::kDouble, "0.9", 0, nullptr, nullptr, true, "Accepted."},
-    ConfigDef{"log.cleaner.threads", T::kInt, "1", 0, nullptr, nullptr, true, "Cleaner threads (one is used)."},
+              "Memory for a compaction pass's key map; a pass over more keys stops at a segment "
+              "and the next goes on."},
+    ConfigDef{"log.cleaner.io.buffer.load.factor", T::kDouble, "0.9", 0, nullptr, nullptr, true,
+              "Accepted."},
+    ConfigDef{"log.cleaner.threads", T::kInt, "1", 0, nullptr, nullptr, true,
+              "Cleaner threads (one is used)."},
     ConfigDef{"log.cleaner.delete.retention.ms", T::kLong, "86400000", 0, nullptr, nullptr, false,
               "Default delete.retention.ms."},
     ConfigDef{"log.cleaner.min.cleanable.ratio", T::kDouble, "0.5", 0, nullptr, nullptr, false,
@@ -113,12 +141,15 @@ constexpr std::array kBrokerDefs = {
               "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", nullptr, true,
               "SASL mechanisms SASL listeners offer."},
     ConfigDef{"connections.max.idle.ms", T::kLong, "600000", -1, nullptr, nullptr, true,
-              "Connections with no request for this long are closed (also one stuck in its TLS handshake); "
+              "Connections with no request for this long are closed (also one stuck in its TLS "
+              "handshake); "
               "0 or less: never."},
     ConfigDef{"connections.max.reauth.ms", T::kLong, "0", 0, nullptr, nullptr, true,
-              "Longest an authenticated SASL session lasts before the client must authenticate again; 0: no limit."},
+              "Longest an authenticated SASL session lasts before the client must authenticate "
+              "again; 0: no limit."},
     ConfigDef{"ssl.keystore.type", T::kString, "PEM", 0, "PEM,PKCS12", nullptr, true,
-              "Format of the listener's key and certificate: PEM or PKCS12 (JKS is Java's own: convert it)."},
+              "Format of the listener's key and certificate: PEM or PKCS12 (JKS is Java's own: "
+              "convert it)."},
     ConfigDef{"ssl.keystore.location", T::kString, nullptr, 0, nullptr, nullptr, true,
               "PEM file holding the private key and the certificate chain."},
     ConfigDef{"ssl.keystore.key", T::kPassword, nullptr, 0, nullptr, nullptr, true,
@@ -129,8 +160,9 @@ constexpr std::array kBrokerDefs = {
               "Password of an encrypted private key."},
     ConfigDef{"ssl.keystore.password", T::kPassword, nullptr, 0, nullptr, nullptr, true,
               "Password of a PKCS12 keystore."},
-    ConfigDef{"ssl.truststore.type", T::kString, "PEM", 0, "PEM,PKCS12", nullptr, true,
-              "Format of the certificates client certificates are verified against: PEM or PKCS12."},
+    ConfigDef{
+        "ssl.truststore.type", T::kString, "PEM", 0, "PEM,PKCS12", nullptr, true,
+        "Format of the certificates client certificates are verified against: PEM or PKCS12."},
     ConfigDef{"ssl.truststore.location", T::kString, nullptr, 0, nullptr, nullptr, true,
               "PEM file of trusted CA certificates for client certificates."},
     ConfigDef{"ssl.truststore.certificates", T::kPassword, nullptr, 0, nullptr, nullptr, true,
@@ -139,17 +171,20 @@ constexpr std::array kBrokerDefs = {
               "Password of a PKCS12 truststore."},
     ConfigDef{"ssl.client.auth", T::kString, "none", 0, "required,requested,none", nullptr, true,
               "Client certificates on TLS listeners: required, requested (optional) or none."},
-    ConfigDef{"ssl.enabled.protocols", T::kList, "TLSv1.2,TLSv1.3", 0, "TLSv1.2,TLSv1.3", nullptr, true,
-              "TLS versions a listener accepts."},
+    ConfigDef{"ssl.enabled.protocols", T::kList, "TLSv1.2,TLSv1.3", 0, "TLSv1.2,TLSv1.3", nullptr,
+              true, "TLS versions a listener accepts."},
     ConfigDef{"ssl.protocol", T::kString, "TLSv1.3", 0, nullptr, nullptr, true, "Accepted."},
     ConfigDef{"ssl.cipher.suites", T::kList, nullptr, 0, nullptr, nullptr, true,
-              "OpenSSL cipher names allowed (TLS 1.2 cipher list and TLS 1.3 suites); default: OpenSSL's."},
-    ConfigDef{"ssl.endpoint.identification.algorithm", T::kString, "https", 0, nullptr, nullptr, true,
-              "Accepted (a client setting)."},
+              "OpenSSL cipher names allowed (TLS 1.2 cipher list and TLS 1.3 suites); default: "
+              "OpenSSL's."},
+    ConfigDef{"ssl.endpoint.identification.algorithm", T::kString, "https", 0, nullptr, nullptr,
+              true, "Accepted (a client setting)."},
     ConfigDef{"ssl.principal.mapping.rules", T::kString, "DEFAULT", 0, nullptr, nullptr, true,
-              "Maps a client certificate's subject to a principal name: RULE:pattern/replacement/[LU], DEFAULT."},
+              "Maps a client certificate's subject to a principal name: "
+              "RULE:pattern/replacement/[LU], DEFAULT."},
     ConfigDef{"authorizer.class.name", T::kString, "", 0, nullptr, nullptr, true,
-              "Enables ACL authorization when set to org.apache.kafka.metadata.authorizer.StandardAuthorizer "
+              "Enables ACL authorization when set to "
+              "org.apache.kafka.metadata.authorizer.StandardAuthorizer "
               "(or kafka.security.authorizer.AclAuthorizer)."},
     ConfigDef{"super.users", T::kString, nullptr, 0, nullptr, nullptr, true,
               "Principals allowed everything, semicolon-separated: User:admin;User:CN=ops."},
@@ -159,66 +194,79 @@ constexpr std::array kBrokerDefs = {
               "host:port of the admin HTTP API (metrics, health); empty disables it."},
     ConfigDef{"slow.request.threshold.ms", T::kLong, "5000", 0, nullptr, nullptr, false,
               "Requests slower than this (receipt to response sent) are logged."},
-    ConfigDef{"zookeeper.connect", T::kString, nullptr, 0, nullptr, nullptr, true, "Ignored: no ZooKeeper."},
-    // Kerberos (GSSAPI) is not offered; its keys are taken, dynamically too as in Kafka, and ignored.
-    ConfigDef{"sasl.kerberos.service.name", T::kString, nullptr, 0, nullptr, nullptr, false, "Ignored: no GSSAPI."},
+    ConfigDef{"zookeeper.connect", T::kString, nullptr, 0, nullptr, nullptr, true,
+              "Ignored: no ZooKeeper."},
+    // Kerberos (GSSAPI) is not offered; its keys are taken, dynamically too as in Kafka, and
+    // ignored.
+    ConfigDef{"sasl.kerberos.service.name", T::kString, nullptr, 0, nullptr, nullptr, false,
+              "Ignored: no GSSAPI."},
     ConfigDef{"sasl.kerberos.kinit.cmd", T::kString, "/usr/bin/kinit", 0, nullptr, nullptr, false,
               "Ignored: no GSSAPI."},
-    ConfigDef{"sasl.kerberos.ticket.renew.window.factor", T::kDouble, "0.8", 0, nullptr, nullptr, false,
-              "Ignored: no GSSAPI."},
+    ConfigDef{"sasl.kerberos.ticket.renew.window.factor", T::kDouble, "0.8", 0, nullptr, nullptr,
+              false, "Ignored: no GSSAPI."},
     ConfigDef{"sasl.kerberos.ticket.renew.jitter", T::kDouble, "0.05", 0, nullptr, nullptr, false,
               "Ignored: no GSSAPI."},
-    ConfigDef{"sasl.kerberos.min.time.before.relogin", T::kLong, "60000", 0, nullptr, nullptr, false,
-              "Ignored: no GSSAPI."},
-    ConfigDef{"sasl.kerberos.principal.to.local.rules", T::kList, "DEFAULT", 0, nullptr, nullptr, false,
-              "Ignored: no GSSAPI."},
+    ConfigDef{"sasl.kerberos.min.time.before.relogin", T::kLong, "60000", 0, nullptr, nullptr,
+              false, "Ignored: no GSSAPI."},
+    ConfigDef{"sasl.kerberos.principal.to.local.rules", T::kList, "DEFAULT", 0, nullptr, nullptr,
+              false, "Ignored: no GSSAPI."},
 };
 
 constexpr std::array kTopicDefs = {
-    ConfigDef{"cleanup.policy", T::kList, "delete", 0, "delete,compact", "log.cleanup.policy", false,
-              "delete or compact."},
-    ConfigDef{"compression.type", T::kString, "producer", 0, "uncompressed,zstd,lz4,snappy,gzip,producer",
-              "compression.type", false, "Stored compression."},
-    ConfigDef{"delete.retention.ms", T::kLong, "86400000", 0, nullptr, "log.cleaner.delete.retention.ms", false,
+    ConfigDef{"cleanup.policy", T::kList, "delete", 0, "delete,compact", "log.cleanup.policy",
+              false, "delete or compact."},
+    ConfigDef{"compression.type", T::kString, "producer", 0,
+              "uncompressed,zstd,lz4,snappy,gzip,producer", "compression.type", false,
+              "Stored compression."},
+    ConfigDef{"delete.retention.ms", T::kLong, "86400000", 0, nullptr,
+              "log.cleaner.delete.retention.ms", false,
               "How long tombstones and transaction markers outlive compaction."},
     ConfigDef{"file.delete.delay.ms", T::kLong, "60000", 0, nullptr, nullptr, false, "Accepted."},
-    ConfigDef{"flush.messages", T::kLong, kLongMax, 1, nullptr, "log.flush.interval.messages", false,
-              "Messages appended before an fsync."},
+    ConfigDef{"flush.messages", T::kLong, kLongMax, 1, nullptr, "log.flush.interval.messages",
+              false, "Messages appended before an fsync."},
     ConfigDef{"flush.ms", T::kLong, kLongMax, 0, nullptr, "log.flush.interval.ms", false,
               "Longest time data stays unsynced."},
-    ConfigDef{"index.interval.bytes", T::kInt, "4096", 0, nullptr, "log.index.interval.bytes", false,
-              "Index density."},
-    ConfigDef{"max.compaction.lag.ms", T::kLong, kLongMax, 1, nullptr, "log.cleaner.max.compaction.lag.ms", false,
-              "Longest a record stays uncompacted."},
+    ConfigDef{"index.interval.bytes", T::kInt, "4096", 0, nullptr, "log.index.interval.bytes",
+              false, "Index density."},
+    ConfigDef{"max.compaction.lag.ms", T::kLong, kLongMax, 1, nullptr,
+              "log.cleaner.max.compaction.lag.ms", false, "Longest a record stays uncompacted."},
     ConfigDef{"max.message.bytes", T::kInt, "1048588", 0, nullptr, "message.max.bytes", false,
               "Largest record batch."},
-    ConfigDef{"message.downconversion.enable", T::kBoolean, "true", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"message.downconversion.enable", T::kBoolean, "true", 0, nullptr, nullptr, false,
+              "Accepted."},
     // Deprecated in Kafka 3.0 and ignored there from inter.broker.protocol.version 3.0: batches are
     // kept as produced, magic 2.
-    ConfigDef{"message.format.version", T::kString, "3.0-IV1", 0, nullptr, "log.message.format.version", false,
-              "Accepted and ignored, as in Kafka 3."},
+    ConfigDef{"message.format.version", T::kString, "3.0-IV1", 0, nullptr,
+              "log.message.format.version", false, "Accepted and ignored, as in Kafka 3."},
     ConfigDef{"message.timestamp.difference.max.ms", T::kLong, kLongMax, 0, nullptr,
               "log.message.timestamp.difference.max.ms", false,
               "Largest gap between a CreateTime record's timestamp and the broker's clock."},
     ConfigDef{"message.timestamp.type", T::kString, "CreateTime", 0, "CreateTime,LogAppendTime",
               "log.message.timestamp.type", false, "Timestamp kept in batches."},
-    ConfigDef{"min.cleanable.dirty.ratio", T::kDouble, "0.5", 0, nullptr, "log.cleaner.min.cleanable.ratio", false,
+    ConfigDef{"min.cleanable.dirty.ratio", T::kDouble, "0.5", 0, nullptr,
+              "log.cleaner.min.cleanable.ratio", false,
               "Share of uncompacted bytes that triggers compaction."},
-    ConfigDef{"min.compaction.lag.ms", T::kLong, "0", 0, nullptr, "log.cleaner.min.compaction.lag.ms", false,
-              "Shortest a record stays uncompacted."},
+    ConfigDef{"min.compaction.lag.ms", T::kLong, "0", 0, nullptr,
+              "log.cleaner.min.compaction.lag.ms", false, "Shortest a record stays uncompacted."},
     ConfigDef{"min.insync.replicas", T::kInt, "1", 1, nullptr, "min.insync.replicas", false,
               "In-sync replicas an acks=all produce needs: one node has one."},
     ConfigDef{"preallocate", T::kBoolean, "false", 0, nullptr, nullptr, false, "Accepted."},
     ConfigDef{"retention.bytes", T::kLong, "-1", -1, nullptr, "log.retention.bytes", false,
               "Retention size per partition."},
-    ConfigDef{"retention.ms", T::kLong, "604800000", -1, nullptr, "log.retention.ms", false, "Retention time."},
-    ConfigDef{"segment.bytes", T::kInt, "1073741824", 14, nullptr, "log.segment.bytes", false, "Segment size."},
+    ConfigDef{"retention.ms", T::kLong, "604800000", -1, nullptr, "log.retention.ms", false,
+              "Retention time."},
+    ConfigDef{"segment.bytes", T::kInt, "1073741824", 14, nullptr, "log.segment.bytes", false,
+              "Segment size."},
     ConfigDef{"segment.index.bytes", T::kInt, "10485760", 4, nullptr, nullptr, false, "Accepted."},
     ConfigDef{"segment.jitter.ms", T::kLong, "0", 0, nullptr, nullptr, false, "Accepted."},
-    ConfigDef{"segment.ms", T::kLong, "604800000", 1, nullptr, "log.roll.ms", false, "Segment age before a roll."},
-    ConfigDef{"unclean.leader.election.enable", T::kBoolean, "false", 0, nullptr, nullptr, false, "Accepted."},
-    ConfigDef{"leader.replication.throttled.replicas", T::kList, "", 0, nullptr, nullptr, false, "Accepted."},
-    ConfigDef{"follower.replication.throttled.replicas", T::kList, "", 0, nullptr, nullptr, false, "Accepted."},
+    ConfigDef{"segment.ms", T::kLong, "604800000", 1, nullptr, "log.roll.ms", false,
+              "Segment age before a roll."},
+    ConfigDef{"unclean.leader.election.enable", T::kBoolean, "false", 0, nullptr, nullptr, false,
+              "Accepted."},
+    ConfigDef{"leader.replication.throttled.replicas", T::kList, "", 0, nullptr, nullptr, false,
+              "Accepted."},
+    ConfigDef{"follower.replication.throttled.replicas", T::kList, "", 0, nullptr, nullptr, false,
+              "Accepted."},
 };
 
 const ConfigDef* find_in(std::span<const ConfigDef> defs, std::string_view name) {
@@ -230,10 +278,18 @@ const ConfigDef* find_in(std::span<const ConfigDef> defs, std::string_view name)
 
 }  // namespace
 
-std::span<const ConfigDef> broker_config_defs() { return kBrokerDefs; }
-std::span<const ConfigDef> topic_config_defs() { return kTopicDefs; }
-const ConfigDef* find_broker_config(std::string_view name) { return find_in(kBrokerDefs, name); }
-const ConfigDef* find_topic_config(std::string_view name) { return find_in(kTopicDefs, name); }
+std::span<const ConfigDef> broker_config_defs() {
+  return kBrokerDefs;
+}
+std::span<const ConfigDef> topic_config_defs() {
+  return kTopicDefs;
+}
+const ConfigDef* find_broker_config(std::string_view name) {
+  return find_in(kBrokerDefs, name);
+}
+const ConfigDef* find_topic_config(std::string_view name) {
+  return find_in(kTopicDefs, name);
+}
 
 std::optional<std::string> validate_config_value(const ConfigDef& def, std::string_view value) {
   auto invalid = [&](const std::string& why) {
@@ -248,8 +304,10 @@ std::optional<std::string> validate_config_value(const ConfigDef& def, std::stri
     case ConfigType::kLong: {
       auto n = parse_int64(value);
       if (!n) return invalid("not a number");
-      if (def.type == ConfigType::kInt && (*n > INT32_MAX || *n < INT32_MIN)) return invalid("out of range");
-      if (*n < def.min_value) return invalid("value must be at least " + std::to_string(def.min_value));
+      if (def.type == ConfigType::kInt && (*n > INT32_MAX || *n < INT32_MIN))
+        return invalid("out of range");
+      if (*n < def.min_value)
+        return invalid("value must be at least " + std::to_string(def.min_value));
       return std::nullopt;
     }
     case ConfigType::kDouble: {
@@ -264,7 +322,8 @@ std::optional<std::string> validate_config_value(const ConfigDef& def, std::stri
     case ConfigType::kPassword:
       if (def.valid_values) {
         auto choices = split(def.valid_values, ',');
-        auto items = def.type == ConfigType::kList ? split(value, ',') : std::vector<std::string>{std::string(value)};
+        auto items = def.type == ConfigType::kList ? split(value, ',')
+                                                   : std::vector<std::string>{std::string(value)};
         for (const auto& item : items) {
           bool ok = false;
           for (const auto& c : choices) ok = ok || c == item;

@@ -34,11 +34,11 @@ enum class ConfigSource : int8_t {
 struct ConfigDef {
   const char* name;
   ConfigType type;
-  const char* default_value;  // nullptr: no default (null)
-  int64_t min_value;          // numbers only
-  const char* valid_values;   // comma-separated choices for strings/lists, or nullptr
-  const char* broker_synonym; // topic keys only: broker key supplying the default
-  bool read_only;             // cannot be changed without a restart
+  const char* default_value;   // nullptr: no default (null)
+  int64_t min_value;           // numbers only
+  const char* valid_values;    // comma-separated choices for strings/lists, or nullptr
+  const char* broker_synonym;  // topic keys only: broker key supplying the default
+  bool read_only;              // cannot be changed without a restart
   const char* doc;
 };
 

@@ -32,9 +32,9 @@ enum class ConfigOp : int8_t { kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3
 using ResourceResponse = pr::AlterConfigsResponse::AlterConfigsResourceResponse;
 
 // Applies the change to a topic or the broker, or explains why not.
-TopicRegistry::Result apply_to_resource(const RequestContext& ctx, int8_t type, const std::string& name,
-                                        const std::function<TopicRegistry::Result(ConfigMap&)>& change,
-                                        bool validate_only) {
+TopicRegistry::Result apply_to_resource(
+    const RequestContext& ctx, int8_t type, const std::string& name,
+    const std::function<TopicRegistry::Result(ConfigMap&)>& change, bool validate_only) {
   auto& broker = ctx.broker;
   if (type == kResourceBroker) {
     if (!authorized_on_cluster(ctx, AclOperation::kAlterConfigs)) {
@@ -42,10 +42,12 @@ TopicRegistry::Result apply_to_resource(const RequestContext& ctx, int8_t type, 
     }
     return broker.alter_broker_configs(name, change, validate_only);
   }
-  if (type == kResourceTopic && !authorized(ctx, AclOperation::kAlterConfigs, ResourceType::kTopic, name)) {
+  if (type == kResourceTopic &&
+      !authorized(ctx, AclOperation::kAlterConfigs, ResourceType::kTopic, name)) {
     return {ErrorCode::kTopicAuthorizationFailed, "Authorization failed."};
   }
-  if (type != kResourceTopic) return {ErrorCode::kInvalidRequest, "Unsupported resource type " + std::to_string(type)};
+  if (type != kResourceTopic)
+    return {ErrorCode::kInvalidRequest, "Unsupported resource type " + std::to_string(type)};
   auto topic = broker.topics().find(name);
   if (!topic) return {ErrorCode::kUnknownTopicOrPartition, "Topic " + name + " does not exist."};
   ConfigMap configs = topic->configs;
@@ -54,13 +56,16 @@ TopicRegistry::Result apply_to_resource(const RequestContext& ctx, int8_t type, 
 }
 
 // APPEND and SUBTRACT work on list configs, item by item.
-TopicRegistry::Result change_list(ConfigMap& configs, const std::string& key, const std::string& value, bool append) {
+TopicRegistry::Result change_list(ConfigMap& configs, const std::string& key,
+                                  const std::string& value, bool append) {
   const ConfigDef* def = find_topic_config(key);
   if (!def) def = find_broker_config(key);
   if (!def || def->type != ConfigType::kList) {
-    return {ErrorCode::kInvalidConfig, "Config " + key + " is not a list: APPEND and SUBTRACT need one"};
+    return {ErrorCode::kInvalidConfig,
+            "Config " + key + " is not a list: APPEND and SUBTRACT need one"};
   }
-  std::string current = configs.count(key) ? configs[key] : (def->default_value ? def->default_value : "");
+  std::string current =
+      configs.count(key) ? configs[key] : (def->default_value ? def->default_value : "");
   std::vector<std::string> items;
   for (auto& item : split(current, ',')) {
     if (!item.empty()) items.push_back(item);
@@ -85,16 +90,17 @@ void handle_alter_configs(RequestContext& ctx, Reader& body, Writer& out) {
   pr::AlterConfigsResponse response;
   for (const auto& resource : request.resources) {
     // Non-incremental: the given set replaces every override.
-    auto result = apply_to_resource(ctx, resource.resource_type, resource.resource_name,
-                                    [&](ConfigMap& configs) -> TopicRegistry::Result {
-                                      configs.clear();
-                                      for (const auto& c : resource.configs) {
-                                        if (!c.value) return {ErrorCode::kInvalidConfig, "Null value for " + c.name};
-                                        configs[c.name] = *c.value;
-                                      }
-                                      return {};
-                                    },
-                                    request.validate_only);
+    auto result = apply_to_resource(
+        ctx, resource.resource_type, resource.resource_name,
+        [&](ConfigMap& configs) -> TopicRegistry::Result {
+          configs.clear();
+          for (const auto& c : resource.configs) {
+            if (!c.value) return {ErrorCode::kInvalidConfig, "Null value for " + c.name};
+            configs[c.name] = *c.value;
+          }
+          return {};
+        },
+        request.validate_only);
     ResourceResponse r;
     r.error_code = pr::code(result.error);
     if (result.error != ErrorCode::kNone) r.error_message = result.message;
@@ -124,11 +130,13 @@ void handle_incremental_alter_configs(RequestContext& ctx, Reader& body, Writer&
             if (op == ConfigOp::kSet) {
               configs[c.name] = *c.value;
             } else if (op == ConfigOp::kAppend || op == ConfigOp::kSubtract) {
-              if (auto r = change_list(configs, c.name, *c.value, op == ConfigOp::kAppend); r.error != ErrorCode::kNone) {
+              if (auto r = change_list(configs, c.name, *c.value, op == ConfigOp::kAppend);
+                  r.error != ErrorCode::kNone) {
                 return r;
               }
             } else {
-              return {ErrorCode::kInvalidRequest, "Unknown config operation " + std::to_string(c.config_operation)};
+              return {ErrorCode::kInvalidRequest,
+                      "Unknown config operation " + std::to_string(c.config_operation)};
             }
           }
           return {};
@@ -227,10 +235,12 @@ void handle_elect_leaders(RequestContext& ctx, Reader& body, Writer& out) {
   if (!authorized_on_cluster(ctx, AclOperation::kAlter)) {
     // v0 has no top-level error: each asked-for partition carries it, as in Kafka.
     response.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
-    for (const auto& t : request.topic_partitions.value_or(std::vector<pr::ElectLeadersRequest::TopicPartitions>{})) {
+    for (const auto& t : request.topic_partitions.value_or(
+             std::vector<pr::ElectLeadersRequest::TopicPartitions>{})) {
       auto& result = response.replica_election_results.emplace_back();
       result.topic = t.topic;
-      for (int32_t p : t.partitions) result.partition_result.push_back({p, response.error_code, "Authorization failed."});
+      for (int32_t p : t.partitions)
+        result.partition_result.push_back({p, response.error_code, "Authorization failed."});
     }
     response.encode(out, v);
     return;
@@ -241,10 +251,11 @@ void handle_elect_leaders(RequestContext& ctx, Reader& body, Writer& out) {
     for (int32_t p : partitions) {
       // One replica per partition: it already leads.
       bool exists = topics.partition(topic, p) != nullptr;
-      result.partition_result.push_back({p, pr::code(exists ? ErrorCode::kElectionNotNeeded
-                                                            : ErrorCode::kUnknownTopicOrPartition),
-                                         exists ? std::optional<std::string>("Leader election not needed for topic partition")
-                                                : std::optional<std::string>("This server does not host this topic-partition.")});
+      result.partition_result.push_back(
+          {p,
+           pr::code(exists ? ErrorCode::kElectionNotNeeded : ErrorCode::kUnknownTopicOrPartition),
+           exists ? std::optional<std::string>("Leader election not needed for topic partition")
+                  : std::optional<std::string>("This server does not host this topic-partition.")});
     }
   };
   if (!request.topic_partitions) {

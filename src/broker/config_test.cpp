@@ -50,13 +50,15 @@ TEST(BrokerConfig, TopicOverridesWinOverBrokerDefaults) {
   std::string error;
   std::vector<std::string> warnings;
   auto c = make_broker_config({{"log.segment.bytes", "1000000"}}, error, warnings);
-  auto log = resolve_log_config(c->log_defaults, {{"retention.ms", "1234"}, {"message.timestamp.type", "LogAppendTime"}});
+  auto log = resolve_log_config(
+      c->log_defaults, {{"retention.ms", "1234"}, {"message.timestamp.type", "LogAppendTime"}});
   EXPECT_EQ(log.segment_bytes, 1000000);
   EXPECT_EQ(log.retention_ms, 1234);
   EXPECT_TRUE(log.log_append_time);
   EXPECT_TRUE(log.delete_policy);
   EXPECT_FALSE(resolve_log_config(c->log_defaults, {{"cleanup.policy", "compact"}}).delete_policy);
-  EXPECT_TRUE(resolve_log_config(c->log_defaults, {{"cleanup.policy", "compact,delete"}}).delete_policy);
+  EXPECT_TRUE(
+      resolve_log_config(c->log_defaults, {{"cleanup.policy", "compact,delete"}}).delete_policy);
 }
 
 TEST(ConfigDefs, ValidationNamesTheKey) {

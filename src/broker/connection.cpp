@@ -1,5 +1,5 @@
-// One client connection: reads requests in order, handles up to kMaxInFlight of them at once, writes
-// the responses back in request order; TLS, SASL state and the idle timeout live here too.
+// One client connection: reads requests in order, handles up to kMaxInFlight of them at once,
+// writes the responses back in request order; TLS, SASL state and the idle timeout live here too.
 #include "broker/connection.h"
 
 #include <netinet/in.h>
@@ -112,9 +112,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void start() {
     auto self = shared_from_this();
-    asio::co_spawn(socket_.get_executor(), [self]() { return self->run(); }, asio::detached);
+    asio::co_spawn(
+        socket_.get_executor(), [self]() { return self->run(); }, asio::detached);
     if (max_idle_.count() > 0) {
-      asio::co_spawn(socket_.get_executor(), [self]() { return self->close_when_idle(); }, asio::detached);
+      asio::co_spawn(
+          socket_.get_executor(), [self]() { return self->close_when_idle(); }, asio::detached);
     }
   }
 
@@ -125,7 +127,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       co_return;
     }
     auto self = shared_from_this();
-    asio::co_spawn(socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
+    asio::co_spawn(
+        socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
     co_await read_loop();
   }
 
@@ -137,13 +140,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
       // While a request is in flight or bytes are moving, look again a full period later.
       auto now = Clock::now();
       bool busy = !slots_.empty();
-      idle_timer_.expires_at(busy ? now + max_idle_ : std::max(last_activity_ + max_idle_, now + kIdleCheckFloor));
+      idle_timer_.expires_at(busy ? now + max_idle_
+                                  : std::max(last_activity_ + max_idle_, now + kIdleCheckFloor));
       boost::system::error_code ec;
       co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       if (closed_) break;
       if (slots_.empty() && Clock::now() - last_activity_ >= max_idle_) {
-        spdlog::debug("closing connection from {} on listener {}: idle for {} ms (connections.max.idle.ms)", peer_,
-                      listener_, max_idle_.count());
+        spdlog::debug(
+            "closing connection from {} on listener {}: idle for {} ms (connections.max.idle.ms)",
+            peer_, listener_, max_idle_.count());
         close();
       }
     }
@@ -152,15 +157,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The TLS handshake, and the principal of a client certificate. Failures are audit lines.
   asio::awaitable<bool> tls_handshake() {
     boost::system::error_code ec;
-    co_await tls_->async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+    co_await tls_->async_handshake(asio::ssl::stream_base::server,
+                                   asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       // A client hanging up mid-handshake (librdkafka drops spare connections), or closed for
       // idling in it, is no failed login.
-      if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated && ec != asio::error::operation_aborted &&
-          !closed_) {
+      if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated &&
+          ec != asio::error::operation_aborted && !closed_) {
         probe().tls_handshake_failures.add();
-        spdlog::warn("authentication failed: TLS handshake with {} on listener {}: {}", peer_, listener_,
-                     ec.message());
+        spdlog::warn("authentication failed: TLS handshake with {} on listener {}: {}", peer_,
+                     listener_, ec.message());
       }
       co_return false;
     }
@@ -171,9 +177,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto name = principals_->map(subject);
     if (!name) {
       probe().tls_handshake_failures.add();
-      spdlog::warn("authentication failed: client certificate '{}' from {} on listener {} matches no "
-                   "ssl.principal.mapping.rules",
-                   subject, peer_, listener_);
+      spdlog::warn(
+          "authentication failed: client certificate '{}' from {} on listener {} matches no "
+          "ssl.principal.mapping.rules",
+          subject, peer_, listener_);
       co_return false;
     }
     security_.principal = "User:" + *name;
@@ -185,8 +192,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<void> read_exact(void* data, size_t size) {
     auto* at = static_cast<uint8_t*>(data);
     while (size > 0) {
-      size_t n = tls_ ? co_await tls_->async_read_some(asio::buffer(at, size), asio::use_awaitable)
-                      : co_await socket_.async_read_some(asio::buffer(at, size), asio::use_awaitable);
+      size_t n =
+          tls_ ? co_await tls_->async_read_some(asio::buffer(at, size), asio::use_awaitable)
+               : co_await socket_.async_read_some(asio::buffer(at, size), asio::use_awaitable);
       last_activity_ = Clock::now();
       at += n;
       size -= n;
@@ -196,8 +204,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<void> write_all(const void* data, size_t size) {
     const auto* at = static_cast<const uint8_t*>(data);
     while (size > 0) {
-      size_t n = tls_ ? co_await tls_->async_write_some(asio::buffer(at, size), asio::use_awaitable)
-                      : co_await socket_.async_write_some(asio::buffer(at, size), asio::use_awaitable);
+      size_t n =
+          tls_ ? co_await tls_->async_write_some(asio::buffer(at, size), asio::use_awaitable)
+               : co_await socket_.async_write_some(asio::buffer(at, size), asio::use_awaitable);
       last_activity_ = Clock::now();
       at += n;
       size -= n;
@@ -210,16 +219,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
       while (!closed_) {
         uint8_t size_bytes[4];
         co_await read_exact(size_bytes, sizeof(size_bytes));
-        int64_t size = static_cast<int32_t>((uint32_t{size_bytes[0]} << 24) | (uint32_t{size_bytes[1]} << 16) |
-                                            (uint32_t{size_bytes[2]} << 8) | size_bytes[3]);
+        int64_t size =
+            static_cast<int32_t>((uint32_t{size_bytes[0]} << 24) | (uint32_t{size_bytes[1]} << 16) |
+                                 (uint32_t{size_bytes[2]} << 8) | size_bytes[3]);
         if (!tls_ && size_bytes[0] >= 0x14 && size_bytes[0] <= 0x17 && size_bytes[1] == 0x03) {
           spdlog::warn("closing connection from {}: a TLS handshake on {} listener {}", peer_,
                        security_.security_protocol, listener_);
           break;
         }
         if (size < 8 || size > broker_.config().socket_request_max_bytes) {
-          spdlog::warn("closing connection from {}: request size {} is outside 8..{} (socket.request.max.bytes)",
-                       peer_, size, broker_.config().socket_request_max_bytes);
+          spdlog::warn(
+              "closing connection from {}: request size {} is outside 8..{} "
+              "(socket.request.max.bytes)",
+              peer_, size, broker_.config().socket_request_max_bytes);
           break;
         }
         auto slot = std::make_shared<Slot>();
@@ -270,15 +282,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return false;
     }
     if (!security_.admits(key, Clock::now())) {
-      spdlog::warn("closing connection from {} on listener {}: API key {} {}", peer_, listener_, key,
-                   security_.authenticated ? "after the SASL session expired (connections.max.reauth.ms)"
-                                           : "before SASL authentication");
+      spdlog::warn(
+          "closing connection from {} on listener {}: API key {} {}", peer_, listener_, key,
+          security_.authenticated ? "after the SASL session expired (connections.max.reauth.ms)"
+                                  : "before SASL authentication");
       return false;
     }
     return true;
   }
 
-  static bool is_sasl_request(int16_t key) { return key == kSaslHandshakeKey || key == kSaslAuthenticateKey; }
+  static bool is_sasl_request(int16_t key) {
+    return key == kSaslHandshakeKey || key == kSaslAuthenticateKey;
+  }
 
   asio::awaitable<void> process(std::shared_ptr<Slot> slot) {
     auto self = shared_from_this();
@@ -307,7 +322,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
                    slot->header.api_key, slot->header.api_version, e.what());
       slot->close_after = true;
     } catch (const std::exception& e) {
-      spdlog::error("closing connection from {}: API key {} failed: {}", peer_, slot->header.api_key, e.what());
+      spdlog::error("closing connection from {}: API key {} failed: {}", peer_,
+                    slot->header.api_key, e.what());
       slot->close_after = true;
     }
     slot->handled = Clock::now();
@@ -316,7 +332,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       api->queue_seconds.observe(seconds(slot->received, slot->started));
       api->local_seconds.observe(seconds(slot->started, slot->handled));
       if (slot->close_after) api->errors.add();
-      if (slot->header.api_key == kProduceKey) probe().produce_request_bytes.observe(slot->request.span().size());
+      if (slot->header.api_key == kProduceKey)
+        probe().produce_request_bytes.observe(slot->request.span().size());
     }
     slot->done = true;
     slot_ready_.cancel();
@@ -329,14 +346,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void note_sent(const Slot& slot) {
     auto now = Clock::now();
-    if (auto* api = probe().api(slot.header.api_key)) api->send_seconds.observe(seconds(slot.handled, now));
-    if (slot.header.api_key == kFetchKey) probe().fetch_response_bytes.observe(slot.response.total_size());
+    if (auto* api = probe().api(slot.header.api_key))
+      api->send_seconds.observe(seconds(slot.handled, now));
+    if (slot.header.api_key == kFetchKey)
+      probe().fetch_response_bytes.observe(slot.response.total_size());
     double total_ms = seconds(slot.received, now) * 1000;
     if (total_ms >= broker_.slow_request_ms()) {
-      spdlog::warn("slow request: API key {} v{} from {} (client {}) took {:.1f} ms: queue {:.1f}, local {:.1f}, send {:.1f}",
-                   slot.header.api_key, slot.header.api_version, peer_, slot.header.client_id.value_or(""), total_ms,
-                   seconds(slot.received, slot.started) * 1000, seconds(slot.started, slot.handled) * 1000,
-                   seconds(slot.handled, now) * 1000);
+      spdlog::warn(
+          "slow request: API key {} v{} from {} (client {}) took {:.1f} ms: queue {:.1f}, local "
+          "{:.1f}, send {:.1f}",
+          slot.header.api_key, slot.header.api_version, peer_, slot.header.client_id.value_or(""),
+          total_ms, seconds(slot.received, slot.started) * 1000,
+          seconds(slot.started, slot.handled) * 1000, seconds(slot.handled, now) * 1000);
     }
   }
 
@@ -472,8 +493,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 }  // namespace
 
-void start_connection(Broker& broker, tcp::socket socket, const Endpoint& listener, const TlsListener* tls,
-                      std::chrono::milliseconds max_idle) {
+void start_connection(Broker& broker, tcp::socket socket, const Endpoint& listener,
+                      const TlsListener* tls, std::chrono::milliseconds max_idle) {
   std::make_shared<Connection>(broker, std::move(socket), listener, tls, max_idle)->start();
 }
 

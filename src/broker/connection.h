@@ -14,7 +14,7 @@ struct TlsListener;
 
 // Takes over `socket` and serves it until either side closes it. `tls`: the listener's TLS setup,
 // or nullptr on PLAINTEXT and SASL_PLAINTEXT listeners. `max_idle` <= 0: never idle out.
-void start_connection(Broker& broker, asio::ip::tcp::socket socket, const Endpoint& listener, const TlsListener* tls,
-                      std::chrono::milliseconds max_idle);
+void start_connection(Broker& broker, asio::ip::tcp::socket socket, const Endpoint& listener,
+                      const TlsListener* tls, std::chrono::milliseconds max_idle);
 
 }  // namespace oxbow::broker

@@ -45,14 +45,16 @@ DynamicLayers DynamicConfigs::snapshot() const {
 }
 
 bool DynamicConfigs::store(const DynamicLayers& layers, std::string& error) {
-  nlohmann::json doc = {{"broker", to_json(layers.broker)}, {"default", to_json(layers.cluster_default)}};
+  nlohmann::json doc = {{"broker", to_json(layers.broker)},
+                        {"default", to_json(layers.cluster_default)}};
   std::lock_guard lock(mutex_);
   if (!storage::write_file_atomically(path_, doc.dump(2) + "\n", error)) return false;
   layers_ = layers;
   return true;
 }
 
-std::optional<BrokerConfig> DynamicConfigs::effective(const BrokerConfig& static_config, const DynamicLayers& layers,
+std::optional<BrokerConfig> DynamicConfigs::effective(const BrokerConfig& static_config,
+                                                      const DynamicLayers& layers,
                                                       std::string& error) {
   Properties merged = static_config.given;
   for (const auto& [k, v] : layers.cluster_default) merged[k] = v;

@@ -2,7 +2,8 @@
 // Broker configs changed at run time (AlterConfigs / IncrementalAlterConfigs on a BROKER
 // resource), in two layers as in Kafka: for this broker (resource name = its node id) and the
 // cluster-wide default (empty resource name); this broker's value wins. Only keys that are not
-// read-only in the config table may change. Persisted in `<first log dir>/oxbow-broker-configs.json`:
+// read-only in the config table may change. Persisted in `<first log
+// dir>/oxbow-broker-configs.json`:
 //   {"broker": {"key": "value", ...}, "default": {"key": "value", ...}}
 #include <map>
 #include <mutex>
@@ -30,8 +31,8 @@ class DynamicConfigs {
 
   // The configuration in effect: the static one with both dynamic layers over it. nullopt with
   // `error` when the combination is invalid.
-  static std::optional<BrokerConfig> effective(const BrokerConfig& static_config, const DynamicLayers& layers,
-                                               std::string& error);
+  static std::optional<BrokerConfig> effective(const BrokerConfig& static_config,
+                                               const DynamicLayers& layers, std::string& error);
 
  private:
   std::string path_;

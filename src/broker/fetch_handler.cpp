@@ -28,7 +28,8 @@ struct Target {
 };
 
 // Resolves the request's topics (by name, or by id from v13) once.
-std::vector<std::vector<Target>> resolve(const RequestContext& ctx, const pr::FetchRequest& request, int16_t v) {
+std::vector<std::vector<Target>> resolve(const RequestContext& ctx, const pr::FetchRequest& request,
+                                         int16_t v) {
   auto& broker = ctx.broker;
   std::vector<std::vector<Target>> targets;
   for (const auto& topic : request.topics) {
@@ -41,12 +42,14 @@ std::vector<std::vector<Target>> resolve(const RequestContext& ctx, const pr::Fe
       missing = ErrorCode::kUnknownTopicId;
     }
     if (!name.empty() && !authorized(ctx, AclOperation::kRead, ResourceType::kTopic, name)) {
-      row.assign(topic.partitions.size(), {name, nullptr, nullptr, ErrorCode::kTopicAuthorizationFailed});
+      row.assign(topic.partitions.size(),
+                 {name, nullptr, nullptr, ErrorCode::kTopicAuthorizationFailed});
       continue;
     }
     auto stats = name.empty() ? nullptr : broker.topics().stats(name);
     for (const auto& p : topic.partitions) {
-      row.push_back({name, name.empty() ? nullptr : broker.topics().partition(name, p.partition), stats, missing});
+      row.push_back({name, name.empty() ? nullptr : broker.topics().partition(name, p.partition),
+                     stats, missing});
     }
   }
   return targets;
@@ -74,7 +77,8 @@ size_t read_all(const pr::FetchRequest& request, const std::vector<std::vector<T
         out.records.is_null = false;
         continue;
       }
-      int32_t max_bytes = static_cast<int32_t>(std::min<int64_t>(part.partition_max_bytes, std::max<int64_t>(budget, 0)));
+      int32_t max_bytes = static_cast<int32_t>(
+          std::min<int64_t>(part.partition_max_bytes, std::max<int64_t>(budget, 0)));
       // KIP-74: the first batch of the response goes out whole even past the limits, so that a
       // consumer can always make progress.
       auto read = target.log->read(part.fetch_offset, max_bytes, total == 0, read_committed);
@@ -115,7 +119,8 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
   pr::FetchResponse response;
   response.session_id = 0;
 
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(request.max_wait_ms, 0));
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(std::max(request.max_wait_ms, 0));
   std::shared_ptr<AsyncWaiter> waiter;
   while (true) {
     // Register before reading so that an append between the read and the wait still wakes us.
@@ -127,7 +132,8 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
       }
     }
     size_t bytes = read_all(request, targets, response);
-    bool enough = static_cast<int64_t>(bytes) >= std::max(request.min_bytes, 1) || has_error(response);
+    bool enough =
+        static_cast<int64_t>(bytes) >= std::max(request.min_bytes, 1) || has_error(response);
     if (enough || std::chrono::steady_clock::now() >= deadline) break;
     if (!waiter) {
       waiter = std::make_shared<AsyncWaiter>(co_await asio::this_coro::executor);

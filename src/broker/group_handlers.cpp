@@ -41,7 +41,8 @@ asio::awaitable<Result> await_result(std::shared_ptr<Deferred<Result>> deferred)
 }
 
 template <typename Result>
-std::pair<std::shared_ptr<Deferred<Result>>, std::function<void(Result)>> make_deferred(asio::any_io_executor ex) {
+std::pair<std::shared_ptr<Deferred<Result>>, std::function<void(Result)>> make_deferred(
+    asio::any_io_executor ex) {
   auto deferred = std::make_shared<Deferred<Result>>();
   deferred->waiter = std::make_shared<AsyncWaiter>(ex);
   // The waiter's wake posts to this connection's thread, where `result` is read: the result is
@@ -62,11 +63,13 @@ void handle_find_coordinator(RequestContext& ctx, Reader& body, Writer& out) {
   auto endpoint = ctx.broker.advertised_endpoint(ctx.listener_name);
   int32_t node = ctx.broker.config().node_id;
   auto key_error = [&](const std::string& key) {
-    if (request.key_type != kGroupKey && request.key_type != kTransactionKey) return ErrorCode::kInvalidRequest;
+    if (request.key_type != kGroupKey && request.key_type != kTransactionKey)
+      return ErrorCode::kInvalidRequest;
     if (key.empty()) return ErrorCode::kInvalidRequest;
     if (request.key_type == kGroupKey) {
-      return authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, key) ? ErrorCode::kNone
-                                                                                 : ErrorCode::kGroupAuthorizationFailed;
+      return authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, key)
+                 ? ErrorCode::kNone
+                 : ErrorCode::kGroupAuthorizationFailed;
     }
     return authorized(ctx, AclOperation::kDescribe, ResourceType::kTransactionalId, key)
                ? ErrorCode::kNone
@@ -136,7 +139,8 @@ asio::awaitable<void> handle_join_group(RequestContext& ctx, Reader& body, Write
   response.error_code = pr::code(result.error);
   response.generation_id = result.generation;
   response.protocol_type = result.protocol_type;
-  response.protocol_name = result.protocol_name ? *result.protocol_name : (v >= 7 ? std::optional<std::string>() : "");
+  response.protocol_name =
+      result.protocol_name ? *result.protocol_name : (v >= 7 ? std::optional<std::string>() : "");
   response.leader = result.leader;
   response.member_id = result.member_id;
   response.skip_assignment = result.skip_assignment;
@@ -157,7 +161,8 @@ asio::awaitable<void> handle_sync_group(RequestContext& ctx, Reader& body, Write
   sync.group_instance_id = request.group_instance_id;
   sync.protocol_type = request.protocol_type;
   sync.protocol_name = request.protocol_name;
-  for (auto& a : request.assignments) sync.assignments.emplace_back(a.member_id, std::move(a.assignment));
+  for (auto& a : request.assignments)
+    sync.assignments.emplace_back(a.member_id, std::move(a.assignment));
 
   group::SyncResult result;
   if (authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)) {
@@ -181,11 +186,11 @@ void handle_heartbeat(RequestContext& ctx, Reader& body, Writer& out) {
   pr::HeartbeatRequest request;
   request.decode(body, v);
   pr::HeartbeatResponse response;
-  response.error_code =
-      authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)
-          ? pr::code(ctx.broker.groups().heartbeat(request.group_id, request.member_id, request.group_instance_id,
-                                                   request.generation_id))
-          : pr::code(ErrorCode::kGroupAuthorizationFailed);
+  response.error_code = authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)
+                            ? pr::code(ctx.broker.groups().heartbeat(
+                                  request.group_id, request.member_id, request.group_instance_id,
+                                  request.generation_id))
+                            : pr::code(ErrorCode::kGroupAuthorizationFailed);
   response.encode(out, v);
 }
 
@@ -230,8 +235,8 @@ void handle_describe_groups(RequestContext& ctx, Reader& body, Writer& out) {
     g.protocol_type = d.protocol_type;
     g.protocol_data = d.protocol_name;
     for (auto& m : d.members) {
-      g.members.push_back({m.member_id, m.group_instance_id, m.client_id, m.client_host, std::move(m.metadata),
-                           std::move(m.assignment)});
+      g.members.push_back({m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                           std::move(m.metadata), std::move(m.assignment)});
     }
   }
   response.encode(out, v);
@@ -245,7 +250,9 @@ void handle_list_groups(RequestContext& ctx, Reader& body, Writer& out) {
   // With DESCRIBE on the cluster every group is listed, else those the principal may describe.
   bool all = authorized_on_cluster(ctx, AclOperation::kDescribe, Audit::kQuiet);
   for (auto& g : ctx.broker.groups().list(request.states_filter)) {
-    if (!all && !authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, g.group_id, Audit::kQuiet)) continue;
+    if (!all &&
+        !authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, g.group_id, Audit::kQuiet))
+      continue;
     response.groups.push_back({g.group_id, g.protocol_type, g.state});
   }
   response.encode(out, v);

@@ -61,13 +61,48 @@ enum ApiKey : int16_t {
 
 // Ordered by API key.
 constexpr auto kImplemented = std::to_array<int16_t>({
-    kProduce, kFetch, kListOffsets, kMetadata, kOffsetCommit, kOffsetFetch, kFindCoordinator, kJoinGroup,
-    kHeartbeat, kLeaveGroup, kSyncGroup, kDescribeGroups, kListGroups, kSaslHandshake, kApiVersions, kCreateTopics,
-    kDeleteTopics, kDeleteRecords, kInitProducerId, kOffsetForLeaderEpoch, kAddPartitionsToTxn, kAddOffsetsToTxn,
-    kEndTxn, kTxnOffsetCommit, kDescribeAcls, kCreateAcls, kDeleteAcls, kDescribeConfigs, kAlterConfigs, kDescribeLogDirs, kSaslAuthenticate, kCreatePartitions,
-    kDeleteGroups, kElectLeaders, kIncrementalAlterConfigs, kOffsetDelete, kDescribeUserScramCredentials,
-    kAlterUserScramCredentials, kDescribeCluster, kDescribeProducers,
-    kDescribeTransactions, kListTransactions,
+    kProduce,
+    kFetch,
+    kListOffsets,
+    kMetadata,
+    kOffsetCommit,
+    kOffsetFetch,
+    kFindCoordinator,
+    kJoinGroup,
+    kHeartbeat,
+    kLeaveGroup,
+    kSyncGroup,
+    kDescribeGroups,
+    kListGroups,
+    kSaslHandshake,
+    kApiVersions,
+    kCreateTopics,
+    kDeleteTopics,
+    kDeleteRecords,
+    kInitProducerId,
+    kOffsetForLeaderEpoch,
+    kAddPartitionsToTxn,
+    kAddOffsetsToTxn,
+    kEndTxn,
+    kTxnOffsetCommit,
+    kDescribeAcls,
+    kCreateAcls,
+    kDeleteAcls,
+    kDescribeConfigs,
+    kAlterConfigs,
+    kDescribeLogDirs,
+    kSaslAuthenticate,
+    kCreatePartitions,
+    kDeleteGroups,
+    kElectLeaders,
+    kIncrementalAlterConfigs,
+    kOffsetDelete,
+    kDescribeUserScramCredentials,
+    kAlterUserScramCredentials,
+    kDescribeCluster,
+    kDescribeProducers,
+    kDescribeTransactions,
+    kListTransactions,
 });
 
 pr::ApiVersionsResponse advertised_versions() {
@@ -83,7 +118,9 @@ pr::ApiVersionsResponse advertised_versions() {
 
 }  // namespace
 
-std::span<const int16_t> implemented_api_keys() { return kImplemented; }
+std::span<const int16_t> implemented_api_keys() {
+  return kImplemented;
+}
 
 bool is_implemented(int16_t api_key) {
   return std::find(kImplemented.begin(), kImplemented.end(), api_key) != kImplemented.end();
@@ -105,49 +142,134 @@ void handle_api_versions(RequestContext& ctx, Reader& body, Writer& out) {
 
 asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
   switch (ctx.header.api_key) {
-    case kProduce: co_await handle_produce(ctx, body, out); break;
-    case kFetch: co_await handle_fetch(ctx, body, out); break;
-    case kListOffsets: handle_list_offsets(ctx, body, out); break;
-    case kMetadata: handle_metadata(ctx, body, out); break;
-    case kApiVersions: handle_api_versions(ctx, body, out); break;
-    case kSaslHandshake: handle_sasl_handshake(ctx, body, out); break;
-    case kSaslAuthenticate: handle_sasl_authenticate(ctx, body, out); break;
-    case kDescribeUserScramCredentials: handle_describe_user_scram_credentials(ctx, body, out); break;
-    case kAlterUserScramCredentials: handle_alter_user_scram_credentials(ctx, body, out); break;
-    case kOffsetCommit: handle_offset_commit(ctx, body, out); break;
-    case kInitProducerId: handle_init_producer_id(ctx, body, out); break;
-    case kDescribeProducers: handle_describe_producers(ctx, body, out); break;
-    case kAddPartitionsToTxn: handle_add_partitions_to_txn(ctx, body, out); break;
-    case kAddOffsetsToTxn: handle_add_offsets_to_txn(ctx, body, out); break;
-    case kEndTxn: handle_end_txn(ctx, body, out); break;
-    case kTxnOffsetCommit: handle_txn_offset_commit(ctx, body, out); break;
-    case kDescribeTransactions: handle_describe_transactions(ctx, body, out); break;
-    case kListTransactions: handle_list_transactions(ctx, body, out); break;
-    case kDeleteRecords: handle_delete_records(ctx, body, out); break;
-    case kDescribeAcls: handle_describe_acls(ctx, body, out); break;
-    case kCreateAcls: handle_create_acls(ctx, body, out); break;
-    case kDeleteAcls: handle_delete_acls(ctx, body, out); break;
-    case kAlterConfigs: handle_alter_configs(ctx, body, out); break;
-    case kDescribeLogDirs: handle_describe_log_dirs(ctx, body, out); break;
-    case kElectLeaders: handle_elect_leaders(ctx, body, out); break;
-    case kIncrementalAlterConfigs: handle_incremental_alter_configs(ctx, body, out); break;
-    case kOffsetFetch: handle_offset_fetch(ctx, body, out); break;
-    case kFindCoordinator: handle_find_coordinator(ctx, body, out); break;
-    case kJoinGroup: co_await handle_join_group(ctx, body, out); break;
-    case kHeartbeat: handle_heartbeat(ctx, body, out); break;
-    case kLeaveGroup: handle_leave_group(ctx, body, out); break;
-    case kSyncGroup: co_await handle_sync_group(ctx, body, out); break;
-    case kDescribeGroups: handle_describe_groups(ctx, body, out); break;
-    case kListGroups: handle_list_groups(ctx, body, out); break;
-    case kDeleteGroups: handle_delete_groups(ctx, body, out); break;
-    case kOffsetDelete: handle_offset_delete(ctx, body, out); break;
-    case kCreateTopics: handle_create_topics(ctx, body, out); break;
-    case kDeleteTopics: handle_delete_topics(ctx, body, out); break;
-    case kOffsetForLeaderEpoch: handle_offset_for_leader_epoch(ctx, body, out); break;
-    case kDescribeConfigs: handle_describe_configs(ctx, body, out); break;
-    case kCreatePartitions: handle_create_partitions(ctx, body, out); break;
-    case kDescribeCluster: handle_describe_cluster(ctx, body, out); break;
-    default: throw pr::DecodeError("no handler for API key " + std::to_string(ctx.header.api_key));
+    case kProduce:
+      co_await handle_produce(ctx, body, out);
+      break;
+    case kFetch:
+      co_await handle_fetch(ctx, body, out);
+      break;
+    case kListOffsets:
+      handle_list_offsets(ctx, body, out);
+      break;
+    case kMetadata:
+      handle_metadata(ctx, body, out);
+      break;
+    case kApiVersions:
+      handle_api_versions(ctx, body, out);
+      break;
+    case kSaslHandshake:
+      handle_sasl_handshake(ctx, body, out);
+      break;
+    case kSaslAuthenticate:
+      handle_sasl_authenticate(ctx, body, out);
+      break;
+    case kDescribeUserScramCredentials:
+      handle_describe_user_scram_credentials(ctx, body, out);
+      break;
+    case kAlterUserScramCredentials:
+      handle_alter_user_scram_credentials(ctx, body, out);
+      break;
+    case kOffsetCommit:
+      handle_offset_commit(ctx, body, out);
+      break;
+    case kInitProducerId:
+      handle_init_producer_id(ctx, body, out);
+      break;
+    case kDescribeProducers:
+      handle_describe_producers(ctx, body, out);
+      break;
+    case kAddPartitionsToTxn:
+      handle_add_partitions_to_txn(ctx, body, out);
+      break;
+    case kAddOffsetsToTxn:
+      handle_add_offsets_to_txn(ctx, body, out);
+      break;
+    case kEndTxn:
+      handle_end_txn(ctx, body, out);
+      break;
+    case kTxnOffsetCommit:
+      handle_txn_offset_commit(ctx, body, out);
+      break;
+    case kDescribeTransactions:
+      handle_describe_transactions(ctx, body, out);
+      break;
+    case kListTransactions:
+      handle_list_transactions(ctx, body, out);
+      break;
+    case kDeleteRecords:
+      handle_delete_records(ctx, body, out);
+      break;
+    case kDescribeAcls:
+      handle_describe_acls(ctx, body, out);
+      break;
+    case kCreateAcls:
+      handle_create_acls(ctx, body, out);
+      break;
+    case kDeleteAcls:
+      handle_delete_acls(ctx, body, out);
+      break;
+    case kAlterConfigs:
+      handle_alter_configs(ctx, body, out);
+      break;
+    case kDescribeLogDirs:
+      handle_describe_log_dirs(ctx, body, out);
+      break;
+    case kElectLeaders:
+      handle_elect_leaders(ctx, body, out);
+      break;
+    case kIncrementalAlterConfigs:
+      handle_incremental_alter_configs(ctx, body, out);
+      break;
+    case kOffsetFetch:
+      handle_offset_fetch(ctx, body, out);
+      break;
+    case kFindCoordinator:
+      handle_find_coordinator(ctx, body, out);
+      break;
+    case kJoinGroup:
+      co_await handle_join_group(ctx, body, out);
+      break;
+    case kHeartbeat:
+      handle_heartbeat(ctx, body, out);
+      break;
+    case kLeaveGroup:
+      handle_leave_group(ctx, body, out);
+      break;
+    case kSyncGroup:
+      co_await handle_sync_group(ctx, body, out);
+      break;
+    case kDescribeGroups:
+      handle_describe_groups(ctx, body, out);
+      break;
+    case kListGroups:
+      handle_list_groups(ctx, body, out);
+      break;
+    case kDeleteGroups:
+      handle_delete_groups(ctx, body, out);
+      break;
+    case kOffsetDelete:
+      handle_offset_delete(ctx, body, out);
+      break;
+    case kCreateTopics:
+      handle_create_topics(ctx, body, out);
+      break;
+    case kDeleteTopics:
+      handle_delete_topics(ctx, body, out);
+      break;
+    case kOffsetForLeaderEpoch:
+      handle_offset_for_leader_epoch(ctx, body, out);
+      break;
+    case kDescribeConfigs:
+      handle_describe_configs(ctx, body, out);
+      break;
+    case kCreatePartitions:
+      handle_create_partitions(ctx, body, out);
+      break;
+    case kDescribeCluster:
+      handle_describe_cluster(ctx, body, out);
+      break;
+    default:
+      throw pr::DecodeError("no handler for API key " + std::to_string(ctx.header.api_key));
   }
 }
 

@@ -15,13 +15,15 @@ namespace pr = oxbow::protocol;
 
 bool InternalTopic::ensure_exists() {
   if (exists_) return true;
-  auto result = topics_.create(name_, partitions_, {{"cleanup.policy", "compact"}, {"retention.ms", "-1"}}, false);
-  exists_ = result.error == pr::ErrorCode::kNone || result.error == pr::ErrorCode::kTopicAlreadyExists;
+  auto result = topics_.create(name_, partitions_,
+                               {{"cleanup.policy", "compact"}, {"retention.ms", "-1"}}, false);
+  exists_ =
+      result.error == pr::ErrorCode::kNone || result.error == pr::ErrorCode::kTopicAlreadyExists;
   return exists_;
 }
 
-int16_t InternalTopic::append_batch(int32_t partition, const KeyedRecords& records, int64_t producer_id,
-                                    int16_t producer_epoch) {
+int16_t InternalTopic::append_batch(int32_t partition, const KeyedRecords& records,
+                                    int64_t producer_id, int16_t producer_epoch) {
   if (!ensure_exists()) return pr::code(pr::ErrorCode::kCoordinatorNotAvailable);
   auto log = topics_.partition(name_, partition);
   if (!log) return pr::code(pr::ErrorCode::kCoordinatorNotAvailable);
@@ -36,8 +38,8 @@ int16_t InternalTopic::append_batch(int32_t partition, const KeyedRecords& recor
     result.error = pr::ErrorCode::kKafkaStorageError;
   }
   if (result.error != pr::ErrorCode::kNone) {
-    spdlog::log(producer_id >= 0 ? spdlog::level::debug : spdlog::level::err, "appending to {}-{}: {}", name_,
-                partition, pr::error_name(result.error));
+    spdlog::log(producer_id >= 0 ? spdlog::level::debug : spdlog::level::err,
+                "appending to {}-{}: {}", name_, partition, pr::error_name(result.error));
   }
   return pr::code(result.error);
 }
@@ -46,8 +48,8 @@ bool InternalTopic::append(int32_t partition, const KeyedRecords& records) {
   return append_batch(partition, records, -1, -1) == 0;
 }
 
-int16_t InternalTopic::append_transactional(int32_t partition, const KeyedRecords& records, int64_t producer_id,
-                                            int16_t producer_epoch) {
+int16_t InternalTopic::append_transactional(int32_t partition, const KeyedRecords& records,
+                                            int64_t producer_id, int16_t producer_epoch) {
   return append_batch(partition, records, producer_id, producer_epoch);
 }
 
@@ -63,8 +65,8 @@ void InternalTopic::replay(const RecordVisitor& on_record, const MarkerVisitor& 
       auto read = log->read(offset, 1 << 20, true);
       if (read.error != pr::ErrorCode::kNone || read.slice.length == 0) break;
       bytes.resize(read.slice.length);
-      if (::pread(read.slice.fd, bytes.data(), bytes.size(), static_cast<off_t>(read.slice.offset)) !=
-          static_cast<ssize_t>(bytes.size())) {
+      if (::pread(read.slice.fd, bytes.data(), bytes.size(),
+                  static_cast<off_t>(read.slice.offset)) != static_cast<ssize_t>(bytes.size())) {
         break;
       }
       size_t pos = 0;
@@ -75,7 +77,8 @@ void InternalTopic::replay(const RecordVisitor& on_record, const MarkerVisitor& 
         if (pos + header.total_size() > bytes.size()) break;
         if (header.is_control()) {
           auto type = pr::control_type(batch, header.total_size());
-          if (type != pr::ControlType::kUnknown) on_marker(header.producer_id, type == pr::ControlType::kCommit);
+          if (type != pr::ControlType::kUnknown)
+            on_marker(header.producer_id, type == pr::ControlType::kCommit);
         } else {
           records.clear();
           if (pr::parse_records(batch, header.total_size(), records)) {

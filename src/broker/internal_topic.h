@@ -28,7 +28,8 @@ class InternalTopic : public KeyedLog {
   bool ensure_exists();
 
  private:
-  int16_t append_batch(int32_t partition, const KeyedRecords& records, int64_t producer_id, int16_t producer_epoch);
+  int16_t append_batch(int32_t partition, const KeyedRecords& records, int64_t producer_id,
+                       int16_t producer_epoch);
 
   TopicRegistry& topics_;
   std::string name_;

@@ -22,7 +22,8 @@ constexpr int32_t kAuthorizedOperationsOmitted = INT32_MIN;
 constexpr int8_t kResourceTopic = 2;
 constexpr int8_t kResourceBroker = 4;
 
-void describe_topic(const TopicInfo& topic, int32_t node, pr::MetadataResponse::MetadataResponseTopic& out) {
+void describe_topic(const TopicInfo& topic, int32_t node,
+                    pr::MetadataResponse::MetadataResponseTopic& out) {
   out.error_code = pr::code(ErrorCode::kNone);
   out.name = topic.name;
   out.topic_id = topic.id;
@@ -40,8 +41,8 @@ void describe_topic(const TopicInfo& topic, int32_t node, pr::MetadataResponse::
 
 // Finds the topic, creating it when the broker, the request and the ACLs (CREATE on the cluster
 // or the topic) allow.
-std::optional<TopicInfo> find_or_create(const RequestContext& ctx, const std::string& name, bool may_create,
-                                        ErrorCode& error) {
+std::optional<TopicInfo> find_or_create(const RequestContext& ctx, const std::string& name,
+                                        bool may_create, ErrorCode& error) {
   auto& broker = ctx.broker;
   auto& topics = broker.topics();
   if (auto topic = topics.find(name)) return topic;
@@ -86,7 +87,9 @@ void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
   bool all_topics = !request.topics.has_value() || (v == 0 && request.topics->empty());
   if (all_topics) {
     for (const auto& topic : broker.topics().list()) {
-      if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic.name, Audit::kQuiet)) continue;
+      if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic.name,
+                      Audit::kQuiet))
+        continue;
       describe_topic(topic, node, response.topics.emplace_back());
     }
   } else {
@@ -120,9 +123,10 @@ void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
     }
   }
   for (auto& t : response.topics) {
-    t.topic_authorized_operations = request.include_topic_authorized_operations && t.error_code == 0 && t.name
-                                        ? authorized_operations(ctx, ResourceType::kTopic, *t.name)
-                                        : kAuthorizedOperationsOmitted;
+    t.topic_authorized_operations =
+        request.include_topic_authorized_operations && t.error_code == 0 && t.name
+            ? authorized_operations(ctx, ResourceType::kTopic, *t.name)
+            : kAuthorizedOperationsOmitted;
   }
   response.encode(out, v);
 }
@@ -135,7 +139,8 @@ void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out) {
   pr::DescribeClusterResponse response;
   response.cluster_id = ctx.broker.cluster_id();
   response.controller_id = ctx.broker.config().node_id;
-  response.brokers.push_back({ctx.broker.config().node_id, endpoint.host, endpoint.port, std::nullopt});
+  response.brokers.push_back(
+      {ctx.broker.config().node_id, endpoint.host, endpoint.port, std::nullopt});
   response.cluster_authorized_operations =
       request.include_cluster_authorized_operations
           ? authorized_operations(ctx, ResourceType::kCluster, security::kClusterResourceName)
@@ -174,7 +179,8 @@ using Synonym = pr::DescribeConfigsResponse::DescribeConfigsSynonym;
 
 // Where a broker key's value comes from, most specific first: this broker's dynamic value, the
 // cluster-wide dynamic default, server.properties. The built-in default is not included.
-std::vector<Synonym> broker_layers(const BrokerConfig& config, const DynamicLayers& dynamic, const std::string& key) {
+std::vector<Synonym> broker_layers(const BrokerConfig& config, const DynamicLayers& dynamic,
+                                   const std::string& key) {
   std::vector<Synonym> chain;
   if (auto it = dynamic.broker.find(key); it != dynamic.broker.end()) {
     chain.push_back({key, it->second, static_cast<int8_t>(ConfigSource::kDynamicBroker)});
@@ -188,9 +194,11 @@ std::vector<Synonym> broker_layers(const BrokerConfig& config, const DynamicLaye
   return chain;
 }
 
-void describe_topic_configs(const BrokerConfig& config, const DynamicLayers& dynamic, const TopicInfo& topic,
+void describe_topic_configs(const BrokerConfig& config, const DynamicLayers& dynamic,
+                            const TopicInfo& topic,
                             const pr::DescribeConfigsRequest::DescribeConfigsResource& resource,
-                            bool synonyms, bool docs, pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
+                            bool synonyms, bool docs,
+                            pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
   for (const auto& def : topic_config_defs()) {
     if (!wanted_key(resource.configuration_keys, def.name)) continue;
     std::vector<Synonym> chain;
@@ -201,7 +209,8 @@ void describe_topic_configs(const BrokerConfig& config, const DynamicLayers& dyn
       auto inherited = broker_layers(config, dynamic, def.broker_synonym);
       chain.insert(chain.end(), inherited.begin(), inherited.end());
     }
-    std::optional<std::string> value = def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt;
+    std::optional<std::string> value =
+        def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt;
     ConfigSource source = ConfigSource::kDefault;
     if (!chain.empty()) {
       value = chain.front().value;
@@ -219,20 +228,24 @@ void describe_topic_configs(const BrokerConfig& config, const DynamicLayers& dyn
 }
 
 // `cluster_default`: the resource with an empty name, which holds only the dynamic defaults.
-void describe_broker_configs(const BrokerConfig& config, const DynamicLayers& dynamic, bool cluster_default,
-                             const pr::DescribeConfigsRequest::DescribeConfigsResource& resource, bool synonyms,
-                             bool docs, pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
+void describe_broker_configs(const BrokerConfig& config, const DynamicLayers& dynamic,
+                             bool cluster_default,
+                             const pr::DescribeConfigsRequest::DescribeConfigsResource& resource,
+                             bool synonyms, bool docs,
+                             pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
   for (const auto& def : broker_config_defs()) {
     if (!wanted_key(resource.configuration_keys, def.name)) continue;
     std::vector<Synonym> chain;
     if (cluster_default) {
       auto it = dynamic.cluster_default.find(def.name);
       if (it == dynamic.cluster_default.end()) continue;
-      chain.push_back({def.name, it->second, static_cast<int8_t>(ConfigSource::kDynamicDefaultBroker)});
+      chain.push_back(
+          {def.name, it->second, static_cast<int8_t>(ConfigSource::kDynamicDefaultBroker)});
     } else {
       chain = broker_layers(config, dynamic, def.name);
     }
-    std::optional<std::string> value = def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt;
+    std::optional<std::string> value =
+        def.default_value ? std::optional<std::string>(def.default_value) : std::nullopt;
     ConfigSource source = ConfigSource::kDefault;
     if (!chain.empty()) {
       value = chain.front().value;
@@ -260,7 +273,8 @@ void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
     result.resource_type = resource.resource_type;
     result.resource_name = resource.resource_name;
     if (resource.resource_type == kResourceTopic) {
-      if (!authorized(ctx, AclOperation::kDescribeConfigs, ResourceType::kTopic, resource.resource_name)) {
+      if (!authorized(ctx, AclOperation::kDescribeConfigs, ResourceType::kTopic,
+                      resource.resource_name)) {
         result.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
         continue;
       }
@@ -277,13 +291,14 @@ void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
         result.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
         continue;
       }
-      if (!resource.resource_name.empty() && resource.resource_name != std::to_string(config.node_id)) {
+      if (!resource.resource_name.empty() &&
+          resource.resource_name != std::to_string(config.node_id)) {
         result.error_code = pr::code(ErrorCode::kInvalidRequest);
         result.error_message = "Unexpected broker id, expected " + std::to_string(config.node_id);
         continue;
       }
-      describe_broker_configs(config, dynamic, resource.resource_name.empty(), resource, request.include_synonyms,
-                              request.include_documentation, result);
+      describe_broker_configs(config, dynamic, resource.resource_name.empty(), resource,
+                              request.include_synonyms, request.include_documentation, result);
     } else {
       result.error_code = pr::code(ErrorCode::kInvalidRequest);
       result.error_message = "Unsupported resource type " + std::to_string(resource.resource_type);

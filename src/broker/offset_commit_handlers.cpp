@@ -23,9 +23,11 @@ void handle_offset_commit(RequestContext& ctx, Reader& body, Writer& out) {
   std::vector<ErrorCode> unknown;
   bool group_allowed = authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id);
   for (const auto& t : request.topics) {
-    bool topic_allowed = group_allowed && authorized(ctx, AclOperation::kRead, ResourceType::kTopic, t.name);
+    bool topic_allowed =
+        group_allowed && authorized(ctx, AclOperation::kRead, ResourceType::kTopic, t.name);
     for (const auto& p : t.partitions) {
-      entries.push_back({t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata});
+      entries.push_back({t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                         p.committed_metadata});
       bool exists = ctx.broker.topics().partition(t.name, p.partition_index) != nullptr;
       unknown.push_back(!group_allowed   ? ErrorCode::kGroupAuthorizationFailed
                         : !topic_allowed ? ErrorCode::kTopicAuthorizationFailed
@@ -40,8 +42,10 @@ void handle_offset_commit(RequestContext& ctx, Reader& body, Writer& out) {
     if (unknown[i] == ErrorCode::kNone) known.push_back(entries[i]);
   }
   std::vector<ErrorCode> errors;
-  if (group_allowed) errors = ctx.broker.groups().commit(request.group_id, request.member_id, request.group_instance_id,
-                                           v >= 1 ? request.generation_id : -1, known);
+  if (group_allowed)
+    errors =
+        ctx.broker.groups().commit(request.group_id, request.member_id, request.group_instance_id,
+                                   v >= 1 ? request.generation_id : -1, known);
   pr::OffsetCommitResponse response;
   size_t i = 0, k = 0;
   for (const auto& t : request.topics) {
@@ -66,7 +70,8 @@ Partition to_fetched(int32_t index, const group::CommittedOffset& c, bool requir
   p.partition_index = index;
   p.committed_offset = c.offset;
   p.committed_leader_epoch = c.leader_epoch;
-  p.metadata = c.offset < 0 ? std::optional<std::string>("") : std::optional<std::string>(c.metadata);
+  p.metadata =
+      c.offset < 0 ? std::optional<std::string>("") : std::optional<std::string>(c.metadata);
   p.error_code = 0;
   // KIP-447: a read_committed consumer waits for the open transaction to settle the offset.
   if (require_stable && c.pending_transaction) {
@@ -83,12 +88,14 @@ std::vector<Topic> to_topics(const std::map<group::TopicPartition, group::Commit
   std::vector<Topic> topics;
   for (const auto& [tp, c] : offsets) {
     if (topics.empty() || topics.back().name != tp.first) topics.emplace_back().name = tp.first;
-    topics.back().partitions.push_back(to_fetched<typename decltype(Topic::partitions)::value_type>(tp.second, c, require_stable));
+    topics.back().partitions.push_back(
+        to_fetched<typename decltype(Topic::partitions)::value_type>(tp.second, c, require_stable));
   }
   return topics;
 }
 
-// Topics the principal may not describe: dropped from an "all offsets" answer, refused when asked for.
+// Topics the principal may not describe: dropped from an "all offsets" answer, refused when asked
+// for.
 template <typename Topic>
 void authorize_topics(const RequestContext& ctx, std::vector<Topic>& topics, bool asked_for) {
   if (authorization_off(ctx)) return;
@@ -129,7 +136,8 @@ void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out) {
     if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, request.group_id)) {
       // v0 and v1 have no top-level error: each asked-for partition carries it, as in Kafka.
       response.error_code = pr::code(ErrorCode::kGroupAuthorizationFailed);
-      for (const auto& t : request.topics.value_or(std::vector<pr::OffsetFetchRequest::OffsetFetchRequestTopic>{})) {
+      for (const auto& t : request.topics.value_or(
+               std::vector<pr::OffsetFetchRequest::OffsetFetchRequestTopic>{})) {
         auto& topic = response.topics.emplace_back();
         topic.name = t.name;
         for (int32_t p : t.partition_indexes) {
@@ -144,7 +152,8 @@ void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out) {
       return;
     }
     auto offsets = groups.fetch(request.group_id, wanted_partitions(request.topics));
-    response.topics = to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopic>(offsets, request.require_stable);
+    response.topics = to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopic>(
+        offsets, request.require_stable);
     authorize_topics(ctx, response.topics, request.topics.has_value());
     if (request.group_id.empty()) response.error_code = pr::code(ErrorCode::kInvalidGroupId);
   } else {
@@ -156,8 +165,8 @@ void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out) {
         continue;
       }
       auto offsets = groups.fetch(g.group_id, wanted_partitions(g.topics));
-      group_out.topics =
-          to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopics>(offsets, request.require_stable);
+      group_out.topics = to_topics<pr::OffsetFetchResponse::OffsetFetchResponseTopics>(
+          offsets, request.require_stable);
       authorize_topics(ctx, group_out.topics, g.topics.has_value());
       if (g.group_id.empty()) group_out.error_code = pr::code(ErrorCode::kInvalidGroupId);
     }
@@ -191,7 +200,7 @@ void handle_offset_delete(RequestContext& ctx, Reader& body, Writer& out) {
     auto& topic = response.topics.emplace_back();
     topic.name = request.topics[t].name;
     for (const auto& p : request.topics[t].partitions) {
-      ErrorCode error = !topic_allowed[t]                   ? ErrorCode::kTopicAuthorizationFailed
+      ErrorCode error = !topic_allowed[t]                 ? ErrorCode::kTopicAuthorizationFailed
                         : group_error == ErrorCode::kNone ? errors[i++]
                                                           : ErrorCode::kNone;
       topic.partitions.push_back({p.partition_index, pr::code(error)});

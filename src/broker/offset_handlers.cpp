@@ -46,14 +46,16 @@ void handle_list_offsets(RequestContext& ctx, Reader& body, Writer& out) {
       part.timestamp = -1;
       if (p.timestamp == kLatest) {
         // read_committed consumers may not see past the first open transaction.
-        part.offset = request.isolation_level == 1 ? log->last_stable_offset() : log->high_watermark();
+        part.offset =
+            request.isolation_level == 1 ? log->last_stable_offset() : log->high_watermark();
       } else if (p.timestamp == kEarliest) {
         part.offset = log->log_start_offset();
       } else if (p.timestamp == kMaxTimestamp || p.timestamp >= 0) {
         auto found = p.timestamp == kMaxTimestamp ? log->largest_timestamp_record()
                                                   : log->offset_for_timestamp(p.timestamp);
         // As Kafka: a record at or past the last stable offset is not there for read_committed.
-        if (found && request.isolation_level == 1 && found->offset >= log->last_stable_offset()) found.reset();
+        if (found && request.isolation_level == 1 && found->offset >= log->last_stable_offset())
+          found.reset();
         part.offset = found ? found->offset : -1;
         if (found) part.timestamp = found->timestamp;
       } else {

@@ -14,7 +14,7 @@ struct ApiProbe {
   metrics::Histogram queue_seconds{metrics::latency_buckets()};  // read -> handler start
   metrics::Histogram local_seconds{metrics::latency_buckets()};  // handler, long polls included
   metrics::Histogram send_seconds{metrics::latency_buckets()};   // response ready -> written
-  metrics::Counter authorization_denials;                         // resources refused by ACLs
+  metrics::Counter authorization_denials;                        // resources refused by ACLs
 };
 
 struct BrokerProbe {
@@ -27,7 +27,9 @@ struct BrokerProbe {
   metrics::Counter sasl_authentication_failures;
   metrics::Counter tls_handshake_failures;
 
-  ApiProbe* api(int16_t key) { return key >= 0 && static_cast<size_t>(key) < kMaxApiKey ? &apis[key] : nullptr; }
+  ApiProbe* api(int16_t key) {
+    return key >= 0 && static_cast<size_t>(key) < kMaxApiKey ? &apis[key] : nullptr;
+  }
 };
 
 BrokerProbe& probe();

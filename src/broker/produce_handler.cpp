@@ -40,42 +40,47 @@ constexpr int16_t kFirstZstdVersion = 7;
 // What Produce v3+ demands of a partition's records before they are looked at, as Kafka's
 // ProduceRequest.validateRecords: exactly one batch, of magic 2, zstd only from v7. Older versions
 // carry message sets of any magic.
-ErrorCode check_records_for_version(std::span<const uint8_t> records, int16_t version, std::string& message) {
+ErrorCode check_records_for_version(std::span<const uint8_t> records, int16_t version,
+                                    std::string& message) {
   if (version < kFirstBatchOnlyVersion) return ErrorCode::kNone;
   auto refuse = [&](const char* what) {
     message = fmt::format("Produce requests with version {} {}", version, what);
     return ErrorCode::kInvalidRecord;
   };
-  if (records.size() < pr::kBatchHeaderSize) return refuse("must have at least one record batch per partition");
+  if (records.size() < pr::kBatchHeaderSize)
+    return refuse("must have at least one record batch per partition");
   auto header = pr::read_batch_header(records.data());
-  if (header.magic != 2) return refuse("are only allowed to contain record batches with magic version 2");
+  if (header.magic != 2)
+    return refuse("are only allowed to contain record batches with magic version 2");
   if (header.batch_length > 0 && header.total_size() < records.size()) {
     return refuse("are only allowed to contain exactly one record batch per partition");
   }
   if (header.codec() == kZstdCodec && version < kFirstZstdVersion) {
-    message = fmt::format("Produce requests with version {} are not allowed to use ZStandard compression", version);
+    message = fmt::format(
+        "Produce requests with version {} are not allowed to use ZStandard compression", version);
     return ErrorCode::kUnsupportedCompressionType;
   }
   return ErrorCode::kNone;
 }
 
 // Refusals made before the records are validated, in Kafka's order: the request's form, then the
-// replicas. acks=all with fewer in-sync replicas than min.insync.replicas writes nothing, so that no
-// acknowledgement promises more copies than exist.
-ErrorCode check_before_append(storage::PartitionLog& log, std::span<const uint8_t> records, int16_t version,
-                              int16_t acks, std::string& message) {
-  if (auto error = check_records_for_version(records, version, message); error != ErrorCode::kNone) return error;
+// replicas. acks=all with fewer in-sync replicas than min.insync.replicas writes nothing, so that
+// no acknowledgement promises more copies than exist.
+ErrorCode check_before_append(storage::PartitionLog& log, std::span<const uint8_t> records,
+                              int16_t version, int16_t acks, std::string& message) {
+  if (auto error = check_records_for_version(records, version, message); error != ErrorCode::kNone)
+    return error;
   if (acks != -1) return ErrorCode::kNone;
   int32_t min_insync = log.config().min_insync_replicas;
   if (min_insync <= kInSyncReplicas) return ErrorCode::kNone;
-  message = fmt::format("{} in-sync replica(s), fewer than min.insync.replicas={}", kInSyncReplicas, min_insync);
+  message = fmt::format("{} in-sync replica(s), fewer than min.insync.replicas={}", kInSyncReplicas,
+                        min_insync);
   return ErrorCode::kNotEnoughReplicas;
 }
 
 void append_partition(Broker& broker, const std::string& topic, TopicStats* stats,
                       pr::ProduceRequest::PartitionProduceData& data, int16_t version, int16_t acks,
-                      PartitionResponse& out,
-                      std::vector<PendingFlush>& flushes) {
+                      PartitionResponse& out, std::vector<PendingFlush>& flushes) {
   out.index = data.index;
   auto log = broker.topics().partition(topic, data.index);
   if (!log) {
@@ -85,7 +90,8 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
   std::span<uint8_t> records = data.records.bytes;
   if (data.records.is_null) records = {};
   std::string refusal;
-  if (auto error = check_before_append(*log, records, version, acks, refusal); error != ErrorCode::kNone) {
+  if (auto error = check_before_append(*log, records, version, acks, refusal);
+      error != ErrorCode::kNone) {
     out.error_code = pr::code(error);
     out.base_offset = -1;
     out.error_message = std::move(refusal);
@@ -110,11 +116,12 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
       // As Kafka: the client fails these records and the rest of their batch apart.
       for (auto& e : result.record_errors) out.record_errors.push_back({e.index, e.message});
       const auto& first = result.record_errors.front();
-      out.error_message = fmt::format("{} record(s) rejected; record {}: {}", result.record_errors.size(),
-                                      first.index, first.message);
+      out.error_message = fmt::format("{} record(s) rejected; record {}: {}",
+                                      result.record_errors.size(), first.index, first.message);
     } else if (!result.message.empty()) {
       out.error_message = std::move(result.message);
-    } else if (result.error == ErrorCode::kCorruptMessage || result.error == ErrorCode::kInvalidRecord ||
+    } else if (result.error == ErrorCode::kCorruptMessage ||
+               result.error == ErrorCode::kInvalidRecord ||
                result.error == ErrorCode::kUnsupportedForMessageFormat) {
       out.error_message = std::string("record batch rejected: ") + pr::error_name(result.error);
     }
@@ -136,7 +143,8 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
 asio::awaitable<void> wait_for_flushes(std::vector<PendingFlush>& flushes, int32_t timeout_ms) {
   auto executor = co_await asio::this_coro::executor;
   auto waiter = std::make_shared<AsyncWaiter>(executor);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
   while (true) {
     bool all_durable = true;
     for (auto& f : flushes) {
@@ -174,7 +182,9 @@ bool has_transactional_batches(const pr::ProduceRequest& request) {
   return false;
 }
 
-bool is_internal_topic(const std::string& name) { return name == kOffsetsTopic || name == kTransactionStateTopic; }
+bool is_internal_topic(const std::string& name) {
+  return name == kOffsetsTopic || name == kTransactionStateTopic;
+}
 
 }  // namespace
 
@@ -188,7 +198,8 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
   bool txn_allowed = true;
   if (!authorization_off(ctx) && (request.transactional_id || has_transactional_batches(request))) {
     txn_allowed = request.transactional_id &&
-                  authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, *request.transactional_id);
+                  authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId,
+                             *request.transactional_id);
   }
   pr::ProduceResponse response;
   std::vector<PendingFlush> flushes;
@@ -198,9 +209,10 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
     topic_out.name = topic.name;
     topic_out.partition_responses.resize(topic.partition_data.size());
     auto stats = ctx.broker.topics().stats(topic.name);
-    // Only the coordinators write the internal topics (Kafka answers clients INVALID_TOPIC_EXCEPTION).
-    ErrorCode refusal = !valid_acks                   ? ErrorCode::kInvalidRequiredAcks
-                        : !txn_allowed               ? ErrorCode::kTransactionalIdAuthorizationFailed
+    // Only the coordinators write the internal topics (Kafka answers clients
+    // INVALID_TOPIC_EXCEPTION).
+    ErrorCode refusal = !valid_acks    ? ErrorCode::kInvalidRequiredAcks
+                        : !txn_allowed ? ErrorCode::kTransactionalIdAuthorizationFailed
                         : is_internal_topic(topic.name) ? ErrorCode::kInvalidTopicException
                         : !authorized(ctx, AclOperation::kWrite, ResourceType::kTopic, topic.name)
                             ? ErrorCode::kTopicAuthorizationFailed
@@ -213,8 +225,8 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
         part_out.base_offset = -1;
         continue;
       }
-      append_partition(ctx.broker, topic.name, stats.get(), topic.partition_data[i], v, request.acks, part_out,
-                       flushes);
+      append_partition(ctx.broker, topic.name, stats.get(), topic.partition_data[i], v,
+                       request.acks, part_out, flushes);
       if (part_out.error_code != 0) probe().apis[0].errors.add();
     }
   }

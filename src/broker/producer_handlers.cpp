@@ -4,10 +4,10 @@
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/producer_ids.h"
+#include "broker/topic_registry.h"
 #include "protocol/errors.h"
 #include "protocol/messages/describe_producers.h"
 #include "protocol/messages/init_producer_id.h"
-#include "broker/topic_registry.h"
 #include "storage/partition_log.h"
 #include "txn/transaction_coordinator.h"
 
@@ -23,17 +23,20 @@ void handle_init_producer_id(RequestContext& ctx, Reader& body, Writer& out) {
   pr::InitProducerIdResponse response;
   response.producer_epoch = -1;
   if (request.transactional_id &&
-      !authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, *request.transactional_id)) {
+      !authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId,
+                  *request.transactional_id)) {
     response.error_code = pr::code(ErrorCode::kTransactionalIdAuthorizationFailed);
     response.producer_id = -1;
   } else if (!request.transactional_id && !may_produce_idempotently(ctx)) {
     response.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
     response.producer_id = -1;
   } else if (request.transactional_id) {
-    auto result = ctx.broker.transactions().init_producer(*request.transactional_id, request.transaction_timeout_ms,
-                                                          request.producer_id, request.producer_epoch);
+    auto result = ctx.broker.transactions().init_producer(
+        *request.transactional_id, request.transaction_timeout_ms, request.producer_id,
+        request.producer_epoch);
     ErrorCode error = result.error;
-    if (error == ErrorCode::kProducerFenced && v < 4) error = ErrorCode::kInvalidProducerEpoch;  // KIP-588
+    if (error == ErrorCode::kProducerFenced && v < 4)
+      error = ErrorCode::kInvalidProducerEpoch;  // KIP-588
     response.error_code = pr::code(error);
     response.producer_id = result.producer_id;
     response.producer_epoch = result.producer_epoch;
@@ -74,8 +77,8 @@ void handle_describe_producers(RequestContext& ctx, Reader& body, Writer& out) {
       const auto state = log->producer_state();
       for (const auto& [id, entry] : state.producers()) {
         int32_t last_sequence = entry.batches.empty() ? -1 : entry.batches.back().last_seq;
-        part.active_producers.push_back({id, entry.epoch, last_sequence, entry.last_timestamp, entry.coordinator_epoch,
-                                         entry.txn_first_offset});
+        part.active_producers.push_back({id, entry.epoch, last_sequence, entry.last_timestamp,
+                                         entry.coordinator_epoch, entry.txn_first_offset});
       }
     }
   }

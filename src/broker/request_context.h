@@ -12,9 +12,9 @@ struct SecurityState;
 struct RequestContext {
   Broker& broker;
   const protocol::RequestHeader& header;
-  const std::string& listener_name;  // picks the advertised endpoint for Metadata
-  const std::string& client_host;    // the peer's address
-  bool respond = true;               // cleared by produce with acks=0
+  const std::string& listener_name;   // picks the advertised endpoint for Metadata
+  const std::string& client_host;     // the peer's address
+  bool respond = true;                // cleared by produce with acks=0
   SecurityState* security = nullptr;  // the connection's authentication state
 };
 

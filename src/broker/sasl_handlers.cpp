@@ -30,8 +30,9 @@ void handle_sasl_handshake(RequestContext& ctx, Reader& body, Writer& out) {
     response.error_code = pr::code(ErrorCode::kUnsupportedSaslMechanism);
     response.mechanisms = enabled;
     probe().sasl_authentication_failures.add();
-    spdlog::warn("authentication failed: client {} on listener {} asked for mechanism '{}', enabled: {}",
-                 ctx.client_host, security.listener, request.mechanism, fmt::join(enabled, ","));
+    spdlog::warn(
+        "authentication failed: client {} on listener {} asked for mechanism '{}', enabled: {}",
+        ctx.client_host, security.listener, request.mechanism, fmt::join(enabled, ","));
   } else {
     security.mechanism = request.mechanism;
     auto scram = scram_mechanism_from_name(request.mechanism);
@@ -69,8 +70,10 @@ void handle_sasl_authenticate(RequestContext& ctx, Reader& body, Writer& out) {
       return;
     }
     if (answer) user = claimed;
-    failure = "Authentication failed during authentication due to invalid credentials with SASL mechanism " +
-              security.mechanism;
+    failure =
+        "Authentication failed during authentication due to invalid credentials with SASL "
+        "mechanism " +
+        security.mechanism;
   } else {
     user = authenticator.check_plain(security.listener, request.auth_bytes, claimed);
   }
@@ -83,8 +86,9 @@ void handle_sasl_authenticate(RequestContext& ctx, Reader& body, Writer& out) {
     response.auth_bytes.clear();
     security.close_after_response = true;
     probe().sasl_authentication_failures.add();
-    spdlog::warn("authentication failed: user '{}' from {} on listener {} ({}): invalid credentials", claimed,
-                 ctx.client_host, security.listener, mechanism);
+    spdlog::warn(
+        "authentication failed: user '{}' from {} on listener {} ({}): invalid credentials",
+        claimed, ctx.client_host, security.listener, mechanism);
   } else {
     security.authenticated = true;
     security.principal = "User:" + *user;
@@ -93,7 +97,8 @@ void handle_sasl_authenticate(RequestContext& ctx, Reader& body, Writer& out) {
       security.session_expiry = now + std::chrono::milliseconds(authenticator.reauth_ms());
       response.session_lifetime_ms = authenticator.reauth_ms();
     }
-    spdlog::debug("{} authenticated from {} on listener {}", security.principal, ctx.client_host, security.listener);
+    spdlog::debug("{} authenticated from {} on listener {}", security.principal, ctx.client_host,
+                  security.listener);
   }
   response.encode(out, v);
 }

@@ -12,13 +12,15 @@ namespace oxbow::broker {
 
 namespace {
 
-const EVP_MD* digest_of(ScramMechanism m) { return m == ScramMechanism::kSha256 ? EVP_sha256() : EVP_sha512(); }
+const EVP_MD* digest_of(ScramMechanism m) {
+  return m == ScramMechanism::kSha256 ? EVP_sha256() : EVP_sha512();
+}
 
 std::string hmac(ScramMechanism m, const std::string& key, const std::string& data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  HMAC(digest_of(m), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), out, &length);
+  HMAC(digest_of(m), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &length);
   return std::string(reinterpret_cast<char*>(out), length);
 }
 
@@ -32,7 +34,8 @@ std::string hash(ScramMechanism m, const std::string& data) {
 std::string base64(const std::string& bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
   int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+                          reinterpret_cast<const unsigned char*>(bytes.data()),
+                          static_cast<int>(bytes.size()));
   out.resize(static_cast<size_t>(n));
   return out;
 }
@@ -41,7 +44,8 @@ std::optional<std::string> unbase64(const std::string& text) {
   if (text.size() % 4 != 0) return std::nullopt;
   std::string out(3 * text.size() / 4, '\0');
   int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
   if (n < 0) return std::nullopt;
   size_t padding = 0;
   if (!text.empty() && text.back() == '=') ++padding;
@@ -56,7 +60,8 @@ std::optional<std::string> attribute(const std::string& message, char name) {
   while (pos <= message.size()) {
     size_t end = message.find(',', pos);
     if (end == std::string::npos) end = message.size();
-    if (end - pos >= 2 && message[pos] == name && message[pos + 1] == '=') return message.substr(pos + 2, end - pos - 2);
+    if (end - pos >= 2 && message[pos] == name && message[pos + 1] == '=')
+      return message.substr(pos + 2, end - pos - 2);
     pos = end + 1;
   }
   return std::nullopt;
@@ -97,9 +102,12 @@ std::string escape_user(const std::string& name) {
 
 const char* scram_mechanism_name(ScramMechanism m) {
   switch (m) {
-    case ScramMechanism::kSha256: return "SCRAM-SHA-256";
-    case ScramMechanism::kSha512: return "SCRAM-SHA-512";
-    default: return "UNKNOWN";
+    case ScramMechanism::kSha256:
+      return "SCRAM-SHA-256";
+    case ScramMechanism::kSha512:
+      return "SCRAM-SHA-512";
+    default:
+      return "UNKNOWN";
   }
 }
 
@@ -109,17 +117,18 @@ ScramMechanism scram_mechanism_from_name(const std::string& name) {
   return ScramMechanism::kUnknown;
 }
 
-std::string scram_salted_password(ScramMechanism m, const std::string& password, const std::string& salt,
-                                  int32_t iterations) {
+std::string scram_salted_password(ScramMechanism m, const std::string& password,
+                                  const std::string& salt, int32_t iterations) {
   std::string out(static_cast<size_t>(EVP_MD_get_size(digest_of(m))), '\0');
   PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
-                    reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()), iterations,
-                    digest_of(m), static_cast<int>(out.size()), reinterpret_cast<unsigned char*>(out.data()));
+                    reinterpret_cast<const unsigned char*>(salt.data()),
+                    static_cast<int>(salt.size()), iterations, digest_of(m),
+                    static_cast<int>(out.size()), reinterpret_cast<unsigned char*>(out.data()));
   return out;
 }
 
-ScramCredential derive_scram_credential(ScramMechanism m, const std::string& salt, const std::string& salted_password,
-                                        int32_t iterations) {
+ScramCredential derive_scram_credential(ScramMechanism m, const std::string& salt,
+                                        const std::string& salted_password, int32_t iterations) {
   ScramCredential c;
   c.iterations = iterations;
   c.salt = salt;
@@ -156,7 +165,8 @@ bool ScramCredentialStore::load(std::string& error) {
   return true;
 }
 
-std::optional<ScramCredential> ScramCredentialStore::find(const std::string& user, ScramMechanism m) const {
+std::optional<ScramCredential> ScramCredentialStore::find(const std::string& user,
+                                                          ScramMechanism m) const {
   std::lock_guard lock(mutex_);
   auto u = users_.find(user);
   if (u == users_.end()) return std::nullopt;
@@ -165,7 +175,9 @@ std::optional<ScramCredential> ScramCredentialStore::find(const std::string& use
   return c->second;
 }
 
-bool ScramCredentialStore::contains(const std::string& user, ScramMechanism m) const { return find(user, m).has_value(); }
+bool ScramCredentialStore::contains(const std::string& user, ScramMechanism m) const {
+  return find(user, m).has_value();
+}
 
 std::map<std::string, std::map<ScramMechanism, ScramCredential>> ScramCredentialStore::all() const {
   std::lock_guard lock(mutex_);
@@ -173,7 +185,8 @@ std::map<std::string, std::map<ScramMechanism, ScramCredential>> ScramCredential
 }
 
 bool ScramCredentialStore::update(
-    const std::map<std::pair<std::string, ScramMechanism>, std::optional<ScramCredential>>& changes, std::string& error) {
+    const std::map<std::pair<std::string, ScramMechanism>, std::optional<ScramCredential>>& changes,
+    std::string& error) {
   std::lock_guard lock(mutex_);
   auto next = users_;
   for (const auto& [key, credential] : changes) {
@@ -188,9 +201,9 @@ bool ScramCredentialStore::update(
   for (const auto& [user, mechanisms] : next) {
     for (const auto& [m, c] : mechanisms) {
       doc[user][scram_mechanism_name(m)] = {{"iterations", c.iterations},
-                                           {"salt", base64(c.salt)},
-                                           {"stored_key", base64(c.stored_key)},
-                                           {"server_key", base64(c.server_key)}};
+                                            {"salt", base64(c.salt)},
+                                            {"stored_key", base64(c.stored_key)},
+                                            {"server_key", base64(c.server_key)}};
     }
   }
   if (!storage::write_file_atomically(path_, doc.dump(2) + "\n", error)) return false;
@@ -198,11 +211,13 @@ bool ScramCredentialStore::update(
   return true;
 }
 
-std::optional<std::string> ScramExchange::step(const std::string& client_message, std::string& user) {
+std::optional<std::string> ScramExchange::step(const std::string& client_message,
+                                               std::string& user) {
   if (state_ == State::kFirst) {
     state_ = State::kFailed;
     // gs2 header "n,," or "n,a=<authzid>,": no channel binding.
-    if (client_message.size() < 3 || client_message[0] != 'n' || client_message[1] != ',') return std::nullopt;
+    if (client_message.size() < 3 || client_message[0] != 'n' || client_message[1] != ',')
+      return std::nullopt;
     size_t bare = client_message.find(',', 2);
     if (bare == std::string::npos) return std::nullopt;
     client_first_bare_ = client_message.substr(bare + 1);
@@ -214,7 +229,8 @@ std::optional<std::string> ScramExchange::step(const std::string& client_message
     if (!credential) return std::nullopt;
     credential_ = *credential;
     nonce_ = *client_nonce + base64(random_bytes(18));
-    server_first_ = "r=" + nonce_ + ",s=" + base64(credential_.salt) + ",i=" + std::to_string(credential_.iterations);
+    server_first_ = "r=" + nonce_ + ",s=" + base64(credential_.salt) +
+                    ",i=" + std::to_string(credential_.iterations);
     state_ = State::kFinal;
     return server_first_;
   }
@@ -224,20 +240,25 @@ std::optional<std::string> ScramExchange::step(const std::string& client_message
   auto nonce = attribute(client_message, 'r');
   auto proof_text = attribute(client_message, 'p');
   size_t proof_at = client_message.rfind(",p=");
-  // As Kafka does, the nonce need only end with ours: librdkafka sends its own nonce again in front.
-  if (!nonce || !nonce->ends_with(nonce_) || !proof_text || proof_at == std::string::npos) return std::nullopt;
+  // As Kafka does, the nonce need only end with ours: librdkafka sends its own nonce again in
+  // front.
+  if (!nonce || !nonce->ends_with(nonce_) || !proof_text || proof_at == std::string::npos)
+    return std::nullopt;
   auto proof = unbase64(*proof_text);
-  std::string auth_message = client_first_bare_ + "," + server_first_ + "," + client_message.substr(0, proof_at);
+  std::string auth_message =
+      client_first_bare_ + "," + server_first_ + "," + client_message.substr(0, proof_at);
   std::string client_signature = hmac(mechanism_, credential_.stored_key, auth_message);
   if (!proof || proof->size() != client_signature.size()) return std::nullopt;
   std::string client_key(proof->size(), '\0');
-  for (size_t i = 0; i < client_key.size(); ++i) client_key[i] = static_cast<char>((*proof)[i] ^ client_signature[i]);
+  for (size_t i = 0; i < client_key.size(); ++i)
+    client_key[i] = static_cast<char>((*proof)[i] ^ client_signature[i]);
   if (hash(mechanism_, client_key) != credential_.stored_key) return std::nullopt;
   state_ = State::kComplete;
   return "v=" + base64(hmac(mechanism_, credential_.server_key, auth_message));
 }
 
-ScramClientExchange::ScramClientExchange(ScramMechanism mechanism, std::string user, std::string password)
+ScramClientExchange::ScramClientExchange(ScramMechanism mechanism, std::string user,
+                                         std::string password)
     : mechanism_(mechanism), user_(std::move(user)), password_(std::move(password)) {}
 
 std::string ScramClientExchange::first() {
@@ -250,7 +271,8 @@ std::optional<std::string> ScramClientExchange::final(const std::string& server_
   auto nonce = attribute(server_first, 'r');
   auto salt_text = attribute(server_first, 's');
   auto iterations_text = attribute(server_first, 'i');
-  if (!nonce || !nonce->starts_with(nonce_) || nonce->size() == nonce_.size() || !salt_text || !iterations_text) {
+  if (!nonce || !nonce->starts_with(nonce_) || nonce->size() == nonce_.size() || !salt_text ||
+      !iterations_text) {
     return std::nullopt;
   }
   auto salt = unbase64(*salt_text);
@@ -268,8 +290,10 @@ std::optional<std::string> ScramClientExchange::final(const std::string& server_
   std::string auth_message = client_first_bare_ + "," + server_first + "," + without_proof;
   std::string signature = hmac(mechanism_, hash(mechanism_, client_key), auth_message);
   std::string proof(client_key.size(), '\0');
-  for (size_t i = 0; i < proof.size(); ++i) proof[i] = static_cast<char>(client_key[i] ^ signature[i]);
-  expected_server_signature_ = hmac(mechanism_, hmac(mechanism_, salted, "Server Key"), auth_message);
+  for (size_t i = 0; i < proof.size(); ++i)
+    proof[i] = static_cast<char>(client_key[i] ^ signature[i]);
+  expected_server_signature_ =
+      hmac(mechanism_, hmac(mechanism_, salted, "Server Key"), auth_message);
   return without_proof + ",p=" + base64(proof);
 }
 
@@ -277,7 +301,8 @@ bool ScramClientExchange::verify(const std::string& server_final) const {
   auto value = attribute(server_final, 'v');
   if (!value) return false;
   auto signature = unbase64(*value);
-  return signature && !expected_server_signature_.empty() && *signature == expected_server_signature_;
+  return signature && !expected_server_signature_.empty() &&
+         *signature == expected_server_signature_;
 }
 
 }  // namespace oxbow::broker

@@ -29,11 +29,11 @@ struct ScramCredential {
 };
 
 // Derives the stored credential from a salted password (what AlterUserScramCredentials sends).
-ScramCredential derive_scram_credential(ScramMechanism m, const std::string& salt, const std::string& salted_password,
-                                        int32_t iterations);
+ScramCredential derive_scram_credential(ScramMechanism m, const std::string& salt,
+                                        const std::string& salted_password, int32_t iterations);
 // Hi(password, salt, iterations) of RFC 5802 (PBKDF2 with the mechanism's HMAC).
-std::string scram_salted_password(ScramMechanism m, const std::string& password, const std::string& salt,
-                                  int32_t iterations);
+std::string scram_salted_password(ScramMechanism m, const std::string& password,
+                                  const std::string& salt, int32_t iterations);
 std::string random_bytes(size_t n);
 
 class ScramCredentialStore {
@@ -45,7 +45,8 @@ class ScramCredentialStore {
   std::map<std::string, std::map<ScramMechanism, ScramCredential>> all() const;
   bool contains(const std::string& user, ScramMechanism m) const;
   // Applies changes and persists them; false with `error` when the file cannot be written.
-  bool update(const std::map<std::pair<std::string, ScramMechanism>, std::optional<ScramCredential>>& changes,
+  bool update(const std::map<std::pair<std::string, ScramMechanism>,
+                             std::optional<ScramCredential>>& changes,
               std::string& error);
 
  private:
@@ -57,7 +58,8 @@ class ScramCredentialStore {
 // One connection's SCRAM exchange: client-first -> server-first, client-final -> server-final.
 class ScramExchange {
  public:
-  ScramExchange(ScramMechanism mechanism, const ScramCredentialStore& store) : mechanism_(mechanism), store_(store) {}
+  ScramExchange(ScramMechanism mechanism, const ScramCredentialStore& store)
+      : mechanism_(mechanism), store_(store) {}
   // The server's answer to the client's next message; nullopt when authentication fails
   // (`user` is set as soon as it is known, for the audit line).
   std::optional<std::string> step(const std::string& client_message, std::string& user);

@@ -17,7 +17,7 @@ using pr::ErrorCode;
 
 namespace {
 
-constexpr int32_t kMinIterations = 4096;   // Kafka's bounds
+constexpr int32_t kMinIterations = 4096;  // Kafka's bounds
 constexpr int32_t kMaxIterations = 16384;
 
 struct Refusal {
@@ -29,17 +29,21 @@ Refusal check_upsertion(const pr::AlterUserScramCredentialsRequest::ScramCredent
   auto m = static_cast<ScramMechanism>(u.mechanism);
   if (u.name.empty()) return {ErrorCode::kUnacceptableCredential, "Username must not be empty"};
   if (m != ScramMechanism::kSha256 && m != ScramMechanism::kSha512) {
-    return {ErrorCode::kUnsupportedSaslMechanism, "Unknown SCRAM mechanism " + std::to_string(u.mechanism)};
+    return {ErrorCode::kUnsupportedSaslMechanism,
+            "Unknown SCRAM mechanism " + std::to_string(u.mechanism)};
   }
   if (u.iterations < kMinIterations) {
     return {ErrorCode::kUnacceptableCredential,
-            "Too few iterations: " + std::to_string(u.iterations) + " is below " + std::to_string(kMinIterations)};
+            "Too few iterations: " + std::to_string(u.iterations) + " is below " +
+                std::to_string(kMinIterations)};
   }
   if (u.iterations > kMaxIterations) {
     return {ErrorCode::kUnacceptableCredential,
-            "Too many iterations: " + std::to_string(u.iterations) + " is above " + std::to_string(kMaxIterations)};
+            "Too many iterations: " + std::to_string(u.iterations) + " is above " +
+                std::to_string(kMaxIterations)};
   }
-  if (u.salt.empty() || u.salted_password.empty()) return {ErrorCode::kUnacceptableCredential, "Empty salt or password"};
+  if (u.salt.empty() || u.salted_password.empty())
+    return {ErrorCode::kUnacceptableCredential, "Empty salt or password"};
   return {};
 }
 
@@ -66,7 +70,8 @@ void handle_describe_user_scram_credentials(RequestContext& ctx, Reader& body, W
       result.error_message = "Attempt to describe a user credential that does not exist: " + name;
       return;
     }
-    for (const auto& [m, c] : it->second) result.credential_infos.push_back({static_cast<int8_t>(m), c.iterations});
+    for (const auto& [m, c] : it->second)
+      result.credential_infos.push_back({static_cast<int8_t>(m), c.iterations});
   };
   if (!request.users) {
     for (const auto& [name, mechanisms] : users) describe(name);
@@ -92,7 +97,8 @@ void handle_alter_user_scram_credentials(RequestContext& ctx, Reader& body, Writ
   std::map<std::string, Refusal> refused;
   bool allowed = authorized_on_cluster(ctx, AclOperation::kAlter);
   if (!allowed) {
-    for (const auto& [name, count] : mentions) refused[name] = {ErrorCode::kClusterAuthorizationFailed, "Authorization failed."};
+    for (const auto& [name, count] : mentions)
+      refused[name] = {ErrorCode::kClusterAuthorizationFailed, "Authorization failed."};
   }
   std::map<std::pair<std::string, ScramMechanism>, std::optional<ScramCredential>> changes;
   for (const auto& d : request.deletions) {
@@ -100,11 +106,14 @@ void handle_alter_user_scram_credentials(RequestContext& ctx, Reader& body, Writ
     if (!allowed) {
       continue;
     } else if (mentions[d.name] > 1) {
-      refused[d.name] = {ErrorCode::kDuplicateResource, "A user credential cannot be altered twice in the same request"};
+      refused[d.name] = {ErrorCode::kDuplicateResource,
+                         "A user credential cannot be altered twice in the same request"};
     } else if (m != ScramMechanism::kSha256 && m != ScramMechanism::kSha512) {
-      refused[d.name] = {ErrorCode::kUnsupportedSaslMechanism, "Unknown SCRAM mechanism " + std::to_string(d.mechanism)};
+      refused[d.name] = {ErrorCode::kUnsupportedSaslMechanism,
+                         "Unknown SCRAM mechanism " + std::to_string(d.mechanism)};
     } else if (!store.contains(d.name, m)) {
-      refused[d.name] = {ErrorCode::kResourceNotFound, "Attempt to delete a user credential that does not exist"};
+      refused[d.name] = {ErrorCode::kResourceNotFound,
+                         "Attempt to delete a user credential that does not exist"};
     } else {
       changes[{d.name, m}] = std::nullopt;
     }
@@ -112,7 +121,8 @@ void handle_alter_user_scram_credentials(RequestContext& ctx, Reader& body, Writ
   for (const auto& u : request.upsertions) {
     if (!allowed) continue;
     auto refusal = mentions[u.name] > 1
-                       ? Refusal{ErrorCode::kDuplicateResource, "A user credential cannot be altered twice in the same request"}
+                       ? Refusal{ErrorCode::kDuplicateResource,
+                                 "A user credential cannot be altered twice in the same request"}
                        : check_upsertion(u);
     if (refusal.error != ErrorCode::kNone) {
       refused[u.name] = refusal;

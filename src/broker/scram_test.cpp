@@ -14,8 +14,8 @@ namespace {
 std::string client_hmac(const std::string& key, const std::string& data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), out, &n);
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
   return std::string(reinterpret_cast<char*>(out), n);
 }
 
@@ -29,7 +29,8 @@ std::string client_hash(const std::string& data) {
 std::string b64(const std::string& bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
   int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+                          reinterpret_cast<const unsigned char*>(bytes.data()),
+                          static_cast<int>(bytes.size()));
   out.resize(static_cast<size_t>(n));
   return out;
 }
@@ -37,9 +38,11 @@ std::string b64(const std::string& bytes) {
 std::string unb64(const std::string& text) {
   std::string out(text.size(), '\0');
   int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
   out.resize(static_cast<size_t>(n));
-  size_t pad = (text.size() >= 1 && text.back() == '=') + (text.size() >= 2 && text[text.size() - 2] == '=');
+  size_t pad =
+      (text.size() >= 1 && text.back() == '=') + (text.size() >= 2 && text[text.size() - 2] == '=');
   out.resize(out.size() - pad);
   return out;
 }
@@ -47,7 +50,8 @@ std::string unb64(const std::string& text) {
 std::string field(const std::string& message, const std::string& name) {
   auto at = message.find(name + "=");
   auto end = message.find(',', at);
-  return message.substr(at + name.size() + 1, end == std::string::npos ? std::string::npos : end - at - name.size() - 1);
+  return message.substr(at + name.size() + 1,
+                        end == std::string::npos ? std::string::npos : end - at - name.size() - 1);
 }
 
 }  // namespace
@@ -71,13 +75,15 @@ TEST(Scram, ServerAcceptsTheRightPasswordOnly) {
     std::string nonce = field(*server_first, "r");
     EXPECT_EQ(unb64(field(*server_first, "s")), salt);
     EXPECT_EQ(field(*server_first, "i"), "4096");
-    std::string client_salted = scram_salted_password(ScramMechanism::kSha256, password, salt, 4096);
+    std::string client_salted =
+        scram_salted_password(ScramMechanism::kSha256, password, salt, 4096);
     std::string client_key = client_hmac(client_salted, "Client Key");
     std::string without_proof = "c=biws,r=" + nonce;
     std::string auth_message = client_first_bare + "," + *server_first + "," + without_proof;
     std::string signature = client_hmac(client_hash(client_key), auth_message);
     std::string proof(client_key.size(), '\0');
-    for (size_t i = 0; i < proof.size(); ++i) proof[i] = static_cast<char>(client_key[i] ^ signature[i]);
+    for (size_t i = 0; i < proof.size(); ++i)
+      proof[i] = static_cast<char>(client_key[i] ^ signature[i]);
     auto server_final = exchange.step(without_proof + ",p=" + b64(proof), user);
     if (password == "pencil") {
       ASSERT_TRUE(server_final);
@@ -115,7 +121,8 @@ TEST(Scram, ClientSideCompletesAnExchangeWithTheServerAndChecksItsSignature) {
     if (password == "secret") {
       ASSERT_TRUE(server_final);
       EXPECT_TRUE(client.verify(*server_final));
-      EXPECT_FALSE(client.verify("v=" + b64(std::string(64, 'x'))));  // a server that does not know the key
+      EXPECT_FALSE(
+          client.verify("v=" + b64(std::string(64, 'x'))));  // a server that does not know the key
     } else {
       EXPECT_FALSE(server_final);
     }

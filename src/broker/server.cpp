@@ -26,7 +26,8 @@ struct Server::Impl {
   asio::signal_set signals;
   std::atomic<bool> stopping{false};
 
-  Impl(Broker& b, int n) : broker(b), contexts(make_contexts(n)), signals(*contexts[0], SIGINT, SIGTERM) {}
+  Impl(Broker& b, int n)
+      : broker(b), contexts(make_contexts(n)), signals(*contexts[0], SIGINT, SIGTERM) {}
 
   static std::vector<std::unique_ptr<asio::io_context>> make_contexts(int n) {
     std::vector<std::unique_ptr<asio::io_context>> out;
@@ -34,11 +35,13 @@ struct Server::Impl {
     return out;
   }
 
-  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, Endpoint listener, const TlsListener* tls) {
+  asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, Endpoint listener,
+                                    const TlsListener* tls) {
     while (acceptor.is_open()) {
       auto& context = *contexts[next++ % contexts.size()];
       boost::system::error_code ec;
-      tcp::socket socket = co_await acceptor.async_accept(context, asio::redirect_error(asio::use_awaitable, ec));
+      tcp::socket socket =
+          co_await acceptor.async_accept(context, asio::redirect_error(asio::use_awaitable, ec));
       if (ec) {
         if (ec == asio::error::operation_aborted) co_return;
         spdlog::warn("accept on {} failed: {}", listener.name, ec.message());
@@ -63,7 +66,9 @@ Server::Server(Broker& broker, int threads) : impl_(std::make_unique<Impl>(broke
   impl_->max_idle = std::chrono::milliseconds(idle.value_or(600000));
 }
 
-Server::~Server() { stop(); }
+Server::~Server() {
+  stop();
+}
 
 bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) {
   for (const auto& e : endpoints) {
@@ -96,7 +101,8 @@ bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) 
     // so that clients are refused rather than left waiting meanwhile.
     if (!ec) acceptor->bind(endpoint, ec);
     if (ec) {
-      error = "listener " + e.name + " on " + e.host + ":" + std::to_string(e.port) + ": " + ec.message();
+      error = "listener " + e.name + " on " + e.host + ":" + std::to_string(e.port) + ": " +
+              ec.message();
       return false;
     }
     impl_->acceptors.push_back(std::move(acceptor));
@@ -135,8 +141,8 @@ void Server::accept() {
     }
     spdlog::info("accepting on {}://{}:{}", name, endpoint.address().to_string(), endpoint.port());
     const auto& tls = impl_->acceptor_tls[i];
-    asio::co_spawn(*impl_->contexts[0], impl_->accept_loop(acceptor, listener, tls ? &*tls : nullptr),
-                   asio::detached);
+    asio::co_spawn(*impl_->contexts[0],
+                   impl_->accept_loop(acceptor, listener, tls ? &*tls : nullptr), asio::detached);
   }
 }
 
@@ -145,9 +151,13 @@ void Server::wait() {
   impl_->threads.clear();
 }
 
-bool Server::stopping() const { return impl_->stopping; }
+bool Server::stopping() const {
+  return impl_->stopping;
+}
 
-asio::io_context& Server::main_context() { return *impl_->contexts[0]; }
+asio::io_context& Server::main_context() {
+  return *impl_->contexts[0];
+}
 
 void Server::stop() {
   if (impl_) impl_->stop();

@@ -1,7 +1,7 @@
 #pragma once
 // TLS for SSL and SASL_SSL listeners (OpenSSL through Boost.Asio), configured with Kafka's ssl.*
-// keys in PEM form. Each key may be set for one listener as listener.name.<listener, lower case>.<key>,
-// which wins over the broker-wide key.
+// keys in PEM form. Each key may be set for one listener as listener.name.<listener, lower
+// case>.<key>, which wins over the broker-wide key.
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,7 +41,8 @@ struct TlsListener {
 
 // The TLS setup of a listener; nullopt with `error` (naming the key) when its settings are
 // missing or unusable.
-std::optional<TlsListener> make_tls_listener(const BrokerConfig& config, const Endpoint& listener, std::string& error);
+std::optional<TlsListener> make_tls_listener(const BrokerConfig& config, const Endpoint& listener,
+                                             std::string& error);
 
 // The subject of the peer's verified certificate (RFC 2253), or empty when it sent none.
 // `ssl` is the connection's native SSL handle.

@@ -19,11 +19,11 @@ namespace {
 // One node: a replication factor other than 1 (or -1, the default) cannot be honoured.
 std::optional<std::string> replication_problem(int16_t factor) {
   if (factor == -1 || factor == 1) return std::nullopt;
-  return "Replication factor: " + std::to_string(factor) +
-         " larger than available brokers: 1.";
+  return "Replication factor: " + std::to_string(factor) + " larger than available brokers: 1.";
 }
 
-std::optional<std::string> assignment_problem(const pr::CreateTopicsRequest::CreatableTopic& topic, int32_t node) {
+std::optional<std::string> assignment_problem(const pr::CreateTopicsRequest::CreatableTopic& topic,
+                                              int32_t node) {
   for (const auto& a : topic.assignments) {
     if (a.broker_ids.size() != 1 || a.broker_ids[0] != node) {
       return "Replica assignment for partition " + std::to_string(a.partition_index) +
@@ -50,12 +50,14 @@ void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out) {
       result.error_code = pr::code(error);
       result.error_message = std::move(message);
     };
-    if (!cluster_create && !authorized(ctx, AclOperation::kCreate, ResourceType::kTopic, topic.name)) {
+    if (!cluster_create &&
+        !authorized(ctx, AclOperation::kCreate, ResourceType::kTopic, topic.name)) {
       fail(ErrorCode::kTopicAuthorizationFailed, "Authorization failed.");
       continue;
     }
     if (!topic.assignments.empty() && topic.num_partitions != -1) {
-      fail(ErrorCode::kInvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set.");
+      fail(ErrorCode::kInvalidRequest,
+           "Both numPartitions or replicationFactor and replicasAssignments were set.");
       continue;
     }
     if (auto problem = replication_problem(topic.replication_factor)) {
@@ -71,15 +73,18 @@ void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out) {
     std::map<std::string, std::string> configs;
     bool null_value = false;
     for (const auto& c : topic.configs) {
-      if (!c.value) null_value = true;
-      else configs[c.name] = *c.value;
+      if (!c.value)
+        null_value = true;
+      else
+        configs[c.name] = *c.value;
     }
     if (null_value) {
       fail(ErrorCode::kInvalidConfig, "Null value not supported for topic configs");
       continue;
     }
     TopicInfo created;
-    auto outcome = broker.topics().create(topic.name, partitions, configs, request.validate_only, &created);
+    auto outcome =
+        broker.topics().create(topic.name, partitions, configs, request.validate_only, &created);
     if (outcome.error != ErrorCode::kNone) {
       fail(outcome.error, outcome.message);
       continue;
@@ -89,7 +94,9 @@ void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out) {
     result.replication_factor = 1;
     // The new topic's configs only for those who may describe them (Kafka's rule; its tagged
     // topic_config_error_code is not sent: our codecs write no tagged fields).
-    if (!authorized(ctx, AclOperation::kDescribeConfigs, ResourceType::kTopic, topic.name, Audit::kQuiet)) continue;
+    if (!authorized(ctx, AclOperation::kDescribeConfigs, ResourceType::kTopic, topic.name,
+                    Audit::kQuiet))
+      continue;
     result.configs.emplace();
     for (const auto& [key, value] : created.configs) {
       result.configs->push_back({key, value, false, 1 /* DYNAMIC_TOPIC_CONFIG */, false});
@@ -115,12 +122,14 @@ void handle_delete_topics(RequestContext& ctx, Reader& body, Writer& out) {
       continue;
     }
     std::optional<TopicInfo> topic = w.name ? topics.find(*w.name) : topics.find_by_id(w.topic_id);
-    if (topic && !w.name && !authorized(ctx, AclOperation::kDelete, ResourceType::kTopic, topic->name)) {
+    if (topic && !w.name &&
+        !authorized(ctx, AclOperation::kDelete, ResourceType::kTopic, topic->name)) {
       result.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
       continue;
     }
     if (!topic) {
-      result.error_code = pr::code(w.name ? ErrorCode::kUnknownTopicOrPartition : ErrorCode::kUnknownTopicId);
+      result.error_code =
+          pr::code(w.name ? ErrorCode::kUnknownTopicOrPartition : ErrorCode::kUnknownTopicId);
       continue;
     }
     result.name = topic->name;
@@ -145,7 +154,8 @@ void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out) {
       result.error_message = "Authorization failed.";
       continue;
     }
-    auto outcome = ctx.broker.topics().add_partitions(topic.name, topic.count, request.validate_only);
+    auto outcome =
+        ctx.broker.topics().add_partitions(topic.name, topic.count, request.validate_only);
     result.error_code = pr::code(outcome.error);
     if (outcome.error != ErrorCode::kNone) result.error_message = outcome.message;
   }

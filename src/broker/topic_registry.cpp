@@ -1,7 +1,7 @@
 #include "broker/topic_registry.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <mutex>
 #include <random>
@@ -55,7 +55,9 @@ std::string invalid_topic_name_reason(const std::string& name) {
   if (name.size() > 249) return "Topic name is illegal, it can't be longer than 249 characters";
   for (char c : name) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) {
-      return "Topic name \"" + name + "\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'";
+      return "Topic name \"" + name +
+             "\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and "
+             "'-'";
     }
   }
   return "";
@@ -120,20 +122,23 @@ bool TopicRegistry::save_locked(std::string& error) const {
 
 namespace {
 
-std::optional<TopicRegistry::Result> invalid_configs(const std::map<std::string, std::string>& configs) {
+std::optional<TopicRegistry::Result> invalid_configs(
+    const std::map<std::string, std::string>& configs) {
   for (const auto& [key, value] : configs) {
     const ConfigDef* def = find_topic_config(key);
-    if (!def) return TopicRegistry::Result{ErrorCode::kInvalidConfig, "Unknown topic config name: " + key};
-    if (auto invalid = validate_config_value(*def, value)) return TopicRegistry::Result{ErrorCode::kInvalidConfig, *invalid};
+    if (!def)
+      return TopicRegistry::Result{ErrorCode::kInvalidConfig, "Unknown topic config name: " + key};
+    if (auto invalid = validate_config_value(*def, value))
+      return TopicRegistry::Result{ErrorCode::kInvalidConfig, *invalid};
   }
   return std::nullopt;
 }
 
 }  // namespace
 
-TopicRegistry::Result TopicRegistry::alter_configs(const std::string& name,
-                                                   const std::map<std::string, std::string>& configs,
-                                                   bool validate_only) {
+TopicRegistry::Result TopicRegistry::alter_configs(
+    const std::string& name, const std::map<std::string, std::string>& configs,
+    bool validate_only) {
   if (auto invalid = invalid_configs(configs)) return *invalid;
   std::unique_lock lock(mutex_);
   auto it = topics_.find(name);
@@ -151,7 +156,8 @@ TopicRegistry::Result TopicRegistry::alter_configs(const std::string& name,
   return {};
 }
 
-void TopicRegistry::set_broker_defaults(const storage::LogConfig& log_defaults, int32_t num_partitions) {
+void TopicRegistry::set_broker_defaults(const storage::LogConfig& log_defaults,
+                                        int32_t num_partitions) {
   std::unique_lock lock(mutex_);
   log_defaults_ = log_defaults;
   num_partitions_ = num_partitions;
@@ -200,7 +206,8 @@ TopicRegistry::Result TopicRegistry::remove(const std::string& name) {
     std::unique_lock lock(mutex_);
     auto it = topics_.find(name);
     if (it == topics_.end()) {
-      return {ErrorCode::kUnknownTopicOrPartition, "This server does not host this topic-partition."};
+      return {ErrorCode::kUnknownTopicOrPartition,
+              "This server does not host this topic-partition."};
     }
     topic = std::move(it->second);
     topics_.erase(it);
@@ -279,7 +286,8 @@ std::shared_ptr<TopicStats> TopicRegistry::stats(const std::string& topic) const
 std::vector<std::shared_ptr<storage::PartitionLog>> TopicRegistry::all_partitions() const {
   std::shared_lock lock(mutex_);
   std::vector<std::shared_ptr<storage::PartitionLog>> out;
-  for (const auto& [name, topic] : topics_) out.insert(out.end(), topic.logs.begin(), topic.logs.end());
+  for (const auto& [name, topic] : topics_)
+    out.insert(out.end(), topic.logs.begin(), topic.logs.end());
   return out;
 }
 

@@ -23,9 +23,11 @@ using pr::ErrorCode;
 
 namespace {
 
-// PRODUCER_FENCED (KIP-588) is new in these versions; older clients know it as INVALID_PRODUCER_EPOCH.
+// PRODUCER_FENCED (KIP-588) is new in these versions; older clients know it as
+// INVALID_PRODUCER_EPOCH.
 ErrorCode fenced_for_version(ErrorCode error, int16_t version, int16_t first_version_with_fenced) {
-  if (error == ErrorCode::kProducerFenced && version < first_version_with_fenced) return ErrorCode::kInvalidProducerEpoch;
+  if (error == ErrorCode::kProducerFenced && version < first_version_with_fenced)
+    return ErrorCode::kInvalidProducerEpoch;
   return error;
 }
 
@@ -39,10 +41,12 @@ void handle_add_partitions_to_txn(RequestContext& ctx, Reader& body, Writer& out
   // Kafka's rule: unless every topic may be written, nothing is added; the writable topics get
   // OPERATION_NOT_ATTEMPTED.
   std::vector<ErrorCode> refusals;
-  bool txn_allowed = authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, request.transactional_id);
+  bool txn_allowed = authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId,
+                                request.transactional_id);
   bool any_refused = !txn_allowed;
   for (const auto& t : request.topics) {
-    bool allowed = txn_allowed && authorized(ctx, AclOperation::kWrite, ResourceType::kTopic, t.name);
+    bool allowed =
+        txn_allowed && authorized(ctx, AclOperation::kWrite, ResourceType::kTopic, t.name);
     refusals.push_back(!txn_allowed ? ErrorCode::kTransactionalIdAuthorizationFailed
                        : allowed    ? ErrorCode::kNone
                                     : ErrorCode::kTopicAuthorizationFailed);
@@ -60,7 +64,7 @@ void handle_add_partitions_to_txn(RequestContext& ctx, Reader& body, Writer& out
     auto& topic = response.results.emplace_back();
     topic.name = request.topics[t].name;
     for (int32_t p : request.topics[t].partitions) {
-      ErrorCode error = !any_refused                       ? fenced_for_version(errors[i++], v, 2)
+      ErrorCode error = !any_refused                      ? fenced_for_version(errors[i++], v, 2)
                         : refusals[t] != ErrorCode::kNone ? refusals[t]
                                                           : ErrorCode::kOperationNotAttempted;
       topic.results.push_back({p, pr::code(error)});
@@ -74,7 +78,8 @@ void handle_add_offsets_to_txn(RequestContext& ctx, Reader& body, Writer& out) {
   pr::AddOffsetsToTxnRequest request;
   request.decode(body, v);
   pr::AddOffsetsToTxnResponse response;
-  if (!authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, request.transactional_id)) {
+  if (!authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId,
+                  request.transactional_id)) {
     response.error_code = pr::code(ErrorCode::kTransactionalIdAuthorizationFailed);
   } else if (!authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)) {
     response.error_code = pr::code(ErrorCode::kGroupAuthorizationFailed);
@@ -82,9 +87,10 @@ void handle_add_offsets_to_txn(RequestContext& ctx, Reader& body, Writer& out) {
     response.error_code = pr::code(ErrorCode::kInvalidGroupId);
   } else {
     int32_t partitions = ctx.broker.offsets_topic().partitions();
-    txn::TopicPartition offsets{kOffsetsTopic, group::offsets_partition_for(request.group_id, partitions)};
-    auto errors = ctx.broker.transactions().add_partitions(request.transactional_id, request.producer_id,
-                                                           request.producer_epoch, {offsets});
+    txn::TopicPartition offsets{kOffsetsTopic,
+                                group::offsets_partition_for(request.group_id, partitions)};
+    auto errors = ctx.broker.transactions().add_partitions(
+        request.transactional_id, request.producer_id, request.producer_epoch, {offsets});
     response.error_code = pr::code(fenced_for_version(errors.front(), v, 2));
   }
   response.encode(out, v);
@@ -95,7 +101,8 @@ void handle_end_txn(RequestContext& ctx, Reader& body, Writer& out) {
   pr::EndTxnRequest request;
   request.decode(body, v);
   ErrorCode error =
-      authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, request.transactional_id)
+      authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId,
+                 request.transactional_id)
           ? ctx.broker.transactions().end_transaction(request.transactional_id, request.producer_id,
                                                       request.producer_epoch, request.committed)
           : ErrorCode::kTransactionalIdAuthorizationFailed;
@@ -109,10 +116,12 @@ void handle_txn_offset_commit(RequestContext& ctx, Reader& body, Writer& out) {
   pr::TxnOffsetCommitRequest request;
   request.decode(body, v);
   ErrorCode refusal =
-      !authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId, request.transactional_id)
+      !authorized(ctx, AclOperation::kWrite, ResourceType::kTransactionalId,
+                  request.transactional_id)
           ? ErrorCode::kTransactionalIdAuthorizationFailed
-      : !authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id) ? ErrorCode::kGroupAuthorizationFailed
-                                                                                      : ErrorCode::kNone;
+      : !authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)
+          ? ErrorCode::kGroupAuthorizationFailed
+          : ErrorCode::kNone;
   std::vector<group::OffsetCommitEntry> entries;
   std::vector<bool> topic_allowed;
   for (const auto& t : request.topics) {
@@ -120,14 +129,15 @@ void handle_txn_offset_commit(RequestContext& ctx, Reader& body, Writer& out) {
                             authorized(ctx, AclOperation::kRead, ResourceType::kTopic, t.name));
     if (!topic_allowed.back()) continue;
     for (const auto& p : t.partitions) {
-      entries.push_back({t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata});
+      entries.push_back({t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                         p.committed_metadata});
     }
   }
   std::vector<ErrorCode> errors;
   if (!entries.empty()) {
-    errors = ctx.broker.groups().commit_transactional(request.group_id, request.producer_id, request.producer_epoch,
-                                                      request.member_id, request.group_instance_id,
-                                                      request.generation_id, entries);
+    errors = ctx.broker.groups().commit_transactional(
+        request.group_id, request.producer_id, request.producer_epoch, request.member_id,
+        request.group_instance_id, request.generation_id, entries);
   }
   pr::TxnOffsetCommitResponse response;
   size_t i = 0;
@@ -170,8 +180,10 @@ void handle_describe_transactions(RequestContext& ctx, Reader& body, Writer& out
     state.producer_id = found->producer_id;
     state.producer_epoch = found->producer_epoch;
     for (const auto& [topic, partition] : found->partitions) {
-      if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic, Audit::kQuiet)) continue;
-      if (state.topics.empty() || state.topics.back().topic != topic) state.topics.emplace_back().topic = topic;
+      if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, topic, Audit::kQuiet))
+        continue;
+      if (state.topics.empty() || state.topics.back().topic != topic)
+        state.topics.emplace_back().topic = topic;
       state.topics.back().partitions.push_back(partition);
     }
   }
@@ -197,10 +209,12 @@ void handle_list_transactions(RequestContext& ctx, Reader& body, Writer& out) {
     return;
   }
   for (const auto& t : ctx.broker.transactions().list(known_states, request.producer_id_filters)) {
-    if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTransactionalId, t.transactional_id, Audit::kQuiet)) {
+    if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTransactionalId,
+                    t.transactional_id, Audit::kQuiet)) {
       continue;
     }
-    response.transaction_states.push_back({t.transactional_id, t.producer_id, txn::state_name(t.state)});
+    response.transaction_states.push_back(
+        {t.transactional_id, t.producer_id, txn::state_name(t.state)});
   }
   response.encode(out, v);
 }

@@ -22,13 +22,15 @@ ErrorCode TxnPartitions::allow(const txn::TopicPartition& tp, int64_t producer_i
   return log->allow_transaction(producer_id, epoch);
 }
 
-ErrorCode TxnPartitions::write_marker(const txn::TopicPartition& tp, int64_t producer_id, int16_t epoch, bool commit,
-                                      int32_t coordinator_epoch) {
+ErrorCode TxnPartitions::write_marker(const txn::TopicPartition& tp, int64_t producer_id,
+                                      int16_t epoch, bool commit, int32_t coordinator_epoch) {
   auto log = topics_.partition(tp.first, tp.second);
   if (!log) return ErrorCode::kUnknownTopicOrPartition;
   auto result = log->write_marker(producer_id, epoch, commit, coordinator_epoch, now_ms());
-  if (result.error == ErrorCode::kNone && result.wait_for_flush && !log->flush()) return ErrorCode::kKafkaStorageError;
-  if (result.error == ErrorCode::kNone && tp.first == kOffsetsTopic) groups_.complete_transaction(producer_id, commit);
+  if (result.error == ErrorCode::kNone && result.wait_for_flush && !log->flush())
+    return ErrorCode::kKafkaStorageError;
+  if (result.error == ErrorCode::kNone && tp.first == kOffsetsTopic)
+    groups_.complete_transaction(producer_id, commit);
   return result.error;
 }
 

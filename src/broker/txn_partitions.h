@@ -15,13 +15,14 @@ class InternalTopic;
 
 class TxnPartitions : public txn::PartitionWriter {
  public:
-  TxnPartitions(TopicRegistry& topics, InternalTopic& offsets_topic, group::GroupCoordinator& groups)
+  TxnPartitions(TopicRegistry& topics, InternalTopic& offsets_topic,
+                group::GroupCoordinator& groups)
       : topics_(topics), offsets_topic_(offsets_topic), groups_(groups) {}
 
   bool exists(const txn::TopicPartition& tp) override;
   txn::ErrorCode allow(const txn::TopicPartition& tp, int64_t producer_id, int16_t epoch) override;
-  txn::ErrorCode write_marker(const txn::TopicPartition& tp, int64_t producer_id, int16_t epoch, bool commit,
-                              int32_t coordinator_epoch) override;
+  txn::ErrorCode write_marker(const txn::TopicPartition& tp, int64_t producer_id, int16_t epoch,
+                              bool commit, int32_t coordinator_epoch) override;
 
  private:
   TopicRegistry& topics_;

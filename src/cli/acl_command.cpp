@@ -2,8 +2,8 @@
 // options of Kafka's kafka-acls tool (--allow-principal, --operation, --topic, --group,
 // --transactional-id, --cluster, --resource-pattern-type, --producer, --consumer). They go over a
 // WireClient: librdkafka 2.0's ACL API has no TRANSACTIONAL_ID resource type.
-#include <CLI/CLI.hpp>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <set>
 #include <string>
@@ -66,9 +66,10 @@ std::vector<AclOperation> parse_operations(const std::vector<std::string>& names
   for (const auto& n : names) {
     auto op = sec::parse_operation(n);
     if (op == AclOperation::kUnknown || op == AclOperation::kAny) {
-      fail(fmt::format("unknown --operation {} (Read, Write, Create, Delete, Alter, Describe, ClusterAction, "
-                       "DescribeConfigs, AlterConfigs, IdempotentWrite, All)",
-                       n));
+      fail(fmt::format(
+          "unknown --operation {} (Read, Write, Create, Delete, Alter, Describe, ClusterAction, "
+          "DescribeConfigs, AlterConfigs, IdempotentWrite, All)",
+          n));
     }
     out.push_back(op);
   }
@@ -81,17 +82,21 @@ std::vector<AclOperation> parse_operations(const std::vector<std::string>& names
 std::vector<AclOperation> operations_for(const AclOptions& o, ResourceType type) {
   std::set<AclOperation> ops;
   for (auto op : parse_operations(o.operations)) ops.insert(op);
-  if (o.producer && type == ResourceType::kTopic) ops.insert({AclOperation::kWrite, AclOperation::kDescribe, AclOperation::kCreate});
-  if (o.producer && type == ResourceType::kTransactionalId) ops.insert({AclOperation::kWrite, AclOperation::kDescribe});
+  if (o.producer && type == ResourceType::kTopic)
+    ops.insert({AclOperation::kWrite, AclOperation::kDescribe, AclOperation::kCreate});
+  if (o.producer && type == ResourceType::kTransactionalId)
+    ops.insert({AclOperation::kWrite, AclOperation::kDescribe});
   if (o.idempotent && type == ResourceType::kCluster) ops.insert(AclOperation::kIdempotentWrite);
-  if (o.consumer && type == ResourceType::kTopic) ops.insert({AclOperation::kRead, AclOperation::kDescribe});
+  if (o.consumer && type == ResourceType::kTopic)
+    ops.insert({AclOperation::kRead, AclOperation::kDescribe});
   if (o.consumer && type == ResourceType::kGroup) ops.insert(AclOperation::kRead);
   return {ops.begin(), ops.end()};
 }
 
 sec::PatternType pattern_of(const AclOptions& o, const char* fallback) {
   auto type = sec::parse_pattern_type(o.pattern_type.empty() ? fallback : o.pattern_type);
-  if (type == sec::PatternType::kUnknown) fail(fmt::format("unknown --resource-pattern-type {}", o.pattern_type));
+  if (type == sec::PatternType::kUnknown)
+    fail(fmt::format("unknown --resource-pattern-type {}", o.pattern_type));
   return type;
 }
 
@@ -116,14 +121,20 @@ std::vector<Entry> entries_of(const AclOptions& o) {
   return out;
 }
 
-std::vector<std::string> row(int8_t type, const std::string& name, int8_t pattern, const std::string& principal,
-                             const std::string& host, int8_t op, int8_t permission) {
-  return {sec::name(static_cast<ResourceType>(type)), name, sec::name(static_cast<sec::PatternType>(pattern)),
-          principal, host, sec::name(static_cast<AclOperation>(op)),
+std::vector<std::string> row(int8_t type, const std::string& name, int8_t pattern,
+                             const std::string& principal, const std::string& host, int8_t op,
+                             int8_t permission) {
+  return {sec::name(static_cast<ResourceType>(type)),
+          name,
+          sec::name(static_cast<sec::PatternType>(pattern)),
+          principal,
+          host,
+          sec::name(static_cast<AclOperation>(op)),
           sec::name(static_cast<sec::AclPermission>(permission))};
 }
 
-const std::vector<std::string> kHeader{"RESOURCE-TYPE", "NAME", "PATTERN", "PRINCIPAL", "HOST", "OPERATION", "PERMISSION"};
+const std::vector<std::string> kHeader{"RESOURCE-TYPE", "NAME",      "PATTERN",   "PRINCIPAL",
+                                       "HOST",          "OPERATION", "PERMISSION"};
 
 void add_acls(const AclOptions& o) {
   auto resources = resources_of(o);
@@ -138,11 +149,12 @@ void add_acls(const AclOptions& o) {
     if (ops.empty()) fail(fmt::format("no --operation for {} {}", sec::name(type), name));
     for (const auto& e : entries) {
       for (auto op : ops) {
-        request.creations.push_back({static_cast<int8_t>(type), name, static_cast<int8_t>(pattern), e.principal, e.host,
-                                     static_cast<int8_t>(op), static_cast<int8_t>(e.permission)});
+        request.creations.push_back({static_cast<int8_t>(type), name, static_cast<int8_t>(pattern),
+                                     e.principal, e.host, static_cast<int8_t>(op),
+                                     static_cast<int8_t>(e.permission)});
         const auto& c = request.creations.back();
-        rows.push_back(row(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host, c.operation,
-                           c.permission_type));
+        rows.push_back(row(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal,
+                           c.host, c.operation, c.permission_type));
       }
     }
   }
@@ -152,7 +164,8 @@ void add_acls(const AclOptions& o) {
   for (size_t i = 0; i < response.results.size(); ++i) {
     const auto& r = response.results[i];
     if (r.error_code == 0) continue;
-    fmt::print(stderr, "oxbow: error: {}: {}\n", fmt::join(rows[i + 1], " "), error_text(r.error_code, r.error_message));
+    fmt::print(stderr, "oxbow: error: {}: {}\n", fmt::join(rows[i + 1], " "),
+               error_text(r.error_code, r.error_message));
     failed = true;
   }
   if (failed) throw CLI::RuntimeError(1);
@@ -169,16 +182,18 @@ void list_acls(const AclOptions& o) {
     pr::DescribeAclsRequest request;
     request.resource_type_filter = static_cast<int8_t>(type);
     if (type != ResourceType::kAny) request.resource_name_filter = name;
-    request.pattern_type_filter = static_cast<int8_t>(pattern_of(o, type == ResourceType::kAny ? "any" : "match"));
+    request.pattern_type_filter =
+        static_cast<int8_t>(pattern_of(o, type == ResourceType::kAny ? "any" : "match"));
     if (!o.principal.empty()) request.principal_filter = o.principal;
     request.operation = static_cast<int8_t>(AclOperation::kAny);
     request.permission_type = static_cast<int8_t>(sec::AclPermission::kAny);
     auto response = client.call<pr::DescribeAclsResponse>(kDescribeAcls, kAclApiVersion, request);
-    if (response.error_code != 0) fail(fmt::format("list ACLs: {}", error_text(response.error_code, response.error_message)));
+    if (response.error_code != 0)
+      fail(fmt::format("list ACLs: {}", error_text(response.error_code, response.error_message)));
     for (const auto& r : response.resources) {
       for (const auto& a : r.acls) {
-        rows.push_back(row(r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host, a.operation,
-                           a.permission_type));
+        rows.push_back(row(r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host,
+                           a.operation, a.permission_type));
       }
     }
   }
@@ -194,11 +209,13 @@ void remove_acls(const AclOptions& o) {
   for (const auto& [type, name] : resources) {
     auto ops = operations_for(o, type);
     if (ops.empty()) ops.push_back(AclOperation::kAny);
-    auto add = [&, type = type, name = name](std::optional<std::string> principal, std::optional<std::string> host,
+    auto add = [&, type = type, name = name](std::optional<std::string> principal,
+                                             std::optional<std::string> host,
                                              sec::AclPermission permission) {
       for (auto op : ops) {
-        request.filters.push_back({static_cast<int8_t>(type), name, static_cast<int8_t>(pattern), principal, host,
-                                   static_cast<int8_t>(op), static_cast<int8_t>(permission)});
+        request.filters.push_back({static_cast<int8_t>(type), name, static_cast<int8_t>(pattern),
+                                   principal, host, static_cast<int8_t>(op),
+                                   static_cast<int8_t>(permission)});
       }
     };
     if (entries.empty()) add(std::nullopt, std::nullopt, sec::AclPermission::kAny);
@@ -214,8 +231,8 @@ void remove_acls(const AclOptions& o) {
       failed = true;
     }
     for (const auto& m : r.matching_acls) {
-      rows.push_back(row(m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host, m.operation,
-                         m.permission_type));
+      rows.push_back(row(m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host,
+                         m.operation, m.permission_type));
     }
   }
   if (failed) throw CLI::RuntimeError(1);
@@ -228,16 +245,20 @@ void add_resource_options(CLI::App& cmd, AclOptions& o) {
   cmd.add_option("--group", o.groups, "Consumer group; repeatable");
   cmd.add_option("--transactional-id", o.transactional_ids, "Transactional id; repeatable");
   cmd.add_flag("--cluster", o.cluster, "The cluster resource");
-  cmd.add_option("--resource-pattern-type", o.pattern_type, "literal, prefixed (add, remove); also any, match (list)");
+  cmd.add_option("--resource-pattern-type", o.pattern_type,
+                 "literal, prefixed (add, remove); also any, match (list)");
 }
 
 void add_entry_options(CLI::App& cmd, AclOptions& o) {
-  cmd.add_option("--allow-principal", o.allow_principals, "Principal allowed, e.g. User:alice or User:*");
+  cmd.add_option("--allow-principal", o.allow_principals,
+                 "Principal allowed, e.g. User:alice or User:*");
   cmd.add_option("--deny-principal", o.deny_principals, "Principal denied");
   cmd.add_option("--allow-host", o.allow_hosts, "Host the allow applies to (default: every host)");
   cmd.add_option("--deny-host", o.deny_hosts, "Host the deny applies to (default: every host)");
-  cmd.add_option("--operation", o.operations, "Read, Write, Create, Delete, Alter, Describe, ..., All");
-  cmd.add_flag("--producer", o.producer, "Write, Describe and Create on --topic; Write and Describe on --transactional-id");
+  cmd.add_option("--operation", o.operations,
+                 "Read, Write, Create, Delete, Alter, Describe, ..., All");
+  cmd.add_flag("--producer", o.producer,
+               "Write, Describe and Create on --topic; Write and Describe on --transactional-id");
   cmd.add_flag("--consumer", o.consumer, "Read and Describe on --topic, Read on --group");
   cmd.add_flag("--idempotent", o.idempotent, "IdempotentWrite on --cluster");
 }
@@ -246,7 +267,8 @@ void add_entry_options(CLI::App& cmd, AclOptions& o) {
 
 void add_acl_command(CLI::App& app) {
   auto options = std::make_shared<AclOptions>();
-  CLI::App* acl = app.add_subcommand("acl", "Add, list and remove ACLs (needs an authorizer on the broker)");
+  CLI::App* acl =
+      app.add_subcommand("acl", "Add, list and remove ACLs (needs an authorizer on the broker)");
   acl->require_subcommand(1);
 
   CLI::App* add = acl->add_subcommand("add", "Add ACLs");
@@ -261,8 +283,10 @@ void add_acl_command(CLI::App& app) {
   list->add_option("--principal", options->principal, "Only this principal's ACLs");
   list->callback([options] { list_acls(*options); });
 
-  CLI::App* remove = acl->add_subcommand("remove", "Remove the ACLs matching the options (all of a resource's when "
-                                                   "no principal or operation is given)");
+  CLI::App* remove =
+      acl->add_subcommand("remove",
+                          "Remove the ACLs matching the options (all of a resource's when "
+                          "no principal or operation is given)");
   add_client_options(*remove, options->client);
   add_resource_options(*remove, *options);
   add_entry_options(*remove, *options);

@@ -1,6 +1,6 @@
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <fstream>
 #include <sstream>
@@ -66,7 +66,8 @@ void add_broker_command(CLI::App& app) {
   auto options = std::make_shared<BrokerOptions>();
   auto* cmd = app.add_subcommand("broker", "Run a broker");
   cmd->add_option("-c,--config", options->config_file, "server.properties file");
-  cmd->add_option("-o,--override", options->overrides, "key=value overriding the file (repeatable)");
+  cmd->add_option("-o,--override", options->overrides,
+                  "key=value overriding the file (repeatable)");
   cmd->callback([options] {
     int code = run_broker(*options);
     if (code != 0) throw CLI::RuntimeError(code);

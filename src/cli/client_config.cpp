@@ -144,15 +144,19 @@ bool stop_requested() {
   return stop_flag.load(std::memory_order_relaxed);
 }
 
-std::string_view or_empty(const char* text) { return text == nullptr ? std::string_view{} : text; }
+std::string_view or_empty(const char* text) {
+  return text == nullptr ? std::string_view{} : text;
+}
 
 AdminOptionsHandle make_admin_options(rd_kafka_t* rk, rd_kafka_admin_op_t op) {
   AdminOptionsHandle options{rd_kafka_AdminOptions_new(rk, op)};
   char errstr[256];
-  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, errstr, sizeof errstr);
+  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, errstr,
+                                            sizeof errstr);
   // Operations without an operation timeout refuse this one; that is fine.
   if (op != RD_KAFKA_ADMIN_OP_ANY)
-    rd_kafka_AdminOptions_set_operation_timeout(options.get(), kRequestTimeoutMs, errstr, sizeof errstr);
+    rd_kafka_AdminOptions_set_operation_timeout(options.get(), kRequestTimeoutMs, errstr,
+                                                sizeof errstr);
   return options;
 }
 

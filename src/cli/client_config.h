@@ -57,7 +57,9 @@ using MetadataHandle = std::unique_ptr<const rd_kafka_metadata_t, MetadataDestro
 KafkaHandle make_kafka_handle(rd_kafka_type_t type, rd_kafka_conf_t* conf);
 
 struct AdminOptionsDestroyer {
-  void operator()(rd_kafka_AdminOptions_t* options) const { rd_kafka_AdminOptions_destroy(options); }
+  void operator()(rd_kafka_AdminOptions_t* options) const {
+    rd_kafka_AdminOptions_destroy(options);
+  }
 };
 struct EventDestroyer {
   void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }

@@ -175,7 +175,8 @@ ConfigEntries perf_producer_overrides(const PerfProduceOptions& options) {
   ConfigEntries overrides;
   if (options.acks) overrides.emplace_back("acks", *options.acks);
   if (options.compression) overrides.emplace_back("compression.codec", *options.compression);
-  if (options.transactional_id) overrides.emplace_back("transactional.id", *options.transactional_id);
+  if (options.transactional_id)
+    overrides.emplace_back("transactional.id", *options.transactional_id);
   return overrides;
 }
 
@@ -341,16 +342,17 @@ void run_perf_consume(const PerfConsumeOptions& options) {
   install_stop_signal_handlers();
   const KafkaHandle rk = make_kafka_handle(
       RD_KAFKA_CONSUMER,
-      make_kafka_conf(options.client, {{"enable.auto.commit", "false"},
-                                       {"enable.auto.offset.store", "false"},
-                                       // Throughput defaults, as perf produce has its own; -X overrides.
-                                       {"max.partition.fetch.bytes", "8388608"},
-                                       {"queued.max.messages.kbytes", "262144"},
-                                       // librdkafka 2.0 stops fetching once its queue holds this many
-                                       // records and looks again only up to a second later: at the
-                                       // default of 100,000 (one 8 MB fetch of small records) a
-                                       // consumer stalls for a third of its run.
-                                       {"queued.min.messages", "1000000"}}));
+      make_kafka_conf(options.client,
+                      {{"enable.auto.commit", "false"},
+                       {"enable.auto.offset.store", "false"},
+                       // Throughput defaults, as perf produce has its own; -X overrides.
+                       {"max.partition.fetch.bytes", "8388608"},
+                       {"queued.max.messages.kbytes", "262144"},
+                       // librdkafka 2.0 stops fetching once its queue holds this many
+                       // records and looks again only up to a second later: at the
+                       // default of 100,000 (one 8 MB fetch of small records) a
+                       // consumer stalls for a third of its run.
+                       {"queued.min.messages", "1000000"}}));
   const int64_t start_ns = now_ns();
   const ConsumeTally tally = consume_from_beginning(rk.get(), options, start_ns);
 

@@ -40,9 +40,10 @@ void list_transactions(const TxnOptions& options) {
     fail(fmt::format("list transactions: {}", error_text(response.error_code)));
   }
   if (!response.unknown_state_filters.empty()) {
-    fail(fmt::format("unknown --state {} (known: Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, "
-                     "CompleteAbort, Dead, PrepareEpochFence)",
-                     fmt::join(response.unknown_state_filters, ",")));
+    fail(fmt::format(
+        "unknown --state {} (known: Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, "
+        "CompleteAbort, Dead, PrepareEpochFence)",
+        fmt::join(response.unknown_state_filters, ",")));
   }
   std::vector<std::vector<std::string>> rows{{"TRANSACTIONAL-ID", "PRODUCER-ID", "STATE"}};
   for (const auto& t : response.transaction_states) {
@@ -79,8 +80,9 @@ void describe_transactions(const TxnOptions& options) {
     for (const auto& topic : t.topics) {
       for (int32_t p : topic.partitions) partitions.push_back(fmt::format("{}-{}", topic.topic, p));
     }
-    rows.push_back({t.transactional_id, std::to_string(t.producer_id), std::to_string(t.producer_epoch),
-                    t.transaction_state, std::to_string(t.transaction_timeout_ms),
+    rows.push_back({t.transactional_id, std::to_string(t.producer_id),
+                    std::to_string(t.producer_epoch), t.transaction_state,
+                    std::to_string(t.transaction_timeout_ms),
                     format_time(t.transaction_start_time_ms),
                     partitions.empty() ? "-" : fmt::format("{}", fmt::join(partitions, ","))});
   }
@@ -95,18 +97,23 @@ void add_txn_command(CLI::App& app) {
   CLI::App* txn = app.add_subcommand("txn", "List and describe transactions");
   txn->require_subcommand(1);
 
-  CLI::App* list = txn->add_subcommand("list", "List transactional ids, their producer ids and states");
+  CLI::App* list =
+      txn->add_subcommand("list", "List transactional ids, their producer ids and states");
   add_client_options(*list, options->client);
-  list->add_option("--state", options->states,
-                   "Only these states (Ongoing, CompleteCommit, CompleteAbort, Empty, ...; repeatable or "
-                   "comma-separated)")
+  list->add_option(
+          "--state", options->states,
+          "Only these states (Ongoing, CompleteCommit, CompleteAbort, Empty, ...; repeatable or "
+          "comma-separated)")
       ->delimiter(',');
-  list->add_option("--producer-id", options->producer_ids, "Only these producer ids")->delimiter(',');
+  list->add_option("--producer-id", options->producer_ids, "Only these producer ids")
+      ->delimiter(',');
   list->callback([options] { list_transactions(*options); });
 
-  CLI::App* describe = txn->add_subcommand("describe", "Show transactions: state, producer, timeout, partitions");
+  CLI::App* describe =
+      txn->add_subcommand("describe", "Show transactions: state, producer, timeout, partitions");
   add_client_options(*describe, options->client);
-  describe->add_option("transactional-ids", options->transactional_ids, "Transactional ids")->required();
+  describe->add_option("transactional-ids", options->transactional_ids, "Transactional ids")
+      ->required();
   describe->callback([options] { describe_transactions(*options); });
 }
 

@@ -38,13 +38,16 @@ pr::DescribeUserScramCredentialsResponse describe(WireClient& client,
     request.users.emplace();
     for (const auto& n : *names) request.users->push_back({n});
   }
-  auto response = client.call<pr::DescribeUserScramCredentialsResponse>(kDescribeUserScramCredentials, 0, request);
-  if (response.error_code != 0) fail(fmt::format("list users: {}", error_text(response.error_code, response.error_message)));
+  auto response = client.call<pr::DescribeUserScramCredentialsResponse>(
+      kDescribeUserScramCredentials, 0, request);
+  if (response.error_code != 0)
+    fail(fmt::format("list users: {}", error_text(response.error_code, response.error_message)));
   return response;
 }
 
 void alter(WireClient& client, const pr::AlterUserScramCredentialsRequest& request) {
-  auto response = client.call<pr::AlterUserScramCredentialsResponse>(kAlterUserScramCredentials, 0, request);
+  auto response =
+      client.call<pr::AlterUserScramCredentialsResponse>(kAlterUserScramCredentials, 0, request);
   bool failed = false;
   for (const auto& r : response.results) {
     if (r.error_code == 0) continue;
@@ -59,7 +62,8 @@ void create_user(const UserOptions& options) {
   if (options.password.empty()) fail("--password must not be empty");
   WireClient client(options.client);
   std::string salt = broker::random_bytes(32);
-  std::string salted = broker::scram_salted_password(mechanism, options.password, salt, options.iterations);
+  std::string salted =
+      broker::scram_salted_password(mechanism, options.password, salt, options.iterations);
   pr::AlterUserScramCredentialsRequest request;
   request.upsertions.push_back({options.name, static_cast<int8_t>(mechanism), options.iterations,
                                 std::vector<uint8_t>(salt.begin(), salt.end()),
@@ -72,7 +76,8 @@ void delete_user(const UserOptions& options) {
   WireClient client(options.client);
   auto found = describe(client, std::vector<std::string>{options.name});
   const auto& result = found.results.front();
-  if (result.error_code != 0) fail(fmt::format("{}: {}", options.name, error_text(result.error_code, result.error_message)));
+  if (result.error_code != 0)
+    fail(fmt::format("{}: {}", options.name, error_text(result.error_code, result.error_message)));
   // Kafka takes one operation per user per request: one request per mechanism.
   for (const auto& info : result.credential_infos) {
     pr::AlterUserScramCredentialsRequest request;
@@ -88,7 +93,8 @@ void list_users(const UserOptions& options) {
   std::vector<std::vector<std::string>> rows{{"USER", "MECHANISM", "ITERATIONS"}};
   for (const auto& r : response.results) {
     for (const auto& info : r.credential_infos) {
-      rows.push_back({r.user, broker::scram_mechanism_name(static_cast<ScramMechanism>(info.mechanism)),
+      rows.push_back({r.user,
+                      broker::scram_mechanism_name(static_cast<ScramMechanism>(info.mechanism)),
                       std::to_string(info.iterations)});
     }
   }

@@ -7,8 +7,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
 
@@ -99,9 +99,12 @@ WireClient::WireClient(const ClientOptions& options) {
     start = end + 1;
   }
   if (fd_ < 0) fail(fmt::format("cannot connect to {}", servers));
-  std::string protocol = ascii_lower(settings.count("security.protocol") ? settings["security.protocol"] : "plaintext");
-  if (protocol != "plaintext" && protocol != "ssl" && protocol != "sasl_plaintext" && protocol != "sasl_ssl") {
-    fail(fmt::format("security.protocol {} is not one of plaintext, ssl, sasl_plaintext, sasl_ssl", protocol));
+  std::string protocol = ascii_lower(
+      settings.count("security.protocol") ? settings["security.protocol"] : "plaintext");
+  if (protocol != "plaintext" && protocol != "ssl" && protocol != "sasl_plaintext" &&
+      protocol != "sasl_ssl") {
+    fail(fmt::format("security.protocol {} is not one of plaintext, ssl, sasl_plaintext, sasl_ssl",
+                     protocol));
   }
   if (protocol == "ssl" || protocol == "sasl_ssl") start_tls(settings, host);
   if (protocol.starts_with("sasl")) authenticate(settings);
@@ -114,7 +117,9 @@ WireClient::~WireClient() {
 }
 
 void WireClient::start_tls(const Settings& settings, const std::string& host) {
-  auto get = [&](const char* key) { return settings.count(key) ? settings.at(key) : std::string(); };
+  auto get = [&](const char* key) {
+    return settings.count(key) ? settings.at(key) : std::string();
+  };
   tls_ = std::make_unique<Tls>();
   tls_->context = SSL_CTX_new(TLS_client_method());
   auto* ctx = tls_->context;
@@ -129,7 +134,8 @@ void WireClient::start_tls(const Settings& settings, const std::string& host) {
     SSL_CTX_set_default_verify_paths(ctx);
   }
   if (auto password = get("ssl.key.password"); !password.empty()) {
-    SSL_CTX_set_default_passwd_cb_userdata(ctx, const_cast<char*>(settings.at("ssl.key.password").c_str()));
+    SSL_CTX_set_default_passwd_cb_userdata(
+        ctx, const_cast<char*>(settings.at("ssl.key.password").c_str()));
   }
   if (auto cert = get("ssl.certificate.location"); !cert.empty()) {
     if (SSL_CTX_use_certificate_chain_file(ctx, cert.c_str()) != 1) {
@@ -145,7 +151,8 @@ void WireClient::start_tls(const Settings& settings, const std::string& host) {
   SSL_set_fd(tls_->ssl, fd_);
   SSL_set_tlsext_host_name(tls_->ssl, host.c_str());
   // librdkafka 2.0 checks the broker's name against its certificate by default; so do we.
-  if (verify && ascii_lower(get("ssl.endpoint.identification.algorithm")) != "none") SSL_set1_host(tls_->ssl, host.c_str());
+  if (verify && ascii_lower(get("ssl.endpoint.identification.algorithm")) != "none")
+    SSL_set1_host(tls_->ssl, host.c_str());
   if (SSL_connect(tls_->ssl) != 1) {
     long result = SSL_get_verify_result(tls_->ssl);
     std::string why = result != X509_V_OK ? X509_verify_cert_error_string(result) : openssl_error();
@@ -164,20 +171,25 @@ std::vector<uint8_t> WireClient::sasl_step(const std::string& token) {
 }
 
 void WireClient::authenticate(const Settings& settings) {
-  auto get = [&](const char* key) { return settings.count(key) ? settings.at(key) : std::string(); };
+  auto get = [&](const char* key) {
+    return settings.count(key) ? settings.at(key) : std::string();
+  };
   std::string mechanism = get("sasl.mechanism");
   if (mechanism.empty()) mechanism = get("sasl.mechanisms");
   if (mechanism.empty()) mechanism = "GSSAPI";  // librdkafka's default
   auto scram = broker::scram_mechanism_from_name(mechanism);
   if (mechanism != "PLAIN" && scram == broker::ScramMechanism::kUnknown) {
-    fail(fmt::format("sasl.mechanism {} is not supported here: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mechanism));
+    fail(fmt::format(
+        "sasl.mechanism {} is not supported here: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
+        mechanism));
   }
   pr::SaslHandshakeRequest handshake;
   handshake.mechanism = mechanism;
   auto offered = call<pr::SaslHandshakeResponse>(kSaslHandshake, 1, handshake);
   if (offered.error_code != 0) {
     fail(fmt::format("{}: {}: the broker offers {}", server_,
-                     pr::error_name(static_cast<pr::ErrorCode>(offered.error_code)), fmt::join(offered.mechanisms, ", ")));
+                     pr::error_name(static_cast<pr::ErrorCode>(offered.error_code)),
+                     fmt::join(offered.mechanisms, ", ")));
   }
   std::string user = get("sasl.username"), password = get("sasl.password");
   if (scram == broker::ScramMechanism::kUnknown) {
@@ -190,14 +202,19 @@ void WireClient::authenticate(const Settings& settings) {
   if (!client_final) fail(fmt::format("{}: malformed SCRAM server-first message", server_));
   auto server_final = sasl_step(*client_final);
   if (!exchange.verify(std::string(server_final.begin(), server_final.end()))) {
-    fail(fmt::format("{}: the broker's SCRAM signature is wrong: it does not hold this user's credential", server_));
+    fail(fmt::format(
+        "{}: the broker's SCRAM signature is wrong: it does not hold this user's credential",
+        server_));
   }
 }
 
 void WireClient::send_all(const uint8_t* data, size_t size) {
   while (size > 0) {
-    ssize_t n = tls_ ? SSL_write(tls_->ssl, data, static_cast<int>(size)) : ::send(fd_, data, size, MSG_NOSIGNAL);
-    if (n <= 0) fail(fmt::format("{}: send failed: {}", server_, tls_ ? openssl_error() : std::strerror(errno)));
+    ssize_t n = tls_ ? SSL_write(tls_->ssl, data, static_cast<int>(size))
+                     : ::send(fd_, data, size, MSG_NOSIGNAL);
+    if (n <= 0)
+      fail(fmt::format("{}: send failed: {}", server_,
+                       tls_ ? openssl_error() : std::strerror(errno)));
     data += n;
     size -= static_cast<size_t>(n);
   }
@@ -205,17 +222,22 @@ void WireClient::send_all(const uint8_t* data, size_t size) {
 
 void WireClient::receive_all(uint8_t* data, size_t size) {
   while (size > 0) {
-    ssize_t n = tls_ ? SSL_read(tls_->ssl, data, static_cast<int>(size)) : ::recv(fd_, data, size, 0);
-    if (n == 0 || (tls_ && n < 0 && SSL_get_error(tls_->ssl, static_cast<int>(n)) == SSL_ERROR_ZERO_RETURN)) {
+    ssize_t n =
+        tls_ ? SSL_read(tls_->ssl, data, static_cast<int>(size)) : ::recv(fd_, data, size, 0);
+    if (n == 0 ||
+        (tls_ && n < 0 && SSL_get_error(tls_->ssl, static_cast<int>(n)) == SSL_ERROR_ZERO_RETURN)) {
       fail(fmt::format("{}: connection closed by the broker", server_));
     }
-    if (n < 0) fail(fmt::format("{}: no answer: {}", server_, tls_ ? openssl_error() : std::strerror(errno)));
+    if (n < 0)
+      fail(
+          fmt::format("{}: no answer: {}", server_, tls_ ? openssl_error() : std::strerror(errno)));
     data += n;
     size -= static_cast<size_t>(n);
   }
 }
 
-std::vector<uint8_t> WireClient::call(int16_t api_key, int16_t api_version, const protocol::Writer& body) {
+std::vector<uint8_t> WireClient::call(int16_t api_key, int16_t api_version,
+                                      const protocol::Writer& body) {
   bool flexible = protocol::is_flexible(api_key, api_version);
   int32_t correlation_id = next_correlation_id_++;
   protocol::Writer frame;

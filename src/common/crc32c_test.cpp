@@ -40,14 +40,15 @@ TEST(Crc32c, InputsOfManyLengthsMatchBitwiseReference) {
     seed = seed * 1103515245u + 12345u;
     data += static_cast<char>(seed >> 24);
   }
-  for (size_t length : {0u, 1u, 15u, 16u, 63u, 64u, 255u, 256u, 1023u, 12287u, 12288u, 12289u, 24576u, 50000u,
-                        100000u}) {
+  for (size_t length : {0u, 1u, 15u, 16u, 63u, 64u, 255u, 256u, 1023u, 12287u, 12288u, 12289u,
+                        24576u, 50000u, 100000u}) {
     std::string part = data.substr(0, length);
     EXPECT_EQ(crc32c(part.data(), part.size()), reference(part)) << length;
   }
   // Extending in pieces agrees with the whole, whichever path each piece takes.
   uint32_t pieces = crc32c(data.data(), 30000);
-  EXPECT_EQ(crc32c_extend(pieces, data.data() + 30000, data.size() - 30000), crc32c(data.data(), data.size()));
+  EXPECT_EQ(crc32c_extend(pieces, data.data() + 30000, data.size() - 30000),
+            crc32c(data.data(), data.size()));
 }
 
 }  // namespace oxbow

@@ -1,8 +1,8 @@
 #pragma once
 // A compacted internal topic (`__consumer_offsets`, `__transaction_state`) as a coordinator sees
 // it: keyed records appended to numbered partitions, replayed in log order at start-up.
-#include <cstdint>
 #include <climits>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -34,12 +34,12 @@ class KeyedLog {
   // Appends records inside the producer's transaction; they count once its commit marker is in
   // the log. Returns a Kafka error code (0: written), e.g. when the transaction does not hold
   // the partition or the epoch is stale.
-  virtual int16_t append_transactional(int32_t partition, const KeyedRecords& records, int64_t producer_id,
-                                       int16_t producer_epoch) = 0;
+  virtual int16_t append_transactional(int32_t partition, const KeyedRecords& records,
+                                       int64_t producer_id, int16_t producer_epoch) = 0;
 
   // Called for each record in log order; `txn_producer_id` is -1 outside transactions.
-  using RecordVisitor =
-      std::function<void(std::string_view key, std::optional<std::string_view> value, int64_t txn_producer_id)>;
+  using RecordVisitor = std::function<void(
+      std::string_view key, std::optional<std::string_view> value, int64_t txn_producer_id)>;
   // Called for each transaction marker.
   using MarkerVisitor = std::function<void(int64_t producer_id, bool commit)>;
   virtual void replay(const RecordVisitor& on_record, const MarkerVisitor& on_marker) = 0;

@@ -29,7 +29,8 @@ std::span<const double> size_buckets() {
 }
 
 Histogram::Histogram(std::span<const double> bounds) : bounds_(bounds.begin(), bounds.end()) {
-  for (auto& shard : shards_) shard.buckets = std::vector<std::atomic<uint64_t>>(bounds_.size() + 1);
+  for (auto& shard : shards_)
+    shard.buckets = std::vector<std::atomic<uint64_t>>(bounds_.size() + 1);
 }
 
 void Histogram::observe(double value) {
@@ -49,7 +50,8 @@ Histogram::Snapshot Histogram::snapshot() const {
   s.bounds = bounds_;
   std::vector<uint64_t> counts(bounds_.size() + 1, 0);
   for (const auto& shard : shards_) {
-    for (size_t i = 0; i < counts.size(); ++i) counts[i] += shard.buckets[i].load(std::memory_order_relaxed);
+    for (size_t i = 0; i < counts.size(); ++i)
+      counts[i] += shard.buckets[i].load(std::memory_order_relaxed);
     s.sum += shard.sum.load(std::memory_order_relaxed);
   }
   uint64_t running = 0;
@@ -64,10 +66,14 @@ Histogram::Snapshot Histogram::snapshot() const {
 std::string escape_label_value(const std::string& value) {
   std::string out;
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -106,7 +112,8 @@ void PrometheusWriter::sample(const std::string& name, const Labels& labels, dou
   out_ += name + format_labels(labels) + " " + format_value(value) + "\n";
 }
 
-void PrometheusWriter::histogram(const std::string& name, const Labels& labels, const Histogram::Snapshot& s) {
+void PrometheusWriter::histogram(const std::string& name, const Labels& labels,
+                                 const Histogram::Snapshot& s) {
   for (size_t i = 0; i <= s.bounds.size(); ++i) {
     Labels with_le = labels;
     with_le.emplace_back("le", i < s.bounds.size() ? format_value(s.bounds[i]) : "+Inf");

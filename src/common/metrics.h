@@ -69,7 +69,8 @@ class PrometheusWriter {
  public:
   void family(const std::string& name, const char* type, const std::string& help);
   void sample(const std::string& name, const Labels& labels, double value);
-  void histogram(const std::string& name, const Labels& labels, const Histogram::Snapshot& snapshot);
+  void histogram(const std::string& name, const Labels& labels,
+                 const Histogram::Snapshot& snapshot);
   const std::string& text() const { return out_; }
 
  private:

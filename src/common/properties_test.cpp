@@ -6,8 +6,8 @@ namespace oxbow {
 
 TEST(Properties, ParsesKafkaStyleFile) {
   Properties props;
-  auto error = parse_properties("# comment\n! also\nnode.id=0\n  log.dirs = /tmp/x  \nnum.partitions: 3\n\n",
-                                props);
+  auto error = parse_properties(
+      "# comment\n! also\nnode.id=0\n  log.dirs = /tmp/x  \nnum.partitions: 3\n\n", props);
   ASSERT_FALSE(error);
   EXPECT_EQ(props.at("node.id"), "0");
   EXPECT_EQ(props.at("log.dirs"), "/tmp/x");
@@ -37,7 +37,8 @@ namespace oxbow {
 TEST(Properties, AsciiCaseMapping) {
   EXPECT_EQ(ascii_lower("SASL_SSL-Listener1"), "sasl_ssl-listener1");
   EXPECT_EQ(ascii_upper("pkcs12"), "PKCS12");
-  EXPECT_EQ(ascii_lower("\xc3\x89t\xc3\xa9"), "\xc3\x89t\xc3\xa9");  // bytes past ASCII are left alone
+  EXPECT_EQ(ascii_lower("\xc3\x89t\xc3\xa9"),
+            "\xc3\x89t\xc3\xa9");  // bytes past ASCII are left alone
 }
 
 }  // namespace oxbow

@@ -10,7 +10,9 @@ namespace oxbow::group {
 GroupCoordinator::GroupCoordinator(CoordinatorOptions options, KeyedLog& log)
     : options_(options), log_(log) {}
 
-GroupCoordinator::~GroupCoordinator() { stop(); }
+GroupCoordinator::~GroupCoordinator() {
+  stop();
+}
 
 void GroupCoordinator::run(Completions& completions) {
   for (auto& c : completions) c();
@@ -77,8 +79,10 @@ void GroupCoordinator::join(JoinRequest request, JoinCallback done) {
   {
     std::lock_guard lock(mutex_);
     auto it = groups_.find(request.group_id);
-    unknown_member = !request.member_id.empty() && (it == groups_.end() || it->second->state() == GroupState::kDead);
-    if (!unknown_member) group_for_join(request.group_id).join(request, now_ms(), std::move(done), completions);
+    unknown_member = !request.member_id.empty() &&
+                     (it == groups_.end() || it->second->state() == GroupState::kDead);
+    if (!unknown_member)
+      group_for_join(request.group_id).join(request, now_ms(), std::move(done), completions);
   }
   if (unknown_member) return fail(ErrorCode::kUnknownMemberId);
   run(completions);
@@ -105,7 +109,8 @@ void GroupCoordinator::sync(SyncRequest request, SyncCallback done) {
 }
 
 ErrorCode GroupCoordinator::heartbeat(const std::string& group_id, const std::string& member_id,
-                                      const std::optional<std::string>& instance_id, int32_t generation) {
+                                      const std::optional<std::string>& instance_id,
+                                      int32_t generation) {
   if (group_id.empty()) return ErrorCode::kInvalidGroupId;
   std::lock_guard lock(mutex_);
   auto it = groups_.find(group_id);
@@ -128,13 +133,13 @@ ErrorCode GroupCoordinator::leave(const std::string& group_id, const std::string
   return error;
 }
 
-bool GroupCoordinator::persist(const std::string& group_id,
-                               const KeyedRecords& records) {
+bool GroupCoordinator::persist(const std::string& group_id, const KeyedRecords& records) {
   if (records.empty()) return true;
   return log_.append(offsets_partition_for(group_id, log_.partitions()), records);
 }
 
-void GroupCoordinator::replay_record(std::string_view key_bytes, std::optional<std::string_view> value_bytes,
+void GroupCoordinator::replay_record(std::string_view key_bytes,
+                                     std::optional<std::string_view> value_bytes,
                                      int64_t producer_id) {
   auto key = decode_offset_key(key_bytes);
   if (!key) return;
@@ -158,19 +163,25 @@ void GroupCoordinator::replay_record(std::string_view key_bytes, std::optional<s
   }
 }
 
-ErrorCode GroupCoordinator::check_commit_locked(const std::string& group_id, const std::string& member_id,
-                                                const std::optional<std::string>& instance_id, int32_t generation) {
+ErrorCode GroupCoordinator::check_commit_locked(const std::string& group_id,
+                                                const std::string& member_id,
+                                                const std::optional<std::string>& instance_id,
+                                                int32_t generation) {
   if (group_id.empty()) return ErrorCode::kInvalidGroupId;
   auto it = groups_.find(group_id);
   if (it == groups_.end() || it->second->state() == GroupState::kDead) {
     if (generation >= 0 || !member_id.empty()) return ErrorCode::kIllegalGeneration;
     // A commit without membership (assign() users) creates a simple, empty group.
-    it = groups_.insert_or_assign(group_id, std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms)).first;
+    it = groups_
+             .insert_or_assign(
+                 group_id, std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms))
+             .first;
   }
   return it->second->check_commit(member_id, instance_id, generation);
 }
 
-KeyedRecords GroupCoordinator::offset_records(const std::string& group_id, const std::vector<OffsetCommitEntry>& entries,
+KeyedRecords GroupCoordinator::offset_records(const std::string& group_id,
+                                              const std::vector<OffsetCommitEntry>& entries,
                                               int64_t now, std::vector<ErrorCode>& errors) const {
   KeyedRecords records;
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -196,11 +207,14 @@ void GroupCoordinator::apply_offsets(const std::vector<OffsetCommitEntry>& entri
   }
 }
 
-std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id, const std::string& member_id,
-                                                const std::optional<std::string>& instance_id, int32_t generation,
+std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id,
+                                                const std::string& member_id,
+                                                const std::optional<std::string>& instance_id,
+                                                int32_t generation,
                                                 const std::vector<OffsetCommitEntry>& entries) {
   std::lock_guard lock(mutex_);
-  std::vector<ErrorCode> errors(entries.size(), check_commit_locked(group_id, member_id, instance_id, generation));
+  std::vector<ErrorCode> errors(entries.size(),
+                                check_commit_locked(group_id, member_id, instance_id, generation));
   if (!entries.empty() && errors[0] != ErrorCode::kNone) return errors;
   int64_t now = now_ms();
   auto records = offset_records(group_id, entries, now, errors);
@@ -212,21 +226,21 @@ std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id, con
   return errors;
 }
 
-std::vector<ErrorCode> GroupCoordinator::commit_transactional(const std::string& group_id, int64_t producer_id,
-                                                              int16_t epoch, const std::string& member_id,
-                                                              const std::optional<std::string>& instance_id,
-                                                              int32_t generation,
-                                                              const std::vector<OffsetCommitEntry>& entries) {
+std::vector<ErrorCode> GroupCoordinator::commit_transactional(
+    const std::string& group_id, int64_t producer_id, int16_t epoch, const std::string& member_id,
+    const std::optional<std::string>& instance_id, int32_t generation,
+    const std::vector<OffsetCommitEntry>& entries) {
   // Held across the append, so that the transaction's marker (complete_transaction) cannot slip
   // in between the write and the pending offsets it must settle.
   std::lock_guard lock(mutex_);
-  std::vector<ErrorCode> errors(entries.size(), check_commit_locked(group_id, member_id, instance_id, generation));
+  std::vector<ErrorCode> errors(entries.size(),
+                                check_commit_locked(group_id, member_id, instance_id, generation));
   if (!entries.empty() && errors[0] != ErrorCode::kNone) return errors;
   int64_t now = now_ms();
   auto records = offset_records(group_id, entries, now, errors);
   if (!records.empty()) {
-    int16_t code = log_.append_transactional(offsets_partition_for(group_id, log_.partitions()), records,
-                                             producer_id, epoch);
+    int16_t code = log_.append_transactional(offsets_partition_for(group_id, log_.partitions()),
+                                             records, producer_id, epoch);
     if (code != 0) {
       std::fill(errors.begin(), errors.end(), static_cast<ErrorCode>(code));
       return errors;
@@ -262,7 +276,8 @@ std::map<TopicPartition, CommittedOffset> GroupCoordinator::fetch(
   } else {
     for (const auto& tp : *wanted) {
       auto found = it == offsets_.end() ? decltype(it->second.end()){} : it->second.find(tp);
-      out[tp] = it != offsets_.end() && found != it->second.end() ? found->second : CommittedOffset{};
+      out[tp] =
+          it != offsets_.end() && found != it->second.end() ? found->second : CommittedOffset{};
     }
   }
   for (const auto& [producer_id, groups] : pending_) {
@@ -282,8 +297,8 @@ std::vector<GroupOverview> GroupCoordinator::list(const std::vector<std::string>
   for (const auto& [id, group] : groups_) {
     if (group->state() == GroupState::kDead) continue;
     std::string state = state_name(group->state());
-    if (!states_filter.empty() &&
-        std::none_of(states_filter.begin(), states_filter.end(), [&](const auto& s) { return s == state; })) {
+    if (!states_filter.empty() && std::none_of(states_filter.begin(), states_filter.end(),
+                                               [&](const auto& s) { return s == state; })) {
       continue;
     }
     out.push_back({id, group->protocol_type(), state});
@@ -321,7 +336,8 @@ ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
   {
     std::lock_guard lock(mutex_);
     auto it = groups_.find(group_id);
-    if (it == groups_.end() || it->second->state() == GroupState::kDead) return ErrorCode::kGroupIdNotFound;
+    if (it == groups_.end() || it->second->state() == GroupState::kDead)
+      return ErrorCode::kGroupIdNotFound;
     if (it->second->state() != GroupState::kEmpty) return ErrorCode::kNonEmptyGroup;
     KeyedRecords tombstones;
     for (const auto& [tp, offset] : offsets_[group_id]) {
@@ -336,9 +352,9 @@ ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
   return ErrorCode::kNone;
 }
 
-std::vector<ErrorCode> GroupCoordinator::delete_offsets(const std::string& group_id,
-                                                        const std::vector<TopicPartition>& partitions,
-                                                        ErrorCode& group_error) {
+std::vector<ErrorCode> GroupCoordinator::delete_offsets(
+    const std::string& group_id, const std::vector<TopicPartition>& partitions,
+    ErrorCode& group_error) {
   std::vector<ErrorCode> errors(partitions.size(), ErrorCode::kNone);
   group_error = ErrorCode::kNone;
   std::lock_guard lock(mutex_);
@@ -355,7 +371,8 @@ std::vector<ErrorCode> GroupCoordinator::delete_offsets(const std::string& group
       errors[i] = ErrorCode::kGroupSubscribedToTopic;
       continue;
     }
-    if (offsets.erase(tp)) tombstones.emplace_back(encode_offset_key({group_id, tp.first, tp.second}), std::nullopt);
+    if (offsets.erase(tp))
+      tombstones.emplace_back(encode_offset_key({group_id, tp.first, tp.second}), std::nullopt);
   }
   if (!persist(group_id, tombstones)) group_error = ErrorCode::kCoordinatorNotAvailable;
   return errors;
@@ -374,8 +391,10 @@ void GroupCoordinator::expire_offsets_locked(int64_t now) {
     for (auto o = it->second.begin(); o != it->second.end();) {
       // KIP-211: offsets of an empty group expire a retention period after the later of their
       // commit and the moment the group became empty.
-      if (std::max(o->second.commit_timestamp_ms, empty_since) + options_.offsets_retention_ms <= now) {
-        tombstones.emplace_back(encode_offset_key({it->first, o->first.first, o->first.second}), std::nullopt);
+      if (std::max(o->second.commit_timestamp_ms, empty_since) + options_.offsets_retention_ms <=
+          now) {
+        tombstones.emplace_back(encode_offset_key({it->first, o->first.first, o->first.second}),
+                                std::nullopt);
         o = it->second.erase(o);
       } else {
         ++o;

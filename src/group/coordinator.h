@@ -2,8 +2,9 @@
 // The group coordinator: every consumer group of the broker and their committed offsets.
 // Membership lives in memory; committed offsets are appended to `__consumer_offsets` through a
 // KeyedLog and replayed from it at start-up. Offsets committed inside a transaction
-// (TxnOffsetCommit) stay pending until the transaction's marker reaches the group's partition. One lock guards everything; callbacks of deferred
-// JoinGroup/SyncGroup responses run after it is released.
+// (TxnOffsetCommit) stay pending until the transaction's marker reaches the group's partition. One
+// lock guards everything; callbacks of deferred JoinGroup/SyncGroup responses run after it is
+// released.
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -20,11 +21,11 @@
 namespace oxbow::group {
 
 struct CoordinatorOptions {
-  int64_t initial_rebalance_delay_ms = 3000;   // group.initial.rebalance.delay.ms
-  int32_t min_session_timeout_ms = 6000;       // group.min.session.timeout.ms
-  int32_t max_session_timeout_ms = 1800000;    // group.max.session.timeout.ms
+  int64_t initial_rebalance_delay_ms = 3000;              // group.initial.rebalance.delay.ms
+  int32_t min_session_timeout_ms = 6000;                  // group.min.session.timeout.ms
+  int32_t max_session_timeout_ms = 1800000;               // group.max.session.timeout.ms
   int64_t offsets_retention_ms = 7LL * 24 * 3600 * 1000;  // offsets.retention.minutes
-  int32_t offset_metadata_max_bytes = 4096;    // offset.metadata.max.bytes
+  int32_t offset_metadata_max_bytes = 4096;               // offset.metadata.max.bytes
 };
 
 struct CommittedOffset {
@@ -90,20 +91,22 @@ class GroupCoordinator {
                                 const std::optional<std::string>& instance_id, int32_t generation,
                                 const std::vector<OffsetCommitEntry>& entries);
   // TxnOffsetCommit: written now, in effect once the producer's transaction commits.
-  std::vector<ErrorCode> commit_transactional(const std::string& group_id, int64_t producer_id, int16_t epoch,
-                                              const std::string& member_id,
-                                              const std::optional<std::string>& instance_id, int32_t generation,
+  std::vector<ErrorCode> commit_transactional(const std::string& group_id, int64_t producer_id,
+                                              int16_t epoch, const std::string& member_id,
+                                              const std::optional<std::string>& instance_id,
+                                              int32_t generation,
                                               const std::vector<OffsetCommitEntry>& entries);
   // The producer's transaction ended (its marker is in the offsets partition).
   void complete_transaction(int64_t producer_id, bool commit);
   // nullopt partitions: every committed offset of the group.
-  std::map<TopicPartition, CommittedOffset> fetch(const std::string& group_id,
-                                                  const std::optional<std::vector<TopicPartition>>& wanted);
+  std::map<TopicPartition, CommittedOffset> fetch(
+      const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted);
   std::vector<GroupOverview> list(const std::vector<std::string>& states_filter);
   GroupDescription describe(const std::string& group_id);
   ErrorCode delete_group(const std::string& group_id);
   // Per-partition results of OffsetDelete; a group-level error in `group_error`.
-  std::vector<ErrorCode> delete_offsets(const std::string& group_id, const std::vector<TopicPartition>& partitions,
+  std::vector<ErrorCode> delete_offsets(const std::string& group_id,
+                                        const std::vector<TopicPartition>& partitions,
                                         ErrorCode& group_error);
 
   // Expires sessions, overdue rebalances and old offsets (also run by the timer thread).
@@ -116,13 +119,16 @@ class GroupCoordinator {
   ErrorCode check_commit_locked(const std::string& group_id, const std::string& member_id,
                                 const std::optional<std::string>& instance_id, int32_t generation);
   // Offset records for the entries, with per-entry errors for those refused.
-  KeyedRecords offset_records(const std::string& group_id, const std::vector<OffsetCommitEntry>& entries,
-                              int64_t now, std::vector<ErrorCode>& errors) const;
-  static void apply_offsets(const std::vector<OffsetCommitEntry>& entries, const std::vector<ErrorCode>& errors,
-                            int64_t now, std::map<TopicPartition, CommittedOffset>& into);
+  KeyedRecords offset_records(const std::string& group_id,
+                              const std::vector<OffsetCommitEntry>& entries, int64_t now,
+                              std::vector<ErrorCode>& errors) const;
+  static void apply_offsets(const std::vector<OffsetCommitEntry>& entries,
+                            const std::vector<ErrorCode>& errors, int64_t now,
+                            std::map<TopicPartition, CommittedOffset>& into);
   // Applies (commit) or drops the offsets of the producer's transaction.
   void settle_locked(int64_t producer_id, bool commit);
-  void replay_record(std::string_view key_bytes, std::optional<std::string_view> value_bytes, int64_t producer_id);
+  void replay_record(std::string_view key_bytes, std::optional<std::string_view> value_bytes,
+                     int64_t producer_id);
   void expire_offsets_locked(int64_t now_ms);
   static void run(Completions& completions);
 

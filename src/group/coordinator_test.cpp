@@ -16,16 +16,20 @@ class MemoryOffsetLog : public KeyedLog {
   }
   int16_t append_transactional(int32_t partition, const KeyedRecords& records, int64_t producer_id,
                                int16_t) override {
-    for (const auto& r : records) log.push_back({partition, r.first, r.second, producer_id, false, false});
+    for (const auto& r : records)
+      log.push_back({partition, r.first, r.second, producer_id, false, false});
     return 0;
   }
-  void marker(int64_t producer_id, bool commit) { log.push_back({0, "", std::nullopt, producer_id, true, commit}); }
+  void marker(int64_t producer_id, bool commit) {
+    log.push_back({0, "", std::nullopt, producer_id, true, commit});
+  }
   void replay(const RecordVisitor& on_record, const MarkerVisitor& on_marker) override {
     for (const auto& e : log) {
       if (e.is_marker) {
         on_marker(e.producer_id, e.commit);
       } else {
-        on_record(e.key, e.value ? std::optional<std::string_view>(*e.value) : std::nullopt, e.producer_id);
+        on_record(e.key, e.value ? std::optional<std::string_view>(*e.value) : std::nullopt,
+                  e.producer_id);
       }
     }
   }
@@ -65,7 +69,8 @@ TEST(Coordinator, SimpleCommitsSurviveReplayAndDeletion) {
   {
     GroupCoordinator c({}, log);
     c.start();
-    auto errors = c.commit("g", "", std::nullopt, -1, {{"t", 0, 10, -1, "m"}, {"t", 1, 20, -1, std::nullopt}});
+    auto errors = c.commit("g", "", std::nullopt, -1,
+                           {{"t", 0, 10, -1, "m"}, {"t", 1, 20, -1, std::nullopt}});
     EXPECT_EQ(errors, (std::vector<ErrorCode>{ErrorCode::kNone, ErrorCode::kNone}));
     c.commit("g", "", std::nullopt, -1, {{"t", 0, 11, -1, std::nullopt}});
     EXPECT_EQ(c.commit("g", "someone", std::nullopt, 5, {{"t", 0, 99, -1, std::nullopt}})[0],
@@ -132,8 +137,10 @@ TEST(GroupCoordinator, TransactionalOffsetsCountOnlyOnceCommitted) {
   {
     GroupCoordinator c({}, log);
     c.start();
-    ASSERT_EQ(c.commit("g", "", std::nullopt, -1, {{"t", 0, 5, -1, std::nullopt}})[0], ErrorCode::kNone);
-    ASSERT_EQ(c.commit_transactional("g", 77, 0, "", std::nullopt, -1, {{"t", 0, 9, -1, std::nullopt}})[0],
+    ASSERT_EQ(c.commit("g", "", std::nullopt, -1, {{"t", 0, 5, -1, std::nullopt}})[0],
+              ErrorCode::kNone);
+    ASSERT_EQ(c.commit_transactional("g", 77, 0, "", std::nullopt, -1,
+                                     {{"t", 0, 9, -1, std::nullopt}})[0],
               ErrorCode::kNone);
     auto during = offset_of(c, wanted);
     EXPECT_EQ(during.offset, 5);
@@ -150,7 +157,8 @@ TEST(GroupCoordinator, TransactionalOffsetsCountOnlyOnceCommitted) {
   }
   // Replayed: the aborted offset 9 is dropped, the committed 12 applied, and an open
   // transaction's offset stays pending.
-  log.append_transactional(0, {{encode_offset_key({"g", "t", 0}), encode_offset_value({20, -1, "", 0})}}, 88, 0);
+  log.append_transactional(
+      0, {{encode_offset_key({"g", "t", 0}), encode_offset_value({20, -1, "", 0})}}, 88, 0);
   GroupCoordinator c({}, log);
   c.start();
   auto replayed = offset_of(c, wanted);

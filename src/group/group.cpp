@@ -11,11 +11,16 @@ namespace oxbow::group {
 
 const char* state_name(GroupState state) {
   switch (state) {
-    case GroupState::kEmpty: return "Empty";
-    case GroupState::kPreparingRebalance: return "PreparingRebalance";
-    case GroupState::kCompletingRebalance: return "CompletingRebalance";
-    case GroupState::kStable: return "Stable";
-    case GroupState::kDead: return "Dead";
+    case GroupState::kEmpty:
+      return "Empty";
+    case GroupState::kPreparingRebalance:
+      return "PreparingRebalance";
+    case GroupState::kCompletingRebalance:
+      return "CompletingRebalance";
+    case GroupState::kStable:
+      return "Stable";
+    case GroupState::kDead:
+      return "Dead";
   }
   return "Unknown";
 }
@@ -30,7 +35,8 @@ const Bytes* Member::metadata_for(const std::string& protocol) const {
 Group::Group(std::string id, int64_t initial_rebalance_delay_ms)
     : id_(std::move(id)), initial_rebalance_delay_ms_(initial_rebalance_delay_ms) {}
 
-std::string Group::new_member_id(const std::string& client_id, const std::optional<std::string>& instance_id) {
+std::string Group::new_member_id(const std::string& client_id,
+                                 const std::optional<std::string>& instance_id) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   static const char* hex = "0123456789abcdef";
   std::string suffix;
@@ -55,7 +61,8 @@ bool Group::protocols_compatible(const JoinRequest& request) const {
   return false;
 }
 
-ErrorCode Group::check_static(const std::string& member_id, const std::optional<std::string>& instance_id) const {
+ErrorCode Group::check_static(const std::string& member_id,
+                              const std::optional<std::string>& instance_id) const {
   if (!instance_id) return ErrorCode::kNone;
   auto it = static_members_.find(*instance_id);
   if (it != static_members_.end() && it->second != member_id) return ErrorCode::kFencedInstanceId;
@@ -69,8 +76,10 @@ void Group::join(const JoinRequest& request, int64_t now, JoinCallback done, Com
     result.member_id = std::move(member_id);
     out.push_back([done, result] { done(result); });
   };
-  if (state_ == GroupState::kDead) return fail(ErrorCode::kCoordinatorNotAvailable, request.member_id);
-  if (!protocols_compatible(request)) return fail(ErrorCode::kInconsistentGroupProtocol, request.member_id);
+  if (state_ == GroupState::kDead)
+    return fail(ErrorCode::kCoordinatorNotAvailable, request.member_id);
+  if (!protocols_compatible(request))
+    return fail(ErrorCode::kInconsistentGroupProtocol, request.member_id);
 
   if (request.member_id.empty()) {
     if (request.group_instance_id) {
@@ -134,7 +143,8 @@ void Group::join(const JoinRequest& request, int64_t now, JoinCallback done, Com
   }
   auto it = members_.find(request.member_id);
   if (it == members_.end()) return fail(ErrorCode::kUnknownMemberId, request.member_id);
-  if (auto error = check_static(request.member_id, request.group_instance_id); error != ErrorCode::kNone) {
+  if (auto error = check_static(request.member_id, request.group_instance_id);
+      error != ErrorCode::kNone) {
     return fail(error, request.member_id);
   }
   Member& member = it->second;
@@ -168,8 +178,8 @@ void Group::join(const JoinRequest& request, int64_t now, JoinCallback done, Com
   }
 }
 
-void Group::add_member(const JoinRequest& request, const std::string& member_id, int64_t now, JoinCallback done,
-                       Completions& out) {
+void Group::add_member(const JoinRequest& request, const std::string& member_id, int64_t now,
+                       JoinCallback done, Completions& out) {
   Member member;
   member.id = member_id;
   member.instance_id = request.group_instance_id;
@@ -205,7 +215,8 @@ void Group::prepare_rebalance(int64_t now, Completions& out) {
     }
   }
   int32_t timeout = 0;
-  for (const auto& [id, member] : members_) timeout = std::max(timeout, member.rebalance_timeout_ms);
+  for (const auto& [id, member] : members_)
+    timeout = std::max(timeout, member.rebalance_timeout_ms);
   initial_delay_until_ms_ = state_ == GroupState::kEmpty ? now + initial_rebalance_delay_ms_ : 0;
   if (state_ != GroupState::kPreparingRebalance) rebalance_started_ms_ = now;
   state_ = GroupState::kPreparingRebalance;
@@ -216,9 +227,10 @@ void Group::prepare_rebalance(int64_t now, Completions& out) {
 void Group::maybe_complete_join(int64_t now, Completions& out) {
   if (state_ != GroupState::kPreparingRebalance) return;
   if (now < initial_delay_until_ms_) return;
-  bool all_joined = pending_members_.empty() &&
-                    std::all_of(members_.begin(), members_.end(),
-                                [](const auto& e) { return static_cast<bool>(e.second.awaiting_join); });
+  bool all_joined =
+      pending_members_.empty() && std::all_of(members_.begin(), members_.end(), [](const auto& e) {
+        return static_cast<bool>(e.second.awaiting_join);
+      });
   if (all_joined || now >= rebalance_deadline_ms_) complete_join(now, out);
 }
 
@@ -256,8 +268,9 @@ std::optional<std::string> Group::select_protocol() const {
   std::map<std::string, int> votes;
   const Member& any = members_.begin()->second;
   for (const auto& [name, metadata] : any.protocols) {
-    bool everyone = std::all_of(members_.begin(), members_.end(),
-                                [&](const auto& e) { return e.second.metadata_for(name) != nullptr; });
+    bool everyone = std::all_of(members_.begin(), members_.end(), [&](const auto& e) {
+      return e.second.metadata_for(name) != nullptr;
+    });
     if (everyone) votes[name] = 0;
   }
   for (const auto& [id, member] : members_) {
@@ -304,7 +317,8 @@ void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Com
     result.assignment = std::move(assignment);
     out.push_back([done, result] { done(result); });
   };
-  if (auto error = check_static(request.member_id, request.group_instance_id); error != ErrorCode::kNone) {
+  if (auto error = check_static(request.member_id, request.group_instance_id);
+      error != ErrorCode::kNone) {
     return reply(error);
   }
   auto it = members_.find(request.member_id);
@@ -326,11 +340,12 @@ void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Com
       if (request.member_id != leader_) return;
       for (auto& [id, m] : members_) m.assignment.clear();
       for (const auto& [id, assignment] : request.assignments) {
-        if (auto target = members_.find(id); target != members_.end()) target->second.assignment = assignment;
+        if (auto target = members_.find(id); target != members_.end())
+          target->second.assignment = assignment;
       }
       state_ = GroupState::kStable;
-      spdlog::info("group {} generation {} stable: {} members, rebalance took {} ms", id_, generation_,
-                   members_.size(), now - rebalance_started_ms_);
+      spdlog::info("group {} generation {} stable: {} members, rebalance took {} ms", id_,
+                   generation_, members_.size(), now - rebalance_started_ms_);
       for (auto& [id, m] : members_) {
         if (!m.awaiting_sync) continue;
         SyncResult result;
@@ -346,8 +361,9 @@ void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Com
   }
 }
 
-ErrorCode Group::heartbeat(const std::string& member_id, const std::optional<std::string>& instance_id,
-                           int32_t generation, int64_t now) {
+ErrorCode Group::heartbeat(const std::string& member_id,
+                           const std::optional<std::string>& instance_id, int32_t generation,
+                           int64_t now) {
   if (auto error = check_static(member_id, instance_id); error != ErrorCode::kNone) return error;
   auto it = members_.find(member_id);
   if (it == members_.end()) return ErrorCode::kUnknownMemberId;
@@ -357,8 +373,8 @@ ErrorCode Group::heartbeat(const std::string& member_id, const std::optional<std
   return ErrorCode::kNone;
 }
 
-ErrorCode Group::leave(const std::string& member_id, const std::optional<std::string>& instance_id, int64_t now,
-                       Completions& out) {
+ErrorCode Group::leave(const std::string& member_id, const std::optional<std::string>& instance_id,
+                       int64_t now, Completions& out) {
   std::string id = member_id;
   if (instance_id) {
     auto known = static_members_.find(*instance_id);
@@ -412,7 +428,8 @@ void Group::remove_member(const std::string& member_id, int64_t now, Completions
   }
 }
 
-ErrorCode Group::check_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
+ErrorCode Group::check_commit(const std::string& member_id,
+                              const std::optional<std::string>& instance_id,
                               int32_t generation) const {
   if (generation < 0 && member_id.empty() && state_ == GroupState::kEmpty) return ErrorCode::kNone;
   if (generation < 0 && member_id.empty() && members_.empty()) return ErrorCode::kNone;

@@ -111,11 +111,11 @@ class Group {
   void sync(const SyncRequest& request, int64_t now, SyncCallback done, Completions& out);
   ErrorCode heartbeat(const std::string& member_id, const std::optional<std::string>& instance_id,
                       int32_t generation, int64_t now);
-  ErrorCode leave(const std::string& member_id, const std::optional<std::string>& instance_id, int64_t now,
-                  Completions& out);
+  ErrorCode leave(const std::string& member_id, const std::optional<std::string>& instance_id,
+                  int64_t now, Completions& out);
   // Validates an offset commit against membership (generation -1 with no member: a simple commit).
-  ErrorCode check_commit(const std::string& member_id, const std::optional<std::string>& instance_id,
-                         int32_t generation) const;
+  ErrorCode check_commit(const std::string& member_id,
+                         const std::optional<std::string>& instance_id, int32_t generation) const;
   // Expires sessions and ends overdue rebalances.
   void tick(int64_t now, Completions& out);
   void mark_dead(Completions& out);
@@ -123,17 +123,19 @@ class Group {
   bool subscribes_to(const std::string& topic) const;
 
  private:
-  std::string new_member_id(const std::string& client_id, const std::optional<std::string>& instance_id);
+  std::string new_member_id(const std::string& client_id,
+                            const std::optional<std::string>& instance_id);
   bool protocols_compatible(const JoinRequest& request) const;
-  void add_member(const JoinRequest& request, const std::string& member_id, int64_t now, JoinCallback done,
-                  Completions& out);
+  void add_member(const JoinRequest& request, const std::string& member_id, int64_t now,
+                  JoinCallback done, Completions& out);
   void prepare_rebalance(int64_t now, Completions& out);
   void maybe_complete_join(int64_t now, Completions& out);
   void complete_join(int64_t now, Completions& out);
   void remove_member(const std::string& member_id, int64_t now, Completions& out);
   std::optional<std::string> select_protocol() const;
   JoinResult join_result_for(const Member& member) const;
-  ErrorCode check_static(const std::string& member_id, const std::optional<std::string>& instance_id) const;
+  ErrorCode check_static(const std::string& member_id,
+                         const std::optional<std::string>& instance_id) const;
 
   std::string id_;
   int64_t initial_rebalance_delay_ms_;
@@ -143,8 +145,8 @@ class Group {
   std::optional<std::string> protocol_name_;
   std::string leader_;
   std::map<std::string, Member> members_;
-  std::map<std::string, int64_t> pending_members_;         // member id -> expiry (KIP-394)
-  std::map<std::string, std::string> static_members_;      // instance id -> member id
+  std::map<std::string, int64_t> pending_members_;     // member id -> expiry (KIP-394)
+  std::map<std::string, std::string> static_members_;  // instance id -> member id
   int64_t rebalance_deadline_ms_ = 0;
   int64_t rebalance_started_ms_ = 0;
   int64_t initial_delay_until_ms_ = 0;

@@ -34,13 +34,15 @@ void run(Completions& c) {
 std::shared_ptr<Captured> join(Group& g, JoinRequest r, int64_t now) {
   auto cap = std::make_shared<Captured>();
   Completions c;
-  g.join(r, now, [cap](JoinResult res) { cap->join = res; }, c);
+  g.join(
+      r, now, [cap](JoinResult res) { cap->join = res; }, c);
   run(c);
   return cap;
 }
 
 std::shared_ptr<Captured> sync(Group& g, const std::string& member, int32_t generation,
-                               std::vector<std::pair<std::string, Bytes>> assignments, int64_t now) {
+                               std::vector<std::pair<std::string, Bytes>> assignments,
+                               int64_t now) {
   auto cap = std::make_shared<Captured>();
   SyncRequest r;
   r.group_id = "g";
@@ -48,7 +50,8 @@ std::shared_ptr<Captured> sync(Group& g, const std::string& member, int32_t gene
   r.generation = generation;
   r.assignments = std::move(assignments);
   Completions c;
-  g.sync(r, now, [cap](SyncResult res) { cap->sync = res; }, c);
+  g.sync(
+      r, now, [cap](SyncResult res) { cap->sync = res; }, c);
   run(c);
   return cap;
 }

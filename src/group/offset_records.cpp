@@ -11,7 +11,9 @@ namespace pr = oxbow::protocol;
 
 namespace {
 
-std::string to_string(const pr::Writer& w) { return std::string(w.buffer().begin(), w.buffer().end()); }
+std::string to_string(const pr::Writer& w) {
+  return std::string(w.buffer().begin(), w.buffer().end());
+}
 
 }  // namespace
 

@@ -28,7 +28,8 @@ asio::awaitable<void> serve(tcp::socket socket, std::shared_ptr<Handler> handler
   while (true) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(kMaxBodyBytes);
-    co_await bhttp::async_read(socket, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    co_await bhttp::async_read(socket, buffer, parser,
+                               asio::redirect_error(asio::use_awaitable, ec));
     if (ec) break;
     auto& req = parser.get();
     Request request;
@@ -44,7 +45,8 @@ asio::awaitable<void> serve(tcp::socket socket, std::shared_ptr<Handler> handler
     } catch (const std::exception& e) {
       response = {500, "text/plain", std::string("internal error: ") + e.what() + "\n"};
     }
-    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), req.version()};
+    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status),
+                                            req.version()};
     res.set(bhttp::field::server, "oxbow");
     res.set(bhttp::field::content_type, response.content_type);
     res.keep_alive(req.keep_alive());
@@ -59,13 +61,15 @@ asio::awaitable<void> serve(tcp::socket socket, std::shared_ptr<Handler> handler
 }  // namespace
 
 struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& c, Handler h) : context(c), acceptor(c), handler(std::make_shared<Handler>(std::move(h))) {}
+  Impl(asio::io_context& c, Handler h)
+      : context(c), acceptor(c), handler(std::make_shared<Handler>(std::move(h))) {}
 
   asio::awaitable<void> accept_loop() {
     auto self = shared_from_this();
     while (acceptor.is_open()) {
       boost::system::error_code ec;
-      tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      tcp::socket socket =
+          co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
       if (ec) {
         if (ec == asio::error::operation_aborted) co_return;
         continue;
@@ -82,7 +86,9 @@ struct AdminServer::Impl : std::enable_shared_from_this<Impl> {
 AdminServer::AdminServer(asio::io_context& context, Handler handler)
     : impl_(std::make_shared<Impl>(context, std::move(handler))) {}
 
-AdminServer::~AdminServer() { close(); }
+AdminServer::~AdminServer() {
+  close();
+}
 
 bool AdminServer::listen(const std::string& host, uint16_t port, std::string& error) {
   boost::system::error_code ec;
@@ -100,7 +106,8 @@ bool AdminServer::listen(const std::string& host, uint16_t port, std::string& er
     error = "admin.listener " + host + ":" + std::to_string(port) + ": " + ec.message();
     return false;
   }
-  asio::co_spawn(impl_->context, [impl = impl_] { return impl->accept_loop(); }, asio::detached);
+  asio::co_spawn(
+      impl_->context, [impl = impl_] { return impl->accept_loop(); }, asio::detached);
   return true;
 }
 

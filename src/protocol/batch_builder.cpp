@@ -31,28 +31,32 @@ std::optional<std::string_view> read_nullable(Reader& r) {
 
 namespace {
 
-std::vector<uint8_t> build(const std::vector<OutgoingRecord>& records, int64_t base_timestamp, int64_t base_offset,
-                           const ProducerFields& producer, int16_t attributes);
+std::vector<uint8_t> build(const std::vector<OutgoingRecord>& records, int64_t base_timestamp,
+                           int64_t base_offset, const ProducerFields& producer, int16_t attributes);
 
 }  // namespace
 
 std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int64_t base_timestamp,
                                  int64_t base_offset, const ProducerFields& producer) {
-  return build(records, base_timestamp, base_offset, producer, producer.transactional ? kTransactionalBit : 0);
+  return build(records, base_timestamp, base_offset, producer,
+               producer.transactional ? kTransactionalBit : 0);
 }
 
-std::vector<uint8_t> build_control_batch(const ProducerFields& producer, ControlType type, int32_t coordinator_epoch,
-                                         int64_t timestamp) {
+std::vector<uint8_t> build_control_batch(const ProducerFields& producer, ControlType type,
+                                         int32_t coordinator_epoch, int64_t timestamp) {
   Writer key;
   key.i16(0);
   key.i16(static_cast<int16_t>(type));
   Writer value;
   value.i16(0);
   value.i32(coordinator_epoch);
-  auto as_string = [](const Writer& w) { return std::string(w.buffer().begin(), w.buffer().end()); };
+  auto as_string = [](const Writer& w) {
+    return std::string(w.buffer().begin(), w.buffer().end());
+  };
   ProducerFields fields = producer;
   fields.base_sequence = -1;
-  return build({{as_string(key), as_string(value), 0}}, timestamp, 0, fields, kTransactionalBit | kControlBit);
+  return build({{as_string(key), as_string(value), 0}}, timestamp, 0, fields,
+               kTransactionalBit | kControlBit);
 }
 
 ControlType control_type(const uint8_t* batch, size_t available) {
@@ -62,12 +66,12 @@ ControlType control_type(const uint8_t* batch, size_t available) {
   size_t end = std::min(available, h.total_size());
   Reader r(std::span(const_cast<uint8_t*>(batch) + kBatchHeaderSize, end - kBatchHeaderSize));
   try {
-    r.varint();    // record length
-    r.i8();        // attributes
-    r.varlong();   // timestamp delta
-    r.varint();    // offset delta
+    r.varint();   // record length
+    r.i8();       // attributes
+    r.varlong();  // timestamp delta
+    r.varint();   // offset delta
     if (r.varint() < 4) return ControlType::kUnknown;
-    r.i16();       // key version
+    r.i16();  // key version
     int16_t type = r.i16();
     if (type == 0) return ControlType::kAbort;
     if (type == 1) return ControlType::kCommit;
@@ -78,8 +82,9 @@ ControlType control_type(const uint8_t* batch, size_t available) {
 
 namespace {
 
-std::vector<uint8_t> build(const std::vector<OutgoingRecord>& records, int64_t base_timestamp, int64_t base_offset,
-                           const ProducerFields& producer, int16_t attributes) {
+std::vector<uint8_t> build(const std::vector<OutgoingRecord>& records, int64_t base_timestamp,
+                           int64_t base_offset, const ProducerFields& producer,
+                           int16_t attributes) {
   Writer body;
   int64_t max_ts = base_timestamp;
   for (size_t i = 0; i < records.size(); ++i) {
@@ -98,9 +103,9 @@ std::vector<uint8_t> build(const std::vector<OutgoingRecord>& records, int64_t b
   Writer batch;
   batch.i64(base_offset);
   batch.i32(static_cast<int32_t>(kBatchHeaderSize - kBatchLogOverhead + body.buffer().size()));
-  batch.i32(0);   // leader epoch
-  batch.i8(2);    // magic
-  batch.u32(0);   // crc, patched below
+  batch.i32(0);  // leader epoch
+  batch.i8(2);   // magic
+  batch.u32(0);  // crc, patched below
   batch.i16(attributes);
   batch.i32(static_cast<int32_t>(records.size()) - 1);
   batch.i64(base_timestamp);
@@ -122,7 +127,8 @@ bool parse_records(const uint8_t* batch, size_t size, std::vector<RecordView>& o
   if (size < kBatchHeaderSize) return false;
   BatchHeader h = read_batch_header(batch);
   if (h.codec() != 0 || h.total_size() > size) return false;
-  Reader r(std::span(const_cast<uint8_t*>(batch) + kBatchHeaderSize, h.total_size() - kBatchHeaderSize));
+  Reader r(
+      std::span(const_cast<uint8_t*>(batch) + kBatchHeaderSize, h.total_size() - kBatchHeaderSize));
   try {
     for (int32_t i = 0; i < h.record_count; ++i) {
       int32_t length = r.varint();
@@ -144,7 +150,8 @@ bool parse_records(const uint8_t* batch, size_t size, std::vector<RecordView>& o
   return true;
 }
 
-bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch, std::vector<RawRecord>& out) {
+bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch,
+                       std::vector<RawRecord>& out) {
   if (batch.size() < kBatchHeaderSize) return false;
   BatchHeader h = read_batch_header(batch.data());
   if (h.total_size() > batch.size()) return false;
@@ -179,20 +186,24 @@ bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch, std
   return true;
 }
 
-std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original, const std::vector<RawRecord>& records) {
+std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
+                                   const std::vector<RawRecord>& records) {
   std::vector<uint8_t> bytes(original.begin(), original.begin() + kBatchHeaderSize);
   int16_t attributes = read_batch_header(original.data()).attributes;
   std::string plain;
-  for (const auto& r : records) plain.append(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
+  for (const auto& r : records)
+    plain.append(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
   std::string packed;
   int codec = attributes & kCodecMask;
-  if (codec != 0 && compress(codec, {reinterpret_cast<const uint8_t*>(plain.data()), plain.size()}, packed)) {
+  if (codec != 0 &&
+      compress(codec, {reinterpret_cast<const uint8_t*>(plain.data()), plain.size()}, packed)) {
     bytes.insert(bytes.end(), packed.begin(), packed.end());
   } else {
     bytes.insert(bytes.end(), plain.begin(), plain.end());
     attributes = static_cast<int16_t>(attributes & ~kCodecMask);
   }
-  write_i32(bytes.data() + kBatchLengthOffset, static_cast<int32_t>(bytes.size() - kBatchLogOverhead));
+  write_i32(bytes.data() + kBatchLengthOffset,
+            static_cast<int32_t>(bytes.size() - kBatchLogOverhead));
   write_i16(bytes.data() + kAttributesOffset, attributes);
   write_i32(bytes.data() + kBatchHeaderSize - 4, static_cast<int32_t>(records.size()));
   uint32_t crc = crc32c(bytes.data() + kAttributesOffset, bytes.size() - kAttributesOffset);

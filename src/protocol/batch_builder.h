@@ -24,15 +24,16 @@ struct ProducerFields {
   bool transactional = false;
 };
 
-std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records, int64_t base_timestamp = 1000,
-                                 int64_t base_offset = 0, const ProducerFields& producer = {});
+std::vector<uint8_t> build_batch(const std::vector<OutgoingRecord>& records,
+                                 int64_t base_timestamp = 1000, int64_t base_offset = 0,
+                                 const ProducerFields& producer = {});
 
 // Transaction markers: control batches of one record whose key is (version int16 = 0, type int16)
 // and whose value is (version int16 = 0, coordinator_epoch int32).
 enum class ControlType : int16_t { kAbort = 0, kCommit = 1, kUnknown = -1 };
 
-std::vector<uint8_t> build_control_batch(const ProducerFields& producer, ControlType type, int32_t coordinator_epoch,
-                                         int64_t timestamp);
+std::vector<uint8_t> build_control_batch(const ProducerFields& producer, ControlType type,
+                                         int32_t coordinator_epoch, int64_t timestamp);
 // The marker type of a control batch from its first bytes (header and first record); kUnknown
 // when `available` is too short or the batch is not a marker.
 ControlType control_type(const uint8_t* batch, size_t available);
@@ -57,13 +58,15 @@ struct RawRecord {
 
 // Appends every record of a whole batch to `out`, decompressing into `scratch` (which the views
 // point into); false if the batch is malformed.
-bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch, std::vector<RawRecord>& out);
+bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch,
+                       std::vector<RawRecord>& out);
 
 // A batch with the header fields of `original` (base offset and timestamp, last offset delta,
 // producer, attributes) holding only `records`, compressed again with the original's codec (left
 // uncompressed only if that fails), with its CRC recomputed. Record offsets and timestamps are
 // deltas from the unchanged base, so kept records are copied as they are and the offsets of the
 // removed ones simply go missing.
-std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original, const std::vector<RawRecord>& records);
+std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
+                                   const std::vector<RawRecord>& records);
 
 }  // namespace oxbow::protocol

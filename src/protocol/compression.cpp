@@ -39,7 +39,8 @@ bool unsnappy_raw(const uint8_t* in, size_t size, std::string& out, size_t max_o
   }
   size_t start = out.size();
   out.resize(start + length);
-  return snappy_uncompress(reinterpret_cast<const char*>(in), size, out.data() + start, &length) == SNAPPY_OK;
+  return snappy_uncompress(reinterpret_cast<const char*>(in), size, out.data() + start, &length) ==
+         SNAPPY_OK;
 }
 
 // Kafka's Java clients frame snappy the xerial way: an 8-byte magic, two int32 versions, then
@@ -51,10 +52,11 @@ bool unsnappy(std::span<const uint8_t> in, std::string& out, size_t max_output) 
   }
   size_t pos = 16;
   while (pos + 4 <= in.size()) {
-    uint32_t block = (uint32_t{in[pos]} << 24) | (uint32_t{in[pos + 1]} << 16) | (uint32_t{in[pos + 2]} << 8) |
-                     in[pos + 3];
+    uint32_t block = (uint32_t{in[pos]} << 24) | (uint32_t{in[pos + 1]} << 16) |
+                     (uint32_t{in[pos + 2]} << 8) | in[pos + 3];
     pos += 4;
-    if (block > in.size() - pos || !unsnappy_raw(in.data() + pos, block, out, max_output)) return false;
+    if (block > in.size() - pos || !unsnappy_raw(in.data() + pos, block, out, max_output))
+      return false;
     pos += block;
   }
   return pos == in.size();
@@ -63,7 +65,8 @@ bool unsnappy(std::span<const uint8_t> in, std::string& out, size_t max_output) 
 bool unlz4(std::span<const uint8_t> in, std::string& out, size_t max_output) {
   LZ4F_dctx* raw = nullptr;
   if (LZ4F_isError(LZ4F_createDecompressionContext(&raw, LZ4F_VERSION))) return false;
-  std::unique_ptr<LZ4F_dctx, decltype(&LZ4F_freeDecompressionContext)> ctx(raw, LZ4F_freeDecompressionContext);
+  std::unique_ptr<LZ4F_dctx, decltype(&LZ4F_freeDecompressionContext)> ctx(
+      raw, LZ4F_freeDecompressionContext);
   char buffer[64 * 1024];
   size_t pos = 0;
   while (pos < in.size()) {
@@ -81,7 +84,8 @@ bool unlz4(std::span<const uint8_t> in, std::string& out, size_t max_output) {
 }
 
 bool unzstd(std::span<const uint8_t> in, std::string& out, size_t max_output) {
-  std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(),
+                                                                    ZSTD_freeDStream);
   if (!stream) return false;
   ZSTD_inBuffer input{in.data(), in.size(), 0};
   char buffer[64 * 1024];
@@ -99,7 +103,8 @@ bool unzstd(std::span<const uint8_t> in, std::string& out, size_t max_output) {
 bool gzip(std::span<const uint8_t> in, std::string& out) {
   z_stream z{};
   // 15 + 16: a gzip header and trailer, as Kafka's clients write and read.
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return false;
   size_t start = out.size();
   out.resize(start + deflateBound(&z, static_cast<uLong>(in.size())));
   z.next_in = const_cast<Bytef*>(in.data());
@@ -116,8 +121,8 @@ bool snappy(std::span<const uint8_t> in, std::string& out) {
   size_t start = out.size();
   size_t length = snappy_max_compressed_length(in.size());
   out.resize(start + length);
-  bool ok = snappy_compress(reinterpret_cast<const char*>(in.data()), in.size(), out.data() + start, &length) ==
-            SNAPPY_OK;
+  bool ok = snappy_compress(reinterpret_cast<const char*>(in.data()), in.size(), out.data() + start,
+                            &length) == SNAPPY_OK;
   out.resize(ok ? start + length : start);
   return ok;
 }
@@ -128,7 +133,8 @@ bool lz4(std::span<const uint8_t> in, std::string& out) {
   preferences.frameInfo.blockMode = LZ4F_blockIndependent;
   size_t start = out.size();
   out.resize(start + LZ4F_compressFrameBound(in.size(), &preferences));
-  size_t n = LZ4F_compressFrame(out.data() + start, out.size() - start, in.data(), in.size(), &preferences);
+  size_t n = LZ4F_compressFrame(out.data() + start, out.size() - start, in.data(), in.size(),
+                                &preferences);
   out.resize(LZ4F_isError(n) ? start : start + n);
   return !LZ4F_isError(n);
 }
@@ -136,7 +142,8 @@ bool lz4(std::span<const uint8_t> in, std::string& out) {
 bool zstd(std::span<const uint8_t> in, std::string& out) {
   size_t start = out.size();
   out.resize(start + ZSTD_compressBound(in.size()));
-  size_t n = ZSTD_compress(out.data() + start, out.size() - start, in.data(), in.size(), ZSTD_CLEVEL_DEFAULT);
+  size_t n = ZSTD_compress(out.data() + start, out.size() - start, in.data(), in.size(),
+                           ZSTD_CLEVEL_DEFAULT);
   out.resize(ZSTD_isError(n) ? start : start + n);
   return !ZSTD_isError(n);
 }
@@ -145,21 +152,31 @@ bool zstd(std::span<const uint8_t> in, std::string& out) {
 
 bool compress(int codec, std::span<const uint8_t> input, std::string& out) {
   switch (codec) {
-    case 1: return gzip(input, out);
-    case 2: return snappy(input, out);
-    case 3: return lz4(input, out);
-    case 4: return zstd(input, out);
-    default: return false;
+    case 1:
+      return gzip(input, out);
+    case 2:
+      return snappy(input, out);
+    case 3:
+      return lz4(input, out);
+    case 4:
+      return zstd(input, out);
+    default:
+      return false;
   }
 }
 
 bool decompress(int codec, std::span<const uint8_t> input, std::string& out, size_t max_output) {
   switch (codec) {
-    case 1: return gunzip(input, out, max_output);
-    case 2: return unsnappy(input, out, max_output);
-    case 3: return unlz4(input, out, max_output);
-    case 4: return unzstd(input, out, max_output);
-    default: return false;
+    case 1:
+      return gunzip(input, out, max_output);
+    case 2:
+      return unsnappy(input, out, max_output);
+    case 3:
+      return unlz4(input, out, max_output);
+    case 4:
+      return unzstd(input, out, max_output);
+    default:
+      return false;
   }
 }
 

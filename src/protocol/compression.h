@@ -10,7 +10,8 @@ namespace oxbow::protocol {
 
 // Appends the decompressed bytes to `out`; false for an unknown codec or corrupt input. Output
 // beyond `max_output` bytes is refused as corrupt.
-bool decompress(int codec, std::span<const uint8_t> input, std::string& out, size_t max_output = 256 << 20);
+bool decompress(int codec, std::span<const uint8_t> input, std::string& out,
+                size_t max_output = 256 << 20);
 
 // Appends `input` compressed the way clients expect it (gzip stream, raw snappy, lz4 frame, zstd
 // frame); false for an unknown codec or a library failure.

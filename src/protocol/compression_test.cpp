@@ -29,7 +29,8 @@ TEST(Compression, EveryCodecRoundTrips) {
   std::string gz(compressBound(input.size()), '\0');
   uLongf gz_size = gz.size();
   ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(gz.data()), &gz_size,
-                      reinterpret_cast<const Bytef*>(input.data()), input.size(), 6), Z_OK);
+                      reinterpret_cast<const Bytef*>(input.data()), input.size(), 6),
+            Z_OK);
   gz.resize(gz_size);
   ASSERT_TRUE(decompress(1, bytes(gz), out));
   EXPECT_EQ(out, input);
@@ -102,7 +103,8 @@ TEST(Compression, Lz4FramesHaveIndependentBlocks) {
   std::string packed;
   ASSERT_TRUE(compress(3, bytes(input), packed));
   ASSERT_GT(packed.size(), 5u);
-  EXPECT_TRUE(static_cast<uint8_t>(packed[4]) & 0x20) << "FLG must set block independence (Kafka's Java clients)";
+  EXPECT_TRUE(static_cast<uint8_t>(packed[4]) & 0x20)
+      << "FLG must set block independence (Kafka's Java clients)";
   std::string out;
   ASSERT_TRUE(decompress(3, bytes(packed), out));
   EXPECT_EQ(out, input);

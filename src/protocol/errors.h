@@ -103,7 +103,9 @@ enum class ErrorCode : int16_t {
   kTransactionalIdNotFound = 105,
 };
 
-inline int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }
+inline int16_t code(ErrorCode e) {
+  return static_cast<int16_t>(e);
+}
 const char* error_name(ErrorCode e);
 
 }  // namespace oxbow::protocol

@@ -21,8 +21,8 @@ namespace {
 void fix_legacy_crcs(std::vector<uint8_t>& set) {
   size_t pos = 0;
   while (pos + 16 <= set.size()) {
-    uint32_t length = uint32_t{set[pos + 8]} << 24 | uint32_t{set[pos + 9]} << 16 | uint32_t{set[pos + 10]} << 8 |
-                      set[pos + 11];
+    uint32_t length = uint32_t{set[pos + 8]} << 24 | uint32_t{set[pos + 9]} << 16 |
+                      uint32_t{set[pos + 10]} << 8 | set[pos + 11];
     if (length < 4 || length > set.size() - pos - 12) return;
     uint8_t* message = set.data() + pos + 12;
     auto crc = static_cast<uint32_t>(::crc32(0, message + 4, static_cast<uInt>(length - 4)));
@@ -78,7 +78,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         records.pop_back();
         auto rebuilt = rebuild_batch(batch, records);
         std::vector<RawRecord> kept;
-        if (!parse_raw_records(rebuilt, scratch, kept) || kept.size() != records.size()) std::abort();
+        if (!parse_raw_records(rebuilt, scratch, kept) || kept.size() != records.size())
+          std::abort();
       }
       pos += h.total_size();
     }

@@ -42,7 +42,8 @@ RequestHeader decode_request_header(Reader& reader) {
 
 void encode_response_header(Writer& writer, const RequestHeader& request) {
   writer.i32(request.correlation_id);
-  if (request.api_key != kApiVersionsKey && version_supported(request.api_key, request.api_version) &&
+  if (request.api_key != kApiVersionsKey &&
+      version_supported(request.api_key, request.api_version) &&
       is_flexible(request.api_key, request.api_version)) {
     writer.empty_tagged_fields();
   }

@@ -4,8 +4,8 @@
 // A request is framed as int32 size + header + body. Header v1: api_key int16, api_version int16,
 // correlation_id int32, client_id nullable string (int16 length). Header v2 (requests of a flexible
 // version) adds a tagged-field section. Response header v0 is correlation_id; v1 (responses of a
-// flexible version) adds a tagged-field section, except ApiVersions, which always answers with v0 so
-// that a client can parse it before it knows our version ranges.
+// flexible version) adds a tagged-field section, except ApiVersions, which always answers with v0
+// so that a client can parse it before it knows our version ranges.
 #include <cstdint>
 #include <optional>
 #include <string>

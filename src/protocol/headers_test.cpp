@@ -37,7 +37,7 @@ TEST(Headers, ApiVersionsResponseHeaderIsAlwaysV0) {
 }
 
 TEST(Headers, VersionTable) {
-  EXPECT_TRUE(version_supported(0, 0));   // Produce v0 must be advertised for compression
+  EXPECT_TRUE(version_supported(0, 0));  // Produce v0 must be advertised for compression
   EXPECT_TRUE(version_supported(0, 9));
   EXPECT_FALSE(version_supported(0, 10));
   EXPECT_FALSE(version_supported(9999, 0));

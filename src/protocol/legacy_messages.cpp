@@ -45,13 +45,16 @@ ErrorCode parse_set(std::span<const uint8_t> set, std::vector<LegacyMessage>& ou
       if (r.remaining() < kEntryOverhead) return ErrorCode::kCorruptMessage;
       r.i64();  // offset
       int32_t size = r.i32();
-      if (size < static_cast<int32_t>(kMinMessageSize) || static_cast<size_t>(size) > r.remaining()) {
+      if (size < static_cast<int32_t>(kMinMessageSize) ||
+          static_cast<size_t>(size) > r.remaining()) {
         return ErrorCode::kCorruptMessage;
       }
       auto body = r.take_span(static_cast<size_t>(size));
-      uint32_t stored_crc = static_cast<uint32_t>(body[0]) << 24 | static_cast<uint32_t>(body[1]) << 16 |
+      uint32_t stored_crc = static_cast<uint32_t>(body[0]) << 24 |
+                            static_cast<uint32_t>(body[1]) << 16 |
                             static_cast<uint32_t>(body[2]) << 8 | body[3];
-      if (static_cast<uint32_t>(::crc32(0, body.data() + 4, static_cast<uInt>(body.size() - 4))) != stored_crc) {
+      if (static_cast<uint32_t>(::crc32(0, body.data() + 4, static_cast<uInt>(body.size() - 4))) !=
+          stored_crc) {
         return ErrorCode::kCorruptMessage;
       }
       Reader m(body.subspan(4));
@@ -72,14 +75,17 @@ ErrorCode parse_set(std::span<const uint8_t> set, std::vector<LegacyMessage>& ou
 }
 
 // The records a wrapper's value holds, with the wrapper's LogAppendTime applied as Kafka does.
-ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out, size_t& inflate_budget) {
+ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out,
+                 size_t& inflate_budget) {
   int codec = wrapper.attributes & kLegacyCodecMask;
   // Magic 0's lz4 frames carry a header checksum computed the wrong way (Kafka's old framing).
-  if (codec > kLz4 || (codec == kLz4 && wrapper.magic == 0)) return ErrorCode::kUnsupportedForMessageFormat;
+  if (codec > kLz4 || (codec == kLz4 && wrapper.magic == 0))
+    return ErrorCode::kUnsupportedForMessageFormat;
   if (!wrapper.value) return ErrorCode::kCorruptMessage;
   std::string inner;
   const auto* packed = reinterpret_cast<const uint8_t*>(wrapper.value->data());
-  if (!decompress(codec, {packed, wrapper.value->size()}, inner, inflate_budget)) return ErrorCode::kCorruptMessage;
+  if (!decompress(codec, {packed, wrapper.value->size()}, inner, inflate_budget))
+    return ErrorCode::kCorruptMessage;
   inflate_budget -= inner.size();
   size_t first = out.size();
   if (auto error = parse_set({reinterpret_cast<const uint8_t*>(inner.data()), inner.size()}, out);
@@ -88,7 +94,8 @@ ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out, 
   }
   for (size_t i = first; i < out.size(); ++i) {
     auto& message = out[i];
-    if ((message.attributes & kLegacyCodecMask) != 0) return ErrorCode::kUnsupportedForMessageFormat;
+    if ((message.attributes & kLegacyCodecMask) != 0)
+      return ErrorCode::kUnsupportedForMessageFormat;
     if (message.magic != wrapper.magic) return ErrorCode::kCorruptMessage;
     if (wrapper.attributes & kLegacyLogAppendTimeBit) message.timestamp = wrapper.timestamp;
   }
@@ -98,7 +105,8 @@ ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out, 
 }  // namespace
 
 bool is_legacy_message_set(std::span<const uint8_t> records) {
-  return records.size() > kMagicOffset && (records[kMagicOffset] == 0 || records[kMagicOffset] == 1);
+  return records.size() > kMagicOffset &&
+         (records[kMagicOffset] == 0 || records[kMagicOffset] == 1);
 }
 
 ErrorCode upconvert_legacy_message_set(std::span<const uint8_t> set, std::vector<uint8_t>& out) {
@@ -114,7 +122,8 @@ ErrorCode upconvert_legacy_message_set(std::span<const uint8_t> set, std::vector
       messages.push_back(std::move(entry));
       continue;
     }
-    if (auto error = unwrap(entry, messages, inflate_budget); error != ErrorCode::kNone) return error;
+    if (auto error = unwrap(entry, messages, inflate_budget); error != ErrorCode::kNone)
+      return error;
     codec = entry_codec;
   }
   if (messages.empty()) return ErrorCode::kCorruptMessage;

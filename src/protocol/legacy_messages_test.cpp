@@ -24,7 +24,8 @@ void put_bytes(Writer& w, const std::optional<std::string>& bytes) {
 }
 
 // One message set entry as a pre-0.11 client writes it.
-std::vector<uint8_t> entry(int8_t magic, int8_t attributes, int64_t timestamp, const std::optional<std::string>& key,
+std::vector<uint8_t> entry(int8_t magic, int8_t attributes, int64_t timestamp,
+                           const std::optional<std::string>& key,
                            const std::optional<std::string>& value) {
   Writer body;
   body.i8(magic);
@@ -65,7 +66,8 @@ Converted convert(const std::vector<uint8_t>& set) {
 }
 
 TEST(LegacyMessages, MagicZeroBecomesOneBatchWithoutTimestamps) {
-  auto set = concat({entry(0, 0, -1, "k1", "v1"), entry(0, 0, -1, std::nullopt, "v2"), entry(0, 0, -1, "k3", std::nullopt)});
+  auto set = concat({entry(0, 0, -1, "k1", "v1"), entry(0, 0, -1, std::nullopt, "v2"),
+                     entry(0, 0, -1, "k3", std::nullopt)});
   EXPECT_TRUE(is_legacy_message_set(set));
   auto c = convert(set);
   EXPECT_EQ(c.header.magic, 2);
@@ -84,7 +86,8 @@ TEST(LegacyMessages, MagicZeroBecomesOneBatchWithoutTimestamps) {
 }
 
 TEST(LegacyMessages, MagicOneKeepsItsTimestamps) {
-  auto c = convert(concat({entry(1, 0, 5000, "a", "1"), entry(1, 0, 4000, "b", "2"), entry(1, 0, 9000, "c", "3")}));
+  auto c = convert(concat(
+      {entry(1, 0, 5000, "a", "1"), entry(1, 0, 4000, "b", "2"), entry(1, 0, 9000, "c", "3")}));
   EXPECT_EQ(c.header.base_timestamp, 5000);
   EXPECT_EQ(c.header.max_timestamp, 9000);
   ASSERT_EQ(c.records.size(), 3u);
@@ -138,7 +141,8 @@ TEST(LegacyMessages, BadInputIsRefused) {
   // A compression bomb: more than a produce could honestly carry, once inflated.
   std::string bomb;
   ASSERT_TRUE(compress(1, entry(1, 0, 1, std::nullopt, std::string(65 << 20, 'a')), bomb));
-  EXPECT_EQ(upconvert_legacy_message_set(entry(1, 1, 1, std::nullopt, bomb), out), ErrorCode::kCorruptMessage);
+  EXPECT_EQ(upconvert_legacy_message_set(entry(1, 1, 1, std::nullopt, bomb), out),
+            ErrorCode::kCorruptMessage);
 
   EXPECT_FALSE(is_legacy_message_set(build_batch({{"k", "v", 0}})));
 }

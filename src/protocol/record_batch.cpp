@@ -1,7 +1,7 @@
 #include "protocol/record_batch.h"
 
-#include "common/crc32c.h"
 #include <string>
+#include "common/crc32c.h"
 
 #include "protocol/compression.h"
 #include "protocol/wire.h"
@@ -18,14 +18,21 @@ T read_be(const uint8_t* p) {
 
 template <typename T>
 void write_be(uint8_t* p, T v) {
-  for (size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<uint8_t>(v >> (8 * (sizeof(T) - 1 - i)));
+  for (size_t i = 0; i < sizeof(T); ++i)
+    p[i] = static_cast<uint8_t>(v >> (8 * (sizeof(T) - 1 - i)));
 }
 
 }  // namespace
 
-void write_i64(uint8_t* p, int64_t v) { write_be(p, static_cast<uint64_t>(v)); }
-void write_i32(uint8_t* p, int32_t v) { write_be(p, static_cast<uint32_t>(v)); }
-void write_i16(uint8_t* p, int16_t v) { write_be(p, static_cast<uint16_t>(v)); }
+void write_i64(uint8_t* p, int64_t v) {
+  write_be(p, static_cast<uint64_t>(v));
+}
+void write_i32(uint8_t* p, int32_t v) {
+  write_be(p, static_cast<uint32_t>(v));
+}
+void write_i16(uint8_t* p, int16_t v) {
+  write_be(p, static_cast<uint16_t>(v));
+}
 
 void read_log_overhead(const uint8_t* p, int64_t& base_offset, int32_t& batch_length) {
   base_offset = static_cast<int64_t>(read_be<uint64_t>(p));

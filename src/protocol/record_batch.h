@@ -9,14 +9,9 @@
 //       12     4  partition_leader_epoch rewritten by the broker on append
 //       16     1  magic                  2
 //       17     4  crc                    CRC-32C of bytes [21, end)
-//       21     2  attributes             bits 0-2 codec, 3 timestamp type, 4 transactional, 5 control
-//       23     4  last_offset_delta
-//       27     8  base_timestamp
-//       35     8  max_timestamp
-//       43     8  producer_id
-//       51     2  producer_epoch
-//       53     4  base_sequence
-//       57     4  record_count
+//       21     2  attributes             bits 0-2 codec, 3 timestamp type, 4 transactional, 5
+//       control 23     4  last_offset_delta 27     8  base_timestamp 35     8  max_timestamp 43 8
+//       producer_id 51     2  producer_epoch 53     4  base_sequence 57     4  record_count
 // Since the CRC starts at attributes, the broker can assign offsets and the leader epoch without
 // recomputing it; setting LogAppendTime changes covered bytes and so does recompute it.
 #include <cstddef>
@@ -75,7 +70,7 @@ void write_i16(uint8_t* p, int16_t v);
 // What the append path needs to know about a produce request's records.
 struct BatchesSummary {
   int batch_count = 0;
-  int64_t record_count = 0;   // offsets the batches will take
+  int64_t record_count = 0;  // offsets the batches will take
   int64_t max_timestamp = -1;
 };
 

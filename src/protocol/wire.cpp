@@ -85,7 +85,9 @@ void Writer::uvarlong(uint64_t v) {
   bytes_.push_back(static_cast<uint8_t>(v));
 }
 
-void Writer::uvarint(uint32_t v) { uvarlong(v); }
+void Writer::uvarint(uint32_t v) {
+  uvarlong(v);
+}
 
 void Writer::varint(int32_t v) {
   uvarint((static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31));

@@ -30,7 +30,8 @@ struct FileSlice {
 };
 
 // The `records` field type: request records are a view into the request frame (which the broker
-// may patch in place, e.g. base offsets); response records are memory bytes followed by file slices.
+// may patch in place, e.g. base offsets); response records are memory bytes followed by file
+// slices.
 struct Records {
   bool is_null = false;
   std::span<uint8_t> bytes;
@@ -75,7 +76,9 @@ class Reader {
   std::optional<std::string> nullable_string(bool flexible);
   std::string string(bool flexible) { return nullable_string(flexible).value_or(std::string()); }
   std::optional<std::vector<uint8_t>> nullable_bytes(bool flexible);
-  std::vector<uint8_t> bytes(bool flexible) { return nullable_bytes(flexible).value_or(std::vector<uint8_t>()); }
+  std::vector<uint8_t> bytes(bool flexible) {
+    return nullable_bytes(flexible).value_or(std::vector<uint8_t>());
+  }
   Records records(bool flexible);
   // An array's element count, or -1 for a null array. Rejects counts that cannot fit the input.
   int32_t array_length(bool flexible);
@@ -163,7 +166,8 @@ class Writer {
   template <typename T>
   void be(T v) {
     uint8_t b[sizeof(T)];
-    for (size_t i = 0; i < sizeof(T); ++i) b[i] = static_cast<uint8_t>(v >> (8 * (sizeof(T) - 1 - i)));
+    for (size_t i = 0; i < sizeof(T); ++i)
+      b[i] = static_cast<uint8_t>(v >> (8 * (sizeof(T) - 1 - i)));
     raw(b, sizeof(T));
   }
   void length_prefix(int64_t n, bool flexible, bool is_int32);

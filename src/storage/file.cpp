@@ -67,9 +67,13 @@ int64_t File::size() const {
   return st.st_size;
 }
 
-bool File::truncate(uint64_t size) const { return ::ftruncate(fd_, static_cast<off_t>(size)) == 0; }
+bool File::truncate(uint64_t size) const {
+  return ::ftruncate(fd_, static_cast<off_t>(size)) == 0;
+}
 
-bool File::sync_data() const { return ::fdatasync(fd_) == 0; }
+bool File::sync_data() const {
+  return ::fdatasync(fd_) == 0;
+}
 
 void sync_directory(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -12,13 +12,17 @@ OpenFile::~OpenFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-CachedFile::~CachedFile() { release(); }
+CachedFile::~CachedFile() {
+  release();
+}
 
 std::shared_ptr<OpenFile> CachedFile::get(bool create, std::string& error) {
   return FileCache::instance().get(*this, create, error);
 }
 
-void CachedFile::release() { FileCache::instance().forget(*this); }
+void CachedFile::release() {
+  FileCache::instance().forget(*this);
+}
 
 FileCache& FileCache::instance() {
   static FileCache cache;

@@ -28,7 +28,9 @@ int64_t now_ms() {
 
 LogManager::LogManager(LogManagerOptions options) : options_(std::move(options)) {}
 
-LogManager::~LogManager() { shutdown(); }
+LogManager::~LogManager() {
+  shutdown();
+}
 
 namespace {
 
@@ -214,7 +216,8 @@ void LogManager::housekeeping_loop() {
   while (!stopping_) {
     {
       std::unique_lock lock(housekeeping_mutex_);
-      housekeeping_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_.load(); });
+      housekeeping_cv_.wait_for(lock, std::chrono::milliseconds(200),
+                                [&] { return stopping_.load(); });
     }
     if (stopping_) return;
     int64_t now = now_ms();

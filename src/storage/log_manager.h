@@ -26,9 +26,9 @@ class PartitionLog;
 struct LogManagerOptions {
   std::vector<std::string> log_dirs;
   int64_t retention_check_interval_ms = 300000;  // log.retention.check.interval.ms
-  bool cleaner_enabled = true;                    // log.cleaner.enable
-  int64_t cleaner_backoff_ms = 15000;             // log.cleaner.backoff.ms
-  size_t cleaner_key_map_bytes = 128 << 20;       // log.cleaner.dedupe.buffer.size
+  bool cleaner_enabled = true;                   // log.cleaner.enable
+  int64_t cleaner_backoff_ms = 15000;            // log.cleaner.backoff.ms
+  size_t cleaner_key_map_bytes = 128 << 20;      // log.cleaner.dedupe.buffer.size
 };
 
 class LogManager {

@@ -44,7 +44,8 @@ void for_each_record(std::span<const uint8_t> records, Visitor visit) {
   for (size_t pos = 0; pos < records.size();) {
     auto h = pr::read_batch_header(records.data() + pos);
     parsed.clear();
-    if (!h.is_control() && pr::parse_raw_records(records.subspan(pos, h.total_size()), scratch, parsed)) {
+    if (!h.is_control() &&
+        pr::parse_raw_records(records.subspan(pos, h.total_size()), scratch, parsed)) {
       for (const auto& r : parsed) visit(index++, r.view);
     }
     pos += h.total_size();
@@ -55,7 +56,8 @@ void for_each_record(std::span<const uint8_t> records, Visitor visit) {
 // batches, so it runs outside the log's lock, once for both checks): on a compacted topic a record
 // needs a key, since compaction could never replace it; with CreateTime, a timestamp within
 // message.timestamp.difference.max.ms of the broker's clock.
-void check_records(std::span<const uint8_t> records, const LogConfig& config, int64_t now_ms, AppendResult& result) {
+void check_records(std::span<const uint8_t> records, const LogConfig& config, int64_t now_ms,
+                   AppendResult& result) {
   bool check_keys = config.compact;
   bool check_timestamps = !config.log_append_time && config.timestamp_difference_max_ms != kNever;
   if (!check_keys && !check_timestamps) return;
@@ -156,7 +158,8 @@ bool PartitionLog::load(bool clean, std::string& error) {
   std::string start_text;
   if (read_whole_file(dir_ + "/" + kLogStartFile, start_text)) {
     try {
-      log_start_offset_ = std::clamp<int64_t>(std::stoll(start_text), log_start_offset_, log_end_offset_);
+      log_start_offset_ =
+          std::clamp<int64_t>(std::stoll(start_text), log_start_offset_, log_end_offset_);
     } catch (...) {
     }
   }
@@ -233,8 +236,8 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
       auto h = pr::read_batch_header(records.data() + pos);
       if (h.total_size() > static_cast<size_t>(config_.max_message_bytes)) {
         result.error = ErrorCode::kMessageTooLarge;
-        result.message = fmt::format("record batch of {} bytes exceeds max.message.bytes ({})", h.total_size(),
-                                     config_.max_message_bytes);
+        result.message = fmt::format("record batch of {} bytes exceeds max.message.bytes ({})",
+                                     h.total_size(), config_.max_message_bytes);
         return result;
       }
       if (h.is_control() && origin == AppendOrigin::kClient) {
@@ -246,15 +249,16 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
     // As Kafka: what one append writes must fit in one segment.
     if (records.size() > static_cast<uint64_t>(config_.segment_bytes)) {
       result.error = ErrorCode::kRecordListTooLarge;
-      result.message =
-          fmt::format("record batch of {} bytes exceeds segment.bytes ({})", records.size(), config_.segment_bytes);
+      result.message = fmt::format("record batch of {} bytes exceeds segment.bytes ({})",
+                                   records.size(), config_.segment_bytes);
       return result;
     }
     if (!check_producer_locked(records, summary.batch_count, origin, result)) return result;
     if (!append_locked(records, summary, now_ms, result, to_wake)) return result;
     if (auto h = pr::read_batch_header(records.data()); h.producer_id >= 0) {
-      producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, result.base_offset,
-                        result.last_offset, h.max_timestamp, h.is_transactional());
+      producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count,
+                        result.base_offset, result.last_offset, h.max_timestamp,
+                        h.is_transactional());
     }
     result.wait_for_flush = unflushed_messages_ >= config_.flush_messages;
   }
@@ -262,8 +266,9 @@ AppendResult PartitionLog::append(std::span<uint8_t> records, int64_t now_ms, Ap
   return result;
 }
 
-bool PartitionLog::append_locked(std::span<uint8_t> records, const pr::BatchesSummary& summary, int64_t now_ms,
-                                 AppendResult& result, std::vector<std::shared_ptr<Wakeable>>& to_wake) {
+bool PartitionLog::append_locked(std::span<uint8_t> records, const pr::BatchesSummary& summary,
+                                 int64_t now_ms, AppendResult& result,
+                                 std::vector<std::shared_ptr<Wakeable>>& to_wake) {
   bool full = active_->size() + records.size() > static_cast<uint64_t>(config_.segment_bytes);
   bool old = now_ms - active_since_ms_ >= config_.segment_ms;
   if (!active_->empty() && (full || old)) {
@@ -297,8 +302,8 @@ bool PartitionLog::append_locked(std::span<uint8_t> records, const pr::BatchesSu
   return true;
 }
 
-AppendResult PartitionLog::write_marker(int64_t producer_id, int16_t epoch, bool commit, int32_t coordinator_epoch,
-                                        int64_t now_ms) {
+AppendResult PartitionLog::write_marker(int64_t producer_id, int16_t epoch, bool commit,
+                                        int32_t coordinator_epoch, int64_t now_ms) {
   AppendResult result;
   auto batch = pr::build_control_batch({producer_id, epoch, -1, true},
                                        commit ? pr::ControlType::kCommit : pr::ControlType::kAbort,
@@ -316,14 +321,16 @@ AppendResult PartitionLog::write_marker(int64_t producer_id, int16_t epoch, bool
       return result;
     }
     if (!append_locked(batch, summary, now_ms, result, to_wake)) return result;
-    producers_.complete_transaction(producer_id, epoch, commit, coordinator_epoch, result.last_offset);
+    producers_.complete_transaction(producer_id, epoch, commit, coordinator_epoch,
+                                    result.last_offset);
     result.wait_for_flush = unflushed_messages_ >= config_.flush_messages;
   }
   wake_all(to_wake);
   return result;
 }
 
-ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_batch, bool committed_only) {
+ReadResult PartitionLog::read(int64_t offset, int32_t max_bytes, bool min_one_batch,
+                              bool committed_only) {
   ReadResult result;
   std::lock_guard lock(mutex_);
   if (!ensure_loaded_locked()) {
@@ -482,7 +489,8 @@ bool PartitionLog::flush() {
   auto started = std::chrono::steady_clock::now();
   for (auto& segment : rolled) ok = segment->flush() && ok;
   ok = active->flush() && ok;
-  probe().flush_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  probe().flush_seconds.observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   probe().flushes.add();
   if (!rolled.empty()) sync_directory(dir_);
   std::vector<std::shared_ptr<Wakeable>> to_wake;
@@ -533,7 +541,8 @@ ErrorCode PartitionLog::delete_records_before(int64_t offset, int64_t& new_log_s
     if (offset < 0 || offset > high_watermark_) return ErrorCode::kOffsetOutOfRange;
     if (offset > log_start_offset_) {
       std::string error;
-      if (!write_file_atomically(dir_ + "/" + kLogStartFile, std::to_string(offset) + "\n", error)) {
+      if (!write_file_atomically(dir_ + "/" + kLogStartFile, std::to_string(offset) + "\n",
+                                 error)) {
         return ErrorCode::kKafkaStorageError;
       }
       log_start_offset_ = offset;
@@ -580,8 +589,10 @@ int PartitionLog::apply_retention(int64_t now_ms) {
 void PartitionLog::maybe_roll(int64_t now_ms) {
   std::lock_guard lock(mutex_);
   if (!loaded_ || !active_) return;
-  // A compacted log also rolls when its active records would otherwise outwait max.compaction.lag.ms.
-  int64_t roll_after = config_.compact ? std::min(config_.segment_ms, config_.max_compaction_lag_ms) : config_.segment_ms;
+  // A compacted log also rolls when its active records would otherwise outwait
+  // max.compaction.lag.ms.
+  int64_t roll_after = config_.compact ? std::min(config_.segment_ms, config_.max_compaction_lag_ms)
+                                       : config_.segment_ms;
   if (!active_->empty() && now_ms - active_since_ms_ >= roll_after) {
     std::string error;
     roll_locked(now_ms, error);

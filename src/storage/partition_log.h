@@ -1,14 +1,15 @@
 #pragma once
 // A partition's log: its ordered segments, offsets, flushing and retention.
 //
-// Offsets: log_start_offset <= high_watermark <= log_end_offset. On one node every appended batch is
-// fully replicated at once, so the high watermark equals the log end offset after each append; they
-// are kept apart for replication. flushed_offset is the end of what fdatasync has made durable.
+// Offsets: log_start_offset <= high_watermark <= log_end_offset. On one node every appended batch
+// is fully replicated at once, so the high watermark equals the log end offset after each append;
+// they are kept apart for replication. flushed_offset is the end of what fdatasync has made
+// durable.
 //
 // Besides segments, the directory holds `leader-epoch-checkpoint` (Kafka's text format: version
-// line "0", entry count, then "epoch start_offset" lines) so a follower can later truncate by epoch,
-// and, once DeleteRecords moved it past the first segment's base, `log-start-offset` (the offset as
-// decimal text).
+// line "0", entry count, then "epoch start_offset" lines) so a follower can later truncate by
+// epoch, and, once DeleteRecords moved it past the first segment's base, `log-start-offset` (the
+// offset as decimal text).
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,12 +46,13 @@ struct RecordError {
 struct AppendResult {
   protocol::ErrorCode error = protocol::ErrorCode::kNone;
   std::vector<RecordError> record_errors;  // with kInvalidRecord: the records at fault
-  std::string message;                     // for the client, when the code alone does not say enough
+  std::string message;  // for the client, when the code alone does not say enough
   int64_t base_offset = -1;
   int64_t last_offset = -1;
   int64_t log_append_time_ms = -1;
   int64_t log_start_offset = 0;
-  bool wait_for_flush = false;  // the flush policy wants this append durable before it is acknowledged
+  bool wait_for_flush =
+      false;  // the flush policy wants this append durable before it is acknowledged
 };
 
 struct ReadResult {
@@ -59,7 +61,8 @@ struct ReadResult {
   int64_t high_watermark = 0;
   int64_t last_stable_offset = 0;
   int64_t log_start_offset = 0;
-  std::vector<AbortedTransaction> aborted;  // read_committed only: those the slice may hold records of
+  std::vector<AbortedTransaction>
+      aborted;  // read_committed only: those the slice may hold records of
 };
 
 struct CleanResult {
@@ -87,17 +90,19 @@ class PartitionLog {
   LogConfig config() const;
 
   // Validates, assigns offsets (rewriting `records` in place) and appends.
-  AppendResult append(std::span<uint8_t> records, int64_t now_ms, AppendOrigin origin = AppendOrigin::kClient);
+  AppendResult append(std::span<uint8_t> records, int64_t now_ms,
+                      AppendOrigin origin = AppendOrigin::kClient);
   // Up to `max_bytes` of whole or partial batches from the batch containing `offset`, capped at
   // the high watermark, or with `committed_only` at the last stable offset. With
   // `min_one_batch`, a first batch larger than max_bytes is sent whole.
-  ReadResult read(int64_t offset, int32_t max_bytes, bool min_one_batch, bool committed_only = false);
+  ReadResult read(int64_t offset, int32_t max_bytes, bool min_one_batch,
+                  bool committed_only = false);
 
   // Transactions. The coordinator allows the producer's transactional writes here
   // (AddPartitionsToTxn), then ends its transaction with a commit or abort marker.
   protocol::ErrorCode allow_transaction(int64_t producer_id, int16_t epoch);
-  AppendResult write_marker(int64_t producer_id, int16_t epoch, bool commit, int32_t coordinator_epoch,
-                            int64_t now_ms);
+  AppendResult write_marker(int64_t producer_id, int16_t epoch, bool commit,
+                            int32_t coordinator_epoch, int64_t now_ms);
   int64_t last_stable_offset() const;
   std::optional<protocol::OffsetAndTimestamp> offset_for_timestamp(int64_t ts);
   // ListOffsets' MAX_TIMESTAMP: the first record with the partition's largest timestamp.
@@ -164,12 +169,14 @@ class PartitionLog {
   std::optional<CleanPlan> plan_cleaning(int64_t now_ms);
   // Replaces `sources` (still the log's segments, checked) with the cleaned segment of `base`
   // waiting in the cleaning directory; false if the log changed meanwhile.
-  bool swap_cleaned(const std::vector<std::shared_ptr<Segment>>& sources, int64_t end, int64_t base);
+  bool swap_cleaned(const std::vector<std::shared_ptr<Segment>>& sources, int64_t end,
+                    int64_t base);
   bool check_producer_locked(std::span<uint8_t> records, int batch_count, AppendOrigin origin,
                              AppendResult& result);
   // Rolls if due, assigns offsets and writes validated batches; collects the fetches to wake.
-  bool append_locked(std::span<uint8_t> records, const protocol::BatchesSummary& summary, int64_t now_ms,
-                     AppendResult& result, std::vector<std::shared_ptr<Wakeable>>& to_wake);
+  bool append_locked(std::span<uint8_t> records, const protocol::BatchesSummary& summary,
+                     int64_t now_ms, AppendResult& result,
+                     std::vector<std::shared_ptr<Wakeable>>& to_wake);
 
   std::string dir_;
   mutable std::mutex mutex_;
@@ -195,8 +202,9 @@ class PartitionLog {
   std::multimap<int64_t, std::weak_ptr<Wakeable>> flush_waiters_;
   std::mutex flush_mutex_;  // one fdatasync at a time per log
   std::vector<std::shared_ptr<Segment>> unflushed_rolled_;
-  int64_t cleaned_up_to_ = -1;  // end of the last compaction pass (`cleaner-offset-checkpoint`); -1: unread
-  std::mutex clean_mutex_;      // one compaction pass at a time
+  int64_t cleaned_up_to_ =
+      -1;  // end of the last compaction pass (`cleaner-offset-checkpoint`); -1: unread
+  std::mutex clean_mutex_;  // one compaction pass at a time
 };
 
 // Finishes or rolls back a compaction pass a crash interrupted in `dir` (called before its

@@ -43,7 +43,8 @@ int64_t segment_base(const std::string& name) {
 class AbortedRanges {
  public:
   explicit AbortedRanges(const std::vector<AbortedTransaction>& aborted) {
-    for (const auto& a : aborted) ranges_[a.producer_id].emplace_back(a.first_offset, a.last_offset);
+    for (const auto& a : aborted)
+      ranges_[a.producer_id].emplace_back(a.first_offset, a.last_offset);
   }
   bool contains(int64_t producer_id, int64_t offset) const {
     auto it = ranges_.find(producer_id);
@@ -62,7 +63,7 @@ class AbortedRanges {
 
 struct PartitionLog::CleanPlan {
   std::vector<std::shared_ptr<Segment>> segments;  // the cleanable ones, in order
-  int64_t end = 0;                                  // first offset not cleanable
+  int64_t end = 0;                                 // first offset not cleanable
   int64_t first_dirty = 0;
   uint64_t clean_bytes = 0;
   uint64_t dirty_bytes = 0;
@@ -90,7 +91,8 @@ void finish_interrupted_cleaning(const std::string& dir) {
     // The .log moves last: while it is still in cleaning/, the move is not done.
     for (const char* suffix : {".index", ".timeindex", ".log"}) {
       std::string name = Segment::file_name(base, suffix);
-      if (fs::exists(cleaning + "/" + name, ec)) fs::rename(cleaning + "/" + name, dir + "/" + name, ec);
+      if (fs::exists(cleaning + "/" + name, ec))
+        fs::rename(cleaning + "/" + name, dir + "/" + name, ec);
     }
     sync_directory(dir);
   }
@@ -120,7 +122,9 @@ std::optional<PartitionLog::CleanPlan> PartitionLog::plan_cleaning(int64_t now_m
     if (next == segments_.end() || next->first > plan.end) break;
     auto& segment = it->second;
     int64_t newest = segment->max_timestamp();
-    if (config_.min_compaction_lag_ms > 0 && newest >= 0 && now_ms - newest < config_.min_compaction_lag_ms) break;
+    if (config_.min_compaction_lag_ms > 0 && newest >= 0 &&
+        now_ms - newest < config_.min_compaction_lag_ms)
+      break;
     plan.segments.push_back(segment);
     if (next->first <= plan.first_dirty) {
       plan.clean_bytes += segment->size();
@@ -142,7 +146,8 @@ std::optional<PartitionLog::CleanPlan> PartitionLog::plan_cleaning(int64_t now_m
 double PartitionLog::dirty_ratio(int64_t now_ms) {
   auto plan = plan_cleaning(now_ms);
   if (!plan || plan->clean_bytes + plan->dirty_bytes == 0) return 0;
-  return static_cast<double>(plan->dirty_bytes) / static_cast<double>(plan->clean_bytes + plan->dirty_bytes);
+  return static_cast<double>(plan->dirty_bytes) /
+         static_cast<double>(plan->clean_bytes + plan->dirty_bytes);
 }
 
 CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes) {
@@ -151,7 +156,8 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
   CleanResult result;
   auto plan = plan_cleaning(now_ms);
   if (!plan || plan->dirty_bytes == 0) return result;
-  double ratio = static_cast<double>(plan->dirty_bytes) / static_cast<double>(plan->clean_bytes + plan->dirty_bytes);
+  double ratio = static_cast<double>(plan->dirty_bytes) /
+                 static_cast<double>(plan->clean_bytes + plan->dirty_bytes);
   if (!force && !plan->overdue && ratio < plan->config.min_cleanable_dirty_ratio) return result;
 
   // The latest offset of each key among the dirty records; aborted records do not count. The map
@@ -169,7 +175,8 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
   // is not known until it is read, e.g. after a restart.)
   std::vector<int64_t> ends;
   for (size_t s = 0; s < plan->segments.size(); ++s) {
-    ends.push_back(s + 1 < plan->segments.size() ? plan->segments[s + 1]->base_offset() : plan->end);
+    ends.push_back(s + 1 < plan->segments.size() ? plan->segments[s + 1]->base_offset()
+                                                 : plan->end);
   }
   for (size_t s = 0; s < plan->segments.size() && !map_full; ++s) {
     auto& segment = plan->segments[s];
@@ -178,8 +185,10 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
       auto h = pr::read_batch_header(batch.data());
       result.bytes_read += batch.size();
       if (map_bytes >= key_map_bytes) {
-        spdlog::info("{}: the key map is full (log.cleaner.dedupe.buffer.size={}): this pass cleans up to offset {}",
-                     dir_, key_map_bytes, h.base_offset);
+        spdlog::info(
+            "{}: the key map is full (log.cleaner.dedupe.buffer.size={}): this pass cleans up to "
+            "offset {}",
+            dir_, key_map_bytes, h.base_offset);
         plan->end = h.base_offset;
         map_full = true;
         return false;
@@ -217,8 +226,8 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
     // Segments merge while their sources fit in one segment.
     std::vector<std::shared_ptr<Segment>> group{plan->segments[i++]};
     uint64_t group_bytes = group.front()->size();
-    while (i < plan->segments.size() &&
-           group_bytes + plan->segments[i]->size() <= static_cast<uint64_t>(plan->config.segment_bytes)) {
+    while (i < plan->segments.size() && group_bytes + plan->segments[i]->size() <=
+                                            static_cast<uint64_t>(plan->config.segment_bytes)) {
       group_bytes += plan->segments[i]->size();
       group.push_back(plan->segments[i++]);
     }
@@ -234,7 +243,8 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
     }
     bool write_failed = false;
     auto write = [&](std::span<const uint8_t> bytes, const pr::BatchHeader& h) {
-      if (!cleaned->append(bytes.data(), bytes.size(), h.last_offset(), h.max_timestamp)) write_failed = true;
+      if (!cleaned->append(bytes.data(), bytes.size(), h.last_offset(), h.max_timestamp))
+        write_failed = true;
       result.bytes_written += bytes.size();
     };
     for (auto& segment : group) {
@@ -297,17 +307,20 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
     cleaned_up_to_ = plan->end;
   }
   std::string error;
-  write_file_atomically(dir_ + "/" + kCleanerCheckpoint, std::to_string(plan->end) + "\n", error, false);
+  write_file_atomically(dir_ + "/" + kCleanerCheckpoint, std::to_string(plan->end) + "\n", error,
+                        false);
   result.cleaned = true;
   probe().cleaner_runs.add();
-  probe().cleaner_seconds.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  probe().cleaner_seconds.observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   probe().cleaner_bytes_read.add(result.bytes_read);
   probe().cleaner_bytes_written.add(result.bytes_written);
   probe().cleaner_records_removed.add(static_cast<uint64_t>(result.records_removed));
   return result;
 }
 
-bool PartitionLog::swap_cleaned(const std::vector<std::shared_ptr<Segment>>& sources, int64_t end, int64_t base) {
+bool PartitionLog::swap_cleaned(const std::vector<std::shared_ptr<Segment>>& sources, int64_t end,
+                                int64_t base) {
   std::string cleaning = dir_ + "/" + kCleaningDir;
   std::lock_guard lock(mutex_);
   for (const auto& source : sources) {
@@ -315,8 +328,8 @@ bool PartitionLog::swap_cleaned(const std::vector<std::shared_ptr<Segment>>& sou
     if (it == segments_.end() || it->second != source) return false;
   }
   std::string error;
-  if (!write_file_atomically(cleaning + "/" + kSwapFile, std::to_string(base) + " " + std::to_string(end) + "\n",
-                             error)) {
+  if (!write_file_atomically(cleaning + "/" + kSwapFile,
+                             std::to_string(base) + " " + std::to_string(end) + "\n", error)) {
     return false;
   }
   for (const auto& source : sources) {

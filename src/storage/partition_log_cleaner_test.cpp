@@ -31,8 +31,9 @@ std::vector<Record> read_all(PartitionLog& log) {
     auto read = log.read(offset, 1 << 20, true);
     if (read.slice.length == 0) break;
     std::vector<uint8_t> bytes(read.slice.length);
-    EXPECT_EQ(::pread(read.slice.fd, bytes.data(), bytes.size(), static_cast<off_t>(read.slice.offset)),
-              static_cast<ssize_t>(bytes.size()));
+    EXPECT_EQ(
+        ::pread(read.slice.fd, bytes.data(), bytes.size(), static_cast<off_t>(read.slice.offset)),
+        static_cast<ssize_t>(bytes.size()));
     size_t pos = 0;
     int64_t next = offset;
     while (pos + pr::kBatchHeaderSize <= bytes.size()) {
@@ -40,7 +41,8 @@ std::vector<Record> read_all(PartitionLog& log) {
       if (pos + h.total_size() > bytes.size()) break;
       std::string scratch;
       std::vector<pr::RawRecord> records;
-      EXPECT_TRUE(pr::parse_raw_records(std::span(bytes.data() + pos, h.total_size()), scratch, records));
+      EXPECT_TRUE(
+          pr::parse_raw_records(std::span(bytes.data() + pos, h.total_size()), scratch, records));
       for (const auto& r : records) {
         if (r.view.offset < offset || h.is_control()) continue;
         out.push_back({r.view.offset, std::string(r.view.key.value_or("")),
@@ -74,10 +76,12 @@ TEST(PartitionLogCompaction, KeepsTheLatestRecordOfEachKeyAtItsOffset) {
   std::map<std::string, std::pair<int64_t, std::optional<std::string>>> model;
   // Segments roll by wall-clock age, so the test's clock starts from the real one.
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch()).count();
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
   for (int i = 0; i < 200; ++i) {
     std::string key = "k" + std::to_string(i % 7);
-    std::optional<std::string> value = i % 10 == 9 ? std::nullopt : std::optional<std::string>("v" + std::to_string(i));
+    std::optional<std::string> value =
+        i % 10 == 9 ? std::nullopt : std::optional<std::string>("v" + std::to_string(i));
     auto batch = pr::build_batch({{key, value}}, now);
     auto appended = log->append(batch, now);
     ASSERT_EQ(appended.error, ErrorCode::kNone);
@@ -113,7 +117,8 @@ TEST(PartitionLogCompaction, AFullKeyMapEndsThePassAndTheNextGoesOn) {
   auto log = PartitionLog::open(dir.path() + "/c-0", compacted(), true, error);
   std::map<std::string, std::pair<int64_t, std::string>> model;
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch()).count();
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
   for (int i = 0; i < 300; ++i) {
     std::string key = "k" + std::to_string(i % 40);
     std::string value = "v" + std::to_string(i);
@@ -171,7 +176,8 @@ TEST(PartitionLogCompaction, AnInterruptedSwapIsFinishedOrDiscardedAtLoad) {
   fs::create_directories(path + "/cleaning");
   ASSERT_TRUE(write_file_atomically(path + "/cleaning/00000000000000000000.log",
                                     std::string(cleaned.begin(), cleaned.end()), error));
-  ASSERT_TRUE(write_file_atomically(path + "/cleaning/swap", "0 " + std::to_string(end) + "\n", error));
+  ASSERT_TRUE(
+      write_file_atomically(path + "/cleaning/swap", "0 " + std::to_string(end) + "\n", error));
   auto log = PartitionLog::open(path, compacted(), false, error);
   auto records = read_all(*log);
   ASSERT_EQ(records.size(), 1u);

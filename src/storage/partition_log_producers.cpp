@@ -29,15 +29,17 @@ void PartitionLog::load_producer_state() {
       auto h = pr::read_batch_header(raw);
       if (h.producer_id < 0) return;
       if (!h.is_control()) {
-        producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count, h.base_offset,
-                          h.last_offset(), h.max_timestamp, h.is_transactional());
+        producers_.update(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count,
+                          h.base_offset, h.last_offset(), h.max_timestamp, h.is_transactional());
         return;
       }
       auto type = pr::control_type(raw, available);
       if (type == pr::ControlType::kUnknown) return;
-      int32_t coordinator_epoch = -1;  // not needed after a crash: markers are checked by producer epoch
-      producers_.complete_transaction(h.producer_id, h.producer_epoch, type == pr::ControlType::kCommit,
-                                      coordinator_epoch, h.base_offset);
+      int32_t coordinator_epoch =
+          -1;  // not needed after a crash: markers are checked by producer epoch
+      producers_.complete_transaction(h.producer_id, h.producer_epoch,
+                                      type == pr::ControlType::kCommit, coordinator_epoch,
+                                      h.base_offset);
     });
   }
   producers_.trim_before(log_start_offset_);
@@ -46,15 +48,17 @@ void PartitionLog::load_producer_state() {
 void PartitionLog::write_producer_snapshot() {
   if (producers_.empty()) return;
   std::string error;
-  write_file_atomically(dir_ + "/" + Segment::file_name(log_end_offset_, ".snapshot"), producers_.serialize(), error);
+  write_file_atomically(dir_ + "/" + Segment::file_name(log_end_offset_, ".snapshot"),
+                        producers_.serialize(), error);
 }
 
-bool PartitionLog::check_producer_locked(std::span<uint8_t> records, int batch_count, AppendOrigin origin,
-                                         AppendResult& result) {
+bool PartitionLog::check_producer_locked(std::span<uint8_t> records, int batch_count,
+                                         AppendOrigin origin, AppendResult& result) {
   auto h = pr::read_batch_header(records.data());
   if (h.producer_id < 0) return true;
   if (batch_count != 1 || (origin == AppendOrigin::kClient && h.base_sequence < 0)) {
-    result.error = ErrorCode::kInvalidRecord;  // Kafka: one batch per partition from an idempotent producer
+    result.error =
+        ErrorCode::kInvalidRecord;  // Kafka: one batch per partition from an idempotent producer
     return false;
   }
   auto check = producers_.check(h.producer_id, h.producer_epoch, h.base_sequence, h.record_count);
@@ -66,8 +70,8 @@ bool PartitionLog::check_producer_locked(std::span<uint8_t> records, int batch_c
     result.base_offset = check.duplicate->first_offset;
     result.last_offset = check.duplicate->last_offset;
     result.log_start_offset = log_start_offset_;
-    result.wait_for_flush = flushed_offset_ <= check.duplicate->last_offset &&
-                            config_.flush_messages != kNever;
+    result.wait_for_flush =
+        flushed_offset_ <= check.duplicate->last_offset && config_.flush_messages != kNever;
     return false;
   }
   if (h.is_transactional()) {

@@ -6,16 +6,16 @@
 #include <filesystem>
 #include <limits>
 
-#include "protocol/record_batch.h"
 #include "protocol/batch_builder.h"
+#include "protocol/record_batch.h"
 #include "storage/file.h"
 #include "storage/test_dir.h"
 
 namespace oxbow::storage {
 
 namespace pr = oxbow::protocol;
-using pr::ErrorCode;
 using pr::build_batch;
+using pr::ErrorCode;
 
 namespace {
 
@@ -84,7 +84,8 @@ TEST(PartitionLog, CreateTimeFarFromTheClockIsRefusedPerRecord) {
   auto log = PartitionLog::open(dir.path() + "/t-0", config, true, error);
   const int64_t now = 1'700'000'000'000;
   // Records 1 and 3 lie 1001 ms away, before and after the clock; the rest within 1000 ms.
-  auto batch = build_batch({{"a", "1", 0}, {"b", "2", -2001}, {"c", "3", 0}, {"d", "4", 1}, {"e", "5", -1}}, now + 1000);
+  auto batch = build_batch(
+      {{"a", "1", 0}, {"b", "2", -2001}, {"c", "3", 0}, {"d", "4", 1}, {"e", "5", -1}}, now + 1000);
   auto refused = log->append(batch, now);
   EXPECT_EQ(refused.error, ErrorCode::kInvalidTimestamp);
   ASSERT_EQ(refused.record_errors.size(), 2u);
@@ -96,7 +97,8 @@ TEST(PartitionLog, CreateTimeFarFromTheClockIsRefusedPerRecord) {
   // No timestamp (-1), and the extremes of int64, which must not overflow the check.
   auto none = build_batch({{"a", "1"}}, -1);
   EXPECT_EQ(log->append(none, now).error, ErrorCode::kNone);
-  for (int64_t extreme : {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
+  for (int64_t extreme :
+       {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
     auto far = build_batch({{"a", "1"}}, extreme);
     EXPECT_EQ(log->append(far, now).error, ErrorCode::kInvalidTimestamp);
   }
@@ -334,7 +336,8 @@ TEST(PartitionLog, DeleteRecordsMovesStartDurablyAndDropsWholeSegments) {
   auto log = PartitionLog::open(path, config, true, error);
   EXPECT_EQ(log->log_start_offset(), 7);
   int64_t start = -1;
-  EXPECT_EQ(log->delete_records_before(-1, start), protocol::ErrorCode::kNone);  // -1: the high watermark
+  EXPECT_EQ(log->delete_records_before(-1, start),
+            protocol::ErrorCode::kNone);  // -1: the high watermark
   EXPECT_EQ(start, 20);
 }
 

@@ -8,7 +8,7 @@ struct StorageProbe {
   metrics::Histogram flush_seconds{metrics::latency_buckets()};  // one partition's fdatasync
   metrics::Counter flushes;
   metrics::Counter recovered_bytes_truncated;
-  metrics::Counter cleaner_runs;             // compaction passes that rewrote a log
+  metrics::Counter cleaner_runs;  // compaction passes that rewrote a log
   metrics::Counter cleaner_bytes_read;
   metrics::Counter cleaner_bytes_written;
   metrics::Counter cleaner_records_removed;

@@ -13,7 +13,8 @@ namespace {
 int32_t last_sequence(int32_t first_seq, int32_t record_count) {
   // Sequences wrap from INT32_MAX to 0.
   int64_t last = static_cast<int64_t>(first_seq) + record_count - 1;
-  return static_cast<int32_t>(last % (static_cast<int64_t>(std::numeric_limits<int32_t>::max()) + 1));
+  return static_cast<int32_t>(last %
+                              (static_cast<int64_t>(std::numeric_limits<int32_t>::max()) + 1));
 }
 
 bool follows(int32_t last_seq, int32_t next_seq) {
@@ -59,8 +60,9 @@ ErrorCode ProducerState::check_transactional(int64_t producer_id, int16_t epoch)
   return ErrorCode::kInvalidTxnState;
 }
 
-void ProducerState::update(int64_t producer_id, int16_t epoch, int32_t first_seq, int32_t record_count,
-                           int64_t first_offset, int64_t last_offset, int64_t timestamp, bool transactional) {
+void ProducerState::update(int64_t producer_id, int16_t epoch, int32_t first_seq,
+                           int32_t record_count, int64_t first_offset, int64_t last_offset,
+                           int64_t timestamp, bool transactional) {
   ProducerEntry& entry = producers_[producer_id];
   if (epoch != entry.epoch) {
     entry.epoch = epoch;
@@ -68,7 +70,8 @@ void ProducerState::update(int64_t producer_id, int16_t epoch, int32_t first_seq
   }
   entry.last_timestamp = timestamp;
   if (first_seq >= 0) {
-    entry.batches.push_back({first_seq, last_sequence(first_seq, record_count), first_offset, last_offset});
+    entry.batches.push_back(
+        {first_seq, last_sequence(first_seq, record_count), first_offset, last_offset});
     if (entry.batches.size() > kMaxCachedBatches) entry.batches.pop_front();
   }
   if (transactional && entry.txn_first_offset < 0) {
@@ -90,8 +93,8 @@ bool ProducerState::check_marker(int64_t producer_id, int16_t epoch) const {
   return it == producers_.end() || epoch >= it->second.epoch;
 }
 
-void ProducerState::complete_transaction(int64_t producer_id, int16_t epoch, bool commit, int32_t coordinator_epoch,
-                                         int64_t marker_offset) {
+void ProducerState::complete_transaction(int64_t producer_id, int16_t epoch, bool commit,
+                                         int32_t coordinator_epoch, int64_t marker_offset) {
   ProducerEntry& entry = producers_[producer_id];
   if (epoch > entry.epoch) {
     entry.epoch = epoch;
@@ -111,8 +114,9 @@ int64_t ProducerState::last_stable_offset(int64_t high_watermark) const {
 
 std::vector<AbortedTransaction> ProducerState::aborted_between(int64_t from, int64_t to) const {
   std::vector<AbortedTransaction> found;
-  auto it = std::lower_bound(aborted_.begin(), aborted_.end(), from,
-                             [](const AbortedTransaction& a, int64_t offset) { return a.last_offset < offset; });
+  auto it = std::lower_bound(
+      aborted_.begin(), aborted_.end(), from,
+      [](const AbortedTransaction& a, int64_t offset) { return a.last_offset < offset; });
   for (; it != aborted_.end(); ++it) {
     if (it->first_offset < to) found.push_back(*it);
   }
@@ -120,7 +124,8 @@ std::vector<AbortedTransaction> ProducerState::aborted_between(int64_t from, int
 }
 
 void ProducerState::trim_before(int64_t log_start_offset) {
-  std::erase_if(aborted_, [&](const AbortedTransaction& a) { return a.last_offset < log_start_offset; });
+  std::erase_if(aborted_,
+                [&](const AbortedTransaction& a) { return a.last_offset < log_start_offset; });
 }
 
 namespace {
@@ -131,14 +136,16 @@ std::string ProducerState::serialize() const {
   std::ostringstream out;
   out << kSnapshotHeader << '\n';
   for (const auto& [id, entry] : producers_) {
-    out << "p " << id << ' ' << entry.epoch << ' ' << entry.last_timestamp << ' ' << entry.txn_first_offset << ' '
-        << entry.coordinator_epoch;
+    out << "p " << id << ' ' << entry.epoch << ' ' << entry.last_timestamp << ' '
+        << entry.txn_first_offset << ' ' << entry.coordinator_epoch;
     for (const auto& b : entry.batches) {
-      out << ' ' << b.first_seq << ' ' << b.last_seq << ' ' << b.first_offset << ' ' << b.last_offset;
+      out << ' ' << b.first_seq << ' ' << b.last_seq << ' ' << b.first_offset << ' '
+          << b.last_offset;
     }
     out << '\n';
   }
-  for (const auto& a : aborted_) out << "a " << a.producer_id << ' ' << a.first_offset << ' ' << a.last_offset << '\n';
+  for (const auto& a : aborted_)
+    out << "a " << a.producer_id << ' ' << a.first_offset << ' ' << a.last_offset << '\n';
   return out.str();
 }
 
@@ -160,12 +167,13 @@ bool ProducerState::parse(const std::string& text) {
     }
     int64_t id;
     ProducerEntry entry;
-    if (kind != "p" ||
-        !(fields >> id >> entry.epoch >> entry.last_timestamp >> entry.txn_first_offset >> entry.coordinator_epoch)) {
+    if (kind != "p" || !(fields >> id >> entry.epoch >> entry.last_timestamp >>
+                         entry.txn_first_offset >> entry.coordinator_epoch)) {
       return false;
     }
     BatchMetadata b;
-    while (fields >> b.first_seq >> b.last_seq >> b.first_offset >> b.last_offset) entry.batches.push_back(b);
+    while (fields >> b.first_seq >> b.last_seq >> b.first_offset >> b.last_offset)
+      entry.batches.push_back(b);
     if (entry.txn_first_offset >= 0) parsed.open_[entry.txn_first_offset] = id;
     parsed.producers_[id] = std::move(entry);
   }

@@ -43,7 +43,8 @@ struct ProducerEntry {
   std::deque<BatchMetadata> batches;  // oldest first, at most kMaxCachedBatches
   int64_t txn_first_offset = -1;      // the open transaction's first offset in this partition
   int32_t coordinator_epoch = -1;     // of the last marker
-  int16_t allowed_txn_epoch = -1;     // the coordinator added this partition to a transaction of this epoch
+  int16_t allowed_txn_epoch =
+      -1;  // the coordinator added this partition to a transaction of this epoch
 };
 
 struct AbortedTransaction {
@@ -69,14 +70,15 @@ class ProducerState {
   protocol::ErrorCode check_transactional(int64_t producer_id, int16_t epoch) const;
   // Records an appended data batch; a transactional one opens the producer's transaction here.
   void update(int64_t producer_id, int16_t epoch, int32_t first_seq, int32_t record_count,
-              int64_t first_offset, int64_t last_offset, int64_t timestamp, bool transactional = false);
+              int64_t first_offset, int64_t last_offset, int64_t timestamp,
+              bool transactional = false);
 
   // The coordinator added this partition to the producer's transaction (AddPartitionsToTxn).
   protocol::ErrorCode allow_transaction(int64_t producer_id, int16_t epoch);
   // A marker at `marker_offset` ended the producer's transaction. False for a stale epoch.
   bool check_marker(int64_t producer_id, int16_t epoch) const;
-  void complete_transaction(int64_t producer_id, int16_t epoch, bool commit, int32_t coordinator_epoch,
-                            int64_t marker_offset);
+  void complete_transaction(int64_t producer_id, int16_t epoch, bool commit,
+                            int32_t coordinator_epoch, int64_t marker_offset);
 
   // The first offset of the oldest open transaction, or `high_watermark` when none is open.
   int64_t last_stable_offset(int64_t high_watermark) const;
@@ -93,8 +95,8 @@ class ProducerState {
 
  private:
   std::unordered_map<int64_t, ProducerEntry> producers_;
-  std::map<int64_t, int64_t> open_;           // first offset -> producer id
-  std::vector<AbortedTransaction> aborted_;   // in marker order
+  std::map<int64_t, int64_t> open_;          // first offset -> producer id
+  std::vector<AbortedTransaction> aborted_;  // in marker order
 };
 
 }  // namespace oxbow::storage

@@ -27,8 +27,8 @@ TEST(ProducerState, SequencesMustFollowAndRetriesAreRecognised) {
 TEST(ProducerState, OnlyTheLastFiveBatchesAreKept) {
   ProducerState state;
   for (int i = 0; i < 7; ++i) state.update(1, 0, i * 10, 10, i * 10, i * 10 + 9, 0);
-  EXPECT_FALSE(state.check(1, 0, 0, 10).duplicate);   // evicted
-  EXPECT_TRUE(state.check(1, 0, 20, 10).duplicate);   // 3rd of 7: still cached
+  EXPECT_FALSE(state.check(1, 0, 0, 10).duplicate);  // evicted
+  EXPECT_TRUE(state.check(1, 0, 20, 10).duplicate);  // 3rd of 7: still cached
 }
 
 TEST(ProducerState, SequenceWrapsAround) {

@@ -24,9 +24,13 @@ void put_be64(uint8_t* p, uint64_t v) {
 uint32_t get_be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
-uint64_t get_be64(const uint8_t* p) { return (uint64_t{get_be32(p)} << 32) | get_be32(p + 4); }
+uint64_t get_be64(const uint8_t* p) {
+  return (uint64_t{get_be32(p)} << 32) | get_be32(p + 4);
+}
 
-bool read_file(const std::string& path, std::string& out) { return read_whole_file(path, out); }
+bool read_file(const std::string& path, std::string& out) {
+  return read_whole_file(path, out);
+}
 
 }  // namespace
 
@@ -54,8 +58,8 @@ std::shared_ptr<Segment> Segment::create(const std::string& dir, int64_t base_of
   return s;
 }
 
-std::shared_ptr<Segment> Segment::existing(const std::string& dir, int64_t base_offset, uint64_t size,
-                                           int32_t index_interval_bytes) {
+std::shared_ptr<Segment> Segment::existing(const std::string& dir, int64_t base_offset,
+                                           uint64_t size, int32_t index_interval_bytes) {
   std::shared_ptr<Segment> s(new Segment(dir, base_offset, index_interval_bytes));
   s->size_ = size;
   return s;
@@ -87,9 +91,10 @@ bool Segment::read_index_files() {
   for (size_t i = 0; i < raw.size(); i += 8) {
     auto* p = reinterpret_cast<const uint8_t*>(raw.data() + i);
     OffsetIndexEntry e{static_cast<int32_t>(get_be32(p)), static_cast<int32_t>(get_be32(p + 4))};
-    bool ordered = index.empty() ||
-                   (e.relative_offset > index.back().relative_offset && e.position > index.back().position);
-    if (!ordered || e.relative_offset < 0 || e.position < 0 || static_cast<uint64_t>(e.position) >= size_) {
+    bool ordered = index.empty() || (e.relative_offset > index.back().relative_offset &&
+                                     e.position > index.back().position);
+    if (!ordered || e.relative_offset < 0 || e.position < 0 ||
+        static_cast<uint64_t>(e.position) >= size_) {
       return false;
     }
     index.push_back(e);
@@ -99,7 +104,8 @@ bool Segment::read_index_files() {
   std::vector<TimeIndexEntry> time_index;
   for (size_t i = 0; i < traw.size(); i += 12) {
     auto* p = reinterpret_cast<const uint8_t*>(traw.data() + i);
-    time_index.push_back({static_cast<int64_t>(get_be64(p)), static_cast<int32_t>(get_be32(p + 8))});
+    time_index.push_back(
+        {static_cast<int64_t>(get_be64(p)), static_cast<int32_t>(get_be32(p + 8))});
   }
   if (index.empty() && size_ > 0) return false;
   index_ = std::move(index);
@@ -179,8 +185,9 @@ uint64_t Segment::position_of(int64_t offset) {
   uint64_t pos = 0;
   auto relative = offset - base_offset_;
   // Largest indexed batch whose last offset is below the target: the target lies after it.
-  auto it = std::lower_bound(index_.begin(), index_.end(), relative,
-                             [](const OffsetIndexEntry& e, int64_t r) { return e.relative_offset < r; });
+  auto it =
+      std::lower_bound(index_.begin(), index_.end(), relative,
+                       [](const OffsetIndexEntry& e, int64_t r) { return e.relative_offset < r; });
   if (it != index_.begin()) pos = static_cast<uint64_t>(std::prev(it)->position);
   uint8_t header[pr::kBatchHeaderSize];
   while (pos + pr::kBatchHeaderSize <= size_) {
@@ -198,7 +205,9 @@ uint64_t Segment::last_boundary_before(uint64_t from, uint64_t end) {
   // Index entries are batch starts: begin at the last one in range, so only the few batches after
   // it are read.
   auto it = std::upper_bound(index_.begin(), index_.end(), end,
-                             [](uint64_t e, const OffsetIndexEntry& entry) { return e < static_cast<uint64_t>(entry.position); });
+                             [](uint64_t e, const OffsetIndexEntry& entry) {
+                               return e < static_cast<uint64_t>(entry.position);
+                             });
   uint64_t pos = from;
   if (it != index_.begin() && static_cast<uint64_t>(std::prev(it)->position) > from) {
     pos = static_cast<uint64_t>(std::prev(it)->position);
@@ -219,10 +228,12 @@ uint64_t Segment::last_boundary_before(uint64_t from, uint64_t end) {
 
 std::optional<pr::OffsetAndTimestamp> Segment::record_in_batch_at(uint64_t position, int64_t ts) {
   uint8_t header[pr::kBatchHeaderSize];
-  if (read_at(header, sizeof(header), position) != static_cast<int64_t>(sizeof(header))) return std::nullopt;
+  if (read_at(header, sizeof(header), position) != static_cast<int64_t>(sizeof(header)))
+    return std::nullopt;
   auto h = pr::read_batch_header(header);
   std::vector<uint8_t> batch(h.total_size());
-  if (read_at(batch.data(), batch.size(), position) != static_cast<int64_t>(batch.size())) return std::nullopt;
+  if (read_at(batch.data(), batch.size(), position) != static_cast<int64_t>(batch.size()))
+    return std::nullopt;
   return pr::find_record_by_timestamp(batch, ts);
 }
 
@@ -232,7 +243,8 @@ std::optional<pr::OffsetAndTimestamp> Segment::offset_for_timestamp(int64_t ts) 
   // Last time-index entry strictly older than ts: everything up to its batch is older.
   auto it = std::lower_bound(time_index_.begin(), time_index_.end(), ts,
                              [](const TimeIndexEntry& e, int64_t t) { return e.timestamp < t; });
-  if (it != time_index_.begin()) pos = position_of(base_offset_ + std::prev(it)->relative_offset + 1);
+  if (it != time_index_.begin())
+    pos = position_of(base_offset_ + std::prev(it)->relative_offset + 1);
   while (pos + pr::kBatchHeaderSize <= size_) {
     uint8_t header[pr::kBatchHeaderSize];
     if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
@@ -289,13 +301,15 @@ uint64_t Segment::recover() {
     uint8_t header[pr::kBatchHeaderSize];
     if (read_at(header, sizeof(header), pos) != static_cast<int64_t>(sizeof(header))) break;
     auto h = pr::read_batch_header(header);
-    if (h.magic != 2 || h.batch_length < static_cast<int32_t>(pr::kBatchHeaderSize - pr::kBatchLogOverhead) ||
+    if (h.magic != 2 ||
+        h.batch_length < static_cast<int32_t>(pr::kBatchHeaderSize - pr::kBatchLogOverhead) ||
         pos + h.total_size() > file_size || h.base_offset < next_offset_) {
       break;
     }
     batch.resize(h.total_size());
     if (read_at(batch.data(), batch.size(), pos) != static_cast<int64_t>(batch.size())) break;
-    if (crc32c(batch.data() + pr::kAttributesOffset, batch.size() - pr::kAttributesOffset) != h.crc) break;
+    if (crc32c(batch.data() + pr::kAttributesOffset, batch.size() - pr::kAttributesOffset) != h.crc)
+      break;
     uint64_t position = size_;
     size_ += batch.size();
     bytes_since_index_ += batch.size();
@@ -314,7 +328,8 @@ uint64_t Segment::recover() {
   return truncated;
 }
 
-void Segment::for_each_batch(const std::function<void(const uint8_t* batch, size_t available)>& visit) {
+void Segment::for_each_batch(
+    const std::function<void(const uint8_t* batch, size_t available)>& visit) {
   uint8_t head[pr::kBatchHeaderSize + 32];
   uint64_t pos = 0;
   while (pos + pr::kBatchHeaderSize <= size_) {
@@ -344,7 +359,8 @@ void Segment::read_batches(const std::function<bool(std::span<const uint8_t> bat
         if (at == 0) {
           if (pos + h.total_size() > size_) return;
           buffer.resize(h.total_size());
-          if (read_at(buffer.data(), buffer.size(), pos) != static_cast<int64_t>(buffer.size())) return;
+          if (read_at(buffer.data(), buffer.size(), pos) != static_cast<int64_t>(buffer.size()))
+            return;
           if (!visit(std::span(buffer.data(), buffer.size()))) return;
           at = h.total_size();
         }
@@ -367,8 +383,10 @@ void Segment::seal() {
   if (!index_loaded_) return;
   // As Kafka does at a roll: the time index ends with the segment's largest timestamp, so that a
   // sealed segment's maximum is known from its index alone.
-  if (max_timestamp_offset_ >= 0 && (time_index_.empty() || time_index_.back().timestamp < max_timestamp_)) {
-    time_index_.push_back({max_timestamp_, static_cast<int32_t>(max_timestamp_offset_ - base_offset_)});
+  if (max_timestamp_offset_ >= 0 &&
+      (time_index_.empty() || time_index_.back().timestamp < max_timestamp_)) {
+    time_index_.push_back(
+        {max_timestamp_, static_cast<int32_t>(max_timestamp_offset_ - base_offset_)});
   }
   std::vector<uint8_t> raw(index_.size() * 8);
   for (size_t i = 0; i < index_.size(); ++i) {

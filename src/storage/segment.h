@@ -5,12 +5,13 @@
 // offset they may contain, as 20 zero-padded digits:
 //
 //   00000000000000000000.log        record batches (v2), byte for byte as produced, with the
-//                                    broker's base offset and leader epoch written in. Nothing else:
-//                                    no framing of our own, so the file is what a fetch sends.
+//                                    broker's base offset and leader epoch written in. Nothing
+//                                    else: no framing of our own, so the file is what a fetch
+//                                    sends.
 //   00000000000000000000.index      sparse offset index: entries of 8 bytes, big-endian
 //                                    (relative last offset of a batch: int32, file position of that
-//                                    batch: int32), one at most every `index.interval.bytes` of log,
-//                                    strictly increasing in both fields.
+//                                    batch: int32), one at most every `index.interval.bytes` of
+//                                    log, strictly increasing in both fields.
 //   00000000000000000000.timeindex  sparse time index: entries of 12 bytes, big-endian
 //                                    (largest timestamp so far: int64, relative last offset of the
 //                                    batch that carried it: int32), appended when the largest
@@ -50,8 +51,8 @@ class Segment {
   static std::shared_ptr<Segment> create(const std::string& dir, int64_t base_offset,
                                          int32_t index_interval_bytes, std::string& error);
   // A segment whose .log exists; `size` is the file's size. Nothing is opened yet.
-  static std::shared_ptr<Segment> existing(const std::string& dir, int64_t base_offset, uint64_t size,
-                                           int32_t index_interval_bytes);
+  static std::shared_ptr<Segment> existing(const std::string& dir, int64_t base_offset,
+                                           uint64_t size, int32_t index_interval_bytes);
 
   static std::string file_name(int64_t base_offset, const char* suffix);
 
@@ -89,7 +90,8 @@ class Segment {
   // a few bytes more (enough for a control record's key).
   void for_each_batch(const std::function<void(const uint8_t* batch, size_t available)>& visit);
 
-  // Calls `visit` with each whole batch in order, read in large chunks; stops when it returns false.
+  // Calls `visit` with each whole batch in order, read in large chunks; stops when it returns
+  // false.
   void read_batches(const std::function<bool(std::span<const uint8_t> batch)>& visit);
 
   bool flush();
@@ -100,7 +102,9 @@ class Segment {
 
  private:
   Segment(std::string dir, int64_t base_offset, int32_t index_interval_bytes);
-  std::string path(const char* suffix) const { return dir_ + "/" + file_name(base_offset_, suffix); }
+  std::string path(const char* suffix) const {
+    return dir_ + "/" + file_name(base_offset_, suffix);
+  }
   // Reads the index files; false when they are missing or malformed.
   bool read_index_files();
   void ensure_index_loaded();

@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "protocol/record_batch.h"
 #include "protocol/batch_builder.h"
+#include "protocol/record_batch.h"
 #include "storage/file.h"
 #include "storage/test_dir.h"
 
@@ -20,8 +20,8 @@ namespace {
 std::vector<uint64_t> append_batches(Segment& s, int count, int64_t base_ts = 1000) {
   std::vector<uint64_t> positions;
   for (int i = 0; i < count; ++i) {
-    auto batch = build_batch({{"k", std::string(100, 'a' + i % 26), 0}, {"k2", "v", 1}},
-                             base_ts + i * 10);
+    auto batch =
+        build_batch({{"k", std::string(100, 'a' + i % 26), 0}, {"k2", "v", 1}}, base_ts + i * 10);
     pr::assign_offsets(batch, s.next_offset(), 0, -1);
     positions.push_back(s.size());
     EXPECT_TRUE(s.append(batch.data(), batch.size(), s.next_offset() + 1, base_ts + i * 10 + 1));
@@ -63,7 +63,8 @@ TEST(Segment, LastBoundaryBeforeEndsOnAWholeBatch) {
   for (size_t from : {size_t{0}, size_t{7}}) {
     for (size_t last = from + 1; last <= 50; last += 3) {
       // Anywhere inside batch `last` (or exactly at its start), the read stops at its start.
-      EXPECT_EQ(s->last_boundary_before(positions[from], positions[last] + 5), positions[last]) << from << " " << last;
+      EXPECT_EQ(s->last_boundary_before(positions[from], positions[last] + 5), positions[last])
+          << from << " " << last;
       EXPECT_EQ(s->last_boundary_before(positions[from], positions[last]), positions[last]);
     }
     // Not even the first batch fits: the start itself.
@@ -110,7 +111,8 @@ TEST(Segment, RecoverTruncatesTornTail) {
   EXPECT_EQ(s->recover(), build_batch({{"k", "partial"}}).size() / 2);
   EXPECT_EQ(s->size(), good_size);
   EXPECT_EQ(s->next_offset(), 20);
-  EXPECT_EQ(std::filesystem::file_size(dir.path() + "/" + Segment::file_name(0, ".log")), good_size);
+  EXPECT_EQ(std::filesystem::file_size(dir.path() + "/" + Segment::file_name(0, ".log")),
+            good_size);
 }
 
 TEST(Segment, RecoverStopsAtCorruptBatch) {

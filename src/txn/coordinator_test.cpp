@@ -13,7 +13,9 @@ class MemoryLog : public KeyedLog {
     for (const auto& r : records) entries.push_back(r);
     return true;
   }
-  int16_t append_transactional(int32_t, const KeyedRecords&, int64_t, int16_t) override { return 0; }
+  int16_t append_transactional(int32_t, const KeyedRecords&, int64_t, int16_t) override {
+    return 0;
+  }
   void replay(const RecordVisitor& on_record, const MarkerVisitor&) override {
     for (const auto& [key, value] : entries) {
       on_record(key, value ? std::optional<std::string_view>(*value) : std::nullopt, -1);
@@ -54,7 +56,8 @@ struct Fixture {
   TxnOptions options;
   std::unique_ptr<TransactionCoordinator> make() {
     options.abort_check_interval_ms = 3600 * 1000;  // ticks are driven by the test
-    auto c = std::make_unique<TransactionCoordinator>(options, log, partitions, [this] { return next_id++; });
+    auto c = std::make_unique<TransactionCoordinator>(options, log, partitions,
+                                                      [this] { return next_id++; });
     c->start();
     return c;
   }
@@ -110,11 +113,13 @@ TEST(TransactionCoordinator, ErrorsForUnknownIdsEpochsAndPartitions) {
   EXPECT_EQ(c->init_producer("t", 900001, -1, -1).error, ErrorCode::kInvalidTransactionTimeout);
   auto init = c->init_producer("t", 1000, -1, -1);
   EXPECT_EQ(c->add_partitions("t", init.producer_id, 1, {{"a", 0}})[0], ErrorCode::kProducerFenced);
-  EXPECT_EQ(c->add_partitions("t", init.producer_id + 1, 0, {{"a", 0}})[0], ErrorCode::kInvalidProducerIdMapping);
+  EXPECT_EQ(c->add_partitions("t", init.producer_id + 1, 0, {{"a", 0}})[0],
+            ErrorCode::kInvalidProducerIdMapping);
   auto errors = c->add_partitions("t", init.producer_id, 0, {{"a", 0}, {"missing", 0}});
   EXPECT_EQ(errors[0], ErrorCode::kOperationNotAttempted);
   EXPECT_EQ(errors[1], ErrorCode::kUnknownTopicOrPartition);
-  EXPECT_EQ(c->end_transaction("t", init.producer_id, 0, true), ErrorCode::kInvalidTxnState);  // nothing added
+  EXPECT_EQ(c->end_transaction("t", init.producer_id, 0, true),
+            ErrorCode::kInvalidTxnState);  // nothing added
 }
 
 TEST(TransactionCoordinator, ReinitialisingFencesTheOngoingTransaction) {
@@ -161,7 +166,8 @@ TEST(TransactionCoordinator, RestartResumesOngoingAndFinishesPrepared) {
     f.partitions.fail_markers = true;  // the crash comes between prepare and the markers
     EXPECT_EQ(c->end_transaction("prepared", b.producer_id, 0, true), ErrorCode::kNone);
     EXPECT_EQ(c->describe("prepared")->state, TxnState::kPrepareCommit);
-    EXPECT_EQ(c->add_partitions("prepared", b.producer_id, 0, {{"b", 0}})[0], ErrorCode::kConcurrentTransactions);
+    EXPECT_EQ(c->add_partitions("prepared", b.producer_id, 0, {{"b", 0}})[0],
+              ErrorCode::kConcurrentTransactions);
     c->stop();
   }
   f.partitions.fail_markers = false;

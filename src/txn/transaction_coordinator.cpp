@@ -11,15 +11,23 @@ namespace oxbow::txn {
 
 namespace {
 
-bool is_preparing(TxnState s) { return s == TxnState::kPrepareCommit || s == TxnState::kPrepareAbort; }
+bool is_preparing(TxnState s) {
+  return s == TxnState::kPrepareCommit || s == TxnState::kPrepareAbort;
+}
 
 }  // namespace
 
-TransactionCoordinator::TransactionCoordinator(TxnOptions options, KeyedLog& log, PartitionWriter& partitions,
+TransactionCoordinator::TransactionCoordinator(TxnOptions options, KeyedLog& log,
+                                               PartitionWriter& partitions,
                                                std::function<int64_t()> next_producer_id)
-    : options_(options), log_(log), partitions_(partitions), next_producer_id_(std::move(next_producer_id)) {}
+    : options_(options),
+      log_(log),
+      partitions_(partitions),
+      next_producer_id_(std::move(next_producer_id)) {}
 
-TransactionCoordinator::~TransactionCoordinator() { stop(); }
+TransactionCoordinator::~TransactionCoordinator() {
+  stop();
+}
 
 void TransactionCoordinator::start() {
   {
@@ -45,7 +53,8 @@ void TransactionCoordinator::start() {
         write_markers_locked(txn, now);
       } else if (txn.state == TxnState::kOngoing) {
         // The partitions forgot what the coordinator allowed them: tell them again.
-        for (const auto& tp : txn.partitions) partitions_.allow(tp, txn.producer_id, txn.producer_epoch);
+        for (const auto& tp : txn.partitions)
+          partitions_.allow(tp, txn.producer_id, txn.producer_epoch);
         ++resumed;
       }
     }
@@ -80,8 +89,9 @@ bool TransactionCoordinator::persist_locked(const TxnMetadata& txn) {
   return log_.append(partition_for_key(txn.transactional_id, log_.partitions()), records);
 }
 
-ErrorCode TransactionCoordinator::check_producer_locked(const std::string& transactional_id, int64_t producer_id,
-                                                        int16_t epoch, TxnMetadata*& found) {
+ErrorCode TransactionCoordinator::check_producer_locked(const std::string& transactional_id,
+                                                        int64_t producer_id, int16_t epoch,
+                                                        TxnMetadata*& found) {
   auto it = transactions_.find(transactional_id);
   if (it == transactions_.end() || it->second.producer_id != producer_id) {
     return ErrorCode::kInvalidProducerIdMapping;
@@ -92,8 +102,10 @@ ErrorCode TransactionCoordinator::check_producer_locked(const std::string& trans
   return ErrorCode::kNone;
 }
 
-InitProducerResult TransactionCoordinator::init_producer(const std::string& transactional_id, int32_t timeout_ms,
-                                                         int64_t expected_producer_id, int16_t expected_epoch) {
+InitProducerResult TransactionCoordinator::init_producer(const std::string& transactional_id,
+                                                         int32_t timeout_ms,
+                                                         int64_t expected_producer_id,
+                                                         int16_t expected_epoch) {
   InitProducerResult result;
   if (timeout_ms <= 0 || timeout_ms > options_.max_timeout_ms) {
     result.error = ErrorCode::kInvalidTransactionTimeout;
@@ -121,11 +133,12 @@ InitProducerResult TransactionCoordinator::init_producer(const std::string& tran
     if (txn.state == TxnState::kOngoing) {
       // A new instance of the producer: fence the old one by aborting its transaction with a
       // newer epoch, which the partitions then hold the old one to.
-      spdlog::info("transactional id {}: fencing producer {} epoch {}, aborting its transaction", transactional_id,
-                   txn.producer_id, txn.producer_epoch);
+      spdlog::info("transactional id {}: fencing producer {} epoch {}, aborting its transaction",
+                   transactional_id, txn.producer_id, txn.producer_epoch);
       ++txn.producer_epoch;
       ErrorCode error = finish_locked(txn, false, now);
-      if (error == ErrorCode::kNone && is_preparing(txn.state)) error = ErrorCode::kConcurrentTransactions;
+      if (error == ErrorCode::kNone && is_preparing(txn.state))
+        error = ErrorCode::kConcurrentTransactions;
       if (error != ErrorCode::kNone) {
         result.error = error;
         return result;
@@ -158,9 +171,9 @@ InitProducerResult TransactionCoordinator::init_producer(const std::string& tran
   return result;
 }
 
-std::vector<ErrorCode> TransactionCoordinator::add_partitions(const std::string& transactional_id, int64_t producer_id,
-                                                              int16_t epoch,
-                                                              const std::vector<TopicPartition>& partitions) {
+std::vector<ErrorCode> TransactionCoordinator::add_partitions(
+    const std::string& transactional_id, int64_t producer_id, int16_t epoch,
+    const std::vector<TopicPartition>& partitions) {
   std::vector<ErrorCode> errors(partitions.size(), ErrorCode::kNone);
   std::lock_guard lock(mutex_);
   TxnMetadata* txn = nullptr;
@@ -206,8 +219,8 @@ std::vector<ErrorCode> TransactionCoordinator::add_partitions(const std::string&
   return errors;
 }
 
-ErrorCode TransactionCoordinator::end_transaction(const std::string& transactional_id, int64_t producer_id,
-                                                  int16_t epoch, bool commit) {
+ErrorCode TransactionCoordinator::end_transaction(const std::string& transactional_id,
+                                                  int64_t producer_id, int16_t epoch, bool commit) {
   std::lock_guard lock(mutex_);
   TxnMetadata* txn = nullptr;
   ErrorCode error = check_producer_locked(transactional_id, producer_id, epoch, txn);
@@ -239,11 +252,12 @@ bool TransactionCoordinator::write_markers_locked(TxnMetadata& txn, int64_t now_
   constexpr int32_t kCoordinatorEpoch = 0;  // one node: the coordinator never moves
   for (const auto& tp : txn.partitions) {
     if (!partitions_.exists(tp)) continue;  // deleted since: nothing left to mark
-    ErrorCode error = partitions_.write_marker(tp, txn.producer_id, txn.producer_epoch, commit, kCoordinatorEpoch);
+    ErrorCode error = partitions_.write_marker(tp, txn.producer_id, txn.producer_epoch, commit,
+                                               kCoordinatorEpoch);
     // A stale epoch means a newer marker already ended this producer's transaction there.
     if (error != ErrorCode::kNone && error != ErrorCode::kInvalidProducerEpoch) {
-      spdlog::warn("transactional id {}: marker to {}-{} failed ({}), will retry", txn.transactional_id, tp.first,
-                   tp.second, protocol::error_name(error));
+      spdlog::warn("transactional id {}: marker to {}-{} failed ({}), will retry",
+                   txn.transactional_id, tp.first, tp.second, protocol::error_name(error));
       return false;
     }
   }
@@ -263,16 +277,18 @@ std::optional<TxnMetadata> TransactionCoordinator::describe(const std::string& t
   return it->second;
 }
 
-std::vector<TxnMetadata> TransactionCoordinator::list(const std::vector<std::string>& state_filters,
-                                                      const std::vector<int64_t>& producer_id_filters) {
+std::vector<TxnMetadata> TransactionCoordinator::list(
+    const std::vector<std::string>& state_filters,
+    const std::vector<int64_t>& producer_id_filters) {
   std::lock_guard lock(mutex_);
   std::vector<TxnMetadata> out;
   for (const auto& [id, txn] : transactions_) {
     bool state_ok = state_filters.empty() ||
-                    std::find(state_filters.begin(), state_filters.end(), state_name(txn.state)) != state_filters.end();
+                    std::find(state_filters.begin(), state_filters.end(), state_name(txn.state)) !=
+                        state_filters.end();
     bool producer_ok = producer_id_filters.empty() ||
-                       std::find(producer_id_filters.begin(), producer_id_filters.end(), txn.producer_id) !=
-                           producer_id_filters.end();
+                       std::find(producer_id_filters.begin(), producer_id_filters.end(),
+                                 txn.producer_id) != producer_id_filters.end();
     if (state_ok && producer_ok) out.push_back(txn);
   }
   return out;
@@ -285,12 +301,13 @@ void TransactionCoordinator::tick(int64_t now_ms) {
     if (is_preparing(txn.state)) {
       write_markers_locked(txn, now_ms);
     } else if (txn.state == TxnState::kOngoing && now_ms - txn.start_ms > txn.timeout_ms) {
-      spdlog::info("transactional id {}: transaction timed out after {} ms, aborting", txn.transactional_id,
-                   txn.timeout_ms);
+      spdlog::info("transactional id {}: transaction timed out after {} ms, aborting",
+                   txn.transactional_id, txn.timeout_ms);
       // The producer that let it lapse is fenced by the epoch bump.
       if (txn.producer_epoch < std::numeric_limits<int16_t>::max()) ++txn.producer_epoch;
       finish_locked(txn, false, now_ms);
-    } else if (txn.state != TxnState::kOngoing && now_ms - txn.last_update_ms > options_.id_expiration_ms) {
+    } else if (txn.state != TxnState::kOngoing &&
+               now_ms - txn.last_update_ms > options_.id_expiration_ms) {
       KeyedRecords tombstone{{encode_txn_key(txn.transactional_id), std::nullopt}};
       if (log_.append(partition_for_key(txn.transactional_id, log_.partitions()), tombstone)) {
         it = transactions_.erase(it);

@@ -33,14 +33,15 @@ class PartitionWriter {
   virtual bool exists(const TopicPartition& tp) = 0;
   // Lets the producer's transactional batches into the partition (KIP-890's verification).
   virtual ErrorCode allow(const TopicPartition& tp, int64_t producer_id, int16_t epoch) = 0;
-  virtual ErrorCode write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch, bool commit,
-                                 int32_t coordinator_epoch) = 0;
+  virtual ErrorCode write_marker(const TopicPartition& tp, int64_t producer_id, int16_t epoch,
+                                 bool commit, int32_t coordinator_epoch) = 0;
 };
 
 struct TxnOptions {
-  int32_t max_timeout_ms = 900000;                     // transaction.max.timeout.ms
-  int64_t abort_check_interval_ms = 10000;             // transaction.abort.timed.out.transaction.cleanup.interval.ms
-  int64_t id_expiration_ms = 7LL * 24 * 3600 * 1000;   // transactional.id.expiration.ms
+  int32_t max_timeout_ms = 900000;  // transaction.max.timeout.ms
+  int64_t abort_check_interval_ms =
+      10000;  // transaction.abort.timed.out.transaction.cleanup.interval.ms
+  int64_t id_expiration_ms = 7LL * 24 * 3600 * 1000;  // transactional.id.expiration.ms
 };
 
 struct InitProducerResult {
@@ -64,21 +65,24 @@ class TransactionCoordinator {
   InitProducerResult init_producer(const std::string& transactional_id, int32_t timeout_ms,
                                    int64_t expected_producer_id, int16_t expected_epoch);
   // AddPartitionsToTxn: one error per partition, in order.
-  std::vector<ErrorCode> add_partitions(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
+  std::vector<ErrorCode> add_partitions(const std::string& transactional_id, int64_t producer_id,
+                                        int16_t epoch,
                                         const std::vector<TopicPartition>& partitions);
-  ErrorCode end_transaction(const std::string& transactional_id, int64_t producer_id, int16_t epoch, bool commit);
+  ErrorCode end_transaction(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
+                            bool commit);
 
   std::optional<TxnMetadata> describe(const std::string& transactional_id);
   // Empty filters match everything.
   std::vector<TxnMetadata> list(const std::vector<std::string>& state_filters,
                                 const std::vector<int64_t>& producer_id_filters);
 
-  // Aborts timed-out transactions, retries unfinished markers, expires idle ids (also run by the timer).
+  // Aborts timed-out transactions, retries unfinished markers, expires idle ids (also run by the
+  // timer).
   void tick(int64_t now_ms);
 
  private:
-  ErrorCode check_producer_locked(const std::string& transactional_id, int64_t producer_id, int16_t epoch,
-                                  TxnMetadata*& found);
+  ErrorCode check_producer_locked(const std::string& transactional_id, int64_t producer_id,
+                                  int16_t epoch, TxnMetadata*& found);
   bool persist_locked(const TxnMetadata& metadata);
   // Prepare, markers, complete. Returns kNone once the prepare state is durable.
   ErrorCode finish_locked(TxnMetadata& txn, bool commit, int64_t now_ms);

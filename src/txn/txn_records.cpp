@@ -12,11 +12,13 @@ namespace pr = oxbow::protocol;
 
 namespace {
 
-constexpr std::array<const char*, 8> kStateNames = {"Empty",          "Ongoing",       "PrepareCommit",
-                                                    "PrepareAbort",   "CompleteCommit", "CompleteAbort",
-                                                    "Dead",           "PrepareEpochFence"};
+constexpr std::array<const char*, 8> kStateNames = {
+    "Empty",          "Ongoing",       "PrepareCommit", "PrepareAbort",
+    "CompleteCommit", "CompleteAbort", "Dead",          "PrepareEpochFence"};
 
-std::string to_string(const pr::Writer& w) { return std::string(w.buffer().begin(), w.buffer().end()); }
+std::string to_string(const pr::Writer& w) {
+  return std::string(w.buffer().begin(), w.buffer().end());
+}
 
 }  // namespace
 

@@ -29,7 +29,8 @@ enum class TxnState : int8_t {
   kPrepareEpochFence = 7,
 };
 
-// Kafka's names ("Ongoing", "CompleteCommit", ...), as ListTransactions and DescribeTransactions report them.
+// Kafka's names ("Ongoing", "CompleteCommit", ...), as ListTransactions and DescribeTransactions
+// report them.
 const char* state_name(TxnState state);
 std::optional<TxnState> state_from_name(std::string_view name);
 
