@@ -166,7 +166,7 @@ void GroupCoordinator::replay_record(std::string_view key_bytes,
 ErrorCode GroupCoordinator::check_commit_locked(const std::string& group_id,
                                                 const std::string& member_id,
                                                 const std::optional<std::string>& instance_id,
-                                                int32_t generation) {
+                                                int32_t generation, CommitKind kind) {
   if (group_id.empty()) return ErrorCode::kInvalidGroupId;
   auto it = groups_.find(group_id);
   if (it == groups_.end() || it->second->state() == GroupState::kDead) {
@@ -177,7 +177,7 @@ ErrorCode GroupCoordinator::check_commit_locked(const std::string& group_id,
                  group_id, std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms))
              .first;
   }
-  return it->second->check_commit(member_id, instance_id, generation);
+  return it->second->check_commit(member_id, instance_id, generation, kind);
 }
 
 KeyedRecords GroupCoordinator::offset_records(const std::string& group_id,
@@ -213,8 +213,9 @@ std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id,
                                                 int32_t generation,
                                                 const std::vector<OffsetCommitEntry>& entries) {
   std::lock_guard lock(mutex_);
-  std::vector<ErrorCode> errors(entries.size(),
-                                check_commit_locked(group_id, member_id, instance_id, generation));
+  std::vector<ErrorCode> errors(
+      entries.size(),
+      check_commit_locked(group_id, member_id, instance_id, generation, CommitKind::kPlain));
   if (!entries.empty() && errors[0] != ErrorCode::kNone) return errors;
   int64_t now = now_ms();
   auto records = offset_records(group_id, entries, now, errors);
@@ -234,7 +235,8 @@ std::vector<ErrorCode> GroupCoordinator::commit_transactional(
   // in between the write and the pending offsets it must settle.
   std::lock_guard lock(mutex_);
   std::vector<ErrorCode> errors(entries.size(),
-                                check_commit_locked(group_id, member_id, instance_id, generation));
+                                check_commit_locked(group_id, member_id, instance_id, generation,
+                                                    CommitKind::kTransactional));
   if (!entries.empty() && errors[0] != ErrorCode::kNone) return errors;
   int64_t now = now_ms();
   auto records = offset_records(group_id, entries, now, errors);

@@ -117,7 +117,8 @@ class GroupCoordinator {
   bool persist(const std::string& group_id, const KeyedRecords& records);
   // Checks the committer's membership; creates a simple group for commits without one.
   ErrorCode check_commit_locked(const std::string& group_id, const std::string& member_id,
-                                const std::optional<std::string>& instance_id, int32_t generation);
+                                const std::optional<std::string>& instance_id, int32_t generation,
+                                CommitKind kind);
   // Offset records for the entries, with per-entry errors for those refused.
   KeyedRecords offset_records(const std::string& group_id,
                               const std::vector<OffsetCommitEntry>& entries, int64_t now,

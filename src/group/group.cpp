@@ -429,14 +429,20 @@ void Group::remove_member(const std::string& member_id, int64_t now, Completions
 }
 
 ErrorCode Group::check_commit(const std::string& member_id,
-                              const std::optional<std::string>& instance_id,
-                              int32_t generation) const {
-  if (generation < 0 && member_id.empty() && state_ == GroupState::kEmpty) return ErrorCode::kNone;
-  if (generation < 0 && member_id.empty() && members_.empty()) return ErrorCode::kNone;
-  if (state_ == GroupState::kCompletingRebalance) return ErrorCode::kRebalanceInProgress;
+                              const std::optional<std::string>& instance_id, int32_t generation,
+                              CommitKind kind) const {
+  if (generation < 0 && member_id.empty() && !instance_id) {
+    bool open =
+        kind == CommitKind::kTransactional || state_ == GroupState::kEmpty || members_.empty();
+    return open ? ErrorCode::kNone : ErrorCode::kUnknownMemberId;
+  }
   if (auto error = check_static(member_id, instance_id); error != ErrorCode::kNone) return error;
   if (!members_.count(member_id)) return ErrorCode::kUnknownMemberId;
   if (generation != generation_) return ErrorCode::kIllegalGeneration;
+  // A member of this generation that has not had its assignment yet (Kafka's order and code).
+  if (kind == CommitKind::kPlain && state_ == GroupState::kCompletingRebalance) {
+    return ErrorCode::kRebalanceInProgress;
+  }
   return ErrorCode::kNone;
 }
 

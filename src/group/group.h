@@ -21,6 +21,8 @@ using protocol::ErrorCode;
 using Bytes = std::vector<uint8_t>;
 
 enum class GroupState { kEmpty, kPreparingRebalance, kCompletingRebalance, kStable, kDead };
+
+enum class CommitKind { kPlain, kTransactional };  // OffsetCommit or TxnOffsetCommit
 const char* state_name(GroupState state);
 
 struct JoinedMember {
@@ -113,9 +115,13 @@ class Group {
                       int32_t generation, int64_t now);
   ErrorCode leave(const std::string& member_id, const std::optional<std::string>& instance_id,
                   int64_t now, Completions& out);
-  // Validates an offset commit against membership (generation -1 with no member: a simple commit).
+  // Validates an offset commit against membership. A commit with no member, instance id or
+  // generation is a simple consumer's (assign()), taken only while the group has no members; a
+  // transactional one is taken whatever the group's state, since TxnOffsetCommit before v3 carries
+  // no membership at all (as Kafka).
   ErrorCode check_commit(const std::string& member_id,
-                         const std::optional<std::string>& instance_id, int32_t generation) const;
+                         const std::optional<std::string>& instance_id, int32_t generation,
+                         CommitKind kind) const;
   // Expires sessions and ends overdue rebalances.
   void tick(int64_t now, Completions& out);
   void mark_dead(Completions& out);

@@ -202,7 +202,30 @@ TEST(Group, LeaveLastMemberEmptiesGroup) {
   EXPECT_EQ(g.leave(a_id, std::nullopt, 1, c), ErrorCode::kNone);
   EXPECT_EQ(g.state(), GroupState::kEmpty);
   EXPECT_EQ(g.leave(a_id, std::nullopt, 1, c), ErrorCode::kUnknownMemberId);
-  EXPECT_EQ(g.check_commit("", std::nullopt, -1), ErrorCode::kNone);
+  EXPECT_EQ(g.check_commit("", std::nullopt, -1, CommitKind::kPlain), ErrorCode::kNone);
+}
+
+TEST(Group, CommitsWithoutMembershipInAGroupWithMembersOnlyTransactional) {
+  Group g("g", 0);
+  auto a = join(g, join_request(""), 0);
+  std::string a_id = a->join->member_id;
+  // Between the join and the leader's sync: a member of this generation may not commit yet.
+  EXPECT_EQ(g.check_commit(a_id, std::nullopt, 1, CommitKind::kPlain),
+            ErrorCode::kRebalanceInProgress);
+  EXPECT_EQ(g.check_commit(a_id, std::nullopt, 0, CommitKind::kPlain),
+            ErrorCode::kIllegalGeneration);
+  sync(g, a_id, 1, {}, 0);
+  EXPECT_EQ(g.state(), GroupState::kStable);
+  // A simple consumer's commit needs an empty group; TxnOffsetCommit v0-v2 names no member.
+  EXPECT_EQ(g.check_commit("", std::nullopt, -1, CommitKind::kPlain), ErrorCode::kUnknownMemberId);
+  EXPECT_EQ(g.check_commit("", std::nullopt, -1, CommitKind::kTransactional), ErrorCode::kNone);
+  // Once a member or generation is named, both kinds are checked alike.
+  for (auto kind : {CommitKind::kPlain, CommitKind::kTransactional}) {
+    EXPECT_EQ(g.check_commit(a_id, std::nullopt, 1, kind), ErrorCode::kNone);
+    EXPECT_EQ(g.check_commit(a_id, std::nullopt, 7, kind), ErrorCode::kIllegalGeneration);
+    EXPECT_EQ(g.check_commit("someone-else", std::nullopt, 1, kind), ErrorCode::kUnknownMemberId);
+    EXPECT_EQ(g.check_commit("", std::nullopt, 1, kind), ErrorCode::kUnknownMemberId);
+  }
 }
 
 TEST(Group, InitialRebalanceDelayWaitsForMoreMembers) {

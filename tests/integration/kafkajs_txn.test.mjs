@@ -163,4 +163,56 @@ describe('kafkajs transactions against oxbow', () => {
       (seen) => seen.some((r) => r.value === 'out-after'), 'the record after both transactions');
     assert.deepEqual(out.map((r) => r.value), ['out-committed', 'out-after']);
   });
+
+  test('consume-transform-produce: offsets sent for the group of a live member are committed', async () => {
+    // kafkajs's TxnOffsetCommit (v1) names no member: Kafka takes it however many members the group has.
+    const input = unique('kjs-ctp-in');
+    const output = unique('kjs-ctp-out');
+    const groupId = unique('kjs-ctp-group');
+    await admin.createTopics({ topics: [{ topic: input }, { topic: output }], waitForLeaders: true });
+    const plain = kafka.producer({ allowAutoTopicCreation: false });
+    await plain.connect();
+    await plain.send({ topic: input, acks: -1, messages: Array.from({ length: 5 }, (_, i) => ({ value: `in-${i}` })) });
+    await plain.disconnect();
+
+    const producer = kafka.producer({
+      transactionalId: unique('kjs-tid'), idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false,
+    });
+    const consumer = kafka.consumer({ groupId, sessionTimeout: 10000, heartbeatInterval: 500, maxWaitTimeInMs: 100 });
+    const errors = [];
+    let processed = 0;
+    await producer.connect();
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic: input, fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ topic, partition, message }) => {
+          const txn = await producer.transaction();
+          try {
+            await txn.send({ topic: output, acks: -1, messages: [{ value: `out-${message.value}` }] });
+            await txn.sendOffsets({
+              consumerGroupId: groupId,
+              topics: [{ topic, partitions: [{ partition, offset: String(Number(message.offset) + 1) }] }],
+            });
+            await txn.commit();
+            processed += 1;
+          } catch (e) {
+            errors.push(e.message);
+            await txn.abort().catch(() => {});
+            throw e;
+          }
+        },
+      });
+      await eventually(() => processed === 5 || errors.length > 0, 60000, 'five records through the transform');
+      assert.deepEqual(errors, []);
+      const [{ partitions }] = await admin.fetchOffsets({ groupId, topics: [input] });
+      assert.deepEqual(partitions.map((p) => p.offset), ['5']);
+    } finally {
+      await consumer.disconnect();
+      await producer.disconnect();
+    }
+    const out = await consumeUntil(kafka, output, { readUncommitted: false }, (seen) => seen.length >= 5, 'five transformed records');
+    assert.deepEqual(out.map((r) => r.value), Array.from({ length: 5 }, (_, i) => `out-in-${i}`));
+  });
 });
