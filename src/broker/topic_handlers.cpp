@@ -22,13 +22,42 @@ std::optional<std::string> replication_problem(int16_t factor) {
   return "Replication factor: " + std::to_string(factor) + " larger than available brokers: 1.";
 }
 
+// A manual replica list for one partition; on one node the only valid one is [node].
+std::optional<std::string> replica_list_problem(const std::vector<int32_t>& brokers, int32_t node) {
+  if (brokers.empty()) return "The manual partition assignment includes an empty replica list.";
+  for (int32_t broker : brokers) {
+    if (broker != node) {
+      return "The manual partition assignment includes broker " + std::to_string(broker) +
+             ", but no broker with that ID was found.";
+    }
+  }
+  if (brokers.size() > 1) {
+    return "The manual partition assignment includes broker " + std::to_string(node) +
+           " more than once.";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> assignment_problem(const pr::CreateTopicsRequest::CreatableTopic& topic,
                                               int32_t node) {
   for (const auto& a : topic.assignments) {
-    if (a.broker_ids.size() != 1 || a.broker_ids[0] != node) {
-      return "Replica assignment for partition " + std::to_string(a.partition_index) +
-             " must name exactly this broker (" + std::to_string(node) + ")";
-    }
+    if (auto problem = replica_list_problem(a.broker_ids, node)) return problem;
+  }
+  return std::nullopt;
+}
+
+// CreatePartitions' assignments: one replica list for each partition added (Kafka's checks).
+std::optional<std::string> assignment_problem(
+    const pr::CreatePartitionsRequest::CreatePartitionsTopic& topic, int32_t current,
+    int32_t node) {
+  if (!topic.assignments || topic.count <= current) return std::nullopt;
+  if (static_cast<int64_t>(topic.assignments->size()) != int64_t{topic.count} - current) {
+    return "Attempted to add " + std::to_string(topic.count - current) +
+           " additional partition(s), but " + std::to_string(topic.assignments->size()) +
+           " assignment(s) were specified.";
+  }
+  for (const auto& a : *topic.assignments) {
+    if (auto problem = replica_list_problem(a.broker_ids, node)) return problem;
   }
   return std::nullopt;
 }
@@ -153,6 +182,14 @@ void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out) {
       result.error_code = pr::code(ErrorCode::kTopicAuthorizationFailed);
       result.error_message = "Authorization failed.";
       continue;
+    }
+    if (auto existing = ctx.broker.topics().find(topic.name)) {
+      if (auto problem =
+              assignment_problem(topic, existing->partitions, ctx.broker.config().node_id)) {
+        result.error_code = pr::code(ErrorCode::kInvalidReplicaAssignment);
+        result.error_message = std::move(*problem);
+        continue;
+      }
     }
     auto outcome =
         ctx.broker.topics().add_partitions(topic.name, topic.count, request.validate_only);

@@ -1,5 +1,6 @@
 """confluent-kafka (librdkafka) against the real broker: data path, seeking, admin API."""
 
+import struct
 import time
 
 import pytest
@@ -252,6 +253,27 @@ def test_create_partitions(broker):
     with pytest.raises(KafkaException) as ei:
         a.create_partitions([NewPartitions(missing, 3)], operation_timeout=10)[missing].result(20)
     assert ei.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+
+    # Manual assignments: one replica list per added partition, naming only this broker (id 0).
+    a.create_partitions([NewPartitions(topic, 6, [[0]])], operation_timeout=10)[topic].result(20)
+    with pytest.raises(KafkaException) as ei:
+        a.create_partitions([NewPartitions(topic, 7, [[10]])], operation_timeout=10)[topic].result(20)
+    assert ei.value.args[0].code() == KafkaError.INVALID_REPLICA_ASSIGNMENT
+    assert "broker 10" in ei.value.args[0].str()
+    # Shapes librdkafka refuses to send, as raw CreatePartitions v1.
+    for assignment, needle in (([[0, 0]], "more than once"), ([[]], "empty replica list"),
+                               ([[0], [0]], "2 assignment(s)")):
+        body = struct.pack(">i", 1) + kafka_wire.string(topic) + struct.pack(">ii", 7, len(assignment))
+        for replicas in assignment:
+            body += struct.pack(">i", len(replicas)) + b"".join(struct.pack(">i", r) for r in replicas)
+        body += struct.pack(">i?", 10000, False)
+        with kafka_wire.Conn(broker.port) as c:
+            r = kafka_wire.Reader(c.request(37, 1, 1, body))
+        r.int32()  # throttle_time_ms
+        assert r.int32() == 1 and r.string() == topic
+        error, message = r.int16(), r.string()
+        assert error == KafkaError.INVALID_REPLICA_ASSIGNMENT and needle in message, (assignment, error, message)
+    assert len(ck.topic_metadata(broker.bootstrap, topic).partitions) == 6
 
 
 def test_describe_configs(broker):
