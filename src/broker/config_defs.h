@@ -23,6 +23,10 @@ enum class ConfigType : int8_t {
 };
 
 // Kafka's ConfigSource numbering as DescribeConfigs v1+ sends it.
+// The resource types of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs.
+constexpr int8_t kResourceTopic = 2;
+constexpr int8_t kResourceBroker = 4;
+
 enum class ConfigSource : int8_t {
   kDynamicTopic = 1,
   kDynamicBroker = 2,

@@ -25,8 +25,6 @@ using pr::ErrorCode;
 
 namespace {
 
-constexpr int8_t kResourceTopic = 2;
-constexpr int8_t kResourceBroker = 4;
 enum class ConfigOp : int8_t { kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3 };
 
 using ResourceResponse = pr::AlterConfigsResponse::AlterConfigsResourceResponse;

@@ -303,3 +303,62 @@ def test_min_insync_replicas_above_one_refuses_acks_all(broker):
     alter(broker.bootstrap, topic, {"min.insync.replicas": "1"})
     assert produce("all") == [0]
     assert ck.watermarks(broker.bootstrap, topic) == (0, 2)
+
+
+def _raw_describe_configs(port, resource_type, name, keys=None):
+    """DescribeConfigs v1 with synonyms, by hand (librdkafka asks for every key): {key: (value,
+    source, is_sensitive, [(synonym, value, source), ...])} in the order the broker sent them."""
+    body = struct.pack(">i", 1) + struct.pack(">b", resource_type) + kw.string(name)
+    body += struct.pack(">i", -1) if keys is None else \
+        struct.pack(">i", len(keys)) + b"".join(kw.string(k) for k in keys)
+    body += b"\x01"  # include_synonyms
+    with kw.Conn(port) as c:
+        r = kw.Reader(c.request(32, 1, 7, body))
+    r.int32()  # throttle_time_ms
+    assert r.int32() == 1
+    error, _message, _type, _name = r.int16(), r.string(), r.int8(), r.string()
+    assert error == 0, error
+    out = {}
+    for _ in range(r.int32()):
+        key, value, _read_only, source, sensitive = r.string(), r.string(), r.int8(), r.int8(), r.int8()
+        synonyms = [(r.string(), r.string(), r.int8()) for _ in range(r.int32())]
+        out[key] = (value, source, bool(sensitive), synonyms)
+    return out
+
+
+STATIC_BROKER_CONFIG = 4
+
+
+def test_describe_configs_synonyms_as_kafka_lists_them(make_broker):
+    TOPIC, BROKER = 2, 4
+    broker = make_broker({"ssl.key.password": "hunter2"})
+    topic = ck.create_topic(broker.bootstrap, unique_topic("synonyms"))
+    entries = _raw_describe_configs(broker.port, TOPIC, topic)
+    # log.retention.ms has no default, and Kafka drops the hours default that stands before it.
+    assert entries["retention.ms"] == ("604800000", DEFAULT_CONFIG, False, [])
+    assert entries["segment.ms"] == ("604800000", DEFAULT_CONFIG, False, [])
+    assert entries["segment.jitter.ms"] == ("0", DEFAULT_CONFIG, False, [])
+    assert entries["segment.bytes"] == \
+        ("1073741824", DEFAULT_CONFIG, False, [("log.segment.bytes", "1073741824", DEFAULT_CONFIG)])
+    assert entries["preallocate"][3] == [("log.preallocate", "false", DEFAULT_CONFIG)]
+    # The keys asked for come back in the order asked.
+    wanted = ["default.replication.factor", "num.partitions", "log.retention.hours"]
+    assert list(_raw_describe_configs(broker.port, BROKER, "0", wanted)) == wanted
+    # A password's value is withheld from its synonyms too.
+    (value, source, sensitive, synonyms) = _raw_describe_configs(broker.port, BROKER, "0",
+                                                                 ["ssl.key.password"])["ssl.key.password"]
+    assert (value, source, sensitive) == (None, STATIC_BROKER_CONFIG, True)
+    assert synonyms == [("ssl.key.password", None, STATIC_BROKER_CONFIG)]
+
+    # Set in server.properties: in milliseconds the key leads its synonyms; in hours Kafka shows the
+    # value but drops the synonyms (they do not start with log.retention.ms).
+    broker.stop()
+    for static, value, source, synonyms in (
+            ({"log.retention.ms": "3600000"}, "3600000", STATIC_BROKER_CONFIG,
+             [("log.retention.ms", "3600000", STATIC_BROKER_CONFIG), ("log.retention.hours", "168", DEFAULT_CONFIG)]),
+            ({"log.retention.hours": "24"}, "86400000", DEFAULT_CONFIG, [])):
+        b = make_broker(static)
+        t = ck.create_topic(b.bootstrap, unique_topic("synonyms"))
+        assert _raw_describe_configs(b.port, TOPIC, t, ["retention.ms"]) == \
+            {"retention.ms": (value, source, False, synonyms)}, static
+        b.stop()
