@@ -71,6 +71,7 @@ struct Slot {
   Clock::time_point received;
   Clock::time_point started;
   Clock::time_point handled;
+  Clock::duration parked{};  // of the handling time, waited by design (RequestContext::parked)
   pr::RequestHeader header;
   size_t body_offset = 0;
   pr::Writer response;
@@ -327,6 +328,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       slot->close_after = true;
     }
     slot->handled = Clock::now();
+    slot->parked = ctx.parked;
     if (auto* api = probe().api(slot->header.api_key)) {
       api->requests.add();
       api->queue_seconds.observe(seconds(slot->received, slot->started));
@@ -350,14 +352,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
       api->send_seconds.observe(seconds(slot.handled, now));
     if (slot.header.api_key == kFetchKey)
       probe().fetch_response_bytes.observe(slot.response.total_size());
-    double total_ms = seconds(slot.received, now) * 1000;
+    // A long poll that waited its max_wait_ms out, or a join waiting for the group, is not slow.
+    double parked_ms = std::chrono::duration<double, std::milli>(slot.parked).count();
+    double total_ms = seconds(slot.received, now) * 1000 - parked_ms;
     if (total_ms >= broker_.slow_request_ms()) {
       spdlog::warn(
-          "slow request: API key {} v{} from {} (client {}) took {:.1f} ms: queue {:.1f}, local "
-          "{:.1f}, send {:.1f}",
+          "slow request: API key {} v{} from {} (client {}) took {:.1f} ms besides {:.1f} ms "
+          "parked: queue {:.1f}, local {:.1f}, send {:.1f}",
           slot.header.api_key, slot.header.api_version, peer_, slot.header.client_id.value_or(""),
-          total_ms, seconds(slot.received, slot.started) * 1000,
-          seconds(slot.started, slot.handled) * 1000, seconds(slot.handled, now) * 1000);
+          total_ms, parked_ms, seconds(slot.received, slot.started) * 1000,
+          seconds(slot.started, slot.handled) * 1000 - parked_ms,
+          seconds(slot.handled, now) * 1000);
     }
   }
 

@@ -139,7 +139,9 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
       waiter = std::make_shared<AsyncWaiter>(co_await asio::this_coro::executor);
       continue;  // register, then read again
     }
+    auto parked_from = std::chrono::steady_clock::now();
     co_await waiter->wait_until(deadline);
+    ctx.parked += std::chrono::steady_clock::now() - parked_from;
   }
   // Count what is finally sent, once, after the long poll.
   for (size_t t = 0; t < response.responses.size(); ++t) {

@@ -32,11 +32,16 @@ struct Deferred {
   std::shared_ptr<AsyncWaiter> waiter;
 };
 
+// The wait is the rebalance's (other members joining, the leader's assignment): it counts as
+// parked, not as slowness.
 template <typename Result>
-asio::awaitable<Result> await_result(std::shared_ptr<Deferred<Result>> deferred) {
+asio::awaitable<Result> await_result(RequestContext& ctx,
+                                     std::shared_ptr<Deferred<Result>> deferred) {
+  auto parked_from = std::chrono::steady_clock::now();
   while (!deferred->result) {
     co_await deferred->waiter->wait_until(std::chrono::steady_clock::now() + std::chrono::hours(1));
   }
+  ctx.parked += std::chrono::steady_clock::now() - parked_from;
   co_return std::move(*deferred->result);
 }
 
@@ -128,7 +133,7 @@ asio::awaitable<void> handle_join_group(RequestContext& ctx, Reader& body, Write
   if (authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)) {
     auto [deferred, done] = make_deferred<group::JoinResult>(co_await asio::this_coro::executor);
     ctx.broker.groups().join(std::move(join), done);
-    result = co_await await_result(deferred);
+    result = co_await await_result(ctx, deferred);
   } else {
     result.error = ErrorCode::kGroupAuthorizationFailed;
     result.generation = -1;
@@ -168,7 +173,7 @@ asio::awaitable<void> handle_sync_group(RequestContext& ctx, Reader& body, Write
   if (authorized(ctx, AclOperation::kRead, ResourceType::kGroup, request.group_id)) {
     auto [deferred, done] = make_deferred<group::SyncResult>(co_await asio::this_coro::executor);
     ctx.broker.groups().sync(std::move(sync), done);
-    result = co_await await_result(deferred);
+    result = co_await await_result(ctx, deferred);
   } else {
     result.error = ErrorCode::kGroupAuthorizationFailed;
   }

@@ -1,5 +1,6 @@
 #pragma once
 // What a request handler gets besides the request body: the broker and who is asking.
+#include <chrono>
 #include <string>
 
 #include "protocol/headers.h"
@@ -16,6 +17,8 @@ struct RequestContext {
   const std::string& client_host;     // the peer's address
   bool respond = true;                // cleared by produce with acks=0
   SecurityState* security = nullptr;  // the connection's authentication state
+  // Time spent waiting by design (a fetch's long poll, a rebalance): not counted as slowness.
+  std::chrono::steady_clock::duration parked{};
 };
 
 }  // namespace oxbow::broker

@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 
@@ -89,6 +90,27 @@ def test_log_level_changes_at_run_time_and_slow_requests_are_logged(make_broker)
     assert status == 400 and "unknown log level" in body
     ck.create_topic(broker.bootstrap, unique_topic("slow"))
     wait_until(lambda: "slow request: API key" in broker.log_text(), 10, message="a slow-request log line")
+
+
+def test_long_polls_are_not_slow_requests(make_broker):
+    broker = make_broker({"slow.request.threshold.ms": "400", "group.initial.rebalance.delay.ms": "0"})
+    topic = ck.create_topic(broker.bootstrap, unique_topic("longpoll"))
+    consumer = ck.consumer(broker.bootstrap, fetch_wait_max_ms=1000, group_id=unique_topic("longpoll-g"),
+                           auto_offset_reset="earliest")
+    consumer.subscribe([topic])
+    deadline = time.time() + 4  # several fetches that each wait out their second on the empty topic
+    while time.time() < deadline:
+        consumer.poll(0.2)
+    ck.produce_all(ck.producer(broker.bootstrap), [{"value": b"late"}], topic, partition=0)
+    got = None
+    for _ in range(6):
+        got = consumer.poll(5)
+        if got is not None and not got.error():
+            break
+    consumer.close()
+    assert got is not None and got.value() == b"late"
+    slow = [line for line in broker.log_text().splitlines() if "slow request" in line]
+    assert slow == [], slow
 
 
 def test_ready_only_after_logs_are_loaded(make_broker):
