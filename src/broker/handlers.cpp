@@ -50,6 +50,8 @@ enum ApiKey : int16_t {
   kDeleteGroups = 42,
   kElectLeaders = 43,
   kIncrementalAlterConfigs = 44,
+  kAlterPartitionReassignments = 45,
+  kListPartitionReassignments = 46,
   kOffsetDelete = 47,
   kDescribeUserScramCredentials = 50,
   kAlterUserScramCredentials = 51,
@@ -96,6 +98,8 @@ constexpr auto kImplemented = std::to_array<int16_t>({
     kDeleteGroups,
     kElectLeaders,
     kIncrementalAlterConfigs,
+    kAlterPartitionReassignments,
+    kListPartitionReassignments,
     kOffsetDelete,
     kDescribeUserScramCredentials,
     kAlterUserScramCredentials,
@@ -264,6 +268,12 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
       break;
     case kCreatePartitions:
       handle_create_partitions(ctx, body, out);
+      break;
+    case kAlterPartitionReassignments:
+      handle_alter_partition_reassignments(ctx, body, out);
+      break;
+    case kListPartitionReassignments:
+      handle_list_partition_reassignments(ctx, body, out);
       break;
     case kDescribeCluster:
       handle_describe_cluster(ctx, body, out);

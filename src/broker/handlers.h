@@ -33,6 +33,8 @@ void handle_list_offsets(RequestContext& ctx, Reader& body, Writer& out);
 void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out);
 void handle_delete_topics(RequestContext& ctx, Reader& body, Writer& out);
 void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out);
+void handle_alter_partition_reassignments(RequestContext& ctx, Reader& body, Writer& out);
+void handle_list_partition_reassignments(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out);
 void handle_offset_for_leader_epoch(RequestContext& ctx, Reader& body, Writer& out);

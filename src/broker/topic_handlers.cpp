@@ -1,13 +1,16 @@
-// CreateTopics, DeleteTopics and CreatePartitions.
+// CreateTopics, DeleteTopics, CreatePartitions, and the single-node answers of the partition
+// reassignment APIs.
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/config.h"
 #include "broker/handlers.h"
 #include "broker/topic_registry.h"
 #include "protocol/errors.h"
+#include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_topics.h"
+#include "protocol/messages/list_partition_reassignments.h"
 
 namespace oxbow::broker {
 
@@ -197,6 +200,59 @@ void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out) {
     if (outcome.error != ErrorCode::kNone) result.error_message = outcome.message;
   }
   response.encode(out, v);
+}
+
+// One node: a partition can only stay where it is, so a reassignment to [this broker] is done at
+// once and nothing is ever in progress (Kafka's errors for everything else).
+void handle_alter_partition_reassignments(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::AlterPartitionReassignmentsRequest request;
+  request.decode(body, v);
+  pr::AlterPartitionReassignmentsResponse response;
+  if (!authorized_on_cluster(ctx, AclOperation::kAlter)) {
+    response.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
+    response.error_message = "Authorization failed.";
+    response.encode(out, v);
+    return;
+  }
+  const int32_t node = ctx.broker.config().node_id;
+  for (const auto& topic : request.topics) {
+    auto& topic_out = response.responses.emplace_back();
+    topic_out.name = topic.name;
+    auto info = ctx.broker.topics().find(topic.name);
+    for (const auto& partition : topic.partitions) {
+      auto& result = topic_out.partitions.emplace_back();
+      result.partition_index = partition.partition_index;
+      auto fail = [&](ErrorCode error, std::string message) {
+        result.error_code = pr::code(error);
+        result.error_message = std::move(message);
+      };
+      if (!info || partition.partition_index < 0 || partition.partition_index >= info->partitions) {
+        fail(ErrorCode::kUnknownTopicOrPartition, "Unable to find partition " + topic.name + "-" +
+                                                      std::to_string(partition.partition_index) +
+                                                      ".");
+      } else if (!partition.replicas) {
+        fail(ErrorCode::kNoReassignmentInProgress,
+             "No ongoing reassignment for partition " + topic.name + "-" +
+                 std::to_string(partition.partition_index) + ".");
+      } else if (auto problem = replica_list_problem(*partition.replicas, node)) {
+        fail(ErrorCode::kInvalidReplicaAssignment, std::move(*problem));
+      }
+    }
+  }
+  response.encode(out, v);
+}
+
+void handle_list_partition_reassignments(RequestContext& ctx, Reader& body, Writer& out) {
+  int16_t v = ctx.header.api_version;
+  pr::ListPartitionReassignmentsRequest request;
+  request.decode(body, v);
+  pr::ListPartitionReassignmentsResponse response;
+  if (!authorized_on_cluster(ctx, AclOperation::kDescribe)) {
+    response.error_code = pr::code(ErrorCode::kClusterAuthorizationFailed);
+    response.error_message = "Authorization failed.";
+  }
+  response.encode(out, v);  // no reassignment is ever in progress
 }
 
 }  // namespace oxbow::broker

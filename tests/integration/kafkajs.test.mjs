@@ -294,4 +294,25 @@ describe('kafkajs against oxbow', () => {
     const p0 = offsets.find((o) => o.partition === 0);
     assert.deepEqual([p0.low, p0.high], ['25', '40']);
   });
+
+  test('admin: partition reassignments on one node', async () => {
+    const topic = `kjs-reassign-${process.pid}-${Date.now()}`;
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+    // Onto the broker that already holds it: done at once, and nothing stays in progress.
+    await admin.alterPartitionReassignments({ topics: [{ topic, partitionAssignment: [{ partition: 0, replicas: [0] }] }] });
+    assert.deepEqual(await admin.listPartitionReassignments({}), { topics: [] });
+    assert.deepEqual(await admin.listPartitionReassignments({ topics: [{ topic, partitions: [0, 1] }] }), { topics: [] });
+    const refusal = async (assignment) => {
+      try {
+        await admin.alterPartitionReassignments({ topics: [{ topic: assignment.topic ?? topic, partitionAssignment: [assignment] }] });
+      } catch (e) {
+        return e.errors?.[0]?.type ?? e.type;
+      }
+      return 'accepted';
+    };
+    assert.equal(await refusal({ partition: 1, replicas: [7] }), 'INVALID_REPLICA_ASSIGNMENT');
+    assert.equal(await refusal({ partition: 1, replicas: [0, 0] }), 'INVALID_REPLICA_ASSIGNMENT');
+    assert.equal(await refusal({ partition: 5, replicas: [0] }), 'UNKNOWN_TOPIC_OR_PARTITION');
+    assert.equal(await refusal({ topic: `${topic}-missing`, partition: 0, replicas: [0] }), 'UNKNOWN_TOPIC_OR_PARTITION');
+  });
 });
