@@ -61,18 +61,38 @@ Authenticator::Authenticator(const BrokerConfig& config) {
     if (!m.empty()) mechanisms_.push_back(m);
   }
   reauth_ms_ = parse_int64(config.value_of("connections.max.reauth.ms").value_or("0")).value_or(0);
+  auto enabled = [&](const char* m) {
+    return std::find(mechanisms_.begin(), mechanisms_.end(), m) != mechanisms_.end();
+  };
+  if (enabled("OAUTHBEARER")) {
+    spdlog::warn(
+        "OAUTHBEARER takes unsecured tokens (\"alg\":\"none\", no signature), as Kafka's default "
+        "validator: for development and tests, not for production");
+  }
   for (const auto& listener : config.listeners) {
     if (listener.security_protocol != "SASL_PLAINTEXT" && listener.security_protocol != "SASL_SSL")
       continue;
-    auto key = "listener.name." + ascii_lower(listener.name) + ".plain.sasl.jaas.config";
+    auto prefix = "listener.name." + ascii_lower(listener.name);
+    if (auto oauth = config.given.find(prefix + ".oauthbearer.sasl.jaas.config");
+        oauth != config.given.end()) {
+      oauth_bearer_[listener.name] = parse_oauth_bearer_jaas(oauth->second);
+    }
+    auto key = prefix + ".plain.sasl.jaas.config";
     auto it = config.given.find(key);
     if (it == config.given.end()) {
-      spdlog::warn("listener {}: no {}: PLAIN authentication will refuse everyone", listener.name,
-                   key);
+      if (enabled("PLAIN")) {
+        spdlog::warn("listener {}: no {}: PLAIN authentication will refuse everyone", listener.name,
+                     key);
+      }
       continue;
     }
     plain_users_[listener.name] = parse_plain_jaas_users(it->second);
   }
+}
+
+const OAuthBearerOptions& Authenticator::oauth_bearer_options(const std::string& listener) const {
+  auto it = oauth_bearer_.find(listener);
+  return it == oauth_bearer_.end() ? oauth_bearer_defaults_ : it->second;
 }
 
 std::optional<std::string> Authenticator::check_plain(const std::string& listener,

@@ -1,8 +1,8 @@
 #pragma once
 // SASL authentication on SASL_PLAINTEXT listeners, as Kafka does it: SaslHandshake picks a
 // mechanism, SaslAuthenticate carries its tokens. SCRAM-SHA-256/512 users are the broker's stored
-// credentials (scram.h, managed with AlterUserScramCredentials). PLAIN users come from the
-// listener's JAAS property, Kafka's own format:
+// credentials (scram.h, managed with AlterUserScramCredentials). OAUTHBEARER takes unsecured
+// tokens (oauth_bearer.h). PLAIN users come from the listener's JAAS property, Kafka's own format:
 //   listener.name.<listener, lower case>.plain.sasl.jaas.config=
 //     org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="secret" ...;
 // Until a connection has authenticated it may only send ApiVersions, SaslHandshake and
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "broker/config.h"
+#include "broker/oauth_bearer.h"
 #include "broker/scram.h"
 
 namespace oxbow::broker {
@@ -49,12 +50,16 @@ class Authenticator {
   std::optional<std::string> check_plain(const std::string& listener,
                                          std::span<const uint8_t> token,
                                          std::string& claimed_user) const;
+  // The listener's OAUTHBEARER validation options (Kafka's defaults where it sets none).
+  const OAuthBearerOptions& oauth_bearer_options(const std::string& listener) const;
 
  private:
   std::vector<std::string> mechanisms_;
   int64_t reauth_ms_ = 0;
   std::map<std::string, std::map<std::string, std::string>>
-      plain_users_;  // listener -> user -> password
+      plain_users_;                                         // listener -> user -> password
+  std::map<std::string, OAuthBearerOptions> oauth_bearer_;  // listener -> options
+  OAuthBearerOptions oauth_bearer_defaults_;
 };
 
 // The user_<name>="<password>" entries of a JAAS PlainLoginModule configuration.

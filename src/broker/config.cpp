@@ -93,8 +93,19 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
     // Per-listener settings (listener.name.<name>.<mechanism>.sasl.jaas.config, ...) are kept as
     // given.
     if (key.starts_with("listener.name.")) {
+      // A token validator of its own (OIDC, KIP-768) would be a promise of signature checks that
+      // Oxbow cannot keep: refuse rather than take unsecured tokens in its place.
+      if (key.ends_with(".oauthbearer.sasl.server.callback.handler.class") ||
+          key.ends_with(".sasl.oauthbearer.jwks.endpoint.url")) {
+        error = key + ": OAUTHBEARER validates only unsecured tokens here; no validator of its own";
+        return std::nullopt;
+      }
       c.given[key] = value;
       continue;
+    }
+    if (key == "sasl.oauthbearer.jwks.endpoint.url") {
+      error = key + ": OAUTHBEARER validates only unsecured tokens here; no validator of its own";
+      return std::nullopt;
     }
     const ConfigDef* def = find_broker_config(key);
     if (!def) def = find_topic_config(key);  // Kafka accepts some topic names in server.properties

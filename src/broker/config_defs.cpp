@@ -149,8 +149,8 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"log.cleaner.max.compaction.lag.ms", T::kLong, kLongMax, 1, nullptr, nullptr, false,
               "Default max.compaction.lag.ms."},
     ConfigDef{"sasl.enabled.mechanisms", T::kList, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", 0,
-              "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", nullptr, true,
-              "SASL mechanisms SASL listeners offer."},
+              "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER", nullptr, true,
+              "SASL mechanisms SASL listeners offer (OAUTHBEARER: unsecured tokens only)."},
     ConfigDef{"connections.max.idle.ms", T::kLong, "600000", -1, nullptr, nullptr, true,
               "Connections with no request for this long are closed (also one stuck in its TLS "
               "handshake); "

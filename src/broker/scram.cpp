@@ -40,6 +40,8 @@ std::string base64(const std::string& bytes) {
   return out;
 }
 
+}  // namespace
+
 std::optional<std::string> unbase64(const std::string& text) {
   if (text.size() % 4 != 0) return std::nullopt;
   std::string out(3 * text.size() / 4, '\0');
@@ -53,6 +55,8 @@ std::optional<std::string> unbase64(const std::string& text) {
   out.resize(static_cast<size_t>(n) - padding);
   return out;
 }
+
+namespace {
 
 // The value of attribute `name` ("r" in "r=abc") among comma-separated attributes.
 std::optional<std::string> attribute(const std::string& message, char name) {

@@ -35,6 +35,8 @@ ScramCredential derive_scram_credential(ScramMechanism m, const std::string& sal
 std::string scram_salted_password(ScramMechanism m, const std::string& password,
                                   const std::string& salt, int32_t iterations);
 std::string random_bytes(size_t n);
+// Base64 (RFC 4648, padded) decoding; nullopt when malformed.
+std::optional<std::string> unbase64(const std::string& text);
 
 class ScramCredentialStore {
  public:
