@@ -88,10 +88,23 @@ std::optional<std::string> bearer_token(std::span<const uint8_t> bytes, std::str
       error = "the auth value is not \"Bearer <token>\"";
       return std::nullopt;
     }
-    token = value.substr(value.find_first_not_of(' ', space));
+    size_t start = value.find_first_not_of(' ', space);
+    if (start == std::string::npos) {
+      error = "the auth value has no token";
+      return std::nullopt;
+    }
+    token = value.substr(start);
   }
   if (!token) error = "the initial response has no auth key";
   return token;
+}
+
+// A NumericDate (seconds since the epoch, possibly fractional) in milliseconds, held within
+// +-2^53 ms so that no claim, however large, overflows the arithmetic.
+int64_t numeric_date_ms(const json& claim) {
+  constexpr double kLimitMs = 9007199254740992.0;
+  double ms = claim.get<double>() * 1000;
+  return static_cast<int64_t>(std::clamp(ms, -kLimitMs, kLimitMs));
 }
 
 bool has_scope(const json& claim, const std::string& wanted) {
@@ -119,8 +132,7 @@ void check_claims(const json& claims, const OAuthBearerOptions& options, int64_t
     result.error = "the token has no numeric claim 'exp'";
     return;
   }
-  // NumericDate: seconds since the epoch, possibly fractional.
-  auto expires_ms = static_cast<int64_t>(exp->get<double>() * 1000);
+  auto expires_ms = numeric_date_ms(*exp);
   if (now_ms - options.allowable_clock_skew_ms >= expires_ms) {
     result.error = "the token expired at " + std::to_string(expires_ms) + " ms";
     return;
@@ -130,7 +142,7 @@ void check_claims(const json& claims, const OAuthBearerOptions& options, int64_t
       result.error = "the token's claim 'iat' is not a number";
       return;
     }
-    auto issued_ms = static_cast<int64_t>(iat->get<double>() * 1000);
+    auto issued_ms = numeric_date_ms(*iat);
     if (issued_ms > now_ms + options.allowable_clock_skew_ms || issued_ms >= expires_ms) {
       result.error = "the token's claim 'iat' is in the future or not before 'exp'";
       return;

@@ -46,6 +46,11 @@ TEST(OAuthBearer, AnUnsecuredTokenNamesItsPrincipalAndExpiry) {
   ASSERT_TRUE(result.principal) << result.error;
   EXPECT_EQ(*result.principal, "bob");
   EXPECT_EQ(result.expires_at_ms, 1'800'000'000'500);
+  // An expiry far beyond any clock is held in range rather than overflowing.
+  result = check(client_first(token(R"({"sub":"carol","exp":1e300})")));
+  ASSERT_TRUE(result.principal) << result.error;
+  EXPECT_GT(result.expires_at_ms, kNowMs);
+  EXPECT_FALSE(check(client_first(token(R"({"sub":"carol","exp":-1e300})"))).principal);
 }
 
 TEST(OAuthBearer, RefusesTokensKafkasUnsecuredValidatorRefuses) {
