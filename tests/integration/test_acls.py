@@ -343,6 +343,20 @@ def test_raw_error_codes(acl_broker, make_broker):
     r = raw_request(broker.port, 9, 3, kw.string("some-group") + struct.pack(">i", -1))
     r.int32()
     assert r.int32() == 0 and r.int16() == GROUP_AUTHORIZATION_FAILED
+    # ElectLeaders v1 and the reassignment APIs need ALTER (listing: DESCRIBE) on the cluster. The
+    # reassignment APIs are flexible: a tagged-field byte ends the request header, the body and
+    # each struct, and opens the response after the correlation id.
+    r = raw_request(broker.port, 43, 1, struct.pack(">bii", 0, -1, 10000))
+    r.int32()
+    assert r.int16() == CLUSTER_AUTHORIZATION_FAILED
+    move = (b"\x00" + struct.pack(">i", 10000) + kw.uvarint(2) + kw.uvarint(len("t") + 1) + b"t" + kw.uvarint(2)
+            + struct.pack(">i", 0) + kw.uvarint(2) + struct.pack(">i", 0) + b"\x00" + b"\x00" + b"\x00")
+    listing = b"\x00" + struct.pack(">i", 10000) + kw.uvarint(0) + b"\x00"
+    for api_key, body in ((45, move), (46, listing)):
+        r = raw_request(broker.port, api_key, 0, body)
+        assert r.int8() == 0  # the response header's tagged fields
+        r.int32()  # throttle
+        assert r.int16() == CLUSTER_AUTHORIZATION_FAILED, api_key
 
 
 def test_transactional_batches_need_the_transactional_id_and_internal_topics_are_refused(acl_broker):
