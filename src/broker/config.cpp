@@ -51,6 +51,15 @@ int64_t number(const BrokerConfig& c, const std::string& key, int64_t fallback) 
   return parse_int64(*v).value_or(fallback);
 }
 
+// A token validator of its own (OIDC, KIP-768) would be a promise of signature checks that Oxbow
+// cannot keep: such keys stop the start rather than let unsecured tokens in in its place.
+bool names_oauth_bearer_validator(const std::string& key) {
+  return key == "sasl.oauthbearer.jwks.endpoint.url" ||
+         (key.starts_with("listener.name.") &&
+          (key.ends_with(".oauthbearer.sasl.server.callback.handler.class") ||
+           key.ends_with(".sasl.oauthbearer.jwks.endpoint.url")));
+}
+
 void apply_log_defaults(BrokerConfig& c) {
   auto& d = c.log_defaults;
   d.segment_bytes = number(c, "log.segment.bytes", d.segment_bytes);
@@ -90,22 +99,15 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
                                                std::vector<std::string>& warnings) {
   BrokerConfig c;
   for (const auto& [key, value] : props) {
+    if (names_oauth_bearer_validator(key)) {
+      error = key + ": OAUTHBEARER validates only unsecured tokens here; no validator of its own";
+      return std::nullopt;
+    }
     // Per-listener settings (listener.name.<name>.<mechanism>.sasl.jaas.config, ...) are kept as
     // given.
     if (key.starts_with("listener.name.")) {
-      // A token validator of its own (OIDC, KIP-768) would be a promise of signature checks that
-      // Oxbow cannot keep: refuse rather than take unsecured tokens in its place.
-      if (key.ends_with(".oauthbearer.sasl.server.callback.handler.class") ||
-          key.ends_with(".sasl.oauthbearer.jwks.endpoint.url")) {
-        error = key + ": OAUTHBEARER validates only unsecured tokens here; no validator of its own";
-        return std::nullopt;
-      }
       c.given[key] = value;
       continue;
-    }
-    if (key == "sasl.oauthbearer.jwks.endpoint.url") {
-      error = key + ": OAUTHBEARER validates only unsecured tokens here; no validator of its own";
-      return std::nullopt;
     }
     const ConfigDef* def = find_broker_config(key);
     if (!def) def = find_topic_config(key);  // Kafka accepts some topic names in server.properties

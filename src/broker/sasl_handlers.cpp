@@ -9,6 +9,7 @@
 #include "broker/handlers.h"
 #include "broker/oauth_bearer.h"
 #include "broker/probe.h"
+#include "common/clock.h"
 #include "protocol/errors.h"
 #include "protocol/messages/sasl_authenticate.h"
 #include "protocol/messages/sasl_handshake.h"
@@ -64,13 +65,12 @@ void handle_sasl_authenticate(RequestContext& ctx, Reader& body, Writer& out) {
   std::string failure = "Authentication failed: Invalid username or password";
   int64_t credential_lifetime_ms = -1;  // OAUTHBEARER: until the token expires
   if (security.mechanism == "OAUTHBEARER") {
-    auto now = std::chrono::system_clock::now().time_since_epoch();
-    int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
-    auto checked = check_oauth_bearer(
-        request.auth_bytes, authenticator.oauth_bearer_options(security.listener), now_ms);
+    int64_t now = now_ms();
+    auto checked = check_oauth_bearer(request.auth_bytes,
+                                      authenticator.oauth_bearer_options(security.listener), now);
     user = checked.principal;
     claimed = checked.principal.value_or("");
-    credential_lifetime_ms = checked.expires_at_ms - now_ms;
+    credential_lifetime_ms = checked.expires_at_ms - now;
     // Kafka answers a bad token with an RFC 7628 error challenge and fails the exchange on the
     // client's reply; failing at once tells clients the same, one round trip sooner.
     failure = "Authentication failed: invalid OAUTHBEARER token: " + checked.error;
