@@ -105,6 +105,17 @@ void write_request_metrics(PrometheusWriter& w) {
                static_cast<double>(p.apis[k].authorization_denials.value()));
     }
   }
+  w.family("oxbow_quota_throttled_total", "counter",
+           "Responses to clients over their byte-rate quota, by API.");
+  w.family("oxbow_quota_throttle_seconds_total", "counter",
+           "Throttle time those responses asked their clients to wait, by API.");
+  for (const char* api : {"Produce", "Fetch"}) {
+    const auto& counters = p.apis[std::string_view(api) == "Produce" ? 0 : 1];
+    w.sample("oxbow_quota_throttled_total", {{"api", api}},
+             static_cast<double>(counters.throttled.value()));
+    w.sample("oxbow_quota_throttle_seconds_total", {{"api", api}},
+             static_cast<double>(counters.throttle_ms.value()) / 1000.0);
+  }
 }
 
 void write_storage_metrics(PrometheusWriter& w, TopicRegistry& topics) {

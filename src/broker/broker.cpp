@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "broker/authenticator.h"
+#include "broker/client_quotas.h"
 #include "broker/config_defs.h"
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
@@ -96,6 +97,11 @@ bool Broker::start(std::string& error) {
   scram_credentials_ = std::make_unique<ScramCredentialStore>(config_.log_dirs.front() +
                                                               "/oxbow-scram-credentials.json");
   if (!scram_credentials_->load(error)) return false;
+  QuotaWindow window{static_cast<int>(std::max<int64_t>(number("quota.window.num", 11), 1)),
+                     std::max<int64_t>(number("quota.window.size.seconds", 1), 1) * 1000};
+  client_quotas_ = std::make_unique<ClientQuotas>(
+      config_.log_dirs.front() + "/oxbow-client-quotas.json", window);
+  if (!client_quotas_->load(error)) return false;
   if (!start_authorizer(error)) return false;
   server_ = std::make_unique<Server>(*this, threads);
   if (!server_->listen(config_.listeners, error)) return false;

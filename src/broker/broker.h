@@ -36,6 +36,7 @@ class Server;
 class InternalTopic;
 class Authenticator;
 class ScramCredentialStore;
+class ClientQuotas;
 class TxnPartitions;
 class ProducerIdManager;
 
@@ -76,6 +77,7 @@ class Broker {
   InternalTopic& offsets_topic() { return *offsets_topic_; }
   const Authenticator& authenticator() const { return *authenticator_; }
   ScramCredentialStore& scram_credentials() { return *scram_credentials_; }
+  ClientQuotas& client_quotas() { return *client_quotas_; }
   // The ACL authorizer; nullptr unless authorizer.class.name enables one.
   security::Authorizer* authorizer() const { return authorizer_.get(); }
   const std::string& cluster_id() const { return cluster_id_; }
@@ -100,6 +102,7 @@ class Broker {
   std::unique_ptr<DynamicConfigs> dynamic_configs_;
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<ScramCredentialStore> scram_credentials_;
+  std::unique_ptr<ClientQuotas> client_quotas_;
   std::unique_ptr<security::Authorizer> authorizer_;
   std::mutex alter_mutex_;  // one dynamic config change at a time
   std::unique_ptr<InternalTopic> offsets_topic_;

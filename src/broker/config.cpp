@@ -103,6 +103,10 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
       error = key + ": OAUTHBEARER validates only unsecured tokens here; no validator of its own";
       return std::nullopt;
     }
+    if (key == "client.quota.callback.class" && !value.empty()) {
+      error = key + ": quotas follow Kafka's default callback here; no callback of its own";
+      return std::nullopt;
+    }
     // Per-listener settings (listener.name.<name>.<mechanism>.sasl.jaas.config, ...) are kept as
     // given.
     if (key.starts_with("listener.name.")) {

@@ -158,6 +158,12 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"connections.max.reauth.ms", T::kLong, "0", 0, nullptr, nullptr, true,
               "Longest an authenticated SASL session lasts before the client must authenticate "
               "again; 0: no limit."},
+    ConfigDef{"quota.window.num", T::kInt, "11", 1, nullptr, nullptr, true,
+              "Samples kept in memory to measure client byte rates against their quotas."},
+    ConfigDef{"quota.window.size.seconds", T::kInt, "1", 1, nullptr, nullptr, true,
+              "Time span of each client quota sample."},
+    ConfigDef{"client.quota.callback.class", T::kString, nullptr, 0, nullptr, nullptr, true,
+              "A Java quota callback: not supported, the broker refuses to start with one."},
     ConfigDef{"ssl.keystore.type", T::kString, "PEM", 0, "PEM,PKCS12", nullptr, true,
               "Format of the listener's key and certificate: PEM or PKCS12 (JKS is Java's own: "
               "convert it)."},

@@ -92,7 +92,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         listener_(listener.name),
         slot_ready_(socket_.get_executor()),
         slot_freed_(socket_.get_executor()),
-        authenticated_(socket_.get_executor()) {
+        authenticated_(socket_.get_executor()),
+        mute_timer_(socket_.get_executor()) {
     security_.listener = listener.name;
     security_.security_protocol = listener.security_protocol;
     boost::system::error_code ec;
@@ -243,6 +244,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         slot->request.resize(static_cast<size_t>(size));
         auto bytes = slot->request.span();
         co_await read_exact(bytes.data(), bytes.size());
+        while (Clock::now() < muted_until_ && !closed_) co_await wait_until(muted_until_);
         slot->received = last_activity_ = Clock::now();
         if (!admit(*slot)) break;
         slots_.push_back(slot);
@@ -305,6 +307,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     pr::encode_response_header(out, slot->header);
     RequestContext ctx{broker_, slot->header, listener_, host_};
     ctx.security = &security_;
+    ctx.request_bytes = slot->request.span().size();
     try {
       if (slot->header.api_key == kApiVersionsKey &&
           !pr::version_supported(kApiVersionsKey, slot->header.api_version)) {
@@ -329,6 +332,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     slot->handled = Clock::now();
     slot->parked = ctx.parked;
+    if (ctx.throttle_ms > 0) throttle(*slot, ctx.throttle_ms);
     if (auto* api = probe().api(slot->header.api_key)) {
       api->requests.add();
       api->queue_seconds.observe(seconds(slot->received, slot->started));
@@ -340,6 +344,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     slot->done = true;
     slot_ready_.cancel();
     authenticated_.cancel();
+  }
+
+  // A client over its quota gets its answer at once, and its next requests wait out the throttle
+  // time: Kafka mutes the channel, whatever the request's version.
+  void throttle(Slot& slot, int32_t throttle_ms) {
+    muted_until_ = std::max(muted_until_, slot.handled + std::chrono::milliseconds(throttle_ms));
+  }
+
+  asio::awaitable<void> wait_until(Clock::time_point until) {
+    mute_timer_.expires_at(until);
+    boost::system::error_code ec;
+    co_await mute_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 
   static double seconds(Clock::time_point from, Clock::time_point to) {
@@ -474,6 +490,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     slot_freed_.cancel();
     authenticated_.cancel();
     idle_timer_.cancel();
+    mute_timer_.cancel();
   }
 
   Broker& broker_;
@@ -490,6 +507,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer slot_ready_;
   asio::steady_timer slot_freed_;
   asio::steady_timer authenticated_;  // wakes the read loop when a SASL request is done
+  asio::steady_timer mute_timer_;     // the read loop's wait while throttled
+  Clock::time_point muted_until_{};
   SecurityState security_;
   std::deque<std::shared_ptr<Slot>> slots_;
   std::vector<RequestBuffer> spare_buffers_;

@@ -99,6 +99,23 @@ size_t read_all(const pr::FetchRequest& request, const std::vector<std::vector<T
   return total;
 }
 
+// A fetch over the client's quota is answered empty with the throttle time, and its bytes are
+// taken back off the quota, since they are not sent (Kafka's way). One exception: a response
+// larger than the quota ever allows (a first batch that KIP-74 sends whole) would be refused the
+// same way on every retry, so it goes out, and its throttle time pays for it.
+void throttle_if_over_quota(RequestContext& ctx, pr::FetchResponse& response, int16_t v) {
+  Writer sized;
+  response.encode(sized, v);
+  size_t bytes = sized.total_size() + 4;  // and the correlation id, as Kafka counts it
+  int32_t throttle = record_fetch_bytes(ctx, bytes);
+  response.throttle_time_ms = throttle;
+  if (throttle == 0 || bytes > static_cast<size_t>(fetch_bytes_allowed(ctx))) return;
+  unrecord_fetch_bytes(ctx, bytes);
+  response.responses.clear();
+  response.error_code = 0;
+  response.throttle_time_ms = throttle;
+}
+
 bool has_error(const pr::FetchResponse& response) {
   for (const auto& t : response.responses) {
     for (const auto& p : t.partitions) {
@@ -115,6 +132,12 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
   pr::FetchRequest request;
   request.decode(body, v);
   if (v < 3) request.max_bytes = INT32_MAX;
+  bool quotas = quotas_active(ctx);
+  if (quotas) {
+    // As Kafka: no response may carry more than the quota allows over its measuring span.
+    request.max_bytes = std::min(request.max_bytes, fetch_bytes_allowed(ctx));
+    request.min_bytes = std::min(request.min_bytes, request.max_bytes);
+  }
   auto targets = resolve(ctx, request, v);
   pr::FetchResponse response;
   response.session_id = 0;
@@ -143,6 +166,7 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
     co_await waiter->wait_until(deadline);
     ctx.parked += std::chrono::steady_clock::now() - parked_from;
   }
+  if (quotas) throttle_if_over_quota(ctx, response, v);
   // Count what is finally sent, once, after the long poll.
   for (size_t t = 0; t < response.responses.size(); ++t) {
     for (size_t p = 0; p < response.responses[t].partitions.size(); ++p) {

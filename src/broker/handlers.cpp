@@ -53,6 +53,8 @@ enum ApiKey : int16_t {
   kAlterPartitionReassignments = 45,
   kListPartitionReassignments = 46,
   kOffsetDelete = 47,
+  kDescribeClientQuotas = 48,
+  kAlterClientQuotas = 49,
   kDescribeUserScramCredentials = 50,
   kAlterUserScramCredentials = 51,
   kDescribeCluster = 60,
@@ -101,6 +103,8 @@ constexpr auto kImplemented = std::to_array<int16_t>({
     kAlterPartitionReassignments,
     kListPartitionReassignments,
     kOffsetDelete,
+    kDescribeClientQuotas,
+    kAlterClientQuotas,
     kDescribeUserScramCredentials,
     kAlterUserScramCredentials,
     kDescribeCluster,
@@ -166,6 +170,12 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
       break;
     case kSaslAuthenticate:
       handle_sasl_authenticate(ctx, body, out);
+      break;
+    case kDescribeClientQuotas:
+      handle_describe_client_quotas(ctx, body, out);
+      break;
+    case kAlterClientQuotas:
+      handle_alter_client_quotas(ctx, body, out);
       break;
     case kDescribeUserScramCredentials:
       handle_describe_user_scram_credentials(ctx, body, out);

@@ -17,6 +17,15 @@ using protocol::Writer;
 std::span<const int16_t> implemented_api_keys();
 bool is_implemented(int16_t api_key);
 
+// Client quotas on the produce and fetch paths (client_quota_handlers.cpp): each records the
+// request's or response's bytes against the client's quota and returns the throttle time in ms.
+int32_t record_produce_bytes(RequestContext& ctx, size_t bytes);
+int32_t record_fetch_bytes(RequestContext& ctx, size_t bytes);
+void unrecord_fetch_bytes(RequestContext& ctx, size_t bytes);
+// The most a fetch may return under the client's quota; INT32_MAX without one.
+int32_t fetch_bytes_allowed(RequestContext& ctx);
+bool quotas_active(const RequestContext& ctx);
+
 // Runs the handler of ctx.header.api_key. Throws protocol::DecodeError on a malformed body.
 asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out);
 
@@ -26,6 +35,8 @@ void write_api_versions_fallback(Writer& out);
 void handle_api_versions(RequestContext& ctx, Reader& body, Writer& out);
 void handle_sasl_handshake(RequestContext& ctx, Reader& body, Writer& out);
 void handle_sasl_authenticate(RequestContext& ctx, Reader& body, Writer& out);
+void handle_describe_client_quotas(RequestContext& ctx, Reader& body, Writer& out);
+void handle_alter_client_quotas(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_user_scram_credentials(RequestContext& ctx, Reader& body, Writer& out);
 void handle_alter_user_scram_credentials(RequestContext& ctx, Reader& body, Writer& out);
 void handle_metadata(RequestContext& ctx, Reader& body, Writer& out);

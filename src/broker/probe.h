@@ -15,6 +15,8 @@ struct ApiProbe {
   metrics::Histogram local_seconds{metrics::latency_buckets()};  // handler, long polls included
   metrics::Histogram send_seconds{metrics::latency_buckets()};   // response ready -> written
   metrics::Counter authorization_denials;                        // resources refused by ACLs
+  metrics::Counter throttled;                                    // over a client quota
+  metrics::Counter throttle_ms;                                  // the time they were told
 };
 
 struct BrokerProbe {

@@ -232,9 +232,12 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
   }
   if (request.acks == 0) {
     ctx.respond = false;
+    record_produce_bytes(ctx, ctx.request_bytes);  // no answer: the throttle only mutes
     co_return;
   }
   if (!flushes.empty()) co_await wait_for_flushes(flushes, request.timeout_ms);
+  // As Kafka, counted once the append is done, whatever its outcome.
+  response.throttle_time_ms = record_produce_bytes(ctx, ctx.request_bytes);
   response.encode(out, v);
 }
 

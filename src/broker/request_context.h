@@ -1,6 +1,8 @@
 #pragma once
 // What a request handler gets besides the request body: the broker and who is asking.
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "protocol/headers.h"
@@ -19,6 +21,10 @@ struct RequestContext {
   SecurityState* security = nullptr;  // the connection's authentication state
   // Time spent waiting by design (a fetch's long poll, a rebalance): not counted as slowness.
   std::chrono::steady_clock::duration parked{};
+  size_t request_bytes = 0;  // the whole request as read, for produce quotas
+  // Set by a handler whose client went over its quota (client_quotas.h): the connection then
+  // holds the client's next request back for this long, as Kafka mutes a throttled channel.
+  int32_t throttle_ms = 0;
 };
 
 }  // namespace oxbow::broker

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   oxbow::cli::add_group_command(app);
   oxbow::cli::add_txn_command(app);
   oxbow::cli::add_user_command(app);
+  oxbow::cli::add_quota_command(app);
   oxbow::cli::add_acl_command(app);
   CLI11_PARSE(app, argc, argv);
   return 0;

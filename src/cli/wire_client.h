@@ -1,6 +1,7 @@
 #pragma once
 // A blocking Kafka protocol client for the admin requests librdkafka has no API for
-// (DescribeTransactions, ListTransactions, the SCRAM credential APIs, ACLs on transactional ids):
+// (DescribeTransactions, ListTransactions, the SCRAM credential and client quota APIs, ACLs on
+// transactional ids):
 // one connection to the first bootstrap server that answers, requests encoded with the broker's
 // own generated codecs. It honours the librdkafka properties (-X) that secure a connection:
 // security.protocol, sasl.mechanism(s) PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512, sasl.username,

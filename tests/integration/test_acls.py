@@ -357,6 +357,18 @@ def test_raw_error_codes(acl_broker, make_broker):
         assert r.int8() == 0  # the response header's tagged fields
         r.int32()  # throttle
         assert r.int16() == CLUSTER_AUTHORIZATION_FAILED, api_key
+    # Client quotas: DescribeClientQuotas needs DESCRIBE_CONFIGS on the cluster, AlterClientQuotas
+    # ALTER_CONFIGS (each entry refused).
+    r = raw_request(broker.port, 48, 0, struct.pack(">i?", 0, False))
+    r.int32()
+    assert r.int16() == CLUSTER_AUTHORIZATION_FAILED
+    r.string()
+    assert r.int32() == -1  # no entries
+    set_quota = (struct.pack(">ii", 1, 1) + kw.string("user") + kw.string("u") + struct.pack(">i", 1)
+                 + kw.string("producer_byte_rate") + struct.pack(">d??", 1024, False, False))
+    r = raw_request(broker.port, 49, 0, set_quota)
+    r.int32()
+    assert r.int32() == 1 and r.int16() == CLUSTER_AUTHORIZATION_FAILED
 
 
 def test_transactional_batches_need_the_transactional_id_and_internal_topics_are_refused(acl_broker):

@@ -1,0 +1,121 @@
+#pragma once
+// Client quotas, as Kafka's (KIP-13, KIP-55, KIP-546): produce and fetch byte rates per user,
+// client-id or (user, client-id), with a default at each level, and the rate measurement that
+// turns a client over its quota into a throttle time.
+//
+// Quotas persist in `<first log dir>/oxbow-client-quotas.json`, one entry per entity; a null name
+// is the default entity of its type:
+//   [{"entity": {"user": "alice", "client-id": null}, "quotas": {"producer_byte_rate": 1048576}}]
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace oxbow::broker {
+
+inline constexpr const char* kQuotaUser = "user";
+inline constexpr const char* kQuotaClientId = "client-id";
+inline constexpr const char* kProducerByteRate = "producer_byte_rate";
+inline constexpr const char* kConsumerByteRate = "consumer_byte_rate";
+
+// Entity type -> name; nullopt names the default entity of that type.
+using QuotaEntity = std::map<std::string, std::optional<std::string>>;
+using QuotaValues = std::map<std::string, double>;  // quota key -> value
+
+enum class QuotaType { kProduce, kFetch };
+
+// quota.window.num samples of quota.window.size.seconds each.
+struct QuotaWindow {
+  int samples = 11;
+  int64_t window_ms = 1000;
+};
+
+// Why an entity or one of its changes cannot be accepted (Kafka's INVALID_REQUEST messages);
+// empty when it can.
+std::string quota_entity_problem(const QuotaEntity& entity);
+std::string quota_key_problem(const std::string& key);
+std::string quota_value_problem(const std::string& key, double value);
+
+// Kafka's rate over a sliding window of samples (its SampledStat and Rate): a sample covers
+// window_ms from its first event, and the rate divides by at least samples - 1 windows, so that a
+// client's first burst is spread over the whole window rather than over its first millisecond.
+class SampledRate {
+ public:
+  explicit SampledRate(QuotaWindow window) : window_(window), samples_(window.samples) {}
+  void record(double value, int64_t now_ms);
+  double per_second(int64_t now_ms);
+  // The span, in ms, the rate is measured over (Kafka's Rate.windowSize).
+  int64_t span_ms(int64_t now_ms);
+
+ private:
+  struct Sample {
+    int64_t start_ms = -1;  // -1: unused
+    int64_t last_event_ms = -1;
+    double value = 0;
+  };
+  void expire(int64_t now_ms);
+
+  QuotaWindow window_;
+  std::vector<Sample> samples_;
+  size_t current_ = 0;
+};
+
+class ClientQuotas {
+ public:
+  ClientQuotas(std::string path, QuotaWindow window) : path_(std::move(path)), window_(window) {}
+  bool load(std::string& error);
+
+  // Every entity with at least one quota.
+  std::vector<std::pair<QuotaEntity, QuotaValues>> all() const;
+  // Per entity, key -> new value, or nullopt to remove it. Persists before it takes effect;
+  // false with `error` when the file cannot be written.
+  using Changes = std::vector<std::pair<QuotaEntity, std::map<std::string, std::optional<double>>>>;
+  bool alter(const Changes& changes, std::string& error);
+
+  // False while no quota is set at all: the request paths then skip quota work entirely.
+  bool active() const { return active_.load(std::memory_order_relaxed); }
+
+  // Counts `bytes` against the client's quota of that type and returns how long, in ms, the
+  // client must be throttled for it (0: within the quota, or no quota applies).
+  int64_t record(QuotaType type, const std::string& user, const std::string& client_id,
+                 double bytes, int64_t now_ms);
+  // Takes back bytes recorded for a response that was not sent (a throttled fetch).
+  void unrecord(QuotaType type, const std::string& user, const std::string& client_id, double bytes,
+                int64_t now_ms);
+  // The most bytes the quota allows over one measuring span (Kafka caps fetch sizes to it);
+  // nullopt when no quota applies.
+  std::optional<int64_t> max_bytes_per_span(QuotaType type, const std::string& user,
+                                            const std::string& client_id) const;
+
+ private:
+  // The quota that applies to a client, and the bucket its bytes count in: Kafka's metric tags,
+  // which make a default quota a separate allowance for each user or client-id it covers.
+  struct Bound {
+    std::string user_tag;
+    std::string client_tag;
+    double limit = 0;
+  };
+  std::optional<Bound> resolve(QuotaType type, const std::string& user,
+                               const std::string& client_id) const;
+  std::optional<double> quota_of(const QuotaEntity& entity, const char* key) const;
+  void forget_idle_buckets(int64_t now_ms);
+
+  std::string path_;
+  QuotaWindow window_;
+  mutable std::mutex mutex_;
+  std::map<QuotaEntity, QuotaValues> quotas_;
+  std::atomic<bool> active_{false};
+  struct Bucket {
+    SampledRate rate;
+    int64_t last_used_ms = 0;
+  };
+  std::map<std::tuple<QuotaType, std::string, std::string>, Bucket> buckets_;
+  int64_t next_sweep_ms_ = 0;
+};
+
+}  // namespace oxbow::broker

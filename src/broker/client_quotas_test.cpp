@@ -1,0 +1,133 @@
+#include "broker/client_quotas.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace oxbow::broker {
+namespace {
+
+namespace fs = std::filesystem;
+using Name = std::optional<std::string>;
+
+class ClientQuotasTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("oxbow-quotas-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path() const { return (dir_ / "quotas.json").string(); }
+
+  static void set(ClientQuotas& quotas, QuotaEntity entity, const char* key, double value) {
+    std::string error;
+    ASSERT_TRUE(quotas.alter({{std::move(entity), {{key, value}}}}, error)) << error;
+  }
+
+  fs::path dir_;
+};
+
+TEST(SampledRateTest, SpreadsAFirstBurstOverTheWholeWindow) {
+  SampledRate rate({11, 1000});
+  rate.record(10000, 0);
+  // Ten full windows are assumed even though only one has begun: 10000 B over 10 s.
+  EXPECT_EQ(rate.span_ms(0), 10000);
+  EXPECT_DOUBLE_EQ(rate.per_second(0), 1000);
+  // 5.5 s in, five whole windows have passed: five more are added to make the ten.
+  rate.record(10000, 5500);
+  EXPECT_EQ(rate.span_ms(5500), 10500);
+  EXPECT_DOUBLE_EQ(rate.per_second(5500), 20000.0 * 1000 / 10500);
+}
+
+TEST(SampledRateTest, ForgetsSamplesOlderThanTheWindow) {
+  SampledRate rate({3, 1000});
+  rate.record(3000, 0);
+  rate.record(3000, 1000);
+  EXPECT_DOUBLE_EQ(rate.per_second(1000), 3000);  // 6000 B over 2 s
+  // At 3500 the sample started at 0 is 3.5 s old and gone; the one from 1000 remains.
+  EXPECT_DOUBLE_EQ(rate.per_second(3500), 3000.0 * 1000 / 2500);
+  EXPECT_DOUBLE_EQ(rate.per_second(10000), 0);
+}
+
+TEST_F(ClientQuotasTest, ThrottlesForTheTimeTheRateNeedsToFallBackToTheQuota) {
+  ClientQuotas quotas(path(), {});
+  EXPECT_FALSE(quotas.active());
+  EXPECT_EQ(quotas.record(QuotaType::kProduce, "ANONYMOUS", "c", 1e9, 0), 0);
+  set(quotas, {{kQuotaClientId, Name("c")}}, kProducerByteRate, 1000);
+  EXPECT_TRUE(quotas.active());
+  // 20000 B over the assumed 10 s is 2000 B/s, twice the quota: another 10 s brings it back.
+  EXPECT_EQ(quotas.record(QuotaType::kProduce, "ANONYMOUS", "c", 20000, 0), 10000);
+  // Fetches have a quota of their own, and other client ids are not covered.
+  EXPECT_EQ(quotas.record(QuotaType::kFetch, "ANONYMOUS", "c", 1e6, 0), 0);
+  EXPECT_EQ(quotas.record(QuotaType::kProduce, "ANONYMOUS", "other", 1e6, 0), 0);
+  EXPECT_EQ(quotas.max_bytes_per_span(QuotaType::kProduce, "ANONYMOUS", "c"), 10000);
+  EXPECT_EQ(quotas.max_bytes_per_span(QuotaType::kFetch, "ANONYMOUS", "c"), std::nullopt);
+}
+
+TEST_F(ClientQuotasTest, ResolvesKafkasPrecedenceAndCountsDefaultsPerClient) {
+  ClientQuotas quotas(path(), {});
+  set(quotas, {{kQuotaClientId, Name()}}, kProducerByteRate, 100);
+  set(quotas, {{kQuotaUser, Name("alice")}}, kProducerByteRate, 1000);
+  set(quotas, {{kQuotaUser, Name("alice")}, {kQuotaClientId, Name("special")}}, kProducerByteRate,
+      5000);
+  auto most = [&](const char* user, const char* client) {
+    return quotas.max_bytes_per_span(QuotaType::kProduce, user, client).value_or(-1);
+  };
+  EXPECT_EQ(most("bob", "a"), 1000);           // clients/<default>
+  EXPECT_EQ(most("alice", "a"), 10000);        // users/alice beats clients/<default>
+  EXPECT_EQ(most("alice", "special"), 50000);  // users/alice/clients/special beats both
+  // The default client-id quota is an allowance for each client id: 1000 B each is at the quota.
+  EXPECT_EQ(quotas.record(QuotaType::kProduce, "bob", "a", 1000, 0), 0);
+  EXPECT_EQ(quotas.record(QuotaType::kProduce, "bob", "b", 1000, 0), 0);
+  // alice's quota is one allowance that all her client ids share.
+  EXPECT_EQ(quotas.record(QuotaType::kProduce, "alice", "a", 10000, 0), 0);
+  EXPECT_GT(quotas.record(QuotaType::kProduce, "alice", "b", 1000, 0), 0);
+  // Taking bytes back (a throttled fetch's) lowers the rate again.
+  quotas.unrecord(QuotaType::kProduce, "alice", "b", 1000, 0);
+  EXPECT_EQ(quotas.record(QuotaType::kProduce, "alice", "c", 0, 0), 0);
+}
+
+TEST_F(ClientQuotasTest, PersistsAndRemovesQuotas) {
+  {
+    ClientQuotas quotas(path(), {});
+    set(quotas, {{kQuotaUser, Name()}}, kConsumerByteRate, 2048);
+    set(quotas, {{kQuotaUser, Name("u")}, {kQuotaClientId, Name()}}, kProducerByteRate, 4096);
+  }
+  ClientQuotas reloaded(path(), {});
+  std::string error;
+  ASSERT_TRUE(reloaded.load(error)) << error;
+  EXPECT_TRUE(reloaded.active());
+  auto all = reloaded.all();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(reloaded.max_bytes_per_span(QuotaType::kFetch, "anyone", "x"), 20480);
+  ASSERT_TRUE(reloaded.alter(
+      {{{{kQuotaUser, Name()}}, {{kConsumerByteRate, std::nullopt}}},
+       {{{kQuotaUser, Name("u")}, {kQuotaClientId, Name()}}, {{kProducerByteRate, std::nullopt}}}},
+      error));
+  EXPECT_TRUE(reloaded.all().empty());
+  EXPECT_FALSE(reloaded.active());
+}
+
+TEST(QuotaValidationTest, FollowsKafkasRules) {
+  EXPECT_EQ(quota_entity_problem({}), "Invalid empty client quota entity");
+  EXPECT_EQ(quota_entity_problem({{"group", Name("g")}}),
+            "Unhandled client quota entity type: group");
+  EXPECT_EQ(quota_entity_problem({{kQuotaUser, Name("")}}), "Empty user not supported");
+  EXPECT_NE(quota_entity_problem({{"ip", Name("10.0.0.1")}, {kQuotaUser, Name("u")}}), "");
+  EXPECT_EQ(quota_entity_problem({{kQuotaUser, Name()}, {kQuotaClientId, Name("c")}}), "");
+  EXPECT_EQ(quota_value_problem(kProducerByteRate, 1024), "");
+  EXPECT_EQ(quota_value_problem(kProducerByteRate, 0),
+            "Quota producer_byte_rate must be greater than 0");
+  EXPECT_EQ(quota_value_problem(kConsumerByteRate, 1.5),
+            "consumer_byte_rate cannot be a fractional value.");
+  EXPECT_EQ(quota_value_problem(kConsumerByteRate, 1e19),
+            "Proposed value for consumer_byte_rate is too large for a LONG.");
+  EXPECT_EQ(quota_value_problem("bytes", 1), "Invalid configuration key bytes");
+  EXPECT_NE(quota_value_problem("request_percentage", 50), "");
+}
+
+}  // namespace
+}  // namespace oxbow::broker
