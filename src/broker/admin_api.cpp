@@ -106,14 +106,16 @@ void write_request_metrics(PrometheusWriter& w) {
     }
   }
   w.family("oxbow_quota_throttled_total", "counter",
-           "Responses to clients over their byte-rate quota, by API.");
+           "Responses to clients over a quota (byte rate or request time), by API.");
   w.family("oxbow_quota_throttle_seconds_total", "counter",
            "Throttle time those responses asked their clients to wait, by API.");
-  for (const char* api : {"Produce", "Fetch"}) {
-    const auto& counters = p.apis[std::string_view(api) == "Produce" ? 0 : 1];
-    w.sample("oxbow_quota_throttled_total", {{"api", api}},
+  for (size_t k = 0; k < BrokerProbe::kMaxApiKey; ++k) {
+    const char* name = api_name(k);
+    const auto& counters = p.apis[k];
+    if (!name || (k > 1 && counters.throttled.value() == 0)) continue;  // Produce, Fetch always
+    w.sample("oxbow_quota_throttled_total", {{"api", name}},
              static_cast<double>(counters.throttled.value()));
-    w.sample("oxbow_quota_throttle_seconds_total", {{"api", api}},
+    w.sample("oxbow_quota_throttle_seconds_total", {{"api", name}},
              static_cast<double>(counters.throttle_ms.value()) / 1000.0);
   }
 }

@@ -9,7 +9,6 @@
 #include "broker/broker.h"
 #include "broker/client_quotas.h"
 #include "broker/handlers.h"
-#include "broker/probe.h"
 #include "protocol/errors.h"
 #include "protocol/messages/alter_client_quotas.h"
 #include "protocol/messages/describe_client_quotas.h"
@@ -121,11 +120,6 @@ int32_t record_bytes(RequestContext& ctx, QuotaType type, size_t bytes) {
   auto [user, client_id] = quota_identity(ctx);
   int64_t throttle = quotas.record(type, user, client_id, static_cast<double>(bytes), steady_ms());
   ctx.throttle_ms = static_cast<int32_t>(std::clamp<int64_t>(throttle, 0, INT32_MAX));
-  if (ctx.throttle_ms > 0) {
-    auto& counters = probe().apis[type == QuotaType::kProduce ? 0 : 1];
-    counters.throttled.add();
-    counters.throttle_ms.add(static_cast<uint64_t>(ctx.throttle_ms));
-  }
   return ctx.throttle_ms;
 }
 
@@ -133,6 +127,17 @@ int32_t record_bytes(RequestContext& ctx, QuotaType type, size_t bytes) {
 
 bool quotas_active(const RequestContext& ctx) {
   return ctx.broker.client_quotas().active();
+}
+
+int32_t record_request_time(RequestContext& ctx, std::chrono::nanoseconds busy) {
+  auto& quotas = ctx.broker.client_quotas();
+  if (!quotas.active()) return 0;
+  auto [user, client_id] = quota_identity(ctx);
+  // Percent of one thread for a second: the unit request_percentage is given in.
+  double percent_seconds = std::max<double>(static_cast<double>(busy.count()), 0) * 100 / 1e9;
+  int64_t throttle =
+      quotas.record(QuotaType::kRequest, user, client_id, percent_seconds, steady_ms());
+  return static_cast<int32_t>(std::clamp<int64_t>(throttle, 0, INT32_MAX));
 }
 
 int32_t record_produce_bytes(RequestContext& ctx, size_t bytes) {

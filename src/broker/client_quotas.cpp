@@ -15,7 +15,15 @@ constexpr int64_t kIdleBucketMs = 3600 * 1000;
 constexpr int64_t kSweepEveryMs = 60 * 1000;
 
 const char* key_of(QuotaType type) {
-  return type == QuotaType::kProduce ? kProducerByteRate : kConsumerByteRate;
+  switch (type) {
+    case QuotaType::kProduce:
+      return kProducerByteRate;
+    case QuotaType::kFetch:
+      return kConsumerByteRate;
+    case QuotaType::kRequest:
+      break;
+  }
+  return kRequestPercentage;
 }
 
 }  // namespace
@@ -39,20 +47,24 @@ std::string quota_entity_problem(const QuotaEntity& entity) {
 }
 
 std::string quota_key_problem(const std::string& key) {
-  if (key == "request_percentage" || key == "controller_mutation_rate") {
-    return "The quota " + key +
-           " is not enforced by this broker; producer_byte_rate and consumer_byte_rate are";
+  if (key == "controller_mutation_rate") {
+    return "The quota controller_mutation_rate is not enforced by this broker; "
+           "producer_byte_rate, consumer_byte_rate and request_percentage are";
   }
-  if (key != kProducerByteRate && key != kConsumerByteRate) {
+  if (key != kProducerByteRate && key != kConsumerByteRate && key != kRequestPercentage) {
     return "Invalid configuration key " + key;
   }
   return "";
 }
 
-// Kafka's checks, in its order: positive, then whole, then within a LONG.
+// Kafka's checks, in its order: positive, then (the byte rates, which are LONGs) whole and within
+// a LONG.
 std::string quota_value_problem(const std::string& key, double value) {
   if (auto problem = quota_key_problem(key); !problem.empty()) return problem;
   if (std::isnan(value) || value <= 0) return "Quota " + key + " must be greater than 0";
+  if (key == kRequestPercentage) {
+    return std::isfinite(value) ? "" : "Quota " + key + " must be a finite number";
+  }
   if (std::isfinite(value) && std::fabs(std::fmod(value, 1.0)) > 1e-6) {
     return key + " cannot be a fractional value.";
   }
@@ -156,7 +168,13 @@ bool ClientQuotas::alter(const Changes& changes, std::string& error) {
     nlohmann::json e = nlohmann::json::object();
     for (const auto& [type, name] : entity) e[type] = name ? nlohmann::json(*name) : nullptr;
     nlohmann::json q = nlohmann::json::object();
-    for (const auto& [key, value] : values) q[key] = static_cast<int64_t>(value);
+    for (const auto& [key, value] : values) {
+      if (key == kRequestPercentage) {
+        q[key] = value;
+      } else {
+        q[key] = static_cast<int64_t>(value);
+      }
+    }
     doc.push_back({{"entity", e}, {"quotas", q}});
   }
   if (!storage::write_file_atomically(path_, doc.dump(2) + "\n", error)) return false;
@@ -229,8 +247,9 @@ int64_t ClientQuotas::record(QuotaType type, const std::string& user, const std:
   if (rate <= bound->limit) return 0;
   // Long enough for the rate over the span to fall back to the quota.
   double over = (rate - bound->limit) / bound->limit;
-  return static_cast<int64_t>(
-      std::llround(over * static_cast<double>(bucket.rate.span_ms(now_ms))));
+  auto throttle =
+      static_cast<int64_t>(std::llround(over * static_cast<double>(bucket.rate.span_ms(now_ms))));
+  return type == QuotaType::kRequest ? std::min(throttle, window_.window_ms) : throttle;
 }
 
 void ClientQuotas::unrecord(QuotaType type, const std::string& user, const std::string& client_id,

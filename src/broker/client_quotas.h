@@ -1,7 +1,7 @@
 #pragma once
-// Client quotas, as Kafka's (KIP-13, KIP-55, KIP-546): produce and fetch byte rates per user,
-// client-id or (user, client-id), with a default at each level, and the rate measurement that
-// turns a client over its quota into a throttle time.
+// Client quotas, as Kafka's (KIP-13, KIP-55, KIP-124, KIP-546): produce and fetch byte rates and
+// request time per user, client-id or (user, client-id), with a default at each level, and the
+// rate measurement that turns a client over its quota into a throttle time.
 //
 // Quotas persist in `<first log dir>/oxbow-client-quotas.json`, one entry per entity; a null name
 // is the default entity of its type:
@@ -22,12 +22,15 @@ inline constexpr const char* kQuotaUser = "user";
 inline constexpr const char* kQuotaClientId = "client-id";
 inline constexpr const char* kProducerByteRate = "producer_byte_rate";
 inline constexpr const char* kConsumerByteRate = "consumer_byte_rate";
+inline constexpr const char* kRequestPercentage = "request_percentage";
 
 // Entity type -> name; nullopt names the default entity of that type.
 using QuotaEntity = std::map<std::string, std::optional<std::string>>;
 using QuotaValues = std::map<std::string, double>;  // quota key -> value
 
-enum class QuotaType { kProduce, kFetch };
+// Byte rates of produce requests and fetch responses, and request_percentage: the time requests
+// keep the broker busy, in percent of one thread.
+enum class QuotaType { kProduce, kFetch, kRequest };
 
 // quota.window.num samples of quota.window.size.seconds each.
 struct QuotaWindow {
@@ -80,10 +83,11 @@ class ClientQuotas {
   // False while no quota is set at all: the request paths then skip quota work entirely.
   bool active() const { return active_.load(std::memory_order_relaxed); }
 
-  // Counts `bytes` against the client's quota of that type and returns how long, in ms, the
-  // client must be throttled for it (0: within the quota, or no quota applies).
+  // Counts `amount` (bytes; for kRequest, percent-seconds of a thread) against the client's quota
+  // of that type and returns how long, in ms, the client must be throttled for it (0: within the
+  // quota, or no quota applies). As Kafka, a request-time throttle is at most one sample window.
   int64_t record(QuotaType type, const std::string& user, const std::string& client_id,
-                 double bytes, int64_t now_ms);
+                 double amount, int64_t now_ms);
   // Takes back bytes recorded for a response that was not sent (a throttled fetch).
   void unrecord(QuotaType type, const std::string& user, const std::string& client_id, double bytes,
                 int64_t now_ms);

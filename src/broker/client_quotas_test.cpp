@@ -67,6 +67,15 @@ TEST_F(ClientQuotasTest, ThrottlesForTheTimeTheRateNeedsToFallBackToTheQuota) {
   EXPECT_EQ(quotas.max_bytes_per_span(QuotaType::kFetch, "ANONYMOUS", "c"), std::nullopt);
 }
 
+TEST_F(ClientQuotasTest, RequestTimeThrottlesAreAtMostOneSampleWindow) {
+  ClientQuotas quotas(path(), {11, 1000});
+  set(quotas, {{kQuotaUser, Name("u")}}, kRequestPercentage, 10);
+  // 2 percent-seconds over the assumed 10 s is 0.2 %, within 10 %.
+  EXPECT_EQ(quotas.record(QuotaType::kRequest, "u", "c", 2, 0), 0);
+  // 5000 more is far over: the byte-rate formula would say minutes, the cap is the window.
+  EXPECT_EQ(quotas.record(QuotaType::kRequest, "u", "c", 5000, 0), 1000);
+}
+
 TEST_F(ClientQuotasTest, ResolvesKafkasPrecedenceAndCountsDefaultsPerClient) {
   ClientQuotas quotas(path(), {});
   set(quotas, {{kQuotaClientId, Name()}}, kProducerByteRate, 100);
@@ -126,7 +135,11 @@ TEST(QuotaValidationTest, FollowsKafkasRules) {
   EXPECT_EQ(quota_value_problem(kConsumerByteRate, 1e19),
             "Proposed value for consumer_byte_rate is too large for a LONG.");
   EXPECT_EQ(quota_value_problem("bytes", 1), "Invalid configuration key bytes");
-  EXPECT_NE(quota_value_problem("request_percentage", 50), "");
+  // request_percentage is a DOUBLE: fractions are fine, as long as it is positive.
+  EXPECT_EQ(quota_value_problem(kRequestPercentage, 0.5), "");
+  EXPECT_EQ(quota_value_problem(kRequestPercentage, -1),
+            "Quota request_percentage must be greater than 0");
+  EXPECT_NE(quota_value_problem("controller_mutation_rate", 5), "");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "broker/probe.h"
 #include "broker/tls.h"
 #include "protocol/headers.h"
+#include "protocol/messages/api_table.h"
 
 namespace oxbow::broker {
 
@@ -305,6 +306,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto& out = slot->response;
     out.reserve_i32();
     pr::encode_response_header(out, slot->header);
+    size_t body_start = out.buffer().size();
     RequestContext ctx{broker_, slot->header, listener_, host_};
     ctx.security = &security_;
     ctx.request_bytes = slot->request.span().size();
@@ -332,6 +334,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     slot->handled = Clock::now();
     slot->parked = ctx.parked;
+    if (!slot->close_after && quotas_active(ctx)) apply_request_quota(*slot, ctx, body_start);
     if (ctx.throttle_ms > 0) throttle(*slot, ctx.throttle_ms);
     if (auto* api = probe().api(slot->header.api_key)) {
       api->requests.add();
@@ -346,10 +349,50 @@ class Connection : public std::enable_shared_from_this<Connection> {
     authenticated_.cancel();
   }
 
+  // request_percentage: the handler's own time, without what it waited for by design or on other
+  // work. SASL and ApiVersions are exempt (Kafka serves them before the request handlers), and so
+  // is produce with acks=0, as in Kafka. A longer throttle than the byte rates' goes into the
+  // response's throttle_time_ms.
+  void apply_request_quota(Slot& slot, RequestContext& ctx, size_t body_start) {
+    int16_t key = slot.header.api_key;
+    if (is_sasl_request(key) || key == kApiVersionsKey || !ctx.respond) return;
+    auto busy = slot.handled - slot.started - ctx.parked - ctx.waited;
+    int32_t throttle =
+        record_request_time(ctx, std::chrono::duration_cast<std::chrono::nanoseconds>(busy));
+    if (throttle <= ctx.throttle_ms) return;
+    ctx.throttle_ms = throttle;
+    if (auto at = throttle_field(slot, body_start)) slot.response.patch_i32(*at, throttle);
+  }
+
+  // Where the response's throttle_time_ms is, from the schema table; Produce has it last.
+  static std::optional<size_t> throttle_field(Slot& slot, size_t body_start) {
+    int16_t key = slot.header.api_key;
+    int16_t version = slot.header.api_version;
+    const auto& bytes = slot.response.buffer();
+    if (key == kProduceKey) {
+      size_t from_end = version >= 9 ? 5 : 4;  // v9+: an empty tagged-field set follows it
+      if (version < 1 || bytes.size() < body_start + from_end) return std::nullopt;
+      return bytes.size() - from_end;
+    }
+    for (const auto& api : pr::kApiTable) {
+      if (api.key != key) continue;
+      if (api.throttle_since < 0 || version < api.throttle_since || api.throttle_offset < 0)
+        return std::nullopt;
+      size_t at = body_start + static_cast<size_t>(api.throttle_offset);
+      if (at + 4 > bytes.size()) return std::nullopt;
+      return at;
+    }
+    return std::nullopt;
+  }
+
   // A client over its quota gets its answer at once, and its next requests wait out the throttle
   // time: Kafka mutes the channel, whatever the request's version.
   void throttle(Slot& slot, int32_t throttle_ms) {
     muted_until_ = std::max(muted_until_, slot.handled + std::chrono::milliseconds(throttle_ms));
+    if (auto* api = probe().api(slot.header.api_key)) {
+      api->throttled.add();
+      api->throttle_ms.add(static_cast<uint64_t>(throttle_ms));
+    }
   }
 
   asio::awaitable<void> wait_until(Clock::time_point until) {

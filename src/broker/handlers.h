@@ -1,6 +1,7 @@
 #pragma once
 // Request handlers, one per Kafka API. Each decodes its request from `body` and encodes its
 // response into `out` (after the response header, which the connection writes).
+#include <chrono>
 #include <cstdint>
 #include <span>
 
@@ -25,6 +26,9 @@ void unrecord_fetch_bytes(RequestContext& ctx, size_t bytes);
 // The most a fetch may return under the client's quota; INT32_MAX without one.
 int32_t fetch_bytes_allowed(RequestContext& ctx);
 bool quotas_active(const RequestContext& ctx);
+// request_percentage: counts `busy` (the handler's own time) against the client's quota and
+// returns the throttle time in ms; the caller puts it in the response.
+int32_t record_request_time(RequestContext& ctx, std::chrono::nanoseconds busy);
 
 // Runs the handler of ctx.header.api_key. Throws protocol::DecodeError on a malformed body.
 asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out);

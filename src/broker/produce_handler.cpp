@@ -235,7 +235,11 @@ asio::awaitable<void> handle_produce(RequestContext& ctx, Reader& body, Writer& 
     record_produce_bytes(ctx, ctx.request_bytes);  // no answer: the throttle only mutes
     co_return;
   }
-  if (!flushes.empty()) co_await wait_for_flushes(flushes, request.timeout_ms);
+  if (!flushes.empty()) {
+    auto waiting_from = std::chrono::steady_clock::now();
+    co_await wait_for_flushes(flushes, request.timeout_ms);
+    ctx.waited += std::chrono::steady_clock::now() - waiting_from;
+  }
   // As Kafka, counted once the append is done, whatever its outcome.
   response.throttle_time_ms = record_produce_bytes(ctx, ctx.request_bytes);
   response.encode(out, v);

@@ -21,6 +21,9 @@ struct RequestContext {
   SecurityState* security = nullptr;  // the connection's authentication state
   // Time spent waiting by design (a fetch's long poll, a rebalance): not counted as slowness.
   std::chrono::steady_clock::duration parked{};
+  // Time spent waiting for other work (a produce's fsync): not the request's own, for
+  // request_percentage quotas, though it is latency.
+  std::chrono::steady_clock::duration waited{};
   size_t request_bytes = 0;  // the whole request as read, for produce quotas
   // Set by a handler whose client went over its quota (client_quotas.h): the connection then
   // holds the client's next request back for this long, as Kafka mutes a throttled channel.

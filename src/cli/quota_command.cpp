@@ -1,6 +1,6 @@
-// `oxbow quota set|delete|list`: client quotas (producer_byte_rate, consumer_byte_rate) of users,
-// client-ids and (user, client-id) pairs, through AlterClientQuotas and DescribeClientQuotas
-// (librdkafka 2.0 has no API for them, so they go over a WireClient).
+// `oxbow quota set|delete|list`: client quotas (producer_byte_rate, consumer_byte_rate,
+// request_percentage) of users, client-ids and (user, client-id) pairs, through AlterClientQuotas
+// and DescribeClientQuotas (librdkafka 2.0 has no API for them, so they go over a WireClient).
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <memory>
@@ -146,7 +146,9 @@ void add_quota_command(CLI::App& app) {
       "set",
       "Set quotas of a user, a client id or both: producer_byte_rate=N consumer_byte_rate=N");
   add_entity_options(*set, *options);
-  set->add_option("quotas", options->settings, "key=value (bytes per second)")->required();
+  set->add_option("quotas", options->settings,
+                  "key=value (bytes per second; request_percentage: percent of a thread)")
+      ->required();
   set->callback([options] { set_quotas(*options); });
 
   CLI::App* del = quota->add_subcommand("delete", "Remove quotas of a user, a client id or both");

@@ -126,7 +126,7 @@ def test_invalid_alterations_are_refused_one_entry_at_a_time(make_broker):
         ((("user", "u0"),), [("bytes_per_second", 1024, False)], "Invalid configuration key bytes_per_second"),
         ((("user", "u1"),), [("producer_byte_rate", 0, False)], "Quota producer_byte_rate must be greater than 0"),
         ((("user", "u2"),), [("consumer_byte_rate", 10.5, False)], "consumer_byte_rate cannot be a fractional value."),
-        ((("user", "u3"),), [("request_percentage", 50, False)], "not enforced by this broker"),
+        ((("user", "u3"),), [("controller_mutation_rate", 50, False)], "not enforced by this broker"),
         ((("user", "u4"),), [("bogus", 0, True)], "Invalid configuration key bogus"),
     ]
     entries = [(entity, ops) for entity, ops, _ in cases] + [(APP, [("producer_byte_rate", 2048, False)])]
@@ -267,3 +267,37 @@ def test_a_throttled_connection_is_muted_for_the_throttle_time(make_broker):
         started = time.monotonic()
         conn.request(18, 0, 2, b"")
         assert time.monotonic() - started >= throttle_ms / 1000 * 0.9
+
+
+def test_request_percentage_throttles_in_each_responses_own_throttle_field(make_broker):
+    broker = make_broker({"quota.window.num": "2", "quota.window.size.seconds": "1"})
+    topic = ck.create_topic(broker.bootstrap, unique_topic("quota-requests"))
+    # A thousandth of a percent of a thread: any request is over it.
+    assert alter(broker, [((("client-id", "oxbow-it"),), [("request_percentage", 0.001, False)])])[0][0] == 0
+    assert describe(broker, [("client-id", EXACT, "oxbow-it")])[2] == {
+        (("client-id", "oxbow-it"),): {"request_percentage": 0.001}}
+    with kw.Conn(broker.port) as conn:
+        # Metadata v3 has throttle_time_ms first: it is over quota, and the throttle is at most one
+        # sample window (1 s), as Kafka caps request-time throttles.
+        r = kw.Reader(conn.request(3, 3, 1, struct.pack(">i", -1)))
+        first = r.int32()
+        assert 0 < first <= 1000
+        assert r.int32() == 1  # one broker follows, parsed from the right place
+        # Produce v8 has it last, after the partitions, which still parse.
+        batch = kw.build_record_batch([(None, b"v", [])])
+        started = time.monotonic()
+        partitions, throttle = kw.parse_produce_v8_response(
+            conn.request(0, 8, 2, kw.produce_v8_body(topic, 0, batch, acks=1)))
+        assert time.monotonic() - started >= first / 1000 * 0.9  # it waited out the first throttle
+        assert partitions[0]["error"] == 0 and partitions[0]["base_offset"] == 0
+        assert 0 < throttle <= 1000
+    # Another client id is not covered.
+    with kw.Conn(broker.port) as conn:
+        for correlation_id in (1, 2):
+            conn.send(kw.request_frame(3, 3, correlation_id, struct.pack(">i", -1), client_id="free"))
+            r = kw.Reader(conn.recv_frame())
+            assert r.int32() == correlation_id
+            assert r.int32() == 0  # throttle_time_ms
+    samples = scrape_metrics(broker)
+    assert metric_value(samples, "oxbow_quota_throttled_total", api="Metadata") >= 1
+    assert metric_value(samples, "oxbow_quota_throttled_total", api="Produce") >= 1
