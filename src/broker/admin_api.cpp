@@ -90,6 +90,10 @@ void write_request_metrics(PrometheusWriter& w) {
   w.family("oxbow_connections_accepted_total", "counter", "Client connections accepted.");
   w.sample("oxbow_connections_accepted_total", {},
            static_cast<double>(p.connections_accepted.value()));
+  w.family("oxbow_connections_rejected_total", "counter",
+           "Client connections closed at once for max.connections.per.ip.");
+  w.sample("oxbow_connections_rejected_total", {},
+           static_cast<double>(p.connections_rejected.value()));
   w.family("oxbow_authentication_failures_total", "counter",
            "Failed authentications: SASL (wrong mechanism or credentials) and TLS (handshake or "
            "certificate).");

@@ -9,6 +9,7 @@
 #include "broker/authenticator.h"
 #include "broker/client_quotas.h"
 #include "broker/config_defs.h"
+#include "broker/connection_limits.h"
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
 #include "broker/scram.h"
@@ -93,6 +94,8 @@ bool Broker::start(std::string& error) {
   int threads = config_.network_threads > 0
                     ? config_.network_threads
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  connection_limits_ = std::make_unique<ConnectionLimits>();
+  configure_connection_limits(config_);  // until the dynamic configs are read
   authenticator_ = std::make_unique<Authenticator>(config_);
   scram_credentials_ = std::make_unique<ScramCredentialStore>(config_.log_dirs.front() +
                                                               "/oxbow-scram-credentials.json");
@@ -250,8 +253,25 @@ TopicRegistry::Result Broker::alter_broker_configs(
 
 void Broker::apply_dynamic_configs(const BrokerConfig& effective) {
   topics_->set_broker_defaults(effective.log_defaults, effective.num_partitions);
+  configure_connection_limits(effective);
   auto slow = effective.value_of("slow.request.threshold.ms");
   slow_request_ms_ = slow ? parse_int64(*slow).value_or(5000) : 5000;
+}
+
+void Broker::configure_connection_limits(const BrokerConfig& effective) {
+  ConnectionLimitConfig limits;
+  auto number_of = [&](const char* key, int64_t fallback) {
+    auto v = effective.value_of(key);
+    return v ? parse_int64(*v).value_or(fallback) : fallback;
+  };
+  limits.max_per_ip = number_of("max.connections.per.ip", INT32_MAX);
+  limits.max_total = number_of("max.connections", INT32_MAX);
+  std::string ignored;  // validated with the config
+  limits.per_ip_overrides =
+      parse_per_ip_overrides(effective.value_of("max.connections.per.ip.overrides").value_or(""),
+                             ignored)
+          .value_or(std::map<std::string, int64_t>{});
+  connection_limits_->configure(std::move(limits));
 }
 
 bool Broker::inject_produce_fault() {

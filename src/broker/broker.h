@@ -37,6 +37,7 @@ class InternalTopic;
 class Authenticator;
 class ScramCredentialStore;
 class ClientQuotas;
+class ConnectionLimits;
 class TxnPartitions;
 class ProducerIdManager;
 
@@ -78,6 +79,7 @@ class Broker {
   const Authenticator& authenticator() const { return *authenticator_; }
   ScramCredentialStore& scram_credentials() { return *scram_credentials_; }
   ClientQuotas& client_quotas() { return *client_quotas_; }
+  ConnectionLimits& connection_limits() { return *connection_limits_; }
   // The ACL authorizer; nullptr unless authorizer.class.name enables one.
   security::Authorizer* authorizer() const { return authorizer_.get(); }
   const std::string& cluster_id() const { return cluster_id_; }
@@ -92,6 +94,7 @@ class Broker {
   int64_t number(const char* key, int64_t fallback) const;
   std::string metrics_text();
   void apply_dynamic_configs(const BrokerConfig& effective);
+  void configure_connection_limits(const BrokerConfig& effective);
 
   BrokerConfig config_;
   std::string cluster_id_;
@@ -103,6 +106,7 @@ class Broker {
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<ScramCredentialStore> scram_credentials_;
   std::unique_ptr<ClientQuotas> client_quotas_;
+  std::unique_ptr<ConnectionLimits> connection_limits_;
   std::unique_ptr<security::Authorizer> authorizer_;
   std::mutex alter_mutex_;  // one dynamic config change at a time
   std::unique_ptr<InternalTopic> offsets_topic_;

@@ -1,5 +1,7 @@
 #include "broker/config.h"
 
+#include "broker/connection_limits.h"
+
 #include "broker/config_defs.h"
 
 namespace oxbow::broker {
@@ -101,6 +103,16 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
   for (const auto& [key, value] : props) {
     if (names_oauth_bearer_validator(key)) {
       error = key + ": OAUTHBEARER validates only unsecured tokens here; no validator of its own";
+      return std::nullopt;
+    }
+    if (key == "max.connections.per.ip.overrides" && !parse_per_ip_overrides(value, error)) {
+      return std::nullopt;
+    }
+    if (key == "max.connections.per.ip" && value == "0" &&
+        props.find("max.connections.per.ip.overrides") == props.end()) {
+      error =
+          "max.connections.per.ip can be set to zero only if "
+          "max.connections.per.ip.overrides property is set.";
       return std::nullopt;
     }
     if (key == "client.quota.callback.class" && !value.empty()) {

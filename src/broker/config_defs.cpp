@@ -158,6 +158,13 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"connections.max.reauth.ms", T::kLong, "0", 0, nullptr, nullptr, true,
               "Longest an authenticated SASL session lasts before the client must authenticate "
               "again; 0: no limit."},
+    ConfigDef{"max.connections.per.ip", T::kInt, "2147483647", 0, nullptr, nullptr, false,
+              "Most connections one client address may hold; more are closed at once."},
+    ConfigDef{"max.connections.per.ip.overrides", T::kString, "", 0, nullptr, nullptr, false,
+              "Per-address exceptions to max.connections.per.ip: host:count,host:count."},
+    ConfigDef{"max.connections", T::kInt, "2147483647", 0, nullptr, nullptr, false,
+              "Most connections the broker holds; at the limit it stops accepting until one "
+              "closes."},
     ConfigDef{"quota.window.num", T::kInt, "11", 1, nullptr, nullptr, true,
               "Samples kept in memory to measure client byte rates against their quotas."},
     ConfigDef{"quota.window.size.seconds", T::kInt, "1", 1, nullptr, nullptr, true,

@@ -12,6 +12,7 @@
 
 #include "broker/authenticator.h"
 #include "broker/broker.h"
+#include "broker/connection_limits.h"
 #include "broker/handlers.h"
 #include "broker/probe.h"
 #include "broker/tls.h"
@@ -111,9 +112,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
     probe().connections_accepted.add();
   }
 
-  ~Connection() { probe().connections--; }
+  ~Connection() {
+    probe().connections--;
+    release_place();
+  }
 
   void start() {
+    int64_t limit = 0;
+    if (!broker_.connection_limits().admit(host_, limit)) {
+      probe().connections_rejected.add();
+      spdlog::info(
+          "Rejected connection from {} on listener {}, address already has the configured maximum "
+          "of {} connections (max.connections.per.ip)",
+          host_, listener_, limit);
+      close();
+      return;
+    }
+    admitted_ = true;
     auto self = shared_from_this();
     asio::co_spawn(
         socket_.get_executor(), [self]() { return self->run(); }, asio::detached);
@@ -523,9 +538,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 
+  void release_place() {
+    if (admitted_) broker_.connection_limits().release(host_);
+    admitted_ = false;
+  }
+
   void close() {
     if (closed_) return;
     closed_ = true;
+    release_place();
     boost::system::error_code ec;
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
@@ -556,6 +577,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<std::shared_ptr<Slot>> slots_;
   std::vector<RequestBuffer> spare_buffers_;
   bool closed_ = false;
+  bool admitted_ = false;  // counted in the broker's connection limits
 };
 
 }  // namespace

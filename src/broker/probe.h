@@ -26,6 +26,7 @@ struct BrokerProbe {
   metrics::Histogram fetch_response_bytes{metrics::size_buckets()};
   std::atomic<int64_t> connections{0};
   metrics::Counter connections_accepted;
+  metrics::Counter connections_rejected;  // over max.connections.per.ip
   metrics::Counter sasl_authentication_failures;
   metrics::Counter tls_handshake_failures;
 

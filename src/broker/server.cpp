@@ -7,6 +7,7 @@
 #include "broker/asio.h"
 #include "broker/broker.h"
 #include "broker/connection.h"
+#include "broker/connection_limits.h"
 #include "broker/tls.h"
 #include "common/properties.h"
 
@@ -37,7 +38,15 @@ struct Server::Impl {
 
   asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, Endpoint listener,
                                     const TlsListener* tls) {
+    asio::steady_timer pause(acceptor.get_executor());
     while (acceptor.is_open()) {
+      // max.connections: leave new connections in the kernel's backlog until one closes, as
+      // Kafka's acceptor waits for a free slot.
+      while (broker.connection_limits().at_capacity() && acceptor.is_open()) {
+        pause.expires_after(std::chrono::milliseconds(20));
+        boost::system::error_code ignored;
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+      }
       auto& context = *contexts[next++ % contexts.size()];
       boost::system::error_code ec;
       tcp::socket socket =
