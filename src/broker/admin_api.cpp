@@ -94,6 +94,14 @@ void write_request_metrics(PrometheusWriter& w) {
            "Client connections closed at once for max.connections.per.ip.");
   w.sample("oxbow_connections_rejected_total", {},
            static_cast<double>(p.connections_rejected.value()));
+  w.family("oxbow_connections_throttled_total", "counter",
+           "Client connections closed unserved for their address's connection_creation_rate.");
+  w.sample("oxbow_connections_throttled_total", {},
+           static_cast<double>(p.connections_throttled.value()));
+  w.family("oxbow_connection_creation_throttle_seconds_total", "counter",
+           "Time the listeners waited before accepting, for max.connection.creation.rate.");
+  w.sample("oxbow_connection_creation_throttle_seconds_total", {},
+           static_cast<double>(p.connection_creation_throttle_ms.value()) / 1000.0);
   w.family("oxbow_authentication_failures_total", "counter",
            "Failed authentications: SASL (wrong mechanism or credentials) and TLS (handshake or "
            "certificate).");

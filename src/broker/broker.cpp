@@ -71,6 +71,21 @@ bool Broker::load_or_create_meta_properties(std::string& error) {
   return true;
 }
 
+namespace {
+
+// quota.window.num and quota.window.size.seconds, or with prefix "controller." the mutation
+// quota's pair.
+QuotaWindow quota_window(const BrokerConfig& config, const std::string& prefix = "") {
+  auto number_of = [&](const std::string& key, int64_t fallback) {
+    auto v = config.value_of(prefix + key);
+    return std::max<int64_t>(v ? parse_int64(*v).value_or(fallback) : fallback, 1);
+  };
+  return {static_cast<int>(std::min<int64_t>(number_of("quota.window.num", 11), 1000)),
+          number_of("quota.window.size.seconds", 1) * 1000};
+}
+
+}  // namespace
+
 int64_t Broker::number(const char* key, int64_t fallback) const {
   auto value = config_.value_of(key);
   return value ? parse_int64(*value).value_or(fallback) : fallback;
@@ -100,10 +115,9 @@ bool Broker::start(std::string& error) {
   scram_credentials_ = std::make_unique<ScramCredentialStore>(config_.log_dirs.front() +
                                                               "/oxbow-scram-credentials.json");
   if (!scram_credentials_->load(error)) return false;
-  QuotaWindow window{static_cast<int>(std::max<int64_t>(number("quota.window.num", 11), 1)),
-                     std::max<int64_t>(number("quota.window.size.seconds", 1), 1) * 1000};
-  client_quotas_ = std::make_unique<ClientQuotas>(
-      config_.log_dirs.front() + "/oxbow-client-quotas.json", window);
+  client_quotas_ =
+      std::make_unique<ClientQuotas>(config_.log_dirs.front() + "/oxbow-client-quotas.json",
+                                     quota_window(config_), quota_window(config_, "controller."));
   if (!client_quotas_->load(error)) return false;
   if (!start_authorizer(error)) return false;
   server_ = std::make_unique<Server>(*this, threads);
@@ -266,6 +280,8 @@ void Broker::configure_connection_limits(const BrokerConfig& effective) {
   };
   limits.max_per_ip = number_of("max.connections.per.ip", INT32_MAX);
   limits.max_total = number_of("max.connections", INT32_MAX);
+  limits.max_creation_rate = number_of("max.connection.creation.rate", INT32_MAX);
+  limits.window = quota_window(effective);
   std::string ignored;  // validated with the config
   limits.per_ip_overrides =
       parse_per_ip_overrides(effective.value_of("max.connections.per.ip.overrides").value_or(""),

@@ -88,12 +88,13 @@ std::optional<QuotaEntity> entity_of(const Entry& entry, std::string& problem) {
   return entity;
 }
 
-std::string ops_problem(const Entry& entry) {
+std::string ops_problem(const Entry& entry, const QuotaEntity& entity) {
   std::set<std::string> keys;
   for (const auto& op : entry.ops) {
     if (!keys.insert(op.key).second) return "Duplicate quota key " + op.key + " for one entity";
     // A removal's value means nothing, but its key must still be one of the quota keys.
-    auto problem = op.remove ? quota_key_problem(op.key) : quota_value_problem(op.key, op.value);
+    auto problem = op.remove ? quota_key_problem(entity, op.key)
+                             : quota_value_problem(entity, op.key, op.value);
     if (!problem.empty()) return problem;
   }
   return "";
@@ -127,6 +128,18 @@ int32_t record_bytes(RequestContext& ctx, QuotaType type, size_t bytes) {
 
 bool quotas_active(const RequestContext& ctx) {
   return ctx.broker.client_quotas().active();
+}
+
+bool charge_partition_mutations(RequestContext& ctx, int32_t partitions, bool strict,
+                                int32_t& throttle_ms) {
+  auto& quotas = ctx.broker.client_quotas();
+  if (!quotas.active() || partitions <= 0) return true;
+  auto [user, client_id] = quota_identity(ctx);
+  auto charge = quotas.charge_mutations(user, client_id, partitions, strict, steady_ms());
+  auto throttle = static_cast<int32_t>(std::clamp<int64_t>(charge.throttle_ms, 0, INT32_MAX));
+  throttle_ms = std::max(throttle_ms, throttle);
+  ctx.throttle_ms = std::max(ctx.throttle_ms, throttle);
+  return charge.accepted;
 }
 
 int32_t record_request_time(RequestContext& ctx, std::chrono::nanoseconds busy) {
@@ -205,7 +218,7 @@ void handle_alter_client_quotas(RequestContext& ctx, Reader& body, Writer& out) 
     auto entity = entity_of(entry, problem);
     if (entity && !seen.insert(*entity).second)
       problem = "Ignoring duplicate entity: it is altered once in this request already";
-    if (problem.empty()) problem = ops_problem(entry);
+    if (problem.empty()) problem = ops_problem(entry, *entity);
     if (!problem.empty()) {
       outcomes[i] = {ErrorCode::kInvalidRequest, problem};
       continue;

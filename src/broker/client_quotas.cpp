@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "broker/connection_limits.h"
 #include "storage/file.h"
 
 namespace oxbow::broker {
@@ -21,9 +22,13 @@ const char* key_of(QuotaType type) {
     case QuotaType::kFetch:
       return kConsumerByteRate;
     case QuotaType::kRequest:
+      return kRequestPercentage;
+    case QuotaType::kConnection:
+      return kConnectionCreationRate;
+    case QuotaType::kMutation:
       break;
   }
-  return kRequestPercentage;
+  return kControllerMutationRate;
 }
 
 }  // namespace
@@ -31,12 +36,14 @@ const char* key_of(QuotaType type) {
 std::string quota_entity_problem(const QuotaEntity& entity) {
   if (entity.empty()) return "Invalid empty client quota entity";
   for (const auto& [type, name] : entity) {
-    if (type == "ip") {
+    if (type == kQuotaIp) {
       if (entity.size() > 1) {
         return "Invalid quota entity combination, IP entity should not be combined with User or "
                "ClientId";
       }
-      return "IP quotas (connection_creation_rate) are not supported by this broker";
+      if (name && name->empty()) return "Empty ip not supported";
+      if (name && !resolve_address(*name)) return *name + " is not a valid IP or resolvable host.";
+      continue;
     }
     if (type != kQuotaUser && type != kQuotaClientId) {
       return "Unhandled client quota entity type: " + type;
@@ -46,27 +53,27 @@ std::string quota_entity_problem(const QuotaEntity& entity) {
   return "";
 }
 
-std::string quota_key_problem(const std::string& key) {
-  if (key == "controller_mutation_rate") {
-    return "The quota controller_mutation_rate is not enforced by this broker; "
-           "producer_byte_rate, consumer_byte_rate and request_percentage are";
-  }
-  if (key != kProducerByteRate && key != kConsumerByteRate && key != kRequestPercentage) {
-    return "Invalid configuration key " + key;
-  }
-  return "";
+std::string quota_key_problem(const QuotaEntity& entity, const std::string& key) {
+  bool ip = entity.contains(kQuotaIp);
+  bool known = ip ? key == kConnectionCreationRate
+                  : key == kProducerByteRate || key == kConsumerByteRate ||
+                        key == kRequestPercentage || key == kControllerMutationRate;
+  return known ? "" : "Invalid configuration key " + key;
 }
 
-// Kafka's checks, in its order: positive, then (the byte rates, which are LONGs) whole and within
-// a LONG.
-std::string quota_value_problem(const std::string& key, double value) {
-  if (auto problem = quota_key_problem(key); !problem.empty()) return problem;
+// Kafka's checks, in its order: positive, then (the byte rates, LONGs, and the connection rate, an
+// INT) whole and within range.
+std::string quota_value_problem(const QuotaEntity& entity, const std::string& key, double value) {
+  if (auto problem = quota_key_problem(entity, key); !problem.empty()) return problem;
   if (std::isnan(value) || value <= 0) return "Quota " + key + " must be greater than 0";
-  if (key == kRequestPercentage) {
+  if (key == kRequestPercentage || key == kControllerMutationRate) {  // DOUBLEs
     return std::isfinite(value) ? "" : "Quota " + key + " must be a finite number";
   }
   if (std::isfinite(value) && std::fabs(std::fmod(value, 1.0)) > 1e-6) {
     return key + " cannot be a fractional value.";
+  }
+  if (key == kConnectionCreationRate && value > 2147483647.0) {
+    return "Proposed value for " + key + " is too large for an INT.";
   }
   if (value >= 9.223372036854775807e18) {
     return "Proposed value for " + key + " is too large for a LONG.";
@@ -135,11 +142,12 @@ bool ClientQuotas::load(std::string& error) {
     if (!quota_entity_problem(entity).empty()) continue;
     QuotaValues values;
     for (const auto& [key, value] : entry["quotas"].items()) {
-      if (value.is_number() && quota_value_problem(key, value.get<double>()).empty())
+      if (value.is_number() && quota_value_problem(entity, key, value.get<double>()).empty())
         values[key] = value.get<double>();
     }
     if (!values.empty()) quotas_[entity] = std::move(values);
   }
+  index_ip_quotas();
   active_ = !quotas_.empty();
   return true;
 }
@@ -169,7 +177,7 @@ bool ClientQuotas::alter(const Changes& changes, std::string& error) {
     for (const auto& [type, name] : entity) e[type] = name ? nlohmann::json(*name) : nullptr;
     nlohmann::json q = nlohmann::json::object();
     for (const auto& [key, value] : values) {
-      if (key == kRequestPercentage) {
+      if (key == kRequestPercentage || key == kControllerMutationRate) {
         q[key] = value;
       } else {
         q[key] = static_cast<int64_t>(value);
@@ -179,6 +187,7 @@ bool ClientQuotas::alter(const Changes& changes, std::string& error) {
   }
   if (!storage::write_file_atomically(path_, doc.dump(2) + "\n", error)) return false;
   quotas_ = std::move(next);
+  index_ip_quotas();
   active_ = !quotas_.empty();
   return true;
 }
@@ -196,6 +205,7 @@ std::optional<double> ClientQuotas::quota_of(const QuotaEntity& entity, const ch
 std::optional<ClientQuotas::Bound> ClientQuotas::resolve(QuotaType type, const std::string& user,
                                                          const std::string& client_id) const {
   const char* key = key_of(type);
+  if (type == QuotaType::kConnection) return resolve_ip(client_id);
   using Name = std::optional<std::string>;
   struct Level {
     std::optional<Name> user;    // nullopt: not part of the entity
@@ -224,12 +234,33 @@ std::optional<ClientQuotas::Bound> ClientQuotas::resolve(QuotaType type, const s
   return std::nullopt;
 }
 
+// A named IP's quota (by its resolved address), else the default IP's; `address` is the bucket.
+std::optional<ClientQuotas::Bound> ClientQuotas::resolve_ip(const std::string& address) const {
+  auto named = ip_rates_.find(address);
+  if (named != ip_rates_.end()) return Bound{"", address, named->second};
+  if (auto limit = quota_of({{kQuotaIp, std::nullopt}}, kConnectionCreationRate))
+    return Bound{"", address, *limit};
+  return std::nullopt;
+}
+
+void ClientQuotas::index_ip_quotas() {
+  ip_rates_.clear();
+  for (const auto& [entity, values] : quotas_) {
+    auto ip = entity.find(kQuotaIp);
+    auto rate = values.find(kConnectionCreationRate);
+    if (ip == entity.end() || !ip->second || rate == values.end()) continue;
+    if (auto address = resolve_address(*ip->second)) ip_rates_[*address] = rate->second;
+  }
+}
+
 void ClientQuotas::forget_idle_buckets(int64_t now_ms) {
   if (now_ms < next_sweep_ms_) return;
   next_sweep_ms_ = now_ms + kSweepEveryMs;
   std::erase_if(buckets_, [&](const auto& entry) {
     return now_ms - entry.second.last_used_ms > kIdleBucketMs;
   });
+  std::erase_if(mutation_buckets_,
+                [&](const auto& entry) { return now_ms - entry.second.last_ms > kIdleBucketMs; });
 }
 
 int64_t ClientQuotas::record(QuotaType type, const std::string& user, const std::string& client_id,
@@ -249,7 +280,32 @@ int64_t ClientQuotas::record(QuotaType type, const std::string& user, const std:
   double over = (rate - bound->limit) / bound->limit;
   auto throttle =
       static_cast<int64_t>(std::llround(over * static_cast<double>(bucket.rate.span_ms(now_ms))));
-  return type == QuotaType::kRequest ? std::min(throttle, window_.window_ms) : throttle;
+  bool capped = type == QuotaType::kRequest || type == QuotaType::kConnection;
+  return capped ? std::min(throttle, window_.window_ms) : throttle;
+}
+
+MutationCharge ClientQuotas::charge_mutations(const std::string& user, const std::string& client_id,
+                                              double partitions, bool strict, int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  auto bound = resolve(QuotaType::kMutation, user, client_id);
+  if (!bound || bound->limit <= 0) return {};
+  forget_idle_buckets(now_ms);
+  double burst = bound->limit * mutation_window_.samples *
+                 (static_cast<double>(mutation_window_.window_ms) / 1000.0);
+  auto [it, added] = mutation_buckets_.try_emplace({bound->user_tag, bound->client_tag},
+                                                   TokenBucket{burst, now_ms});
+  auto& bucket = it->second;
+  bucket.tokens = std::min(
+      burst, bucket.tokens + bound->limit * static_cast<double>(now_ms - bucket.last_ms) / 1000.0);
+  bucket.last_ms = now_ms;
+  auto wait = [&] {
+    return bucket.tokens >= 0
+               ? int64_t{0}
+               : static_cast<int64_t>(std::llround(-bucket.tokens / bound->limit * 1000.0));
+  };
+  if (strict && bucket.tokens < 0) return {false, wait()};
+  bucket.tokens = std::min(burst, bucket.tokens - partitions);
+  return {true, strict ? 0 : wait()};
 }
 
 void ClientQuotas::unrecord(QuotaType type, const std::string& user, const std::string& client_id,

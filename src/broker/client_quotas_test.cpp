@@ -76,6 +76,37 @@ TEST_F(ClientQuotasTest, RequestTimeThrottlesAreAtMostOneSampleWindow) {
   EXPECT_EQ(quotas.record(QuotaType::kRequest, "u", "c", 5000, 0), 1000);
 }
 
+TEST_F(ClientQuotasTest, ConnectionRatesApplyPerAddressNamedBeforeDefault) {
+  ClientQuotas quotas(path(), {2, 1000});
+  set(quotas, {{kQuotaIp, Name()}}, kConnectionCreationRate, 1);
+  set(quotas, {{kQuotaIp, Name("localhost")}}, kConnectionCreationRate, 100);
+  // The default: one a second for each address. A second at once is 2/s: a second's delay, capped.
+  EXPECT_EQ(quotas.record(QuotaType::kConnection, "", "10.0.0.1", 1, 0), 0);
+  EXPECT_EQ(quotas.record(QuotaType::kConnection, "", "10.0.0.1", 1, 0), 1000);
+  EXPECT_EQ(quotas.record(QuotaType::kConnection, "", "10.0.0.2", 1, 0), 0);
+  // localhost was resolved to its address when it was set.
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(quotas.record(QuotaType::kConnection, "", "127.0.0.1", 1, 0), 0);
+}
+
+TEST_F(ClientQuotasTest, MutationsDrawOnATokenBucketStrictlyOrPermissively) {
+  ClientQuotas quotas(path(), {}, {10, 1000});
+  set(quotas, {{kQuotaClientId, Name("admin")}}, kControllerMutationRate, 2);
+  // A burst of 2/s x 10 s = 20, full at first: 30 partitions are taken, leaving -10.
+  EXPECT_EQ(quotas.charge_mutations("u", "admin", 30, true, 0).accepted, true);
+  // Below zero, strict requests are refused with the time to get back to zero: 10 / 2 per s.
+  auto refused = quotas.charge_mutations("u", "admin", 1, true, 0);
+  EXPECT_FALSE(refused.accepted);
+  EXPECT_EQ(refused.throttle_ms, 5000);
+  // Permissive ones are taken and throttled.
+  auto taken = quotas.charge_mutations("u", "admin", 1, false, 0);
+  EXPECT_TRUE(taken.accepted);
+  EXPECT_EQ(taken.throttle_ms, 5500);
+  // 6 s refill 12 tokens: at +1 a strict request goes through again. Other clients are free.
+  EXPECT_TRUE(quotas.charge_mutations("u", "admin", 1, true, 6000).accepted);
+  EXPECT_TRUE(quotas.charge_mutations("u", "other", 1000, true, 0).accepted);
+}
+
 TEST_F(ClientQuotasTest, ResolvesKafkasPrecedenceAndCountsDefaultsPerClient) {
   ClientQuotas quotas(path(), {});
   set(quotas, {{kQuotaClientId, Name()}}, kProducerByteRate, 100);
@@ -120,6 +151,9 @@ TEST_F(ClientQuotasTest, PersistsAndRemovesQuotas) {
   EXPECT_FALSE(reloaded.active());
 }
 
+const QuotaEntity kUserEntity = {{kQuotaUser, Name("u")}};
+const QuotaEntity kIpEntity = {{kQuotaIp, Name("127.0.0.1")}};
+
 TEST(QuotaValidationTest, FollowsKafkasRules) {
   EXPECT_EQ(quota_entity_problem({}), "Invalid empty client quota entity");
   EXPECT_EQ(quota_entity_problem({{"group", Name("g")}}),
@@ -127,19 +161,31 @@ TEST(QuotaValidationTest, FollowsKafkasRules) {
   EXPECT_EQ(quota_entity_problem({{kQuotaUser, Name("")}}), "Empty user not supported");
   EXPECT_NE(quota_entity_problem({{"ip", Name("10.0.0.1")}, {kQuotaUser, Name("u")}}), "");
   EXPECT_EQ(quota_entity_problem({{kQuotaUser, Name()}, {kQuotaClientId, Name("c")}}), "");
-  EXPECT_EQ(quota_value_problem(kProducerByteRate, 1024), "");
-  EXPECT_EQ(quota_value_problem(kProducerByteRate, 0),
+  EXPECT_EQ(quota_value_problem(kUserEntity, kProducerByteRate, 1024), "");
+  EXPECT_EQ(quota_value_problem(kUserEntity, kProducerByteRate, 0),
             "Quota producer_byte_rate must be greater than 0");
-  EXPECT_EQ(quota_value_problem(kConsumerByteRate, 1.5),
+  EXPECT_EQ(quota_value_problem(kUserEntity, kConsumerByteRate, 1.5),
             "consumer_byte_rate cannot be a fractional value.");
-  EXPECT_EQ(quota_value_problem(kConsumerByteRate, 1e19),
+  EXPECT_EQ(quota_value_problem(kUserEntity, kConsumerByteRate, 1e19),
             "Proposed value for consumer_byte_rate is too large for a LONG.");
-  EXPECT_EQ(quota_value_problem("bytes", 1), "Invalid configuration key bytes");
+  EXPECT_EQ(quota_value_problem(kUserEntity, "bytes", 1), "Invalid configuration key bytes");
   // request_percentage is a DOUBLE: fractions are fine, as long as it is positive.
-  EXPECT_EQ(quota_value_problem(kRequestPercentage, 0.5), "");
-  EXPECT_EQ(quota_value_problem(kRequestPercentage, -1),
+  EXPECT_EQ(quota_value_problem(kUserEntity, kRequestPercentage, 0.5), "");
+  EXPECT_EQ(quota_value_problem(kUserEntity, kRequestPercentage, -1),
             "Quota request_percentage must be greater than 0");
-  EXPECT_NE(quota_value_problem("controller_mutation_rate", 5), "");
+  EXPECT_EQ(quota_value_problem(kUserEntity, kControllerMutationRate, 0.5), "");
+  // IP entities take connection_creation_rate only, an INT, and a name that is an address.
+  EXPECT_EQ(quota_entity_problem(kIpEntity), "");
+  EXPECT_EQ(quota_entity_problem({{kQuotaIp, Name()}}), "");
+  EXPECT_EQ(quota_entity_problem({{kQuotaIp, Name("no-such-host.invalid")}}),
+            "no-such-host.invalid is not a valid IP or resolvable host.");
+  EXPECT_EQ(quota_value_problem(kIpEntity, kConnectionCreationRate, 10), "");
+  EXPECT_EQ(quota_value_problem(kIpEntity, kConnectionCreationRate, 3e9),
+            "Proposed value for connection_creation_rate is too large for an INT.");
+  EXPECT_EQ(quota_value_problem(kIpEntity, kProducerByteRate, 10),
+            "Invalid configuration key producer_byte_rate");
+  EXPECT_EQ(quota_value_problem(kUserEntity, kConnectionCreationRate, 10),
+            "Invalid configuration key connection_creation_rate");
 }
 
 }  // namespace

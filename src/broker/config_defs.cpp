@@ -165,10 +165,17 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"max.connections", T::kInt, "2147483647", 0, nullptr, nullptr, false,
               "Most connections the broker holds; at the limit it stops accepting until one "
               "closes."},
+    ConfigDef{"max.connection.creation.rate", T::kInt, "2147483647", 0, nullptr, nullptr, false,
+              "New connections per second the broker accepts, over all listeners; faster ones "
+              "wait."},
     ConfigDef{"quota.window.num", T::kInt, "11", 1, nullptr, nullptr, true,
               "Samples kept in memory to measure client byte rates against their quotas."},
     ConfigDef{"quota.window.size.seconds", T::kInt, "1", 1, nullptr, nullptr, true,
               "Time span of each client quota sample."},
+    ConfigDef{"controller.quota.window.num", T::kInt, "11", 1, nullptr, nullptr, true,
+              "Samples of controller_mutation_rate: with the window size, its burst."},
+    ConfigDef{"controller.quota.window.size.seconds", T::kInt, "1", 1, nullptr, nullptr, true,
+              "Time span of each controller_mutation_rate sample."},
     ConfigDef{"client.quota.callback.class", T::kString, nullptr, 0, nullptr, nullptr, true,
               "A Java quota callback: not supported, the broker refuses to start with one."},
     ConfigDef{"ssl.keystore.type", T::kString, "PEM", 0, "PEM,PKCS12", nullptr, true,

@@ -12,6 +12,7 @@
 
 #include "broker/authenticator.h"
 #include "broker/broker.h"
+#include "broker/client_quotas.h"
 #include "broker/connection_limits.h"
 #include "broker/handlers.h"
 #include "broker/probe.h"
@@ -118,6 +119,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void start() {
+    if (throttle_new_connection()) return;
     int64_t limit = 0;
     if (!broker_.connection_limits().admit(host_, limit)) {
       probe().connections_rejected.add();
@@ -362,6 +364,31 @@ class Connection : public std::enable_shared_from_this<Connection> {
     slot->done = true;
     slot_ready_.cancel();
     authenticated_.cancel();
+  }
+
+  // connection_creation_rate (KIP-612): a connection over its address's rate is neither served
+  // nor counted, and is closed once the throttle time is up, as Kafka's acceptor does.
+  bool throttle_new_connection() {
+    auto& quotas = broker_.client_quotas();
+    if (!quotas.active()) return false;
+    auto now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+            .count();
+    int64_t delay = quotas.record(QuotaType::kConnection, "", host_, 1, now);
+    if (delay <= 0) return false;
+    quotas.unrecord(QuotaType::kConnection, "", host_, 1, now);
+    probe().connections_throttled.add();
+    spdlog::debug("delaying closing of connection from {} for {} ms (connection_creation_rate)",
+                  peer_, delay);
+    auto self = shared_from_this();
+    asio::co_spawn(
+        socket_.get_executor(),
+        [self, delay]() -> asio::awaitable<void> {
+          co_await self->wait_until(Clock::now() + std::chrono::milliseconds(delay));
+          self->close();
+        },
+        asio::detached);
+    return true;
   }
 
   // request_percentage: the handler's own time, without what it waited for by design or on other

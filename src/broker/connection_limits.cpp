@@ -3,16 +3,15 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 
+#include <cmath>
+
 #include <boost/asio/ip/address.hpp>
 
 #include "common/properties.h"
 
 namespace oxbow::broker {
 
-namespace {
-
-// An address as the connections report theirs; a host name is resolved once, as Kafka does.
-std::optional<std::string> resolve(const std::string& host) {
+std::optional<std::string> resolve_address(const std::string& host) {
   boost::system::error_code ec;
   auto address = boost::asio::ip::make_address(host, ec);
   if (!ec) {
@@ -42,8 +41,6 @@ std::optional<std::string> resolve(const std::string& host) {
   return std::string(text);
 }
 
-}  // namespace
-
 std::optional<std::map<std::string, int64_t>> parse_per_ip_overrides(const std::string& text,
                                                                      std::string& error) {
   std::map<std::string, int64_t> out;
@@ -62,7 +59,7 @@ std::optional<std::map<std::string, int64_t>> parse_per_ip_overrides(const std::
       error = "max.connections.per.ip.overrides: '" + entry + "' is not host:count";
       return std::nullopt;
     }
-    auto address = resolve(entry.substr(0, colon));
+    auto address = resolve_address(entry.substr(0, colon));
     if (!address) {
       error = "max.connections.per.ip.overrides: '" + entry.substr(0, colon) +
               "' is not a valid IP or resolvable host";
@@ -75,7 +72,26 @@ std::optional<std::map<std::string, int64_t>> parse_per_ip_overrides(const std::
 
 void ConnectionLimits::configure(ConnectionLimitConfig config) {
   std::lock_guard lock(mutex_);
+  if (config.max_creation_rate >= INT32_MAX) {
+    creations_.reset();
+  } else if (!creations_ || config.window.samples != config_.window.samples ||
+             config.window.window_ms != config_.window.window_ms) {
+    creations_.emplace(config.window);
+  }
   config_ = std::move(config);
+}
+
+int64_t ConnectionLimits::record_creation(int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  if (!creations_) return 0;
+  creations_->record(1, now_ms);
+  double rate = creations_->per_second(now_ms);
+  auto limit = static_cast<double>(config_.max_creation_rate);
+  if (rate <= limit) return 0;
+  if (limit <= 0) return config_.window.window_ms;
+  auto delay = static_cast<int64_t>(
+      std::llround((rate - limit) / limit * static_cast<double>(creations_->span_ms(now_ms))));
+  return std::min(delay, config_.window.window_ms);
 }
 
 bool ConnectionLimits::admit(const std::string& ip, int64_t& limit) {

@@ -29,6 +29,11 @@ bool quotas_active(const RequestContext& ctx);
 // request_percentage: counts `busy` (the handler's own time) against the client's quota and
 // returns the throttle time in ms; the caller puts it in the response.
 int32_t record_request_time(RequestContext& ctx, std::chrono::nanoseconds busy);
+// controller_mutation_rate: charges `partitions` created or deleted; false when a strict request
+// (one whose version knows THROTTLING_QUOTA_EXCEEDED) must refuse the topic. `throttle_ms` is
+// raised to the throttle this asks for (also in ctx.throttle_ms).
+bool charge_partition_mutations(RequestContext& ctx, int32_t partitions, bool strict,
+                                int32_t& throttle_ms);
 
 // Runs the handler of ctx.header.api_key. Throws protocol::DecodeError on a malformed body.
 asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out);

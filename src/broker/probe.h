@@ -26,7 +26,10 @@ struct BrokerProbe {
   metrics::Histogram fetch_response_bytes{metrics::size_buckets()};
   std::atomic<int64_t> connections{0};
   metrics::Counter connections_accepted;
-  metrics::Counter connections_rejected;  // over max.connections.per.ip
+  metrics::Counter connections_rejected;   // over max.connections.per.ip
+  metrics::Counter connections_throttled;  // over their address's connection_creation_rate
+  metrics::Counter
+      connection_creation_throttle_ms;  // acceptors' waits, max.connection.creation.rate
   metrics::Counter sasl_authentication_failures;
   metrics::Counter tls_handshake_failures;
 

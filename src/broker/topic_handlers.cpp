@@ -114,6 +114,16 @@ void handle_create_topics(RequestContext& ctx, Reader& body, Writer& out) {
       fail(ErrorCode::kInvalidConfig, "Null value not supported for topic configs");
       continue;
     }
+    // controller_mutation_rate is charged last, for a topic that would be created (Kafka's order).
+    if (!request.validate_only && quotas_active(ctx)) {
+      TopicInfo planned;
+      auto check = broker.topics().create(topic.name, partitions, configs, true, &planned);
+      if (check.error == ErrorCode::kNone &&
+          !charge_partition_mutations(ctx, planned.partitions, v >= 6, response.throttle_time_ms)) {
+        result.error_code = pr::code(ErrorCode::kThrottlingQuotaExceeded);
+        continue;
+      }
+    }
     TopicInfo created;
     auto outcome =
         broker.topics().create(topic.name, partitions, configs, request.validate_only, &created);
@@ -166,6 +176,10 @@ void handle_delete_topics(RequestContext& ctx, Reader& body, Writer& out) {
     }
     result.name = topic->name;
     result.topic_id = topic->id;
+    if (!charge_partition_mutations(ctx, topic->partitions, v >= 5, response.throttle_time_ms)) {
+      result.error_code = pr::code(ErrorCode::kThrottlingQuotaExceeded);
+      continue;
+    }
     auto outcome = topics.remove(topic->name);
     result.error_code = pr::code(outcome.error);
     if (outcome.error != ErrorCode::kNone) result.error_message = outcome.message;
@@ -193,6 +207,15 @@ void handle_create_partitions(RequestContext& ctx, Reader& body, Writer& out) {
         result.error_message = std::move(*problem);
         continue;
       }
+    }
+    auto existing = ctx.broker.topics().find(topic.name);
+    if (existing && !request.validate_only && quotas_active(ctx) &&
+        ctx.broker.topics().add_partitions(topic.name, topic.count, true).error ==
+            ErrorCode::kNone &&
+        !charge_partition_mutations(ctx, topic.count - existing->partitions, v >= 3,
+                                    response.throttle_time_ms)) {
+      result.error_code = pr::code(ErrorCode::kThrottlingQuotaExceeded);
+      continue;
     }
     auto outcome =
         ctx.broker.topics().add_partitions(topic.name, topic.count, request.validate_only);

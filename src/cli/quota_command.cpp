@@ -1,5 +1,6 @@
 // `oxbow quota set|delete|list`: client quotas (producer_byte_rate, consumer_byte_rate,
-// request_percentage) of users, client-ids and (user, client-id) pairs, through AlterClientQuotas
+// request_percentage, controller_mutation_rate) of users, client-ids and (user, client-id) pairs,
+// and connection_creation_rate of IP addresses, through AlterClientQuotas
 // and DescribeClientQuotas (librdkafka 2.0 has no API for them, so they go over a WireClient).
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -28,6 +29,8 @@ struct QuotaOptions {
   bool user_default = false;
   std::string client_id;
   bool client_id_default = false;
+  std::string ip;
+  bool ip_default = false;
   std::vector<std::string> settings;  // key=value for set, key for delete
 };
 
@@ -45,7 +48,12 @@ Entity entity_of(const QuotaOptions& o) {
   } else if (!o.client_id.empty()) {
     entity.push_back({"client-id", o.client_id});
   }
-  if (entity.empty()) fail("name a --user or --client-id (or their --*-default)");
+  if (o.ip_default) {
+    entity.push_back({"ip", std::nullopt});
+  } else if (!o.ip.empty()) {
+    entity.push_back({"ip", o.ip});
+  }
+  if (entity.empty()) fail("name a --user, --client-id or --ip (or their --*-default)");
   return entity;
 }
 
@@ -110,18 +118,19 @@ void list_quotas(const QuotaOptions& options) {
   };
   component("user", options.user, options.user_default);
   component("client-id", options.client_id, options.client_id_default);
+  component("ip", options.ip, options.ip_default);
   auto response = client.call<pr::DescribeClientQuotasResponse>(kDescribeClientQuotas, 0, request);
   if (response.error_code != 0)
     fail("list quotas: " + error_text(response.error_code, response.error_message));
-  std::vector<std::vector<std::string>> rows{{"USER", "CLIENT-ID", "QUOTA", "VALUE"}};
+  std::vector<std::vector<std::string>> rows{{"USER", "CLIENT-ID", "IP", "QUOTA", "VALUE"}};
   for (const auto& entry : response.entries.value_or(decltype(response.entries)::value_type{})) {
-    std::string user = "", client_id = "";
+    std::string user, client_id, ip;
     for (const auto& part : entry.entity) {
       std::string name = part.entity_name.value_or(kDefaultName);
-      (part.entity_type == "user" ? user : client_id) = name;
+      (part.entity_type == "user" ? user : part.entity_type == "ip" ? ip : client_id) = name;
     }
     for (const auto& value : entry.values)
-      rows.push_back({user, client_id, value.key, format_value(value.value)});
+      rows.push_back({user, client_id, ip, value.key, format_value(value.value)});
   }
   print_table(rows);
 }
@@ -133,6 +142,8 @@ void add_entity_options(CLI::App& command, QuotaOptions& options) {
   command.add_option("--client-id", options.client_id, "Client id");
   command.add_flag("--client-id-default", options.client_id_default,
                    "The default of all client ids");
+  command.add_option("--ip", options.ip, "Client address (connection_creation_rate only)");
+  command.add_flag("--ip-default", options.ip_default, "The default of all client addresses");
 }
 
 }  // namespace
@@ -147,7 +158,8 @@ void add_quota_command(CLI::App& app) {
       "Set quotas of a user, a client id or both: producer_byte_rate=N consumer_byte_rate=N");
   add_entity_options(*set, *options);
   set->add_option("quotas", options->settings,
-                  "key=value (bytes per second; request_percentage: percent of a thread)")
+                  "key=value (bytes, partitions or connections per second; "
+                  "request_percentage: percent of a thread)")
       ->required();
   set->callback([options] { set_quotas(*options); });
 
@@ -157,7 +169,7 @@ void add_quota_command(CLI::App& app) {
   del->callback([options] { delete_quotas(*options); });
 
   CLI::App* list = quota->add_subcommand(
-      "list", "List quotas (all, or those of the user and/or client id given)");
+      "list", "List quotas (all, or those of the user, client id or IP given)");
   add_entity_options(*list, *options);
   list->callback([options] { list_quotas(*options); });
 }

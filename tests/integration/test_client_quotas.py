@@ -40,22 +40,28 @@ def read_entity(r):
     return tuple(sorted((r.string(), r.string()) for _ in range(r.int32())))
 
 
-def alter(broker, entries, validate_only=False):
+def request(broker, api_key, body, conn=None):
+    """One v0 request, on `conn` if given, else on a connection of its own."""
+    if conn is not None:
+        return kw.Reader(conn.request(api_key, 0, 1, body))
+    with kw.Conn(broker.port) as own:
+        return kw.Reader(own.request(api_key, 0, 1, body))
+
+
+def alter(broker, entries, validate_only=False, conn=None):
     """[(error_code, error_message, entity)] of an AlterClientQuotas v0 request."""
-    with kw.Conn(broker.port) as conn:
-        r = kw.Reader(conn.request(ALTER, 0, 1, alter_body(entries, validate_only)))
+    r = request(broker, ALTER, alter_body(entries, validate_only), conn)
     r.int32()  # throttle
     return [(r.int16(), r.string(), read_entity(r)) for _ in range(r.int32())]
 
 
-def describe(broker, components, strict=False):
+def describe(broker, components, strict=False, conn=None):
     """(error_code, error_message, {entity: {key: value}}) of a DescribeClientQuotas v0 request."""
     body = struct.pack(">i", len(components))
     for entity_type, match_type, match in components:
         body += kw.string(entity_type) + struct.pack(">b", match_type) + kw.string(match)
     body += struct.pack(">?", strict)
-    with kw.Conn(broker.port) as conn:
-        r = kw.Reader(conn.request(DESCRIBE, 0, 1, body))
+    r = request(broker, DESCRIBE, body, conn)
     r.int32()
     error, message = r.int16(), r.string()
     n = r.int32()
@@ -122,11 +128,14 @@ def test_invalid_alterations_are_refused_one_entry_at_a_time(make_broker):
         ((("group", "g"),), [("producer_byte_rate", 1024, False)], "Unhandled client quota entity type: group"),
         ((("user", ""),), [("producer_byte_rate", 1024, False)], "Empty user not supported"),
         ((("ip", "10.0.0.1"), ("user", "u")), [("producer_byte_rate", 1, False)], "IP entity should not"),
-        ((("ip", "10.0.0.1"),), [("connection_creation_rate", 10, False)], "not supported"),
+        ((("ip", "10.0.0.1"),), [("producer_byte_rate", 10, False)], "Invalid configuration key producer_byte_rate"),
+        ((("ip", "no-such-host.invalid"),), [("connection_creation_rate", 10, False)],
+         "no-such-host.invalid is not a valid IP or resolvable host."),
+        ((("ip", "10.0.0.2"),), [("connection_creation_rate", 3e9, False)], "too large for an INT."),
         ((("user", "u0"),), [("bytes_per_second", 1024, False)], "Invalid configuration key bytes_per_second"),
         ((("user", "u1"),), [("producer_byte_rate", 0, False)], "Quota producer_byte_rate must be greater than 0"),
         ((("user", "u2"),), [("consumer_byte_rate", 10.5, False)], "consumer_byte_rate cannot be a fractional value."),
-        ((("user", "u3"),), [("controller_mutation_rate", 50, False)], "not enforced by this broker"),
+        ((("user", "u3"),), [("request_percentage", float("inf"), False)], "must be a finite number"),
         ((("user", "u4"),), [("bogus", 0, True)], "Invalid configuration key bogus"),
     ]
     entries = [(entity, ops) for entity, ops, _ in cases] + [(APP, [("producer_byte_rate", 2048, False)])]
@@ -178,8 +187,10 @@ def test_oxbow_quota_cli(make_broker):
     assert oxbow_quota(broker, "set", "--user", "alice", "--client-id-default",
                        "producer_byte_rate=1024", "consumer_byte_rate=2048").returncode == 0
     assert oxbow_quota(broker, "set", "--client-id", "app", "producer_byte_rate=512").returncode == 0
+    assert oxbow_quota(broker, "set", "--ip", "10.1.2.3", "connection_creation_rate=20").returncode == 0
     listing = [line.split() for line in oxbow_quota(broker, "list").stdout.splitlines()]
-    assert listing[0] == ["USER", "CLIENT-ID", "QUOTA", "VALUE"]
+    assert listing[0] == ["USER", "CLIENT-ID", "IP", "QUOTA", "VALUE"]
+    assert ["10.1.2.3", "connection_creation_rate", "20"] in listing
     assert ["alice", "<default>", "consumer_byte_rate", "2048"] in listing
     assert ["alice", "<default>", "producer_byte_rate", "1024"] in listing
     assert ["app", "producer_byte_rate", "512"] in listing
@@ -190,7 +201,9 @@ def test_oxbow_quota_cli(make_broker):
     assert refused.returncode == 1
     assert refused.stderr.strip() == "oxbow: error: INVALID_REQUEST: producer_byte_rate cannot be a fractional value."
     assert "not a number" in oxbow_quota(broker, "set", "--user", "a", "producer_byte_rate=lots").stderr
-    assert "--user or --client-id" in oxbow_quota(broker, "set", "producer_byte_rate=1").stderr
+    assert "--user, --client-id or --ip" in oxbow_quota(broker, "set", "producer_byte_rate=1").stderr
+    mixed = oxbow_quota(broker, "set", "--ip", "10.1.2.3", "--user", "u", "connection_creation_rate=1")
+    assert mixed.returncode == 1 and "IP entity should not be combined" in mixed.stderr
 
     assert oxbow_quota(broker, "delete", "--client-id", "app", "producer_byte_rate").returncode == 0
     assert "app" not in oxbow_quota(broker, "list").stdout
@@ -301,3 +314,52 @@ def test_request_percentage_throttles_in_each_responses_own_throttle_field(make_
     samples = scrape_metrics(broker)
     assert metric_value(samples, "oxbow_quota_throttled_total", api="Metadata") >= 1
     assert metric_value(samples, "oxbow_quota_throttled_total", api="Produce") >= 1
+
+
+def create_topics_v2(conn, correlation_id, name, partitions):
+    """CreateTopics v2 (permissive for controller_mutation_rate): (error_code, throttle_ms)."""
+    body = (struct.pack(">i", 1) + kw.string(name) + struct.pack(">ih", partitions, -1) + struct.pack(">ii", 0, 0)
+            + struct.pack(">i", 10000) + b"\x00")
+    r = kw.Reader(conn.request(19, 2, correlation_id, body))
+    throttle = r.int32()
+    assert r.int32() == 1 and r.string() == name
+    return r.int16(), throttle
+
+
+def delete_topics_v5(conn, correlation_id, name):
+    """DeleteTopics v5 (flexible; strict for controller_mutation_rate): (error_code, throttle_ms)."""
+    body = (b"\x00" + kw.uvarint(2) + kw.uvarint(len(name) + 1) + name.encode() + struct.pack(">i", 10000)
+            + b"\x00")
+    r = kw.Reader(conn.request(20, 5, correlation_id, body))
+    assert r.int8() == 0  # the response header's tagged fields
+    throttle = r.int32()
+    assert r.take(">b") == 2  # one result
+    assert r.data[r.pos:r.pos + 1 + len(name)] == kw.uvarint(len(name) + 1) + name.encode()
+    r.pos += 1 + len(name)
+    return r.int16(), throttle
+
+
+THROTTLING_QUOTA_EXCEEDED = 89
+
+
+def test_controller_mutation_rate_throttles_old_versions_and_refuses_new_ones(make_broker):
+    # A burst of 1 partition/s x 2 samples x 1 s = 2 partitions.
+    broker = make_broker({"controller.quota.window.num": "2", "controller.quota.window.size.seconds": "1"})
+    assert alter(broker, [((("client-id", "oxbow-it"),), [("controller_mutation_rate", 1, False)])])[0][0] == 0
+    first, second = unique_topic("mutate"), unique_topic("mutate")
+    with kw.Conn(broker.port) as conn:
+        # Permissive (CreateTopics v2): five partitions are created, and the bucket is 3 below zero.
+        error, throttle = create_topics_v2(conn, 1, first, 5)
+        assert error == 0 and 2900 <= throttle <= 3000
+    with kw.Conn(broker.port) as conn:
+        error, throttle = create_topics_v2(conn, 1, second, 1)
+        assert error == 0 and throttle > 3000
+    with kw.Conn(broker.port) as conn:
+        # Strict (DeleteTopics v5): below zero, the deletion is refused, with the time to wait.
+        error, throttle = delete_topics_v5(conn, 1, first)
+        assert error == THROTTLING_QUOTA_EXCEEDED and throttle > 0
+    assert len(ck.topic_metadata(broker.bootstrap, first).partitions) == 5  # still there
+    # Another client id has no quota: it deletes at once.
+    admin = ck.admin(broker.bootstrap)
+    for future in admin.delete_topics([first, second]).values():
+        future.result(10)

@@ -10,12 +10,24 @@ from confluent_kafka.admin import ConfigResource
 import ck_helpers as ck
 import kafka_wire as kw
 from harness import metric_value, scrape_metrics, wait_until
+from test_client_quotas import EXACT, SPECIFIED, alter, describe
 
 
 def api_versions_answered(conn, correlation_id=1):
     conn.send(kw.request_frame(18, 0, correlation_id, b""))
     frame = conn.recv_frame()
     return struct.unpack(">i", frame[:4])[0] == correlation_id
+
+
+def served(broker):
+    """A new connection is answered."""
+    conn = kw.Conn(broker.port)
+    try:
+        return api_versions_answered(conn)
+    except (kw.ConnectionClosed, OSError):
+        return False
+    finally:
+        conn.close()
 
 
 def closed_by_broker(conn):
@@ -53,15 +65,7 @@ def test_connections_over_max_connections_per_ip_are_closed_at_once(make_broker)
     # A closed connection frees its place.
     first.close()
 
-    def another_is_served():
-        conn = kw.Conn(broker.port)
-        try:
-            return api_versions_answered(conn)
-        except (kw.ConnectionClosed, OSError):
-            return False
-        finally:
-            conn.close()
-    wait_until(another_is_served, 10, message="a connection after one closed")
+    wait_until(lambda: served(broker), 10, message="a connection after one closed")
 
     # Raised at run time (with both places free, for the admin client's connections).
     second.close()
@@ -114,3 +118,38 @@ def test_bad_connection_limits_stop_the_start(make_broker, overrides, message):
         b.start()
     assert message in b.log_text()
 
+
+
+def test_connection_creation_rate_of_an_ip_closes_connections_over_it_unserved(make_broker):
+    broker = make_broker({"quota.window.num": "2", "quota.window.size.seconds": "1"})
+    ip = (("ip", "127.0.0.1"),)
+    admin = kw.Conn(broker.port)  # opened before the quota, and kept
+    assert alter(broker, [(ip, [("connection_creation_rate", 1, False)])], conn=admin)[0][0] == 0
+    rate = {ip: {"connection_creation_rate": 1.0}}
+    assert describe(broker, [("ip", SPECIFIED, None)], conn=admin)[2] == rate
+    assert describe(broker, [("ip", EXACT, "127.0.0.1")], strict=True, conn=admin)[2] == rate
+    first = kw.Conn(broker.port)
+    assert api_versions_answered(first)
+    # A second within the second is over the rate: never served, closed after the throttle time.
+    assert closed_by_broker(kw.Conn(broker.port))
+    assert metric_value(scrape_metrics(broker), "oxbow_connections_throttled_total") >= 1
+    # The throttled one did not count: once the window has moved on, one more is served.
+    wait_until(lambda: served(broker), 15, interval=0.5, message="a connection within the rate")
+    first.close()
+    # Without the quota nothing is throttled.
+    assert alter(broker, [(ip, [("connection_creation_rate", 0, True)])], conn=admin)[0][0] == 0
+    admin.close()
+    conns = [kw.Conn(broker.port) for _ in range(3)]
+    assert all(api_versions_answered(c) for c in conns)
+    for c in conns:
+        c.close()
+
+
+def test_max_connection_creation_rate_slows_the_listener_down_without_refusing(make_broker):
+    broker = make_broker({"quota.window.num": "2", "quota.window.size.seconds": "1",
+                          "max.connection.creation.rate": "2"})
+    conns = [kw.Conn(broker.port) for _ in range(6)]
+    assert all(api_versions_answered(c) for c in conns)
+    assert metric_value(scrape_metrics(broker), "oxbow_connection_creation_throttle_seconds_total") > 0
+    for c in conns:
+        c.close()
