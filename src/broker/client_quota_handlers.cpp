@@ -9,6 +9,7 @@
 #include "broker/broker.h"
 #include "broker/client_quotas.h"
 #include "broker/handlers.h"
+#include "common/clock.h"
 #include "protocol/errors.h"
 #include "protocol/messages/alter_client_quotas.h"
 #include "protocol/messages/describe_client_quotas.h"
@@ -108,20 +109,15 @@ std::pair<std::string, std::string> quota_identity(const RequestContext& ctx) {
   return {principal, ctx.header.client_id.value_or("")};
 }
 
-// A steady clock: rates must not jump with the wall clock.
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 int32_t record_bytes(RequestContext& ctx, QuotaType type, size_t bytes) {
   auto& quotas = ctx.broker.client_quotas();
   if (!quotas.active()) return 0;
   auto [user, client_id] = quota_identity(ctx);
-  int64_t throttle = quotas.record(type, user, client_id, static_cast<double>(bytes), steady_ms());
-  ctx.throttle_ms = static_cast<int32_t>(std::clamp<int64_t>(throttle, 0, INT32_MAX));
-  return ctx.throttle_ms;
+  int64_t throttle =
+      quotas.record(type, user, client_id, static_cast<double>(bytes), steady_now_ms());
+  auto throttle_ms = static_cast<int32_t>(std::clamp<int64_t>(throttle, 0, INT32_MAX));
+  ctx.throttle_ms = std::max(ctx.throttle_ms, throttle_ms);
+  return throttle_ms;
 }
 
 }  // namespace
@@ -135,7 +131,7 @@ bool charge_partition_mutations(RequestContext& ctx, int32_t partitions, bool st
   auto& quotas = ctx.broker.client_quotas();
   if (!quotas.active() || partitions <= 0) return true;
   auto [user, client_id] = quota_identity(ctx);
-  auto charge = quotas.charge_mutations(user, client_id, partitions, strict, steady_ms());
+  auto charge = quotas.charge_mutations(user, client_id, partitions, strict, steady_now_ms());
   auto throttle = static_cast<int32_t>(std::clamp<int64_t>(charge.throttle_ms, 0, INT32_MAX));
   throttle_ms = std::max(throttle_ms, throttle);
   ctx.throttle_ms = std::max(ctx.throttle_ms, throttle);
@@ -149,7 +145,7 @@ int32_t record_request_time(RequestContext& ctx, std::chrono::nanoseconds busy) 
   // Percent of one thread for a second: the unit request_percentage is given in.
   double percent_seconds = std::max<double>(static_cast<double>(busy.count()), 0) * 100 / 1e9;
   int64_t throttle =
-      quotas.record(QuotaType::kRequest, user, client_id, percent_seconds, steady_ms());
+      quotas.record(QuotaType::kRequest, user, client_id, percent_seconds, steady_now_ms());
   return static_cast<int32_t>(std::clamp<int64_t>(throttle, 0, INT32_MAX));
 }
 
@@ -164,7 +160,7 @@ int32_t record_fetch_bytes(RequestContext& ctx, size_t bytes) {
 void unrecord_fetch_bytes(RequestContext& ctx, size_t bytes) {
   auto [user, client_id] = quota_identity(ctx);
   ctx.broker.client_quotas().unrecord(QuotaType::kFetch, user, client_id,
-                                      static_cast<double>(bytes), steady_ms());
+                                      static_cast<double>(bytes), steady_now_ms());
 }
 
 int32_t fetch_bytes_allowed(RequestContext& ctx) {

@@ -147,8 +147,10 @@ bool ClientQuotas::load(std::string& error) {
     }
     if (!values.empty()) quotas_[entity] = std::move(values);
   }
-  index_ip_quotas();
-  active_ = !quotas_.empty();
+  std::vector<QuotaEntity> entities;
+  for (const auto& [entity, values] : quotas_) entities.push_back(entity);
+  ip_addresses_ = resolve_ip_names(entities);
+  index_quotas();
   return true;
 }
 
@@ -158,6 +160,9 @@ std::vector<std::pair<QuotaEntity, QuotaValues>> ClientQuotas::all() const {
 }
 
 bool ClientQuotas::alter(const Changes& changes, std::string& error) {
+  std::vector<QuotaEntity> entities;
+  for (const auto& [entity, ops] : changes) entities.push_back(entity);
+  auto addresses = resolve_ip_names(entities);
   std::lock_guard lock(mutex_);
   auto next = quotas_;
   for (const auto& [entity, ops] : changes) {
@@ -187,8 +192,8 @@ bool ClientQuotas::alter(const Changes& changes, std::string& error) {
   }
   if (!storage::write_file_atomically(path_, doc.dump(2) + "\n", error)) return false;
   quotas_ = std::move(next);
-  index_ip_quotas();
-  active_ = !quotas_.empty();
+  for (auto& [name, address] : addresses) ip_addresses_.insert_or_assign(name, std::move(address));
+  index_quotas();
   return true;
 }
 
@@ -204,6 +209,7 @@ std::optional<double> ClientQuotas::quota_of(const QuotaEntity& entity, const ch
 // entity is shared by everything it matches, a default one is counted per user or client-id.
 std::optional<ClientQuotas::Bound> ClientQuotas::resolve(QuotaType type, const std::string& user,
                                                          const std::string& client_id) const {
+  if (!types_set_[static_cast<size_t>(type)]) return std::nullopt;
   const char* key = key_of(type);
   if (type == QuotaType::kConnection) return resolve_ip(client_id);
   using Name = std::optional<std::string>;
@@ -243,14 +249,33 @@ std::optional<ClientQuotas::Bound> ClientQuotas::resolve_ip(const std::string& a
   return std::nullopt;
 }
 
-void ClientQuotas::index_ip_quotas() {
+void ClientQuotas::index_quotas() {
   ip_rates_.clear();
+  types_set_ = {};
   for (const auto& [entity, values] : quotas_) {
+    for (auto type : {QuotaType::kProduce, QuotaType::kFetch, QuotaType::kRequest,
+                      QuotaType::kConnection, QuotaType::kMutation}) {
+      if (values.contains(key_of(type))) types_set_[static_cast<size_t>(type)] = true;
+    }
     auto ip = entity.find(kQuotaIp);
     auto rate = values.find(kConnectionCreationRate);
     if (ip == entity.end() || !ip->second || rate == values.end()) continue;
-    if (auto address = resolve_address(*ip->second)) ip_rates_[*address] = rate->second;
+    if (auto address = ip_addresses_.find(*ip->second); address != ip_addresses_.end())
+      ip_rates_[address->second] = rate->second;
   }
+  active_ = !quotas_.empty();
+}
+
+// Outside the lock: a host name's lookup can take long, and the request paths need the lock.
+std::map<std::string, std::string> ClientQuotas::resolve_ip_names(
+    const std::vector<QuotaEntity>& entities) {
+  std::map<std::string, std::string> out;
+  for (const auto& entity : entities) {
+    auto ip = entity.find(kQuotaIp);
+    if (ip == entity.end() || !ip->second) continue;
+    if (auto address = resolve_address(*ip->second)) out[*ip->second] = *address;
+  }
+  return out;
 }
 
 void ClientQuotas::forget_idle_buckets(int64_t now_ms) {

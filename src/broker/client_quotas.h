@@ -6,6 +6,7 @@
 // Quotas persist in `<first log dir>/oxbow-client-quotas.json`, one entry per entity; a null name
 // is the default entity of its type:
 //   [{"entity": {"user": "alice", "client-id": null}, "quotas": {"producer_byte_rate": 1048576}}]
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -128,14 +129,19 @@ class ClientQuotas {
                                const std::string& client_id) const;
   std::optional<Bound> resolve_ip(const std::string& address) const;
   std::optional<double> quota_of(const QuotaEntity& entity, const char* key) const;
-  void index_ip_quotas();
+  // Recomputes what the lookups use from quotas_: the types set, and the rates of named IPs.
+  void index_quotas();
+  static std::map<std::string, std::string> resolve_ip_names(
+      const std::vector<QuotaEntity>& entities);
   void forget_idle_buckets(int64_t now_ms);
 
   std::string path_;
   QuotaWindow window_;
   mutable std::mutex mutex_;
   std::map<QuotaEntity, QuotaValues> quotas_;
-  std::map<std::string, double> ip_rates_;  // resolved address of a named IP -> its rate
+  std::map<std::string, double> ip_rates_;           // resolved address of a named IP -> its rate
+  std::map<std::string, std::string> ip_addresses_;  // a named IP as given -> its address
+  std::array<bool, 5> types_set_{};  // by QuotaType: does any entity set that quota?
   std::atomic<bool> active_{false};
   struct Bucket {
     SampledRate rate;

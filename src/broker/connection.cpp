@@ -17,6 +17,7 @@
 #include "broker/handlers.h"
 #include "broker/probe.h"
 #include "broker/tls.h"
+#include "common/clock.h"
 #include "protocol/headers.h"
 #include "protocol/messages/api_table.h"
 
@@ -371,9 +372,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool throttle_new_connection() {
     auto& quotas = broker_.client_quotas();
     if (!quotas.active()) return false;
-    auto now =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
-            .count();
+    int64_t now = steady_now_ms();
     int64_t delay = quotas.record(QuotaType::kConnection, "", host_, 1, now);
     if (delay <= 0) return false;
     quotas.unrecord(QuotaType::kConnection, "", host_, 1, now);

@@ -113,7 +113,6 @@ void throttle_if_over_quota(RequestContext& ctx, pr::FetchResponse& response, in
   unrecord_fetch_bytes(ctx, bytes);
   response.responses.clear();
   response.error_code = 0;
-  response.throttle_time_ms = throttle;
 }
 
 bool has_error(const pr::FetchResponse& response) {

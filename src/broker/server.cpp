@@ -10,6 +10,7 @@
 #include "broker/connection_limits.h"
 #include "broker/probe.h"
 #include "broker/tls.h"
+#include "common/clock.h"
 #include "common/properties.h"
 
 namespace oxbow::broker {
@@ -59,10 +60,7 @@ struct Server::Impl {
       }
       start_connection(broker, std::move(socket), listener, tls, max_idle);
       // max.connection.creation.rate: this listener waits before it accepts the next one.
-      auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now().time_since_epoch())
-                        .count();
-      if (int64_t delay = broker.connection_limits().record_creation(now_ms); delay > 0) {
+      if (int64_t delay = broker.connection_limits().record_creation(steady_now_ms()); delay > 0) {
         probe().connection_creation_throttle_ms.add(static_cast<uint64_t>(delay));
         pause.expires_after(std::chrono::milliseconds(delay));
         boost::system::error_code ignored;
