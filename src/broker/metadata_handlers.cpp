@@ -34,9 +34,10 @@ void describe_topic(const TopicInfo& topic, int32_t node,
 }
 
 // Finds the topic, creating it when the broker, the request and the ACLs (CREATE on the cluster
-// or the topic) allow.
-std::optional<TopicInfo> find_or_create(const RequestContext& ctx, const std::string& name,
-                                        bool may_create, ErrorCode& error) {
+// or the topic) allow. A creation is charged to controller_mutation_rate as Kafka charges it:
+// permissively, raising `throttle_ms`.
+std::optional<TopicInfo> find_or_create(RequestContext& ctx, const std::string& name,
+                                        bool may_create, ErrorCode& error, int32_t& throttle_ms) {
   auto& broker = ctx.broker;
   auto& topics = broker.topics();
   if (auto topic = topics.find(name)) return topic;
@@ -56,6 +57,7 @@ std::optional<TopicInfo> find_or_create(const RequestContext& ctx, const std::st
     error = result.error;
     return std::nullopt;
   }
+  charge_partition_mutations(ctx, created.partitions, false, throttle_ms);
   return created;
 }
 
@@ -94,7 +96,7 @@ void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
       ErrorCode error = ErrorCode::kNone;
       if (wanted.name) {
         if (authorized(ctx, AclOperation::kDescribe, ResourceType::kTopic, *wanted.name)) {
-          topic = find_or_create(ctx, *wanted.name, may_create, error);
+          topic = find_or_create(ctx, *wanted.name, may_create, error, response.throttle_time_ms);
         } else {
           error = ErrorCode::kTopicAuthorizationFailed;
         }

@@ -359,6 +359,12 @@ def test_controller_mutation_rate_throttles_old_versions_and_refuses_new_ones(ma
         error, throttle = delete_topics_v5(conn, 1, first)
         assert error == THROTTLING_QUOTA_EXCEEDED and throttle > 0
     assert len(ck.topic_metadata(broker.bootstrap, first).partitions) == 5  # still there
+    # A topic that Metadata creates is charged too, permissively: served, and throttled.
+    third = unique_topic("mutate")
+    with kw.Conn(broker.port) as conn:
+        r = kw.Reader(conn.request(3, 3, 1, struct.pack(">i", 1) + kw.string(third)))
+        assert r.int32() > 0
+    assert len(ck.topic_metadata(broker.bootstrap, third).partitions) == 1
     # Another client id has no quota: it deletes at once.
     admin = ck.admin(broker.bootstrap)
     for future in admin.delete_topics([first, second]).values():
