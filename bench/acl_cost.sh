@@ -28,29 +28,16 @@ for i in range(n - 1):
                  "host": "*", "operation": "READ" if i % 2 else "WRITE", "permission": "ALLOW"})
 json.dump({"version": 1, "acls": acls}, open(path, "w"))
 PY
-start() {  # port, name, extra overrides...
-  local port=$1 name=$2; shift 2
-  "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$port --override log.dirs="$work/$name" \
-    --override admin.listener=127.0.0.1:0 "$@" >"$work/$name.log" 2>&1 &
-  pids+=($!)
-  wait_for_port "$port"
-}
 open_port=$(free_port)
 acl_port=$(free_port)
-start "$open_port" open
-start "$acl_port" acl --override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+start_bench_broker "$work" open "$open_port"
+start_bench_broker "$work" acl "$acl_port" --override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 
-run() {  # port topic
-  local p c
-  p=$("$OXBOW" perf produce -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --record-size 100 --acks 1 --json 2>/dev/null | field records_per_sec)
-  c=$("$OXBOW" perf consume -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --json 2>/dev/null | field records_per_sec)
-  echo "$p $c"
-}
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $N records of 100 bytes, acks=1, $ACLS ACLs"
 op=() oc=() ap=() ac=()
 for r in $(seq "$RUNS"); do
-  read -r a b <<<"$(run "$open_port" "bench-open-$r")"; op+=("$a"); oc+=("$b")
-  read -r a b <<<"$(run "$acl_port" "bench-acl-$r")"; ap+=("$a"); ac+=("$b")
+  read -r a b <<<"$(produce_consume_rates "$open_port" "bench-open-$r" "$N")"; op+=("$a"); oc+=("$b")
+  read -r a b <<<"$(produce_consume_rates "$acl_port" "bench-acl-$r" "$N")"; ap+=("$a"); ac+=("$b")
   printf 'run %d: no authorizer produce %10.0f consume %10.0f   %d ACLs produce %10.0f consume %10.0f records/s\n' \
     "$r" "${op[-1]}" "${oc[-1]}" "$ACLS" "${ap[-1]}" "${ac[-1]}"
 done

@@ -13,6 +13,28 @@ wait_for_port() {
 # Field NAME of the JSON object on stdin (`oxbow perf ... --json`).
 field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read())['$1'])"; }
 
+# Starts `$OXBOW broker` on 127.0.0.1:PORT with its log dir WORK/NAME (its log WORK/NAME.log) and the
+# overrides given, appends its pid to the caller's `pids` and waits for it to listen.
+start_bench_broker() {  # work name port [--override key=value ...]
+  local work=$1 name=$2 port=$3
+  shift 3
+  "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:"$port" --override log.dirs="$work/$name" \
+    --override admin.listener=127.0.0.1:0 "$@" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  wait_for_port "$port"
+}
+
+# "PRODUCE CONSUME": records/s of `oxbow perf produce` (N records of 100 B, acks=1) into TOPIC and
+# of `perf consume` reading them back.
+produce_consume_rates() {  # port topic n
+  local p c
+  p=$("$OXBOW" perf produce -b 127.0.0.1:"$1" --topic "$2" --num-records "$3" --record-size 100 --acks 1 \
+    --json 2>/dev/null | field records_per_sec)
+  c=$("$OXBOW" perf consume -b 127.0.0.1:"$1" --topic "$2" --num-records "$3" --json 2>/dev/null |
+    field records_per_sec)
+  echo "$p $c"
+}
+
 # The median of the numbers given.
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 

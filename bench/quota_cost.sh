@@ -15,30 +15,18 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-start() {  # port, name
-  "$OXBOW" broker --override listeners=PLAINTEXT://127.0.0.1:$1 --override log.dirs="$work/$2" \
-    --override admin.listener=127.0.0.1:0 >"$work/$2.log" 2>&1 &
-  pids+=($!)
-  wait_for_port "$1"
-}
 open_port=$(free_port)
 quota_port=$(free_port)
-start "$open_port" open
-start "$quota_port" quota
+start_bench_broker "$work" open "$open_port"
+start_bench_broker "$work" quota "$quota_port"
 "$OXBOW" quota set -b 127.0.0.1:$quota_port --user-default producer_byte_rate=1000000000000 \
   consumer_byte_rate=1000000000000 request_percentage=1000000 >/dev/null
 
-run() {  # port topic
-  local p c
-  p=$("$OXBOW" perf produce -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --record-size 100 --acks 1 --json 2>/dev/null | field records_per_sec)
-  c=$("$OXBOW" perf consume -b 127.0.0.1:$1 --topic "$2" --num-records "$N" --json 2>/dev/null | field records_per_sec)
-  echo "$p $c"
-}
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $N records of 100 bytes, acks=1"
 op=() oc=() qp=() qc=()
 for r in $(seq "$RUNS"); do
-  read -r a b <<<"$(run "$open_port" "bench-open-$r")"; op+=("$a"); oc+=("$b")
-  read -r a b <<<"$(run "$quota_port" "bench-quota-$r")"; qp+=("$a"); qc+=("$b")
+  read -r a b <<<"$(produce_consume_rates "$open_port" "bench-open-$r" "$N")"; op+=("$a"); oc+=("$b")
+  read -r a b <<<"$(produce_consume_rates "$quota_port" "bench-quota-$r" "$N")"; qp+=("$a"); qc+=("$b")
   printf 'run %d: no quotas produce %10.0f consume %10.0f   quotas produce %10.0f consume %10.0f records/s\n' \
     "$r" "${op[-1]}" "${oc[-1]}" "${qp[-1]}" "${qc[-1]}"
 done

@@ -150,7 +150,7 @@ void add_entity_options(CLI::App& command, QuotaOptions& options) {
 
 void add_quota_command(CLI::App& app) {
   auto options = std::make_shared<QuotaOptions>();
-  CLI::App* quota = app.add_subcommand("quota", "Set, delete and list client quotas (byte rates)");
+  CLI::App* quota = app.add_subcommand("quota", "Set, delete and list client quotas");
   quota->require_subcommand(1);
 
   CLI::App* set = quota->add_subcommand(
