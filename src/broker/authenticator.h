@@ -6,7 +6,9 @@
 //   listener.name.<listener, lower case>.plain.sasl.jaas.config=
 //     org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="secret" ...;
 // Until a connection has authenticated it may only send ApiVersions, SaslHandshake and
-// SaslAuthenticate; with connections.max.reauth.ms its session then lasts that long.
+// SaslAuthenticate; with connections.max.reauth.ms its session then lasts that long. A client
+// that sent SaslHandshake v0 (before KIP-152, kafka-python 2.0 for one) sends its tokens bare,
+// each behind a 4-byte length, and gets the server's the same way; a failure closes the connection.
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -27,6 +29,7 @@ struct SecurityState {
   std::string security_protocol = "PLAINTEXT";
   std::string mechanism;                 // chosen by SaslHandshake
   std::shared_ptr<ScramExchange> scram;  // a SCRAM exchange under way
+  bool raw_sasl_tokens = false;  // after SaslHandshake v0: tokens come bare, length-prefixed
   bool authenticated = false;
   std::string principal = "User:ANONYMOUS";
   std::chrono::steady_clock::time_point session_expiry =

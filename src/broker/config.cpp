@@ -180,6 +180,8 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
   c.auto_create_topics = c.value_of("auto.create.topics.enable") == "true";
   c.delete_topic_enable = c.value_of("delete.topic.enable") == "true";
   c.socket_request_max_bytes = number(c, "socket.request.max.bytes", c.socket_request_max_bytes);
+  c.sasl_server_max_receive_size =
+      number(c, "sasl.server.max.receive.size", c.sasl_server_max_receive_size);
   c.network_threads = static_cast<int32_t>(number(c, "num.network.threads", 0));
   c.retention_check_interval_ms = number(c, "log.retention.check.interval.ms", 300000);
   apply_log_defaults(c);

@@ -27,6 +27,7 @@ struct BrokerConfig {
   bool auto_create_topics = true;
   bool delete_topic_enable = true;
   int64_t socket_request_max_bytes = 104857600;
+  int64_t sasl_server_max_receive_size = 524288;  // before a SASL client has authenticated
   int32_t network_threads = 0;
   int64_t retention_check_interval_ms = 300000;
   storage::LogConfig log_defaults;

@@ -151,6 +151,8 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"sasl.enabled.mechanisms", T::kList, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", 0,
               "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER", nullptr, true,
               "SASL mechanisms SASL listeners offer (OAUTHBEARER: unsecured tokens only)."},
+    ConfigDef{"sasl.server.max.receive.size", T::kInt, "524288", 1, nullptr, nullptr, true,
+              "Largest request a SASL listener reads before the client has authenticated."},
     ConfigDef{"connections.max.idle.ms", T::kLong, "600000", -1, nullptr, nullptr, true,
               "Connections with no request for this long are closed (also one stuck in its TLS "
               "handshake); "

@@ -248,11 +248,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
                        security_.security_protocol, listener_);
           break;
         }
-        if (size < 8 || size > broker_.config().socket_request_max_bytes) {
-          spdlog::warn(
-              "closing connection from {}: request size {} is outside 8..{} "
-              "(socket.request.max.bytes)",
-              peer_, size, broker_.config().socket_request_max_bytes);
+        if (security_.raw_sasl_tokens) {
+          if (!co_await take_bare_sasl_token(size)) break;
+          continue;
+        }
+        if (size < 8 || size > max_request_size()) {
+          spdlog::warn("closing connection from {}: request size {} is outside 8..{} ({})", peer_,
+                       size, max_request_size(),
+                       before_authentication() ? "sasl.server.max.receive.size"
+                                               : "socket.request.max.bytes");
           break;
         }
         auto slot = std::make_shared<Slot>();
@@ -280,6 +284,45 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
     }
     close();
+  }
+
+  bool before_authentication() const { return security_.needs_sasl() && !security_.authenticated; }
+
+  // As Kafka, a client that has not authenticated may only send small requests.
+  int64_t max_request_size() const {
+    const auto& config = broker_.config();
+    return before_authentication() ? config.sasl_server_max_receive_size
+                                   : config.socket_request_max_bytes;
+  }
+
+  // A SASL token sent bare after SaslHandshake v0. The answer goes back the same way, after the
+  // responses before it; a failed exchange closes the connection, which is all such a client
+  // can be told.
+  asio::awaitable<bool> take_bare_sasl_token(int64_t size) {
+    if (size < 0 || size > broker_.config().sasl_server_max_receive_size) {
+      spdlog::warn(
+          "closing connection from {}: SASL token size {} is outside 0..{} "
+          "(sasl.server.max.receive.size)",
+          peer_, size, broker_.config().sasl_server_max_receive_size);
+      co_return false;
+    }
+    auto slot = std::make_shared<Slot>();
+    slot->request.resize(static_cast<size_t>(size));
+    auto token = slot->request.span();
+    if (size > 0) co_await read_exact(token.data(), token.size());
+    slot->received = slot->started = last_activity_ = Clock::now();
+    slot->header.api_key = kSaslAuthenticateKey;
+    RequestContext ctx{broker_, slot->header, listener_, host_};
+    ctx.security = &security_;
+    auto step = authenticate_sasl_token(ctx, token);
+    if (step.error_code != 0) co_return false;
+    slot->handled = Clock::now();
+    slot->response.reserve_i32();
+    slot->response.raw(step.server_token.data(), step.server_token.size());
+    slot->done = true;
+    slots_.push_back(slot);
+    slot_ready_.cancel();
+    co_return true;
   }
 
   // Parses the header and decides whether the request can be handled at all.

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "broker/asio.h"
 #include "broker/request_context.h"
@@ -34,6 +36,17 @@ int32_t record_request_time(RequestContext& ctx, std::chrono::nanoseconds busy);
 // raised to the throttle this asks for (also in ctx.throttle_ms).
 bool charge_partition_mutations(RequestContext& ctx, int32_t partitions, bool strict,
                                 int32_t& throttle_ms);
+
+// One SASL token of the connection's exchange (sasl_handlers.cpp), whether it came in a
+// SaslAuthenticate request or bare after a SaslHandshake v0.
+struct SaslStep {
+  int16_t error_code = 0;
+  std::string error_message;
+  std::vector<uint8_t> server_token;  // the answer to send back
+  bool finished = false;              // authenticated or failed; false while SCRAM goes on
+  int64_t session_lifetime_ms = 0;
+};
+SaslStep authenticate_sasl_token(RequestContext& ctx, std::span<const uint8_t> token);
 
 // Runs the handler of ctx.header.api_key. Throws protocol::DecodeError on a malformed body.
 asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out);
