@@ -24,11 +24,11 @@ start_bench_broker() {  # work name port [--override key=value ...]
   wait_for_port "$port"
 }
 
-# "PRODUCE CONSUME": records/s of `oxbow perf produce` (N records of 100 B, acks=1) into TOPIC and
-# of `perf consume` reading them back.
-produce_consume_rates() {  # port topic n
+# "PRODUCE CONSUME": records/s of `oxbow perf produce` (N records of SIZE bytes, 100 unless given,
+# acks=1) into TOPIC and of `perf consume` reading them back.
+produce_consume_rates() {  # port topic n [size]
   local p c
-  p=$("$OXBOW" perf produce -b 127.0.0.1:"$1" --topic "$2" --num-records "$3" --record-size 100 --acks 1 \
+  p=$("$OXBOW" perf produce -b 127.0.0.1:"$1" --topic "$2" --num-records "$3" --record-size "${4:-100}" --acks 1 \
     --json 2>/dev/null | field records_per_sec)
   c=$("$OXBOW" perf consume -b 127.0.0.1:"$1" --topic "$2" --num-records "$3" --json 2>/dev/null |
     field records_per_sec)

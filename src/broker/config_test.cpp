@@ -46,6 +46,57 @@ TEST(BrokerConfig, UnknownKeysWarnInvalidValuesFail) {
   EXPECT_NE(error.find("listeners"), std::string::npos);
 }
 
+// The keys of Kafka's own config/server.properties (ZooKeeper and KRaft forms): a broker started
+// on that file warns of none.
+TEST(BrokerConfig, KafkasSampleServerPropertiesAreKnown) {
+  std::string error;
+  std::vector<std::string> warnings;
+  Properties sample;
+  for (const char* key : {"broker.id",
+                          "node.id",
+                          "process.roles",
+                          "controller.quorum.voters",
+                          "controller.quorum.bootstrap.servers",
+                          "controller.listener.names",
+                          "inter.broker.listener.name",
+                          "listener.security.protocol.map",
+                          "listeners",
+                          "advertised.listeners",
+                          "num.network.threads",
+                          "num.io.threads",
+                          "socket.send.buffer.bytes",
+                          "socket.receive.buffer.bytes",
+                          "socket.request.max.bytes",
+                          "log.dirs",
+                          "num.partitions",
+                          "num.recovery.threads.per.data.dir",
+                          "offsets.topic.replication.factor",
+                          "transaction.state.log.replication.factor",
+                          "transaction.state.log.min.isr",
+                          "log.retention.hours",
+                          "log.segment.bytes",
+                          "log.retention.check.interval.ms",
+                          "zookeeper.connect",
+                          "zookeeper.connection.timeout.ms",
+                          "group.initial.rebalance.delay.ms"}) {
+    const ConfigDef* def = find_broker_config(key);
+    ASSERT_NE(def, nullptr) << key;
+    if (def->default_value) sample[key] = def->default_value;
+  }
+  sample["listeners"] = "PLAINTEXT://127.0.0.1:9092";
+  ASSERT_TRUE(make_broker_config(sample, error, warnings)) << error;
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+}
+
+TEST(BrokerConfig, SocketBufferSizesTakeMinusOneNotLess) {
+  std::string error;
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(make_broker_config({{"socket.send.buffer.bytes", "-1"}}, error, warnings)) << error;
+  EXPECT_TRUE(make_broker_config({{"socket.receive.buffer.bytes", "102400"}}, error, warnings));
+  EXPECT_FALSE(make_broker_config({{"socket.receive.buffer.bytes", "-2"}}, error, warnings));
+  EXPECT_NE(error.find("socket.receive.buffer.bytes"), std::string::npos);
+}
+
 TEST(BrokerConfig, TopicOverridesWinOverBrokerDefaults) {
   std::string error;
   std::vector<std::string> warnings;

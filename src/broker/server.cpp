@@ -26,6 +26,8 @@ struct Server::Impl {
   std::vector<Endpoint> acceptor_endpoints;
   std::vector<std::optional<TlsListener>> acceptor_tls;
   std::chrono::milliseconds max_idle{0};
+  int send_buffer_bytes = -1;  // socket.send.buffer.bytes; -1: the kernel's own sizing
+  int receive_buffer_bytes = -1;
   asio::signal_set signals;
   std::atomic<bool> stopping{false};
 
@@ -58,6 +60,9 @@ struct Server::Impl {
         spdlog::warn("accept on {} failed: {}", listener.name, ec.message());
         continue;
       }
+      if (send_buffer_bytes >= 0) {
+        socket.set_option(asio::socket_base::send_buffer_size(send_buffer_bytes), ec);
+      }
       start_connection(broker, std::move(socket), listener, tls, max_idle);
       // max.connection.creation.rate: this listener waits before it accepts the next one.
       if (int64_t delay = broker.connection_limits().record_creation(steady_now_ms()); delay > 0) {
@@ -82,6 +87,12 @@ struct Server::Impl {
 Server::Server(Broker& broker, int threads) : impl_(std::make_unique<Impl>(broker, threads)) {
   auto idle = parse_int64(broker.config().value_of("connections.max.idle.ms").value_or("600000"));
   impl_->max_idle = std::chrono::milliseconds(idle.value_or(600000));
+  auto buffer_bytes = [&](const char* key) {
+    auto value = parse_int64(broker.config().value_of(key).value_or("-1"));
+    return static_cast<int>(value.value_or(-1));
+  };
+  impl_->send_buffer_bytes = buffer_bytes("socket.send.buffer.bytes");
+  impl_->receive_buffer_bytes = buffer_bytes("socket.receive.buffer.bytes");
 }
 
 Server::~Server() {
@@ -115,6 +126,11 @@ bool Server::listen(const std::vector<Endpoint>& endpoints, std::string& error) 
     tcp::endpoint endpoint(address, e.port);
     acceptor->open(endpoint.protocol(), ec);
     if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+    // On the listening socket, as Kafka sets it, so that accepted connections start with it and
+    // the TCP window scale their handshake agrees on fits it.
+    if (!ec && impl_->receive_buffer_bytes >= 0) {
+      acceptor->set_option(asio::socket_base::receive_buffer_size(impl_->receive_buffer_bytes), ec);
+    }
     // Bound now, so that a taken port fails the start; listening only once the logs are loaded,
     // so that clients are refused rather than left waiting meanwhile.
     if (!ec) acceptor->bind(endpoint, ec);

@@ -2,7 +2,9 @@
 limit at once; max.connections leaves new connections waiting until one closes. Both can be
 changed at run time with AlterConfigs, as Kafka's dynamic broker configs."""
 
+import re
 import struct
+import subprocess
 
 import pytest
 from confluent_kafka.admin import ConfigResource
@@ -153,3 +155,34 @@ def test_max_connection_creation_rate_slows_the_listener_down_without_refusing(m
     assert metric_value(scrape_metrics(broker), "oxbow_connection_creation_throttle_seconds_total") > 0
     for c in conns:
         c.close()
+
+
+def broker_side_buffers(broker):
+    """(rb, tb) of the broker's end of each established connection on its port, as `ss -tm` shows
+    them: the receive and send buffer sizes the kernel holds (twice what SO_RCVBUF/SO_SNDBUF asked)."""
+    out = subprocess.run(["ss", "-tmnH", "state", "established", f"( sport = :{broker.port} )"],
+                         capture_output=True, text=True, check=True).stdout
+    return [(int(rb), int(tb)) for rb, tb in re.findall(r"skmem:\(r\d+,rb(\d+),t\d+,tb(\d+)", out)]
+
+
+def test_socket_buffer_sizes_are_set_when_asked(make_broker):
+    sized = make_broker({"socket.send.buffer.bytes": "50000", "socket.receive.buffer.bytes": "60000"})
+    no_connections(sized)
+    with kw.Conn(sized.port) as c:
+        assert api_versions_answered(c)
+        assert broker_side_buffers(sized) == [(120000, 100000)]
+    sized.stop()
+    # -1, the default: the kernel's own sizing, which is neither.
+    default = make_broker()
+    no_connections(default)
+    with kw.Conn(default.port) as c:
+        assert api_versions_answered(c)
+        buffers = broker_side_buffers(default)
+        assert len(buffers) == 1 and buffers[0] != (120000, 100000), buffers
+
+
+def test_bad_socket_buffer_sizes_stop_the_start(make_broker):
+    b = make_broker({"socket.send.buffer.bytes": "-2"}, start=False)
+    with pytest.raises(pytest.fail.Exception):
+        b.start()
+    assert "socket.send.buffer.bytes" in b.log_text()
