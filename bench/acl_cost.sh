@@ -11,10 +11,7 @@ OXBOW=${OXBOW_BIN:-build/oxbow}
 N=${1:-1000000}
 ACLS=${2:-10000}
 RUNS=${3:-3}
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+bench_scratch
 
 mkdir -p "$work/acl"
 /usr/bin/python3 - "$work/acl/oxbow-acls.json" "$ACLS" <<'PY'

@@ -15,10 +15,7 @@ N_LARGE=${2:-200000}
 RUNS=${3:-7}
 PAIRS=${BENCH_PAIRS:-3}  # produce comparisons with the mock per run
 N_CONSUME=$((N_SMALL * 5))  # a larger topic, so that client start-up weighs little
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+bench_scratch
 
 start_broker() {  # data-dir extra-overrides...; sets BOOTSTRAP and BROKER_PID
   local dir=$1 port; shift

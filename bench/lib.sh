@@ -3,6 +3,13 @@
 # A TCP port nothing listens on right now.
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# Makes the scratch dir $work and, on exit, stops the brokers whose pids are in $pids and removes it.
+bench_scratch() {
+  work=$(mktemp -d)
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+}
+
 # Waits up to 10 s for a listener on 127.0.0.1:PORT.
 wait_for_port() {
   for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done

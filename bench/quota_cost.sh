@@ -10,10 +10,7 @@ source bench/lib.sh
 OXBOW=${OXBOW_BIN:-build/oxbow}
 N=${1:-1000000}
 RUNS=${2:-3}
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+bench_scratch
 
 open_port=$(free_port)
 quota_port=$(free_port)
