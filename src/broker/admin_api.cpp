@@ -87,6 +87,10 @@ void write_request_metrics(PrometheusWriter& w) {
   w.histogram("oxbow_fetch_response_bytes", {}, p.fetch_response_bytes.snapshot());
   w.family("oxbow_active_connections", "gauge", "Open client connections.");
   w.sample("oxbow_active_connections", {}, static_cast<double>(p.connections.load()));
+  w.family("oxbow_fetch_down_conversions_total", "counter",
+           "Partition reads converted to the message formats of Fetch v0-v3.");
+  w.sample("oxbow_fetch_down_conversions_total", {},
+           static_cast<double>(p.fetch_down_conversions.value()));
   w.family("oxbow_connections_accepted_total", "counter", "Client connections accepted.");
   w.sample("oxbow_connections_accepted_total", {},
            static_cast<double>(p.connections_accepted.value()));

@@ -88,6 +88,7 @@ void apply_log_defaults(BrokerConfig& c) {
   d.delete_policy = policy.find("delete") != std::string::npos;
   d.compact = policy.find("compact") != std::string::npos;
   d.delete_retention_ms = number(c, "log.cleaner.delete.retention.ms", d.delete_retention_ms);
+  d.message_downconversion = c.value_of("log.message.downconversion.enable") != "false";
   d.min_compaction_lag_ms = number(c, "log.cleaner.min.compaction.lag.ms", d.min_compaction_lag_ms);
   d.max_compaction_lag_ms = number(c, "log.cleaner.max.compaction.lag.ms", d.max_compaction_lag_ms);
   d.min_cleanable_dirty_ratio =
@@ -216,6 +217,9 @@ storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
   if (auto it = overrides.find("cleanup.policy"); it != overrides.end()) {
     config.delete_policy = it->second.find("delete") != std::string::npos;
     config.compact = it->second.find("compact") != std::string::npos;
+  }
+  if (auto it = overrides.find("message.downconversion.enable"); it != overrides.end()) {
+    config.message_downconversion = it->second != "false";
   }
   config.delete_retention_ms = get("delete.retention.ms", config.delete_retention_ms);
   config.min_compaction_lag_ms = get("min.compaction.lag.ms", config.min_compaction_lag_ms);

@@ -60,8 +60,9 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"log.preallocate", T::kBoolean, "false", 0, nullptr, nullptr, false, "Accepted."},
     ConfigDef{"log.index.size.max.bytes", T::kInt, "10485760", 4, nullptr, nullptr, false,
               "Accepted."},
-    ConfigDef{"log.message.downconversion.enable", T::kBoolean, "true", 0, nullptr, nullptr, false,
-              "Accepted."},
+    ConfigDef{
+        "log.message.downconversion.enable", T::kBoolean, "true", 0, nullptr, nullptr, false,
+        "Convert records to the formats of Fetch v0-v3; false answers those UNSUPPORTED_VERSION."},
     ConfigDef{"unclean.leader.election.enable", T::kBoolean, "false", 0, nullptr, nullptr, false,
               "Accepted."},
     ConfigDef{"log.retention.ms", T::kLong, nullptr, -1, nullptr, nullptr, false,
@@ -289,8 +290,10 @@ constexpr std::array kTopicDefs = {
               "log.cleaner.max.compaction.lag.ms", false, "Longest a record stays uncompacted."},
     ConfigDef{"max.message.bytes", T::kInt, "1048588", 0, nullptr, "message.max.bytes", false,
               "Largest record batch."},
-    ConfigDef{"message.downconversion.enable", T::kBoolean, "true", 0, nullptr,
-              "log.message.downconversion.enable", false, "Accepted."},
+    ConfigDef{
+        "message.downconversion.enable", T::kBoolean, "true", 0, nullptr,
+        "log.message.downconversion.enable", false,
+        "Convert records to the formats of Fetch v0-v3; false answers those UNSUPPORTED_VERSION."},
     // Deprecated in Kafka 3.0 and ignored there from inter.broker.protocol.version 3.0: batches are
     // kept as produced, magic 2.
     ConfigDef{"message.format.version", T::kString, "3.0-IV1", 0, nullptr,

@@ -2,7 +2,10 @@
 // until min_bytes are available or max_wait_ms passes. Fetch sessions are not kept: every
 // response is a full one with session id 0, which clients take as "no session". With
 // isolation_level read_committed, partitions are read up to their last stable offset and the
-// aborted transactions in range are listed, for the client to drop their records.
+// aborted transactions in range are listed, for the client to drop their records. Fetch v0-v3 get
+// the records converted to their message formats (protocol/legacy_messages.h).
+#include <deque>
+
 #include "broker/async_waiter.h"
 #include "broker/authorization.h"
 #include "broker/broker.h"
@@ -10,7 +13,9 @@
 #include "broker/probe.h"
 #include "broker/topic_registry.h"
 #include "protocol/errors.h"
+#include "protocol/legacy_messages.h"
 #include "protocol/messages/fetch.h"
+#include "storage/file.h"
 #include "storage/partition_log.h"
 
 namespace oxbow::broker {
@@ -55,10 +60,39 @@ std::vector<std::vector<Target>> resolve(const RequestContext& ctx, const pr::Fe
   return targets;
 }
 
-// Fills the response from the logs; returns the number of record bytes it carries.
-size_t read_all(const pr::FetchRequest& request, const std::vector<std::vector<Target>>& targets,
-                pr::FetchResponse& response) {
+// Fetch v0-v3 predate record batches: what was read goes out converted to the version's message
+// format (Kafka's down-conversion), unless the topic has message.downconversion.enable=false.
+void downconvert(const Target& target, int8_t magic, int32_t max_bytes, const pr::FileSlice& slice,
+                 pr::FetchResponse::PartitionData& out, std::deque<std::vector<uint8_t>>& held) {
+  if (!target.log->config().message_downconversion) {
+    out.error_code = pr::code(ErrorCode::kUnsupportedVersion);
+    return;
+  }
+  std::vector<uint8_t> batches(slice.length);
+  if (storage::read_at(slice.fd, batches.data(), batches.size(), slice.offset) !=
+      static_cast<int64_t>(batches.size())) {
+    out.error_code = pr::code(ErrorCode::kKafkaStorageError);
+    return;
+  }
+  auto& converted = held.emplace_back();
+  auto error = pr::downconvert_batches(batches, magic, static_cast<size_t>(std::max(max_bytes, 0)),
+                                       converted);
+  if (error != ErrorCode::kNone) {
+    out.error_code = pr::code(error);
+    return;
+  }
+  out.records.bytes = converted;
+  probe().fetch_down_conversions.add();
+}
+
+// Fills the response from the logs; returns the number of record bytes it carries. Converted
+// records (Fetch v0-v3) live in `held`.
+size_t read_all(const pr::FetchRequest& request, int16_t v,
+                const std::vector<std::vector<Target>>& targets, pr::FetchResponse& response,
+                std::deque<std::vector<uint8_t>>& held) {
   response.responses.clear();
+  held.clear();
+  int8_t magic = pr::fetch_magic(v);
   bool read_committed = request.isolation_level == 1;
   int64_t budget = request.max_bytes;
   size_t total = 0;
@@ -89,9 +123,12 @@ size_t read_all(const pr::FetchRequest& request, const std::vector<std::vector<T
       auto& aborted = out.aborted_transactions.emplace();
       for (const auto& a : read.aborted) aborted.push_back({a.producer_id, a.first_offset});
       out.records.is_null = false;
-      if (read.slice.length > 0) {
-        total += read.slice.length;
-        budget -= read.slice.length;
+      if (read.slice.length == 0) continue;
+      total += read.slice.length;
+      budget -= read.slice.length;
+      if (magic < 2) {
+        downconvert(target, magic, max_bytes, read.slice, out, held);
+      } else {
         out.records.slices.push_back(std::move(read.slice));
       }
     }
@@ -144,6 +181,7 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(std::max(request.max_wait_ms, 0));
   std::shared_ptr<AsyncWaiter> waiter;
+  std::deque<std::vector<uint8_t>> held;  // converted records the response points into
   while (true) {
     // Register before reading so that an append between the read and the wait still wakes us.
     if (waiter) {
@@ -153,7 +191,7 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
         }
       }
     }
-    size_t bytes = read_all(request, targets, response);
+    size_t bytes = read_all(request, v, targets, response, held);
     bool enough =
         static_cast<int64_t>(bytes) >= std::max(request.min_bytes, 1) || has_error(response);
     if (enough || std::chrono::steady_clock::now() >= deadline) break;

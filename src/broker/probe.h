@@ -24,6 +24,7 @@ struct BrokerProbe {
   std::array<ApiProbe, kMaxApiKey> apis;
   metrics::Histogram produce_request_bytes{metrics::size_buckets()};
   metrics::Histogram fetch_response_bytes{metrics::size_buckets()};
+  metrics::Counter fetch_down_conversions;  // partitions converted for Fetch v0-v3
   std::atomic<int64_t> connections{0};
   metrics::Counter connections_accepted;
   metrics::Counter connections_rejected;   // over max.connections.per.ip

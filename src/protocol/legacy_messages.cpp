@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "protocol/batch_builder.h"
 #include "protocol/compression.h"
@@ -18,6 +19,7 @@ constexpr size_t kMinMessageSize = 14;  // crc, magic, attributes, key and value
 constexpr int kLegacyCodecMask = 0x07;
 constexpr int kLegacyLogAppendTimeBit = 0x08;
 constexpr int kLz4 = 3;
+constexpr int kZstd = 4;
 // A set holds at most one produce's worth of records (message.max.bytes, 1 MB by default, when
 // compressed); more than this in all once decompressed is taken for a compression bomb.
 constexpr size_t kMaxInflatedBytes = 64 << 20;
@@ -102,7 +104,99 @@ ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out,
   return ErrorCode::kNone;
 }
 
+// Big-endian, as the wire has it.
+template <typename T>
+void put(std::vector<uint8_t>& out, T value) {
+  auto bits = static_cast<std::make_unsigned_t<T>>(value);
+  for (int shift = (sizeof(T) - 1) * 8; shift >= 0; shift -= 8)
+    out.push_back(static_cast<uint8_t>(bits >> shift));
+}
+
+void put_nullable(std::vector<uint8_t>& out, const std::optional<std::string_view>& bytes) {
+  put<int32_t>(out, bytes ? static_cast<int32_t>(bytes->size()) : -1);
+  if (bytes) out.insert(out.end(), bytes->begin(), bytes->end());
+}
+
+// One entry of a message set: offset, size, then the message with its CRC.
+void put_message(std::vector<uint8_t>& out, int64_t offset, int8_t magic, int8_t attributes,
+                 int64_t timestamp, const std::optional<std::string_view>& key,
+                 const std::optional<std::string_view>& value) {
+  put<int64_t>(out, offset);
+  size_t size_at = out.size();
+  put<int32_t>(out, 0);
+  put<uint32_t>(out, 0);
+  size_t crc_from = out.size();
+  put<int8_t>(out, magic);
+  put<int8_t>(out, attributes);
+  if (magic == 1) put<int64_t>(out, timestamp);
+  put_nullable(out, key);
+  put_nullable(out, value);
+  auto size = static_cast<int32_t>(out.size() - size_at - 4);
+  auto crc = static_cast<uint32_t>(
+      ::crc32(0, out.data() + crc_from, static_cast<uInt>(out.size() - crc_from)));
+  write_i32(out.data() + size_at, size);
+  write_i32(out.data() + size_at + 4, static_cast<int32_t>(crc));
+}
+
+// The messages of one batch's records, appended to `out`.
+ErrorCode downconvert_batch(std::span<const uint8_t> batch, const BatchHeader& header, int8_t magic,
+                            std::vector<uint8_t>& out) {
+  std::string scratch;
+  std::vector<RawRecord> records;
+  if (!parse_raw_records(batch, scratch, records)) return ErrorCode::kCorruptMessage;
+  if (records.empty()) return ErrorCode::kNone;  // all compacted away
+  bool log_append_time = magic == 1 && header.log_append_time();
+  auto timestamp_bit = static_cast<int8_t>(log_append_time ? kLegacyLogAppendTimeBit : 0);
+  auto timestamp_of = [&](const RawRecord& r) {
+    return log_append_time ? header.max_timestamp : r.view.timestamp;
+  };
+  int codec = header.codec();
+  if (codec == kLz4 && magic == 0) codec = 0;
+  if (codec == 0) {
+    for (const auto& r : records)
+      put_message(out, r.view.offset, magic, timestamp_bit, timestamp_of(r), r.view.key,
+                  r.view.value);
+    return ErrorCode::kNone;
+  }
+  std::vector<uint8_t> inner;
+  int64_t first = records.front().view.offset;
+  for (const auto& r : records) {
+    int64_t offset = magic == 1 ? r.view.offset - first : r.view.offset;
+    put_message(inner, offset, magic, 0, timestamp_of(r), r.view.key, r.view.value);
+  }
+  std::string packed;
+  if (!compress(codec, inner, packed)) return ErrorCode::kCorruptMessage;
+  put_message(out, records.back().view.offset, magic, static_cast<int8_t>(codec | timestamp_bit),
+              header.max_timestamp, std::nullopt, std::string_view(packed));
+  return ErrorCode::kNone;
+}
+
 }  // namespace
+
+int8_t fetch_magic(int16_t fetch_version) {
+  return fetch_version <= 1 ? 0 : fetch_version <= 3 ? 1 : 2;
+}
+
+ErrorCode downconvert_batches(std::span<const uint8_t> batches, int8_t magic, size_t max_bytes,
+                              std::vector<uint8_t>& out) {
+  size_t start = out.size();
+  size_t pos = 0;
+  std::vector<uint8_t> converted;
+  while (batches.size() - pos >= kBatchHeaderSize) {
+    auto header = read_batch_header(batches.data() + pos);
+    if (header.batch_length < 0 || header.total_size() > batches.size() - pos) break;  // partial
+    auto batch = batches.subspan(pos, header.total_size());
+    pos += header.total_size();
+    if (header.is_control()) continue;
+    if (header.codec() == kZstd) return ErrorCode::kUnsupportedCompressionType;
+    converted.clear();
+    if (auto error = downconvert_batch(batch, header, magic, converted); error != ErrorCode::kNone)
+      return error;
+    if (out.size() > start && out.size() - start + converted.size() > max_bytes) break;
+    out.insert(out.end(), converted.begin(), converted.end());
+  }
+  return ErrorCode::kNone;
+}
 
 bool is_legacy_message_set(std::span<const uint8_t> records) {
   return records.size() > kMagicOffset &&

@@ -47,10 +47,14 @@ bool File::write_at(const void* data, size_t size, uint64_t offset) const {
 }
 
 int64_t File::read_at(void* data, size_t size, uint64_t offset) const {
+  return storage::read_at(fd_, data, size, offset);
+}
+
+int64_t read_at(int fd, void* data, size_t size, uint64_t offset) {
   auto* p = static_cast<uint8_t*>(data);
   size_t done = 0;
   while (done < size) {
-    ssize_t n = ::pread(fd_, p + done, size - done, static_cast<off_t>(offset + done));
+    ssize_t n = ::pread(fd, p + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return -1;

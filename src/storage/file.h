@@ -39,6 +39,9 @@ class File {
   int fd_ = -1;
 };
 
+// Reads up to `size` bytes of `fd` at `offset`, retrying short reads; returns bytes read or -1.
+int64_t read_at(int fd, void* data, size_t size, uint64_t offset);
+
 // Writes `contents` to `path` so that a crash leaves either the old or the new file:
 // temp file, fsync, rename, fsync of the directory.
 // With `durable` false the fsyncs are skipped: the file is then all-or-nothing but may be lost.

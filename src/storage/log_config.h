@@ -25,6 +25,9 @@ struct LogConfig {
   int64_t min_compaction_lag_ms = 0;              // min.compaction.lag.ms
   int64_t max_compaction_lag_ms = kNever;         // max.compaction.lag.ms
   int64_t delete_retention_ms = 86400000;         // delete.retention.ms (tombstones, markers)
+  // message.downconversion.enable: whether Fetch v0-v3 may have the records converted to their
+  // older formats. Not the log's business; carried here as the topic's resolved setting.
+  bool message_downconversion = true;
 };
 
 }  // namespace oxbow::storage
