@@ -47,6 +47,16 @@ std::optional<std::vector<Endpoint>> parse_listeners(const std::string& text, st
 
 namespace {
 
+// compression.type's value as the codec number batches carry (validated with the config).
+int compression_codec(const std::string& type) {
+  if (type == "uncompressed") return 0;
+  if (type == "gzip") return 1;
+  if (type == "snappy") return 2;
+  if (type == "lz4") return 3;
+  if (type == "zstd") return 4;
+  return storage::kProducerCompression;
+}
+
 int64_t number(const BrokerConfig& c, const std::string& key, int64_t fallback) {
   auto v = c.value_of(key);
   if (!v) return fallback;
@@ -89,6 +99,7 @@ void apply_log_defaults(BrokerConfig& c) {
   d.compact = policy.find("compact") != std::string::npos;
   d.delete_retention_ms = number(c, "log.cleaner.delete.retention.ms", d.delete_retention_ms);
   d.message_downconversion = c.value_of("log.message.downconversion.enable") != "false";
+  d.compression_codec = compression_codec(c.value_of("compression.type").value_or("producer"));
   d.min_compaction_lag_ms = number(c, "log.cleaner.min.compaction.lag.ms", d.min_compaction_lag_ms);
   d.max_compaction_lag_ms = number(c, "log.cleaner.max.compaction.lag.ms", d.max_compaction_lag_ms);
   d.min_cleanable_dirty_ratio =
@@ -217,6 +228,9 @@ storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
   if (auto it = overrides.find("cleanup.policy"); it != overrides.end()) {
     config.delete_policy = it->second.find("delete") != std::string::npos;
     config.compact = it->second.find("compact") != std::string::npos;
+  }
+  if (auto it = overrides.find("compression.type"); it != overrides.end()) {
+    config.compression_codec = compression_codec(it->second);
   }
   if (auto it = overrides.find("message.downconversion.enable"); it != overrides.end()) {
     config.message_downconversion = it->second != "false";

@@ -25,6 +25,8 @@ using pr::ErrorCode;
 
 namespace {
 
+constexpr int kZstdCodec = 4;
+
 struct Target {
   std::string topic;
   std::shared_ptr<storage::PartitionLog> log;  // nullptr: unknown
@@ -60,25 +62,36 @@ std::vector<std::vector<Target>> resolve(const RequestContext& ctx, const pr::Fe
   return targets;
 }
 
+// A partition answered with an error alone, as Kafka's FetchResponse.partitionResponse.
+void fail_partition(pr::FetchResponse::PartitionData& out, ErrorCode error) {
+  out.error_code = pr::code(error);
+  out.high_watermark = -1;
+  out.last_stable_offset = -1;
+  out.log_start_offset = -1;
+  out.aborted_transactions.reset();
+  out.records.bytes = {};
+  out.records.slices.clear();
+}
+
 // Fetch v0-v3 predate record batches: what was read goes out converted to the version's message
 // format (Kafka's down-conversion), unless the topic has message.downconversion.enable=false.
 void downconvert(const Target& target, int8_t magic, int32_t max_bytes, const pr::FileSlice& slice,
                  pr::FetchResponse::PartitionData& out, std::deque<std::vector<uint8_t>>& held) {
   if (!target.log->config().message_downconversion) {
-    out.error_code = pr::code(ErrorCode::kUnsupportedVersion);
+    fail_partition(out, ErrorCode::kUnsupportedVersion);
     return;
   }
   std::vector<uint8_t> batches(slice.length);
   if (storage::read_at(slice.fd, batches.data(), batches.size(), slice.offset) !=
       static_cast<int64_t>(batches.size())) {
-    out.error_code = pr::code(ErrorCode::kKafkaStorageError);
+    fail_partition(out, ErrorCode::kKafkaStorageError);
     return;
   }
   auto& converted = held.emplace_back();
   auto error = pr::downconvert_batches(batches, magic, static_cast<size_t>(std::max(max_bytes, 0)),
                                        converted);
   if (error != ErrorCode::kNone) {
-    out.error_code = pr::code(error);
+    fail_partition(out, error);
     return;
   }
   out.records.bytes = converted;
@@ -109,6 +122,11 @@ size_t read_all(const pr::FetchRequest& request, int16_t v,
         out.error_code = pr::code(target.unknown_error);
         out.high_watermark = -1;
         out.records.is_null = false;
+        continue;
+      }
+      // As Kafka: a zstd topic is not served to fetch versions from before zstd (v10).
+      if (v < 10 && target.log->config().compression_codec == kZstdCodec) {
+        fail_partition(out, ErrorCode::kUnsupportedCompressionType);
         continue;
       }
       int32_t max_bytes = static_cast<int32_t>(

@@ -10,6 +10,7 @@
 #include "broker/probe.h"
 #include "broker/topic_registry.h"
 #include "common/clock.h"
+#include "protocol/batch_builder.h"
 #include "protocol/errors.h"
 #include "protocol/legacy_messages.h"
 #include "protocol/messages/produce.h"
@@ -78,6 +79,19 @@ ErrorCode check_before_append(storage::PartitionLog& log, std::span<const uint8_
   return ErrorCode::kNotEnoughReplicas;
 }
 
+// As Kafka, a topic whose compression.type is a codec stores every batch in that codec. A batch
+// that fails validation is left for the append to refuse.
+std::span<uint8_t> apply_topic_compression(storage::PartitionLog& log, std::span<uint8_t> records,
+                                           std::vector<uint8_t>& recompressed) {
+  int codec = log.config().compression_codec;
+  if (codec == storage::kProducerCompression || !pr::needs_recompression(records, codec))
+    return records;
+  pr::BatchesSummary summary;
+  if (pr::validate_batches(records, summary) != ErrorCode::kNone) return records;
+  if (!pr::recompress_batches(records, codec, recompressed)) return records;
+  return recompressed;
+}
+
 void append_partition(Broker& broker, const std::string& topic, TopicStats* stats,
                       pr::ProduceRequest::PartitionProduceData& data, int16_t version, int16_t acks,
                       PartitionResponse& out, std::vector<PendingFlush>& flushes) {
@@ -108,7 +122,11 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
     result.error = pr::upconvert_legacy_message_set(records, converted);
     records = converted;
   }
-  if (result.error == ErrorCode::kNone) result = log->append(records, now_ms());
+  std::vector<uint8_t> recompressed;
+  if (result.error == ErrorCode::kNone) {
+    records = apply_topic_compression(*log, records, recompressed);
+    result = log->append(records, now_ms());
+  }
   out.error_code = pr::code(result.error);
   if (result.error != ErrorCode::kNone) {
     out.base_offset = -1;

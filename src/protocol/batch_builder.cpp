@@ -211,4 +211,40 @@ std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
   return bytes;
 }
 
+bool needs_recompression(std::span<const uint8_t> batches, int codec) {
+  for (size_t pos = 0; batches.size() - pos >= kBatchHeaderSize;) {
+    auto header = read_batch_header(batches.data() + pos);
+    if (header.batch_length < 0) return false;  // validation refuses it
+    if (header.codec() != codec) return true;
+    pos += header.total_size();
+    if (pos > batches.size()) return false;
+  }
+  return false;
+}
+
+bool recompress_batches(std::span<const uint8_t> batches, int codec, std::vector<uint8_t>& out) {
+  out.clear();
+  std::string scratch;
+  std::vector<RawRecord> records;
+  for (size_t pos = 0; pos < batches.size();) {
+    if (batches.size() - pos < kBatchHeaderSize) return false;
+    auto header = read_batch_header(batches.data() + pos);
+    if (header.batch_length < 0 || header.total_size() > batches.size() - pos) return false;
+    auto batch = batches.subspan(pos, header.total_size());
+    pos += header.total_size();
+    if (header.codec() == codec) {
+      out.insert(out.end(), batch.begin(), batch.end());
+      continue;
+    }
+    records.clear();
+    if (!parse_raw_records(batch, scratch, records)) return false;
+    std::vector<uint8_t> target_header(batch.begin(), batch.begin() + kBatchHeaderSize);
+    write_i16(target_header.data() + kAttributesOffset,
+              static_cast<int16_t>((header.attributes & ~kCodecMask) | codec));
+    auto rebuilt = rebuild_batch(target_header, records);
+    out.insert(out.end(), rebuilt.begin(), rebuilt.end());
+  }
+  return true;
+}
+
 }  // namespace oxbow::protocol

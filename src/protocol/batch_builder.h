@@ -69,4 +69,12 @@ bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch,
 std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
                                    const std::vector<RawRecord>& records);
 
+// Whether some batch of `batches` is not in `codec` (0: uncompressed).
+bool needs_recompression(std::span<const uint8_t> batches, int codec);
+
+// `batches` with each batch that is not in `codec` compressed again in it (0: uncompressed),
+// header fields kept, as Kafka's broker stores batches under a topic's compression.type; false if
+// a batch does not parse.
+bool recompress_batches(std::span<const uint8_t> batches, int codec, std::vector<uint8_t>& out);
+
 }  // namespace oxbow::protocol

@@ -109,3 +109,41 @@ TEST(RecordBatch, RebuiltBatchKeepsItsCodec) {
 }
 
 }  // namespace oxbow::protocol
+
+namespace oxbow::protocol {
+
+// compression.type: batches stored in the topic's codec keep their header fields and records.
+TEST(RecordBatch, RecompressionKeepsHeadersAndRecords) {
+  auto plain = build_batch({{"k1", "v1", 0}, {std::nullopt, std::string(500, 'x'), 7}}, 5000, 0,
+                           {42, 3, 17, false});
+  auto other = build_batch({{"k3", "v3", 0}}, 6000);
+  std::vector<uint8_t> both = plain;
+  both.insert(both.end(), other.begin(), other.end());
+  EXPECT_TRUE(needs_recompression(both, 4));
+  EXPECT_FALSE(needs_recompression(both, 0));
+  std::vector<uint8_t> zstd;
+  ASSERT_TRUE(recompress_batches(both, 4, zstd));
+  BatchesSummary s;
+  ASSERT_EQ(validate_batches(zstd, s), ErrorCode::kNone);
+  EXPECT_EQ(s.batch_count, 2);
+  EXPECT_EQ(s.record_count, 3);
+  EXPECT_FALSE(needs_recompression(zstd, 4));
+  auto h = read_batch_header(zstd.data());
+  EXPECT_EQ(h.codec(), 4);
+  EXPECT_EQ(h.producer_id, 42);
+  EXPECT_EQ(h.producer_epoch, 3);
+  EXPECT_EQ(h.base_sequence, 17);
+  EXPECT_EQ(h.base_timestamp, 5000);
+  EXPECT_LT(h.total_size(), plain.size()) << "500 x's compress";
+
+  std::vector<uint8_t> back;
+  ASSERT_TRUE(recompress_batches(zstd, 0, back));
+  EXPECT_EQ(back, both) << "uncompressed again, byte for byte";
+
+  std::vector<uint8_t> out;
+  auto cut = both;
+  cut.resize(both.size() - 3);
+  EXPECT_FALSE(recompress_batches(cut, 1, out));
+}
+
+}  // namespace oxbow::protocol

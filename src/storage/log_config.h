@@ -7,6 +7,8 @@ namespace oxbow::storage {
 
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
+inline constexpr int kProducerCompression = -1;
+
 struct LogConfig {
   int64_t segment_bytes = 1073741824;             // segment.bytes / log.segment.bytes
   int64_t segment_ms = 7LL * 24 * 3600 * 1000;    // segment.ms / log.roll.ms
@@ -28,6 +30,9 @@ struct LogConfig {
   // message.downconversion.enable: whether Fetch v0-v3 may have the records converted to their
   // older formats. Not the log's business; carried here as the topic's resolved setting.
   bool message_downconversion = true;
+  // compression.type as a codec number: the codec Produce stores batches in (0 uncompressed), or
+  // kProducerCompression to keep each producer's. Applied by the broker's produce path.
+  int compression_codec = kProducerCompression;
 };
 
 }  // namespace oxbow::storage

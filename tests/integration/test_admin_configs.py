@@ -362,3 +362,63 @@ def test_describe_configs_synonyms_as_kafka_lists_them(make_broker):
         assert _raw_describe_configs(b.port, TOPIC, t, ["retention.ms"]) == \
             {"retention.ms": (value, source, False, synonyms)}, static
         b.stop()
+
+
+def stored_codecs(broker, topic):
+    """The codec of each batch in the partition's first segment file, as stored."""
+    data = (broker.partition_dir(topic, 0) / "00000000000000000000.log").read_bytes()
+    codecs, pos = [], 0
+    while pos + 61 <= len(data):
+        length, = struct.unpack_from(">i", data, pos + 8)
+        attributes, = struct.unpack_from(">h", data, pos + 21)
+        codecs.append(attributes & 0x07)
+        pos += 12 + length
+    return codecs
+
+
+def test_topic_compression_type_is_the_stored_codec(broker):
+    """As Kafka: a topic's compression.type other than producer has the broker compress each batch
+    again in that codec; clients read the same records whatever they sent."""
+    records = [{"key": f"k{i}".encode(), "value": f"value {i} ".encode() * 20} for i in range(20)]
+    gzip_producer = ck.producer(broker.bootstrap, **{"compression.codec": "gzip", "linger.ms": 20})
+    plain_producer = ck.producer(broker.bootstrap, **{"linger.ms": 20})
+
+    zstd = ck.create_topic(broker.bootstrap, unique_topic("ct-zstd"), config={"compression.type": "zstd"})
+    ck.produce_all(gzip_producer, records[:10], zstd, partition=0)
+    ck.produce_all(plain_producer, records[10:], zstd, partition=0)
+    codecs = stored_codecs(broker, zstd)
+    assert codecs and set(codecs) == {4}, codecs
+    msgs = ck.consume_partition(broker.bootstrap, zstd, 0, 0, expected=20)
+    assert [(m.key(), m.value()) for m in msgs] == [(r["key"], r["value"]) for r in records]
+
+    uncompressed = ck.create_topic(broker.bootstrap, unique_topic("ct-none"),
+                                   config={"compression.type": "uncompressed"})
+    ck.produce_all(gzip_producer, records, uncompressed, partition=0)
+    assert set(stored_codecs(broker, uncompressed)) == {0}
+
+    # producer (the default) keeps what the producer sent; a change applies to later batches.
+    kept = ck.create_topic(broker.bootstrap, unique_topic("ct-producer"))
+    ck.produce_all(gzip_producer, records[:10], kept, partition=0)
+    alter(broker.bootstrap, kept, {"compression.type": "lz4"})
+    ck.produce_all(plain_producer, records[10:], kept, partition=0)
+    codecs = stored_codecs(broker, kept)
+    assert codecs[0] == 1 and codecs[-1] == 3, codecs
+    msgs = ck.consume_partition(broker.bootstrap, kept, 0, 0, expected=20)
+    assert [m.value() for m in msgs] == [r["value"] for r in records]
+
+
+def test_zstd_topics_are_not_served_to_fetch_versions_before_zstd(broker):
+    """As Kafka: Fetch v0-v9 of a topic whose compression.type is zstd get UNSUPPORTED_COMPRESSION_TYPE."""
+    topic = ck.create_topic(broker.bootstrap, unique_topic("ct-zstd-old"), config={"compression.type": "zstd"})
+    ck.produce_all(ck.producer(broker.bootstrap), [{"value": b"v"}], topic, partition=0)
+    body = struct.pack(">iiiib", -1, 10, 1, 1 << 20, 0) + struct.pack(">i", 1) + kw.string(topic)
+    body += struct.pack(">i", 1) + struct.pack(">iqi", 0, 0, 1 << 20)
+    with kw.Conn(broker.port) as c:
+        r = kw.Reader(c.request(1, 4, 1, body))
+    r.int32()
+    assert r.int32() == 1 and r.string() == topic and r.int32() == 1
+    assert r.int32() == 0
+    assert (r.int16(), r.int64()) == (76, -1)  # UNSUPPORTED_COMPRESSION_TYPE, no high watermark
+    # librdkafka 2.0.2 fetches with v11 and reads it.
+    (msg,) = ck.consume_partition(broker.bootstrap, topic, 0, 0, expected=1)
+    assert msg.value() == b"v"
