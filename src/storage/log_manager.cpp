@@ -6,6 +6,7 @@
 
 #include <sys/resource.h>
 
+#include "common/clock.h"
 #include "storage/file.h"
 #include "storage/file_cache.h"
 #include "storage/partition_log.h"
@@ -17,12 +18,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kCleanMarker = ".oxbow_clean_shutdown";
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

@@ -498,9 +498,7 @@ bool PartitionLog::flush() {
     std::lock_guard lock(mutex_);
     if (!ok) return false;
     flushed_offset_ = std::max(flushed_offset_, target);
-    last_flush_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+    last_flush_ms_ = oxbow::now_ms();
     auto end = flush_waiters_.lower_bound(flushed_offset_);
     for (auto it = flush_waiters_.begin(); it != end; ++it) {
       if (auto w = it->second.lock()) to_wake.push_back(std::move(w));
