@@ -75,8 +75,9 @@ void fail_partition(pr::FetchResponse::PartitionData& out, ErrorCode error) {
 
 // Fetch v0-v3 predate record batches: what was read goes out converted to the version's message
 // format (Kafka's down-conversion), unless the topic has message.downconversion.enable=false.
-void downconvert(const Target& target, int8_t magic, int32_t max_bytes, const pr::FileSlice& slice,
-                 pr::FetchResponse::PartitionData& out, std::deque<std::vector<uint8_t>>& held) {
+void downconvert(const Target& target, int8_t magic, int64_t fetch_offset, int32_t max_bytes,
+                 const pr::FileSlice& slice, pr::FetchResponse::PartitionData& out,
+                 std::deque<std::vector<uint8_t>>& held) {
   if (!target.log->config().message_downconversion) {
     fail_partition(out, ErrorCode::kUnsupportedVersion);
     return;
@@ -88,8 +89,8 @@ void downconvert(const Target& target, int8_t magic, int32_t max_bytes, const pr
     return;
   }
   auto& converted = held.emplace_back();
-  auto error = pr::downconvert_batches(batches, magic, static_cast<size_t>(std::max(max_bytes, 0)),
-                                       converted);
+  auto error = pr::downconvert_batches(batches, magic, fetch_offset,
+                                       static_cast<size_t>(std::max(max_bytes, 0)), converted);
   if (error != ErrorCode::kNone) {
     fail_partition(out, error);
     return;
@@ -145,7 +146,7 @@ size_t read_all(const pr::FetchRequest& request, int16_t v,
       total += read.slice.length;
       budget -= read.slice.length;
       if (magic < 2) {
-        downconvert(target, magic, max_bytes, read.slice, out, held);
+        downconvert(target, magic, part.fetch_offset, max_bytes, read.slice, out, held);
       } else {
         out.records.slices.push_back(std::move(read.slice));
       }

@@ -53,7 +53,7 @@ void fix_batch_crcs(std::vector<uint8_t>& batches) {
 void convert_batches(std::span<const uint8_t> batches) {
   for (int8_t magic : {0, 1}) {
     std::vector<uint8_t> legacy;
-    if (downconvert_batches(batches, magic, SIZE_MAX, legacy) == ErrorCode::kNone &&
+    if (downconvert_batches(batches, magic, 0, SIZE_MAX, legacy) == ErrorCode::kNone &&
         !legacy.empty()) {
       std::vector<uint8_t> back;
       if (upconvert_legacy_message_set(legacy, back) != ErrorCode::kNone) std::abort();

@@ -74,9 +74,9 @@ std::vector<uint8_t> three_records(int64_t base_offset) {
 }
 
 std::vector<uint8_t> downconvert(const std::vector<uint8_t>& batches, int8_t magic,
-                                 size_t max_bytes = SIZE_MAX) {
+                                 size_t max_bytes = SIZE_MAX, int64_t first_offset = 0) {
   std::vector<uint8_t> out;
-  EXPECT_EQ(downconvert_batches(batches, magic, max_bytes, out), ErrorCode::kNone);
+  EXPECT_EQ(downconvert_batches(batches, magic, first_offset, max_bytes, out), ErrorCode::kNone);
   return out;
 }
 
@@ -137,6 +137,16 @@ TEST(LegacyDownconvert, CompressedBatchesBecomeOneWrapper) {
   EXPECT_EQ(lz4_0[2].attributes, 0);
 }
 
+TEST(LegacyDownconvert, UncompressedMessagesBeforeTheFetchOffsetAreLeftOut) {
+  auto from_middle = parse(downconvert(three_records(10), 1, SIZE_MAX, 11));
+  ASSERT_EQ(from_middle.size(), 2u);
+  EXPECT_EQ(from_middle[0].offset, 11);
+  // A wrapper goes whole: its reader skips what it did not ask for.
+  auto wrapper = parse(downconvert(compressed(three_records(10), 1), 1, SIZE_MAX, 11));
+  ASSERT_EQ(wrapper.size(), 1u);
+  EXPECT_EQ(unwrap(wrapper[0]).size(), 3u);
+}
+
 TEST(LegacyDownconvert, LogAppendTimeStampsEveryMessage) {
   auto batch = compressed(three_records(0), 1);
   auto attributes = static_cast<int16_t>(1 | kTimestampTypeBit);
@@ -172,12 +182,12 @@ TEST(LegacyDownconvert, ControlBatchesPartialBatchesAndTheLimit) {
 
 TEST(LegacyDownconvert, ZstdHasNoOlderFormat) {
   std::vector<uint8_t> out;
-  EXPECT_EQ(downconvert_batches(compressed(three_records(0), 4), 1, SIZE_MAX, out),
+  EXPECT_EQ(downconvert_batches(compressed(three_records(0), 4), 1, 0, SIZE_MAX, out),
             ErrorCode::kUnsupportedCompressionType);
   auto garbage = three_records(0);
   garbage.back() ^= 0x55;
   write_i16(garbage.data() + kAttributesOffset, 1);  // "gzip" that is not
-  EXPECT_EQ(downconvert_batches(garbage, 1, SIZE_MAX, out), ErrorCode::kCorruptMessage);
+  EXPECT_EQ(downconvert_batches(garbage, 1, 0, SIZE_MAX, out), ErrorCode::kCorruptMessage);
 }
 
 }  // namespace

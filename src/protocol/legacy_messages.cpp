@@ -140,7 +140,7 @@ void put_message(std::vector<uint8_t>& out, int64_t offset, int8_t magic, int8_t
 
 // The messages of one batch's records, appended to `out`.
 ErrorCode downconvert_batch(std::span<const uint8_t> batch, const BatchHeader& header, int8_t magic,
-                            std::vector<uint8_t>& out) {
+                            int64_t first_offset, std::vector<uint8_t>& out) {
   std::string scratch;
   std::vector<RawRecord> records;
   if (!parse_raw_records(batch, scratch, records)) return ErrorCode::kCorruptMessage;
@@ -153,9 +153,11 @@ ErrorCode downconvert_batch(std::span<const uint8_t> batch, const BatchHeader& h
   int codec = header.codec();
   if (codec == kLz4 && magic == 0) codec = 0;
   if (codec == 0) {
-    for (const auto& r : records)
+    for (const auto& r : records) {
+      if (r.view.offset < first_offset) continue;
       put_message(out, r.view.offset, magic, timestamp_bit, timestamp_of(r), r.view.key,
                   r.view.value);
+    }
     return ErrorCode::kNone;
   }
   std::vector<uint8_t> inner;
@@ -177,8 +179,8 @@ int8_t fetch_magic(int16_t fetch_version) {
   return fetch_version <= 1 ? 0 : fetch_version <= 3 ? 1 : 2;
 }
 
-ErrorCode downconvert_batches(std::span<const uint8_t> batches, int8_t magic, size_t max_bytes,
-                              std::vector<uint8_t>& out) {
+ErrorCode downconvert_batches(std::span<const uint8_t> batches, int8_t magic, int64_t first_offset,
+                              size_t max_bytes, std::vector<uint8_t>& out) {
   size_t start = out.size();
   size_t pos = 0;
   std::vector<uint8_t> converted;
@@ -190,7 +192,8 @@ ErrorCode downconvert_batches(std::span<const uint8_t> batches, int8_t magic, si
     if (header.is_control()) continue;
     if (header.codec() == kZstd) return ErrorCode::kUnsupportedCompressionType;
     converted.clear();
-    if (auto error = downconvert_batch(batch, header, magic, converted); error != ErrorCode::kNone)
+    if (auto error = downconvert_batch(batch, header, magic, first_offset, converted);
+        error != ErrorCode::kNone)
       return error;
     if (out.size() > start && out.size() - start + converted.size() > max_bytes) break;
     out.insert(out.end(), converted.begin(), converted.end());

@@ -41,11 +41,12 @@ int8_t fetch_magic(int16_t fetch_version);
 // uncompressed batch gives one message per record, a compressed one a wrapper of its codec whose
 // offset is its last record's (inner offsets relative for magic 1, absolute for magic 0; lz4 is
 // left uncompressed for magic 0, whose lz4 framing was Kafka's own broken one); magic 0 drops
-// timestamps. The batches whose messages would take `out` past `max_bytes` are left out, except
-// the first, so that a fetch always moves on, as Kafka's lazy conversion (KIP-283) does.
-// kUnsupportedCompressionType for a zstd batch, which no older format holds; kCorruptMessage for a
-// batch that does not parse.
-ErrorCode downconvert_batches(std::span<const uint8_t> batches, int8_t magic, size_t max_bytes,
-                              std::vector<uint8_t>& out);
+// timestamps. Uncompressed messages before `first_offset` (the fetch's) are left out, as Kafka
+// leaves them out: old clients may not skip them. The batches whose messages would take `out` past
+// `max_bytes` are left out, except the first, so that a fetch always moves on, as Kafka's lazy
+// conversion (KIP-283) does. kUnsupportedCompressionType for a zstd batch, which no older format
+// holds; kCorruptMessage for a batch that does not parse.
+ErrorCode downconvert_batches(std::span<const uint8_t> batches, int8_t magic, int64_t first_offset,
+                              size_t max_bytes, std::vector<uint8_t>& out);
 
 }  // namespace oxbow::protocol

@@ -207,9 +207,12 @@ def test_old_fetch_versions_get_old_message_formats(broker):
         assert {m for _, m, _, _, _, _ in messages} == {magic}
         expected_stamps = [-1] * 10 if magic == 0 else [STAMP + i for i in range(10)]
         assert [ts for _, _, _, ts, _, _ in messages] == expected_stamps, version
-        # From the middle of the compressed batch: the whole wrapper comes, as from Kafka.
+        # From the middle of the compressed batch: the whole wrapper comes, as from Kafka; from the
+        # middle of the uncompressed one, what the fetch asked for (old clients may not skip).
         error, blob = fetch_raw(broker, topic, version, offset=7)
         assert [o for o, *_ in legacy_messages(blob)] == list(range(5, 10)), version
+        error, blob = fetch_raw(broker, topic, version, offset=2)
+        assert [o for o, *_ in legacy_messages(blob)] == list(range(2, 10)), version
     error, blob = fetch_raw(broker, topic, 4)
     assert (error, blob[16]) == (0, 2), "Fetch v4 reads the batches as stored"
     assert metric_value(scrape_metrics(broker), "oxbow_fetch_down_conversions_total") >= 8
