@@ -43,7 +43,6 @@ struct SaslStep {
   int16_t error_code = 0;
   std::string error_message;
   std::vector<uint8_t> server_token;  // the answer to send back
-  bool finished = false;              // authenticated or failed; false while SCRAM goes on
   int64_t session_lifetime_ms = 0;
 };
 SaslStep authenticate_sasl_token(RequestContext& ctx, std::span<const uint8_t> token);

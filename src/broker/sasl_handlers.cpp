@@ -56,7 +56,6 @@ SaslStep authenticate_sasl_token(RequestContext& ctx, std::span<const uint8_t> t
   if (!security.needs_sasl() || security.mechanism.empty()) {
     step.error_code = pr::code(ErrorCode::kIllegalSaslState);
     step.error_message = "SaslAuthenticate without a SaslHandshake";
-    step.finished = true;
     return step;
   }
   std::string claimed;
@@ -86,7 +85,6 @@ SaslStep authenticate_sasl_token(RequestContext& ctx, std::span<const uint8_t> t
   } else {
     user = authenticator.check_plain(security.listener, token, claimed);
   }
-  step.finished = true;
   std::string mechanism = security.mechanism;
   security.mechanism.clear();  // a new handshake comes before any re-authentication
   security.scram.reset();
