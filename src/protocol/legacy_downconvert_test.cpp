@@ -60,12 +60,10 @@ std::vector<Message> unwrap(const Message& wrapper) {
   return parse({reinterpret_cast<const uint8_t*>(inner.data()), inner.size()});
 }
 
-std::vector<uint8_t> compressed(std::vector<uint8_t> batch, int codec) {
-  std::string scratch;
-  std::vector<RawRecord> records;
-  EXPECT_TRUE(parse_raw_records(batch, scratch, records));
-  write_i16(batch.data() + kAttributesOffset, static_cast<int16_t>(codec));
-  return rebuild_batch(batch, records);
+std::vector<uint8_t> compressed(const std::vector<uint8_t>& batch, int codec) {
+  std::vector<uint8_t> out;
+  EXPECT_TRUE(recompress_batches(batch, codec, out));
+  return out;
 }
 
 std::vector<uint8_t> three_records(int64_t base_offset) {

@@ -4,7 +4,6 @@
 
 #include <optional>
 #include <string>
-#include <type_traits>
 
 #include "protocol/batch_builder.h"
 #include "protocol/compression.h"
@@ -105,42 +104,33 @@ ErrorCode unwrap(const LegacyMessage& wrapper, std::vector<LegacyMessage>& out,
 }
 
 // Big-endian, as the wire has it.
-template <typename T>
-void put(std::vector<uint8_t>& out, T value) {
-  auto bits = static_cast<std::make_unsigned_t<T>>(value);
-  for (int shift = (sizeof(T) - 1) * 8; shift >= 0; shift -= 8)
-    out.push_back(static_cast<uint8_t>(bits >> shift));
-}
-
-void put_nullable(std::vector<uint8_t>& out, const std::optional<std::string_view>& bytes) {
-  put<int32_t>(out, bytes ? static_cast<int32_t>(bytes->size()) : -1);
-  if (bytes) out.insert(out.end(), bytes->begin(), bytes->end());
+void put_nullable(Writer& out, const std::optional<std::string_view>& bytes) {
+  out.i32(bytes ? static_cast<int32_t>(bytes->size()) : -1);
+  if (bytes) out.raw(bytes->data(), bytes->size());
 }
 
 // One entry of a message set: offset, size, then the message with its CRC.
-void put_message(std::vector<uint8_t>& out, int64_t offset, int8_t magic, int8_t attributes,
-                 int64_t timestamp, const std::optional<std::string_view>& key,
+void put_message(Writer& out, int64_t offset, int8_t magic, int8_t attributes, int64_t timestamp,
+                 const std::optional<std::string_view>& key,
                  const std::optional<std::string_view>& value) {
-  put<int64_t>(out, offset);
-  size_t size_at = out.size();
-  put<int32_t>(out, 0);
-  put<uint32_t>(out, 0);
-  size_t crc_from = out.size();
-  put<int8_t>(out, magic);
-  put<int8_t>(out, attributes);
-  if (magic == 1) put<int64_t>(out, timestamp);
+  out.i64(offset);
+  size_t size_at = out.reserve_i32();
+  size_t crc_at = out.reserve_i32();
+  out.i8(magic);
+  out.i8(attributes);
+  if (magic == 1) out.i64(timestamp);
   put_nullable(out, key);
   put_nullable(out, value);
-  auto size = static_cast<int32_t>(out.size() - size_at - 4);
-  auto crc = static_cast<uint32_t>(
-      ::crc32(0, out.data() + crc_from, static_cast<uInt>(out.size() - crc_from)));
-  write_i32(out.data() + size_at, size);
-  write_i32(out.data() + size_at + 4, static_cast<int32_t>(crc));
+  const auto& bytes = out.buffer();
+  size_t crc_from = crc_at + 4;
+  auto crc = ::crc32(0, bytes.data() + crc_from, static_cast<uInt>(bytes.size() - crc_from));
+  out.patch_i32(size_at, static_cast<int32_t>(bytes.size() - crc_at));
+  out.patch_i32(crc_at, static_cast<int32_t>(static_cast<uint32_t>(crc)));
 }
 
 // The messages of one batch's records, appended to `out`.
 ErrorCode downconvert_batch(std::span<const uint8_t> batch, const BatchHeader& header, int8_t magic,
-                            int64_t first_offset, std::vector<uint8_t>& out) {
+                            int64_t first_offset, Writer& out) {
   std::string scratch;
   std::vector<RawRecord> records;
   if (!parse_raw_records(batch, scratch, records)) return ErrorCode::kCorruptMessage;
@@ -160,14 +150,14 @@ ErrorCode downconvert_batch(std::span<const uint8_t> batch, const BatchHeader& h
     }
     return ErrorCode::kNone;
   }
-  std::vector<uint8_t> inner;
+  Writer inner;
   int64_t first = records.front().view.offset;
   for (const auto& r : records) {
     int64_t offset = magic == 1 ? r.view.offset - first : r.view.offset;
     put_message(inner, offset, magic, 0, timestamp_of(r), r.view.key, r.view.value);
   }
   std::string packed;
-  if (!compress(codec, inner, packed)) return ErrorCode::kCorruptMessage;
+  if (!compress(codec, inner.buffer(), packed)) return ErrorCode::kCorruptMessage;
   put_message(out, records.back().view.offset, magic, static_cast<int8_t>(codec | timestamp_bit),
               header.max_timestamp, std::nullopt, std::string_view(packed));
   return ErrorCode::kNone;
@@ -183,7 +173,7 @@ ErrorCode downconvert_batches(std::span<const uint8_t> batches, int8_t magic, in
                               size_t max_bytes, std::vector<uint8_t>& out) {
   size_t start = out.size();
   size_t pos = 0;
-  std::vector<uint8_t> converted;
+  Writer converted;
   while (batches.size() - pos >= kBatchHeaderSize) {
     auto header = read_batch_header(batches.data() + pos);
     if (header.batch_length < 0 || header.total_size() > batches.size() - pos) break;  // partial
@@ -191,12 +181,13 @@ ErrorCode downconvert_batches(std::span<const uint8_t> batches, int8_t magic, in
     pos += header.total_size();
     if (header.is_control()) continue;
     if (header.codec() == kZstd) return ErrorCode::kUnsupportedCompressionType;
-    converted.clear();
+    auto& messages = converted.buffer();
+    messages.clear();
     if (auto error = downconvert_batch(batch, header, magic, first_offset, converted);
         error != ErrorCode::kNone)
       return error;
-    if (out.size() > start && out.size() - start + converted.size() > max_bytes) break;
-    out.insert(out.end(), converted.begin(), converted.end());
+    if (out.size() > start && out.size() - start + messages.size() > max_bytes) break;
+    out.insert(out.end(), messages.begin(), messages.end());
   }
   return ErrorCode::kNone;
 }
@@ -240,13 +231,10 @@ ErrorCode upconvert_legacy_message_set(std::span<const uint8_t> set, std::vector
     records.push_back({std::move(m.key), std::move(m.value), delta});
   }
   out = build_batch(records, base_timestamp);
+  // Stored with the producer's codec, as Kafka's conversion keeps compression.type=producer.
   if (codec != 0) {
-    // Stored with the producer's codec, as Kafka's conversion keeps compression.type=producer.
-    std::string scratch;
-    std::vector<RawRecord> raw;
-    if (!parse_raw_records(out, scratch, raw)) return ErrorCode::kCorruptMessage;
-    write_i16(out.data() + kAttributesOffset, static_cast<int16_t>(codec));
-    out = rebuild_batch(out, raw);
+    auto plain = std::move(out);
+    if (!recompress_batches(plain, codec, out)) return ErrorCode::kCorruptMessage;
   }
   return ErrorCode::kNone;
 }
