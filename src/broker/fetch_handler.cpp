@@ -32,7 +32,18 @@ struct Target {
   std::shared_ptr<storage::PartitionLog> log;  // nullptr: unknown
   std::shared_ptr<TopicStats> stats;
   ErrorCode unknown_error = ErrorCode::kUnknownTopicOrPartition;
+  // What the topic's configs say to a fetch of this version, read once per request.
+  bool zstd_for_old_fetch = false;  // compression.type=zstd and a version before v10
+  bool no_downconversion = false;   // message.downconversion.enable=false
 };
+
+// The config checks for fetch versions that predate zstd or record batches; none from v10.
+void read_version_checks(Target& target, int16_t v) {
+  if (!target.log || v >= 10) return;
+  auto config = target.log->config();
+  target.zstd_for_old_fetch = config.compression_codec == kZstdCodec;
+  target.no_downconversion = pr::fetch_magic(v) < 2 && !config.message_downconversion;
+}
 
 // Resolves the request's topics (by name, or by id from v13) once.
 std::vector<std::vector<Target>> resolve(const RequestContext& ctx, const pr::FetchRequest& request,
@@ -57,6 +68,7 @@ std::vector<std::vector<Target>> resolve(const RequestContext& ctx, const pr::Fe
     for (const auto& p : topic.partitions) {
       row.push_back({name, name.empty() ? nullptr : broker.topics().partition(name, p.partition),
                      stats, missing});
+      read_version_checks(row.back(), v);
     }
   }
   return targets;
@@ -78,7 +90,7 @@ void fail_partition(pr::FetchResponse::PartitionData& out, ErrorCode error) {
 void downconvert(const Target& target, int8_t magic, int64_t fetch_offset, int32_t max_bytes,
                  const pr::FileSlice& slice, pr::FetchResponse::PartitionData& out,
                  std::deque<std::vector<uint8_t>>& held) {
-  if (!target.log->config().message_downconversion) {
+  if (target.no_downconversion) {
     fail_partition(out, ErrorCode::kUnsupportedVersion);
     return;
   }
@@ -126,7 +138,7 @@ size_t read_all(const pr::FetchRequest& request, int16_t v,
         continue;
       }
       // As Kafka: a zstd topic is not served to fetch versions from before zstd (v10).
-      if (v < 10 && target.log->config().compression_codec == kZstdCodec) {
+      if (target.zstd_for_old_fetch) {
         fail_partition(out, ErrorCode::kUnsupportedCompressionType);
         continue;
       }

@@ -1,12 +1,12 @@
 #include "broker/internal_topic.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include "broker/topic_registry.h"
 #include "common/clock.h"
 #include "protocol/batch_builder.h"
 #include "protocol/record_batch.h"
+#include "storage/file.h"
 #include "storage/partition_log.h"
 
 namespace oxbow::broker {
@@ -65,8 +65,8 @@ void InternalTopic::replay(const RecordVisitor& on_record, const MarkerVisitor& 
       auto read = log->read(offset, 1 << 20, true);
       if (read.error != pr::ErrorCode::kNone || read.slice.length == 0) break;
       bytes.resize(read.slice.length);
-      if (::pread(read.slice.fd, bytes.data(), bytes.size(),
-                  static_cast<off_t>(read.slice.offset)) != static_cast<ssize_t>(bytes.size())) {
+      if (storage::read_at(read.slice.fd, bytes.data(), bytes.size(), read.slice.offset) !=
+          static_cast<int64_t>(bytes.size())) {
         break;
       }
       size_t pos = 0;

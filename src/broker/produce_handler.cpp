@@ -67,12 +67,12 @@ ErrorCode check_records_for_version(std::span<const uint8_t> records, int16_t ve
 // Refusals made before the records are validated, in Kafka's order: the request's form, then the
 // replicas. acks=all with fewer in-sync replicas than min.insync.replicas writes nothing, so that
 // no acknowledgement promises more copies than exist.
-ErrorCode check_before_append(storage::PartitionLog& log, std::span<const uint8_t> records,
+ErrorCode check_before_append(const storage::LogConfig& config, std::span<const uint8_t> records,
                               int16_t version, int16_t acks, std::string& message) {
   if (auto error = check_records_for_version(records, version, message); error != ErrorCode::kNone)
     return error;
   if (acks != -1) return ErrorCode::kNone;
-  int32_t min_insync = log.config().min_insync_replicas;
+  int32_t min_insync = config.min_insync_replicas;
   if (min_insync <= kInSyncReplicas) return ErrorCode::kNone;
   message = fmt::format("{} in-sync replica(s), fewer than min.insync.replicas={}", kInSyncReplicas,
                         min_insync);
@@ -81,9 +81,8 @@ ErrorCode check_before_append(storage::PartitionLog& log, std::span<const uint8_
 
 // As Kafka, a topic whose compression.type is a codec stores every batch in that codec. A batch
 // that fails validation is left for the append to refuse.
-std::span<uint8_t> apply_topic_compression(storage::PartitionLog& log, std::span<uint8_t> records,
+std::span<uint8_t> apply_topic_compression(int codec, std::span<uint8_t> records,
                                            std::vector<uint8_t>& recompressed) {
-  int codec = log.config().compression_codec;
   if (codec == storage::kProducerCompression || !pr::needs_recompression(records, codec))
     return records;
   pr::BatchesSummary summary;
@@ -103,8 +102,9 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
   }
   std::span<uint8_t> records = data.records.bytes;
   if (data.records.is_null) records = {};
+  auto config = log->config();
   std::string refusal;
-  if (auto error = check_before_append(*log, records, version, acks, refusal);
+  if (auto error = check_before_append(config, records, version, acks, refusal);
       error != ErrorCode::kNone) {
     out.error_code = pr::code(error);
     out.base_offset = -1;
@@ -124,7 +124,7 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
   }
   std::vector<uint8_t> recompressed;
   if (result.error == ErrorCode::kNone) {
-    records = apply_topic_compression(*log, records, recompressed);
+    records = apply_topic_compression(config.compression_codec, records, recompressed);
     result = log->append(records, now_ms());
   }
   out.error_code = pr::code(result.error);
