@@ -31,14 +31,6 @@ start_bench_broker "$work" open "$open_port"
 start_bench_broker "$work" acl "$acl_port" --override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $N records of 100 bytes, acks=1, $ACLS ACLs"
-op=() oc=() ap=() ac=()
-for r in $(seq "$RUNS"); do
-  read -r a b <<<"$(produce_consume_rates "$open_port" "bench-open-$r" "$N")"; op+=("$a"); oc+=("$b")
-  read -r a b <<<"$(produce_consume_rates "$acl_port" "bench-acl-$r" "$N")"; ap+=("$a"); ac+=("$b")
-  printf 'run %d: no authorizer produce %10.0f consume %10.0f   %d ACLs produce %10.0f consume %10.0f records/s\n' \
-    "$r" "${op[-1]}" "${oc[-1]}" "$ACLS" "${ap[-1]}" "${ac[-1]}"
-done
-printf 'median produce ratio (ACLs / none) %.2f, consume ratio %.2f\n' \
-  "$(echo "$(median "${ap[@]}") / $(median "${op[@]}")" | bc -l)" "$(echo "$(median "${ac[@]}") / $(median "${oc[@]}")" | bc -l)"
+compare_brokers "no authorizer" "$open_port" "$ACLS ACLs" "$acl_port" "$N" "$RUNS"
 grep -q "ACL authorization on: $ACLS ACLs" "$work/acl.log" || { echo "the ACL broker did not load $ACLS ACLs"; exit 1; }
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

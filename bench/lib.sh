@@ -42,6 +42,22 @@ produce_consume_rates() {  # port topic n [size]
   echo "$p $c"
 }
 
+# Alternating runs of produce_consume_rates against broker A (the baseline) and broker B: prints
+# each run and the ratios B / A of the medians, for records of SIZE bytes (100 unless given).
+compare_brokers() {  # label_a port_a label_b port_b n runs [size]
+  local label_a=$1 port_a=$2 label_b=$3 port_b=$4 n=$5 runs=$6 size=${7:-100} r a b
+  local ap=() ac=() bp=() bc=()
+  for r in $(seq "$runs"); do
+    read -r a b <<<"$(produce_consume_rates "$port_a" "bench-$size-$r" "$n" "$size")"; ap+=("$a"); ac+=("$b")
+    read -r a b <<<"$(produce_consume_rates "$port_b" "bench-$size-$r" "$n" "$size")"; bp+=("$a"); bc+=("$b")
+    printf '%4d B run %d: %s produce %9.0f consume %9.0f   %s produce %9.0f consume %9.0f records/s\n' \
+      "$size" "$r" "$label_a" "${ap[-1]}" "${ac[-1]}" "$label_b" "${bp[-1]}" "${bc[-1]}"
+  done
+  printf '%4d B: median produce ratio (%s / %s) %.2f, consume ratio %.2f\n' "$size" "$label_b" "$label_a" \
+    "$(echo "$(median "${bp[@]}") / $(median "${ap[@]}")" | bc -l)" \
+    "$(echo "$(median "${bc[@]}") / $(median "${ac[@]}")" | bc -l)"
+}
+
 # The median of the numbers given.
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 

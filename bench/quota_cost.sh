@@ -20,15 +20,7 @@ start_bench_broker "$work" quota "$quota_port"
   consumer_byte_rate=1000000000000 request_percentage=1000000 >/dev/null
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $N records of 100 bytes, acks=1"
-op=() oc=() qp=() qc=()
-for r in $(seq "$RUNS"); do
-  read -r a b <<<"$(produce_consume_rates "$open_port" "bench-open-$r" "$N")"; op+=("$a"); oc+=("$b")
-  read -r a b <<<"$(produce_consume_rates "$quota_port" "bench-quota-$r" "$N")"; qp+=("$a"); qc+=("$b")
-  printf 'run %d: no quotas produce %10.0f consume %10.0f   quotas produce %10.0f consume %10.0f records/s\n' \
-    "$r" "${op[-1]}" "${oc[-1]}" "${qp[-1]}" "${qc[-1]}"
-done
-printf 'median produce ratio (quotas / none) %.2f, consume ratio %.2f\n' \
-  "$(echo "$(median "${qp[@]}") / $(median "${op[@]}")" | bc -l)" "$(echo "$(median "${qc[@]}") / $(median "${oc[@]}")" | bc -l)"
+compare_brokers "no quotas" "$open_port" "quotas" "$quota_port" "$N" "$RUNS"
 admin=$(grep -o 'admin API on http://[0-9.:]*' "$work/quota.log" | head -1 | sed 's/admin API on //')
 throttled=$(curl -s "$admin/metrics" | awk '/^oxbow_quota_throttled_total/ {s += $2} END {print s + 0}')
 [ "$throttled" = 0 ] || { echo "the quota broker throttled $throttled responses: the quotas were not out of reach"; exit 1; }

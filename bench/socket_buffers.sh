@@ -21,16 +21,6 @@ start_bench_broker "$work" kernel "$kernel_port" --override socket.send.buffer.b
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); acks=1"
 for size in ${SIZES:-100 1000}; do
-  n=$((size == 100 ? N : N / 5))
-  ap=() ac=() bp=() bc=()
-  for r in $(seq "$RUNS"); do
-    read -r a b <<<"$(produce_consume_rates "$kafka_port" "bench-kafka-$size-$r" "$n" "$size")"; ap+=("$a"); ac+=("$b")
-    read -r a b <<<"$(produce_consume_rates "$kernel_port" "bench-kernel-$size-$r" "$n" "$size")"; bp+=("$a"); bc+=("$b")
-    printf '%4d B run %d: 102400 produce %9.0f consume %9.0f   -1 produce %9.0f consume %9.0f records/s\n' \
-      "$size" "$r" "${ap[-1]}" "${ac[-1]}" "${bp[-1]}" "${bc[-1]}"
-  done
-  printf '%4d B: median produce ratio (-1 / 102400) %.2f, consume ratio %.2f\n' "$size" \
-    "$(echo "$(median "${bp[@]}") / $(median "${ap[@]}")" | bc -l)" \
-    "$(echo "$(median "${bc[@]}") / $(median "${ac[@]}")" | bc -l)"
+  compare_brokers 102400 "$kafka_port" -1 "$kernel_port" "$((size == 100 ? N : N / 5))" "$RUNS" "$size"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -47,6 +47,15 @@ def no_connections(broker):
                message="no open connections")
 
 
+def assert_serves_exactly(broker, n):
+    """n connections at once are served, and one more is closed at once."""
+    conns = [kw.Conn(broker.port) for _ in range(n)]
+    assert all(api_versions_answered(c) for c in conns)
+    assert closed_by_broker(kw.Conn(broker.port))
+    for c in conns:
+        c.close()
+
+
 def alter_broker(broker, configs):
     client = ck.admin(broker.bootstrap)
     futures = client.alter_configs([ConfigResource(ConfigResource.Type.BROKER, "0", set_config=configs)])
@@ -74,21 +83,13 @@ def test_connections_over_max_connections_per_ip_are_closed_at_once(make_broker)
     no_connections(broker)
     alter_broker(broker, {"max.connections.per.ip": "3"})
     no_connections(broker)
-    three = [kw.Conn(broker.port) for _ in range(3)]
-    assert all(api_versions_answered(c) for c in three)
-    assert closed_by_broker(kw.Conn(broker.port))
-    for c in three:
-        c.close()
+    assert_serves_exactly(broker, 3)
 
 
 def test_overrides_give_an_address_its_own_maximum(make_broker):
     broker = make_broker({"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "localhost:2"})
     no_connections(broker)
-    conns = [kw.Conn(broker.port) for _ in range(2)]
-    assert all(api_versions_answered(c) for c in conns)
-    assert closed_by_broker(kw.Conn(broker.port))
-    for c in conns:
-        c.close()
+    assert_serves_exactly(broker, 2)
 
 
 def test_at_max_connections_new_connections_wait_for_a_free_place(make_broker):
