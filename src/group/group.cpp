@@ -141,12 +141,17 @@ void Group::join(const JoinRequest& request, int64_t now, JoinCallback done, Com
     pending_members_.erase(it);
     return add_member(request, request.member_id, now, done, out);
   }
-  auto it = members_.find(request.member_id);
-  if (it == members_.end()) return fail(ErrorCode::kUnknownMemberId, request.member_id);
+  // The fence comes first, as in Kafka: an old incarnation told UNKNOWN_MEMBER_ID would join
+  // afresh and take the instance id back, and the two would fence each other in turn.
   if (auto error = check_static(request.member_id, request.group_instance_id);
       error != ErrorCode::kNone) {
     return fail(error, request.member_id);
   }
+  auto it = members_.find(request.member_id);
+  bool instance_unknown =
+      request.group_instance_id && !static_members_.count(*request.group_instance_id);
+  if (it == members_.end() || instance_unknown)
+    return fail(ErrorCode::kUnknownMemberId, request.member_id);
   Member& member = it->second;
   bool same_protocols = member.protocols == request.protocols;
   member.protocols = request.protocols;

@@ -168,6 +168,15 @@ TEST(Group, StaticMemberRejoinKeepsAssignmentWithoutRebalance) {
   // The old incarnation is fenced.
   EXPECT_EQ(g.heartbeat(b_id, std::string("instance-b"), 2, 5), ErrorCode::kFencedInstanceId);
   EXPECT_EQ(g.heartbeat(a_id, std::nullopt, 2, 5), ErrorCode::kNone);
+  // Rejoining with its old member id, it is fenced too, not told to join afresh.
+  auto stale = join(g, join_request(b_id, {"range"}, "instance-b"), 5);
+  ASSERT_TRUE(stale->join);
+  EXPECT_EQ(stale->join->error, ErrorCode::kFencedInstanceId);
+  EXPECT_EQ(g.state(), GroupState::kStable);
+  // A known member id with an instance id the group has never seen is unknown.
+  auto unknown_instance = join(g, join_request(a_id, {"range"}, "instance-z"), 5);
+  ASSERT_TRUE(unknown_instance->join);
+  EXPECT_EQ(unknown_instance->join->error, ErrorCode::kUnknownMemberId);
 
   // The leader (a) restarts too: it gets the member list but the assignment stands.
   auto a2 = join(g, join_request("", {"range"}, "instance-a"), 6);

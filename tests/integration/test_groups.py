@@ -285,3 +285,41 @@ def test_stale_generation_and_unknown_member_get_errors(make_broker):
         wait_until(lambda: "after" in member.values(), 30, message="member still consuming")
     finally:
         member.stop()
+
+
+def _static_join(port, group, member_id, instance_id):
+    """JoinGroup v5 for a static member; returns (error, generation, member id)."""
+    from kafka_wire import Reader, string
+    body = (string(group) + struct.pack(">ii", 30000, 30000) + string(member_id)
+            + string(instance_id) + string("consumer") + struct.pack(">i", 1) + string("range")
+            + struct.pack(">i", 0))
+    r = Reader(_call(port, 11, 5, body))
+    r.int32()  # throttle
+    error, generation = r.int16(), r.int32()
+    r.string(), r.string()  # protocol, leader
+    return error, generation, r.string()
+
+
+def _static_heartbeat(port, group, generation, member_id, instance_id):
+    from kafka_wire import string
+    body = string(group) + struct.pack(">i", generation) + string(member_id) + string(instance_id)
+    return struct.unpack(">h", _call(port, 12, 3, body)[4:6])[0]
+
+
+def test_replaced_static_member_is_fenced_when_it_rejoins(make_broker):
+    # sarama's consumer, fenced in a heartbeat, joins again with its old member id; told
+    # UNKNOWN_MEMBER_ID it would join afresh and fence its replacement in turn, for ever.
+    from kafka_wire import string
+    broker = group_broker(make_broker)
+    group = unique_topic("g")
+    error, generation, first = _static_join(broker.port, group, "", "instance-x")
+    assert error == 0
+    sync = (string(group) + struct.pack(">i", generation) + string(first) + string("instance-x")
+            + struct.pack(">i", 1) + string(first) + struct.pack(">i", 0))
+    assert struct.unpack(">h", _call(broker.port, 14, 3, sync)[4:6])[0] == 0
+    error, generation_after, second = _static_join(broker.port, group, "", "instance-x")
+    assert (error, generation_after) == (0, generation) and second != first
+    assert _static_heartbeat(broker.port, group, generation, first, "instance-x") == 82  # FENCED
+    error, _, _ = _static_join(broker.port, group, first, "instance-x")
+    assert error == 82  # FENCED_INSTANCE_ID, not UNKNOWN_MEMBER_ID (25)
+    assert _static_heartbeat(broker.port, group, generation, second, "instance-x") == 0
