@@ -5,6 +5,7 @@
 #include "broker/config.h"
 #include "broker/handlers.h"
 #include "broker/topic_registry.h"
+#include "group/coordinator.h"
 #include "protocol/errors.h"
 #include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/create_partitions.h"
@@ -181,6 +182,7 @@ void handle_delete_topics(RequestContext& ctx, Reader& body, Writer& out) {
       continue;
     }
     auto outcome = topics.remove(topic->name);
+    if (outcome.error == ErrorCode::kNone) ctx.broker.groups().forget_topic(topic->name);
     result.error_code = pr::code(outcome.error);
     if (outcome.error != ErrorCode::kNone) result.error_message = outcome.message;
   }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+
+#include <spdlog/spdlog.h>
 
 #include "common/clock.h"
 
@@ -378,6 +381,31 @@ std::vector<ErrorCode> GroupCoordinator::delete_offsets(
   }
   if (!persist(group_id, tombstones)) group_error = ErrorCode::kCoordinatorNotAvailable;
   return errors;
+}
+
+void GroupCoordinator::forget_topic(const std::string& topic) {
+  std::lock_guard lock(mutex_);
+  for (auto it = offsets_.begin(); it != offsets_.end();) {
+    auto& offsets = it->second;
+    KeyedRecords tombstones;
+    auto o = offsets.lower_bound({topic, std::numeric_limits<int32_t>::min()});
+    while (o != offsets.end() && o->first.first == topic) {
+      tombstones.emplace_back(encode_offset_key({it->first, topic, o->first.second}), std::nullopt);
+      o = offsets.erase(o);
+    }
+    if (!tombstones.empty() && !persist(it->first, tombstones))
+      spdlog::warn(
+          "group {}: the deleted topic {}'s offsets are gone from memory but not from "
+          "__consumer_offsets; they come back on restart",
+          it->first, topic);
+    if (!offsets.empty()) {
+      ++it;
+      continue;
+    }
+    auto group = groups_.find(it->first);
+    if (group != groups_.end() && group->second->members().empty()) groups_.erase(group);
+    it = offsets_.erase(it);
+  }
 }
 
 void GroupCoordinator::expire_offsets_locked(int64_t now) {

@@ -109,6 +109,11 @@ class GroupCoordinator {
                                         const std::vector<TopicPartition>& partitions,
                                         ErrorCode& group_error);
 
+  // The topic was deleted: every group's committed offsets of it go, as in Kafka, so that a
+  // topic created again under the name starts with none. A group left empty with no offsets
+  // is dead. Offsets of open transactions are left to their transaction.
+  void forget_topic(const std::string& topic);
+
   // Expires sessions, overdue rebalances and old offsets (also run by the timer thread).
   void tick(int64_t now_ms);
 

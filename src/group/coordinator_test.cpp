@@ -127,6 +127,27 @@ TEST(Coordinator, ExpiresOffsetsOfEmptyGroups) {
   EXPECT_FALSE(log.log.back().value.has_value());  // a tombstone was written
 }
 
+TEST(Coordinator, DeletedTopicTakesItsOffsetsFromEveryGroup) {
+  MemoryOffsetLog log;
+  {
+    GroupCoordinator c({}, log);
+    c.start();
+    c.commit("g", "", std::nullopt, -1, {{"t", 0, 10, -1, std::nullopt}, {"t", 1, 5, -1, {}}});
+    c.commit("g", "", std::nullopt, -1, {{"other", 0, 7, -1, std::nullopt}});
+    c.commit("only-t", "", std::nullopt, -1, {{"t", 2, 3, -1, std::nullopt}});
+    c.forget_topic("t");
+    auto left = c.fetch("g", std::nullopt);
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(left[TopicPartition("other", 0)].offset, 7);
+    EXPECT_TRUE(c.fetch("only-t", std::nullopt).empty());
+    EXPECT_EQ(c.describe("only-t").state, "Dead");
+  }
+  GroupCoordinator after({}, log);  // the tombstones hold after a restart
+  after.start();
+  EXPECT_EQ(after.fetch("g", std::nullopt).size(), 1u);
+  EXPECT_TRUE(after.fetch("only-t", std::nullopt).empty());
+}
+
 CommittedOffset offset_of(GroupCoordinator& c, const std::vector<TopicPartition>& wanted) {
   return c.fetch("g", wanted).at(wanted[0]);
 }

@@ -323,3 +323,31 @@ def test_replaced_static_member_is_fenced_when_it_rejoins(make_broker):
     error, _, _ = _static_join(broker.port, group, first, "instance-x")
     assert error == 82  # FENCED_INSTANCE_ID, not UNKNOWN_MEMBER_ID (25)
     assert _static_heartbeat(broker.port, group, generation, second, "instance-x") == 0
+
+
+def test_deleting_a_topic_drops_its_committed_offsets(make_broker):
+    # As in Kafka: a topic created again under the name starts with no committed offsets, so a
+    # group does not resume from an offset of the old topic (sarama's functional tests rely on it).
+    broker = group_broker(make_broker)
+    topic, kept, group, offsets_only = (unique_topic("gone"), unique_topic("kept"),
+                                        unique_topic("g"), unique_topic("g"))
+    create_topic(broker.bootstrap, topic, 2)
+    create_topic(broker.bootstrap, kept, 1)
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group})
+    c.commit(offsets=[TopicPartition(topic, 0, 5), TopicPartition(topic, 1, 6),
+                      TopicPartition(kept, 0, 7)], asynchronous=False)
+    other = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": offsets_only})
+    other.commit(offsets=[TopicPartition(topic, 0, 3)], asynchronous=False)
+    client = admin(broker.bootstrap)
+    client.delete_topics([topic])[topic].result(10)
+    create_topic(broker.bootstrap, topic, 2)
+    try:
+        committed = c.committed([TopicPartition(topic, 0), TopicPartition(topic, 1),
+                                 TopicPartition(kept, 0)], timeout=10)
+        assert [tp.offset for tp in committed] == [-1001, -1001, 7]  # OFFSET_INVALID: none
+        assert other.committed([TopicPartition(topic, 0)], timeout=10)[0].offset == -1001
+        listed = {g.id for g in client.list_groups(timeout=10)}
+        assert group in listed and offsets_only not in listed  # left with nothing, it is gone
+    finally:
+        c.close()
+        other.close()
