@@ -305,6 +305,7 @@ http::Response Broker::handle_admin(const http::Request& request) {
                          {"listener", e.name},
                          {"host", advertised_endpoint(e.name).host},
                          {"port", e.port},
+                         {"rack", config_.rack ? json(*config_.rack) : json(nullptr)},
                          {"controller", true}});
     }
     return json_response({{"cluster_id", cluster_id_}, {"brokers", brokers}});

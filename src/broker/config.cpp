@@ -151,6 +151,7 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
   }
   c.node_id = static_cast<int32_t>(c.given.count("node.id") ? number(c, "node.id", 0)
                                                             : number(c, "broker.id", 0));
+  c.rack = c.value_of("broker.rack");
   auto listeners = parse_listeners(*c.value_of("listeners"), error);
   if (!listeners) {
     error = "listeners: " + error;

@@ -20,6 +20,7 @@ struct Endpoint {
 
 struct BrokerConfig {
   int32_t node_id = 0;
+  std::optional<std::string> rack;  // broker.rack
   std::vector<Endpoint> listeners;
   std::vector<Endpoint> advertised_listeners;
   std::vector<std::string> log_dirs;

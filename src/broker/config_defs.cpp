@@ -16,6 +16,8 @@ using T = ConfigType;
 constexpr std::array kBrokerDefs = {
     ConfigDef{"node.id", T::kInt, "0", 0, nullptr, nullptr, true, "Id of this broker."},
     ConfigDef{"broker.id", T::kInt, "0", 0, nullptr, nullptr, true, "Alias of node.id."},
+    ConfigDef{"broker.rack", T::kString, nullptr, 0, nullptr, nullptr, true,
+              "Rack of this broker, given to clients in Metadata and DescribeCluster."},
     ConfigDef{"listeners", T::kList, "PLAINTEXT://127.0.0.1:9092", 0, nullptr, nullptr, true,
               "Listeners to bind: NAME://host:port, comma-separated."},
     ConfigDef{"advertised.listeners", T::kList, nullptr, 0, nullptr, nullptr, true,
@@ -135,6 +137,8 @@ constexpr std::array kBrokerDefs = {
               "Accepted: one node has no followers."},
     ConfigDef{"replica.socket.timeout.ms", T::kInt, "30000", 0, nullptr, nullptr, true,
               "Accepted: one node has no followers."},
+    ConfigDef{"replica.selector.class", T::kString, nullptr, 0, nullptr, nullptr, true,
+              "Accepted: with one node the leader is the only replica to read from."},
     ConfigDef{"offsets.commit.timeout.ms", T::kInt, "5000", 1, nullptr, nullptr, true,
               "Accepted: an offset commit waits for no replica."},
     ConfigDef{"num.recovery.threads.per.data.dir", T::kInt, "1", 1, nullptr, nullptr, true,

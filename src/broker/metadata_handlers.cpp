@@ -72,7 +72,7 @@ void handle_metadata(RequestContext& ctx, Reader& body, Writer& out) {
   auto endpoint = broker.advertised_endpoint(ctx.listener_name);
 
   pr::MetadataResponse response;
-  response.brokers.push_back({node, endpoint.host, endpoint.port, std::nullopt});
+  response.brokers.push_back({node, endpoint.host, endpoint.port, broker.config().rack});
   response.cluster_id = broker.cluster_id();
   response.controller_id = node;
   response.cluster_authorized_operations =
@@ -136,7 +136,7 @@ void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out) {
   response.cluster_id = ctx.broker.cluster_id();
   response.controller_id = ctx.broker.config().node_id;
   response.brokers.push_back(
-      {ctx.broker.config().node_id, endpoint.host, endpoint.port, std::nullopt});
+      {ctx.broker.config().node_id, endpoint.host, endpoint.port, ctx.broker.config().rack});
   response.cluster_authorized_operations =
       request.include_cluster_authorized_operations
           ? authorized_operations(ctx, ResourceType::kCluster, security::kClusterResourceName)

@@ -277,12 +277,13 @@ def test_offset_for_leader_epoch_v3(broker):
     assert results[9][1] == 3, results[9]
 
 
-def test_describe_cluster_v0(broker):
+def _describe_cluster_v0(port):
+    """DescribeCluster v0: (error, cluster id, controller, [(node, host, port, rack)])."""
     # Flexible request header v2: key, version, correlation id, client id (int16 string), tagged fields.
     header = struct.pack(">hhi", 60, 0, 9) + kw.string("raw") + b"\x00"
     body = b"\x00" + b"\x00"  # include_cluster_authorized_operations=false, tagged fields
     payload = header + body
-    with kw.Conn(broker.port) as c:
+    with kw.Conn(port) as c:
         c.send(struct.pack(">i", len(payload)) + payload)
         resp = c.recv_frame()
     r = kw.Reader(resp)
@@ -309,14 +310,33 @@ def test_describe_cluster_v0(broker):
         node = r.int32()
         host = compact_string()
         port = r.int32()
-        compact_string()  # rack
+        rack = compact_string()
         r.pos += 1  # tagged fields
-        brokers.append((node, host, port))
+        brokers.append((node, host, port, rack))
+    return error, cluster_id, controller, brokers
+
+
+def test_describe_cluster_v0(broker):
+    error, cluster_id, controller, brokers = _describe_cluster_v0(broker.port)
     assert error == 0
     meta = (broker.data_dir / "meta.properties").read_text()
     assert f"cluster.id={cluster_id}" in meta, (cluster_id, meta)
-    assert len(brokers) == 1 and brokers[0][1:] == ("127.0.0.1", broker.port), brokers
-    assert controller == brokers[0][0]
+    assert brokers == [(controller, "127.0.0.1", broker.port, None)], brokers  # no broker.rack
+
+
+def test_broker_rack_reaches_clients(make_broker):
+    from kafka import KafkaAdminClient
+    broker = make_broker({"broker.rack": "rack-a", "replica.selector.class":
+                          "org.apache.kafka.common.replica.RackAwareReplicaSelector"})
+    assert "unknown configuration" not in broker.log_tail(200)
+    _, _, controller, brokers = _describe_cluster_v0(broker.port)
+    assert brokers == [(controller, "127.0.0.1", broker.port, "rack-a")], brokers
+    client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)  # Metadata v1+ carries the rack
+    try:
+        described = client.describe_cluster()
+        assert [b["rack"] for b in described["brokers"]] == ["rack-a"], described
+    finally:
+        client.close()
 
 
 def _uvarint(buf, pos):
