@@ -100,6 +100,9 @@ void apply_log_defaults(BrokerConfig& c) {
   d.delete_retention_ms = number(c, "log.cleaner.delete.retention.ms", d.delete_retention_ms);
   d.message_downconversion = c.value_of("log.message.downconversion.enable") != "false";
   d.compression_codec = compression_codec(c.value_of("compression.type").value_or("producer"));
+  d.gzip_level = static_cast<int>(number(c, "compression.gzip.level", d.gzip_level));
+  d.lz4_level = static_cast<int>(number(c, "compression.lz4.level", d.lz4_level));
+  d.zstd_level = static_cast<int>(number(c, "compression.zstd.level", d.zstd_level));
   d.min_compaction_lag_ms = number(c, "log.cleaner.min.compaction.lag.ms", d.min_compaction_lag_ms);
   d.max_compaction_lag_ms = number(c, "log.cleaner.max.compaction.lag.ms", d.max_compaction_lag_ms);
   d.min_cleanable_dirty_ratio =
@@ -233,6 +236,9 @@ storage::LogConfig resolve_log_config(const storage::LogConfig& broker_defaults,
   if (auto it = overrides.find("compression.type"); it != overrides.end()) {
     config.compression_codec = compression_codec(it->second);
   }
+  config.gzip_level = static_cast<int>(get("compression.gzip.level", config.gzip_level));
+  config.lz4_level = static_cast<int>(get("compression.lz4.level", config.lz4_level));
+  config.zstd_level = static_cast<int>(get("compression.zstd.level", config.zstd_level));
   if (auto it = overrides.find("message.downconversion.enable"); it != overrides.end()) {
     config.message_downconversion = it->second != "false";
   }

@@ -95,6 +95,12 @@ constexpr std::array kBrokerDefs = {
               "Cleanup policy."},
     ConfigDef{"compression.type", T::kString, "producer", 0,
               "uncompressed,zstd,lz4,snappy,gzip,producer", nullptr, false, "Stored compression."},
+    ConfigDef{"compression.gzip.level", T::kInt, "-1", INT32_MIN, nullptr, nullptr, false,
+              "gzip level when compression.type is gzip: 1-9, or -1 for zlib's default."},
+    ConfigDef{"compression.lz4.level", T::kInt, "9", INT32_MIN, nullptr, nullptr, false,
+              "lz4 level when compression.type is lz4: 1-17 (9: lz4's fast mode)."},
+    ConfigDef{"compression.zstd.level", T::kInt, "3", INT32_MIN, nullptr, nullptr, false,
+              "zstd level when compression.type is zstd: -131072-22."},
     ConfigDef{"min.insync.replicas", T::kInt, "1", 1, nullptr, nullptr, false,
               "In-sync replicas an acks=all produce needs: one node has one."},
     ConfigDef{"offsets.topic.replication.factor", T::kShort, "3", 1, nullptr, nullptr, true,
@@ -279,6 +285,12 @@ constexpr std::array kTopicDefs = {
     ConfigDef{"compression.type", T::kString, "producer", 0,
               "uncompressed,zstd,lz4,snappy,gzip,producer", "compression.type", false,
               "Stored compression."},
+    ConfigDef{"compression.gzip.level", T::kInt, "-1", INT32_MIN, nullptr, "compression.gzip.level",
+              false, "gzip level when compression.type is gzip: 1-9, or -1 for zlib's default."},
+    ConfigDef{"compression.lz4.level", T::kInt, "9", INT32_MIN, nullptr, "compression.lz4.level",
+              false, "lz4 level when compression.type is lz4: 1-17 (9: lz4's fast mode)."},
+    ConfigDef{"compression.zstd.level", T::kInt, "3", INT32_MIN, nullptr, "compression.zstd.level",
+              false, "zstd level when compression.type is zstd: -131072-22."},
     ConfigDef{"delete.retention.ms", T::kLong, "86400000", 0, nullptr,
               "log.cleaner.delete.retention.ms", false,
               "How long tombstones and transaction markers outlive compaction."},
@@ -336,6 +348,19 @@ constexpr std::array kTopicDefs = {
               "Accepted."},
 };
 
+// Kafka's ranges for the KIP-390 levels.
+template <typename Invalid>
+std::optional<std::string> check_compression_level(std::string_view name, int64_t level,
+                                                   const Invalid& invalid) {
+  if (name == "compression.gzip.level" && level != -1 && (level < 1 || level > 9))
+    return invalid("Value must be between 1 and 9 or equal to -1");
+  if (name == "compression.lz4.level" && (level < 1 || level > 17))
+    return invalid("Value must be between 1 and 17");
+  if (name == "compression.zstd.level" && (level < -131072 || level > 22))
+    return invalid("Value must be between -131072 and 22");
+  return std::nullopt;
+}
+
 const ConfigDef* find_in(std::span<const ConfigDef> defs, std::string_view name) {
   for (const auto& def : defs) {
     if (name == def.name) return &def;
@@ -375,7 +400,7 @@ std::optional<std::string> validate_config_value(const ConfigDef& def, std::stri
         return invalid("out of range");
       if (*n < def.min_value)
         return invalid("value must be at least " + std::to_string(def.min_value));
-      return std::nullopt;
+      return check_compression_level(def.name, *n, invalid);
     }
     case ConfigType::kDouble: {
       std::string text(value);

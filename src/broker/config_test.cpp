@@ -112,6 +112,38 @@ TEST(BrokerConfig, TopicOverridesWinOverBrokerDefaults) {
       resolve_log_config(c->log_defaults, {{"cleanup.policy", "compact,delete"}}).delete_policy);
 }
 
+TEST(BrokerConfig, CompressionLevelsFollowTheTopicsCodec) {
+  std::string error;
+  std::vector<std::string> warnings;
+  auto c = make_broker_config({{"compression.zstd.level", "7"}}, error, warnings);
+  ASSERT_TRUE(c) << error;
+  EXPECT_TRUE(warnings.empty());
+  auto zstd = resolve_log_config(c->log_defaults, {{"compression.type", "zstd"}});
+  EXPECT_EQ(zstd.compression_level(), 7);
+  auto gzip = resolve_log_config(c->log_defaults,
+                                 {{"compression.type", "gzip"}, {"compression.gzip.level", "2"}});
+  EXPECT_EQ(gzip.compression_level(), 2);
+  EXPECT_EQ(resolve_log_config(c->log_defaults, {{"compression.type", "lz4"}}).compression_level(),
+            9);
+  EXPECT_FALSE(make_broker_config({{"compression.lz4.level", "18"}}, error, warnings));
+  EXPECT_NE(error.find("compression.lz4.level"), std::string::npos);
+}
+
+TEST(ConfigDefs, CompressionLevelsTakeKafkasRanges) {
+  auto valid = [](const char* key, const char* value) {
+    return !validate_config_value(*find_topic_config(key), value);
+  };
+  EXPECT_TRUE(valid("compression.gzip.level", "-1"));
+  EXPECT_TRUE(valid("compression.gzip.level", "9"));
+  EXPECT_FALSE(valid("compression.gzip.level", "0"));
+  EXPECT_FALSE(valid("compression.gzip.level", "10"));
+  EXPECT_TRUE(valid("compression.lz4.level", "1"));
+  EXPECT_FALSE(valid("compression.lz4.level", "0"));
+  EXPECT_TRUE(valid("compression.zstd.level", "-131072"));
+  EXPECT_TRUE(valid("compression.zstd.level", "22"));
+  EXPECT_FALSE(valid("compression.zstd.level", "23"));
+}
+
 TEST(ConfigDefs, ValidationNamesTheKey) {
   auto* def = find_topic_config("cleanup.policy");
   ASSERT_TRUE(def);

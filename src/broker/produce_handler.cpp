@@ -81,13 +81,13 @@ ErrorCode check_before_append(const storage::LogConfig& config, std::span<const 
 
 // As Kafka, a topic whose compression.type is a codec stores every batch in that codec. A batch
 // that fails validation is left for the append to refuse.
-std::span<uint8_t> apply_topic_compression(int codec, std::span<uint8_t> records,
+std::span<uint8_t> apply_topic_compression(int codec, int level, std::span<uint8_t> records,
                                            std::vector<uint8_t>& recompressed) {
   if (codec == storage::kProducerCompression || !pr::needs_recompression(records, codec))
     return records;
   pr::BatchesSummary summary;
   if (pr::validate_batches(records, summary) != ErrorCode::kNone) return records;
-  if (!pr::recompress_batches(records, codec, recompressed)) return records;
+  if (!pr::recompress_batches(records, codec, recompressed, level)) return records;
   return recompressed;
 }
 
@@ -124,7 +124,8 @@ void append_partition(Broker& broker, const std::string& topic, TopicStats* stat
   }
   std::vector<uint8_t> recompressed;
   if (result.error == ErrorCode::kNone) {
-    records = apply_topic_compression(config.compression_codec, records, recompressed);
+    records = apply_topic_compression(config.compression_codec, config.compression_level(), records,
+                                      recompressed);
     result = log->append(records, now_ms());
   }
   out.error_code = pr::code(result.error);

@@ -187,7 +187,7 @@ bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch,
 }
 
 std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
-                                   const std::vector<RawRecord>& records) {
+                                   const std::vector<RawRecord>& records, int level) {
   std::vector<uint8_t> bytes(original.begin(), original.begin() + kBatchHeaderSize);
   int16_t attributes = read_batch_header(original.data()).attributes;
   std::string plain;
@@ -195,8 +195,8 @@ std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
     plain.append(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
   std::string packed;
   int codec = attributes & kCodecMask;
-  if (codec != 0 &&
-      compress(codec, {reinterpret_cast<const uint8_t*>(plain.data()), plain.size()}, packed)) {
+  if (codec != 0 && compress(codec, {reinterpret_cast<const uint8_t*>(plain.data()), plain.size()},
+                             packed, level)) {
     bytes.insert(bytes.end(), packed.begin(), packed.end());
   } else {
     bytes.insert(bytes.end(), plain.begin(), plain.end());
@@ -222,7 +222,8 @@ bool needs_recompression(std::span<const uint8_t> batches, int codec) {
   return false;
 }
 
-bool recompress_batches(std::span<const uint8_t> batches, int codec, std::vector<uint8_t>& out) {
+bool recompress_batches(std::span<const uint8_t> batches, int codec, std::vector<uint8_t>& out,
+                        int level) {
   out.clear();
   std::string scratch;
   std::vector<RawRecord> records;
@@ -241,7 +242,7 @@ bool recompress_batches(std::span<const uint8_t> batches, int codec, std::vector
     std::vector<uint8_t> target_header(batch.begin(), batch.begin() + kBatchHeaderSize);
     write_i16(target_header.data() + kAttributesOffset,
               static_cast<int16_t>((header.attributes & ~kCodecMask) | codec));
-    auto rebuilt = rebuild_batch(target_header, records);
+    auto rebuilt = rebuild_batch(target_header, records, level);
     out.insert(out.end(), rebuilt.begin(), rebuilt.end());
   }
   return true;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/compression.h"
+
 namespace oxbow::protocol {
 
 struct OutgoingRecord {
@@ -65,16 +67,18 @@ bool parse_raw_records(std::span<const uint8_t> batch, std::string& scratch,
 // producer, attributes) holding only `records`, compressed again with the original's codec (left
 // uncompressed only if that fails), with its CRC recomputed. Record offsets and timestamps are
 // deltas from the unchanged base, so kept records are copied as they are and the offsets of the
-// removed ones simply go missing.
+// removed ones simply go missing. `level`: the codec's compression level (compression.h).
 std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
-                                   const std::vector<RawRecord>& records);
+                                   const std::vector<RawRecord>& records,
+                                   int level = kDefaultCompressionLevel);
 
 // Whether some batch of `batches` is not in `codec` (0: uncompressed).
 bool needs_recompression(std::span<const uint8_t> batches, int codec);
 
 // `batches` with each batch that is not in `codec` compressed again in it (0: uncompressed),
 // header fields kept, as Kafka's broker stores batches under a topic's compression.type; false if
-// a batch does not parse.
-bool recompress_batches(std::span<const uint8_t> batches, int codec, std::vector<uint8_t>& out);
+// a batch does not parse. `level`: the codec's compression level (compression.h).
+bool recompress_batches(std::span<const uint8_t> batches, int codec, std::vector<uint8_t>& out,
+                        int level = kDefaultCompressionLevel);
 
 }  // namespace oxbow::protocol

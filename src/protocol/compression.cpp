@@ -100,11 +100,11 @@ bool unzstd(std::span<const uint8_t> in, std::string& out, size_t max_output) {
   return true;
 }
 
-bool gzip(std::span<const uint8_t> in, std::string& out) {
+bool gzip(std::span<const uint8_t> in, std::string& out, int level) {
+  if (level == kDefaultCompressionLevel) level = Z_DEFAULT_COMPRESSION;
   z_stream z{};
   // 15 + 16: a gzip header and trailer, as Kafka's clients write and read.
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return false;
+  if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
   size_t start = out.size();
   out.resize(start + deflateBound(&z, static_cast<uLong>(in.size())));
   z.next_in = const_cast<Bytef*>(in.data());
@@ -127,10 +127,14 @@ bool snappy(std::span<const uint8_t> in, std::string& out) {
   return ok;
 }
 
-bool lz4(std::span<const uint8_t> in, std::string& out) {
+bool lz4(std::span<const uint8_t> in, std::string& out, int level) {
   // Kafka's Java clients decode each block on its own: blocks must not refer to earlier ones.
   LZ4F_preferences_t preferences{};
   preferences.frameInfo.blockMode = LZ4F_blockIndependent;
+  // Kafka's default level 9 means lz4's fast compressor; any other level its HC compressor.
+  constexpr int kKafkaLz4Default = 9;
+  if (level != kDefaultCompressionLevel && level != kKafkaLz4Default)
+    preferences.compressionLevel = level;
   size_t start = out.size();
   out.resize(start + LZ4F_compressFrameBound(in.size(), &preferences));
   size_t n = LZ4F_compressFrame(out.data() + start, out.size() - start, in.data(), in.size(),
@@ -139,27 +143,27 @@ bool lz4(std::span<const uint8_t> in, std::string& out) {
   return !LZ4F_isError(n);
 }
 
-bool zstd(std::span<const uint8_t> in, std::string& out) {
+bool zstd(std::span<const uint8_t> in, std::string& out, int level) {
+  if (level == kDefaultCompressionLevel) level = ZSTD_CLEVEL_DEFAULT;
   size_t start = out.size();
   out.resize(start + ZSTD_compressBound(in.size()));
-  size_t n = ZSTD_compress(out.data() + start, out.size() - start, in.data(), in.size(),
-                           ZSTD_CLEVEL_DEFAULT);
+  size_t n = ZSTD_compress(out.data() + start, out.size() - start, in.data(), in.size(), level);
   out.resize(ZSTD_isError(n) ? start : start + n);
   return !ZSTD_isError(n);
 }
 
 }  // namespace
 
-bool compress(int codec, std::span<const uint8_t> input, std::string& out) {
+bool compress(int codec, std::span<const uint8_t> input, std::string& out, int level) {
   switch (codec) {
     case 1:
-      return gzip(input, out);
+      return gzip(input, out, level);
     case 2:
       return snappy(input, out);
     case 3:
-      return lz4(input, out);
+      return lz4(input, out, level);
     case 4:
-      return zstd(input, out);
+      return zstd(input, out, level);
     default:
       return false;
   }

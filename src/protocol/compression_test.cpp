@@ -96,6 +96,26 @@ TEST(Compression, OwnCompressionDecompressesForEveryCodec) {
   EXPECT_FALSE(compress(5, bytes(input), unused));
 }
 
+TEST(Compression, LevelsAreKafkas) {
+  std::string input;
+  for (int i = 0; i < 20000; ++i) input += "key-" + std::to_string(i * 7919 % 1000) + "=value;";
+  auto packed_size = [&](int codec, int level) {
+    std::string packed;
+    EXPECT_TRUE(compress(codec, bytes(input), packed, level)) << codec << " " << level;
+    std::string out;
+    EXPECT_TRUE(decompress(codec, bytes(packed), out)) << codec << " " << level;
+    EXPECT_EQ(out, input) << codec << " " << level;
+    return packed.size();
+  };
+  // Kafka's defaults are the libraries' defaults: gzip -1, zstd 3, and lz4 9 is lz4's fast mode.
+  EXPECT_EQ(packed_size(1, -1), packed_size(1, kDefaultCompressionLevel));
+  EXPECT_EQ(packed_size(3, 9), packed_size(3, kDefaultCompressionLevel));
+  EXPECT_EQ(packed_size(4, 3), packed_size(4, kDefaultCompressionLevel));
+  EXPECT_LT(packed_size(1, 9), packed_size(1, 1));
+  EXPECT_LT(packed_size(3, 12), packed_size(3, 9));  // another level: lz4's HC mode
+  EXPECT_LT(packed_size(4, 19), packed_size(4, -5));
+}
+
 TEST(Compression, Lz4FramesHaveIndependentBlocks) {
   // Over one 64 KB block, so that a linked block would have something to refer back to.
   std::string input;

@@ -33,6 +33,23 @@ struct LogConfig {
   // compression.type as a codec number: the codec Produce stores batches in (0 uncompressed), or
   // kProducerCompression to keep each producer's. Applied by the broker's produce path.
   int compression_codec = kProducerCompression;
+  // compression.gzip.level, compression.lz4.level, compression.zstd.level (KIP-390), Kafka's
+  // levels for the codec compression.type names.
+  int gzip_level = -1;
+  int lz4_level = 9;
+  int zstd_level = 3;
+  int compression_level() const {
+    switch (compression_codec) {
+      case 1:
+        return gzip_level;
+      case 3:
+        return lz4_level;
+      case 4:
+        return zstd_level;
+      default:
+        return 0;  // snappy and uncompressed have no level
+    }
+  }
 };
 
 }  // namespace oxbow::storage

@@ -4,7 +4,7 @@ import struct
 import time
 
 import pytest
-from confluent_kafka import KafkaException, TIMESTAMP_LOG_APPEND_TIME
+from confluent_kafka import KafkaError, KafkaException, TIMESTAMP_LOG_APPEND_TIME
 from confluent_kafka.admin import ConfigResource
 
 import ck_helpers as ck
@@ -422,3 +422,28 @@ def test_zstd_topics_are_not_served_to_fetch_versions_before_zstd(broker):
     # librdkafka 2.0.2 fetches with v11 and reads it.
     (msg,) = ck.consume_partition(broker.bootstrap, topic, 0, 0, expected=1)
     assert msg.value() == b"v"
+
+
+def test_compression_levels_shape_what_the_broker_stores(broker):
+    """KIP-390: compression.<codec>.level sets the level the broker compresses a topic's batches at;
+    an out-of-range level is refused with INVALID_CONFIG naming the key."""
+    from confluent_kafka.admin import NewTopic
+    records = [{"value": (f"row {i} of a compressible table; " * 40).encode()} for i in range(50)]
+    plain_producer = ck.producer(broker.bootstrap, **{"linger.ms": 50})
+    sizes = {}
+    for level in ("1", "9"):
+        topic = ck.create_topic(broker.bootstrap, unique_topic(f"gz{level}"),
+                                config={"compression.type": "gzip", "compression.gzip.level": level})
+        ck.produce_all(plain_producer, records, topic, partition=0)
+        assert set(stored_codecs(broker, topic)) == {1}
+        msgs = ck.consume_partition(broker.bootstrap, topic, 0, 0, expected=len(records))
+        assert [m.value() for m in msgs] == [r["value"] for r in records]
+        sizes[level] = (broker.partition_dir(topic, 0) / "00000000000000000000.log").stat().st_size
+    assert sizes["9"] < sizes["1"], sizes
+
+    client = ck.admin(broker.bootstrap)
+    bad = NewTopic(unique_topic("gz-bad"), 1, 1, config={"compression.gzip.level": "10"})
+    with pytest.raises(KafkaException) as raised:
+        client.create_topics([bad])[bad.topic].result(10)
+    err = raised.value.args[0]
+    assert err.code() == KafkaError.INVALID_CONFIG and "compression.gzip.level" in err.str(), err
