@@ -155,6 +155,10 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
   c.node_id = static_cast<int32_t>(c.given.count("node.id") ? number(c, "node.id", 0)
                                                             : number(c, "broker.id", 0));
   c.rack = c.value_of("broker.rack");
+  if (c.value_of("transaction.partition.verification.enable") == "false")
+    warnings.push_back(
+        "transaction.partition.verification.enable=false ignored: a transactional produce is "
+        "always checked against its transaction's partitions");
   auto listeners = parse_listeners(*c.value_of("listeners"), error);
   if (!listeners) {
     error = "listeners: " + error;

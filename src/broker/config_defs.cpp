@@ -143,6 +143,10 @@ constexpr std::array kBrokerDefs = {
               "Accepted: one node has no followers."},
     ConfigDef{"replica.socket.timeout.ms", T::kInt, "30000", 0, nullptr, nullptr, true,
               "Accepted: one node has no followers."},
+    ConfigDef{"transaction.partition.verification.enable", T::kBoolean, "true", 0, nullptr, nullptr,
+              true,
+              "Always true here: a transactional produce to a partition its transaction does not "
+              "hold is refused (KIP-890)."},
     ConfigDef{"replica.selector.class", T::kString, nullptr, 0, nullptr, nullptr, true,
               "Accepted: with one node the leader is the only replica to read from."},
     ConfigDef{"offsets.commit.timeout.ms", T::kInt, "5000", 1, nullptr, nullptr, true,

@@ -129,6 +129,18 @@ TEST(BrokerConfig, CompressionLevelsFollowTheTopicsCodec) {
   EXPECT_NE(error.find("compression.lz4.level"), std::string::npos);
 }
 
+TEST(BrokerConfig, TransactionVerificationCannotBeTurnedOff) {
+  std::string error;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(
+      make_broker_config({{"transaction.partition.verification.enable", "true"}}, error, warnings));
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_TRUE(make_broker_config({{"transaction.partition.verification.enable", "false"}}, error,
+                                 warnings));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("ignored"), std::string::npos);
+}
+
 TEST(ConfigDefs, CompressionLevelsTakeKafkasRanges) {
   auto valid = [](const char* key, const char* value) {
     return !validate_config_value(*find_topic_config(key), value);
