@@ -1,5 +1,6 @@
 #include "broker/config_defs.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 
@@ -10,6 +11,7 @@ namespace oxbow::broker {
 namespace {
 
 constexpr const char* kLongMax = "9223372036854775807";
+constexpr const char* kGzipLevels = "-1,1,2,3,4,5,6,7,8,9";  // Kafka's: zlib's 0 is refused
 using T = ConfigType;
 
 // Defaults follow Apache Kafka 3.3, except log.dirs (./data instead of /tmp/kafka-logs).
@@ -95,12 +97,12 @@ constexpr std::array kBrokerDefs = {
               "Cleanup policy."},
     ConfigDef{"compression.type", T::kString, "producer", 0,
               "uncompressed,zstd,lz4,snappy,gzip,producer", nullptr, false, "Stored compression."},
-    ConfigDef{"compression.gzip.level", T::kInt, "-1", INT32_MIN, nullptr, nullptr, false,
+    ConfigDef{"compression.gzip.level", T::kInt, "-1", -1, kGzipLevels, nullptr, false,
               "gzip level when compression.type is gzip: 1-9, or -1 for zlib's default."},
-    ConfigDef{"compression.lz4.level", T::kInt, "9", INT32_MIN, nullptr, nullptr, false,
-              "lz4 level when compression.type is lz4: 1-17 (9: lz4's fast mode)."},
-    ConfigDef{"compression.zstd.level", T::kInt, "3", INT32_MIN, nullptr, nullptr, false,
-              "zstd level when compression.type is zstd: -131072-22."},
+    ConfigDef{"compression.lz4.level", T::kInt, "9", 1, nullptr, nullptr, false,
+              "lz4 level when compression.type is lz4: 1-17 (9: lz4's fast mode).", 17},
+    ConfigDef{"compression.zstd.level", T::kInt, "3", -131072, nullptr, nullptr, false,
+              "zstd level when compression.type is zstd: -131072-22.", 22},
     ConfigDef{"min.insync.replicas", T::kInt, "1", 1, nullptr, nullptr, false,
               "In-sync replicas an acks=all produce needs: one node has one."},
     ConfigDef{"offsets.topic.replication.factor", T::kShort, "3", 1, nullptr, nullptr, true,
@@ -289,12 +291,12 @@ constexpr std::array kTopicDefs = {
     ConfigDef{"compression.type", T::kString, "producer", 0,
               "uncompressed,zstd,lz4,snappy,gzip,producer", "compression.type", false,
               "Stored compression."},
-    ConfigDef{"compression.gzip.level", T::kInt, "-1", INT32_MIN, nullptr, "compression.gzip.level",
+    ConfigDef{"compression.gzip.level", T::kInt, "-1", -1, kGzipLevels, "compression.gzip.level",
               false, "gzip level when compression.type is gzip: 1-9, or -1 for zlib's default."},
-    ConfigDef{"compression.lz4.level", T::kInt, "9", INT32_MIN, nullptr, "compression.lz4.level",
-              false, "lz4 level when compression.type is lz4: 1-17 (9: lz4's fast mode)."},
-    ConfigDef{"compression.zstd.level", T::kInt, "3", INT32_MIN, nullptr, "compression.zstd.level",
-              false, "zstd level when compression.type is zstd: -131072-22."},
+    ConfigDef{"compression.lz4.level", T::kInt, "9", 1, nullptr, "compression.lz4.level", false,
+              "lz4 level when compression.type is lz4: 1-17 (9: lz4's fast mode).", 17},
+    ConfigDef{"compression.zstd.level", T::kInt, "3", -131072, nullptr, "compression.zstd.level",
+              false, "zstd level when compression.type is zstd: -131072-22.", 22},
     ConfigDef{"delete.retention.ms", T::kLong, "86400000", 0, nullptr,
               "log.cleaner.delete.retention.ms", false,
               "How long tombstones and transaction markers outlive compaction."},
@@ -352,19 +354,6 @@ constexpr std::array kTopicDefs = {
               "Accepted."},
 };
 
-// Kafka's ranges for the KIP-390 levels.
-template <typename Invalid>
-std::optional<std::string> check_compression_level(std::string_view name, int64_t level,
-                                                   const Invalid& invalid) {
-  if (name == "compression.gzip.level" && level != -1 && (level < 1 || level > 9))
-    return invalid("Value must be between 1 and 9 or equal to -1");
-  if (name == "compression.lz4.level" && (level < 1 || level > 17))
-    return invalid("Value must be between 1 and 17");
-  if (name == "compression.zstd.level" && (level < -131072 || level > 22))
-    return invalid("Value must be between -131072 and 22");
-  return std::nullopt;
-}
-
 const ConfigDef* find_in(std::span<const ConfigDef> defs, std::string_view name) {
   for (const auto& def : defs) {
     if (name == def.name) return &def;
@@ -404,7 +393,14 @@ std::optional<std::string> validate_config_value(const ConfigDef& def, std::stri
         return invalid("out of range");
       if (*n < def.min_value)
         return invalid("value must be at least " + std::to_string(def.min_value));
-      return check_compression_level(def.name, *n, invalid);
+      if (*n > def.max_value)
+        return invalid("value must be at most " + std::to_string(def.max_value));
+      if (def.valid_values) {
+        auto choices = split(def.valid_values, ',');
+        if (std::find(choices.begin(), choices.end(), std::to_string(*n)) == choices.end())
+          return invalid("Value must be one of: " + std::string(def.valid_values));
+      }
+      return std::nullopt;
     }
     case ConfigType::kDouble: {
       std::string text(value);

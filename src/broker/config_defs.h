@@ -40,10 +40,11 @@ struct ConfigDef {
   ConfigType type;
   const char* default_value;   // nullptr: no default (null)
   int64_t min_value;           // numbers only
-  const char* valid_values;    // comma-separated choices for strings/lists, or nullptr
+  const char* valid_values;    // comma-separated choices (strings, lists, numbers), or nullptr
   const char* broker_synonym;  // topic keys only: broker key supplying the default
   bool read_only;              // cannot be changed without a restart
   const char* doc;
+  int64_t max_value = INT64_MAX;  // numbers only
 };
 
 std::span<const ConfigDef> broker_config_defs();

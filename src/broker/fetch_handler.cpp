@@ -12,6 +12,7 @@
 #include "broker/handlers.h"
 #include "broker/probe.h"
 #include "broker/topic_registry.h"
+#include "protocol/compression.h"
 #include "protocol/errors.h"
 #include "protocol/legacy_messages.h"
 #include "protocol/messages/fetch.h"
@@ -24,8 +25,6 @@ namespace pr = oxbow::protocol;
 using pr::ErrorCode;
 
 namespace {
-
-constexpr int kZstdCodec = 4;
 
 struct Target {
   std::string topic;
@@ -41,7 +40,7 @@ struct Target {
 void read_version_checks(Target& target, int16_t v) {
   if (!target.log || v >= 10) return;
   auto config = target.log->config();
-  target.zstd_for_old_fetch = config.compression_codec == kZstdCodec;
+  target.zstd_for_old_fetch = config.compression_codec == pr::kZstdCodec;
   target.no_downconversion = pr::fetch_magic(v) < 2 && !config.message_downconversion;
 }
 

@@ -33,7 +33,6 @@ struct PendingFlush {
   PartitionResponse* response;
 };
 
-constexpr int kZstdCodec = 4;
 constexpr int32_t kInSyncReplicas = 1;  // a single node: the leader is the only replica
 constexpr int16_t kFirstBatchOnlyVersion = 3;
 constexpr int16_t kFirstZstdVersion = 7;
@@ -56,7 +55,7 @@ ErrorCode check_records_for_version(std::span<const uint8_t> records, int16_t ve
   if (header.batch_length > 0 && header.total_size() < records.size()) {
     return refuse("are only allowed to contain exactly one record batch per partition");
   }
-  if (header.codec() == kZstdCodec && version < kFirstZstdVersion) {
+  if (header.codec() == pr::kZstdCodec && version < kFirstZstdVersion) {
     message = fmt::format(
         "Produce requests with version {} are not allowed to use ZStandard compression", version);
     return ErrorCode::kUnsupportedCompressionType;

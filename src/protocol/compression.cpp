@@ -156,13 +156,13 @@ bool zstd(std::span<const uint8_t> in, std::string& out, int level) {
 
 bool compress(int codec, std::span<const uint8_t> input, std::string& out, int level) {
   switch (codec) {
-    case 1:
+    case kGzipCodec:
       return gzip(input, out, level);
-    case 2:
+    case kSnappyCodec:
       return snappy(input, out);
-    case 3:
+    case kLz4Codec:
       return lz4(input, out, level);
-    case 4:
+    case kZstdCodec:
       return zstd(input, out, level);
     default:
       return false;
@@ -171,13 +171,13 @@ bool compress(int codec, std::span<const uint8_t> input, std::string& out, int l
 
 bool decompress(int codec, std::span<const uint8_t> input, std::string& out, size_t max_output) {
   switch (codec) {
-    case 1:
+    case kGzipCodec:
       return gunzip(input, out, max_output);
-    case 2:
+    case kSnappyCodec:
       return unsnappy(input, out, max_output);
-    case 3:
+    case kLz4Codec:
       return unlz4(input, out, max_output);
-    case 4:
+    case kZstdCodec:
       return unzstd(input, out, max_output);
     default:
       return false;

@@ -10,6 +10,12 @@
 
 namespace oxbow::protocol {
 
+// The codec numbers in a record batch's attributes (0: uncompressed).
+inline constexpr int kGzipCodec = 1;
+inline constexpr int kSnappyCodec = 2;
+inline constexpr int kLz4Codec = 3;
+inline constexpr int kZstdCodec = 4;
+
 // Appends the decompressed bytes to `out`; false for an unknown codec or corrupt input. Output
 // beyond `max_output` bytes is refused as corrupt.
 bool decompress(int codec, std::span<const uint8_t> input, std::string& out,

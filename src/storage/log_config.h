@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "protocol/compression.h"
+
 namespace oxbow::storage {
 
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
@@ -40,11 +42,11 @@ struct LogConfig {
   int zstd_level = 3;
   int compression_level() const {
     switch (compression_codec) {
-      case 1:
+      case protocol::kGzipCodec:
         return gzip_level;
-      case 3:
+      case protocol::kLz4Codec:
         return lz4_level;
-      case 4:
+      case protocol::kZstdCodec:
         return zstd_level;
       default:
         return 0;  // snappy and uncompressed have no level
