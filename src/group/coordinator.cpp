@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 
 #include <spdlog/spdlog.h>
 
@@ -383,28 +382,42 @@ std::vector<ErrorCode> GroupCoordinator::delete_offsets(
   return errors;
 }
 
+bool GroupCoordinator::drop_offsets_locked(OffsetsByGroup::iterator& group,
+                                           const OffsetFilter& drop) {
+  auto& offsets = group->second;
+  KeyedRecords tombstones;
+  for (auto o = offsets.begin(); o != offsets.end();) {
+    if (drop(o->first, o->second)) {
+      tombstones.emplace_back(encode_offset_key({group->first, o->first.first, o->first.second}),
+                              std::nullopt);
+      o = offsets.erase(o);
+    } else {
+      ++o;
+    }
+  }
+  bool persisted = persist(group->first, tombstones);
+  if (!offsets.empty()) {
+    ++group;
+    return persisted;
+  }
+  auto members = groups_.find(group->first);
+  if (members != groups_.end() && members->second->members().empty()) groups_.erase(members);
+  group = offsets_.erase(group);
+  return persisted;
+}
+
 void GroupCoordinator::forget_topic(const std::string& topic) {
   std::lock_guard lock(mutex_);
   for (auto it = offsets_.begin(); it != offsets_.end();) {
-    auto& offsets = it->second;
-    KeyedRecords tombstones;
-    auto o = offsets.lower_bound({topic, std::numeric_limits<int32_t>::min()});
-    while (o != offsets.end() && o->first.first == topic) {
-      tombstones.emplace_back(encode_offset_key({it->first, topic, o->first.second}), std::nullopt);
-      o = offsets.erase(o);
-    }
-    if (!tombstones.empty() && !persist(it->first, tombstones))
+    std::string group_id = it->first;
+    auto of_topic = [&](const TopicPartition& tp, const CommittedOffset&) {
+      return tp.first == topic;
+    };
+    if (!drop_offsets_locked(it, of_topic))
       spdlog::warn(
           "group {}: the deleted topic {}'s offsets are gone from memory but not from "
           "__consumer_offsets; they come back on restart",
-          it->first, topic);
-    if (!offsets.empty()) {
-      ++it;
-      continue;
-    }
-    auto group = groups_.find(it->first);
-    if (group != groups_.end() && group->second->members().empty()) groups_.erase(group);
-    it = offsets_.erase(it);
+          group_id, topic);
   }
 }
 
@@ -417,26 +430,11 @@ void GroupCoordinator::expire_offsets_locked(int64_t now) {
       continue;
     }
     int64_t empty_since = group == groups_.end() ? 0 : group->second->empty_since_ms();
-    KeyedRecords tombstones;
-    for (auto o = it->second.begin(); o != it->second.end();) {
-      // KIP-211: offsets of an empty group expire a retention period after the later of their
-      // commit and the moment the group became empty.
-      if (std::max(o->second.commit_timestamp_ms, empty_since) + options_.offsets_retention_ms <=
-          now) {
-        tombstones.emplace_back(encode_offset_key({it->first, o->first.first, o->first.second}),
-                                std::nullopt);
-        o = it->second.erase(o);
-      } else {
-        ++o;
-      }
-    }
-    persist(it->first, tombstones);
-    if (it->second.empty()) {
-      if (group != groups_.end() && group->second->members().empty()) groups_.erase(group);
-      it = offsets_.erase(it);
-    } else {
-      ++it;
-    }
+    // KIP-211: offsets of an empty group expire a retention period after the later of their
+    // commit and the moment the group became empty.
+    drop_offsets_locked(it, [&](const TopicPartition&, const CommittedOffset& o) {
+      return std::max(o.commit_timestamp_ms, empty_since) + options_.offsets_retention_ms <= now;
+    });
   }
 }
 

@@ -6,6 +6,7 @@
 // lock guards everything; callbacks of deferred JoinGroup/SyncGroup responses run after it is
 // released.
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -136,13 +137,19 @@ class GroupCoordinator {
   void replay_record(std::string_view key_bytes, std::optional<std::string_view> value_bytes,
                      int64_t producer_id);
   void expire_offsets_locked(int64_t now_ms);
+  using OffsetsByGroup = std::map<std::string, std::map<TopicPartition, CommittedOffset>>;
+  using OffsetFilter = std::function<bool(const TopicPartition&, const CommittedOffset&)>;
+  // Drops the offsets of `group` that `drop` selects, with tombstones in the log; a group left
+  // with no offsets and no members is dead. Moves `group` to the next group; false if the
+  // tombstones could not be written.
+  bool drop_offsets_locked(OffsetsByGroup::iterator& group, const OffsetFilter& drop);
   static void run(Completions& completions);
 
   CoordinatorOptions options_;
   KeyedLog& log_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
-  std::map<std::string, std::map<TopicPartition, CommittedOffset>> offsets_;
+  OffsetsByGroup offsets_;
   // producer id -> group -> offsets its open transaction will commit
   std::map<int64_t, std::map<std::string, std::map<TopicPartition, CommittedOffset>>> pending_;
   std::thread timer_;

@@ -14,6 +14,7 @@ import time
 from confluent_kafka import Consumer, TopicPartition
 
 from ck_helpers import admin, producer
+import kafka_wire as kw
 from harness import unique_topic, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -289,11 +290,10 @@ def test_stale_generation_and_unknown_member_get_errors(make_broker):
 
 def _static_join(port, group, member_id, instance_id):
     """JoinGroup v5 for a static member; returns (error, generation, member id)."""
-    from kafka_wire import Reader, string
-    body = (string(group) + struct.pack(">ii", 30000, 30000) + string(member_id)
-            + string(instance_id) + string("consumer") + struct.pack(">i", 1) + string("range")
-            + struct.pack(">i", 0))
-    r = Reader(_call(port, 11, 5, body))
+    body = (kw.string(group) + struct.pack(">ii", 30000, 30000) + kw.string(member_id)
+            + kw.string(instance_id) + kw.string("consumer") + struct.pack(">i", 1)
+            + kw.string("range") + struct.pack(">i", 0))
+    r = kw.Reader(_call(port, 11, 5, body))
     r.int32()  # throttle
     error, generation = r.int16(), r.int32()
     r.string(), r.string()  # protocol, leader
@@ -301,21 +301,21 @@ def _static_join(port, group, member_id, instance_id):
 
 
 def _static_heartbeat(port, group, generation, member_id, instance_id):
-    from kafka_wire import string
-    body = string(group) + struct.pack(">i", generation) + string(member_id) + string(instance_id)
+    body = (kw.string(group) + struct.pack(">i", generation) + kw.string(member_id)
+            + kw.string(instance_id))
     return struct.unpack(">h", _call(port, 12, 3, body)[4:6])[0]
 
 
 def test_replaced_static_member_is_fenced_when_it_rejoins(make_broker):
     # sarama's consumer, fenced in a heartbeat, joins again with its old member id; told
     # UNKNOWN_MEMBER_ID it would join afresh and fence its replacement in turn, for ever.
-    from kafka_wire import string
     broker = group_broker(make_broker)
     group = unique_topic("g")
     error, generation, first = _static_join(broker.port, group, "", "instance-x")
     assert error == 0
-    sync = (string(group) + struct.pack(">i", generation) + string(first) + string("instance-x")
-            + struct.pack(">i", 1) + string(first) + struct.pack(">i", 0))
+    sync = (kw.string(group) + struct.pack(">i", generation) + kw.string(first)
+            + kw.string("instance-x") + struct.pack(">i", 1) + kw.string(first)
+            + struct.pack(">i", 0))
     assert struct.unpack(">h", _call(broker.port, 14, 3, sync)[4:6])[0] == 0
     error, generation_after, second = _static_join(broker.port, group, "", "instance-x")
     assert (error, generation_after) == (0, generation) and second != first
