@@ -1,25 +1,23 @@
 // One client connection: reads requests in order, handles up to kMaxInFlight of them at once,
-// writes the responses back in request order; TLS, SASL state and the idle timeout live here too.
+// writes the responses back in request order; the SASL state, quotas' throttling and the idle
+// timeout live here, the bytes' way over TCP or TLS in ClientStream.
 #include "broker/connection.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
-#include <sys/sendfile.h>
 
-#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <deque>
 
 #include "broker/authenticator.h"
 #include "broker/broker.h"
 #include "broker/client_quotas.h"
+#include "broker/client_stream.h"
 #include "broker/connection_limits.h"
 #include "broker/handlers.h"
 #include "broker/probe.h"
 #include "broker/tls.h"
 #include "common/clock.h"
 #include "protocol/headers.h"
-#include "protocol/messages/api_table.h"
 
 namespace oxbow::broker {
 
@@ -31,7 +29,6 @@ namespace {
 constexpr size_t kMaxInFlight = 32;
 constexpr size_t kSpareBuffers = 8;
 constexpr size_t kMaxSpareBytes = 16 << 20;
-constexpr size_t kTlsFileChunk = 256 << 10;
 constexpr auto kIdleCheckFloor = std::chrono::milliseconds(10);
 
 // The client's address as Java's InetAddress prints it for IPv4, so that host ACLs written for
@@ -90,26 +87,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(Broker& broker, tcp::socket socket, const Endpoint& listener, const TlsListener* tls,
              std::chrono::milliseconds max_idle)
       : broker_(broker),
-        socket_(std::move(socket)),
+        stream_(std::move(socket), tls ? tls->context.get() : nullptr),
         max_idle_(max_idle),
-        idle_timer_(socket_.get_executor()),
+        idle_timer_(executor()),
         listener_(listener.name),
-        slot_ready_(socket_.get_executor()),
-        slot_freed_(socket_.get_executor()),
-        authenticated_(socket_.get_executor()),
-        mute_timer_(socket_.get_executor()) {
+        slot_ready_(executor()),
+        slot_freed_(executor()),
+        authenticated_(executor()),
+        mute_timer_(executor()) {
     security_.listener = listener.name;
     security_.security_protocol = listener.security_protocol;
     boost::system::error_code ec;
-    auto endpoint = socket_.remote_endpoint(ec);
+    auto& client = stream_.socket();
+    auto endpoint = client.remote_endpoint(ec);
     host_ = ec ? "unknown" : client_address(endpoint.address());
     peer_ = ec ? "unknown" : host_ + ":" + std::to_string(endpoint.port());
-    socket_.set_option(tcp::no_delay(true), ec);
-    socket_.native_non_blocking(true, ec);
-    if (tls) {
-      tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, *tls->context);
-      principals_ = tls->principals;
-    }
+    client.set_option(tcp::no_delay(true), ec);
+    client.native_non_blocking(true, ec);
+    if (tls) principals_ = tls->principals;
     probe().connections++;
     probe().connections_accepted.add();
   }
@@ -134,22 +129,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
     admitted_ = true;
     auto self = shared_from_this();
     asio::co_spawn(
-        socket_.get_executor(), [self]() { return self->run(); }, asio::detached);
+        executor(), [self]() { return self->run(); }, asio::detached);
     if (max_idle_.count() > 0) {
       asio::co_spawn(
-          socket_.get_executor(), [self]() { return self->close_when_idle(); }, asio::detached);
+          executor(), [self]() { return self->close_when_idle(); }, asio::detached);
     }
   }
 
  private:
   asio::awaitable<void> run() {
-    if (tls_ && !co_await tls_handshake()) {
+    if (stream_.uses_tls() && !co_await tls_handshake()) {
       close();
       co_return;
     }
     auto self = shared_from_this();
     asio::co_spawn(
-        socket_.get_executor(), [self]() { return self->write_loop(); }, asio::detached);
+        executor(), [self]() { return self->write_loop(); }, asio::detached);
     co_await read_loop();
   }
 
@@ -161,12 +156,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
       // While a request is in flight or bytes are moving, look again a full period later.
       auto now = Clock::now();
       bool busy = !slots_.empty();
-      idle_timer_.expires_at(busy ? now + max_idle_
-                                  : std::max(last_activity_ + max_idle_, now + kIdleCheckFloor));
+      idle_timer_.expires_at(
+          busy ? now + max_idle_
+               : std::max(stream_.last_activity() + max_idle_, now + kIdleCheckFloor));
       boost::system::error_code ec;
       co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       if (closed_) break;
-      if (slots_.empty() && Clock::now() - last_activity_ >= max_idle_) {
+      if (slots_.empty() && Clock::now() - stream_.last_activity() >= max_idle_) {
         spdlog::debug(
             "closing connection from {} on listener {}: idle for {} ms (connections.max.idle.ms)",
             peer_, listener_, max_idle_.count());
@@ -177,9 +173,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // The TLS handshake, and the principal of a client certificate. Failures are audit lines.
   asio::awaitable<bool> tls_handshake() {
-    boost::system::error_code ec;
-    co_await tls_->async_handshake(asio::ssl::stream_base::server,
-                                   asio::redirect_error(asio::use_awaitable, ec));
+    auto ec = co_await stream_.tls_handshake();
     if (ec) {
       // A client hanging up mid-handshake (librdkafka drops spare connections), or closed for
       // idling in it, is no failed login.
@@ -193,7 +187,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     // On SASL_SSL the principal is the SASL user's, as in Kafka.
     if (security_.needs_sasl()) co_return true;
-    auto subject = peer_certificate_subject(tls_->native_handle());
+    auto subject = stream_.peer_certificate_subject();
     if (subject.empty()) co_return true;
     auto name = principals_->map(subject);
     if (!name) {
@@ -208,42 +202,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     co_return true;
   }
 
-  // Byte by byte progress is what connections.max.idle.ms measures (as Kafka): a peer that stalls
-  // mid-request or stops reading a response idles out like a silent one.
-  asio::awaitable<void> read_exact(void* data, size_t size) {
-    auto* at = static_cast<uint8_t*>(data);
-    while (size > 0) {
-      size_t n =
-          tls_ ? co_await tls_->async_read_some(asio::buffer(at, size), asio::use_awaitable)
-               : co_await socket_.async_read_some(asio::buffer(at, size), asio::use_awaitable);
-      last_activity_ = Clock::now();
-      at += n;
-      size -= n;
-    }
-  }
-
-  asio::awaitable<void> write_all(const void* data, size_t size) {
-    const auto* at = static_cast<const uint8_t*>(data);
-    while (size > 0) {
-      size_t n =
-          tls_ ? co_await tls_->async_write_some(asio::buffer(at, size), asio::use_awaitable)
-               : co_await socket_.async_write_some(asio::buffer(at, size), asio::use_awaitable);
-      last_activity_ = Clock::now();
-      at += n;
-      size -= n;
-    }
-  }
-
   asio::awaitable<void> read_loop() {
     auto self = shared_from_this();
     try {
       while (!closed_) {
         uint8_t size_bytes[4];
-        co_await read_exact(size_bytes, sizeof(size_bytes));
+        co_await stream_.read_exact(size_bytes, sizeof(size_bytes));
         int64_t size =
             static_cast<int32_t>((uint32_t{size_bytes[0]} << 24) | (uint32_t{size_bytes[1]} << 16) |
                                  (uint32_t{size_bytes[2]} << 8) | size_bytes[3]);
-        if (!tls_ && size_bytes[0] >= 0x14 && size_bytes[0] <= 0x17 && size_bytes[1] == 0x03) {
+        if (!stream_.uses_tls() && size_bytes[0] >= 0x14 && size_bytes[0] <= 0x17 &&
+            size_bytes[1] == 0x03) {
           spdlog::warn("closing connection from {}: a TLS handshake on {} listener {}", peer_,
                        security_.security_protocol, listener_);
           break;
@@ -266,12 +235,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }
         slot->request.resize(static_cast<size_t>(size));
         auto bytes = slot->request.span();
-        co_await read_exact(bytes.data(), bytes.size());
+        co_await stream_.read_exact(bytes.data(), bytes.size());
         while (Clock::now() < muted_until_ && !closed_) co_await wait_until(muted_until_);
-        slot->received = last_activity_ = Clock::now();
+        // A throttled client's wait is not idleness.
+        stream_.touch();
+        slot->received = stream_.last_activity();
         if (!admit(*slot)) break;
         slots_.push_back(slot);
-        asio::co_spawn(socket_.get_executor(), process(slot), asio::detached);
+        asio::co_spawn(executor(), process(slot), asio::detached);
         // Authentication changes what the next request may be: finish it before reading on.
         if (is_sasl_request(slot->header.api_key)) {
           while (!slot->done && !closed_) co_await sleep_on(authenticated_);
@@ -309,8 +280,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto slot = std::make_shared<Slot>();
     slot->request.resize(static_cast<size_t>(size));
     auto token = slot->request.span();
-    if (size > 0) co_await read_exact(token.data(), token.size());
-    slot->received = slot->started = last_activity_ = Clock::now();
+    if (size > 0) co_await stream_.read_exact(token.data(), token.size());
+    slot->received = slot->started = Clock::now();
     slot->header.api_key = kSaslAuthenticateKey;
     RequestContext ctx{broker_, slot->header, listener_, host_};
     ctx.security = &security_;
@@ -424,7 +395,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                   peer_, delay);
     auto self = shared_from_this();
     asio::co_spawn(
-        socket_.get_executor(),
+        executor(),
         [self, delay]() -> asio::awaitable<void> {
           co_await self->wait_until(Clock::now() + std::chrono::milliseconds(delay));
           self->close();
@@ -445,28 +416,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
         record_request_time(ctx, std::chrono::duration_cast<std::chrono::nanoseconds>(busy));
     if (throttle <= ctx.throttle_ms) return;
     ctx.throttle_ms = throttle;
-    if (auto at = throttle_field(slot, body_start)) slot.response.patch_i32(*at, throttle);
-  }
-
-  // Where the response's throttle_time_ms is, from the schema table; Produce has it last.
-  static std::optional<size_t> throttle_field(Slot& slot, size_t body_start) {
-    int16_t key = slot.header.api_key;
-    int16_t version = slot.header.api_version;
-    const auto& bytes = slot.response.buffer();
-    if (key == kProduceKey) {
-      size_t from_end = version >= 9 ? 5 : 4;  // v9+: an empty tagged-field set follows it
-      if (version < 1 || bytes.size() < body_start + from_end) return std::nullopt;
-      return bytes.size() - from_end;
-    }
-    for (const auto& api : pr::kApiTable) {
-      if (api.key != key) continue;
-      if (api.throttle_since < 0 || version < api.throttle_since || api.throttle_offset < 0)
-        return std::nullopt;
-      size_t at = body_start + static_cast<size_t>(api.throttle_offset);
-      if (at + 4 > bytes.size()) return std::nullopt;
-      return at;
-    }
-    return std::nullopt;
+    if (auto at = pr::throttle_time_position(key, slot.header.api_version, body_start,
+                                             slot.response.buffer().size()))
+      slot.response.patch_i32(*at, throttle);
   }
 
   // A client over its quota gets its answer at once, and its next requests wait out the throttle
@@ -528,77 +480,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
         if (!slot->respond) continue;
         auto& out = slot->response;
         out.patch_i32(0, static_cast<int32_t>(out.total_size() - 4));
-        co_await send(out);
+        co_await stream_.send(out);
         note_sent(*slot);
-        last_activity_ = Clock::now();
         if (slot->close_after_send) break;
       }
     } catch (const std::exception& e) {
       spdlog::debug("connection from {}: write failed: {}", peer_, e.what());
     }
     close();
-  }
-
-  asio::awaitable<void> send(const pr::Writer& out) {
-    const auto& bytes = out.buffer();
-    if (out.splices().empty()) {
-      co_await write_all(bytes.data(), bytes.size());
-      co_return;
-    }
-    set_cork(true);
-    size_t pos = 0;
-    for (const auto& splice : out.splices()) {
-      if (splice.at > pos) co_await write_all(bytes.data() + pos, splice.at - pos);
-      pos = splice.at;
-      if (tls_) {
-        co_await send_file_through_tls(splice.slice);
-      } else {
-        co_await send_file(splice.slice);
-      }
-    }
-    if (bytes.size() > pos) co_await write_all(bytes.data() + pos, bytes.size() - pos);
-    set_cork(false);
-  }
-
-  // Zero-copy: the kernel moves the segment's bytes straight to the socket.
-  asio::awaitable<void> send_file(const pr::FileSlice& slice) {
-    off_t offset = static_cast<off_t>(slice.offset);
-    size_t left = slice.length;
-    while (left > 0) {
-      ssize_t n = ::sendfile(socket_.native_handle(), slice.fd, &offset, left);
-      if (n > 0) {
-        left -= static_cast<size_t>(n);
-        last_activity_ = Clock::now();
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        co_await socket_.async_wait(tcp::socket::wait_write, asio::use_awaitable);
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else {
-        // The promised length cannot be delivered: the stream is unusable.
-        throw std::runtime_error("sendfile stopped short");
-      }
-    }
-  }
-
-  // TLS must encrypt in user space: the segment's bytes are read in chunks and written through it.
-  asio::awaitable<void> send_file_through_tls(const pr::FileSlice& slice) {
-    if (!file_chunk_) file_chunk_.reset(new uint8_t[kTlsFileChunk]);
-    uint64_t offset = slice.offset;
-    size_t left = slice.length;
-    while (left > 0) {
-      size_t want = std::min(left, kTlsFileChunk);
-      ssize_t n = ::pread(slice.fd, file_chunk_.get(), want, static_cast<off_t>(offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw std::runtime_error("segment read for a TLS fetch stopped short");
-      co_await write_all(file_chunk_.get(), static_cast<size_t>(n));
-      offset += static_cast<uint64_t>(n);
-      left -= static_cast<size_t>(n);
-    }
-  }
-
-  void set_cork(bool on) {
-    int value = on ? 1 : 0;
-    ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_CORK, &value, sizeof(value));
   }
 
   asio::awaitable<void> sleep_on(asio::steady_timer& timer) {
@@ -616,9 +505,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (closed_) return;
     closed_ = true;
     release_place();
-    boost::system::error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    stream_.close();
     slot_ready_.cancel();
     slot_freed_.cancel();
     authenticated_.cancel();
@@ -626,14 +513,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     mute_timer_.cancel();
   }
 
+  tcp::socket::executor_type executor() { return stream_.socket().get_executor(); }
+
   Broker& broker_;
-  tcp::socket socket_;
+  ClientStream stream_;
   std::chrono::milliseconds max_idle_;
   asio::steady_timer idle_timer_;
-  Clock::time_point last_activity_ = Clock::now();
-  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;  // set on SSL and SASL_SSL listeners
-  std::shared_ptr<const PrincipalMapper> principals_;
-  std::unique_ptr<uint8_t[]> file_chunk_;  // TLS fetch staging, allocated on first use
+  std::shared_ptr<const PrincipalMapper> principals_;  // set on SSL and SASL_SSL listeners
   std::string listener_;
   std::string host_;
   std::string peer_;

@@ -5,8 +5,9 @@
 namespace oxbow::protocol {
 
 namespace {
+constexpr int16_t kProduceKey = 0;
 constexpr int16_t kApiVersionsKey = 18;
-}
+}  // namespace
 
 const ApiDescriptor* find_api(int16_t api_key) {
   for (const auto& api : kApiTable) {
@@ -47,6 +48,22 @@ void encode_response_header(Writer& writer, const RequestHeader& request) {
       is_flexible(request.api_key, request.api_version)) {
     writer.empty_tagged_fields();
   }
+}
+
+std::optional<size_t> throttle_time_position(int16_t api_key, int16_t api_version,
+                                             size_t body_start, size_t response_size) {
+  if (api_key == kProduceKey) {
+    size_t from_end = api_version >= 9 ? 5 : 4;
+    if (api_version < 1 || response_size < body_start + from_end) return std::nullopt;
+    return response_size - from_end;
+  }
+  const auto* api = find_api(api_key);
+  if (!api || api->throttle_since < 0 || api_version < api->throttle_since ||
+      api->throttle_offset < 0)
+    return std::nullopt;
+  size_t at = body_start + static_cast<size_t>(api->throttle_offset);
+  if (at + 4 > response_size) return std::nullopt;
+  return at;
 }
 
 }  // namespace oxbow::protocol

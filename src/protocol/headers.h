@@ -32,4 +32,10 @@ bool version_supported(int16_t api_key, int16_t api_version);
 RequestHeader decode_request_header(Reader& reader);
 void encode_response_header(Writer& writer, const RequestHeader& request);
 
+// Where throttle_time_ms sits in an encoded response of `response_size` bytes whose body starts at
+// `body_start`, so that a throttle decided after encoding can be patched in; nullopt when that
+// version has none. Produce has it last (before v9+'s tagged fields), the others at a fixed offset.
+std::optional<size_t> throttle_time_position(int16_t api_key, int16_t api_version,
+                                             size_t body_start, size_t response_size);
+
 }  // namespace oxbow::protocol

@@ -45,4 +45,16 @@ TEST(Headers, VersionTable) {
   EXPECT_FALSE(is_flexible(1, 11));
 }
 
+TEST(Headers, ThrottleTimePositionFollowsEachResponseLayout) {
+  // Produce has throttle_time_ms last: v9+ ends with one byte of tagged fields after it.
+  EXPECT_EQ(throttle_time_position(0, 9, 4, 40), std::optional<size_t>(35));
+  EXPECT_EQ(throttle_time_position(0, 1, 4, 40), std::optional<size_t>(36));
+  EXPECT_EQ(throttle_time_position(0, 0, 4, 40), std::nullopt);  // v0 has none
+  // Metadata has it first from v3, right at the start of the body.
+  EXPECT_EQ(throttle_time_position(3, 3, 8, 40), std::optional<size_t>(8));
+  EXPECT_EQ(throttle_time_position(3, 2, 8, 40), std::nullopt);
+  // A response too short to hold it is never patched.
+  EXPECT_EQ(throttle_time_position(3, 3, 8, 10), std::nullopt);
+}
+
 }  // namespace oxbow::protocol
