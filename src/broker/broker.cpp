@@ -201,11 +201,15 @@ int Broker::run() {
   server_->start();
   std::string error;
   bool loaded = load(error);
+  bool listening = true;
   if (!loaded) {
     spdlog::error("cannot load the logs: {}", error);
     server_->stop();
+  } else if (!server_->stopping() && !server_->accept(error)) {
+    spdlog::error("{}", error);
+    listening = false;
+    server_->stop();
   } else if (!server_->stopping()) {
-    server_->accept();
     ready_ = true;
     spdlog::info("oxbow broker {} ready (cluster {}), {} topics, log dirs {}", config_.node_id,
                  cluster_id_, topics_->list().size(), fmt::join(config_.log_dirs, ","));
@@ -218,6 +222,7 @@ int Broker::run() {
   if (groups_) groups_->stop();
   if (!loaded) return 1;
   logs_->shutdown();
+  if (!listening) return 1;
   spdlog::info("oxbow broker stopped cleanly");
   return 0;
 }
@@ -247,6 +252,15 @@ TopicRegistry::Result Broker::alter_broker_configs(
   ConfigMap& layer = cluster_wide ? layers.cluster_default : layers.broker;
   if (auto result = change(layer); result.error != ErrorCode::kNone) return result;
   for (const auto& [key, value] : layer) {
+    // A listener's connection limits may be set for the broker or cluster-wide, as in Kafka;
+    // Oxbow reads no other per-listener key after the start.
+    if (const ConfigDef* def = find_listener_config(key)) {
+      if (auto invalid = validate_config_value(*def, value, key))
+        return {ErrorCode::kInvalidConfig, *invalid};
+      continue;
+    }
+    if (key.starts_with("listener.name."))
+      return {ErrorCode::kInvalidConfig, "Cannot update these configs dynamically: " + key};
     const ConfigDef* def = find_broker_config(key);
     if (!def) return {ErrorCode::kInvalidConfig, "Unknown broker config " + key};
     if (def->read_only)
@@ -281,6 +295,7 @@ void Broker::configure_connection_limits(const BrokerConfig& effective) {
   limits.max_per_ip = number_of("max.connections.per.ip", INT32_MAX);
   limits.max_total = number_of("max.connections", INT32_MAX);
   limits.max_creation_rate = number_of("max.connection.creation.rate", INT32_MAX);
+  limits.listeners = listener_limits(effective.given);
   limits.window = quota_window(effective);
   std::string ignored;  // validated with the config
   limits.per_ip_overrides =

@@ -1,5 +1,7 @@
 #include "broker/config.h"
 
+#include <boost/asio/ip/address.hpp>
+
 #include "broker/connection_limits.h"
 
 #include "broker/config_defs.h"
@@ -46,6 +48,47 @@ std::optional<std::vector<Endpoint>> parse_listeners(const std::string& text, st
 }
 
 namespace {
+
+bool is_ipv4(const std::string& host) {
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(host, ec);
+  return !ec && address.is_v4();
+}
+
+bool is_ipv6(const std::string& host) {
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(host, ec);
+  return !ec && address.is_v6();
+}
+
+// Kafka's rules for `listeners`: distinct names, and distinct ports (0 aside) unless two listeners
+// share one with one IPv4 and one IPv6 address. Advertised listeners may share ports.
+bool check_distinct_listeners(const std::vector<Endpoint>& endpoints, const std::string& text,
+                              bool distinct_ports, std::string& error) {
+  std::map<std::string, int> names;
+  std::map<uint16_t, std::vector<const Endpoint*>> by_port;
+  for (const auto& e : endpoints) {
+    if (++names[e.name] > 1) {
+      error = "Each listener must have a different name, listeners: " + text;
+      return false;
+    }
+    if (e.port != 0) by_port[e.port].push_back(&e);
+  }
+  if (!distinct_ports) return true;
+  for (const auto& [port, sharing] : by_port) {
+    if (sharing.size() == 1) continue;
+    bool v4_and_v6 =
+        sharing.size() == 2 && ((is_ipv4(sharing[0]->host) && is_ipv6(sharing[1]->host)) ||
+                                (is_ipv6(sharing[0]->host) && is_ipv4(sharing[1]->host)));
+    if (v4_and_v6) continue;
+    error =
+        "Each listener must have a different port unless exactly one listener has an IPv4 "
+        "address and the other IPv6 address, listeners: " +
+        text + ", port: " + std::to_string(port);
+    return false;
+  }
+  return true;
+}
 
 // compression.type's value as the codec number batches carry (validated with the config).
 int compression_codec(const std::string& type) {
@@ -135,8 +178,14 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
       return std::nullopt;
     }
     // Per-listener settings (listener.name.<name>.<mechanism>.sasl.jaas.config, ...) are kept as
-    // given.
+    // given; the connection limits among them are checked as their broker-wide keys are.
     if (key.starts_with("listener.name.")) {
+      if (const ConfigDef* def = find_listener_config(key)) {
+        if (auto invalid = validate_config_value(*def, value, key)) {
+          error = *invalid;
+          return std::nullopt;
+        }
+      }
       c.given[key] = value;
       continue;
     }
@@ -164,6 +213,8 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
     error = "listeners: " + error;
     return std::nullopt;
   }
+  if (!check_distinct_listeners(*listeners, *c.value_of("listeners"), true, error))
+    return std::nullopt;
   c.listeners = *listeners;
   std::map<std::string, std::string> protocols;
   for (const auto& entry : split(*c.value_of("listener.security.protocol.map"), ',')) {
@@ -186,6 +237,7 @@ std::optional<BrokerConfig> make_broker_config(const Properties& props, std::str
       error = "advertised.listeners: " + error;
       return std::nullopt;
     }
+    if (!check_distinct_listeners(*parsed, *adv, false, error)) return std::nullopt;
     c.advertised_listeners = *parsed;
   } else {
     c.advertised_listeners = c.listeners;

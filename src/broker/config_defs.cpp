@@ -376,9 +376,21 @@ const ConfigDef* find_topic_config(std::string_view name) {
   return find_in(kTopicDefs, name);
 }
 
-std::optional<std::string> validate_config_value(const ConfigDef& def, std::string_view value) {
+const ConfigDef* find_listener_config(std::string_view name) {
+  constexpr std::string_view kPrefix = "listener.name.";
+  if (!name.starts_with(kPrefix)) return nullptr;
+  size_t dot = name.find('.', kPrefix.size());
+  if (dot == std::string_view::npos || dot == kPrefix.size()) return nullptr;
+  auto setting = name.substr(dot + 1);
+  if (setting != "max.connections" && setting != "max.connection.creation.rate") return nullptr;
+  return find_broker_config(setting);
+}
+
+std::optional<std::string> validate_config_value(const ConfigDef& def, std::string_view value,
+                                                 std::string_view key) {
+  std::string name(key.empty() ? std::string_view(def.name) : key);
   auto invalid = [&](const std::string& why) {
-    return "Invalid value " + std::string(value) + " for configuration " + def.name + ": " + why;
+    return "Invalid value " + std::string(value) + " for configuration " + name + ": " + why;
   };
   switch (def.type) {
     case ConfigType::kBoolean:

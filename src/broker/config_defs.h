@@ -51,8 +51,13 @@ std::span<const ConfigDef> broker_config_defs();
 std::span<const ConfigDef> topic_config_defs();
 const ConfigDef* find_broker_config(std::string_view name);
 const ConfigDef* find_topic_config(std::string_view name);
+// A per-listener key Oxbow reads, listener.name.<listener>.<key>: the definition of <key> (as
+// Kafka, max.connections and max.connection.creation.rate), else nullptr.
+const ConfigDef* find_listener_config(std::string_view name);
 
-// Checks `value` against the definition; returns a message naming the key when invalid.
-std::optional<std::string> validate_config_value(const ConfigDef& def, std::string_view value);
+// Checks `value` against the definition; returns a message naming the key when invalid: `key`
+// when given (a per-listener key), else the definition's name.
+std::optional<std::string> validate_config_value(const ConfigDef& def, std::string_view value,
+                                                 std::string_view key = {});
 
 }  // namespace oxbow::broker

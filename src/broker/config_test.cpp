@@ -46,6 +46,31 @@ TEST(BrokerConfig, UnknownKeysWarnInvalidValuesFail) {
   EXPECT_NE(error.find("listeners"), std::string::npos);
 }
 
+TEST(BrokerConfig, ListenersNeedDistinctNamesAndPortsAsInKafka) {
+  std::string error;
+  std::vector<std::string> warnings;
+  auto with_listeners = [&](const std::string& listeners, const std::string& advertised = "") {
+    Properties props{{"listeners", listeners},
+                     {"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,A:PLAINTEXT"}};
+    if (!advertised.empty()) props["advertised.listeners"] = advertised;
+    error.clear();
+    return make_broker_config(props, error, warnings).has_value();
+  };
+  EXPECT_FALSE(with_listeners("PLAINTEXT://localhost:9091,SSL://localhost:9091"));
+  EXPECT_NE(error.find("Each listener must have a different port"), std::string::npos) << error;
+  EXPECT_FALSE(with_listeners("PLAINTEXT://localhost:9091,PLAINTEXT://localhost:9092"));
+  EXPECT_NE(error.find("Each listener must have a different name"), std::string::npos) << error;
+  // One IPv4 and one IPv6 address may share a port; port 0 (any free port) is never shared.
+  EXPECT_TRUE(with_listeners("PLAINTEXT://127.0.0.1:9091,A://[::1]:9091")) << error;
+  EXPECT_TRUE(with_listeners("PLAINTEXT://127.0.0.1:0,A://127.0.0.1:0")) << error;
+  EXPECT_FALSE(with_listeners("PLAINTEXT://127.0.0.1:9091,A://127.0.0.2:9091"));
+  // Advertised listeners may share a port (a load balancer), not a name.
+  EXPECT_TRUE(with_listeners("PLAINTEXT://:9091,A://:9092", "PLAINTEXT://lb:9000,A://lb:9000"))
+      << error;
+  EXPECT_FALSE(with_listeners("PLAINTEXT://:9091,A://:9092", "A://lb:9000,A://lb:9001"));
+  EXPECT_NE(error.find("Each listener must have a different name"), std::string::npos) << error;
+}
+
 // The keys of Kafka's own config/server.properties (ZooKeeper and KRaft forms): a broker started
 // on that file warns of none.
 TEST(BrokerConfig, KafkasSampleServerPropertiesAreKnown) {

@@ -117,7 +117,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start() {
     if (throttle_new_connection()) return;
     int64_t limit = 0;
-    if (!broker_.connection_limits().admit(host_, limit)) {
+    if (!broker_.connection_limits().admit(listener_, host_, limit)) {
       probe().connections_rejected.add();
       spdlog::info(
           "Rejected connection from {} on listener {}, address already has the configured maximum "
@@ -497,7 +497,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void release_place() {
-    if (admitted_) broker_.connection_limits().release(host_);
+    if (admitted_) broker_.connection_limits().release(listener_, host_);
     admitted_ = false;
   }
 

@@ -70,31 +70,82 @@ std::optional<std::map<std::string, int64_t>> parse_per_ip_overrides(const std::
   return out;
 }
 
+std::map<std::string, ListenerLimitConfig> listener_limits(
+    const std::map<std::string, std::string>& configs) {
+  static const std::string kPrefix = "listener.name.";
+  std::map<std::string, ListenerLimitConfig> out;
+  for (auto it = configs.lower_bound(kPrefix); it != configs.end(); ++it) {
+    const auto& [key, value] = *it;
+    if (!key.starts_with(kPrefix)) break;
+    size_t dot = key.find('.', kPrefix.size());
+    auto number = parse_int64(value);
+    if (dot == std::string::npos || !number) continue;
+    auto listener = key.substr(kPrefix.size(), dot - kPrefix.size());
+    auto setting = std::string_view(key).substr(dot + 1);
+    if (setting == "max.connections") out[listener].max_connections = *number;
+    if (setting == "max.connection.creation.rate") out[listener].max_creation_rate = *number;
+  }
+  return out;
+}
+
+namespace {
+
+// A creation rate's sensor: absent while no rate is set, restarted when its window changes.
+void reconfigure_rate(std::optional<SampledRate>& rate, int64_t limit, bool window_changed,
+                      const QuotaWindow& window) {
+  if (limit >= INT32_MAX) {
+    rate.reset();
+  } else if (!rate || window_changed) {
+    rate.emplace(window);
+  }
+}
+
+}  // namespace
+
 void ConnectionLimits::configure(ConnectionLimitConfig config) {
   std::lock_guard lock(mutex_);
-  if (config.max_creation_rate >= INT32_MAX) {
-    creations_.reset();
-  } else if (!creations_ || config.window.samples != config_.window.samples ||
-             config.window.window_ms != config_.window.window_ms) {
-    creations_.emplace(config.window);
+  bool window_changed = config.window.samples != config_.window.samples ||
+                        config.window.window_ms != config_.window.window_ms;
+  reconfigure_rate(creations_, config.max_creation_rate, window_changed, config.window);
+  for (auto& [name, listener] : listeners_) {
+    auto it = config.listeners.find(name);
+    listener.limits = it != config.listeners.end() ? it->second : ListenerLimitConfig{};
+  }
+  for (const auto& [name, limits] : config.listeners) listeners_[name].limits = limits;
+  for (auto& [name, listener] : listeners_) {
+    reconfigure_rate(listener.creations, listener.limits.max_creation_rate, window_changed,
+                     config.window);
   }
   config_ = std::move(config);
 }
 
-int64_t ConnectionLimits::record_creation(int64_t now_ms) {
-  std::lock_guard lock(mutex_);
-  if (!creations_) return 0;
-  creations_->record(1, now_ms);
-  double rate = creations_->per_second(now_ms);
-  auto limit = static_cast<double>(config_.max_creation_rate);
-  if (rate <= limit) return 0;
-  if (limit <= 0) return config_.window.window_ms;
+ConnectionLimits::Listener& ConnectionLimits::listener_locked(const std::string& name) {
+  return listeners_[ascii_lower(name)];
+}
+
+int64_t ConnectionLimits::creation_delay_locked(std::optional<SampledRate>& rate, int64_t limit,
+                                                int64_t now_ms) {
+  if (!rate) return 0;
+  rate->record(1, now_ms);
+  double measured = rate->per_second(now_ms);
+  auto allowed = static_cast<double>(limit);
+  if (measured <= allowed) return 0;
+  if (allowed <= 0) return config_.window.window_ms;
   auto delay = static_cast<int64_t>(
-      std::llround((rate - limit) / limit * static_cast<double>(creations_->span_ms(now_ms))));
+      std::llround((measured - allowed) / allowed * static_cast<double>(rate->span_ms(now_ms))));
   return std::min(delay, config_.window.window_ms);
 }
 
-bool ConnectionLimits::admit(const std::string& ip, int64_t& limit) {
+int64_t ConnectionLimits::record_creation(const std::string& listener, int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  auto& own = listener_locked(listener);
+  int64_t broker_delay = creation_delay_locked(creations_, config_.max_creation_rate, now_ms);
+  int64_t listener_delay =
+      creation_delay_locked(own.creations, own.limits.max_creation_rate, now_ms);
+  return std::max(broker_delay, listener_delay);
+}
+
+bool ConnectionLimits::admit(const std::string& listener, const std::string& ip, int64_t& limit) {
   std::lock_guard lock(mutex_);
   auto it = config_.per_ip_overrides.find(ip);
   limit = it != config_.per_ip_overrides.end() ? it->second : config_.max_per_ip;
@@ -105,20 +156,24 @@ bool ConnectionLimits::admit(const std::string& ip, int64_t& limit) {
   }
   ++count;
   ++total_;
+  ++listener_locked(listener).count;
   return true;
 }
 
-void ConnectionLimits::release(const std::string& ip) {
+void ConnectionLimits::release(const std::string& listener, const std::string& ip) {
   std::lock_guard lock(mutex_);
   auto it = per_ip_.find(ip);
   if (it == per_ip_.end()) return;
   if (--it->second <= 0) per_ip_.erase(it);
   --total_;
+  --listener_locked(listener).count;
 }
 
-bool ConnectionLimits::at_capacity() const {
+bool ConnectionLimits::at_capacity(const std::string& listener) const {
   std::lock_guard lock(mutex_);
-  return total_ >= config_.max_total;
+  if (total_ >= config_.max_total) return true;
+  auto it = listeners_.find(ascii_lower(listener));
+  return it != listeners_.end() && it->second.count >= it->second.limits.max_connections;
 }
 
 }  // namespace oxbow::broker

@@ -1,7 +1,8 @@
 #pragma once
 // Kafka's connection limits: max.connections.per.ip (with max.connections.per.ip.overrides),
-// max.connections and max.connection.creation.rate, over all listeners. Connections are counted
-// from accept to close.
+// max.connections and max.connection.creation.rate over all listeners, and each listener's own
+// listener.name.<name>.max.connections and .max.connection.creation.rate (KIP-402, KIP-612).
+// Connections are counted from accept to close.
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -12,13 +13,25 @@
 
 namespace oxbow::broker {
 
+// A listener's own limits, in force besides the broker-wide ones.
+struct ListenerLimitConfig {
+  int64_t max_connections = INT32_MAX;
+  int64_t max_creation_rate = INT32_MAX;  // new connections per second on this listener
+};
+
 struct ConnectionLimitConfig {
   int64_t max_per_ip = INT32_MAX;
   std::map<std::string, int64_t> per_ip_overrides;  // address -> its own maximum
   int64_t max_total = INT32_MAX;
   int64_t max_creation_rate = INT32_MAX;  // new connections per second, over all listeners
+  std::map<std::string, ListenerLimitConfig> listeners;  // by listener name, lower case
   QuotaWindow window;
 };
+
+// The listener limits that listener.name.<name>.max.connections and
+// listener.name.<name>.max.connection.creation.rate set among `configs` (validated already).
+std::map<std::string, ListenerLimitConfig> listener_limits(
+    const std::map<std::string, std::string>& configs);
 
 // An address as connections report theirs (IPv4 as a.b.c.d); a host name is resolved, IPv4 first as
 // Java prefers. nullopt when it is neither an address nor resolvable.
@@ -32,21 +45,32 @@ std::optional<std::map<std::string, int64_t>> parse_per_ip_overrides(const std::
 class ConnectionLimits {
  public:
   void configure(ConnectionLimitConfig config);
-  // Counts a new connection from `ip`, or refuses it (false) when that address has its maximum.
-  bool admit(const std::string& ip, int64_t& limit);
-  void release(const std::string& ip);
-  // max.connections reached: the listeners stop accepting until a connection closes.
-  bool at_capacity() const;
-  // max.connection.creation.rate: counts a new connection and returns how long, in ms (at most one
-  // sample window), the listener should wait before it accepts another.
-  int64_t record_creation(int64_t now_ms);
+  // Counts a new connection from `ip` on `listener`, or refuses it (false) when that address has
+  // its maximum, which `limit` then holds.
+  bool admit(const std::string& listener, const std::string& ip, int64_t& limit);
+  void release(const std::string& listener, const std::string& ip);
+  // max.connections, or the listener's own, reached: the listener stops accepting until a
+  // connection closes.
+  bool at_capacity(const std::string& listener) const;
+  // The creation rates, the broker's and the listener's: counts a new connection on `listener` and
+  // returns how long, in ms (at most one sample window), it should wait before it accepts another.
+  int64_t record_creation(const std::string& listener, int64_t now_ms);
 
  private:
+  struct Listener {
+    ListenerLimitConfig limits;
+    int64_t count = 0;
+    std::optional<SampledRate> creations;  // while a creation rate is set
+  };
+  Listener& listener_locked(const std::string& name);
+  int64_t creation_delay_locked(std::optional<SampledRate>& rate, int64_t limit, int64_t now_ms);
+
   mutable std::mutex mutex_;
   ConnectionLimitConfig config_;
   std::map<std::string, int64_t> per_ip_;
   int64_t total_ = 0;
-  std::optional<SampledRate> creations_;  // while a creation rate is set
+  std::optional<SampledRate> creations_;       // while a creation rate is set
+  std::map<std::string, Listener> listeners_;  // by lower-case name
 };
 
 }  // namespace oxbow::broker

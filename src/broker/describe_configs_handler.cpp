@@ -1,5 +1,6 @@
 // DescribeConfigs: each config's value, where it comes from, and its synonyms, as Kafka lists them.
 #include <algorithm>
+#include <set>
 
 #include "broker/authorization.h"
 #include "broker/broker.h"
@@ -57,7 +58,26 @@ ConfigEntry make_entry(const ConfigDef& def, std::optional<std::string> value, C
 
 // Broker keys that set one thing in different units, as KafkaConfig groups them (its
 // brokerConfigSynonyms), the most precise first.
+constexpr std::string_view kListenerPrefix = "listener.name.";
+
+// The broker key a per-listener key overrides: listener.name.<l>.<key> overrides <key>, and
+// listener.name.<l>.<mechanism>.sasl.jaas.config (and Kafka's other per-mechanism keys) overrides
+// sasl.jaas.config. Empty for any other key.
+std::string listener_base_key(std::string_view key) {
+  if (!key.starts_with(kListenerPrefix)) return {};
+  size_t dot = key.find('.', kListenerPrefix.size());
+  if (dot == std::string_view::npos) return {};
+  auto base = key.substr(dot + 1);
+  for (std::string_view per_mechanism :
+       {"sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.login.class",
+        "sasl.server.callback.handler.class", "connections.max.reauth.ms"}) {
+    if (base.ends_with(per_mechanism)) return std::string(per_mechanism);
+  }
+  return std::string(base);
+}
+
 std::vector<std::string> key_family(const std::string& key) {
+  if (auto base = listener_base_key(key); !base.empty()) return {key, base};
   if (key == "log.retention.ms" || key == "log.retention.minutes" || key == "log.retention.hours") {
     return {"log.retention.ms", "log.retention.minutes", "log.retention.hours"};
   }
@@ -205,6 +225,50 @@ void describe_broker_configs(const BrokerLayers& layers, const Resource& resourc
   }
 }
 
+// The per-listener keys some layer sets, asked for or all. Kafka lists them among a broker's
+// configs under their own names, typed as the key they override and sensitive when that is
+// unknown, and read-only (its dynamic-config set holds only the unprefixed names).
+// `cluster_default_only`: the cluster-wide default resource, which holds only its own layer.
+void describe_listener_configs(const BrokerLayers& layers,
+                               std::vector<const std::map<std::string, std::string>*> sources,
+                               bool cluster_default_only, const Resource& resource, bool synonyms,
+                               bool docs,
+                               pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
+  std::set<std::string> keys;
+  for (const auto* values : sources) {
+    for (auto it = values->lower_bound(std::string(kListenerPrefix));
+         it != values->end() && it->first.starts_with(kListenerPrefix); ++it) {
+      keys.insert(it->first);
+    }
+  }
+  const auto& wanted = resource.configuration_keys;
+  for (const auto& key : keys) {
+    if (wanted && !wanted->empty() &&
+        std::find(wanted->begin(), wanted->end(), key) == wanted->end())
+      continue;
+    const ConfigDef* base = find_broker_config(listener_base_key(key));
+    bool sensitive = !base || base->type == ConfigType::kPassword;
+    auto chain = layers.synonyms(key, sensitive);
+    if (cluster_default_only) {
+      std::erase_if(chain, [](const Synonym& s) {
+        return s.source != static_cast<int8_t>(ConfigSource::kDynamicDefaultBroker);
+      });
+    }
+    if (chain.empty()) continue;
+    ConfigEntry entry;
+    entry.name = key;
+    entry.value = chain.front().value;
+    entry.read_only = true;
+    entry.is_default = false;
+    entry.config_source = chain.front().source;
+    entry.is_sensitive = sensitive;
+    entry.config_type = base ? static_cast<int8_t>(base->type) : 0;  // 0: UNKNOWN
+    if (docs && base) entry.documentation = base->doc;
+    if (synonyms) entry.synonyms = std::move(chain);
+    result.configs.push_back(std::move(entry));
+  }
+}
+
 }  // namespace
 
 void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
@@ -241,12 +305,17 @@ void handle_describe_configs(RequestContext& ctx, Reader& body, Writer& out) {
       if (resource.resource_name.empty()) {
         describe_cluster_default_configs(dynamic, resource, request.include_synonyms,
                                          request.include_documentation, result);
+        describe_listener_configs(layers, {&dynamic.cluster_default}, true, resource,
+                                  request.include_synonyms, request.include_documentation, result);
       } else if (resource.resource_name != std::to_string(config.node_id)) {
         result.error_code = pr::code(ErrorCode::kInvalidRequest);
         result.error_message = "Unexpected broker id, expected " + std::to_string(config.node_id);
       } else {
         describe_broker_configs(layers, resource, request.include_synonyms,
                                 request.include_documentation, result);
+        describe_listener_configs(
+            layers, {&dynamic.broker, &dynamic.cluster_default, &config.given}, false, resource,
+            request.include_synonyms, request.include_documentation, result);
       }
     } else {
       result.error_code = pr::code(ErrorCode::kInvalidRequest);

@@ -44,9 +44,9 @@ struct Server::Impl {
                                     const TlsListener* tls) {
     asio::steady_timer pause(acceptor.get_executor());
     while (acceptor.is_open()) {
-      // max.connections: leave new connections in the kernel's backlog until one closes, as
-      // Kafka's acceptor waits for a free slot.
-      while (broker.connection_limits().at_capacity() && acceptor.is_open()) {
+      // max.connections, the broker's or this listener's: leave new connections in the kernel's
+      // backlog until one closes, as Kafka's acceptor waits for a free slot.
+      while (broker.connection_limits().at_capacity(listener.name) && acceptor.is_open()) {
         pause.expires_after(std::chrono::milliseconds(20));
         boost::system::error_code ignored;
         co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
@@ -64,8 +64,11 @@ struct Server::Impl {
         socket.set_option(asio::socket_base::send_buffer_size(send_buffer_bytes), ec);
       }
       start_connection(broker, std::move(socket), listener, tls, max_idle);
-      // max.connection.creation.rate: this listener waits before it accepts the next one.
-      if (int64_t delay = broker.connection_limits().record_creation(steady_now_ms()); delay > 0) {
+      // max.connection.creation.rate, the broker's or this listener's: the listener waits before
+      // it accepts the next one.
+      if (int64_t delay =
+              broker.connection_limits().record_creation(listener.name, steady_now_ms());
+          delay > 0) {
         probe().connection_creation_throttle_ms.add(static_cast<uint64_t>(delay));
         pause.expires_after(std::chrono::milliseconds(delay));
         boost::system::error_code ignored;
@@ -161,23 +164,25 @@ void Server::start() {
   }
 }
 
-void Server::accept() {
+bool Server::accept(std::string& error) {
   for (size_t i = 0; i < impl_->acceptors.size(); ++i) {
     auto& acceptor = *impl_->acceptors[i];
     const auto& listener = impl_->acceptor_endpoints[i];
     const auto& name = listener.name;
     boost::system::error_code ec;
     acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    auto endpoint = acceptor.local_endpoint(ec);
     if (ec) {
-      spdlog::error("cannot listen on {}: {}", name, ec.message());
-      continue;
+      error = "cannot listen on " + name + " (" + listener.host + ":" +
+              std::to_string(listener.port) + "): " + ec.message();
+      return false;
     }
+    auto endpoint = acceptor.local_endpoint(ec);
     spdlog::info("accepting on {}://{}:{}", name, endpoint.address().to_string(), endpoint.port());
     const auto& tls = impl_->acceptor_tls[i];
     asio::co_spawn(*impl_->contexts[0],
                    impl_->accept_loop(acceptor, listener, tls ? &*tls : nullptr), asio::detached);
   }
+  return true;
 }
 
 void Server::wait() {

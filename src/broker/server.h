@@ -25,7 +25,9 @@ class Server {
   bool listen(const std::vector<Endpoint>& endpoints, std::string& error);
   // Starts the I/O threads (which also watch for SIGINT/SIGTERM).
   void start();
-  void accept();
+  // Listens on every bound listener and accepts from then on; false with `error` when one cannot
+  // listen (its address taken since it was bound).
+  bool accept(std::string& error);
   // Blocks until stop() or a signal ends the I/O threads.
   void wait();
   void stop();

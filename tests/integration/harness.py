@@ -22,11 +22,20 @@ START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 30.0
 
 
+_handed_out_ports = set()
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 nothing listens on right now, and never one this process was given
+    before: the kernel may hand the same free port out twice in a row, and a broker given it for
+    two listeners refuses to start."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out_ports:
+            _handed_out_ports.add(port)
+            return port
 
 
 def wait_until(condition, timeout, interval=0.05, message="condition"):
