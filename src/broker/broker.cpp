@@ -99,6 +99,8 @@ bool Broker::start(std::string& error) {
   options.cleaner_backoff_ms = number("log.cleaner.backoff.ms", 15000);
   options.cleaner_key_map_bytes =
       static_cast<size_t>(number("log.cleaner.dedupe.buffer.size", 128 << 20));
+  options.recovery_threads_per_dir =
+      static_cast<int>(number("num.recovery.threads.per.data.dir", 1));
   logs_ = std::make_unique<storage::LogManager>(options);
   if (!logs_->start(error)) return false;
   if (!load_or_create_meta_properties(error)) return false;

@@ -154,8 +154,7 @@ constexpr std::array kBrokerDefs = {
     ConfigDef{"offsets.commit.timeout.ms", T::kInt, "5000", 1, nullptr, nullptr, true,
               "Accepted: an offset commit waits for no replica."},
     ConfigDef{"num.recovery.threads.per.data.dir", T::kInt, "1", 1, nullptr, nullptr, true,
-              "Accepted: start-up recovery runs on one thread (it reads each partition's active "
-              "segment only)."},
+              "Threads per log dir that recover its partitions after an unclean shutdown."},
     ConfigDef{"controller.listener.names", T::kList, nullptr, 0, nullptr, nullptr, true,
               "Accepted."},
     ConfigDef{"inter.broker.listener.name", T::kString, nullptr, 0, nullptr, nullptr, true,

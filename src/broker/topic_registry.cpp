@@ -87,20 +87,35 @@ bool TopicRegistry::load(std::string& error) {
   std::string text;
   if (!storage::read_whole_file(path_, text)) return true;  // a new broker
   std::unique_lock lock(mutex_);
+  std::vector<Topic> loaded;
   try {
     auto doc = json::parse(text);
     for (const auto& t : doc.at("topics")) {
-      Topic topic;
+      Topic& topic = loaded.emplace_back();
       topic.info.name = t.at("name").get<std::string>();
       topic.info.id = from_hex(t.at("id").get<std::string>());
       topic.info.partitions = t.at("partitions").get<int32_t>();
       for (auto& [k, v] : t.at("configs").items()) topic.info.configs[k] = v.get<std::string>();
-      if (!open_partitions_locked(topic, 0, error)) return false;
-      topics_[topic.info.name] = std::move(topic);
     }
   } catch (const std::exception& e) {
     error = path_ + ": " + e.what();
     return false;
+  }
+  // Every partition at once, so that recovery after a crash can use several threads.
+  std::vector<storage::LogToOpen> wanted;
+  for (const auto& topic : loaded) {
+    auto log_config = resolve_log_config(log_defaults_, topic.info.configs);
+    for (int32_t p = 0; p < topic.info.partitions; ++p)
+      wanted.push_back({topic.info.name, p, log_config});
+  }
+  auto logs = logs_.open_logs(wanted, error);
+  if (logs.empty() && !wanted.empty()) return false;
+  size_t next = 0;
+  for (auto& topic : loaded) {
+    topic.stats = std::make_shared<TopicStats>();
+    for (int32_t p = 0; p < topic.info.partitions; ++p) topic.logs.push_back(logs[next++]);
+    auto name = topic.info.name;
+    topics_[name] = std::move(topic);
   }
   return true;
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include "common/clock.h"
@@ -100,26 +101,86 @@ std::string LogManager::pick_dir_for_new_log() const {
   return best;
 }
 
+std::pair<std::string, std::string> LogManager::place_locked(const std::string& topic,
+                                                             int32_t partition) {
+  if (auto it = found_dirs_.find({topic, partition}); it != found_dirs_.end()) {
+    return {it->second, fs::path(it->second).parent_path().string()};
+  }
+  auto parent = pick_dir_for_new_log();
+  return {parent + "/" + topic + "-" + std::to_string(partition), parent};
+}
+
+void LogManager::register_locked(const std::string& topic, int32_t partition,
+                                 const std::string& parent, std::shared_ptr<PartitionLog> log) {
+  logs_[{topic, partition}] = std::move(log);
+  logs_per_dir_[parent]++;
+}
+
 std::shared_ptr<PartitionLog> LogManager::open_log(const std::string& topic, int32_t partition,
                                                    const LogConfig& config, std::string& error) {
   std::lock_guard lock(mutex_);
-  auto key = std::make_pair(topic, partition);
-  if (auto it = logs_.find(key); it != logs_.end()) return it->second;
-  std::string dir;
-  std::string parent;
-  if (auto it = found_dirs_.find(key); it != found_dirs_.end()) {
-    dir = it->second;
-    parent = fs::path(dir).parent_path().string();
-  } else {
-    parent = pick_dir_for_new_log();
-    dir = parent + "/" + topic + "-" + std::to_string(partition);
-  }
+  if (auto it = logs_.find({topic, partition}); it != logs_.end()) return it->second;
+  auto [dir, parent] = place_locked(topic, partition);
   std::shared_ptr<PartitionLog> log = PartitionLog::open(dir, config, clean_, error);
-  if (log) {
-    logs_[key] = log;
-    logs_per_dir_[parent]++;
-  }
+  if (log) register_locked(topic, partition, parent, log);
   return log;
+}
+
+std::vector<std::shared_ptr<PartitionLog>> LogManager::open_logs(
+    const std::vector<LogToOpen>& wanted, std::string& error) {
+  std::vector<std::shared_ptr<PartitionLog>> out(wanted.size());
+  std::vector<std::string> dirs(wanted.size());
+  std::map<std::string, std::vector<size_t>> by_parent;
+  int64_t started_ms = oxbow::now_ms();
+  size_t scheduled = 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (auto it = logs_.find({wanted[i].topic, wanted[i].partition}); it != logs_.end()) {
+        out[i] = it->second;
+        continue;
+      }
+      auto [dir, parent] = place_locked(wanted[i].topic, wanted[i].partition);
+      dirs[i] = dir;
+      by_parent[parent].push_back(i);
+      ++scheduled;
+    }
+  }
+  // A clean log is only opened here (it loads on first use); a recovering one reads its tail.
+  size_t per_dir = clean_ ? 1 : static_cast<size_t>(std::max(1, options_.recovery_threads_per_dir));
+  std::mutex error_mutex;
+  std::atomic<bool> failed{false};
+  auto open_from = [&](const std::vector<size_t>& indexes, std::atomic<size_t>& next) {
+    for (size_t at = next++; at < indexes.size() && !failed; at = next++) {
+      size_t i = indexes[at];
+      std::string own_error;
+      out[i] = PartitionLog::open(dirs[i], wanted[i].config, clean_, own_error);
+      if (!out[i] && !failed.exchange(true)) {
+        std::lock_guard lock(error_mutex);
+        error = own_error;
+      }
+    }
+  };
+  std::vector<std::unique_ptr<std::atomic<size_t>>> cursors;
+  std::vector<std::thread> threads;
+  for (const auto& [parent, indexes] : by_parent) {
+    cursors.push_back(std::make_unique<std::atomic<size_t>>(0));
+    auto& next = *cursors.back();
+    size_t count = std::min(per_dir, indexes.size());
+    for (size_t t = 0; t < count; ++t)
+      threads.emplace_back(open_from, std::cref(indexes), std::ref(next));
+  }
+  for (auto& thread : threads) thread.join();
+  if (failed) return {};
+  if (!clean_) {
+    spdlog::info("recovered {} logs in {} ms, {} threads per log dir", scheduled,
+                 oxbow::now_ms() - started_ms, per_dir);
+  }
+  std::lock_guard lock(mutex_);
+  for (const auto& [parent, indexes] : by_parent) {
+    for (size_t i : indexes) register_locked(wanted[i].topic, wanted[i].partition, parent, out[i]);
+  }
+  return out;
 }
 
 std::shared_ptr<PartitionLog> LogManager::get(const std::string& topic, int32_t partition) const {

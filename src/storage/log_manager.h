@@ -29,6 +29,14 @@ struct LogManagerOptions {
   bool cleaner_enabled = true;                   // log.cleaner.enable
   int64_t cleaner_backoff_ms = 15000;            // log.cleaner.backoff.ms
   size_t cleaner_key_map_bytes = 128 << 20;      // log.cleaner.dedupe.buffer.size
+  int recovery_threads_per_dir = 1;              // num.recovery.threads.per.data.dir
+};
+
+// A partition log to open at start-up, with the config it is opened with.
+struct LogToOpen {
+  std::string topic;
+  int32_t partition = 0;
+  LogConfig config;
 };
 
 class LogManager {
@@ -46,6 +54,12 @@ class LogManager {
   // Opens (recovering if needed) or creates the partition's log.
   std::shared_ptr<PartitionLog> open_log(const std::string& topic, int32_t partition,
                                          const LogConfig& config, std::string& error);
+  // Opens many logs at once (each partition named once), in the order given; one already open
+  // is returned as it is. After an unclean shutdown each log dir's logs
+  // are recovered by recovery_threads_per_dir threads of their own, as Kafka's per-dir pools do.
+  // Empty, with `error` from the first that failed, when any fails.
+  std::vector<std::shared_ptr<PartitionLog>> open_logs(const std::vector<LogToOpen>& wanted,
+                                                       std::string& error);
   std::shared_ptr<PartitionLog> get(const std::string& topic, int32_t partition) const;
   void delete_log(const std::string& topic, int32_t partition);
 
@@ -67,6 +81,10 @@ class LogManager {
   void cleaner_loop();
   std::vector<std::shared_ptr<PartitionLog>> all_logs() const;
   std::string pick_dir_for_new_log() const;
+  // Where the partition's log lives (found at start() or placed now) and that log dir.
+  std::pair<std::string, std::string> place_locked(const std::string& topic, int32_t partition);
+  void register_locked(const std::string& topic, int32_t partition, const std::string& parent,
+                       std::shared_ptr<PartitionLog> log);
 
   LogManagerOptions options_;
   bool clean_ = false;

@@ -311,8 +311,9 @@ def test_crash_recovery_with_many_segments(make_broker, damage):
     assert reports == [(0, 4000)]
 
 
-def test_many_partitions_survive_kill9(make_broker):
-    b = make_broker()
+@pytest.mark.parametrize("threads", [1, 4])
+def test_many_partitions_survive_kill9(make_broker, threads):
+    b = make_broker({"num.recovery.threads.per.data.dir": str(threads)})
     a = ck.admin(b.bootstrap)
     topics = [unique_topic(f"many{i}") for i in range(25)]
     for t, f in a.create_topics([NewTopic(t, 8, 1) for t in topics]).items():
@@ -328,6 +329,8 @@ def test_many_partitions_survive_kill9(make_broker):
     assert p.flush(60) == 0
     for clean in (False, True):
         b.restart(clean=clean)
+        if not clean:
+            assert f", {threads} threads per log dir" in b.log_text()
         got = ck.consume_partitions(b.bootstrap, [(t, q, 0) for t in topics for q in range(8)],
                                     expected=len(topics) * 36, timeout=120)
         for t in topics:
