@@ -156,6 +156,8 @@ class PartitionLog {
   void destroy();
 
  private:
+  static constexpr const char* kLogStartFile = "log-start-offset";
+
   PartitionLog(std::string dir, const LogConfig& config);
   bool load(bool clean, std::string& error);
   // Loads a lazily opened log; false (with the error logged) when its directory is unusable.
