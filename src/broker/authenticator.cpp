@@ -56,23 +56,48 @@ std::map<std::string, std::string> parse_plain_jaas_users(const std::string& jaa
   return users;
 }
 
+namespace {
+
+// The mechanisms `key` lists, or `fallback` when it is not set.
+std::vector<std::string> split_mechanisms(const BrokerConfig& config, const std::string& key,
+                                          const std::vector<std::string>& fallback) {
+  auto value = config.value_of(key);
+  if (!value) return fallback;
+  std::vector<std::string> out;
+  for (auto& m : split(*value, ','))
+    if (!m.empty()) out.push_back(m);
+  return out;
+}
+
+int64_t listener_reauth_ms(const BrokerConfig& config, const std::string& prefix,
+                           const std::string& mechanism, int64_t fallback) {
+  for (const auto& key : {prefix + "." + ascii_lower(mechanism) + ".connections.max.reauth.ms",
+                          prefix + ".connections.max.reauth.ms"}) {
+    if (auto it = config.given.find(key); it != config.given.end())
+      return parse_int64(it->second).value_or(fallback);
+  }
+  return fallback;
+}
+
+}  // namespace
+
 Authenticator::Authenticator(const BrokerConfig& config) {
-  for (auto& m : split(config.value_of("sasl.enabled.mechanisms").value_or("PLAIN"), ',')) {
-    if (!m.empty()) mechanisms_.push_back(m);
-  }
+  mechanisms_ = split_mechanisms(config, "sasl.enabled.mechanisms", {"PLAIN"});
   reauth_ms_ = parse_int64(config.value_of("connections.max.reauth.ms").value_or("0")).value_or(0);
-  auto enabled = [&](const char* m) {
-    return std::find(mechanisms_.begin(), mechanisms_.end(), m) != mechanisms_.end();
-  };
-  if (enabled("OAUTHBEARER")) {
-    spdlog::warn(
-        "OAUTHBEARER takes unsecured tokens (\"alg\":\"none\", no signature), as Kafka's default "
-        "validator: for development and tests, not for production");
-  }
+  bool oauth_bearer = false;
   for (const auto& listener : config.listeners) {
     if (listener.security_protocol != "SASL_PLAINTEXT" && listener.security_protocol != "SASL_SSL")
       continue;
     auto prefix = "listener.name." + ascii_lower(listener.name);
+    auto& sasl = listeners_[listener.name];
+    sasl.mechanisms = split_mechanisms(config, prefix + ".sasl.enabled.mechanisms", mechanisms_);
+    for (const auto& mechanism : sasl.mechanisms) {
+      sasl.reauth_ms[mechanism] = listener_reauth_ms(config, prefix, mechanism, reauth_ms_);
+    }
+    auto enabled = [&](const char* m) {
+      return std::find(sasl.mechanisms.begin(), sasl.mechanisms.end(), m) != sasl.mechanisms.end();
+    };
+    oauth_bearer = oauth_bearer || enabled("OAUTHBEARER");
     if (auto oauth = config.given.find(prefix + ".oauthbearer.sasl.jaas.config");
         oauth != config.given.end()) {
       oauth_bearer_[listener.name] = parse_oauth_bearer_jaas(oauth->second);
@@ -88,6 +113,23 @@ Authenticator::Authenticator(const BrokerConfig& config) {
     }
     plain_users_[listener.name] = parse_plain_jaas_users(it->second);
   }
+  if (oauth_bearer) {
+    spdlog::warn(
+        "OAUTHBEARER takes unsecured tokens (\"alg\":\"none\", no signature), as Kafka's default "
+        "validator: for development and tests, not for production");
+  }
+}
+
+const std::vector<std::string>& Authenticator::mechanisms(const std::string& listener) const {
+  auto it = listeners_.find(listener);
+  return it == listeners_.end() ? mechanisms_ : it->second.mechanisms;
+}
+
+int64_t Authenticator::reauth_ms(const std::string& listener, const std::string& mechanism) const {
+  auto it = listeners_.find(listener);
+  if (it == listeners_.end()) return reauth_ms_;
+  auto found = it->second.reauth_ms.find(mechanism);
+  return found == it->second.reauth_ms.end() ? reauth_ms_ : found->second;
 }
 
 const OAuthBearerOptions& Authenticator::oauth_bearer_options(const std::string& listener) const {

@@ -47,8 +47,13 @@ class Authenticator {
  public:
   explicit Authenticator(const BrokerConfig& config);
 
-  const std::vector<std::string>& mechanisms() const { return mechanisms_; }
-  int64_t reauth_ms() const { return reauth_ms_; }
+  // sasl.enabled.mechanisms of the listener: its listener.name.<l>.sasl.enabled.mechanisms, else
+  // the broker's.
+  const std::vector<std::string>& mechanisms(const std::string& listener) const;
+  // connections.max.reauth.ms for a session of `mechanism` on the listener, as Kafka looks it up:
+  // listener.name.<l>.<mechanism>.connections.max.reauth.ms, then
+  // listener.name.<l>.connections.max.reauth.ms, then the broker's. 0: no limit.
+  int64_t reauth_ms(const std::string& listener, const std::string& mechanism) const;
   // Checks a PLAIN token (authzid NUL user NUL password) for the listener; the user on success.
   std::optional<std::string> check_plain(const std::string& listener,
                                          std::span<const uint8_t> token,
@@ -57,8 +62,13 @@ class Authenticator {
   const OAuthBearerOptions& oauth_bearer_options(const std::string& listener) const;
 
  private:
-  std::vector<std::string> mechanisms_;
+  struct ListenerSasl {
+    std::vector<std::string> mechanisms;
+    std::map<std::string, int64_t> reauth_ms;  // by mechanism, each enabled one
+  };
+  std::vector<std::string> mechanisms_;  // the broker's
   int64_t reauth_ms_ = 0;
+  std::map<std::string, ListenerSasl> listeners_;  // SASL listeners, by name
   std::map<std::string, std::map<std::string, std::string>>
       plain_users_;                                         // listener -> user -> password
   std::map<std::string, OAuthBearerOptions> oauth_bearer_;  // listener -> options

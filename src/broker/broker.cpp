@@ -256,8 +256,8 @@ TopicRegistry::Result Broker::alter_broker_configs(
   for (const auto& [key, value] : layer) {
     // A listener's connection limits may be set for the broker or cluster-wide, as in Kafka;
     // Oxbow reads no other per-listener key after the start.
-    if (const ConfigDef* def = find_listener_config(key)) {
-      if (auto invalid = validate_config_value(*def, value, key))
+    if (is_dynamic_listener_config(key)) {
+      if (auto invalid = validate_config_value(*find_listener_config(key), value, key))
         return {ErrorCode::kInvalidConfig, *invalid};
       continue;
     }

@@ -375,14 +375,31 @@ const ConfigDef* find_topic_config(std::string_view name) {
   return find_in(kTopicDefs, name);
 }
 
-const ConfigDef* find_listener_config(std::string_view name) {
+std::string listener_base_key(std::string_view name) {
   constexpr std::string_view kPrefix = "listener.name.";
-  if (!name.starts_with(kPrefix)) return nullptr;
+  if (!name.starts_with(kPrefix)) return {};
   size_t dot = name.find('.', kPrefix.size());
-  if (dot == std::string_view::npos || dot == kPrefix.size()) return nullptr;
-  auto setting = name.substr(dot + 1);
-  if (setting != "max.connections" && setting != "max.connection.creation.rate") return nullptr;
-  return find_broker_config(setting);
+  if (dot == std::string_view::npos || dot == kPrefix.size()) return {};
+  auto base = name.substr(dot + 1);
+  for (std::string_view per_mechanism :
+       {"sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.login.class",
+        "sasl.server.callback.handler.class", "connections.max.reauth.ms"}) {
+    if (base.ends_with(per_mechanism)) return std::string(per_mechanism);
+  }
+  return std::string(base);
+}
+
+const ConfigDef* find_listener_config(std::string_view name) {
+  auto base = listener_base_key(name);
+  if (base != "max.connections" && base != "max.connection.creation.rate" &&
+      base != "sasl.enabled.mechanisms" && base != "connections.max.reauth.ms")
+    return nullptr;
+  return find_broker_config(base);
+}
+
+bool is_dynamic_listener_config(std::string_view name) {
+  auto base = listener_base_key(name);
+  return base == "max.connections" || base == "max.connection.creation.rate";
 }
 
 std::optional<std::string> validate_config_value(const ConfigDef& def, std::string_view value,

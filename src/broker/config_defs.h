@@ -51,9 +51,17 @@ std::span<const ConfigDef> broker_config_defs();
 std::span<const ConfigDef> topic_config_defs();
 const ConfigDef* find_broker_config(std::string_view name);
 const ConfigDef* find_topic_config(std::string_view name);
-// A per-listener key Oxbow reads, listener.name.<listener>.<key>: the definition of <key> (as
-// Kafka, max.connections and max.connection.creation.rate), else nullptr.
+// The broker key a per-listener key overrides: listener.name.<l>.<key> overrides <key>, and
+// listener.name.<l>.<mechanism>.<key> does for Kafka's per-mechanism keys (sasl.jaas.config,
+// connections.max.reauth.ms, ...). Empty for any other key.
+std::string listener_base_key(std::string_view name);
+// A per-listener key Oxbow checks at start-up: the definition of the key it overrides
+// (max.connections, max.connection.creation.rate, sasl.enabled.mechanisms,
+// connections.max.reauth.ms), else nullptr.
 const ConfigDef* find_listener_config(std::string_view name);
+// Of those, the ones that can change at run time (Kafka's cluster-level listener configs: the
+// connection limits).
+bool is_dynamic_listener_config(std::string_view name);
 
 // Checks `value` against the definition; returns a message naming the key when invalid: `key`
 // when given (a per-listener key), else the definition's name.

@@ -191,4 +191,16 @@ TEST(ConfigDefs, ValidationNamesTheKey) {
   EXPECT_TRUE(validate_config_value(*find_topic_config("retention.ms"), "-5"));
 }
 
+TEST(ConfigDefs, ListenerKeysOverrideTheirBrokerKeys) {
+  EXPECT_EQ(listener_base_key("listener.name.ext.max.connections"), "max.connections");
+  EXPECT_EQ(listener_base_key("listener.name.ext.scram-sha-256.connections.max.reauth.ms"),
+            "connections.max.reauth.ms");
+  EXPECT_EQ(listener_base_key("listener.name.ext.plain.sasl.jaas.config"), "sasl.jaas.config");
+  EXPECT_EQ(listener_base_key("max.connections"), "");
+  EXPECT_NE(find_listener_config("listener.name.ext.sasl.enabled.mechanisms"), nullptr);
+  EXPECT_EQ(find_listener_config("listener.name.ext.ssl.keystore.location"), nullptr);
+  EXPECT_TRUE(is_dynamic_listener_config("listener.name.ext.max.connection.creation.rate"));
+  EXPECT_FALSE(is_dynamic_listener_config("listener.name.ext.sasl.enabled.mechanisms"));
+}
+
 }  // namespace oxbow::broker

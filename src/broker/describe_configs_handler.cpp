@@ -60,22 +60,6 @@ ConfigEntry make_entry(const ConfigDef& def, std::optional<std::string> value, C
 // brokerConfigSynonyms), the most precise first.
 constexpr std::string_view kListenerPrefix = "listener.name.";
 
-// The broker key a per-listener key overrides: listener.name.<l>.<key> overrides <key>, and
-// listener.name.<l>.<mechanism>.sasl.jaas.config (and Kafka's other per-mechanism keys) overrides
-// sasl.jaas.config. Empty for any other key.
-std::string listener_base_key(std::string_view key) {
-  if (!key.starts_with(kListenerPrefix)) return {};
-  size_t dot = key.find('.', kListenerPrefix.size());
-  if (dot == std::string_view::npos) return {};
-  auto base = key.substr(dot + 1);
-  for (std::string_view per_mechanism :
-       {"sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.login.class",
-        "sasl.server.callback.handler.class", "connections.max.reauth.ms"}) {
-    if (base.ends_with(per_mechanism)) return std::string(per_mechanism);
-  }
-  return std::string(base);
-}
-
 std::vector<std::string> key_family(const std::string& key) {
   if (auto base = listener_base_key(key); !base.empty()) return {key, base};
   if (key == "log.retention.ms" || key == "log.retention.minutes" || key == "log.retention.hours") {

@@ -25,7 +25,7 @@ void handle_sasl_handshake(RequestContext& ctx, Reader& body, Writer& out) {
   request.decode(body, v);
   auto& security = *ctx.security;
   pr::SaslHandshakeResponse response;
-  const auto& enabled = ctx.broker.authenticator().mechanisms();
+  const auto& enabled = ctx.broker.authenticator().mechanisms(security.listener);
   if (!security.needs_sasl()) {
     response.error_code = pr::code(ErrorCode::kIllegalSaslState);
   } else if (std::find(enabled.begin(), enabled.end(), request.mechanism) == enabled.end()) {
@@ -102,10 +102,10 @@ SaslStep authenticate_sasl_token(RequestContext& ctx, std::span<const uint8_t> t
   security.authenticated = true;
   security.principal = "User:" + *user;
   auto now = std::chrono::steady_clock::now();
-  if (authenticator.reauth_ms() > 0) {
+  if (int64_t max_ms = authenticator.reauth_ms(security.listener, mechanism); max_ms > 0) {
     // As Kafka (KIP-368): the session ends with connections.max.reauth.ms or the credential,
     // whichever is sooner; without re-authentication a token's expiry is not enforced.
-    int64_t lifetime = authenticator.reauth_ms();
+    int64_t lifetime = max_ms;
     if (credential_lifetime_ms >= 0) lifetime = std::min(lifetime, credential_lifetime_ms);
     security.session_expiry = now + std::chrono::milliseconds(lifetime);
     step.session_lifetime_ms = lifetime;

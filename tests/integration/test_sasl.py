@@ -397,6 +397,37 @@ def test_unsupported_mechanism_is_refused(sasl_broker):
         assert metadata_brokers(c) == [(0, "127.0.0.1", port)]
 
 
+def test_listeners_override_mechanisms_and_reauthentication(sasl_broker):
+    """As Kafka: listener.name.<l>.sasl.enabled.mechanisms and connections.max.reauth.ms, the
+    latter also per mechanism (listener.name.<l>.<mechanism>.connections.max.reauth.ms)."""
+    other = "OTHER"
+    broker = sasl_broker({
+        "listener.security.protocol.map": f"PLAINTEXT:PLAINTEXT,{SASL}:SASL_PLAINTEXT,{other}:SASL_PLAINTEXT",
+        f"listener.name.{other.lower()}.plain.sasl.jaas.config": jaas_config(USERS),
+        f"listener.name.{other.lower()}.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+        f"listener.name.{other.lower()}.connections.max.reauth.ms": "30000",
+        f"listener.name.{SASL.lower()}.plain.connections.max.reauth.ms": "60000",
+    }, start=False)
+    broker.add_listener(other)
+    broker.start()
+    with kw.Conn(broker.extra_listeners[other]) as c:
+        assert handshake(c, "SCRAM-SHA-256") == (UNSUPPORTED_SASL_MECHANISM, ["PLAIN", "SCRAM-SHA-512"])
+    with kw.Conn(broker.extra_listeners[SASL]) as c:
+        assert handshake(c, "SCRAM-SHA-256") == (0, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+    for listener, lifetime in ((SASL, 60000), (other, 30000)):
+        c, res = authenticated_conn(broker.extra_listeners[listener])
+        c.close()
+        assert res["session_lifetime_ms"] == lifetime, (listener, res)
+
+
+def test_bad_listener_sasl_settings_stop_the_start(sasl_broker):
+    broker = sasl_broker({f"listener.name.{SASL.lower()}.plain.connections.max.reauth.ms": "soon"}, start=False)
+    with pytest.raises(pytest.fail.Exception):
+        broker.start()
+    assert f"Invalid value soon for configuration listener.name.{SASL.lower()}.plain.connections.max.reauth.ms" \
+        in broker.log_text()
+
+
 # ---------------------------------------------------------------------------------------------
 # 4. The wrong kind of client on each listener.
 
