@@ -4,6 +4,7 @@
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
+#include "common/properties.h"
 #include "group/coordinator.h"
 #include "protocol/errors.h"
 #include "protocol/messages/delete_groups.h"
@@ -254,11 +255,19 @@ void handle_list_groups(RequestContext& ctx, Reader& body, Writer& out) {
   pr::ListGroupsResponse response;
   // With DESCRIBE on the cluster every group is listed, else those the principal may describe.
   bool all = authorized_on_cluster(ctx, AclOperation::kDescribe, Audit::kQuiet);
+  // Every group here is of Kafka's classic protocol; the types filter matches case-insensitively.
+  const std::string kClassic = "classic";
+  bool classic_wanted = request.types_filter.empty();
+  for (const auto& type : request.types_filter) classic_wanted |= ascii_lower(type) == kClassic;
+  if (!classic_wanted) {
+    response.encode(out, v);
+    return;
+  }
   for (auto& g : ctx.broker.groups().list(request.states_filter)) {
     if (!all &&
         !authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, g.group_id, Audit::kQuiet))
       continue;
-    response.groups.push_back({g.group_id, g.protocol_type, g.state});
+    response.groups.push_back({g.group_id, g.protocol_type, g.state, kClassic});
   }
   response.encode(out, v);
 }

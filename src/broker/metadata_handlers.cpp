@@ -131,8 +131,23 @@ void handle_describe_cluster(RequestContext& ctx, Reader& body, Writer& out) {
   int16_t v = ctx.header.api_version;
   pr::DescribeClusterRequest request;
   request.decode(body, v);
-  auto endpoint = ctx.broker.advertised_endpoint(ctx.listener_name);
   pr::DescribeClusterResponse response;
+  // KIP-919: a broker describes brokers; controllers are asked at their own endpoints. v0 has no
+  // field for these errors' codes, so it gets INVALID_REQUEST, as in Kafka.
+  constexpr int8_t kBrokerEndpoint = 1, kControllerEndpoint = 2;
+  if (request.endpoint_type != kBrokerEndpoint) {
+    bool known = request.endpoint_type == kControllerEndpoint;
+    response.error_code = pr::code(v == 0  ? ErrorCode::kInvalidRequest
+                                   : known ? ErrorCode::kMismatchedEndpointType
+                                           : ErrorCode::kUnsupportedEndpointType);
+    response.error_message =
+        known ? "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of "
+                "type CONTROLLER"
+              : "Unsupported endpoint type " + std::to_string(request.endpoint_type);
+    response.encode(out, v);
+    return;
+  }
+  auto endpoint = ctx.broker.advertised_endpoint(ctx.listener_name);
   response.cluster_id = ctx.broker.cluster_id();
   response.controller_id = ctx.broker.config().node_id;
   response.brokers.push_back(

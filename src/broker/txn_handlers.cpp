@@ -5,6 +5,7 @@
 #include "broker/broker.h"
 #include "broker/handlers.h"
 #include "broker/internal_topic.h"
+#include "common/clock.h"
 #include "group/coordinator.h"
 #include "group/offset_records.h"
 #include "protocol/errors.h"
@@ -208,11 +209,15 @@ void handle_list_transactions(RequestContext& ctx, Reader& body, Writer& out) {
     response.encode(out, v);
     return;
   }
+  int64_t now = now_ms();
   for (const auto& t : ctx.broker.transactions().list(known_states, request.producer_id_filters)) {
     if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kTransactionalId,
                     t.transactional_id, Audit::kQuiet)) {
       continue;
     }
+    // v1 (KIP-994): only transactions running longer than duration_filter ms, as Kafka counts
+    // from the transaction's start (an idle id's start is -1, so it counts as long running).
+    if (request.duration_filter >= 0 && now - t.start_ms <= request.duration_filter) continue;
     response.transaction_states.push_back(
         {t.transactional_id, t.producer_id, txn::state_name(t.state)});
   }

@@ -196,6 +196,10 @@ const char* error_name(ErrorCode e) {
       return "INCONSISTENT_CLUSTER_ID";
     case ErrorCode::kTransactionalIdNotFound:
       return "TRANSACTIONAL_ID_NOT_FOUND";
+    case ErrorCode::kMismatchedEndpointType:
+      return "MISMATCHED_ENDPOINT_TYPE";
+    case ErrorCode::kUnsupportedEndpointType:
+      return "UNSUPPORTED_ENDPOINT_TYPE";
     default:
       return "ERROR";
   }

@@ -101,6 +101,8 @@ enum class ErrorCode : int16_t {
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,
   kTransactionalIdNotFound = 105,
+  kMismatchedEndpointType = 114,
+  kUnsupportedEndpointType = 115,
 };
 
 inline int16_t code(ErrorCode e) {

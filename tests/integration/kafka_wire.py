@@ -311,6 +311,53 @@ class Reader:
     def remaining(self):
         return len(self.data) - self.pos
 
+    # Flexible versions' encodings.
+    def uvarint(self):
+        value, shift = 0, 0
+        while True:
+            b = self.data[self.pos]
+            self.pos += 1
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value
+            shift += 7
+
+    def compact_string(self):
+        n = self.uvarint() - 1
+        if n < 0:
+            return None
+        s = self.data[self.pos:self.pos + n].decode()
+        self.pos += n
+        return s
+
+    def compact_array(self, read_element):
+        return [read_element() for _ in range(self.uvarint() - 1)]
+
+    def skip_tags(self):
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.pos += self.uvarint()
+
+
+def compact_string(s):
+    raw = s.encode()
+    return uvarint(len(raw) + 1) + raw
+
+
+def compact_array(encoded_elements):
+    return uvarint(len(encoded_elements) + 1) + b"".join(encoded_elements)
+
+
+def flexible_request(conn, api_key, api_version, correlation_id, body):
+    """Sends a request of a flexible version (header v2, `body` without its trailing tagged fields)
+    and returns a Reader past the response header v1."""
+    payload = struct.pack(">hhi", api_key, api_version, correlation_id) + string("oxbow-it") + b"\x00" + body + b"\x00"
+    conn.send(struct.pack(">i", len(payload)) + payload)
+    r = Reader(conn.recv_frame())
+    assert r.int32() == correlation_id
+    r.skip_tags()
+    return r
+
 
 # ---------------------------------------------------------------------------------------------
 # Specific requests/responses.

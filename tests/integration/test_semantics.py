@@ -277,12 +277,15 @@ def test_offset_for_leader_epoch_v3(broker):
     assert results[9][1] == 3, results[9]
 
 
-def _describe_cluster_v0(port):
-    """DescribeCluster v0: (error, cluster id, controller, [(node, host, port, rack)])."""
+def _describe_cluster(port, version=0, endpoint_type=1):
+    """DescribeCluster: (error, message, cluster id, controller, [(node, host, port, rack)]), and
+    for v1+ the endpoint type answered after them."""
     # Flexible request header v2: key, version, correlation id, client id (int16 string), tagged fields.
-    header = struct.pack(">hhi", 60, 0, 9) + kw.string("raw") + b"\x00"
-    body = b"\x00" + b"\x00"  # include_cluster_authorized_operations=false, tagged fields
-    payload = header + body
+    header = struct.pack(">hhi", 60, version, 9) + kw.string("raw") + b"\x00"
+    body = b"\x00"  # include_cluster_authorized_operations=false
+    if version >= 1:
+        body += struct.pack(">b", endpoint_type)
+    payload = header + body + b"\x00"  # tagged fields
     with kw.Conn(port) as c:
         c.send(struct.pack(">i", len(payload)) + payload)
         resp = c.recv_frame()
@@ -301,7 +304,8 @@ def _describe_cluster_v0(port):
 
     r.int32()  # throttle
     error = r.int16()
-    compact_string()  # error message
+    message = compact_string()
+    answered_type = r.int8() if version >= 1 else None
     cluster_id = compact_string()
     controller = r.int32()
     n_brokers, r.pos = _uvarint(resp, r.pos)
@@ -313,6 +317,13 @@ def _describe_cluster_v0(port):
         rack = compact_string()
         r.pos += 1  # tagged fields
         brokers.append((node, host, port, rack))
+    result = (error, message, cluster_id, controller, brokers)
+    return result if version == 0 else result + (answered_type,)
+
+
+def _describe_cluster_v0(port):
+    """DescribeCluster v0: (error, cluster id, controller, [(node, host, port, rack)])."""
+    error, _message, cluster_id, controller, brokers = _describe_cluster(port)
     return error, cluster_id, controller, brokers
 
 
@@ -322,6 +333,19 @@ def test_describe_cluster_v0(broker):
     meta = (broker.data_dir / "meta.properties").read_text()
     assert f"cluster.id={cluster_id}" in meta, (cluster_id, meta)
     assert brokers == [(controller, "127.0.0.1", broker.port, None)], brokers  # no broker.rack
+
+
+def test_describe_cluster_v1_describes_brokers_only(broker):
+    """KIP-919: v1 names the endpoint type; a broker answers for brokers (1) and refuses
+    controllers (2) with MISMATCHED_ENDPOINT_TYPE and anything else with UNSUPPORTED_ENDPOINT_TYPE."""
+    error, message, cluster_id, controller, brokers, answered = _describe_cluster(broker.port, 1, 1)
+    assert (error, message, answered) == (0, None, 1)
+    assert brokers == [(controller, "127.0.0.1", broker.port, None)]
+    assert cluster_id == _describe_cluster_v0(broker.port)[1]
+    error, message, *_ = _describe_cluster(broker.port, 1, 2)
+    assert error == 114 and "CONTROLLER" in message, (error, message)  # MISMATCHED_ENDPOINT_TYPE
+    error, message, *_ = _describe_cluster(broker.port, 1, 7)
+    assert (error, message) == (115, "Unsupported endpoint type 7")  # UNSUPPORTED_ENDPOINT_TYPE
 
 
 def test_broker_rack_reaches_clients(make_broker):

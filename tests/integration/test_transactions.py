@@ -824,14 +824,48 @@ def txn_row(text, transactional_id):
     return rows[0]
 
 
-def test_cli_lists_and_describes_transactions(txn_broker):
-    topic = unique_topic("txn-cli")
-    create_topic(txn_broker.bootstrap, topic, 2)
-    tid = unique_topic("cli-tid")
+def _list_transactions_v1(port, duration_filter):
+    """ListTransactions v1 with no state or producer filter: {transactional id: state}."""
+    body = kw.compact_array([]) + kw.compact_array([]) + struct.pack(">q", duration_filter)
+    with kw.Conn(port) as c:
+        r = kw.flexible_request(c, 66, 1, 5, body)
+    r.int32()  # throttle
+    assert r.int16() == 0
+    assert r.compact_array(r.compact_string) == []  # unknown state filters
+
+    def state():
+        entry = (r.compact_string(), r.int64(), r.compact_string())
+        r.skip_tags()
+        return entry
+    return {tid: name for tid, _pid, name in r.compact_array(state)}
+
+
+def _begin_transaction(w, broker, name, partitions):
+    """A new topic of `partitions` partitions and a transaction holding all of them, begun over Wire
+    `w`: (topic, transactional id, producer id, epoch)."""
+    topic = unique_topic(f"txn-{name}")
+    create_topic(broker.bootstrap, topic, partitions)
+    tid = unique_topic(f"{name}-tid")
+    init = init_pid(w, tid)
+    pid, epoch = init["producer_id"], init["epoch"]
+    added = add_partitions(w, tid, pid, epoch, topic, list(range(partitions)))
+    assert added == {(topic, q): NONE for q in range(partitions)}
+    return topic, tid, pid, epoch
+
+
+def test_list_transactions_v1_duration_filter(txn_broker):
+    """KIP-994: with a duration filter only transactions running longer than it are listed."""
     with Wire(txn_broker.port) as w:
-        init = init_pid(w, tid)
-        pid, epoch = init["producer_id"], init["epoch"]
-        assert add_partitions(w, tid, pid, epoch, topic, [0, 1]) == {(topic, 0): NONE, (topic, 1): NONE}
+        _topic, tid, _pid, _epoch = _begin_transaction(w, txn_broker, "aged", 1)
+        assert _list_transactions_v1(txn_broker.port, -1).get(tid) == "Ongoing"
+        assert tid not in _list_transactions_v1(txn_broker.port, 3_600_000)
+        wait_until(lambda: _list_transactions_v1(txn_broker.port, 50).get(tid) == "Ongoing", 10,
+                   message="the transaction listed once older than 50 ms")
+
+
+def test_cli_lists_and_describes_transactions(txn_broker):
+    with Wire(txn_broker.port) as w:
+        topic, tid, pid, epoch = _begin_transaction(w, txn_broker, "cli", 2)
 
         listed = txn_row(oxbow_txn(txn_broker, "list").stdout, tid)
         assert (listed["state"], listed["producer_id"]) == ("Ongoing", str(pid)), listed
