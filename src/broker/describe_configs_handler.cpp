@@ -56,10 +56,10 @@ ConfigEntry make_entry(const ConfigDef& def, std::optional<std::string> value, C
   return e;
 }
 
-// Broker keys that set one thing in different units, as KafkaConfig groups them (its
-// brokerConfigSynonyms), the most precise first.
 constexpr std::string_view kListenerPrefix = "listener.name.";
 
+// Broker keys that set one thing in different units, as KafkaConfig groups them (its
+// brokerConfigSynonyms), the most precise first; a per-listener key and the key it overrides.
 std::vector<std::string> key_family(const std::string& key) {
   if (auto base = listener_base_key(key); !base.empty()) return {key, base};
   if (key == "log.retention.ms" || key == "log.retention.minutes" || key == "log.retention.hours") {

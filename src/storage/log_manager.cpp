@@ -43,6 +43,36 @@ void size_file_budget() {
   FileCache::instance().set_budget(std::max<size_t>(64, usable / 2));
 }
 
+// Opens the logs at `dirs[i]` for every i of each group, each group by up to `threads` threads of
+// its own; false, with the first error, when any fails (the rest are then not attempted).
+bool open_in_parallel(const std::map<std::string, std::vector<size_t>>& groups,
+                      const std::vector<std::string>& dirs, const std::vector<LogToOpen>& wanted,
+                      size_t threads, bool clean, std::vector<std::shared_ptr<PartitionLog>>& out,
+                      std::string& error) {
+  std::mutex error_mutex;
+  std::atomic<bool> failed{false};
+  auto open_from = [&](const std::vector<size_t>& indexes, std::atomic<size_t>& next) {
+    for (size_t at = next++; at < indexes.size() && !failed; at = next++) {
+      size_t i = indexes[at];
+      std::string own_error;
+      out[i] = PartitionLog::open(dirs[i], wanted[i].config, clean, own_error);
+      if (!out[i] && !failed.exchange(true)) {
+        std::lock_guard lock(error_mutex);
+        error = own_error;
+      }
+    }
+  };
+  std::vector<std::unique_ptr<std::atomic<size_t>>> cursors;
+  std::vector<std::thread> workers;
+  for (const auto& [group, indexes] : groups) {
+    cursors.push_back(std::make_unique<std::atomic<size_t>>(0));
+    for (size_t t = 0; t < std::min(threads, indexes.size()); ++t)
+      workers.emplace_back(open_from, std::cref(indexes), std::ref(*cursors.back()));
+  }
+  for (auto& worker : workers) worker.join();
+  return !failed;
+}
+
 }  // namespace
 
 bool LogManager::start(std::string& error) {
@@ -143,42 +173,20 @@ std::vector<std::shared_ptr<PartitionLog>> LogManager::open_logs(
       auto [dir, parent] = place_locked(wanted[i].topic, wanted[i].partition);
       dirs[i] = dir;
       by_parent[parent].push_back(i);
+      logs_per_dir_[parent]++;  // now, so that the next new log is placed knowing of this one
       ++scheduled;
     }
   }
   // A clean log is only opened here (it loads on first use); a recovering one reads its tail.
-  size_t per_dir = clean_ ? 1 : static_cast<size_t>(std::max(1, options_.recovery_threads_per_dir));
-  std::mutex error_mutex;
-  std::atomic<bool> failed{false};
-  auto open_from = [&](const std::vector<size_t>& indexes, std::atomic<size_t>& next) {
-    for (size_t at = next++; at < indexes.size() && !failed; at = next++) {
-      size_t i = indexes[at];
-      std::string own_error;
-      out[i] = PartitionLog::open(dirs[i], wanted[i].config, clean_, own_error);
-      if (!out[i] && !failed.exchange(true)) {
-        std::lock_guard lock(error_mutex);
-        error = own_error;
-      }
-    }
-  };
-  std::vector<std::unique_ptr<std::atomic<size_t>>> cursors;
-  std::vector<std::thread> threads;
-  for (const auto& [parent, indexes] : by_parent) {
-    cursors.push_back(std::make_unique<std::atomic<size_t>>(0));
-    auto& next = *cursors.back();
-    size_t count = std::min(per_dir, indexes.size());
-    for (size_t t = 0; t < count; ++t)
-      threads.emplace_back(open_from, std::cref(indexes), std::ref(next));
-  }
-  for (auto& thread : threads) thread.join();
-  if (failed) return {};
+  size_t threads = clean_ ? 1 : static_cast<size_t>(std::max(1, options_.recovery_threads_per_dir));
+  if (!open_in_parallel(by_parent, dirs, wanted, threads, clean_, out, error)) return {};
   if (!clean_) {
     spdlog::info("recovered {} logs in {} ms, {} threads per log dir", scheduled,
-                 oxbow::now_ms() - started_ms, per_dir);
+                 oxbow::now_ms() - started_ms, threads);
   }
   std::lock_guard lock(mutex_);
   for (const auto& [parent, indexes] : by_parent) {
-    for (size_t i : indexes) register_locked(wanted[i].topic, wanted[i].partition, parent, out[i]);
+    for (size_t i : indexes) logs_[{wanted[i].topic, wanted[i].partition}] = out[i];
   }
   return out;
 }
