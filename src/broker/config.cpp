@@ -49,16 +49,12 @@ std::optional<std::vector<Endpoint>> parse_listeners(const std::string& text, st
 
 namespace {
 
-bool is_ipv4(const std::string& host) {
+// 4 or 6 for an IP address, 0 for a host name or an empty host.
+int ip_version(const std::string& host) {
   boost::system::error_code ec;
   auto address = boost::asio::ip::make_address(host, ec);
-  return !ec && address.is_v4();
-}
-
-bool is_ipv6(const std::string& host) {
-  boost::system::error_code ec;
-  auto address = boost::asio::ip::make_address(host, ec);
-  return !ec && address.is_v6();
+  if (ec) return 0;
+  return address.is_v4() ? 4 : 6;
 }
 
 // Kafka's rules for `listeners`: distinct names, and distinct ports (0 aside) unless two listeners
@@ -78,8 +74,7 @@ bool check_distinct_listeners(const std::vector<Endpoint>& endpoints, const std:
   for (const auto& [port, sharing] : by_port) {
     if (sharing.size() == 1) continue;
     bool v4_and_v6 =
-        sharing.size() == 2 && ((is_ipv4(sharing[0]->host) && is_ipv6(sharing[1]->host)) ||
-                                (is_ipv6(sharing[0]->host) && is_ipv4(sharing[1]->host)));
+        sharing.size() == 2 && ip_version(sharing[0]->host) * ip_version(sharing[1]->host) == 4 * 6;
     if (v4_and_v6) continue;
     error =
         "Each listener must have a different port unless exactly one listener has an IPv4 "

@@ -375,11 +375,28 @@ const ConfigDef* find_topic_config(std::string_view name) {
   return find_in(kTopicDefs, name);
 }
 
+namespace {
+
+constexpr std::string_view kListenerPrefix = "listener.name.";
+
+// Where the listener's name ends in a per-listener key, or npos.
+size_t listener_name_end(std::string_view name) {
+  if (!name.starts_with(kListenerPrefix)) return std::string_view::npos;
+  size_t dot = name.find('.', kListenerPrefix.size());
+  return dot == kListenerPrefix.size() ? std::string_view::npos : dot;
+}
+
+}  // namespace
+
+std::string listener_of_key(std::string_view name) {
+  size_t end = listener_name_end(name);
+  if (end == std::string_view::npos) return {};
+  return std::string(name.substr(kListenerPrefix.size(), end - kListenerPrefix.size()));
+}
+
 std::string listener_base_key(std::string_view name) {
-  constexpr std::string_view kPrefix = "listener.name.";
-  if (!name.starts_with(kPrefix)) return {};
-  size_t dot = name.find('.', kPrefix.size());
-  if (dot == std::string_view::npos || dot == kPrefix.size()) return {};
+  size_t dot = listener_name_end(name);
+  if (dot == std::string_view::npos) return {};
   auto base = name.substr(dot + 1);
   for (std::string_view per_mechanism :
        {"sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.login.class",

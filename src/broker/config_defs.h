@@ -55,6 +55,9 @@ const ConfigDef* find_topic_config(std::string_view name);
 // listener.name.<l>.<mechanism>.<key> does for Kafka's per-mechanism keys (sasl.jaas.config,
 // connections.max.reauth.ms, ...). Empty for any other key.
 std::string listener_base_key(std::string_view name);
+// The listener a per-listener key is for (as written in the key: lower case in Kafka's
+// convention); empty for any other key.
+std::string listener_of_key(std::string_view name);
 // A per-listener key Oxbow checks at start-up: the definition of the key it overrides
 // (max.connections, max.connection.creation.rate, sasl.enabled.mechanisms,
 // connections.max.reauth.ms), else nullptr.

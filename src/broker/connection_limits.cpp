@@ -7,6 +7,7 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include "broker/config_defs.h"
 #include "common/properties.h"
 
 namespace oxbow::broker {
@@ -72,18 +73,14 @@ std::optional<std::map<std::string, int64_t>> parse_per_ip_overrides(const std::
 
 std::map<std::string, ListenerLimitConfig> listener_limits(
     const std::map<std::string, std::string>& configs) {
-  static const std::string kPrefix = "listener.name.";
   std::map<std::string, ListenerLimitConfig> out;
-  for (auto it = configs.lower_bound(kPrefix); it != configs.end(); ++it) {
-    const auto& [key, value] = *it;
-    if (!key.starts_with(kPrefix)) break;
-    size_t dot = key.find('.', kPrefix.size());
+  for (const auto& [key, value] : configs) {
+    auto setting = listener_base_key(key);
     auto number = parse_int64(value);
-    if (dot == std::string::npos || !number) continue;
-    auto listener = key.substr(kPrefix.size(), dot - kPrefix.size());
-    auto setting = std::string_view(key).substr(dot + 1);
-    if (setting == "max.connections") out[listener].max_connections = *number;
-    if (setting == "max.connection.creation.rate") out[listener].max_creation_rate = *number;
+    if (setting.empty() || !number) continue;
+    if (setting == "max.connections") out[listener_of_key(key)].max_connections = *number;
+    if (setting == "max.connection.creation.rate")
+      out[listener_of_key(key)].max_creation_rate = *number;
   }
   return out;
 }
@@ -107,12 +104,10 @@ void ConnectionLimits::configure(ConnectionLimitConfig config) {
   bool window_changed = config.window.samples != config_.window.samples ||
                         config.window.window_ms != config_.window.window_ms;
   reconfigure_rate(creations_, config.max_creation_rate, window_changed, config.window);
+  for (const auto& [name, limits] : config.listeners) listeners_[name];
   for (auto& [name, listener] : listeners_) {
     auto it = config.listeners.find(name);
     listener.limits = it != config.listeners.end() ? it->second : ListenerLimitConfig{};
-  }
-  for (const auto& [name, limits] : config.listeners) listeners_[name].limits = limits;
-  for (auto& [name, listener] : listeners_) {
     reconfigure_rate(listener.creations, listener.limits.max_creation_rate, window_changed,
                      config.window);
   }

@@ -56,8 +56,6 @@ ConfigEntry make_entry(const ConfigDef& def, std::optional<std::string> value, C
   return e;
 }
 
-constexpr std::string_view kListenerPrefix = "listener.name.";
-
 // Broker keys that set one thing in different units, as KafkaConfig groups them (its
 // brokerConfigSynonyms), the most precise first; a per-listener key and the key it overrides.
 std::vector<std::string> key_family(const std::string& key) {
@@ -220,10 +218,8 @@ void describe_listener_configs(const BrokerLayers& layers,
                                pr::DescribeConfigsResponse::DescribeConfigsResult& result) {
   std::set<std::string> keys;
   for (const auto* values : sources) {
-    for (auto it = values->lower_bound(std::string(kListenerPrefix));
-         it != values->end() && it->first.starts_with(kListenerPrefix); ++it) {
-      keys.insert(it->first);
-    }
+    for (const auto& [key, value] : *values)
+      if (!listener_of_key(key).empty()) keys.insert(key);
   }
   const auto& wanted = resource.configuration_keys;
   for (const auto& key : keys) {

@@ -72,13 +72,20 @@ TopicRegistry::TopicRegistry(const BrokerConfig& config, storage::LogManager& lo
 
 TopicRegistry::~TopicRegistry() = default;
 
-bool TopicRegistry::open_partitions_locked(Topic& topic, int32_t from, std::string& error) {
-  if (!topic.stats) topic.stats = std::make_shared<TopicStats>();
-  auto log_config = resolve_log_config(log_defaults_, topic.info.configs);
-  for (int32_t p = from; p < topic.info.partitions; ++p) {
-    auto log = logs_.open_log(topic.info.name, p, log_config, error);
-    if (!log) return false;
-    topic.logs.push_back(log);
+bool TopicRegistry::open_partitions_locked(const std::vector<std::pair<Topic*, int32_t>>& topics,
+                                           std::string& error) {
+  std::vector<storage::LogToOpen> wanted;
+  for (auto [topic, from] : topics) {
+    auto log_config = resolve_log_config(log_defaults_, topic->info.configs);
+    for (int32_t p = from; p < topic->info.partitions; ++p)
+      wanted.push_back({topic->info.name, p, log_config});
+  }
+  auto logs = logs_.open_logs(wanted, error);
+  if (logs.size() != wanted.size()) return false;
+  auto next = logs.begin();
+  for (auto [topic, from] : topics) {
+    if (!topic->stats) topic->stats = std::make_shared<TopicStats>();
+    for (int32_t p = from; p < topic->info.partitions; ++p) topic->logs.push_back(*next++);
   }
   return true;
 }
@@ -102,18 +109,10 @@ bool TopicRegistry::load(std::string& error) {
     return false;
   }
   // Every partition at once, so that recovery after a crash can use several threads.
-  std::vector<storage::LogToOpen> wanted;
-  for (const auto& topic : loaded) {
-    auto log_config = resolve_log_config(log_defaults_, topic.info.configs);
-    for (int32_t p = 0; p < topic.info.partitions; ++p)
-      wanted.push_back({topic.info.name, p, log_config});
-  }
-  auto logs = logs_.open_logs(wanted, error);
-  if (logs.empty() && !wanted.empty()) return false;
-  size_t next = 0;
+  std::vector<std::pair<Topic*, int32_t>> all;
+  for (auto& topic : loaded) all.emplace_back(&topic, 0);
+  if (!open_partitions_locked(all, error)) return false;
   for (auto& topic : loaded) {
-    topic.stats = std::make_shared<TopicStats>();
-    for (int32_t p = 0; p < topic.info.partitions; ++p) topic.logs.push_back(logs[next++]);
     auto name = topic.info.name;
     topics_[name] = std::move(topic);
   }
@@ -202,7 +201,7 @@ TopicRegistry::Result TopicRegistry::create(const std::string& name, int32_t par
   if (created) *created = topic.info;
   if (validate_only) return {};
   std::string error;
-  if (!open_partitions_locked(topic, 0, error)) {
+  if (!open_partitions_locked({{&topic, 0}}, error)) {
     spdlog::error("creating topic {}: {}", name, error);
     return {ErrorCode::kKafkaStorageError, error};
   }
@@ -251,7 +250,7 @@ TopicRegistry::Result TopicRegistry::add_partitions(const std::string& name, int
   int32_t from = topic.info.partitions;
   topic.info.partitions = total;
   std::string error;
-  if (!open_partitions_locked(topic, from, error)) {
+  if (!open_partitions_locked({{&topic, from}}, error)) {
     topic.info.partitions = static_cast<int32_t>(topic.logs.size());
     return {ErrorCode::kKafkaStorageError, error};
   }

@@ -76,7 +76,9 @@ class TopicRegistry {
     std::shared_ptr<TopicStats> stats;
   };
   bool save_locked(std::string& error) const;
-  bool open_partitions_locked(Topic& topic, int32_t from, std::string& error);
+  // Opens partitions [from, partitions) of each topic, all in one LogManager::open_logs call.
+  bool open_partitions_locked(const std::vector<std::pair<Topic*, int32_t>>& topics,
+                              std::string& error);
 
   const BrokerConfig& config_;
   storage::LogManager& logs_;

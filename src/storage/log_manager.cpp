@@ -140,19 +140,16 @@ std::pair<std::string, std::string> LogManager::place_locked(const std::string& 
   return {parent + "/" + topic + "-" + std::to_string(partition), parent};
 }
 
-void LogManager::register_locked(const std::string& topic, int32_t partition,
-                                 const std::string& parent, std::shared_ptr<PartitionLog> log) {
-  logs_[{topic, partition}] = std::move(log);
-  logs_per_dir_[parent]++;
-}
-
 std::shared_ptr<PartitionLog> LogManager::open_log(const std::string& topic, int32_t partition,
                                                    const LogConfig& config, std::string& error) {
   std::lock_guard lock(mutex_);
   if (auto it = logs_.find({topic, partition}); it != logs_.end()) return it->second;
   auto [dir, parent] = place_locked(topic, partition);
   std::shared_ptr<PartitionLog> log = PartitionLog::open(dir, config, clean_, error);
-  if (log) register_locked(topic, partition, parent, log);
+  if (log) {
+    logs_[{topic, partition}] = log;
+    logs_per_dir_[parent]++;
+  }
   return log;
 }
 
@@ -162,7 +159,7 @@ std::vector<std::shared_ptr<PartitionLog>> LogManager::open_logs(
   std::vector<std::string> dirs(wanted.size());
   std::map<std::string, std::vector<size_t>> by_parent;
   int64_t started_ms = oxbow::now_ms();
-  size_t scheduled = 0;
+  size_t on_disk = 0;  // the logs a crash leaves to recover; new ones are only created
   {
     std::lock_guard lock(mutex_);
     for (size_t i = 0; i < wanted.size(); ++i) {
@@ -174,14 +171,14 @@ std::vector<std::shared_ptr<PartitionLog>> LogManager::open_logs(
       dirs[i] = dir;
       by_parent[parent].push_back(i);
       logs_per_dir_[parent]++;  // now, so that the next new log is placed knowing of this one
-      ++scheduled;
+      on_disk += found_dirs_.count({wanted[i].topic, wanted[i].partition});
     }
   }
   // A clean log is only opened here (it loads on first use); a recovering one reads its tail.
   size_t threads = clean_ ? 1 : static_cast<size_t>(std::max(1, options_.recovery_threads_per_dir));
   if (!open_in_parallel(by_parent, dirs, wanted, threads, clean_, out, error)) return {};
-  if (!clean_) {
-    spdlog::info("recovered {} logs in {} ms, {} threads per log dir", scheduled,
+  if (!clean_ && on_disk > 0) {
+    spdlog::info("recovered {} logs in {} ms, {} threads per log dir", on_disk,
                  oxbow::now_ms() - started_ms, threads);
   }
   std::lock_guard lock(mutex_);

@@ -83,8 +83,6 @@ class LogManager {
   std::string pick_dir_for_new_log() const;
   // Where the partition's log lives (found at start() or placed now) and that log dir.
   std::pair<std::string, std::string> place_locked(const std::string& topic, int32_t partition);
-  void register_locked(const std::string& topic, int32_t partition, const std::string& parent,
-                       std::shared_ptr<PartitionLog> log);
 
   LogManagerOptions options_;
   bool clean_ = false;

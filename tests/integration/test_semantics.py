@@ -280,43 +280,23 @@ def test_offset_for_leader_epoch_v3(broker):
 def _describe_cluster(port, version=0, endpoint_type=1):
     """DescribeCluster: (error, message, cluster id, controller, [(node, host, port, rack)]), and
     for v1+ the endpoint type answered after them."""
-    # Flexible request header v2: key, version, correlation id, client id (int16 string), tagged fields.
-    header = struct.pack(">hhi", 60, version, 9) + kw.string("raw") + b"\x00"
     body = b"\x00"  # include_cluster_authorized_operations=false
     if version >= 1:
         body += struct.pack(">b", endpoint_type)
-    payload = header + body + b"\x00"  # tagged fields
     with kw.Conn(port) as c:
-        c.send(struct.pack(">i", len(payload)) + payload)
-        resp = c.recv_frame()
-    r = kw.Reader(resp)
-    assert r.int32() == 9
-    assert resp[r.pos] == 0  # response header v1 tagged fields
-    r.pos += 1
-
-    def compact_string():
-        n, r.pos = _uvarint(resp, r.pos)
-        if n == 0:
-            return None
-        s = resp[r.pos:r.pos + n - 1].decode()
-        r.pos += n - 1
-        return s
-
+        r = kw.flexible_request(c, 60, version, 9, body)
     r.int32()  # throttle
     error = r.int16()
-    message = compact_string()
+    message = r.compact_string()
     answered_type = r.int8() if version >= 1 else None
-    cluster_id = compact_string()
+    cluster_id = r.compact_string()
     controller = r.int32()
-    n_brokers, r.pos = _uvarint(resp, r.pos)
-    brokers = []
-    for _ in range(n_brokers - 1):
-        node = r.int32()
-        host = compact_string()
-        port = r.int32()
-        rack = compact_string()
-        r.pos += 1  # tagged fields
-        brokers.append((node, host, port, rack))
+
+    def broker():
+        entry = (r.int32(), r.compact_string(), r.int32(), r.compact_string())
+        r.skip_tags()
+        return entry
+    brokers = r.compact_array(broker)
     result = (error, message, cluster_id, controller, brokers)
     return result if version == 0 else result + (answered_type,)
 
