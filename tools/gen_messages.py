@@ -35,9 +35,11 @@ class Field:
         self.element = self.type_text[2:] if self.is_array else self.type_text
         self.is_struct = self.element not in PRIMITIVES
         self.tagged = "tag" in options
+        # A single struct: "struct" (tagged fields only, named after the field) or a struct name.
+        self.single_struct = self.is_struct and not self.is_array
         if self.type_text == "struct":
             if not self.tagged:
-                raise SchemaError(f"line {line}: single structs are only allowed as tagged fields")
+                raise SchemaError(f"line {line}: an unnamed single struct must be a tagged field")
             self.is_struct = True
         self.nullable = options.get("nullable") or ("0+" if self.nullable_all else None)
 
@@ -139,13 +141,13 @@ def version_test(rng, var="v"):
 
 def cpp_type(field):
     if field.is_struct:
-        base = field.element if field.is_array else field.name
+        base = field.name if field.type_text == "struct" else field.element
     else:
         base = PRIMITIVES[field.element]
     if field.is_array:
         t = f"std::vector<{base}>"
         return f"std::optional<{t}>" if field.nullable else t
-    if field.nullable and field.element in ("string", "bytes"):
+    if field.nullable and (field.element in ("string", "bytes") or field.single_struct):
         return f"std::optional<{base}>"
     return base
 
@@ -206,7 +208,10 @@ def gen_decode_field(f, out, ind):
             out.append(f"{ind}  for (auto& e : {m}) {{ {element_read(f.element, 'e')} }}")
         out.append(f"{ind}}}")
         return
-    if f.nullable and f.element == "string":
+    if f.single_struct and f.nullable:
+        # A nullable struct is preceded by an int8: -1 for null, 1 for present.
+        out.append(f"{ind}if (r.i8() < 0) {{ {m}.reset(); }} else {{ {m}.emplace(); {m}->decode(r, v); }}")
+    elif f.nullable and f.element == "string":
         out.append(f"{ind}{m} = r.nullable_string(flex);")
     elif f.nullable and f.element == "bytes":
         out.append(f"{ind}{m} = r.nullable_bytes(flex);")
@@ -227,7 +232,9 @@ def gen_encode_field(f, out, ind):
             out.append(f"{ind}w.array_length(static_cast<int32_t>({m}.size()), flex);")
             out.append(f"{ind}for (const auto& e : {m}) {{ {element_write(f.element, 'e')} }}")
         return
-    if f.nullable and f.element in ("string", "bytes"):
+    if f.single_struct and f.nullable:
+        out.append(f"{ind}if (!{m}) {{ w.i8(-1); }} else {{ w.i8(1); {m}->encode(w, v); }}")
+    elif f.nullable and f.element in ("string", "bytes"):
         kind = f.element
         out.append(f"{ind}if ({m} || !({nullable_now})) w.{kind}({m} ? *{m} : decltype({m})::value_type(), flex);")
         out.append(f"{ind}else w.nullable_{kind}({m}, flex);")
@@ -241,7 +248,7 @@ def collect_structs(fields, seen, order):
             continue
         if f.is_struct:
             collect_structs(f.children, seen, order)
-            name = f.element if f.is_array else f.name
+            name = f.name if f.type_text == "struct" else f.element
             if name not in seen:
                 seen.add(name)
                 order.append((name, f.children))

@@ -10,6 +10,7 @@
 #include "broker/client_quotas.h"
 #include "broker/config_defs.h"
 #include "broker/connection_limits.h"
+#include "broker/consumer_topics.h"
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
 #include "broker/scram.h"
@@ -154,6 +155,54 @@ bool Broker::start_authorizer(std::string& error) {
   return true;
 }
 
+// group.consumer.*: KIP-848's settings, checked against each other as Kafka does.
+bool Broker::consumer_group_options(group::ConsumerGroupOptions& out, std::string& error) const {
+  auto int_of = [&](const char* key, int64_t fallback) {
+    return static_cast<int32_t>(number(key, fallback));
+  };
+  out.session_timeout_ms = int_of("group.consumer.session.timeout.ms", 45000);
+  out.heartbeat_interval_ms = int_of("group.consumer.heartbeat.interval.ms", 5000);
+  out.max_size = int_of("group.consumer.max.size", 2147483647);
+  int32_t min_session = int_of("group.consumer.min.session.timeout.ms", 45000);
+  int32_t max_session = int_of("group.consumer.max.session.timeout.ms", 60000);
+  int32_t min_heartbeat = int_of("group.consumer.min.heartbeat.interval.ms", 5000);
+  int32_t max_heartbeat = int_of("group.consumer.max.heartbeat.interval.ms", 15000);
+  auto within = [&](const char* key, int32_t value, int32_t lo, const char* lo_key, int32_t hi,
+                    const char* hi_key) {
+    if (value >= lo && value <= hi) return true;
+    error = fmt::format("{} ({}) must be between {} ({}) and {} ({})", key, value, lo_key, lo,
+                        hi_key, hi);
+    return false;
+  };
+  if (!within("group.consumer.session.timeout.ms", out.session_timeout_ms, min_session,
+              "group.consumer.min.session.timeout.ms", max_session,
+              "group.consumer.max.session.timeout.ms") ||
+      !within("group.consumer.heartbeat.interval.ms", out.heartbeat_interval_ms, min_heartbeat,
+              "group.consumer.min.heartbeat.interval.ms", max_heartbeat,
+              "group.consumer.max.heartbeat.interval.ms")) {
+    return false;
+  }
+  if (out.heartbeat_interval_ms >= out.session_timeout_ms) {
+    error =
+        "group.consumer.heartbeat.interval.ms must be less than "
+        "group.consumer.session.timeout.ms";
+    return false;
+  }
+  out.assignors.clear();
+  for (auto name : split(config_.value_of("group.consumer.assignors").value_or(""), ',')) {
+    name = std::string(trim(name));
+    if (name.empty()) continue;
+    if (!group::is_assignor(name)) {
+      error = fmt::format(
+          "group.consumer.assignors: unknown assignor {} (Oxbow has uniform, range)", name);
+      return false;
+    }
+    out.assignors.push_back(name);
+  }
+  if (out.assignors.empty()) out.assignors = group::assignor_names();
+  return true;
+}
+
 bool Broker::load(std::string& error) {
   if (int64_t delay = number("test.fault.recovery.delay.ms", 0); delay > 0) {
     spdlog::warn("test fault injection on: log loading delayed by {} ms", delay);
@@ -180,7 +229,10 @@ bool Broker::load(std::string& error) {
   group_options.offsets_retention_ms = number("offsets.retention.minutes", 10080) * 60 * 1000;
   group_options.offset_metadata_max_bytes =
       static_cast<int32_t>(number("offset.metadata.max.bytes", 4096));
+  if (!consumer_group_options(group_options.consumer, error)) return false;
   groups_ = std::make_unique<group::GroupCoordinator>(group_options, *offsets_topic_);
+  consumer_topics_ = std::make_unique<ConsumerTopics>(*topics_);
+  groups_->set_topic_catalog(consumer_topics_.get());
   groups_->start();
   producer_ids_ =
       std::make_unique<ProducerIdManager>(config_.log_dirs.front() + "/oxbow-producer-ids");

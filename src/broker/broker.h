@@ -16,7 +16,8 @@ class LogManager;
 }
 namespace oxbow::group {
 class GroupCoordinator;
-}
+struct ConsumerGroupOptions;
+}  // namespace oxbow::group
 namespace oxbow::txn {
 class TransactionCoordinator;
 }
@@ -32,6 +33,7 @@ struct Response;
 namespace oxbow::broker {
 
 class TopicRegistry;
+class ConsumerTopics;
 class Server;
 class InternalTopic;
 class Authenticator;
@@ -92,6 +94,7 @@ class Broker {
   bool start_admin_api(std::string& error);
   bool start_authorizer(std::string& error);
   int64_t number(const char* key, int64_t fallback) const;
+  bool consumer_group_options(group::ConsumerGroupOptions& out, std::string& error) const;
   std::string metrics_text();
   void apply_dynamic_configs(const BrokerConfig& effective);
   void configure_connection_limits(const BrokerConfig& effective);
@@ -112,6 +115,7 @@ class Broker {
   std::unique_ptr<InternalTopic> offsets_topic_;
   std::unique_ptr<InternalTopic> txn_state_topic_;
   std::unique_ptr<ProducerIdManager> producer_ids_;
+  std::unique_ptr<ConsumerTopics> consumer_topics_;  // outlives groups_, which reads it
   std::unique_ptr<group::GroupCoordinator> groups_;
   std::unique_ptr<TxnPartitions> txn_partitions_;
   std::unique_ptr<txn::TransactionCoordinator> transactions_;

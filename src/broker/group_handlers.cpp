@@ -1,5 +1,7 @@
 // Consumer-group APIs: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 // DescribeGroups, ListGroups, DeleteGroups. This single broker coordinates every group.
+#include <set>
+
 #include "broker/async_waiter.h"
 #include "broker/authorization.h"
 #include "broker/broker.h"
@@ -255,19 +257,15 @@ void handle_list_groups(RequestContext& ctx, Reader& body, Writer& out) {
   pr::ListGroupsResponse response;
   // With DESCRIBE on the cluster every group is listed, else those the principal may describe.
   bool all = authorized_on_cluster(ctx, AclOperation::kDescribe, Audit::kQuiet);
-  // Every group here is of Kafka's classic protocol; the types filter matches case-insensitively.
-  const std::string kClassic = "classic";
-  bool classic_wanted = request.types_filter.empty();
-  for (const auto& type : request.types_filter) classic_wanted |= ascii_lower(type) == kClassic;
-  if (!classic_wanted) {
-    response.encode(out, v);
-    return;
-  }
+  // The types filter ("classic", "consumer") matches case-insensitively.
+  std::set<std::string> types;
+  for (const auto& type : request.types_filter) types.insert(ascii_lower(type));
   for (auto& g : ctx.broker.groups().list(request.states_filter)) {
+    if (!types.empty() && !types.contains(g.type)) continue;
     if (!all &&
         !authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, g.group_id, Audit::kQuiet))
       continue;
-    response.groups.push_back({g.group_id, g.protocol_type, g.state, kClassic});
+    response.groups.push_back({g.group_id, g.protocol_type, g.state, g.type});
   }
   response.encode(out, v);
 }

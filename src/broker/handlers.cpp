@@ -61,6 +61,8 @@ enum ApiKey : int16_t {
   kDescribeProducers = 61,
   kDescribeTransactions = 65,
   kListTransactions = 66,
+  kConsumerGroupHeartbeat = 68,
+  kConsumerGroupDescribe = 69,
 };
 
 // Ordered by API key.
@@ -111,6 +113,8 @@ constexpr auto kImplemented = std::to_array<int16_t>({
     kDescribeProducers,
     kDescribeTransactions,
     kListTransactions,
+    kConsumerGroupHeartbeat,
+    kConsumerGroupDescribe,
 });
 
 pr::ApiVersionsResponse advertised_versions() {
@@ -257,6 +261,12 @@ asio::awaitable<void> dispatch(RequestContext& ctx, Reader& body, Writer& out) {
       break;
     case kListGroups:
       handle_list_groups(ctx, body, out);
+      break;
+    case kConsumerGroupHeartbeat:
+      handle_consumer_group_heartbeat(ctx, body, out);
+      break;
+    case kConsumerGroupDescribe:
+      handle_consumer_group_describe(ctx, body, out);
       break;
     case kDeleteGroups:
       handle_delete_groups(ctx, body, out);

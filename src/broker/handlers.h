@@ -93,6 +93,8 @@ void handle_heartbeat(RequestContext& ctx, Reader& body, Writer& out);
 void handle_leave_group(RequestContext& ctx, Reader& body, Writer& out);
 void handle_describe_groups(RequestContext& ctx, Reader& body, Writer& out);
 void handle_list_groups(RequestContext& ctx, Reader& body, Writer& out);
+void handle_consumer_group_heartbeat(RequestContext& ctx, Reader& body, Writer& out);
+void handle_consumer_group_describe(RequestContext& ctx, Reader& body, Writer& out);
 void handle_delete_groups(RequestContext& ctx, Reader& body, Writer& out);
 void handle_offset_commit(RequestContext& ctx, Reader& body, Writer& out);
 void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out);

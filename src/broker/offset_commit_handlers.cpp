@@ -1,5 +1,5 @@
-// Committed offsets: OffsetCommit, OffsetFetch (several groups per request from v8) and
-// OffsetDelete.
+// Committed offsets: OffsetCommit, OffsetFetch (several groups per request from v8; a consumer
+// group member's id and epoch from v9) and OffsetDelete.
 #include "broker/authorization.h"
 #include "broker/broker.h"
 #include "broker/handlers.h"
@@ -45,7 +45,7 @@ void handle_offset_commit(RequestContext& ctx, Reader& body, Writer& out) {
   if (group_allowed)
     errors =
         ctx.broker.groups().commit(request.group_id, request.member_id, request.group_instance_id,
-                                   v >= 1 ? request.generation_id : -1, known);
+                                   v >= 1 ? request.generation_id : -1, known, v);
   pr::OffsetCommitResponse response;
   size_t i = 0, k = 0;
   for (const auto& t : request.topics) {
@@ -162,6 +162,12 @@ void handle_offset_fetch(RequestContext& ctx, Reader& body, Writer& out) {
       group_out.group_id = g.group_id;
       if (!authorized(ctx, AclOperation::kDescribe, ResourceType::kGroup, g.group_id)) {
         group_out.error_code = pr::code(ErrorCode::kGroupAuthorizationFailed);
+        continue;
+      }
+      // v9: a consumer group's member proves its membership (KIP-848).
+      if (ErrorCode member_error = groups.check_fetch(g.group_id, g.member_id, g.member_epoch);
+          member_error != ErrorCode::kNone) {
+        group_out.error_code = pr::code(member_error);
         continue;
       }
       auto offsets = groups.fetch(g.group_id, wanted_partitions(g.topics));

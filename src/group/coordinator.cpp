@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "common/clock.h"
@@ -77,15 +78,22 @@ void GroupCoordinator::join(JoinRequest request, JoinCallback done) {
   }
   if (request.rebalance_timeout_ms < 0) request.rebalance_timeout_ms = request.session_timeout_ms;
   Completions completions;
-  bool unknown_member = false;
+  bool unknown_member = false, other_protocol = false;
   {
     std::lock_guard lock(mutex_);
+    // An empty consumer group turns classic on a classic join; a mixed group is not supported.
+    if (auto consumer = consumer_groups_.find(request.group_id);
+        consumer != consumer_groups_.end()) {
+      other_protocol = !consumer->second->empty();
+      if (!other_protocol) consumer_groups_.erase(consumer);
+    }
     auto it = groups_.find(request.group_id);
     unknown_member = !request.member_id.empty() &&
                      (it == groups_.end() || it->second->state() == GroupState::kDead);
-    if (!unknown_member)
+    if (!unknown_member && !other_protocol)
       group_for_join(request.group_id).join(request, now_ms(), std::move(done), completions);
   }
+  if (other_protocol) return fail(ErrorCode::kInconsistentGroupProtocol);
   if (unknown_member) return fail(ErrorCode::kUnknownMemberId);
   run(completions);
 }
@@ -135,6 +143,55 @@ ErrorCode GroupCoordinator::leave(const std::string& group_id, const std::string
   return error;
 }
 
+ConsumerHeartbeatResult GroupCoordinator::consumer_heartbeat(const std::string& group_id,
+                                                             const ConsumerHeartbeat& request) {
+  auto fail = [&](ErrorCode error, std::string message) {
+    ConsumerHeartbeatResult result;
+    result.error = error;
+    result.message = std::move(message);
+    return result;
+  };
+  std::lock_guard lock(mutex_);
+  if (!topics_) return fail(ErrorCode::kCoordinatorNotAvailable, "");
+  auto it = consumer_groups_.find(group_id);
+  bool created = false;
+  if (it == consumer_groups_.end()) {
+    auto classic = groups_.find(group_id);
+    bool classic_in_use = classic != groups_.end() && !classic->second->members().empty();
+    bool leaving = request.member_epoch < 0;
+    if (classic_in_use)
+      return fail(ErrorCode::kGroupIdNotFound,
+                  fmt::format("Group {} is not a consumer group.", group_id));
+    if (leaving)
+      return fail(ErrorCode::kGroupIdNotFound,
+                  fmt::format("Consumer group {} not found.", group_id));
+    if (request.member_epoch != 0)
+      return fail(ErrorCode::kUnknownMemberId, fmt::format("Member {} is not a member of group {}.",
+                                                           request.member_id, group_id));
+    // An empty classic group (offsets only) becomes a consumer group; its offsets stay.
+    if (classic != groups_.end()) groups_.erase(classic);
+    it = consumer_groups_.emplace(group_id, std::make_unique<ConsumerGroup>(group_id)).first;
+    created = true;
+  }
+  auto result = it->second->heartbeat(request, *topics_, options_.consumer, now_ms());
+  if (created && result.error != ErrorCode::kNone) consumer_groups_.erase(it);
+  return result;
+}
+
+void GroupCoordinator::describe_consumer_group(
+    const std::string& group_id, const std::function<void(const ConsumerGroup*)>& describe) {
+  std::lock_guard lock(mutex_);
+  auto it = consumer_groups_.find(group_id);
+  describe(it == consumer_groups_.end() ? nullptr : it->second.get());
+}
+
+bool GroupCoordinator::has_members_locked(const std::string& group_id) const {
+  auto classic = groups_.find(group_id);
+  if (classic != groups_.end() && classic->second->state() != GroupState::kEmpty) return true;
+  auto consumer = consumer_groups_.find(group_id);
+  return consumer != consumer_groups_.end() && !consumer->second->empty();
+}
+
 bool GroupCoordinator::persist(const std::string& group_id, const KeyedRecords& records) {
   if (records.empty()) return true;
   return log_.append(offsets_partition_for(group_id, log_.partitions()), records);
@@ -168,11 +225,18 @@ void GroupCoordinator::replay_record(std::string_view key_bytes,
 ErrorCode GroupCoordinator::check_commit_locked(const std::string& group_id,
                                                 const std::string& member_id,
                                                 const std::optional<std::string>& instance_id,
-                                                int32_t generation, CommitKind kind) {
+                                                int32_t generation, CommitKind kind,
+                                                int16_t api_version) {
   if (group_id.empty()) return ErrorCode::kInvalidGroupId;
+  if (auto consumer = consumer_groups_.find(group_id); consumer != consumer_groups_.end()) {
+    return consumer->second->check_commit(member_id, generation, kind == CommitKind::kTransactional,
+                                          api_version);
+  }
   auto it = groups_.find(group_id);
   if (it == groups_.end() || it->second->state() == GroupState::kDead) {
-    if (generation >= 0 || !member_id.empty()) return ErrorCode::kIllegalGeneration;
+    // From OffsetCommit v9 an unknown group is named so (Kafka 3.7's coordinator).
+    if (generation >= 0)
+      return api_version >= 9 ? ErrorCode::kGroupIdNotFound : ErrorCode::kIllegalGeneration;
     // A commit without membership (assign() users) creates a simple, empty group.
     it = groups_
              .insert_or_assign(
@@ -213,11 +277,12 @@ std::vector<ErrorCode> GroupCoordinator::commit(const std::string& group_id,
                                                 const std::string& member_id,
                                                 const std::optional<std::string>& instance_id,
                                                 int32_t generation,
-                                                const std::vector<OffsetCommitEntry>& entries) {
+                                                const std::vector<OffsetCommitEntry>& entries,
+                                                int16_t api_version) {
   std::lock_guard lock(mutex_);
-  std::vector<ErrorCode> errors(
-      entries.size(),
-      check_commit_locked(group_id, member_id, instance_id, generation, CommitKind::kPlain));
+  std::vector<ErrorCode> errors(entries.size(),
+                                check_commit_locked(group_id, member_id, instance_id, generation,
+                                                    CommitKind::kPlain, api_version));
   if (!entries.empty() && errors[0] != ErrorCode::kNone) return errors;
   int64_t now = now_ms();
   auto records = offset_records(group_id, entries, now, errors);
@@ -238,7 +303,7 @@ std::vector<ErrorCode> GroupCoordinator::commit_transactional(
   std::lock_guard lock(mutex_);
   std::vector<ErrorCode> errors(entries.size(),
                                 check_commit_locked(group_id, member_id, instance_id, generation,
-                                                    CommitKind::kTransactional));
+                                                    CommitKind::kTransactional, 0));
   if (!entries.empty() && errors[0] != ErrorCode::kNone) return errors;
   int64_t now = now_ms();
   auto records = offset_records(group_id, entries, now, errors);
@@ -268,6 +333,15 @@ void GroupCoordinator::settle_locked(int64_t producer_id, bool commit) {
     }
   }
   pending_.erase(it);
+}
+
+ErrorCode GroupCoordinator::check_fetch(const std::string& group_id,
+                                        const std::optional<std::string>& member_id,
+                                        int32_t member_epoch) {
+  std::lock_guard lock(mutex_);
+  auto consumer = consumer_groups_.find(group_id);
+  if (consumer == consumer_groups_.end()) return ErrorCode::kNone;
+  return consumer->second->check_fetch(member_id, member_epoch);
 }
 
 std::map<TopicPartition, CommittedOffset> GroupCoordinator::fetch(
@@ -305,8 +379,18 @@ std::vector<GroupOverview> GroupCoordinator::list(const std::vector<std::string>
                                                [&](const auto& s) { return s == state; })) {
       continue;
     }
-    out.push_back({id, group->protocol_type(), state});
+    out.push_back({id, group->protocol_type(), state, "classic"});
   }
+  for (const auto& [id, group] : consumer_groups_) {
+    std::string state = group->state_name();
+    if (!states_filter.empty() && std::none_of(states_filter.begin(), states_filter.end(),
+                                               [&](const auto& s) { return s == state; })) {
+      continue;
+    }
+    out.push_back({id, "consumer", state, "consumer"});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.group_id < b.group_id; });
   return out;
 }
 
@@ -339,6 +423,11 @@ ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
   Completions completions;
   {
     std::lock_guard lock(mutex_);
+    if (auto consumer = consumer_groups_.find(group_id); consumer != consumer_groups_.end()) {
+      if (!consumer->second->empty()) return ErrorCode::kNonEmptyGroup;
+      groups_[group_id] = std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms);
+      consumer_groups_.erase(consumer);
+    }
     auto it = groups_.find(group_id);
     if (it == groups_.end() || it->second->state() == GroupState::kDead)
       return ErrorCode::kGroupIdNotFound;
@@ -363,15 +452,21 @@ std::vector<ErrorCode> GroupCoordinator::delete_offsets(
   group_error = ErrorCode::kNone;
   std::lock_guard lock(mutex_);
   auto it = groups_.find(group_id);
-  if (it == groups_.end() || it->second->state() == GroupState::kDead) {
+  auto consumer = consumer_groups_.find(group_id);
+  bool classic = it != groups_.end() && it->second->state() != GroupState::kDead;
+  if (!classic && consumer == consumer_groups_.end()) {
     group_error = ErrorCode::kGroupIdNotFound;
     return errors;
   }
+  auto subscribed = [&](const std::string& topic) {
+    if (!classic) return consumer->second->subscribes_to(topic);
+    return it->second->state() != GroupState::kEmpty && it->second->subscribes_to(topic);
+  };
   KeyedRecords tombstones;
   auto& offsets = offsets_[group_id];
   for (size_t i = 0; i < partitions.size(); ++i) {
     const auto& tp = partitions[i];
-    if (it->second->state() != GroupState::kEmpty && it->second->subscribes_to(tp.first)) {
+    if (subscribed(tp.first)) {
       errors[i] = ErrorCode::kGroupSubscribedToTopic;
       continue;
     }
@@ -402,6 +497,9 @@ bool GroupCoordinator::drop_offsets_locked(OffsetsByGroup::iterator& group,
   }
   auto members = groups_.find(group->first);
   if (members != groups_.end() && members->second->members().empty()) groups_.erase(members);
+  auto consumer = consumer_groups_.find(group->first);
+  if (consumer != consumer_groups_.end() && consumer->second->empty())
+    consumer_groups_.erase(consumer);
   group = offsets_.erase(group);
   return persisted;
 }
@@ -422,14 +520,20 @@ void GroupCoordinator::forget_topic(const std::string& topic) {
 }
 
 void GroupCoordinator::expire_offsets_locked(int64_t now) {
+  // An empty consumer group without offsets is gone at once, as in Kafka's cleanup.
+  std::erase_if(consumer_groups_, [&](const auto& entry) {
+    return entry.second->empty() && !offsets_.contains(entry.first);
+  });
   for (auto it = offsets_.begin(); it != offsets_.end();) {
-    auto group = groups_.find(it->first);
-    bool empty = group == groups_.end() || group->second->state() == GroupState::kEmpty;
-    if (!empty) {
+    if (has_members_locked(it->first)) {
       ++it;
       continue;
     }
-    int64_t empty_since = group == groups_.end() ? 0 : group->second->empty_since_ms();
+    auto group = groups_.find(it->first);
+    auto consumer = consumer_groups_.find(it->first);
+    int64_t empty_since = group != groups_.end()               ? group->second->empty_since_ms()
+                          : consumer != consumer_groups_.end() ? consumer->second->empty_since_ms()
+                                                               : 0;
     // KIP-211: offsets of an empty group expire a retention period after the later of their
     // commit and the moment the group became empty.
     drop_offsets_locked(it, [&](const TopicPartition&, const CommittedOffset& o) {
@@ -443,6 +547,7 @@ void GroupCoordinator::tick(int64_t now) {
   {
     std::lock_guard lock(mutex_);
     for (auto& [id, group] : groups_) group->tick(now, completions);
+    for (auto& [id, group] : consumer_groups_) group->tick(now, topics_);
     if (now - last_expiry_ms_ >= 60'000) {
       last_expiry_ms_ = now;
       expire_offsets_locked(now);

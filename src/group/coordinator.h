@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/keyed_log.h"
+#include "group/consumer_group.h"
 #include "group/group.h"
 #include "group/offset_records.h"
 
@@ -27,6 +28,7 @@ struct CoordinatorOptions {
   int32_t max_session_timeout_ms = 1800000;               // group.max.session.timeout.ms
   int64_t offsets_retention_ms = 7LL * 24 * 3600 * 1000;  // offsets.retention.minutes
   int32_t offset_metadata_max_bytes = 4096;               // offset.metadata.max.bytes
+  ConsumerGroupOptions consumer;                          // group.consumer.*
 };
 
 struct CommittedOffset {
@@ -49,6 +51,7 @@ struct GroupOverview {
   std::string group_id;
   std::string protocol_type;
   std::string state;
+  std::string type;  // "classic" or "consumer" (KIP-848)
 };
 
 struct MemberDescription {
@@ -87,10 +90,23 @@ class GroupCoordinator {
   ErrorCode leave(const std::string& group_id, const std::string& member_id,
                   const std::optional<std::string>& instance_id);
 
-  // One error per entry (in order), or a single group-level error applied to all.
+  // ConsumerGroupHeartbeat, validated by the caller. A group id this broker does not know answers
+  // a member's heartbeat with UNKNOWN_MEMBER_ID, so that it rejoins: membership is not persisted.
+  ConsumerHeartbeatResult consumer_heartbeat(const std::string& group_id,
+                                             const ConsumerHeartbeat& request);
+  // The broker's topics, as consumer groups see them; set before the first heartbeat.
+  void set_topic_catalog(const TopicCatalog* topics) { topics_ = topics; }
+  // Runs `describe` with the consumer group, or nullptr if there is none by that id.
+  void describe_consumer_group(const std::string& group_id,
+                               const std::function<void(const ConsumerGroup*)>& describe);
+  const ConsumerGroupOptions& consumer_options() const { return options_.consumer; }
+
+  // One error per entry (in order), or a single group-level error applied to all. `api_version`
+  // is OffsetCommit's: members of consumer groups must use v9 or later.
   std::vector<ErrorCode> commit(const std::string& group_id, const std::string& member_id,
                                 const std::optional<std::string>& instance_id, int32_t generation,
-                                const std::vector<OffsetCommitEntry>& entries);
+                                const std::vector<OffsetCommitEntry>& entries,
+                                int16_t api_version = 9);
   // TxnOffsetCommit: written now, in effect once the producer's transaction commits.
   std::vector<ErrorCode> commit_transactional(const std::string& group_id, int64_t producer_id,
                                               int16_t epoch, const std::string& member_id,
@@ -99,6 +115,9 @@ class GroupCoordinator {
                                               const std::vector<OffsetCommitEntry>& entries);
   // The producer's transaction ended (its marker is in the offsets partition).
   void complete_transaction(int64_t producer_id, bool commit);
+  // OffsetFetch v9's member id and epoch, checked against a consumer group's membership.
+  ErrorCode check_fetch(const std::string& group_id, const std::optional<std::string>& member_id,
+                        int32_t member_epoch);
   // nullopt partitions: every committed offset of the group.
   std::map<TopicPartition, CommittedOffset> fetch(
       const std::string& group_id, const std::optional<std::vector<TopicPartition>>& wanted);
@@ -124,7 +143,9 @@ class GroupCoordinator {
   // Checks the committer's membership; creates a simple group for commits without one.
   ErrorCode check_commit_locked(const std::string& group_id, const std::string& member_id,
                                 const std::optional<std::string>& instance_id, int32_t generation,
-                                CommitKind kind);
+                                CommitKind kind, int16_t api_version);
+  // Whether the group has members of either protocol (offsets of such a group do not expire).
+  bool has_members_locked(const std::string& group_id) const;
   // Offset records for the entries, with per-entry errors for those refused.
   KeyedRecords offset_records(const std::string& group_id,
                               const std::vector<OffsetCommitEntry>& entries, int64_t now,
@@ -147,8 +168,10 @@ class GroupCoordinator {
 
   CoordinatorOptions options_;
   KeyedLog& log_;
+  const TopicCatalog* topics_ = nullptr;
   std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<Group>> groups_;
+  std::map<std::string, std::unique_ptr<Group>> groups_;  // classic groups
+  std::map<std::string, std::unique_ptr<ConsumerGroup>> consumer_groups_;
   OffsetsByGroup offsets_;
   // producer id -> group -> offsets its open transaction will commit
   std::map<int64_t, std::map<std::string, std::map<TopicPartition, CommittedOffset>>> pending_;

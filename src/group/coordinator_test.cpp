@@ -92,6 +92,20 @@ TEST(Coordinator, SimpleCommitsSurviveReplayAndDeletion) {
   EXPECT_TRUE(after.fetch("g", std::nullopt).empty());
 }
 
+TEST(Coordinator, CommitsWithoutAGenerationAsKafka) {
+  MemoryOffsetLog log;
+  GroupCoordinator c({}, log);
+  // A consumer that assigns its own partitions may still name its member id (librdkafka's
+  // consumer protocol does): without a generation, an empty group takes the commit.
+  EXPECT_EQ(c.commit("g", "its-own-id", std::nullopt, -1, {{"t", 0, 1, -1, std::nullopt}})[0],
+            ErrorCode::kNone);
+  // A generation for a group that does not exist: GROUP_ID_NOT_FOUND from OffsetCommit v9 on.
+  EXPECT_EQ(c.commit("h", "m", std::nullopt, 3, {{"t", 0, 1, -1, std::nullopt}}, 9)[0],
+            ErrorCode::kGroupIdNotFound);
+  EXPECT_EQ(c.commit("h", "m", std::nullopt, 3, {{"t", 0, 1, -1, std::nullopt}}, 8)[0],
+            ErrorCode::kIllegalGeneration);
+}
+
 TEST(Coordinator, JoinValidatesSessionTimeoutAndGroupId) {
   MemoryOffsetLog log;
   GroupCoordinator c({}, log);

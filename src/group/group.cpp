@@ -436,6 +436,9 @@ void Group::remove_member(const std::string& member_id, int64_t now, Completions
 ErrorCode Group::check_commit(const std::string& member_id,
                               const std::optional<std::string>& instance_id, int32_t generation,
                               CommitKind kind) const {
+  // Without a generation the commit is an admin client's or a consumer's that manages its own
+  // partitions: taken while the group is empty, whatever member id it names (as Kafka).
+  if (generation < 0 && state_ == GroupState::kEmpty) return ErrorCode::kNone;
   if (generation < 0 && member_id.empty() && !instance_id) {
     bool open =
         kind == CommitKind::kTransactional || state_ == GroupState::kEmpty || members_.empty();

@@ -196,6 +196,16 @@ const char* error_name(ErrorCode e) {
       return "INCONSISTENT_CLUSTER_ID";
     case ErrorCode::kTransactionalIdNotFound:
       return "TRANSACTIONAL_ID_NOT_FOUND";
+    case ErrorCode::kFencedMemberEpoch:
+      return "FENCED_MEMBER_EPOCH";
+    case ErrorCode::kUnreleasedInstanceId:
+      return "UNRELEASED_INSTANCE_ID";
+    case ErrorCode::kUnsupportedAssignor:
+      return "UNSUPPORTED_ASSIGNOR";
+    case ErrorCode::kStaleMemberEpoch:
+      return "STALE_MEMBER_EPOCH";
+    case ErrorCode::kInvalidRegularExpression:
+      return "INVALID_REGULAR_EXPRESSION";
     case ErrorCode::kMismatchedEndpointType:
       return "MISMATCHED_ENDPOINT_TYPE";
     case ErrorCode::kUnsupportedEndpointType:

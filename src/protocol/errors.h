@@ -101,8 +101,13 @@ enum class ErrorCode : int16_t {
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,
   kTransactionalIdNotFound = 105,
+  kFencedMemberEpoch = 110,
+  kUnreleasedInstanceId = 111,
+  kUnsupportedAssignor = 112,
+  kStaleMemberEpoch = 113,
   kMismatchedEndpointType = 114,
   kUnsupportedEndpointType = 115,
+  kInvalidRegularExpression = 128,
 };
 
 inline int16_t code(ErrorCode e) {
