@@ -229,10 +229,12 @@ void write_storage_metrics(PrometheusWriter& w, TopicRegistry& topics) {
 void write_group_metrics(PrometheusWriter& w, group::GroupCoordinator& groups,
                          TopicRegistry& topics) {
   auto list = groups.list({});
+  // Classic groups' states and KIP-848 consumer groups' (Assigning, Reconciling) together.
   std::map<std::string, int> by_state = {
-      {"Empty", 0}, {"PreparingRebalance", 0}, {"CompletingRebalance", 0}, {"Stable", 0}};
+      {"Empty", 0},  {"PreparingRebalance", 0}, {"CompletingRebalance", 0},
+      {"Stable", 0}, {"Assigning", 0},          {"Reconciling", 0}};
   for (const auto& g : list) by_state[g.state]++;
-  w.family("oxbow_groups", "gauge", "Consumer groups, by state.");
+  w.family("oxbow_groups", "gauge", "Consumer groups of either protocol, by state.");
   for (const auto& [state, count] : by_state) w.sample("oxbow_groups", {{"state", state}}, count);
   w.family("oxbow_consumer_group_lag", "gauge",
            "Records between a group's committed offset and the partition's high watermark.");

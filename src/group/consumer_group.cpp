@@ -102,9 +102,47 @@ std::optional<std::string> ConsumerGroup::topic_name(const Uuid& id) const {
   return std::nullopt;
 }
 
+std::optional<ErrorCode> ConsumerGroup::static_member(const ConsumerHeartbeat& request,
+                                                      const std::string& member_id,
+                                                      ConsumerMember& out, std::string& message) {
+  if (!request.instance_id) return std::nullopt;
+  auto it = static_members_.find(*request.instance_id);
+  if (it == static_members_.end()) return std::nullopt;
+  const ConsumerMember& previous = members_.at(it->second);
+  bool joining = request.member_epoch == 0;
+  if (!joining && previous.id != member_id) {
+    message = fmt::format("Static member {} with instance id {} was fenced by member {}.",
+                          member_id, *request.instance_id, previous.id);
+    return ErrorCode::kFencedInstanceId;
+  }
+  if (!joining) return std::nullopt;
+  if (previous.epoch != kLeaveGroupStaticEpoch) {
+    if (previous.id == member_id) return std::nullopt;
+    message = fmt::format(
+        "Static member {} with instance id {} cannot join the group because the instance id is "
+        "owned by member {}.",
+        member_id, *request.instance_id, previous.id);
+    return ErrorCode::kUnreleasedInstanceId;
+  }
+  // The instance is back (under a new member id, or its old one): it takes over its partitions
+  // and target, without a rebalance.
+  std::string previous_id = previous.id;
+  out = previous;
+  out.id = member_id;
+  out.epoch = 0;
+  out.previous_epoch = 0;
+  auto target = target_.extract(previous_id);
+  remove(previous_id);
+  if (!target.empty()) {
+    target.key() = member_id;
+    target_.insert(std::move(target));
+  }
+  return ErrorCode::kNone;
+}
+
 ErrorCode ConsumerGroup::find_member(const ConsumerHeartbeat& request,
-                                     const ConsumerGroupOptions& options, int64_t now,
-                                     ConsumerMember& out, bool& fresh, std::string& message) {
+                                     const ConsumerGroupOptions& options, ConsumerMember& out,
+                                     bool& fresh, std::string& message) {
   fresh = false;
   std::string member_id = request.member_id.empty() ? random_member_id() : request.member_id;
   bool joining = request.member_epoch == 0;
@@ -113,42 +151,7 @@ ErrorCode ConsumerGroup::find_member(const ConsumerHeartbeat& request,
                           options.max_size);
     return ErrorCode::kGroupMaxSizeReached;
   }
-  std::optional<std::string> static_id;
-  if (request.instance_id) {
-    auto it = static_members_.find(*request.instance_id);
-    if (it != static_members_.end()) static_id = it->second;
-  }
-  if (static_id) {
-    const ConsumerMember& previous = members_.at(*static_id);
-    if (!joining && previous.id != member_id) {
-      message = fmt::format("Static member {} with instance id {} was fenced by member {}.",
-                            member_id, *request.instance_id, previous.id);
-      return ErrorCode::kFencedInstanceId;
-    }
-    if (joining && previous.epoch != kLeaveGroupStaticEpoch && previous.id != member_id) {
-      message = fmt::format(
-          "Static member {} with instance id {} cannot join the group because the instance id "
-          "is owned by member {}.",
-          member_id, *request.instance_id, previous.id);
-      return ErrorCode::kUnreleasedInstanceId;
-    }
-    if (joining && previous.epoch == kLeaveGroupStaticEpoch) {
-      // The instance is back (under a new member id, or its old one): it takes over its
-      // partitions and target, without a rebalance.
-      std::string previous_id = previous.id;
-      out = previous;
-      out.id = member_id;
-      out.epoch = 0;
-      out.previous_epoch = 0;
-      auto target = target_.extract(previous_id);
-      remove(previous_id);
-      if (!target.empty()) {
-        target.key() = member_id;
-        target_.insert(std::move(target));
-      }
-      return ErrorCode::kNone;
-    }
-  }
+  if (auto handled = static_member(request, member_id, out, message)) return *handled;
   auto it = members_.find(member_id);
   if (it == members_.end()) {
     if (!joining) {
@@ -160,7 +163,6 @@ ErrorCode ConsumerGroup::find_member(const ConsumerHeartbeat& request,
     out = ConsumerMember{};
     out.id = member_id;
     fresh = true;
-    out.session_deadline_ms = now;
     return ErrorCode::kNone;
   }
   out = it->second;
@@ -302,17 +304,15 @@ void ConsumerGroup::next_assignment(ConsumerMember& member, int32_t epoch,
       }
     }
   }
-  auto previous_epoch = member.epoch;
+  // As Kafka's member builder: every step records the epoch it leaves as the previous one.
+  member.previous_epoch = member.epoch;
   if (!revoke.empty() && owns_any(owned, revoke)) {
     member.state = MemberState::kUnrevokedPartitions;
     member.assigned = std::move(keep);
     member.pending_revocation = std::move(revoke);
     if (member.revocation_deadline_ms == 0)
       member.revocation_deadline_ms = now + member.rebalance_timeout_ms;
-    if (epoch != member.epoch) {
-      member.previous_epoch = previous_epoch;
-      member.epoch = epoch;
-    }
+    member.epoch = epoch;
     return;
   }
   for (auto& [topic, partitions] : add) keep[topic].merge(partitions);
@@ -320,10 +320,7 @@ void ConsumerGroup::next_assignment(ConsumerMember& member, int32_t epoch,
   member.pending_revocation.clear();
   member.revocation_deadline_ms = 0;
   member.state = unreleased ? MemberState::kUnreleasedPartitions : MemberState::kStable;
-  if (assignment_epoch_ != member.epoch) {
-    member.previous_epoch = previous_epoch;
-    member.epoch = assignment_epoch_;
-  }
+  member.epoch = assignment_epoch_;
 }
 
 void ConsumerGroup::reconcile(ConsumerMember& member, const std::optional<OwnedPartitions>& owned,
@@ -374,24 +371,8 @@ void ConsumerGroup::forget_unused_regexes() {
   });
 }
 
-ConsumerHeartbeatResult ConsumerGroup::heartbeat(const ConsumerHeartbeat& request,
-                                                 const TopicCatalog& topics,
-                                                 const ConsumerGroupOptions& options, int64_t now) {
-  if (request.member_epoch == kLeaveGroupEpoch || request.member_epoch == kLeaveGroupStaticEpoch)
-    return leave(request, now);
-  ConsumerHeartbeatResult result;
-  ConsumerMember member;
-  bool fresh = false;
-  result.error = find_member(request, options, now, member, fresh, result.message);
-  if (result.error != ErrorCode::kNone) return result;
-  Assignment assigned_before = member.assigned;
-  bool subscription_changed = fresh;
-  auto update = [&](auto& field, const auto& value) {
-    if (value && field != *value) {
-      field = *value;
-      subscription_changed = true;
-    }
-  };
+bool ConsumerGroup::apply(const ConsumerHeartbeat& request, ConsumerMember& member) {
+  bool changed = false;
   if (request.instance_id) member.instance_id = request.instance_id;
   if (request.rack_id) member.rack_id = request.rack_id;
   if (request.rebalance_timeout_ms != -1)
@@ -400,34 +381,50 @@ ConsumerHeartbeatResult ConsumerGroup::heartbeat(const ConsumerHeartbeat& reques
     auto names = *request.subscribed_topic_names;
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    update(member.subscribed_topics, std::optional(names));
+    changed |= member.subscribed_topics != names;
+    member.subscribed_topics = std::move(names);
   }
   if (request.subscribed_topic_regex) {
     std::optional<std::string> regex;
     if (!request.subscribed_topic_regex->empty()) regex = request.subscribed_topic_regex;
     if (member.subscribed_regex != regex) {
-      member.subscribed_regex = regex;
-      subscription_changed = true;
       // A regex the group has not resolved yet is resolved apart from this heartbeat.
       if (regex && !resolved_regexes_.contains(*regex)) regex_refresh_due_ = true;
+      member.subscribed_regex = std::move(regex);
+      changed = true;
     }
   }
   if (request.server_assignor && member.server_assignor != request.server_assignor) {
     member.server_assignor = request.server_assignor;
-    subscription_changed = true;
+    changed = true;
   }
   member.client_id = request.client_id;
   member.client_host = request.client_host;
+  return changed;
+}
+
+ConsumerHeartbeatResult ConsumerGroup::heartbeat(const ConsumerHeartbeat& request,
+                                                 const TopicCatalog& topics,
+                                                 const ConsumerGroupOptions& options, int64_t now) {
+  if (request.member_epoch == kLeaveGroupEpoch || request.member_epoch == kLeaveGroupStaticEpoch)
+    return leave(request, now);
+  ConsumerHeartbeatResult result;
+  ConsumerMember member;
+  bool fresh = false;
+  result.error = find_member(request, options, member, fresh, result.message);
+  if (result.error != ErrorCode::kNone) return result;
+  Assignment assigned_before = member.assigned;
+  bool subscription_changed = apply(request, member) || fresh;
   member.session_deadline_ms = now + options.session_timeout_ms;
   std::string member_id = member.id;
   store(std::move(member));
   forget_unused_regexes();
 
-  if (subscription_changed) ++group_epoch_;
-  auto metadata = subscription_metadata(topics);
-  if (metadata != subscribed_) {
-    subscribed_ = std::move(metadata);
-    if (!subscription_changed) ++group_epoch_;
+  if (subscription_changed) {
+    ++group_epoch_;
+    subscribed_ = subscription_metadata(topics);
+  } else {
+    refresh_subscription(topics);  // partitions added, topics created or deleted
   }
   if (group_epoch_ > assignment_epoch_) update_target(options);
 

@@ -132,8 +132,16 @@ class ConsumerGroup {
   // The member the heartbeat is from, as it stands before the heartbeat's changes; `fresh` when
   // it is new to the group (not a rejoin, nor a static member's new incarnation).
   ErrorCode find_member(const ConsumerHeartbeat& request, const ConsumerGroupOptions& options,
-                        int64_t now, ConsumerMember& out, bool& fresh, std::string& message);
+                        ConsumerMember& out, bool& fresh, std::string& message);
+  // A heartbeat naming an instance id that a member holds: fenced or refused (an error), a
+  // static member's return (kNone, `out` set), or nothing special (nullopt).
+  std::optional<ErrorCode> static_member(const ConsumerHeartbeat& request,
+                                         const std::string& member_id, ConsumerMember& out,
+                                         std::string& message);
   ConsumerHeartbeatResult leave(const ConsumerHeartbeat& request, int64_t now);
+  // Takes the heartbeat's fields into the member; true if its subscription changed (topics,
+  // regex or assignor), which bumps the group epoch.
+  bool apply(const ConsumerHeartbeat& request, ConsumerMember& member);
   // The member's topic names and those its regular expression resolved to.
   std::set<std::string> effective_topics(const ConsumerMember& member) const;
   std::map<std::string, TopicShape> subscription_metadata(const TopicCatalog& topics) const;

@@ -6,7 +6,7 @@ import uuid
 
 import kafka_wire as kw
 from ck_helpers import create_topic
-from harness import wait_until
+from harness import metric_value, scrape_metrics, wait_until
 
 HEARTBEAT, DESCRIBE, OFFSET_COMMIT, OFFSET_FETCH, LIST_GROUPS, JOIN_GROUP = 68, 69, 8, 9, 16, 11
 NONE, UNKNOWN_MEMBER_ID, INVALID_REQUEST, GROUP_ID_NOT_FOUND = 0, 25, 42, 69
@@ -204,6 +204,7 @@ def test_a_second_member_waits_for_the_first_to_revoke(broker):
         assert error == NONE and epoch_b == 2
         assert partitions_of(assigned_b) == 0  # all four still belong to a
         assert describe(c, "cp-g2")["state"] == "Reconciling"
+        assert metric_value(scrape_metrics(broker), "oxbow_groups", state="Reconciling") == 1
         # a is told to keep two; it stays at its epoch until it has revoked the others.
         error, _, _, e, _, kept = heartbeat(c, "cp-g2", a, epoch_a, owned=assigned_a)
         assert error == NONE and e == epoch_a and partitions_of(kept) == 2
