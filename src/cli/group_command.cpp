@@ -12,6 +12,7 @@
 
 #include "cli/client_config.h"
 #include "cli/commands.h"
+#include "cli/consumer_group_view.h"
 
 namespace oxbow::cli {
 namespace {
@@ -204,19 +205,37 @@ void describe_group(const GroupOptions& options) {
   if (const auto* error = rd_kafka_ConsumerGroupDescription_error(description))
     fail(options.group, rd_kafka_error_code(error), or_empty(rd_kafka_error_string(error)));
 
-  const auto state = rd_kafka_ConsumerGroupDescription_state(description);
-  const size_t member_count = rd_kafka_ConsumerGroupDescription_member_count(description);
+  auto state =
+      rd_kafka_consumer_group_state_name(rd_kafka_ConsumerGroupDescription_state(description));
+  size_t member_count = rd_kafka_ConsumerGroupDescription_member_count(description);
+  std::string assignor = or_dash(rd_kafka_ConsumerGroupDescription_partition_assignor(description));
 
   std::map<PartitionKey, PartitionRow> rows;
   for (const auto& [key, offset] : committed_offsets(rk.get(), options.group))
     rows[key].committed = offset;
 
+  bool dead =
+      rd_kafka_ConsumerGroupDescription_state(description) == RD_KAFKA_CONSUMER_GROUP_STATE_DEAD;
+  std::optional<ConsumerGroupView> consumer_group;
+  if (dead && member_count == 0)
+    consumer_group = describe_consumer_group(options.client, options.group);
   // Kafka answers DescribeGroups for an unknown group with state Dead and
   // no error; there is nothing to show then.
-  if (state == RD_KAFKA_CONSUMER_GROUP_STATE_DEAD && member_count == 0 && rows.empty())
+  if (dead && member_count == 0 && rows.empty() && !consumer_group)
     fail(options.group, RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND, "consumer group does not exist");
 
-  for (size_t m = 0; m < member_count; ++m) {
+  std::string protocol;
+  if (consumer_group) {
+    state = consumer_group->state.c_str();
+    member_count = consumer_group->members.size();
+    assignor = consumer_group->assignor;
+    protocol = fmt::format(" (consumer protocol, group epoch {})", consumer_group->group_epoch);
+    for (const auto& member : consumer_group->members) {
+      for (const auto& key : member.partitions)
+        rows[key] = {rows[key].committed, member.member_id, member.host, member.client_id};
+    }
+  }
+  for (size_t m = 0; !consumer_group && m < member_count; ++m) {
     const auto* member = rd_kafka_ConsumerGroupDescription_member(description, m);
     const auto* assignment = rd_kafka_MemberDescription_assignment(member);
     const auto* partitions =
@@ -229,10 +248,8 @@ void describe_group(const GroupOptions& options) {
     }
   }
 
-  const char* assignor = rd_kafka_ConsumerGroupDescription_partition_assignor(description);
-  fmt::print("Group {}: state {}, {} member{}, assignor {}, coordinator {}\n", options.group,
-             rd_kafka_consumer_group_state_name(state), member_count, member_count == 1 ? "" : "s",
-             or_dash(assignor),
+  fmt::print("Group {}: state {}, {} member{}, assignor {}{}, coordinator {}\n", options.group,
+             state, member_count, member_count == 1 ? "" : "s", assignor, protocol,
              describe_coordinator(rd_kafka_ConsumerGroupDescription_coordinator(description)));
   if (rows.empty()) return;
 

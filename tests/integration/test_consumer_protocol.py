@@ -349,3 +349,22 @@ def test_consumer_group_settings_are_checked_at_start(make_broker):
     assert ("group.consumer.heartbeat.interval.ms (50000) must be between "
             "group.consumer.min.heartbeat.interval.ms (5000) and "
             "group.consumer.max.heartbeat.interval.ms (15000)") in broker.log_text()
+
+
+def test_cli_describes_a_consumer_protocol_group(broker):
+    """`oxbow group describe` (librdkafka 2.0's DescribeGroups sees such a group as Dead) asks
+    ConsumerGroupDescribe and shows the members' partitions with the committed offsets."""
+    import subprocess
+    from harness import OXBOW_BIN
+    create_topic(broker.bootstrap, "cp-ten", partitions=2)
+    member = new_member_id()
+    with kw.Conn(broker.port) as c:
+        _, _, _, epoch, _, _ = heartbeat(c, "cp-g10", member, 0, ["cp-ten"], {}, 30000)
+        assert offset_commit_v9(c, "cp-g10", member, epoch, "cp-ten", 1, 0) == NONE
+        out = subprocess.run([OXBOW_BIN, "group", "describe", "cp-g10", "-b", broker.bootstrap],
+                             capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "state Stable, 1 member, assignor uniform (consumer protocol, group epoch 1)" in out.stdout, out.stdout
+    rows = [line.split() for line in out.stdout.splitlines() if line.startswith("cp-g10")]
+    assert [(r[1], r[2], r[3], r[6]) for r in rows] == [
+        ("cp-ten", "0", "-", member), ("cp-ten", "1", "0", member)], out.stdout
