@@ -173,6 +173,24 @@ TEST_F(ConsumerGroupTest, NewPartitionsBumpTheEpoch) {
   EXPECT_EQ(count(*a2.assignment), 6u);
 }
 
+TEST_F(ConsumerGroupTest, ADeletedTopicIsRevoked) {
+  auto a = join("a");
+  catalog.topics.erase("t");
+  auto a2 = ping("a", a.member_epoch, *a.assignment);
+  EXPECT_EQ(a2.member_epoch, a.member_epoch);  // stays until it revokes
+  EXPECT_EQ(count(*a2.assignment), 0u);
+  auto a3 = ping("a", a.member_epoch, Assignment{});
+  EXPECT_EQ(a3.member_epoch, a.member_epoch + 1);
+  EXPECT_FALSE(group.subscribes_to("t"));
+}
+
+TEST_F(ConsumerGroupTest, GroupMaxSize) {
+  options.max_size = 1;
+  join("a");
+  EXPECT_EQ(join("b").error, ErrorCode::kGroupMaxSizeReached);
+  EXPECT_EQ(join("a").error, ErrorCode::kNone);  // a member already in may rejoin
+}
+
 TEST_F(ConsumerGroupTest, RegexTopicsComeAfterTheHeartbeatThatBringsTheRegex) {
   catalog.add("rx-a", 2, 2);
   ConsumerHeartbeat h;
