@@ -23,51 +23,83 @@ const std::string* least_loaded(const std::vector<const AssignorMember*>& eligib
   return best;
 }
 
+// The previous target's partitions of `m` that still exist and that it still subscribes to, in
+// (topic, partition) order.
+std::vector<Slot> still_valid(const AssignorMember& m,
+                              const std::map<std::string, TopicShape>& topics) {
+  std::vector<Slot> out;
+  for (const auto& [name, topic] : topics) {
+    auto previous = m.previous_target.find(topic.id);
+    if (previous == m.previous_target.end() || !m.topics.contains(name)) continue;
+    for (int32_t p : previous->second) {
+      if (p < topic.partitions) out.push_back({&topic, p});
+    }
+  }
+  return out;
+}
+
+// As Kafka's uniform assignor: every member gets total/n partitions (one more for the first
+// total%n), keeping the lowest of its previous ones; the partitions let go and the new ones go,
+// in order, to the members below their share. Where subscriptions differ, a last pass moves a
+// partition while its owner has two more than another subscriber.
 std::map<std::string, Assignment> uniform(const std::vector<AssignorMember>& members,
                                           const std::map<std::string, TopicShape>& topics) {
   std::map<std::string, Assignment> out;
   Loads loads;
+  std::map<std::string, std::vector<const AssignorMember*>> eligible;
+  size_t total = 0;
   for (const auto& m : members) {
     out[m.id];
     loads[m.id] = 0;
-  }
-  std::map<std::string, std::vector<const AssignorMember*>> eligible;
-  for (const auto& m : members) {
     for (const auto& t : m.topics) eligible[t].push_back(&m);
   }
-  // Sticky first: a partition stays with the member whose target it was, if still subscribed.
+  for (const auto& [name, topic] : topics) {
+    if (eligible.contains(name)) total += static_cast<size_t>(topic.partitions);
+  }
+  if (members.empty()) return out;
+  size_t share = total / members.size(), extra = total % members.size();
   std::map<std::pair<Uuid, int32_t>, std::string> owner;
   for (const auto& m : members) {
-    for (const auto& [id, partitions] : m.previous_target) {
-      auto topic = std::find_if(topics.begin(), topics.end(),
-                                [&](const auto& t) { return t.second.id == id; });
-      if (topic == topics.end() || !m.topics.contains(topic->first)) continue;
-      for (int32_t p : partitions) {
-        if (p >= topic->second.partitions || owner.contains({id, p})) continue;
-        owner[{id, p}] = m.id;
-        ++loads[m.id];
-      }
+    size_t keep = share;
+    auto previous = still_valid(m, topics);
+    if (previous.size() > share && extra > 0) {
+      ++keep;
+      --extra;
+    }
+    for (const auto& slot : previous) {
+      if (loads[m.id] == keep) break;
+      if (!owner.emplace(std::pair{slot.topic->id, slot.partition}, m.id).second) continue;
+      ++loads[m.id];
     }
   }
-  std::vector<Slot> unassigned;
+  auto quota = [&](const std::string& member) {
+    return loads[member] < share || (loads[member] == share && extra > 0);
+  };
   for (const auto& [name, topic] : topics) {
-    if (!eligible.contains(name)) continue;
+    auto who = eligible.find(name);
+    if (who == eligible.end()) continue;
     for (int32_t p = 0; p < topic.partitions; ++p) {
-      if (!owner.contains({topic.id, p})) unassigned.push_back({&topic, p});
+      if (owner.contains({topic.id, p})) continue;
+      const std::string* to = nullptr;
+      for (const auto* m : who->second) {
+        if (quota(m->id) && (!to || loads[m->id] < loads[*to])) to = &m->id;
+      }
+      if (!to) {
+        to = least_loaded(who->second, loads);
+      } else if (loads[*to] == share) {
+        --extra;
+      }
+      owner[{topic.id, p}] = *to;
+      ++loads[*to];
     }
   }
-  for (const auto& slot : unassigned) {
-    const std::string* to = least_loaded(eligible[slot.topic->name], loads);
-    owner[{slot.topic->id, slot.partition}] = *to;
-    ++loads[*to];
-  }
-  // Then balance: move a partition while its owner has two or more than an eligible member.
   std::map<Uuid, const std::string*> name_of;
   for (const auto& [name, topic] : topics) name_of[topic.id] = &name;
   for (bool moved = true; moved;) {
     moved = false;
-    for (auto& [tp, member] : owner) {
-      const std::string* to = least_loaded(eligible[*name_of[tp.first]], loads);
+    for (auto it = owner.rbegin(); it != owner.rend(); ++it) {
+      auto& member = it->second;
+      const std::string* to = least_loaded(eligible[*name_of[it->first.first]], loads);
       if (loads[member] > loads[*to] + 1) {
         --loads[member];
         ++loads[*to];

@@ -59,6 +59,20 @@ TEST(Assignor, UniformBalancesAndKeepsWhatItCan) {
   }
 }
 
+TEST(Assignor, UniformKeepsEachMembersLowestPartitions) {
+  // The choices librdkafka's own tests expect of Kafka (0113 x_incremental_rebalances).
+  std::map<std::string, TopicShape> topics{{"t", {topic_id(1), "t", 6}}};
+  Assignment all{{topic_id(1), {0, 1, 2, 3, 4, 5}}};
+  auto two = assign("uniform", {{"c0", {"t"}, all}, {"c1", {"t"}, {}}}, topics);
+  EXPECT_EQ(two["c0"][topic_id(1)], (std::set<int32_t>{0, 1, 2}));
+  EXPECT_EQ(two["c1"][topic_id(1)], (std::set<int32_t>{3, 4, 5}));
+  auto three = assign(
+      "uniform", {{"c0", {"t"}, two["c0"]}, {"c1", {"t"}, two["c1"]}, {"c2", {"t"}, {}}}, topics);
+  EXPECT_EQ(three["c0"][topic_id(1)], (std::set<int32_t>{0, 1}));
+  EXPECT_EQ(three["c1"][topic_id(1)], (std::set<int32_t>{3, 4}));
+  EXPECT_EQ(three["c2"][topic_id(1)], (std::set<int32_t>{2, 5}));
+}
+
 TEST(Assignor, UniformGivesATopicOnlyToItsSubscribers) {
   std::map<std::string, TopicShape> topics{{"x", {topic_id(1), "x", 4}},
                                            {"y", {topic_id(2), "y", 2}}};
