@@ -15,7 +15,6 @@
 // target is computed in the heartbeat that bumps the epoch), Reconciling (some member is not yet at
 // its target), Stable.
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
