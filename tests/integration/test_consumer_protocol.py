@@ -368,3 +368,32 @@ def test_cli_describes_a_consumer_protocol_group(broker):
     rows = [line.split() for line in out.stdout.splitlines() if line.startswith("cp-g10")]
     assert [(r[1], r[2], r[3], r[6]) for r in rows] == [
         ("cp-ten", "0", "-", member), ("cp-ten", "1", "0", member)], out.stdout
+
+
+def test_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(make_broker):
+    """As Kafka: GROUP_AUTHORIZATION_FAILED without READ on the group, TOPIC_AUTHORIZATION_FAILED
+    while a subscribed topic may not be described. The raw requests come in as User:ANONYMOUS; alice
+    (a super user over SASL) grants the ACLs."""
+    import subprocess
+    from harness import OXBOW_BIN
+    from test_acls import AUTHORIZER, USERS, jaas, sasl_args
+    broker = make_broker({"authorizer.class.name": AUTHORIZER, "super.users": "User:alice",
+                          "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas(USERS)}, start=False)
+    broker.add_listener("SASL_PLAINTEXT")
+    broker.start()
+
+    def acl_add(*args):
+        result = subprocess.run([OXBOW_BIN, "acl", "add", "--allow-principal", "User:ANONYMOUS", *args,
+                                 *sasl_args(broker, "alice")], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+    result = subprocess.run([OXBOW_BIN, "topic", "create", "cp-acl", *sasl_args(broker, "alice")],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    member = new_member_id()
+    with kw.Conn(broker.port) as c:
+        join = lambda: heartbeat(c, "cp-acl-g", member, 0, ["cp-acl"], {}, 30000)[:2]  # noqa: E731
+        assert join() == (30, None)  # GROUP_AUTHORIZATION_FAILED
+        acl_add("--operation", "Read", "--group", "cp-acl-g")
+        assert join() == (29, None)  # TOPIC_AUTHORIZATION_FAILED
+        acl_add("--operation", "Describe", "--topic", "cp-acl")
+        assert join()[0] == NONE
