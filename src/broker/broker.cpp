@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <random>
 #include <set>
 #include <thread>
 
@@ -18,6 +17,7 @@
 #include "broker/topic_registry.h"
 #include "broker/txn_partitions.h"
 #include "common/properties.h"
+#include "common/random_id.h"
 #include "group/coordinator.h"
 #include "http/admin_server.h"
 #include "security/authorizer.h"
@@ -26,19 +26,6 @@
 #include "txn/transaction_coordinator.h"
 
 namespace oxbow::broker {
-
-namespace {
-
-// Kafka cluster ids are 16 random bytes in URL-safe base64 without padding (22 characters).
-std::string random_cluster_id() {
-  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::random_device rd;
-  std::string id;
-  for (int i = 0; i < 22; ++i) id += alphabet[rd() % 64];
-  return id;
-}
-
-}  // namespace
 
 Broker::Broker(BrokerConfig config) : config_(std::move(config)) {}
 
@@ -64,7 +51,7 @@ bool Broker::load_or_create_meta_properties(std::string& error) {
     }
   }
   if (cluster_id_.empty()) {
-    cluster_id_ = random_cluster_id();
+    cluster_id_ = random_base64_id();
     std::string contents = "version=1\ncluster.id=" + cluster_id_ +
                            "\nnode.id=" + std::to_string(config_.node_id) + "\n";
     if (!storage::write_file_atomically(path, contents, error)) return false;

@@ -8,6 +8,7 @@
 #include "broker/consumer_topics.h"
 #include "broker/handlers.h"
 #include "broker/topic_registry.h"
+#include "common/properties.h"
 #include "group/coordinator.h"
 #include "protocol/errors.h"
 #include "protocol/messages/consumer_group_describe.h"
@@ -23,7 +24,7 @@ namespace {
 constexpr int8_t kConsumerMemberType = 1;  // ConsumerGroupDescribe v1 (KIP-1099): 0 classic
 
 bool blank(const std::optional<std::string>& s) {
-  return s && s->find_first_not_of(" \t\r\n") == std::string::npos;
+  return s && trim(*s).empty();
 }
 
 // Kafka's checks of a heartbeat, in its order and with its messages; empty when valid.

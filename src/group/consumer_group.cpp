@@ -1,34 +1,14 @@
 #include "group/consumer_group.h"
 
 #include <algorithm>
-#include <random>
 
 #include <fmt/format.h>
+
+#include "common/random_id.h"
 
 namespace oxbow::group {
 
 namespace {
-
-// Kafka's Uuid.toString: 16 random bytes in URL-safe base64 without padding.
-std::string random_member_id() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  uint64_t words[2] = {rng(), rng()};
-  std::string out;
-  uint32_t bits = 0;
-  int have = 0;
-  for (int byte = 0; byte < 16; ++byte) {
-    bits = (bits << 8) | static_cast<uint8_t>(words[byte / 8] >> (8 * (byte % 8)));
-    have += 8;
-    while (have >= 6) {
-      out += kAlphabet[(bits >> (have - 6)) & 63];
-      have -= 6;
-    }
-  }
-  if (have > 0) out += kAlphabet[(bits << (6 - have)) & 63];
-  return out;
-}
 
 bool owns_any(const std::optional<OwnedPartitions>& owned, const Assignment& partitions) {
   if (!owned) return true;  // not reported: assume it still holds them
@@ -144,7 +124,7 @@ ErrorCode ConsumerGroup::find_member(const ConsumerHeartbeat& request,
                                      const ConsumerGroupOptions& options, ConsumerMember& out,
                                      bool& fresh, std::string& message) {
   fresh = false;
-  std::string member_id = request.member_id.empty() ? random_member_id() : request.member_id;
+  std::string member_id = request.member_id.empty() ? random_base64_id() : request.member_id;
   bool joining = request.member_epoch == 0;
   if (static_cast<int64_t>(members_.size()) >= options.max_size && !members_.contains(member_id)) {
     message = fmt::format("The consumer group has reached its maximum capacity of {} members.",
