@@ -210,7 +210,9 @@ def gen_decode_field(f, out, ind):
         return
     if f.single_struct and f.nullable:
         # A nullable struct is preceded by an int8: -1 for null, 1 for present.
-        out.append(f"{ind}if (r.i8() < 0) {{ {m}.reset(); }} else {{ {m}.emplace(); {m}->decode(r, v); }}")
+        # emplace() would need the struct default-constructible while its enclosing message is
+        # still being defined (clang says no); a value-initialised temporary is moved in instead.
+        out.append(f"{ind}if (r.i8() < 0) {{ {m}.reset(); }} else {{ {m}.emplace(decltype({m})::value_type{{}}); {m}->decode(r, v); }}")
     elif f.nullable and f.element == "string":
         out.append(f"{ind}{m} = r.nullable_string(flex);")
     elif f.nullable and f.element == "bytes":
