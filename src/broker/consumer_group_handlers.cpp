@@ -53,9 +53,10 @@ std::string invalid_heartbeat(const pr::ConsumerGroupHeartbeatRequest& r, int16_
   return "";
 }
 
-template <typename Partitions>
-std::vector<Partitions> to_wire(const group::Assignment& assignment) {
-  std::vector<Partitions> out;
+using WirePartitions = pr::ConsumerGroupHeartbeatResponse::AssignedTopicPartitions;
+
+std::vector<WirePartitions> to_wire(const group::Assignment& assignment) {
+  std::vector<WirePartitions> out;
   for (const auto& [topic, partitions] : assignment) {
     auto& t = out.emplace_back();
     t.topic_id = topic;
@@ -139,8 +140,7 @@ void handle_consumer_group_heartbeat(RequestContext& ctx, Reader& body, Writer& 
     response.member_epoch = result.member_epoch;
     response.heartbeat_interval_ms = result.heartbeat_interval_ms;
     if (result.assignment) {
-      response.assignment.emplace().topic_partitions =
-          to_wire<pr::ConsumerGroupHeartbeatResponse::AssignedTopicPartitions>(*result.assignment);
+      response.assignment.emplace().topic_partitions = to_wire(*result.assignment);
     }
   }
   response.encode(out, v);

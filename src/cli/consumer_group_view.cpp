@@ -4,28 +4,23 @@
 
 #include "cli/client_config.h"
 #include "cli/wire_client.h"
+#include "protocol/errors.h"
 #include "protocol/messages/consumer_group_describe.h"
 
 namespace oxbow::cli {
 
 namespace pr = oxbow::protocol;
 
-namespace {
-
-constexpr int16_t kConsumerGroupDescribe = 69;
-constexpr int16_t kGroupIdNotFound = 69;
-
-}  // namespace
-
 std::optional<ConsumerGroupView> describe_consumer_group(const ClientOptions& client,
                                                          const std::string& group) {
   WireClient wire(client);
   pr::ConsumerGroupDescribeRequest request;
   request.group_ids = {group};
-  auto response = wire.call<pr::ConsumerGroupDescribeResponse>(kConsumerGroupDescribe, 0, request);
+  auto response = wire.call<pr::ConsumerGroupDescribeResponse>(
+      pr::ConsumerGroupDescribeRequest::kApiKey, 0, request);
   if (response.groups.size() != 1) fail(fmt::format("{}: expected 1 group description", group));
   const auto& g = response.groups.front();
-  if (g.error_code == kGroupIdNotFound) return std::nullopt;
+  if (g.error_code == pr::code(pr::ErrorCode::kGroupIdNotFound)) return std::nullopt;
   if (g.error_code != 0)
     fail(fmt::format("{}: {}", group, error_text(g.error_code, g.error_message)));
   ConsumerGroupView view{g.group_state, g.assignor_name, g.group_epoch, {}};

@@ -440,8 +440,7 @@ ErrorCode Group::check_commit(const std::string& member_id,
   // partitions: taken while the group is empty, whatever member id it names (as Kafka).
   if (generation < 0 && state_ == GroupState::kEmpty) return ErrorCode::kNone;
   if (generation < 0 && member_id.empty() && !instance_id) {
-    bool open =
-        kind == CommitKind::kTransactional || state_ == GroupState::kEmpty || members_.empty();
+    bool open = kind == CommitKind::kTransactional || members_.empty();
     return open ? ErrorCode::kNone : ErrorCode::kUnknownMemberId;
   }
   if (auto error = check_static(member_id, instance_id); error != ErrorCode::kNone) return error;
