@@ -48,7 +48,72 @@ ErrorCode check_epoch(const ConsumerMember& member, int32_t received,
   return ErrorCode::kFencedMemberEpoch;
 }
 
+// The member's fields a snapshot holds (all but its deadlines).
+bool same_snapshot_fields(const ConsumerMember& a, const ConsumerMember& b) {
+  return a.instance_id == b.instance_id && a.rack_id == b.rack_id && a.client_id == b.client_id &&
+         a.client_host == b.client_host && a.epoch == b.epoch &&
+         a.previous_epoch == b.previous_epoch && a.state == b.state &&
+         a.rebalance_timeout_ms == b.rebalance_timeout_ms &&
+         a.subscribed_topics == b.subscribed_topics && a.subscribed_regex == b.subscribed_regex &&
+         a.server_assignor == b.server_assignor && a.assigned == b.assigned &&
+         a.pending_revocation == b.pending_revocation;
+}
+
+// FNV-1a over the subscribed topics in name order: any change of a name, id or partition count
+// changes it.
+uint64_t metadata_hash(const std::map<std::string, TopicShape>& topics) {
+  uint64_t hash = 14695981039346656037ull;
+  auto mix = [&](const void* data, size_t size) {
+    for (size_t i = 0; i < size; ++i) {
+      hash ^= static_cast<const uint8_t*>(data)[i];
+      hash *= 1099511628211ull;
+    }
+  };
+  for (const auto& [name, shape] : topics) {
+    mix(name.data(), name.size() + 1);  // with its terminator, so names cannot run together
+    mix(shape.id.data(), shape.id.size());
+    mix(&shape.partitions, sizeof(shape.partitions));
+  }
+  return hash;
+}
+
 }  // namespace
+
+ConsumerGroup ConsumerGroup::restore(std::string id, const ConsumerGroupSnapshot& snapshot,
+                                     const ConsumerGroupOptions& options, int64_t now) {
+  ConsumerGroup group(std::move(id));
+  group.group_epoch_ = snapshot.group_epoch;
+  group.assignment_epoch_ = snapshot.assignment_epoch;
+  group.restored_metadata_hash_ = snapshot.metadata_hash;
+  group.resolved_regexes_ = snapshot.regexes;
+  group.last_regex_refresh_ms_ = now;
+  group.empty_since_ms_ = now;
+  for (ConsumerMember member : snapshot.members) {
+    member.session_deadline_ms = now + options.session_timeout_ms;
+    member.revocation_deadline_ms =
+        member.state == MemberState::kUnrevokedPartitions ? now + member.rebalance_timeout_ms : 0;
+    group.store(std::move(member));
+  }
+  for (const auto& [member_id, target] : snapshot.targets) {
+    if (group.members_.contains(member_id)) group.target_[member_id] = target;
+  }
+  return group;
+}
+
+ConsumerGroupSnapshot ConsumerGroup::snapshot() const {
+  ConsumerGroupSnapshot out;
+  out.group_epoch = group_epoch_;
+  out.assignment_epoch = assignment_epoch_;
+  out.metadata_hash = restored_metadata_hash_.value_or(metadata_hash(subscribed_));
+  for (const auto& [id, member] : members_) {
+    out.members.push_back(member);
+    out.members.back().session_deadline_ms = 0;
+    out.members.back().revocation_deadline_ms = 0;
+  }
+  out.targets = target_;
+  out.regexes = resolved_regexes_;
+  return out;
+}
 
 const Assignment& ConsumerGroup::target_of(const std::string& member_id) const {
   static const Assignment kNone;
@@ -195,7 +260,7 @@ ConsumerHeartbeatResult ConsumerGroup::leave(const ConsumerHeartbeat& request, i
     return result;
   }
   remove(member_id);
-  ++group_epoch_;
+  bump_group_epoch();
   if (members_.empty()) empty_since_ms_ = now;
   return result;
 }
@@ -204,7 +269,8 @@ std::set<std::string> ConsumerGroup::effective_topics(const ConsumerMember& memb
   std::set<std::string> out(member.subscribed_topics.begin(), member.subscribed_topics.end());
   if (member.subscribed_regex) {
     auto it = resolved_regexes_.find(*member.subscribed_regex);
-    if (it != resolved_regexes_.end()) out.insert(it->second.begin(), it->second.end());
+    if (it != resolved_regexes_.end())
+      out.insert(it->second.topics.begin(), it->second.topics.end());
   }
   return out;
 }
@@ -222,22 +288,30 @@ std::map<std::string, TopicShape> ConsumerGroup::subscription_metadata(
 
 void ConsumerGroup::refresh_subscription(const TopicCatalog& topics) {
   auto metadata = subscription_metadata(topics);
-  if (metadata == subscribed_) return;
+  bool changed = restored_metadata_hash_ ? metadata_hash(metadata) != *restored_metadata_hash_
+                                         : metadata != subscribed_;
+  restored_metadata_hash_.reset();
   subscribed_ = std::move(metadata);
-  ++group_epoch_;
+  if (changed) bump_group_epoch();
 }
 
 void ConsumerGroup::refresh_regexes(int64_t now, const TopicCatalog& topics) {
-  std::map<std::string, std::set<std::string>> resolved;
+  std::map<std::string, ResolvedRegex> resolved;
   for (const auto& [id, m] : members_) {
     if (!m.subscribed_regex || resolved.contains(*m.subscribed_regex)) continue;
     auto names = topics.matching(*m.subscribed_regex);
-    resolved[*m.subscribed_regex] = std::set<std::string>(names.begin(), names.end());
+    resolved[*m.subscribed_regex] = {std::set<std::string>(names.begin(), names.end()), now};
   }
   regex_refresh_due_ = false;
   last_regex_refresh_ms_ = now;
-  if (resolved == resolved_regexes_) return;
+  auto same_topics = [](const auto& a, const auto& b) {
+    return a.first == b.first && a.second.topics == b.second.topics;
+  };
+  if (std::equal(resolved.begin(), resolved.end(), resolved_regexes_.begin(),
+                 resolved_regexes_.end(), same_topics))
+    return;
   resolved_regexes_ = std::move(resolved);
+  ++revision_;
   refresh_subscription(topics);
 }
 
@@ -252,6 +326,7 @@ void ConsumerGroup::update_target(const ConsumerGroupOptions& options) {
   }
   target_ = assign(assignor(options), inputs, subscribed_);
   assignment_epoch_ = group_epoch_;
+  ++revision_;
 }
 
 bool ConsumerGroup::held_by_other(const Uuid& topic, int32_t partition,
@@ -320,6 +395,8 @@ void ConsumerGroup::reconcile(ConsumerMember& member, const std::optional<OwnedP
 }
 
 void ConsumerGroup::store(ConsumerMember member) {
+  auto before = members_.find(member.id);
+  if (before == members_.end() || !same_snapshot_fields(before->second, member)) ++revision_;
   std::erase_if(owners_, [&](const auto& entry) { return entry.second == member.id; });
   for (const auto* partitions : {&member.assigned, &member.pending_revocation}) {
     for (const auto& [topic, list] : *partitions) {
@@ -341,14 +418,16 @@ void ConsumerGroup::remove(std::string member_id) {
   }
   members_.erase(it);
   target_.erase(member_id);
+  ++revision_;
   forget_unused_regexes();
 }
 
 void ConsumerGroup::forget_unused_regexes() {
-  std::erase_if(resolved_regexes_, [&](const auto& entry) {
+  auto forgotten = std::erase_if(resolved_regexes_, [&](const auto& entry) {
     return std::none_of(members_.begin(), members_.end(),
                         [&](const auto& m) { return m.second.subscribed_regex == entry.first; });
   });
+  if (forgotten > 0) ++revision_;
 }
 
 bool ConsumerGroup::apply(const ConsumerHeartbeat& request, ConsumerMember& member) {
@@ -401,8 +480,9 @@ ConsumerHeartbeatResult ConsumerGroup::heartbeat(const ConsumerHeartbeat& reques
   forget_unused_regexes();
 
   if (subscription_changed) {
-    ++group_epoch_;
+    bump_group_epoch();
     subscribed_ = subscription_metadata(topics);
+    restored_metadata_hash_.reset();
   } else {
     refresh_subscription(topics);  // partitions added, topics created or deleted
   }
@@ -431,6 +511,8 @@ void ConsumerGroup::tick(int64_t now, const TopicCatalog* topics) {
                  (has_regex && now - last_regex_refresh_ms_ >= kRegexRefreshIntervalMs))) {
     refresh_regexes(now, *topics);
   }
+  // A restored group learns whether its topics changed while the broker was down.
+  if (topics && restored_metadata_hash_) refresh_subscription(*topics);
   std::vector<std::string> expired;
   for (const auto& [id, m] : members_) {
     bool session_over = m.session_deadline_ms <= now;
@@ -439,7 +521,7 @@ void ConsumerGroup::tick(int64_t now, const TopicCatalog* topics) {
   }
   for (const auto& id : expired) remove(id);
   if (expired.empty()) return;
-  ++group_epoch_;
+  bump_group_epoch();
   if (members_.empty()) empty_since_ms_ = now;
 }
 

@@ -85,6 +85,27 @@ struct ConsumerHeartbeat {
   std::string client_host;
 };
 
+// A regular expression's topics as the group last resolved them.
+struct ResolvedRegex {
+  std::set<std::string> topics;
+  int64_t resolved_ms = 0;
+  bool operator==(const ResolvedRegex&) const = default;
+};
+
+// What a restart must not lose of a group (consumer_group_records.h keeps it in
+// `__consumer_offsets`): everything but the members' deadlines, which a restored group starts
+// afresh, as Kafka's coordinator does when it loads a group.
+struct ConsumerGroupSnapshot {
+  int32_t group_epoch = 0;
+  int32_t assignment_epoch = 0;
+  // Of the subscribed topics (names, ids, partition counts): a restored group whose topics changed
+  // while the broker was down bumps its epoch when it first sees them.
+  uint64_t metadata_hash = 0;
+  std::vector<ConsumerMember> members;  // deadlines unset
+  std::map<std::string, Assignment> targets;
+  std::map<std::string, ResolvedRegex> regexes;
+};
+
 struct ConsumerHeartbeatResult {
   ErrorCode error = ErrorCode::kNone;
   std::string message;
@@ -97,6 +118,13 @@ struct ConsumerHeartbeatResult {
 class ConsumerGroup {
  public:
   explicit ConsumerGroup(std::string id) : id_(std::move(id)) {}
+  // The group as it was when `snapshot` was taken; members' sessions (and pending revocations)
+  // run from `now`.
+  static ConsumerGroup restore(std::string id, const ConsumerGroupSnapshot& snapshot,
+                               const ConsumerGroupOptions& options, int64_t now);
+  ConsumerGroupSnapshot snapshot() const;
+  // Grows with every change a snapshot would show, so that an unchanged group is not encoded.
+  uint64_t revision() const { return revision_; }
 
   const std::string& id() const { return id_; }
   int32_t group_epoch() const { return group_epoch_; }
@@ -144,8 +172,13 @@ class ConsumerGroup {
   // The member's topic names and those its regular expression resolved to.
   std::set<std::string> effective_topics(const ConsumerMember& member) const;
   std::map<std::string, TopicShape> subscription_metadata(const TopicCatalog& topics) const;
-  // Bumps the group epoch if the subscribed topics or their partition counts changed.
+  // Bumps the group epoch if the subscribed topics or their partition counts changed (for a
+  // restored group: since the snapshot).
   void refresh_subscription(const TopicCatalog& topics);
+  void bump_group_epoch() {
+    ++group_epoch_;
+    ++revision_;
+  }
   void refresh_regexes(int64_t now, const TopicCatalog& topics);
   void update_target(const ConsumerGroupOptions& options);
   void reconcile(ConsumerMember& member, const std::optional<OwnedPartitions>& owned, int64_t now);
@@ -167,9 +200,12 @@ class ConsumerGroup {
   std::map<std::string, Assignment> target_;
   std::map<std::string, TopicShape> subscribed_;            // the subscription metadata, by name
   std::map<std::pair<Uuid, int32_t>, std::string> owners_;  // assigned or pending revocation
-  std::map<std::string, std::set<std::string>> resolved_regexes_;
+  std::map<std::string, ResolvedRegex> resolved_regexes_;
   bool regex_refresh_due_ = false;
   int64_t last_regex_refresh_ms_ = 0;
+  // Set by restore until the subscribed topics are looked up again.
+  std::optional<uint64_t> restored_metadata_hash_;
+  uint64_t revision_ = 0;
 };
 
 }  // namespace oxbow::group

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "group/consumer_group_records.h"
+#include "group/offset_records.h"
+
 namespace oxbow::group {
 namespace {
 
@@ -226,6 +229,107 @@ TEST_F(ConsumerGroupTest, RegexTopicsComeAfterTheHeartbeatThatBringsTheRegex) {
   EXPECT_FALSE(ping("a", second.member_epoch, *second.assignment, 5001).assignment);
   group.tick(10'002, &catalog);
   EXPECT_EQ(count(*ping("a", second.member_epoch, *second.assignment, 10'003).assignment), 7u);
+}
+
+// What a restart does to a group: its records, written and read back.
+ConsumerGroup reload(const ConsumerGroup& group, const ConsumerGroupOptions& options, int64_t now) {
+  auto snapshot = consumer_group_from_records(consumer_group_records(group.snapshot(), group.id()));
+  EXPECT_TRUE(snapshot.has_value());
+  return ConsumerGroup::restore(group.id(), snapshot.value_or(ConsumerGroupSnapshot{}), options,
+                                now);
+}
+
+TEST_F(ConsumerGroupTest, ARestoredGroupGoesOnWhereItStopped) {
+  catalog.add("rx-a", 2, 2);
+  auto a = join("a", 0, "static-a");
+  ConsumerHeartbeat h;
+  h.member_id = "b";
+  h.member_epoch = 0;
+  h.rebalance_timeout_ms = 2000;
+  h.subscribed_topic_names = std::vector<std::string>{"t"};
+  h.subscribed_topic_regex = "rx-";
+  h.server_assignor = "range";
+  h.owned = OwnedPartitions{};
+  auto b = beat(h);
+  group.tick(1, &catalog);  // b's regex resolved
+  // a is asked to give up partitions: the group is mid-reconciliation when it "restarts".
+  auto a2 = ping("a", a.member_epoch, std::nullopt, 2);
+  ASSERT_EQ(group.members().at("a").state, MemberState::kUnrevokedPartitions);
+
+  ConsumerGroup restored = reload(group, options, 100);
+  EXPECT_EQ(consumer_group_records(restored.snapshot(), "g"),
+            consumer_group_records(group.snapshot(), "g"));
+  EXPECT_EQ(restored.group_epoch(), group.group_epoch());
+  EXPECT_EQ(restored.assignment_epoch(), group.assignment_epoch());
+  const auto& ra = restored.members().at("a");
+  EXPECT_EQ(ra.instance_id, "static-a");
+  EXPECT_EQ(ra.pending_revocation, group.members().at("a").pending_revocation);
+  EXPECT_EQ(restored.members().at("b").subscribed_regex, "rx-");
+  EXPECT_EQ(restored.members().at("b").server_assignor, "range");
+  EXPECT_EQ(restored.target_of("b"), group.target_of("b"));
+  // Deadlines run from the restore: the session's, and a's time to revoke.
+  EXPECT_EQ(ra.session_deadline_ms, 100 + options.session_timeout_ms);
+  EXPECT_EQ(ra.revocation_deadline_ms, 100 + 1000);
+
+  // The protocol goes on: a revokes, b gets what a released.
+  group = std::move(restored);
+  auto a3 = ping("a", a2.member_epoch, *a2.assignment, 150);
+  EXPECT_EQ(a3.error, ErrorCode::kNone);
+  EXPECT_EQ(a3.member_epoch, group.assignment_epoch());
+  auto b2 = ping("b", b.member_epoch, Assignment{}, 160);
+  EXPECT_EQ(b2.error, ErrorCode::kNone);
+  EXPECT_EQ(count(*b2.assignment), count(group.target_of("b")));
+  EXPECT_STREQ(group.state_name(), "Stable");
+}
+
+TEST_F(ConsumerGroupTest, ARestoredGroupRebalancesOnlyIfItsTopicsChanged) {
+  auto a = join("a");
+  ConsumerGroup same = reload(group, options, 10);
+  same.tick(11, &catalog);
+  EXPECT_EQ(same.group_epoch(), a.member_epoch);
+  EXPECT_TRUE(same.subscribes_to("t"));  // its topics are known again
+  catalog.add("t", 1, 6);                // partitions added while the broker was down
+  ConsumerGroup grown = reload(group, options, 10);
+  grown.tick(11, &catalog);
+  EXPECT_EQ(grown.group_epoch(), a.member_epoch + 1);
+}
+
+TEST_F(ConsumerGroupTest, RevisionMovesOnlyWithWhatASnapshotHolds) {
+  auto a = join("a");
+  uint64_t before = group.revision();
+  ping("a", a.member_epoch, *a.assignment, 5);  // a steady heartbeat: only its deadline moves
+  EXPECT_EQ(group.revision(), before);
+  join("b", 6);
+  EXPECT_GT(group.revision(), before);
+}
+
+TEST(ConsumerGroupRecords, KafkaLayoutsAndBadInput) {
+  ConsumerGroupSnapshot s;
+  s.group_epoch = 7;
+  s.assignment_epoch = 7;
+  ConsumerMember m;
+  m.id = "m";
+  m.client_id = "c";
+  m.epoch = 7;
+  s.members.push_back(m);
+  auto records = consumer_group_records(s, "g");
+  // Keys: the record type, then the group (and member) as int16-length strings.
+  std::string metadata_key("\x00\x03\x00\x01g", 5);
+  std::string member_key("\x00\x05\x00\x01g\x00\x01m", 8);
+  ASSERT_TRUE(records.contains(metadata_key));
+  ASSERT_TRUE(records.contains(member_key));
+  EXPECT_EQ(records.size(), 4u);  // metadata, target metadata, member metadata, its assignment
+  // The group metadata value: version 0, epoch 7, one tagged field (the hash, 8 bytes).
+  EXPECT_EQ(records[metadata_key].substr(0, 9),
+            std::string("\x00\x00\x00\x00\x00\x07\x01\x00\x08", 9));
+  EXPECT_EQ(consumer_group_of_key(member_key), "g");
+  EXPECT_FALSE(consumer_group_of_key(encode_offset_key({"g", "t", 0})));
+  auto truncated = records;
+  truncated[member_key].pop_back();
+  EXPECT_FALSE(consumer_group_from_records(truncated));
+  auto orphan = records;
+  orphan.erase(metadata_key);
+  EXPECT_FALSE(consumer_group_from_records(orphan));
 }
 
 }  // namespace

@@ -28,7 +28,9 @@ void GroupCoordinator::start() {
     log_.replay([this](std::string_view key, std::optional<std::string_view> value,
                        int64_t producer_id) { replay_record(key, value, producer_id); },
                 [this](int64_t producer_id, bool commit) { settle_locked(producer_id, commit); });
+    restore_consumer_groups_locked(now_ms());
     for (const auto& [group_id, offsets] : offsets_) {
+      if (consumer_groups_.contains(group_id)) continue;
       auto group = std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms);
       groups_[group_id] = std::move(group);
     }
@@ -85,7 +87,10 @@ void GroupCoordinator::join(JoinRequest request, JoinCallback done) {
     if (auto consumer = consumer_groups_.find(request.group_id);
         consumer != consumer_groups_.end()) {
       other_protocol = !consumer->second->empty();
-      if (!other_protocol) consumer_groups_.erase(consumer);
+      if (!other_protocol) {
+        consumer_groups_.erase(consumer);
+        persist_consumer_group_locked(request.group_id);  // else the timer's pass
+      }
     }
     auto it = groups_.find(request.group_id);
     unknown_member = !request.member_id.empty() &&
@@ -175,6 +180,10 @@ ConsumerHeartbeatResult GroupCoordinator::consumer_heartbeat(const std::string& 
   }
   auto result = it->second->heartbeat(request, *topics_, options_.consumer, now_ms());
   if (created && result.error != ErrorCode::kNone) consumer_groups_.erase(it);
+  // As Kafka's coordinator, the member hears of a change only once it is in the log.
+  if (!persist_consumer_group_locked(group_id))
+    return fail(ErrorCode::kCoordinatorNotAvailable,
+                "The coordinator could not write the group's state.");
   return result;
 }
 
@@ -200,6 +209,16 @@ bool GroupCoordinator::persist(const std::string& group_id, const KeyedRecords& 
 void GroupCoordinator::replay_record(std::string_view key_bytes,
                                      std::optional<std::string_view> value_bytes,
                                      int64_t producer_id) {
+  if (auto consumer_group = consumer_group_of_key(key_bytes)) {
+    auto& records = written_consumer_groups_[*consumer_group].records;
+    if (value_bytes) {
+      records.insert_or_assign(std::string(key_bytes), std::string(*value_bytes));
+    } else {
+      records.erase(std::string(key_bytes));
+      if (records.empty()) written_consumer_groups_.erase(*consumer_group);
+    }
+    return;
+  }
   auto key = decode_offset_key(key_bytes);
   if (!key) return;
   TopicPartition tp{key->topic, key->partition};
@@ -220,6 +239,69 @@ void GroupCoordinator::replay_record(std::string_view key_bytes,
   if (auto value = decode_offset_value(*value_bytes)) {
     offsets[tp] = {value->offset, value->leader_epoch, value->metadata, value->commit_timestamp_ms};
   }
+}
+
+void GroupCoordinator::restore_consumer_groups_locked(int64_t now) {
+  for (auto it = written_consumer_groups_.begin(); it != written_consumer_groups_.end();) {
+    const auto& [group_id, written] = *it;
+    auto snapshot = consumer_group_from_records(written.records);
+    if (!snapshot) {
+      spdlog::warn("consumer group {}: its records in __consumer_offsets cannot be read; left out",
+                   group_id);
+      it = written_consumer_groups_.erase(it);
+      continue;
+    }
+    auto group = std::make_unique<ConsumerGroup>(
+        ConsumerGroup::restore(group_id, *snapshot, options_.consumer, now));
+    // Its topics are looked up at once (a describe names them), and the first persist pass
+    // writes whatever differs from the replayed records (an epoch bump, leftovers).
+    if (topics_) group->tick(now, topics_);
+    consumer_groups_[group_id] = std::move(group);
+    ++it;
+  }
+}
+
+bool GroupCoordinator::persist_consumer_group_locked(const std::string& group_id) {
+  auto group = consumer_groups_.find(group_id);
+  auto written = written_consumer_groups_.find(group_id);
+  bool exists = group != consumer_groups_.end();
+  if (written == written_consumer_groups_.end()) {
+    if (!exists) return true;
+    written = written_consumer_groups_.emplace(group_id, WrittenConsumerGroup{}).first;
+  }
+  if (exists && group->second->revision() == written->second.revision) return true;
+  GroupRecords now;
+  if (exists) now = consumer_group_records(group->second->snapshot(), group_id);
+  KeyedRecords changes;
+  for (const auto& [key, value] : written->second.records) {
+    if (!now.contains(key)) changes.emplace_back(key, std::nullopt);
+  }
+  for (const auto& [key, value] : now) {
+    auto before = written->second.records.find(key);
+    if (before == written->second.records.end() || before->second != value)
+      changes.emplace_back(key, value);
+  }
+  if (!persist(group_id, changes)) {
+    spdlog::warn("consumer group {}: its changes could not be written to __consumer_offsets",
+                 group_id);
+    return false;
+  }
+  if (!exists) {
+    written_consumer_groups_.erase(written);
+    return true;
+  }
+  written->second.records = std::move(now);
+  written->second.revision = group->second->revision();
+  return true;
+}
+
+void GroupCoordinator::persist_consumer_groups_locked() {
+  for (const auto& [id, group] : consumer_groups_) persist_consumer_group_locked(id);
+  std::vector<std::string> gone;
+  for (const auto& [id, written] : written_consumer_groups_) {
+    if (!consumer_groups_.contains(id)) gone.push_back(id);
+  }
+  for (const auto& id : gone) persist_consumer_group_locked(id);
 }
 
 ErrorCode GroupCoordinator::check_commit_locked(const std::string& group_id,
@@ -427,6 +509,7 @@ ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
       if (!consumer->second->empty()) return ErrorCode::kNonEmptyGroup;
       groups_[group_id] = std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms);
       consumer_groups_.erase(consumer);
+      if (!persist_consumer_group_locked(group_id)) return ErrorCode::kCoordinatorNotAvailable;
     }
     auto it = groups_.find(group_id);
     if (it == groups_.end() || it->second->state() == GroupState::kDead)
@@ -552,6 +635,8 @@ void GroupCoordinator::tick(int64_t now) {
       last_expiry_ms_ = now;
       expire_offsets_locked(now);
     }
+    // Expired members, regex results and groups gone with their offsets.
+    persist_consumer_groups_locked();
   }
   run(completions);
 }

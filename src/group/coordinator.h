@@ -1,7 +1,8 @@
 #pragma once
 // The group coordinator: every consumer group of the broker and their committed offsets.
-// Membership lives in memory; committed offsets are appended to `__consumer_offsets` through a
-// KeyedLog and replayed from it at start-up. Offsets committed inside a transaction
+// Committed offsets, and KIP-848 consumer groups' members, epochs and assignments, are appended to
+// `__consumer_offsets` through a KeyedLog and replayed from it at start-up; classic groups'
+// membership lives in memory. Offsets committed inside a transaction
 // (TxnOffsetCommit) stay pending until the transaction's marker reaches the group's partition. One
 // lock guards everything; callbacks of deferred JoinGroup/SyncGroup responses run after it is
 // released.
@@ -17,6 +18,7 @@
 
 #include "common/keyed_log.h"
 #include "group/consumer_group.h"
+#include "group/consumer_group_records.h"
 #include "group/group.h"
 #include "group/offset_records.h"
 
@@ -90,8 +92,9 @@ class GroupCoordinator {
   ErrorCode leave(const std::string& group_id, const std::string& member_id,
                   const std::optional<std::string>& instance_id);
 
-  // ConsumerGroupHeartbeat, validated by the caller. A group id this broker does not know answers
-  // a member's heartbeat with UNKNOWN_MEMBER_ID, so that it rejoins: membership is not persisted.
+  // ConsumerGroupHeartbeat, validated by the caller. Whatever it changes of the group is written
+  // to the log before it returns (else COORDINATOR_NOT_AVAILABLE). A group id this broker does not
+  // know answers a member's heartbeat with UNKNOWN_MEMBER_ID, so that it rejoins.
   ConsumerHeartbeatResult consumer_heartbeat(const std::string& group_id,
                                              const ConsumerHeartbeat& request);
   // The broker's topics, as consumer groups see them; set before the first heartbeat.
@@ -157,6 +160,14 @@ class GroupCoordinator {
   void settle_locked(int64_t producer_id, bool commit);
   void replay_record(std::string_view key_bytes, std::optional<std::string_view> value_bytes,
                      int64_t producer_id);
+  // Rebuilds the consumer groups whose records the replay found.
+  void restore_consumer_groups_locked(int64_t now);
+  // Writes what changed of the consumer group since it was last written (tombstones for all of
+  // it once the group is gone); false if the log refused the records, which are tried again on
+  // the next call.
+  bool persist_consumer_group_locked(const std::string& group_id);
+  // The same for every consumer group, written or not yet (the timer's pass).
+  void persist_consumer_groups_locked();
   void expire_offsets_locked(int64_t now_ms);
   using OffsetsByGroup = std::map<std::string, std::map<TopicPartition, CommittedOffset>>;
   using OffsetFilter = std::function<bool(const TopicPartition&, const CommittedOffset&)>;
@@ -172,6 +183,12 @@ class GroupCoordinator {
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Group>> groups_;  // classic groups
   std::map<std::string, std::unique_ptr<ConsumerGroup>> consumer_groups_;
+  // What the log holds of each consumer group, and the group's revision when it was written.
+  struct WrittenConsumerGroup {
+    GroupRecords records;
+    uint64_t revision = UINT64_MAX;  // none written yet
+  };
+  std::map<std::string, WrittenConsumerGroup> written_consumer_groups_;
   OffsetsByGroup offsets_;
   // producer id -> group -> offsets its open transaction will commit
   std::map<int64_t, std::map<std::string, std::map<TopicPartition, CommittedOffset>>> pending_;

@@ -43,7 +43,86 @@ class MemoryOffsetLog : public KeyedLog {
   };
   std::vector<Entry> log;
 };
+
+// One topic "t" of four partitions.
+class OneTopic : public TopicCatalog {
+ public:
+  std::optional<TopicShape> find(const std::string& name) const override {
+    if (name != "t") return std::nullopt;
+    return TopicShape{Uuid{1}, "t", 4};
+  }
+  std::vector<std::string> matching(const std::string&) const override { return {}; }
+};
+
+ConsumerHeartbeat consumer_join(const std::string& member) {
+  ConsumerHeartbeat h;
+  h.member_id = member;
+  h.rebalance_timeout_ms = 1000;
+  h.subscribed_topic_names = std::vector<std::string>{"t"};
+  h.owned = OwnedPartitions{};
+  return h;
+}
+
+ConsumerHeartbeat consumer_ping(const std::string& member, int32_t epoch,
+                                const std::optional<Assignment>& owned) {
+  ConsumerHeartbeat h;
+  h.member_id = member;
+  h.member_epoch = epoch;
+  if (owned) {
+    h.owned = OwnedPartitions{};
+    for (const auto& [t, p] : *owned)
+      h.owned->emplace_back(t, std::vector<int32_t>(p.begin(), p.end()));
+  }
+  return h;
+}
 }  // namespace
+
+TEST(Coordinator, ConsumerGroupsSurviveARestart) {
+  MemoryOffsetLog log;
+  OneTopic topics;
+  ConsumerHeartbeatResult a, b;
+  {
+    GroupCoordinator c({}, log);
+    c.set_topic_catalog(&topics);
+    c.start();
+    a = c.consumer_heartbeat("cg", consumer_join("a"));
+    b = c.consumer_heartbeat("cg", consumer_join("b"));
+    ASSERT_EQ(b.error, ErrorCode::kNone);
+    c.consumer_heartbeat("cg", consumer_ping("b", b.member_epoch, Assignment{}));
+    size_t written = log.log.size();
+    // A heartbeat that changes nothing a restart needs writes nothing.
+    c.consumer_heartbeat("cg", consumer_ping("b", b.member_epoch, Assignment{}));
+    EXPECT_EQ(log.log.size(), written);
+  }
+  GroupCoordinator c({}, log);
+  c.set_topic_catalog(&topics);
+  c.start();
+  // a still owns all four partitions and is asked to give two up, at the epoch it had.
+  auto a2 = c.consumer_heartbeat("cg", consumer_ping("a", a.member_epoch, std::nullopt));
+  ASSERT_EQ(a2.error, ErrorCode::kNone);
+  EXPECT_EQ(a2.member_epoch, a.member_epoch);
+  auto a3 = c.consumer_heartbeat("cg", consumer_ping("a", a2.member_epoch, *a2.assignment));
+  EXPECT_EQ(a3.member_epoch, b.member_epoch);
+  auto b2 = c.consumer_heartbeat("cg", consumer_ping("b", b.member_epoch, Assignment{}));
+  ASSERT_TRUE(b2.assignment);
+  EXPECT_EQ(b2.assignment->at(Uuid{1}).size(), 2u);
+  EXPECT_EQ(c.commit("cg", "b", std::nullopt, b2.member_epoch, {{"t", 2, 5, -1, std::nullopt}})[0],
+            ErrorCode::kNone);
+  c.consumer_heartbeat("cg", consumer_ping("a", kLeaveGroupEpoch, std::nullopt));
+  c.consumer_heartbeat("cg", consumer_ping("b", kLeaveGroupEpoch, std::nullopt));
+  EXPECT_EQ(c.delete_group("cg"), ErrorCode::kNone);
+  c.stop();
+
+  // Deleted: its records are tombstoned, so nothing comes back.
+  GroupCoordinator after({}, log);
+  after.set_topic_catalog(&topics);
+  after.start();
+  bool found = true;
+  after.describe_consumer_group("cg", [&](const ConsumerGroup* g) { found = g != nullptr; });
+  EXPECT_FALSE(found);
+  EXPECT_EQ(after.consumer_heartbeat("cg", consumer_ping("a", 3, std::nullopt)).error,
+            ErrorCode::kUnknownMemberId);
+}
 
 TEST(OffsetRecords, KeyAndValueRoundTrip) {
   auto key = decode_offset_key(encode_offset_key({"grp", "topic", 7}));

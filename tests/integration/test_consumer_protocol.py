@@ -324,21 +324,37 @@ def test_classic_and_consumer_protocols_keep_to_their_groups(broker):
         assert (g["error"], g["message"]) == (GROUP_ID_NOT_FOUND, "Group cp-unknown not found.")
 
 
-def test_a_restart_forgets_members_who_rejoin_and_keeps_offsets(make_broker):
-    """Membership is not persisted: after a restart a member's heartbeat gets UNKNOWN_MEMBER_ID
-    (a client rejoins on it), while its group's committed offsets are still there."""
+def test_a_restart_keeps_members_epochs_and_assignments(make_broker):
+    """Membership is kept in __consumer_offsets (Kafka's records): after a crash a hand-over in
+    progress goes on where it stopped, and after a clean restart the group is as it was."""
     broker = make_broker()
-    create_topic(broker.bootstrap, "cp-nine", partitions=1)
-    member = new_member_id()
+    create_topic(broker.bootstrap, "cp-nine", partitions=2)
+    first, second = new_member_id(), new_member_id()
     with kw.Conn(broker.port) as c:
-        _, _, _, epoch, _, _ = heartbeat(c, "cp-g9", member, 0, ["cp-nine"], {}, 30000)
-        assert offset_commit_v9(c, "cp-g9", member, epoch, "cp-nine", 0, 9) == NONE
+        _, _, _, epoch_a, _, owned_a = heartbeat(c, "cp-g9", first, 0, ["cp-nine"], {}, 30000)
+        error, _, _, epoch_b, _, owned_b = heartbeat(c, "cp-g9", second, 0, ["cp-nine"], {}, 30000)
+        assert (error, epoch_a, epoch_b, partitions_of(owned_a), partitions_of(owned_b)) == (NONE, 1, 2, 2, 0)
+        assert offset_commit_v9(c, "cp-g9", first, epoch_a, "cp-nine", 0, 9) == NONE
     broker.restart(clean=False)
     with kw.Conn(broker.port) as c:
-        assert heartbeat(c, "cp-g9", member, epoch)[0] == UNKNOWN_MEMBER_ID
-        assert offset_fetch_v9(c, "cp-g9", None, -1, "cp-nine", 0) == (NONE, 9)
-        error, _, _, epoch, _, assignment = heartbeat(c, "cp-g9", member, 0, ["cp-nine"], {}, 30000)
-        assert error == NONE and partitions_of(assignment) == 1
+        # The first member, at its old epoch, is asked to give up one partition...
+        error, _, _, epoch, _, kept = heartbeat(c, "cp-g9", first, epoch_a, owned=owned_a)
+        assert (error, epoch, partitions_of(kept)) == (NONE, 1, 1)
+        error, _, _, epoch, _, _ = heartbeat(c, "cp-g9", first, epoch, owned=kept)
+        assert (error, epoch) == (NONE, 2)
+        # ...which then goes to the second, still at the epoch it had before the crash.
+        error, _, _, epoch, _, got = heartbeat(c, "cp-g9", second, epoch_b, owned={})
+        assert (error, epoch, partitions_of(got)) == (NONE, 2, 1)
+        assert offset_fetch_v9(c, "cp-g9", second, 2, "cp-nine", 0) == (NONE, 9)
+        before = describe(c, "cp-g9")
+    assert (before["state"], before["epoch"], before["assignment_epoch"]) == ("Stable", 2, 2)
+    broker.restart(clean=True)
+    with kw.Conn(broker.port) as c:
+        after = describe(c, "cp-g9")
+        assert (after["state"], after["epoch"]) == ("Stable", 2)
+        assert {m: (v["epoch"], v["assignment"]) for m, v in after["members"].items()} == \
+            {m: (v["epoch"], v["assignment"]) for m, v in before["members"].items()}
+        assert heartbeat(c, "cp-g9", second, 2)[:4:3] == (NONE, 2)
 
 
 def test_consumer_group_settings_are_checked_at_start(make_broker):
