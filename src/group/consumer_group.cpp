@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/random_id.h"
+#include "group/group.h"
 
 namespace oxbow::group {
 
@@ -295,6 +296,11 @@ void ConsumerGroup::refresh_subscription(const TopicCatalog& topics) {
   if (changed) bump_group_epoch();
 }
 
+void ConsumerGroup::bump_group_epoch() {
+  ++group_epoch_;
+  revision_ = next_group_revision();
+}
+
 void ConsumerGroup::refresh_regexes(int64_t now, const TopicCatalog& topics) {
   std::map<std::string, ResolvedRegex> resolved;
   for (const auto& [id, m] : members_) {
@@ -311,7 +317,7 @@ void ConsumerGroup::refresh_regexes(int64_t now, const TopicCatalog& topics) {
                  resolved_regexes_.end(), same_topics))
     return;
   resolved_regexes_ = std::move(resolved);
-  ++revision_;
+  revision_ = next_group_revision();
   refresh_subscription(topics);
 }
 
@@ -326,7 +332,7 @@ void ConsumerGroup::update_target(const ConsumerGroupOptions& options) {
   }
   target_ = assign(assignor(options), inputs, subscribed_);
   assignment_epoch_ = group_epoch_;
-  ++revision_;
+  revision_ = next_group_revision();
 }
 
 bool ConsumerGroup::held_by_other(const Uuid& topic, int32_t partition,
@@ -396,7 +402,8 @@ void ConsumerGroup::reconcile(ConsumerMember& member, const std::optional<OwnedP
 
 void ConsumerGroup::store(ConsumerMember member) {
   auto before = members_.find(member.id);
-  if (before == members_.end() || !same_snapshot_fields(before->second, member)) ++revision_;
+  if (before == members_.end() || !same_snapshot_fields(before->second, member))
+    revision_ = next_group_revision();
   std::erase_if(owners_, [&](const auto& entry) { return entry.second == member.id; });
   for (const auto* partitions : {&member.assigned, &member.pending_revocation}) {
     for (const auto& [topic, list] : *partitions) {
@@ -418,7 +425,7 @@ void ConsumerGroup::remove(std::string member_id) {
   }
   members_.erase(it);
   target_.erase(member_id);
-  ++revision_;
+  revision_ = next_group_revision();
   forget_unused_regexes();
 }
 
@@ -427,7 +434,7 @@ void ConsumerGroup::forget_unused_regexes() {
     return std::none_of(members_.begin(), members_.end(),
                         [&](const auto& m) { return m.second.subscribed_regex == entry.first; });
   });
-  if (forgotten > 0) ++revision_;
+  if (forgotten > 0) revision_ = next_group_revision();
 }
 
 bool ConsumerGroup::apply(const ConsumerHeartbeat& request, ConsumerMember& member) {

@@ -123,7 +123,7 @@ class ConsumerGroup {
   static ConsumerGroup restore(std::string id, const ConsumerGroupSnapshot& snapshot,
                                const ConsumerGroupOptions& options, int64_t now);
   ConsumerGroupSnapshot snapshot() const;
-  // Grows with every change a snapshot would show, so that an unchanged group is not encoded.
+  // Changes with every change a snapshot would show, so that an unchanged group is not encoded.
   uint64_t revision() const { return revision_; }
 
   const std::string& id() const { return id_; }
@@ -175,10 +175,7 @@ class ConsumerGroup {
   // Bumps the group epoch if the subscribed topics or their partition counts changed (for a
   // restored group: since the snapshot).
   void refresh_subscription(const TopicCatalog& topics);
-  void bump_group_epoch() {
-    ++group_epoch_;
-    ++revision_;
-  }
+  void bump_group_epoch();
   void refresh_regexes(int64_t now, const TopicCatalog& topics);
   void update_target(const ConsumerGroupOptions& options);
   void reconcile(ConsumerMember& member, const std::optional<OwnedPartitions>& owned, int64_t now);

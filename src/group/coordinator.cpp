@@ -28,9 +28,9 @@ void GroupCoordinator::start() {
     log_.replay([this](std::string_view key, std::optional<std::string_view> value,
                        int64_t producer_id) { replay_record(key, value, producer_id); },
                 [this](int64_t producer_id, bool commit) { settle_locked(producer_id, commit); });
-    restore_consumer_groups_locked(now_ms());
+    restore_groups_locked(now_ms());
     for (const auto& [group_id, offsets] : offsets_) {
-      if (consumer_groups_.contains(group_id)) continue;
+      if (consumer_groups_.contains(group_id) || groups_.contains(group_id)) continue;
       auto group = std::make_unique<Group>(group_id, options_.initial_rebalance_delay_ms);
       groups_[group_id] = std::move(group);
     }
@@ -95,8 +95,10 @@ void GroupCoordinator::join(JoinRequest request, JoinCallback done) {
     auto it = groups_.find(request.group_id);
     unknown_member = !request.member_id.empty() &&
                      (it == groups_.end() || it->second->state() == GroupState::kDead);
-    if (!unknown_member && !other_protocol)
+    if (!unknown_member && !other_protocol) {
       group_for_join(request.group_id).join(request, now_ms(), std::move(done), completions);
+      persist_classic_group_locked(request.group_id);  // e.g. a static member's new id
+    }
   }
   if (other_protocol) return fail(ErrorCode::kInconsistentGroupProtocol);
   if (unknown_member) return fail(ErrorCode::kUnknownMemberId);
@@ -118,6 +120,8 @@ void GroupCoordinator::sync(SyncRequest request, SyncCallback done) {
       completions.push_back([done, result] { done(result); });
     } else {
       it->second->sync(request, now_ms(), std::move(done), completions);
+      // The leader's assignment is in the log before any member hears of it.
+      persist_classic_group_locked(request.group_id);
     }
   }
   run(completions);
@@ -143,6 +147,7 @@ ErrorCode GroupCoordinator::leave(const std::string& group_id, const std::string
     auto it = groups_.find(group_id);
     if (it == groups_.end()) return ErrorCode::kUnknownMemberId;
     error = it->second->leave(member_id, instance_id, now_ms(), completions);
+    persist_classic_group_locked(group_id);
   }
   run(completions);
   return error;
@@ -174,7 +179,10 @@ ConsumerHeartbeatResult GroupCoordinator::consumer_heartbeat(const std::string& 
       return fail(ErrorCode::kUnknownMemberId, fmt::format("Member {} is not a member of group {}.",
                                                            request.member_id, group_id));
     // An empty classic group (offsets only) becomes a consumer group; its offsets stay.
-    if (classic != groups_.end()) groups_.erase(classic);
+    if (classic != groups_.end()) {
+      groups_.erase(classic);
+      persist_classic_group_locked(group_id);  // else the timer's pass
+    }
     it = consumer_groups_.emplace(group_id, std::make_unique<ConsumerGroup>(group_id)).first;
     created = true;
   }
@@ -209,6 +217,14 @@ bool GroupCoordinator::persist(const std::string& group_id, const KeyedRecords& 
 void GroupCoordinator::replay_record(std::string_view key_bytes,
                                      std::optional<std::string_view> value_bytes,
                                      int64_t producer_id) {
+  if (auto classic_group = classic_group_of_key(key_bytes)) {
+    if (value_bytes) {
+      written_classic_groups_[*classic_group].value = std::string(*value_bytes);
+    } else {
+      written_classic_groups_.erase(*classic_group);
+    }
+    return;
+  }
   if (auto consumer_group = consumer_group_of_key(key_bytes)) {
     auto& records = written_consumer_groups_[*consumer_group].records;
     if (value_bytes) {
@@ -241,7 +257,19 @@ void GroupCoordinator::replay_record(std::string_view key_bytes,
   }
 }
 
-void GroupCoordinator::restore_consumer_groups_locked(int64_t now) {
+void GroupCoordinator::restore_groups_locked(int64_t now) {
+  for (auto it = written_classic_groups_.begin(); it != written_classic_groups_.end();) {
+    auto snapshot = decode_classic_group_value(it->second.value);
+    if (!snapshot) {
+      spdlog::warn("group {}: its record in __consumer_offsets cannot be read; left out",
+                   it->first);
+      it = written_classic_groups_.erase(it);
+      continue;
+    }
+    groups_[it->first] = std::make_unique<Group>(
+        Group::restore(it->first, options_.initial_rebalance_delay_ms, *snapshot, now));
+    ++it;
+  }
   for (auto it = written_consumer_groups_.begin(); it != written_consumer_groups_.end();) {
     const auto& [group_id, written] = *it;
     auto snapshot = consumer_group_from_records(written.records);
@@ -295,9 +323,45 @@ bool GroupCoordinator::persist_consumer_group_locked(const std::string& group_id
   return true;
 }
 
-void GroupCoordinator::persist_consumer_groups_locked() {
+bool GroupCoordinator::persist_classic_group_locked(const std::string& group_id) {
+  auto group = groups_.find(group_id);
+  auto written = written_classic_groups_.find(group_id);
+  bool exists = group != groups_.end() && group->second->state() != GroupState::kDead;
+  std::optional<std::string> value;
+  if (exists) {
+    if (written != written_classic_groups_.end() &&
+        written->second.revision == group->second->revision())
+      return true;
+    auto snapshot = group->second->snapshot();
+    if (!snapshot) return true;  // mid-rebalance: the last snapshot stands
+    value = encode_classic_group_value(*snapshot);
+  } else if (written == written_classic_groups_.end()) {
+    return true;
+  }
+  bool unchanged = written != written_classic_groups_.end() && value == written->second.value;
+  if (!unchanged && !persist(group_id, {{encode_classic_group_key(group_id), value}})) {
+    spdlog::warn("group {}: its membership could not be written to __consumer_offsets", group_id);
+    return false;
+  }
+  if (!value) {
+    written_classic_groups_.erase(written);
+    return true;
+  }
+  auto& entry = written_classic_groups_[group_id];
+  entry.value = std::move(*value);
+  entry.revision = group->second->revision();
+  return true;
+}
+
+void GroupCoordinator::persist_groups_locked() {
+  for (const auto& [id, group] : groups_) persist_classic_group_locked(id);
   for (const auto& [id, group] : consumer_groups_) persist_consumer_group_locked(id);
   std::vector<std::string> gone;
+  for (const auto& [id, written] : written_classic_groups_) {
+    if (!groups_.contains(id)) gone.push_back(id);
+  }
+  for (const auto& id : gone) persist_classic_group_locked(id);
+  gone.clear();
   for (const auto& [id, written] : written_consumer_groups_) {
     if (!consumer_groups_.contains(id)) gone.push_back(id);
   }
@@ -523,6 +587,7 @@ ErrorCode GroupCoordinator::delete_group(const std::string& group_id) {
     offsets_.erase(group_id);
     it->second->mark_dead(completions);
     groups_.erase(it);
+    persist_classic_group_locked(group_id);  // its tombstone; else the timer's pass
   }
   run(completions);
   return ErrorCode::kNone;
@@ -635,8 +700,8 @@ void GroupCoordinator::tick(int64_t now) {
       last_expiry_ms_ = now;
       expire_offsets_locked(now);
     }
-    // Expired members, regex results and groups gone with their offsets.
-    persist_consumer_groups_locked();
+    // Expired members, ended rebalances, regex results and groups gone with their offsets.
+    persist_groups_locked();
   }
   run(completions);
 }

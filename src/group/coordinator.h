@@ -1,8 +1,9 @@
 #pragma once
 // The group coordinator: every consumer group of the broker and their committed offsets.
-// Committed offsets, and KIP-848 consumer groups' members, epochs and assignments, are appended to
-// `__consumer_offsets` through a KeyedLog and replayed from it at start-up; classic groups'
-// membership lives in memory. Offsets committed inside a transaction
+// Committed offsets, classic groups' last stable membership (generation, members, assignments)
+// and KIP-848 consumer groups' members, epochs and assignments are appended to
+// `__consumer_offsets` through a KeyedLog, in Kafka's record formats, and replayed from it at
+// start-up. Offsets committed inside a transaction
 // (TxnOffsetCommit) stay pending until the transaction's marker reaches the group's partition. One
 // lock guards everything; callbacks of deferred JoinGroup/SyncGroup responses run after it is
 // released.
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "common/keyed_log.h"
+#include "group/classic_group_records.h"
 #include "group/consumer_group.h"
 #include "group/consumer_group_records.h"
 #include "group/group.h"
@@ -160,14 +162,17 @@ class GroupCoordinator {
   void settle_locked(int64_t producer_id, bool commit);
   void replay_record(std::string_view key_bytes, std::optional<std::string_view> value_bytes,
                      int64_t producer_id);
-  // Rebuilds the consumer groups whose records the replay found.
-  void restore_consumer_groups_locked(int64_t now);
+  // Rebuilds the classic and consumer groups whose records the replay found.
+  void restore_groups_locked(int64_t now);
+  // Writes the classic group's snapshot if it changed since it was last written (a tombstone once
+  // the group is gone); false if the log refused it, which is tried again on the next call.
+  bool persist_classic_group_locked(const std::string& group_id);
   // Writes what changed of the consumer group since it was last written (tombstones for all of
   // it once the group is gone); false if the log refused the records, which are tried again on
   // the next call.
   bool persist_consumer_group_locked(const std::string& group_id);
-  // The same for every consumer group, written or not yet (the timer's pass).
-  void persist_consumer_groups_locked();
+  // The same for every group of either kind, written or not yet (the timer's pass).
+  void persist_groups_locked();
   void expire_offsets_locked(int64_t now_ms);
   using OffsetsByGroup = std::map<std::string, std::map<TopicPartition, CommittedOffset>>;
   using OffsetFilter = std::function<bool(const TopicPartition&, const CommittedOffset&)>;
@@ -189,6 +194,11 @@ class GroupCoordinator {
     uint64_t revision = UINT64_MAX;  // none written yet
   };
   std::map<std::string, WrittenConsumerGroup> written_consumer_groups_;
+  struct WrittenClassicGroup {
+    std::string value;
+    uint64_t revision = UINT64_MAX;  // none written yet
+  };
+  std::map<std::string, WrittenClassicGroup> written_classic_groups_;
   OffsetsByGroup offsets_;
   // producer id -> group -> offsets its open transaction will commit
   std::map<int64_t, std::map<std::string, std::map<TopicPartition, CommittedOffset>>> pending_;

@@ -124,6 +124,56 @@ TEST(Coordinator, ConsumerGroupsSurviveARestart) {
             ErrorCode::kUnknownMemberId);
 }
 
+TEST(Coordinator, ClassicGroupsSurviveARestart) {
+  MemoryOffsetLog log;
+  CoordinatorOptions options;
+  options.initial_rebalance_delay_ms = 0;
+  JoinRequest request;
+  request.group_id = "cl";
+  request.client_id = "client";
+  request.session_timeout_ms = 10000;
+  request.rebalance_timeout_ms = 10000;
+  request.protocol_type = "consumer";
+  request.protocols = {{"range", Bytes{1}}};
+  JoinResult joined;
+  std::optional<SyncResult> synced;
+  {
+    GroupCoordinator c(options, log);
+    c.start();
+    c.join(request, [&](JoinResult r) { joined = r; });
+    ASSERT_EQ(joined.error, ErrorCode::kNone);
+    size_t before_sync = log.log.size();
+    SyncRequest sync{"cl",
+                     joined.generation,
+                     joined.member_id,
+                     std::nullopt,
+                     std::nullopt,
+                     std::nullopt,
+                     {{joined.member_id, Bytes{7}}}};
+    c.sync(sync, [&](SyncResult r) { synced = r; });
+    ASSERT_TRUE(synced && synced->error == ErrorCode::kNone);
+    EXPECT_EQ(log.log.size(), before_sync + 1);  // the group's record, before the answer
+    EXPECT_EQ(c.heartbeat("cl", joined.member_id, std::nullopt, joined.generation),
+              ErrorCode::kNone);
+    EXPECT_EQ(log.log.size(), before_sync + 1);  // heartbeats write nothing
+  }
+  {
+    GroupCoordinator c(options, log);
+    c.start();
+    EXPECT_EQ(c.heartbeat("cl", joined.member_id, std::nullopt, joined.generation),
+              ErrorCode::kNone);
+    auto described = c.describe("cl");
+    EXPECT_EQ(described.state, "Stable");
+    ASSERT_EQ(described.members.size(), 1u);
+    EXPECT_EQ(described.members[0].assignment, Bytes{7});
+    EXPECT_EQ(c.leave("cl", joined.member_id, std::nullopt), ErrorCode::kNone);
+    EXPECT_EQ(c.delete_group("cl"), ErrorCode::kNone);
+  }
+  GroupCoordinator c(options, log);
+  c.start();
+  EXPECT_EQ(c.describe("cl").state, "Dead");  // deleted: tombstoned
+}
+
 TEST(OffsetRecords, KeyAndValueRoundTrip) {
   auto key = decode_offset_key(encode_offset_key({"grp", "topic", 7}));
   ASSERT_TRUE(key);

@@ -1,6 +1,7 @@
 #include "group/group.h"
 
 #include <algorithm>
+#include <atomic>
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -32,8 +33,66 @@ const Bytes* Member::metadata_for(const std::string& protocol) const {
   return nullptr;
 }
 
+uint64_t next_group_revision() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
+
 Group::Group(std::string id, int64_t initial_rebalance_delay_ms)
     : id_(std::move(id)), initial_rebalance_delay_ms_(initial_rebalance_delay_ms) {}
+
+Group Group::restore(std::string id, int64_t initial_rebalance_delay_ms,
+                     const ClassicGroupSnapshot& snapshot, int64_t now) {
+  Group group(std::move(id), initial_rebalance_delay_ms);
+  group.generation_ = snapshot.generation;
+  group.protocol_type_ = snapshot.protocol_type;
+  if (snapshot.members.empty() || !snapshot.protocol) {
+    group.empty_since_ms_ = snapshot.state_timestamp_ms >= 0 ? snapshot.state_timestamp_ms : now;
+    return group;
+  }
+  group.state_ = GroupState::kStable;
+  group.protocol_name_ = snapshot.protocol;
+  for (const auto& m : snapshot.members) {
+    Member member;
+    member.id = m.id;
+    member.instance_id = m.instance_id;
+    member.client_id = m.client_id;
+    member.client_host = m.client_host;
+    member.session_timeout_ms = m.session_timeout_ms;
+    member.rebalance_timeout_ms = m.rebalance_timeout_ms;
+    member.protocol_type = snapshot.protocol_type;
+    member.protocols = {{*snapshot.protocol, m.subscription}};
+    member.assignment = m.assignment;
+    member.heartbeat_deadline_ms = now + m.session_timeout_ms;
+    if (m.instance_id) group.static_members_[*m.instance_id] = m.id;
+    group.members_[m.id] = std::move(member);
+  }
+  bool leader_known = snapshot.leader && group.members_.contains(*snapshot.leader);
+  group.leader_ = leader_known ? *snapshot.leader : group.members_.begin()->first;
+  return group;
+}
+
+std::optional<ClassicGroupSnapshot> Group::snapshot() const {
+  bool stable = state_ == GroupState::kStable && protocol_name_;
+  bool emptied = state_ == GroupState::kEmpty && generation_ > 0;
+  if (!stable && !emptied) return std::nullopt;
+  ClassicGroupSnapshot out;
+  out.protocol_type = protocol_type_;
+  out.generation = generation_;
+  if (emptied) {
+    out.state_timestamp_ms = empty_since_ms_;
+    return out;
+  }
+  out.protocol = protocol_name_;
+  out.leader = leader_;
+  for (const auto& [id, m] : members_) {
+    const Bytes* subscription = m.metadata_for(*protocol_name_);
+    out.members.push_back({id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                           m.session_timeout_ms, subscription ? *subscription : Bytes{},
+                           m.assignment});
+  }
+  return out;
+}
 
 std::string Group::new_member_id(const std::string& client_id,
                                  const std::optional<std::string>& instance_id) {
@@ -70,6 +129,7 @@ ErrorCode Group::check_static(const std::string& member_id,
 }
 
 void Group::join(const JoinRequest& request, int64_t now, JoinCallback done, Completions& out) {
+  revision_ = next_group_revision();  // e.g. a static member's new id in a stable group
   auto fail = [&](ErrorCode error, std::string member_id = "") {
     JoinResult result;
     result.error = error;
@@ -240,6 +300,7 @@ void Group::maybe_complete_join(int64_t now, Completions& out) {
 }
 
 void Group::complete_join(int64_t now, Completions& out) {
+  revision_ = next_group_revision();
   // Members that did not rejoin in time are out (static members too: their instance is freed).
   std::vector<std::string> gone;
   for (const auto& [id, member] : members_) {
@@ -314,6 +375,7 @@ JoinResult Group::join_result_for(const Member& member) const {
 }
 
 void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Completions& out) {
+  revision_ = next_group_revision();
   auto reply = [&](ErrorCode error, Bytes assignment = {}) {
     SyncResult result;
     result.error = error;
@@ -397,6 +459,7 @@ ErrorCode Group::leave(const std::string& member_id, const std::optional<std::st
 }
 
 void Group::remove_member(const std::string& member_id, int64_t now, Completions& out) {
+  revision_ = next_group_revision();
   auto it = members_.find(member_id);
   if (it == members_.end()) return;
   Member& member = it->second;

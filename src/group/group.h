@@ -92,12 +92,50 @@ struct SyncRequest {
   std::vector<std::pair<std::string, Bytes>> assignments;
 };
 
+// What a restart must not lose of a classic group (classic_group_records.h keeps it in
+// `__consumer_offsets`): its last Stable state, with each member's metadata for the chosen
+// protocol and its assignment, or the generation it had when it became Empty. A rebalance in
+// progress is not kept, as in Kafka: the group comes back as it was before it.
+struct ClassicGroupSnapshot {
+  struct MemberState {
+    std::string id;
+    std::optional<std::string> instance_id;
+    std::string client_id;
+    std::string client_host;
+    int32_t rebalance_timeout_ms = 0;
+    int32_t session_timeout_ms = 0;
+    Bytes subscription;
+    Bytes assignment;
+    bool operator==(const MemberState&) const = default;
+  };
+  std::string protocol_type;
+  int32_t generation = 0;
+  std::optional<std::string> protocol;
+  std::optional<std::string> leader;
+  int64_t state_timestamp_ms = -1;  // when it became Empty; -1 for a Stable group
+  std::vector<MemberState> members;
+  bool operator==(const ClassicGroupSnapshot&) const = default;
+};
+
+// A revision no group has had: revisions of a group replaced by another (deleted, converted)
+// never match what was written of the old one.
+uint64_t next_group_revision();
+
 // Deferred work produced while the coordinator's lock is held, run after it is released.
 using Completions = std::vector<std::function<void()>>;
 
 class Group {
  public:
   Group(std::string id, int64_t initial_rebalance_delay_ms);
+  // The group as the snapshot left it (Stable with its members, or Empty); sessions run from
+  // `now`.
+  static Group restore(std::string id, int64_t initial_rebalance_delay_ms,
+                       const ClassicGroupSnapshot& snapshot, int64_t now);
+  // nullopt while a rebalance is in progress (the last snapshot stands), and for a group that
+  // never had a member (offsets only: nothing to keep).
+  std::optional<ClassicGroupSnapshot> snapshot() const;
+  // Changes with every call that may change what a snapshot holds.
+  uint64_t revision() const { return revision_; }
 
   const std::string& id() const { return id_; }
   GroupState state() const { return state_; }
@@ -158,6 +196,7 @@ class Group {
   int64_t initial_delay_until_ms_ = 0;
   int64_t empty_since_ms_ = 0;
   uint64_t next_member_serial_ = 0;
+  uint64_t revision_ = 0;
 };
 
 }  // namespace oxbow::group

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "group/classic_group_records.h"
+#include "protocol/wire.h"
+
 namespace oxbow::group {
 
 namespace {
@@ -248,6 +251,102 @@ TEST(Group, InitialRebalanceDelayWaitsForMoreMembers) {
   run(c);
   ASSERT_TRUE(a->join && b->join);
   EXPECT_EQ(a->join->generation, 1);
+}
+
+TEST(Group, SnapshotsOnlyStableOrEmptiedGroupsAndRestoresThem) {
+  Group g("g", 0);
+  EXPECT_FALSE(g.snapshot());  // never had a member
+  auto a = join(g, join_request("", {"range", "roundrobin"}, "static-a"), 0);
+  ASSERT_TRUE(a->join);
+  EXPECT_FALSE(g.snapshot());  // mid-rebalance
+  const std::string id = a->join->member_id;
+  sync(g, id, 1, {{id, Bytes{9, 9}}}, 1);
+  ASSERT_EQ(g.state(), GroupState::kStable);
+  auto snapshot = g.snapshot();
+  ASSERT_TRUE(snapshot);
+  EXPECT_EQ(snapshot->protocol, "range");
+  ASSERT_EQ(snapshot->members.size(), 1u);
+  EXPECT_EQ(snapshot->members[0].subscription, (Bytes{1, 2, 3}));
+  EXPECT_EQ(snapshot->members[0].assignment, (Bytes{9, 9}));
+
+  auto decoded = decode_classic_group_value(encode_classic_group_value(*snapshot));
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(*decoded, *snapshot);
+  Group restored = Group::restore("g", 0, *decoded, 100);
+  EXPECT_EQ(restored.state(), GroupState::kStable);
+  EXPECT_EQ(restored.generation(), 1);
+  EXPECT_EQ(restored.leader(), id);
+  EXPECT_EQ(restored.snapshot(), snapshot);
+  EXPECT_EQ(restored.heartbeat(id, "static-a", 1, 101), ErrorCode::kNone);
+  auto again = sync(restored, id, 1, {}, 102);
+  ASSERT_TRUE(again->sync);
+  EXPECT_EQ(again->sync->assignment, (Bytes{9, 9}));
+  // A member that goes silent is dropped a session after its last word.
+  const int64_t expiry = 102 + 10000;
+  Completions c;
+  restored.tick(expiry - 1, c);
+  EXPECT_EQ(restored.state(), GroupState::kStable);
+  restored.tick(expiry, c);
+  run(c);
+  EXPECT_EQ(restored.state(), GroupState::kEmpty);
+  auto emptied = restored.snapshot();
+  ASSERT_TRUE(emptied);
+  EXPECT_EQ(emptied->generation, 2);
+  EXPECT_EQ(emptied->state_timestamp_ms, expiry);
+  Group empty = Group::restore("g", 0, *emptied, 200'000);
+  EXPECT_EQ(empty.state(), GroupState::kEmpty);
+  EXPECT_EQ(empty.empty_since_ms(), expiry);
+  EXPECT_EQ(empty.generation(), 2);
+}
+
+TEST(ClassicGroupRecords, ReadsKafkasVersionsAndRefusesBadInput) {
+  EXPECT_EQ(classic_group_of_key(encode_classic_group_key("grp")), "grp");
+  EXPECT_FALSE(classic_group_of_key(std::string("\x00\x01\x00\x01g", 5)));  // an offset key
+  // Version 0: no rebalance timeout, state timestamp or instance ids.
+  protocol::Writer v0;
+  v0.i16(0);
+  v0.string("consumer", false);
+  v0.i32(4);
+  v0.nullable_string(std::string("range"), false);
+  v0.nullable_string(std::string("m"), false);
+  v0.array_length(1, false);
+  for (const char* s : {"m", "client", "/127.0.0.1"}) v0.string(s, false);
+  v0.i32(30000);
+  v0.bytes({1}, false);
+  v0.bytes({2}, false);
+  auto g0 = decode_classic_group_value(std::string(v0.buffer().begin(), v0.buffer().end()));
+  ASSERT_TRUE(g0);
+  EXPECT_EQ(g0->generation, 4);
+  EXPECT_EQ(g0->members.at(0).session_timeout_ms, 30000);
+  EXPECT_EQ(g0->members.at(0).rebalance_timeout_ms, 30000);
+  EXPECT_EQ(g0->members.at(0).assignment, Bytes{2});
+  // Version 4: flexible.
+  protocol::Writer v4;
+  v4.i16(4);
+  v4.string("consumer", true);
+  v4.i32(5);
+  v4.nullable_string(std::string("range"), true);
+  v4.nullable_string(std::string("m"), true);
+  v4.i64(1234);
+  v4.array_length(1, true);
+  v4.string("m", true);
+  v4.nullable_string(std::string("inst"), true);
+  v4.string("client", true);
+  v4.string("/127.0.0.1", true);
+  v4.i32(60000);
+  v4.i32(45000);
+  v4.bytes({1}, true);
+  v4.bytes({2}, true);
+  v4.empty_tagged_fields();
+  v4.empty_tagged_fields();
+  auto g4 = decode_classic_group_value(std::string(v4.buffer().begin(), v4.buffer().end()));
+  ASSERT_TRUE(g4);
+  EXPECT_EQ(g4->state_timestamp_ms, 1234);
+  EXPECT_EQ(g4->members.at(0).instance_id, "inst");
+  EXPECT_EQ(g4->members.at(0).rebalance_timeout_ms, 60000);
+  std::string truncated(v4.buffer().begin(), v4.buffer().end() - 4);
+  EXPECT_FALSE(decode_classic_group_value(truncated));
+  EXPECT_FALSE(decode_classic_group_value(std::string("\x00\x07", 2)));  // unknown version
 }
 
 }  // namespace oxbow::group

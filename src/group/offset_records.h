@@ -4,8 +4,8 @@
 //   key   (version 1): version int16, group string, topic string, partition int32
 //   value (version 3): version int16, offset int64, leader_epoch int32, metadata string,
 //                      commit_timestamp int64
-// A record with a null value (tombstone) deletes the key. Keys of other versions (group
-// metadata, version 2) are skipped on replay.
+// A record with a null value (tombstone) deletes the key. Keys of other versions are the groups'
+// own records (classic_group_records.h, consumer_group_records.h).
 #include <cstdint>
 #include <optional>
 #include <string>

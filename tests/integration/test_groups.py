@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from ck_helpers import admin, producer
 import kafka_wire as kw
-from harness import unique_topic, wait_until
+from harness import metric_value, scrape_metrics, unique_topic, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"
@@ -203,6 +203,37 @@ def test_static_member_restart_gets_same_partitions_without_rebalance(make_broke
         for m in (a, b, b2):
             if m:
                 m.stop()
+
+
+def test_a_broker_crash_does_not_rebalance_a_stable_group(make_broker):
+    """The group's last stable membership is in __consumer_offsets (Kafka's GroupMetadata record):
+    after kill -9 and a restart the members heartbeat on in their generation and keep their
+    partitions, where a broker that forgot them would make both rejoin and be reassigned."""
+    broker = group_broker(make_broker)
+    topic, group = unique_topic("crash"), unique_topic("g")
+    create_topic(broker.bootstrap, topic, 4)
+    a = Member(broker.bootstrap, group, topic, "--session-ms", "30000")
+    b = Member(broker.bootstrap, group, topic, "--session-ms", "30000")
+    try:
+        wait_until(lambda: owners_cover([a, b], 4) and a.partitions() and b.partitions(), 60,
+                   message="two members own 4 partitions")
+        before = (a.partitions(), b.partitions(), a.assignment_changes, b.assignment_changes)
+        broker.restart(clean=False)
+        produce(broker.bootstrap, topic, [f"r{i}" for i in range(40)], 4)
+        wait_until(lambda: len([v for v in a.values() + b.values() if v.startswith("r")]) >= 40, 60,
+                   message="both consume after the restart")
+        # Both members heartbeat several times (500 ms apart) in the restarted broker...
+        heartbeats = lambda: metric_value(scrape_metrics(broker), "oxbow_requests_total", api="Heartbeat")
+        wait_until(lambda: heartbeats() >= 8, 30, message="heartbeats after the restart")
+        # ...and none of that rebalanced the group.
+        assert (a.partitions(), b.partitions(), a.assignment_changes, b.assignment_changes) == before
+        r = kw.Reader(_call(broker.port, 15, 0, struct.pack(">i", 1) + kw.string(group)))
+        r.int32()  # groups
+        error, _, state = r.int16(), r.string(), r.string()
+        assert (error, state) == (0, "Stable")
+    finally:
+        for m in (a, b):
+            m.stop()
 
 
 def test_kafka_python_group_join_consume_commit_leave(make_broker):
