@@ -119,8 +119,11 @@ void GroupCoordinator::sync(SyncRequest request, SyncCallback done) {
       result.error = ErrorCode::kUnknownMemberId;
       completions.push_back([done, result] { done(result); });
     } else {
-      it->second->sync(request, now_ms(), std::move(done), completions);
       // The leader's assignment is in the log before any member hears of it.
+      auto store = [&](const ClassicGroupSnapshot& stable) {
+        return write_classic_group_locked(request.group_id, encode_classic_group_value(stable));
+      };
+      it->second->sync(request, now_ms(), std::move(done), completions, store);
       persist_classic_group_locked(request.group_id);
     }
   }
@@ -325,31 +328,33 @@ bool GroupCoordinator::persist_consumer_group_locked(const std::string& group_id
 
 bool GroupCoordinator::persist_classic_group_locked(const std::string& group_id) {
   auto group = groups_.find(group_id);
-  auto written = written_classic_groups_.find(group_id);
   bool exists = group != groups_.end() && group->second->state() != GroupState::kDead;
-  std::optional<std::string> value;
-  if (exists) {
-    if (written != written_classic_groups_.end() &&
-        written->second.revision == group->second->revision())
-      return true;
-    auto snapshot = group->second->snapshot();
-    if (!snapshot) return true;  // mid-rebalance: the last snapshot stands
-    value = encode_classic_group_value(*snapshot);
-  } else if (written == written_classic_groups_.end()) {
+  if (!exists) return write_classic_group_locked(group_id, std::nullopt);
+  auto written = written_classic_groups_.find(group_id);
+  if (written != written_classic_groups_.end() &&
+      written->second.revision == group->second->revision())
     return true;
-  }
-  bool unchanged = written != written_classic_groups_.end() && value == written->second.value;
-  if (!unchanged && !persist(group_id, {{encode_classic_group_key(group_id), value}})) {
+  auto snapshot = group->second->snapshot();
+  if (!snapshot) return true;  // mid-rebalance: the last snapshot stands
+  if (!write_classic_group_locked(group_id, encode_classic_group_value(*snapshot))) return false;
+  written_classic_groups_[group_id].revision = group->second->revision();
+  return true;
+}
+
+bool GroupCoordinator::write_classic_group_locked(const std::string& group_id,
+                                                  const std::optional<std::string>& value) {
+  auto written = written_classic_groups_.find(group_id);
+  bool known = written != written_classic_groups_.end();
+  if (known ? value == written->second.value : !value) return true;
+  if (!persist(group_id, {{encode_classic_group_key(group_id), value}})) {
     spdlog::warn("group {}: its membership could not be written to __consumer_offsets", group_id);
     return false;
   }
   if (!value) {
     written_classic_groups_.erase(written);
-    return true;
+  } else {
+    written_classic_groups_[group_id].value = *value;
   }
-  auto& entry = written_classic_groups_[group_id];
-  entry.value = std::move(*value);
-  entry.revision = group->second->revision();
   return true;
 }
 

@@ -167,6 +167,9 @@ class GroupCoordinator {
   // Writes the classic group's snapshot if it changed since it was last written (a tombstone once
   // the group is gone); false if the log refused it, which is tried again on the next call.
   bool persist_classic_group_locked(const std::string& group_id);
+  // Writes the classic group's record (a tombstone for nullopt) unless the log holds it already.
+  bool write_classic_group_locked(const std::string& group_id,
+                                  const std::optional<std::string>& value);
   // Writes what changed of the consumer group since it was last written (tombstones for all of
   // it once the group is gone); false if the log refused the records, which are tried again on
   // the next call.

@@ -11,9 +11,11 @@ class MemoryOffsetLog : public KeyedLog {
  public:
   int32_t partitions() const override { return 3; }
   bool append(int32_t partition, const KeyedRecords& records) override {
+    if (refuse) return false;
     for (const auto& r : records) log.push_back({partition, r.first, r.second, -1, false, false});
     return true;
   }
+  bool refuse = false;  // a log that cannot be written
   int16_t append_transactional(int32_t partition, const KeyedRecords& records, int64_t producer_id,
                                int16_t) override {
     for (const auto& r : records)
@@ -150,6 +152,19 @@ TEST(Coordinator, ClassicGroupsSurviveARestart) {
                      std::nullopt,
                      std::nullopt,
                      {{joined.member_id, Bytes{7}}}};
+    // A log that refuses the record: the member is not told an assignment that is not kept.
+    log.refuse = true;
+    c.sync(sync, [&](SyncResult r) { synced = r; });
+    ASSERT_TRUE(synced);
+    EXPECT_EQ(synced->error, ErrorCode::kCoordinatorNotAvailable);
+    log.refuse = false;
+    request.member_id = sync.member_id;
+    joined = {};
+    c.join(request, [&](JoinResult r) { joined = r; });
+    ASSERT_EQ(joined.error, ErrorCode::kNone);
+    sync.generation = joined.generation;
+    synced.reset();
+    before_sync = log.log.size();
     c.sync(sync, [&](SyncResult r) { synced = r; });
     ASSERT_TRUE(synced && synced->error == ErrorCode::kNone);
     EXPECT_EQ(log.log.size(), before_sync + 1);  // the group's record, before the answer

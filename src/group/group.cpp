@@ -374,7 +374,8 @@ JoinResult Group::join_result_for(const Member& member) const {
   return result;
 }
 
-void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Completions& out) {
+void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Completions& out,
+                 const StoreGroup& store) {
   revision_ = next_group_revision();
   auto reply = [&](ErrorCode error, Bytes assignment = {}) {
     SyncResult result;
@@ -411,6 +412,19 @@ void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Com
           target->second.assignment = assignment;
       }
       state_ = GroupState::kStable;
+      if (store && !store(*snapshot())) {
+        state_ = GroupState::kCompletingRebalance;
+        for (auto& [id, m] : members_) {
+          m.assignment.clear();
+          if (!m.awaiting_sync) continue;
+          SyncResult failed;
+          failed.error = ErrorCode::kCoordinatorNotAvailable;
+          out.push_back([cb = m.awaiting_sync, failed] { cb(failed); });
+          m.awaiting_sync = nullptr;
+        }
+        prepare_rebalance(now, out);
+        return;
+      }
       spdlog::info("group {} generation {} stable: {} members, rebalance took {} ms", id_,
                    generation_, members_.size(), now - rebalance_started_ms_);
       for (auto& [id, m] : members_) {

@@ -148,7 +148,12 @@ class Group {
   int64_t empty_since_ms() const { return empty_since_ms_; }
 
   void join(const JoinRequest& request, int64_t now, JoinCallback done, Completions& out);
-  void sync(const SyncRequest& request, int64_t now, SyncCallback done, Completions& out);
+  // `store` writes the group's new stable state when the leader's assignment arrives; if it
+  // fails, the assignment is void, every waiting member gets COORDINATOR_NOT_AVAILABLE and a new
+  // rebalance starts, as in Kafka.
+  using StoreGroup = std::function<bool(const ClassicGroupSnapshot&)>;
+  void sync(const SyncRequest& request, int64_t now, SyncCallback done, Completions& out,
+            const StoreGroup& store = nullptr);
   ErrorCode heartbeat(const std::string& member_id, const std::optional<std::string>& instance_id,
                       int32_t generation, int64_t now);
   ErrorCode leave(const std::string& member_id, const std::optional<std::string>& instance_id,

@@ -44,8 +44,8 @@ std::shared_ptr<Captured> join(Group& g, JoinRequest r, int64_t now) {
 }
 
 std::shared_ptr<Captured> sync(Group& g, const std::string& member, int32_t generation,
-                               std::vector<std::pair<std::string, Bytes>> assignments,
-                               int64_t now) {
+                               std::vector<std::pair<std::string, Bytes>> assignments, int64_t now,
+                               const Group::StoreGroup& store = nullptr) {
   auto cap = std::make_shared<Captured>();
   SyncRequest r;
   r.group_id = "g";
@@ -54,7 +54,7 @@ std::shared_ptr<Captured> sync(Group& g, const std::string& member, int32_t gene
   r.assignments = std::move(assignments);
   Completions c;
   g.sync(
-      r, now, [cap](SyncResult res) { cap->sync = res; }, c);
+      r, now, [cap](SyncResult res) { cap->sync = res; }, c, store);
   run(c);
   return cap;
 }
@@ -347,6 +347,42 @@ TEST(ClassicGroupRecords, ReadsKafkasVersionsAndRefusesBadInput) {
   std::string truncated(v4.buffer().begin(), v4.buffer().end() - 4);
   EXPECT_FALSE(decode_classic_group_value(truncated));
   EXPECT_FALSE(decode_classic_group_value(std::string("\x00\x07", 2)));  // unknown version
+}
+
+TEST(Group, AnAssignmentTheLogRefusesIsVoidAndTheGroupRebalances) {
+  Group g("g", 0);
+  auto a = join(g, join_request(""), 0);
+  const std::string a_id = a->join->member_id;
+  sync(g, a_id, 1, {{a_id, {1}}}, 1);
+  auto b = join(g, join_request(""), 2);
+  auto a2 = join(g, join_request(a_id), 3);
+  ASSERT_TRUE(b->join && a2->join);
+  const std::string b_id = b->join->member_id;
+  auto bs = sync(g, b_id, 2, {}, 4);
+  std::optional<ClassicGroupSnapshot> offered;
+  auto refuse = [&](const ClassicGroupSnapshot& s) {
+    offered = s;
+    return false;
+  };
+  auto as = sync(g, a_id, 2, {{a_id, {1}}, {b_id, {2}}}, 5, refuse);
+  ASSERT_TRUE(offered);  // what would have been written: the new generation, stable
+  EXPECT_EQ(offered->generation, 2);
+  EXPECT_EQ(offered->members.size(), 2u);
+  ASSERT_TRUE(as->sync && bs->sync);
+  EXPECT_EQ(as->sync->error, ErrorCode::kCoordinatorNotAvailable);
+  EXPECT_EQ(bs->sync->error, ErrorCode::kCoordinatorNotAvailable);
+  EXPECT_EQ(g.state(), GroupState::kPreparingRebalance);
+  EXPECT_FALSE(g.snapshot());
+  // Both rejoin, and a stored assignment makes the group stable.
+  auto a3 = join(g, join_request(a_id), 6);
+  auto b3 = join(g, join_request(b_id), 7);
+  ASSERT_TRUE(a3->join && b3->join);
+  EXPECT_EQ(a3->join->generation, 3);
+  auto accept = [](const ClassicGroupSnapshot&) { return true; };
+  auto ok = sync(g, a_id, 3, {{a_id, {1}}, {b_id, {2}}}, 8, accept);
+  ASSERT_TRUE(ok->sync);
+  EXPECT_EQ(ok->sync->error, ErrorCode::kNone);
+  EXPECT_EQ(g.state(), GroupState::kStable);
 }
 
 }  // namespace oxbow::group
