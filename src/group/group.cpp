@@ -268,17 +268,9 @@ void Group::add_member(const JoinRequest& request, const std::string& member_id,
 }
 
 void Group::prepare_rebalance(int64_t now, Completions& out) {
-  if (state_ == GroupState::kCompletingRebalance) {
-    // Assignments of the generation being replaced are void.
-    for (auto& [id, member] : members_) {
-      if (member.awaiting_sync) {
-        SyncResult result;
-        result.error = ErrorCode::kRebalanceInProgress;
-        out.push_back([cb = member.awaiting_sync, result] { cb(result); });
-        member.awaiting_sync = nullptr;
-      }
-    }
-  }
+  // Assignments of the generation being replaced are void.
+  if (state_ == GroupState::kCompletingRebalance)
+    fail_waiting_syncs(ErrorCode::kRebalanceInProgress, out);
   int32_t timeout = 0;
   for (const auto& [id, member] : members_)
     timeout = std::max(timeout, member.rebalance_timeout_ms);
@@ -287,6 +279,16 @@ void Group::prepare_rebalance(int64_t now, Completions& out) {
   state_ = GroupState::kPreparingRebalance;
   rebalance_deadline_ms_ = now + std::max<int64_t>(timeout, initial_rebalance_delay_ms_);
   maybe_complete_join(now, out);
+}
+
+void Group::fail_waiting_syncs(ErrorCode error, Completions& out) {
+  for (auto& [id, member] : members_) {
+    if (!member.awaiting_sync) continue;
+    SyncResult result;
+    result.error = error;
+    out.push_back([cb = member.awaiting_sync, result] { cb(result); });
+    member.awaiting_sync = nullptr;
+  }
 }
 
 void Group::maybe_complete_join(int64_t now, Completions& out) {
@@ -414,14 +416,8 @@ void Group::sync(const SyncRequest& request, int64_t now, SyncCallback done, Com
       state_ = GroupState::kStable;
       if (store && !store(*snapshot())) {
         state_ = GroupState::kCompletingRebalance;
-        for (auto& [id, m] : members_) {
-          m.assignment.clear();
-          if (!m.awaiting_sync) continue;
-          SyncResult failed;
-          failed.error = ErrorCode::kCoordinatorNotAvailable;
-          out.push_back([cb = m.awaiting_sync, failed] { cb(failed); });
-          m.awaiting_sync = nullptr;
-        }
+        for (auto& [id, m] : members_) m.assignment.clear();
+        fail_waiting_syncs(ErrorCode::kCoordinatorNotAvailable, out);
         prepare_rebalance(now, out);
         return;
       }

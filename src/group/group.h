@@ -178,6 +178,8 @@ class Group {
   void add_member(const JoinRequest& request, const std::string& member_id, int64_t now,
                   JoinCallback done, Completions& out);
   void prepare_rebalance(int64_t now, Completions& out);
+  // Answers every member waiting in SyncGroup with `error`.
+  void fail_waiting_syncs(ErrorCode error, Completions& out);
   void maybe_complete_join(int64_t now, Completions& out);
   void complete_join(int64_t now, Completions& out);
   void remove_member(const std::string& member_id, int64_t now, Completions& out);
