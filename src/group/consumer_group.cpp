@@ -101,19 +101,25 @@ ConsumerGroup ConsumerGroup::restore(std::string id, const ConsumerGroupSnapshot
   return group;
 }
 
-ConsumerGroupSnapshot ConsumerGroup::snapshot() const {
+ConsumerGroupSnapshot ConsumerGroup::snapshot(bool with_members) const {
   ConsumerGroupSnapshot out;
   out.group_epoch = group_epoch_;
   out.assignment_epoch = assignment_epoch_;
   out.metadata_hash = restored_metadata_hash_.value_or(metadata_hash(subscribed_));
+  out.regexes = resolved_regexes_;
+  if (!with_members) return out;
   for (const auto& [id, member] : members_) {
     out.members.push_back(member);
     out.members.back().session_deadline_ms = 0;
     out.members.back().revocation_deadline_ms = 0;
   }
   out.targets = target_;
-  out.regexes = resolved_regexes_;
   return out;
+}
+
+const Assignment* ConsumerGroup::find_target(const std::string& member_id) const {
+  auto it = target_.find(member_id);
+  return it == target_.end() ? nullptr : &it->second;
 }
 
 const Assignment& ConsumerGroup::target_of(const std::string& member_id) const {
@@ -298,7 +304,15 @@ void ConsumerGroup::refresh_subscription(const TopicCatalog& topics) {
 
 void ConsumerGroup::bump_group_epoch() {
   ++group_epoch_;
-  revision_ = next_group_revision();
+  changed_own_part();
+}
+
+void ConsumerGroup::changed_own_part() {
+  own_revision_ = revision_ = next_group_revision();
+}
+
+void ConsumerGroup::changed_member(const std::string& member_id) {
+  member_revisions_[member_id] = revision_ = next_group_revision();
 }
 
 void ConsumerGroup::refresh_regexes(int64_t now, const TopicCatalog& topics) {
@@ -317,7 +331,7 @@ void ConsumerGroup::refresh_regexes(int64_t now, const TopicCatalog& topics) {
                  resolved_regexes_.end(), same_topics))
     return;
   resolved_regexes_ = std::move(resolved);
-  revision_ = next_group_revision();
+  changed_own_part();
   refresh_subscription(topics);
 }
 
@@ -330,9 +344,15 @@ void ConsumerGroup::update_target(const ConsumerGroupOptions& options) {
     }
     inputs.push_back(std::move(in));
   }
+  auto before = std::move(target_);
   target_ = assign(assignor(options), inputs, subscribed_);
+  for (const auto& [id, member] : members_) {
+    const Assignment* was = before.contains(id) ? &before.at(id) : nullptr;
+    const Assignment* is = find_target(id);
+    if (!was != !is || (was && *was != *is)) changed_member(id);
+  }
   assignment_epoch_ = group_epoch_;
-  revision_ = next_group_revision();
+  changed_own_part();
 }
 
 bool ConsumerGroup::held_by_other(const Uuid& topic, int32_t partition,
@@ -403,7 +423,7 @@ void ConsumerGroup::reconcile(ConsumerMember& member, const std::optional<OwnedP
 void ConsumerGroup::store(ConsumerMember member) {
   auto before = members_.find(member.id);
   if (before == members_.end() || !same_snapshot_fields(before->second, member))
-    revision_ = next_group_revision();
+    changed_member(member.id);
   std::erase_if(owners_, [&](const auto& entry) { return entry.second == member.id; });
   for (const auto* partitions : {&member.assigned, &member.pending_revocation}) {
     for (const auto& [topic, list] : *partitions) {
@@ -425,6 +445,7 @@ void ConsumerGroup::remove(std::string member_id) {
   }
   members_.erase(it);
   target_.erase(member_id);
+  member_revisions_.erase(member_id);
   revision_ = next_group_revision();
   forget_unused_regexes();
 }
@@ -434,7 +455,7 @@ void ConsumerGroup::forget_unused_regexes() {
     return std::none_of(members_.begin(), members_.end(),
                         [&](const auto& m) { return m.second.subscribed_regex == entry.first; });
   });
-  if (forgotten > 0) revision_ = next_group_revision();
+  if (forgotten > 0) changed_own_part();
 }
 
 bool ConsumerGroup::apply(const ConsumerHeartbeat& request, ConsumerMember& member) {

@@ -122,9 +122,16 @@ class ConsumerGroup {
   // run from `now`.
   static ConsumerGroup restore(std::string id, const ConsumerGroupSnapshot& snapshot,
                                const ConsumerGroupOptions& options, int64_t now);
-  ConsumerGroupSnapshot snapshot() const;
-  // Changes with every change a snapshot would show, so that an unchanged group is not encoded.
+  // Without members (and their targets): the group's own part only.
+  ConsumerGroupSnapshot snapshot(bool with_members = true) const;
+  // Changes with every change a snapshot would show, so that an unchanged group is not encoded;
+  // the group's own part and each member have revisions of their own, so that a change is
+  // written without encoding the rest.
   uint64_t revision() const { return revision_; }
+  uint64_t own_revision() const { return own_revision_; }
+  const std::map<std::string, uint64_t>& member_revisions() const { return member_revisions_; }
+  // nullptr when the member has no target assignment.
+  const Assignment* find_target(const std::string& member_id) const;
 
   const std::string& id() const { return id_; }
   int32_t group_epoch() const { return group_epoch_; }
@@ -176,6 +183,8 @@ class ConsumerGroup {
   // restored group: since the snapshot).
   void refresh_subscription(const TopicCatalog& topics);
   void bump_group_epoch();
+  void changed_own_part();
+  void changed_member(const std::string& member_id);
   void refresh_regexes(int64_t now, const TopicCatalog& topics);
   void update_target(const ConsumerGroupOptions& options);
   void reconcile(ConsumerMember& member, const std::optional<OwnedPartitions>& owned, int64_t now);
@@ -203,6 +212,8 @@ class ConsumerGroup {
   // Set by restore until the subscribed topics are looked up again.
   std::optional<uint64_t> restored_metadata_hash_;
   uint64_t revision_ = 0;
+  uint64_t own_revision_ = 0;
+  std::map<std::string, uint64_t> member_revisions_;
 };
 
 }  // namespace oxbow::group

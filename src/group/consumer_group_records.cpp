@@ -233,19 +233,40 @@ void read_value(const Key& k, pr::Reader& r, ConsumerGroupSnapshot& s,
 
 }  // namespace
 
-GroupRecords consumer_group_records(const ConsumerGroupSnapshot& snapshot,
-                                    const std::string& group_id) {
+GroupRecords consumer_group_own_records(const ConsumerGroupSnapshot& snapshot,
+                                        const std::string& group_id) {
   GroupRecords out;
   out[key(kGroupMetadata, group_id)] = group_metadata_value(snapshot);
   out[key(kTargetAssignmentMetadata, group_id)] = epoch_value(snapshot.assignment_epoch);
-  for (const auto& m : snapshot.members) {
-    out[key(kMemberMetadata, group_id, m.id)] = member_metadata_value(m);
-    out[key(kCurrentMemberAssignment, group_id, m.id)] = current_assignment_value(m);
-  }
-  for (const auto& [member_id, target] : snapshot.targets)
-    out[key(kTargetAssignmentMember, group_id, member_id)] = target_member_value(target);
   for (const auto& [regex, resolved] : snapshot.regexes)
     out[key(kRegularExpression, group_id, regex)] = regex_value(resolved);
+  return out;
+}
+
+GroupRecords consumer_member_records(const ConsumerMember& member, const Assignment* target,
+                                     const std::string& group_id) {
+  GroupRecords out;
+  out[key(kMemberMetadata, group_id, member.id)] = member_metadata_value(member);
+  out[key(kCurrentMemberAssignment, group_id, member.id)] = current_assignment_value(member);
+  if (target) out[key(kTargetAssignmentMember, group_id, member.id)] = target_member_value(*target);
+  return out;
+}
+
+std::vector<std::string> consumer_member_keys(const std::string& group_id,
+                                              const std::string& member_id) {
+  return {key(kMemberMetadata, group_id, member_id),
+          key(kTargetAssignmentMember, group_id, member_id),
+          key(kCurrentMemberAssignment, group_id, member_id)};
+}
+
+GroupRecords consumer_group_records(const ConsumerGroupSnapshot& snapshot,
+                                    const std::string& group_id) {
+  GroupRecords out = consumer_group_own_records(snapshot, group_id);
+  for (const auto& m : snapshot.members) {
+    auto target = snapshot.targets.find(m.id);
+    out.merge(consumer_member_records(
+        m, target == snapshot.targets.end() ? nullptr : &target->second, group_id));
+  }
   return out;
 }
 
@@ -253,6 +274,14 @@ std::optional<std::string> consumer_group_of_key(std::string_view key) {
   auto k = decode_key(key);
   if (!k) return std::nullopt;
   return k->group;
+}
+
+std::optional<std::string> consumer_member_of_key(std::string_view key) {
+  auto k = decode_key(key);
+  bool of_member = k && (k->type == kMemberMetadata || k->type == kTargetAssignmentMember ||
+                         k->type == kCurrentMemberAssignment);
+  if (!of_member) return std::nullopt;
+  return k->second;
 }
 
 std::optional<ConsumerGroupSnapshot> consumer_group_from_records(const GroupRecords& records) {

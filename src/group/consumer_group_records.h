@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "group/consumer_group.h"
 
@@ -44,12 +45,24 @@ namespace oxbow::group {
 // A group's records: key bytes -> value bytes.
 using GroupRecords = std::map<std::string, std::string>;
 
-// The records that describe the group's snapshot.
+// The records that describe the group's snapshot: its own and its members'.
 GroupRecords consumer_group_records(const ConsumerGroupSnapshot& snapshot,
                                     const std::string& group_id);
+// The group's own records (metadata, target assignment epoch, regular expressions); the
+// snapshot's members are not looked at.
+GroupRecords consumer_group_own_records(const ConsumerGroupSnapshot& snapshot,
+                                        const std::string& group_id);
+// One member's records: metadata, current assignment, and its target when it has one.
+GroupRecords consumer_member_records(const ConsumerMember& member, const Assignment* target,
+                                     const std::string& group_id);
+// The keys a member's records can have.
+std::vector<std::string> consumer_member_keys(const std::string& group_id,
+                                              const std::string& member_id);
 
 // The group id of a consumer-group record's key; nullopt for keys of other types.
 std::optional<std::string> consumer_group_of_key(std::string_view key);
+// The member id of a member's record key; nullopt for the group's own keys and other kinds.
+std::optional<std::string> consumer_member_of_key(std::string_view key);
 
 // The snapshot the records describe; nullopt when they hold no group metadata record or one of
 // them cannot be decoded.

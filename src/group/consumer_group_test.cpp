@@ -303,6 +303,25 @@ TEST_F(ConsumerGroupTest, RevisionMovesOnlyWithWhatASnapshotHolds) {
   EXPECT_GT(group.revision(), before);
 }
 
+TEST_F(ConsumerGroupTest, EachMemberAndTheGroupsOwnPartHaveRevisions) {
+  auto a = join("a");
+  auto b = join("b");  // a new target for both
+  auto members = group.member_revisions();
+  uint64_t own = group.own_revision();
+  ping("b", b.member_epoch, Assignment{}, 1);  // b is still waiting for its partitions
+  members = group.member_revisions();
+  ping("a", a.member_epoch, std::nullopt, 2);  // a is asked to revoke: a changes, b does not
+  EXPECT_NE(group.member_revisions().at("a"), members.at("a"));
+  EXPECT_EQ(group.member_revisions().at("b"), members.at("b"));
+  EXPECT_EQ(group.own_revision(), own);
+  ConsumerHeartbeat leave;
+  leave.member_id = "b";
+  leave.member_epoch = kLeaveGroupEpoch;
+  beat(leave, 3);  // the group's epoch moves; b is gone
+  EXPECT_NE(group.own_revision(), own);
+  EXPECT_FALSE(group.member_revisions().contains("b"));
+}
+
 TEST(ConsumerGroupRecords, KafkaLayoutsAndBadInput) {
   ConsumerGroupSnapshot s;
   s.group_epoch = 7;

@@ -284,6 +284,11 @@ void GroupCoordinator::restore_groups_locked(int64_t now) {
     }
     auto group = std::make_unique<ConsumerGroup>(
         ConsumerGroup::restore(group_id, *snapshot, options_.consumer, now));
+    // Every member the log names is compared with the group at the first persist pass, so that
+    // records of members it no longer has are tombstoned.
+    for (const auto& [key, value] : it->second.records) {
+      if (auto member_id = consumer_member_of_key(key)) it->second.member_revisions[*member_id] = 0;
+    }
     // Its topics are looked up at once (a describe names them), and the first persist pass
     // writes whatever differs from the replayed records (an epoch bump, leftovers).
     if (topics_) group->tick(now, topics_);
@@ -300,17 +305,46 @@ bool GroupCoordinator::persist_consumer_group_locked(const std::string& group_id
     if (!exists) return true;
     written = written_consumer_groups_.emplace(group_id, WrittenConsumerGroup{}).first;
   }
-  if (exists && group->second->revision() == written->second.revision) return true;
-  GroupRecords now;
-  if (exists) now = consumer_group_records(group->second->snapshot(), group_id);
-  KeyedRecords changes;
-  for (const auto& [key, value] : written->second.records) {
-    if (!now.contains(key)) changes.emplace_back(key, std::nullopt);
+  WrittenConsumerGroup& w = written->second;
+  if (exists && group->second->revision() == w.revision) return true;
+  // The records of the parts that changed, as they are now (nullopt: gone).
+  std::map<std::string, std::optional<std::string>> now;
+  std::vector<std::pair<std::string, uint64_t>> rewritten_members;  // revision 0: gone
+  auto drop = [&](const std::string& key) {
+    if (w.records.contains(key)) now.emplace(key, std::nullopt);
+  };
+  if (!exists) {
+    for (const auto& [key, value] : w.records) drop(key);
+  } else {
+    const ConsumerGroup& g = *group->second;
+    if (g.own_revision() != w.own_revision) {
+      for (const auto& [key, value] : w.records) {
+        if (!consumer_member_of_key(key)) drop(key);
+      }
+      for (auto& [key, value] : consumer_group_own_records(g.snapshot(false), group_id))
+        now[key] = std::move(value);
+    }
+    for (const auto& [member_id, revision] : g.member_revisions()) {
+      auto before = w.member_revisions.find(member_id);
+      if (before != w.member_revisions.end() && before->second == revision) continue;
+      for (const auto& key : consumer_member_keys(group_id, member_id)) drop(key);
+      rewritten_members.emplace_back(member_id, revision);
+      const ConsumerMember& member = g.members().at(member_id);
+      for (auto& [key, value] : consumer_member_records(member, g.find_target(member_id), group_id))
+        now[key] = std::move(value);
+    }
+    for (const auto& [member_id, revision] : w.member_revisions) {
+      if (g.member_revisions().contains(member_id)) continue;
+      for (const auto& key : consumer_member_keys(group_id, member_id)) drop(key);
+      rewritten_members.emplace_back(member_id, 0);
+    }
   }
-  for (const auto& [key, value] : now) {
-    auto before = written->second.records.find(key);
-    if (before == written->second.records.end() || before->second != value)
-      changes.emplace_back(key, value);
+  KeyedRecords changes;
+  for (auto& [key, value] : now) {
+    auto before = w.records.find(key);
+    bool same =
+        value ? before != w.records.end() && before->second == *value : before == w.records.end();
+    if (!same) changes.emplace_back(key, std::move(value));
   }
   if (!persist(group_id, changes)) {
     spdlog::warn("consumer group {}: its changes could not be written to __consumer_offsets",
@@ -321,8 +355,22 @@ bool GroupCoordinator::persist_consumer_group_locked(const std::string& group_id
     written_consumer_groups_.erase(written);
     return true;
   }
-  written->second.records = std::move(now);
-  written->second.revision = group->second->revision();
+  for (auto& [key, value] : changes) {
+    if (value) {
+      w.records.insert_or_assign(key, std::move(*value));
+    } else {
+      w.records.erase(key);
+    }
+  }
+  w.revision = group->second->revision();
+  w.own_revision = group->second->own_revision();
+  for (const auto& [member_id, revision] : rewritten_members) {
+    if (revision == 0) {
+      w.member_revisions.erase(member_id);
+    } else {
+      w.member_revisions[member_id] = revision;
+    }
+  }
   return true;
 }
 

@@ -191,10 +191,13 @@ class GroupCoordinator {
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Group>> groups_;  // classic groups
   std::map<std::string, std::unique_ptr<ConsumerGroup>> consumer_groups_;
-  // What the log holds of each consumer group, and the group's revision when it was written.
+  // What the log holds of each consumer group, and the group's revisions when it was written
+  // (0 for parts never written: no revision is 0).
   struct WrittenConsumerGroup {
     GroupRecords records;
-    uint64_t revision = UINT64_MAX;  // none written yet
+    uint64_t revision = 0;
+    uint64_t own_revision = 0;
+    std::map<std::string, uint64_t> member_revisions;
   };
   std::map<std::string, WrittenConsumerGroup> written_consumer_groups_;
   struct WrittenClassicGroup {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/clock.h"
+
 namespace oxbow::group {
 
 namespace {
@@ -124,6 +126,35 @@ TEST(Coordinator, ConsumerGroupsSurviveARestart) {
   EXPECT_FALSE(found);
   EXPECT_EQ(after.consumer_heartbeat("cg", consumer_ping("a", 3, std::nullopt)).error,
             ErrorCode::kUnknownMemberId);
+}
+
+TEST(Coordinator, ARestoredConsumerGroupTombstonesRecordsOfMembersItDoesNotHave) {
+  MemoryOffsetLog log;
+  OneTopic topics;
+  {
+    GroupCoordinator c({}, log);
+    c.set_topic_catalog(&topics);
+    c.start();
+    c.consumer_heartbeat("cg", consumer_join("a"));
+  }
+  // A target record of a member with no metadata, as a log cut short could hold.
+  Assignment none;
+  ConsumerMember ghost;
+  ghost.id = "ghost";
+  std::string ghost_key = consumer_member_keys("cg", "ghost")[1];
+  log.append(0, {{ghost_key, consumer_member_records(ghost, &none, "cg").at(ghost_key)}});
+  GroupCoordinator c({}, log);
+  c.set_topic_catalog(&topics);
+  c.start();
+  size_t before = log.log.size();
+  c.tick(now_ms());
+  ASSERT_EQ(log.log.size(), before + 1);
+  EXPECT_EQ(log.log.back().key, ghost_key);
+  EXPECT_FALSE(log.log.back().value);
+  bool has_a = false;
+  c.describe_consumer_group(
+      "cg", [&](const ConsumerGroup* g) { has_a = g && g->members().contains("a"); });
+  EXPECT_TRUE(has_a);
 }
 
 TEST(Coordinator, ClassicGroupsSurviveARestart) {
