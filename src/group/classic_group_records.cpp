@@ -15,13 +15,9 @@ constexpr int16_t kWrittenVersion = 3;
 constexpr int16_t kLastVersion = 4;
 constexpr int16_t kFirstFlexibleVersion = 4;
 
-std::string to_string(const pr::Writer& w) {
-  return std::string(w.buffer().begin(), w.buffer().end());
-}
-
-ClassicGroupSnapshot::MemberState read_member(pr::Reader& r, int16_t version) {
+ClassicGroupSnapshot::MemberRecord read_member(pr::Reader& r, int16_t version) {
   bool flexible = version >= kFirstFlexibleVersion;
-  ClassicGroupSnapshot::MemberState m;
+  ClassicGroupSnapshot::MemberRecord m;
   m.id = r.string(flexible);
   if (version >= 3) m.instance_id = r.nullable_string(flexible);
   m.client_id = r.string(flexible);
@@ -41,7 +37,7 @@ std::string encode_classic_group_key(const std::string& group) {
   pr::Writer w;
   w.i16(kKeyVersion);
   w.string(group, false);
-  return to_string(w);
+  return w.str();
 }
 
 std::string encode_classic_group_value(const ClassicGroupSnapshot& g) {
@@ -63,7 +59,7 @@ std::string encode_classic_group_value(const ClassicGroupSnapshot& g) {
     w.bytes(m.subscription, false);
     w.bytes(m.assignment, false);
   }
-  return to_string(w);
+  return w.str();
 }
 
 std::optional<std::string> classic_group_of_key(std::string_view key) {

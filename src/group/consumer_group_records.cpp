@@ -21,17 +21,13 @@ enum RecordType : int16_t {
 constexpr int16_t kValueVersion = 0;
 constexpr uint32_t kMetadataHashTag = 0;
 
-std::string to_string(const pr::Writer& w) {
-  return std::string(w.buffer().begin(), w.buffer().end());
-}
-
 std::string key(RecordType type, const std::string& group,
                 const std::optional<std::string>& second = std::nullopt) {
   pr::Writer w;
   w.i16(type);
   w.string(group, false);
   if (second) w.string(*second, false);
-  return to_string(w);
+  return w.str();
 }
 
 void write_strings(pr::Writer& w, const auto& strings) {
@@ -57,7 +53,7 @@ std::string group_metadata_value(const ConsumerGroupSnapshot& s) {
   w.uvarint(kMetadataHashTag);
   w.uvarint(8);
   w.i64(static_cast<int64_t>(s.metadata_hash));
-  return to_string(w);
+  return w.str();
 }
 
 std::string member_metadata_value(const ConsumerMember& m) {
@@ -72,7 +68,7 @@ std::string member_metadata_value(const ConsumerMember& m) {
   w.i32(m.rebalance_timeout_ms);
   w.nullable_string(m.server_assignor, true);
   w.empty_tagged_fields();
-  return to_string(w);
+  return w.str();
 }
 
 std::string epoch_value(int32_t epoch) {
@@ -80,7 +76,7 @@ std::string epoch_value(int32_t epoch) {
   w.i16(kValueVersion);
   w.i32(epoch);
   w.empty_tagged_fields();
-  return to_string(w);
+  return w.str();
 }
 
 std::string target_member_value(const Assignment& target) {
@@ -88,7 +84,7 @@ std::string target_member_value(const Assignment& target) {
   w.i16(kValueVersion);
   write_assignment(w, target);
   w.empty_tagged_fields();
-  return to_string(w);
+  return w.str();
 }
 
 std::string current_assignment_value(const ConsumerMember& m) {
@@ -100,7 +96,7 @@ std::string current_assignment_value(const ConsumerMember& m) {
   write_assignment(w, m.assigned);
   write_assignment(w, m.pending_revocation);
   w.empty_tagged_fields();
-  return to_string(w);
+  return w.str();
 }
 
 std::string regex_value(const ResolvedRegex& regex) {
@@ -110,7 +106,7 @@ std::string regex_value(const ResolvedRegex& regex) {
   w.i64(0);  // Kafka's metadata image version; there is none here
   w.i64(regex.resolved_ms);
   w.empty_tagged_fields();
-  return to_string(w);
+  return w.str();
 }
 
 // ---- decoding

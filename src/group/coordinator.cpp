@@ -409,16 +409,17 @@ bool GroupCoordinator::write_classic_group_locked(const std::string& group_id,
 void GroupCoordinator::persist_groups_locked() {
   for (const auto& [id, group] : groups_) persist_classic_group_locked(id);
   for (const auto& [id, group] : consumer_groups_) persist_consumer_group_locked(id);
-  std::vector<std::string> gone;
-  for (const auto& [id, written] : written_classic_groups_) {
-    if (!groups_.contains(id)) gone.push_back(id);
-  }
-  for (const auto& id : gone) persist_classic_group_locked(id);
-  gone.clear();
-  for (const auto& [id, written] : written_consumer_groups_) {
-    if (!consumer_groups_.contains(id)) gone.push_back(id);
-  }
-  for (const auto& id : gone) persist_consumer_group_locked(id);
+  // Groups written once and gone since: their tombstones.
+  auto gone = [](const auto& written, const auto& live) {
+    std::vector<std::string> ids;
+    for (const auto& [id, entry] : written) {
+      if (!live.contains(id)) ids.push_back(id);
+    }
+    return ids;
+  };
+  for (const auto& id : gone(written_classic_groups_, groups_)) persist_classic_group_locked(id);
+  for (const auto& id : gone(written_consumer_groups_, consumer_groups_))
+    persist_consumer_group_locked(id);
 }
 
 ErrorCode GroupCoordinator::check_commit_locked(const std::string& group_id,

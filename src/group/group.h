@@ -97,7 +97,7 @@ struct SyncRequest {
 // protocol and its assignment, or the generation it had when it became Empty. A rebalance in
 // progress is not kept, as in Kafka: the group comes back as it was before it.
 struct ClassicGroupSnapshot {
-  struct MemberState {
+  struct MemberRecord {
     std::string id;
     std::optional<std::string> instance_id;
     std::string client_id;
@@ -106,14 +106,14 @@ struct ClassicGroupSnapshot {
     int32_t session_timeout_ms = 0;
     Bytes subscription;
     Bytes assignment;
-    bool operator==(const MemberState&) const = default;
+    bool operator==(const MemberRecord&) const = default;
   };
   std::string protocol_type;
   int32_t generation = 0;
   std::optional<std::string> protocol;
   std::optional<std::string> leader;
   int64_t state_timestamp_ms = -1;  // when it became Empty; -1 for a Stable group
-  std::vector<MemberState> members;
+  std::vector<MemberRecord> members;
   bool operator==(const ClassicGroupSnapshot&) const = default;
 };
 

@@ -9,13 +9,7 @@ namespace oxbow::group {
 
 namespace pr = oxbow::protocol;
 
-namespace {
-
-std::string to_string(const pr::Writer& w) {
-  return std::string(w.buffer().begin(), w.buffer().end());
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string encode_offset_key(const OffsetRecordKey& key) {
   pr::Writer w;
@@ -23,7 +17,7 @@ std::string encode_offset_key(const OffsetRecordKey& key) {
   w.string(key.group, false);
   w.string(key.topic, false);
   w.i32(key.partition);
-  return to_string(w);
+  return w.str();
 }
 
 std::string encode_offset_value(const OffsetRecordValue& value) {
@@ -33,7 +27,7 @@ std::string encode_offset_value(const OffsetRecordValue& value) {
   w.i32(value.leader_epoch);
   w.string(value.metadata, false);
   w.i64(value.commit_timestamp_ms);
-  return to_string(w);
+  return w.str();
 }
 
 std::optional<OffsetRecordKey> decode_offset_key(std::string_view bytes) {

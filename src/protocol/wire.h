@@ -155,6 +155,8 @@ class Writer {
 
   std::vector<uint8_t>& buffer() { return bytes_; }
   const std::vector<uint8_t>& buffer() const { return bytes_; }
+  // The bytes as a string: the key or value of a record an internal topic keeps.
+  std::string str() const { return std::string(bytes_.begin(), bytes_.end()); }
   const std::vector<Splice>& splices() const { return splices_; }
   size_t total_size() const {
     size_t n = bytes_.size();

@@ -16,10 +16,6 @@ constexpr std::array<const char*, 8> kStateNames = {
     "Empty",          "Ongoing",       "PrepareCommit", "PrepareAbort",
     "CompleteCommit", "CompleteAbort", "Dead",          "PrepareEpochFence"};
 
-std::string to_string(const pr::Writer& w) {
-  return std::string(w.buffer().begin(), w.buffer().end());
-}
-
 }  // namespace
 
 const char* state_name(TxnState state) {
@@ -38,7 +34,7 @@ std::string encode_txn_key(const std::string& transactional_id) {
   pr::Writer w;
   w.i16(0);
   w.string(transactional_id, false);
-  return to_string(w);
+  return w.str();
 }
 
 std::string encode_txn_value(const TxnMetadata& m) {
@@ -58,7 +54,7 @@ std::string encode_txn_value(const TxnMetadata& m) {
   }
   w.i64(m.last_update_ms);
   w.i64(m.start_ms);
-  return to_string(w);
+  return w.str();
 }
 
 std::optional<std::string> decode_txn_key(std::string_view bytes) {
