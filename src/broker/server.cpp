@@ -44,13 +44,6 @@ struct Server::Impl {
                                     const TlsListener* tls) {
     asio::steady_timer pause(acceptor.get_executor());
     while (acceptor.is_open()) {
-      // max.connections, the broker's or this listener's: leave new connections in the kernel's
-      // backlog until one closes, as Kafka's acceptor waits for a free slot.
-      while (broker.connection_limits().at_capacity(listener.name) && acceptor.is_open()) {
-        pause.expires_after(std::chrono::milliseconds(20));
-        boost::system::error_code ignored;
-        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-      }
       auto& context = *contexts[next++ % contexts.size()];
       boost::system::error_code ec;
       tcp::socket socket =
@@ -60,6 +53,16 @@ struct Server::Impl {
         spdlog::warn("accept on {} failed: {}", listener.name, ec.message());
         continue;
       }
+      // max.connections, the broker's or this listener's: as Kafka's acceptor, hold the connection
+      // just accepted unserved until one closes, and leave the next ones in the kernel's backlog.
+      // Checked after the accept, not before it, so that a limit lowered while the listener
+      // waited for a connection holds that connection too.
+      while (broker.connection_limits().at_capacity(listener.name) && acceptor.is_open()) {
+        pause.expires_after(std::chrono::milliseconds(20));
+        boost::system::error_code ignored;
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+      }
+      if (!acceptor.is_open()) co_return;
       if (send_buffer_bytes >= 0) {
         socket.set_option(asio::socket_base::send_buffer_size(send_buffer_bytes), ec);
       }

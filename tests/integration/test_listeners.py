@@ -96,6 +96,23 @@ def test_a_listeners_max_connections_holds_that_listener_only(make_broker):
         c.close()
 
 
+def test_a_limit_lowered_while_the_listener_waits_holds_the_next_connection(make_broker):
+    """The listener has served and gone idle, waiting for the next connection, when its limit
+    drops to zero: that next connection is held too, not served by the wait already under way."""
+    broker = broker_with_extra_listener(make_broker)
+    port = broker.extra_listeners[EXTRA]
+    served = kw.Conn(port)
+    assert api_versions_answered(served)
+    served.close()
+    no_connections(broker)
+    assert _raw_alter_broker(broker.port, "", {"listener.name.extra.max.connections": "0"}) == 0
+    blocked = kw.Conn(port)
+    assert waits_unserved(blocked)
+    assert _raw_alter_broker(broker.port, "", {}) == 0
+    assert answered_later(blocked)
+    blocked.close()
+
+
 def test_listener_connection_limits_change_at_run_time_and_are_described(make_broker):
     broker = broker_with_extra_listener(make_broker)
     port = broker.extra_listeners[EXTRA]
