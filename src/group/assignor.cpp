@@ -1,6 +1,7 @@
 #include "group/assignor.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace oxbow::group {
 
@@ -11,14 +12,15 @@ struct Slot {
   int32_t partition;
 };
 
-using Loads = std::map<std::string, size_t>;
+// Members are named by their index in the assignor's input, so that the per-partition loops
+// compare counters instead of looking member ids up.
+using MemberIndexes = std::vector<size_t>;
 
-// The eligible member with the fewest partitions (the first by id among equals).
-const std::string* least_loaded(const std::vector<const AssignorMember*>& eligible,
-                                const Loads& loads) {
-  const std::string* best = nullptr;
-  for (const auto* m : eligible) {
-    if (!best || loads.at(m->id) < loads.at(*best)) best = &m->id;
+// The eligible member with the fewest partitions (the first in input order among equals).
+size_t least_loaded(const MemberIndexes& eligible, const std::vector<size_t>& loads) {
+  size_t best = eligible.front();
+  for (size_t m : eligible) {
+    if (loads[m] < loads[best]) best = m;
   }
   return best;
 }
@@ -38,51 +40,54 @@ std::vector<Slot> still_valid(const AssignorMember& m,
   return out;
 }
 
+bool same_subscriptions(const std::vector<AssignorMember>& members) {
+  return std::all_of(members.begin(), members.end(),
+                     [&](const AssignorMember& m) { return m.topics == members.front().topics; });
+}
+
 // As Kafka's uniform assignor: every member gets total/n partitions (one more for the first
 // total%n), keeping the lowest of its previous ones; the partitions let go and the new ones go,
 // in order, to the members below their share. Where subscriptions differ, a last pass moves a
-// partition while its owner has two more than another subscriber.
+// partition while its owner has two more than another subscriber; where they are all the same,
+// the shares are already even and that pass, the costly one, is not run.
 std::map<std::string, Assignment> uniform(const std::vector<AssignorMember>& members,
                                           const std::map<std::string, TopicShape>& topics) {
   std::map<std::string, Assignment> out;
-  Loads loads;
-  std::map<std::string, std::vector<const AssignorMember*>> eligible;
-  size_t total = 0;
-  for (const auto& m : members) {
-    out[m.id];
-    loads[m.id] = 0;
-    for (const auto& t : m.topics) eligible[t].push_back(&m);
+  if (members.empty()) return out;
+  std::vector<size_t> loads(members.size(), 0);
+  std::map<std::string, MemberIndexes> eligible;
+  for (size_t i = 0; i < members.size(); ++i) {
+    out[members[i].id];
+    for (const auto& t : members[i].topics) eligible[t].push_back(i);
   }
+  size_t total = 0;
   for (const auto& [name, topic] : topics) {
     if (eligible.contains(name)) total += static_cast<size_t>(topic.partitions);
   }
-  if (members.empty()) return out;
   size_t share = total / members.size(), extra = total % members.size();
-  std::map<std::pair<Uuid, int32_t>, std::string> owner;
-  for (const auto& m : members) {
+  std::map<std::pair<Uuid, int32_t>, size_t> owner;
+  for (size_t i = 0; i < members.size(); ++i) {
     size_t keep = share;
-    auto previous = still_valid(m, topics);
+    auto previous = still_valid(members[i], topics);
     if (previous.size() > share && extra > 0) {
       ++keep;
       --extra;
     }
     for (const auto& slot : previous) {
-      if (loads[m.id] == keep) break;
-      if (!owner.emplace(std::pair{slot.topic->id, slot.partition}, m.id).second) continue;
-      ++loads[m.id];
+      if (loads[i] == keep) break;
+      if (!owner.emplace(std::pair{slot.topic->id, slot.partition}, i).second) continue;
+      ++loads[i];
     }
   }
-  auto quota = [&](const std::string& member) {
-    return loads[member] < share || (loads[member] == share && extra > 0);
-  };
+  auto quota = [&](size_t m) { return loads[m] < share || (loads[m] == share && extra > 0); };
   for (const auto& [name, topic] : topics) {
     auto who = eligible.find(name);
     if (who == eligible.end()) continue;
     for (int32_t p = 0; p < topic.partitions; ++p) {
       if (owner.contains({topic.id, p})) continue;
-      const std::string* to = nullptr;
-      for (const auto* m : who->second) {
-        if (quota(m->id) && (!to || loads[m->id] < loads[*to])) to = &m->id;
+      std::optional<size_t> to;
+      for (size_t m : who->second) {
+        if (quota(m) && (!to || loads[m] < loads[*to])) to = m;
       }
       if (!to) {
         to = least_loaded(who->second, loads);
@@ -93,22 +98,27 @@ std::map<std::string, Assignment> uniform(const std::vector<AssignorMember>& mem
       ++loads[*to];
     }
   }
-  std::map<Uuid, const std::string*> name_of;
-  for (const auto& [name, topic] : topics) name_of[topic.id] = &name;
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (auto it = owner.rbegin(); it != owner.rend(); ++it) {
-      auto& member = it->second;
-      const std::string* to = least_loaded(eligible[*name_of[it->first.first]], loads);
-      if (loads[member] > loads[*to] + 1) {
-        --loads[member];
-        ++loads[*to];
-        member = *to;
-        moved = true;
+  if (!same_subscriptions(members)) {
+    std::map<Uuid, const MemberIndexes*> eligible_by_id;
+    for (const auto& [name, topic] : topics) {
+      if (auto who = eligible.find(name); who != eligible.end())
+        eligible_by_id[topic.id] = &who->second;
+    }
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (auto it = owner.rbegin(); it != owner.rend(); ++it) {
+        size_t& member = it->second;
+        size_t to = least_loaded(*eligible_by_id.at(it->first.first), loads);
+        if (loads[member] > loads[to] + 1) {
+          --loads[member];
+          ++loads[to];
+          member = to;
+          moved = true;
+        }
       }
     }
   }
-  for (const auto& [tp, member] : owner) out[member][tp.first].insert(tp.second);
+  for (const auto& [tp, member] : owner) out[members[member].id][tp.first].insert(tp.second);
   return out;
 }
 
