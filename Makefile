@@ -41,10 +41,12 @@ bench: build
 
 fuzz: deps
 	cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DOXBOW_FUZZ=ON -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address"
-	cmake --build build-fuzz --target fuzz_request_decoder fuzz_scram fuzz_oauth_bearer
+	cmake --build build-fuzz --target fuzz_request_decoder fuzz_scram fuzz_oauth_bearer fuzz_group_records fuzz_txn_records
 	@echo "run: build-fuzz/src/protocol/fuzz_request_decoder -max_total_time=60"
 	@echo "     build-fuzz/src/broker/fuzz_scram -max_total_time=60"
 	@echo "     build-fuzz/src/broker/fuzz_oauth_bearer -max_total_time=60"
+	@echo "     build-fuzz/src/group/fuzz_group_records -max_total_time=60"
+	@echo "     build-fuzz/src/txn/fuzz_txn_records -max_total_time=60"
 
 clean:
 	rm -rf $(BUILD) build-fuzz

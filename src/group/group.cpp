@@ -111,7 +111,8 @@ bool Group::protocols_compatible(const JoinRequest& request) const {
   if (state_ == GroupState::kEmpty && members_.empty()) return true;
   if (request.protocol_type != protocol_type_) return false;
   // Some protocol must be supported by every member, this one included.
-  for (const auto& [name, metadata] : request.protocols) {
+  for (const auto& protocol : request.protocols) {
+    const std::string& name = protocol.first;  // not a structured binding: captured below
     bool everyone = std::all_of(members_.begin(), members_.end(), [&](const auto& entry) {
       return entry.first == request.member_id || entry.second.metadata_for(name) != nullptr;
     });
@@ -335,7 +336,8 @@ std::optional<std::string> Group::select_protocol() const {
   // Candidates every member supports; each member votes for its most preferred candidate.
   std::map<std::string, int> votes;
   const Member& any = members_.begin()->second;
-  for (const auto& [name, metadata] : any.protocols) {
+  for (const auto& protocol : any.protocols) {
+    const std::string& name = protocol.first;  // not a structured binding: captured below
     bool everyone = std::all_of(members_.begin(), members_.end(), [&](const auto& e) {
       return e.second.metadata_for(name) != nullptr;
     });
