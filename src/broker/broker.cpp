@@ -338,6 +338,11 @@ void Broker::configure_connection_limits(const BrokerConfig& effective) {
   limits.max_creation_rate = number_of("max.connection.creation.rate", INT32_MAX);
   limits.listeners = listener_limits(effective.given);
   limits.window = quota_window(effective);
+  std::vector<std::string> listener_names;
+  for (const auto& listener : config_.listeners) listener_names.push_back(listener.name);
+  limits.protected_listener = protected_listener(
+      listener_names, effective.value_of("inter.broker.listener.name"),
+      effective.value_of("security.inter.broker.protocol").value_or("PLAINTEXT"));
   std::string ignored;  // validated with the config
   limits.per_ip_overrides =
       parse_per_ip_overrides(effective.value_of("max.connections.per.ip.overrides").value_or(""),

@@ -131,10 +131,16 @@ int64_t ConnectionLimits::creation_delay_locked(std::optional<SampledRate>& rate
   return std::min(delay, config_.window.window_ms);
 }
 
+bool ConnectionLimits::is_protected(const std::string& name) const {
+  return !config_.protected_listener.empty() && ascii_lower(name) == config_.protected_listener;
+}
+
 int64_t ConnectionLimits::record_creation(const std::string& listener, int64_t now_ms) {
   std::lock_guard lock(mutex_);
   auto& own = listener_locked(listener);
-  int64_t broker_delay = creation_delay_locked(creations_, config_.max_creation_rate, now_ms);
+  int64_t broker_delay = is_protected(listener)
+                             ? 0
+                             : creation_delay_locked(creations_, config_.max_creation_rate, now_ms);
   int64_t listener_delay =
       creation_delay_locked(own.creations, own.limits.max_creation_rate, now_ms);
   return std::max(broker_delay, listener_delay);
@@ -166,9 +172,20 @@ void ConnectionLimits::release(const std::string& listener, const std::string& i
 
 bool ConnectionLimits::at_capacity(const std::string& listener) const {
   std::lock_guard lock(mutex_);
-  if (total_ >= config_.max_total) return true;
   auto it = listeners_.find(ascii_lower(listener));
-  return it != listeners_.end() && it->second.count >= it->second.limits.max_connections;
+  if (it != listeners_.end() && it->second.count >= it->second.limits.max_connections) return true;
+  return !is_protected(listener) && total_ >= config_.max_total;
+}
+
+std::string protected_listener(const std::vector<std::string>& listener_names,
+                               const std::optional<std::string>& inter_broker_listener,
+                               const std::string& inter_broker_protocol) {
+  if (listener_names.size() < 2) return {};
+  std::string name = ascii_lower(inter_broker_listener.value_or(inter_broker_protocol));
+  for (const auto& listener : listener_names) {
+    if (ascii_lower(listener) == name) return name;
+  }
+  return {};
 }
 
 }  // namespace oxbow::broker

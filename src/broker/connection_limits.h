@@ -2,12 +2,15 @@
 // Kafka's connection limits: max.connections.per.ip (with max.connections.per.ip.overrides),
 // max.connections and max.connection.creation.rate over all listeners, and each listener's own
 // listener.name.<name>.max.connections and .max.connection.creation.rate (KIP-402, KIP-612).
-// Connections are counted from accept to close.
+// Connections are counted from accept to close. As in Kafka, the inter-broker listener of a broker
+// with more than one listener is exempt from the broker-wide limits (its own still hold), so that
+// clients filling max.connections cannot lock the operators' listener out.
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "broker/client_quotas.h"
 
@@ -26,7 +29,16 @@ struct ConnectionLimitConfig {
   int64_t max_creation_rate = INT32_MAX;  // new connections per second, over all listeners
   std::map<std::string, ListenerLimitConfig> listeners;  // by listener name, lower case
   QuotaWindow window;
+  // Lower case; empty when the broker has a single listener, which the broker-wide limits hold.
+  std::string protected_listener;
 };
+
+// The listener exempt from the broker-wide limits: the inter-broker one
+// (inter.broker.listener.name, else the listener named as security.inter.broker.protocol), when
+// the broker has more than one listener; empty otherwise.
+std::string protected_listener(const std::vector<std::string>& listener_names,
+                               const std::optional<std::string>& inter_broker_listener,
+                               const std::string& inter_broker_protocol);
 
 // The listener limits that listener.name.<name>.max.connections and
 // listener.name.<name>.max.connection.creation.rate set among `configs` (validated already).
@@ -63,6 +75,7 @@ class ConnectionLimits {
     std::optional<SampledRate> creations;  // while a creation rate is set
   };
   Listener& listener_locked(const std::string& name);
+  bool is_protected(const std::string& name) const;
   int64_t creation_delay_locked(std::optional<SampledRate>& rate, int64_t limit, int64_t now_ms);
 
   mutable std::mutex mutex_;

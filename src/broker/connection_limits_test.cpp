@@ -73,5 +73,39 @@ TEST(ConnectionLimitsTest, AListenerCreationRateDelaysOnlyThatListener) {
   EXPECT_GT(limits.record_creation("INTERNAL", 5000), 0);
 }
 
+TEST(ConnectionLimitsTest, TheInterBrokerListenerIsExemptFromTheBrokerWideLimits) {
+  ConnectionLimits limits;
+  ConnectionLimitConfig config;
+  config.max_total = 1;
+  config.max_creation_rate = 1;
+  config.window = {2, 1000};
+  config.protected_listener = "internal";
+  config.listeners["internal"].max_connections = 3;
+  limits.configure(config);
+  int64_t per_ip = 0;
+  ASSERT_TRUE(limits.admit("EXTERNAL", "10.0.0.1", per_ip));
+  EXPECT_TRUE(limits.at_capacity("EXTERNAL"));
+  EXPECT_FALSE(limits.at_capacity("INTERNAL"));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(limits.record_creation("INTERNAL", 0), 0);
+    ASSERT_TRUE(limits.admit("INTERNAL", "10.0.0.1", per_ip));
+  }
+  // Its own limit still holds, and its connections count towards everyone else's.
+  EXPECT_TRUE(limits.at_capacity("INTERNAL"));
+  limits.release("EXTERNAL", "10.0.0.1");
+  EXPECT_TRUE(limits.at_capacity("EXTERNAL"));
+  // The broker-wide rate was not spent by the protected listener.
+  EXPECT_EQ(limits.record_creation("EXTERNAL", 0), 0);
+}
+
+TEST(ConnectionLimitsTest, TheProtectedListenerIsTheInterBrokerOneOfSeveral) {
+  EXPECT_EQ(protected_listener({"PLAINTEXT", "EXTERNAL"}, std::nullopt, "PLAINTEXT"), "plaintext");
+  EXPECT_EQ(protected_listener({"INTERNAL", "EXTERNAL"}, "INTERNAL", "PLAINTEXT"), "internal");
+  EXPECT_EQ(protected_listener({"SSL", "SASL_SSL"}, std::nullopt, "SASL_SSL"), "sasl_ssl");
+  // A single listener is held by every limit; a missing one protects nothing.
+  EXPECT_EQ(protected_listener({"PLAINTEXT"}, std::nullopt, "PLAINTEXT"), "");
+  EXPECT_EQ(protected_listener({"A", "B"}, std::nullopt, "PLAINTEXT"), "");
+}
+
 }  // namespace
 }  // namespace oxbow::broker

@@ -113,6 +113,40 @@ def test_a_limit_lowered_while_the_listener_waits_holds_the_next_connection(make
     blocked.close()
 
 
+def test_the_inter_broker_listener_is_exempt_from_max_connections(make_broker):
+    """As in Kafka, with more than one listener the inter-broker one (here PLAINTEXT, named by
+    security.inter.broker.protocol) is not held by the broker-wide max.connections, so clients
+    filling the broker cannot lock operators out; its connections still count for the others."""
+    broker = broker_with_extra_listener(make_broker, {"max.connections": "1"})
+    port = broker.extra_listeners[EXTRA]
+    client = kw.Conn(port)
+    assert api_versions_answered(client)
+    waiting = kw.Conn(port)
+    assert waits_unserved(waiting)
+    operators = [kw.Conn(broker.port) for _ in range(2)]
+    assert all(api_versions_answered(c) for c in operators)
+    client.close()
+    assert waits_unserved(waiting, correlation_id=8)
+    for c in operators:
+        c.close()
+    assert answered_later(waiting)
+    waiting.close()
+
+
+def test_a_named_inter_broker_listener_is_the_exempt_one(make_broker):
+    broker = broker_with_extra_listener(make_broker, {"max.connections": "1",
+                                                      "inter.broker.listener.name": EXTRA})
+    port = broker.extra_listeners[EXTRA]
+    held = kw.Conn(broker.port)
+    assert api_versions_answered(held)
+    waiting = kw.Conn(broker.port)
+    assert waits_unserved(waiting)
+    operators = [kw.Conn(port) for _ in range(2)]
+    assert all(api_versions_answered(c) for c in operators)
+    for c in [held, waiting, *operators]:
+        c.close()
+
+
 def test_listener_connection_limits_change_at_run_time_and_are_described(make_broker):
     broker = broker_with_extra_listener(make_broker)
     port = broker.extra_listeners[EXTRA]
