@@ -8,6 +8,7 @@
 
 #include "cli/client_config.h"
 #include "cli/commands.h"
+#include "cli/topic_offsets.h"
 
 namespace oxbow::cli {
 namespace {
@@ -359,6 +360,8 @@ void add_topic_command(CLI::App& app) {
                    "Delete records below this offset (-1: the high watermark)")
       ->required()
       ->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()));
+
+  add_get_offsets_subcommand(*topic);
 }
 
 }  // namespace oxbow::cli

@@ -106,3 +106,48 @@ def test_delete_records_rejections(broker):
     no_partition = oxbow(broker, "topic", "delete-records", topic, "--partition", "7", "--before", "1", check=False)
     assert_fails(no_partition, f"{topic}: _NOENT")  # librdkafka finds no leader for it
     assert watermarks(broker, topic, 0) == (0, 2)
+
+
+def test_get_offsets_prints_topic_partition_offset_at_a_time(broker):
+    """As kafka-get-offsets.sh: one topic:partition:offset line per partition with an offset for
+    that time or marker, in order."""
+    prefix = unique_topic("getoff")
+    topic, other = f"{prefix}-a", f"{prefix}-b"
+    oxbow(broker, "topic", "create", topic, "--partitions", "3")
+    oxbow(broker, "topic", "create", other)
+    oxbow(broker, "produce", topic, "--partition", "0", stdin="".join(f"r{i}\n" for i in range(5)))
+    oxbow(broker, "produce", topic, "--partition", "1", stdin="x\ny\n")
+    oxbow(broker, "topic", "delete-records", topic, "--partition", "0", "--before", "2")
+
+    def offsets(*args):
+        return oxbow(broker, "topic", "get-offsets", *args).stdout.splitlines()
+
+    assert offsets(topic) == [f"{topic}:0:5", f"{topic}:1:2", f"{topic}:2:0"]
+    for earliest in ("earliest", "-2", "earliest-local", "-4"):
+        assert offsets(topic, "--time", earliest) == [f"{topic}:0:2", f"{topic}:1:0", f"{topic}:2:0"]
+    assert offsets(topic, "--time", "latest-tiered") == []  # nothing is tiered: no offset
+    assert offsets(topic, "--partitions", "0,2") == [f"{topic}:0:5", f"{topic}:2:0"]
+    assert offsets(topic, "--partitions", "1-2", "--time", "-1") == [f"{topic}:1:2", f"{topic}:2:0"]
+    # Max timestamp and a timestamp: empty partitions have no record to name.
+    assert [line.rsplit(":", 1)[0] for line in offsets(topic, "--time", "max-timestamp")] == [
+        f"{topic}:0", f"{topic}:1"]
+    assert offsets(topic, "--time", "0") == [f"{topic}:0:2", f"{topic}:1:0"]
+    assert offsets(topic, "--time", "99999999999999") == []
+    # The topic is a regular expression over whole names.
+    assert offsets(f"{prefix}-.*", "--partitions", "0") == [f"{topic}:0:5", f"{other}:0:0"]
+
+
+def test_get_offsets_rejections(broker):
+    topic = unique_topic("getoffbad")
+    oxbow(broker, "topic", "create", topic)
+    for bad_time in ("yesterday", "-6", "1.5"):
+        result = oxbow(broker, "topic", "get-offsets", topic, "--time", bad_time, check=False)
+        assert_fails(result, f"malformed --time '{bad_time}'")
+    for bad_partitions in ("x", "3-1", "-1", "1,,2"):
+        result = oxbow(broker, "topic", "get-offsets", topic, "--partitions", bad_partitions, check=False)
+        assert_fails(result, f"malformed --partitions '{bad_partitions}'")
+    assert_fails(oxbow(broker, "topic", "get-offsets", topic[:-1], check=False),
+                 "could not match any topic-partitions")
+    assert_fails(oxbow(broker, "topic", "get-offsets", topic, "--partitions", "5", check=False),
+                 "could not match any topic-partitions")
+    assert_fails(oxbow(broker, "topic", "get-offsets", "(", check=False), "malformed topic pattern '('")
