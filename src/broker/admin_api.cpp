@@ -106,6 +106,11 @@ void write_request_metrics(PrometheusWriter& w) {
            "Time the listeners waited before accepting, for max.connection.creation.rate.");
   w.sample("oxbow_connection_creation_throttle_seconds_total", {},
            static_cast<double>(p.connection_creation_throttle_ms.value()) / 1000.0);
+  w.family("oxbow_connection_limit_wait_seconds_total", "counter",
+           "Time the listeners held an accepted connection unserved, waiting for a slot under "
+           "max.connections (the broker's or the listener's).");
+  w.sample("oxbow_connection_limit_wait_seconds_total", {},
+           static_cast<double>(p.connection_limit_wait_ms.value()) / 1000.0);
   w.family("oxbow_authentication_failures_total", "counter",
            "Failed authentications: SASL (wrong mechanism or credentials) and TLS (handshake or "
            "certificate).");

@@ -30,7 +30,8 @@ struct BrokerProbe {
   metrics::Counter connections_rejected;   // over max.connections.per.ip
   metrics::Counter connections_throttled;  // over their address's connection_creation_rate
   metrics::Counter
-      connection_creation_throttle_ms;  // acceptors' waits, max.connection.creation.rate
+      connection_creation_throttle_ms;        // acceptors' waits, max.connection.creation.rate
+  metrics::Counter connection_limit_wait_ms;  // acceptors' waits for a slot, max.connections
   metrics::Counter sasl_authentication_failures;
   metrics::Counter tls_handshake_failures;
 

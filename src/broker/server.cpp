@@ -57,10 +57,14 @@ struct Server::Impl {
       // just accepted unserved until one closes, and leave the next ones in the kernel's backlog.
       // Checked after the accept, not before it, so that a limit lowered while the listener
       // waited for a connection holds that connection too.
-      while (broker.connection_limits().at_capacity(listener.name) && acceptor.is_open()) {
-        pause.expires_after(std::chrono::milliseconds(20));
-        boost::system::error_code ignored;
-        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+      if (broker.connection_limits().at_capacity(listener.name)) {
+        int64_t since = steady_now_ms();
+        while (broker.connection_limits().at_capacity(listener.name) && acceptor.is_open()) {
+          pause.expires_after(std::chrono::milliseconds(20));
+          boost::system::error_code ignored;
+          co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+        }
+        probe().connection_limit_wait_ms.add(static_cast<uint64_t>(steady_now_ms() - since));
       }
       if (!acceptor.is_open()) co_return;
       if (send_buffer_bytes >= 0) {

@@ -90,8 +90,12 @@ def test_a_listeners_max_connections_holds_that_listener_only(make_broker):
     # The other listener is not held.
     others = [kw.Conn(broker.port) for _ in range(3)]
     assert all(api_versions_answered(c) for c in others)
+    waited_before = metric_value(scrape_metrics(broker), "oxbow_connection_limit_wait_seconds_total")
     first.close()
     assert answered_later(waiting)
+    # The wait (at least the second waits_unserved took) is counted once the connection is served.
+    waited = metric_value(scrape_metrics(broker), "oxbow_connection_limit_wait_seconds_total")
+    assert waited - waited_before >= 0.9
     for c in [second, waiting, *others]:
         c.close()
 
