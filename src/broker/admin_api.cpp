@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "broker/broker.h"
+#include "broker/fetch_session.h"
 #include "broker/probe.h"
 #include "broker/server.h"
 #include "broker/topic_registry.h"
@@ -268,6 +269,11 @@ std::string Broker::metrics_text() {
   w.family("oxbow_ready", "gauge", "1 once the logs are loaded and clients are served.");
   w.sample("oxbow_ready", {}, ready_ ? 1 : 0);
   write_request_metrics(w);
+  w.family("oxbow_fetch_sessions", "gauge", "Incremental fetch sessions held (KIP-227).");
+  w.sample("oxbow_fetch_sessions", {}, static_cast<double>(fetch_sessions_->size()));
+  w.family("oxbow_fetch_session_partitions", "gauge", "Partitions held by fetch sessions.");
+  w.sample("oxbow_fetch_session_partitions", {},
+           static_cast<double>(fetch_sessions_->partitions()));
   if (ready_) {
     write_storage_metrics(w, *topics_);
     write_group_metrics(w, *groups_, *topics_);

@@ -10,6 +10,7 @@
 #include "broker/config_defs.h"
 #include "broker/connection_limits.h"
 #include "broker/consumer_topics.h"
+#include "broker/fetch_session.h"
 #include "broker/internal_topic.h"
 #include "broker/producer_ids.h"
 #include "broker/scram.h"
@@ -100,6 +101,8 @@ bool Broker::start(std::string& error) {
                     ? config_.network_threads
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   connection_limits_ = std::make_unique<ConnectionLimits>();
+  fetch_sessions_ = std::make_unique<FetchSessions>(
+      static_cast<size_t>(number("max.incremental.fetch.session.cache.slots", 1000)));
   configure_connection_limits(config_);  // until the dynamic configs are read
   authenticator_ = std::make_unique<Authenticator>(config_);
   scram_credentials_ = std::make_unique<ScramCredentialStore>(config_.log_dirs.front() +

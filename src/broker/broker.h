@@ -40,6 +40,7 @@ class Authenticator;
 class ScramCredentialStore;
 class ClientQuotas;
 class ConnectionLimits;
+class FetchSessions;
 class TxnPartitions;
 class ProducerIdManager;
 
@@ -82,6 +83,7 @@ class Broker {
   ScramCredentialStore& scram_credentials() { return *scram_credentials_; }
   ClientQuotas& client_quotas() { return *client_quotas_; }
   ConnectionLimits& connection_limits() { return *connection_limits_; }
+  FetchSessions& fetch_sessions() { return *fetch_sessions_; }
   // The ACL authorizer; nullptr unless authorizer.class.name enables one.
   security::Authorizer* authorizer() const { return authorizer_.get(); }
   const std::string& cluster_id() const { return cluster_id_; }
@@ -110,6 +112,7 @@ class Broker {
   std::unique_ptr<ScramCredentialStore> scram_credentials_;
   std::unique_ptr<ClientQuotas> client_quotas_;
   std::unique_ptr<ConnectionLimits> connection_limits_;
+  std::unique_ptr<FetchSessions> fetch_sessions_;
   std::unique_ptr<security::Authorizer> authorizer_;
   std::mutex alter_mutex_;  // one dynamic config change at a time
   std::unique_ptr<InternalTopic> offsets_topic_;

@@ -111,6 +111,8 @@ constexpr std::array kBrokerDefs = {
               "Accepted."},
     ConfigDef{"transaction.state.log.min.isr", T::kInt, "2", 1, nullptr, nullptr, true,
               "Accepted."},
+    ConfigDef{"max.incremental.fetch.session.cache.slots", T::kInt, "1000", 0, nullptr, nullptr,
+              true, "Incremental fetch sessions (KIP-227) the broker keeps; 0: none."},
     ConfigDef{"group.initial.rebalance.delay.ms", T::kInt, "3000", 0, nullptr, nullptr, true,
               "How long the first rebalance of an empty group waits for more members."},
     ConfigDef{"offsets.retention.minutes", T::kInt, "10080", 1, nullptr, nullptr, true,

@@ -1,6 +1,6 @@
 // Fetch: serve each partition's bytes from its segment files (sent with sendfile), long-polling
-// until min_bytes are available or max_wait_ms passes. Fetch sessions are not kept: every
-// response is a full one with session id 0, which clients take as "no session". With
+// until min_bytes are available or max_wait_ms passes. Incremental fetch sessions (KIP-227,
+// broker/fetch_session.h) let a client name only what changed, and hear only what is new. With
 // isolation_level read_committed, partitions are read up to their last stable offset and the
 // aborted transactions in range are listed, for the client to drop their records. Fetch v0-v3 get
 // the records converted to their message formats (protocol/legacy_messages.h).
@@ -9,9 +9,11 @@
 #include "broker/async_waiter.h"
 #include "broker/authorization.h"
 #include "broker/broker.h"
+#include "broker/fetch_session.h"
 #include "broker/handlers.h"
 #include "broker/probe.h"
 #include "broker/topic_registry.h"
+#include "common/clock.h"
 #include "protocol/compression.h"
 #include "protocol/errors.h"
 #include "protocol/legacy_messages.h"
@@ -170,16 +172,18 @@ size_t read_all(const pr::FetchRequest& request, int16_t v,
 // taken back off the quota, since they are not sent (Kafka's way). One exception: a response
 // larger than the quota ever allows (a first batch that KIP-74 sends whole) would be refused the
 // same way on every retry, so it goes out, and its throttle time pays for it.
-void throttle_if_over_quota(RequestContext& ctx, pr::FetchResponse& response, int16_t v) {
+// Returns whether the response was emptied.
+bool throttle_if_over_quota(RequestContext& ctx, pr::FetchResponse& response, int16_t v) {
   Writer sized;
   response.encode(sized, v);
   size_t bytes = sized.total_size() + 4;  // and the correlation id, as Kafka counts it
   int32_t throttle = record_fetch_bytes(ctx, bytes);
   response.throttle_time_ms = throttle;
-  if (throttle == 0 || bytes > static_cast<size_t>(fetch_bytes_allowed(ctx))) return;
+  if (throttle == 0 || bytes > static_cast<size_t>(fetch_bytes_allowed(ctx))) return false;
   unrecord_fetch_bytes(ctx, bytes);
   response.responses.clear();
   response.error_code = 0;
+  return true;
 }
 
 bool has_error(const pr::FetchResponse& response) {
@@ -204,9 +208,15 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
     request.max_bytes = std::min(request.max_bytes, fetch_bytes_allowed(ctx));
     request.min_bytes = std::min(request.min_bytes, request.max_bytes);
   }
-  auto targets = resolve(ctx, request, v);
+  auto& sessions = ctx.broker.fetch_sessions();
+  auto session = sessions.begin(request, v, steady_now_ms());
   pr::FetchResponse response;
-  response.session_id = 0;
+  if (session.error != ErrorCode::kNone) {
+    sessions.select(session, response);
+    response.encode(out, v);
+    co_return;
+  }
+  auto targets = resolve(ctx, request, v);
 
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(std::max(request.max_wait_ms, 0));
@@ -233,14 +243,24 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
     co_await waiter->wait_until(deadline);
     ctx.parked += std::chrono::steady_clock::now() - parked_from;
   }
-  if (quotas) throttle_if_over_quota(ctx, response, v);
-  // Count what is finally sent, once, after the long poll.
+  // Count what is sent, once, after the long poll: a session leaves out partitions with neither
+  // records nor errors, and a quota that empties the response sends nothing.
+  std::vector<std::pair<TopicStats*, size_t>> bytes_out;
+  size_t errors = 0;
   for (size_t t = 0; t < response.responses.size(); ++t) {
     for (size_t p = 0; p < response.responses[t].partitions.size(); ++p) {
       const auto& part = response.responses[t].partitions[p];
-      if (part.error_code != 0) probe().apis[1].errors.add();
-      if (targets[t][p].stats) targets[t][p].stats->bytes_out.add(part.records.size());
+      if (part.error_code != 0) ++errors;
+      if (targets[t][p].stats)
+        bytes_out.emplace_back(targets[t][p].stats.get(), part.records.size());
     }
+  }
+  sessions.select(session, response);
+  bool throttled = quotas && throttle_if_over_quota(ctx, response, v);
+  sessions.commit(session, request, response, throttled, steady_now_ms());
+  if (!throttled) {
+    probe().apis[1].errors.add(errors);
+    for (auto [stats, bytes] : bytes_out) stats->bytes_out.add(bytes);
   }
   response.encode(out, v);
 }

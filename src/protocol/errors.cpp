@@ -196,6 +196,8 @@ const char* error_name(ErrorCode e) {
       return "INCONSISTENT_CLUSTER_ID";
     case ErrorCode::kTransactionalIdNotFound:
       return "TRANSACTIONAL_ID_NOT_FOUND";
+    case ErrorCode::kFetchSessionTopicIdError:
+      return "FETCH_SESSION_TOPIC_ID_ERROR";
     case ErrorCode::kFencedMemberEpoch:
       return "FENCED_MEMBER_EPOCH";
     case ErrorCode::kUnreleasedInstanceId:

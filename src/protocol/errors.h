@@ -101,6 +101,7 @@ enum class ErrorCode : int16_t {
   kInconsistentTopicId = 103,
   kInconsistentClusterId = 104,
   kTransactionalIdNotFound = 105,
+  kFetchSessionTopicIdError = 106,
   kFencedMemberEpoch = 110,
   kUnreleasedInstanceId = 111,
   kUnsupportedAssignor = 112,
