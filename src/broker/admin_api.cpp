@@ -269,6 +269,14 @@ std::string Broker::metrics_text() {
   w.family("oxbow_ready", "gauge", "1 once the logs are loaded and clients are served.");
   w.sample("oxbow_ready", {}, ready_ ? 1 : 0);
   write_request_metrics(w);
+  w.family("oxbow_incremental_fetches_total", "counter",
+           "Fetches of an incremental fetch session's partitions (KIP-227).");
+  w.sample("oxbow_incremental_fetches_total", {},
+           static_cast<double>(probe().incremental_fetches.value()));
+  w.family("oxbow_fetch_session_errors_total", "counter",
+           "Fetches refused for their session: unknown, a stale epoch, or topic ids mismatched.");
+  w.sample("oxbow_fetch_session_errors_total", {},
+           static_cast<double>(probe().fetch_session_errors.value()));
   w.family("oxbow_fetch_sessions", "gauge", "Incremental fetch sessions held (KIP-227).");
   w.sample("oxbow_fetch_sessions", {}, static_cast<double>(fetch_sessions_->size()));
   w.family("oxbow_fetch_session_partitions", "gauge", "Partitions held by fetch sessions.");

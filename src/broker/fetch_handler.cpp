@@ -211,7 +211,9 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
   auto& sessions = ctx.broker.fetch_sessions();
   auto session = sessions.begin(request, v, steady_now_ms());
   pr::FetchResponse response;
+  if (session.session_id != 0) probe().incremental_fetches.add();
   if (session.error != ErrorCode::kNone) {
+    probe().fetch_session_errors.add();
     sessions.select(session, response);
     response.encode(out, v);
     co_return;

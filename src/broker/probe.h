@@ -25,6 +25,8 @@ struct BrokerProbe {
   metrics::Histogram produce_request_bytes{metrics::size_buckets()};
   metrics::Histogram fetch_response_bytes{metrics::size_buckets()};
   metrics::Counter fetch_down_conversions;  // partitions converted for Fetch v0-v3
+  metrics::Counter incremental_fetches;     // fetches of a KIP-227 session's partitions
+  metrics::Counter fetch_session_errors;    // unknown session, stale epoch, topic ids mismatch
   std::atomic<int64_t> connections{0};
   metrics::Counter connections_accepted;
   metrics::Counter connections_rejected;   // over max.connections.per.ip
