@@ -409,3 +409,46 @@ def parse_api_versions_v0(body):
         k, lo, hi = r.int16(), r.int16(), r.int16()
         keys[k] = (lo, hi)
     return error, keys
+
+
+def fetch_v12(conn, session_id, epoch, topic, partitions=(), forgotten=(), max_wait_ms=0, min_bytes=0,
+              sizes=None):
+    """A Fetch v12 of one topic within a KIP-227 session (0 and -1: none). partitions: (partition,
+    fetch offset) each. Returns (error, session id, {partition: (high watermark, record count)});
+    appends (request body bytes, response bytes) to `sizes` if given."""
+    body = struct.pack(">iiiibii", -1, max_wait_ms, min_bytes, 1 << 20, 0, session_id, epoch)
+    entries = [struct.pack(">iiqiqi", p, -1, offset, -1, -1, 1 << 20) + b"\x00" for p, offset in partitions]
+    body += compact_array([compact_string(topic) + compact_array(entries) + b"\x00"] if entries else [])
+    if forgotten:
+        ids = uvarint(len(forgotten) + 1) + b"".join(struct.pack(">i", p) for p in forgotten)
+        body += compact_array([compact_string(topic) + ids + b"\x00"])
+    else:
+        body += compact_array([])
+    body += compact_string("")  # rack_id
+    r = flexible_request(conn, 1, 12, 21, body)
+    if sizes is not None:
+        sizes.append((len(body), len(r.data)))
+    r.int32()  # throttle
+    error, session = r.int16(), r.int32()
+    answered = {}
+
+    def partition():
+        index, _error, high_watermark = r.int32(), r.int16(), r.int64()
+        r.int64(), r.int64()  # last stable offset, log start offset
+        for _ in range(max(r.uvarint() - 1, 0)):  # aborted transactions
+            r.int64(), r.int64()
+            r.skip_tags()
+        r.int32()  # preferred read replica
+        size = r.uvarint() - 1
+        records = r.data[r.pos:r.pos + max(size, 0)]
+        r.pos += max(size, 0)
+        r.skip_tags()
+        answered[index] = (high_watermark, sum(b["count"] for b in parse_batches(records)))
+
+    def topic_answer():
+        assert r.compact_string() == topic
+        r.compact_array(partition)
+        r.skip_tags()
+
+    r.compact_array(topic_answer)
+    return error, session, answered

@@ -3,7 +3,6 @@ Debian client opens sessions: librdkafka, kafkajs and kafka-python fetch without
 fetch at epoch 0 opens a session; later requests name only what changed and hear only what is
 new; stale epochs, unknown sessions and closing behave as Kafka's."""
 
-import struct
 import threading
 
 import ck_helpers as ck
@@ -11,45 +10,7 @@ import kafka_wire as kw
 from harness import metric_value, scrape_metrics, unique_topic
 
 FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH = 70, 71
-
-
-def fetch(conn, session_id, epoch, topic, partitions=(), forgotten=(), max_wait_ms=0, min_bytes=0):
-    """partitions: (partition, fetch offset) each. Returns (error, session id,
-    {partition: (high watermark, record count)})."""
-    body = struct.pack(">iiiibii", -1, max_wait_ms, min_bytes, 1 << 20, 0, session_id, epoch)
-    entries = [struct.pack(">iiqiqi", p, -1, offset, -1, -1, 1 << 20) + b"\x00" for p, offset in partitions]
-    body += kw.compact_array([kw.compact_string(topic) + kw.compact_array(entries) + b"\x00"] if entries else [])
-    if forgotten:
-        ids = kw.uvarint(len(forgotten) + 1) + b"".join(struct.pack(">i", p) for p in forgotten)
-        body += kw.compact_array([kw.compact_string(topic) + ids + b"\x00"])
-    else:
-        body += kw.compact_array([])
-    body += kw.compact_string("")  # rack_id
-    r = kw.flexible_request(conn, 1, 12, 21, body)
-    r.int32()  # throttle
-    error, session = r.int16(), r.int32()
-    answered = {}
-
-    def partition():
-        index, _error, high_watermark = r.int32(), r.int16(), r.int64()
-        r.int64(), r.int64()  # last stable offset, log start offset
-        for _ in range(max(r.uvarint() - 1, 0)):  # aborted transactions
-            r.int64(), r.int64()
-            r.skip_tags()
-        r.int32()  # preferred read replica
-        size = r.uvarint() - 1
-        records = r.data[r.pos:r.pos + max(size, 0)]
-        r.pos += max(size, 0)
-        r.skip_tags()
-        answered[index] = (high_watermark, sum(b["count"] for b in kw.parse_batches(records)))
-
-    def topic_answer():
-        assert r.compact_string() == topic
-        r.compact_array(partition)
-        r.skip_tags()
-
-    r.compact_array(topic_answer)
-    return error, session, answered
+fetch = kw.fetch_v12
 
 
 def test_a_session_tells_only_what_is_new(broker):
