@@ -36,6 +36,7 @@ struct Target {
   // What the topic's configs say to a fetch of this version, read once per request.
   bool zstd_for_old_fetch = false;  // compression.type=zstd and a version before v10
   bool no_downconversion = false;   // message.downconversion.enable=false
+  size_t bytes_read = 0;            // record bytes of the final read, counted once sent
 };
 
 // The config checks for fetch versions that predate zstd or record batches; none from v10.
@@ -247,22 +248,24 @@ asio::awaitable<void> handle_fetch(RequestContext& ctx, Reader& body, Writer& ou
   }
   // Count what is sent, once, after the long poll: a session leaves out partitions with neither
   // records nor errors, and a quota that empties the response sends nothing.
-  std::vector<std::pair<TopicStats*, size_t>> bytes_out;
   size_t errors = 0;
   for (size_t t = 0; t < response.responses.size(); ++t) {
     for (size_t p = 0; p < response.responses[t].partitions.size(); ++p) {
       const auto& part = response.responses[t].partitions[p];
       if (part.error_code != 0) ++errors;
-      if (targets[t][p].stats)
-        bytes_out.emplace_back(targets[t][p].stats.get(), part.records.size());
+      targets[t][p].bytes_read = part.records.size();
     }
   }
   sessions.select(session, response);
   bool throttled = quotas && throttle_if_over_quota(ctx, response, v);
   sessions.commit(session, request, response, throttled, steady_now_ms());
   if (!throttled) {
-    probe().apis[1].errors.add(errors);
-    for (auto [stats, bytes] : bytes_out) stats->bytes_out.add(bytes);
+    if (errors > 0) probe().apis[1].errors.add(errors);
+    for (const auto& row : targets) {
+      for (const auto& target : row) {
+        if (target.stats) target.stats->bytes_out.add(target.bytes_read);
+      }
+    }
   }
   response.encode(out, v);
 }

@@ -77,13 +77,17 @@ FetchSessionContext FetchSessions::begin(pr::FetchRequest& request, int16_t vers
   context.request_epoch = request.session_epoch;
   if (version < 7) return context;
   int32_t id = request.session_id;
-  std::lock_guard lock(mutex_);
   if (request.session_epoch == kInitialEpoch || request.session_epoch == kFinalEpoch) {
-    // A full fetch closes the session it names, and asks for a new one unless it is final.
-    if (id != 0) sessions_.erase(id);
+    // A full fetch closes the session it names, and asks for a new one unless it is final. The
+    // usual sessionless fetch (id 0, final epoch) takes no lock.
+    if (id != 0) {
+      std::lock_guard lock(mutex_);
+      sessions_.erase(id);
+    }
     context.create_session = request.session_epoch == kInitialEpoch;
     return context;
   }
+  std::lock_guard lock(mutex_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) {
     context.error = ErrorCode::kFetchSessionIdNotFound;
