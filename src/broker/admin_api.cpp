@@ -279,6 +279,11 @@ std::string Broker::metrics_text() {
            static_cast<double>(probe().fetch_session_errors.value()));
   w.family("oxbow_fetch_sessions", "gauge", "Incremental fetch sessions held (KIP-227).");
   w.sample("oxbow_fetch_sessions", {}, static_cast<double>(fetch_sessions_->size()));
+  w.family("oxbow_fetch_session_evictions_total", "counter",
+           "Fetch sessions evicted to make room for new ones (max.incremental.fetch.session."
+           "cache.slots).");
+  w.sample("oxbow_fetch_session_evictions_total", {},
+           static_cast<double>(fetch_sessions_->evictions()));
   w.family("oxbow_fetch_session_partitions", "gauge", "Partitions held by fetch sessions.");
   w.sample("oxbow_fetch_session_partitions", {},
            static_cast<double>(fetch_sessions_->partitions()));

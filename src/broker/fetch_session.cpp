@@ -223,15 +223,16 @@ bool FetchSessions::make_room(size_t size, int64_t now_ms) {
       smallest = it;
     }
   }
+  auto victim = sessions_.end();
   if (now_ms - idlest->second.last_used_ms > eviction_ms_) {
-    sessions_.erase(idlest);
-    return true;
+    victim = idlest;
+  } else if (smallest != sessions_.end() && size > smallest->second.partitions.size()) {
+    victim = smallest;
   }
-  if (smallest != sessions_.end() && size > smallest->second.partitions.size()) {
-    sessions_.erase(smallest);
-    return true;
-  }
-  return false;
+  if (victim == sessions_.end()) return false;
+  sessions_.erase(victim);
+  ++evictions_;
+  return true;
 }
 
 int32_t FetchSessions::new_session_id() {
@@ -247,6 +248,11 @@ int32_t FetchSessions::new_session_id() {
 size_t FetchSessions::size() const {
   std::lock_guard lock(mutex_);
   return sessions_.size();
+}
+
+uint64_t FetchSessions::evictions() const {
+  std::lock_guard lock(mutex_);
+  return evictions_;
 }
 
 size_t FetchSessions::partitions() const {

@@ -46,6 +46,8 @@ class FetchSessions {
 
   size_t size() const;
   size_t partitions() const;
+  // Sessions evicted to make room for new ones.
+  uint64_t evictions() const;
 
  private:
   using Key = std::pair<std::string, int32_t>;  // topic (id bytes or name), partition
@@ -82,6 +84,7 @@ class FetchSessions {
   mutable std::mutex mutex_;
   std::map<int32_t, Session> sessions_;
   uint64_t id_state_;
+  uint64_t evictions_ = 0;
 };
 
 }  // namespace oxbow::broker

@@ -197,6 +197,7 @@ TEST(FetchSessionsTest, AFullCacheMakesRoomOnlyForStaleOrLargerSessions) {
   // Idle past the eviction time: evicted for anything.
   EXPECT_NE(round_trip(sessions, request(0, 0, {{0, 0}}), 5, {}, 5000).session_id, 0);
   EXPECT_EQ(sessions.size(), 1u);
+  EXPECT_EQ(sessions.evictions(), 2u);
   FetchSessions none(0);
   EXPECT_EQ(round_trip(none, request(0, 0, {{0, 0}}), 5).session_id, 0);
 }
