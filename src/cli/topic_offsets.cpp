@@ -4,18 +4,17 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <memory>
 #include <optional>
 #include <regex>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cli/client_config.h"
 #include "cli/wire_client.h"
+#include "common/properties.h"
 #include "protocol/errors.h"
 #include "protocol/messages/list_offsets.h"
 #include "protocol/messages/metadata.h"
@@ -42,17 +41,10 @@ const std::map<std::string, int64_t>& named_times() {
   return names;
 }
 
-std::optional<int64_t> parse_number(std::string_view text) {
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 // A timestamp in ms, or one of Kafka's markers (-1 latest ... -5 latest-tiered) by number or name.
 int64_t parse_time(const std::string& text) {
   if (auto it = named_times().find(text); it != named_times().end()) return it->second;
-  auto value = parse_number(text);
+  auto value = parse_int64(text);
   if (!value || *value < -5) {
     fail(
         fmt::format("malformed --time '{}': use a timestamp in ms, or -1 or latest, -2 or "
@@ -62,25 +54,34 @@ int64_t parse_time(const std::string& text) {
   return *value;
 }
 
-// "0,2,4-7" as the set of partitions it names.
-std::set<int32_t> parse_partitions(const std::string& text) {
-  std::set<int32_t> out;
+struct PartitionRange {
+  int64_t first = 0;
+  int64_t last = 0;
+};
+
+// "0,2,4-7" as the ranges it names.
+std::vector<PartitionRange> parse_partitions(const std::string& text) {
+  std::vector<PartitionRange> out;
   std::string_view rest = text;
   while (!rest.empty()) {
     auto comma = rest.find(',');
     auto item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     auto dash = item.find('-', 1);
-    auto first = parse_number(item.substr(0, dash));
-    auto last = dash == std::string_view::npos ? first : parse_number(item.substr(dash + 1));
+    auto first = parse_int64(item.substr(0, dash));
+    auto last = dash == std::string_view::npos ? first : parse_int64(item.substr(dash + 1));
     if (!first || !last || *first < 0 || *last < *first || *last > INT32_MAX) {
       fail(fmt::format("malformed --partitions '{}': use ids and ranges, as 0,2,4-7", text));
     }
-    for (int64_t p = *first; p <= *last && out.size() < 1'000'000; ++p) {
-      out.insert(static_cast<int32_t>(p));
-    }
+    out.push_back({*first, *last});
   }
   return out;
+}
+
+bool wanted_partition(const std::vector<PartitionRange>& wanted, int32_t partition) {
+  return wanted.empty() || std::any_of(wanted.begin(), wanted.end(), [&](const auto& range) {
+           return range.first <= partition && partition <= range.last;
+         });
 }
 
 // ListOffsets' first version to know the marker: the oldest that serves the request.
@@ -117,12 +118,11 @@ Partitions matching_partitions(WireClient& wire, const GetOffsetsOptions& option
     if (options.exclude_internal && topic.is_internal) continue;
     if (!std::regex_match(*topic.name, pattern)) continue;
     for (const auto& p : topic.partitions) {
-      if (wanted.empty() || wanted.contains(p.partition_index))
+      if (wanted_partition(wanted, p.partition_index))
         out[*topic.name].push_back(p.partition_index);
     }
   }
   for (auto& [_, partitions] : out) std::sort(partitions.begin(), partitions.end());
-  std::erase_if(out, [](const auto& entry) { return entry.second.empty(); });
   return out;
 }
 
