@@ -99,8 +99,11 @@ asio::awaitable<void> ClientStream::send_file(const pr::FileSlice& slice) {
       co_await socket_.async_wait(tcp::socket::wait_write, asio::use_awaitable);
     } else if (n < 0 && errno == EINTR) {
       continue;
+    } else if (n < 0) {
+      // EPIPE or ECONNRESET when the client has gone: the connection is closed, not the broker.
+      throw boost::system::system_error(errno, boost::system::system_category(), "sendfile");
     } else {
-      // The promised length cannot be delivered: the stream is unusable.
+      // The segment ended before the promised length (truncated under us): the stream is unusable.
       throw std::runtime_error("sendfile stopped short");
     }
   }

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/ssl/error.hpp>
 #include <deque>
 
@@ -153,22 +154,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<void> close_when_idle() {
     auto self = shared_from_this();
     while (!closed_) {
-      // While a request is in flight or bytes are moving, look again a full period later.
+      // While a request is being handled (a long poll, a join waiting for its group), look again a
+      // full period later. Answers waiting to be sent do not count: a client that stops reading
+      // them is idle once no byte has moved for the period.
       auto now = Clock::now();
-      bool busy = !slots_.empty();
-      idle_timer_.expires_at(
-          busy ? now + max_idle_
-               : std::max(stream_.last_activity() + max_idle_, now + kIdleCheckFloor));
+      idle_timer_.expires_at(handling_request() ? now + max_idle_
+                                                : std::max(stream_.last_activity() + max_idle_,
+                                                           now + kIdleCheckFloor));
       boost::system::error_code ec;
       co_await idle_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       if (closed_) break;
-      if (slots_.empty() && Clock::now() - stream_.last_activity() >= max_idle_) {
+      if (!handling_request() && Clock::now() - stream_.last_activity() >= max_idle_) {
         spdlog::debug(
             "closing connection from {} on listener {}: idle for {} ms (connections.max.idle.ms)",
             peer_, listener_, max_idle_.count());
         close();
       }
     }
+  }
+
+  bool handling_request() const {
+    return std::any_of(slots_.begin(), slots_.end(), [](const auto& slot) { return !slot->done; });
   }
 
   // The TLS handshake, and the principal of a client certificate. Failures are audit lines.

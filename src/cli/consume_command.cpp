@@ -1,6 +1,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +129,26 @@ void append_field(std::string& out, char field, const rd_kafka_message_t& messag
   }
 }
 
+// errno of the first write to stdout that failed; 0 while it takes everything.
+int stdout_error = 0;
+
+void write_stdout(const std::string& bytes) {
+  if (stdout_error == 0 && std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size())
+    stdout_error = errno ? errno : EIO;
+}
+
+void flush_stdout() {
+  if (stdout_error == 0 && std::fflush(stdout) != 0) stdout_error = errno ? errno : EIO;
+}
+
+// Its reader going away (`| head`) ends the command quietly, as the end of what was wanted; any
+// other write failure is an error.
+int stdout_exit_code() {
+  if (stdout_error == 0 || stdout_error == EPIPE) return 0;
+  fmt::print(stderr, "oxbow: error: cannot write to stdout: {}\n", std::strerror(stdout_error));
+  return 1;
+}
+
 void print_message(const std::vector<FormatPiece>& format, const rd_kafka_message_t& message,
                    std::string& buffer) {
   buffer.clear();
@@ -136,7 +158,7 @@ void print_message(const std::vector<FormatPiece>& format, const rd_kafka_messag
     else
       append_field(buffer, piece.field, message);
   }
-  std::fwrite(buffer.data(), 1, buffer.size(), stdout);
+  write_stdout(buffer);
 }
 
 // Errors a consumer reports while the cluster is briefly unavailable; it
@@ -251,10 +273,10 @@ int consume_loop(PartitionReader& reader, const ConsumeOptions& options) {
   int exit_code = 0;
 
   auto done = [&] { return options.max_messages > 0 && consumed >= options.max_messages; };
-  while (!done() && !stop_requested() && exit_code == 0) {
+  while (!done() && !stop_requested() && exit_code == 0 && stdout_error == 0) {
     const size_t n = reader.poll(kPollIntervalMs, batch, kBatchSize);
     if (n == 0) {
-      std::fflush(stdout);
+      flush_stdout();
       if (options.timeout_ms && now_ns() - last_activity_ns >= *options.timeout_ms * 1'000'000LL)
         break;
       continue;
@@ -276,8 +298,8 @@ int consume_loop(PartitionReader& reader, const ConsumeOptions& options) {
       rd_kafka_message_destroy(batch[i]);
     }
   }
-  std::fflush(stdout);
-  return exit_code;
+  flush_stdout();
+  return exit_code != 0 ? exit_code : stdout_exit_code();
 }
 
 void run_consume(const ConsumeOptions& options) {

@@ -1,9 +1,14 @@
 // oxbow: the broker and the client tools in one binary.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
 
 #include "cli/commands.h"
+#include "common/process_signals.h"
 
 int main(int argc, char** argv) {
+  oxbow::ignore_peer_signals();
   CLI::App app{"Oxbow: a Kafka-compatible streaming platform"};
   app.require_subcommand(1);
   oxbow::cli::add_broker_command(app);
@@ -16,6 +21,18 @@ int main(int argc, char** argv) {
   oxbow::cli::add_user_command(app);
   oxbow::cli::add_quota_command(app);
   oxbow::cli::add_acl_command(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::system_error& e) {
+    // A tool whose stdout reader went away (`| head`) has nobody left to tell.
+    if (e.code().value() == EPIPE) return 0;
+    std::fprintf(stderr, "oxbow: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oxbow: error: %s\n", e.what());
+    return 1;
+  }
   return 0;
 }

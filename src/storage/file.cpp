@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 namespace oxbow::storage {
 
 File& File::operator=(File&& other) noexcept {
@@ -77,6 +79,15 @@ bool File::truncate(uint64_t size) const {
 
 bool File::sync_data() const {
   return ::fdatasync(fd_) == 0;
+}
+
+void halt_on_failed_sync(const std::string& path, int error) {
+  spdlog::critical(
+      "fsync of {} failed: {}; stopping at once without a clean shutdown (records acknowledged "
+      "since the last fsync may not be on disk; start-up will recover the log)",
+      path, std::strerror(error));
+  spdlog::shutdown();
+  std::_Exit(1);
 }
 
 void sync_directory(const std::string& dir) {

@@ -50,4 +50,10 @@ bool write_file_atomically(const std::string& path, const std::string& contents,
 bool read_whole_file(const std::string& path, std::string& out);
 void sync_directory(const std::string& dir);
 
+// A failed fdatasync of a partition's log ends the broker at once, as Kafka halts when its only log
+// dir fails: the kernel may already have dropped the dirty pages it could not write, so neither a
+// retry nor a clean shutdown's flush could make what was acknowledged durable. One line says which
+// file and why; start-up then recovers the log as after a crash.
+[[noreturn]] void halt_on_failed_sync(const std::string& path, int error);
+
 }  // namespace oxbow::storage

@@ -376,7 +376,9 @@ void Segment::read_batches(const std::function<bool(std::span<const uint8_t> bat
 
 bool Segment::flush() {
   auto file = log_file();
-  return file && ::fdatasync(file->fd()) == 0;
+  if (!file) return false;
+  if (::fdatasync(file->fd()) != 0) halt_on_failed_sync(path(".log"), errno);
+  return true;
 }
 
 void Segment::seal() {
