@@ -1,20 +1,24 @@
 """Producer subprocess for the kill -9 durability test.
 
-usage: acked_producer.py BOOTSTRAP TOPIC
+usage: acked_producer.py BOOTSTRAP TOPIC [PER_SECOND]
 
 Produces increasing integers (1, 2, 3, ...) as values to partition 0 with acks=all, no
 idempotence and one request in flight, and prints every value whose delivery was ACKNOWLEDGED
 by the broker (from the delivery callback) on its own line, flushing each line.  Runs until
-killed.  Delivery failures are reported on stderr.
+killed.  Delivery failures are reported on stderr.  With PER_SECOND, produces at most that
+many records a second.
 """
 
 import sys
+import time
 
 from confluent_kafka import Producer
 
 
 def main():
     bootstrap, topic = sys.argv[1], sys.argv[2]
+    per_second = float(sys.argv[3]) if len(sys.argv) > 3 else None
+    started = time.monotonic()
     p = Producer({
         "bootstrap.servers": bootstrap,
         "acks": "all",
@@ -49,6 +53,9 @@ def main():
         while len(p) > 200:
             p.poll(0.005)
         p.poll(0)
+        if per_second:
+            while value > (time.monotonic() - started) * per_second:
+                p.poll(0.01)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ is attached to the failure report.
 
 import pytest
 
-from harness import Broker  # noqa: F401
+from harness import FAULTS, Broker  # noqa: F401
 
 # Never look for tests inside the node dependencies.
 collect_ignore_glob = ["node_modules/*"]
@@ -55,3 +55,9 @@ def pytest_runtest_makereport(item, call):
     if report.failed:
         for i, b in enumerate(getattr(item, "_oxbow_brokers", [])):
             report.sections.append((f"oxbow broker {i} log tail ({b.log_path})", b.log_tail(80)))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if FAULTS:
+        kinds = ", ".join(f"{kind}: {n}" for kind, n in sorted(FAULTS.items()))
+        terminalreporter.write_line(f"client faults injected: {sum(FAULTS.values())} ({kinds})")

@@ -6,6 +6,7 @@ the fixture finalizer, also when the test fails; when a test fails, the tail of 
 is attached to the failure report.
 """
 
+import collections
 import os
 import pathlib
 import signal
@@ -21,6 +22,9 @@ OXBOW_BIN = os.environ.get("OXBOW_BIN", str(REPO_ROOT / "build" / "oxbow"))
 START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 30.0
 
+
+# Faults the client-fault suite injected, by kind; the run's summary reports them.
+FAULTS = collections.Counter()
 
 _handed_out_ports = set()
 
