@@ -3,7 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
 
 #include "common/crc32c.h"
 #include "protocol/record_batch.h"
@@ -159,6 +163,8 @@ bool Segment::append(const uint8_t* data, size_t size, int64_t last_offset, int6
     ssize_t n = ::pwrite(file->fd(), p, left, static_cast<off_t>(at));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      spdlog::error("write to {} failed: {}; the produce is answered KAFKA_STORAGE_ERROR",
+                    path(".log"), n < 0 ? std::strerror(errno) : "no progress");
       // Keep the file as long as the data we acknowledge: drop a partial write.
       ::ftruncate(file->fd(), static_cast<off_t>(size_));
       return false;
@@ -323,6 +329,8 @@ uint64_t Segment::recover() {
   }
   uint64_t truncated = file_size - size_;
   if (truncated > 0) {
+    spdlog::warn("recovery truncated a torn or corrupt tail of {} bytes from {} (offsets from {})",
+                 truncated, path(".log"), next_offset_);
     if (auto file = log_file()) ::ftruncate(file->fd(), static_cast<off_t>(size_));
   }
   return truncated;

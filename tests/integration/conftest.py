@@ -20,10 +20,10 @@ def make_broker(tmp_path, request):
     brokers = []
     request.node._oxbow_brokers = brokers
 
-    def factory(overrides=None, start=True, config_file=None, **kwargs):
+    def factory(overrides=None, start=True, config_file=None, env=None, **kwargs):
         merged = dict(overrides or {})
         merged.update({k.replace("_", "."): v for k, v in kwargs.items()})
-        b = Broker(tmp_path / f"broker{len(brokers)}", merged, config_file=config_file)
+        b = Broker(tmp_path / f"broker{len(brokers)}", merged, config_file=config_file, env=env)
         brokers.append(b)
         if start:
             b.start()

@@ -70,7 +70,7 @@ def port_accepts(port, host="127.0.0.1"):
 class Broker:
     """One oxbow broker process with its own log dir and port, restartable in place."""
 
-    def __init__(self, base_dir, overrides=None, port=None, config_file=None, extra_listeners=None):
+    def __init__(self, base_dir, overrides=None, port=None, config_file=None, extra_listeners=None, env=None):
         self.base_dir = pathlib.Path(base_dir)
         self.base_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.base_dir / "data"
@@ -82,6 +82,8 @@ class Broker:
         self.overrides = dict(overrides or {})
         self.overrides.setdefault("admin.listener", f"127.0.0.1:{self.admin_port}")
         self.config_file = config_file
+        # Extra environment variables for the broker process (LD_PRELOAD fault shims).
+        self.env = dict(env or {})
         # Listeners beside the PLAINTEXT one on self.port: name -> port (see add_listener).
         self.extra_listeners = {}
         for name in extra_listeners or ():
@@ -170,7 +172,7 @@ class Broker:
             log.write(f"===== test harness: start #{self.starts}: {' '.join(self.command())}\n".encode())
             log.flush()
             self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         cwd=self.base_dir)
+                                         cwd=self.base_dir, env={**os.environ, **self.env})
         if not wait:
             return self
         deadline = time.monotonic() + timeout
