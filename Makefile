@@ -39,14 +39,21 @@ test: format-check unit-test integration-test
 bench: build
 	bash bench/broker.sh
 
+# Builds the fuzzers, then runs each for FUZZ_SECONDS; corpora and anything a fuzzer finds (crash-*,
+# slow-unit-*, ...) stay under build-fuzz/, never in the work tree.
+FUZZERS = protocol/fuzz_request_decoder broker/fuzz_scram broker/fuzz_oauth_bearer \
+          group/fuzz_group_records txn/fuzz_txn_records
+FUZZ_SECONDS ?= 60
+
 fuzz: deps
 	cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DOXBOW_FUZZ=ON -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address"
-	cmake --build build-fuzz --target fuzz_request_decoder fuzz_scram fuzz_oauth_bearer fuzz_group_records fuzz_txn_records
-	@echo "run: build-fuzz/src/protocol/fuzz_request_decoder -max_total_time=60"
-	@echo "     build-fuzz/src/broker/fuzz_scram -max_total_time=60"
-	@echo "     build-fuzz/src/broker/fuzz_oauth_bearer -max_total_time=60"
-	@echo "     build-fuzz/src/group/fuzz_group_records -max_total_time=60"
-	@echo "     build-fuzz/src/txn/fuzz_txn_records -max_total_time=60"
+	cmake --build build-fuzz --target $(notdir $(FUZZERS))
+	@for f in $(FUZZERS); do \
+	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name build-fuzz/artifacts/$$name; \
+	  echo "== $$name for $(FUZZ_SECONDS) s"; \
+	  build-fuzz/src/$$f -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/artifacts/$$name/ \
+	    build-fuzz/corpus/$$name || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD) build-fuzz
