@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PY ?= /usr/bin/python3
 
-.PHONY: all deps configure build run test unit-test integration-test format-check bench fuzz clean
+.PHONY: all deps configure build run test unit-test integration-test format-check layer-check bench fuzz clean
 
 all: build
 
@@ -34,7 +34,11 @@ integration-test: build
 format-check:
 	git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
 
-test: format-check unit-test integration-test
+# Every #include in src/ against the dependency table of src/README.md.
+layer-check:
+	$(PY) tools/check_layers.py
+
+test: format-check layer-check unit-test integration-test
 
 bench: build
 	bash bench/broker.sh

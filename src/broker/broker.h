@@ -7,9 +7,9 @@
 #include <mutex>
 #include <string>
 
-#include "broker/config.h"
-#include "broker/dynamic_configs.h"
-#include "broker/topic_registry.h"
+#include "broker/config/config.h"
+#include "broker/config/dynamic_configs.h"
+#include "broker/topics/topic_registry.h"
 
 namespace oxbow::storage {
 class LogManager;
@@ -58,7 +58,7 @@ class Broker {
   // Ready once the logs are loaded and Kafka listeners accept (/v1/status/ready).
   bool ready() const { return ready_; }
   double slow_request_ms() const { return static_cast<double>(slow_request_ms_.load()); }
-  // The admin HTTP API's answer to one request (admin_api.cpp).
+  // The admin HTTP API's answer to one request (admin/admin_api.cpp).
   http::Response handle_admin(const http::Request& request);
   // Test-only fault (test.fault.drop.connection.every.produce=N): true for every Nth produce,
   // whose connection is then closed after the append and before the response.

@@ -25,7 +25,7 @@ struct RequestContext {
   // request_percentage quotas, though it is latency.
   std::chrono::steady_clock::duration waited{};
   size_t request_bytes = 0;  // the whole request as read, for produce quotas
-  // Set by a handler whose client went over its quota (client_quotas.h): the connection then
+  // Set by a handler whose client went over its quota (quotas/client_quotas.h): the connection then
   // holds the client's next request back for this long, as Kafka mutes a throttled channel.
   int32_t throttle_ms = 0;
 };

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "broker/broker.h"
-#include "broker/config.h"
+#include "broker/config/config.h"
 #include "cli/commands.h"
 #include "common/properties.h"
 

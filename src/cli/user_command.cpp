@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/scram.h"
+#include "broker/sasl/scram.h"
 #include "cli/client_config.h"
 #include "cli/commands.h"
 #include "cli/wire_client.h"

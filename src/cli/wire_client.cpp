@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "broker/scram.h"
+#include "broker/sasl/scram.h"
 #include "cli/client_config.h"
 #include "common/properties.h"
 #include "protocol/errors.h"
