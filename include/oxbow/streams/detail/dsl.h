@@ -1,0 +1,84 @@
+#pragma once
+// The untyped DSL core. KStream<K,V> and friends are typed shells over these handles and calls;
+// everything here works on Datum, so a topology can also be composed at run time.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oxbow/streams/options.h"
+#include "oxbow/streams/record.h"
+
+namespace oxbow::streams::detail {
+
+class GraphBuilder;  // src/streams/topology/graph_builder.h
+
+using Predicate = std::function<bool(const Datum& key, const Datum& value)>;
+using KeyValue = std::pair<Datum, Datum>;
+using KeyValueMapper = std::function<KeyValue(const Datum& key, const Datum& value)>;
+using KeyMapper = std::function<Datum(const Datum& key, const Datum& value)>;
+using ValueMapper = std::function<Datum(const Datum& key, const Datum& value)>;
+using FlatMapper = std::function<std::vector<KeyValue>(const Datum& key, const Datum& value)>;
+using FlatValueMapper = std::function<std::vector<Datum>(const Datum& key, const Datum& value)>;
+using ForeachAction = std::function<void(const Datum& key, const Datum& value)>;
+using Initializer = std::function<Datum()>;
+using Aggregator =
+    std::function<Datum(const Datum& key, const Datum& value, const Datum& aggregate)>;
+using Reducer = std::function<Datum(const Datum& aggregate, const Datum& value)>;
+using TopicNameExtractor =
+    std::function<std::string(const Datum& key, const Datum& value, const RecordContext& context)>;
+
+// A stream or table node of the graph, with what the core knows of its records.
+struct Node {
+  std::shared_ptr<GraphBuilder> graph;
+  std::string name;
+  ErasedSerde key_serde, value_serde;      // unset when unknown
+  bool repartition_required = false;       // the key changed since the source
+  std::string store;                       // tables: the store holding the table, if any
+  std::vector<std::string> source_topics;  // for co-partitioning and partition counts
+};
+
+struct Grouping {
+  Node parent;
+  GroupedOptions options;
+};
+
+Node stream_source(const std::shared_ptr<GraphBuilder>& graph, std::vector<std::string> topics,
+                   ConsumedOptions options);
+Node table_source(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
+                  ConsumedOptions consumed, StoreOptions store);
+
+Node filter(const Node& in, Predicate predicate, bool negate, const std::string& name);
+Node map(const Node& in, KeyValueMapper mapper, const std::string& name);
+Node select_key(const Node& in, KeyMapper mapper, const std::string& name);
+Node map_values(const Node& in, ValueMapper mapper, const std::string& name);
+Node flat_map(const Node& in, FlatMapper mapper, const std::string& name);
+Node flat_map_values(const Node& in, FlatValueMapper mapper, const std::string& name);
+Node peek(const Node& in, ForeachAction action, const std::string& name);
+void foreach (const Node& in, ForeachAction action, const std::string& name);
+Node merge(const Node& a, const Node& b, const std::string& name);
+// split(): one branch per predicate, the first that matches takes the record; a default branch
+// (no predicate) takes the rest. Returns the branch nodes in order.
+std::vector<Node> split(const Node& in, const std::vector<Predicate>& predicates,
+                        const std::vector<std::string>& branch_names, bool with_default,
+                        const std::string& name);
+void to(const Node& in, std::string topic, ProducedOptions options);
+void to(const Node& in, TopicNameExtractor topics, ProducedOptions options);
+Node repartition(const Node& in, RepartitionedOptions options);
+
+Grouping group_by_key(const Node& in, GroupedOptions options);
+Grouping group_by(const Node& in, KeyMapper selector, GroupedOptions options);
+Node aggregate(const Grouping& in, Initializer init, Aggregator adder, StoreOptions store,
+               const std::string& name, const char* kind);
+Node reduce(const Grouping& in, Reducer reducer, StoreOptions store, const std::string& name);
+
+Node table_filter(const Node& table, Predicate predicate, bool negate, const std::string& name,
+                  StoreOptions store);
+Node table_map_values(const Node& table, ValueMapper mapper, const std::string& name,
+                      StoreOptions store);
+Node to_stream(const Node& table, const std::string& name);
+Grouping table_group_by(const Node& table, KeyValueMapper selector, GroupedOptions options);
+Node table_aggregate(const Grouping& in, Initializer init, Aggregator adder, Aggregator subtractor,
+                     StoreOptions store, const std::string& name);
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,451 @@
+#pragma once
+// KStream, KTable and their grouped forms: Kafka Streams' DSL with C++ callables.
+//
+// Each operation wraps the callable into an untyped one and adds a node to the graph; names follow
+// Kafka's (KSTREAM-FILTER-0000000001, ...) unless a Named is given. Null keys and values reach
+// typed callables as T{} (use std::optional<T> to see them); aggregations and tables skip or
+// propagate nulls as Kafka does and never pass them to callables.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oxbow/streams/detail/dsl.h"
+
+namespace oxbow::streams {
+
+template <class K, class V>
+class KTable;
+template <class K, class V>
+class KGroupedStream;
+template <class K, class V>
+class KGroupedTable;
+template <class K, class V>
+class BranchedKStream;
+
+template <class K, class V>
+struct KeyValue {
+  K key;
+  V value;
+};
+
+namespace detail {
+template <class K, class V>
+Node with_serdes(Node node, const ErasedSerde& key, const ErasedSerde& value) {
+  node.key_serde = key ? key : default_serde<K>();
+  node.value_serde = value ? value : default_serde<V>();
+  return node;
+}
+inline std::string name_of(const Named* named) {
+  return named ? named->name() : std::string();
+}
+}  // namespace detail
+
+template <class K, class V>
+class KStream {
+ public:
+  explicit KStream(detail::Node node) : node_(std::move(node)) {}
+
+  template <class P>
+  KStream filter(P predicate, const Named& named = Named::as("")) const {
+    return KStream(
+        detail::filter(node_, typed_predicate(std::move(predicate)), false, named.name()));
+  }
+  template <class P>
+  KStream filterNot(P predicate, const Named& named = Named::as("")) const {
+    return KStream(
+        detail::filter(node_, typed_predicate(std::move(predicate)), true, named.name()));
+  }
+  // mapper(key, value) -> KeyValue<K1, V1>
+  template <class K1, class V1, class M>
+  KStream<K1, V1> map(M mapper, const Named& named = Named::as("")) const {
+    auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
+      KeyValue<K1, V1> kv = m(detail::as<K>(k), detail::as<V>(v));
+      return detail::KeyValue(Datum(std::move(kv.key)), Datum(std::move(kv.value)));
+    };
+    return KStream<K1, V1>(retyped<K1, V1>(detail::map(node_, erased, named.name()), false, false));
+  }
+  template <class K1, class M>
+  KStream<K1, V> selectKey(M mapper, const Named& named = Named::as("")) const {
+    auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
+      return Datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
+    };
+    return KStream<K1, V>(
+        retyped<K1, V>(detail::select_key(node_, erased, named.name()), false, true));
+  }
+  // mapper(value) -> V1, or mapper(key, value) -> V1
+  template <class V1, class M>
+  KStream<K, V1> mapValues(M mapper, const Named& named = Named::as("")) const {
+    auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
+      return Datum(V1(call_value_mapper(m, k, v)));
+    };
+    return KStream<K, V1>(
+        retyped<K, V1>(detail::map_values(node_, erased, named.name()), true, false));
+  }
+  // mapper(key, value) -> a range of KeyValue<K1, V1>
+  template <class K1, class V1, class M>
+  KStream<K1, V1> flatMap(M mapper, const Named& named = Named::as("")) const {
+    auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
+      std::vector<detail::KeyValue> out;
+      for (auto&& kv : m(detail::as<K>(k), detail::as<V>(v)))
+        out.emplace_back(Datum(K1(kv.key)), Datum(V1(kv.value)));
+      return out;
+    };
+    return KStream<K1, V1>(
+        retyped<K1, V1>(detail::flat_map(node_, erased, named.name()), false, false));
+  }
+  // mapper(value) or mapper(key, value) -> a range of V1
+  template <class V1, class M>
+  KStream<K, V1> flatMapValues(M mapper, const Named& named = Named::as("")) const {
+    auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
+      std::vector<Datum> out;
+      for (auto&& value : call_value_mapper(m, k, v)) out.emplace_back(V1(value));
+      return out;
+    };
+    return KStream<K, V1>(
+        retyped<K, V1>(detail::flat_map_values(node_, erased, named.name()), true, false));
+  }
+  template <class A>
+  KStream peek(A action, const Named& named = Named::as("")) const {
+    return KStream(detail::peek(node_, typed_action(std::move(action)), named.name()));
+  }
+  template <class A>
+  void foreach (A action, const Named& named = Named::as("")) const {
+    detail::foreach (node_, typed_action(std::move(action)), named.name());
+  }
+  KStream merge(const KStream& other, const Named& named = Named::as("")) const {
+    return KStream(detail::merge(node_, other.node_, named.name()));
+  }
+  BranchedKStream<K, V> split(const Named& named = Named::as("")) const {
+    return BranchedKStream<K, V>(node_, named.name());
+  }
+
+  void to(std::string topic, const Produced<K, V>& produced = Produced<K, V>()) const {
+    detail::to(node_, std::move(topic), produced_options(produced));
+  }
+  // extractor(key, value, record context) -> topic
+  template <class E>
+  void to(E extractor, const Produced<K, V>& produced = Produced<K, V>()) const requires
+      std::is_invocable_r_v<std::string, E, const K&, const V&, const RecordContext&> {
+    auto erased = [e = std::move(extractor)](const Datum& k, const Datum& v,
+                                             const RecordContext& c) {
+      return e(detail::as<K>(k), detail::as<V>(v), c);
+    };
+    detail::to(node_, detail::TopicNameExtractor(erased), produced_options(produced));
+  }
+  KStream repartition(const Repartitioned<K, V>& repartitioned = Repartitioned<K, V>()) const {
+    auto options = repartitioned.options();
+    if (!options.key_serde) options.key_serde = node_.key_serde;
+    if (!options.value_serde) options.value_serde = node_.value_serde;
+    return KStream(detail::repartition(node_, std::move(options)));
+  }
+
+  KGroupedStream<K, V> groupByKey(const Grouped<K, V>& grouped = Grouped<K, V>()) const {
+    return KGroupedStream<K, V>(detail::group_by_key(node_, grouped_options(grouped)));
+  }
+  template <class K1, class M>
+  KGroupedStream<K1, V> groupBy(M selector,
+                                const Grouped<K1, V>& grouped = Grouped<K1, V>()) const {
+    auto erased = [m = std::move(selector)](const Datum& k, const Datum& v) {
+      return Datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
+    };
+    auto options = grouped.options();
+    if (!options.key_serde) options.key_serde = detail::default_serde<K1>();
+    if (!options.value_serde) options.value_serde = node_.value_serde;
+    return KGroupedStream<K1, V>(detail::group_by(node_, erased, std::move(options)));
+  }
+
+  const detail::Node& node() const { return node_; }
+
+ private:
+  template <class K1, class V1>
+  detail::Node retyped(detail::Node node, bool same_key, bool same_value) const {
+    node.key_serde = same_key ? node_.key_serde : detail::default_serde<K1>();
+    node.value_serde = same_value ? node_.value_serde : detail::default_serde<V1>();
+    return node;
+  }
+  template <class M>
+  static decltype(auto) call_value_mapper(const M& m, const Datum& k, const Datum& v) {
+    if constexpr (std::is_invocable_v<const M&, const K&, const V&>)
+      return m(detail::as<K>(k), detail::as<V>(v));
+    else
+      return m(detail::as<V>(v));
+  }
+  template <class P>
+  static detail::Predicate typed_predicate(P p) {
+    return [p = std::move(p)](const Datum& k, const Datum& v) {
+      return static_cast<bool>(p(detail::as<K>(k), detail::as<V>(v)));
+    };
+  }
+  template <class A>
+  static detail::ForeachAction typed_action(A a) {
+    return [a = std::move(a)](const Datum& k, const Datum& v) {
+      a(detail::as<K>(k), detail::as<V>(v));
+    };
+  }
+  detail::ProducedOptions produced_options(const Produced<K, V>& produced) const {
+    auto options = produced.options();
+    if (!options.key_serde) options.key_serde = node_.key_serde;
+    if (!options.value_serde) options.value_serde = node_.value_serde;
+    return options;
+  }
+  detail::GroupedOptions grouped_options(const Grouped<K, V>& grouped) const {
+    auto options = grouped.options();
+    if (!options.key_serde) options.key_serde = node_.key_serde;
+    if (!options.value_serde) options.value_serde = node_.value_serde;
+    return options;
+  }
+  detail::Node node_;
+};
+
+// Kafka's Branched: a branch's name, appended to the split's name.
+class Branched {
+ public:
+  static Branched as(std::string name) { return Branched(std::move(name)); }
+  const std::string& name() const { return name_; }
+
+ private:
+  explicit Branched(std::string name) : name_(std::move(name)) {}
+  std::string name_;
+};
+
+template <class K, class V>
+class BranchedKStream {
+ public:
+  BranchedKStream(detail::Node node, std::string prefix)
+      : node_(std::move(node)), prefix_(std::move(prefix)) {}
+  template <class P>
+  BranchedKStream& branch(P predicate, const Branched& branched = Branched::as("")) {
+    predicates_.push_back([p = std::move(predicate)](const Datum& k, const Datum& v) {
+      return static_cast<bool>(p(detail::as<K>(k), detail::as<V>(v)));
+    });
+    names_.push_back(branched.name());
+    return *this;
+  }
+  // The branches by name: the split's name (KSTREAM-BRANCH-NNNNNNNNNN when not given) then the
+  // branch's, or its position from 1; the default branch's position is 0.
+  std::map<std::string, KStream<K, V>> defaultBranch(const Branched& branched = Branched::as("")) {
+    names_.push_back(branched.name());
+    return finish(true);
+  }
+  std::map<std::string, KStream<K, V>> noDefaultBranch() { return finish(false); }
+
+ private:
+  std::map<std::string, KStream<K, V>> finish(bool with_default) {
+    auto nodes = detail::split(node_, predicates_, names_, with_default, prefix_);
+    std::map<std::string, KStream<K, V>> out;
+    for (auto node : nodes) {
+      node.key_serde = node_.key_serde;
+      node.value_serde = node_.value_serde;
+      std::string key = node.name;
+      out.emplace(std::move(key), KStream<K, V>(std::move(node)));
+    }
+    return out;
+  }
+  detail::Node node_;
+  std::string prefix_;
+  std::vector<detail::Predicate> predicates_;
+  std::vector<std::string> names_;
+};
+
+template <class K, class V>
+class KTable {
+ public:
+  explicit KTable(detail::Node node) : node_(std::move(node)) {}
+
+  template <class P>
+  KTable filter(P predicate, const Named& named = Named::as(""),
+                const Materialized<K, V>& materialized = Materialized<K, V>()) const {
+    return KTable(keep_serdes(detail::table_filter(node_, typed_predicate(std::move(predicate)),
+                                                   false, named.name(), store(materialized))));
+  }
+  template <class P>
+  KTable filterNot(P predicate, const Named& named = Named::as(""),
+                   const Materialized<K, V>& materialized = Materialized<K, V>()) const {
+    return KTable(keep_serdes(detail::table_filter(node_, typed_predicate(std::move(predicate)),
+                                                   true, named.name(), store(materialized))));
+  }
+  template <class V1, class M>
+  KTable<K, V1> mapValues(M mapper, const Named& named = Named::as(""),
+                          const Materialized<K, V1>& materialized = Materialized<K, V1>()) const {
+    auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
+      if constexpr (std::is_invocable_v<const M&, const K&, const V&>)
+        return Datum(V1(m(detail::as<K>(k), detail::as<V>(v))));
+      else
+        return Datum(V1(m(detail::as<V>(v))));
+    };
+    auto options = materialized.options();
+    if (!options.key_serde) options.key_serde = node_.key_serde;
+    if (!options.value_serde) options.value_serde = detail::default_serde<V1>();
+    auto node = detail::table_map_values(node_, erased, named.name(), std::move(options));
+    node.key_serde = node_.key_serde;
+    node.value_serde = detail::default_serde<V1>();
+    return KTable<K, V1>(std::move(node));
+  }
+  KStream<K, V> toStream(const Named& named = Named::as("")) const {
+    return KStream<K, V>(keep_serdes(detail::to_stream(node_, named.name())));
+  }
+  // selector(key, value) -> KeyValue<K1, V1>: the row's key and value in the new grouping.
+  template <class K1, class V1, class M>
+  KGroupedTable<K1, V1> groupBy(M selector,
+                                const Grouped<K1, V1>& grouped = Grouped<K1, V1>()) const {
+    auto erased = [m = std::move(selector)](const Datum& k, const Datum& v) {
+      KeyValue<K1, V1> kv = m(detail::as<K>(k), detail::as<V>(v));
+      return detail::KeyValue(Datum(std::move(kv.key)), Datum(std::move(kv.value)));
+    };
+    auto options = grouped.options();
+    if (!options.key_serde) options.key_serde = detail::default_serde<K1>();
+    if (!options.value_serde) options.value_serde = detail::default_serde<V1>();
+    return KGroupedTable<K1, V1>(detail::table_group_by(node_, erased, std::move(options)));
+  }
+  // The name of the store holding this table, empty when it is not materialized.
+  const std::string& queryableStoreName() const { return node_.store; }
+  const detail::Node& node() const { return node_; }
+
+ private:
+  detail::Node keep_serdes(detail::Node node) const {
+    node.key_serde = node_.key_serde;
+    node.value_serde = node_.value_serde;
+    return node;
+  }
+  detail::StoreOptions store(const Materialized<K, V>& materialized) const {
+    auto options = materialized.options();
+    if (!options.key_serde) options.key_serde = node_.key_serde;
+    if (!options.value_serde) options.value_serde = node_.value_serde;
+    return options;
+  }
+  template <class P>
+  static detail::Predicate typed_predicate(P p) {
+    return [p = std::move(p)](const Datum& k, const Datum& v) {
+      return static_cast<bool>(p(detail::as<K>(k), detail::as<V>(v)));
+    };
+  }
+  detail::Node node_;
+};
+
+namespace detail {
+template <class K, class VA>
+StoreOptions aggregate_store(const Materialized<K, VA>& materialized, const Grouping& grouping) {
+  auto options = materialized.options();
+  if (!options.key_serde) options.key_serde = grouping.options.key_serde;
+  if (!options.value_serde) options.value_serde = default_serde<VA>();
+  return options;
+}
+template <class K, class VA>
+KTable<K, VA> aggregated(Node node, const StoreOptions& store) {
+  node.key_serde = store.key_serde;
+  node.value_serde = store.value_serde;
+  return KTable<K, VA>(std::move(node));
+}
+}  // namespace detail
+
+template <class K, class V>
+class KGroupedStream {
+ public:
+  explicit KGroupedStream(detail::Grouping grouping) : grouping_(std::move(grouping)) {}
+
+  KTable<K, int64_t> count(
+      const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
+      const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
+    auto node = detail::aggregate(
+        grouping_, [] { return Datum(int64_t{0}); },
+        [](const Datum&, const Datum&, const Datum& agg) {
+          return Datum(detail::as<int64_t>(agg) + 1);
+        },
+        store, named.name(), "count");
+    return detail::aggregated<K, int64_t>(std::move(node), store);
+  }
+  // reducer(aggregate, value) -> V
+  template <class R>
+  KTable<K, V> reduce(R reducer, const Materialized<K, V>& materialized = Materialized<K, V>(),
+                      const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    if (!materialized.options().value_serde) store.value_serde = grouping_.options.value_serde;
+    auto erased = [r = std::move(reducer)](const Datum& agg, const Datum& v) {
+      return Datum(V(r(detail::as<V>(agg), detail::as<V>(v))));
+    };
+    return detail::aggregated<K, V>(detail::reduce(grouping_, erased, store, named.name()), store);
+  }
+  // initializer() -> VA; aggregator(key, value, aggregate) -> VA
+  template <class VA, class I, class A>
+  KTable<K, VA> aggregate(I initializer, A aggregator,
+                          const Materialized<K, VA>& materialized = Materialized<K, VA>(),
+                          const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    auto node = detail::aggregate(
+        grouping_, [i = std::move(initializer)] { return Datum(VA(i())); },
+        [a = std::move(aggregator)](const Datum& k, const Datum& v, const Datum& agg) {
+          return Datum(VA(a(detail::as<K>(k), detail::as<V>(v), detail::as<VA>(agg))));
+        },
+        store, named.name(), "aggregate");
+    return detail::aggregated<K, VA>(std::move(node), store);
+  }
+
+ private:
+  detail::Grouping grouping_;
+};
+
+template <class K, class V>
+class KGroupedTable {
+ public:
+  explicit KGroupedTable(detail::Grouping grouping) : grouping_(std::move(grouping)) {}
+
+  KTable<K, int64_t> count(
+      const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
+      const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
+    auto node = detail::table_aggregate(
+        grouping_, [] { return Datum(int64_t{0}); },
+        [](const Datum&, const Datum&, const Datum& agg) {
+          return Datum(detail::as<int64_t>(agg) + 1);
+        },
+        [](const Datum&, const Datum&, const Datum& agg) {
+          return Datum(detail::as<int64_t>(agg) - 1);
+        },
+        store, named.name());
+    return detail::aggregated<K, int64_t>(std::move(node), store);
+  }
+  // adder(aggregate, value) -> V, subtractor(aggregate, value) -> V
+  template <class A, class S>
+  KTable<K, V> reduce(A adder, S subtractor,
+                      const Materialized<K, V>& materialized = Materialized<K, V>(),
+                      const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    if (!materialized.options().value_serde) store.value_serde = grouping_.options.value_serde;
+    // A reduce starts from the first value: the initial aggregate is null.
+    auto add = [a = std::move(adder)](const Datum&, const Datum& v, const Datum& agg) {
+      if (!agg.has_value()) return v;
+      return Datum(V(a(detail::as<V>(agg), detail::as<V>(v))));
+    };
+    auto subtract = [s = std::move(subtractor)](const Datum&, const Datum& v, const Datum& agg) {
+      return Datum(V(s(detail::as<V>(agg), detail::as<V>(v))));
+    };
+    auto node = detail::table_aggregate(
+        grouping_, [] { return Datum(); }, add, subtract, store, named.name());
+    return detail::aggregated<K, V>(std::move(node), store);
+  }
+  // initializer() -> VA; adder/subtractor(key, value, aggregate) -> VA
+  template <class VA, class I, class A, class S>
+  KTable<K, VA> aggregate(I initializer, A adder, S subtractor,
+                          const Materialized<K, VA>& materialized = Materialized<K, VA>(),
+                          const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    auto wrap = [](auto f) {
+      return [f = std::move(f)](const Datum& k, const Datum& v, const Datum& agg) {
+        return Datum(VA(f(detail::as<K>(k), detail::as<V>(v), detail::as<VA>(agg))));
+      };
+    };
+    auto node = detail::table_aggregate(
+        grouping_, [i = std::move(initializer)] { return Datum(VA(i())); }, wrap(std::move(adder)),
+        wrap(std::move(subtractor)), store, named.name());
+    return detail::aggregated<K, VA>(std::move(node), store);
+  }
+
+ private:
+  detail::Grouping grouping_;
+};
+
+}  // namespace oxbow::streams

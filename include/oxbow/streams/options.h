@@ -1,0 +1,240 @@
+#pragma once
+// Kafka Streams' parameter objects: Consumed, Produced, Grouped, Materialized, Repartitioned,
+// Named. Each is a typed shell over the untyped options the core reads; a serde left unset falls
+// back to the upstream operation's (when the type is the same) and then to DefaultSerde<T>.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "oxbow/streams/record.h"
+
+namespace oxbow::streams {
+
+// Kafka's TimestampExtractor: the record's time from the record as read and the partition's stream
+// time so far. A negative result means "invalid": the record is skipped, logged and counted.
+using TimestampExtractor = std::function<int64_t(const Record& record, const RecordContext& source,
+                                                 int64_t partition_time)>;
+
+// Kafka's StreamPartitioner: the partition for a record written to `topic` with `partitions`
+// partitions, or nullopt for the default (murmur2 of the serialized key, as Kafka's producer).
+using StreamPartitioner = std::function<std::optional<int32_t>(
+    const std::string& topic, const Datum& key, const Datum& value, int32_t partitions)>;
+
+enum class AutoOffsetReset { kDefault, kEarliest, kLatest };
+
+namespace detail {
+struct ConsumedOptions {
+  ErasedSerde key_serde, value_serde;
+  TimestampExtractor timestamp_extractor;
+  AutoOffsetReset offset_reset = AutoOffsetReset::kDefault;
+  std::string name;
+};
+struct ProducedOptions {
+  ErasedSerde key_serde, value_serde;
+  StreamPartitioner partitioner;
+  std::string name;
+};
+struct GroupedOptions {
+  ErasedSerde key_serde, value_serde;
+  std::string name;
+};
+enum class StoreType { kRocksDb, kInMemory };
+struct StoreOptions {
+  std::string name;  // empty: generated, and then not queryable
+  ErasedSerde key_serde, value_serde;
+  bool caching = true;
+  bool logging = true;
+  std::map<std::string, std::string> changelog_configs;
+  StoreType type = StoreType::kRocksDb;
+};
+struct RepartitionedOptions {
+  ErasedSerde key_serde, value_serde;
+  std::string name;
+  int32_t partitions = 0;  // 0: as many as the upstream topics
+  StreamPartitioner partitioner;
+};
+}  // namespace detail
+
+class Named {
+ public:
+  static Named as(std::string name) { return Named(std::move(name)); }
+  const std::string& name() const { return name_; }
+
+ private:
+  explicit Named(std::string name) : name_(std::move(name)) {}
+  std::string name_;
+};
+
+template <class K, class V>
+class Consumed {
+ public:
+  static Consumed with(Serde<K> key, Serde<V> value) {
+    Consumed c;
+    c.options_.key_serde = detail::erase(std::move(key));
+    c.options_.value_serde = detail::erase(std::move(value));
+    return c;
+  }
+  static Consumed as(std::string name) { return Consumed().withName(std::move(name)); }
+  Consumed withName(std::string name) const {
+    Consumed c(*this);
+    c.options_.name = std::move(name);
+    return c;
+  }
+  Consumed withTimestampExtractor(TimestampExtractor e) const {
+    Consumed c(*this);
+    c.options_.timestamp_extractor = std::move(e);
+    return c;
+  }
+  Consumed withOffsetResetPolicy(AutoOffsetReset reset) const {
+    Consumed c(*this);
+    c.options_.offset_reset = reset;
+    return c;
+  }
+  const detail::ConsumedOptions& options() const { return options_; }
+
+ private:
+  detail::ConsumedOptions options_;
+};
+
+template <class K, class V>
+class Produced {
+ public:
+  static Produced with(Serde<K> key, Serde<V> value) {
+    Produced p;
+    p.options_.key_serde = detail::erase(std::move(key));
+    p.options_.value_serde = detail::erase(std::move(value));
+    return p;
+  }
+  static Produced as(std::string name) {
+    Produced p;
+    p.options_.name = std::move(name);
+    return p;
+  }
+  Produced withName(std::string name) const {
+    Produced p(*this);
+    p.options_.name = std::move(name);
+    return p;
+  }
+  Produced withStreamPartitioner(StreamPartitioner partitioner) const {
+    Produced p(*this);
+    p.options_.partitioner = std::move(partitioner);
+    return p;
+  }
+  const detail::ProducedOptions& options() const { return options_; }
+
+ private:
+  detail::ProducedOptions options_;
+};
+
+template <class K, class V>
+class Grouped {
+ public:
+  static Grouped with(Serde<K> key, Serde<V> value) {
+    Grouped g;
+    g.options_.key_serde = detail::erase(std::move(key));
+    g.options_.value_serde = detail::erase(std::move(value));
+    return g;
+  }
+  static Grouped as(std::string name) { return Grouped().withName(std::move(name)); }
+  Grouped withName(std::string name) const {
+    Grouped g(*this);
+    g.options_.name = std::move(name);
+    return g;
+  }
+  const detail::GroupedOptions& options() const { return options_; }
+
+ private:
+  detail::GroupedOptions options_;
+};
+
+template <class K, class V>
+class Repartitioned {
+ public:
+  static Repartitioned with(Serde<K> key, Serde<V> value) {
+    Repartitioned r;
+    r.options_.key_serde = detail::erase(std::move(key));
+    r.options_.value_serde = detail::erase(std::move(value));
+    return r;
+  }
+  static Repartitioned as(std::string name) { return Repartitioned().withName(std::move(name)); }
+  Repartitioned withName(std::string name) const {
+    Repartitioned r(*this);
+    r.options_.name = std::move(name);
+    return r;
+  }
+  Repartitioned withNumberOfPartitions(int32_t n) const {
+    Repartitioned r(*this);
+    r.options_.partitions = n;
+    return r;
+  }
+  Repartitioned withStreamPartitioner(StreamPartitioner partitioner) const {
+    Repartitioned r(*this);
+    r.options_.partitioner = std::move(partitioner);
+    return r;
+  }
+  const detail::RepartitionedOptions& options() const { return options_; }
+
+ private:
+  detail::RepartitionedOptions options_;
+};
+
+template <class K, class V>
+class Materialized {
+ public:
+  static Materialized as(std::string store_name) {
+    Materialized m;
+    m.options_.name = std::move(store_name);
+    return m;
+  }
+  static Materialized with(Serde<K> key, Serde<V> value) {
+    return Materialized().withKeySerde(std::move(key)).withValueSerde(std::move(value));
+  }
+  Materialized withKeySerde(Serde<K> serde) const {
+    Materialized m(*this);
+    m.options_.key_serde = detail::erase(std::move(serde));
+    return m;
+  }
+  Materialized withValueSerde(Serde<V> serde) const {
+    Materialized m(*this);
+    m.options_.value_serde = detail::erase(std::move(serde));
+    return m;
+  }
+  Materialized withCachingEnabled() const {
+    return set([](auto& o) { o.caching = true; });
+  }
+  Materialized withCachingDisabled() const {
+    return set([](auto& o) { o.caching = false; });
+  }
+  Materialized withLoggingEnabled(std::map<std::string, std::string> configs = {}) const {
+    return set([&](auto& o) {
+      o.logging = true;
+      o.changelog_configs = configs;
+    });
+  }
+  Materialized withLoggingDisabled() const {
+    return set([](auto& o) { o.logging = false; });
+  }
+  Materialized withStoreType(detail::StoreType type) const {
+    return set([&](auto& o) { o.type = type; });
+  }
+  const detail::StoreOptions& options() const { return options_; }
+
+ private:
+  template <class F>
+  Materialized set(F f) const {
+    Materialized m(*this);
+    f(m.options_);
+    return m;
+  }
+  detail::StoreOptions options_;
+};
+
+// Store types for Materialized::withStoreType (Kafka's Materialized.StoreType).
+namespace store_type {
+inline constexpr detail::StoreType ROCKS_DB = detail::StoreType::kRocksDb;
+inline constexpr detail::StoreType IN_MEMORY = detail::StoreType::kInMemory;
+}  // namespace store_type
+
+}  // namespace oxbow::streams

@@ -1,0 +1,100 @@
+#pragma once
+// Records as processors see them, with their keys and values type-erased.
+//
+// The DSL's typed operations (KStream<K,V>::filter, ...) are thin templates over an untyped core
+// that moves Datum values: a key or value of any copyable type, or nothing for null. That keeps
+// compile times low and lets a topology be composed at run time, with serdes chosen at run time.
+#include <any>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "oxbow/streams/serde.h"
+
+namespace oxbow::streams {
+
+// A key or value; empty for null.
+using Datum = std::any;
+
+struct Header {
+  std::string key;
+  std::optional<std::string> value;
+  bool operator==(const Header&) const = default;
+};
+using Headers = std::vector<Header>;
+
+struct Record {
+  Datum key;
+  Datum value;
+  int64_t timestamp = 0;
+  Headers headers;
+};
+
+// Where the record being processed came from (Kafka's RecordMetadata / ProcessorContext topic(),
+// partition(), offset()). Records made by punctuators or caches have no topic (empty) and offset
+// -1.
+struct RecordContext {
+  std::string topic;
+  int32_t partition = -1;
+  int64_t offset = -1;
+  int64_t timestamp = 0;
+  const Headers* headers = nullptr;
+};
+
+// A KTable update: the key's new value and the one it replaces; either may be null.
+struct Change {
+  Datum new_value;
+  Datum old_value;
+};
+
+namespace detail {
+
+[[noreturn]] void throw_type_mismatch(const std::type_info& wanted, const std::type_info& held);
+
+// The typed view of a Datum. A null Datum reads as a value-initialized T: typed stream operations
+// over a non-nullable type see null as T{} (use std::optional<T> as the type to see nulls).
+template <class T>
+const T& as(const Datum& d) {
+  if (!d.has_value()) {
+    static const T empty{};
+    return empty;
+  }
+  if (const T* p = std::any_cast<T>(&d)) return *p;
+  throw_type_mismatch(typeid(T), d.type());
+}
+
+// A serde over Datum, made from a typed one; null passes through as null.
+struct ErasedSerde {
+  std::function<std::string(std::string_view topic, const Datum&)> serialize;
+  std::function<Datum(std::string_view topic, std::string_view bytes)> deserialize;
+  std::string name;
+  explicit operator bool() const { return serialize && deserialize; }
+};
+
+template <class T>
+ErasedSerde erase(Serde<T> serde) {
+  if (!serde) return {};
+  ErasedSerde out;
+  out.name = serde.name;
+  out.serialize = [s = serde.serialize](std::string_view topic, const Datum& d) {
+    return s(topic, as<T>(d));
+  };
+  out.deserialize = [s = serde.deserialize](std::string_view topic, std::string_view bytes) {
+    return Datum(s(topic, bytes));
+  };
+  return out;
+}
+
+template <class T>
+ErasedSerde default_serde() {
+  return erase(DefaultSerde<T>::get());
+}
+
+}  // namespace detail
+}  // namespace oxbow::streams

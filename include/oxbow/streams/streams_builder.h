@@ -1,0 +1,63 @@
+#pragma once
+// StreamsBuilder: where a topology starts, from topics read as streams or as tables.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oxbow/streams/kstream.h"
+#include "oxbow/streams/topology.h"
+
+namespace oxbow::streams {
+
+class StreamsBuilder {
+ public:
+  StreamsBuilder();
+
+  template <class K, class V>
+  KStream<K, V> stream(const std::string& topic,
+                       const Consumed<K, V>& consumed = Consumed<K, V>()) const {
+    return stream<K, V>(std::vector<std::string>{topic}, consumed);
+  }
+  template <class K, class V>
+  KStream<K, V> stream(std::vector<std::string> topics,
+                       const Consumed<K, V>& consumed = Consumed<K, V>()) const {
+    auto options = consumed.options();
+    if (!options.key_serde) options.key_serde = detail::default_serde<K>();
+    if (!options.value_serde) options.value_serde = detail::default_serde<V>();
+    auto node = detail::stream_source(graph_, std::move(topics), options);
+    node.key_serde = options.key_serde;
+    node.value_serde = options.value_serde;
+    return KStream<K, V>(std::move(node));
+  }
+  // The topic read as a changelog: its latest value per key, a null value deleting the key. The
+  // topic itself is the store's changelog (no second copy is written), as Kafka does with
+  // topology.optimization=all.
+  template <class K, class V>
+  KTable<K, V> table(const std::string& topic, const Consumed<K, V>& consumed = Consumed<K, V>(),
+                     const Materialized<K, V>& materialized = Materialized<K, V>()) const {
+    auto options = consumed.options();
+    auto node = detail::with_serdes<K, V>(detail::Node{}, options.key_serde, options.value_serde);
+    options.key_serde = node.key_serde;
+    options.value_serde = node.value_serde;
+    auto store = materialized.options();
+    if (!store.key_serde) store.key_serde = node.key_serde;
+    if (!store.value_serde) store.value_serde = node.value_serde;
+    auto table = detail::table_source(graph_, topic, options, std::move(store));
+    table.key_serde = node.key_serde;
+    table.value_serde = node.value_serde;
+    return KTable<K, V>(std::move(table));
+  }
+  template <class K, class V>
+  KTable<K, V> table(const std::string& topic, const Materialized<K, V>& materialized) const {
+    return table<K, V>(topic, Consumed<K, V>(), materialized);
+  }
+
+  // Checks the graph (serdes known wherever bytes are written, names unique) and freezes it;
+  // throws TopologyException naming the problem.
+  Topology build();
+
+ private:
+  std::shared_ptr<detail::GraphBuilder> graph_;
+};
+
+}  // namespace oxbow::streams

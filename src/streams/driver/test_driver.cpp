@@ -1,0 +1,149 @@
+#include "oxbow/streams/test_driver.h"
+
+#include <deque>
+#include <set>
+#include <stdexcept>
+
+#include "streams/runtime/task.h"
+#include "streams/streams_config.h"
+
+namespace oxbow::streams {
+
+using detail::RawRecord;
+
+class TopologyTestDriver::Core : public detail::RecordCollector {
+ public:
+  Core(const Topology& topology, const std::map<std::string, std::string>& config)
+      : graph_(topology.graph()) {
+    auto task_config = detail::task_config_from(config);
+    for (const auto& sub : graph_->subtopologies())
+      tasks_.push_back(std::make_unique<detail::Task>(graph_, sub, task_config, *this));
+  }
+
+  void send(const std::string& topic, const std::optional<std::string>& key,
+            const std::optional<std::string>& value, int64_t timestamp, const Headers& headers,
+            int32_t) override {
+    ProducedRecord r{topic, key, value, timestamp, headers};
+    outputs_[topic].push_back(r);
+    produced_.insert(topic);
+    if (read_by_a_task(topic)) pending_.push_back(std::move(r));
+  }
+  int32_t partitions_of(const std::string&) override { return 1; }
+
+  void pipe(RawRecord record) {
+    deliver(record);
+    // Records the topology wrote to topics it reads, then the commit's cache flushes and what
+    // they write, until nothing is left.
+    while (true) {
+      while (!pending_.empty()) {
+        auto r = std::move(pending_.front());
+        pending_.pop_front();
+        deliver(RawRecord{r.topic, 0, offsets_[r.topic]++, r.timestamp, r.key, r.value, r.headers});
+      }
+      for (auto& t : tasks_) t->flush();
+      if (pending_.empty()) break;
+    }
+  }
+
+  std::optional<ProducedRecord> read(const std::string& topic) {
+    auto it = outputs_.find(topic);
+    if (it == outputs_.end() || it->second.empty()) return std::nullopt;
+    auto r = std::move(it->second.front());
+    it->second.pop_front();
+    return r;
+  }
+  size_t queue_size(const std::string& topic) const {
+    auto it = outputs_.find(topic);
+    return it == outputs_.end() ? 0 : it->second.size();
+  }
+  std::vector<std::string> produced() const { return {produced_.begin(), produced_.end()}; }
+
+  detail::KeyValueStore& store(const std::string& name) {
+    for (auto& t : tasks_)
+      if (auto* s = t->find_store(name)) return *s;
+    throw std::invalid_argument("no store named " + name);
+  }
+  const detail::StoreOptions& store_options(const std::string& name) const {
+    const auto* spec = graph_->store(name);
+    if (!spec) throw std::invalid_argument("no store named " + name);
+    return spec->options;
+  }
+  int64_t dropped() const {
+    int64_t n = 0;
+    for (const auto& t : tasks_) n += t->counters().dropped;
+    return n;
+  }
+  int64_t skipped() const {
+    int64_t n = 0;
+    for (const auto& t : tasks_)
+      n += t->counters().skipped_undecodable + t->counters().skipped_timestamp;
+    return n;
+  }
+
+ private:
+  bool read_by_a_task(const std::string& topic) const {
+    for (const auto& t : tasks_)
+      if (t->reads(topic)) return true;
+    return false;
+  }
+  void deliver(const RawRecord& record) {
+    for (auto& t : tasks_)
+      if (t->reads(record.topic)) t->process(record);
+  }
+
+  std::shared_ptr<const detail::GraphBuilder> graph_;
+  std::vector<std::unique_ptr<detail::Task>> tasks_;
+  std::map<std::string, std::deque<ProducedRecord>> outputs_;
+  std::set<std::string> produced_;
+  std::deque<ProducedRecord> pending_;
+  std::map<std::string, int64_t> offsets_;
+};
+
+TopologyTestDriver::TopologyTestDriver(const Topology& topology,
+                                       std::map<std::string, std::string> config,
+                                       int64_t wall_clock_ms)
+    : core_(std::make_unique<Core>(topology, config)), wall_clock_ms_(wall_clock_ms) {}
+
+TopologyTestDriver::~TopologyTestDriver() = default;
+
+void TopologyTestDriver::pipe(const std::string& topic, std::optional<std::string> key,
+                              std::optional<std::string> value, int64_t timestamp,
+                              Headers headers) {
+  core_->pipe(RawRecord{topic, 0, input_offsets_[topic]++, timestamp, std::move(key),
+                        std::move(value), std::move(headers)});
+}
+
+std::optional<ProducedRecord> TopologyTestDriver::read(const std::string& topic) {
+  return core_->read(topic);
+}
+
+size_t TopologyTestDriver::queueSize(const std::string& topic) const {
+  return core_->queue_size(topic);
+}
+
+std::vector<std::string> TopologyTestDriver::producedTopicNames() const {
+  return core_->produced();
+}
+
+const detail::StoreOptions& TopologyTestDriver::storeOptions(const std::string& store) const {
+  return core_->store_options(store);
+}
+
+std::optional<std::string> TopologyTestDriver::storeGet(const std::string& store,
+                                                        const std::string& key) {
+  return core_->store(store).get(key);
+}
+
+std::vector<std::pair<std::string, std::string>> TopologyTestDriver::storeAll(
+    const std::string& store) {
+  return core_->store(store).all();
+}
+
+int64_t TopologyTestDriver::droppedRecords() const {
+  return core_->dropped();
+}
+int64_t TopologyTestDriver::skippedRecords() const {
+  return core_->skipped();
+}
+
+}  // namespace oxbow::streams

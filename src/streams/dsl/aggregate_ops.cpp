@@ -1,0 +1,102 @@
+// Grouping a stream, and count/reduce/aggregate over the groups.
+#include "streams/dsl/dsl_internal.h"
+#include "streams/dsl/table_forwarder.h"
+
+namespace oxbow::streams::detail {
+
+namespace {
+
+using Step = std::function<Datum(const Datum& key, const Datum& value, const Datum& old)>;
+
+// KSTREAM-AGGREGATE / KSTREAM-REDUCE: the group's aggregate updated by each record; records with a
+// null key or value are dropped, as Kafka does.
+class StreamAggregateProcessor : public Processor {
+ public:
+  StreamAggregateProcessor(std::string store, StoreOptions options, Step step)
+      : store_name_(std::move(store)), options_(std::move(options)), step_(std::move(step)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    store_ = &context.store(store_name_);
+    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
+  }
+  void process(const Record& r) override {
+    auto& ctx = context();
+    if (!r.key.has_value() || !r.value.has_value()) {
+      ctx.record_dropped("null key or value in an aggregation");
+      return;
+    }
+    std::string key = options_.key_serde.serialize(store_name_, r.key);
+    Datum old;
+    if (auto bytes = store_->get(key)) old = options_.value_serde.deserialize(store_name_, *bytes);
+    Datum next = step_(r.key, r.value, old);
+    store_->put(key, options_.value_serde.serialize(store_name_, next),
+                context_at(ctx, r.timestamp));
+    forwarder_.maybe_forward(ctx, Record{r.key, Datum(Change{next, old}), r.timestamp, r.headers});
+  }
+
+ private:
+  std::string store_name_;
+  StoreOptions options_;
+  Step step_;
+  KeyValueStore* store_ = nullptr;
+  TableForwarder forwarder_;
+};
+
+Node stream_aggregate(const Grouping& g, const char* kind, StoreOptions store,
+                      const std::string& name, Step step) {
+  auto& graph = *g.parent.graph;
+  std::string prefix = std::string("KSTREAM-") + kind + "-";
+  std::string store_name =
+      store.name.empty() ? graph.new_name(prefix + "STATE-STORE-") : store.name;
+  std::string node_name = graph.name_or_new(name, prefix);
+  require_serde(store.key_serde, "key", "store " + store_name);
+  require_serde(store.value_serde, "value", "store " + store_name);
+  Node input = g.parent;
+  if (input.repartition_required) {
+    std::string base = g.options.name.empty() ? store_name : g.options.name;
+    input = through_repartition_topic(input, base, g.options.key_serde, g.options.value_serde, 0,
+                                      {}, false);
+  }
+  store.name = store_name;
+  graph.add_store({store_name, store, ""});
+  auto factory = [store_name, store, step] {
+    return std::make_unique<StreamAggregateProcessor>(store_name, store, step);
+  };
+  Node out = add_processor(input, "", node_name, factory, {store_name});
+  out.store = store_name;
+  return out;
+}
+
+}  // namespace
+
+Grouping group_by_key(const Node& in, GroupedOptions options) {
+  return Grouping{in, std::move(options)};
+}
+
+Grouping group_by(const Node& in, KeyMapper selector, GroupedOptions options) {
+  auto node =
+      add_processor(in, "KSTREAM-KEY-SELECT-", "",
+                    function_processor([selector](ProcessorContext& c, const Record& r) {
+                      c.forward(Record{selector(r.key, r.value), r.value, r.timestamp, r.headers});
+                    }));
+  node.repartition_required = true;
+  node.key_serde = options.key_serde;
+  return Grouping{node, std::move(options)};
+}
+
+Node aggregate(const Grouping& in, Initializer init, Aggregator adder, StoreOptions store,
+               const std::string& name, const char*) {
+  return stream_aggregate(in, "AGGREGATE", std::move(store), name,
+                          [init, adder](const Datum& k, const Datum& v, const Datum& old) {
+                            return adder(k, v, old.has_value() ? old : init());
+                          });
+}
+
+Node reduce(const Grouping& in, Reducer reducer, StoreOptions store, const std::string& name) {
+  return stream_aggregate(in, "REDUCE", std::move(store), name,
+                          [reducer](const Datum&, const Datum& v, const Datum& old) {
+                            return old.has_value() ? reducer(old, v) : v;
+                          });
+}
+
+}  // namespace oxbow::streams::detail

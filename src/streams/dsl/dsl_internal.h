@@ -1,0 +1,35 @@
+#pragma once
+// Helpers the DSL operations share: adding a processor node after another, the processor that runs
+// a plain function, checks for serdes, and the serde of KTable changes on repartition topics.
+#include <memory>
+#include <string>
+
+#include "streams/processor/processor.h"
+#include "streams/topology/graph_builder.h"
+
+namespace oxbow::streams::detail {
+
+using ProcessFn = std::function<void(ProcessorContext& context, const Record& record)>;
+
+ProcessorFactory function_processor(ProcessFn fn);
+
+// A processor node named `name` (or PREFIX-NNNNNNNNNN) after `in`; the returned node keeps `in`'s
+// serdes and flags.
+Node add_processor(const Node& in, const std::string& prefix, const std::string& name,
+                   ProcessorFactory factory, std::vector<std::string> stores = {});
+
+void require_serde(const ErasedSerde& serde, const std::string& what, const std::string& where);
+
+// Values of a KTable-grouping repartition topic: a change's new and old value, each serialized with
+// `inner`. Format: one flags byte (1: new present, 2: old present), the new value's length as 4
+// bytes big-endian, the new value's bytes, then the old value's bytes.
+ErasedSerde change_serde(ErasedSerde inner);
+
+// Writes `in` through the repartition topic `<base>-repartition` and reads it back: a sink in one
+// sub-topology, a source starting another. Records with a null key are dropped first (they have no
+// partition), unless `changes` (table groupings filter in their mapper).
+Node through_repartition_topic(const Node& in, const std::string& base, ErasedSerde key,
+                               ErasedSerde value, int32_t partitions, StreamPartitioner partitioner,
+                               bool changes);
+
+}  // namespace oxbow::streams::detail

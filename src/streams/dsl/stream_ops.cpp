@@ -1,0 +1,302 @@
+// The stateless KStream operations, sources and sinks.
+#include <cstring>
+
+#include "streams/dsl/dsl_internal.h"
+
+namespace oxbow::streams::detail {
+
+namespace {
+
+class FunctionProcessor : public Processor {
+ public:
+  explicit FunctionProcessor(std::shared_ptr<const ProcessFn> fn) : fn_(std::move(fn)) {}
+  void process(const Record& record) override { (*fn_)(context(), record); }
+
+ private:
+  std::shared_ptr<const ProcessFn> fn_;
+};
+
+class SinkProcessor : public Processor {
+ public:
+  SinkProcessor(std::string topic, bool internal, TopicNameExtractor extractor,
+                ProducedOptions options)
+      : topic_(std::move(topic)),
+        internal_(internal),
+        extractor_(std::move(extractor)),
+        options_(std::move(options)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    if (internal_) topic_ = context.application_id() + "-" + topic_;
+  }
+  void process(const Record& r) override {
+    auto& ctx = context();
+    std::string topic = extractor_ ? extractor_(r.key, r.value, ctx.record_context()) : topic_;
+    std::optional<std::string> key, value;
+    if (r.key.has_value()) key = options_.key_serde.serialize(topic, r.key);
+    if (r.value.has_value()) value = options_.value_serde.serialize(topic, r.value);
+    int32_t partition = -1;
+    if (options_.partitioner) {
+      int32_t n = ctx.collector().partitions_of(topic);
+      if (auto p = options_.partitioner(topic, r.key, r.value, n)) partition = *p;
+    }
+    ctx.collector().send(topic, key, value, r.timestamp, r.headers, partition);
+  }
+
+ private:
+  std::string topic_;
+  bool internal_;
+  TopicNameExtractor extractor_;
+  ProducedOptions options_;
+};
+
+Node stateless(const Node& in, const char* prefix, const std::string& name, ProcessFn fn) {
+  return add_processor(in, prefix, name, function_processor(std::move(fn)));
+}
+
+void add_sink(const Node& in, const std::string& name, std::string topic, bool internal,
+              TopicNameExtractor extractor, ProducedOptions options) {
+  auto& graph = *in.graph;
+  NodeSpec spec;
+  spec.name = graph.name_or_new(name, "KSTREAM-SINK-");
+  spec.kind = NodeDescription::Kind::kSink;
+  spec.internal = internal;
+  spec.dynamic_topic = static_cast<bool>(extractor);
+  if (!topic.empty()) spec.topics = {topic};
+  spec.parents = {in.name};
+  spec.factory = [=] {
+    return std::make_unique<SinkProcessor>(topic, internal, extractor, options);
+  };
+  graph.add_node(std::move(spec));
+}
+
+}  // namespace
+
+ProcessorFactory function_processor(ProcessFn fn) {
+  auto shared = std::make_shared<const ProcessFn>(std::move(fn));
+  return [shared] { return std::make_unique<FunctionProcessor>(shared); };
+}
+
+Node add_processor(const Node& in, const std::string& prefix, const std::string& name,
+                   ProcessorFactory factory, std::vector<std::string> stores) {
+  NodeSpec spec;
+  spec.name = in.graph->name_or_new(name, prefix);
+  spec.parents = {in.name};
+  spec.factory = std::move(factory);
+  spec.stores = std::move(stores);
+  Node out = in;
+  out.name = in.graph->add_node(std::move(spec)).name;
+  return out;
+}
+
+void require_serde(const ErasedSerde& serde, const std::string& what, const std::string& where) {
+  if (!serde)
+    throw TopologyException(where + " needs a serde for the " + what +
+                            " (its type has no default serde)");
+}
+
+Node stream_source(const std::shared_ptr<GraphBuilder>& graph, std::vector<std::string> topics,
+                   ConsumedOptions options) {
+  NodeSpec spec;
+  spec.name = graph->name_or_new(options.name, "KSTREAM-SOURCE-");
+  spec.kind = NodeDescription::Kind::kSource;
+  spec.topics = topics;
+  require_serde(options.key_serde, "key", "source " + spec.name);
+  require_serde(options.value_serde, "value", "source " + spec.name);
+  spec.consumed = std::move(options);
+  Node out;
+  out.graph = graph;
+  out.name = graph->add_node(std::move(spec)).name;
+  out.source_topics = std::move(topics);
+  return out;
+}
+
+Node filter(const Node& in, Predicate predicate, bool negate, const std::string& name) {
+  return stateless(in, "KSTREAM-FILTER-", name, [=](ProcessorContext& c, const Record& r) {
+    if (predicate(r.key, r.value) != negate) c.forward(r);
+  });
+}
+
+Node map(const Node& in, KeyValueMapper mapper, const std::string& name) {
+  auto out = stateless(in, "KSTREAM-MAP-", name, [=](ProcessorContext& c, const Record& r) {
+    auto [k, v] = mapper(r.key, r.value);
+    c.forward(Record{std::move(k), std::move(v), r.timestamp, r.headers});
+  });
+  out.repartition_required = true;
+  return out;
+}
+
+Node select_key(const Node& in, KeyMapper mapper, const std::string& name) {
+  auto out = stateless(in, "KSTREAM-KEY-SELECT-", name, [=](ProcessorContext& c, const Record& r) {
+    c.forward(Record{mapper(r.key, r.value), r.value, r.timestamp, r.headers});
+  });
+  out.repartition_required = true;
+  return out;
+}
+
+Node map_values(const Node& in, ValueMapper mapper, const std::string& name) {
+  return stateless(in, "KSTREAM-MAPVALUES-", name, [=](ProcessorContext& c, const Record& r) {
+    c.forward(Record{r.key, mapper(r.key, r.value), r.timestamp, r.headers});
+  });
+}
+
+Node flat_map(const Node& in, FlatMapper mapper, const std::string& name) {
+  auto out = stateless(in, "KSTREAM-FLATMAP-", name, [=](ProcessorContext& c, const Record& r) {
+    for (auto& [k, v] : mapper(r.key, r.value))
+      c.forward(Record{std::move(k), std::move(v), r.timestamp, r.headers});
+  });
+  out.repartition_required = true;
+  return out;
+}
+
+Node flat_map_values(const Node& in, FlatValueMapper mapper, const std::string& name) {
+  return stateless(in, "KSTREAM-FLATMAPVALUES-", name, [=](ProcessorContext& c, const Record& r) {
+    for (auto& v : mapper(r.key, r.value))
+      c.forward(Record{r.key, std::move(v), r.timestamp, r.headers});
+  });
+}
+
+Node peek(const Node& in, ForeachAction action, const std::string& name) {
+  return stateless(in, "KSTREAM-PEEK-", name, [=](ProcessorContext& c, const Record& r) {
+    action(r.key, r.value);
+    c.forward(r);
+  });
+}
+
+void foreach (const Node& in, ForeachAction action, const std::string& name) {
+  stateless(in, "KSTREAM-FOREACH-", name,
+            [=](ProcessorContext&, const Record& r) { action(r.key, r.value); });
+}
+
+Node merge(const Node& a, const Node& b, const std::string& name) {
+  if (a.graph != b.graph) throw TopologyException("merge() of streams from different builders");
+  auto out = stateless(a, "KSTREAM-MERGE-", name,
+                       [](ProcessorContext& c, const Record& r) { c.forward(r); });
+  a.graph->connect(b.name, out.name);
+  out.repartition_required = a.repartition_required || b.repartition_required;
+  out.source_topics.insert(out.source_topics.end(), b.source_topics.begin(), b.source_topics.end());
+  return out;
+}
+
+std::vector<Node> split(const Node& in, const std::vector<Predicate>& predicates,
+                        const std::vector<std::string>& branch_names, bool with_default,
+                        const std::string& name) {
+  auto& graph = *in.graph;
+  std::string split_name = graph.name_or_new(name, "KSTREAM-BRANCH-");
+  std::vector<std::string> children;
+  for (size_t i = 0; i < predicates.size() + (with_default ? 1 : 0); ++i) {
+    bool is_default = i == predicates.size();
+    std::string suffix =
+        !branch_names[i].empty() ? branch_names[i] : std::to_string(is_default ? 0 : i + 1);
+    children.push_back(split_name + suffix);
+  }
+  auto node =
+      stateless(in, "KSTREAM-BRANCH-", split_name, [=](ProcessorContext& c, const Record& r) {
+        for (size_t i = 0; i < predicates.size(); ++i) {
+          if (predicates[i](r.key, r.value)) return c.forward(r, children[i]);
+        }
+        if (with_default) c.forward(r, children.back());
+      });
+  std::vector<Node> out;
+  for (const auto& child : children) {
+    out.push_back(
+        stateless(node, "", child, [](ProcessorContext& c, const Record& r) { c.forward(r); }));
+  }
+  return out;
+}
+
+void to(const Node& in, std::string topic, ProducedOptions options) {
+  require_serde(options.key_serde, "key", "to(" + topic + ")");
+  require_serde(options.value_serde, "value", "to(" + topic + ")");
+  add_sink(in, options.name, std::move(topic), false, {}, options);
+}
+
+void to(const Node& in, TopicNameExtractor topics, ProducedOptions options) {
+  require_serde(options.key_serde, "key", "to(extractor)");
+  require_serde(options.value_serde, "value", "to(extractor)");
+  add_sink(in, options.name, "", false, std::move(topics), options);
+}
+
+Node through_repartition_topic(const Node& in, const std::string& base, ErasedSerde key,
+                               ErasedSerde value, int32_t partitions, StreamPartitioner partitioner,
+                               bool changes) {
+  auto& graph = *in.graph;
+  bool generated = base.rfind("KSTREAM-", 0) == 0 || base.rfind("KTABLE-", 0) == 0;
+  std::string filter_name = changes ? "" : graph.new_name("KSTREAM-FILTER-");
+  std::string sink_name = graph.new_name("KSTREAM-SINK-");
+  std::string source_name = graph.new_name("KSTREAM-SOURCE-");
+  if (!generated) {
+    if (!changes) filter_name = base + "-repartition-filter";
+    sink_name = base + "-repartition-sink";
+    source_name = base + "-repartition-source";
+  }
+  std::string topic = base + "-repartition";
+  require_serde(key, "key", "repartition topic " + topic);
+  require_serde(value, "value", "repartition topic " + topic);
+  if (changes) value = change_serde(value);
+  Node upstream = in;
+  if (!changes) {
+    upstream = stateless(in, "", filter_name, [](ProcessorContext& c, const Record& r) {
+      if (r.key.has_value())
+        c.forward(r);
+      else
+        c.record_dropped("null key before a repartition topic");
+    });
+  }
+  graph.add_internal_topic({topic, partitions, in.source_topics});
+  ProducedOptions produced{key, value, std::move(partitioner), sink_name};
+  add_sink(upstream, sink_name, topic, true, {}, produced);
+
+  NodeSpec source;
+  source.name = source_name;
+  source.kind = NodeDescription::Kind::kSource;
+  source.topics = {topic};
+  source.internal = true;
+  source.carries_changes = changes;
+  source.consumed.key_serde = key;
+  source.consumed.value_serde = value;
+  Node out = in;
+  out.name = graph.add_node(std::move(source)).name;
+  out.repartition_required = false;
+  out.key_serde = key;
+  out.source_topics = {topic};
+  return out;
+}
+
+Node repartition(const Node& in, RepartitionedOptions options) {
+  std::string base =
+      options.name.empty() ? in.graph->new_name("KSTREAM-REPARTITION-") : options.name;
+  auto out = through_repartition_topic(in, base, options.key_serde, options.value_serde,
+                                       options.partitions, options.partitioner, false);
+  out.value_serde = options.value_serde;
+  return out;
+}
+
+ErasedSerde change_serde(ErasedSerde inner) {
+  ErasedSerde out;
+  out.name = "Change<" + inner.name + ">";
+  out.serialize = [inner](std::string_view topic, const Datum& d) {
+    const auto& c = std::any_cast<const Change&>(d);
+    std::string n = c.new_value.has_value() ? inner.serialize(topic, c.new_value) : "";
+    std::string o = c.old_value.has_value() ? inner.serialize(topic, c.old_value) : "";
+    std::string bytes(5, '\0');
+    bytes[0] =
+        static_cast<char>((c.new_value.has_value() ? 1 : 0) | (c.old_value.has_value() ? 2 : 0));
+    uint32_t len = static_cast<uint32_t>(n.size());
+    for (int i = 0; i < 4; ++i) bytes[1 + i] = static_cast<char>(len >> (24 - 8 * i));
+    return bytes + n + o;
+  };
+  out.deserialize = [inner](std::string_view topic, std::string_view bytes) {
+    if (bytes.size() < 5) throw SerializationException("a table change shorter than 5 bytes");
+    uint32_t len = 0;
+    for (int i = 0; i < 4; ++i) len = len << 8 | static_cast<uint8_t>(bytes[1 + i]);
+    if (len > bytes.size() - 5)
+      throw SerializationException("a table change's length is past its end");
+    Change c;
+    if (bytes[0] & 1) c.new_value = inner.deserialize(topic, bytes.substr(5, len));
+    if (bytes[0] & 2) c.old_value = inner.deserialize(topic, bytes.substr(5 + len));
+    return Datum(std::move(c));
+  };
+  return out;
+}
+
+}  // namespace oxbow::streams::detail

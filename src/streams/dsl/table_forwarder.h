@@ -1,0 +1,39 @@
+#pragma once
+// How a stateful node sends its table updates downstream: at once when its store has no cache, or
+// when the cache flushes (a key's latest update per commit) when it has one.
+#include "streams/processor/processor.h"
+
+namespace oxbow::streams::detail {
+
+class TableForwarder {
+ public:
+  void init(ProcessorContext& context, const std::string& store, ErasedSerde key_serde,
+            ErasedSerde value_serde) {
+    cached_ = context.set_flush_listener(
+        store, [&context, store, key_serde, value_serde](
+                   const std::string& key, const std::optional<std::string>& new_value,
+                   const std::optional<std::string>& old_value, const RecordContext& rc) {
+          Change change;
+          if (new_value) change.new_value = value_serde.deserialize(store, *new_value);
+          if (old_value) change.old_value = value_serde.deserialize(store, *old_value);
+          Record r{key_serde.deserialize(store, key), Datum(std::move(change)), rc.timestamp,
+                   rc.headers ? *rc.headers : Headers{}};
+          context.forward(r);
+        });
+  }
+  void maybe_forward(ProcessorContext& context, Record record) {
+    if (!cached_) context.forward(record);
+  }
+
+ private:
+  bool cached_ = false;
+};
+
+// The context of the record being processed, with the time the node gives its output.
+inline RecordContext context_at(const ProcessorContext& context, int64_t timestamp) {
+  RecordContext rc = context.record_context();
+  rc.timestamp = timestamp;
+  return rc;
+}
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,62 @@
+#pragma once
+// The untyped processor interface every DSL node is built on, and the context a task gives it.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "oxbow/streams/record.h"
+#include "streams/state/key_value_store.h"
+
+namespace oxbow::streams::detail {
+
+// Where a task sends what its sinks and changelogging stores write: the producer, or the test
+// driver's topics. Keys and values are bytes; nullopt is null.
+class RecordCollector {
+ public:
+  virtual ~RecordCollector() = default;
+  // partition < 0: the default partitioner (murmur2 of the key bytes, as Kafka's producer).
+  virtual void send(const std::string& topic, const std::optional<std::string>& key,
+                    const std::optional<std::string>& value, int64_t timestamp,
+                    const Headers& headers, int32_t partition) = 0;
+  // The topic's partition count, for stream partitioners; 1 when unknown.
+  virtual int32_t partitions_of(const std::string& topic) = 0;
+};
+
+class ProcessorContext {
+ public:
+  virtual ~ProcessorContext() = default;
+  // To every child of the node being run.
+  virtual void forward(const Record& record) = 0;
+  // To the child named `child` only.
+  virtual void forward(const Record& record, const std::string& child) = 0;
+  virtual KeyValueStore& store(const std::string& name) = 0;
+  virtual const RecordContext& record_context() const = 0;
+  virtual const std::string& application_id() const = 0;
+  virtual int32_t task_partition() const = 0;
+  virtual int64_t stream_time() const = 0;
+  virtual RecordCollector& collector() = 0;
+  // A record the node could not use (null key, ...): counted and logged at debug.
+  virtual void record_dropped(const char* reason) = 0;
+  // Has `listener` called, as the node now running, for each entry the store's cache flushes.
+  // False when the store has no cache: the node then forwards its updates itself.
+  virtual bool set_flush_listener(const std::string& store, FlushListener listener) = 0;
+};
+
+class Processor {
+ public:
+  virtual ~Processor() = default;
+  virtual void init(ProcessorContext& context) { context_ = &context; }
+  virtual void process(const Record& record) = 0;
+  virtual void close() {}
+
+ protected:
+  ProcessorContext& context() { return *context_; }
+
+ private:
+  ProcessorContext* context_ = nullptr;
+};
+
+using ProcessorFactory = std::function<std::unique_ptr<Processor>()>;
+
+}  // namespace oxbow::streams::detail

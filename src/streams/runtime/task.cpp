@@ -1,0 +1,177 @@
+#include "streams/runtime/task.h"
+
+#include <spdlog/spdlog.h>
+
+#include "oxbow/streams/errors.h"
+
+namespace oxbow::streams::detail {
+
+Task::Task(std::shared_ptr<const GraphBuilder> graph, const Subtopology& sub, TaskConfig config,
+           RecordCollector& collector)
+    : graph_(std::move(graph)), config_(std::move(config)), collector_(collector) {
+  cache_budget_.max_bytes = config_.cache_max_bytes;
+  std::map<size_t, size_t> local;  // graph index -> task index
+  for (size_t i : sub.nodes) {
+    local[i] = nodes_.size();
+    nodes_.push_back(NodeRuntime{&graph_->nodes()[i], nullptr, {}});
+  }
+  for (auto& n : nodes_) {
+    for (const auto& c : n.spec->children) n.children.push_back(local.at(graph_->index_of(c)));
+    if (n.spec->kind == NodeDescription::Kind::kSource) {
+      for (const auto& t : n.spec->topics) {
+        std::string wire = n.spec->internal ? config_.application_id + "-" + t : t;
+        sources_[wire] = static_cast<size_t>(&n - nodes_.data());
+        input_topics_.push_back(wire);
+      }
+    } else {
+      n.processor = n.spec->factory();
+    }
+  }
+  create_stores(sub);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!nodes_[i].processor) continue;
+    current_ = i;
+    nodes_[i].processor->init(*this);
+  }
+}
+
+Task::~Task() {
+  for (auto& n : nodes_)
+    if (n.processor) n.processor->close();
+}
+
+std::string Task::changelog_topic(const std::string& store) const {
+  const StoreSpec* spec = graph_->store(store);
+  if (spec && !spec->source_topic.empty()) return spec->source_topic;
+  return config_.application_id + "-" + store + "-changelog";
+}
+
+void Task::create_stores(const Subtopology& sub) {
+  for (const auto& name : sub.stores) {
+    const StoreSpec* spec = graph_->store(name);
+    std::unique_ptr<KeyValueStore> store = make_in_memory_store(name);
+    if (spec->options.logging && spec->source_topic.empty())
+      store = make_logging_store(
+          std::move(store),
+          [this, topic = changelog_topic(name)](
+              const std::string& key, const std::optional<std::string>& value, int64_t timestamp) {
+            static const Headers kNoHeaders;
+            collector_.send(topic, key, value, timestamp, kNoHeaders, config_.partition);
+          });
+    if (spec->options.caching && config_.cache_max_bytes > 0)
+      store = std::make_unique<CachingStore>(std::move(store), cache_budget_);
+    stores_[name] = std::move(store);
+  }
+  // Caches flush in node order, so that what one flush forwards into another cache is flushed too.
+  for (const auto& n : nodes_)
+    for (const auto& s : n.spec->stores)
+      if (std::find(flush_order_.begin(), flush_order_.end(), s) == flush_order_.end())
+        flush_order_.push_back(s);
+}
+
+KeyValueStore& Task::store(const std::string& name) {
+  auto it = stores_.find(name);
+  if (it == stores_.end())
+    throw TopologyException("node " + nodes_[current_].spec->name + " has no store " + name);
+  return *it->second;
+}
+
+KeyValueStore* Task::find_store(const std::string& name) {
+  auto it = stores_.find(name);
+  return it == stores_.end() ? nullptr : it->second.get();
+}
+
+bool Task::set_flush_listener(const std::string& name, FlushListener listener) {
+  auto* cache = dynamic_cast<CachingStore*>(&store(name));
+  if (!cache) return false;
+  size_t owner = current_;
+  cache->set_flush_listener([this, owner, l = std::move(listener)](
+                                const std::string& k, const std::optional<std::string>& n,
+                                const std::optional<std::string>& o, const RecordContext& rc) {
+    size_t saved = current_;
+    RecordContext saved_context = record_context_;
+    current_ = owner;
+    record_context_ = rc;
+    l(k, n, o, rc);
+    current_ = saved;
+    record_context_ = saved_context;
+  });
+  cache_owner_[name] = owner;
+  return true;
+}
+
+void Task::record_dropped(const char* reason) {
+  ++counters_.dropped;
+  spdlog::debug("task {}_{}: {} dropped a record ({}) from {}-{} at offset {}", 0,
+                config_.partition, nodes_[current_].spec->name, reason, record_context_.topic,
+                record_context_.partition, record_context_.offset);
+}
+
+bool Task::decode(const NodeSpec& source, const RawRecord& raw, Record& out) {
+  const auto& consumed = source.consumed;
+  try {
+    if (raw.key) out.key = consumed.key_serde.deserialize(raw.topic, *raw.key);
+    if (raw.value) out.value = consumed.value_serde.deserialize(raw.topic, *raw.value);
+    return true;
+  } catch (const std::exception& e) {
+    if (config_.on_deserialization_error == DeserializationPolicy::kLogAndFail)
+      throw StreamsException(fmt::format(
+          "Deserialization exception handler is set to fail upon a deserialization error: "
+          "topic {} partition {} offset {}: {}",
+          raw.topic, raw.partition, raw.offset, e.what()));
+    ++counters_.skipped_undecodable;
+    spdlog::warn(
+        "skipping record due to deserialization error: topic {} partition {} offset {}: {}",
+        raw.topic, raw.partition, raw.offset, e.what());
+    return false;
+  }
+}
+
+void Task::process(const RawRecord& raw) {
+  auto it = sources_.find(raw.topic);
+  if (it == sources_.end()) return;
+  size_t source = it->second;
+  const NodeSpec& spec = *nodes_[source].spec;
+  Record record;
+  record.timestamp = raw.timestamp;
+  record.headers = raw.headers;
+  record_context_ =
+      RecordContext{raw.topic, raw.partition, raw.offset, raw.timestamp, &raw.headers};
+  if (!decode(spec, raw, record)) return;
+  if (spec.consumed.timestamp_extractor)
+    record.timestamp = spec.consumed.timestamp_extractor(record, record_context_, stream_time_);
+  if (record.timestamp < 0) {
+    ++counters_.skipped_timestamp;
+    spdlog::warn("skipping record with invalid timestamp {}: topic {} partition {} offset {}",
+                 record.timestamp, raw.topic, raw.partition, raw.offset);
+    return;
+  }
+  record_context_.timestamp = record.timestamp;
+  stream_time_ = std::max(stream_time_, record.timestamp);
+  ++counters_.processed;
+  current_ = source;
+  forward(record);
+}
+
+void Task::run(size_t node, const Record& record) {
+  size_t saved = current_;
+  current_ = node;
+  nodes_[node].processor->process(record);
+  current_ = saved;
+}
+
+void Task::forward(const Record& record) {
+  for (size_t child : nodes_[current_].children) run(child, record);
+}
+
+void Task::forward(const Record& record, const std::string& child) {
+  for (size_t c : nodes_[current_].children)
+    if (nodes_[c].spec->name == child) return run(c, record);
+  throw StreamsException("node " + nodes_[current_].spec->name + " has no child " + child);
+}
+
+void Task::flush() {
+  for (const auto& name : flush_order_) stores_.at(name)->flush();
+}
+
+}  // namespace oxbow::streams::detail

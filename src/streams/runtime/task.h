@@ -1,0 +1,100 @@
+#pragma once
+// A task: one sub-topology instantiated for one partition of its inputs, with its own processors
+// and stores. It takes records as read (bytes), deserializes them, runs them through its nodes and
+// hands what the sinks and changelogs write to a RecordCollector. The test driver and the stream
+// threads both run tasks; this is where their results agree.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "streams/processor/processor.h"
+#include "streams/state/stores.h"
+#include "streams/topology/graph_builder.h"
+
+namespace oxbow::streams::detail {
+
+enum class DeserializationPolicy { kLogAndFail, kLogAndContinue };
+
+struct TaskConfig {
+  std::string application_id;
+  int32_t partition = 0;
+  int64_t cache_max_bytes = 10 * 1024 * 1024;
+  DeserializationPolicy on_deserialization_error = DeserializationPolicy::kLogAndFail;
+};
+
+// Counters a task keeps for its metrics.
+struct TaskCounters {
+  int64_t processed = 0;
+  int64_t dropped = 0;              // records nodes could not use (null keys, ...)
+  int64_t skipped_undecodable = 0;  // by the deserialization-exception handler
+  int64_t skipped_timestamp = 0;    // negative or invalid timestamps
+};
+
+struct RawRecord {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = -1;
+  int64_t timestamp = 0;
+  std::optional<std::string> key, value;
+  Headers headers;
+};
+
+class Task : private ProcessorContext {
+ public:
+  Task(std::shared_ptr<const GraphBuilder> graph, const Subtopology& sub, TaskConfig config,
+       RecordCollector& collector);
+  ~Task() override;
+
+  // The topics this task reads, as named on the wire (internal ones with the application id).
+  const std::vector<std::string>& input_topics() const { return input_topics_; }
+  bool reads(const std::string& topic) const { return sources_.count(topic) > 0; }
+  // Throws StreamsException when the record fails and the handler says fail.
+  void process(const RawRecord& record);
+  // Commit: every cache flushed (forwarding downstream), in node order.
+  void flush();
+  KeyValueStore* find_store(const std::string& name);
+  const TaskCounters& counters() const { return counters_; }
+  int64_t stream_time() const override { return stream_time_; }
+  std::string changelog_topic(const std::string& store) const;
+
+ private:
+  struct NodeRuntime {
+    const NodeSpec* spec = nullptr;
+    std::unique_ptr<Processor> processor;
+    std::vector<size_t> children;
+  };
+
+  void forward(const Record& record) override;
+  void forward(const Record& record, const std::string& child) override;
+  KeyValueStore& store(const std::string& name) override;
+  const RecordContext& record_context() const override { return record_context_; }
+  const std::string& application_id() const override { return config_.application_id; }
+  int32_t task_partition() const override { return config_.partition; }
+  RecordCollector& collector() override { return collector_; }
+  void record_dropped(const char* reason) override;
+  bool set_flush_listener(const std::string& store, FlushListener listener) override;
+
+  void run(size_t node, const Record& record);
+  void create_stores(const Subtopology& sub);
+  bool decode(const NodeSpec& source, const RawRecord& raw, Record& out);
+
+  std::shared_ptr<const GraphBuilder> graph_;
+  TaskConfig config_;
+  RecordCollector& collector_;
+  std::vector<NodeRuntime> nodes_;
+  std::map<std::string, size_t> sources_;  // wire topic -> node
+  std::vector<std::string> input_topics_;
+  std::map<std::string, std::unique_ptr<KeyValueStore>> stores_;
+  std::map<std::string, size_t> cache_owner_;  // cached store -> node that forwards its flushes
+  std::vector<std::string> flush_order_;
+  CacheBudget cache_budget_;
+  size_t current_ = 0;
+  RecordContext record_context_;
+  int64_t stream_time_ = -1;
+  TaskCounters counters_;
+};
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,40 @@
+#pragma once
+// Key-value stores over bytes, as Kafka Streams' are underneath its typed facades: RocksDB or in
+// memory at the bottom, then optional changelogging and caching layers.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oxbow/streams/record.h"
+
+namespace oxbow::streams::detail {
+
+using BytesPair = std::pair<std::string, std::string>;
+
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+  virtual const std::string& name() const = 0;
+  virtual std::optional<std::string> get(const std::string& key) = 0;
+  // value nullopt deletes. `context`: the record that caused the write (caches forward it).
+  virtual void put(const std::string& key, const std::optional<std::string>& value,
+                   const RecordContext& context) = 0;
+  // [from, to] in byte order, both inclusive as Kafka's range().
+  virtual std::vector<BytesPair> range(const std::string& from, const std::string& to) = 0;
+  virtual std::vector<BytesPair> prefix_scan(const std::string& prefix) = 0;
+  virtual std::vector<BytesPair> all() = 0;
+  virtual int64_t approximate_num_entries() = 0;
+  // Makes buffered writes visible below (caches forward their dirty entries).
+  virtual void flush() = 0;
+};
+
+// What a cache does with a dirty entry when it flushes it: the new and the previous value
+// (nullopt: null) and the record context of the write.
+using FlushListener =
+    std::function<void(const std::string& key, const std::optional<std::string>& new_value,
+                       const std::optional<std::string>& old_value, const RecordContext& context)>;
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,159 @@
+#include "streams/state/stores.h"
+
+#include <map>
+
+namespace oxbow::streams::detail {
+
+namespace {
+
+class InMemoryStore : public KeyValueStore {
+ public:
+  explicit InMemoryStore(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  std::optional<std::string> get(const std::string& key) override {
+    auto it = map_.find(key);
+    if (it == map_.end()) return std::nullopt;
+    return it->second;
+  }
+  void put(const std::string& key, const std::optional<std::string>& value,
+           const RecordContext&) override {
+    if (value)
+      map_[key] = *value;
+    else
+      map_.erase(key);
+  }
+  std::vector<BytesPair> range(const std::string& from, const std::string& to) override {
+    std::vector<BytesPair> out;
+    if (from > to) return out;
+    for (auto it = map_.lower_bound(from); it != map_.end() && it->first <= to; ++it)
+      out.emplace_back(it->first, it->second);
+    return out;
+  }
+  std::vector<BytesPair> prefix_scan(const std::string& prefix) override {
+    std::vector<BytesPair> out;
+    for (auto it = map_.lower_bound(prefix);
+         it != map_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+      out.emplace_back(it->first, it->second);
+    return out;
+  }
+  std::vector<BytesPair> all() override { return {map_.begin(), map_.end()}; }
+  int64_t approximate_num_entries() override { return static_cast<int64_t>(map_.size()); }
+  void flush() override {}
+
+ private:
+  std::string name_;
+  std::map<std::string, std::string> map_;
+};
+
+class LoggingStore : public KeyValueStore {
+ public:
+  LoggingStore(std::unique_ptr<KeyValueStore> inner, ChangelogWriter writer)
+      : inner_(std::move(inner)), writer_(std::move(writer)) {}
+  const std::string& name() const override { return inner_->name(); }
+  std::optional<std::string> get(const std::string& key) override { return inner_->get(key); }
+  void put(const std::string& key, const std::optional<std::string>& value,
+           const RecordContext& context) override {
+    inner_->put(key, value, context);
+    writer_(key, value, context.timestamp);
+  }
+  std::vector<BytesPair> range(const std::string& from, const std::string& to) override {
+    return inner_->range(from, to);
+  }
+  std::vector<BytesPair> prefix_scan(const std::string& prefix) override {
+    return inner_->prefix_scan(prefix);
+  }
+  std::vector<BytesPair> all() override { return inner_->all(); }
+  int64_t approximate_num_entries() override { return inner_->approximate_num_entries(); }
+  void flush() override { inner_->flush(); }
+
+ private:
+  std::unique_ptr<KeyValueStore> inner_;
+  ChangelogWriter writer_;
+};
+
+}  // namespace
+
+std::unique_ptr<KeyValueStore> make_in_memory_store(std::string name) {
+  return std::make_unique<InMemoryStore>(std::move(name));
+}
+
+std::unique_ptr<KeyValueStore> make_logging_store(std::unique_ptr<KeyValueStore> inner,
+                                                  ChangelogWriter writer) {
+  return std::make_unique<LoggingStore>(std::move(inner), std::move(writer));
+}
+
+CachingStore::~CachingStore() {
+  for (auto& [key, entry] : dirty_) budget_.used -= size_of(key, entry);
+}
+
+int64_t CachingStore::size_of(const std::string& key, const Entry& e) {
+  // Bytes held plus a fixed allowance for the entry's bookkeeping.
+  return static_cast<int64_t>(key.size() * 2 + (e.value ? e.value->size() : 0) + e.topic.size() +
+                              64);
+}
+
+std::optional<std::string> CachingStore::get(const std::string& key) {
+  auto it = dirty_.find(key);
+  if (it != dirty_.end()) return it->second.value;
+  return inner_->get(key);
+}
+
+void CachingStore::put(const std::string& key, const std::optional<std::string>& value,
+                       const RecordContext& context) {
+  auto [it, inserted] = dirty_.try_emplace(key);
+  Entry& e = it->second;
+  if (!inserted) {
+    budget_.used -= size_of(key, e);
+    order_.erase(e.order);
+  }
+  e.value = value;
+  e.timestamp = context.timestamp;
+  e.topic = context.topic;
+  e.partition = context.partition;
+  e.offset = context.offset;
+  e.headers = context.headers ? *context.headers : Headers{};
+  e.order = order_.insert(order_.end(), key);
+  budget_.used += size_of(key, e);
+  if (budget_.used > budget_.max_bytes && !flushing_) flush();
+}
+
+std::vector<BytesPair> CachingStore::range(const std::string& from, const std::string& to) {
+  flush();
+  return inner_->range(from, to);
+}
+
+std::vector<BytesPair> CachingStore::prefix_scan(const std::string& prefix) {
+  flush();
+  return inner_->prefix_scan(prefix);
+}
+
+std::vector<BytesPair> CachingStore::all() {
+  flush();
+  return inner_->all();
+}
+
+int64_t CachingStore::approximate_num_entries() {
+  flush();
+  return inner_->approximate_num_entries();
+}
+
+void CachingStore::flush() {
+  if (flushing_) return;
+  flushing_ = true;
+  while (!order_.empty()) {
+    std::string key = std::move(order_.front());
+    order_.pop_front();
+    auto node = dirty_.extract(key);
+    Entry& e = node.mapped();
+    budget_.used -= size_of(key, e);
+    std::optional<std::string> old;
+    if (listener_) old = inner_->get(key);
+    RecordContext context{e.topic, e.partition, e.offset, e.timestamp, &e.headers};
+    inner_->put(key, e.value, context);
+    if (listener_ && (e.value || old)) listener_(key, e.value, old, context);
+  }
+  inner_->flush();
+  flushing_ = false;
+}
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,70 @@
+#pragma once
+// The store layers a task stacks: a bottom store (memory; RocksDB in rocksdb_store.h), then
+// changelogging (every write also sent to the changelog topic, to the task's partition), then
+// caching (writes held per key until flush, so downstream sees a key's latest update per commit).
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "streams/state/key_value_store.h"
+
+namespace oxbow::streams::detail {
+
+std::unique_ptr<KeyValueStore> make_in_memory_store(std::string name);
+
+// Where a changelogging store sends each write (to its changelog topic, at the task's partition).
+using ChangelogWriter = std::function<void(
+    const std::string& key, const std::optional<std::string>& value, int64_t timestamp)>;
+
+std::unique_ptr<KeyValueStore> make_logging_store(std::unique_ptr<KeyValueStore> inner,
+                                                  ChangelogWriter writer);
+
+// The bytes all caches of a task may hold together (statestore.cache.max.bytes, shared); a cache
+// that takes the total over the budget flushes itself.
+struct CacheBudget {
+  int64_t max_bytes = 0;
+  int64_t used = 0;
+};
+
+class CachingStore : public KeyValueStore {
+ public:
+  CachingStore(std::unique_ptr<KeyValueStore> inner, CacheBudget& budget)
+      : inner_(std::move(inner)), budget_(budget) {}
+  ~CachingStore() override;
+  void set_flush_listener(FlushListener listener) { listener_ = std::move(listener); }
+
+  const std::string& name() const override { return inner_->name(); }
+  std::optional<std::string> get(const std::string& key) override;
+  void put(const std::string& key, const std::optional<std::string>& value,
+           const RecordContext& context) override;
+  std::vector<BytesPair> range(const std::string& from, const std::string& to) override;
+  std::vector<BytesPair> prefix_scan(const std::string& prefix) override;
+  std::vector<BytesPair> all() override;
+  int64_t approximate_num_entries() override;
+  void flush() override;
+
+ private:
+  struct Entry {
+    std::optional<std::string> value;
+    int64_t timestamp = 0;
+    std::string topic;
+    int32_t partition = -1;
+    int64_t offset = -1;
+    Headers headers;
+    std::list<std::string>::iterator order;
+  };
+  static int64_t size_of(const std::string& key, const Entry& e);
+
+  std::unique_ptr<KeyValueStore> inner_;
+  CacheBudget& budget_;
+  FlushListener listener_;
+  std::unordered_map<std::string, Entry> dirty_;
+  std::list<std::string> order_;  // dirty keys, oldest write first
+  bool flushing_ = false;
+};
+
+}  // namespace oxbow::streams::detail

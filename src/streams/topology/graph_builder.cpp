@@ -1,0 +1,201 @@
+#include "streams/topology/graph_builder.h"
+
+#include "oxbow/streams/streams_builder.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace oxbow::streams::detail {
+
+std::string GraphBuilder::new_name(const std::string& prefix) {
+  return fmt::format("{}{:010d}", prefix, counter_++);
+}
+
+std::string GraphBuilder::name_or_new(const std::string& name, const std::string& prefix) {
+  return name.empty() ? new_name(prefix) : name;
+}
+
+NodeSpec& GraphBuilder::add_node(NodeSpec spec) {
+  if (index_.count(spec.name) || stores_.count(spec.name))
+    throw TopologyException("name " + spec.name + " is already used by another node or store");
+  index_[spec.name] = nodes_.size();
+  auto parents = spec.parents;
+  spec.parents.clear();
+  nodes_.push_back(std::move(spec));
+  std::string name = nodes_.back().name;
+  for (const auto& p : parents) connect(p, name);
+  return nodes_[index_.at(name)];
+}
+
+void GraphBuilder::add_store(StoreSpec spec) {
+  if (stores_.count(spec.name))
+    throw TopologyException("store " + spec.name + " is already defined");
+  std::string name = spec.name;
+  stores_.emplace(std::move(name), std::move(spec));
+}
+
+void GraphBuilder::add_internal_topic(InternalTopicSpec spec) {
+  internal_topics_.push_back(std::move(spec));
+}
+
+void GraphBuilder::connect(const std::string& parent, const std::string& child) {
+  auto& p = nodes_.at(index_of(parent));
+  auto& c = nodes_.at(index_of(child));
+  if (p.kind == NodeDescription::Kind::kSink)
+    throw TopologyException("sink " + parent + " cannot have children");
+  p.children.push_back(child);
+  c.parents.push_back(parent);
+}
+
+const NodeSpec& GraphBuilder::node(const std::string& name) const {
+  return nodes_.at(index_of(name));
+}
+
+size_t GraphBuilder::index_of(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw TopologyException("no node named " + name);
+  return it->second;
+}
+
+const StoreSpec* GraphBuilder::store(const std::string& name) const {
+  auto it = stores_.find(name);
+  return it == stores_.end() ? nullptr : &it->second;
+}
+
+bool GraphBuilder::is_internal_topic(const std::string& topic) const {
+  return std::any_of(internal_topics_.begin(), internal_topics_.end(),
+                     [&](const auto& t) { return t.name == topic; });
+}
+
+std::vector<Subtopology> GraphBuilder::subtopologies() const {
+  // Nodes joined by an edge or a shared store run in one task.
+  std::vector<size_t> parent(nodes_.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  auto unite = [&](size_t a, size_t b) { parent[find(a)] = find(b); };
+  std::map<std::string, size_t> store_owner;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (const auto& c : nodes_[i].children) unite(i, index_of(c));
+    for (const auto& s : nodes_[i].stores) {
+      auto [it, inserted] = store_owner.emplace(s, i);
+      if (!inserted) unite(i, it->second);
+    }
+  }
+  std::map<size_t, size_t> group_of_root;
+  std::vector<Subtopology> out;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    size_t root = find(i);
+    auto [it, inserted] = group_of_root.emplace(root, out.size());
+    if (inserted) {
+      out.emplace_back();
+      out.back().id = static_cast<int>(out.size() - 1);
+    }
+    auto& sub = out[it->second];
+    sub.nodes.push_back(i);
+    const auto& n = nodes_[i];
+    if (n.kind == NodeDescription::Kind::kSource)
+      sub.source_topics.insert(sub.source_topics.end(), n.topics.begin(), n.topics.end());
+    sub.stores.insert(n.stores.begin(), n.stores.end());
+  }
+  return out;
+}
+
+TopologyDescription GraphBuilder::describe() const {
+  std::vector<SubtopologyDescription> subs;
+  for (const auto& sub : subtopologies()) {
+    SubtopologyDescription d;
+    d.id = sub.id;
+    // Sources first, then processors and sinks in creation order, as Kafka lists them.
+    auto nodes = sub.nodes;
+    std::stable_partition(nodes.begin(), nodes.end(), [&](size_t i) {
+      return nodes_[i].kind == NodeDescription::Kind::kSource;
+    });
+    for (size_t i : nodes) {
+      const auto& n = nodes_[i];
+      NodeDescription nd;
+      nd.kind = n.kind;
+      nd.name = n.name;
+      nd.topics = n.topics;
+      nd.stores = n.stores;
+      nd.successors = n.children;
+      nd.predecessors = n.parents;
+      d.nodes.push_back(std::move(nd));
+    }
+    subs.push_back(std::move(d));
+  }
+  return TopologyDescription(std::move(subs));
+}
+
+void GraphBuilder::validate() const {
+  for (const auto& n : nodes_) {
+    for (const auto& s : n.stores)
+      if (!stores_.count(s)) throw TopologyException("node " + n.name + " uses unknown store " + s);
+    if (n.kind == NodeDescription::Kind::kSource && n.topics.empty())
+      throw TopologyException("source " + n.name + " reads no topic");
+  }
+  std::map<std::string, std::string> reader;
+  for (const auto& n : nodes_) {
+    if (n.kind != NodeDescription::Kind::kSource) continue;
+    for (const auto& t : n.topics) {
+      auto [it, inserted] = reader.emplace(t, n.name);
+      if (!inserted)
+        throw TopologyException("topic " + t + " is read by both " + it->second + " and " + n.name);
+    }
+  }
+}
+
+}  // namespace oxbow::streams::detail
+
+namespace oxbow::streams {
+
+std::string TopologyDescription::toString() const {
+  std::string out = "Topologies:\n";
+  auto list = [](const std::vector<std::string>& v) {
+    return fmt::format("{}", fmt::join(v, ", "));
+  };
+  for (const auto& sub : subtopologies_) {
+    out += fmt::format("   Sub-topology: {}\n", sub.id);
+    for (const auto& n : sub.nodes) {
+      switch (n.kind) {
+        case NodeDescription::Kind::kSource:
+          out += fmt::format("    Source: {} (topics: [{}])\n", n.name, list(n.topics));
+          break;
+        case NodeDescription::Kind::kProcessor:
+          out += fmt::format("    Processor: {} (stores: [{}])\n", n.name, list(n.stores));
+          break;
+        case NodeDescription::Kind::kSink:
+          if (n.topics.empty())
+            out += fmt::format("    Sink: {} (extractor: per record)\n", n.name);
+          else
+            out += fmt::format("    Sink: {} (topic: {})\n", n.name, n.topics.front());
+          break;
+      }
+      if (n.kind != NodeDescription::Kind::kSink)
+        out += fmt::format("      --> {}\n", n.successors.empty() ? "none" : list(n.successors));
+      if (n.kind != NodeDescription::Kind::kSource)
+        out +=
+            fmt::format("      <-- {}\n", n.predecessors.empty() ? "none" : list(n.predecessors));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+TopologyDescription Topology::describe() const {
+  return graph_->describe();
+}
+
+StreamsBuilder::StreamsBuilder() : graph_(std::make_shared<detail::GraphBuilder>()) {}
+
+Topology StreamsBuilder::build() {
+  graph_->validate();
+  return Topology(graph_);
+}
+
+}  // namespace oxbow::streams

@@ -1,0 +1,84 @@
+#pragma once
+// The graph a StreamsBuilder records: nodes (sources, processors, sinks) in creation order, the
+// stores they use, and the application's internal topics; split into sub-topologies on demand.
+//
+// Names follow Kafka's: an operation without a Named gets PREFIX-NNNNNNNNNN from one counter per
+// builder (stores draw from it too), so a topology ported from Java describes the same way.
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "oxbow/streams/detail/dsl.h"
+#include "oxbow/streams/topology.h"
+#include "streams/processor/processor.h"
+
+namespace oxbow::streams::detail {
+
+struct NodeSpec {
+  std::string name;
+  NodeDescription::Kind kind = NodeDescription::Kind::kProcessor;
+  std::vector<std::string> parents, children;
+  ProcessorFactory factory;  // processors and sinks
+  std::vector<std::string> stores;
+  std::vector<std::string> topics;  // a source's topics, a sink's fixed topic
+  bool internal = false;            // topics are the application's own: named <application.id>-...
+  bool dynamic_topic = false;       // a sink choosing its topic per record
+  ConsumedOptions consumed;         // sources
+  bool carries_changes = false;     // a source whose values are KTable changes
+};
+
+struct StoreSpec {
+  std::string name;
+  StoreOptions options;
+  // A table source's store: this topic is its changelog, so no other is written.
+  std::string source_topic;
+};
+
+struct InternalTopicSpec {
+  std::string name;        // without the application id
+  int32_t partitions = 0;  // 0: the most of the source topics upstream
+  std::vector<std::string> upstream_topics;
+};
+
+struct Subtopology {
+  int id = 0;
+  std::vector<size_t> nodes;               // indexes into GraphBuilder::nodes(), creation order
+  std::vector<std::string> source_topics;  // as named in the graph (internal ones unprefixed)
+  std::set<std::string> stores;
+};
+
+class GraphBuilder {
+ public:
+  std::string new_name(const std::string& prefix);
+  // `name` if given, otherwise a new PREFIX-NNNNNNNNNN.
+  std::string name_or_new(const std::string& name, const std::string& prefix);
+
+  NodeSpec& add_node(NodeSpec spec);
+  void add_store(StoreSpec spec);
+  void add_internal_topic(InternalTopicSpec spec);
+  void connect(const std::string& parent, const std::string& child);
+
+  const std::vector<NodeSpec>& nodes() const { return nodes_; }
+  const NodeSpec& node(const std::string& name) const;
+  size_t index_of(const std::string& name) const;
+  const std::map<std::string, StoreSpec>& stores() const { return stores_; }
+  const StoreSpec* store(const std::string& name) const;
+  const std::vector<InternalTopicSpec>& internal_topics() const { return internal_topics_; }
+  bool is_internal_topic(const std::string& topic) const;
+
+  std::vector<Subtopology> subtopologies() const;
+  TopologyDescription describe() const;
+  // Throws TopologyException for a graph that cannot run.
+  void validate() const;
+
+ private:
+  int counter_ = 0;
+  std::vector<NodeSpec> nodes_;
+  std::map<std::string, size_t> index_;
+  std::map<std::string, StoreSpec> stores_;
+  std::vector<InternalTopicSpec> internal_topics_;
+};
+
+}  // namespace oxbow::streams::detail
