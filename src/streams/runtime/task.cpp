@@ -46,10 +46,27 @@ std::string Task::changelog_topic(const std::string& store) const {
   return config_.application_id + "-" + store + "-changelog";
 }
 
+std::vector<std::pair<std::string, std::string>> Task::changelogs() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, store] : stores_) {
+    const StoreSpec* spec = graph_->store(name);
+    if (spec->options.logging || !spec->source_topic.empty())
+      out.emplace_back(name, changelog_topic(name));
+  }
+  return out;
+}
+
+void Task::restore(const std::string& store, const std::string& key,
+                   const std::optional<std::string>& value) {
+  static const RecordContext kRestoring;
+  bottom_.at(store)->put(key, value, kRestoring);
+}
+
 void Task::create_stores(const Subtopology& sub) {
   for (const auto& name : sub.stores) {
     const StoreSpec* spec = graph_->store(name);
     std::unique_ptr<KeyValueStore> store = make_in_memory_store(name);
+    bottom_[name] = store.get();
     if (spec->options.logging && spec->source_topic.empty())
       store = make_logging_store(
           std::move(store),

@@ -57,8 +57,14 @@ class Task : private ProcessorContext {
   void flush();
   KeyValueStore* find_store(const std::string& name);
   const TaskCounters& counters() const { return counters_; }
+  int32_t task_partition_id() const { return config_.partition; }
   int64_t stream_time() const override { return stream_time_; }
   std::string changelog_topic(const std::string& store) const;
+  // Each store that restores from a topic, with that topic (its changelog, or a table's source).
+  std::vector<std::pair<std::string, std::string>> changelogs() const;
+  // Writes a restored record into the store's bottom layer: no changelog, no cache, no forwarding.
+  void restore(const std::string& store, const std::string& key,
+               const std::optional<std::string>& value);
 
  private:
   struct NodeRuntime {
@@ -88,7 +94,8 @@ class Task : private ProcessorContext {
   std::map<std::string, size_t> sources_;  // wire topic -> node
   std::vector<std::string> input_topics_;
   std::map<std::string, std::unique_ptr<KeyValueStore>> stores_;
-  std::map<std::string, size_t> cache_owner_;  // cached store -> node that forwards its flushes
+  std::map<std::string, KeyValueStore*> bottom_;  // the store under its layers
+  std::map<std::string, size_t> cache_owner_;     // cached store -> node that forwards its flushes
   std::vector<std::string> flush_order_;
   CacheBudget cache_budget_;
   size_t current_ = 0;

@@ -1,0 +1,96 @@
+// Word count, as Kafka's WordCountDemo: lines from streams-plaintext-input, lower-cased, split on
+// runs of non-word characters, counted per word; every count change goes to
+// streams-wordcount-output (key: the word, value: the count as a big-endian int64).
+// Built on oxbow-streams' public headers only.
+#include <signal.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "oxbow/streams/kafka_streams.h"
+#include "oxbow/streams/streams_builder.h"
+
+namespace streams = oxbow::streams;
+
+namespace {
+
+// Java's \W+ split: word characters are ASCII letters, digits and '_'.
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : line) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 128 && (std::isalnum(u) || c == '_')) {
+      word += static_cast<char>(std::tolower(u));
+    } else if (!word.empty()) {
+      out.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) out.push_back(std::move(word));
+  return out;
+}
+
+int usage(const char* error) {
+  std::fprintf(
+      stderr,
+      "wordcount: %s\nusage: wordcount [--bootstrap-server HOST:PORT] [--application-id ID] "
+      "[--state-dir DIR] [--processing-guarantee at_least_once|exactly_once_v2] "
+      "[--threads N] [--commit-interval-ms MS]\n",
+      error);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> config{{"bootstrap.servers", "localhost:9092"},
+                                            {"application.id", "streams-wordcount"}};
+  const std::map<std::string, std::string> flags{{"--bootstrap-server", "bootstrap.servers"},
+                                                 {"--application-id", "application.id"},
+                                                 {"--state-dir", "state.dir"},
+                                                 {"--processing-guarantee", "processing.guarantee"},
+                                                 {"--threads", "num.stream.threads"},
+                                                 {"--commit-interval-ms", "commit.interval.ms"}};
+  for (int i = 1; i < argc; ++i) {
+    auto it = flags.find(argv[i]);
+    if (it == flags.end()) return usage((std::string("unknown flag ") + argv[i]).c_str());
+    if (i + 1 >= argc) return usage((std::string(argv[i]) + " needs a value").c_str());
+    config[it->second] = argv[++i];
+  }
+
+  streams::StreamsBuilder builder;
+  builder.stream<std::string, std::string>("streams-plaintext-input")
+      .flatMapValues<std::string>([](const std::string& line) { return words(line); })
+      .groupBy<std::string>([](const std::string&, const std::string& word) { return word; })
+      .count(streams::Materialized<std::string, int64_t>::as("counts-store"))
+      .toStream()
+      .to("streams-wordcount-output");
+  auto topology = builder.build();
+
+  // SIGTERM and SIGINT are taken synchronously below, so that the threads never see them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  try {
+    streams::KafkaStreams app(topology, config);
+    app.start();
+    std::cerr << topology.describe();
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    app.close(std::chrono::seconds(30));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wordcount: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

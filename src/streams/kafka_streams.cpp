@@ -1,0 +1,295 @@
+#include "oxbow/streams/kafka_streams.h"
+
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "common/properties.h"
+#include "oxbow/streams/errors.h"
+#include "streams/runtime/stream_thread.h"
+#include "streams/streams_config.h"
+
+namespace oxbow::streams {
+
+using detail::Config;
+
+const char* to_string(KafkaStreams::State state) {
+  switch (state) {
+    case KafkaStreams::State::CREATED:
+      return "CREATED";
+    case KafkaStreams::State::REBALANCING:
+      return "REBALANCING";
+    case KafkaStreams::State::RUNNING:
+      return "RUNNING";
+    case KafkaStreams::State::PENDING_SHUTDOWN:
+      return "PENDING_SHUTDOWN";
+    case KafkaStreams::State::NOT_RUNNING:
+      return "NOT_RUNNING";
+    case KafkaStreams::State::PENDING_ERROR:
+      return "PENDING_ERROR";
+    case KafkaStreams::State::ERROR:
+      return "ERROR";
+  }
+  return "?";
+}
+
+class KafkaStreams::Impl {
+ public:
+  Impl(const Topology& topology, Config config)
+      : graph_(topology.graph()),
+        config_(std::move(config)),
+        task_(detail::task_config_from(config_)) {
+    if (!config_.count("application.id") || config_.at("application.id").empty())
+      throw std::invalid_argument(
+          "application.id: missing (it names the group and internal topics)");
+    if (!config_.count("bootstrap.servers"))
+      throw std::invalid_argument("bootstrap.servers: missing");
+    threads_ = int_setting("num.stream.threads", 1, 1);
+    std::string guarantee = value_or("processing.guarantee", "at_least_once");
+    if (guarantee != "at_least_once")
+      throw std::invalid_argument("processing.guarantee: '" + guarantee +
+                                  "' is not supported yet (at_least_once)");
+    commit_interval_ms_ = int_setting("commit.interval.ms", 30000, 0);
+    replication_factor_ = static_cast<int32_t>(int_setting("replication.factor", -1, -1));
+    state_dir_ =
+        value_or("state.dir", (std::filesystem::temp_directory_path() / "kafka-streams").string());
+  }
+
+  ~Impl() { close(std::chrono::milliseconds(60000)); }
+
+  void start() {
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ != State::CREATED)
+        throw std::logic_error("start() is allowed only once, from CREATED");
+    }
+    set_state(State::REBALANCING);
+    try {
+      prepare_topics();
+      for (int i = 0; i < threads_; ++i) add_thread();
+    } catch (...) {
+      set_state(State::ERROR);
+      throw;
+    }
+    monitor_ = std::thread([this] { monitor(); });
+  }
+
+  bool close(std::chrono::milliseconds timeout) {
+    {
+      std::lock_guard lock(mutex_);
+      if (state_ == State::NOT_RUNNING || closing_) return true;
+      closing_ = true;
+    }
+    if (state() != State::ERROR && state() != State::CREATED) set_state(State::PENDING_SHUTDOWN);
+    for (auto& t : threads_list_) t->request_stop();
+    auto deadline = timeout == std::chrono::milliseconds::max()
+                        ? std::chrono::steady_clock::time_point::max()
+                        : std::chrono::steady_clock::now() + timeout;
+    bool stopped = true;
+    for (auto& t : threads_list_) {
+      while (t->running() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (t->running()) stopped = false;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      stop_monitor_ = true;
+    }
+    cv_.notify_all();
+    if (monitor_.joinable()) monitor_.join();
+    if (stopped) threads_list_.clear();
+    if (state() != State::ERROR) set_state(State::NOT_RUNNING);
+    return stopped;
+  }
+
+  State state() const {
+    std::lock_guard lock(mutex_);
+    return state_;
+  }
+  void set_listener(StateListener l) { listener_ = std::move(l); }
+  void set_handler(UncaughtExceptionHandler h) { handler_ = std::move(h); }
+
+  void clean_up() {
+    auto s = state();
+    if (s != State::CREATED && s != State::NOT_RUNNING && s != State::ERROR)
+      throw std::logic_error("cleanUp() is not allowed while the application runs");
+    std::filesystem::remove_all(std::filesystem::path(state_dir_) / config_.at("application.id"));
+  }
+
+ private:
+  std::string value_or(const std::string& key, const std::string& fallback) const {
+    auto it = config_.find(key);
+    return it == config_.end() ? fallback : it->second;
+  }
+  int64_t int_setting(const std::string& key, int64_t fallback, int64_t min) const {
+    auto it = config_.find(key);
+    if (it == config_.end()) return fallback;
+    auto n = parse_int64(it->second);
+    if (!n || *n < min)
+      throw std::invalid_argument(key + ": '" + it->second +
+                                  "' is not a number >= " + std::to_string(min));
+    return *n;
+  }
+
+  void set_state(State next) {
+    State old;
+    {
+      std::lock_guard lock(mutex_);
+      old = state_;
+      if (old == next) return;
+      state_ = next;
+    }
+    spdlog::info("stream-client [{}] State transition from {} to {}", task_.application_id,
+                 to_string(old), to_string(next));
+    if (listener_) listener_(next, old);
+  }
+
+  // Source topics must exist; internal topics get the partition count of the sub-topology feeding
+  // them, changelogs that of their sub-topology (compacted).
+  void prepare_topics() {
+    auto admin = detail::make_client(RD_KAFKA_PRODUCER,
+                                     detail::client_conf(config_, detail::ClientRole::kAdmin,
+                                                         {{"allow.auto.create.topics", "false"}}));
+    const auto& app_id = task_.application_id;
+    std::map<std::string, int32_t> counts;
+    std::vector<std::string> missing;
+    for (const auto& n : graph_->nodes()) {
+      if (n.kind != NodeDescription::Kind::kSource || n.internal) continue;
+      for (const auto& t : n.topics) {
+        int32_t c = detail::partition_count(admin.get(), t);
+        if (c == 0) missing.push_back(t);
+        counts[t] = c;
+      }
+    }
+    if (!missing.empty()) {
+      std::string list;
+      for (const auto& t : missing) list += (list.empty() ? "" : ", ") + t;
+      throw StreamsException("MissingSourceTopicException: source topics do not exist: " + list);
+    }
+    // Internal topics in creation order: upstream counts are known before a topic is sized.
+    std::vector<detail::NewTopic> create;
+    for (const auto& spec : graph_->internal_topics()) {
+      int32_t n = spec.partitions;
+      for (const auto& up : spec.upstream_topics) n = std::max(n, counts[up]);
+      counts[spec.name] = std::max(n, 1);
+      create.push_back({app_id + "-" + spec.name,
+                        counts[spec.name],
+                        replication_factor_,
+                        {{"cleanup.policy", "delete"}}});
+    }
+    for (const auto& sub : graph_->subtopologies()) {
+      int32_t n = 1;
+      for (const auto& t : sub.source_topics) n = std::max(n, counts[t]);
+      for (const auto& store : sub.stores) {
+        const auto* spec = graph_->store(store);
+        if (!spec->options.logging || !spec->source_topic.empty()) continue;
+        std::map<std::string, std::string> configs{{"cleanup.policy", "compact"}};
+        for (const auto& [k, v] : spec->options.changelog_configs) configs[k] = v;
+        create.push_back({app_id + "-" + store + "-changelog", n, replication_factor_, configs});
+      }
+    }
+    for (const auto& t : create) {
+      int32_t existing = detail::partition_count(admin.get(), t.name);
+      if (existing != 0 && existing != t.partitions)
+        throw StreamsException("internal topic " + t.name + " has " + std::to_string(existing) +
+                               " partitions, expected " + std::to_string(t.partitions));
+    }
+    detail::create_topics(admin.get(), create);
+  }
+
+  void add_thread() {
+    detail::ThreadConfig tc;
+    tc.app = config_;
+    tc.task = task_;
+    tc.commit_interval_ms = commit_interval_ms_;
+    tc.client_id = task_.application_id + "-StreamThread-" + std::to_string(++thread_counter_);
+    auto thread = std::make_unique<detail::StreamThread>(graph_, tc);
+    thread->start();
+    threads_list_.push_back(std::move(thread));
+  }
+
+  void monitor() {
+    std::unique_lock lock(mutex_);
+    while (!stop_monitor_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (stop_monitor_) break;
+      lock.unlock();
+      check_threads();
+      lock.lock();
+    }
+  }
+
+  void check_threads() {
+    bool rebalancing = false;
+    for (size_t i = 0; i < threads_list_.size(); ++i) {
+      auto& t = threads_list_[i];
+      if (t->failed() && !t->running()) {
+        auto response = StreamThreadExceptionResponse::SHUTDOWN_CLIENT;
+        if (handler_) response = handler_(StreamsException(t->failure()));
+        if (response == StreamThreadExceptionResponse::REPLACE_THREAD) {
+          t->join();
+          threads_list_.erase(threads_list_.begin() + static_cast<long>(i));
+          add_thread();
+          return;
+        }
+        set_state(State::PENDING_ERROR);
+        for (auto& other : threads_list_) other->request_stop();
+        for (auto& other : threads_list_) other->join();
+        set_state(State::ERROR);
+        std::lock_guard lock(mutex_);
+        stop_monitor_ = true;
+        return;
+      }
+      rebalancing = rebalancing || t->rebalancing();
+    }
+    auto s = state();
+    if (s == State::REBALANCING || s == State::RUNNING)
+      set_state(rebalancing ? State::REBALANCING : State::RUNNING);
+  }
+
+  std::shared_ptr<const detail::GraphBuilder> graph_;
+  Config config_;
+  detail::TaskConfig task_;
+  int64_t threads_ = 1;
+  int64_t commit_interval_ms_ = 30000;
+  int32_t replication_factor_ = -1;
+  std::string state_dir_;
+  int thread_counter_ = 0;
+  std::vector<std::unique_ptr<detail::StreamThread>> threads_list_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  State state_ = State::CREATED;
+  bool closing_ = false, stop_monitor_ = false;
+  StateListener listener_;
+  UncaughtExceptionHandler handler_;
+  std::thread monitor_;
+};
+
+KafkaStreams::KafkaStreams(const Topology& topology, std::map<std::string, std::string> config)
+    : impl_(std::make_unique<Impl>(topology, std::move(config))) {}
+KafkaStreams::~KafkaStreams() = default;
+void KafkaStreams::start() {
+  impl_->start();
+}
+bool KafkaStreams::close(std::chrono::milliseconds timeout) {
+  return impl_->close(timeout);
+}
+KafkaStreams::State KafkaStreams::state() const {
+  return impl_->state();
+}
+void KafkaStreams::setStateListener(StateListener l) {
+  impl_->set_listener(std::move(l));
+}
+void KafkaStreams::setUncaughtExceptionHandler(UncaughtExceptionHandler h) {
+  impl_->set_handler(std::move(h));
+}
+void KafkaStreams::cleanUp() {
+  impl_->clean_up();
+}
+
+}  // namespace oxbow::streams

@@ -1,0 +1,106 @@
+#include "streams/runtime/kafka_clients.h"
+
+#include <stdexcept>
+
+namespace oxbow::streams::detail {
+
+void RdKafkaDeleter::operator()(rd_kafka_t* rk) const {
+  if (rk) rd_kafka_destroy(rk);
+}
+
+namespace {
+
+void set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value) {
+  char error[512];
+  if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK)
+    throw std::invalid_argument(key + ": " + error);
+}
+
+bool shared_setting(const std::string& key) {
+  return key == "bootstrap.servers" || key == "security.protocol" || key == "client.id" ||
+         key.rfind("sasl.", 0) == 0 || key.rfind("ssl.", 0) == 0;
+}
+
+}  // namespace
+
+rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& fixed) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  const char* prefix = role == ClientRole::kProducer ? "producer."
+                       : role == ClientRole::kAdmin  ? "admin."
+                                                     : "consumer.";
+  try {
+    for (const auto& [k, v] : app)
+      if (shared_setting(k)) set(conf, k, v);
+    for (const auto& [k, v] : app)
+      if (k.rfind(prefix, 0) == 0) set(conf, k.substr(std::string(prefix).size()), v);
+    for (const auto& [k, v] : fixed) set(conf, k, v);
+  } catch (...) {
+    rd_kafka_conf_destroy(conf);
+    throw;
+  }
+  return conf;
+}
+
+RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
+  char error[512];
+  rd_kafka_t* rk = rd_kafka_new(type, conf, error, sizeof error);
+  if (!rk) {
+    rd_kafka_conf_destroy(conf);
+    throw std::runtime_error(std::string("cannot create a Kafka client: ") + error);
+  }
+  return RdKafkaHandle(rk);
+}
+
+int32_t partition_count(rd_kafka_t* client, const std::string& topic) {
+  rd_kafka_topic_t* t = rd_kafka_topic_new(client, topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  auto err = rd_kafka_metadata(client, 0, t, &md, 10000);
+  rd_kafka_topic_destroy(t);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw std::runtime_error("metadata of " + topic + ": " + rd_kafka_err2str(err));
+  int32_t count = 0;
+  if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+    count = md->topics[0].partition_cnt;
+  rd_kafka_metadata_destroy(md);
+  return count;
+}
+
+void create_topics(rd_kafka_t* admin, const std::vector<NewTopic>& topics) {
+  if (topics.empty()) return;
+  std::vector<rd_kafka_NewTopic_t*> specs;
+  char error[512];
+  for (const auto& t : topics) {
+    auto* spec = rd_kafka_NewTopic_new(t.name.c_str(), t.partitions, t.replication_factor, error,
+                                       sizeof error);
+    if (!spec) throw std::runtime_error("topic " + t.name + ": " + error);
+    for (const auto& [k, v] : t.configs) rd_kafka_NewTopic_set_config(spec, k.c_str(), v.c_str());
+    specs.push_back(spec);
+  }
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(admin);
+  rd_kafka_CreateTopics(admin, specs.data(), specs.size(), nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30000);
+  std::string failure;
+  if (!event) {
+    failure = "no answer to CreateTopics within 30 s";
+  } else if (rd_kafka_event_error(event)) {
+    failure = rd_kafka_event_error_string(event);
+  } else {
+    size_t n = 0;
+    const auto* result = rd_kafka_event_CreateTopics_result(event);
+    const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(result, &n);
+    for (size_t i = 0; i < n && failure.empty(); ++i) {
+      auto err = rd_kafka_topic_result_error(results[i]);
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+        failure = std::string(rd_kafka_topic_result_name(results[i])) + ": " +
+                  (rd_kafka_topic_result_error_string(results[i])
+                       ? rd_kafka_topic_result_error_string(results[i])
+                       : rd_kafka_err2str(err));
+    }
+  }
+  if (event) rd_kafka_event_destroy(event);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_NewTopic_destroy_array(specs.data(), specs.size());
+  if (!failure.empty()) throw std::runtime_error("cannot create internal topics: " + failure);
+}
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,40 @@
+#pragma once
+// The librdkafka clients a Streams application runs on: their configuration from the
+// application's properties, and the admin steps at start (partition counts, internal topics).
+#include <librdkafka/rdkafka.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace oxbow::streams::detail {
+
+using Config = std::map<std::string, std::string>;
+
+struct RdKafkaDeleter {
+  void operator()(rd_kafka_t* rk) const;
+};
+using RdKafkaHandle = std::unique_ptr<rd_kafka_t, RdKafkaDeleter>;
+
+enum class ClientRole { kConsumer, kProducer, kAdmin, kRestoreConsumer };
+
+// The client's librdkafka settings: bootstrap.servers, the security settings, and the properties
+// prefixed with the role's name (consumer., producer., admin.), then `fixed` on top.
+rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& fixed);
+// Throws std::runtime_error with librdkafka's reason.
+RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf);
+
+// The topic's partition count, 0 when it does not exist; throws when the cluster cannot answer.
+int32_t partition_count(rd_kafka_t* client, const std::string& topic);
+
+struct NewTopic {
+  std::string name;
+  int32_t partitions = 1;
+  int32_t replication_factor = -1;
+  std::map<std::string, std::string> configs;
+};
+// Creates the topics that do not exist yet; throws naming a topic that failed.
+void create_topics(rd_kafka_t* admin, const std::vector<NewTopic>& topics);
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,317 @@
+#include "streams/runtime/stream_thread.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <set>
+
+#include "oxbow/streams/errors.h"
+
+namespace oxbow::streams::detail {
+
+namespace {
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::optional<std::string> bytes_of(const void* data, size_t size) {
+  if (!data) return std::nullopt;
+  return std::string(static_cast<const char*>(data), size);
+}
+
+}  // namespace
+
+StreamThread::StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config)
+    : graph_(std::move(graph)),
+      subtopologies_(graph_->subtopologies()),
+      config_(std::move(config)) {}
+
+StreamThread::~StreamThread() {
+  request_stop();
+  join();
+}
+
+void StreamThread::start() {
+  const auto& app_id = config_.task.application_id;
+  auto* cconf = client_conf(config_.app, ClientRole::kConsumer,
+                            {{"group.id", app_id},
+                             {"client.id", config_.client_id + "-consumer"},
+                             {"enable.auto.commit", "false"},
+                             {"auto.offset.reset", "earliest"},
+                             {"partition.assignment.strategy", "range"}});
+  rd_kafka_conf_set_rebalance_cb(cconf, &StreamThread::rebalance);
+  rd_kafka_conf_set_opaque(cconf, this);
+  consumer_ = make_client(RD_KAFKA_CONSUMER, cconf);
+  rd_kafka_poll_set_consumer(consumer_.get());
+  // murmur2 on the key bytes, as Java's producer: Java consumers and Kafka Streams agree on
+  // where a key lives.
+  auto* pconf = client_conf(config_.app, ClientRole::kProducer,
+                            {{"client.id", config_.client_id + "-producer"},
+                             {"partitioner", "murmur2_random"},
+                             {"acks", "all"},
+                             {"enable.idempotence", "true"},
+                             {"linger.ms", "5"},
+                             {"allow.auto.create.topics", "false"}});
+  rd_kafka_conf_set_dr_msg_cb(pconf, &StreamThread::delivered);
+  rd_kafka_conf_set_opaque(pconf, this);
+  producer_ = make_client(RD_KAFKA_PRODUCER, pconf);
+
+  std::set<std::string> topics;
+  for (const auto& sub : subtopologies_)
+    for (const auto& t : sub.source_topics)
+      topics.insert(graph_->is_internal_topic(t) ? app_id + "-" + t : t);
+  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(topics.size()));
+  for (const auto& t : topics) rd_kafka_topic_partition_list_add(list, t.c_str(), -1);
+  auto err = rd_kafka_subscribe(consumer_.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err) throw std::runtime_error(std::string("subscribe: ") + rd_kafka_err2str(err));
+  running_ = true;
+  thread_ = std::thread([this] { run(); });
+}
+
+void StreamThread::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void StreamThread::run() {
+  try {
+    loop();
+    commit();
+  } catch (const std::exception& e) {
+    failure_ = e.what();
+    failed_ = true;
+    spdlog::error("stream thread {} failed: {}", config_.client_id, e.what());
+  }
+  // Leaves the group (revoking the tasks, which commits unless the thread failed).
+  rd_kafka_consumer_close(consumer_.get());
+  tasks_.clear();
+  by_input_.clear();
+  rd_kafka_flush(producer_.get(), 10000);
+  running_ = false;
+}
+
+void StreamThread::loop() {
+  last_commit_ms_ = now_ms();
+  while (!stop_) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_.get(), 100);
+    if (m) {
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        process(m);
+      } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        spdlog::warn("stream thread {}: consumer: {}", config_.client_id,
+                     rd_kafka_message_errstr(m));
+      }
+      rd_kafka_message_destroy(m);
+    }
+    rd_kafka_poll(producer_.get(), 0);
+    if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
+    if (now_ms() - last_commit_ms_ >= config_.commit_interval_ms) commit();
+  }
+}
+
+void StreamThread::process(const rd_kafka_message_t* m) {
+  std::string topic = rd_kafka_topic_name(m->rkt);
+  auto it = by_input_.find({topic, m->partition});
+  if (it == by_input_.end()) return;
+  RawRecord raw;
+  raw.topic = std::move(topic);
+  raw.partition = m->partition;
+  raw.offset = m->offset;
+  raw.timestamp = rd_kafka_message_timestamp(m, nullptr);
+  raw.key = bytes_of(m->key, m->key_len);
+  raw.value = bytes_of(m->payload, m->len);
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const char* name;
+    const void* value;
+    size_t size;
+    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == 0; ++i)
+      raw.headers.push_back({name, bytes_of(value, size)});
+  }
+  it->second->task->process(raw);
+  it->second->next_offsets[raw.topic] = m->offset + 1;
+}
+
+void StreamThread::commit() {
+  last_commit_ms_ = now_ms();
+  if (tasks_.empty()) return;
+  for (auto& [id, t] : tasks_) t.task->flush();
+  // At least once: everything the tasks wrote is acknowledged before their input is committed.
+  while (rd_kafka_outq_len(producer_.get()) > 0 && send_error_.empty())
+    rd_kafka_flush(producer_.get(), 1000);
+  if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
+  auto* offsets = rd_kafka_topic_partition_list_new(0);
+  for (auto& [id, t] : tasks_)
+    for (auto& [topic, offset] : t.next_offsets)
+      rd_kafka_topic_partition_list_add(offsets, topic.c_str(), id.second)->offset = offset;
+  if (offsets->cnt > 0) {
+    auto err = rd_kafka_commit(consumer_.get(), offsets, 0);
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+      spdlog::warn("stream thread {}: commit failed: {}", config_.client_id, rd_kafka_err2str(err));
+  }
+  rd_kafka_topic_partition_list_destroy(offsets);
+}
+
+void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  auto* self = static_cast<StreamThread*>(opaque);
+  try {
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      self->rebalancing_ = true;
+      self->on_assigned(partitions);
+      rd_kafka_assign(rk, partitions);
+      self->rebalancing_ = false;
+    } else {
+      self->on_revoked();
+      rd_kafka_assign(rk, nullptr);
+    }
+  } catch (const std::exception& e) {
+    self->failure_ = e.what();
+    self->failed_ = true;
+    self->stop_ = true;
+    rd_kafka_assign(rk, nullptr);
+  }
+}
+
+void StreamThread::on_assigned(rd_kafka_topic_partition_list_t* partitions) {
+  const auto& app_id = config_.task.application_id;
+  std::set<std::pair<std::string, int32_t>> assigned;
+  for (int i = 0; i < partitions->cnt; ++i)
+    assigned.emplace(partitions->elems[i].topic, partitions->elems[i].partition);
+  std::vector<Task*> created;
+  for (const auto& [topic, partition] : assigned) {
+    for (const auto& sub : subtopologies_) {
+      bool reads = false;
+      for (const auto& t : sub.source_topics)
+        if ((graph_->is_internal_topic(t) ? app_id + "-" + t : t) == topic) reads = true;
+      if (!reads || tasks_.count({sub.id, partition})) continue;
+      TaskConfig tc = config_.task;
+      tc.partition = partition;
+      auto& active = tasks_[{sub.id, partition}];
+      active.task = std::make_unique<Task>(graph_, sub, tc, *this);
+      created.push_back(active.task.get());
+      for (const auto& t : active.task->input_topics()) by_input_[{t, partition}] = &active;
+      spdlog::info("stream thread {}: task {}_{} assigned", config_.client_id, sub.id, partition);
+    }
+  }
+  restore(created);
+}
+
+void StreamThread::on_revoked() {
+  try {
+    commit();
+  } catch (const std::exception& e) {
+    spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id, e.what());
+  }
+  tasks_.clear();
+  by_input_.clear();
+}
+
+void StreamThread::restore(const std::vector<Task*>& tasks) {
+  std::vector<std::tuple<Task*, std::string, std::string>> work;  // task, store, topic
+  for (Task* t : tasks)
+    for (auto& [store, topic] : t->changelogs()) work.emplace_back(t, store, topic);
+  if (work.empty()) return;
+  auto* conf = client_conf(config_.app, ClientRole::kRestoreConsumer,
+                           {{"client.id", config_.client_id + "-restore-consumer"},
+                            {"group.id", config_.task.application_id + "-restore"},
+                            {"enable.auto.commit", "false"},
+                            {"enable.partition.eof", "true"}});
+  auto restorer = make_client(RD_KAFKA_CONSUMER, conf);
+  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(work.size()));
+  std::map<std::pair<std::string, int32_t>, std::pair<Task*, std::string>> targets;
+  for (auto& [task, store, topic] : work) {
+    int32_t partition = task->task_partition_id();
+    int64_t low = 0, high = 0;
+    rd_kafka_query_watermark_offsets(restorer.get(), topic.c_str(), partition, &low, &high, 10000);
+    if (high <= low) continue;
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset =
+        RD_KAFKA_OFFSET_BEGINNING;
+    targets[{topic, partition}] = {task, store};
+  }
+  size_t restored = 0;
+  if (list->cnt > 0) {
+    rd_kafka_assign(restorer.get(), list);
+    std::set<std::pair<std::string, int32_t>> done;
+    while (done.size() < targets.size() && !stop_) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(restorer.get(), 500);
+      if (!m) continue;
+      std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        done.insert(tp);
+      } else if (m->err) {
+        std::string error = rd_kafka_message_errstr(m);
+        rd_kafka_message_destroy(m);
+        throw StreamsException("restoring from " + tp.first + ": " + error);
+      } else if (auto it = targets.find(tp); it != targets.end()) {
+        auto key = bytes_of(m->key, m->key_len);
+        if (key) it->second.first->restore(it->second.second, *key, bytes_of(m->payload, m->len));
+        ++restored;
+      }
+      rd_kafka_message_destroy(m);
+    }
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  rd_kafka_consumer_close(restorer.get());
+  spdlog::info("stream thread {}: restored {} records into {} stores", config_.client_id, restored,
+               targets.size());
+}
+
+void StreamThread::send(const std::string& topic, const std::optional<std::string>& key,
+                        const std::optional<std::string>& value, int64_t timestamp,
+                        const Headers& headers, int32_t partition) {
+  rd_kafka_headers_t* hdrs = headers.empty() ? nullptr : rd_kafka_headers_new(headers.size());
+  for (const auto& h : headers)
+    rd_kafka_header_add(hdrs, h.key.data(), static_cast<ssize_t>(h.key.size()),
+                        h.value ? h.value->data() : nullptr,
+                        h.value ? static_cast<ssize_t>(h.value->size()) : 0);
+  const void* key_data = key ? key->data() : nullptr;
+  size_t key_size = key ? key->size() : 0;
+  void* value_data = value ? const_cast<char*>(value->data()) : nullptr;
+  size_t value_size = value ? value->size() : 0;
+  int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
+  while (true) {
+    rd_kafka_resp_err_t err;
+    if (hdrs) {
+      err = rd_kafka_producev(
+          producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(target),
+          RD_KAFKA_V_KEY(key_data, key_size), RD_KAFKA_V_VALUE(value_data, value_size),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
+          RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+    } else {
+      err = rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()),
+                              RD_KAFKA_V_PARTITION(target), RD_KAFKA_V_KEY(key_data, key_size),
+                              RD_KAFKA_V_VALUE(value_data, value_size),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                              RD_KAFKA_V_TIMESTAMP(timestamp), RD_KAFKA_V_END);
+    }
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      rd_kafka_poll(producer_.get(), 10);
+      continue;
+    }
+    if (err) {
+      if (hdrs) rd_kafka_headers_destroy(hdrs);
+      throw StreamsException("cannot send to " + topic + ": " + rd_kafka_err2str(err));
+    }
+    return;
+  }
+}
+
+void StreamThread::delivered(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  auto* self = static_cast<StreamThread*>(opaque);
+  if (m->err && self->send_error_.empty())
+    self->send_error_ = std::string(rd_kafka_topic_name(m->rkt)) + ": " + rd_kafka_err2str(m->err);
+}
+
+int32_t StreamThread::partitions_of(const std::string& topic) {
+  auto it = partition_counts_.find(topic);
+  if (it != partition_counts_.end()) return it->second;
+  int32_t n = std::max(1, partition_count(producer_.get(), topic));
+  partition_counts_[topic] = n;
+  return n;
+}
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,80 @@
+#pragma once
+// A stream thread: one consumer in the application's group, one producer, and the tasks of the
+// partitions the group gave it. It polls, processes, and every commit.interval.ms commits: caches
+// flushed, the producer's writes acknowledged, then the input offsets committed (at least once).
+//
+// Partitions are assigned with the range assignor: with co-partitioned topics (equal partition
+// counts, which the library checks and gives its internal topics) it gives partition p of every
+// topic of a sub-topology to one member, which is what a task needs. See src/streams/README.md.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "streams/runtime/kafka_clients.h"
+#include "streams/runtime/task.h"
+
+namespace oxbow::streams::detail {
+
+struct ThreadConfig {
+  Config app;
+  TaskConfig task;
+  int64_t commit_interval_ms = 30000;
+  std::string client_id;
+};
+
+class StreamThread : public RecordCollector {
+ public:
+  StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config);
+  ~StreamThread() override;
+
+  void start();
+  void request_stop() { stop_ = true; }
+  void join();
+  bool running() const { return running_; }
+  // Set when the thread ended on an error; its text.
+  bool failed() const { return failed_; }
+  const std::string& failure() const { return failure_; }
+  // True from an assignment's start until its tasks are restored.
+  bool rebalancing() const { return rebalancing_; }
+
+ private:
+  struct ActiveTask {
+    std::unique_ptr<Task> task;
+    std::map<std::string, int64_t> next_offsets;  // input topic -> next offset to commit
+  };
+
+  void run();
+  void loop();
+  void on_assigned(rd_kafka_topic_partition_list_t* partitions);
+  void on_revoked();
+  void restore(const std::vector<Task*>& tasks);
+  void commit();
+  void process(const rd_kafka_message_t* message);
+  static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                        rd_kafka_topic_partition_list_t* partitions, void* opaque);
+  static void delivered(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
+
+  void send(const std::string& topic, const std::optional<std::string>& key,
+            const std::optional<std::string>& value, int64_t timestamp, const Headers& headers,
+            int32_t partition) override;
+  int32_t partitions_of(const std::string& topic) override;
+
+  std::shared_ptr<const GraphBuilder> graph_;
+  std::vector<Subtopology> subtopologies_;
+  ThreadConfig config_;
+  RdKafkaHandle consumer_, producer_;
+  std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
+  std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;
+  std::map<std::string, int32_t> partition_counts_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false}, running_{false}, failed_{false};
+  std::atomic<bool> rebalancing_{true};  // until the first assignment
+  std::string failure_;
+  std::string send_error_;
+  int64_t last_commit_ms_ = 0;
+};
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,156 @@
+"""oxbow-streams against the real broker: the word-count example (build/examples/wordcount).
+
+Input lines are random text; the expected counts are computed here from the lines, independently
+of the library. Output is read with confluent-kafka as a Java consumer would (key: UTF-8 word,
+value: big-endian int64).
+"""
+
+import os
+import pathlib
+import random
+import re
+import signal
+import struct
+import subprocess
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaError
+from confluent_kafka.admin import NewTopic
+
+import ck_helpers as ck
+from harness import OXBOW_BIN, wait_until
+
+WORDCOUNT = os.environ.get("OXBOW_WORDCOUNT", str(pathlib.Path(OXBOW_BIN).parent / "examples" / "wordcount"))
+INPUT, OUTPUT = "streams-plaintext-input", "streams-wordcount-output"
+VOCABULARY = ["kafka", "streams", "Oxbow", "state", "TABLE", "join", "window", "commit", "log", "x_1"]
+
+
+def _lines(rng, n):
+    seps = [" ", "  ", ", ", "--", "! ", "\t"]
+    return ["".join(rng.choice(VOCABULARY) + rng.choice(seps) for _ in range(rng.randint(0, 8))) for _ in range(n)]
+
+
+def _truth(lines):
+    counts = {}
+    for line in lines:
+        for w in re.split(r"[^A-Za-z0-9_]+", line.lower()):
+            if w:
+                counts[w] = counts.get(w, 0) + 1
+    return counts
+
+
+class App:
+    def __init__(self, broker, tmp_path, name, app_id="wc"):
+        self.log_path = tmp_path / f"{name}.log"
+        self.cmd = [WORDCOUNT, "--bootstrap-server", broker.bootstrap, "--application-id", app_id,
+                    "--state-dir", str(tmp_path / f"state-{name}"), "--commit-interval-ms", "200"]
+        self.proc = None
+
+    def start(self):
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        return self
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(60)
+        assert code == 0, f"wordcount exited {code} after SIGTERM\n{self.log_path.read_text()[-3000:]}"
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+class Output:
+    """Reads the output topic from the start, keeping each word's latest count and its history."""
+
+    def __init__(self, broker):
+        self.consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"reader-{time.time()}",
+                                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        self.consumer.subscribe([OUTPUT])
+        self.latest = {}
+        self.backwards = []
+
+    def read_until(self, expected, timeout=120, at_least=False):
+        def caught_up():
+            for m in self.consumer.consume(1000, 0.2):
+                if m.error():
+                    assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
+                    continue
+                word, (count,) = m.key().decode(), struct.unpack(">q", m.value())
+                if count < self.latest.get(word, 0):
+                    self.backwards.append((word, self.latest[word], count))
+                self.latest[word] = count
+            if at_least:
+                return all(self.latest.get(w, 0) >= c for w, c in expected.items())
+            return self.latest == expected
+
+        wait_until(caught_up, timeout, interval=0, message="word counts in the output topic")
+
+    def close(self):
+        self.consumer.close()
+
+
+@pytest.fixture
+def topics(make_broker):
+    b = make_broker()
+    admin = ck.admin(b.bootstrap)
+    for f in admin.create_topics([NewTopic(INPUT, 3, 1), NewTopic(OUTPUT, 3, 1)]).values():
+        f.result(20)
+    ck.wait_for_topic(b.bootstrap, INPUT, 3)
+    return b
+
+
+def _produce(broker, lines):
+    p = ck.producer(broker.bootstrap)
+    ck.produce_all(p, [{"value": line.encode()} for line in lines], INPUT)
+
+
+def test_two_instances_then_a_restart_count_exactly(topics, tmp_path):
+    rng = random.Random(24)
+    b = topics
+    first, second = _lines(rng, 20000), _lines(rng, 5000)
+    apps = [App(b, tmp_path, "a").start(), App(b, tmp_path, "b").start()]
+    _produce(b, first)
+    out = Output(b)
+    out.read_until(_truth(first))
+    for a in apps:
+        a.stop()
+    _produce(b, second)
+    # One instance takes every task back and restores their stores from the changelogs.
+    again = App(b, tmp_path, "a").start()
+    out.read_until(_truth(first + second))
+    again.stop()
+    assert not out.backwards, f"counts went backwards: {out.backwards[:5]}"
+    # Both instances had tasks: the group split the work.
+    assert "assigned" in (tmp_path / "a.log").read_text() and "assigned" in (tmp_path / "b.log").read_text()
+    assert re.search(r"restored [1-9]\d* records", (tmp_path / "a.log").read_text())
+    out.close()
+
+
+def test_kill_9_loses_nothing_at_least_once(topics, tmp_path):
+    rng = random.Random(9)
+    b = topics
+    lines = _lines(rng, 15000)
+    app = App(b, tmp_path, "k").start()
+    _produce(b, lines[:7000])
+    out = Output(b)
+    out.read_until({"kafka": 1}, at_least=True)  # processing has begun
+    time.sleep(rng.random())  # a random point in the processing
+    app.kill()
+    _produce(b, lines[7000:])
+    app = App(b, tmp_path, "k").start()
+    # At least once: every word reaches at least its true count (reprocessing may count twice).
+    out.read_until(_truth(lines), at_least=True)
+    app.stop()
+    out.close()
+
+
+def test_missing_source_topic_is_one_clear_error(make_broker, tmp_path):
+    b = make_broker()
+    app = App(b, tmp_path, "m").start()
+    code = app.proc.wait(60)
+    text = (tmp_path / "m.log").read_text()
+    assert code == 1, text
+    assert "MissingSourceTopicException" in text and INPUT in text, text
