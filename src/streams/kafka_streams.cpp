@@ -1,10 +1,12 @@
 #include "oxbow/streams/kafka_streams.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -38,6 +40,15 @@ const char* to_string(KafkaStreams::State state) {
   return "?";
 }
 
+namespace {
+
+std::string random_process_id() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}", rd(), rd());
+}
+
+}  // namespace
+
 class KafkaStreams::Impl {
  public:
   Impl(const Topology& topology, Config config)
@@ -51,10 +62,13 @@ class KafkaStreams::Impl {
       throw std::invalid_argument("bootstrap.servers: missing");
     threads_ = int_setting("num.stream.threads", 1, 1);
     std::string guarantee = value_or("processing.guarantee", "at_least_once");
-    if (guarantee != "at_least_once")
+    if (guarantee == "exactly_once_v2" || guarantee == "exactly_once_beta")
+      exactly_once_ = true;
+    else if (guarantee != "at_least_once")
       throw std::invalid_argument("processing.guarantee: '" + guarantee +
-                                  "' is not supported yet (at_least_once)");
-    commit_interval_ms_ = int_setting("commit.interval.ms", 30000, 0);
+                                  "' is not one of at_least_once, exactly_once_v2");
+    // Kafka's defaults: 30 s, or 100 ms under exactly-once.
+    commit_interval_ms_ = int_setting("commit.interval.ms", exactly_once_ ? 100 : 30000, 0);
     replication_factor_ = static_cast<int32_t>(int_setting("replication.factor", -1, -1));
     state_dir_ =
         value_or("state.dir", (std::filesystem::temp_directory_path() / "kafka-streams").string());
@@ -207,7 +221,10 @@ class KafkaStreams::Impl {
     tc.app = config_;
     tc.task = task_;
     tc.commit_interval_ms = commit_interval_ms_;
+    tc.exactly_once = exactly_once_;
     tc.client_id = task_.application_id + "-StreamThread-" + std::to_string(++thread_counter_);
+    tc.transactional_id =
+        task_.application_id + "-" + process_id_ + "-" + std::to_string(thread_counter_);
     auto thread = std::make_unique<detail::StreamThread>(graph_, tc);
     thread->start();
     threads_list_.push_back(std::move(thread));
@@ -257,6 +274,8 @@ class KafkaStreams::Impl {
   detail::TaskConfig task_;
   int64_t threads_ = 1;
   int64_t commit_interval_ms_ = 30000;
+  bool exactly_once_ = false;
+  std::string process_id_ = random_process_id();
   int32_t replication_factor_ = -1;
   std::string state_dir_;
   int thread_counter_ = 0;

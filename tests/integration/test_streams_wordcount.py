@@ -41,10 +41,11 @@ def _truth(lines):
 
 
 class App:
-    def __init__(self, broker, tmp_path, name, app_id="wc"):
+    def __init__(self, broker, tmp_path, name, app_id="wc", guarantee="at_least_once"):
         self.log_path = tmp_path / f"{name}.log"
         self.cmd = [WORDCOUNT, "--bootstrap-server", broker.bootstrap, "--application-id", app_id,
-                    "--state-dir", str(tmp_path / f"state-{name}"), "--commit-interval-ms", "200"]
+                    "--state-dir", str(tmp_path / f"state-{name}"), "--commit-interval-ms", "200",
+                    "--processing-guarantee", guarantee]
         self.proc = None
 
     def start(self):
@@ -65,9 +66,10 @@ class App:
 class Output:
     """Reads the output topic from the start, keeping each word's latest count and its history."""
 
-    def __init__(self, broker):
+    def __init__(self, broker, isolation="read_uncommitted"):
         self.consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"reader-{time.time()}",
-                                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+                                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                                  "isolation.level": isolation})
         self.consumer.subscribe([OUTPUT])
         self.latest = {}
         self.backwards = []
@@ -144,6 +146,28 @@ def test_kill_9_loses_nothing_at_least_once(topics, tmp_path):
     # At least once: every word reaches at least its true count (reprocessing may count twice).
     out.read_until(_truth(lines), at_least=True)
     app.stop()
+    out.close()
+
+
+def test_kill_9_repeatedly_exactly_once(topics, tmp_path):
+    """exactly_once_v2: killed -9 at random points, the committed output is the true counts, and no
+    committed count ever goes backwards (an uncommitted, aborted update is never seen)."""
+    rng = random.Random(2)
+    b = topics
+    lines = _lines(rng, 20000)
+    out = Output(b, isolation="read_committed")
+    app = App(b, tmp_path, "e", guarantee="exactly_once_v2").start()
+    chunks = [lines[i:i + 5000] for i in range(0, len(lines), 5000)]
+    for chunk in chunks[:-1]:
+        _produce(b, chunk)
+        out.read_until({"kafka": 1}, at_least=True)
+        time.sleep(rng.random() * 1.5)
+        app.kill()
+        app = App(b, tmp_path, "e", guarantee="exactly_once_v2").start()
+    _produce(b, chunks[-1])
+    out.read_until(_truth(lines))
+    app.stop()
+    assert not out.backwards, f"committed counts went backwards: {out.backwards[:5]}"
     out.close()
 
 

@@ -36,12 +36,14 @@ StreamThread::~StreamThread() {
 
 void StreamThread::start() {
   const auto& app_id = config_.task.application_id;
-  auto* cconf = client_conf(config_.app, ClientRole::kConsumer,
-                            {{"group.id", app_id},
-                             {"client.id", config_.client_id + "-consumer"},
-                             {"enable.auto.commit", "false"},
-                             {"auto.offset.reset", "earliest"},
-                             {"partition.assignment.strategy", "range"}});
+  auto* cconf = client_conf(
+      config_.app, ClientRole::kConsumer,
+      {{"group.id", app_id},
+       {"client.id", config_.client_id + "-consumer"},
+       {"enable.auto.commit", "false"},
+       {"auto.offset.reset", "earliest"},
+       {"partition.assignment.strategy", "range"},
+       {"isolation.level", config_.exactly_once ? "read_committed" : "read_uncommitted"}});
   rd_kafka_conf_set_rebalance_cb(cconf, &StreamThread::rebalance);
   rd_kafka_conf_set_opaque(cconf, this);
   consumer_ = make_client(RD_KAFKA_CONSUMER, cconf);
@@ -55,9 +57,21 @@ void StreamThread::start() {
                              {"enable.idempotence", "true"},
                              {"linger.ms", "5"},
                              {"allow.auto.create.topics", "false"}});
+  if (config_.exactly_once) {
+    // As Kafka Streams: a short transaction timeout, so that a crashed thread's open transaction
+    // stops holding back read_committed readers within seconds.
+    char error[512];
+    if (rd_kafka_conf_set(pconf, "transactional.id", config_.transactional_id.c_str(), error,
+                          sizeof error) != RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(pconf, "transaction.timeout.ms", "10000", error, sizeof error) !=
+            RD_KAFKA_CONF_OK)
+      throw std::invalid_argument(error);
+  }
   rd_kafka_conf_set_dr_msg_cb(pconf, &StreamThread::delivered);
   rd_kafka_conf_set_opaque(pconf, this);
   producer_ = make_client(RD_KAFKA_PRODUCER, pconf);
+  if (config_.exactly_once)
+    throw_on_error(rd_kafka_init_transactions(producer_.get(), 60000), "init_transactions");
 
   std::set<std::string> topics;
   for (const auto& sub : subtopologies_)
@@ -84,6 +98,11 @@ void StreamThread::run() {
     failure_ = e.what();
     failed_ = true;
     spdlog::error("stream thread {} failed: {}", config_.client_id, e.what());
+    if (in_transaction_) {
+      if (auto* error = rd_kafka_abort_transaction(producer_.get(), 30000))
+        rd_kafka_error_destroy(error);
+      in_transaction_ = false;
+    }
   }
   // Leaves the group (revoking the tasks, which commits unless the thread failed).
   rd_kafka_consumer_close(consumer_.get());
@@ -131,22 +150,60 @@ void StreamThread::process(const rd_kafka_message_t* m) {
     for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == 0; ++i)
       raw.headers.push_back({name, bytes_of(value, size)});
   }
+  begin_transaction_if_needed();
   it->second->task->process(raw);
   it->second->next_offsets[raw.topic] = m->offset + 1;
+}
+
+void StreamThread::throw_on_error(rd_kafka_error_t* error, const char* step) {
+  if (!error) return;
+  std::string text = std::string(step) + ": " + rd_kafka_error_string(error);
+  bool abortable = rd_kafka_error_txn_requires_abort(error);
+  rd_kafka_error_destroy(error);
+  if (abortable && in_transaction_) {
+    // The transaction's output and offsets are dropped; the stores are ahead of what is committed,
+    // so the thread fails and its tasks start again from the last commit.
+    if (auto* e = rd_kafka_abort_transaction(producer_.get(), 30000)) rd_kafka_error_destroy(e);
+    in_transaction_ = false;
+  }
+  throw StreamsException(text);
+}
+
+void StreamThread::begin_transaction_if_needed() {
+  if (!config_.exactly_once || in_transaction_) return;
+  throw_on_error(rd_kafka_begin_transaction(producer_.get()), "begin_transaction");
+  in_transaction_ = true;
 }
 
 void StreamThread::commit() {
   last_commit_ms_ = now_ms();
   if (tasks_.empty()) return;
-  for (auto& [id, t] : tasks_) t.task->flush();
-  // At least once: everything the tasks wrote is acknowledged before their input is committed.
-  while (rd_kafka_outq_len(producer_.get()) > 0 && send_error_.empty())
-    rd_kafka_flush(producer_.get(), 1000);
-  if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
+  if (config_.exactly_once && !in_transaction_) return;  // nothing processed since the last one
+  for (auto& [id, t] : tasks_) t.task->flush();          // under EOS, inside the open transaction
   auto* offsets = rd_kafka_topic_partition_list_new(0);
   for (auto& [id, t] : tasks_)
     for (auto& [topic, offset] : t.next_offsets)
       rd_kafka_topic_partition_list_add(offsets, topic.c_str(), id.second)->offset = offset;
+  if (config_.exactly_once) {
+    rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata(consumer_.get());
+    rd_kafka_error_t* error = nullptr;
+    if (offsets->cnt > 0)
+      error = rd_kafka_send_offsets_to_transaction(producer_.get(), offsets, group, 60000);
+    rd_kafka_consumer_group_metadata_destroy(group);
+    rd_kafka_topic_partition_list_destroy(offsets);
+    throw_on_error(error, "send_offsets_to_transaction");
+    throw_on_error(rd_kafka_commit_transaction(producer_.get(), 60000), "commit_transaction");
+    in_transaction_ = false;
+    if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
+    return;
+  }
+  // At least once: everything the tasks wrote is acknowledged before their input is committed.
+  while (rd_kafka_outq_len(producer_.get()) > 0 && send_error_.empty())
+    rd_kafka_flush(producer_.get(), 1000);
+  if (!send_error_.empty()) {
+    rd_kafka_topic_partition_list_destroy(offsets);
+    throw StreamsException("a write failed: " + send_error_);
+  }
   if (offsets->cnt > 0) {
     auto err = rd_kafka_commit(consumer_.get(), offsets, 0);
     if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
@@ -202,7 +259,8 @@ void StreamThread::on_assigned(rd_kafka_topic_partition_list_t* partitions) {
 
 void StreamThread::on_revoked() {
   try {
-    commit();
+    // A failed thread commits nothing: what it processed since its last commit is redone.
+    if (!failed_) commit();
   } catch (const std::exception& e) {
     spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id, e.what());
   }
@@ -219,7 +277,8 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
                            {{"client.id", config_.client_id + "-restore-consumer"},
                             {"group.id", config_.task.application_id + "-restore"},
                             {"enable.auto.commit", "false"},
-                            {"enable.partition.eof", "true"}});
+                            {"enable.partition.eof", "true"},
+                            {"isolation.level", "read_committed"}});
   auto restorer = make_client(RD_KAFKA_CONSUMER, conf);
   auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(work.size()));
   std::map<std::pair<std::string, int32_t>, std::pair<Task*, std::string>> targets;

@@ -1,7 +1,8 @@
 #pragma once
 // A stream thread: one consumer in the application's group, one producer, and the tasks of the
 // partitions the group gave it. It polls, processes, and every commit.interval.ms commits: caches
-// flushed, the producer's writes acknowledged, then the input offsets committed (at least once).
+// flushed, the producer's writes acknowledged, then the input offsets committed (at least once),
+// or all of them in one transaction with the group's metadata, which fences zombies (exactly once).
 //
 // Partitions are assigned with the range assignor: with co-partitioned topics (equal partition
 // counts, which the library checks and gives its internal topics) it gives partition p of every
@@ -23,6 +24,10 @@ struct ThreadConfig {
   TaskConfig task;
   int64_t commit_interval_ms = 30000;
   std::string client_id;
+  // exactly_once_v2: one transactional producer; output, changelog writes and input offsets
+  // committed in one transaction per commit, input read read_committed.
+  bool exactly_once = false;
+  std::string transactional_id;
 };
 
 class StreamThread : public RecordCollector {
@@ -52,6 +57,8 @@ class StreamThread : public RecordCollector {
   void on_revoked();
   void restore(const std::vector<Task*>& tasks);
   void commit();
+  void begin_transaction_if_needed();
+  void throw_on_error(rd_kafka_error_t* error, const char* step);
   void process(const rd_kafka_message_t* message);
   static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                         rd_kafka_topic_partition_list_t* partitions, void* opaque);
@@ -75,6 +82,7 @@ class StreamThread : public RecordCollector {
   std::string failure_;
   std::string send_error_;
   int64_t last_commit_ms_ = 0;
+  bool in_transaction_ = false;
 };
 
 }  // namespace oxbow::streams::detail
