@@ -8,6 +8,7 @@ packages=(
   librdkafka-dev kcat
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libmimalloc-dev libisal-dev libre2-dev
+  librocksdb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-confluent-kafka python3-kafka python3-pytest
   python3-snappy python3-lz4 python3-zstandard python3-prometheus-client

@@ -3,7 +3,9 @@
 // streams-wordcount-output (key: the word, value: the count as a big-endian int64).
 // Built on oxbow-streams' public headers only.
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -41,7 +43,8 @@ int usage(const char* error) {
       stderr,
       "wordcount: %s\nusage: wordcount [--bootstrap-server HOST:PORT] [--application-id ID] "
       "[--state-dir DIR] [--processing-guarantee at_least_once|exactly_once_v2] "
-      "[--threads N] [--commit-interval-ms MS]\n",
+      "[--threads N] [--commit-interval-ms MS] [--metrics-listener HOST:PORT] "
+      "[--config KEY=VALUE]...\n",
       error);
   return 2;
 }
@@ -56,8 +59,17 @@ int main(int argc, char** argv) {
                                                  {"--state-dir", "state.dir"},
                                                  {"--processing-guarantee", "processing.guarantee"},
                                                  {"--threads", "num.stream.threads"},
-                                                 {"--commit-interval-ms", "commit.interval.ms"}};
+                                                 {"--commit-interval-ms", "commit.interval.ms"},
+                                                 {"--metrics-listener", "metrics.listener"}};
   for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--config" && i + 1 < argc) {
+      // Any Streams or client setting, e.g. consumer.session.timeout.ms=6000.
+      std::string setting = argv[++i];
+      auto eq = setting.find('=');
+      if (eq == std::string::npos || eq == 0) return usage("--config needs KEY=VALUE");
+      config[setting.substr(0, eq)] = setting.substr(eq + 1);
+      continue;
+    }
     auto it = flags.find(argv[i]);
     if (it == flags.end()) return usage((std::string("unknown flag ") + argv[i]).c_str());
     if (i + 1 >= argc) return usage((std::string(argv[i]) + " needs a value").c_str());
@@ -83,11 +95,23 @@ int main(int argc, char** argv) {
 
   try {
     streams::KafkaStreams app(topology, config);
+    std::atomic<bool> failed{false};
+    // A thread that failed stops the application: wake the main thread as a signal would.
+    app.setStateListener([&](streams::KafkaStreams::State now, streams::KafkaStreams::State) {
+      if (now == streams::KafkaStreams::State::ERROR) {
+        failed = true;
+        kill(getpid(), SIGTERM);
+      }
+    });
     app.start();
     std::cerr << topology.describe();
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
     app.close(std::chrono::seconds(30));
+    if (failed) {
+      std::fprintf(stderr, "wordcount: the application failed (see the log above)\n");
+      return 1;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wordcount: %s\n", e.what());
     return 1;

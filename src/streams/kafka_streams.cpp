@@ -72,6 +72,10 @@ class KafkaStreams::Impl {
     replication_factor_ = static_cast<int32_t>(int_setting("replication.factor", -1, -1));
     state_dir_ =
         value_or("state.dir", (std::filesystem::temp_directory_path() / "kafka-streams").string());
+    task_.state_root = (std::filesystem::path(state_dir_) / task_.application_id).string();
+    task_.exactly_once = exactly_once_;
+    task_.rocksdb_memory = std::make_shared<detail::RocksDbMemory>(
+        int_setting(detail::kRocksDbMemoryMaxBytes, detail::kRocksDbMemoryDefault, 8 << 20));
   }
 
   ~Impl() { close(std::chrono::milliseconds(60000)); }

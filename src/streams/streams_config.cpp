@@ -40,6 +40,15 @@ TaskConfig task_config_from(const std::map<std::string, std::string>& config) {
                                   "' is not a number of bytes");
     out.cache_max_bytes = *n;
   }
+  if (auto* store = find(config, kDefaultDslStore)) {
+    if (*store == "rocksDB")
+      out.default_store = StoreType::kRocksDb;
+    else if (*store == "in_memory")
+      out.default_store = StoreType::kInMemory;
+    else
+      throw std::invalid_argument(std::string(kDefaultDslStore) + ": '" + *store +
+                                  "' is not one of rocksDB, in_memory");
+  }
   if (auto* handler = find(config, kDeserializationHandler))
     out.on_deserialization_error = deserialization_policy(*handler);
   return out;

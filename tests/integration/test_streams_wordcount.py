@@ -45,7 +45,10 @@ class App:
         self.log_path = tmp_path / f"{name}.log"
         self.cmd = [WORDCOUNT, "--bootstrap-server", broker.bootstrap, "--application-id", app_id,
                     "--state-dir", str(tmp_path / f"state-{name}"), "--commit-interval-ms", "200",
-                    "--processing-guarantee", guarantee]
+                    "--processing-guarantee", guarantee,
+                    # A killed instance's tasks move after 6 s rather than librdkafka's 45 s.
+                    "--config", "consumer.session.timeout.ms=6000",
+                    "--config", "consumer.heartbeat.interval.ms=1000"]
         self.proc = None
 
     def start(self):

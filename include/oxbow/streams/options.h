@@ -40,14 +40,15 @@ struct GroupedOptions {
   ErasedSerde key_serde, value_serde;
   std::string name;
 };
-enum class StoreType { kRocksDb, kInMemory };
+// kDefault: as default.dsl.store says (rocksDB unless set to in_memory).
+enum class StoreType { kDefault, kRocksDb, kInMemory };
 struct StoreOptions {
   std::string name;  // empty: generated, and then not queryable
   ErasedSerde key_serde, value_serde;
   bool caching = true;
   bool logging = true;
   std::map<std::string, std::string> changelog_configs;
-  StoreType type = StoreType::kRocksDb;
+  StoreType type = StoreType::kDefault;
 };
 struct RepartitionedOptions {
   ErasedSerde key_serde, value_serde;

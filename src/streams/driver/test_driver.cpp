@@ -16,13 +16,15 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
   Core(const Topology& topology, const std::map<std::string, std::string>& config)
       : graph_(topology.graph()) {
     auto task_config = detail::task_config_from(config);
-    for (const auto& sub : graph_->subtopologies())
+    for (const auto& sub : graph_->subtopologies()) {
+      task_config.subtopology = sub.id;
       tasks_.push_back(std::make_unique<detail::Task>(graph_, sub, task_config, *this));
+    }
   }
 
   void send(const std::string& topic, const std::optional<std::string>& key,
             const std::optional<std::string>& value, int64_t timestamp, const Headers& headers,
-            int32_t) override {
+            int32_t, int64_t*) override {
     ProducedRecord r{topic, key, value, timestamp, headers};
     outputs_[topic].push_back(r);
     produced_.insert(topic);

@@ -16,9 +16,17 @@ class RecordCollector {
  public:
   virtual ~RecordCollector() = default;
   // partition < 0: the default partitioner (murmur2 of the key bytes, as Kafka's producer).
+  // `delivered`: a slot from delivery_slot(), raised to the record's offset once it is written.
   virtual void send(const std::string& topic, const std::optional<std::string>& key,
                     const std::optional<std::string>& value, int64_t timestamp,
-                    const Headers& headers, int32_t partition) = 0;
+                    const Headers& headers, int32_t partition, int64_t* delivered = nullptr) = 0;
+  // Where the highest written offset of a partition is kept (-1 before any), for changelog
+  // checkpoints; nullptr when the collector does not know offsets (the test driver).
+  virtual int64_t* delivery_slot(const std::string& topic, int32_t partition) {
+    (void)topic;
+    (void)partition;
+    return nullptr;
+  }
   // The topic's partition count, for stream partitioners; 1 when unknown.
   virtual int32_t partitions_of(const std::string& topic) = 0;
 };

@@ -93,7 +93,7 @@ void StreamThread::join() {
 void StreamThread::run() {
   try {
     loop();
-    commit();
+    if (!failed_) commit();
   } catch (const std::exception& e) {
     failure_ = e.what();
     failed_ = true;
@@ -195,6 +195,7 @@ void StreamThread::commit() {
     throw_on_error(rd_kafka_commit_transaction(producer_.get(), 60000), "commit_transaction");
     in_transaction_ = false;
     if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
+    checkpoint_tasks();
     return;
   }
   // At least once: everything the tasks wrote is acknowledged before their input is committed.
@@ -210,6 +211,18 @@ void StreamThread::commit() {
       spdlog::warn("stream thread {}: commit failed: {}", config_.client_id, rd_kafka_err2str(err));
   }
   rd_kafka_topic_partition_list_destroy(offsets);
+  checkpoint_tasks();
+}
+
+void StreamThread::checkpoint_tasks() {
+  // Every delivery report served, so each changelog's slot holds its last written offset.
+  for (int i = 0; i < 1000 && rd_kafka_outq_len(producer_.get()) > 0; ++i)
+    rd_kafka_poll(producer_.get(), 10);
+  for (auto& [id, t] : tasks_) t.task->checkpoint(t.next_offsets);
+}
+
+int64_t* StreamThread::delivery_slot(const std::string& topic, int32_t partition) {
+  return &delivered_offsets_.try_emplace({topic, partition}, -1).first->second;
 }
 
 void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
@@ -229,6 +242,7 @@ void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
     self->failure_ = e.what();
     self->failed_ = true;
     self->stop_ = true;
+    spdlog::error("stream thread {} failed in a rebalance: {}", self->config_.client_id, e.what());
     rd_kafka_assign(rk, nullptr);
   }
 }
@@ -246,12 +260,14 @@ void StreamThread::on_assigned(rd_kafka_topic_partition_list_t* partitions) {
         if ((graph_->is_internal_topic(t) ? app_id + "-" + t : t) == topic) reads = true;
       if (!reads || tasks_.count({sub.id, partition})) continue;
       TaskConfig tc = config_.task;
+      tc.subtopology = sub.id;
       tc.partition = partition;
+      auto task = std::make_unique<Task>(graph_, sub, tc, *this);
       auto& active = tasks_[{sub.id, partition}];
-      active.task = std::make_unique<Task>(graph_, sub, tc, *this);
+      active.task = std::move(task);
       created.push_back(active.task.get());
       for (const auto& t : active.task->input_topics()) by_input_[{t, partition}] = &active;
-      spdlog::info("stream thread {}: task {}_{} assigned", config_.client_id, sub.id, partition);
+      spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
     }
   }
   restore(created);
@@ -285,10 +301,21 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
   for (auto& [task, store, topic] : work) {
     int32_t partition = task->task_partition_id();
     int64_t low = 0, high = 0;
-    rd_kafka_query_watermark_offsets(restorer.get(), topic.c_str(), partition, &low, &high, 10000);
-    if (high <= low) continue;
+    auto err = rd_kafka_query_watermark_offsets(restorer.get(), topic.c_str(), partition, &low,
+                                                &high, 10000);
+    if (err) throw StreamsException("restoring from " + topic + ": " + rd_kafka_err2str(err));
+    std::optional<int64_t> from = task->restore_from(store);
+    if (from && (*from > high || *from < low)) {
+      task->wipe(store);  // the changelog was deleted, truncated or recreated
+      from.reset();
+    }
+    if (high <= std::max(low, from.value_or(0))) {
+      spdlog::info("stream thread {}: task {}: store {} is up to date with {} at offset {}",
+                   config_.client_id, task->id(), store, topic, high);
+      continue;
+    }
     rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset =
-        RD_KAFKA_OFFSET_BEGINNING;
+        from ? *from : RD_KAFKA_OFFSET_BEGINNING;
     targets[{topic, partition}] = {task, store};
   }
   size_t restored = 0;
@@ -300,7 +327,8 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
       if (!m) continue;
       std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        done.insert(tp);
+        if (auto it = targets.find(tp); it != targets.end() && done.insert(tp).second)
+          it->second.first->finish_restore(it->second.second, m->offset);
       } else if (m->err) {
         std::string error = rd_kafka_message_errstr(m);
         rd_kafka_message_destroy(m);
@@ -321,7 +349,7 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
 
 void StreamThread::send(const std::string& topic, const std::optional<std::string>& key,
                         const std::optional<std::string>& value, int64_t timestamp,
-                        const Headers& headers, int32_t partition) {
+                        const Headers& headers, int32_t partition, int64_t* delivered) {
   rd_kafka_headers_t* hdrs = headers.empty() ? nullptr : rd_kafka_headers_new(headers.size());
   for (const auto& h : headers)
     rd_kafka_header_add(hdrs, h.key.data(), static_cast<ssize_t>(h.key.size()),
@@ -339,13 +367,13 @@ void StreamThread::send(const std::string& topic, const std::optional<std::strin
           producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(target),
           RD_KAFKA_V_KEY(key_data, key_size), RD_KAFKA_V_VALUE(value_data, value_size),
           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
-          RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+          RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(delivered), RD_KAFKA_V_END);
     } else {
-      err = rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()),
-                              RD_KAFKA_V_PARTITION(target), RD_KAFKA_V_KEY(key_data, key_size),
-                              RD_KAFKA_V_VALUE(value_data, value_size),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                              RD_KAFKA_V_TIMESTAMP(timestamp), RD_KAFKA_V_END);
+      err = rd_kafka_producev(
+          producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(target),
+          RD_KAFKA_V_KEY(key_data, key_size), RD_KAFKA_V_VALUE(value_data, value_size),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
+          RD_KAFKA_V_OPAQUE(delivered), RD_KAFKA_V_END);
     }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(producer_.get(), 10);
@@ -361,6 +389,10 @@ void StreamThread::send(const std::string& topic, const std::optional<std::strin
 
 void StreamThread::delivered(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
   auto* self = static_cast<StreamThread*>(opaque);
+  if (!m->err && m->_private) {
+    auto* slot = static_cast<int64_t*>(m->_private);
+    *slot = std::max(*slot, m->offset);
+  }
   if (m->err && self->send_error_.empty())
     self->send_error_ = std::string(rd_kafka_topic_name(m->rkt)) + ": " + rd_kafka_err2str(m->err);
 }

@@ -66,12 +66,17 @@ class StreamThread : public RecordCollector {
 
   void send(const std::string& topic, const std::optional<std::string>& key,
             const std::optional<std::string>& value, int64_t timestamp, const Headers& headers,
-            int32_t partition) override;
+            int32_t partition, int64_t* delivered) override;
+  int64_t* delivery_slot(const std::string& topic, int32_t partition) override;
+  void checkpoint_tasks();
   int32_t partitions_of(const std::string& topic) override;
 
   std::shared_ptr<const GraphBuilder> graph_;
   std::vector<Subtopology> subtopologies_;
   ThreadConfig config_;
+  // Highest delivered offset per changelog partition; declared before the producer, whose
+  // delivery callbacks write here until it is gone.
+  std::map<std::pair<std::string, int32_t>, int64_t> delivered_offsets_;
   RdKafkaHandle consumer_, producer_;
   std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
   std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;

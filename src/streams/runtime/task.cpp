@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <thread>
+
 #include "oxbow/streams/errors.h"
 
 namespace oxbow::streams::detail {
@@ -56,25 +59,116 @@ std::vector<std::pair<std::string, std::string>> Task::changelogs() const {
   return out;
 }
 
+std::string Task::id() const {
+  return std::to_string(config_.subtopology) + "_" + std::to_string(config_.partition);
+}
+
+std::optional<int64_t> Task::restore_from(const std::string& store) const {
+  auto it = persistent_.find(store);
+  if (it == persistent_.end()) return std::nullopt;
+  return it->second->committed_offset();
+}
+
+void Task::wipe(const std::string& store) {
+  if (auto it = persistent_.find(store); it != persistent_.end()) {
+    spdlog::warn("task {}: local state of {} does not match its changelog; rebuilding it", id(),
+                 store);
+    it->second->wipe();
+  }
+}
+
 void Task::restore(const std::string& store, const std::string& key,
                    const std::optional<std::string>& value) {
   static const RecordContext kRestoring;
-  bottom_.at(store)->put(key, value, kRestoring);
+  ++counters_.restored;
+  if (auto it = persistent_.find(store); it != persistent_.end())
+    it->second->restore(key, value);
+  else
+    bottom_.at(store)->put(key, value, kRestoring);
+}
+
+void Task::finish_restore(const std::string& store, int64_t next_offset) {
+  if (auto it = persistent_.find(store); it != persistent_.end())
+    it->second->finish_restore_batch(next_offset);
+}
+
+void Task::checkpoint(const std::map<std::string, int64_t>& next_input_offsets) {
+  if (persistent_.empty()) return;
+  TopicPartitionOffsets file;
+  for (auto& [name, store] : persistent_) {
+    std::optional<int64_t> next = store->committed_offset();
+    const StoreSpec* spec = graph_->store(name);
+    if (!spec->source_topic.empty()) {
+      if (auto it = next_input_offsets.find(spec->source_topic); it != next_input_offsets.end())
+        next = std::max(next.value_or(0), it->second);
+    } else if (auto it = delivered_.find(name); it != delivered_.end() && *it->second >= 0) {
+      next = std::max(next.value_or(0), *it->second + 1);
+    }
+    store->commit(next);
+    if (next && (spec->options.logging || !spec->source_topic.empty()))
+      file[{changelog_topic(name), config_.partition}] = *next;
+  }
+  directory_->write_checkpoint(file);
+}
+
+void Task::discard_uncommitted() {
+  for (auto& [name, store] : persistent_) store->discard();
+}
+
+int64_t Task::persistent_memtable_bytes() const {
+  int64_t n = 0;
+  for (auto& [name, store] : persistent_) n += store->memtable_bytes();
+  return n;
+}
+
+int64_t Task::persistent_disk_bytes() const {
+  int64_t n = 0;
+  for (auto& [name, store] : persistent_) n += store->disk_bytes();
+  return n;
+}
+
+void Task::lock_directory() {
+  std::string path = config_.state_root + "/" + id();
+  // The previous owner may be a thread of this process or another instance still closing the
+  // task after a rebalance; it lets go within seconds.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(directory_ = TaskDirectory::lock(path))) {
+    if (std::chrono::steady_clock::now() > deadline)
+      throw StreamsException("task " + id() + ": the state directory " + path +
+                             " is locked by another instance using the same state.dir");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+std::unique_ptr<KeyValueStore> Task::make_bottom_store(const StoreSpec& spec) {
+  StoreType type =
+      spec.options.type == StoreType::kDefault ? config_.default_store : spec.options.type;
+  if (type == StoreType::kInMemory || !config_.rocksdb_memory)
+    return make_in_memory_store(spec.name);
+  if (!directory_) lock_directory();
+  auto store = RocksDbStore::open(spec.name, directory_->store_path(spec.name),
+                                  config_.rocksdb_memory, config_.exactly_once);
+  persistent_[spec.name] = store.get();
+  return store;
 }
 
 void Task::create_stores(const Subtopology& sub) {
   for (const auto& name : sub.stores) {
     const StoreSpec* spec = graph_->store(name);
-    std::unique_ptr<KeyValueStore> store = make_in_memory_store(name);
+    std::unique_ptr<KeyValueStore> store = make_bottom_store(*spec);
     bottom_[name] = store.get();
-    if (spec->options.logging && spec->source_topic.empty())
+    if (spec->options.logging && spec->source_topic.empty()) {
+      std::string topic = changelog_topic(name);
+      int64_t* slot = collector_.delivery_slot(topic, config_.partition);
+      if (slot) delivered_[name] = slot;
       store = make_logging_store(
           std::move(store),
-          [this, topic = changelog_topic(name)](
-              const std::string& key, const std::optional<std::string>& value, int64_t timestamp) {
+          [this, topic, slot](const std::string& key, const std::optional<std::string>& value,
+                              int64_t timestamp) {
             static const Headers kNoHeaders;
-            collector_.send(topic, key, value, timestamp, kNoHeaders, config_.partition);
+            collector_.send(topic, key, value, timestamp, kNoHeaders, config_.partition, slot);
           });
+    }
     if (spec->options.caching && config_.cache_max_bytes > 0)
       store = std::make_unique<CachingStore>(std::move(store), cache_budget_);
     stores_[name] = std::move(store);
@@ -119,8 +213,8 @@ bool Task::set_flush_listener(const std::string& name, FlushListener listener) {
 
 void Task::record_dropped(const char* reason) {
   ++counters_.dropped;
-  spdlog::debug("task {}_{}: {} dropped a record ({}) from {}-{} at offset {}", 0,
-                config_.partition, nodes_[current_].spec->name, reason, record_context_.topic,
+  spdlog::debug("task {}: {} dropped a record ({}) from {}-{} at offset {}", id(),
+                nodes_[current_].spec->name, reason, record_context_.topic,
                 record_context_.partition, record_context_.offset);
 }
 

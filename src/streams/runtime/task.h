@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "streams/processor/processor.h"
+#include "streams/state/rocksdb_store.h"
+#include "streams/state/state_directory.h"
 #include "streams/state/stores.h"
 #include "streams/topology/graph_builder.h"
 
@@ -20,7 +22,14 @@ enum class DeserializationPolicy { kLogAndFail, kLogAndContinue };
 
 struct TaskConfig {
   std::string application_id;
+  int subtopology = 0;
   int32_t partition = 0;
+  // Persistent stores live under <state_root>/<task id>/ and share `rocksdb_memory`; without it
+  // every store is kept in memory (the test driver).
+  std::string state_root;
+  std::shared_ptr<RocksDbMemory> rocksdb_memory;
+  bool exactly_once = false;  // persistent stores buffer writes until their commit
+  StoreType default_store = StoreType::kRocksDb;
   int64_t cache_max_bytes = 10 * 1024 * 1024;
   DeserializationPolicy on_deserialization_error = DeserializationPolicy::kLogAndFail;
 };
@@ -31,6 +40,7 @@ struct TaskCounters {
   int64_t dropped = 0;              // records nodes could not use (null keys, ...)
   int64_t skipped_undecodable = 0;  // by the deserialization-exception handler
   int64_t skipped_timestamp = 0;    // negative or invalid timestamps
+  int64_t restored = 0;             // changelog records restored into the stores
 };
 
 struct RawRecord {
@@ -62,9 +72,28 @@ class Task : private ProcessorContext {
   std::string changelog_topic(const std::string& store) const;
   // Each store that restores from a topic, with that topic (its changelog, or a table's source).
   std::vector<std::pair<std::string, std::string>> changelogs() const;
+  // "<sub-topology>_<partition>", as Kafka's task ids.
+  std::string id() const;
+
+  // Restoration. The offset to restore `store` from: what its local data reflects, or nullopt
+  // for the beginning (an in-memory store, a new or wiped one).
+  std::optional<int64_t> restore_from(const std::string& store) const;
+  // Local data that does not match the changelog (offset out of its range) is dropped.
+  void wipe(const std::string& store);
   // Writes a restored record into the store's bottom layer: no changelog, no cache, no forwarding.
   void restore(const std::string& store, const std::string& key,
                const std::optional<std::string>& value);
+  // The changelog was read up to `next_offset`: the restored data is made durable with it.
+  void finish_restore(const std::string& store, int64_t next_offset);
+
+  // After a commit succeeded: persistent stores made durable with the offsets their changelogs
+  // (or, for source tables, the inputs: `next_input_offsets`) reached, and .checkpoint written.
+  void checkpoint(const std::map<std::string, int64_t>& next_input_offsets);
+  // Exactly-once, after an aborted transaction: uncommitted writes dropped.
+  void discard_uncommitted();
+  // Memory and disk of the persistent stores, for metrics.
+  int64_t persistent_memtable_bytes() const;
+  int64_t persistent_disk_bytes() const;
 
  private:
   struct NodeRuntime {
@@ -85,6 +114,8 @@ class Task : private ProcessorContext {
 
   void run(size_t node, const Record& record);
   void create_stores(const Subtopology& sub);
+  std::unique_ptr<KeyValueStore> make_bottom_store(const StoreSpec& spec);
+  void lock_directory();
   bool decode(const NodeSpec& source, const RawRecord& raw, Record& out);
 
   std::shared_ptr<const GraphBuilder> graph_;
@@ -93,7 +124,10 @@ class Task : private ProcessorContext {
   std::vector<NodeRuntime> nodes_;
   std::map<std::string, size_t> sources_;  // wire topic -> node
   std::vector<std::string> input_topics_;
+  std::unique_ptr<TaskDirectory> directory_;  // outlives the stores in it
   std::map<std::string, std::unique_ptr<KeyValueStore>> stores_;
+  std::map<std::string, RocksDbStore*> persistent_;
+  std::map<std::string, int64_t*> delivered_;     // store -> its changelog's delivery slot
   std::map<std::string, KeyValueStore*> bottom_;  // the store under its layers
   std::map<std::string, size_t> cache_owner_;     // cached store -> node that forwards its flushes
   std::vector<std::string> flush_order_;

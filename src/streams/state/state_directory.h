@@ -1,0 +1,44 @@
+#pragma once
+// A task's directory under state.dir, its lock, and its checkpoint file.
+//
+// Layout: <state.dir>/<application.id>/<task id>/ with
+//  - .lock         held (flock, exclusive) while a thread of any process has the task open, so two
+//                  instances sharing a state directory cannot both open one task's state;
+//  - .checkpoint   Kafka Streams' offset-checkpoint text: a version line "0", a count line, then
+//                  one "<topic> <partition> <offset>" line per changelog partition, the next offset
+//                  the local stores reflect. Rewritten whole (temporary file, then rename) at every
+//                  commit and at close. Each RocksDB store also keeps its own offset inside its
+//                  database (rocksdb_store.h), which is what restoration trusts; this file is what
+//                  operators and tools read.
+//  - rocksdb/<store>/  one RocksDB database per persistent store.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace oxbow::streams::detail {
+
+using TopicPartitionOffsets = std::map<std::pair<std::string, int32_t>, int64_t>;
+
+class TaskDirectory {
+ public:
+  // Creates the directory and takes its lock; nullptr when another holder has it.
+  static std::unique_ptr<TaskDirectory> lock(const std::string& path);
+  ~TaskDirectory();
+  TaskDirectory(const TaskDirectory&) = delete;
+  TaskDirectory& operator=(const TaskDirectory&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string store_path(const std::string& store) const;
+  void write_checkpoint(const TopicPartitionOffsets& offsets) const;
+  // Empty when missing or unreadable (a damaged file only costs a longer restore).
+  TopicPartitionOffsets read_checkpoint() const;
+
+ private:
+  TaskDirectory(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_;
+};
+
+}  // namespace oxbow::streams::detail
