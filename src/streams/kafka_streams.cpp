@@ -13,6 +13,7 @@
 
 #include "common/properties.h"
 #include "oxbow/streams/errors.h"
+#include "streams/metrics_server.h"
 #include "streams/runtime/stream_thread.h"
 #include "streams/streams_config.h"
 
@@ -88,8 +89,15 @@ class KafkaStreams::Impl {
     }
     set_state(State::REBALANCING);
     try {
+      if (auto it = config_.find("metrics.listener"); it != config_.end() && !it->second.empty()) {
+        metrics_server_ =
+            std::make_unique<detail::MetricsServer>(it->second, [this] { return metrics_text(); });
+        spdlog::info("stream-client [{}] metrics on port {}", task_.application_id,
+                     metrics_server_->port());
+      }
       prepare_topics();
-      for (int i = 0; i < threads_; ++i) add_thread();
+      std::lock_guard lock(threads_mutex_);
+      for (int i = 0; i < threads_; ++i) add_thread_locked();
     } catch (...) {
       set_state(State::ERROR);
       throw;
@@ -104,6 +112,7 @@ class KafkaStreams::Impl {
       closing_ = true;
     }
     if (state() != State::ERROR && state() != State::CREATED) set_state(State::PENDING_SHUTDOWN);
+    std::unique_lock threads_lock(threads_mutex_);
     for (auto& t : threads_list_) t->request_stop();
     auto deadline = timeout == std::chrono::milliseconds::max()
                         ? std::chrono::steady_clock::time_point::max()
@@ -119,10 +128,59 @@ class KafkaStreams::Impl {
       stop_monitor_ = true;
     }
     cv_.notify_all();
+    threads_lock.unlock();  // the monitor may be waiting for it
     if (monitor_.joinable()) monitor_.join();
+    threads_lock.lock();
     if (stopped) threads_list_.clear();
     if (state() != State::ERROR) set_state(State::NOT_RUNNING);
+    metrics_server_.reset();
     return stopped;
+  }
+
+  std::optional<std::string> add_stream_thread() {
+    auto s = state();
+    if (s != State::RUNNING && s != State::REBALANCING) return std::nullopt;
+    std::lock_guard lock(threads_mutex_);
+    add_thread_locked();
+    return threads_list_.back()->name();
+  }
+
+  std::optional<std::string> remove_stream_thread(std::chrono::milliseconds timeout) {
+    auto s = state();
+    if (s != State::RUNNING && s != State::REBALANCING) return std::nullopt;
+    std::unique_ptr<detail::StreamThread> victim;
+    {
+      std::lock_guard lock(threads_mutex_);
+      // The last thread stays: an instance with none would process nothing.
+      if (threads_list_.size() <= 1) return std::nullopt;
+      victim = std::move(threads_list_.back());
+      threads_list_.pop_back();
+    }
+    std::string name = victim->name();
+    victim->request_stop();  // commits and leaves the group; its tasks move to the others
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (victim->running() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (victim->running()) {
+      std::lock_guard lock(threads_mutex_);
+      threads_list_.push_back(std::move(victim));  // still stopping; close() will wait for it
+      return std::nullopt;
+    }
+    victim->join();
+    return name;
+  }
+
+  std::string metrics_text() {
+    detail::MetricsView view;
+    view.application_id = task_.application_id;
+    view.state = to_string(state());
+    view.rocksdb_memory = task_.rocksdb_memory.get();
+    {
+      std::lock_guard lock(threads_mutex_);
+      for (auto& t : threads_list_)
+        if (t->running()) view.threads.push_back(t->metrics());
+    }
+    return detail::prometheus_text(view);
   }
 
   State state() const {
@@ -220,7 +278,7 @@ class KafkaStreams::Impl {
     detail::create_topics(admin.get(), create);
   }
 
-  void add_thread() {
+  void add_thread_locked() {
     detail::ThreadConfig tc;
     tc.app = config_;
     tc.task = task_;
@@ -240,12 +298,19 @@ class KafkaStreams::Impl {
       cv_.wait_for(lock, std::chrono::milliseconds(50));
       if (stop_monitor_) break;
       lock.unlock();
-      check_threads();
+      {
+        std::lock_guard threads_lock(threads_mutex_);
+        check_threads();
+      }
       lock.lock();
     }
   }
 
   void check_threads() {
+    {
+      std::lock_guard lock(mutex_);
+      if (closing_) return;
+    }
     bool rebalancing = false;
     for (size_t i = 0; i < threads_list_.size(); ++i) {
       auto& t = threads_list_[i];
@@ -255,7 +320,7 @@ class KafkaStreams::Impl {
         if (response == StreamThreadExceptionResponse::REPLACE_THREAD) {
           t->join();
           threads_list_.erase(threads_list_.begin() + static_cast<long>(i));
-          add_thread();
+          add_thread_locked();
           return;
         }
         set_state(State::PENDING_ERROR);
@@ -283,7 +348,9 @@ class KafkaStreams::Impl {
   int32_t replication_factor_ = -1;
   std::string state_dir_;
   int thread_counter_ = 0;
+  std::mutex threads_mutex_;  // guards threads_list_; taken before mutex_ when both are
   std::vector<std::unique_ptr<detail::StreamThread>> threads_list_;
+  std::unique_ptr<detail::MetricsServer> metrics_server_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   State state_ = State::CREATED;
@@ -313,6 +380,12 @@ void KafkaStreams::setUncaughtExceptionHandler(UncaughtExceptionHandler h) {
 }
 void KafkaStreams::cleanUp() {
   impl_->clean_up();
+}
+std::optional<std::string> KafkaStreams::addStreamThread() {
+  return impl_->add_stream_thread();
+}
+std::optional<std::string> KafkaStreams::removeStreamThread(std::chrono::milliseconds timeout) {
+  return impl_->remove_stream_thread(timeout);
 }
 
 }  // namespace oxbow::streams

@@ -41,14 +41,15 @@ def _truth(lines):
 
 
 class App:
-    def __init__(self, broker, tmp_path, name, app_id="wc", guarantee="at_least_once"):
+    def __init__(self, broker, tmp_path, name, app_id="wc", guarantee="at_least_once", state=None, extra=()):
         self.log_path = tmp_path / f"{name}.log"
+        self.state_dir = tmp_path / f"state-{state or name}"
         self.cmd = [WORDCOUNT, "--bootstrap-server", broker.bootstrap, "--application-id", app_id,
-                    "--state-dir", str(tmp_path / f"state-{name}"), "--commit-interval-ms", "200",
+                    "--state-dir", str(self.state_dir), "--commit-interval-ms", "200",
                     "--processing-guarantee", guarantee,
                     # A killed instance's tasks move after 6 s rather than librdkafka's 45 s.
                     "--config", "consumer.session.timeout.ms=6000",
-                    "--config", "consumer.heartbeat.interval.ms=1000"]
+                    "--config", "consumer.heartbeat.interval.ms=1000", *extra]
         self.proc = None
 
     def start(self):

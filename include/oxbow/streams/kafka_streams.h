@@ -5,13 +5,16 @@
 // Required: application.id and bootstrap.servers. Also read: num.stream.threads (1),
 // processing.guarantee (at_least_once), commit.interval.ms (30000), statestore.cache.max.bytes
 // (10485760), state.dir, replication.factor (-1: the broker's default),
-// default.deserialization.exception.handler. Properties prefixed consumer., producer. or admin.
-// go, without the prefix, to those librdkafka clients; security.protocol, sasl.* and ssl.* go to
-// all of them.
+// default.deserialization.exception.handler, default.dsl.store (rocksDB), and Oxbow's own
+// rocksdb.memory.max.bytes (268435456: one budget for every RocksDB store of the instance) and
+// metrics.listener (HOST:PORT for Prometheus text at /metrics; off when unset). Properties prefixed
+// consumer., producer. or admin. go, without the prefix, to those librdkafka clients;
+// security.protocol, sasl.* and ssl.* go to all of them.
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "oxbow/streams/topology.h"
@@ -55,6 +58,13 @@ class KafkaStreams {
   void setUncaughtExceptionHandler(UncaughtExceptionHandler handler);
   // Deletes this application's local state (state.dir/<application.id>); not while running.
   void cleanUp();
+  // Starts one more stream thread; its name, or nothing unless RUNNING or REBALANCING.
+  std::optional<std::string> addStreamThread();
+  // Stops one stream thread (it commits and leaves the group; its tasks move to the others) and
+  // returns its name; nothing when only one is left, unless RUNNING or REBALANCING, or when it
+  // did not stop within the timeout.
+  std::optional<std::string> removeStreamThread(
+      std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
 
  private:
   class Impl;

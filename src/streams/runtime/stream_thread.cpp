@@ -22,12 +22,18 @@ std::optional<std::string> bytes_of(const void* data, size_t size) {
   return std::string(static_cast<const char*>(data), size);
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 StreamThread::StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config)
     : graph_(std::move(graph)),
       subtopologies_(graph_->subtopologies()),
-      config_(std::move(config)) {}
+      config_(std::move(config)) {
+  metrics_->thread_id = config_.client_id;
+}
 
 StreamThread::~StreamThread() {
   request_stop();
@@ -128,7 +134,29 @@ void StreamThread::loop() {
     rd_kafka_poll(producer_.get(), 0);
     if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
     if (now_ms() - last_commit_ms_ >= config_.commit_interval_ms) commit();
+    if (now_ms() - last_metrics_ms_ >= 1000) publish_metrics();
   }
+}
+
+void StreamThread::publish_metrics() {
+  last_metrics_ms_ = now_ms();
+  std::vector<TaskSnapshot> tasks;
+  for (auto& [id, t] : tasks_) {
+    TaskSnapshot snap{t.task->id(), t.task->counters(), t.task->store_snapshots(), {}};
+    for (const auto& topic : t.task->input_topics()) {
+      int64_t low = 0, high = 0;
+      auto next = t.next_offsets.find(topic);
+      if (next == t.next_offsets.end() ||
+          rd_kafka_get_watermark_offsets(consumer_.get(), topic.c_str(), id.second, &low, &high) !=
+              RD_KAFKA_RESP_ERR_NO_ERROR ||
+          high < 0)
+        continue;
+      snap.lags.push_back({topic, id.second, std::max<int64_t>(0, high - next->second)});
+    }
+    tasks.push_back(std::move(snap));
+  }
+  std::lock_guard lock(metrics_->mutex);
+  metrics_->tasks = std::move(tasks);
 }
 
 void StreamThread::process(const rd_kafka_message_t* m) {
@@ -151,8 +179,11 @@ void StreamThread::process(const rd_kafka_message_t* m) {
       raw.headers.push_back({name, bytes_of(value, size)});
   }
   begin_transaction_if_needed();
+  auto start = std::chrono::steady_clock::now();
   it->second->task->process(raw);
   it->second->next_offsets[raw.topic] = m->offset + 1;
+  metrics_->processed.add();
+  metrics_->process_latency.observe(seconds_since(start));
 }
 
 void StreamThread::throw_on_error(rd_kafka_error_t* error, const char* step) {
@@ -179,7 +210,14 @@ void StreamThread::commit() {
   last_commit_ms_ = now_ms();
   if (tasks_.empty()) return;
   if (config_.exactly_once && !in_transaction_) return;  // nothing processed since the last one
-  for (auto& [id, t] : tasks_) t.task->flush();          // under EOS, inside the open transaction
+  auto start = std::chrono::steady_clock::now();
+  commit_tasks();
+  metrics_->commits.add();
+  metrics_->commit_latency.observe(seconds_since(start));
+}
+
+void StreamThread::commit_tasks() {
+  for (auto& [id, t] : tasks_) t.task->flush();  // under EOS, inside the open transaction
   auto* offsets = rd_kafka_topic_partition_list_new(0);
   for (auto& [id, t] : tasks_)
     for (auto& [topic, offset] : t.next_offsets)
@@ -288,6 +326,7 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
   std::vector<std::tuple<Task*, std::string, std::string>> work;  // task, store, topic
   for (Task* t : tasks)
     for (auto& [store, topic] : t->changelogs()) work.emplace_back(t, store, topic);
+  auto start = std::chrono::steady_clock::now();
   if (work.empty()) return;
   auto* conf = client_conf(config_.app, ClientRole::kRestoreConsumer,
                            {{"client.id", config_.client_id + "-restore-consumer"},
@@ -298,6 +337,7 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
   auto restorer = make_client(RD_KAFKA_CONSUMER, conf);
   auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(work.size()));
   std::map<std::pair<std::string, int32_t>, std::pair<Task*, std::string>> targets;
+  int64_t to_restore = 0;
   for (auto& [task, store, topic] : work) {
     int32_t partition = task->task_partition_id();
     int64_t low = 0, high = 0;
@@ -310,12 +350,14 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
       from.reset();
     }
     if (high <= std::max(low, from.value_or(0))) {
+      if (from != high) task->finish_restore(store, high);  // so its checkpoint names the end
       spdlog::info("stream thread {}: task {}: store {} is up to date with {} at offset {}",
                    config_.client_id, task->id(), store, topic, high);
       continue;
     }
     rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset =
         from ? *from : RD_KAFKA_OFFSET_BEGINNING;
+    to_restore += high - std::max(low, from.value_or(0));
     targets[{topic, partition}] = {task, store};
   }
   size_t restored = 0;
@@ -337,14 +379,24 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
         auto key = bytes_of(m->key, m->key_len);
         if (key) it->second.first->restore(it->second.second, *key, bytes_of(m->payload, m->len));
         ++restored;
+        metrics_->restored.add();
+        if ((restored & 0xffff) == 0) {
+          std::lock_guard lock(metrics_->mutex);
+          metrics_->restore_remaining = std::max<int64_t>(0, to_restore - restored);
+        }
       }
       rd_kafka_message_destroy(m);
     }
   }
   rd_kafka_topic_partition_list_destroy(list);
   rd_kafka_consumer_close(restorer.get());
-  spdlog::info("stream thread {}: restored {} records into {} stores", config_.client_id, restored,
-               targets.size());
+  {
+    std::lock_guard lock(metrics_->mutex);
+    metrics_->restore_remaining = 0;
+  }
+  publish_metrics();
+  spdlog::info("stream thread {}: restored {} records into {} stores in {} ms", config_.client_id,
+               restored, targets.size(), static_cast<int64_t>(seconds_since(start) * 1000));
 }
 
 void StreamThread::send(const std::string& topic, const std::optional<std::string>& key,

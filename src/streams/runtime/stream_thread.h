@@ -16,6 +16,7 @@
 
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/task.h"
+#include "streams/runtime/thread_metrics.h"
 
 namespace oxbow::streams::detail {
 
@@ -44,6 +45,8 @@ class StreamThread : public RecordCollector {
   const std::string& failure() const { return failure_; }
   // True from an assignment's start until its tasks are restored.
   bool rebalancing() const { return rebalancing_; }
+  const std::string& name() const { return config_.client_id; }
+  std::shared_ptr<ThreadMetrics> metrics() const { return metrics_; }
 
  private:
   struct ActiveTask {
@@ -57,6 +60,7 @@ class StreamThread : public RecordCollector {
   void on_revoked();
   void restore(const std::vector<Task*>& tasks);
   void commit();
+  void commit_tasks();
   void begin_transaction_if_needed();
   void throw_on_error(rd_kafka_error_t* error, const char* step);
   void process(const rd_kafka_message_t* message);
@@ -69,6 +73,7 @@ class StreamThread : public RecordCollector {
             int32_t partition, int64_t* delivered) override;
   int64_t* delivery_slot(const std::string& topic, int32_t partition) override;
   void checkpoint_tasks();
+  void publish_metrics();
   int32_t partitions_of(const std::string& topic) override;
 
   std::shared_ptr<const GraphBuilder> graph_;
@@ -87,6 +92,8 @@ class StreamThread : public RecordCollector {
   std::string failure_;
   std::string send_error_;
   int64_t last_commit_ms_ = 0;
+  int64_t last_metrics_ms_ = 0;
+  std::shared_ptr<ThreadMetrics> metrics_ = std::make_shared<ThreadMetrics>();
   bool in_transaction_ = false;
 };
 

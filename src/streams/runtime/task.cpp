@@ -115,16 +115,18 @@ void Task::discard_uncommitted() {
   for (auto& [name, store] : persistent_) store->discard();
 }
 
-int64_t Task::persistent_memtable_bytes() const {
-  int64_t n = 0;
-  for (auto& [name, store] : persistent_) n += store->memtable_bytes();
-  return n;
-}
-
-int64_t Task::persistent_disk_bytes() const {
-  int64_t n = 0;
-  for (auto& [name, store] : persistent_) n += store->disk_bytes();
-  return n;
+std::vector<StoreSnapshot> Task::store_snapshots() const {
+  std::vector<StoreSnapshot> out;
+  for (const auto& [name, store] : bottom_) {
+    StoreSnapshot snap{name, false, store->approximate_num_entries(), 0, 0};
+    if (auto it = persistent_.find(name); it != persistent_.end()) {
+      snap.persistent = true;
+      snap.memtable_bytes = it->second->memtable_bytes();
+      snap.disk_bytes = it->second->disk_bytes();
+    }
+    out.push_back(std::move(snap));
+  }
+  return out;
 }
 
 void Task::lock_directory() {

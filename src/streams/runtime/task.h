@@ -43,6 +43,14 @@ struct TaskCounters {
   int64_t restored = 0;             // changelog records restored into the stores
 };
 
+struct StoreSnapshot {
+  std::string name;
+  bool persistent = false;
+  int64_t entries = 0;
+  int64_t memtable_bytes = 0;
+  int64_t disk_bytes = 0;
+};
+
 struct RawRecord {
   std::string topic;
   int32_t partition = 0;
@@ -91,9 +99,8 @@ class Task : private ProcessorContext {
   void checkpoint(const std::map<std::string, int64_t>& next_input_offsets);
   // Exactly-once, after an aborted transaction: uncommitted writes dropped.
   void discard_uncommitted();
-  // Memory and disk of the persistent stores, for metrics.
-  int64_t persistent_memtable_bytes() const;
-  int64_t persistent_disk_bytes() const;
+  // Each store's size, memory and disk, for metrics.
+  std::vector<StoreSnapshot> store_snapshots() const;
 
  private:
   struct NodeRuntime {

@@ -1,0 +1,39 @@
+#pragma once
+// What a stream thread exposes for metrics. Counters and histograms are updated by the thread
+// itself (relaxed atomics, common/metrics.h); per-task figures, which live in the thread's tasks,
+// are copied into a snapshot under a mutex about once a second, so a scrape never touches a task.
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/metrics.h"
+#include "streams/runtime/task.h"
+
+namespace oxbow::streams::detail {
+
+struct LagSnapshot {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t lag = 0;
+};
+
+struct TaskSnapshot {
+  std::string id;
+  TaskCounters counters;
+  std::vector<StoreSnapshot> stores;
+  std::vector<LagSnapshot> lags;
+};
+
+struct ThreadMetrics {
+  std::string thread_id;
+  metrics::Counter processed, commits, restored;
+  metrics::Histogram process_latency{metrics::latency_buckets()};
+  metrics::Histogram commit_latency{metrics::latency_buckets()};
+
+  std::mutex mutex;
+  std::vector<TaskSnapshot> tasks;  // guarded by mutex
+  int64_t restore_remaining = 0;    // guarded by mutex: records left in running restorations
+};
+
+}  // namespace oxbow::streams::detail
