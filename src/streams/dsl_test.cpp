@@ -4,6 +4,7 @@
 #include <cctype>
 #include <regex>
 
+#include "oxbow/streams/json_serde.h"
 #include "oxbow/streams/streams_builder.h"
 #include "oxbow/streams/test_driver.h"
 
@@ -333,6 +334,23 @@ TEST(Serdes, KafkaByteLayouts) {
   EXPECT_EQ(serdes::Int64().deserialize("t", std::string("\0\0\0\0\0\0\x01\x00", 8)), 256);
   EXPECT_THROW(serdes::Int32().deserialize("t", "abc"), SerializationException);
   EXPECT_DOUBLE_EQ(serdes::Double().deserialize("t", serdes::Double().serialize("t", -2.5)), -2.5);
+}
+
+TEST(Serdes, JsonValuesThroughATopologyAndPoisonTextSkipped) {
+  using nlohmann::json;
+  StreamsBuilder builder;
+  builder.stream<std::string, json>("in")
+      .mapValues<json>([](const json& v) {
+        return json{{"user", v["name"]}, {"n", v["n"].get<int>() * 2}};
+      })
+      .to("out");
+  TopologyTestDriver driver(builder.build(), {{"default.deserialization.exception.handler",
+                                               "LogAndContinueExceptionHandler"}});
+  driver.pipe("in", std::string("k"), std::string(R"({"name":"ada","n":21})"), 1);
+  driver.pipe("in", std::string("k"), std::string("{not json"), 2);
+  auto out = driver.createOutputTopic<std::string, std::string>("out").readValuesToList();
+  EXPECT_EQ(out, (std::vector<std::string>{R"({"n":42,"user":"ada"})"}));
+  EXPECT_EQ(driver.skippedRecords(), 1);
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+"""oxbow-streams as an installed package: `cmake --install` puts headers, the shared library, a
+CMake package and a pkg-config file under a prefix; an application outside the tree
+(tests/install/) builds against each and runs, in the test driver and against the broker."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+
+from confluent_kafka.admin import NewTopic
+
+import ck_helpers as ck
+from harness import OXBOW_BIN
+
+BUILD = pathlib.Path(OXBOW_BIN).parent
+SOURCE = pathlib.Path(__file__).resolve().parents[1] / "install"
+
+
+def _run(cmd, **kw):
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+    assert done.returncode == 0, f"{cmd}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def _install(prefix):
+    _run(["cmake", "--install", str(BUILD), "--prefix", str(prefix)])
+    assert (prefix / "include/oxbow/streams/kafka_streams.h").is_file()
+    assert (prefix / "lib/pkgconfig/oxbow-streams.pc").is_file()
+    assert (prefix / "lib/cmake/OxbowStreams/OxbowStreamsConfig.cmake").is_file()
+    # Nothing of the project's private sources is needed: no header outside include/oxbow/streams.
+    assert {p.parent.name for p in (prefix / "include").rglob("*.h")} <= {"streams", "detail"}
+
+
+def test_cmake_package_builds_an_application_that_runs(make_broker, tmp_path):
+    prefix = tmp_path / "prefix"
+    _install(prefix)
+    build = tmp_path / "shout-build"
+    _run(["cmake", "-S", str(SOURCE), "-B", str(build), "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}"])
+    _run(["cmake", "--build", str(build)])
+    shout = build / "shout"
+    assert _run([str(shout), "--driver"]) == "a=HELLO\nb=STREAMS\n"
+
+    b = make_broker()
+    admin = ck.admin(b.bootstrap)
+    for f in admin.create_topics([NewTopic("words", 1, 1), NewTopic("shouts", 1, 1)]).values():
+        f.result(20)
+    ck.wait_for_topic(b.bootstrap, "words", 1)
+    ck.produce_all(ck.producer(b.bootstrap), [{"key": b"k", "value": w} for w in (b"one", b"two", b"three")], "words")
+    assert "processed 3" in _run([str(shout), "--bootstrap-server", b.bootstrap, str(tmp_path / "state"), "3"])
+    got = ck.consume_partition(b.bootstrap, "shouts", expected=3)
+    assert [m.value() for m in got] == [b"ONE", b"TWO", b"THREE"]
+
+
+def test_pkg_config_builds_the_same_application(tmp_path):
+    prefix = tmp_path / "prefix"
+    _install(prefix)
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
+    flags = _run(["pkg-config", "--cflags", "--libs", "oxbow-streams"], env=env).split()
+    binary = tmp_path / "shout"
+    compiler = shutil.which("c++") or "g++"
+    _run([compiler, str(SOURCE / "shout.cpp"), *flags, f"-Wl,-rpath,{prefix / 'lib'}", "-o", str(binary)])
+    assert _run([str(binary), "--driver"]) == "a=HELLO\nb=STREAMS\n"
