@@ -18,5 +18,6 @@ void add_txn_command(CLI::App& app);
 void add_user_command(CLI::App& app);
 void add_acl_command(CLI::App& app);
 void add_quota_command(CLI::App& app);
+void add_streams_command(CLI::App& app);
 
 }  // namespace oxbow::cli

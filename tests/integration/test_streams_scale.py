@@ -1,0 +1,148 @@
+"""oxbow-streams' word count at scale against the real broker: instances killed with -9 and
+restarted at random points, added and removed, scaled 1 -> 3 -> 1, and the broker itself stopped
+and started again under a running application.
+
+The reference is computed here from the input lines. Under exactly_once_v2 the committed output
+(read_committed) must end at exactly the true counts and no committed count may go backwards,
+which is also what fencing guarantees: a task processed by two instances at once would double
+count or commit a stale count.
+"""
+
+import random
+import re
+import time
+
+import pytest
+from confluent_kafka.admin import NewTopic
+
+import ck_helpers as ck
+from harness import wait_until
+from test_streams_wordcount import INPUT, OUTPUT, App, Output, _produce, _truth
+
+PARTITIONS = 6
+WORDS = [f"{a}{b}" for a in ("kafka", "stream", "table", "log", "oxbow", "Commit") for b in range(40)]
+
+
+def _lines(rng, n):
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 9))) + rng.choice(["", "!", ", x_1"])
+            for _ in range(n)]
+
+
+@pytest.fixture
+def broker(make_broker):
+    b = make_broker()
+    admin = ck.admin(b.bootstrap)
+    for f in admin.create_topics([NewTopic(INPUT, PARTITIONS, 1), NewTopic(OUTPUT, PARTITIONS, 1)]).values():
+        f.result(20)
+    ck.wait_for_topic(b.bootstrap, INPUT, PARTITIONS)
+    return b
+
+
+def _chaos(b, tmp_path, guarantee, lines, rng, out):
+    """Three instances; each killed -9 and restarted twice at random points while the input
+    arrives in chunks; a fourth added midway and one removed (SIGTERM) later."""
+    n = 0
+
+    def app(name):
+        nonlocal n
+        n += 1
+        return App(b, tmp_path, f"{name}-{n}", guarantee=guarantee, state=name).start()
+
+    apps = {name: app(name) for name in ("a", "b", "c")}
+    chunks = [lines[i:i + len(lines) // 8] for i in range(0, len(lines), len(lines) // 8)]
+    victims = ["a", "b", "c", "a", "b", "c"]
+    rng.shuffle(victims)
+    done = []
+    for i, chunk in enumerate(chunks):
+        _produce(b, chunk)
+        # The earlier chunks are through; the kill below falls at a random point of this one.
+        out.read_until(_truth(done), timeout=300, at_least=True)
+        done += chunk
+        time.sleep(rng.random() * 1.5)
+        if i == 2:
+            apps["d"] = app("d")  # scale out
+        if i == 5:
+            apps.pop("d").stop()  # scale in: clean removal
+        if victims:
+            v = victims.pop()
+            apps[v].kill()
+            apps[v] = app(v)
+    return apps
+
+
+def test_exactly_once_200k_lines_through_kills_and_scaling(broker, tmp_path):
+    rng = random.Random(200)
+    lines = _lines(rng, 200_000)
+    out = Output(broker, isolation="read_committed")
+    apps = _chaos(broker, tmp_path, "exactly_once_v2", lines, rng, out)
+    out.read_until(_truth(lines), timeout=300)
+    for a in apps.values():
+        a.stop()
+    assert not out.backwards, f"committed counts went backwards: {out.backwards[:5]}"
+    out.close()
+    logs = "".join(p.read_text() for p in tmp_path.glob("*.log"))
+    assert re.search(r"restored [1-9]\d* records", logs), "no task was ever restored from a changelog"
+
+
+def test_at_least_once_through_kills_and_scaling_then_exact_after_a_clean_run(broker, tmp_path):
+    rng = random.Random(100)
+    lines = _lines(rng, 100_000)
+    out = Output(broker)
+    apps = _chaos(broker, tmp_path, "at_least_once", lines, rng, out)
+    truth = _truth(lines)
+    out.read_until(truth, timeout=300, at_least=True)  # reprocessing may count twice
+    for a in apps.values():
+        a.stop()
+    out.close()
+    # The same input through a fresh application with no failures counts exactly.
+    clean = Output(broker)
+    app = App(broker, tmp_path, "clean", app_id="wc-clean").start()
+    clean.latest.clear()
+    clean.read_until(truth, timeout=300)
+    app.stop()
+    clean.close()
+
+
+def test_scaling_one_three_one_moves_tasks_and_stays_exact(broker, tmp_path):
+    rng = random.Random(13)
+    lines = _lines(rng, 60_000)
+    out = Output(broker, isolation="read_committed")
+    eos = dict(guarantee="exactly_once_v2")
+    first = App(broker, tmp_path, "one", **eos).start()
+    _produce(broker, lines[:20_000])
+    out.read_until(_truth(lines[:20_000]))
+    more = [App(broker, tmp_path, name, **eos).start() for name in ("two", "three")]
+    _produce(broker, lines[20_000:40_000])
+    out.read_until(_truth(lines[:40_000]))
+    for a in more:
+        a.stop()
+    _produce(broker, lines[40_000:])
+    out.read_until(_truth(lines))
+    first.stop()
+    assert not out.backwards, f"committed counts went backwards: {out.backwards[:5]}"
+    out.close()
+    for name in ("two", "three"):
+        log = (tmp_path / f"{name}.log").read_text()
+        assert re.search(r"task 1_\d assigned", log), f"{name} never took a counting task"
+        assert re.search(r"restored [1-9]\d* records", log), f"{name} restored nothing from the changelog"
+    # Back on one instance, the first restored the tasks it had given away (or kept their state).
+    log = (tmp_path / "one.log").read_text()
+    assert len(re.findall(r"task 1_0 assigned", log)) >= 2
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
+def test_broker_going_away_and_back(broker, tmp_path, guarantee):
+    rng = random.Random(7)
+    lines = _lines(rng, 40_000)
+    out = Output(broker, isolation="read_committed" if guarantee == "exactly_once_v2" else "read_uncommitted")
+    app = App(broker, tmp_path, "g", guarantee=guarantee).start()
+    _produce(broker, lines[:20_000])
+    out.read_until(_truth(lines[:20_000]))
+    broker.stop()
+    time.sleep(3)  # the application sees no broker for a while
+    broker.start()
+    _produce(broker, lines[20_000:])
+    out.read_until(_truth(lines), timeout=180)
+    assert app.proc.poll() is None, "the application died while the broker was away"
+    app.stop()
+    out.close()
