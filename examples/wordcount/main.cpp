@@ -16,6 +16,7 @@
 
 #include "oxbow/streams/kafka_streams.h"
 #include "oxbow/streams/streams_builder.h"
+#include "oxbow/streams/test_driver.h"
 
 namespace streams = oxbow::streams;
 
@@ -44,9 +45,25 @@ int usage(const char* error) {
       "wordcount: %s\nusage: wordcount [--bootstrap-server HOST:PORT] [--application-id ID] "
       "[--state-dir DIR] [--processing-guarantee at_least_once|exactly_once_v2] "
       "[--threads N] [--commit-interval-ms MS] [--metrics-listener HOST:PORT] "
-      "[--config KEY=VALUE]...\n",
+      "[--config KEY=VALUE]... [--driver]\n",
       error);
   return 2;
+}
+
+// --driver: the same topology in TopologyTestDriver, no broker. Lines come from stdin; every
+// count change is printed as "word count", in the order the driver produced them.
+int run_in_test_driver(const streams::Topology& topology,
+                       const std::map<std::string, std::string>& config) {
+  streams::TopologyTestDriver driver(topology, config);
+  auto input = driver.createInputTopic<std::string, std::string>("streams-plaintext-input");
+  auto output = driver.createOutputTopic<std::string, int64_t>("streams-wordcount-output");
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    input.pipeInput(line);
+    for (const auto& kv : output.readKeyValuesToList())
+      std::printf("%s %lld\n", kv.key.c_str(), static_cast<long long>(kv.value));
+  }
+  return 0;
 }
 
 }  // namespace
@@ -61,7 +78,12 @@ int main(int argc, char** argv) {
                                                  {"--threads", "num.stream.threads"},
                                                  {"--commit-interval-ms", "commit.interval.ms"},
                                                  {"--metrics-listener", "metrics.listener"}};
+  bool driver = false;
   for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--driver") {
+      driver = true;
+      continue;
+    }
     if (std::string(argv[i]) == "--config" && i + 1 < argc) {
       // Any Streams or client setting, e.g. consumer.session.timeout.ms=6000.
       std::string setting = argv[++i];
@@ -84,6 +106,7 @@ int main(int argc, char** argv) {
       .toStream()
       .to("streams-wordcount-output");
   auto topology = builder.build();
+  if (driver) return run_in_test_driver(topology, config);
 
   // SIGTERM and SIGINT are taken synchronously below, so that the threads never see them.
   sigset_t stop_signals;

@@ -68,6 +68,24 @@ class KafkaStreams::Impl {
     else if (guarantee != "at_least_once")
       throw std::invalid_argument("processing.guarantee: '" + guarantee +
                                   "' is not one of at_least_once, exactly_once_v2");
+    std::string production =
+        value_or("default.production.exception.handler", "DefaultProductionExceptionHandler");
+    auto ends_with = [&](const std::string& suffix) {
+      return production.size() >= suffix.size() &&
+             production.compare(production.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends_with("LogAndContinueProductionExceptionHandler"))
+      continue_on_production_error_ = true;
+    else if (!ends_with("DefaultProductionExceptionHandler"))
+      throw std::invalid_argument("default.production.exception.handler: unknown handler '" +
+                                  production +
+                                  "' (DefaultProductionExceptionHandler or "
+                                  "LogAndContinueProductionExceptionHandler)");
+    if (continue_on_production_error_ && exactly_once_)
+      spdlog::warn(
+          "{}: LogAndContinueProductionExceptionHandler does not apply under "
+          "exactly_once_v2: a failed write aborts its transaction and fails the thread",
+          value_or("application.id", ""));
     // Kafka's defaults: 30 s, or 100 ms under exactly-once.
     commit_interval_ms_ = int_setting("commit.interval.ms", exactly_once_ ? 100 : 30000, 0);
     replication_factor_ = static_cast<int32_t>(int_setting("replication.factor", -1, -1));
@@ -284,6 +302,7 @@ class KafkaStreams::Impl {
     tc.task = task_;
     tc.commit_interval_ms = commit_interval_ms_;
     tc.exactly_once = exactly_once_;
+    tc.continue_on_production_error = continue_on_production_error_;
     tc.client_id = task_.application_id + "-StreamThread-" + std::to_string(++thread_counter_);
     tc.transactional_id =
         task_.application_id + "-" + process_id_ + "-" + std::to_string(thread_counter_);
@@ -344,6 +363,7 @@ class KafkaStreams::Impl {
   int64_t threads_ = 1;
   int64_t commit_interval_ms_ = 30000;
   bool exactly_once_ = false;
+  bool continue_on_production_error_ = false;
   std::string process_id_ = random_process_id();
   int32_t replication_factor_ = -1;
   std::string state_dir_;

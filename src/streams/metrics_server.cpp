@@ -36,6 +36,12 @@ void thread_families(PrometheusWriter& w, const MetricsView& view) {
   for (const auto& t : view.threads)
     w.histogram("oxbow_streams_thread_commit_latency_seconds", {{"thread_id", t->thread_id}},
                 t->commit_latency.snapshot());
+  w.family("oxbow_streams_thread_production_errors_skipped_total", "counter",
+           "Output records the production-exception handler skipped after the broker rejected "
+           "them.");
+  for (const auto& t : view.threads)
+    w.sample("oxbow_streams_thread_production_errors_skipped_total", {{"thread_id", t->thread_id}},
+             static_cast<double>(t->production_skipped.value()));
   w.family("oxbow_streams_thread_restored_records_total", "counter",
            "Changelog records a stream thread restored into its stores.");
   for (const auto& t : view.threads)

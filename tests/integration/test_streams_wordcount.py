@@ -19,7 +19,7 @@ from confluent_kafka import Consumer, KafkaError
 from confluent_kafka.admin import NewTopic
 
 import ck_helpers as ck
-from harness import OXBOW_BIN, wait_until
+from harness import OXBOW_BIN, free_port, wait_until
 
 WORDCOUNT = os.environ.get("OXBOW_WORDCOUNT", str(pathlib.Path(OXBOW_BIN).parent / "examples" / "wordcount"))
 INPUT, OUTPUT = "streams-plaintext-input", "streams-wordcount-output"
@@ -182,3 +182,70 @@ def test_missing_source_topic_is_one_clear_error(make_broker, tmp_path):
     text = (tmp_path / "m.log").read_text()
     assert code == 1, text
     assert "MissingSourceTopicException" in text and INPUT in text, text
+
+
+def test_same_word_count_in_the_test_driver_and_on_the_broker(topics, tmp_path):
+    """With the cache off, the test driver (`wordcount --driver`) and the broker yield the same
+    updates: every word's counts 1, 2, ..., n in order, ending at the truth."""
+    rng = random.Random(77)
+    lines = _lines(rng, 3000)
+    truth = _truth(lines)
+    expected = {w: list(range(1, n + 1)) for w, n in truth.items()}
+    no_cache = ["--config", "statestore.cache.max.bytes=0"]
+    done = subprocess.run([WORDCOUNT, "--driver", *no_cache], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    driver = {}
+    for row in done.stdout.splitlines():
+        word, count = row.rsplit(" ", 1)
+        driver.setdefault(word, []).append(int(count))
+    assert driver == expected
+
+    app = App(topics, tmp_path, "parity", extra=tuple(no_cache)).start()
+    _produce(topics, lines)
+    out = Output(topics)
+    history = {}
+    original = out.consumer.consume
+
+    def recording(n, t):
+        messages = original(n, t)
+        for m in messages:
+            if not m.error():
+                history.setdefault(m.key().decode(), []).append(struct.unpack(">q", m.value())[0])
+        return messages
+
+    out.consumer = type("Recording", (), {"consume": staticmethod(recording), "close": out.consumer.close})()
+    out.read_until(truth)
+    app.stop()
+    out.close()
+    assert history == driver
+
+
+def test_production_exception_handler(topics, tmp_path):
+    """A record the producer cannot write (here a 200 kB word over producer.message.max.bytes,
+    on its way to the repartition topic): the default handler fails the application with one
+    clear error; LogAndContinueProductionExceptionHandler skips it, counts it, and every other
+    word is counted exactly."""
+    rng = random.Random(3)
+    lines = _lines(rng, 2000)
+    poison = "z" * 200_000
+    _produce(topics, lines[:1000] + [f"kafka {poison} log"] + lines[1000:])
+    small = ("--config", "producer.message.max.bytes=100000")
+    failing = App(topics, tmp_path, "fail", app_id="wc-fail", extra=small).start()
+    code = failing.proc.wait(120)
+    text = failing.log_path.read_text()
+    assert code == 1, text[-2000:]
+    assert "wc-fail-counts-store-repartition" in text and "too large" in text.lower(), text[-2000:]
+
+    port = free_port()
+    skipping = App(topics, tmp_path, "skip", app_id="wc-skip", extra=small + (
+        "--config", "default.production.exception.handler=LogAndContinueProductionExceptionHandler",
+        "--metrics-listener", f"127.0.0.1:{port}")).start()
+    out = Output(topics)
+    out.read_until(_truth(lines + ["kafka log"]))
+    import urllib.request
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    assert re.search(r'oxbow_streams_thread_production_errors_skipped_total\{thread_id="[^"]+"\} 1(\.0)?\n', text), text
+    skipping.stop()
+    out.close()

@@ -5,7 +5,10 @@
 // Required: application.id and bootstrap.servers. Also read: num.stream.threads (1),
 // processing.guarantee (at_least_once), commit.interval.ms (30000), statestore.cache.max.bytes
 // (10485760), state.dir, replication.factor (-1: the broker's default),
-// default.deserialization.exception.handler, default.dsl.store (rocksDB), and Oxbow's own
+// default.deserialization.exception.handler, default.production.exception.handler
+// (DefaultProductionExceptionHandler fails; Oxbow's LogAndContinueProductionExceptionHandler skips
+// and counts an output record the broker rejects, at least once only), default.dsl.store (rocksDB),
+// and Oxbow's own
 // rocksdb.memory.max.bytes (268435456: one budget for every RocksDB store of the instance) and
 // metrics.listener (HOST:PORT for Prometheus text at /metrics; off when unset). Properties prefixed
 // consumer., producer. or admin. go, without the prefix, to those librdkafka clients;

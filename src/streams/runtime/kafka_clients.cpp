@@ -23,12 +23,14 @@ bool shared_setting(const std::string& key) {
 
 }  // namespace
 
-rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& fixed) {
+rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& fixed,
+                             const Config& defaults) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   const char* prefix = role == ClientRole::kProducer ? "producer."
                        : role == ClientRole::kAdmin  ? "admin."
                                                      : "consumer.";
   try {
+    for (const auto& [k, v] : defaults) set(conf, k, v);
     for (const auto& [k, v] : app)
       if (shared_setting(k)) set(conf, k, v);
     for (const auto& [k, v] : app)

@@ -21,7 +21,9 @@ enum class ClientRole { kConsumer, kProducer, kAdmin, kRestoreConsumer };
 
 // The client's librdkafka settings: bootstrap.servers, the security settings, and the properties
 // prefixed with the role's name (consumer., producer., admin.), then `fixed` on top.
-rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& fixed);
+// `defaults` apply first (the application's settings override them), `fixed` last.
+rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& fixed,
+                             const Config& defaults = {});
 // Throws std::runtime_error with librdkafka's reason.
 RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf);
 

@@ -29,6 +29,10 @@ struct ThreadConfig {
   // committed in one transaction per commit, input read read_committed.
   bool exactly_once = false;
   std::string transactional_id;
+  // default.production.exception.handler = LogAndContinueProductionExceptionHandler: an output
+  // record the broker rejects is logged, counted and skipped (at least once only; changelog writes
+  // and transactions always fail).
+  bool continue_on_production_error = false;
 };
 
 class StreamThread : public RecordCollector {
@@ -73,6 +77,9 @@ class StreamThread : public RecordCollector {
             int32_t partition, int64_t* delivered) override;
   int64_t* delivery_slot(const std::string& topic, int32_t partition) override;
   void checkpoint_tasks();
+  // A write that failed: skipped when the handler says continue, else the thread fails.
+  void write_failed(const std::string& topic, int32_t partition, bool changelog,
+                    const std::string& error);
   void publish_metrics();
   int32_t partitions_of(const std::string& topic) override;
 
@@ -93,6 +100,7 @@ class StreamThread : public RecordCollector {
   std::string send_error_;
   int64_t last_commit_ms_ = 0;
   int64_t last_metrics_ms_ = 0;
+  uint64_t processed_ = 0;
   std::shared_ptr<ThreadMetrics> metrics_ = std::make_shared<ThreadMetrics>();
   bool in_transaction_ = false;
 };

@@ -28,6 +28,7 @@ struct TaskSnapshot {
 struct ThreadMetrics {
   std::string thread_id;
   metrics::Counter processed, commits, restored;
+  metrics::Counter production_skipped;  // writes the production-exception handler let go
   metrics::Histogram process_latency{metrics::latency_buckets()};
   metrics::Histogram commit_latency{metrics::latency_buckets()};
 

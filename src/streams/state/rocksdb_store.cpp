@@ -19,6 +19,7 @@ namespace {
 constexpr const char* kCommittedFamily = "oxbow-committed";
 constexpr const char* kOffsetKey = "changelog-offset";
 constexpr size_t kRestoreBatchBytes = 4 << 20;
+constexpr size_t kDirectBatchBytes = 1 << 20;
 
 std::string encode_offset(int64_t offset) {
   std::string out(8, '\0');
@@ -80,6 +81,8 @@ struct RocksDbStore::Db {
 
   void close() {
     if (!db) return;
+    // Memtables to disk, so that the next open has no write-ahead log to replay.
+    db->Flush(rocksdb::FlushOptions(), {data, committed});
     if (data) db->DestroyColumnFamilyHandle(data);
     if (committed) db->DestroyColumnFamilyHandle(committed);
     data = committed = nullptr;
@@ -158,8 +161,7 @@ RocksDbStore::~RocksDbStore() = default;
 std::optional<std::string> RocksDbStore::get(const std::string& key) {
   std::string value;
   rocksdb::Status s =
-      buffered_ ? db_->pending.GetFromBatchAndDB(db_->db.get(), db_->read, db_->data, key, &value)
-                : db_->db->Get(db_->read, db_->data, key, &value);
+      db_->pending.GetFromBatchAndDB(db_->db.get(), db_->read, db_->data, key, &value);
   if (s.IsNotFound()) return std::nullopt;
   check(s, "state store " + name_ + ": read");
   return value;
@@ -167,20 +169,20 @@ std::optional<std::string> RocksDbStore::get(const std::string& key) {
 
 void RocksDbStore::put(const std::string& key, const std::optional<std::string>& value,
                        const RecordContext&) {
-  if (buffered_) {
-    check(value ? db_->pending.Put(db_->data, key, *value) : db_->pending.Delete(db_->data, key),
-          "state store " + name_ + ": write");
-    return;
-  }
-  check(value ? db_->db->Put(db_->write, db_->data, key, *value)
-              : db_->db->Delete(db_->write, db_->data, key),
+  check(value ? db_->pending.Put(db_->data, key, *value) : db_->pending.Delete(db_->data, key),
         "state store " + name_ + ": write");
+  // Direct mode writes in batches, one write-ahead-log append each, rather than one per update.
+  if (!buffered_ && db_->pending.GetDataSize() > kDirectBatchBytes) {
+    check(db_->db->Write(db_->write, db_->pending.GetWriteBatch()),
+          "state store " + name_ + ": write");
+    db_->pending.Clear();
+  }
 }
 
 std::vector<BytesPair> RocksDbStore::scan(const std::string& from, const std::string* to,
                                           const std::string* prefix) {
   std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(db_->read, db_->data));
-  if (buffered_) it.reset(db_->pending.NewIteratorWithBase(db_->data, it.release()));
+  it.reset(db_->pending.NewIteratorWithBase(db_->data, it.release()));
   std::vector<BytesPair> out;
   for (it->Seek(from); it->Valid(); it->Next()) {
     rocksdb::Slice k = it->key();
@@ -208,20 +210,15 @@ std::vector<BytesPair> RocksDbStore::all() {
 int64_t RocksDbStore::approximate_num_entries() {
   uint64_t n = 0;
   db_->db->GetIntProperty(db_->data, "rocksdb.estimate-num-keys", &n);
-  return static_cast<int64_t>(n) + (buffered_ ? db_->pending.GetWriteBatch()->Count() : 0);
+  return static_cast<int64_t>(n) + db_->pending.GetWriteBatch()->Count();
 }
 
 void RocksDbStore::commit(std::optional<int64_t> next_offset) {
-  if (buffered_) {
-    if (next_offset) db_->pending.Put(db_->committed, kOffsetKey, encode_offset(*next_offset));
-    if (db_->pending.GetWriteBatch()->Count() > 0)
-      check(db_->db->Write(db_->write, db_->pending.GetWriteBatch()),
-            "state store " + name_ + ": commit");
-    db_->pending.Clear();
-  } else if (next_offset) {
-    check(db_->db->Put(db_->write, db_->committed, kOffsetKey, encode_offset(*next_offset)),
+  if (next_offset) db_->pending.Put(db_->committed, kOffsetKey, encode_offset(*next_offset));
+  if (db_->pending.GetWriteBatch()->Count() > 0)
+    check(db_->db->Write(db_->write, db_->pending.GetWriteBatch()),
           "state store " + name_ + ": commit");
-  }
+  db_->pending.Clear();
   if (next_offset) committed_offset_ = next_offset;
 }
 

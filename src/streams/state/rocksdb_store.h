@@ -11,8 +11,9 @@
 // The write-ahead log is on (not synced): a process killed with -9 loses nothing RocksDB
 // acknowledged; after a power cut RocksDB recovers a consistent prefix, with its offset.
 //
-// Two write modes. Direct (at-least-once): writes go to the database as they come; a crash leaves
-// the data at or ahead of its offset, and replaying from there only repeats updates. Buffered
+// Two write modes. Direct (at-least-once): writes go to the database in batches of about 1 MiB
+// (reads see the open batch) and at each commit; a crash leaves the data at or ahead of its
+// offset, and replaying from there only repeats updates. Buffered
 // (exactly-once): writes wait in an indexed batch that reads see, and reach the database only with
 // commit(), after the transaction that carried them committed; a crash or an aborted transaction
 // leaves the store at its last committed state, so recovery replays only the changelog's tail.

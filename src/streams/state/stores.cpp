@@ -95,7 +95,10 @@ int64_t CachingStore::size_of(const std::string& key, const Entry& e) {
 std::optional<std::string> CachingStore::get(const std::string& key) {
   auto it = dirty_.find(key);
   if (it != dirty_.end()) return it->second.value;
-  return inner_->get(key);
+  last_read_value_ = inner_->get(key);
+  last_read_key_ = key;
+  last_read_valid_ = true;
+  return last_read_value_;
 }
 
 void CachingStore::put(const std::string& key, const std::optional<std::string>& value,
@@ -105,7 +108,11 @@ void CachingStore::put(const std::string& key, const std::optional<std::string>&
   if (!inserted) {
     budget_.used -= size_of(key, e);
     order_.erase(e.order);
+  } else if (last_read_valid_ && last_read_key_ == key) {
+    e.old = std::move(last_read_value_);
+    e.old_known = true;
   }
+  last_read_valid_ = false;
   e.value = value;
   e.timestamp = context.timestamp;
   e.topic = context.topic;
@@ -114,7 +121,9 @@ void CachingStore::put(const std::string& key, const std::optional<std::string>&
   e.headers = context.headers ? *context.headers : Headers{};
   e.order = order_.insert(order_.end(), key);
   budget_.used += size_of(key, e);
-  if (budget_.used > budget_.max_bytes && !flushing_) flush();
+  // Over budget, the oldest entries go down first, as Kafka's cache evicts: recent keys keep
+  // absorbing their updates.
+  if (budget_.used > budget_.max_bytes && !flushing_) evict_until(budget_.max_bytes * 3 / 4);
 }
 
 std::vector<BytesPair> CachingStore::range(const std::string& from, const std::string& to) {
@@ -137,20 +146,34 @@ int64_t CachingStore::approximate_num_entries() {
   return inner_->approximate_num_entries();
 }
 
+void CachingStore::write_down(std::string key) {
+  auto node = dirty_.extract(key);
+  Entry& e = node.mapped();
+  budget_.used -= size_of(key, e);
+  std::optional<std::string> old;
+  if (listener_) old = e.old_known ? std::move(e.old) : inner_->get(key);
+  RecordContext context{e.topic, e.partition, e.offset, e.timestamp, &e.headers};
+  inner_->put(key, e.value, context);
+  if (listener_ && (e.value || old)) listener_(key, e.value, old, context);
+}
+
+void CachingStore::evict_until(int64_t bytes) {
+  flushing_ = true;
+  while (!order_.empty() && budget_.used > bytes) {
+    std::string key = std::move(order_.front());
+    order_.pop_front();
+    write_down(std::move(key));
+  }
+  flushing_ = false;
+}
+
 void CachingStore::flush() {
   if (flushing_) return;
   flushing_ = true;
   while (!order_.empty()) {
     std::string key = std::move(order_.front());
     order_.pop_front();
-    auto node = dirty_.extract(key);
-    Entry& e = node.mapped();
-    budget_.used -= size_of(key, e);
-    std::optional<std::string> old;
-    if (listener_) old = inner_->get(key);
-    RecordContext context{e.topic, e.partition, e.offset, e.timestamp, &e.headers};
-    inner_->put(key, e.value, context);
-    if (listener_ && (e.value || old)) listener_(key, e.value, old, context);
+    write_down(std::move(key));
   }
   inner_->flush();
   flushing_ = false;

@@ -56,8 +56,14 @@ class CachingStore : public KeyValueStore {
     int64_t offset = -1;
     Headers headers;
     std::list<std::string>::iterator order;
+    // The value below when the entry became dirty, when known (saves a read at flush).
+    std::optional<std::string> old;
+    bool old_known = false;
   };
   static int64_t size_of(const std::string& key, const Entry& e);
+  // Forwards and writes down the oldest dirty entries until the cache holds at most `bytes`.
+  void evict_until(int64_t bytes);
+  void write_down(std::string key);
 
   std::unique_ptr<KeyValueStore> inner_;
   CacheBudget& budget_;
@@ -65,6 +71,10 @@ class CachingStore : public KeyValueStore {
   std::unordered_map<std::string, Entry> dirty_;
   std::list<std::string> order_;  // dirty keys, oldest write first
   bool flushing_ = false;
+  // The last value read from below: an aggregation reads a key, then writes it.
+  std::string last_read_key_;
+  std::optional<std::string> last_read_value_;
+  bool last_read_valid_ = false;
 };
 
 }  // namespace oxbow::streams::detail
