@@ -133,7 +133,7 @@ const Config kConsumer{{"enable.auto.commit", "false"},
                        {"auto.offset.reset", "earliest"},
                        {"partition.assignment.strategy", "range"},
                        {"isolation.level", "read_uncommitted"},
-                       {"queued.min.messages", "1000000"}};
+                       {"queued.min.messages", "200000"}};
 
 std::atomic<long long> delivery_errors{0};
 void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {

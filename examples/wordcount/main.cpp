@@ -113,6 +113,8 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGUSR1);
+  sigaddset(&stop_signals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -128,8 +130,16 @@ int main(int argc, char** argv) {
     });
     app.start();
     std::cerr << topology.describe();
+    // SIGUSR1 adds a stream thread, SIGUSR2 removes one (KafkaStreams::addStreamThread and
+    // removeStreamThread at run time); SIGTERM and SIGINT stop.
     int signal_number = 0;
-    sigwait(&stop_signals, &signal_number);
+    while (sigwait(&stop_signals, &signal_number) == 0 &&
+           (signal_number == SIGUSR1 || signal_number == SIGUSR2)) {
+      auto name = signal_number == SIGUSR1 ? app.addStreamThread() : app.removeStreamThread();
+      std::fprintf(stderr, "wordcount: %s stream thread %s\n",
+                   signal_number == SIGUSR1 ? "added" : "removed",
+                   name ? name->c_str() : "(none: not running, or only one left)");
+    }
     app.close(std::chrono::seconds(30));
     if (failed) {
       std::fprintf(stderr, "wordcount: the application failed (see the log above)\n");

@@ -176,7 +176,9 @@ class KafkaStreams::Impl {
     }
     std::string name = victim->name();
     victim->request_stop();  // commits and leaves the group; its tasks move to the others
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto deadline = timeout == std::chrono::milliseconds::max()
+                        ? std::chrono::steady_clock::time_point::max()
+                        : std::chrono::steady_clock::now() + timeout;
     while (victim->running() && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (victim->running()) {

@@ -112,6 +112,10 @@ def test_scaling_one_three_one_moves_tasks_and_stays_exact(broker, tmp_path):
     _produce(broker, lines[:20_000])
     out.read_until(_truth(lines[:20_000]))
     more = [App(broker, tmp_path, name, **eos).start() for name in ("two", "three")]
+    # Scaled out once the group has given the new instances their tasks and they restored them.
+    for a in more:
+        wait_until(lambda: re.search(r"restored [1-9]\d* records", a.log_path.read_text()), 120,
+                   message=f"{a.log_path.name}: tasks restored")
     _produce(broker, lines[20_000:40_000])
     out.read_until(_truth(lines[:40_000]))
     for a in more:

@@ -146,3 +146,44 @@ def test_exactly_once_crash_recovers_from_local_state(topics, tmp_path):
     # stores had not committed when killed: a few commit intervals' worth.
     assert full_records > 50000
     assert local_records * 5 < full_records, (local, full)
+
+
+def test_restoration_runs_beside_processing_of_ready_tasks(topics, tmp_path):
+    """With its state gone, an instance restores its counting tasks from a ~1 M-record changelog;
+    meanwhile its stateless tasks (sub-topology 0: split and repartition) already process new
+    input: a scrape sees both at once."""
+    b = topics
+    rng = random.Random(17)
+    vocabulary = [f"v{i}" for i in range(50000)]
+    lines = [" ".join(rng.choice(vocabulary) for _ in range(10)) for _ in range(100_000)]
+    port = free_port()
+    extra = ("--metrics-listener", f"127.0.0.1:{port}", "--config", "statestore.cache.max.bytes=0")
+    app = App(b, tmp_path, "p1", state="p", extra=extra).start()
+    _produce(b, lines)
+    wait_until(lambda: _total(_scrape(port), "oxbow_streams_task_process_records_total") >= 1_100_000,
+               300, interval=0.5, message="the first run's input processed")
+    app.stop()
+    shutil.rmtree(app.state_dir)
+
+    more = lines[:20_000]
+    app = App(b, tmp_path, "p2", state="p", extra=extra).start()
+    _produce(b, more)
+    both = []
+
+    def both_or_restored():
+        try:
+            s = _scrape(port)
+        except OSError:
+            return False
+        remaining = _total(s, "oxbow_streams_restore_remaining_records")
+        stateless = sum(v for l, v in s.get("oxbow_streams_task_process_records_total", [])
+                        if l["task_id"].startswith("0_"))
+        if remaining > 0 and stateless > 0:
+            both.append((remaining, stateless))
+        return bool(both) or _restores(app.log_path)
+
+    wait_until(both_or_restored, 120, interval=0.1, message="restoration and processing")
+    assert both, "the restoration finished before any ready task processed a record"
+    wait_until(lambda: _restores(app.log_path), 120, message="the restoration's end")
+    assert sum(n for n, _ in _restores(app.log_path)) >= 1_000_000
+    app.stop()

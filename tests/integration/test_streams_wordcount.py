@@ -249,3 +249,35 @@ def test_production_exception_handler(topics, tmp_path):
     assert re.search(r'oxbow_streams_thread_production_errors_skipped_total\{thread_id="[^"]+"\} 1(\.0)?\n', text), text
     skipping.stop()
     out.close()
+
+
+def test_stream_threads_added_and_removed_at_run_time(topics, tmp_path):
+    """SIGUSR1/SIGUSR2 make the example call addStreamThread()/removeStreamThread(): the new
+    thread takes tasks and processes, the removed one hands them back, counts stay exact."""
+    from test_streams_state import _scrape, _total
+    rng = random.Random(31)
+    lines = _lines(rng, 9000)
+    port = free_port()
+    app = App(topics, tmp_path, "threads", extra=("--metrics-listener", f"127.0.0.1:{port}")).start()
+    out = Output(topics)
+    _produce(topics, lines[:3000])
+    out.read_until(_truth(lines[:3000]))
+    app.proc.send_signal(signal.SIGUSR1)
+    wait_until(lambda: _total(_scrape(port), "oxbow_streams_alive_stream_threads") == 2, 60,
+               message="two stream threads")
+    # The group has given the new thread its tasks (and its restoration is done).
+    wait_until(lambda: "wc-StreamThread-2: restored" in app.log_path.read_text(), 60,
+               message="the new thread's tasks")
+    _produce(topics, lines[3000:6000])
+    out.read_until(_truth(lines[:6000]))
+    wait_until(lambda: _total(_scrape(port), "oxbow_streams_thread_process_records_total",
+                              thread_id="wc-StreamThread-2") > 0, 30, message="the new thread processing")
+    app.proc.send_signal(signal.SIGUSR2)
+    wait_until(lambda: _total(_scrape(port), "oxbow_streams_alive_stream_threads") == 1, 60,
+               message="one stream thread again")
+    _produce(topics, lines[6000:])
+    out.read_until(_truth(lines))
+    app.stop()
+    out.close()
+    log = app.log_path.read_text()
+    assert "added stream thread wc-StreamThread-2" in log and "removed stream thread wc-StreamThread-2" in log

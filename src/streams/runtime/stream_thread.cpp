@@ -51,8 +51,10 @@ void StreamThread::start() {
        {"partition.assignment.strategy", "range"},
        {"isolation.level", config_.exactly_once ? "read_committed" : "read_uncommitted"}},
       // librdkafka's default refills its prefetch queue below 100,000 messages, which stalls
-      // fetching at Streams' rates; the byte cap (queued.max.messages.kbytes) still bounds it.
-      {{"queued.min.messages", "1000000"}});
+      // fetching at Streams' rates. Not more: each queued message costs ~250 bytes beyond its
+      // payload, which queued.max.messages.kbytes does not count (5 M-key test: 1 M queued
+      // messages took the RSS from 186 to 471 MiB).
+      {{"queued.min.messages", "200000"}});
   rd_kafka_conf_set_rebalance_cb(cconf, &StreamThread::rebalance);
   rd_kafka_conf_set_opaque(cconf, this);
   consumer_ = make_client(RD_KAFKA_CONSUMER, cconf);
@@ -120,6 +122,7 @@ void StreamThread::run() {
   }
   // Leaves the group (revoking the tasks, which commits unless the thread failed).
   rd_kafka_consumer_close(consumer_.get());
+  if (restorer_) rd_kafka_consumer_close(restorer_.get());
   tasks_.clear();
   by_input_.clear();
   rd_kafka_flush(producer_.get(), 10000);
@@ -132,7 +135,8 @@ void StreamThread::loop() {
     // Owned, so that a record whose processing throws is still given back: librdkafka's
     // rd_kafka_destroy() waits for every message it handed out.
     std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
-        rd_kafka_consumer_poll(consumer_.get(), 100), &rd_kafka_message_destroy);
+        rd_kafka_consumer_poll(consumer_.get(), restoring_.empty() ? 100 : 0),
+        &rd_kafka_message_destroy);
     if (m) {
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         process(m.get());
@@ -141,6 +145,7 @@ void StreamThread::loop() {
                      rd_kafka_message_errstr(m.get()));
       }
     }
+    if (!restoring_.empty()) restore_step();
     rd_kafka_poll(producer_.get(), 0);
     if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
     if (now_ms() - last_commit_ms_ >= config_.commit_interval_ms) commit();
@@ -173,6 +178,11 @@ void StreamThread::process(const rd_kafka_message_t* m) {
   std::string topic = rd_kafka_topic_name(m->rkt);
   auto it = by_input_.find({topic, m->partition});
   if (it == by_input_.end()) return;
+  if (!pending_stores_.empty() && pending_stores_.count(it->second->task.get())) {
+    auto [slot, fresh] = seek_on_resume_.try_emplace({topic, m->partition}, m->offset);
+    if (!fresh) slot->second = std::min(slot->second, m->offset);
+    return;
+  }
   RawRecord raw;
   raw.topic = std::move(topic);
   raw.partition = m->partition;
@@ -283,7 +293,12 @@ void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
       self->rebalancing_ = true;
       self->on_assigned(partitions);
       rd_kafka_assign(rk, partitions);
-      self->rebalancing_ = false;
+      for (auto& [task, n] : self->pending_stores_) {
+        auto* paused = self->input_partitions(task);
+        rd_kafka_pause_partitions(rk, paused);
+        rd_kafka_topic_partition_list_destroy(paused);
+      }
+      self->rebalancing_ = !self->pending_stores_.empty();
     } else {
       self->on_revoked();
       rd_kafka_assign(rk, nullptr);
@@ -320,7 +335,7 @@ void StreamThread::on_assigned(rd_kafka_topic_partition_list_t* partitions) {
       spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
     }
   }
-  restore(created);
+  start_restoration(created);
 }
 
 void StreamThread::on_revoked() {
@@ -330,32 +345,44 @@ void StreamThread::on_revoked() {
   } catch (const std::exception& e) {
     spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id, e.what());
   }
+  restoring_.clear();
+  pending_stores_.clear();
+  seek_on_resume_.clear();
+  if (restorer_) rd_kafka_assign(restorer_.get(), nullptr);
   tasks_.clear();
   by_input_.clear();
 }
 
-void StreamThread::restore(const std::vector<Task*>& tasks) {
+void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
+  restore_started_ = std::chrono::steady_clock::now();
+  restored_ = to_restore_ = 0;
+  restore_stores_ = 0;
   std::vector<std::tuple<Task*, std::string, std::string>> work;  // task, store, topic
   for (Task* t : tasks)
     for (auto& [store, topic] : t->changelogs()) work.emplace_back(t, store, topic);
-  auto start = std::chrono::steady_clock::now();
   if (work.empty()) return;
-  auto* conf = client_conf(config_.app, ClientRole::kRestoreConsumer,
-                           {{"client.id", config_.client_id + "-restore-consumer"},
-                            {"group.id", config_.task.application_id + "-restore"},
-                            {"enable.auto.commit", "false"},
-                            {"enable.partition.eof", "true"},
-                            {"isolation.level", "read_committed"}});
-  auto restorer = make_client(RD_KAFKA_CONSUMER, conf);
+  if (!restorer_) {
+    auto* conf = client_conf(config_.app, ClientRole::kRestoreConsumer,
+                             {{"client.id", config_.client_id + "-restore-consumer"},
+                              {"group.id", config_.task.application_id + "-restore"},
+                              {"enable.auto.commit", "false"},
+                              {"enable.partition.eof", "true"},
+                              {"isolation.level", "read_committed"}},
+                             // Restoration reads as fast as the log allows: keep prefetching
+                             // (bounded as the main consumer's, see there).
+                             {{"queued.min.messages", "200000"}});
+    restorer_ = make_client(RD_KAFKA_CONSUMER, conf);
+  }
   auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(work.size()));
-  std::map<std::pair<std::string, int32_t>, std::pair<Task*, std::string>> targets;
-  int64_t to_restore = 0;
   for (auto& [task, store, topic] : work) {
     int32_t partition = task->task_partition_id();
     int64_t low = 0, high = 0;
-    auto err = rd_kafka_query_watermark_offsets(restorer.get(), topic.c_str(), partition, &low,
+    auto err = rd_kafka_query_watermark_offsets(restorer_.get(), topic.c_str(), partition, &low,
                                                 &high, 10000);
-    if (err) throw StreamsException("restoring from " + topic + ": " + rd_kafka_err2str(err));
+    if (err) {
+      rd_kafka_topic_partition_list_destroy(list);
+      throw StreamsException("restoring from " + topic + ": " + rd_kafka_err2str(err));
+    }
     std::optional<int64_t> from = task->restore_from(store);
     if (from && (*from > high || *from < low)) {
       task->wipe(store);  // the changelog was deleted, truncated or recreated
@@ -369,45 +396,82 @@ void StreamThread::restore(const std::vector<Task*>& tasks) {
     }
     rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset =
         from ? *from : RD_KAFKA_OFFSET_BEGINNING;
-    to_restore += high - std::max(low, from.value_or(0));
-    targets[{topic, partition}] = {task, store};
+    to_restore_ += high - std::max(low, from.value_or(0));
+    restoring_[{topic, partition}] = {task, store};
+    ++pending_stores_[task];
+    ++restore_stores_;
   }
-  size_t restored = 0;
-  if (list->cnt > 0) {
-    rd_kafka_assign(restorer.get(), list);
-    std::set<std::pair<std::string, int32_t>> done;
-    while (done.size() < targets.size() && !stop_) {
-      std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
-          rd_kafka_consumer_poll(restorer.get(), 500), &rd_kafka_message_destroy);
-      if (!m) continue;
-      std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
-      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        if (auto it = targets.find(tp); it != targets.end() && done.insert(tp).second)
-          it->second.first->finish_restore(it->second.second, m->offset);
-      } else if (m->err) {
-        std::string error = rd_kafka_message_errstr(m.get());
-        throw StreamsException("restoring from " + tp.first + ": " + error);
-      } else if (auto it = targets.find(tp); it != targets.end()) {
-        auto key = bytes_of(m->key, m->key_len);
-        if (key) it->second.first->restore(it->second.second, *key, bytes_of(m->payload, m->len));
-        ++restored;
-        metrics_->restored.add();
-        if ((restored & 0xffff) == 0) {
-          std::lock_guard lock(metrics_->mutex);
-          metrics_->restore_remaining = std::max<int64_t>(0, to_restore - restored);
-        }
-      }
-    }
-  }
+  if (list->cnt > 0) rd_kafka_assign(restorer_.get(), list);
   rd_kafka_topic_partition_list_destroy(list);
-  rd_kafka_consumer_close(restorer.get());
+  if (restoring_.empty())
+    spdlog::info("stream thread {}: restored 0 records into 0 stores in 0 ms", config_.client_id);
+}
+
+void StreamThread::restore_step() {
+  auto slice_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  for (int n = 0; n < 50000 && !restoring_.empty(); ++n) {
+    std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
+        rd_kafka_consumer_poll(restorer_.get(), n == 0 ? 20 : 0), &rd_kafka_message_destroy);
+    if (!m) break;
+    std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
+    auto it = restoring_.find(tp);
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (it == restoring_.end()) continue;
+      RestoreTarget target = it->second;
+      restoring_.erase(it);
+      target.task->finish_restore(target.store, m->offset);
+      if (--pending_stores_[target.task] == 0) finish_task_restoration(target.task);
+    } else if (m->err) {
+      throw StreamsException("restoring from " + tp.first + ": " +
+                             rd_kafka_message_errstr(m.get()));
+    } else if (it != restoring_.end()) {
+      auto key = bytes_of(m->key, m->key_len);
+      if (key) it->second.task->restore(it->second.store, *key, bytes_of(m->payload, m->len));
+      ++restored_;
+      metrics_->restored.add();
+    }
+    if ((n & 1023) == 0 && std::chrono::steady_clock::now() > slice_end) break;
+  }
   {
     std::lock_guard lock(metrics_->mutex);
-    metrics_->restore_remaining = 0;
+    metrics_->restore_remaining =
+        restoring_.empty() ? 0 : std::max<int64_t>(0, to_restore_ - restored_);
   }
-  publish_metrics();
+  if (!restoring_.empty()) return;
+  rd_kafka_assign(restorer_.get(), nullptr);
   spdlog::info("stream thread {}: restored {} records into {} stores in {} ms", config_.client_id,
-               restored, targets.size(), static_cast<int64_t>(seconds_since(start) * 1000));
+               restored_, restore_stores_,
+               static_cast<int64_t>(seconds_since(restore_started_) * 1000));
+  rebalancing_ = false;
+  publish_metrics();
+}
+
+rd_kafka_topic_partition_list_t* StreamThread::input_partitions(Task* task) const {
+  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(task->input_topics().size()));
+  for (const auto& t : task->input_topics())
+    rd_kafka_topic_partition_list_add(list, t.c_str(), task->task_partition_id());
+  return list;
+}
+
+void StreamThread::finish_task_restoration(Task* task) {
+  pending_stores_.erase(task);
+  auto* list = input_partitions(task);
+  // Records fetched before the pause took effect were not processed: read them again.
+  auto* seeks = rd_kafka_topic_partition_list_new(0);
+  for (int i = 0; i < list->cnt; ++i) {
+    auto it = seek_on_resume_.find({list->elems[i].topic, list->elems[i].partition});
+    if (it == seek_on_resume_.end()) continue;
+    rd_kafka_topic_partition_list_add(seeks, it->first.first.c_str(), it->first.second)->offset =
+        it->second;
+    seek_on_resume_.erase(it);
+  }
+  if (seeks->cnt > 0)
+    if (auto* error = rd_kafka_seek_partitions(consumer_.get(), seeks, 10000))
+      rd_kafka_error_destroy(error);
+  rd_kafka_topic_partition_list_destroy(seeks);
+  rd_kafka_resume_partitions(consumer_.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  spdlog::info("stream thread {}: task {} restored, processing", config_.client_id, task->id());
 }
 
 void StreamThread::send(const std::string& topic, const std::optional<std::string>& key,

@@ -62,7 +62,12 @@ class StreamThread : public RecordCollector {
   void loop();
   void on_assigned(rd_kafka_topic_partition_list_t* partitions);
   void on_revoked();
-  void restore(const std::vector<Task*>& tasks);
+  // Restoration runs beside processing: a task's input stays paused until its stores caught up
+  // with their changelogs, which the loop reads a slice at a time while ready tasks process.
+  void start_restoration(const std::vector<Task*>& tasks);
+  void restore_step();
+  void finish_task_restoration(Task* task);
+  rd_kafka_topic_partition_list_t* input_partitions(Task* task) const;
   void commit();
   void commit_tasks();
   void begin_transaction_if_needed();
@@ -89,7 +94,18 @@ class StreamThread : public RecordCollector {
   // Highest delivered offset per changelog partition; declared before the producer, whose
   // delivery callbacks write here until it is gone.
   std::map<std::pair<std::string, int32_t>, int64_t> delivered_offsets_;
-  RdKafkaHandle consumer_, producer_;
+  RdKafkaHandle consumer_, producer_, restorer_;
+  struct RestoreTarget {
+    Task* task;
+    std::string store;
+  };
+  std::map<std::pair<std::string, int32_t>, RestoreTarget> restoring_;  // changelog partition
+  std::map<Task*, int> pending_stores_;                                 // tasks still restoring
+  // Input records fetched for a paused task before the pause took: where to seek back to.
+  std::map<std::pair<std::string, int32_t>, int64_t> seek_on_resume_;
+  std::chrono::steady_clock::time_point restore_started_;
+  int64_t restored_ = 0, to_restore_ = 0;
+  size_t restore_stores_ = 0;
   std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
   std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;
   std::map<std::string, int32_t> partition_counts_;
