@@ -306,6 +306,7 @@ class KafkaStreams::Impl {
     tc.exactly_once = exactly_once_;
     tc.continue_on_production_error = continue_on_production_error_;
     tc.client_id = task_.application_id + "-StreamThread-" + std::to_string(++thread_counter_);
+    tc.thread_index = thread_counter_;
     tc.transactional_id =
         task_.application_id + "-" + process_id_ + "-" + std::to_string(thread_counter_);
     auto thread = std::make_unique<detail::StreamThread>(graph_, tc);

@@ -150,3 +150,39 @@ def test_broker_going_away_and_back(broker, tmp_path, guarantee):
     assert app.proc.poll() is None, "the application died while the broker was away"
     app.stop()
     out.close()
+
+
+def test_static_membership_gives_a_restarted_instance_its_tasks_back(broker, tmp_path):
+    """group.instance.id (KIP-345): an instance killed -9 and started again within the session
+    timeout rejoins as the same static member, gets the same tasks and recovers them from its
+    local state, not from the whole changelog."""
+    rng = random.Random(45)
+    lines = _lines(rng, 40_000)
+    out = Output(broker)
+
+    def app(name, n):
+        return App(broker, tmp_path, f"{name}{n}", state=name,
+                   extra=("--config", f"group.instance.id=wc-{name}")).start()
+
+    a, b = app("a", 1), app("b", 1)
+    _produce(broker, lines[:20_000])
+    out.read_until(_truth(lines[:20_000]))
+    a.kill()
+    a = app("a", 2)
+    _produce(broker, lines[20_000:])
+    out.read_until(_truth(lines), at_least=True)
+    a.stop()
+    b.stop()
+    out.close()
+
+    def last_tasks(log):
+        """The tasks of the instance's last assignment."""
+        return set(re.findall(r"task (\d_\d) assigned", log.split("to REBALANCING")[-1]))
+
+    first, second = (tmp_path / "a1.log").read_text(), (tmp_path / "a2.log").read_text()
+    assert last_tasks(first) and last_tasks(second) == last_tasks(first), (last_tasks(first), last_tasks(second))
+    # The other instance never rebalanced: the static member's return changed nothing for it.
+    assert (tmp_path / "b1.log").read_text().count("to REBALANCING") == 1
+    restored = sum(int(n) for n in re.findall(r"restored (\d+) records", second))
+    changelog = sum(ck.watermarks(broker.bootstrap, "wc-counts-store-changelog", p)[1] for p in range(PARTITIONS))
+    assert restored < changelog / 2, (restored, changelog)

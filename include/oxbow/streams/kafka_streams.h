@@ -10,7 +10,8 @@
 // and counts an output record the broker rejects, at least once only), default.dsl.store (rocksDB),
 // and Oxbow's own
 // rocksdb.memory.max.bytes (268435456: one budget for every RocksDB store of the instance) and
-// metrics.listener (HOST:PORT for Prometheus text at /metrics; off when unset). Properties prefixed
+// metrics.listener (HOST:PORT for Prometheus text at /metrics; off when unset). group.instance.id
+// makes the threads static group members "<id>-<n>" (KIP-345). Properties prefixed
 // consumer., producer. or admin. go, without the prefix, to those librdkafka clients;
 // security.protocol, sasl.* and ssl.* go to all of them.
 #include <chrono>

@@ -55,6 +55,21 @@ void StreamThread::start() {
       // payload, which queued.max.messages.kbytes does not count (5 M-key test: 1 M queued
       // messages took the RSS from 186 to 471 MiB).
       {{"queued.min.messages", "200000"}});
+  // Static membership (KIP-345), as Kafka Streams offers it: with group.instance.id set, thread n
+  // joins as "<id>-<n>", so that an instance restarted within the session timeout takes its
+  // place back, with the same tasks (the range assignor orders static members by their ids).
+  for (const char* key : {"group.instance.id", "consumer.group.instance.id"}) {
+    auto it = config_.app.find(key);
+    if (it == config_.app.end() || it->second.empty()) continue;
+    std::string id = it->second + "-" + std::to_string(config_.thread_index);
+    char error[512];
+    if (rd_kafka_conf_set(cconf, "group.instance.id", id.c_str(), error, sizeof error) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(cconf);
+      throw std::invalid_argument(std::string(key) + ": " + error);
+    }
+    break;
+  }
   rd_kafka_conf_set_rebalance_cb(cconf, &StreamThread::rebalance);
   rd_kafka_conf_set_opaque(cconf, this);
   consumer_ = make_client(RD_KAFKA_CONSUMER, cconf);

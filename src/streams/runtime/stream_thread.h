@@ -25,6 +25,7 @@ struct ThreadConfig {
   TaskConfig task;
   int64_t commit_interval_ms = 30000;
   std::string client_id;
+  int thread_index = 1;  // 1-based, for group.instance.id "<id>-<index>"
   // exactly_once_v2: one transactional producer; output, changelog writes and input offsets
   // committed in one transaction per commit, input read read_committed.
   bool exactly_once = false;
