@@ -13,6 +13,7 @@
 #include "cli/client_config.h"
 #include "cli/commands.h"
 #include "cli/consumer_group_view.h"
+#include "cli/reset_times.h"
 
 namespace oxbow::cli {
 namespace {
@@ -274,95 +275,6 @@ void describe_group(const GroupOptions& options) {
 
 // ---------------------------------------------------------------- reset-offsets
 
-constexpr std::string_view kDatetimeFormat = "YYYY-MM-DDTHH:MM:SS[.sss][Z|+hh:mm|-hh:mm]";
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-int days_in_month(int year, int month) {
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  return month == 2 && leap ? 29 : kDays[month - 1];
-}
-
-// Parses an ISO-8601 date-time into milliseconds since the epoch. Without a
-// zone designator the time is local, as with kafka-consumer-groups.
-std::optional<int64_t> parse_datetime(std::string_view text) {
-  size_t pos = 0;
-  auto number = [&](size_t digits, int& out) {
-    if (pos + digits > text.size()) return false;
-    for (size_t i = pos; i < pos + digits; ++i)
-      if (text[i] < '0' || text[i] > '9') return false;
-    std::from_chars(text.data() + pos, text.data() + pos + digits, out);
-    pos += digits;
-    return true;
-  };
-  auto literal = [&](char c) {
-    if (pos >= text.size() || text[pos] != c) return false;
-    ++pos;
-    return true;
-  };
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, millis = 0;
-  if (!number(4, year) || !literal('-') || !number(2, month) || !literal('-') || !number(2, day) ||
-      !(literal('T') || literal(' ')) || !number(2, hour) || !literal(':') || !number(2, minute) ||
-      !literal(':') || !number(2, second))
-    return std::nullopt;
-  if (literal('.')) {
-    // Up to milliseconds count; further digits are ignored.
-    size_t digits = 0;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      if (digits < 3) millis = millis * 10 + (text[pos] - '0');
-      ++digits;
-      ++pos;
-    }
-    if (digits == 0) return std::nullopt;
-    for (size_t d = digits; d < 3; ++d) millis *= 10;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
-      minute > 59 || second > 59)
-    return std::nullopt;
-
-  std::optional<int> offset_minutes;
-  if (literal('Z') || literal('z')) {
-    offset_minutes = 0;
-  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
-    const int sign = text[pos++] == '-' ? -1 : 1;
-    int zone_hours = 0, zone_minutes = 0;
-    if (!number(2, zone_hours)) return std::nullopt;
-    literal(':');
-    if (pos < text.size() && !number(2, zone_minutes)) return std::nullopt;
-    if (zone_hours > 23 || zone_minutes > 59) return std::nullopt;
-    offset_minutes = sign * (zone_hours * 60 + zone_minutes);
-  }
-  if (pos != text.size()) return std::nullopt;
-
-  int64_t seconds = 0;
-  if (offset_minutes) {
-    seconds = days_from_civil(year, month, day) * 86'400 + hour * 3'600 + minute * 60 + second -
-              *offset_minutes * 60;
-  } else {
-    std::tm local{};
-    local.tm_year = year - 1900;
-    local.tm_mon = month - 1;
-    local.tm_mday = day;
-    local.tm_hour = hour;
-    local.tm_min = minute;
-    local.tm_sec = second;
-    local.tm_isdst = -1;
-    const std::time_t t = std::mktime(&local);
-    if (t == static_cast<std::time_t>(-1)) return std::nullopt;
-    seconds = t;
-  }
-  return seconds * 1'000 + millis;
-}
-
 std::vector<int32_t> partitions_to_reset(rd_kafka_t* rk, const GroupOptions& options) {
   const int count = topic_partition_count(rk, options.topic);
   if (options.partition) {
@@ -434,10 +346,10 @@ void alter_offsets(rd_kafka_t* rk, const std::string& group,
 void reset_offsets(const GroupOptions& options) {
   std::optional<int64_t> timestamp_ms;
   if (options.to_datetime) {
-    timestamp_ms = parse_datetime(*options.to_datetime);
+    timestamp_ms = parse_reset_datetime(*options.to_datetime);
     if (!timestamp_ms)
       fail(fmt::format("invalid --to-datetime '{}': expected {}", *options.to_datetime,
-                       kDatetimeFormat));
+                       kResetDatetimeFormat));
   }
 
   const KafkaHandle rk = make_client(options.client);
@@ -548,7 +460,7 @@ void add_group_command(CLI::App& app) {
   target->add_option("--to-datetime", options->to_datetime,
                      fmt::format("The first record with a timestamp at or after this time, {} "
                                  "(local time without a zone)",
-                                 kDatetimeFormat));
+                                 kResetDatetimeFormat));
   target->require_option(1);
   reset->add_flag("--dry-run", options->dry_run, "Show the new offsets without committing them");
 
