@@ -11,15 +11,6 @@ namespace oxbow::streams {
 
 using detail::RawRecord;
 
-namespace {
-
-std::optional<std::string_view> view_of(const std::optional<std::string>& bytes) {
-  if (!bytes) return std::nullopt;
-  return std::string_view(*bytes);
-}
-
-}  // namespace
-
 class TopologyTestDriver::Core : public detail::RecordCollector {
  public:
   Core(const Topology& topology, const std::map<std::string, std::string>& config)
@@ -49,8 +40,7 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
       while (!pending_.empty()) {
         auto r = std::move(pending_.front());
         pending_.pop_front();
-        deliver(RawRecord{r.topic, 0, offsets_[r.topic]++, r.timestamp, view_of(r.key),
-                          view_of(r.value), r.headers});
+        deliver(RawRecord{r.topic, 0, offsets_[r.topic]++, r.timestamp, r.key, r.value, r.headers});
       }
       for (auto& t : tasks_) t->flush();
       if (pending_.empty()) break;
@@ -121,8 +111,8 @@ TopologyTestDriver::~TopologyTestDriver() = default;
 void TopologyTestDriver::pipe(const std::string& topic, std::optional<std::string> key,
                               std::optional<std::string> value, int64_t timestamp,
                               Headers headers) {
-  core_->pipe(RawRecord{topic, 0, input_offsets_[topic]++, timestamp, view_of(key), view_of(value),
-                        std::move(headers)});
+  core_->pipe(RawRecord{topic, 0, input_offsets_[topic]++, timestamp, std::move(key),
+                        std::move(value), std::move(headers)});
 }
 
 std::optional<ProducedRecord> TopologyTestDriver::read(const std::string& topic) {

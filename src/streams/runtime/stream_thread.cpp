@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <array>
 #include <chrono>
 #include <set>
 
@@ -139,7 +138,6 @@ void StreamThread::run() {
   // Leaves the group (revoking the tasks, which commits unless the thread failed).
   rd_kafka_consumer_close(consumer_.get());
   if (restorer_) rd_kafka_consumer_close(restorer_.get());
-  route_ = Route{};
   tasks_.clear();
   by_input_.clear();
   rd_kafka_flush(producer_.get(), 10000);
@@ -148,46 +146,25 @@ void StreamThread::run() {
 
 void StreamThread::loop() {
   last_commit_ms_ = now_ms();
-  std::unique_ptr<rd_kafka_queue_t, decltype(&rd_kafka_queue_destroy)> queue(
-      rd_kafka_queue_get_consumer(consumer_.get()), &rd_kafka_queue_destroy);
-  std::array<rd_kafka_message_t*, kPollBatch> batch;
   while (!stop_) {
-    // What is already fetched, up to a batch: the clock, the producer's callbacks and the commit
-    // check below are paid once per batch. With nothing fetched, one blocking poll waits for the
-    // next record (a batch call would wait its whole timeout for a full batch).
-    ssize_t n = rd_kafka_consume_batch_queue(queue.get(), 0, batch.data(), batch.size());
-    if (n <= 0) {
-      n = 0;
-      if (auto* m = rd_kafka_consumer_poll(consumer_.get(), restoring_.empty() ? 100 : 0))
-        batch[n++] = m;
+    // Owned, so that a record whose processing throws is still given back: librdkafka's
+    // rd_kafka_destroy() waits for every message it handed out.
+    std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
+        rd_kafka_consumer_poll(consumer_.get(), restoring_.empty() ? 100 : 0),
+        &rd_kafka_message_destroy);
+    if (m) {
+      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        process(m.get());
+      } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        spdlog::warn("stream thread {}: consumer: {}", config_.client_id,
+                     rd_kafka_message_errstr(m.get()));
+      }
     }
-    process_batch(batch.data(), static_cast<size_t>(n));
     if (!restoring_.empty()) restore_step();
     rd_kafka_poll(producer_.get(), 0);
     if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
-    int64_t now = now_ms();
-    if (now - last_commit_ms_ >= config_.commit_interval_ms) commit();
-    if (now - last_metrics_ms_ >= 1000) publish_metrics();
-  }
-}
-
-void StreamThread::process_batch(rd_kafka_message_t** messages, size_t count) {
-  // Every message is given back, also when processing one throws: librdkafka's rd_kafka_destroy()
-  // waits for each message it handed out.
-  struct Release {
-    rd_kafka_message_t** messages;
-    size_t count;
-    ~Release() {
-      for (size_t i = 0; i < count; ++i) rd_kafka_message_destroy(messages[i]);
-    }
-  } release{messages, count};
-  for (size_t i = 0; i < count; ++i) {
-    const rd_kafka_message_t* m = messages[i];
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      process(m);
-    } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      spdlog::warn("stream thread {}: consumer: {}", config_.client_id, rd_kafka_message_errstr(m));
-    }
+    if (now_ms() - last_commit_ms_ >= config_.commit_interval_ms) commit();
+    if (now_ms() - last_metrics_ms_ >= 1000) publish_metrics();
   }
 }
 
@@ -212,31 +189,22 @@ void StreamThread::publish_metrics() {
   metrics_->tasks = std::move(tasks);
 }
 
-StreamThread::Route* StreamThread::route_of(const rd_kafka_message_t* m) {
-  if (m->rkt == route_.rkt && m->partition == route_.partition) return &route_;
+void StreamThread::process(const rd_kafka_message_t* m) {
   std::string topic = rd_kafka_topic_name(m->rkt);
   auto it = by_input_.find({topic, m->partition});
-  if (it == by_input_.end()) return nullptr;
-  route_ = Route{m->rkt, m->partition, it->second, std::move(topic), nullptr};
-  return &route_;
-}
-
-void StreamThread::process(const rd_kafka_message_t* m) {
-  Route* route = route_of(m);
-  if (!route) return;
-  ActiveTask& active = *route->task;
-  if (!pending_stores_.empty() && pending_stores_.count(active.task.get())) {
-    auto [slot, fresh] = seek_on_resume_.try_emplace({route->topic, m->partition}, m->offset);
+  if (it == by_input_.end()) return;
+  if (!pending_stores_.empty() && pending_stores_.count(it->second->task.get())) {
+    auto [slot, fresh] = seek_on_resume_.try_emplace({topic, m->partition}, m->offset);
     if (!fresh) slot->second = std::min(slot->second, m->offset);
     return;
   }
   RawRecord raw;
-  raw.topic = route->topic;
+  raw.topic = std::move(topic);
   raw.partition = m->partition;
   raw.offset = m->offset;
   raw.timestamp = rd_kafka_message_timestamp(m, nullptr);
-  if (m->key) raw.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
-  if (m->payload) raw.value = std::string_view(static_cast<const char*>(m->payload), m->len);
+  raw.key = bytes_of(m->key, m->key_len);
+  raw.value = bytes_of(m->payload, m->len);
   rd_kafka_headers_t* headers = nullptr;
   if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
     const char* name;
@@ -249,10 +217,8 @@ void StreamThread::process(const rd_kafka_message_t* m) {
   // Latency of one record in 16: two clock reads per record cost more than the histogram shows.
   bool timed = (++processed_ & 15) == 0;
   auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  active.task->process(raw);
-  // Created only once a record is processed: an entry is an offset the next commit sends.
-  if (!route->next_offset) route->next_offset = &active.next_offsets[route->topic];
-  *route->next_offset = m->offset + 1;
+  it->second->task->process(raw);
+  it->second->next_offsets[raw.topic] = m->offset + 1;
   metrics_->processed.add();
   if (timed) metrics_->process_latency.observe(seconds_since(start));
 }
@@ -381,7 +347,6 @@ void StreamThread::on_assigned(rd_kafka_topic_partition_list_t* partitions) {
       active.task = std::move(task);
       created.push_back(active.task.get());
       for (const auto& t : active.task->input_topics()) by_input_[{t, partition}] = &active;
-      route_ = Route{};
       spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
     }
   }
@@ -399,7 +364,6 @@ void StreamThread::on_revoked() {
   pending_stores_.clear();
   seek_on_resume_.clear();
   if (restorer_) rd_kafka_assign(restorer_.get(), nullptr);
-  route_ = Route{};
   tasks_.clear();
   by_input_.clear();
 }

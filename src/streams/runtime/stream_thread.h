@@ -73,19 +73,7 @@ class StreamThread : public RecordCollector {
   void commit_tasks();
   void begin_transaction_if_needed();
   void throw_on_error(rd_kafka_error_t* error, const char* step);
-  static constexpr size_t kPollBatch = 500;
-  void process_batch(rd_kafka_message_t** messages, size_t count);
   void process(const rd_kafka_message_t* message);
-  // Where a message's records go: by_input_'s entry for its topic partition, remembered for the
-  // next message of the same partition (most of a batch) so the names are not compared again.
-  struct Route {
-    const rd_kafka_topic_t* rkt = nullptr;
-    int32_t partition = -1;
-    ActiveTask* task = nullptr;
-    std::string topic;
-    int64_t* next_offset = nullptr;  // in task->next_offsets, once a record was processed
-  };
-  Route* route_of(const rd_kafka_message_t* message);
   static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                         rd_kafka_topic_partition_list_t* partitions, void* opaque);
   static void delivered(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
@@ -121,7 +109,6 @@ class StreamThread : public RecordCollector {
   size_t restore_stores_ = 0;
   std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
   std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;
-  Route route_;  // reset whenever by_input_ or tasks_ change
   std::map<std::string, int32_t> partition_counts_;
   std::thread thread_;
   std::atomic<bool> stop_{false}, running_{false}, failed_{false};

@@ -248,12 +248,8 @@ void Task::process(const RawRecord& raw) {
   Record record;
   record.timestamp = raw.timestamp;
   record.headers = raw.headers;
-  // Field by field: the topic's string keeps its capacity from one record to the next.
-  record_context_.topic.assign(raw.topic);
-  record_context_.partition = raw.partition;
-  record_context_.offset = raw.offset;
-  record_context_.timestamp = raw.timestamp;
-  record_context_.headers = &raw.headers;
+  record_context_ =
+      RecordContext{raw.topic, raw.partition, raw.offset, raw.timestamp, &raw.headers};
   if (!decode(spec, raw, record)) return;
   if (spec.consumed.timestamp_extractor)
     record.timestamp = spec.consumed.timestamp_extractor(record, record_context_, stream_time_);

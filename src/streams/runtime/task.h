@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "streams/processor/processor.h"
@@ -52,14 +51,12 @@ struct StoreSnapshot {
   int64_t disk_bytes = 0;
 };
 
-// An input record as the consumer or the test driver hands it over: views of bytes that outlive
-// the call to Task::process, so that nothing is copied before deserialization.
 struct RawRecord {
-  std::string_view topic;
+  std::string topic;
   int32_t partition = 0;
   int64_t offset = -1;
   int64_t timestamp = 0;
-  std::optional<std::string_view> key, value;
+  std::optional<std::string> key, value;
   Headers headers;
 };
 
@@ -71,7 +68,7 @@ class Task : private ProcessorContext {
 
   // The topics this task reads, as named on the wire (internal ones with the application id).
   const std::vector<std::string>& input_topics() const { return input_topics_; }
-  bool reads(std::string_view topic) const { return sources_.find(topic) != sources_.end(); }
+  bool reads(const std::string& topic) const { return sources_.count(topic) > 0; }
   // Throws StreamsException when the record fails and the handler says fail.
   void process(const RawRecord& record);
   // Commit: every cache flushed (forwarding downstream), in node order.
@@ -132,7 +129,7 @@ class Task : private ProcessorContext {
   TaskConfig config_;
   RecordCollector& collector_;
   std::vector<NodeRuntime> nodes_;
-  std::map<std::string, size_t, std::less<>> sources_;  // wire topic -> node
+  std::map<std::string, size_t> sources_;  // wire topic -> node
   std::vector<std::string> input_topics_;
   std::unique_ptr<TaskDirectory> directory_;  // outlives the stores in it
   std::map<std::string, std::unique_ptr<KeyValueStore>> stores_;
