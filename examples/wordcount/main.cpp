@@ -45,7 +45,7 @@ int usage(const char* error) {
       "wordcount: %s\nusage: wordcount [--bootstrap-server HOST:PORT] [--application-id ID] "
       "[--state-dir DIR] [--processing-guarantee at_least_once|exactly_once_v2] "
       "[--threads N] [--commit-interval-ms MS] [--metrics-listener HOST:PORT] "
-      "[--config KEY=VALUE]... [--driver]\n",
+      "[--config KEY=VALUE]... [--skip-production-errors] [--driver]\n",
       error);
   return 2;
 }
@@ -78,10 +78,14 @@ int main(int argc, char** argv) {
                                                  {"--threads", "num.stream.threads"},
                                                  {"--commit-interval-ms", "commit.interval.ms"},
                                                  {"--metrics-listener", "metrics.listener"}};
-  bool driver = false;
+  bool driver = false, skip_production_errors = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--driver") {
       driver = true;
+      continue;
+    }
+    if (std::string(argv[i]) == "--skip-production-errors") {
+      skip_production_errors = true;
       continue;
     }
     if (std::string(argv[i]) == "--config" && i + 1 < argc) {
@@ -128,6 +132,16 @@ int main(int argc, char** argv) {
         kill(getpid(), SIGTERM);
       }
     });
+    // --skip-production-errors: a record the producer cannot write is reported here and skipped.
+    if (skip_production_errors)
+      app.setProductionExceptionHandler([](const streams::ProductionError& e) {
+        std::fprintf(stderr,
+                     "wordcount: skipping a record for %s partition %d (%zu-byte key, %zu-byte "
+                     "value): %s\n",
+                     e.topic.c_str(), e.partition, e.key ? e.key->size() : 0,
+                     e.value ? e.value->size() : 0, e.error.c_str());
+        return streams::ProductionExceptionHandlerResponse::CONTINUE;
+      });
     app.start();
     std::cerr << topology.describe();
     // SIGUSR1 adds a stream thread, SIGUSR2 removes one (KafkaStreams::addStreamThread and

@@ -75,13 +75,15 @@ class KafkaStreams::Impl {
              production.compare(production.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     if (ends_with("LogAndContinueProductionExceptionHandler"))
-      continue_on_production_error_ = true;
+      production_handler_ = [](const ProductionError&) {
+        return ProductionExceptionHandlerResponse::CONTINUE;
+      };
     else if (!ends_with("DefaultProductionExceptionHandler"))
       throw std::invalid_argument("default.production.exception.handler: unknown handler '" +
                                   production +
                                   "' (DefaultProductionExceptionHandler or "
                                   "LogAndContinueProductionExceptionHandler)");
-    if (continue_on_production_error_ && exactly_once_)
+    if (production_handler_ && exactly_once_)
       spdlog::warn(
           "{}: LogAndContinueProductionExceptionHandler does not apply under "
           "exactly_once_v2: a failed write aborts its transaction and fails the thread",
@@ -209,6 +211,14 @@ class KafkaStreams::Impl {
   }
   void set_listener(StateListener l) { listener_ = std::move(l); }
   void set_handler(UncaughtExceptionHandler h) { handler_ = std::move(h); }
+  void set_production_handler(ProductionExceptionHandler h) {
+    if (h && exactly_once_)
+      spdlog::warn(
+          "{}: the production exception handler does not apply under exactly_once_v2: a failed "
+          "write aborts its transaction and fails the thread",
+          task_.application_id);
+    production_handler_ = std::move(h);
+  }
 
   void clean_up() {
     auto s = state();
@@ -304,7 +314,7 @@ class KafkaStreams::Impl {
     tc.task = task_;
     tc.commit_interval_ms = commit_interval_ms_;
     tc.exactly_once = exactly_once_;
-    tc.continue_on_production_error = continue_on_production_error_;
+    tc.production_handler = production_handler_;
     tc.client_id = task_.application_id + "-StreamThread-" + std::to_string(++thread_counter_);
     tc.thread_index = thread_counter_;
     tc.transactional_id =
@@ -366,7 +376,7 @@ class KafkaStreams::Impl {
   int64_t threads_ = 1;
   int64_t commit_interval_ms_ = 30000;
   bool exactly_once_ = false;
-  bool continue_on_production_error_ = false;
+  ProductionExceptionHandler production_handler_;  // none: a failed write fails the thread
   std::string process_id_ = random_process_id();
   int32_t replication_factor_ = -1;
   std::string state_dir_;
@@ -400,6 +410,9 @@ void KafkaStreams::setStateListener(StateListener l) {
 }
 void KafkaStreams::setUncaughtExceptionHandler(UncaughtExceptionHandler h) {
   impl_->set_handler(std::move(h));
+}
+void KafkaStreams::setProductionExceptionHandler(ProductionExceptionHandler h) {
+  impl_->set_production_handler(std::move(h));
 }
 void KafkaStreams::cleanUp() {
   impl_->clean_up();

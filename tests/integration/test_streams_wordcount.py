@@ -251,6 +251,30 @@ def test_production_exception_handler(topics, tmp_path):
     out.close()
 
 
+def test_production_exception_handler_callback(topics, tmp_path):
+    """KafkaStreams::setProductionExceptionHandler: the example's handler is handed the record the
+    producer refused (its topic and bytes), answers CONTINUE, and every other word is counted."""
+    rng = random.Random(4)
+    lines = _lines(rng, 2000)
+    poison = "z" * 200_000
+    _produce(topics, lines[:1000] + [f"kafka {poison} log"] + lines[1000:])
+    port = free_port()
+    app = App(topics, tmp_path, "callback", app_id="wc-callback", extra=(
+        "--config", "producer.message.max.bytes=100000", "--skip-production-errors",
+        "--metrics-listener", f"127.0.0.1:{port}")).start()
+    out = Output(topics)
+    out.read_until(_truth(lines + ["kafka log"]))
+    text = app.log_path.read_text()
+    reported = re.findall(
+        r"wordcount: skipping a record for (\S+) partition -?\d+ \((\d+)-byte key", text)
+    assert reported == [("wc-callback-counts-store-repartition", "200000")], text[-2000:]
+    from test_streams_state import _scrape, _total
+    assert _total(_scrape(port), "oxbow_streams_thread_production_errors_skipped_total") == 1
+    app.stop()
+    assert out.latest == _truth(lines + ["kafka log"])
+    out.close()
+
+
 def test_stream_threads_added_and_removed_at_run_time(topics, tmp_path):
     """SIGUSR1/SIGUSR2 make the example call addStreamThread()/removeStreamThread(): the new
     thread takes tasks and processes, the removed one hands them back, counts stay exact."""

@@ -1,5 +1,9 @@
 #pragma once
-// The library's exceptions, named as Kafka Streams' are.
+// The library's exceptions, named as Kafka Streams' are, and the production-exception handler's
+// types.
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -19,5 +23,22 @@ class StreamsException : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// An output or repartition record the producer could not write (too large, rejected by the
+// broker, timed out), as a ProductionExceptionHandler sees it.
+struct ProductionError {
+  std::string topic;
+  int32_t partition = -1;                 // -1 when it failed before a partition was chosen
+  std::optional<std::string> key, value;  // the serialized bytes
+  std::string error;                      // the client's text
+};
+
+enum class ProductionExceptionHandlerResponse { FAIL, CONTINUE };
+
+// Called on the stream thread for each record it could not write (with several threads, from
+// each of them); CONTINUE skips the record (logged and counted), FAIL fails the thread. An
+// exception it throws counts as FAIL.
+using ProductionExceptionHandler =
+    std::function<ProductionExceptionHandlerResponse(const ProductionError& error)>;
 
 }  // namespace oxbow::streams

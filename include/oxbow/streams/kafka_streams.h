@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "oxbow/streams/errors.h"
 #include "oxbow/streams/topology.h"
 
 namespace oxbow::streams {
@@ -60,6 +61,11 @@ class KafkaStreams {
   void setStateListener(StateListener listener);
   // What a thread's failure does: SHUTDOWN_CLIENT by default.
   void setUncaughtExceptionHandler(UncaughtExceptionHandler handler);
+  // Decides on output and repartition records the producer could not write; set before start(),
+  // in place of default.production.exception.handler. At least once only: under exactly-once a
+  // failed write aborts its transaction and fails the thread (its input is processed again), and
+  // changelog writes are never skipped.
+  void setProductionExceptionHandler(ProductionExceptionHandler handler);
   // Deletes this application's local state (state.dir/<application.id>); not while running.
   void cleanUp();
   // Starts one more stream thread; its name, or nothing unless RUNNING or REBALANCING.

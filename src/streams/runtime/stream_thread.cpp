@@ -523,7 +523,7 @@ void StreamThread::send(const std::string& topic, const std::optional<std::strin
     }
     if (err) {
       if (hdrs) rd_kafka_headers_destroy(hdrs);
-      write_failed(topic, partition, delivered != nullptr, rd_kafka_err2str(err));
+      write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, delivered != nullptr);
       if (!send_error_.empty()) throw StreamsException("cannot send to " + send_error_);
     }
     return;
@@ -537,21 +537,32 @@ void StreamThread::delivered(rd_kafka_t*, const rd_kafka_message_t* m, void* opa
     *slot = std::max(*slot, m->offset);
   }
   if (m->err)
-    self->write_failed(rd_kafka_topic_name(m->rkt), m->partition, m->_private != nullptr,
-                       rd_kafka_err2str(m->err));
+    self->write_failed({rd_kafka_topic_name(m->rkt), m->partition, bytes_of(m->key, m->key_len),
+                        bytes_of(m->payload, m->len), rd_kafka_err2str(m->err)},
+                       m->_private != nullptr);
 }
 
-void StreamThread::write_failed(const std::string& topic, int32_t partition, bool changelog,
-                                const std::string& error) {
-  if (config_.continue_on_production_error && !changelog && !config_.exactly_once) {
+bool StreamThread::production_handler_continues(const ProductionError& failure) {
+  try {
+    return config_.production_handler(failure) == ProductionExceptionHandlerResponse::CONTINUE;
+  } catch (const std::exception& e) {
+    spdlog::error("stream thread {}: the production exception handler threw: {}", config_.client_id,
+                  e.what());
+    return false;
+  }
+}
+
+void StreamThread::write_failed(const ProductionError& failure, bool changelog) {
+  if (config_.production_handler && !changelog && !config_.exactly_once &&
+      production_handler_continues(failure)) {
     metrics_->production_skipped.add();
     spdlog::warn(
         "stream thread {}: skipping a record the production exception handler lets go: "
         "topic {} partition {}: {}",
-        config_.client_id, topic, partition, error);
+        config_.client_id, failure.topic, failure.partition, failure.error);
     return;
   }
-  if (send_error_.empty()) send_error_ = topic + ": " + error;
+  if (send_error_.empty()) send_error_ = failure.topic + ": " + failure.error;
 }
 
 int32_t StreamThread::partitions_of(const std::string& topic) {

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "oxbow/streams/errors.h"
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/task.h"
 #include "streams/runtime/thread_metrics.h"
@@ -30,10 +31,9 @@ struct ThreadConfig {
   // committed in one transaction per commit, input read read_committed.
   bool exactly_once = false;
   std::string transactional_id;
-  // default.production.exception.handler = LogAndContinueProductionExceptionHandler: an output
-  // record the broker rejects is logged, counted and skipped (at least once only; changelog writes
-  // and transactions always fail).
-  bool continue_on_production_error = false;
+  // Asked about an output or repartition record the producer could not write; none: the thread
+  // fails. At least once only: changelog writes and transactions always fail.
+  ProductionExceptionHandler production_handler;
 };
 
 class StreamThread : public RecordCollector {
@@ -84,8 +84,8 @@ class StreamThread : public RecordCollector {
   int64_t* delivery_slot(const std::string& topic, int32_t partition) override;
   void checkpoint_tasks();
   // A write that failed: skipped when the handler says continue, else the thread fails.
-  void write_failed(const std::string& topic, int32_t partition, bool changelog,
-                    const std::string& error);
+  void write_failed(const ProductionError& failure, bool changelog);
+  bool production_handler_continues(const ProductionError& failure);
   void publish_metrics();
   int32_t partitions_of(const std::string& topic) override;
 
