@@ -83,11 +83,6 @@ class KafkaStreams::Impl {
                                   production +
                                   "' (DefaultProductionExceptionHandler or "
                                   "LogAndContinueProductionExceptionHandler)");
-    if (production_handler_ && exactly_once_)
-      spdlog::warn(
-          "{}: LogAndContinueProductionExceptionHandler does not apply under "
-          "exactly_once_v2: a failed write aborts its transaction and fails the thread",
-          value_or("application.id", ""));
     // Kafka's defaults: 30 s, or 100 ms under exactly-once.
     commit_interval_ms_ = int_setting("commit.interval.ms", exactly_once_ ? 100 : 30000, 0);
     replication_factor_ = static_cast<int32_t>(int_setting("replication.factor", -1, -1));
@@ -107,6 +102,12 @@ class KafkaStreams::Impl {
       if (state_ != State::CREATED)
         throw std::logic_error("start() is allowed only once, from CREATED");
     }
+    // Whether set by default.production.exception.handler or setProductionExceptionHandler.
+    if (production_handler_ && exactly_once_)
+      spdlog::warn(
+          "{}: the production exception handler does not apply under exactly_once_v2: a failed "
+          "write aborts its transaction and fails the thread",
+          task_.application_id);
     set_state(State::REBALANCING);
     try {
       if (auto it = config_.find("metrics.listener"); it != config_.end() && !it->second.empty()) {
@@ -211,14 +212,7 @@ class KafkaStreams::Impl {
   }
   void set_listener(StateListener l) { listener_ = std::move(l); }
   void set_handler(UncaughtExceptionHandler h) { handler_ = std::move(h); }
-  void set_production_handler(ProductionExceptionHandler h) {
-    if (h && exactly_once_)
-      spdlog::warn(
-          "{}: the production exception handler does not apply under exactly_once_v2: a failed "
-          "write aborts its transaction and fails the thread",
-          task_.application_id);
-    production_handler_ = std::move(h);
-  }
+  void set_production_handler(ProductionExceptionHandler h) { production_handler_ = std::move(h); }
 
   void clean_up() {
     auto s = state();
