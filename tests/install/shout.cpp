@@ -1,6 +1,6 @@
-// Upper-cases the values of topic "words" into "shouts". With --driver it runs the topology in
-// TopologyTestDriver and prints the results; with --bootstrap-server it runs KafkaStreams until it
-// has processed --records records.
+// Upper-cases the values of topics "words" and "more-words" (merged) into "shouts". With --driver
+// it runs the topology in TopologyTestDriver and prints the results; with --bootstrap-server it
+// runs KafkaStreams until it has processed --records records.
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -21,6 +21,7 @@ std::atomic<int> seen{0};
 Topology shout() {
   StreamsBuilder builder;
   builder.stream<std::string, std::string>("words")
+      .merge(builder.stream<std::string, std::string>("more-words"))
       .peek([](const std::string&, const std::string&) { ++seen; })
       .mapValues<std::string>([](std::string v) {
         for (auto& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -42,13 +42,19 @@ def test_cmake_package_builds_an_application_that_runs(make_broker, tmp_path):
 
     b = make_broker()
     admin = ck.admin(b.bootstrap)
-    for f in admin.create_topics([NewTopic("words", 1, 1), NewTopic("shouts", 1, 1)]).values():
+    # A merge of inputs with 1 and 3 partitions has 3 tasks, as in Kafka: task p reads partition p
+    # of each input that has one, so more-words' partitions 1 and 2 are processed too.
+    topics = [NewTopic("words", 1, 1), NewTopic("more-words", 3, 1), NewTopic("shouts", 1, 1)]
+    for f in admin.create_topics(topics).values():
         f.result(20)
-    ck.wait_for_topic(b.bootstrap, "words", 1)
-    ck.produce_all(ck.producer(b.bootstrap), [{"key": b"k", "value": w} for w in (b"one", b"two", b"three")], "words")
-    assert "processed 3" in _run([str(shout), "--bootstrap-server", b.bootstrap, str(tmp_path / "state"), "3"])
-    got = ck.consume_partition(b.bootstrap, "shouts", expected=3)
-    assert [m.value() for m in got] == [b"ONE", b"TWO", b"THREE"]
+    ck.wait_for_topic(b.bootstrap, "more-words", 3)
+    producer = ck.producer(b.bootstrap)
+    ck.produce_all(producer, [{"key": b"k", "value": w} for w in (b"one", b"two", b"three")], "words")
+    ck.produce_all(producer, [{"value": b"four", "partition": 1}, {"value": b"five", "partition": 2}], "more-words")
+    assert "processed 5" in _run([str(shout), "--bootstrap-server", b.bootstrap, str(tmp_path / "state"), "5"])
+    got = [m.value() for m in ck.consume_partition(b.bootstrap, "shouts", expected=5)]
+    assert [v for v in got if v in (b"ONE", b"TWO", b"THREE")] == [b"ONE", b"TWO", b"THREE"]
+    assert sorted(got) == sorted([b"ONE", b"TWO", b"THREE", b"FOUR", b"FIVE"])
 
 
 def test_pkg_config_builds_the_same_application(tmp_path):

@@ -103,7 +103,7 @@ def test_at_least_once_through_kills_and_scaling_then_exact_after_a_clean_run(br
     clean.close()
 
 
-def test_scaling_one_three_one_moves_tasks_and_stays_exact(broker, tmp_path):
+def test_scaling_one_three_one_moves_only_what_it_must_and_stays_exact(broker, tmp_path):
     rng = random.Random(13)
     lines = _lines(rng, 60_000)
     out = Output(broker, isolation="read_committed")
@@ -129,9 +129,17 @@ def test_scaling_one_three_one_moves_tasks_and_stays_exact(broker, tmp_path):
         log = (tmp_path / f"{name}.log").read_text()
         assert re.search(r"task 1_\d assigned", log), f"{name} never took a counting task"
         assert re.search(r"restored [1-9]\d* records", log), f"{name} restored nothing from the changelog"
-    # Back on one instance, the first restored the tasks it had given away (or kept their state).
-    log = (tmp_path / "one.log").read_text()
-    assert len(re.findall(r"task 1_0 assigned", log)) >= 2
+    # Sticky: of its 12 tasks the first instance gave away only the 8 the newcomers took (a third
+    # each) and kept 4 that never stopped; scaling in gave it back exactly those 8, each once.
+    moved = set()
+    for name in ("two", "three"):
+        moved |= set(re.findall(r"task (\d_\d) assigned", (tmp_path / f"{name}.log").read_text()))
+    log = (tmp_path / "one.log").read_text().split("to PENDING_SHUTDOWN")[0]
+    assigned = re.findall(r"task (\d_\d) assigned", log)
+    revoked = re.findall(r"task (\d_\d) revoked", log)
+    assert len(moved) == 8, moved
+    assert sorted(revoked) == sorted(moved), (revoked, moved)
+    assert len(assigned) == 12 + 8 and set(assigned[12:]) == moved, assigned
 
 
 @pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -48,7 +49,7 @@ void StreamThread::start() {
        {"client.id", config_.client_id + "-consumer"},
        {"enable.auto.commit", "false"},
        {"auto.offset.reset", "earliest"},
-       {"partition.assignment.strategy", "range"},
+       {"partition.assignment.strategy", "cooperative-sticky"},
        {"isolation.level", config_.exactly_once ? "read_committed" : "read_uncommitted"}},
       // librdkafka's default refills its prefetch queue below 100,000 messages, which stalls
       // fetching at Streams' rates. Not more: each queued message costs ~250 bytes beyond its
@@ -57,7 +58,7 @@ void StreamThread::start() {
       {{"queued.min.messages", "200000"}});
   // Static membership (KIP-345), as Kafka Streams offers it: with group.instance.id set, thread n
   // joins as "<id>-<n>", so that an instance restarted within the session timeout takes its
-  // place back, with the same tasks (the range assignor orders static members by their ids).
+  // place back without a rebalance, with the same tasks.
   for (const char* key : {"group.instance.id", "consumer.group.instance.id"}) {
     auto it = config_.app.find(key);
     if (it == config_.app.end() || it->second.empty()) continue;
@@ -104,12 +105,22 @@ void StreamThread::start() {
     if (n.kind == NodeDescription::Kind::kSink && !n.dynamic_topic)
       for (const auto& t : n.topics) partitions_of(n.internal ? app_id + "-" + t : t);
 
-  std::set<std::string> topics;
-  for (const auto& sub : subtopologies_)
+  // The group sees one anchor topic per sub-topology, the source topic with the most partitions
+  // (as Kafka, a sub-topology has as many tasks as its widest input; task p reads partition p of
+  // each input that has one), so the anchor's partitions name the sub-topology's tasks.
+  for (const auto& sub : subtopologies_) {
+    std::set<std::string> sources;
     for (const auto& t : sub.source_topics)
-      topics.insert(graph_->is_internal_topic(t) ? app_id + "-" + t : t);
-  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(topics.size()));
-  for (const auto& t : topics) rd_kafka_topic_partition_list_add(list, t.c_str(), -1);
+      sources.insert(graph_->is_internal_topic(t) ? app_id + "-" + t : t);
+    for (const auto& t : sources) {
+      subtopology_of_[t] = sub.id;
+      auto anchor = anchor_of_.find(sub.id);
+      if (anchor == anchor_of_.end() || partitions_of(t) > partitions_of(anchor->second))
+        anchor_of_[sub.id] = t;
+    }
+  }
+  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(anchor_of_.size()));
+  for (const auto& [sub, t] : anchor_of_) rd_kafka_topic_partition_list_add(list, t.c_str(), -1);
   auto err = rd_kafka_subscribe(consumer_.get(), list);
   rd_kafka_topic_partition_list_destroy(list);
   if (err) throw std::runtime_error(std::string("subscribe: ") + rd_kafka_err2str(err));
@@ -303,11 +314,15 @@ int64_t* StreamThread::delivery_slot(const std::string& topic, int32_t partition
 void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t* partitions, void* opaque) {
   auto* self = static_cast<StreamThread*>(opaque);
+  bool assigning = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
+  rd_kafka_topic_partition_list_t* inputs = nullptr;
+  bool applied = false;
   try {
-    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    if (assigning) {
       self->rebalancing_ = true;
-      self->on_assigned(partitions);
-      rd_kafka_assign(rk, partitions);
+      inputs = self->on_assigned(partitions);
+      self->throw_on_error(rd_kafka_incremental_assign(rk, inputs), "incremental_assign");
+      applied = true;
       for (auto& [task, n] : self->pending_stores_) {
         auto* paused = self->input_partitions(task);
         rd_kafka_pause_partitions(rk, paused);
@@ -315,66 +330,143 @@ void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
       }
       self->rebalancing_ = !self->pending_stores_.empty();
     } else {
-      self->on_revoked();
-      rd_kafka_assign(rk, nullptr);
+      inputs = self->on_revoked(partitions, rd_kafka_assignment_lost(rk));
+      self->throw_on_error(rd_kafka_incremental_unassign(rk, inputs), "incremental_unassign");
+      applied = true;
     }
   } catch (const std::exception& e) {
     self->failure_ = e.what();
     self->failed_ = true;
     self->stop_ = true;
     spdlog::error("stream thread {} failed in a rebalance: {}", self->config_.client_id, e.what());
-    rd_kafka_assign(rk, nullptr);
-  }
-}
-
-void StreamThread::on_assigned(rd_kafka_topic_partition_list_t* partitions) {
-  const auto& app_id = config_.task.application_id;
-  std::set<std::pair<std::string, int32_t>> assigned;
-  for (int i = 0; i < partitions->cnt; ++i)
-    assigned.emplace(partitions->elems[i].topic, partitions->elems[i].partition);
-  std::vector<Task*> created;
-  for (const auto& [topic, partition] : assigned) {
-    for (const auto& sub : subtopologies_) {
-      bool reads = false;
-      for (const auto& t : sub.source_topics)
-        if ((graph_->is_internal_topic(t) ? app_id + "-" + t : t) == topic) reads = true;
-      if (!reads || tasks_.count({sub.id, partition})) continue;
-      TaskConfig tc = config_.task;
-      tc.subtopology = sub.id;
-      tc.partition = partition;
-      auto task = std::make_unique<Task>(graph_, sub, tc, *this);
-      auto& active = tasks_[{sub.id, partition}];
-      active.task = std::move(task);
-      created.push_back(active.task.get());
-      for (const auto& t : active.task->input_topics()) by_input_[{t, partition}] = &active;
-      spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
+    // The group's rebalance still has to complete, so that the thread can leave the group.
+    if (!applied && assigning)
+      if (auto* error = rd_kafka_incremental_assign(rk, partitions)) rd_kafka_error_destroy(error);
+    if (!applied && !assigning) {
+      if (auto* error = rd_kafka_incremental_unassign(rk, inputs ? inputs : partitions))
+        rd_kafka_error_destroy(error);
     }
   }
-  start_restoration(created);
+  if (inputs) rd_kafka_topic_partition_list_destroy(inputs);
 }
 
-void StreamThread::on_revoked() {
-  try {
-    // A failed thread commits nothing: what it processed since its last commit is redone.
-    if (!failed_) commit();
-  } catch (const std::exception& e) {
-    spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id, e.what());
+rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
+    const rd_kafka_topic_partition_list_t* anchors) {
+  auto* inputs = rd_kafka_topic_partition_list_new(anchors->cnt);
+  std::vector<Task*> created;
+  for (int i = 0; i < anchors->cnt; ++i) {
+    auto sub_it = subtopology_of_.find(anchors->elems[i].topic);
+    if (sub_it == subtopology_of_.end()) continue;
+    int32_t partition = anchors->elems[i].partition;
+    std::pair<int, int32_t> id{sub_it->second, partition};
+    if (tasks_.count(id)) continue;
+    const Subtopology* sub = nullptr;
+    for (const auto& s : subtopologies_)
+      if (s.id == id.first) sub = &s;
+    if (!sub) continue;
+    TaskConfig tc = config_.task;
+    tc.subtopology = sub->id;
+    tc.partition = partition;
+    auto& active = tasks_[id];
+    active.task = std::make_unique<Task>(graph_, *sub, tc, *this);
+    created.push_back(active.task.get());
+    for (const auto& t : active.task->input_topics()) {
+      if (partition >= partitions_of(t)) continue;
+      by_input_[{t, partition}] = &active;
+      rd_kafka_topic_partition_list_add(inputs, t.c_str(), partition);
+    }
+    spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
   }
-  restoring_.clear();
-  pending_stores_.clear();
-  seek_on_resume_.clear();
-  if (restorer_) rd_kafka_assign(restorer_.get(), nullptr);
-  tasks_.clear();
-  by_input_.clear();
+  start_restoration(created);
+  return inputs;
+}
+
+rd_kafka_topic_partition_list_t* StreamThread::on_revoked(
+    const rd_kafka_topic_partition_list_t* anchors, bool lost) {
+  if (lost) {
+    // The group has moved on without this member: its commit would be refused, and an open
+    // transaction's output must not be committed by anyone. The tasks' inputs are processed again
+    // from the last commit, wherever they land.
+    if (in_transaction_) {
+      if (auto* e = rd_kafka_abort_transaction(producer_.get(), 30000)) rd_kafka_error_destroy(e);
+      in_transaction_ = false;
+    }
+  } else {
+    try {
+      // All tasks commit, as Kafka Streams does: a commit covers the thread's whole transaction.
+      // A failed thread commits nothing: what it processed since its last commit is redone.
+      if (!failed_) commit();
+    } catch (const std::exception& e) {
+      spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id,
+                   e.what());
+    }
+  }
+  // Every input partition of the revoked tasks that the consumer holds.
+  std::set<std::pair<int, int32_t>> revoked;
+  for (int i = 0; i < anchors->cnt; ++i) {
+    auto sub = subtopology_of_.find(anchors->elems[i].topic);
+    if (sub != subtopology_of_.end()) revoked.emplace(sub->second, anchors->elems[i].partition);
+  }
+  auto* inputs = rd_kafka_topic_partition_list_new(0);
+  rd_kafka_topic_partition_list_t* held = nullptr;
+  if (rd_kafka_assignment(consumer_.get(), &held) == RD_KAFKA_RESP_ERR_NO_ERROR && held) {
+    for (int i = 0; i < held->cnt; ++i) {
+      auto sub = subtopology_of_.find(held->elems[i].topic);
+      if (sub != subtopology_of_.end() && revoked.count({sub->second, held->elems[i].partition}))
+        rd_kafka_topic_partition_list_add(inputs, held->elems[i].topic, held->elems[i].partition);
+    }
+  }
+  if (held) rd_kafka_topic_partition_list_destroy(held);
+  for (const auto& id : revoked) close_task(id);
+  rebalancing_ = !pending_stores_.empty();
+  return inputs;
+}
+
+void StreamThread::close_task(std::pair<int, int32_t> id) {
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return;
+  Task* task = it->second.task.get();
+  bool was_restoring = false;
+  for (auto r = restoring_.begin(); r != restoring_.end();) {
+    if (r->second.task == task) {
+      r = restoring_.erase(r);
+      was_restoring = true;
+    } else {
+      ++r;
+    }
+  }
+  pending_stores_.erase(task);
+  for (const auto& t : task->input_topics()) {
+    seek_on_resume_.erase({t, id.second});
+    by_input_.erase({t, id.second});
+  }
+  spdlog::info("stream thread {}: task {} revoked", config_.client_id, task->id());
+  tasks_.erase(it);
+  if (was_restoring) assign_restorer();
+}
+
+void StreamThread::assign_restorer() {
+  if (!restorer_) return;
+  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(restoring_.size()));
+  for (const auto& [tp, target] : restoring_)
+    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = target.position;
+  rd_kafka_assign(restorer_.get(), list->cnt > 0 ? list : nullptr);
+  rd_kafka_topic_partition_list_destroy(list);
 }
 
 void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
-  restore_started_ = std::chrono::steady_clock::now();
-  restored_ = to_restore_ = 0;
-  restore_stores_ = 0;
+  if (restoring_.empty()) {
+    restore_started_ = std::chrono::steady_clock::now();
+    restored_ = to_restore_ = 0;
+    restore_stores_ = 0;
+  }
   std::vector<std::tuple<Task*, std::string, std::string>> work;  // task, store, topic
   for (Task* t : tasks)
     for (auto& [store, topic] : t->changelogs()) work.emplace_back(t, store, topic);
+  if (work.empty() && restoring_.empty() && !tasks.empty()) {
+    spdlog::info("stream thread {}: restored 0 records into 0 stores in 0 ms", config_.client_id);
+    return;
+  }
   if (work.empty()) return;
   if (!restorer_) {
     auto* conf = client_conf(config_.app, ClientRole::kRestoreConsumer,
@@ -388,36 +480,33 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
                              {{"queued.min.messages", "200000"}});
     restorer_ = make_client(RD_KAFKA_CONSUMER, conf);
   }
-  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(work.size()));
+  size_t restoring_before = restoring_.size();
   for (auto& [task, store, topic] : work) {
     int32_t partition = task->task_partition_id();
     int64_t low = 0, high = 0;
     auto err = rd_kafka_query_watermark_offsets(restorer_.get(), topic.c_str(), partition, &low,
                                                 &high, 10000);
     if (err) {
-      rd_kafka_topic_partition_list_destroy(list);
       throw StreamsException("restoring from " + topic + ": " + rd_kafka_err2str(err));
     }
-    std::optional<int64_t> from = task->restore_from(store);
-    if (from && (*from > high || *from < low)) {
+    // -1: no local state to start from.
+    int64_t from = task->restore_from(store).value_or(-1);
+    if (from >= 0 && (from > high || from < low)) {
       task->wipe(store);  // the changelog was deleted, truncated or recreated
-      from.reset();
+      from = -1;
     }
-    if (high <= std::max(low, from.value_or(0))) {
+    if (high <= std::max({low, from, int64_t{0}})) {
       if (from != high) task->finish_restore(store, high);  // so its checkpoint names the end
       spdlog::info("stream thread {}: task {}: store {} is up to date with {} at offset {}",
                    config_.client_id, task->id(), store, topic, high);
       continue;
     }
-    rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset =
-        from ? *from : RD_KAFKA_OFFSET_BEGINNING;
-    to_restore_ += high - std::max(low, from.value_or(0));
-    restoring_[{topic, partition}] = {task, store};
+    to_restore_ += high - std::max({low, from, int64_t{0}});
+    restoring_[{topic, partition}] = {task, store, from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING};
     ++pending_stores_[task];
     ++restore_stores_;
   }
-  if (list->cnt > 0) rd_kafka_assign(restorer_.get(), list);
-  rd_kafka_topic_partition_list_destroy(list);
+  if (restoring_.size() != restoring_before) assign_restorer();
   if (restoring_.empty())
     spdlog::info("stream thread {}: restored 0 records into 0 stores in 0 ms", config_.client_id);
 }
@@ -442,6 +531,7 @@ void StreamThread::restore_step() {
     } else if (it != restoring_.end()) {
       auto key = bytes_of(m->key, m->key_len);
       if (key) it->second.task->restore(it->second.store, *key, bytes_of(m->payload, m->len));
+      it->second.position = m->offset + 1;
       ++restored_;
       metrics_->restored.add();
     }

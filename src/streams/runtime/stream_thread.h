@@ -4,9 +4,11 @@
 // flushed, the producer's writes acknowledged, then the input offsets committed (at least once),
 // or all of them in one transaction with the group's metadata, which fences zombies (exactly once).
 //
-// Partitions are assigned with the range assignor: with co-partitioned topics (equal partition
-// counts, which the library checks and gives its internal topics) it gives partition p of every
-// topic of a sub-topology to one member, which is what a task needs. See src/streams/README.md.
+// Tasks are assigned through the group by one anchor topic per sub-topology (its first source
+// topic), with librdkafka's cooperative-sticky assignor: anchor partition p is task (sub-topology,
+// p), and the thread assigns itself partition p of the sub-topology's other source topics. Tasks
+// stay where they are across membership changes, and those a thread keeps process on through a
+// rebalance. See src/streams/README.md.
 #include <atomic>
 #include <map>
 #include <memory>
@@ -61,8 +63,15 @@ class StreamThread : public RecordCollector {
 
   void run();
   void loop();
-  void on_assigned(rd_kafka_topic_partition_list_t* partitions);
-  void on_revoked();
+  // Both take the anchor partitions the group gave or took and answer every input partition of
+  // the tasks concerned, which the rebalance then adds to or removes from the consumer.
+  rd_kafka_topic_partition_list_t* on_assigned(const rd_kafka_topic_partition_list_t* anchors);
+  rd_kafka_topic_partition_list_t* on_revoked(const rd_kafka_topic_partition_list_t* anchors,
+                                              bool lost);
+  void close_task(std::pair<int, int32_t> id);
+  // The restore consumer's assignment: every changelog partition still restoring, from where it
+  // stands.
+  void assign_restorer();
   // Restoration runs beside processing: a task's input stays paused until its stores caught up
   // with their changelogs, which the loop reads a slice at a time while ready tasks process.
   void start_restoration(const std::vector<Task*>& tasks);
@@ -99,6 +108,7 @@ class StreamThread : public RecordCollector {
   struct RestoreTarget {
     Task* task;
     std::string store;
+    int64_t position;  // next changelog offset to read; RD_KAFKA_OFFSET_BEGINNING at first
   };
   std::map<std::pair<std::string, int32_t>, RestoreTarget> restoring_;  // changelog partition
   std::map<Task*, int> pending_stores_;                                 // tasks still restoring
@@ -110,6 +120,8 @@ class StreamThread : public RecordCollector {
   std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
   std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;
   std::map<std::string, int32_t> partition_counts_;
+  std::map<std::string, int> subtopology_of_;  // every source topic (resolved) -> sub-topology
+  std::map<int, std::string> anchor_of_;       // sub-topology -> the topic the group assigns
   std::thread thread_;
   std::atomic<bool> stop_{false}, running_{false}, failed_{false};
   std::atomic<bool> rebalancing_{true};  // until the first assignment
