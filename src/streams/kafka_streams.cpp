@@ -14,6 +14,7 @@
 #include "common/properties.h"
 #include "oxbow/streams/errors.h"
 #include "streams/metrics_server.h"
+#include "streams/runtime/shutdown_signal.h"
 #include "streams/runtime/stream_thread.h"
 #include "streams/streams_config.h"
 
@@ -94,7 +95,10 @@ class KafkaStreams::Impl {
         int_setting(detail::kRocksDbMemoryMaxBytes, detail::kRocksDbMemoryDefault, 8 << 20));
   }
 
-  ~Impl() { close(std::chrono::milliseconds(60000)); }
+  // The stream threads' destructors would wait for them anyway; the monitor must be joined.
+  ~Impl() {
+    if (!close(std::chrono::milliseconds(60000))) close(std::chrono::milliseconds::max());
+  }
 
   void start() {
     {
@@ -117,6 +121,8 @@ class KafkaStreams::Impl {
                      metrics_server_->port());
       }
       prepare_topics();
+      shutdown_signal_ = std::make_unique<detail::ShutdownSignal>(config_, task_.application_id,
+                                                                  replication_factor_);
       std::lock_guard lock(threads_mutex_);
       for (int i = 0; i < threads_; ++i) add_thread_locked();
     } catch (...) {
@@ -126,14 +132,20 @@ class KafkaStreams::Impl {
     monitor_ = std::thread([this] { monitor(); });
   }
 
+  // As Kafka's close(Duration): false when the threads have not stopped within `timeout`; they
+  // go on shutting down, the state stays PENDING_SHUTDOWN, and a later close() waits again.
   bool close(std::chrono::milliseconds timeout) {
+    bool first = false;
     {
       std::lock_guard lock(mutex_);
-      if (state_ == State::NOT_RUNNING || closing_) return true;
+      if (state_ == State::NOT_RUNNING) return true;
+      first = !closing_;
       closing_ = true;
     }
-    if (state() != State::ERROR && state() != State::CREATED) set_state(State::PENDING_SHUTDOWN);
+    if (first && state() != State::ERROR && state() != State::CREATED)
+      set_state(State::PENDING_SHUTDOWN);
     std::unique_lock threads_lock(threads_mutex_);
+    if (state() == State::NOT_RUNNING) return true;  // another close() finished meanwhile
     for (auto& t : threads_list_) t->request_stop();
     auto deadline = timeout == std::chrono::milliseconds::max()
                         ? std::chrono::steady_clock::time_point::max()
@@ -144,6 +156,7 @@ class KafkaStreams::Impl {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       if (t->running()) stopped = false;
     }
+    if (!stopped) return false;
     {
       std::lock_guard lock(mutex_);
       stop_monitor_ = true;
@@ -152,7 +165,7 @@ class KafkaStreams::Impl {
     threads_lock.unlock();  // the monitor may be waiting for it
     if (monitor_.joinable()) monitor_.join();
     threads_lock.lock();
-    if (stopped) threads_list_.clear();
+    threads_list_.clear();
     if (state() != State::ERROR) set_state(State::NOT_RUNNING);
     metrics_server_.reset();
     return stopped;
@@ -176,6 +189,7 @@ class KafkaStreams::Impl {
       if (threads_list_.size() <= 1) return std::nullopt;
       victim = std::move(threads_list_.back());
       threads_list_.pop_back();
+      resize_caches_locked();
     }
     std::string name = victim->name();
     victim->request_stop();  // commits and leaves the group; its tasks move to the others
@@ -187,6 +201,7 @@ class KafkaStreams::Impl {
     if (victim->running()) {
       std::lock_guard lock(threads_mutex_);
       threads_list_.push_back(std::move(victim));  // still stopping; close() will wait for it
+      resize_caches_locked();
       return std::nullopt;
     }
     victim->join();
@@ -274,13 +289,18 @@ class KafkaStreams::Impl {
     // Internal topics in creation order: upstream counts are known before a topic is sized.
     std::vector<detail::NewTopic> create;
     for (const auto& spec : graph_->internal_topics()) {
+      // Repartitioned::withNumberOfPartitions decides alone, fewer than upstream included.
       int32_t n = spec.partitions;
-      for (const auto& up : spec.upstream_topics) n = std::max(n, counts[up]);
+      if (n == 0)
+        for (const auto& up : spec.upstream_topics) n = std::max(n, counts[up]);
       counts[spec.name] = std::max(n, 1);
-      create.push_back({app_id + "-" + spec.name,
-                        counts[spec.name],
-                        replication_factor_,
-                        {{"cleanup.policy", "delete"}}});
+      // Kafka's settings for repartition topics: kept until the application purges what it has
+      // committed (never aged out while it is down), in segments small enough to purge.
+      create.push_back(
+          {app_id + "-" + spec.name,
+           counts[spec.name],
+           replication_factor_,
+           {{"cleanup.policy", "delete"}, {"retention.ms", "-1"}, {"segment.bytes", "52428800"}}});
     }
     for (const auto& sub : graph_->subtopologies()) {
       int32_t n = 1;
@@ -307,35 +327,63 @@ class KafkaStreams::Impl {
     tc.app = config_;
     tc.task = task_;
     tc.commit_interval_ms = commit_interval_ms_;
+    tc.repartition_purge_interval_ms = int_setting("repartition.purge.interval.ms", 30000, 0);
     tc.exactly_once = exactly_once_;
     tc.production_handler = production_handler_;
     tc.client_id = task_.application_id + "-StreamThread-" + std::to_string(++thread_counter_);
     tc.thread_index = thread_counter_;
     tc.transactional_id =
         task_.application_id + "-" + process_id_ + "-" + std::to_string(thread_counter_);
+    tc.task.cache_budget = std::make_shared<detail::CacheBudget>();
     auto thread = std::make_unique<detail::StreamThread>(graph_, tc);
     thread->start();
     threads_list_.push_back(std::move(thread));
+    resize_caches_locked();
+    // The new member makes the group rebalance: REBALANCING until its first assignment is done
+    // (the monitor's next look may come after that), as Kafka's thread state listener reports.
+    if (state() == State::RUNNING) set_state(State::REBALANCING);
   }
 
+  // statestore.cache.max.bytes is the instance's: each thread gets an equal share, re-divided
+  // whenever a thread comes or goes, as Kafka resizes its thread caches.
+  void resize_caches_locked() {
+    if (threads_list_.empty()) return;
+    int64_t share = task_.cache_max_bytes / static_cast<int64_t>(threads_list_.size());
+    for (auto& t : threads_list_) t->cache_budget().max_bytes = share;
+  }
+
+  // Every 50 ms: failed threads and the client's state; every second: a shutdown request from
+  // another instance.
   void monitor() {
+    auto next_signal_check = std::chrono::steady_clock::now();
     std::unique_lock lock(mutex_);
     while (!stop_monitor_) {
       cv_.wait_for(lock, std::chrono::milliseconds(50));
       if (stop_monitor_) break;
       lock.unlock();
+      bool shutdown_requested = false;
+      if (std::chrono::steady_clock::now() >= next_signal_check) {
+        next_signal_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        shutdown_requested = shutdown_signal_->requested();
+      }
       {
         std::lock_guard threads_lock(threads_mutex_);
-        check_threads();
+        check_threads(shutdown_requested);
       }
       lock.lock();
     }
   }
 
-  void check_threads() {
+  void check_threads(bool shutdown_requested) {
     {
       std::lock_guard lock(mutex_);
       if (closing_) return;
+    }
+    if (shutdown_requested) {
+      spdlog::error("stream-client [{}] an instance of the application asked all to shut down",
+                    task_.application_id);
+      shut_down_on_error_locked();
+      return;
     }
     bool rebalancing = false;
     for (size_t i = 0; i < threads_list_.size(); ++i) {
@@ -349,12 +397,9 @@ class KafkaStreams::Impl {
           add_thread_locked();
           return;
         }
-        set_state(State::PENDING_ERROR);
-        for (auto& other : threads_list_) other->request_stop();
-        for (auto& other : threads_list_) other->join();
-        set_state(State::ERROR);
-        std::lock_guard lock(mutex_);
-        stop_monitor_ = true;
+        if (response == StreamThreadExceptionResponse::SHUTDOWN_APPLICATION)
+          shutdown_signal_->request(process_id_, t->failure());
+        shut_down_on_error_locked();
         return;
       }
       rebalancing = rebalancing || t->rebalancing();
@@ -362,6 +407,16 @@ class KafkaStreams::Impl {
     auto s = state();
     if (s == State::REBALANCING || s == State::RUNNING)
       set_state(rebalancing ? State::REBALANCING : State::RUNNING);
+  }
+
+  // Kafka: PENDING_ERROR while every thread stops, then ERROR.
+  void shut_down_on_error_locked() {
+    set_state(State::PENDING_ERROR);
+    for (auto& other : threads_list_) other->request_stop();
+    for (auto& other : threads_list_) other->join();
+    set_state(State::ERROR);
+    std::lock_guard lock(mutex_);
+    stop_monitor_ = true;
   }
 
   std::shared_ptr<const detail::GraphBuilder> graph_;
@@ -378,6 +433,7 @@ class KafkaStreams::Impl {
   std::mutex threads_mutex_;  // guards threads_list_; taken before mutex_ when both are
   std::vector<std::unique_ptr<detail::StreamThread>> threads_list_;
   std::unique_ptr<detail::MetricsServer> metrics_server_;
+  std::unique_ptr<detail::ShutdownSignal> shutdown_signal_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   State state_ = State::CREATED;

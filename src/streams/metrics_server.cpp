@@ -80,6 +80,19 @@ void task_families(PrometheusWriter& w, const MetricsView& view) {
   per_task("oxbow_streams_task_dropped_records_total", "counter",
            "Records a task's operators could not use (a null key where one is needed, ...).",
            [](const TaskCounters& c) { return c.dropped; });
+  // Kafka's task-level process-latency-avg and -max, over the records the thread times.
+  w.family("oxbow_streams_task_process_latency_seconds", "summary",
+           "Time a task took to process a record, sampled over one record in sixteen.");
+  for (const auto& r : rows) {
+    Labels l{{"thread_id", r.thread}, {"task_id", r.task.id}};
+    w.sample("oxbow_streams_task_process_latency_seconds_sum", l,
+             r.task.counters.latency_sampled_seconds);
+    w.sample("oxbow_streams_task_process_latency_seconds_count", l,
+             static_cast<double>(r.task.counters.latency_samples));
+  }
+  per_task("oxbow_streams_task_process_latency_max_seconds", "gauge",
+           "The longest a task took to process one of the records timed.",
+           [](const TaskCounters& c) { return c.latency_max_seconds; });
   w.family("oxbow_streams_task_skipped_records_total", "counter",
            "Input records skipped: undecodable (deserialization handler) or with an invalid "
            "timestamp.");

@@ -61,14 +61,15 @@ class KStream {
   KStream<K1, V1> map(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       KeyValue<K1, V1> kv = m(detail::as<K>(k), detail::as<V>(v));
-      return detail::KeyValue(Datum(std::move(kv.key)), Datum(std::move(kv.value)));
+      return detail::KeyValue(detail::to_datum(std::move(kv.key)),
+                              detail::to_datum(std::move(kv.value)));
     };
     return KStream<K1, V1>(retyped<K1, V1>(detail::map(node_, erased, named.name()), false, false));
   }
   template <class K1, class M>
   KStream<K1, V> selectKey(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
-      return Datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
+      return detail::to_datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
     };
     return KStream<K1, V>(
         retyped<K1, V>(detail::select_key(node_, erased, named.name()), false, true));
@@ -77,7 +78,7 @@ class KStream {
   template <class V1, class M>
   KStream<K, V1> mapValues(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
-      return Datum(V1(call_value_mapper(m, k, v)));
+      return detail::to_datum(V1(call_value_mapper(m, k, v)));
     };
     return KStream<K, V1>(
         retyped<K, V1>(detail::map_values(node_, erased, named.name()), true, false));
@@ -88,7 +89,7 @@ class KStream {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       std::vector<detail::KeyValue> out;
       for (auto&& kv : m(detail::as<K>(k), detail::as<V>(v)))
-        out.emplace_back(Datum(K1(kv.key)), Datum(V1(kv.value)));
+        out.emplace_back(detail::to_datum(K1(kv.key)), detail::to_datum(V1(kv.value)));
       return out;
     };
     return KStream<K1, V1>(
@@ -99,7 +100,7 @@ class KStream {
   KStream<K, V1> flatMapValues(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       std::vector<Datum> out;
-      for (auto&& value : call_value_mapper(m, k, v)) out.emplace_back(V1(value));
+      for (auto&& value : call_value_mapper(m, k, v)) out.push_back(detail::to_datum(V1(value)));
       return out;
     };
     return KStream<K, V1>(
@@ -147,7 +148,7 @@ class KStream {
   KGroupedStream<K1, V> groupBy(M selector,
                                 const Grouped<K1, V>& grouped = Grouped<K1, V>()) const {
     auto erased = [m = std::move(selector)](const Datum& k, const Datum& v) {
-      return Datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
+      return detail::to_datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
     };
     auto options = grouped.options();
     if (!options.key_serde) options.key_serde = detail::default_serde<K1>();
@@ -270,9 +271,9 @@ class KTable {
                           const Materialized<K, V1>& materialized = Materialized<K, V1>()) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       if constexpr (std::is_invocable_v<const M&, const K&, const V&>)
-        return Datum(V1(m(detail::as<K>(k), detail::as<V>(v))));
+        return detail::to_datum(V1(m(detail::as<K>(k), detail::as<V>(v))));
       else
-        return Datum(V1(m(detail::as<V>(v))));
+        return detail::to_datum(V1(m(detail::as<V>(v))));
     };
     auto options = materialized.options();
     if (!options.key_serde) options.key_serde = node_.key_serde;
@@ -291,7 +292,8 @@ class KTable {
                                 const Grouped<K1, V1>& grouped = Grouped<K1, V1>()) const {
     auto erased = [m = std::move(selector)](const Datum& k, const Datum& v) {
       KeyValue<K1, V1> kv = m(detail::as<K>(k), detail::as<V>(v));
-      return detail::KeyValue(Datum(std::move(kv.key)), Datum(std::move(kv.value)));
+      return detail::KeyValue(detail::to_datum(std::move(kv.key)),
+                              detail::to_datum(std::move(kv.value)));
     };
     auto options = grouped.options();
     if (!options.key_serde) options.key_serde = detail::default_serde<K1>();
@@ -405,7 +407,7 @@ class KGroupedTable {
         [](const Datum&, const Datum&, const Datum& agg) {
           return Datum(detail::as<int64_t>(agg) - 1);
         },
-        store, named.name());
+        store, named.name(), "AGGREGATE");
     return detail::aggregated<K, int64_t>(std::move(node), store);
   }
   // adder(aggregate, value) -> V, subtractor(aggregate, value) -> V
@@ -424,7 +426,7 @@ class KGroupedTable {
       return Datum(V(s(detail::as<V>(agg), detail::as<V>(v))));
     };
     auto node = detail::table_aggregate(
-        grouping_, [] { return Datum(); }, add, subtract, store, named.name());
+        grouping_, [] { return Datum(); }, add, subtract, store, named.name(), "REDUCE");
     return detail::aggregated<K, V>(std::move(node), store);
   }
   // initializer() -> VA; adder/subtractor(key, value, aggregate) -> VA
@@ -440,7 +442,7 @@ class KGroupedTable {
     };
     auto node = detail::table_aggregate(
         grouping_, [i = std::move(initializer)] { return Datum(VA(i())); }, wrap(std::move(adder)),
-        wrap(std::move(subtractor)), store, named.name());
+        wrap(std::move(subtractor)), store, named.name(), "AGGREGATE");
     return detail::aggregated<K, VA>(std::move(node), store);
   }
 

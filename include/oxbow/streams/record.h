@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
@@ -67,6 +68,16 @@ const T& as(const Datum& d) {
   }
   if (const T* p = std::any_cast<T>(&d)) return *p;
   throw_type_mismatch(typeid(T), d.type());
+}
+
+// The Datum of a typed value. A Void is null: Kafka's Void has no value but null, and a record
+// whose key is a Void is a record without a key (its serde writes no bytes).
+template <class T>
+Datum to_datum(T&& value) {
+  if constexpr (std::is_same_v<std::decay_t<T>, Void>)
+    return Datum();
+  else
+    return Datum(std::forward<T>(value));
 }
 
 // A serde over Datum, made from a typed one; null passes through as null.

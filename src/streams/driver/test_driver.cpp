@@ -16,6 +16,9 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
   Core(const Topology& topology, const std::map<std::string, std::string>& config)
       : graph_(topology.graph()) {
     auto task_config = detail::task_config_from(config);
+    // The driver runs its tasks as one stream thread does: one cache budget for all of them.
+    task_config.cache_budget = std::make_shared<detail::CacheBudget>();
+    task_config.cache_budget->max_bytes = task_config.cache_max_bytes;
     for (const auto& sub : graph_->subtopologies()) {
       task_config.subtopology = sub.id;
       tasks_.push_back(std::make_unique<detail::Task>(graph_, sub, task_config, *this));
@@ -33,17 +36,16 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
   int32_t partitions_of(const std::string&) override { return 1; }
 
   void pipe(RawRecord record) {
+    // As Kafka's driver: each record, the one piped in and then each the topology wrote to a
+    // topic it reads (in the order written), is processed and then committed, which flushes
+    // the caches.
     deliver(record);
-    // Records the topology wrote to topics it reads, then the commit's cache flushes and what
-    // they write, until nothing is left.
-    while (true) {
-      while (!pending_.empty()) {
-        auto r = std::move(pending_.front());
-        pending_.pop_front();
-        deliver(RawRecord{r.topic, 0, offsets_[r.topic]++, r.timestamp, r.key, r.value, r.headers});
-      }
-      for (auto& t : tasks_) t->flush();
-      if (pending_.empty()) break;
+    commit();
+    while (!pending_.empty()) {
+      auto r = std::move(pending_.front());
+      pending_.pop_front();
+      deliver(RawRecord{r.topic, 0, offsets_[r.topic]++, r.timestamp, r.key, r.value, r.headers});
+      commit();
     }
   }
 
@@ -88,6 +90,9 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
       if (t->reads(topic)) return true;
     return false;
   }
+  void commit() {
+    for (auto& t : tasks_) t->flush();
+  }
   void deliver(const RawRecord& record) {
     for (auto& t : tasks_)
       if (t->reads(record.topic)) t->process(record);
@@ -111,8 +116,8 @@ TopologyTestDriver::~TopologyTestDriver() = default;
 void TopologyTestDriver::pipe(const std::string& topic, std::optional<std::string> key,
                               std::optional<std::string> value, int64_t timestamp,
                               Headers headers) {
-  core_->pipe(RawRecord{topic, 0, input_offsets_[topic]++, timestamp, std::move(key),
-                        std::move(value), std::move(headers)});
+  core_->pipe(
+      RawRecord{topic, 0, input_offsets_[topic]++, timestamp, key, value, std::move(headers)});
 }
 
 std::optional<ProducedRecord> TopologyTestDriver::read(const std::string& topic) {

@@ -54,8 +54,8 @@ Node stream_aggregate(const Grouping& g, const char* kind, StoreOptions store,
   Node input = g.parent;
   if (input.repartition_required) {
     std::string base = g.options.name.empty() ? store_name : g.options.name;
-    input = through_repartition_topic(input, base, g.options.key_serde, g.options.value_serde, 0,
-                                      {}, false);
+    input =
+        through_repartition_topic(input, base, g.options.key_serde, g.options.value_serde, 0, {});
   }
   store.name = store_name;
   graph.add_store({store_name, store, ""});
@@ -74,8 +74,9 @@ Grouping group_by_key(const Node& in, GroupedOptions options) {
 }
 
 Grouping group_by(const Node& in, KeyMapper selector, GroupedOptions options) {
+  // As Kafka's KStreamImpl.groupBy, a Grouped name also names the key selector.
   auto node =
-      add_processor(in, "KSTREAM-KEY-SELECT-", "",
+      add_processor(in, "KSTREAM-KEY-SELECT-", options.name,
                     function_processor([selector](ProcessorContext& c, const Record& r) {
                       c.forward(Record{selector(r.key, r.value), r.value, r.timestamp, r.headers});
                     }));

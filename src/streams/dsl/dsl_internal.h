@@ -27,9 +27,17 @@ ErasedSerde change_serde(ErasedSerde inner);
 
 // Writes `in` through the repartition topic `<base>-repartition` and reads it back: a sink in one
 // sub-topology, a source starting another. Records with a null key are dropped first (they have no
-// partition), unless `changes` (table groupings filter in their mapper).
+// partition). Nodes are named as Kafka names them: `<base>-repartition-filter`, `-sink` and
+// `-source` when the user chose the base, generated ones otherwise (drawn either way, in Kafka's
+// order: sink, filter, source).
 Node through_repartition_topic(const Node& in, const std::string& base, ErasedSerde key,
-                               ErasedSerde value, int32_t partitions, StreamPartitioner partitioner,
-                               bool changes);
+                               ErasedSerde value, int32_t partitions,
+                               StreamPartitioner partitioner);
+
+// The same for a re-grouped table's changes, through `topic`: no null-key filter (the grouping's
+// mapper leaves those out) and the sink and source named by the caller, as Kafka's KGroupedTable
+// names them after the aggregation rather than the topic.
+Node through_changes_topic(const Node& in, const std::string& topic, const std::string& sink,
+                           const std::string& source, ErasedSerde key, ErasedSerde value);
 
 }  // namespace oxbow::streams::detail

@@ -1,4 +1,5 @@
 // The stateless KStream operations, sources and sinks.
+#include <algorithm>
 #include <cstring>
 
 #include "streams/dsl/dsl_internal.h"
@@ -188,6 +189,7 @@ std::vector<Node> split(const Node& in, const std::vector<Predicate>& predicates
     std::string suffix =
         !branch_names[i].empty() ? branch_names[i] : std::to_string(is_default ? 0 : i + 1);
     children.push_back(split_name + suffix);
+    graph.new_name(children.back());  // Kafka draws an index for each branch, and leaves it unused
   }
   auto node =
       stateless(in, "KSTREAM-BRANCH-", split_name, [=](ProcessorContext& c, const Record& r) {
@@ -216,20 +218,22 @@ void to(const Node& in, TopicNameExtractor topics, ProducedOptions options) {
   add_sink(in, options.name, "", false, std::move(topics), options);
 }
 
-Node through_repartition_topic(const Node& in, const std::string& base, ErasedSerde key,
-                               ErasedSerde value, int32_t partitions, StreamPartitioner partitioner,
-                               bool changes) {
+namespace {
+
+// Kafka's test for a name it generated (createRepartitionedSource: "KSTREAM.*-[0-9]{10}").
+bool generated_name(const std::string& name) {
+  if (name.rfind("KSTREAM", 0) != 0 || name.size() < 18) return false;
+  size_t digits = name.size() - 10;
+  if (name[digits - 1] != '-') return false;
+  return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(digits), name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Node through_topic(const Node& in, const std::string& topic, const std::string& filter_name,
+                   const std::string& sink_name, const std::string& source_name, ErasedSerde key,
+                   ErasedSerde value, int32_t partitions, StreamPartitioner partitioner,
+                   bool changes) {
   auto& graph = *in.graph;
-  bool generated = base.rfind("KSTREAM-", 0) == 0 || base.rfind("KTABLE-", 0) == 0;
-  std::string filter_name = changes ? "" : graph.new_name("KSTREAM-FILTER-");
-  std::string sink_name = graph.new_name("KSTREAM-SINK-");
-  std::string source_name = graph.new_name("KSTREAM-SOURCE-");
-  if (!generated) {
-    if (!changes) filter_name = base + "-repartition-filter";
-    sink_name = base + "-repartition-sink";
-    source_name = base + "-repartition-source";
-  }
-  std::string topic = base + "-repartition";
   require_serde(key, "key", "repartition topic " + topic);
   require_serde(value, "value", "repartition topic " + topic);
   if (changes) value = change_serde(value);
@@ -262,11 +266,35 @@ Node through_repartition_topic(const Node& in, const std::string& base, ErasedSe
   return out;
 }
 
+}  // namespace
+
+Node through_repartition_topic(const Node& in, const std::string& base, ErasedSerde key,
+                               ErasedSerde value, int32_t partitions,
+                               StreamPartitioner partitioner) {
+  auto& graph = *in.graph;
+  std::string topic = base + "-repartition";
+  std::string sink_name = graph.new_name("KSTREAM-SINK-");
+  std::string filter_name = graph.new_name("KSTREAM-FILTER-");
+  std::string source_name = graph.new_name("KSTREAM-SOURCE-");
+  if (!generated_name(base)) {
+    filter_name = topic + "-filter";
+    sink_name = topic + "-sink";
+    source_name = topic + "-source";
+  }
+  return through_topic(in, topic, filter_name, sink_name, source_name, std::move(key),
+                       std::move(value), partitions, std::move(partitioner), false);
+}
+
+Node through_changes_topic(const Node& in, const std::string& topic, const std::string& sink,
+                           const std::string& source, ErasedSerde key, ErasedSerde value) {
+  return through_topic(in, topic, "", sink, source, std::move(key), std::move(value), 0, {}, true);
+}
+
 Node repartition(const Node& in, RepartitionedOptions options) {
   std::string base =
       options.name.empty() ? in.graph->new_name("KSTREAM-REPARTITION-") : options.name;
   auto out = through_repartition_topic(in, base, options.key_serde, options.value_serde,
-                                       options.partitions, options.partitioner, false);
+                                       options.partitions, options.partitioner);
   out.value_serde = options.value_serde;
   return out;
 }

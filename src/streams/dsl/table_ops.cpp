@@ -14,19 +14,62 @@ const Change& change_of(const Record& r) {
   return kEmpty;
 }
 
+// Kafka's sendOldValues bookkeeping for one table node (KTableImpl.enableSendingOldValues). Kafka
+// forwards a table's old values only where something asks for them (a materialized node, a
+// re-grouping); without them a filter cannot tell an update that never passed it from one that
+// leaves it, so it forwards a tombstone for both. The flags settle while the topology is built and
+// are only read once it runs.
+struct OldValues {
+  bool materialized = false;  // a user-named store; a source's turns on when old values are asked
+  bool send = false;
+  std::function<bool(bool)> parent;  // the parent table's; unset for a source
+};
+
+bool enable_old_values(const Node& table, bool force) {
+  return table.send_old_values ? table.send_old_values(force) : true;
+}
+
+// KTableSource: materialized on demand (forced, or by a filter when the source is already).
+std::function<bool(bool)> source_old_values(std::shared_ptr<OldValues> s) {
+  return [s](bool force) {
+    if (!s->send) {
+      if (!force && !s->materialized) return false;
+      s->materialized = true;
+      s->send = true;
+    }
+    return true;
+  };
+}
+
+// KTableFilter and KTableMapValues: send old values when materialized, or when the parent does.
+std::function<bool(bool)> derived_old_values(std::shared_ptr<OldValues> s) {
+  return [s](bool force) {
+    if (s->materialized) s->send = true;
+    if (!s->send && s->parent(force)) s->send = true;
+    return s->send;
+  };
+}
+
 // A node that keeps its output in a store (a table source, or a materialized filter or mapValues):
 // writes each update there and forwards through the store's cache, if any.
 class MaterializingProcessor : public Processor {
  public:
   using Compute = std::function<std::optional<Change>(ProcessorContext&, const Record&,
                                                       KeyValueStore*, const StoreOptions&)>;
-  MaterializingProcessor(std::string store, StoreOptions options, Compute compute)
-      : store_name_(std::move(store)), options_(std::move(options)), compute_(std::move(compute)) {}
+  MaterializingProcessor(std::string store, StoreOptions options, Compute compute,
+                         std::shared_ptr<const OldValues> old_values)
+      : store_name_(std::move(store)),
+        options_(std::move(options)),
+        compute_(std::move(compute)),
+        old_values_(std::move(old_values)) {}
   void init(ProcessorContext& context) override {
     Processor::init(context);
     if (store_name_.empty()) return;
     store_ = &context.store(store_name_);
-    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
+    // A source table Kafka would not materialize has no cache in front of its updates: each one is
+    // forwarded as it comes (tombstones for unknown keys too), whatever the store here does.
+    if (old_values_->materialized)
+      forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
   }
   void process(const Record& r) override {
     auto& ctx = context();
@@ -40,7 +83,12 @@ class MaterializingProcessor : public Processor {
     std::optional<std::string> bytes;
     if (change->new_value.has_value())
       bytes = options_.value_serde.serialize(store_name_, change->new_value);
+    // Kafka's caching layer, there even with a zero cache budget (its ThreadCache then evicts each
+    // write at once), forwards no delete of a key the store does not have.
+    bool absent = false;
+    if (!bytes && options_.caching && old_values_->materialized) absent = !store_->get(key);
     store_->put(key, bytes, context_at(ctx, r.timestamp));
+    if (absent) return;
     forwarder_.maybe_forward(ctx, Record{r.key, Datum(std::move(*change)), r.timestamp, r.headers});
   }
 
@@ -48,6 +96,7 @@ class MaterializingProcessor : public Processor {
   std::string store_name_;
   StoreOptions options_;
   Compute compute_;
+  std::shared_ptr<const OldValues> old_values_;
   KeyValueStore* store_ = nullptr;
   TableForwarder forwarder_;
 };
@@ -60,12 +109,10 @@ Datum stored_value(KeyValueStore* store, const StoreOptions& options, const std:
 }
 
 Node materializing(const Node& in, const char* prefix, const std::string& name, StoreOptions store,
-                   bool always_materialize, const std::string& generated_store_prefix,
-                   MaterializingProcessor::Compute compute) {
+                   std::shared_ptr<OldValues> old_values, MaterializingProcessor::Compute compute) {
   auto& graph = *in.graph;
   std::string store_name = store.name;
-  if (store_name.empty() && always_materialize)
-    store_name = graph.new_name(generated_store_prefix + "STATE-STORE-");
+  old_values->materialized = !store_name.empty();
   std::string node_name = graph.name_or_new(name, prefix);
   std::vector<std::string> stores;
   if (!store_name.empty()) {
@@ -73,12 +120,14 @@ Node materializing(const Node& in, const char* prefix, const std::string& name, 
     require_serde(store.value_serde, "value", "store " + store_name);
     store.name = store_name;
     stores.push_back(store_name);
+    graph.add_store({store_name, store, ""});
   }
-  ProcessorFactory factory = [store_name, store, compute] {
-    return std::make_unique<MaterializingProcessor>(store_name, store, compute);
+  ProcessorFactory factory = [store_name, store, compute, old_values] {
+    return std::make_unique<MaterializingProcessor>(store_name, store, compute, old_values);
   };
   Node out = add_processor(in, "", node_name, std::move(factory), stores);
   out.store = store_name;
+  out.send_old_values = derived_old_values(old_values);
   return out;
 }
 
@@ -86,58 +135,71 @@ Node materializing(const Node& in, const char* prefix, const std::string& name, 
 
 Node table_source(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
                   ConsumedOptions consumed, StoreOptions store) {
-  // Kafka's order: the store's name, then the source's, then the table source's.
+  auto old_values = std::make_shared<OldValues>();
+  old_values->materialized = !store.name.empty();
+  // Kafka's order: the store's name, then the source's, then the table source's. A Consumed name
+  // names the table source, and with "-source" the topic's source node.
   std::string store_name =
       store.name.empty() ? graph->new_name(topic + "-STATE-STORE-") : store.name;
   store.name = store_name;
   store.logging = false;  // the topic is the changelog
+  std::string table_name = consumed.name;
+  if (!table_name.empty()) consumed.name = table_name + "-source";
   Node source = stream_source(graph, {topic}, consumed);
   require_serde(store.key_serde, "key", "store " + store_name);
   require_serde(store.value_serde, "value", "store " + store_name);
   graph->add_store({store_name, store, topic});
-  auto compute = [store_name](ProcessorContext& ctx, const Record& r, KeyValueStore* s,
-                              const StoreOptions& options) -> std::optional<Change> {
+  auto compute = [store_name, old_values](ProcessorContext& ctx, const Record& r, KeyValueStore* s,
+                                          const StoreOptions& options) -> std::optional<Change> {
     if (!r.key.has_value()) {
       ctx.record_dropped("null key in a table's topic");
       return std::nullopt;
     }
-    return Change{r.value, stored_value(s, options, store_name, r.key)};
+    Datum old = old_values->send ? stored_value(s, options, store_name, r.key) : Datum();
+    return Change{r.value, std::move(old)};
   };
-  ProcessorFactory factory = [store_name, store, compute] {
-    return std::make_unique<MaterializingProcessor>(store_name, store, compute);
+  ProcessorFactory factory = [store_name, store, compute, old_values] {
+    return std::make_unique<MaterializingProcessor>(store_name, store, compute, old_values);
   };
-  Node out = add_processor(source, "KTABLE-SOURCE-", "", std::move(factory), {store_name});
+  Node out = add_processor(source, "KTABLE-SOURCE-", table_name, std::move(factory), {store_name});
   out.store = store_name;
+  out.send_old_values = source_old_values(old_values);
   return out;
 }
 
 Node table_filter(const Node& table, Predicate predicate, bool negate, const std::string& name,
                   StoreOptions store) {
-  return materializing(table, "KTABLE-FILTER-", name, std::move(store), false, "",
-                       [predicate, negate](ProcessorContext&, const Record& r, KeyValueStore*,
-                                           const StoreOptions&) -> std::optional<Change> {
-                         const Change& c = change_of(r);
-                         auto keep = [&](const Datum& v) {
-                           return v.has_value() && predicate(r.key, v) != negate ? v : Datum();
-                         };
-                         Change out{keep(c.new_value), keep(c.old_value)};
-                         if (!out.new_value.has_value() && !out.old_value.has_value())
-                           return std::nullopt;
-                         return out;
-                       });
+  auto old_values = std::make_shared<OldValues>();
+  old_values->parent = table.send_old_values;
+  if (!old_values->parent) old_values->parent = [](bool) { return true; };
+  // As KTableFilter: old values when the parent already sends them, or when asked later.
+  old_values->send = old_values->parent(false);
+  auto compute = [predicate, negate, old_values](ProcessorContext&, const Record& r, KeyValueStore*,
+                                                 const StoreOptions&) -> std::optional<Change> {
+    const Change& c = change_of(r);
+    auto keep = [&](const Datum& v) {
+      return v.has_value() && predicate(r.key, v) != negate ? v : Datum();
+    };
+    Change out{keep(c.new_value), old_values->send ? keep(c.old_value) : Datum()};
+    if (old_values->send && !out.new_value.has_value() && !out.old_value.has_value())
+      return std::nullopt;  // it did not pass before either
+    return out;
+  };
+  return materializing(table, "KTABLE-FILTER-", name, std::move(store), old_values, compute);
 }
 
 Node table_map_values(const Node& table, ValueMapper mapper, const std::string& name,
                       StoreOptions store) {
-  return materializing(table, "KTABLE-MAPVALUES-", name, std::move(store), false, "",
-                       [mapper](ProcessorContext&, const Record& r, KeyValueStore*,
-                                const StoreOptions&) -> std::optional<Change> {
-                         const Change& c = change_of(r);
-                         auto map = [&](const Datum& v) {
-                           return v.has_value() ? mapper(r.key, v) : Datum();
-                         };
-                         return Change{map(c.new_value), map(c.old_value)};
-                       });
+  auto old_values = std::make_shared<OldValues>();
+  old_values->parent = table.send_old_values;
+  if (!old_values->parent) old_values->parent = [](bool) { return true; };
+  auto compute = [mapper, old_values](ProcessorContext&, const Record& r, KeyValueStore*,
+                                      const StoreOptions&) -> std::optional<Change> {
+    const Change& c = change_of(r);
+    auto map = [&](const Datum& v) { return v.has_value() ? mapper(r.key, v) : Datum(); };
+    return Change{map(c.new_value), old_values->send ? map(c.old_value) : Datum()};
+  };
+  return materializing(table, "KTABLE-MAPVALUES-", name, std::move(store), old_values, compute);
 }
 
 Node to_stream(const Node& table, const std::string& name) {
@@ -146,30 +208,47 @@ Node to_stream(const Node& table, const std::string& name) {
         c.forward(Record{r.key, change_of(r).new_value, r.timestamp, r.headers});
       }));
   out.store.clear();
+  out.send_old_values = nullptr;
   return out;
 }
 
 Grouping table_group_by(const Node& table, KeyValueMapper selector, GroupedOptions options) {
-  // Old value first, then new: a row that moves leaves its old group before it joins the new one.
+  // A row's old value must come along, to leave the group it was in.
+  enable_old_values(table, true);
+  ErasedSerde key_serde = options.key_serde;
   auto node = add_processor(
-      table, "KTABLE-SELECT-", "",
-      function_processor([selector](ProcessorContext& c, const Record& r) {
+      table, "KTABLE-SELECT-", options.name,
+      function_processor([selector, key_serde](ProcessorContext& c, const Record& r) {
         const Change& change = change_of(r);
-        auto send = [&](const Datum& v, bool is_new) {
-          if (!v.has_value()) return;
-          auto [k, mapped] = selector(r.key, v);
-          if (!k.has_value() || !mapped.has_value()) {
+        auto select = [&](const Datum& v) -> std::optional<KeyValue> {
+          if (!v.has_value()) return std::nullopt;
+          auto kv = selector(r.key, v);
+          if (!kv.first.has_value() || !kv.second.has_value()) {
             c.record_dropped("null key or value from a table's groupBy selector");
-            return;
+            return std::nullopt;
           }
-          Change out = is_new ? Change{std::move(mapped), {}} : Change{{}, std::move(mapped)};
-          c.forward(Record{std::move(k), Datum(std::move(out)), r.timestamp, r.headers});
+          return kv;
         };
-        send(change.old_value, false);
-        send(change.new_value, true);
+        auto old_pair = select(change.old_value);
+        auto new_pair = select(change.new_value);
+        auto send = [&](Datum key, Change out) {
+          c.forward(Record{std::move(key), Datum(std::move(out)), r.timestamp, r.headers});
+        };
+        // A row that stays in its group is one change (Kafka 3.5+, KIP-904): the aggregate then
+        // subtracts and adds in one step and forwards once, never the state in between.
+        if (old_pair && new_pair && key_serde &&
+            key_serde.serialize("", old_pair->first) == key_serde.serialize("", new_pair->first)) {
+          send(std::move(new_pair->first),
+               Change{std::move(new_pair->second), std::move(old_pair->second)});
+          return;
+        }
+        // Old value first: a row that moves leaves its old group before it joins the new one.
+        if (old_pair) send(std::move(old_pair->first), Change{{}, std::move(old_pair->second)});
+        if (new_pair) send(std::move(new_pair->first), Change{std::move(new_pair->second), {}});
       }));
   node.repartition_required = true;
   node.store.clear();
+  node.send_old_values = nullptr;
   return Grouping{node, std::move(options)};
 }
 
@@ -220,16 +299,20 @@ class TableAggregateProcessor : public Processor {
 }  // namespace
 
 Node table_aggregate(const Grouping& g, Initializer init, Aggregator adder, Aggregator subtractor,
-                     StoreOptions store, const std::string& name) {
+                     StoreOptions store, const std::string& name, const char* kind) {
   auto& graph = *g.parent.graph;
   std::string store_name =
       store.name.empty() ? graph.new_name("KTABLE-AGGREGATE-STATE-STORE-") : store.name;
   require_serde(store.key_serde, "key", "store " + store_name);
   require_serde(store.value_serde, "value", "store " + store_name);
-  std::string base = g.options.name.empty() ? store_name : g.options.name;
-  Node input = through_repartition_topic(g.parent, base, g.options.key_serde, g.options.value_serde,
-                                         0, {}, true);
-  std::string node_name = graph.name_or_new(name, "KTABLE-AGGREGATE-");
+  // Kafka's KGroupedTableImpl names the repartition sink and source after the aggregation's Named
+  // (not the Grouped name, which names the topic), drawn before the aggregation's own name.
+  std::string sink = name.empty() ? graph.new_name("KSTREAM-SINK-") : name + "-sink";
+  std::string source = name.empty() ? graph.new_name("KSTREAM-SOURCE-") : name + "-source";
+  std::string node_name = graph.name_or_new(name, std::string("KTABLE-") + kind + "-");
+  std::string topic = (g.options.name.empty() ? store_name : g.options.name) + "-repartition";
+  Node input = through_changes_topic(g.parent, topic, sink, source, g.options.key_serde,
+                                     g.options.value_serde);
   store.name = store_name;
   graph.add_store({store_name, store, ""});
   auto factory = [=] {
@@ -237,6 +320,7 @@ Node table_aggregate(const Grouping& g, Initializer init, Aggregator adder, Aggr
   };
   Node out = add_processor(input, "", node_name, factory, {store_name});
   out.store = store_name;
+  out.send_old_values = nullptr;
   return out;
 }
 

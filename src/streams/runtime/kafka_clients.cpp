@@ -8,6 +8,23 @@ void RdKafkaDeleter::operator()(rd_kafka_t* rk) const {
   if (rk) rd_kafka_destroy(rk);
 }
 
+rd_kafka_topic_t* TopicHandles::get(rd_kafka_t* client, const std::string& topic,
+                                    rd_kafka_topic_conf_t* conf) {
+  auto it = handles_.find(topic);
+  if (it != handles_.end()) {
+    if (conf) rd_kafka_topic_conf_destroy(conf);
+    return it->second;
+  }
+  rd_kafka_topic_t* handle = rd_kafka_topic_new(client, topic.c_str(), conf);
+  if (handle) handles_.emplace(topic, handle);
+  return handle;
+}
+
+void TopicHandles::clear() {
+  for (auto& [name, handle] : handles_) rd_kafka_topic_destroy(handle);
+  handles_.clear();
+}
+
 namespace {
 
 void set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace oxbow::streams::detail {
@@ -18,6 +19,26 @@ struct RdKafkaDeleter {
 using RdKafkaHandle = std::unique_ptr<rd_kafka_t, RdKafkaDeleter>;
 
 enum class ClientRole { kConsumer, kProducer, kAdmin, kRestoreConsumer };
+
+// A client's topic handles by name, made on first use. Producing through a handle skips what
+// librdkafka does for a topic given by name on every message: a lookup under its client-wide
+// write lock; a consumer's handle made before it fetches carries topic settings
+// (auto.offset.reset) for that topic alone. Destroy before the client.
+class TopicHandles {
+ public:
+  TopicHandles() = default;
+  TopicHandles(const TopicHandles&) = delete;
+  TopicHandles& operator=(const TopicHandles&) = delete;
+  ~TopicHandles() { clear(); }
+  // nullptr when librdkafka refuses the name (rd_kafka_last_error() says why). `conf` (taken)
+  // applies only to a handle made now.
+  rd_kafka_topic_t* get(rd_kafka_t* client, const std::string& topic,
+                        rd_kafka_topic_conf_t* conf = nullptr);
+  void clear();
+
+ private:
+  std::unordered_map<std::string, rd_kafka_topic_t*> handles_;
+};
 
 // The client's librdkafka settings: bootstrap.servers, the security settings, and the properties
 // prefixed with the role's name (consumer., producer., admin.), then `fixed` on top.

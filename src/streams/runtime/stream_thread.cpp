@@ -18,6 +18,11 @@ int64_t now_ms() {
       .count();
 }
 
+std::optional<std::string_view> view_of(const void* data, size_t size) {
+  if (!data) return std::nullopt;
+  return std::string_view(static_cast<const char*>(data), size);
+}
+
 std::optional<std::string> bytes_of(const void* data, size_t size) {
   if (!data) return std::nullopt;
   return std::string(static_cast<const char*>(data), size);
@@ -48,14 +53,17 @@ void StreamThread::start() {
       {{"group.id", app_id},
        {"client.id", config_.client_id + "-consumer"},
        {"enable.auto.commit", "false"},
-       {"auto.offset.reset", "earliest"},
        {"partition.assignment.strategy", "cooperative-sticky"},
        {"isolation.level", config_.exactly_once ? "read_committed" : "read_uncommitted"}},
       // librdkafka's default refills its prefetch queue below 100,000 messages, which stalls
       // fetching at Streams' rates. Not more: each queued message costs ~250 bytes beyond its
       // payload, which queued.max.messages.kbytes does not count (5 M-key test: 1 M queued
       // messages took the RSS from 186 to 471 MiB).
-      {{"queued.min.messages", "200000"}});
+      {{"queued.min.messages", "200000"},
+       // Kafka Streams' default, which the application may change (also unprefixed, as there).
+       {"auto.offset.reset", config_.app.count("auto.offset.reset")
+                                 ? config_.app.at("auto.offset.reset")
+                                 : "earliest"}});
   // Static membership (KIP-345), as Kafka Streams offers it: with group.instance.id set, thread n
   // joins as "<id>-<n>", so that an instance restarted within the session timeout takes its
   // place back without a rebalance, with the same tasks.
@@ -75,6 +83,7 @@ void StreamThread::start() {
   rd_kafka_conf_set_opaque(cconf, this);
   consumer_ = make_client(RD_KAFKA_CONSUMER, cconf);
   rd_kafka_poll_set_consumer(consumer_.get());
+  set_offset_reset_policies();
   // murmur2 on the key bytes, as Java's producer: Java consumers and Kafka Streams agree on
   // where a key lives.
   auto* pconf = client_conf(config_.app, ClientRole::kProducer,
@@ -99,6 +108,9 @@ void StreamThread::start() {
   producer_ = make_client(RD_KAFKA_PRODUCER, pconf);
   if (config_.exactly_once)
     throw_on_error(rd_kafka_init_transactions(producer_.get(), 60000), "init_transactions");
+  purge_results_.reset(rd_kafka_queue_new(producer_.get()));
+  for (const auto& spec : graph_->internal_topics())
+    repartition_topics_.insert(app_id + "-" + spec.name);
   // Sink topics' metadata now, not on the producer's first send (librdkafka would hold the first
   // records for up to a second while it fetches it).
   for (const auto& n : graph_->nodes())
@@ -128,6 +140,26 @@ void StreamThread::start() {
   thread_ = std::thread([this] { run(); });
 }
 
+// Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset, for
+// that topic alone (the consumer's auto.offset.reset, earliest by default, for the others).
+void StreamThread::set_offset_reset_policies() {
+  for (const auto& n : graph_->nodes()) {
+    if (n.kind != NodeDescription::Kind::kSource || n.internal) continue;
+    if (n.consumed.offset_reset == AutoOffsetReset::kDefault) continue;
+    const char* policy =
+        n.consumed.offset_reset == AutoOffsetReset::kLatest ? "latest" : "earliest";
+    for (const auto& topic : n.topics) {
+      // The consumer's topic settings, with this one changed.
+      rd_kafka_topic_conf_t* conf = rd_kafka_default_topic_conf_dup(consumer_.get());
+      char error[512] = "librdkafka refused the topic name";
+      if (rd_kafka_topic_conf_set(conf, "auto.offset.reset", policy, error, sizeof error) !=
+              RD_KAFKA_CONF_OK ||
+          !consumer_topics_.get(consumer_.get(), topic, conf))
+        throw StreamsException("offset reset policy of " + topic + ": " + error);
+    }
+  }
+}
+
 void StreamThread::join() {
   if (thread_.joinable()) thread_.join();
 }
@@ -151,12 +183,14 @@ void StreamThread::run() {
   if (restorer_) rd_kafka_consumer_close(restorer_.get());
   tasks_.clear();
   by_input_.clear();
+  route_ = {};
   rd_kafka_flush(producer_.get(), 10000);
   running_ = false;
 }
 
 void StreamThread::loop() {
   last_commit_ms_ = now_ms();
+  int unserved = 0;  // records processed since the producer's callbacks were last served
   while (!stop_) {
     // Owned, so that a record whose processing throws is still given back: librdkafka's
     // rd_kafka_destroy() waits for every message it handed out.
@@ -172,10 +206,17 @@ void StreamThread::loop() {
       }
     }
     if (!restoring_.empty()) restore_step();
-    rd_kafka_poll(producer_.get(), 0);
+    int64_t now = now_ms();
+    // Delivery reports are served every 64 records, when the input is idle and at least every
+    // 10 ms: once per record, the call was 3.5% of a stateless application's CPU.
+    if (!m || ++unserved >= 64 || now - last_served_ms_ >= 10) {
+      rd_kafka_poll(producer_.get(), 0);
+      unserved = 0;
+      last_served_ms_ = now;
+    }
     if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
-    if (now_ms() - last_commit_ms_ >= config_.commit_interval_ms) commit();
-    if (now_ms() - last_metrics_ms_ >= 1000) publish_metrics();
+    if (now - last_commit_ms_ >= config_.commit_interval_ms) commit();
+    if (now - last_metrics_ms_ >= 1000) publish_metrics();
   }
 }
 
@@ -201,21 +242,27 @@ void StreamThread::publish_metrics() {
 }
 
 void StreamThread::process(const rd_kafka_message_t* m) {
-  std::string topic = rd_kafka_topic_name(m->rkt);
-  auto it = by_input_.find({topic, m->partition});
-  if (it == by_input_.end()) return;
-  if (!pending_stores_.empty() && pending_stores_.count(it->second->task.get())) {
-    auto [slot, fresh] = seek_on_resume_.try_emplace({topic, m->partition}, m->offset);
+  // Records come in runs from one partition: the last one's route saves looking up the task and
+  // the offset slot of each.
+  if (m->rkt != route_.rkt || m->partition != route_.partition) {
+    std::string topic = rd_kafka_topic_name(m->rkt);
+    auto it = by_input_.find({topic, m->partition});
+    if (it == by_input_.end()) return;
+    route_ = {m->rkt, m->partition, it->second, std::move(topic), nullptr};
+  }
+  ActiveTask& active = *route_.task;
+  if (!pending_stores_.empty() && pending_stores_.count(active.task.get())) {
+    auto [slot, fresh] = seek_on_resume_.try_emplace({route_.topic, m->partition}, m->offset);
     if (!fresh) slot->second = std::min(slot->second, m->offset);
     return;
   }
   RawRecord raw;
-  raw.topic = std::move(topic);
+  raw.topic = route_.topic;
   raw.partition = m->partition;
   raw.offset = m->offset;
   raw.timestamp = rd_kafka_message_timestamp(m, nullptr);
-  raw.key = bytes_of(m->key, m->key_len);
-  raw.value = bytes_of(m->payload, m->len);
+  raw.key = view_of(m->key, m->key_len);
+  raw.value = view_of(m->payload, m->len);
   rd_kafka_headers_t* headers = nullptr;
   if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
     const char* name;
@@ -228,10 +275,16 @@ void StreamThread::process(const rd_kafka_message_t* m) {
   // Latency of one record in 16: two clock reads per record cost more than the histogram shows.
   bool timed = (++processed_ & 15) == 0;
   auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  it->second->task->process(raw);
-  it->second->next_offsets[raw.topic] = m->offset + 1;
+  active.task->process(raw);
+  // Made on the first record processed: an entry commits its offset.
+  if (!route_.next_offset) route_.next_offset = &active.next_offsets[route_.topic];
+  *route_.next_offset = m->offset + 1;
   metrics_->processed.add();
-  if (timed) metrics_->process_latency.observe(seconds_since(start));
+  if (timed) {
+    double seconds = seconds_since(start);
+    metrics_->process_latency.observe(seconds);
+    active.task->record_latency(seconds);
+  }
 }
 
 void StreamThread::throw_on_error(rd_kafka_error_t* error, const char* step) {
@@ -282,6 +335,7 @@ void StreamThread::commit_tasks() {
     in_transaction_ = false;
     if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
     checkpoint_tasks();
+    purge_repartition_topics();
     return;
   }
   // At least once: everything the tasks wrote is acknowledged before their input is committed.
@@ -298,6 +352,48 @@ void StreamThread::commit_tasks() {
   }
   rd_kafka_topic_partition_list_destroy(offsets);
   checkpoint_tasks();
+  purge_repartition_topics();
+}
+
+// Repartition topics keep records forever (retention.ms -1, as Kafka creates them), so that none
+// ages out while the application is down; as Kafka Streams, the thread deletes what it has
+// committed from them every repartition.purge.interval.ms. Asynchronous: a purge that fails
+// (an older broker, an ACL) is logged and retried with the next.
+void StreamThread::purge_repartition_topics() {
+  if (repartition_topics_.empty()) return;
+  int64_t now = now_ms();
+  if (now - last_purge_ms_ < config_.repartition_purge_interval_ms) return;
+  last_purge_ms_ = now;
+  serve_purge_results();
+  auto* committed = rd_kafka_topic_partition_list_new(0);
+  for (auto& [id, t] : tasks_)
+    for (auto& [topic, offset] : t.next_offsets)
+      if (repartition_topics_.count(topic))
+        rd_kafka_topic_partition_list_add(committed, topic.c_str(), id.second)->offset = offset;
+  if (committed->cnt > 0) {
+    rd_kafka_DeleteRecords_t* request = rd_kafka_DeleteRecords_new(committed);
+    rd_kafka_DeleteRecords(producer_.get(), &request, 1, nullptr, purge_results_.get());
+    rd_kafka_DeleteRecords_destroy(request);
+  }
+  rd_kafka_topic_partition_list_destroy(committed);
+}
+
+void StreamThread::serve_purge_results() {
+  while (rd_kafka_event_t* event = rd_kafka_queue_poll(purge_results_.get(), 0)) {
+    const rd_kafka_topic_partition_list_t* parts = nullptr;
+    if (rd_kafka_event_error(event)) {
+      spdlog::warn("stream thread {}: purging repartition topics failed: {}", config_.client_id,
+                   rd_kafka_event_error_string(event));
+    } else if (const auto* result = rd_kafka_event_DeleteRecords_result(event)) {
+      parts = rd_kafka_DeleteRecords_result_offsets(result);
+      for (int i = 0; parts && i < parts->cnt; ++i)
+        if (parts->elems[i].err)
+          spdlog::warn("stream thread {}: purging {}-{} failed: {}", config_.client_id,
+                       parts->elems[i].topic, parts->elems[i].partition,
+                       rd_kafka_err2str(parts->elems[i].err));
+    }
+    rd_kafka_event_destroy(event);
+  }
 }
 
 void StreamThread::checkpoint_tasks() {
@@ -373,6 +469,7 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
     for (const auto& t : active.task->input_topics()) {
       if (partition >= partitions_of(t)) continue;
       by_input_[{t, partition}] = &active;
+      route_ = {};
       rd_kafka_topic_partition_list_add(inputs, t.c_str(), partition);
     }
     spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
@@ -440,6 +537,7 @@ void StreamThread::close_task(std::pair<int, int32_t> id) {
     seek_on_resume_.erase({t, id.second});
     by_input_.erase({t, id.second});
   }
+  route_ = {};
   spdlog::info("stream thread {}: task {} revoked", config_.client_id, task->id());
   tasks_.erase(it);
   if (was_restoring) assign_restorer();
@@ -489,6 +587,12 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
     if (err) {
       throw StreamsException("restoring from " + topic + ": " + rd_kafka_err2str(err));
     }
+    // A table whose source topic is its changelog is restored up to the input's committed
+    // offset only, as Kafka does: past it are updates the task has yet to process, against the
+    // old values they replace.
+    const auto& inputs = task->input_topics();
+    bool source_table = std::find(inputs.begin(), inputs.end(), topic) != inputs.end();
+    if (source_table) high = std::min(high, committed_offset(topic, partition));
     // -1: no local state to start from.
     int64_t from = task->restore_from(store).value_or(-1);
     if (from >= 0 && (from > high || from < low)) {
@@ -502,13 +606,37 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
       continue;
     }
     to_restore_ += high - std::max({low, from, int64_t{0}});
-    restoring_[{topic, partition}] = {task, store, from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING};
+    restoring_[{topic, partition}] = {task, store, from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING,
+                                      source_table ? high : -1};
     ++pending_stores_[task];
     ++restore_stores_;
   }
   if (restoring_.size() != restoring_before) assign_restorer();
   if (restoring_.empty())
     spdlog::info("stream thread {}: restored 0 records into 0 stores in 0 ms", config_.client_id);
+}
+
+void StreamThread::finish_store_restoration(const std::pair<std::string, int32_t>& partition,
+                                            int64_t next_offset) {
+  auto it = restoring_.find(partition);
+  RestoreTarget target = it->second;
+  restoring_.erase(it);
+  target.task->finish_restore(target.store, next_offset);
+  if (--pending_stores_[target.task] == 0) finish_task_restoration(target.task);
+}
+
+// The group's committed offset of an input partition, 0 when there is none.
+int64_t StreamThread::committed_offset(const std::string& topic, int32_t partition) {
+  auto* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
+  auto err = rd_kafka_committed(consumer_.get(), list, 10000);
+  int64_t offset = list->elems[0].offset;
+  if (!err) err = list->elems[0].err;
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err)
+    throw StreamsException("committed offset of " + topic + "-" + std::to_string(partition) + ": " +
+                           rd_kafka_err2str(err));
+  return std::max<int64_t>(offset, 0);
 }
 
 void StreamThread::restore_step() {
@@ -520,11 +648,10 @@ void StreamThread::restore_step() {
     std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
     auto it = restoring_.find(tp);
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      if (it == restoring_.end()) continue;
-      RestoreTarget target = it->second;
-      restoring_.erase(it);
-      target.task->finish_restore(target.store, m->offset);
-      if (--pending_stores_[target.task] == 0) finish_task_restoration(target.task);
+      if (it != restoring_.end()) finish_store_restoration(tp, m->offset);
+    } else if (!m->err && it != restoring_.end() && it->second.end >= 0 &&
+               m->offset >= it->second.end) {
+      finish_store_restoration(tp, it->second.end);
     } else if (m->err) {
       throw StreamsException("restoring from " + tp.first + ": " +
                              rd_kafka_message_errstr(m.get()));
@@ -592,32 +719,29 @@ void StreamThread::send(const std::string& topic, const std::optional<std::strin
   void* value_data = value ? const_cast<char*>(value->data()) : nullptr;
   size_t value_size = value ? value->size() : 0;
   int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
-  while (true) {
-    rd_kafka_resp_err_t err;
-    if (hdrs) {
-      err = rd_kafka_producev(
-          producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(target),
+  rd_kafka_topic_t* handle = producer_topics_.get(producer_.get(), topic);
+  auto produce = [&] {
+    if (hdrs)
+      return rd_kafka_producev(
+          producer_.get(), RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(target),
           RD_KAFKA_V_KEY(key_data, key_size), RD_KAFKA_V_VALUE(value_data, value_size),
           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
           RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(delivered), RD_KAFKA_V_END);
-    } else {
-      err = rd_kafka_producev(
-          producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(target),
-          RD_KAFKA_V_KEY(key_data, key_size), RD_KAFKA_V_VALUE(value_data, value_size),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
-          RD_KAFKA_V_OPAQUE(delivered), RD_KAFKA_V_END);
-    }
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      rd_kafka_poll(producer_.get(), 10);
-      continue;
-    }
-    if (err) {
-      if (hdrs) rd_kafka_headers_destroy(hdrs);
-      write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, delivered != nullptr);
-      if (!send_error_.empty()) throw StreamsException("cannot send to " + send_error_);
-    }
-    return;
+    return rd_kafka_producev(
+        producer_.get(), RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(target),
+        RD_KAFKA_V_KEY(key_data, key_size), RD_KAFKA_V_VALUE(value_data, value_size),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
+        RD_KAFKA_V_OPAQUE(delivered), RD_KAFKA_V_END);
+  };
+  rd_kafka_resp_err_t err = handle ? produce() : rd_kafka_last_error();
+  while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+    rd_kafka_poll(producer_.get(), 10);
+    err = produce();
   }
+  if (!err) return;
+  if (hdrs) rd_kafka_headers_destroy(hdrs);
+  write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, delivered != nullptr);
+  if (!send_error_.empty()) throw StreamsException("cannot send to " + send_error_);
 }
 
 void StreamThread::delivered(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {

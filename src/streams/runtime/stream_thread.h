@@ -12,6 +12,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +28,8 @@ struct ThreadConfig {
   Config app;
   TaskConfig task;
   int64_t commit_interval_ms = 30000;
+  // How often what was committed is deleted from the repartition topics the thread reads.
+  int64_t repartition_purge_interval_ms = 30000;
   std::string client_id;
   int thread_index = 1;  // 1-based, for group.instance.id "<id>-<index>"
   // exactly_once_v2: one transactional producer; output, changelog writes and input offsets
@@ -53,6 +56,7 @@ class StreamThread : public RecordCollector {
   // True from an assignment's start until its tasks are restored.
   bool rebalancing() const { return rebalancing_; }
   const std::string& name() const { return config_.client_id; }
+  CacheBudget& cache_budget() { return *config_.task.cache_budget; }
   std::shared_ptr<ThreadMetrics> metrics() const { return metrics_; }
 
  private:
@@ -92,6 +96,13 @@ class StreamThread : public RecordCollector {
             int32_t partition, int64_t* delivered) override;
   int64_t* delivery_slot(const std::string& topic, int32_t partition) override;
   void checkpoint_tasks();
+  void purge_repartition_topics();
+  void set_offset_reset_policies();
+  int64_t committed_offset(const std::string& topic, int32_t partition);
+  // The changelog partition was read up to next_offset: its store is restored.
+  void finish_store_restoration(const std::pair<std::string, int32_t>& partition,
+                                int64_t next_offset);
+  void serve_purge_results();
   // A write that failed: skipped when the handler says continue, else the thread fails.
   void write_failed(const ProductionError& failure, bool changelog);
   bool production_handler_continues(const ProductionError& failure);
@@ -105,10 +116,21 @@ class StreamThread : public RecordCollector {
   // delivery callbacks write here until it is gone.
   std::map<std::pair<std::string, int32_t>, int64_t> delivered_offsets_;
   RdKafkaHandle consumer_, producer_, restorer_;
+  // Answers to the DeleteRecords requests that purge repartition topics; destroyed before
+  // producer_, which sends them.
+  struct QueueDeleter {
+    void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
+  };
+  std::unique_ptr<rd_kafka_queue_t, QueueDeleter> purge_results_;
+  std::set<std::string> repartition_topics_;  // as on the wire, <application.id>-<name>
+  int64_t last_purge_ms_ = 0;
+  TopicHandles producer_topics_;  // after producer_: destroyed before it
+  TopicHandles consumer_topics_;  // sources with their own offset reset policy
   struct RestoreTarget {
     Task* task;
     std::string store;
     int64_t position;  // next changelog offset to read; RD_KAFKA_OFFSET_BEGINNING at first
+    int64_t end = -1;  // where restoration stops; -1: the end of the log
   };
   std::map<std::pair<std::string, int32_t>, RestoreTarget> restoring_;  // changelog partition
   std::map<Task*, int> pending_stores_;                                 // tasks still restoring
@@ -119,6 +141,15 @@ class StreamThread : public RecordCollector {
   size_t restore_stores_ = 0;
   std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
   std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;
+  // The partition of the last record processed and where its records go; cleared whenever
+  // by_input_ changes.
+  struct Route {
+    const rd_kafka_topic_t* rkt = nullptr;
+    int32_t partition = -1;
+    ActiveTask* task = nullptr;
+    std::string topic;
+    int64_t* next_offset = nullptr;  // in task->next_offsets, once a record was processed
+  } route_;
   std::map<std::string, int32_t> partition_counts_;
   std::map<std::string, int> subtopology_of_;  // every source topic (resolved) -> sub-topology
   std::map<int, std::string> anchor_of_;       // sub-topology -> the topic the group assigns
@@ -129,6 +160,7 @@ class StreamThread : public RecordCollector {
   std::string send_error_;
   int64_t last_commit_ms_ = 0;
   int64_t last_metrics_ms_ = 0;
+  int64_t last_served_ms_ = 0;  // when the producer's callbacks were last served
   uint64_t processed_ = 0;
   std::shared_ptr<ThreadMetrics> metrics_ = std::make_shared<ThreadMetrics>();
   bool in_transaction_ = false;

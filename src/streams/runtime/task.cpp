@@ -12,7 +12,10 @@ namespace oxbow::streams::detail {
 Task::Task(std::shared_ptr<const GraphBuilder> graph, const Subtopology& sub, TaskConfig config,
            RecordCollector& collector)
     : graph_(std::move(graph)), config_(std::move(config)), collector_(collector) {
-  cache_budget_.max_bytes = config_.cache_max_bytes;
+  if (!config_.cache_budget) {
+    config_.cache_budget = std::make_shared<CacheBudget>();
+    config_.cache_budget->max_bytes = config_.cache_max_bytes;
+  }
   std::map<size_t, size_t> local;  // graph index -> task index
   for (size_t i : sub.nodes) {
     local[i] = nodes_.size();
@@ -172,7 +175,7 @@ void Task::create_stores(const Subtopology& sub) {
           });
     }
     if (spec->options.caching && config_.cache_max_bytes > 0)
-      store = std::make_unique<CachingStore>(std::move(store), cache_budget_);
+      store = std::make_unique<CachingStore>(std::move(store), *config_.cache_budget);
     stores_[name] = std::move(store);
   }
   // Caches flush in node order, so that what one flush forwards into another cache is flushed too.

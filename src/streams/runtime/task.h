@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "streams/processor/processor.h"
@@ -30,7 +31,10 @@ struct TaskConfig {
   std::shared_ptr<RocksDbMemory> rocksdb_memory;
   bool exactly_once = false;  // persistent stores buffer writes until their commit
   StoreType default_store = StoreType::kRocksDb;
-  int64_t cache_max_bytes = 10 * 1024 * 1024;
+  int64_t cache_max_bytes = 10 * 1024 * 1024;  // per instance; 0 turns caching off
+  // Shared by the tasks of one stream thread (or of the test driver); a task without one gets
+  // its own of `cache_max_bytes`.
+  std::shared_ptr<CacheBudget> cache_budget;
   DeserializationPolicy on_deserialization_error = DeserializationPolicy::kLogAndFail;
 };
 
@@ -41,6 +45,10 @@ struct TaskCounters {
   int64_t skipped_undecodable = 0;  // by the deserialization-exception handler
   int64_t skipped_timestamp = 0;    // negative or invalid timestamps
   int64_t restored = 0;             // changelog records restored into the stores
+  // Processing time of the records the thread timed (one in sixteen), and how many it timed.
+  double latency_sampled_seconds = 0;
+  int64_t latency_samples = 0;
+  double latency_max_seconds = 0;
 };
 
 struct StoreSnapshot {
@@ -51,12 +59,14 @@ struct StoreSnapshot {
   int64_t disk_bytes = 0;
 };
 
+// A record as fetched. Key and value are views of bytes the caller keeps alive while the task
+// processes the record (the consumer's message, the test driver's copy): no copy per record.
 struct RawRecord {
   std::string topic;
   int32_t partition = 0;
   int64_t offset = -1;
   int64_t timestamp = 0;
-  std::optional<std::string> key, value;
+  std::optional<std::string_view> key, value;
   Headers headers;
 };
 
@@ -75,6 +85,11 @@ class Task : private ProcessorContext {
   void flush();
   KeyValueStore* find_store(const std::string& name);
   const TaskCounters& counters() const { return counters_; }
+  void record_latency(double seconds) {
+    counters_.latency_sampled_seconds += seconds;
+    ++counters_.latency_samples;
+    if (seconds > counters_.latency_max_seconds) counters_.latency_max_seconds = seconds;
+  }
   int32_t task_partition_id() const { return config_.partition; }
   int64_t stream_time() const override { return stream_time_; }
   std::string changelog_topic(const std::string& store) const;
@@ -138,7 +153,6 @@ class Task : private ProcessorContext {
   std::map<std::string, KeyValueStore*> bottom_;  // the store under its layers
   std::map<std::string, size_t> cache_owner_;     // cached store -> node that forwards its flushes
   std::vector<std::string> flush_order_;
-  CacheBudget cache_budget_;
   size_t current_ = 0;
   RecordContext record_context_;
   int64_t stream_time_ = -1;

@@ -170,3 +170,45 @@ TEST(StateStores, CheckpointFileRoundTripsInKafkasFormat) {
 
 }  // namespace
 }  // namespace oxbow::streams::detail
+
+namespace oxbow::streams::detail {
+namespace {
+
+// statestore.cache.max.bytes is shared: the caches of one thread's tasks draw on one budget, so
+// a store's writes are held back only while all of them together fit, and a store that takes
+// the total over writes down (and forwards) its own oldest entries.
+TEST(StateStores, CachesShareOneBudgetAndFollowItsResizing) {
+  CacheBudget budget;
+  budget.max_bytes = 1 << 20;
+  std::vector<std::string> forwarded_a, forwarded_b;
+  CachingStore a(make_in_memory_store("a"), budget), b(make_in_memory_store("b"), budget);
+  a.set_flush_listener([&](const std::string& key, const std::optional<std::string>&,
+                           const std::optional<std::string>&,
+                           const RecordContext&) { forwarded_a.push_back(key); });
+  b.set_flush_listener([&](const std::string& key, const std::optional<std::string>&,
+                           const std::optional<std::string>&,
+                           const RecordContext&) { forwarded_b.push_back(key); });
+  std::string value(1000, 'v');
+  for (int i = 0; i < 600; ++i) a.put("a" + std::to_string(i), value, kNoContext);
+  EXPECT_TRUE(forwarded_a.empty());  // ~600 KB: within the budget alone
+  for (int i = 0; i < 600; ++i) b.put("b" + std::to_string(i), value, kNoContext);
+  // Together over 1 MB: b, whose writes crossed the line, forwarded its oldest keys first.
+  ASSERT_FALSE(forwarded_b.empty());
+  EXPECT_EQ(forwarded_b.front(), "b0");
+  EXPECT_TRUE(forwarded_a.empty());
+  EXPECT_LE(budget.used, budget.max_bytes);
+
+  // A thread added to the instance halves each thread's share: the next write brings the total
+  // down to the new budget.
+  budget.max_bytes = 1 << 19;
+  a.put("a-late", value, kNoContext);
+  EXPECT_FALSE(forwarded_a.empty());
+  EXPECT_LE(budget.used, budget.max_bytes);
+  a.flush();
+  b.flush();
+  EXPECT_EQ(budget.used, 0);
+  EXPECT_EQ(b.get("b599"), value);
+}
+
+}  // namespace
+}  // namespace oxbow::streams::detail

@@ -2,6 +2,7 @@
 // The store layers a task stacks: a bottom store (memory; RocksDB in rocksdb_store.h), then
 // changelogging (every write also sent to the changelog topic, to the task's partition), then
 // caching (writes held per key until flush, so downstream sees a key's latest update per commit).
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -23,10 +24,12 @@ using ChangelogWriter = std::function<void(
 std::unique_ptr<KeyValueStore> make_logging_store(std::unique_ptr<KeyValueStore> inner,
                                                   ChangelogWriter writer);
 
-// The bytes all caches of a task may hold together (statestore.cache.max.bytes, shared); a cache
-// that takes the total over the budget flushes itself.
+// The bytes all caches of one stream thread's tasks may hold together: Kafka's
+// statestore.cache.max.bytes is per instance, divided evenly among its threads. A cache that
+// takes the total over the budget writes down its own oldest entries. `max_bytes` changes when
+// threads are added or removed (from another thread, hence atomic); `used` belongs to the thread.
 struct CacheBudget {
-  int64_t max_bytes = 0;
+  std::atomic<int64_t> max_bytes{0};
   int64_t used = 0;
 };
 

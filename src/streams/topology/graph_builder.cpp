@@ -1,11 +1,14 @@
 #include "streams/topology/graph_builder.h"
 
+#include "streams/topology/kafka_description.h"
+
 #include "oxbow/streams/streams_builder.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace oxbow::streams::detail {
@@ -108,27 +111,7 @@ std::vector<Subtopology> GraphBuilder::subtopologies() const {
 
 TopologyDescription GraphBuilder::describe() const {
   std::vector<SubtopologyDescription> subs;
-  for (const auto& sub : subtopologies()) {
-    SubtopologyDescription d;
-    d.id = sub.id;
-    // Sources first, then processors and sinks in creation order, as Kafka lists them.
-    auto nodes = sub.nodes;
-    std::stable_partition(nodes.begin(), nodes.end(), [&](size_t i) {
-      return nodes_[i].kind == NodeDescription::Kind::kSource;
-    });
-    for (size_t i : nodes) {
-      const auto& n = nodes_[i];
-      NodeDescription nd;
-      nd.kind = n.kind;
-      nd.name = n.name;
-      nd.topics = n.topics;
-      nd.stores = n.stores;
-      nd.successors = n.children;
-      nd.predecessors = n.parents;
-      d.nodes.push_back(std::move(nd));
-    }
-    subs.push_back(std::move(d));
-  }
+  for (const auto& sub : subtopologies()) subs.push_back(describe_subtopology(nodes_, sub));
   return TopologyDescription(std::move(subs));
 }
 
@@ -154,33 +137,44 @@ void GraphBuilder::validate() const {
 
 namespace oxbow::streams {
 
+// A sink that picks its topic per record: Kafka prints its TopicNameExtractor's toString() (for a
+// lambda, a JVM-made class name and an identity hash, stable nowhere). This stands in for it: the
+// C++ type every extractor is held as.
+constexpr const char* kExtractorClass = "oxbow::streams::detail::TopicNameExtractor";
+
 std::string TopologyDescription::toString() const {
-  std::string out = "Topologies:\n";
-  auto list = [](const std::vector<std::string>& v) {
-    return fmt::format("{}", fmt::join(v, ", "));
+  auto set = [](const std::vector<std::string>& v) {
+    return fmt::format("[{}]", fmt::join(v, ", "));
   };
-  for (const auto& sub : subtopologies_) {
-    out += fmt::format("   Sub-topology: {}\n", sub.id);
-    for (const auto& n : sub.nodes) {
+  auto names = [](const std::vector<std::string>& v) {
+    return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
+  };
+  std::vector<const SubtopologyDescription*> subs;
+  for (const auto& sub : subtopologies_) subs.push_back(&sub);
+  std::stable_sort(subs.begin(), subs.end(), [](auto* a, auto* b) { return a->id < b->id; });
+  // Kafka's spacing: one space after the heading, then two before each sub-topology, so the first
+  // is indented by three and the others, after the blank line ending the one before, by two.
+  std::string out = "Topologies:\n ";
+  for (const auto* sub : subs) {
+    out += fmt::format("  Sub-topology: {}\n", sub->id);
+    for (const auto& n : sub->nodes) {
       switch (n.kind) {
         case NodeDescription::Kind::kSource:
-          out += fmt::format("    Source: {} (topics: [{}])\n", n.name, list(n.topics));
+          out += fmt::format("    Source: {} (topics: {})\n      --> {}\n", n.name, set(n.topics),
+                             names(n.successors));
           break;
         case NodeDescription::Kind::kProcessor:
-          out += fmt::format("    Processor: {} (stores: [{}])\n", n.name, list(n.stores));
+          out += fmt::format("    Processor: {} (stores: {})\n      --> {}\n      <-- {}\n", n.name,
+                             set(n.stores), names(n.successors), names(n.predecessors));
           break;
         case NodeDescription::Kind::kSink:
           if (n.topics.empty())
-            out += fmt::format("    Sink: {} (extractor: per record)\n", n.name);
+            out += fmt::format("    Sink: {} (extractor class: {})\n", n.name, kExtractorClass);
           else
             out += fmt::format("    Sink: {} (topic: {})\n", n.name, n.topics.front());
+          out += fmt::format("      <-- {}\n", names(n.predecessors));
           break;
       }
-      if (n.kind != NodeDescription::Kind::kSink)
-        out += fmt::format("      --> {}\n", n.successors.empty() ? "none" : list(n.successors));
-      if (n.kind != NodeDescription::Kind::kSource)
-        out +=
-            fmt::format("      <-- {}\n", n.predecessors.empty() ? "none" : list(n.predecessors));
     }
     out += "\n";
   }

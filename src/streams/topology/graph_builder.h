@@ -43,6 +43,9 @@ struct InternalTopicSpec {
 };
 
 struct Subtopology {
+  // Numbered as Kafka (2.5 on) numbers node groups: in the order of each one's first node, nodes
+  // being added in topology order (Kafka's graph is written out in build-priority order, which is
+  // the order our DSL adds nodes in).
   int id = 0;
   std::vector<size_t> nodes;               // indexes into GraphBuilder::nodes(), creation order
   std::vector<std::string> source_topics;  // as named in the graph (internal ones unprefixed)
@@ -69,6 +72,9 @@ class GraphBuilder {
   bool is_internal_topic(const std::string& topic) const;
 
   std::vector<Subtopology> subtopologies() const;
+  // What Kafka 3.x's Topology#describe() gives for the same graph: nodes ordered as its
+  // NodeComparator orders them, successors and predecessors, topics and stores in the orders its
+  // sets iterate.
   TopologyDescription describe() const;
   // Throws TopologyException for a graph that cannot run.
   void validate() const;

@@ -1,6 +1,7 @@
 #pragma once
 // The untyped DSL core. KStream<K,V> and friends are typed shells over these handles and calls;
 // everything here works on Datum, so a topology can also be composed at run time.
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,10 @@ struct Node {
   bool repartition_required = false;       // the key changed since the source
   std::string store;                       // tables: the store holding the table, if any
   std::vector<std::string> source_topics;  // for co-partitioning and partition counts
+  // Tables: Kafka's KTableImpl.enableSendingOldValues(force), answering whether the table will
+  // forward old values; a filter that gets them can leave out updates that never passed it, one
+  // that does not must forward a tombstone for each. Unset: always (aggregations).
+  std::function<bool(bool force)> send_old_values;
 };
 
 struct Grouping {
@@ -78,7 +83,8 @@ Node table_map_values(const Node& table, ValueMapper mapper, const std::string& 
                       StoreOptions store);
 Node to_stream(const Node& table, const std::string& name);
 Grouping table_group_by(const Node& table, KeyValueMapper selector, GroupedOptions options);
+// kind: "AGGREGATE" or "REDUCE", the node's generated name (KTABLE-<kind>-NNNNNNNNNN).
 Node table_aggregate(const Grouping& in, Initializer init, Aggregator adder, Aggregator subtractor,
-                     StoreOptions store, const std::string& name);
+                     StoreOptions store, const std::string& name, const char* kind);
 
 }  // namespace oxbow::streams::detail
