@@ -2,16 +2,24 @@
 
 Every test runs against the real broker binary ($OXBOW_BIN, default build/oxbow) started in a
 fresh temporary log directory on a free port.  Brokers started by a test are always torn down by
-the fixture finalizer, also when the test fails; when a test fails, the tail of each broker's log
+the fixture finalizer, also when the test fails, and so are the applications a test starts
+through harness.track; when a test fails, the tail of each broker's log
 is attached to the failure report.
 """
 
 import pytest
 
-from harness import FAULTS, Broker  # noqa: F401
+from harness import FAULTS, Broker, kill_tracked  # noqa: F401
 
 # Never look for tests inside the node dependencies.
 collect_ignore_glob = ["node_modules/*"]
+
+
+@pytest.fixture(autouse=True)
+def _no_process_outlives_its_test():
+    """Kills the applications a test started (harness.track) and left running, failed or not."""
+    yield
+    kill_tracked()
 
 
 @pytest.fixture

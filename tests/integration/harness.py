@@ -42,6 +42,25 @@ def free_port():
             return port
 
 
+# Processes a test starts besides its brokers (Streams applications): conftest kills those still
+# running when the test ends, so that a failed test leaves nothing behind.
+_test_processes = []
+
+
+def track(proc):
+    """Registers a subprocess.Popen to be killed at the end of the running test; returns it."""
+    _test_processes.append(proc)
+    return proc
+
+
+def kill_tracked():
+    while _test_processes:
+        proc = _test_processes.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def wait_until(condition, timeout, interval=0.05, message="condition"):
     """Polls condition() until it returns a truthy value, which is returned; fails on timeout."""
     deadline = time.monotonic() + timeout

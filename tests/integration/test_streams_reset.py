@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 import ck_helpers as ck
-from harness import OXBOW_BIN, wait_until
+from harness import OXBOW_BIN, track, wait_until
 
 WORDCOUNT = os.environ.get("OXBOW_WORDCOUNT", str(pathlib.Path(OXBOW_BIN).parent / "examples" / "wordcount"))
 INPUT, OUTPUT = "streams-plaintext-input", "streams-wordcount-output"
@@ -57,7 +57,7 @@ class WordCount:
 
     def start(self):
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+            self.proc = track(subprocess.Popen(self.cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL))
         return self
 
     def stop(self):

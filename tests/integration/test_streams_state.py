@@ -91,6 +91,10 @@ def test_clean_restart_replays_nothing_and_checkpoints_match_the_changelog(topic
                message="a commit in the metrics")
     samples = _scrape(port)
     assert _total(samples, "oxbow_streams_rocksdb_memory_budget_bytes") == 256 << 20
+    # Per task as per thread: processing latency, timed for one record in sixteen.
+    assert _total(samples, "oxbow_streams_task_process_latency_seconds_count") >= 2000 // 16 - 3
+    assert _total(samples, "oxbow_streams_task_process_latency_seconds_sum") > 0
+    assert _total(samples, "oxbow_streams_task_process_latency_max_seconds") > 0
     assert samples.get("oxbow_streams_records_lag")
     wait_until(lambda: _total(_scrape(port), "oxbow_streams_records_lag", topic="streams-plaintext-input") == 0,
                30, message="no lag on the input")

@@ -16,10 +16,10 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError
-from confluent_kafka.admin import NewTopic
+from confluent_kafka.admin import ConfigResource, NewTopic
 
 import ck_helpers as ck
-from harness import OXBOW_BIN, free_port, wait_until
+from harness import OXBOW_BIN, free_port, track, wait_until
 
 WORDCOUNT = os.environ.get("OXBOW_WORDCOUNT", str(pathlib.Path(OXBOW_BIN).parent / "examples" / "wordcount"))
 INPUT, OUTPUT = "streams-plaintext-input", "streams-wordcount-output"
@@ -54,7 +54,7 @@ class App:
 
     def start(self):
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+            self.proc = track(subprocess.Popen(self.cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL))
         return self
 
     def stop(self):
@@ -305,3 +305,38 @@ def test_stream_threads_added_and_removed_at_run_time(topics, tmp_path):
     out.close()
     log = app.log_path.read_text()
     assert "added stream thread wc-StreamThread-2" in log and "removed stream thread wc-StreamThread-2" in log
+
+
+def test_repartition_topic_kept_forever_and_purged_once_committed(topics, tmp_path):
+    """As Kafka Streams: repartition topics are created with retention.ms=-1 (nothing ages out
+    while the application is down), and what the application has committed is deleted from them
+    (DeleteRecords) every repartition.purge.interval.ms."""
+    rng = random.Random(31)
+    b = topics
+    lines = _lines(rng, 3000)
+    app = App(b, tmp_path, "a", extra=("--config", "repartition.purge.interval.ms=300")).start()
+    _produce(b, lines)
+    out = Output(b)
+    out.read_until(_truth(lines))
+    admin = ck.admin(b.bootstrap)
+    repartition = [t for t in admin.list_topics(timeout=10).topics if t.startswith("wc-") and t.endswith("-repartition")]
+    assert len(repartition) == 1, repartition
+    topic = repartition[0]
+    config = list(admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)]).values())[0].result(20)
+    assert config["retention.ms"].value == "-1"
+    assert config["cleanup.policy"].value == "delete"
+
+    marks = []
+
+    def purged():
+        marks[:] = [ck.watermarks(b.bootstrap, topic, p) for p in range(3)]
+        # Every word went through the topic (ten words: not every partition gets one); each
+        # partition's start moved up to its end.
+        return all(low == high for low, high in marks) and sum(high for _, high in marks) > 0
+
+    try:
+        wait_until(purged, 30, message=f"{topic} purged up to its end")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; (low, high) watermarks: {marks}") from None
+    app.stop()
+    out.close()

@@ -1,0 +1,212 @@
+// streams_test_app: small Streams applications for tests/integration/test_streams_apps.py, on
+// oxbow-streams' public headers only. One topology per run (--topology):
+//   tables  builder.table("tables-input") (key user, value region) -> groupBy(region) -> count
+//           -> toStream -> "tables-output" (key region, value big-endian int64)
+//   poison  "poison-input" (String key, Int64 value) -> mapValues(v * 2) -> "poison-output"; what
+//           an undecodable value does is default.deserialization.exception.handler's (--config);
+//           --offset-reset earliest|latest sets the source's Consumed::withOffsetResetPolicy
+//   fail    "fail-input" (String/String) -> mapValues, which throws std::runtime_error on the
+//           value "boom" (--fail-value V: on V instead; with --fail-once only the first time in
+//           the process) -> "fail-output";
+//           --on-error replace|shutdown-client|shutdown-application sets the uncaught exception
+//           handler's response (none given: the library's default); --slow-ms N: each record
+//           prints "PROCESSING <value>" and takes N ms
+// --close-timeout-ms N: SIGTERM calls close(N ms) and prints "CLOSE <true|false> <state>"; when
+// it answered false, close() again without a timeout, printing the same.
+// Every state change is printed on stdout as "STATE <old> -> <new>" (flushed). SIGTERM or SIGINT
+// closes the application and exits 0; the state ERROR closes it and exits 3. Bad usage exits 2,
+// any other error 1.
+// Usage: streams_test_app --topology tables|poison|fail [--bootstrap-server B]
+//        [--application-id ID] [--state-dir DIR] [--processing-guarantee G]
+//        [--config KEY=VALUE]... [--fail-once] [--fail-value V] [--on-error RESPONSE]
+//        [--offset-reset earliest|latest] [--slow-ms N] [--close-timeout-ms N]
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "oxbow/streams/kafka_streams.h"
+#include "oxbow/streams/streams_builder.h"
+
+namespace streams = oxbow::streams;
+using State = streams::KafkaStreams::State;
+using Response = streams::KafkaStreams::StreamThreadExceptionResponse;
+
+namespace {
+
+// --fail-once: set by the first "boom", which is the only one to throw.
+std::atomic<bool> failed_once{false};
+
+int usage(const std::string& error) {
+  std::fprintf(stderr,
+               "streams_test_app: %s\nusage: streams_test_app --topology tables|poison|fail "
+               "[--bootstrap-server B] [--application-id ID] [--state-dir DIR] "
+               "[--processing-guarantee at_least_once|exactly_once_v2] [--config KEY=VALUE]... "
+               "[--fail-once] [--fail-value V] "
+               "[--on-error replace|shutdown-client|shutdown-application] "
+               "[--offset-reset earliest|latest] [--slow-ms N] [--close-timeout-ms N]\n",
+               error.c_str());
+  return 2;
+}
+
+struct Options {
+  std::string topology, on_error, fail_value = "boom", offset_reset;
+  bool fail_once = false;
+  int64_t slow_ms = 0;
+  int64_t close_timeout_ms = -1;  // none: close(30 s)
+};
+
+streams::Topology build_topology(const Options& options) {
+  const std::string& name = options.topology;
+  const bool fail_once = options.fail_once;
+  const std::string& fail_value = options.fail_value;
+  streams::StreamsBuilder builder;
+  if (name == "tables") {
+    builder.table<std::string, std::string>("tables-input")
+        .groupBy<std::string, std::string>([](const std::string& user, const std::string& region) {
+          return streams::KeyValue<std::string, std::string>{region, user};
+        })
+        .count()
+        .toStream()
+        .to("tables-output");
+  } else if (name == "poison") {
+    auto consumed = streams::Consumed<std::string, int64_t>::with(streams::serdes::String(),
+                                                                  streams::serdes::Int64());
+    if (options.offset_reset == "latest")
+      consumed = consumed.withOffsetResetPolicy(streams::AutoOffsetReset::kLatest);
+    else if (options.offset_reset == "earliest")
+      consumed = consumed.withOffsetResetPolicy(streams::AutoOffsetReset::kEarliest);
+    builder.stream<std::string, int64_t>("poison-input", consumed)
+        .mapValues<int64_t>([](int64_t v) { return v * 2; })
+        .to("poison-output");
+  } else if (name == "fail") {
+    builder.stream<std::string, std::string>("fail-input")
+        .mapValues<std::string>(
+            [fail_once, fail_value, slow_ms = options.slow_ms](const std::string& v) {
+              if (slow_ms > 0) {
+                std::printf("PROCESSING %s\n", v.c_str());
+                std::fflush(stdout);
+                std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
+              }
+              if (v == fail_value && (!fail_once || !failed_once.exchange(true)))
+                throw std::runtime_error(v + ": the test's mapValues failed on purpose");
+              return v;
+            })
+        .to("fail-output");
+  } else {
+    throw std::invalid_argument("unknown topology " + name + " (tables, poison, fail)");
+  }
+  return builder.build();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> config{{"bootstrap.servers", "localhost:9092"}};
+  const std::map<std::string, std::string> flags{
+      {"--bootstrap-server", "bootstrap.servers"},
+      {"--application-id", "application.id"},
+      {"--state-dir", "state.dir"},
+      {"--processing-guarantee", "processing.guarantee"}};
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--fail-once") {
+      options.fail_once = true;
+      continue;
+    }
+    if (i + 1 >= argc) return usage(flag + " needs a value");
+    std::string value = argv[++i];
+    if (flag == "--config") {
+      auto eq = value.find('=');
+      if (eq == std::string::npos || eq == 0) return usage("--config needs KEY=VALUE");
+      config[value.substr(0, eq)] = value.substr(eq + 1);
+    } else if (flag == "--topology") {
+      options.topology = value;
+    } else if (flag == "--fail-value") {
+      options.fail_value = value;
+    } else if (flag == "--on-error") {
+      options.on_error = value;
+    } else if (flag == "--offset-reset") {
+      options.offset_reset = value;
+    } else if (flag == "--slow-ms") {
+      options.slow_ms = std::stoll(value);
+    } else if (flag == "--close-timeout-ms") {
+      options.close_timeout_ms = std::stoll(value);
+    } else if (auto it = flags.find(flag); it != flags.end()) {
+      config[it->second] = value;
+    } else {
+      return usage("unknown flag " + flag);
+    }
+  }
+  if (options.topology.empty()) return usage("--topology is required");
+  if (!config.count("application.id"))
+    config["application.id"] = "streams-test-" + options.topology;
+  const std::string& on_error = options.on_error;
+  std::map<std::string, Response> responses{
+      {"replace", Response::REPLACE_THREAD},
+      {"shutdown-client", Response::SHUTDOWN_CLIENT},
+      {"shutdown-application", Response::SHUTDOWN_APPLICATION}};
+  if (!on_error.empty() && !responses.count(on_error))
+    return usage("unknown --on-error " + on_error);
+
+  // SIGTERM and SIGINT are taken synchronously below, so that the library's threads never see
+  // them; the state listener raises SIGTERM to wake the main thread on ERROR.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::atomic<bool> failed{false};
+  try {
+    auto topology = build_topology(options);
+    std::cerr << topology.describe();
+    streams::KafkaStreams app(topology, config);
+    app.setStateListener([&](State now, State old) {
+      std::printf("STATE %s -> %s\n", streams::to_string(old), streams::to_string(now));
+      std::fflush(stdout);
+      // close() may not be called from the listener (a library thread): wake the main thread.
+      if (now == State::ERROR && !failed.exchange(true)) kill(getpid(), SIGTERM);
+    });
+    if (!on_error.empty()) {
+      Response response = responses.at(on_error);
+      app.setUncaughtExceptionHandler([response, on_error](const std::exception& e) {
+        std::printf("UNCAUGHT %s (responding %s)\n", e.what(), on_error.c_str());
+        std::fflush(stdout);
+        return response;
+      });
+    }
+    app.start();
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    if (options.close_timeout_ms < 0) {
+      app.close(std::chrono::seconds(30));
+    } else {
+      auto report = [&](bool closed) {
+        std::printf("CLOSE %s %s\n", closed ? "true" : "false", streams::to_string(app.state()));
+        std::fflush(stdout);
+        return closed;
+      };
+      if (!report(app.close(std::chrono::milliseconds(options.close_timeout_ms))))
+        report(app.close(std::chrono::milliseconds::max()));
+    }
+    if (failed || app.state() == State::ERROR) {
+      std::fprintf(stderr, "streams_test_app: the application failed (see the log above)\n");
+      return 3;
+    }
+  } catch (const std::exception& e) {
+    // start() throws for what it cannot start with (a missing source topic: state ERROR).
+    std::fprintf(stderr, "streams_test_app: %s\n", e.what());
+    return failed ? 3 : 1;
+  }
+  return 0;
+}
