@@ -1,10 +1,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <bit>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +31,46 @@ struct ConsumeOptions {
   long long max_messages = 0;  // 0: no limit
   std::optional<int> timeout_ms;
   std::string format = "%s\\n";
+  std::string key_deserializer = "string", value_deserializer = "string";
+};
+
+// How %k and %s print a record's bytes: as they are, or as one of Kafka's fixed-width
+// big-endian number serdes (the console consumer's --key-deserializer/--value-deserializer, e.g.
+// the word-count demo's LongDeserializer values).
+enum class Decoding { kString, kLong, kInteger, kShort, kDouble, kFloat };
+
+struct DecodingName {
+  const char* name;
+  const char* kafka_class;  // Kafka's deserializer of that name, for messages
+  Decoding decoding;
+  size_t width;  // 0: any
+};
+constexpr DecodingName kDecodings[] = {{"string", "StringDeserializer", Decoding::kString, 0},
+                                       {"long", "LongDeserializer", Decoding::kLong, 8},
+                                       {"integer", "IntegerDeserializer", Decoding::kInteger, 4},
+                                       {"short", "ShortDeserializer", Decoding::kShort, 2},
+                                       {"double", "DoubleDeserializer", Decoding::kDouble, 8},
+                                       {"float", "FloatDeserializer", Decoding::kFloat, 4}};
+
+// "long", or Kafka's class name (org.apache.kafka.common.serialization.LongDeserializer).
+std::optional<DecodingName> find_decoding(std::string name) {
+  if (auto dot = name.rfind('.'); dot != std::string::npos) name = name.substr(dot + 1);
+  if (name.ends_with("Deserializer")) name.resize(name.size() - std::strlen("Deserializer"));
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (name == "int") name = "integer";
+  for (const auto& d : kDecodings)
+    if (name == d.name) return d;
+  return std::nullopt;
+}
+
+struct Decodings {
+  DecodingName key = kDecodings[0], value = kDecodings[0];
+};
+
+// Thrown for bytes of the wrong width for their decoding; the command stops, as Kafka's does.
+struct UndecodableRecord : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // One piece of a --format template: a literal run of text, or one field.
@@ -95,7 +139,44 @@ void append_headers(std::string& out, const rd_kafka_message_t& message) {
   }
 }
 
-void append_field(std::string& out, char field, const rd_kafka_message_t& message) {
+void append_decoded(std::string& out, const void* data, size_t size, const DecodingName& d,
+                    const char* what) {
+  if (d.decoding == Decoding::kString) {
+    if (data != nullptr) out.append(static_cast<const char*>(data), size);
+    return;
+  }
+  if (data == nullptr) {
+    out += "null";
+    return;
+  }
+  if (size != d.width)
+    throw UndecodableRecord(
+        fmt::format("{} is {} bytes; {} reads {}", what, size, d.kafka_class, d.width));
+  uint64_t bits = 0;
+  for (size_t i = 0; i < size; ++i) bits = bits << 8 | static_cast<const uint8_t*>(data)[i];
+  switch (d.decoding) {
+    case Decoding::kLong:
+      out += std::to_string(static_cast<int64_t>(bits));
+      break;
+    case Decoding::kInteger:
+      out += std::to_string(static_cast<int32_t>(static_cast<uint32_t>(bits)));
+      break;
+    case Decoding::kShort:
+      out += std::to_string(static_cast<int16_t>(static_cast<uint16_t>(bits)));
+      break;
+    case Decoding::kDouble:
+      out += fmt::format("{}", std::bit_cast<double>(bits));
+      break;
+    case Decoding::kFloat:
+      out += fmt::format("{}", std::bit_cast<float>(static_cast<uint32_t>(bits)));
+      break;
+    case Decoding::kString:
+      break;
+  }
+}
+
+void append_field(std::string& out, char field, const rd_kafka_message_t& message,
+                  const Decodings& decodings) {
   switch (field) {
     case 't':
       out += rd_kafka_topic_name(message.rkt);
@@ -107,15 +188,13 @@ void append_field(std::string& out, char field, const rd_kafka_message_t& messag
       out += std::to_string(message.offset);
       break;
     case 'k':
-      if (message.key != nullptr)
-        out.append(static_cast<const char*>(message.key), message.key_len);
+      append_decoded(out, message.key, message.key_len, decodings.key, "key");
       break;
     case 'K':
       out += std::to_string(message.key == nullptr ? -1 : static_cast<long long>(message.key_len));
       break;
     case 's':
-      if (message.payload != nullptr)
-        out.append(static_cast<const char*>(message.payload), message.len);
+      append_decoded(out, message.payload, message.len, decodings.value, "value");
       break;
     case 'S':
       out += std::to_string(message.payload == nullptr ? -1 : static_cast<long long>(message.len));
@@ -149,14 +228,14 @@ int stdout_exit_code() {
   return 1;
 }
 
-void print_message(const std::vector<FormatPiece>& format, const rd_kafka_message_t& message,
-                   std::string& buffer) {
+void print_message(const std::vector<FormatPiece>& format, const Decodings& decodings,
+                   const rd_kafka_message_t& message, std::string& buffer) {
   buffer.clear();
   for (const auto& piece : format) {
     if (piece.field == 0)
       buffer += piece.literal;
     else
-      append_field(buffer, piece.field, message);
+      append_field(buffer, piece.field, message, decodings);
   }
   write_stdout(buffer);
 }
@@ -266,6 +345,8 @@ class PartitionReader {
 // Returns the exit code.
 int consume_loop(PartitionReader& reader, const ConsumeOptions& options) {
   const auto format = compile_format(options.format);
+  const Decodings decodings{*find_decoding(options.key_deserializer),
+                            *find_decoding(options.value_deserializer)};
   std::string buffer;
   rd_kafka_message_t* batch[kBatchSize];
   long long consumed = 0;
@@ -284,7 +365,16 @@ int consume_loop(PartitionReader& reader, const ConsumeOptions& options) {
     for (size_t i = 0; i < n; ++i) {
       const rd_kafka_message_t& message = *batch[i];
       if (message.err == RD_KAFKA_RESP_ERR_NO_ERROR && !done() && exit_code == 0) {
-        print_message(format, message, buffer);
+        try {
+          print_message(format, decodings, message, buffer);
+        } catch (const UndecodableRecord& e) {
+          flush_stdout();
+          fmt::print(stderr, "oxbow: error: {} [{}] offset {}: {}\n",
+                     rd_kafka_topic_name(message.rkt), message.partition, message.offset, e.what());
+          exit_code = 1;
+          rd_kafka_message_destroy(batch[i]);
+          continue;
+        }
         ++consumed;
         last_activity_ns = now_ns();
       } else if (message.err != RD_KAFKA_RESP_ERR_NO_ERROR && exit_code == 0) {
@@ -348,6 +438,21 @@ void add_consume_command(CLI::App& app) {
          "-f,--format", options->format,
          "Output template: %t topic, %p partition, %o offset, %k key, %K key length, %s value, "
          "%S value length, %T timestamp (ms), %h headers, \\n \\t escapes")
+      ->capture_default_str();
+  auto decoding = [](const std::string& name) -> std::string {
+    return find_decoding(name) ? ""
+                               : "unknown deserializer '" + name +
+                                     "' (string, long, integer, short, double, float, or Kafka's "
+                                     "class name such as LongDeserializer)";
+  };
+  cmd->add_option("--key-deserializer", options->key_deserializer,
+                  "How %k prints the key: string (its bytes), or a big-endian number: long, "
+                  "integer, short, double, float (Kafka's class names work too)")
+      ->check(decoding)
+      ->capture_default_str();
+  cmd->add_option("--value-deserializer", options->value_deserializer,
+                  "How %s prints the value, as --key-deserializer")
+      ->check(decoding)
       ->capture_default_str();
   cmd->callback([options] { run_consume(*options); });
 }

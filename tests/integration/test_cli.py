@@ -47,6 +47,37 @@ def test_produce_and_consume_with_keys_headers_and_formats(broker):
     assert tail.split() == ["v48", "v49"]
 
 
+def test_consume_decodes_kafkas_number_serdes(broker):
+    """--key-deserializer/--value-deserializer, as Kafka's console consumer reads the word-count
+    demo's output: big-endian numbers of Kafka's serdes printed as numbers, a null as "null", and a
+    value of the wrong width one clear error naming the record."""
+    import struct
+
+    from confluent_kafka import Producer
+
+    topic = unique_topic("clin")
+    oxbow(broker, "topic", "create", topic, "--partitions", "1")
+    p = Producer({"bootstrap.servers": broker.bootstrap})
+    p.produce(topic, key=struct.pack(">i", -7), value=struct.pack(">q", 2**40 + 3))
+    p.produce(topic, key=struct.pack(">i", 12), value=None)
+    p.produce(topic, key=b"\x00\x01", value=struct.pack(">q", -1))
+    assert p.flush(10) == 0
+    out = oxbow(broker, "consume", topic, "--from-beginning", "--max-messages", "2", "--format", "%k=%s\\n",
+                "--key-deserializer", "org.apache.kafka.common.serialization.IntegerDeserializer",
+                "--value-deserializer", "long").stdout
+    assert out.splitlines() == [f"-7={2**40 + 3}", "12=null"]
+    as_double = oxbow(broker, "consume", topic, "--offset", "0", "--max-messages", "1", "--format", "%s\\n",
+                      "--value-deserializer", "DoubleDeserializer").stdout
+    assert float(as_double) == struct.unpack(">d", struct.pack(">q", 2**40 + 3))[0]
+    bad = oxbow(broker, "consume", topic, "--from-beginning", "--max-messages", "3", "--format", "%k\\n",
+                "--key-deserializer", "int", check=False)
+    assert bad.returncode == 1 and bad.stdout.splitlines() == ["-7", "12"], (bad.stdout, bad.stderr)
+    assert bad.stderr.strip().splitlines() == [
+        f"oxbow: error: {topic} [0] offset 2: key is 2 bytes; IntegerDeserializer reads 4"], bad.stderr
+    unknown = oxbow(broker, "consume", topic, "--value-deserializer", "uuid", check=False)
+    assert unknown.returncode != 0 and "unknown deserializer 'uuid'" in unknown.stderr
+
+
 def test_group_list_describe_reset_delete(broker):
     topic, group = unique_topic("clig"), unique_topic("g")
     oxbow(broker, "topic", "create", topic, "--partitions", "2")
