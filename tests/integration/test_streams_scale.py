@@ -86,7 +86,7 @@ def test_exactly_once_200k_lines_through_kills_and_scaling(broker, tmp_path):
 
 def test_at_least_once_through_kills_and_scaling_then_exact_after_a_clean_run(broker, tmp_path):
     rng = random.Random(100)
-    lines = _lines(rng, 100_000)
+    lines = _lines(rng, 200_000)  # as the exactly-once run
     out = Output(broker)
     apps = _chaos(broker, tmp_path, "at_least_once", lines, rng, out)
     truth = _truth(lines)
