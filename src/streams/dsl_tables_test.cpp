@@ -335,3 +335,59 @@ TEST(OpsMaterialized, StoreTypeAndDefaultDslStore) {
 
 }  // namespace
 }  // namespace oxbow::streams
+
+namespace oxbow::streams {
+namespace {
+
+using namespace dsl_testing;
+
+// Kafka's DSL stores are timestamped: an aggregate's result carries the latest timestamp of the
+// records it took in (KStreamAggregate, KStreamReduce, KTableAggregate), not the last record's.
+TEST(OpsTimestamps, StreamAggregatesCarryTheLatestTimestampTheyTookIn) {
+  StreamsBuilder builder;
+  auto grouped = builder.stream<std::string, int64_t>("in").groupByKey();
+  grouped.count(Materialized<std::string, int64_t>::as("counts-store")).toStream().to("counts");
+  grouped.reduce([](int64_t a, int64_t b) { return a + b; }).toStream().to("sums");
+  TopologyTestDriver driver(builder.build(), kNoCache);
+  auto in = driver.createInputTopic<std::string, int64_t>("in");
+  in.pipeInput("k", 1, 100);
+  in.pipeInput("k", 2, 40);  // out of order: the aggregate stays at 100
+  in.pipeInput("j", 3, 50);
+  in.pipeInput("k", 4, 130);
+  for (const char* topic : {"counts", "sums"}) {
+    std::vector<std::pair<std::string, int64_t>> got;
+    for (auto& r : driver.createOutputTopic<std::string, int64_t>(topic).readRecordsToList())
+      got.emplace_back(*r.key, r.timestamp);
+    EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{
+                       {"k", 100}, {"k", 100}, {"j", 50}, {"k", 130}}))
+        << topic;
+  }
+  // The store's values read without their timestamps.
+  auto store = driver.getKeyValueStore<std::string, int64_t>("counts-store");
+  EXPECT_EQ(store.get("k"), 3);
+}
+
+TEST(OpsTimestamps, ATableAggregateTakesTheLaterOfTheRecordsAndItsOwnTime) {
+  StreamsBuilder builder;
+  builder.table<std::string, std::string>("accounts")
+      .groupBy<std::string, int64_t>(region_amount)
+      .reduce([](int64_t a, int64_t b) { return a + b; },
+              [](int64_t a, int64_t b) { return a - b; })
+      .toStream()
+      .to("totals");
+  TopologyTestDriver driver(builder.build(), kNoCache);
+  auto in = driver.createInputTopic<std::string, std::string>("accounts");
+  in.pipeInput("a", std::string("eu:5"), 100);
+  in.pipeInput("b", std::string("eu:7"), 60);   // eu: 12 at max(60, 100)
+  in.pipeInput("a", std::string("us:5"), 80);   // out of eu (eu's time stays 100), into new us: 80
+  in.pipeInput("c", std::string("us:1"), 200);  // us: 6 at 200
+  std::vector<std::tuple<std::string, int64_t, int64_t>> got;
+  for (auto& r : driver.createOutputTopic<std::string, int64_t>("totals").readRecordsToList())
+    got.emplace_back(*r.key, r.value.value_or(-1), r.timestamp);
+  EXPECT_EQ(got,
+            (std::vector<std::tuple<std::string, int64_t, int64_t>>{
+                {"eu", 5, 100}, {"eu", 12, 100}, {"eu", 7, 100}, {"us", 5, 80}, {"us", 6, 200}}));
+}
+
+}  // namespace
+}  // namespace oxbow::streams

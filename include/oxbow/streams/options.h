@@ -49,6 +49,8 @@ struct StoreOptions {
   bool logging = true;
   std::map<std::string, std::string> changelog_configs;
   StoreType type = StoreType::kDefault;
+  // Each value kept with its update's timestamp, as Kafka's DSL stores (state/timestamped.h).
+  bool timestamped = false;
 };
 struct RepartitionedOptions {
   ErasedSerde key_serde, value_serde;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "streams/runtime/task.h"
+#include "streams/state/timestamped.h"
 #include "streams/streams_config.h"
 
 namespace oxbow::streams {
@@ -136,14 +137,22 @@ const detail::StoreOptions& TopologyTestDriver::storeOptions(const std::string& 
   return core_->store_options(store);
 }
 
+// Values as the application wrote them: a timestamped store's timestamps left out, as Kafka's
+// driver's getKeyValueStore() does.
 std::optional<std::string> TopologyTestDriver::storeGet(const std::string& store,
                                                         const std::string& key) {
-  return core_->store(store).get(key);
+  auto bytes = core_->store(store).get(key);
+  if (!core_->store_options(store).timestamped) return bytes;
+  auto split = detail::split_timestamp(bytes);
+  return split ? std::optional<std::string>(std::move(split->value)) : std::nullopt;
 }
 
 std::vector<std::pair<std::string, std::string>> TopologyTestDriver::storeAll(
     const std::string& store) {
-  return core_->store(store).all();
+  auto all = core_->store(store).all();
+  if (core_->store_options(store).timestamped)
+    for (auto& [key, value] : all) value = detail::split_timestamp(value)->value;
+  return all;
 }
 
 int64_t TopologyTestDriver::droppedRecords() const {

@@ -1,4 +1,6 @@
 // Grouping a stream, and count/reduce/aggregate over the groups.
+#include <algorithm>
+
 #include "streams/dsl/dsl_internal.h"
 #include "streams/dsl/table_forwarder.h"
 
@@ -27,11 +29,16 @@ class StreamAggregateProcessor : public Processor {
     }
     std::string key = options_.key_serde.serialize(store_name_, r.key);
     Datum old;
-    if (auto bytes = store_->get(key)) old = options_.value_serde.deserialize(store_name_, *bytes);
+    // As Kafka: an aggregate's time is the latest of the records it has taken in.
+    int64_t timestamp = r.timestamp;
+    if (auto stored = split_timestamp(store_->get(key))) {
+      old = options_.value_serde.deserialize(store_name_, stored->value);
+      timestamp = std::max(timestamp, stored->timestamp);
+    }
     Datum next = step_(r.key, r.value, old);
-    store_->put(key, options_.value_serde.serialize(store_name_, next),
-                context_at(ctx, r.timestamp));
-    forwarder_.maybe_forward(ctx, Record{r.key, Datum(Change{next, old}), r.timestamp, r.headers});
+    store_->put(key, with_timestamp(timestamp, options_.value_serde.serialize(store_name_, next)),
+                context_at(ctx, timestamp));
+    forwarder_.maybe_forward(ctx, Record{r.key, Datum(Change{next, old}), timestamp, r.headers});
   }
 
  private:
@@ -58,6 +65,7 @@ Node stream_aggregate(const Grouping& g, const char* kind, StoreOptions store,
         through_repartition_topic(input, base, g.options.key_serde, g.options.value_serde, 0, {});
   }
   store.name = store_name;
+  store.timestamped = true;
   graph.add_store({store_name, store, ""});
   auto factory = [store_name, store, step] {
     return std::make_unique<StreamAggregateProcessor>(store_name, store, step);

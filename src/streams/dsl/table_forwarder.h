@@ -1,7 +1,9 @@
 #pragma once
 // How a stateful node sends its table updates downstream: at once when its store has no cache, or
-// when the cache flushes (a key's latest update per commit) when it has one.
+// when the cache flushes (a key's latest update per commit) when it has one. The DSL's stores are
+// timestamped: the flushed values carry their timestamps, which are left out here.
 #include "streams/processor/processor.h"
+#include "streams/state/timestamped.h"
 
 namespace oxbow::streams::detail {
 
@@ -14,8 +16,10 @@ class TableForwarder {
                    const std::string& key, const std::optional<std::string>& new_value,
                    const std::optional<std::string>& old_value, const RecordContext& rc) {
           Change change;
-          if (new_value) change.new_value = value_serde.deserialize(store, *new_value);
-          if (old_value) change.old_value = value_serde.deserialize(store, *old_value);
+          if (auto split = split_timestamp(new_value))
+            change.new_value = value_serde.deserialize(store, split->value);
+          if (auto split = split_timestamp(old_value))
+            change.old_value = value_serde.deserialize(store, split->value);
           Record r{key_serde.deserialize(store, key), Datum(std::move(change)), rc.timestamp,
                    rc.headers ? *rc.headers : Headers{}};
           context.forward(r);

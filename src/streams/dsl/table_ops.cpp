@@ -1,6 +1,8 @@
 // KTables: from a topic, filter, mapValues, toStream, and re-grouping with adder and subtractor.
 // Table nodes pass Change values (new and old) so that a re-grouped aggregate can take a row's old
 // value out of the group it leaves.
+#include <algorithm>
+
 #include "streams/dsl/dsl_internal.h"
 #include "streams/dsl/table_forwarder.h"
 
@@ -82,7 +84,8 @@ class MaterializingProcessor : public Processor {
     std::string key = options_.key_serde.serialize(store_name_, r.key);
     std::optional<std::string> bytes;
     if (change->new_value.has_value())
-      bytes = options_.value_serde.serialize(store_name_, change->new_value);
+      bytes = with_timestamp(r.timestamp,
+                             options_.value_serde.serialize(store_name_, change->new_value));
     // Kafka's caching layer, there even with a zero cache budget (its ThreadCache then evicts each
     // write at once), forwards no delete of a key the store does not have.
     bool absent = false;
@@ -104,8 +107,8 @@ class MaterializingProcessor : public Processor {
 Datum stored_value(KeyValueStore* store, const StoreOptions& options, const std::string& store_name,
                    const Datum& key) {
   if (!store) return {};
-  auto bytes = store->get(options.key_serde.serialize(store_name, key));
-  return bytes ? options.value_serde.deserialize(store_name, *bytes) : Datum();
+  auto stored = split_timestamp(store->get(options.key_serde.serialize(store_name, key)));
+  return stored ? options.value_serde.deserialize(store_name, stored->value) : Datum();
 }
 
 Node materializing(const Node& in, const char* prefix, const std::string& name, StoreOptions store,
@@ -119,6 +122,7 @@ Node materializing(const Node& in, const char* prefix, const std::string& name, 
     require_serde(store.key_serde, "key", "store " + store_name);
     require_serde(store.value_serde, "value", "store " + store_name);
     store.name = store_name;
+    store.timestamped = true;
     stores.push_back(store_name);
     graph.add_store({store_name, store, ""});
   }
@@ -143,6 +147,7 @@ Node table_source(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
       store.name.empty() ? graph->new_name(topic + "-STATE-STORE-") : store.name;
   store.name = store_name;
   store.logging = false;  // the topic is the changelog
+  store.timestamped = true;
   std::string table_name = consumed.name;
   if (!table_name.empty()) consumed.name = table_name + "-source";
   Node source = stream_source(graph, {topic}, consumed);
@@ -277,14 +282,29 @@ class TableAggregateProcessor : public Processor {
     const Change& c = change_of(r);
     std::string key = options_.key_serde.serialize(store_name_, r.key);
     Datum old;
-    if (auto bytes = store_->get(key)) old = options_.value_serde.deserialize(store_name_, *bytes);
+    int64_t old_timestamp = r.timestamp;
+    if (auto stored = split_timestamp(store_->get(key))) {
+      old = options_.value_serde.deserialize(store_name_, stored->value);
+      old_timestamp = stored->timestamp;
+    }
     Datum agg = old;
-    if (c.old_value.has_value() && agg.has_value()) agg = subtractor_(r.key, c.old_value, agg);
-    if (c.new_value.has_value()) agg = adder_(r.key, c.new_value, agg.has_value() ? agg : init_());
+    bool changed = false;
+    if (c.old_value.has_value() && agg.has_value()) {
+      agg = subtractor_(r.key, c.old_value, agg);
+      changed = true;
+    }
+    if (c.new_value.has_value()) {
+      agg = adder_(r.key, c.new_value, agg.has_value() ? agg : init_());
+      changed = true;
+    }
+    // As Kafka: an aggregate that changed takes the later of the record's and its own time.
+    int64_t timestamp =
+        old.has_value() && changed ? std::max(r.timestamp, old_timestamp) : r.timestamp;
     std::optional<std::string> bytes;
-    if (agg.has_value()) bytes = options_.value_serde.serialize(store_name_, agg);
-    store_->put(key, bytes, context_at(ctx, r.timestamp));
-    forwarder_.maybe_forward(ctx, Record{r.key, Datum(Change{agg, old}), r.timestamp, r.headers});
+    if (agg.has_value())
+      bytes = with_timestamp(timestamp, options_.value_serde.serialize(store_name_, agg));
+    store_->put(key, bytes, context_at(ctx, timestamp));
+    forwarder_.maybe_forward(ctx, Record{r.key, Datum(Change{agg, old}), timestamp, r.headers});
   }
 
  private:
@@ -314,6 +334,7 @@ Node table_aggregate(const Grouping& g, Initializer init, Aggregator adder, Aggr
   Node input = through_changes_topic(g.parent, topic, sink, source, g.options.key_serde,
                                      g.options.value_serde);
   store.name = store_name;
+  store.timestamped = true;
   graph.add_store({store_name, store, ""});
   auto factory = [=] {
     return std::make_unique<TableAggregateProcessor>(store_name, store, init, adder, subtractor);

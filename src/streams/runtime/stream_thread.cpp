@@ -657,7 +657,9 @@ void StreamThread::restore_step() {
                              rd_kafka_message_errstr(m.get()));
     } else if (it != restoring_.end()) {
       auto key = bytes_of(m->key, m->key_len);
-      if (key) it->second.task->restore(it->second.store, *key, bytes_of(m->payload, m->len));
+      if (key)
+        it->second.task->restore(it->second.store, *key, bytes_of(m->payload, m->len),
+                                 rd_kafka_message_timestamp(m.get(), nullptr));
       it->second.position = m->offset + 1;
       ++restored_;
       metrics_->restored.add();

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "oxbow/streams/errors.h"
+#include "streams/state/timestamped.h"
 
 namespace oxbow::streams::detail {
 
@@ -81,13 +82,16 @@ void Task::wipe(const std::string& store) {
 }
 
 void Task::restore(const std::string& store, const std::string& key,
-                   const std::optional<std::string>& value) {
+                   const std::optional<std::string>& value, int64_t timestamp) {
   static const RecordContext kRestoring;
   ++counters_.restored;
+  std::optional<std::string> stored = value;
+  if (value && graph_->store(store)->options.timestamped)
+    stored = with_timestamp(timestamp, *value);
   if (auto it = persistent_.find(store); it != persistent_.end())
-    it->second->restore(key, value);
+    it->second->restore(key, stored);
   else
-    bottom_.at(store)->put(key, value, kRestoring);
+    bottom_.at(store)->put(key, stored, kRestoring);
 }
 
 void Task::finish_restore(const std::string& store, int64_t next_offset) {
@@ -168,9 +172,14 @@ void Task::create_stores(const Subtopology& sub) {
       if (slot) delivered_[name] = slot;
       store = make_logging_store(
           std::move(store),
-          [this, topic, slot](const std::string& key, const std::optional<std::string>& value,
-                              int64_t timestamp) {
+          [this, topic, slot, timestamped = spec->options.timestamped](
+              const std::string& key, const std::optional<std::string>& value, int64_t timestamp) {
             static const Headers kNoHeaders;
+            if (auto split = timestamped ? split_timestamp(value) : std::nullopt) {
+              collector_.send(topic, key, split->value, split->timestamp, kNoHeaders,
+                              config_.partition, slot);
+              return;
+            }
             collector_.send(topic, key, value, timestamp, kNoHeaders, config_.partition, slot);
           });
     }

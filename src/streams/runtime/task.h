@@ -104,8 +104,9 @@ class Task : private ProcessorContext {
   // Local data that does not match the changelog (offset out of its range) is dropped.
   void wipe(const std::string& store);
   // Writes a restored record into the store's bottom layer: no changelog, no cache, no forwarding.
+  // `timestamp`, the changelog record's, is kept with the value in a timestamped store.
   void restore(const std::string& store, const std::string& key,
-               const std::optional<std::string>& value);
+               const std::optional<std::string>& value, int64_t timestamp);
   // The changelog was read up to `next_offset`: the restored data is made durable with it.
   void finish_restore(const std::string& store, int64_t next_offset);
 

@@ -4,7 +4,8 @@
 //
 // On-disk format: one RocksDB database per store, at <task directory>/rocksdb/<store name>.
 //  - column family "default": the store's entries, keys and values exactly as the serdes wrote
-//    them (bytewise order, so range() is byte order as Kafka's RocksDB stores);
+//    them (bytewise order, so range() is byte order as Kafka's RocksDB stores); the DSL's stores
+//    are timestamped, their values prefixed with 8 bytes of timestamp (state/timestamped.h);
 //  - column family "oxbow-committed": one entry, "changelog-offset" -> the next changelog offset
 //    the data reflects, as 8 bytes big-endian. It is written in the same write batch as the data
 //    it describes, so after any crash the two agree.

@@ -11,6 +11,7 @@
 #include "streams/state/rocksdb_store.h"
 #include "streams/state/state_directory.h"
 #include "streams/state/stores.h"
+#include "streams/state/timestamped.h"
 
 namespace oxbow::streams::detail {
 namespace {
@@ -208,6 +209,25 @@ TEST(StateStores, CachesShareOneBudgetAndFollowItsResizing) {
   b.flush();
   EXPECT_EQ(budget.used, 0);
   EXPECT_EQ(b.get("b599"), value);
+}
+
+}  // namespace
+}  // namespace oxbow::streams::detail
+
+namespace oxbow::streams::detail {
+namespace {
+
+TEST(StateStores, TimestampedValuesRoundTripAndRefuseShortBytes) {
+  auto stored = with_timestamp(-2, "value");
+  ASSERT_EQ(stored.size(), 13u);
+  EXPECT_EQ(stored.substr(0, 8), std::string(8, '\xff').substr(0, 7) + '\xfe');
+  auto split = split_timestamp(stored);
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->value, "value");
+  EXPECT_EQ(split->timestamp, -2);
+  EXPECT_EQ(split_timestamp(with_timestamp(1700000000123, ""))->timestamp, 1700000000123);
+  EXPECT_FALSE(split_timestamp(std::nullopt));
+  EXPECT_THROW(split_timestamp(std::string("short")), std::runtime_error);
 }
 
 }  // namespace
