@@ -1,0 +1,102 @@
+#pragma once
+// Windows of time, as Kafka Streams' (org.apache.kafka.streams.kstream): a window covers
+// [start, end) in milliseconds since the epoch, and a windowed key is a key with its window.
+//
+// Windowed keys on topics are written in Kafka Streams' byte formats, so that Java consumers read
+// them with Kafka's WindowedSerdes:
+//  - time windows (TimeWindowedSerializer): the key's bytes, then the window's start as 8 bytes
+//    big-endian. The end is not written: a reader knows the window size (end = start + size).
+//  - session windows (SessionWindowedSerializer): the key's bytes, then the window's end, then its
+//    start, each 8 bytes big-endian.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "oxbow/streams/serde.h"
+
+namespace oxbow::streams {
+
+struct Window {
+  int64_t start = 0;
+  int64_t end = 0;
+  bool operator==(const Window&) const = default;
+};
+
+template <class K>
+struct Windowed {
+  K key;
+  Window window;
+  bool operator==(const Windowed&) const = default;
+};
+
+// Fixed-size windows aligned to the epoch: tumbling (advance = size, the default) or hopping
+// (advanceBy). A record belongs to every window whose [start, start + size) holds its timestamp.
+// Records later than a window's end plus the grace period (by stream time) are dropped.
+class TimeWindows {
+ public:
+  // Both throw std::invalid_argument for a size not above zero or a negative grace.
+  static TimeWindows ofSizeWithNoGrace(std::chrono::milliseconds size);
+  static TimeWindows ofSizeAndGrace(std::chrono::milliseconds size,
+                                    std::chrono::milliseconds grace);
+  // Throws std::invalid_argument unless 0 < advance <= size.
+  TimeWindows advanceBy(std::chrono::milliseconds advance) const;
+
+  int64_t size() const { return size_ms_; }
+  int64_t advance() const { return advance_ms_; }
+  int64_t gracePeriodMs() const { return grace_ms_; }
+  // The windows holding `timestamp`, by start (Kafka's windowsFor); none start before 0.
+  std::vector<Window> windowsFor(int64_t timestamp) const;
+
+ private:
+  TimeWindows(int64_t size, int64_t advance, int64_t grace)
+      : size_ms_(size), advance_ms_(advance), grace_ms_(grace) {}
+  int64_t size_ms_, advance_ms_, grace_ms_;
+};
+
+namespace detail {
+// The non-template cores of the windowed serdes; `key` is the inner serde's bytes.
+std::string time_windowed_bytes(std::string key, int64_t start);
+std::string session_windowed_bytes(std::string key, const Window& window);
+// Key bytes and window; throw SerializationException for bytes too short to hold the window.
+std::pair<std::string_view, Window> parse_time_windowed(std::string_view bytes,
+                                                        int64_t window_size);
+std::pair<std::string_view, Window> parse_session_windowed(std::string_view bytes);
+}  // namespace detail
+
+namespace serdes {
+
+// Kafka's WindowedSerdes.timeWindowedSerdeFrom(inner, windowSize).
+template <class K>
+Serde<Windowed<K>> TimeWindowed(Serde<K> inner, int64_t window_size) {
+  Serde<Windowed<K>> s;
+  s.name = "TimeWindowed(" + inner.name + ")";
+  s.serialize = [inner](std::string_view topic, const Windowed<K>& w) {
+    return detail::time_windowed_bytes(inner.serialize(topic, w.key), w.window.start);
+  };
+  s.deserialize = [inner, window_size](std::string_view topic, std::string_view bytes) {
+    auto [key, window] = detail::parse_time_windowed(bytes, window_size);
+    return Windowed<K>{inner.deserialize(topic, key), window};
+  };
+  return s;
+}
+
+// Kafka's WindowedSerdes.sessionWindowedSerdeFrom(inner).
+template <class K>
+Serde<Windowed<K>> SessionWindowed(Serde<K> inner) {
+  Serde<Windowed<K>> s;
+  s.name = "SessionWindowed(" + inner.name + ")";
+  s.serialize = [inner](std::string_view topic, const Windowed<K>& w) {
+    return detail::session_windowed_bytes(inner.serialize(topic, w.key), w.window);
+  };
+  s.deserialize = [inner](std::string_view topic, std::string_view bytes) {
+    auto [key, window] = detail::parse_session_windowed(bytes);
+    return Windowed<K>{inner.deserialize(topic, key), window};
+  };
+  return s;
+}
+
+}  // namespace serdes
+}  // namespace oxbow::streams
