@@ -22,6 +22,8 @@ template <class K, class V>
 class KGroupedTable;
 template <class K, class V>
 class BranchedKStream;
+template <class K, class V>
+class TimeWindowedKStream;
 
 template <class K, class V>
 struct KeyValue {
@@ -385,8 +387,74 @@ class KGroupedStream {
     return detail::aggregated<K, VA>(std::move(node), store);
   }
 
+  // Aggregations per key and time window (count, reduce, aggregate), as Kafka's windowedBy.
+  TimeWindowedKStream<K, V> windowedBy(const TimeWindows& windows) const {
+    return TimeWindowedKStream<K, V>(grouping_, windows);
+  }
+
  private:
   detail::Grouping grouping_;
+};
+
+// A grouped stream cut into time windows: each aggregation keeps one result per key and window
+// and gives a table keyed by Windowed<K>, whose key serde is Kafka's time-windowed one. The
+// Materialized key serde, if given, is the key's (K's) own.
+template <class K, class V>
+class TimeWindowedKStream {
+ public:
+  TimeWindowedKStream(detail::Grouping grouping, TimeWindows windows)
+      : grouping_(std::move(grouping)), windows_(windows) {}
+
+  KTable<Windowed<K>, int64_t> count(
+      const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
+      const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
+    auto node = detail::windowed_aggregate(
+        grouping_, windows_, [] { return Datum(int64_t{0}); },
+        [](const Datum&, const Datum&, const Datum& agg) {
+          return Datum(detail::as<int64_t>(agg) + 1);
+        },
+        store, named.name());
+    return table<int64_t>(std::move(node), store);
+  }
+  // reducer(aggregate, value) -> V
+  template <class R>
+  KTable<Windowed<K>, V> reduce(R reducer,
+                                const Materialized<K, V>& materialized = Materialized<K, V>(),
+                                const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    if (!materialized.options().value_serde) store.value_serde = grouping_.options.value_serde;
+    auto erased = [r = std::move(reducer)](const Datum& agg, const Datum& v) {
+      return detail::to_datum(V(r(detail::as<V>(agg), detail::as<V>(v))));
+    };
+    return table<V>(detail::windowed_reduce(grouping_, windows_, erased, store, named.name()),
+                    store);
+  }
+  // initializer() -> VA; aggregator(key, value, aggregate) -> VA
+  template <class VA, class I, class A>
+  KTable<Windowed<K>, VA> aggregate(I initializer, A aggregator,
+                                    const Materialized<K, VA>& materialized = Materialized<K, VA>(),
+                                    const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    auto node = detail::windowed_aggregate(
+        grouping_, windows_, [i = std::move(initializer)] { return detail::to_datum(VA(i())); },
+        [a = std::move(aggregator)](const Datum& k, const Datum& v, const Datum& agg) {
+          return detail::to_datum(VA(a(detail::as<K>(k), detail::as<V>(v), detail::as<VA>(agg))));
+        },
+        store, named.name());
+    return table<VA>(std::move(node), store);
+  }
+
+ private:
+  template <class VA>
+  static KTable<Windowed<K>, VA> table(detail::Node node, const detail::StoreOptions& store) {
+    node.value_serde = store.value_serde;  // the key serde is the windowed one the node has
+    return KTable<Windowed<K>, VA>(std::move(node));
+  }
+
+  detail::Grouping grouping_;
+  TimeWindows windows_;
 };
 
 template <class K, class V>

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "oxbow/streams/serde.h"
+#include "oxbow/streams/windows.h"
 
 namespace oxbow::streams {
 
@@ -58,24 +59,58 @@ namespace detail {
 
 [[noreturn]] void throw_type_mismatch(const std::type_info& wanted, const std::type_info& held);
 
+// A windowed key in the untyped core: the key's Datum and its window. Typed code sees it as
+// Windowed<K>; the core (and a topology composed at run time) builds and reads it without K.
+struct WindowedDatum {
+  Datum key;
+  Window window;
+};
+
+template <class T>
+struct DatumView {
+  static const T& get(const Datum& d) {
+    if (!d.has_value()) {
+      static const T empty{};
+      return empty;
+    }
+    if (const T* p = std::any_cast<T>(&d)) return *p;
+    throw_type_mismatch(typeid(T), d.type());
+  }
+};
+template <class K>
+struct DatumView<Windowed<K>> {
+  static Windowed<K> get(const Datum& d) {
+    if (!d.has_value()) return {};
+    if (const auto* w = std::any_cast<WindowedDatum>(&d))
+      return Windowed<K>{K(DatumView<K>::get(w->key)), w->window};
+    if (const auto* w = std::any_cast<Windowed<K>>(&d)) return *w;
+    throw_type_mismatch(typeid(Windowed<K>), d.type());
+  }
+};
+
 // The typed view of a Datum. A null Datum reads as a value-initialized T: typed stream operations
 // over a non-nullable type see null as T{} (use std::optional<T> as the type to see nulls).
+// A reference into the Datum, but a value for a windowed key (made from its WindowedDatum).
 template <class T>
-const T& as(const Datum& d) {
-  if (!d.has_value()) {
-    static const T empty{};
-    return empty;
-  }
-  if (const T* p = std::any_cast<T>(&d)) return *p;
-  throw_type_mismatch(typeid(T), d.type());
+decltype(auto) as(const Datum& d) {
+  return DatumView<T>::get(d);
 }
 
+template <class T>
+struct IsWindowed : std::false_type {};
+template <class K>
+struct IsWindowed<Windowed<K>> : std::true_type {};
+
 // The Datum of a typed value. A Void is null: Kafka's Void has no value but null, and a record
-// whose key is a Void is a record without a key (its serde writes no bytes).
+// whose key is a Void is a record without a key (its serde writes no bytes). A windowed key
+// becomes a WindowedDatum.
 template <class T>
 Datum to_datum(T&& value) {
-  if constexpr (std::is_same_v<std::decay_t<T>, Void>)
+  using U = std::decay_t<T>;
+  if constexpr (std::is_same_v<U, Void>)
     return Datum();
+  else if constexpr (IsWindowed<U>::value)
+    return Datum(WindowedDatum{to_datum(value.key), value.window});
   else
     return Datum(std::forward<T>(value));
 }
@@ -97,7 +132,7 @@ ErasedSerde erase(Serde<T> serde) {
     return s(topic, as<T>(d));
   };
   out.deserialize = [s = serde.deserialize](std::string_view topic, std::string_view bytes) {
-    return Datum(s(topic, bytes));
+    return to_datum(s(topic, bytes));
   };
   return out;
 }

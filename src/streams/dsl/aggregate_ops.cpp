@@ -49,8 +49,10 @@ class StreamAggregateProcessor : public Processor {
   TableForwarder forwarder_;
 };
 
-Node stream_aggregate(const Grouping& g, const char* kind, StoreOptions store,
-                      const std::string& name, Step step) {
+}  // namespace
+
+Node grouped_aggregation(const Grouping& g, const char* kind, StoreOptions store,
+                         const std::string& name, const AggregationFactory& make) {
   auto& graph = *g.parent.graph;
   std::string prefix = std::string("KSTREAM-") + kind + "-";
   std::string store_name =
@@ -67,12 +69,22 @@ Node stream_aggregate(const Grouping& g, const char* kind, StoreOptions store,
   store.name = store_name;
   store.timestamped = true;
   graph.add_store({store_name, store, ""});
-  auto factory = [store_name, store, step] {
-    return std::make_unique<StreamAggregateProcessor>(store_name, store, step);
-  };
-  Node out = add_processor(input, "", node_name, factory, {store_name});
+  Node out = add_processor(input, "", node_name, make(store_name, store), {store_name});
   out.store = store_name;
   return out;
+}
+
+namespace {
+
+Node stream_aggregate(const Grouping& g, const char* kind, StoreOptions store,
+                      const std::string& name, Step step) {
+  return grouped_aggregation(g, kind, std::move(store), name,
+                             [step](const std::string& store_name, const StoreOptions& options) {
+                               return ProcessorFactory([store_name, options, step] {
+                                 return std::make_unique<StreamAggregateProcessor>(store_name,
+                                                                                   options, step);
+                               });
+                             });
 }
 
 }  // namespace

@@ -40,4 +40,14 @@ Node through_repartition_topic(const Node& in, const std::string& base, ErasedSe
 Node through_changes_topic(const Node& in, const std::string& topic, const std::string& sink,
                            const std::string& source, ErasedSerde key, ErasedSerde value);
 
+// What an aggregation of a grouped stream makes of its input records, given its store.
+using AggregationFactory =
+    std::function<ProcessorFactory(const std::string& store_name, const StoreOptions& store)>;
+
+// The aggregation node of a grouped stream (KSTREAM-<kind>-NNNNNNNNNN, its store
+// KSTREAM-<kind>-STATE-STORE-NNNNNNNNNN unless named), behind a repartition topic when the
+// grouping changed the key. The store is timestamped.
+Node grouped_aggregation(const Grouping& g, const char* kind, StoreOptions store,
+                         const std::string& name, const AggregationFactory& make);
+
 }  // namespace oxbow::streams::detail

@@ -77,6 +77,15 @@ Node aggregate(const Grouping& in, Initializer init, Aggregator adder, StoreOpti
                const std::string& name, const char* kind);
 Node reduce(const Grouping& in, Reducer reducer, StoreOptions store, const std::string& name);
 
+// KGroupedStream.windowedBy(TimeWindows) then aggregate/count or reduce: one aggregate per key and
+// window, a table keyed by WindowedDatum. `store.key_serde` is the grouping's key serde.
+Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initializer init,
+                        Aggregator adder, StoreOptions store, const std::string& name);
+Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer reducer,
+                     StoreOptions store, const std::string& name);
+// Kafka's time-windowed key serde (windows.h) over WindowedDatum, from the key's serde.
+ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size);
+
 Node table_filter(const Node& table, Predicate predicate, bool negate, const std::string& name,
                   StoreOptions store);
 Node table_map_values(const Node& table, ValueMapper mapper, const std::string& name,

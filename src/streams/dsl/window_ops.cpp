@@ -1,0 +1,150 @@
+// Windowed aggregations of a grouped stream (Kafka's KStreamWindowAggregate): each record updates
+// the aggregate of every window that holds it and has not closed; a record later than a window's
+// end plus the grace period, by the task's stream time, is dropped for that window and counted.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "oxbow/streams/windows.h"
+#include "streams/dsl/dsl_internal.h"
+#include "streams/dsl/table_forwarder.h"
+
+namespace oxbow::streams::detail {
+
+namespace {
+
+using Step = std::function<Datum(const Datum& key, const Datum& value, const Datum& old)>;
+
+// A window store's key, as Kafka's window stores and their changelogs have it: the key's bytes,
+// the window's start as 8 bytes big-endian, then a 4-byte sequence number (0: aggregations keep
+// one entry per key and window).
+std::string window_store_key(std::string key, int64_t start) {
+  std::string out = time_windowed_bytes(std::move(key), start);
+  out.append(4, '\0');
+  return out;
+}
+
+// Reads window-store keys as WindowedDatum (for the cache's forwarding and the store's readers).
+ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size) {
+  ErasedSerde out;
+  out.name = "WindowStoreKey(" + inner.name + ")";
+  out.serialize = [inner](std::string_view topic, const Datum& d) {
+    const auto& w = std::any_cast<const WindowedDatum&>(d);
+    return window_store_key(inner.serialize(topic, w.key), w.window.start);
+  };
+  out.deserialize = [inner, window_size](std::string_view topic, std::string_view bytes) {
+    if (bytes.size() < 4) throw SerializationException("a window-store key shorter than 12 bytes");
+    auto [key, window] = parse_time_windowed(bytes.substr(0, bytes.size() - 4), window_size);
+    return Datum(WindowedDatum{inner.deserialize(topic, key), window});
+  };
+  return out;
+}
+
+class WindowAggregateProcessor : public Processor {
+ public:
+  WindowAggregateProcessor(std::string store, StoreOptions options, ErasedSerde key_serde,
+                           TimeWindows windows, Step step)
+      : store_name_(std::move(store)),
+        options_(std::move(options)),
+        key_serde_(std::move(key_serde)),
+        windows_(windows),
+        step_(std::move(step)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    store_ = &context.store(store_name_);
+    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
+  }
+  void process(const Record& r) override {
+    auto& ctx = context();
+    if (!r.key.has_value() || !r.value.has_value()) {
+      ctx.record_dropped("null key or value in an aggregation");
+      return;
+    }
+    int64_t close_time = ctx.stream_time() - windows_.gracePeriodMs();
+    std::string key = key_serde_.serialize(store_name_, r.key);
+    for (const Window& window : windows_.windowsFor(r.timestamp)) {
+      if (window.end <= close_time) {
+        const auto& rc = ctx.record_context();
+        spdlog::debug(
+            "skipping a record for a closed window: topic {} partition {} offset {} timestamp {} "
+            "window [{}, {}) closed at stream time {}",
+            rc.topic, rc.partition, rc.offset, r.timestamp, window.start, window.end,
+            ctx.stream_time());
+        ctx.record_dropped("record for a closed window");
+        continue;
+      }
+      std::string store_key = window_store_key(key, window.start);
+      Datum old;
+      int64_t timestamp = r.timestamp;
+      if (auto stored = split_timestamp(store_->get(store_key))) {
+        old = options_.value_serde.deserialize(store_name_, stored->value);
+        timestamp = std::max(timestamp, stored->timestamp);
+      }
+      Datum next = step_(r.key, r.value, old);
+      store_->put(store_key,
+                  with_timestamp(timestamp, options_.value_serde.serialize(store_name_, next)),
+                  context_at(ctx, timestamp));
+      forwarder_.maybe_forward(ctx, Record{Datum(WindowedDatum{r.key, window}),
+                                           Datum(Change{next, old}), timestamp, r.headers});
+    }
+  }
+
+ private:
+  std::string store_name_;
+  StoreOptions options_;
+  ErasedSerde key_serde_;
+  TimeWindows windows_;
+  Step step_;
+  KeyValueStore* store_ = nullptr;
+  TableForwarder forwarder_;
+};
+
+Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char* kind,
+                      StoreOptions store, const std::string& name, Step step) {
+  ErasedSerde key_serde = store.key_serde;
+  require_serde(key_serde, "key", "a windowed aggregation");
+  store.key_serde = window_store_key_serde(key_serde, windows.size());
+  Node out = grouped_aggregation(g, kind, std::move(store), name,
+                                 [=](const std::string& store_name, const StoreOptions& options) {
+                                   return ProcessorFactory([=] {
+                                     return std::make_unique<WindowAggregateProcessor>(
+                                         store_name, options, key_serde, windows, step);
+                                   });
+                                 });
+  out.key_serde = time_windowed_serde(key_serde, windows.size());
+  return out;
+}
+
+}  // namespace
+
+ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size) {
+  ErasedSerde out;
+  out.name = "TimeWindowed(" + inner.name + ")";
+  out.serialize = [inner](std::string_view topic, const Datum& d) {
+    const auto& w = std::any_cast<const WindowedDatum&>(d);
+    return time_windowed_bytes(inner.serialize(topic, w.key), w.window.start);
+  };
+  out.deserialize = [inner, window_size](std::string_view topic, std::string_view bytes) {
+    auto [key, window] = parse_time_windowed(bytes, window_size);
+    return Datum(WindowedDatum{inner.deserialize(topic, key), window});
+  };
+  return out;
+}
+
+Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initializer init,
+                        Aggregator adder, StoreOptions store, const std::string& name) {
+  return window_aggregate(in, windows, "AGGREGATE", std::move(store), name,
+                          [init, adder](const Datum& k, const Datum& v, const Datum& old) {
+                            return adder(k, v, old.has_value() ? old : init());
+                          });
+}
+
+Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer reducer,
+                     StoreOptions store, const std::string& name) {
+  return window_aggregate(in, windows, "REDUCE", std::move(store), name,
+                          [reducer](const Datum&, const Datum& v, const Datum& old) {
+                            return old.has_value() ? reducer(old, v) : v;
+                          });
+}
+
+}  // namespace oxbow::streams::detail
