@@ -115,6 +115,8 @@ rd_kafka_t* client(rd_kafka_type_t type, const std::string& bootstrap, const Con
       fail(k + ": " + error);
   };
   set("bootstrap.servers", bootstrap);
+  // The library's consumer defaults, which an application (and so a --config here) may change.
+  if (type == RD_KAFKA_CONSUMER) set("queued.min.messages", "200000");
   for (const auto& [k, v] : user) set(k, v);
   for (const auto& [k, v] : fixed) set(k, v);
   rd_kafka_t* rk = rd_kafka_new(type, conf, error, sizeof error);
@@ -132,8 +134,7 @@ const Config kProducer{{"partitioner", "murmur2_random"},
 const Config kConsumer{{"enable.auto.commit", "false"},
                        {"auto.offset.reset", "earliest"},
                        {"partition.assignment.strategy", "range"},
-                       {"isolation.level", "read_uncommitted"},
-                       {"queued.min.messages", "200000"}};
+                       {"isolation.level", "read_uncommitted"}};
 
 std::atomic<long long> delivery_errors{0};
 void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {

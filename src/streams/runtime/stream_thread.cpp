@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <set>
 
 #include "oxbow/streams/errors.h"
@@ -12,10 +13,13 @@ namespace oxbow::streams::detail {
 
 namespace {
 
+// The loop's clock for intervals (commits, metrics, purges, serving delivery reports), read once
+// per record: the coarse monotonic clock (a few ms of resolution, no timestamp-counter read) is
+// enough for them, and clock reads were 11% of a stateless application's CPU samples.
 int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 std::optional<std::string_view> view_of(const void* data, size_t size) {
