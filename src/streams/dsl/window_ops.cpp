@@ -24,20 +24,29 @@ std::string window_store_key(std::string key, int64_t start) {
   return out;
 }
 
-// Reads window-store keys as WindowedDatum (for the cache's forwarding and the store's readers).
-ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size) {
+// Windowed keys over WindowedDatum: the key's bytes and the window's start (time_windowed_bytes),
+// then `suffix` zero bytes (a window store's sequence number) that reading skips.
+ErasedSerde windowed_key_serde(ErasedSerde inner, int64_t window_size, size_t suffix,
+                               std::string name) {
   ErasedSerde out;
-  out.name = "WindowStoreKey(" + inner.name + ")";
-  out.serialize = [inner](std::string_view topic, const Datum& d) {
+  out.name = std::move(name) + "(" + inner.name + ")";
+  out.serialize = [inner, suffix](std::string_view topic, const Datum& d) {
     const auto& w = std::any_cast<const WindowedDatum&>(d);
-    return window_store_key(inner.serialize(topic, w.key), w.window.start);
+    std::string bytes = time_windowed_bytes(inner.serialize(topic, w.key), w.window.start);
+    bytes.append(suffix, '\0');
+    return bytes;
   };
-  out.deserialize = [inner, window_size](std::string_view topic, std::string_view bytes) {
-    if (bytes.size() < 4) throw SerializationException("a window-store key shorter than 12 bytes");
-    auto [key, window] = parse_time_windowed(bytes.substr(0, bytes.size() - 4), window_size);
+  out.deserialize = [inner, window_size, suffix](std::string_view topic, std::string_view bytes) {
+    if (bytes.size() < suffix) throw SerializationException("a windowed key too short");
+    auto [key, window] = parse_time_windowed(bytes.substr(0, bytes.size() - suffix), window_size);
     return Datum(WindowedDatum{inner.deserialize(topic, key), window});
   };
   return out;
+}
+
+// Reads window-store keys as WindowedDatum (for the cache's forwarding and the store's readers).
+ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size) {
+  return windowed_key_serde(std::move(inner), window_size, 4, "WindowStoreKey");
 }
 
 class WindowAggregateProcessor : public Processor {
@@ -118,17 +127,7 @@ Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char*
 }  // namespace
 
 ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size) {
-  ErasedSerde out;
-  out.name = "TimeWindowed(" + inner.name + ")";
-  out.serialize = [inner](std::string_view topic, const Datum& d) {
-    const auto& w = std::any_cast<const WindowedDatum&>(d);
-    return time_windowed_bytes(inner.serialize(topic, w.key), w.window.start);
-  };
-  out.deserialize = [inner, window_size](std::string_view topic, std::string_view bytes) {
-    auto [key, window] = parse_time_windowed(bytes, window_size);
-    return Datum(WindowedDatum{inner.deserialize(topic, key), window});
-  };
-  return out;
+  return windowed_key_serde(inner, window_size, 0, "TimeWindowed");
 }
 
 Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initializer init,
