@@ -108,9 +108,10 @@ class KafkaStreams::Impl {
     }
     // Whether set by default.production.exception.handler or setProductionExceptionHandler.
     if (production_handler_ && exactly_once_)
-      spdlog::warn(
-          "{}: the production exception handler does not apply under exactly_once_v2: a failed "
-          "write aborts its transaction and fails the thread",
+      spdlog::info(
+          "{}: under exactly_once_v2 the production exception handler is asked about records the "
+          "producer refuses before sending; a write the broker fails aborts its transaction and "
+          "fails the thread",
           task_.application_id);
     set_state(State::REBALANCING);
     try {

@@ -221,27 +221,29 @@ def test_same_word_count_in_the_test_driver_and_on_the_broker(topics, tmp_path):
     assert history == driver
 
 
-def test_production_exception_handler(topics, tmp_path):
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
+def test_production_exception_handler(topics, tmp_path, guarantee):
     """A record the producer cannot write (here a 200 kB word over producer.message.max.bytes,
     on its way to the repartition topic): the default handler fails the application with one
     clear error; LogAndContinueProductionExceptionHandler skips it, counts it, and every other
-    word is counted exactly."""
+    word is counted exactly. Under exactly-once too: the producer refuses the record before it
+    joins a transaction."""
     rng = random.Random(3)
     lines = _lines(rng, 2000)
     poison = "z" * 200_000
     _produce(topics, lines[:1000] + [f"kafka {poison} log"] + lines[1000:])
     small = ("--config", "producer.message.max.bytes=100000")
-    failing = App(topics, tmp_path, "fail", app_id="wc-fail", extra=small).start()
+    failing = App(topics, tmp_path, "fail", app_id="wc-fail", guarantee=guarantee, extra=small).start()
     code = failing.proc.wait(120)
     text = failing.log_path.read_text()
     assert code == 1, text[-2000:]
     assert "wc-fail-counts-store-repartition" in text and "too large" in text.lower(), text[-2000:]
 
     port = free_port()
-    skipping = App(topics, tmp_path, "skip", app_id="wc-skip", extra=small + (
+    skipping = App(topics, tmp_path, "skip", app_id="wc-skip", guarantee=guarantee, extra=small + (
         "--config", "default.production.exception.handler=LogAndContinueProductionExceptionHandler",
         "--metrics-listener", f"127.0.0.1:{port}")).start()
-    out = Output(topics)
+    out = Output(topics, isolation="read_committed")
     out.read_until(_truth(lines + ["kafka log"]))
     import urllib.request
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:

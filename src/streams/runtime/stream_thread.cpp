@@ -746,7 +746,7 @@ void StreamThread::send(const std::string& topic, const std::optional<std::strin
   }
   if (!err) return;
   if (hdrs) rd_kafka_headers_destroy(hdrs);
-  write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, delivered != nullptr);
+  write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, delivered != nullptr, true);
   if (!send_error_.empty()) throw StreamsException("cannot send to " + send_error_);
 }
 
@@ -759,7 +759,7 @@ void StreamThread::delivered(rd_kafka_t*, const rd_kafka_message_t* m, void* opa
   if (m->err)
     self->write_failed({rd_kafka_topic_name(m->rkt), m->partition, bytes_of(m->key, m->key_len),
                         bytes_of(m->payload, m->len), rd_kafka_err2str(m->err)},
-                       m->_private != nullptr);
+                       m->_private != nullptr, false);
 }
 
 bool StreamThread::production_handler_continues(const ProductionError& failure) {
@@ -772,8 +772,10 @@ bool StreamThread::production_handler_continues(const ProductionError& failure) 
   }
 }
 
-void StreamThread::write_failed(const ProductionError& failure, bool changelog) {
-  if (config_.production_handler && !changelog && !config_.exactly_once &&
+void StreamThread::write_failed(const ProductionError& failure, bool changelog, bool refused) {
+  // Under exactly-once a write the broker failed has made its transaction abortable: the thread
+  // fails whatever the handler would say, and its input is processed again.
+  if (config_.production_handler && !changelog && (refused || !config_.exactly_once) &&
       production_handler_continues(failure)) {
     metrics_->production_skipped.add();
     spdlog::warn(

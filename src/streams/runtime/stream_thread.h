@@ -104,7 +104,9 @@ class StreamThread : public RecordCollector {
                                 int64_t next_offset);
   void serve_purge_results();
   // A write that failed: skipped when the handler says continue, else the thread fails.
-  void write_failed(const ProductionError& failure, bool changelog);
+  // `refused`: the producer refused it before sending (too large, ...), so no transaction holds
+  // it and the handler may let it go under exactly-once too.
+  void write_failed(const ProductionError& failure, bool changelog, bool refused);
   bool production_handler_continues(const ProductionError& failure);
   void publish_metrics();
   int32_t partitions_of(const std::string& topic) override;
