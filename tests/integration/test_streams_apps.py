@@ -603,3 +603,29 @@ def test_close_with_a_timeout_answers_false_then_finishes(broker, tmp_path):
     reader = Reader(broker, "fail-output", 1)
     reader.wait_for(lambda msgs: [m.value() for m in msgs] == [b"slow"], 30, "the slow record's output")
     reader.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# windowed: stream time across a restart
+
+def test_windows_closed_before_a_restart_stay_closed_after_it(broker, tmp_path):
+    """The task's stream time travels in its committed offsets' metadata (Kafka's partition time),
+    so a record too late for its window before a restart is dropped after it too, as in Kafka;
+    starting from no stream time would open the window again."""
+    _create(broker, {"windowed-input": 1, "windowed-output": 1})
+    app = App(broker, tmp_path, "windowed", "windowed", "windowed-time").start()
+    app.wait_state("RUNNING")
+    _produce(broker, "windowed-input", [{"key": b"a", "value": b"x", "timestamp": 10_000}])
+    reader = Reader(broker, "windowed-output", 1)
+    reader.wait_for(lambda msgs: [(m.key(), m.value()) for m in msgs] == [(b"a@10000", struct.pack(">q", 1))],
+                    30, "the first window's count")
+    app.stop()
+    app.start()
+    app.wait_state("RUNNING")
+    # 5,000 falls in [5000, 6000), closed at stream time 10,000 (no grace); the marker is on time.
+    _produce(broker, "windowed-input", [{"key": b"a", "value": b"late", "timestamp": 5_000},
+                                        {"key": b"b", "value": b"marker", "timestamp": 10_500}])
+    reader.wait_for(lambda msgs: any(m.key() == b"b@10000" for m in msgs), 30, "the marker's count")
+    assert [m.key() for m in reader.poll()] == [b"a@10000", b"b@10000"], [m.key() for m in reader.messages]
+    app.stop()
+    reader.close()

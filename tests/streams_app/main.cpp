@@ -11,12 +11,14 @@
 //           --on-error replace|shutdown-client|shutdown-application sets the uncaught exception
 //           handler's response (none given: the library's default); --slow-ms N: each record
 //           prints "PROCESSING <value>" and takes N ms
+//   windowed "windowed-input" (String/String) -> groupByKey -> 1 s tumbling windows, no grace
+//           -> count -> "windowed-output" (key "<key>@<window start>", value big-endian int64)
 // --close-timeout-ms N: SIGTERM calls close(N ms) and prints "CLOSE <true|false> <state>"; when
 // it answered false, close() again without a timeout, printing the same.
 // Every state change is printed on stdout as "STATE <old> -> <new>" (flushed). SIGTERM or SIGINT
 // closes the application and exits 0; the state ERROR closes it and exits 3. Bad usage exits 2,
 // any other error 1.
-// Usage: streams_test_app --topology tables|poison|fail [--bootstrap-server B]
+// Usage: streams_test_app --topology tables|poison|fail|windowed [--bootstrap-server B]
 //        [--application-id ID] [--state-dir DIR] [--processing-guarantee G]
 //        [--config KEY=VALUE]... [--fail-once] [--fail-value V] [--on-error RESPONSE]
 //        [--offset-reset earliest|latest] [--slow-ms N] [--close-timeout-ms N]
@@ -45,14 +47,15 @@ namespace {
 std::atomic<bool> failed_once{false};
 
 int usage(const std::string& error) {
-  std::fprintf(stderr,
-               "streams_test_app: %s\nusage: streams_test_app --topology tables|poison|fail "
-               "[--bootstrap-server B] [--application-id ID] [--state-dir DIR] "
-               "[--processing-guarantee at_least_once|exactly_once_v2] [--config KEY=VALUE]... "
-               "[--fail-once] [--fail-value V] "
-               "[--on-error replace|shutdown-client|shutdown-application] "
-               "[--offset-reset earliest|latest] [--slow-ms N] [--close-timeout-ms N]\n",
-               error.c_str());
+  std::fprintf(
+      stderr,
+      "streams_test_app: %s\nusage: streams_test_app --topology tables|poison|fail|windowed "
+      "[--bootstrap-server B] [--application-id ID] [--state-dir DIR] "
+      "[--processing-guarantee at_least_once|exactly_once_v2] [--config KEY=VALUE]... "
+      "[--fail-once] [--fail-value V] "
+      "[--on-error replace|shutdown-client|shutdown-application] "
+      "[--offset-reset earliest|latest] [--slow-ms N] [--close-timeout-ms N]\n",
+      error.c_str());
   return 2;
 }
 
@@ -100,8 +103,19 @@ streams::Topology build_topology(const Options& options) {
               return v;
             })
         .to("fail-output");
+  } else if (name == "windowed") {
+    builder.stream<std::string, std::string>("windowed-input")
+        .groupByKey()
+        .windowedBy(streams::TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1000)))
+        .count()
+        .toStream()
+        .map<std::string, int64_t>([](const streams::Windowed<std::string>& w, int64_t n) {
+          return streams::KeyValue<std::string, int64_t>{
+              w.key + "@" + std::to_string(w.window.start), n};
+        })
+        .to("windowed-output");
   } else {
-    throw std::invalid_argument("unknown topology " + name + " (tables, poison, fail)");
+    throw std::invalid_argument("unknown topology " + name + " (tables, poison, fail, windowed)");
   }
   return builder.build();
 }

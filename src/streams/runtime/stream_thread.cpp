@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <set>
 
 #include "oxbow/streams/errors.h"
+#include "streams/runtime/partition_time.h"
 
 namespace oxbow::streams::detail {
 
@@ -324,9 +327,17 @@ void StreamThread::commit() {
 void StreamThread::commit_tasks() {
   for (auto& [id, t] : tasks_) t.task->flush();  // under EOS, inside the open transaction
   auto* offsets = rd_kafka_topic_partition_list_new(0);
-  for (auto& [id, t] : tasks_)
-    for (auto& [topic, offset] : t.next_offsets)
-      rd_kafka_topic_partition_list_add(offsets, topic.c_str(), id.second)->offset = offset;
+  for (auto& [id, t] : tasks_) {
+    std::string time = encode_partition_time(t.task->stream_time());
+    for (auto& [topic, offset] : t.next_offsets) {
+      auto* p = rd_kafka_topic_partition_list_add(offsets, topic.c_str(), id.second);
+      p->offset = offset;
+      // The list owns (and frees) its metadata.
+      p->metadata = std::malloc(time.size());
+      std::memcpy(p->metadata, time.data(), time.size());
+      p->metadata_size = time.size();
+    }
+  }
   if (config_.exactly_once) {
     rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata(consumer_.get());
     rd_kafka_error_t* error = nullptr;
@@ -478,8 +489,32 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
     }
     spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
   }
+  resume_stream_times(inputs);
   start_restoration(created);
   return inputs;
+}
+
+// New tasks start from the stream time their inputs' last commit carries, so that windows closed
+// before a restart stay closed after it. One OffsetFetch per assignment; a task whose inputs have
+// no commit (or none of Kafka's format) starts from nothing, as in Kafka.
+void StreamThread::resume_stream_times(const rd_kafka_topic_partition_list_t* inputs) {
+  if (inputs->cnt == 0) return;
+  auto* committed = rd_kafka_topic_partition_list_copy(inputs);
+  auto err = rd_kafka_committed(consumer_.get(), committed, 10000);
+  if (err) {
+    rd_kafka_topic_partition_list_destroy(committed);
+    throw StreamsException(std::string("committed offsets of the assigned tasks: ") +
+                           rd_kafka_err2str(err));
+  }
+  for (int i = 0; i < committed->cnt; ++i) {
+    const auto& p = committed->elems[i];
+    auto it = by_input_.find({p.topic, p.partition});
+    if (it == by_input_.end() || !p.metadata) continue;
+    if (auto time = decode_partition_time(
+            std::string_view(static_cast<const char*>(p.metadata), p.metadata_size)))
+      it->second->task->resume_stream_time(*time);
+  }
+  rd_kafka_topic_partition_list_destroy(committed);
 }
 
 rd_kafka_topic_partition_list_t* StreamThread::on_revoked(

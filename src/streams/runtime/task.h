@@ -92,6 +92,8 @@ class Task : private ProcessorContext {
   }
   int32_t task_partition_id() const { return config_.partition; }
   int64_t stream_time() const override { return stream_time_; }
+  // The stream time a previous owner committed (runtime/partition_time.h).
+  void resume_stream_time(int64_t time) { stream_time_ = std::max(stream_time_, time); }
   std::string changelog_topic(const std::string& store) const;
   // Each store that restores from a topic, with that topic (its changelog, or a table's source).
   std::vector<std::pair<std::string, std::string>> changelogs() const;
