@@ -12,15 +12,10 @@ using Step = std::function<Datum(const Datum& key, const Datum& value, const Dat
 
 // KSTREAM-AGGREGATE / KSTREAM-REDUCE: the group's aggregate updated by each record; records with a
 // null key or value are dropped, as Kafka does.
-class StreamAggregateProcessor : public Processor {
+class StreamAggregateProcessor : public AggregationProcessor {
  public:
   StreamAggregateProcessor(std::string store, StoreOptions options, Step step)
-      : store_name_(std::move(store)), options_(std::move(options)), step_(std::move(step)) {}
-  void init(ProcessorContext& context) override {
-    Processor::init(context);
-    store_ = &context.store(store_name_);
-    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
-  }
+      : AggregationProcessor(std::move(store), std::move(options)), step_(std::move(step)) {}
   void process(const Record& r) override {
     auto& ctx = context();
     if (!r.key.has_value() || !r.value.has_value()) {
@@ -42,11 +37,7 @@ class StreamAggregateProcessor : public Processor {
   }
 
  private:
-  std::string store_name_;
-  StoreOptions options_;
   Step step_;
-  KeyValueStore* store_ = nullptr;
-  TableForwarder forwarder_;
 };
 
 }  // namespace

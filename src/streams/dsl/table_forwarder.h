@@ -2,6 +2,9 @@
 // How a stateful node sends its table updates downstream: at once when its store has no cache, or
 // when the cache flushes (a key's latest update per commit) when it has one. The DSL's stores are
 // timestamped: the flushed values carry their timestamps, which are left out here.
+#include <string>
+#include <utility>
+
 #include "streams/processor/processor.h"
 #include "streams/state/timestamped.h"
 
@@ -31,6 +34,25 @@ class TableForwarder {
 
  private:
   bool cached_ = false;
+};
+
+// What an aggregation's processor has: its store, found at init, and the forwarding of its
+// updates (at once, or through the store's cache).
+class AggregationProcessor : public Processor {
+ public:
+  AggregationProcessor(std::string store, StoreOptions options)
+      : store_name_(std::move(store)), options_(std::move(options)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    store_ = &context.store(store_name_);
+    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
+  }
+
+ protected:
+  std::string store_name_;
+  StoreOptions options_;
+  KeyValueStore* store_ = nullptr;
+  TableForwarder forwarder_;
 };
 
 // The context of the record being processed, with the time the node gives its output.

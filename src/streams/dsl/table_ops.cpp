@@ -259,20 +259,14 @@ Grouping table_group_by(const Node& table, KeyValueMapper selector, GroupedOptio
 
 namespace {
 
-class TableAggregateProcessor : public Processor {
+class TableAggregateProcessor : public AggregationProcessor {
  public:
   TableAggregateProcessor(std::string store, StoreOptions options, Initializer init,
                           Aggregator adder, Aggregator subtractor)
-      : store_name_(std::move(store)),
-        options_(std::move(options)),
+      : AggregationProcessor(std::move(store), std::move(options)),
         init_(std::move(init)),
         adder_(std::move(adder)),
         subtractor_(std::move(subtractor)) {}
-  void init(ProcessorContext& context) override {
-    Processor::init(context);
-    store_ = &context.store(store_name_);
-    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
-  }
   void process(const Record& r) override {
     auto& ctx = context();
     if (!r.key.has_value()) {
@@ -308,12 +302,8 @@ class TableAggregateProcessor : public Processor {
   }
 
  private:
-  std::string store_name_;
-  StoreOptions options_;
   Initializer init_;
   Aggregator adder_, subtractor_;
-  KeyValueStore* store_ = nullptr;
-  TableForwarder forwarder_;
 };
 
 }  // namespace

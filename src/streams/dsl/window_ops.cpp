@@ -49,20 +49,14 @@ ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size) {
   return windowed_key_serde(std::move(inner), window_size, 4, "WindowStoreKey");
 }
 
-class WindowAggregateProcessor : public Processor {
+class WindowAggregateProcessor : public AggregationProcessor {
  public:
   WindowAggregateProcessor(std::string store, StoreOptions options, ErasedSerde key_serde,
                            TimeWindows windows, Step step)
-      : store_name_(std::move(store)),
-        options_(std::move(options)),
+      : AggregationProcessor(std::move(store), std::move(options)),
         key_serde_(std::move(key_serde)),
         windows_(windows),
         step_(std::move(step)) {}
-  void init(ProcessorContext& context) override {
-    Processor::init(context);
-    store_ = &context.store(store_name_);
-    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
-  }
   void process(const Record& r) override {
     auto& ctx = context();
     if (!r.key.has_value() || !r.value.has_value()) {
@@ -99,13 +93,9 @@ class WindowAggregateProcessor : public Processor {
   }
 
  private:
-  std::string store_name_;
-  StoreOptions options_;
-  ErasedSerde key_serde_;
+  ErasedSerde key_serde_;  // the key's own; options_.key_serde reads the store's window keys
   TimeWindows windows_;
   Step step_;
-  KeyValueStore* store_ = nullptr;
-  TableForwarder forwarder_;
 };
 
 Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char* kind,
