@@ -8,7 +8,7 @@ namespace oxbow::streams::detail {
 
 namespace {
 
-using Step = std::function<Datum(const Datum& key, const Datum& value, const Datum& old)>;
+using Step = AggregationProcessor::Step;
 
 // KSTREAM-AGGREGATE / KSTREAM-REDUCE: the group's aggregate updated by each record; records with a
 // null key or value are dropped, as Kafka does.
@@ -22,18 +22,7 @@ class StreamAggregateProcessor : public AggregationProcessor {
       ctx.record_dropped("null key or value in an aggregation");
       return;
     }
-    std::string key = options_.key_serde.serialize(store_name_, r.key);
-    Datum old;
-    // As Kafka: an aggregate's time is the latest of the records it has taken in.
-    int64_t timestamp = r.timestamp;
-    if (auto stored = split_timestamp(store_->get(key))) {
-      old = options_.value_serde.deserialize(store_name_, stored->value);
-      timestamp = std::max(timestamp, stored->timestamp);
-    }
-    Datum next = step_(r.key, r.value, old);
-    store_->put(key, with_timestamp(timestamp, options_.value_serde.serialize(store_name_, next)),
-                context_at(ctx, timestamp));
-    forwarder_.maybe_forward(ctx, Record{r.key, Datum(Change{next, old}), timestamp, r.headers});
+    update(options_.key_serde.serialize(store_name_, r.key), r.key, r, step_);
   }
 
  private:

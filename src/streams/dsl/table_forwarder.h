@@ -2,6 +2,8 @@
 // How a stateful node sends its table updates downstream: at once when its store has no cache, or
 // when the cache flushes (a key's latest update per commit) when it has one. The DSL's stores are
 // timestamped: the flushed values carry their timestamps, which are left out here.
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -9,6 +11,13 @@
 #include "streams/state/timestamped.h"
 
 namespace oxbow::streams::detail {
+
+// The context of the record being processed, with the time the node gives its output.
+inline RecordContext context_at(const ProcessorContext& context, int64_t timestamp) {
+  RecordContext rc = context.record_context();
+  rc.timestamp = timestamp;
+  return rc;
+}
 
 class TableForwarder {
  public:
@@ -40,6 +49,7 @@ class TableForwarder {
 // updates (at once, or through the store's cache).
 class AggregationProcessor : public Processor {
  public:
+  using Step = std::function<Datum(const Datum& key, const Datum& value, const Datum& old)>;
   AggregationProcessor(std::string store, StoreOptions options)
       : store_name_(std::move(store)), options_(std::move(options)) {}
   void init(ProcessorContext& context) override {
@@ -49,17 +59,29 @@ class AggregationProcessor : public Processor {
   }
 
  protected:
+  // A stream aggregation's update of one store entry (Kafka's KStreamAggregate): the old
+  // aggregate (null if none) through `step`; the result keeps the latest timestamp of the records
+  // taken in, is written, and is forwarded under `out_key`.
+  void update(const std::string& store_key, Datum out_key, const Record& r, const Step& step) {
+    auto& ctx = context();
+    Datum old;
+    int64_t timestamp = r.timestamp;
+    if (auto stored = split_timestamp(store_->get(store_key))) {
+      old = options_.value_serde.deserialize(store_name_, stored->value);
+      timestamp = std::max(timestamp, stored->timestamp);
+    }
+    Datum next = step(r.key, r.value, old);
+    store_->put(store_key,
+                with_timestamp(timestamp, options_.value_serde.serialize(store_name_, next)),
+                context_at(ctx, timestamp));
+    forwarder_.maybe_forward(
+        ctx, Record{std::move(out_key), Datum(Change{next, old}), timestamp, r.headers});
+  }
+
   std::string store_name_;
   StoreOptions options_;
   KeyValueStore* store_ = nullptr;
   TableForwarder forwarder_;
 };
-
-// The context of the record being processed, with the time the node gives its output.
-inline RecordContext context_at(const ProcessorContext& context, int64_t timestamp) {
-  RecordContext rc = context.record_context();
-  rc.timestamp = timestamp;
-  return rc;
-}
 
 }  // namespace oxbow::streams::detail

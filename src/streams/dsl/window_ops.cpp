@@ -13,7 +13,7 @@ namespace oxbow::streams::detail {
 
 namespace {
 
-using Step = std::function<Datum(const Datum& key, const Datum& value, const Datum& old)>;
+using Step = AggregationProcessor::Step;
 
 // A window store's key, as Kafka's window stores and their changelogs have it: the key's bytes,
 // the window's start as 8 bytes big-endian, then a 4-byte sequence number (0: aggregations keep
@@ -76,19 +76,7 @@ class WindowAggregateProcessor : public AggregationProcessor {
         ctx.record_dropped("record for a closed window");
         continue;
       }
-      std::string store_key = window_store_key(key, window.start);
-      Datum old;
-      int64_t timestamp = r.timestamp;
-      if (auto stored = split_timestamp(store_->get(store_key))) {
-        old = options_.value_serde.deserialize(store_name_, stored->value);
-        timestamp = std::max(timestamp, stored->timestamp);
-      }
-      Datum next = step_(r.key, r.value, old);
-      store_->put(store_key,
-                  with_timestamp(timestamp, options_.value_serde.serialize(store_name_, next)),
-                  context_at(ctx, timestamp));
-      forwarder_.maybe_forward(ctx, Record{Datum(WindowedDatum{r.key, window}),
-                                           Datum(Change{next, old}), timestamp, r.headers});
+      update(window_store_key(key, window.start), Datum(WindowedDatum{r.key, window}), r, step_);
     }
   }
 
