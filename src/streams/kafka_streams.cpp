@@ -310,6 +310,14 @@ class KafkaStreams::Impl {
         const auto* spec = graph_->store(store);
         if (!spec->options.logging || !spec->source_topic.empty()) continue;
         std::map<std::string, std::string> configs{{"cleanup.policy", "compact"}};
+        // Window stores expire windows locally without tombstones; their changelogs age them
+        // out themselves, a margin later (Kafka's windowstore.changelog.additional.retention.ms).
+        if (spec->options.retention_ms > 0) {
+          configs["cleanup.policy"] = "compact,delete";
+          configs["retention.ms"] = std::to_string(
+              spec->options.retention_ms +
+              int_setting("windowstore.changelog.additional.retention.ms", 86400000, 0));
+        }
         for (const auto& [k, v] : spec->options.changelog_configs) configs[k] = v;
         create.push_back({app_id + "-" + store + "-changelog", n, replication_factor_, configs});
       }

@@ -223,5 +223,50 @@ TEST(WindowedAggregations, TheWindowedKeySerdeCarriesThroughToStreamAndDescribe)
             produced.end());
 }
 
+TEST(WindowedAggregations, WindowsPastRetentionAreDroppedLocallyASegmentAtATime) {
+  // Returns the store's entries at stream time 99 s and then at 200 s.
+  auto run = [](std::optional<int64_t> retention_ms, size_t* changelog_records) {
+    StreamsBuilder builder;
+    auto materialized = Materialized<std::string, int64_t>::as("counts");
+    if (retention_ms) materialized = materialized.withRetention(milliseconds(*retention_ms));
+    builder.stream<std::string, std::string>("in")
+        .groupByKey()
+        .windowedBy(TimeWindows::ofSizeWithNoGrace(milliseconds(1000)))
+        .count(materialized);
+    TopologyTestDriver driver(builder.build(),
+                              {{"application.id", "w"}, {"statestore.cache.max.bytes", "0"}});
+    auto in = driver.createInputTopic<std::string, std::string>("in");
+    for (int64_t t = 0; t < 100000; t += 1000) in.pipeInput("k", std::string("v"), t);
+    size_t before = driver.storeAll("counts").size();
+    // Stream time 200 s: with retention 1 s (size plus grace) every window starting before the
+    // segment holding 199 s (segments of 60 s: [180 s, 240 s)) is expired.
+    in.pipeInput("k", std::string("v"), 200000);
+    *changelog_records = driver.createOutputTopic<std::string, std::string>("w-counts-changelog")
+                             .readRecordsToList()
+                             .size();
+    return std::make_pair(before, driver.storeAll("counts").size());
+  };
+  size_t changelog = 0;
+  // Retention 1 s: at 61 s the first segment, [0, 60 s), went.
+  EXPECT_EQ(run(std::nullopt, &changelog), std::make_pair(size_t{40}, size_t{1}));
+  EXPECT_EQ(changelog, 101u);  // expiry writes no tombstones
+  // Retention 100 s: stream time minus retention is 100 s, in the segment [60 s, 120 s), so the
+  // windows from 60 s on stay (as in Kafka, expiry is by whole segments).
+  EXPECT_EQ(run(int64_t{100000}, &changelog), std::make_pair(size_t{100}, size_t{41}));
+  EXPECT_EQ(run(int64_t{150000}, &changelog),
+            std::make_pair(size_t{100}, size_t{101}));  // 50 s is still in the first segment
+  StreamsBuilder builder;
+  auto grouped = builder.stream<std::string, std::string>("in").groupByKey().windowedBy(
+      TimeWindows::ofSizeAndGrace(milliseconds(1000), milliseconds(500)));
+  try {
+    grouped.count(
+        Materialized<std::string, int64_t>::as("short").withRetention(milliseconds(1499)));
+    FAIL() << "a retention shorter than size plus grace was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("size=[1000], grace=[500], retention=[1499]"),
+              std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace oxbow::streams

@@ -2,6 +2,7 @@
 // Kafka Streams' parameter objects: Consumed, Produced, Grouped, Materialized, Repartitioned,
 // Named. Each is a typed shell over the untyped options the core reads; a serde left unset falls
 // back to the upstream operation's (when the type is the same) and then to DefaultSerde<T>.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -51,6 +52,10 @@ struct StoreOptions {
   StoreType type = StoreType::kDefault;
   // Each value kept with its update's timestamp, as Kafka's DSL stores (state/timestamped.h).
   bool timestamped = false;
+  // Window stores (keys: the key's bytes, the window start as 8 bytes big-endian, a 4-byte
+  // sequence number): how long after its start a window is kept, by stream time. 0: not a
+  // window store, or (in Materialized) the default, window size plus grace.
+  int64_t retention_ms = 0;
 };
 struct RepartitionedOptions {
   ErasedSerde key_serde, value_serde;
@@ -221,6 +226,10 @@ class Materialized {
   }
   Materialized withStoreType(detail::StoreType type) const {
     return set([&](auto& o) { o.type = type; });
+  }
+  // Window and session stores: how long windows are kept (at least window size plus grace).
+  Materialized withRetention(std::chrono::milliseconds retention) const {
+    return set([&](auto& o) { o.retention_ms = retention.count(); });
   }
   const detail::StoreOptions& options() const { return options_; }
 

@@ -8,21 +8,13 @@
 #include "oxbow/streams/windows.h"
 #include "streams/dsl/dsl_internal.h"
 #include "streams/dsl/table_forwarder.h"
+#include "streams/state/window_key.h"
 
 namespace oxbow::streams::detail {
 
 namespace {
 
 using Step = AggregationProcessor::Step;
-
-// A window store's key, as Kafka's window stores and their changelogs have it: the key's bytes,
-// the window's start as 8 bytes big-endian, then a 4-byte sequence number (0: aggregations keep
-// one entry per key and window).
-std::string window_store_key(std::string key, int64_t start) {
-  std::string out = time_windowed_bytes(std::move(key), start);
-  out.append(4, '\0');
-  return out;
-}
 
 // Windowed keys over WindowedDatum: the key's bytes and the window's start (time_windowed_bytes),
 // then `suffix` zero bytes (a window store's sequence number) that reading skips.
@@ -90,6 +82,14 @@ Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char*
                       StoreOptions store, const std::string& name, Step step) {
   ErasedSerde key_serde = store.key_serde;
   require_serde(key_serde, "key", "a windowed aggregation");
+  int64_t minimum = windows.size() + windows.gracePeriodMs();
+  if (store.retention_ms == 0) store.retention_ms = minimum;
+  if (store.retention_ms < minimum)
+    throw std::invalid_argument(
+        "The retention period of the window store " + store.name +
+        " must be no smaller than its window size plus the grace period. Got size=[" +
+        std::to_string(windows.size()) + "], grace=[" + std::to_string(windows.gracePeriodMs()) +
+        "], retention=[" + std::to_string(store.retention_ms) + "]");
   store.key_serde = window_store_key_serde(key_serde, windows.size());
   Node out = grouped_aggregation(g, kind, std::move(store), name,
                                  [=](const std::string& store_name, const StoreOptions& options) {

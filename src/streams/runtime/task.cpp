@@ -7,6 +7,7 @@
 
 #include "oxbow/streams/errors.h"
 #include "streams/state/timestamped.h"
+#include "streams/state/window_key.h"
 
 namespace oxbow::streams::detail {
 
@@ -186,6 +187,7 @@ void Task::create_stores(const Subtopology& sub) {
     if (spec->options.caching && config_.cache_max_bytes > 0)
       store = std::make_unique<CachingStore>(std::move(store), *config_.cache_budget);
     stores_[name] = std::move(store);
+    if (spec->options.retention_ms > 0) first_live_segment_[name] = -1;
   }
   // Caches flush in node order, so that what one flush forwards into another cache is flushed too.
   for (const auto& n : nodes_)
@@ -297,6 +299,23 @@ void Task::forward(const Record& record, const std::string& child) {
 
 void Task::flush() {
   for (const auto& name : flush_order_) stores_.at(name)->flush();
+  expire_windows();
+}
+
+void Task::expire_windows() {
+  for (auto& [name, first_live] : first_live_segment_) {
+    int64_t retention = graph_->store(name)->options.retention_ms;
+    int64_t interval = std::max<int64_t>(retention / 2, 60000);
+    int64_t oldest_kept = stream_time_ - retention;
+    if (oldest_kept < 0 || oldest_kept / interval <= first_live) continue;
+    first_live = oldest_kept / interval;
+    int64_t cutoff = first_live * interval;
+    std::vector<std::string> expired;
+    for (const auto& [key, value] : bottom_.at(name)->all())
+      if (key.size() >= kWindowKeySuffix && window_store_start(key) < cutoff)
+        expired.push_back(key);
+    if (!expired.empty()) stores_.at(name)->erase_local(expired);
+  }
 }
 
 }  // namespace oxbow::streams::detail

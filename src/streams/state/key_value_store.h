@@ -29,6 +29,12 @@ class KeyValueStore {
   virtual int64_t approximate_num_entries() = 0;
   // Makes buffered writes visible below (caches forward their dirty entries).
   virtual void flush() = 0;
+  // Deletes `keys` from this task's copy only, not from the changelog: entries that retention
+  // expired, which the changelog topic's own retention removes there.
+  virtual void erase_local(const std::vector<std::string>& keys) {
+    static const RecordContext kNone;
+    for (const auto& key : keys) put(key, std::nullopt, kNone);
+  }
 };
 
 // What a cache does with a dirty entry when it flushes it: the new and the previous value

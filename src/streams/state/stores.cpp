@@ -78,6 +78,7 @@ class LoggingStore : public KeyValueStore {
   std::vector<BytesPair> all() override { return inner_->all(); }
   int64_t approximate_num_entries() override { return inner_->approximate_num_entries(); }
   void flush() override { inner_->flush(); }
+  void erase_local(const std::vector<std::string>& keys) override { inner_->erase_local(keys); }
 
  private:
   std::unique_ptr<KeyValueStore> inner_;
@@ -190,6 +191,17 @@ void CachingStore::flush() {
   }
   inner_->flush();
   flushing_ = false;
+}
+
+void CachingStore::erase_local(const std::vector<std::string>& keys) {
+  // A pending update is still forwarded: it was made while the entry was live.
+  for (const auto& key : keys)
+    if (dirty_.count(key)) {
+      flush();
+      break;
+    }
+  last_read_valid_ = false;
+  inner_->erase_local(keys);
 }
 
 }  // namespace oxbow::streams::detail

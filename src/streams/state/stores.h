@@ -49,6 +49,7 @@ class CachingStore : public KeyValueStore {
   std::vector<BytesPair> all() override;
   int64_t approximate_num_entries() override;
   void flush() override;
+  void erase_local(const std::vector<std::string>& keys) override;
 
  private:
   struct Entry {

@@ -1,0 +1,32 @@
+#pragma once
+// Keys of window stores, as Kafka's window stores and their changelogs write them: the key's
+// bytes, then the window's start as 8 bytes big-endian, then a 4-byte big-endian sequence number
+// (0 for aggregations, which keep one entry per key and window; joins number the records of one
+// key and time so that duplicates are kept). Key-first, so one key's windows are contiguous;
+// expiry (Task::expire_windows) scans for old starts.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace oxbow::streams::detail {
+
+inline constexpr size_t kWindowKeySuffix = 12;
+
+inline std::string window_store_key(std::string_view key, int64_t start, uint32_t seqnum = 0) {
+  std::string out(key);
+  for (int shift = 56; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((static_cast<uint64_t>(start) >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((seqnum >> shift) & 0xff));
+  return out;
+}
+
+// The window start of a window-store key (at least kWindowKeySuffix bytes long).
+inline int64_t window_store_start(std::string_view key) {
+  uint64_t v = 0;
+  for (size_t i = key.size() - kWindowKeySuffix; i < key.size() - 4; ++i)
+    v = (v << 8) | static_cast<unsigned char>(key[i]);
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace oxbow::streams::detail
