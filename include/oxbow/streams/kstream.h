@@ -302,6 +302,11 @@ class KTable {
     if (!options.value_serde) options.value_serde = detail::default_serde<V1>();
     return KGroupedTable<K1, V1>(detail::table_group_by(node_, erased, std::move(options)));
   }
+  // Holds updates back (oxbow/streams/suppressed.h): final results per window, or at most one
+  // update per key per time limit.
+  KTable suppress(const Suppressed<K>& suppressed) const {
+    return KTable(keep_serdes(detail::suppress(node_, suppressed.options())));
+  }
   // The name of the store holding this table, empty when it is not materialized.
   const std::string& queryableStoreName() const { return node_.store; }
   const detail::Node& node() const { return node_; }

@@ -51,6 +51,7 @@ Node grouped_aggregation(const Grouping& g, const char* kind, StoreOptions store
   graph.add_store({store_name, store, ""});
   Node out = add_processor(input, "", node_name, make(store_name, store), {store_name});
   out.store = store_name;
+  out.window_grace_ms = -1;
   return out;
 }
 

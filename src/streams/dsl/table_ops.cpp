@@ -213,6 +213,7 @@ Node to_stream(const Node& table, const std::string& name) {
         c.forward(Record{r.key, change_of(r).new_value, r.timestamp, r.headers});
       }));
   out.store.clear();
+  out.window_grace_ms = -1;
   out.send_old_values = nullptr;
   return out;
 }

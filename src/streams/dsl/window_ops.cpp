@@ -99,6 +99,7 @@ Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char*
                                    });
                                  });
   out.key_serde = time_windowed_serde(key_serde, windows.size());
+  out.window_grace_ms = windows.gracePeriodMs();
   return out;
 }
 

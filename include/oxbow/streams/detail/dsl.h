@@ -9,6 +9,7 @@
 
 #include "oxbow/streams/options.h"
 #include "oxbow/streams/record.h"
+#include "oxbow/streams/suppressed.h"
 
 namespace oxbow::streams::detail {
 
@@ -41,6 +42,9 @@ struct Node {
   // forward old values; a filter that gets them can leave out updates that never passed it, one
   // that does not must forward a tombstone for each. Unset: always (aggregations).
   std::function<bool(bool force)> send_old_values;
+  // Tables of a windowed aggregation (and tables derived from them): its grace period, which
+  // suppress(untilWindowCloses) waits for; -1 for others.
+  int64_t window_grace_ms = -1;
 };
 
 struct Grouping {
@@ -85,6 +89,9 @@ Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer red
                      StoreOptions store, const std::string& name);
 // Kafka's time-windowed key serde (windows.h) over WindowedDatum, from the key's serde.
 ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size);
+
+// KTable.suppress(): see oxbow/streams/suppressed.h.
+Node suppress(const Node& table, SuppressOptions options);
 
 Node table_filter(const Node& table, Predicate predicate, bool negate, const std::string& name,
                   StoreOptions store);
