@@ -267,6 +267,23 @@ class KafkaStreams::Impl {
 
   // Source topics must exist; internal topics get the partition count of the sub-topology feeding
   // them, changelogs that of their sub-topology (compacted).
+  // Kafka's CopartitionedTopicsEnforcer, with the counts in the message.
+  void check_copartitioning(const std::map<std::string, int32_t>& counts) const {
+    for (const auto& group : graph_->copartition_groups()) {
+      std::set<int32_t> seen;
+      std::string list;
+      for (const auto& t : group) {
+        int32_t n = counts.count(t) ? counts.at(t) : 0;
+        seen.insert(n);
+        list += fmt::format("{}{} ({} partitions)", list.empty() ? "" : ", ",
+                            graph_->is_internal_topic(t) ? task_.application_id + "-" + t : t, n);
+      }
+      if (seen.size() > 1)
+        throw TopologyException("Topics not co-partitioned: [" + list +
+                                "]: joined inputs need as many partitions each");
+    }
+  }
+
   void prepare_topics() {
     auto admin = detail::make_client(RD_KAFKA_PRODUCER,
                                      detail::client_conf(config_, detail::ClientRole::kAdmin,
@@ -287,11 +304,22 @@ class KafkaStreams::Impl {
       for (const auto& t : missing) list += (list.empty() ? "" : ", ") + t;
       throw StreamsException("MissingSourceTopicException: source topics do not exist: " + list);
     }
+    // A join's internal topics take the partition count of the user topics they pair with.
+    std::map<std::string, int32_t> copartitioned;
+    for (const auto& group : graph_->copartition_groups()) {
+      int32_t external = 0;
+      for (const auto& t : group)
+        if (!graph_->is_internal_topic(t)) external = std::max(external, counts[t]);
+      if (external > 0)
+        for (const auto& t : group)
+          if (graph_->is_internal_topic(t)) copartitioned[t] = external;
+    }
     // Internal topics in creation order: upstream counts are known before a topic is sized.
     std::vector<detail::NewTopic> create;
     for (const auto& spec : graph_->internal_topics()) {
       // Repartitioned::withNumberOfPartitions decides alone, fewer than upstream included.
       int32_t n = spec.partitions;
+      if (n == 0 && copartitioned.count(spec.name)) n = copartitioned[spec.name];
       if (n == 0)
         for (const auto& up : spec.upstream_topics) n = std::max(n, counts[up]);
       counts[spec.name] = std::max(n, 1);
@@ -303,6 +331,7 @@ class KafkaStreams::Impl {
            replication_factor_,
            {{"cleanup.policy", "delete"}, {"retention.ms", "-1"}, {"segment.bytes", "52428800"}}});
     }
+    check_copartitioning(counts);
     for (const auto& sub : graph_->subtopologies()) {
       int32_t n = 1;
       for (const auto& t : sub.source_topics) n = std::max(n, counts[t]);

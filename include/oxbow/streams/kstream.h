@@ -6,7 +6,9 @@
 // typed callables as T{} (use std::optional<T> to see them); aggregations and tables skip or
 // propagate nulls as Kafka does and never pass them to callables.
 #include <map>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -40,6 +42,43 @@ Node with_serdes(Node node, const ErasedSerde& key, const ErasedSerde& value) {
 }
 inline std::string name_of(const Named* named) {
   return named ? named->name() : std::string();
+}
+
+// Joiners: joiner(left, right) or joiner(key, left, right), as Kafka's ValueJoiner and
+// ValueJoinerWithKey. A side that a left or outer join may leave null is passed as std::optional
+// when the joiner declares that parameter std::optional<T>; otherwise (and to generic lambdas,
+// whose parameters cannot be inspected) as T{}.
+template <class J, class = void>
+struct HasPlainCall : std::false_type {};
+template <class J>
+struct HasPlainCall<J, std::void_t<decltype(&J::operator())>> : std::true_type {};
+template <class J, class... A>
+constexpr bool takes_nullopt() {
+  if constexpr (HasPlainCall<J>::value || std::is_pointer_v<J>)
+    return std::is_invocable_v<const J&, A...>;
+  else
+    return false;
+}
+template <class T, bool nullable>
+decltype(auto) join_arg(const Datum& d) {
+  if constexpr (nullable)
+    return d.has_value() ? std::optional<T>(as<T>(d)) : std::optional<T>();
+  else
+    return as<T>(d);
+}
+template <class K, class V1, class V2, class VR, class J>
+ValueJoiner typed_joiner(J j) {
+  constexpr bool with_key = std::is_invocable_v<const J&, const K&, const V1&, const V2&>;
+  constexpr bool null_left = with_key ? takes_nullopt<J, const K&, std::nullopt_t, const V2&>()
+                                      : takes_nullopt<J, std::nullopt_t, const V2&>();
+  constexpr bool null_right = with_key ? takes_nullopt<J, const K&, const V1&, std::nullopt_t>()
+                                       : takes_nullopt<J, const V1&, std::nullopt_t>();
+  return [j = std::move(j)](const Datum& k, const Datum& a, const Datum& b) -> Datum {
+    if constexpr (with_key)
+      return to_datum(VR(j(as<K>(k), join_arg<V1, null_left>(a), join_arg<V2, null_right>(b))));
+    else
+      return to_datum(VR(j(join_arg<V1, null_left>(a), join_arg<V2, null_right>(b))));
+  };
 }
 }  // namespace detail
 
@@ -158,9 +197,32 @@ class KStream {
     return KGroupedStream<K1, V>(detail::group_by(node_, erased, std::move(options)));
   }
 
+  // Each record with the table's current value for its key (inner: only keys the table has).
+  // joiner(value, tableValue) or joiner(key, value, tableValue) -> VR.
+  template <class VR, class VT, class J>
+  KStream<K, VR> join(const KTable<K, VT>& table, J joiner,
+                      const Joined<K, V, VT>& joined = Joined<K, V, VT>()) const {
+    return table_join<VR, VT>(table, std::move(joiner), joined, false);
+  }
+  template <class VR, class VT, class J>
+  KStream<K, VR> leftJoin(const KTable<K, VT>& table, J joiner,
+                          const Joined<K, V, VT>& joined = Joined<K, V, VT>()) const {
+    return table_join<VR, VT>(table, std::move(joiner), joined, true);
+  }
+
   const detail::Node& node() const { return node_; }
 
  private:
+  template <class VR, class VT, class J>
+  KStream<K, VR> table_join(const KTable<K, VT>& table, J joiner, const Joined<K, V, VT>& joined,
+                            bool left) const {
+    auto node = detail::stream_table_join(node_, table.node(),
+                                          detail::typed_joiner<K, V, VT, VR>(std::move(joiner)),
+                                          left, joined.options());
+    node.key_serde = node_.key_serde;
+    node.value_serde = detail::default_serde<VR>();
+    return KStream<K, VR>(std::move(node));
+  }
   template <class K1, class V1>
   detail::Node retyped(detail::Node node, bool same_key, bool same_value) const {
     node.key_serde = same_key ? node_.key_serde : detail::default_serde<K1>();

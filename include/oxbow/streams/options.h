@@ -37,6 +37,10 @@ struct ProducedOptions {
   StreamPartitioner partitioner;
   std::string name;
 };
+struct JoinedOptions {
+  ErasedSerde key_serde, value_serde, other_value_serde;
+  std::string name;
+};
 struct GroupedOptions {
   ErasedSerde key_serde, value_serde;
   std::string name;
@@ -155,6 +159,29 @@ class Grouped {
 
  private:
   detail::GroupedOptions options_;
+};
+
+// Serdes and name for stream-table joins (Kafka's Joined).
+template <class K, class V, class VO>
+class Joined {
+ public:
+  static Joined with(Serde<K> key, Serde<V> value, Serde<VO> other_value) {
+    Joined j;
+    j.options_.key_serde = detail::erase(std::move(key));
+    j.options_.value_serde = detail::erase(std::move(value));
+    j.options_.other_value_serde = detail::erase(std::move(other_value));
+    return j;
+  }
+  static Joined as(std::string name) { return Joined().withName(std::move(name)); }
+  Joined withName(std::string name) const {
+    Joined j(*this);
+    j.options_.name = std::move(name);
+    return j;
+  }
+  const detail::JoinedOptions& options() const { return options_; }
+
+ private:
+  detail::JoinedOptions options_;
 };
 
 template <class K, class V>

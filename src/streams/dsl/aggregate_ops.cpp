@@ -31,6 +31,19 @@ class StreamAggregateProcessor : public AggregationProcessor {
 
 }  // namespace
 
+std::shared_ptr<const TableLookup> store_lookup(const std::string& store,
+                                                const StoreOptions& options) {
+  auto lookup = std::make_shared<TableLookup>();
+  lookup->stores = {store};
+  lookup->get = [store, options](ProcessorContext& context, const Datum& key) {
+    auto stored =
+        split_timestamp(context.store(store).get(options.key_serde.serialize(store, key)));
+    if (!stored) return TableValue{};
+    return TableValue{options.value_serde.deserialize(store, stored->value), stored->timestamp};
+  };
+  return lookup;
+}
+
 Node grouped_aggregation(const Grouping& g, const char* kind, StoreOptions store,
                          const std::string& name, const AggregationFactory& make) {
   auto& graph = *g.parent.graph;
@@ -52,6 +65,7 @@ Node grouped_aggregation(const Grouping& g, const char* kind, StoreOptions store
   Node out = add_processor(input, "", node_name, make(store_name, store), {store_name});
   out.store = store_name;
   out.window_grace_ms = -1;
+  out.lookup = store_lookup(store_name, store);
   return out;
 }
 

@@ -40,6 +40,10 @@ Node through_repartition_topic(const Node& in, const std::string& base, ErasedSe
 Node through_changes_topic(const Node& in, const std::string& topic, const std::string& sink,
                            const std::string& source, ErasedSerde key, ErasedSerde value);
 
+// Reads a timestamped store of the DSL.
+std::shared_ptr<const TableLookup> store_lookup(const std::string& store,
+                                                const StoreOptions& options);
+
 // What an aggregation of a grouped stream makes of its input records, given its store.
 using AggregationFactory =
     std::function<ProcessorFactory(const std::string& store_name, const StoreOptions& store)>;

@@ -258,6 +258,7 @@ Node suppress(const Node& table, SuppressOptions options) {
                            {store_name});
   out.store.clear();
   out.send_old_values = nullptr;  // it always sends the prior values
+  out.lookup = nullptr;           // a view of the buffer is not there yet
   return out;
 }
 

@@ -111,8 +111,12 @@ Datum stored_value(KeyValueStore* store, const StoreOptions& options, const std:
   return stored ? options.value_serde.deserialize(store_name, stored->value) : Datum();
 }
 
+// `derive`: the value of a key from the parent's, for reading the table when it has no store.
+using Derive = std::function<Datum(const Datum& key, const Datum& parent_value)>;
+
 Node materializing(const Node& in, const char* prefix, const std::string& name, StoreOptions store,
-                   std::shared_ptr<OldValues> old_values, MaterializingProcessor::Compute compute) {
+                   std::shared_ptr<OldValues> old_values, MaterializingProcessor::Compute compute,
+                   Derive derive) {
   auto& graph = *in.graph;
   std::string store_name = store.name;
   old_values->materialized = !store_name.empty();
@@ -132,6 +136,17 @@ Node materializing(const Node& in, const char* prefix, const std::string& name, 
   Node out = add_processor(in, "", node_name, std::move(factory), stores);
   out.store = store_name;
   out.send_old_values = derived_old_values(old_values);
+  if (!store_name.empty()) {
+    out.lookup = store_lookup(store_name, store);
+  } else if (in.lookup) {
+    auto lookup = std::make_shared<TableLookup>(*in.lookup);
+    lookup->get = [parent = in.lookup, derive](ProcessorContext& context, const Datum& key) {
+      TableValue v = parent->get(context, key);
+      if (v.value.has_value()) v.value = derive(key, v.value);
+      return v;
+    };
+    out.lookup = lookup;
+  }
   return out;
 }
 
@@ -169,6 +184,7 @@ Node table_source(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
   Node out = add_processor(source, "KTABLE-SOURCE-", table_name, std::move(factory), {store_name});
   out.store = store_name;
   out.send_old_values = source_old_values(old_values);
+  out.lookup = store_lookup(store_name, store);
   return out;
 }
 
@@ -190,7 +206,11 @@ Node table_filter(const Node& table, Predicate predicate, bool negate, const std
       return std::nullopt;  // it did not pass before either
     return out;
   };
-  return materializing(table, "KTABLE-FILTER-", name, std::move(store), old_values, compute);
+  auto derive = [predicate, negate](const Datum& key, const Datum& value) {
+    return predicate(key, value) != negate ? value : Datum();
+  };
+  return materializing(table, "KTABLE-FILTER-", name, std::move(store), old_values, compute,
+                       derive);
 }
 
 Node table_map_values(const Node& table, ValueMapper mapper, const std::string& name,
@@ -204,7 +224,9 @@ Node table_map_values(const Node& table, ValueMapper mapper, const std::string& 
     auto map = [&](const Datum& v) { return v.has_value() ? mapper(r.key, v) : Datum(); };
     return Change{map(c.new_value), old_values->send ? map(c.old_value) : Datum()};
   };
-  return materializing(table, "KTABLE-MAPVALUES-", name, std::move(store), old_values, compute);
+  auto derive = [mapper](const Datum& key, const Datum& value) { return mapper(key, value); };
+  return materializing(table, "KTABLE-MAPVALUES-", name, std::move(store), old_values, compute,
+                       derive);
 }
 
 Node to_stream(const Node& table, const std::string& name) {
@@ -214,6 +236,7 @@ Node to_stream(const Node& table, const std::string& name) {
       }));
   out.store.clear();
   out.window_grace_ms = -1;
+  out.lookup = nullptr;
   out.send_old_values = nullptr;
   return out;
 }
@@ -333,6 +356,7 @@ Node table_aggregate(const Grouping& g, Initializer init, Aggregator adder, Aggr
   Node out = add_processor(input, "", node_name, factory, {store_name});
   out.store = store_name;
   out.send_old_values = nullptr;
+  out.lookup = store_lookup(store_name, store);
   return out;
 }
 

@@ -61,6 +61,14 @@ class GraphBuilder {
   NodeSpec& add_node(NodeSpec spec);
   void add_store(StoreSpec spec);
   void add_internal_topic(InternalTopicSpec spec);
+  // Topics whose partitions a join pairs up: they must have as many partitions (internal ones
+  // without a count of their own are given the others'). Internal topics without the app id.
+  void add_copartition_group(std::vector<std::string> topics) {
+    copartition_groups_.push_back(std::move(topics));
+  }
+  const std::vector<std::vector<std::string>>& copartition_groups() const {
+    return copartition_groups_;
+  }
   void connect(const std::string& parent, const std::string& child);
 
   const std::vector<NodeSpec>& nodes() const { return nodes_; }
@@ -85,6 +93,7 @@ class GraphBuilder {
   std::map<std::string, size_t> index_;
   std::map<std::string, StoreSpec> stores_;
   std::vector<InternalTopicSpec> internal_topics_;
+  std::vector<std::vector<std::string>> copartition_groups_;
 };
 
 }  // namespace oxbow::streams::detail

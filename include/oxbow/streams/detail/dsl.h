@@ -13,7 +13,22 @@
 
 namespace oxbow::streams::detail {
 
-class GraphBuilder;  // src/streams/topology/graph_builder.h
+class GraphBuilder;      // src/streams/topology/graph_builder.h
+class ProcessorContext;  // src/streams/processor/processor.h
+
+// A table's current value for a key, and the time of its update; no value when the key is absent.
+struct TableValue {
+  Datum value;
+  int64_t timestamp = 0;
+};
+
+// How a processor reads a table's current value (Kafka's KTableValueGetter): from the table's
+// store, or through the parent's lookup for a table that is not materialized. The reading processor
+// must list `stores`, which puts it in the task that holds them.
+struct TableLookup {
+  std::vector<std::string> stores;
+  std::function<TableValue(ProcessorContext& context, const Datum& key)> get;
+};
 
 using Predicate = std::function<bool(const Datum& key, const Datum& value)>;
 using KeyValue = std::pair<Datum, Datum>;
@@ -27,6 +42,8 @@ using Initializer = std::function<Datum()>;
 using Aggregator =
     std::function<Datum(const Datum& key, const Datum& value, const Datum& aggregate)>;
 using Reducer = std::function<Datum(const Datum& aggregate, const Datum& value)>;
+// A join's result from the key and both sides' values (either side null in left/outer joins).
+using ValueJoiner = std::function<Datum(const Datum& key, const Datum& left, const Datum& right)>;
 using TopicNameExtractor =
     std::function<std::string(const Datum& key, const Datum& value, const RecordContext& context)>;
 
@@ -45,6 +62,8 @@ struct Node {
   // Tables of a windowed aggregation (and tables derived from them): its grace period, which
   // suppress(untilWindowCloses) waits for; -1 for others.
   int64_t window_grace_ms = -1;
+  // Tables: how to read their current values (unset: a table that cannot be read, e.g. suppressed).
+  std::shared_ptr<const TableLookup> lookup;
 };
 
 struct Grouping {
@@ -89,6 +108,11 @@ Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer red
                      StoreOptions store, const std::string& name);
 // Kafka's time-windowed key serde (windows.h) over WindowedDatum, from the key's serde.
 ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size);
+
+// KStream.join / leftJoin(KTable): each stream record with the table's value for its key. The
+// stream is repartitioned first if its key changed; stream and table must be co-partitioned.
+Node stream_table_join(const Node& stream, const Node& table, ValueJoiner joiner, bool left,
+                       JoinedOptions options);
 
 // KTable.suppress(): see oxbow/streams/suppressed.h.
 Node suppress(const Node& table, SuppressOptions options);

@@ -1,0 +1,61 @@
+// Joins of a stream with a table (Kafka's KStreamKTableJoin): each stream record looks up the
+// table's current value for its key, in the same task, so the two must be co-partitioned.
+#include "streams/dsl/dsl_internal.h"
+
+namespace oxbow::streams::detail {
+
+namespace {
+
+class StreamTableJoinProcessor : public Processor {
+ public:
+  StreamTableJoinProcessor(std::shared_ptr<const TableLookup> table, ValueJoiner joiner, bool left)
+      : table_(std::move(table)), joiner_(std::move(joiner)), left_(left) {}
+  void process(const Record& r) override {
+    auto& ctx = context();
+    // Null values never join; a null key finds nothing, which only a left join keeps (KIP-962).
+    if (!r.value.has_value() || (!r.key.has_value() && !left_)) {
+      ctx.record_dropped("null key or value in a stream-table join");
+      return;
+    }
+    TableValue other = r.key.has_value() ? table_->get(ctx, r.key) : TableValue{};
+    if (!other.value.has_value() && !left_) return;
+    ctx.forward(Record{r.key, joiner_(r.key, r.value, other.value), r.timestamp, r.headers});
+  }
+
+ private:
+  std::shared_ptr<const TableLookup> table_;
+  ValueJoiner joiner_;
+  bool left_;
+};
+
+}  // namespace
+
+Node stream_table_join(const Node& stream, const Node& table, ValueJoiner joiner, bool left,
+                       JoinedOptions options) {
+  auto& graph = *stream.graph;
+  if (!table.lookup)
+    throw TopologyException("the table " + table.name +
+                            " cannot be joined: its values cannot be read (a suppressed table)");
+  Node input = stream;
+  if (stream.repartition_required) {
+    // As Kafka: a stream whose key changed is repartitioned first, through "<name>-repartition",
+    // the name being the Joined one or the stream node's.
+    std::string base = options.name.empty() ? stream.name : options.name;
+    input = through_repartition_topic(
+        input, base, options.key_serde ? options.key_serde : stream.key_serde,
+        options.value_serde ? options.value_serde : stream.value_serde, 0, {});
+  }
+  std::vector<std::string> topics = input.source_topics;
+  topics.insert(topics.end(), table.source_topics.begin(), table.source_topics.end());
+  graph.add_copartition_group(std::move(topics));
+  Node out =
+      add_processor(input, left ? "KSTREAM-LEFTJOIN-" : "KSTREAM-JOIN-", options.name,
+                    ProcessorFactory([lookup = table.lookup, joiner, left] {
+                      return std::make_unique<StreamTableJoinProcessor>(lookup, joiner, left);
+                    }),
+                    table.lookup->stores);
+  out.value_serde = {};  // the joiner's result; the typed shell sets it
+  return out;
+}
+
+}  // namespace oxbow::streams::detail
