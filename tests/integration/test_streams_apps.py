@@ -661,3 +661,44 @@ def test_tumbling_counts_through_the_broker_match_a_reference(broker, tmp_path):
     assert got == expected
     app.stop()
     reader.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# join: clicks re-keyed by user, left-joined with the users' profiles
+
+def test_joined_inputs_with_different_partition_counts_fail_at_start(broker, tmp_path):
+    """Kafka refuses to run a join whose inputs are not co-partitioned; the error names both
+    topics and their partition counts. (A re-keyed side's repartition topic is sized as the
+    table's topic, so only user topics can disagree.)"""
+    _create(broker, {"join-clicks": 2, "join-profiles": 3, "join-output": 1})
+    app = App(broker, tmp_path, "join-direct", "copartition", "join-copartition").start()
+    assert app.wait_exit(60) != 0
+    text = app.text()
+    assert "Topics not co-partitioned" in text, app.tail()
+    assert "join-clicks (2 partitions)" in text and "join-profiles (3 partitions)" in text, app.tail()
+
+
+def test_stream_table_left_join_through_the_broker(broker, tmp_path):
+    """Profiles first, then clicks keyed by page whose value is the user: each click is
+    repartitioned by user (into as many partitions as the profiles topic has, not the clicks
+    topic's one) and joined with that user's profile, or with none."""
+    _create(broker, {"join-clicks": 1, "join-profiles": 3, "join-output": 1})
+    profiles = [{"key": f"u{i}".encode(), "value": f"profile{i}".encode()} for i in range(20)]
+    # Co-partitioned means partitioned alike: Java's partitioner, which the library uses too.
+    ck.produce_all(ck.producer(broker.bootstrap, partitioner="murmur2_random"), profiles, "join-profiles")
+    app = App(broker, tmp_path, "join", "join", "join-app").start()
+    app.wait_state("RUNNING")
+    clicks = [{"key": f"page{i % 7}".encode(), "value": f"u{i % 25}".encode()} for i in range(200)]
+    _produce(broker, "join-clicks", clicks)
+    reader = Reader(broker, "join-output", 1)
+    reader.wait_for(lambda msgs: len(msgs) >= len(clicks), 60, "a joined record per click")
+    got = sorted((m.key().decode(), m.value().decode()) for m in reader.poll())
+    expected = sorted((c["value"].decode(), c["value"].decode() + "/" +
+                       (f"profile{c['value'].decode()[1:]}" if int(c["value"].decode()[1:]) < 20 else "unknown"))
+                      for c in clicks)
+    assert got == expected
+    md = ck.admin(broker.bootstrap).list_topics(timeout=10)
+    repartition = [t for t in md.topics if t.startswith("join-app-") and t.endswith("-repartition")]
+    assert len(repartition) == 1 and len(md.topics[repartition[0]].partitions) == 3, repartition
+    app.stop()
+    reader.close()

@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -114,8 +115,23 @@ streams::Topology build_topology(const Options& options) {
               w.key + "@" + std::to_string(w.window.start), n};
         })
         .to("windowed-output");
+  } else if (name == "join" || name == "join-direct") {
+    // Clicks keyed by page, re-keyed by user and enriched with the user's profile (join-direct:
+    // clicks keyed by user already, joined as they come).
+    auto profiles = builder.table<std::string, std::string>("join-profiles");
+    auto clicks = builder.stream<std::string, std::string>("join-clicks");
+    if (name == "join")
+      clicks = clicks.selectKey<std::string>(
+          [](const std::string&, const std::string& user) { return user; });
+    clicks
+        .leftJoin<std::string>(profiles,
+                               [](const std::string& user, const std::optional<std::string>& p) {
+                                 return user + "/" + p.value_or("unknown");
+                               })
+        .to("join-output");
   } else {
-    throw std::invalid_argument("unknown topology " + name + " (tables, poison, fail, windowed)");
+    throw std::invalid_argument("unknown topology " + name +
+                                " (tables, poison, fail, windowed, join, join-direct)");
   }
   return builder.build();
 }

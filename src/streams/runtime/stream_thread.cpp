@@ -201,12 +201,20 @@ void StreamThread::loop() {
   while (!stop_) {
     // Owned, so that a record whose processing throws is still given back: librdkafka's
     // rd_kafka_destroy() waits for every message it handed out.
-    std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
-        rd_kafka_consumer_poll(consumer_.get(), restoring_.empty() ? 100 : 0),
-        &rd_kafka_message_destroy);
+    bool buffering = false;
+    if (grouped_tasks_ > 0)
+      for (auto& [id, t] : tasks_)
+        if (t.group && t.group->buffered() > 0) {
+          drain(t);  // a partition it waited for may have caught up
+          buffering = buffering || t.group->buffered() > 0;
+        }
+    PartitionGroup::Message m(rd_kafka_consumer_poll(consumer_.get(), !restoring_.empty() ? 0
+                                                                      : buffering         ? 5
+                                                                                          : 100));
+    bool idle = !m;
     if (m) {
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        process(m.get());
+        dispatch(std::move(m));
       } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         spdlog::warn("stream thread {}: consumer: {}", config_.client_id,
                      rd_kafka_message_errstr(m.get()));
@@ -216,7 +224,7 @@ void StreamThread::loop() {
     int64_t now = now_ms();
     // Delivery reports are served every 64 records, when the input is idle and at least every
     // 10 ms: once per record, the call was 3.5% of a stateless application's CPU.
-    if (!m || ++unserved >= 64 || now - last_served_ms_ >= 10) {
+    if (idle || ++unserved >= 64 || now - last_served_ms_ >= 10) {
       rd_kafka_poll(producer_.get(), 0);
       unserved = 0;
       last_served_ms_ = now;
@@ -248,21 +256,62 @@ void StreamThread::publish_metrics() {
   metrics_->tasks = std::move(tasks);
 }
 
-void StreamThread::process(const rd_kafka_message_t* m) {
+StreamThread::ActiveTask* StreamThread::route(const rd_kafka_message_t* m) {
   // Records come in runs from one partition: the last one's route saves looking up the task and
   // the offset slot of each.
   if (m->rkt != route_.rkt || m->partition != route_.partition) {
     std::string topic = rd_kafka_topic_name(m->rkt);
     auto it = by_input_.find({topic, m->partition});
-    if (it == by_input_.end()) return;
+    if (it == by_input_.end()) return nullptr;
     route_ = {m->rkt, m->partition, it->second, std::move(topic), nullptr};
   }
-  ActiveTask& active = *route_.task;
-  if (!pending_stores_.empty() && pending_stores_.count(active.task.get())) {
+  return route_.task;
+}
+
+void StreamThread::dispatch(PartitionGroup::Message m) {
+  ActiveTask* active = route(m.get());
+  if (!active) return;
+  if (!pending_stores_.empty() && pending_stores_.count(active->task.get())) {
     auto [slot, fresh] = seek_on_resume_.try_emplace({route_.topic, m->partition}, m->offset);
     if (!fresh) slot->second = std::min(slot->second, m->offset);
     return;
   }
+  if (!active->group) return process(m.get());
+  active->group->add(route_.topic, std::move(m));
+  drain(*active);
+}
+
+void StreamThread::drain(ActiveTask& active) {
+  auto caught_up = [this, &active](const std::string& topic) {
+    return this->caught_up(active, topic);
+  };
+  while (auto m = active.group->next(caught_up)) process(m.get());
+}
+
+bool StreamThread::caught_up(ActiveTask& active, const std::string& topic) {
+  int32_t partition = active.task->task_partition_id();
+  int64_t low = -1, high = -1;
+  if (rd_kafka_get_watermark_offsets(consumer_.get(), topic.c_str(), partition, &low, &high) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      high < 0)
+    return false;  // not fetched yet
+  // Where the consumer stands: past the last record it gave (and any transaction markers after
+  // it), or, before it gave any, where the input starts.
+  auto* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
+  rd_kafka_position(consumer_.get(), list);
+  int64_t position = list->elems[0].offset;
+  rd_kafka_topic_partition_list_destroy(list);
+  if (position < 0) {
+    auto [start, fresh] = active.start_offsets.try_emplace(topic, 0);
+    if (fresh) start->second = committed_offset(topic, partition);
+    position = std::max(start->second, low);
+  }
+  return position >= high;
+}
+
+void StreamThread::process(const rd_kafka_message_t* m) {
+  ActiveTask& active = *route(m);
   RawRecord raw;
   raw.topic = route_.topic;
   raw.partition = m->partition;
@@ -481,11 +530,17 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
     auto& active = tasks_[id];
     active.task = std::make_unique<Task>(graph_, *sub, tc, *this);
     created.push_back(active.task.get());
+    std::vector<std::string> read;
     for (const auto& t : active.task->input_topics()) {
       if (partition >= partitions_of(t)) continue;
       by_input_[{t, partition}] = &active;
       route_ = {};
       rd_kafka_topic_partition_list_add(inputs, t.c_str(), partition);
+      read.push_back(t);
+    }
+    if (read.size() > 1) {
+      active.group = std::make_unique<PartitionGroup>(read);
+      ++grouped_tasks_;
     }
     spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
   }
@@ -578,6 +633,7 @@ void StreamThread::close_task(std::pair<int, int32_t> id) {
   }
   route_ = {};
   spdlog::info("stream thread {}: task {} revoked", config_.client_id, task->id());
+  if (it->second.group) --grouped_tasks_;
   tasks_.erase(it);
   if (was_restoring) assign_restorer();
 }

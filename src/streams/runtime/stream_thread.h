@@ -19,6 +19,7 @@
 
 #include "oxbow/streams/errors.h"
 #include "streams/runtime/kafka_clients.h"
+#include "streams/runtime/partition_group.h"
 #include "streams/runtime/task.h"
 #include "streams/runtime/thread_metrics.h"
 
@@ -63,6 +64,9 @@ class StreamThread : public RecordCollector {
   struct ActiveTask {
     std::unique_ptr<Task> task;
     std::map<std::string, int64_t> next_offsets;  // input topic -> next offset to commit
+    // Tasks with several input partitions: their records in timestamp order.
+    std::unique_ptr<PartitionGroup> group;
+    std::map<std::string, int64_t> start_offsets;  // where an input began, once asked
   };
 
   void run();
@@ -86,7 +90,15 @@ class StreamThread : public RecordCollector {
   void commit_tasks();
   void begin_transaction_if_needed();
   void throw_on_error(rd_kafka_error_t* error, const char* step);
+  // A fetched record: processed now, or buffered in its task's partition group.
+  void dispatch(PartitionGroup::Message message);
+  // The task the record's partition belongs to (route_ set for it), or null.
+  ActiveTask* route(const rd_kafka_message_t* message);
   void process(const rd_kafka_message_t* message);
+  // Processes what a task's partition group can release.
+  void drain(ActiveTask& task);
+  // Whether an input partition of a task with nothing buffered has been read to its end.
+  bool caught_up(ActiveTask& task, const std::string& topic);
   static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                         rd_kafka_topic_partition_list_t* partitions, void* opaque);
   static void delivered(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
@@ -165,6 +177,7 @@ class StreamThread : public RecordCollector {
   int64_t last_metrics_ms_ = 0;
   int64_t last_served_ms_ = 0;  // when the producer's callbacks were last served
   uint64_t processed_ = 0;
+  size_t grouped_tasks_ = 0;  // tasks with a partition group
   std::shared_ptr<ThreadMetrics> metrics_ = std::make_shared<ThreadMetrics>();
   bool in_transaction_ = false;
 };
