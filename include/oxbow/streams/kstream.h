@@ -369,11 +369,45 @@ class KTable {
   KTable suppress(const Suppressed<K>& suppressed) const {
     return KTable(keep_serdes(detail::suppress(node_, suppressed.options())));
   }
+  // Joins with another table on the key: joiner(value, otherValue) or joiner(key, value,
+  // otherValue) -> VR, a nullable side declared std::optional<T> (see typed_joiner). Inner: keys
+  // both tables have; left: every key of this table; outer: every key of either.
+  template <class VR, class VO, class J>
+  KTable<K, VR> join(const KTable<K, VO>& other, J joiner, const Named& named = Named::as(""),
+                     const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
+    return table_join<VR, VO>(other, std::move(joiner), detail::TableJoinKind::kInner, named,
+                              materialized);
+  }
+  template <class VR, class VO, class J>
+  KTable<K, VR> leftJoin(const KTable<K, VO>& other, J joiner, const Named& named = Named::as(""),
+                         const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
+    return table_join<VR, VO>(other, std::move(joiner), detail::TableJoinKind::kLeft, named,
+                              materialized);
+  }
+  template <class VR, class VO, class J>
+  KTable<K, VR> outerJoin(const KTable<K, VO>& other, J joiner, const Named& named = Named::as(""),
+                          const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
+    return table_join<VR, VO>(other, std::move(joiner), detail::TableJoinKind::kOuter, named,
+                              materialized);
+  }
   // The name of the store holding this table, empty when it is not materialized.
   const std::string& queryableStoreName() const { return node_.store; }
   const detail::Node& node() const { return node_; }
 
  private:
+  template <class VR, class VO, class J>
+  KTable<K, VR> table_join(const KTable<K, VO>& other, J joiner, detail::TableJoinKind kind,
+                           const Named& named, const Materialized<K, VR>& materialized) const {
+    auto options = materialized.options();
+    if (!options.key_serde) options.key_serde = node_.key_serde;
+    if (!options.value_serde) options.value_serde = detail::default_serde<VR>();
+    auto node = detail::table_table_join(node_, other.node(),
+                                         detail::typed_joiner<K, V, VO, VR>(std::move(joiner)),
+                                         kind, named.name(), std::move(options));
+    node.key_serde = node_.key_serde;
+    node.value_serde = detail::default_serde<VR>();
+    return KTable<K, VR>(std::move(node));
+  }
   detail::Node keep_serdes(detail::Node node) const {
     node.key_serde = node_.key_serde;
     node.value_serde = node_.value_serde;

@@ -114,6 +114,12 @@ ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size);
 Node stream_table_join(const Node& stream, const Node& table, ValueJoiner joiner, bool left,
                        JoinedOptions options);
 
+// KTable.join / leftJoin / outerJoin(KTable): the joined table, updated from either side.
+// `store.name` empty: not materialized.
+enum class TableJoinKind { kInner, kLeft, kOuter };
+Node table_table_join(const Node& left, const Node& right, ValueJoiner joiner, TableJoinKind kind,
+                      const std::string& name, StoreOptions store);
+
 // KTable.suppress(): see oxbow/streams/suppressed.h.
 Node suppress(const Node& table, SuppressOptions options);
 
