@@ -39,6 +39,30 @@ TimeWindows TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds size) {
   return TimeWindows(ms, ms, 0);
 }
 
+JoinWindows JoinWindows::ofTimeDifferenceWithNoGrace(std::chrono::milliseconds difference) {
+  return ofTimeDifferenceAndGrace(difference, std::chrono::milliseconds(0));
+}
+
+JoinWindows JoinWindows::ofTimeDifferenceAndGrace(std::chrono::milliseconds difference,
+                                                  std::chrono::milliseconds grace) {
+  if (difference.count() < 0)
+    throw std::invalid_argument("join time difference must not be negative, not " +
+                                std::to_string(difference.count()) + " ms");
+  return JoinWindows(difference.count(), difference.count(), not_negative_grace(grace));
+}
+
+JoinWindows JoinWindows::before(std::chrono::milliseconds before) const {
+  if (before.count() + after_ms_ < 0)
+    throw std::invalid_argument("Window interval (ie, beforeMs+afterMs) must not be negative.");
+  return JoinWindows(before.count(), after_ms_, grace_ms_);
+}
+
+JoinWindows JoinWindows::after(std::chrono::milliseconds after) const {
+  if (before_ms_ + after.count() < 0)
+    throw std::invalid_argument("Window interval (ie, beforeMs+afterMs) must not be negative.");
+  return JoinWindows(before_ms_, after.count(), grace_ms_);
+}
+
 TimeWindows TimeWindows::ofSizeAndGrace(std::chrono::milliseconds size,
                                         std::chrono::milliseconds grace) {
   int64_t ms = positive(size);

@@ -210,9 +210,42 @@ class KStream {
     return table_join<VR, VT>(table, std::move(joiner), joined, true);
   }
 
+  // Windowed joins with another stream: records with the same key and times within `windows`.
+  // joiner(value, otherValue) or joiner(key, value, otherValue) -> VR. Left: records of this
+  // stream that found nothing are joined with null once their window closed; outer: of either.
+  template <class VR, class VO, class J>
+  KStream<K, VR> join(const KStream<K, VO>& other, J joiner, const JoinWindows& windows,
+                      const StreamJoined<K, V, VO>& joined = StreamJoined<K, V, VO>()) const {
+    return stream_join<VR, VO>(other, std::move(joiner), windows, joined,
+                               detail::StreamJoinKind::kInner);
+  }
+  template <class VR, class VO, class J>
+  KStream<K, VR> leftJoin(const KStream<K, VO>& other, J joiner, const JoinWindows& windows,
+                          const StreamJoined<K, V, VO>& joined = StreamJoined<K, V, VO>()) const {
+    return stream_join<VR, VO>(other, std::move(joiner), windows, joined,
+                               detail::StreamJoinKind::kLeft);
+  }
+  template <class VR, class VO, class J>
+  KStream<K, VR> outerJoin(const KStream<K, VO>& other, J joiner, const JoinWindows& windows,
+                           const StreamJoined<K, V, VO>& joined = StreamJoined<K, V, VO>()) const {
+    return stream_join<VR, VO>(other, std::move(joiner), windows, joined,
+                               detail::StreamJoinKind::kOuter);
+  }
+
   const detail::Node& node() const { return node_; }
 
  private:
+  template <class VR, class VO, class J>
+  KStream<K, VR> stream_join(const KStream<K, VO>& other, J joiner, const JoinWindows& windows,
+                             const StreamJoined<K, V, VO>& joined,
+                             detail::StreamJoinKind kind) const {
+    auto node = detail::stream_stream_join(node_, other.node(),
+                                           detail::typed_joiner<K, V, VO, VR>(std::move(joiner)),
+                                           kind, windows, joined.options());
+    node.key_serde = node_.key_serde;
+    node.value_serde = detail::default_serde<VR>();
+    return KStream<K, VR>(std::move(node));
+  }
   template <class VR, class VT, class J>
   KStream<K, VR> table_join(const KTable<K, VT>& table, J joiner, const Joined<K, V, VT>& joined,
                             bool left) const {

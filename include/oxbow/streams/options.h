@@ -41,6 +41,12 @@ struct JoinedOptions {
   ErasedSerde key_serde, value_serde, other_value_serde;
   std::string name;
 };
+struct StreamJoinedOptions {
+  ErasedSerde key_serde, value_serde, other_value_serde;
+  std::string name;        // names the processors and repartition topics
+  std::string store_name;  // names the stores: <name>-this-join-store, ...
+  bool logging = true;
+};
 struct GroupedOptions {
   ErasedSerde key_serde, value_serde;
   std::string name;
@@ -182,6 +188,41 @@ class Joined {
 
  private:
   detail::JoinedOptions options_;
+};
+
+// Serdes and names for stream-stream joins (Kafka's StreamJoined).
+template <class K, class V, class VO>
+class StreamJoined {
+ public:
+  static StreamJoined with(Serde<K> key, Serde<V> value, Serde<VO> other_value) {
+    StreamJoined j;
+    j.options_.key_serde = detail::erase(std::move(key));
+    j.options_.value_serde = detail::erase(std::move(value));
+    j.options_.other_value_serde = detail::erase(std::move(other_value));
+    return j;
+  }
+  static StreamJoined as(std::string store_name) {
+    return StreamJoined().withStoreName(std::move(store_name));
+  }
+  StreamJoined withName(std::string name) const {
+    StreamJoined j(*this);
+    j.options_.name = std::move(name);
+    return j;
+  }
+  StreamJoined withStoreName(std::string store_name) const {
+    StreamJoined j(*this);
+    j.options_.store_name = std::move(store_name);
+    return j;
+  }
+  StreamJoined withLoggingDisabled() const {
+    StreamJoined j(*this);
+    j.options_.logging = false;
+    return j;
+  }
+  const detail::StreamJoinedOptions& options() const { return options_; }
+
+ private:
+  detail::StreamJoinedOptions options_;
 };
 
 template <class K, class V>

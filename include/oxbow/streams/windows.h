@@ -56,6 +56,31 @@ class TimeWindows {
   int64_t size_ms_, advance_ms_, grace_ms_;
 };
 
+// The window of a stream-stream join (Kafka's JoinWindows): a record at time t joins the other
+// stream's records with the same key and a time in [t - before, t + after]; before = after = the
+// time difference unless set apart. Records later than that window plus the grace period (by the
+// join's stream time) find nothing more, and left/outer results wait until then.
+class JoinWindows {
+ public:
+  // Both throw std::invalid_argument for a negative difference or grace.
+  static JoinWindows ofTimeDifferenceWithNoGrace(std::chrono::milliseconds difference);
+  static JoinWindows ofTimeDifferenceAndGrace(std::chrono::milliseconds difference,
+                                              std::chrono::milliseconds grace);
+  // Throw std::invalid_argument when before + after would be negative.
+  JoinWindows before(std::chrono::milliseconds before) const;
+  JoinWindows after(std::chrono::milliseconds after) const;
+
+  int64_t beforeMs() const { return before_ms_; }
+  int64_t afterMs() const { return after_ms_; }
+  int64_t size() const { return before_ms_ + after_ms_; }
+  int64_t gracePeriodMs() const { return grace_ms_; }
+
+ private:
+  JoinWindows(int64_t before, int64_t after, int64_t grace)
+      : before_ms_(before), after_ms_(after), grace_ms_(grace) {}
+  int64_t before_ms_, after_ms_, grace_ms_;
+};
+
 namespace detail {
 // The non-template cores of the windowed serdes; `key` is the inner serde's bytes.
 std::string time_windowed_bytes(std::string key, int64_t start);

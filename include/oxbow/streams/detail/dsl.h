@@ -114,6 +114,14 @@ ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size);
 Node stream_table_join(const Node& stream, const Node& table, ValueJoiner joiner, bool left,
                        JoinedOptions options);
 
+// KStream.join / leftJoin / outerJoin(KStream, JoinWindows): records of both streams with the
+// same key and times within the windows, joined; left and outer results for records that found
+// nothing are emitted once their window has closed.
+enum class StreamJoinKind { kInner, kLeft, kOuter };
+Node stream_stream_join(const Node& left, const Node& right, ValueJoiner joiner,
+                        StreamJoinKind kind, const JoinWindows& windows,
+                        StreamJoinedOptions options);
+
 // KTable.join / leftJoin / outerJoin(KTable): the joined table, updated from either side.
 // `store.name` empty: not materialized.
 enum class TableJoinKind { kInner, kLeft, kOuter };
