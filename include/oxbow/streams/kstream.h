@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "oxbow/streams/detail/dsl.h"
+#include "oxbow/streams/processor.h"
 
 namespace oxbow::streams {
 
@@ -230,6 +231,31 @@ class KStream {
                            const StreamJoined<K, V, VO>& joined = StreamJoined<K, V, VO>()) const {
     return stream_join<VR, VO>(other, std::move(joiner), windows, joined,
                                detail::StreamJoinKind::kOuter);
+  }
+
+  // Runs a processor of the Processor API on each record (oxbow/streams/processor.h):
+  // supplier() -> std::unique_ptr<P>, P an api::Processor<K, V, KOut, VOut>, connected to the
+  // stores named (added with StreamsBuilder::addStateStore). The key may change: grouping or
+  // joining afterwards repartitions.
+  template <class S, class P = detail::SuppliedProcessor<S>>
+  KStream<typename P::KeyOut, typename P::ValueOut> process(
+      S supplier, std::vector<std::string> stores = {}, const Named& named = Named::as("")) const {
+    using KOut = typename P::KeyOut;
+    using VOut = typename P::ValueOut;
+    auto node = detail::user_process(
+        node_, detail::processor_factory<K, V, KOut, VOut>(std::move(supplier)), std::move(stores),
+        named.name(), false);
+    return KStream<KOut, VOut>(retyped<KOut, VOut>(std::move(node), false, false));
+  }
+  // The same with an api::FixedKeyProcessor<K, V, VOut>, which cannot change the key.
+  template <class S, class P = detail::SuppliedProcessor<S>>
+  KStream<K, typename P::ValueOut> processValues(S supplier, std::vector<std::string> stores = {},
+                                                 const Named& named = Named::as("")) const {
+    using VOut = typename P::ValueOut;
+    auto node =
+        detail::user_process(node_, detail::fixed_key_factory<K, V, VOut>(std::move(supplier)),
+                             std::move(stores), named.name(), true);
+    return KStream<K, VOut>(retyped<K, VOut>(std::move(node), true, false));
   }
 
   const detail::Node& node() const { return node_; }

@@ -52,6 +52,13 @@ class StreamsBuilder {
     return table<K, V>(topic, Consumed<K, V>(), materialized);
   }
 
+  // A key-value store for processors of the Processor API, which name it in process().
+  template <class K, class V>
+  StreamsBuilder& addStateStore(const StoreBuilder<K, V>& store) {
+    detail::add_state_store(graph_, store.options());
+    return *this;
+  }
+
   // Checks the graph (serdes known wherever bytes are written, names unique) and freezes it;
   // throws TopologyException naming the problem.
   Topology build();

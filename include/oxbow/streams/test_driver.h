@@ -67,7 +67,8 @@ class TopologyTestDriver {
     return KeyValueStoreView<K, V>(*this, store);
   }
 
-  void advanceWallClockTime(std::chrono::milliseconds by) { wall_clock_ms_ += by.count(); }
+  // Moves the driver's wall clock on, running the wall-clock punctuators that become due.
+  void advanceWallClockTime(std::chrono::milliseconds by);
   int64_t wallClockTime() const { return wall_clock_ms_; }
 
   // The untyped side, which the typed topics use.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "oxbow/streams/errors.h"
+#include "oxbow/streams/processor.h"
 
 namespace oxbow::streams {
 
@@ -48,7 +49,52 @@ inline std::ostream& operator<<(std::ostream& out, const TopologyDescription& d)
 
 class Topology {
  public:
+  // An empty topology, to build by hand (or to extend what a StreamsBuilder built).
+  Topology();
   explicit Topology(std::shared_ptr<detail::GraphBuilder> graph) : graph_(std::move(graph)) {}
+
+  // A source node reading `topics` with the serdes given.
+  template <class K, class V>
+  Topology& addSource(const std::string& name, std::vector<std::string> topics,
+                      Serde<K> key = DefaultSerde<K>::get(),
+                      Serde<V> value = DefaultSerde<V>::get()) {
+    detail::add_source(graph_, name, std::move(topics), detail::erase(std::move(key)),
+                       detail::erase(std::move(value)));
+    return *this;
+  }
+  // A processor node after `parents`: supplier() -> std::unique_ptr<P>, P an api::Processor.
+  template <class S, class P = detail::SuppliedProcessor<S>>
+  Topology& addProcessor(const std::string& name, S supplier,
+                         const std::vector<std::string>& parents) {
+    detail::add_user_processor(
+        graph_, name,
+        detail::processor_factory<typename P::KeyIn, typename P::ValueIn, typename P::KeyOut,
+                                  typename P::ValueOut>(std::move(supplier)),
+        parents);
+    return *this;
+  }
+  // A store, connected to the processors named.
+  template <class K, class V>
+  Topology& addStateStore(const StoreBuilder<K, V>& store,
+                          const std::vector<std::string>& processors = {}) {
+    detail::add_state_store(graph_, store.options());
+    for (const auto& p : processors) detail::connect_store(graph_, p, store.name());
+    return *this;
+  }
+  Topology& connectProcessorAndStateStores(const std::string& processor,
+                                           const std::vector<std::string>& stores) {
+    for (const auto& s : stores) detail::connect_store(graph_, processor, s);
+    return *this;
+  }
+  // A sink node writing what `parents` forward to `topic`.
+  template <class K, class V>
+  Topology& addSink(const std::string& name, const std::string& topic, Serde<K> key, Serde<V> value,
+                    const std::vector<std::string>& parents) {
+    detail::add_sink(graph_, name, topic, detail::erase(std::move(key)),
+                     detail::erase(std::move(value)), parents);
+    return *this;
+  }
+
   TopologyDescription describe() const;
   const std::shared_ptr<detail::GraphBuilder>& graph() const { return graph_; }
 

@@ -14,9 +14,12 @@ using detail::RawRecord;
 
 class TopologyTestDriver::Core : public detail::RecordCollector {
  public:
-  Core(const Topology& topology, const std::map<std::string, std::string>& config)
+  Core(const Topology& topology, const std::map<std::string, std::string>& config,
+       const int64_t* wall_clock_ms)
       : graph_(topology.graph()) {
+    graph_->validate();
     auto task_config = detail::task_config_from(config);
+    task_config.clock = [wall_clock_ms] { return *wall_clock_ms; };
     // The driver runs its tasks as one stream thread does: one cache budget for all of them.
     task_config.cache_budget = std::make_shared<detail::CacheBudget>();
     task_config.cache_budget->max_bytes = task_config.cache_max_bytes;
@@ -42,12 +45,15 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
     // the caches.
     deliver(record);
     commit();
-    while (!pending_.empty()) {
-      auto r = std::move(pending_.front());
-      pending_.pop_front();
-      deliver(RawRecord{r.topic, 0, offsets_[r.topic]++, r.timestamp, r.key, r.value, r.headers});
-      commit();
-    }
+    process_pending();
+  }
+
+  // As Kafka's driver: the wall-clock punctuators due, then a commit, then what they wrote.
+  void advance_wall_clock(int64_t now) {
+    for (auto& t : tasks_)
+      if (t->has_punctuators()) t->punctuate(true, now);
+    commit();
+    process_pending();
   }
 
   std::optional<ProducedRecord> read(const std::string& topic) {
@@ -94,9 +100,22 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
   void commit() {
     for (auto& t : tasks_) t->flush();
   }
+  void process_pending() {
+    while (!pending_.empty()) {
+      auto r = std::move(pending_.front());
+      pending_.pop_front();
+      deliver(RawRecord{r.topic, 0, offsets_[r.topic]++, r.timestamp, r.key, r.value, r.headers});
+      commit();
+    }
+  }
+  // Each record, then the stream-time punctuators it made due (Kafka's driver punctuates after
+  // every record).
   void deliver(const RawRecord& record) {
-    for (auto& t : tasks_)
-      if (t->reads(record.topic)) t->process(record);
+    for (auto& t : tasks_) {
+      if (!t->reads(record.topic)) continue;
+      t->process(record);
+      if (t->has_punctuators()) t->punctuate(false, t->stream_time());
+    }
   }
 
   std::shared_ptr<const detail::GraphBuilder> graph_;
@@ -110,7 +129,14 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
 TopologyTestDriver::TopologyTestDriver(const Topology& topology,
                                        std::map<std::string, std::string> config,
                                        int64_t wall_clock_ms)
-    : core_(std::make_unique<Core>(topology, config)), wall_clock_ms_(wall_clock_ms) {}
+    : wall_clock_ms_(wall_clock_ms) {
+  core_ = std::make_unique<Core>(topology, config, &wall_clock_ms_);
+}
+
+void TopologyTestDriver::advanceWallClockTime(std::chrono::milliseconds by) {
+  wall_clock_ms_ += by.count();
+  core_->advance_wall_clock(wall_clock_ms_);
+}
 
 TopologyTestDriver::~TopologyTestDriver() = default;
 

@@ -1,6 +1,7 @@
 #pragma once
 // The untyped processor interface every DSL node is built on, and the context a task gives it.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,20 @@ class ProcessorContext {
   // Has `listener` called, as the node now running, for each entry the store's cache flushes.
   // False when the store has no cache: the node then forwards its updates itself.
   virtual bool set_flush_listener(const std::string& store, FlushListener listener) = 0;
+
+  // Punctuation (Kafka's ProcessorContext.schedule): `punctuator` runs as the node now running,
+  // with the time it runs at, every `interval_ms` of stream time (aligned to 0, run once the
+  // task's stream time reaches each multiple) or of wall-clock time (from now). Setting the
+  // returned flag cancels it.
+  using Punctuator = std::function<void(int64_t time)>;
+  virtual std::shared_ptr<bool> schedule(int64_t interval_ms, bool wall_clock,
+                                         Punctuator punctuator) = 0;
+  // Asks for a commit as soon as the record being processed is done.
+  virtual void request_commit() = 0;
+  // Milliseconds since the epoch, as the task's clock says (the test driver's is its own).
+  virtual int64_t wall_clock_ms() const = 0;
+  // The sub-topology this task runs.
+  virtual int task_subtopology() const = 0;
 };
 
 class Processor {

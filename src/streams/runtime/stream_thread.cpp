@@ -230,7 +230,8 @@ void StreamThread::loop() {
       last_served_ms_ = now;
     }
     if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
-    if (now - last_commit_ms_ >= config_.commit_interval_ms) commit();
+    if (now != last_wall_punctuation_ms_) punctuate_wall_clock(now);
+    if (commit_requested_ || now - last_commit_ms_ >= config_.commit_interval_ms) commit();
     if (now - last_metrics_ms_ >= 1000) publish_metrics();
   }
 }
@@ -335,6 +336,11 @@ void StreamThread::process(const rd_kafka_message_t* m) {
   // Made on the first record processed: an entry commits its offset.
   if (!route_.next_offset) route_.next_offset = &active.next_offsets[route_.topic];
   *route_.next_offset = m->offset + 1;
+  if (active.task->has_punctuators()) {
+    Task& task = *active.task;
+    if (task.punctuation_due(false, task.stream_time())) task.punctuate(false, task.stream_time());
+  }
+  if (active.task->take_commit_request()) commit_requested_ = true;
   metrics_->processed.add();
   if (timed) {
     double seconds = seconds_since(start);
@@ -363,7 +369,23 @@ void StreamThread::begin_transaction_if_needed() {
   in_transaction_ = true;
 }
 
+// Wall-clock punctuators, checked once per millisecond of the loop's clock; the time they see is
+// the task's clock (the system's).
+void StreamThread::punctuate_wall_clock(int64_t loop_now) {
+  last_wall_punctuation_ms_ = loop_now;
+  for (auto& [id, t] : tasks_) {
+    Task& task = *t.task;
+    if (!task.has_punctuators() || pending_stores_.count(&task)) continue;
+    int64_t wall = task.wall_clock_ms();
+    if (!task.punctuation_due(true, wall)) continue;
+    begin_transaction_if_needed();
+    task.punctuate(true, wall);
+    if (task.take_commit_request()) commit_requested_ = true;
+  }
+}
+
 void StreamThread::commit() {
+  commit_requested_ = false;
   last_commit_ms_ = now_ms();
   if (tasks_.empty()) return;
   if (config_.exactly_once && !in_transaction_) return;  // nothing processed since the last one

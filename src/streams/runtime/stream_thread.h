@@ -88,6 +88,7 @@ class StreamThread : public RecordCollector {
   rd_kafka_topic_partition_list_t* input_partitions(Task* task) const;
   void commit();
   void commit_tasks();
+  void punctuate_wall_clock(int64_t loop_now);
   void begin_transaction_if_needed();
   void throw_on_error(rd_kafka_error_t* error, const char* step);
   // A fetched record: processed now, or buffered in its task's partition group.
@@ -178,6 +179,8 @@ class StreamThread : public RecordCollector {
   int64_t last_served_ms_ = 0;  // when the producer's callbacks were last served
   uint64_t processed_ = 0;
   size_t grouped_tasks_ = 0;  // tasks with a partition group
+  int64_t last_wall_punctuation_ms_ = 0;
+  bool commit_requested_ = false;  // a processor asked (ProcessorContext.commit())
   std::shared_ptr<ThreadMetrics> metrics_ = std::make_shared<ThreadMetrics>();
   bool in_transaction_ = false;
 };

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -300,6 +301,59 @@ void Task::forward(const Record& record, const std::string& child) {
 void Task::flush() {
   for (const auto& name : flush_order_) stores_.at(name)->flush();
   expire_windows();
+}
+
+std::shared_ptr<bool> Task::schedule(int64_t interval_ms, bool wall_clock, Punctuator punctuator) {
+  if (interval_ms < 1)
+    throw std::invalid_argument("a punctuation interval must be at least 1 ms, not " +
+                                std::to_string(interval_ms));
+  auto cancelled = std::make_shared<bool>(false);
+  // Stream time: aligned to 0, so the first record punctuates. Wall clock: one interval from now.
+  int64_t next = wall_clock ? wall_clock_ms() + interval_ms : 0;
+  punctuations_.push_back(
+      {current_, interval_ms, next, wall_clock, std::move(punctuator), cancelled});
+  return cancelled;
+}
+
+int64_t Task::wall_clock_ms() const {
+  if (config_.clock) return config_.clock();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool Task::punctuation_due(bool wall_clock, int64_t now) const {
+  if (!wall_clock && stream_time_ < 0) return false;
+  for (const auto& p : punctuations_)
+    if (p.wall_clock == wall_clock && !*p.cancelled && p.next <= now) return true;
+  return false;
+}
+
+void Task::punctuate(bool wall_clock, int64_t now) {
+  if (!wall_clock && stream_time_ < 0) return;
+  while (true) {
+    Punctuation* due = nullptr;
+    for (auto& p : punctuations_)
+      if (p.wall_clock == wall_clock && !*p.cancelled && p.next <= now &&
+          (!due || p.next < due->next))
+        due = &p;
+    if (!due) break;
+    // The next time: one interval on, or, when intervals were missed, the first one ahead.
+    int64_t next = due->next + due->interval;
+    if (now >= next) next = due->next + ((now - due->next) / due->interval + 1) * due->interval;
+    due->next = next;
+    Punctuator run = due->run;  // the punctuator may schedule more, moving the vector
+    size_t saved = current_;
+    RecordContext saved_context = record_context_;
+    current_ = due->node;
+    record_context_ = RecordContext{"", -1, -1, now, nullptr};
+    run(now);
+    current_ = saved;
+    record_context_ = saved_context;
+  }
+  punctuations_.erase(std::remove_if(punctuations_.begin(), punctuations_.end(),
+                                     [](const Punctuation& p) { return *p.cancelled; }),
+                      punctuations_.end());
 }
 
 void Task::expire_windows() {

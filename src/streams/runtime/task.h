@@ -4,11 +4,13 @@
 // hands what the sinks and changelogs write to a RecordCollector. The test driver and the stream
 // threads both run tasks; this is where their results agree.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "streams/processor/processor.h"
@@ -36,6 +38,8 @@ struct TaskConfig {
   // its own of `cache_max_bytes`.
   std::shared_ptr<CacheBudget> cache_budget;
   DeserializationPolicy on_deserialization_error = DeserializationPolicy::kLogAndFail;
+  // Wall-clock time for punctuation, in ms since the epoch; unset: the system's.
+  std::function<int64_t()> clock;
 };
 
 // Counters a task keeps for its metrics.
@@ -83,6 +87,15 @@ class Task : private ProcessorContext {
   void process(const RawRecord& record);
   // Commit: every cache flushed (forwarding downstream), in node order.
   void flush();
+
+  // Punctuation. The stream-time punctuators due at the task's stream time, or the wall-clock
+  // ones due at `now`, are run (each once, however many intervals passed, as Kafka).
+  bool has_punctuators() const { return !punctuations_.empty(); }
+  int64_t wall_clock_ms() const override;
+  bool punctuation_due(bool wall_clock, int64_t now) const;
+  void punctuate(bool wall_clock, int64_t now);
+  // Whether a processor asked for a commit since the last call.
+  bool take_commit_request() { return std::exchange(commit_requested_, false); }
   KeyValueStore* find_store(const std::string& name);
   const TaskCounters& counters() const { return counters_; }
   void record_latency(double seconds) {
@@ -136,6 +149,19 @@ class Task : private ProcessorContext {
   RecordCollector& collector() override { return collector_; }
   void record_dropped(const char* reason) override;
   bool set_flush_listener(const std::string& store, FlushListener listener) override;
+  std::shared_ptr<bool> schedule(int64_t interval_ms, bool wall_clock,
+                                 Punctuator punctuator) override;
+  void request_commit() override { commit_requested_ = true; }
+  int task_subtopology() const override { return config_.subtopology; }
+
+  struct Punctuation {
+    size_t node;
+    int64_t interval;
+    int64_t next;
+    bool wall_clock;
+    Punctuator run;
+    std::shared_ptr<bool> cancelled;
+  };
 
   void run(size_t node, const Record& record);
   void create_stores(const Subtopology& sub);
@@ -164,6 +190,8 @@ class Task : private ProcessorContext {
   RecordContext record_context_;
   int64_t stream_time_ = -1;
   TaskCounters counters_;
+  std::vector<Punctuation> punctuations_;
+  bool commit_requested_ = false;
 };
 
 }  // namespace oxbow::streams::detail

@@ -8,34 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "oxbow/streams/detail/bytes_store.h"
 #include "oxbow/streams/record.h"
 
 namespace oxbow::streams::detail {
-
-using BytesPair = std::pair<std::string, std::string>;
-
-class KeyValueStore {
- public:
-  virtual ~KeyValueStore() = default;
-  virtual const std::string& name() const = 0;
-  virtual std::optional<std::string> get(const std::string& key) = 0;
-  // value nullopt deletes. `context`: the record that caused the write (caches forward it).
-  virtual void put(const std::string& key, const std::optional<std::string>& value,
-                   const RecordContext& context) = 0;
-  // [from, to] in byte order, both inclusive as Kafka's range().
-  virtual std::vector<BytesPair> range(const std::string& from, const std::string& to) = 0;
-  virtual std::vector<BytesPair> prefix_scan(const std::string& prefix) = 0;
-  virtual std::vector<BytesPair> all() = 0;
-  virtual int64_t approximate_num_entries() = 0;
-  // Makes buffered writes visible below (caches forward their dirty entries).
-  virtual void flush() = 0;
-  // Deletes `keys` from this task's copy only, not from the changelog: entries that retention
-  // expired, which the changelog topic's own retention removes there.
-  virtual void erase_local(const std::vector<std::string>& keys) {
-    static const RecordContext kNone;
-    for (const auto& key : keys) put(key, std::nullopt, kNone);
-  }
-};
 
 // What a cache does with a dirty entry when it flushes it: the new and the previous value
 // (nullopt: null) and the record context of the write.

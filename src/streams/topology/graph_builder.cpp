@@ -44,6 +44,15 @@ void GraphBuilder::add_internal_topic(InternalTopicSpec spec) {
   internal_topics_.push_back(std::move(spec));
 }
 
+void GraphBuilder::connect_store(const std::string& processor, const std::string& store) {
+  auto& n = nodes_.at(index_of(processor));
+  if (n.kind != NodeDescription::Kind::kProcessor)
+    throw TopologyException(processor + " is not a processor: only processors use stores");
+  if (!stores_.count(store)) throw TopologyException("no store named " + store);
+  if (std::find(n.stores.begin(), n.stores.end(), store) == n.stores.end())
+    n.stores.push_back(store);
+}
+
 void GraphBuilder::connect(const std::string& parent, const std::string& child) {
   auto& p = nodes_.at(index_of(parent));
   auto& c = nodes_.at(index_of(child));
@@ -180,6 +189,8 @@ std::string TopologyDescription::toString() const {
   }
   return out;
 }
+
+Topology::Topology() : graph_(std::make_shared<detail::GraphBuilder>()) {}
 
 TopologyDescription Topology::describe() const {
   return graph_->describe();

@@ -70,6 +70,8 @@ class GraphBuilder {
     return copartition_groups_;
   }
   void connect(const std::string& parent, const std::string& child);
+  // Gives a processor access to a store (Topology.connectProcessorAndStateStores).
+  void connect_store(const std::string& processor, const std::string& store);
 
   const std::vector<NodeSpec>& nodes() const { return nodes_; }
   const NodeSpec& node(const std::string& name) const;

@@ -1,0 +1,40 @@
+#pragma once
+// The byte-level key-value store every store is underneath its typed views (the DSL's, and the
+// KeyValueStore<K, V> a processor gets): RocksDB or memory at the bottom, then optional
+// changelogging and caching layers (src/streams/state/).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oxbow/streams/record.h"
+
+namespace oxbow::streams::detail {
+
+using BytesPair = std::pair<std::string, std::string>;
+
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+  virtual const std::string& name() const = 0;
+  virtual std::optional<std::string> get(const std::string& key) = 0;
+  // value nullopt deletes. `context`: the record that caused the write (caches forward it).
+  virtual void put(const std::string& key, const std::optional<std::string>& value,
+                   const RecordContext& context) = 0;
+  // [from, to] in byte order, both inclusive as Kafka's range().
+  virtual std::vector<BytesPair> range(const std::string& from, const std::string& to) = 0;
+  virtual std::vector<BytesPair> prefix_scan(const std::string& prefix) = 0;
+  virtual std::vector<BytesPair> all() = 0;
+  virtual int64_t approximate_num_entries() = 0;
+  // Makes buffered writes visible below (caches forward their dirty entries).
+  virtual void flush() = 0;
+  // Deletes `keys` from this task's copy only, not from the changelog: entries that retention
+  // expired, which the changelog topic's own retention removes there.
+  virtual void erase_local(const std::vector<std::string>& keys) {
+    static const RecordContext kNone;
+    for (const auto& key : keys) put(key, std::nullopt, kNone);
+  }
+};
+
+}  // namespace oxbow::streams::detail

@@ -1,0 +1,369 @@
+#pragma once
+// The Processor API (Kafka's org.apache.kafka.streams.processor.api, KIP-478): typed processors
+// with their context (forward, punctuation, record metadata, commit requests, state stores),
+// usable from the DSL (KStream::process / processValues) and in a Topology built by hand.
+//
+//   class Dedup : public api::Processor<std::string, std::string, std::string, std::string> {
+//     void init(api::ProcessorContext<std::string, std::string>& context) override {
+//       context_ = &context;
+//       seen_ = context.getStateStore<std::string, int64_t>("seen");
+//     }
+//     void process(const api::Record<std::string, std::string>& r) override {
+//       if (!seen_->get(r.key())) { seen_->put(r.key(), r.timestamp()); context_->forward(r); }
+//     }
+//     ...
+//   };
+//
+// Null keys and values read as K{} / V{} unless the type is std::optional.
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "oxbow/streams/detail/user_processor.h"
+
+namespace oxbow::streams {
+
+template <class K, class V>
+struct KeyValue;
+
+// A typed view of a key-value store, with the serdes the store was declared with.
+template <class K, class V>
+class KeyValueStore {
+ public:
+  KeyValueStore(detail::KeyValueStore& store, detail::StoreOptions options,
+                const detail::UserContext* context)
+      : store_(store), options_(std::move(options)), context_(context) {}
+  const std::string& name() const { return store_.name(); }
+  std::optional<V> get(const K& key) const {
+    auto bytes = store_.get(key_bytes(key));
+    if (!bytes) return std::nullopt;
+    return value_of(*bytes);
+  }
+  void put(const K& key, const V& value) {
+    store_.put(key_bytes(key), value_bytes(value), context_of());
+  }
+  // The previous value; the new one is written only when there was none.
+  std::optional<V> putIfAbsent(const K& key, const V& value) {
+    auto old = get(key);
+    if (!old) put(key, value);
+    return old;
+  }
+  std::optional<V> remove(const K& key) {
+    auto old = get(key);
+    store_.put(key_bytes(key), std::nullopt, context_of());
+    return old;
+  }
+  // [from, to], by the keys' bytes (as Kafka's range()).
+  std::vector<KeyValue<K, V>> range(const K& from, const K& to) const {
+    return typed(store_.range(key_bytes(from), key_bytes(to)));
+  }
+  std::vector<KeyValue<K, V>> all() const { return typed(store_.all()); }
+  int64_t approximateNumEntries() const { return store_.approximate_num_entries(); }
+
+ private:
+  std::string key_bytes(const K& key) const {
+    return options_.key_serde.serialize(store_.name(), detail::to_datum(K(key)));
+  }
+  std::string value_bytes(const V& value) const {
+    return options_.value_serde.serialize(store_.name(), detail::to_datum(V(value)));
+  }
+  V value_of(const std::string& bytes) const {
+    return V(detail::as<V>(options_.value_serde.deserialize(store_.name(), bytes)));
+  }
+  RecordContext context_of() const {
+    RecordContext rc;
+    if (context_) rc.timestamp = context_->currentStreamTimeMs();
+    return rc;
+  }
+  std::vector<KeyValue<K, V>> typed(const std::vector<detail::BytesPair>& pairs) const {
+    std::vector<KeyValue<K, V>> out;
+    out.reserve(pairs.size());
+    for (const auto& [k, v] : pairs)
+      out.push_back(
+          {K(detail::as<K>(options_.key_serde.deserialize(store_.name(), k))), value_of(v)});
+    return out;
+  }
+  detail::KeyValueStore& store_;
+  detail::StoreOptions options_;
+  const detail::UserContext* context_;
+};
+
+// Declares a store for processors (Kafka's Stores): where it lives, then its serdes and layers.
+class KeyValueBytesStoreSupplier {
+ public:
+  KeyValueBytesStoreSupplier(std::string name, detail::StoreType type)
+      : name_(std::move(name)), type_(type) {}
+  const std::string& name() const { return name_; }
+  detail::StoreType type() const { return type_; }
+
+ private:
+  std::string name_;
+  detail::StoreType type_;
+};
+
+template <class K, class V>
+class StoreBuilder {
+ public:
+  StoreBuilder(const KeyValueBytesStoreSupplier& supplier, Serde<K> key, Serde<V> value) {
+    options_.name = supplier.name();
+    options_.type = supplier.type();
+    options_.key_serde = detail::erase(std::move(key));
+    options_.value_serde = detail::erase(std::move(value));
+    options_.caching = false;  // Kafka's store builders start without a cache
+  }
+  StoreBuilder withCachingEnabled() const {
+    return set([](auto& o) { o.caching = true; });
+  }
+  StoreBuilder withCachingDisabled() const {
+    return set([](auto& o) { o.caching = false; });
+  }
+  StoreBuilder withLoggingEnabled(std::map<std::string, std::string> configs = {}) const {
+    return set([&](auto& o) {
+      o.logging = true;
+      o.changelog_configs = configs;
+    });
+  }
+  StoreBuilder withLoggingDisabled() const {
+    return set([](auto& o) { o.logging = false; });
+  }
+  const std::string& name() const { return options_.name; }
+  const detail::StoreOptions& options() const { return options_; }
+
+ private:
+  template <class F>
+  StoreBuilder set(F f) const {
+    StoreBuilder b(*this);
+    f(b.options_);
+    return b;
+  }
+  detail::StoreOptions options_;
+};
+
+struct Stores {
+  static KeyValueBytesStoreSupplier persistentKeyValueStore(std::string name) {
+    return {std::move(name), detail::StoreType::kRocksDb};
+  }
+  static KeyValueBytesStoreSupplier inMemoryKeyValueStore(std::string name) {
+    return {std::move(name), detail::StoreType::kInMemory};
+  }
+  template <class K, class V>
+  static StoreBuilder<K, V> keyValueStoreBuilder(const KeyValueBytesStoreSupplier& supplier,
+                                                 Serde<K> key = DefaultSerde<K>::get(),
+                                                 Serde<V> value = DefaultSerde<V>::get()) {
+    return StoreBuilder<K, V>(supplier, std::move(key), std::move(value));
+  }
+};
+
+namespace api {
+
+template <class K, class V>
+class Record {
+ public:
+  Record(K key, V value, int64_t timestamp, Headers headers = {})
+      : key_(std::move(key)),
+        value_(std::move(value)),
+        timestamp_(timestamp),
+        headers_(std::move(headers)) {}
+  const K& key() const { return key_; }
+  const V& value() const { return value_; }
+  int64_t timestamp() const { return timestamp_; }
+  const Headers& headers() const { return headers_; }
+  Headers& headers() { return headers_; }
+  template <class NK>
+  Record<NK, V> withKey(NK key) const {
+    return Record<NK, V>(std::move(key), value_, timestamp_, headers_);
+  }
+  template <class NV>
+  Record<K, NV> withValue(NV value) const {
+    return Record<K, NV>(key_, std::move(value), timestamp_, headers_);
+  }
+  Record withTimestamp(int64_t timestamp) const {
+    return Record(key_, value_, timestamp, headers_);
+  }
+  Record withHeaders(Headers headers) const {
+    return Record(key_, value_, timestamp_, std::move(headers));
+  }
+
+ private:
+  K key_;
+  V value_;
+  int64_t timestamp_;
+  Headers headers_;
+};
+
+// A record whose key a processValues() processor cannot change.
+template <class K, class V>
+class FixedKeyRecord {
+ public:
+  FixedKeyRecord(K key, V value, int64_t timestamp, Headers headers)
+      : key_(std::move(key)),
+        value_(std::move(value)),
+        timestamp_(timestamp),
+        headers_(std::move(headers)) {}
+  const K& key() const { return key_; }
+  const V& value() const { return value_; }
+  int64_t timestamp() const { return timestamp_; }
+  const Headers& headers() const { return headers_; }
+  Headers& headers() { return headers_; }
+  template <class NV>
+  FixedKeyRecord<K, NV> withValue(NV value) const {
+    return FixedKeyRecord<K, NV>(key_, std::move(value), timestamp_, headers_);
+  }
+  FixedKeyRecord withTimestamp(int64_t timestamp) const {
+    return FixedKeyRecord(key_, value_, timestamp, headers_);
+  }
+  FixedKeyRecord withHeaders(Headers headers) const {
+    return FixedKeyRecord(key_, value_, timestamp_, std::move(headers));
+  }
+
+ private:
+  K key_;
+  V value_;
+  int64_t timestamp_;
+  Headers headers_;
+};
+
+// What both contexts offer besides forwarding.
+class ContextBase {
+ public:
+  explicit ContextBase(detail::UserContext& core) : core_(core) {}
+  // Runs `punctuator(time)` every `interval` of stream time (once the task's stream time reaches
+  // each multiple of it) or of wall-clock time, until cancelled.
+  template <class F>
+  Cancellable schedule(std::chrono::milliseconds interval, PunctuationType type, F punctuator) {
+    return core_.schedule(interval.count(), type, std::function<void(int64_t)>(punctuator));
+  }
+  // Commits as soon as the current record is done.
+  void commit() { core_.commit(); }
+  std::optional<RecordMetadata> recordMetadata() const { return core_.recordMetadata(); }
+  int64_t currentStreamTimeMs() const { return core_.currentStreamTimeMs(); }
+  int64_t currentSystemTimeMs() const { return core_.currentSystemTimeMs(); }
+  const std::string& applicationId() const { return core_.applicationId(); }
+  TaskId taskId() const { return core_.taskId(); }
+  // A store the processor was connected to; throws TopologyException otherwise.
+  template <class K, class V>
+  std::shared_ptr<KeyValueStore<K, V>> getStateStore(const std::string& name) {
+    return std::make_shared<KeyValueStore<K, V>>(core_.store(name), core_.store_options(name),
+                                                 &core_);
+  }
+
+ protected:
+  detail::UserContext& core_;
+};
+
+template <class KOut, class VOut>
+class ProcessorContext : public ContextBase {
+ public:
+  using ContextBase::ContextBase;
+  void forward(const Record<KOut, VOut>& r) { core_.forward(untyped(r)); }
+  void forward(const Record<KOut, VOut>& r, const std::string& child) {
+    core_.forward(untyped(r), child);
+  }
+
+ private:
+  static streams::Record untyped(const Record<KOut, VOut>& r) {
+    return streams::Record{detail::to_datum(KOut(r.key())), detail::to_datum(VOut(r.value())),
+                           r.timestamp(), r.headers()};
+  }
+};
+
+template <class K, class VOut>
+class FixedKeyProcessorContext : public ContextBase {
+ public:
+  using ContextBase::ContextBase;
+  void forward(const FixedKeyRecord<K, VOut>& r) { core_.forward(untyped(r)); }
+  void forward(const FixedKeyRecord<K, VOut>& r, const std::string& child) {
+    core_.forward(untyped(r), child);
+  }
+
+ private:
+  static streams::Record untyped(const FixedKeyRecord<K, VOut>& r) {
+    return streams::Record{detail::to_datum(K(r.key())), detail::to_datum(VOut(r.value())),
+                           r.timestamp(), r.headers()};
+  }
+};
+
+template <class KIn, class VIn, class KOut, class VOut>
+class Processor {
+ public:
+  using KeyIn = KIn;
+  using ValueIn = VIn;
+  using KeyOut = KOut;
+  using ValueOut = VOut;
+  using Context = ProcessorContext<KOut, VOut>;
+  virtual ~Processor() = default;
+  virtual void init(Context& context) { (void)context; }
+  virtual void process(const Record<KIn, VIn>& record) = 0;
+  virtual void close() {}
+};
+
+template <class KIn, class VIn, class VOut>
+class FixedKeyProcessor {
+ public:
+  using KeyIn = KIn;
+  using ValueIn = VIn;
+  using ValueOut = VOut;
+  using Context = FixedKeyProcessorContext<KIn, VOut>;
+  virtual ~FixedKeyProcessor() = default;
+  virtual void init(Context& context) { (void)context; }
+  virtual void process(const FixedKeyRecord<KIn, VIn>& record) = 0;
+  virtual void close() {}
+};
+
+}  // namespace api
+
+namespace detail {
+
+// Runs a typed processor over the untyped core.
+template <class P, class KIn, class VIn, class Context, template <class, class> class In>
+class TypedUserProcessor : public UserProcessor {
+ public:
+  explicit TypedUserProcessor(std::unique_ptr<P> processor) : processor_(std::move(processor)) {}
+  void init(UserContext& context) override {
+    context_ = std::make_unique<Context>(context);
+    processor_->init(*context_);
+  }
+  void process(const Record& r) override {
+    processor_->process(
+        In<KIn, VIn>(KIn(as<KIn>(r.key)), VIn(as<VIn>(r.value)), r.timestamp, r.headers));
+  }
+  void close() override { processor_->close(); }
+
+ private:
+  std::unique_ptr<P> processor_;
+  std::unique_ptr<Context> context_;
+};
+
+// The processor type a supplier makes: supplier() -> std::unique_ptr<P>.
+template <class S>
+using SuppliedProcessor = typename std::invoke_result_t<S&>::element_type;
+
+// supplier() -> std::unique_ptr<api::Processor<KIn, VIn, KOut, VOut>> (or a subclass).
+template <class KIn, class VIn, class KOut, class VOut, class S>
+UserProcessorFactory processor_factory(S supplier) {
+  return [supplier = std::move(supplier)]() -> std::unique_ptr<UserProcessor> {
+    std::unique_ptr<api::Processor<KIn, VIn, KOut, VOut>> p = supplier();
+    return std::make_unique<TypedUserProcessor<api::Processor<KIn, VIn, KOut, VOut>, KIn, VIn,
+                                               api::ProcessorContext<KOut, VOut>, api::Record>>(
+        std::move(p));
+  };
+}
+template <class KIn, class VIn, class VOut, class S>
+UserProcessorFactory fixed_key_factory(S supplier) {
+  return [supplier = std::move(supplier)]() -> std::unique_ptr<UserProcessor> {
+    std::unique_ptr<api::FixedKeyProcessor<KIn, VIn, VOut>> p = supplier();
+    return std::make_unique<
+        TypedUserProcessor<api::FixedKeyProcessor<KIn, VIn, VOut>, KIn, VIn,
+                           api::FixedKeyProcessorContext<KIn, VOut>, api::FixedKeyRecord>>(
+        std::move(p));
+  };
+}
+
+}  // namespace detail
+}  // namespace oxbow::streams

@@ -1,0 +1,205 @@
+// The Processor API: typed processors in the DSL and in a hand-built topology, their stores,
+// record metadata and headers, forwarding to named children, and punctuation in both time modes
+// (the driver's wall clock standing in for the system's).
+#include <gtest/gtest.h>
+
+#include "oxbow/streams/processor.h"
+#include "oxbow/streams/streams_builder.h"
+#include "oxbow/streams/test_driver.h"
+
+namespace oxbow::streams {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Forwards each key's first record only; the keys seen live in the store "seen". Tags each
+// forwarded record with a header naming where it came from.
+class FirstPerKey : public api::Processor<std::string, std::string, std::string, std::string> {
+ public:
+  void init(Context& context) override {
+    context_ = &context;
+    seen_ = context.getStateStore<std::string, int64_t>("seen");
+  }
+  void process(const api::Record<std::string, std::string>& r) override {
+    if (seen_->get(r.key())) return;
+    seen_->put(r.key(), r.timestamp());
+    auto meta = context_->recordMetadata();
+    auto out = r.withValue(r.value() + "@" + meta->topic + "/" + std::to_string(meta->partition) +
+                           "/" + std::to_string(meta->offset));
+    out.headers().push_back({"from", std::string("first-per-key")});
+    context_->forward(out);
+  }
+
+ private:
+  Context* context_ = nullptr;
+  std::shared_ptr<KeyValueStore<std::string, int64_t>> seen_;
+};
+
+TEST(ProcessorApi, ADslProcessorUsesItsStoreMetadataAndHeaders) {
+  StreamsBuilder builder;
+  builder.addStateStore(
+      Stores::keyValueStoreBuilder<std::string, int64_t>(Stores::inMemoryKeyValueStore("seen")));
+  builder.stream<std::string, std::string>("in")
+      .process([] { return std::make_unique<FirstPerKey>(); }, {"seen"})
+      .to("out");
+  TopologyTestDriver driver(builder.build(), {{"application.id", "p"}});
+  auto in = driver.createInputTopic<std::string, std::string>("in");
+  in.pipeInput("a", std::string("1"), 10);
+  in.pipeInput("b", std::string("2"), 11);
+  in.pipeInput("a", std::string("3"), 12);
+  auto out = driver.createOutputTopic<std::string, std::string>("out").readRecordsToList();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(*out[0].value, "1@in/0/0");
+  EXPECT_EQ(*out[1].value, "2@in/0/1");
+  EXPECT_EQ(out[1].headers, (Headers{{"from", std::string("first-per-key")}}));
+  auto seen = driver.getKeyValueStore<std::string, int64_t>("seen");
+  EXPECT_EQ(seen.get("a"), 10);
+}
+
+TEST(ProcessorApi, AProcessorMustNameTheStoresItUses) {
+  StreamsBuilder builder;
+  builder.addStateStore(
+      Stores::keyValueStoreBuilder<std::string, int64_t>(Stores::inMemoryKeyValueStore("seen")));
+  builder.stream<std::string, std::string>("in")
+      .process([] { return std::make_unique<FirstPerKey>(); })  // no store named
+      .to("out");
+  auto expect_failure = [](auto f, const char* what) {
+    try {
+      f();
+      ADD_FAILURE() << what << " did not throw";
+    } catch (const std::exception&) {
+    }
+  };
+  expect_failure(
+      [&] {
+        TopologyTestDriver driver(builder.build(), {{"application.id", "p"}});
+        driver.createInputTopic<std::string, std::string>("in").pipeInput("a", "1");
+      },
+      "a store the processor did not name");
+  StreamsBuilder unknown;
+  auto stream = unknown.stream<std::string, std::string>("in");
+  auto supplier = [] { return std::make_unique<FirstPerKey>(); };
+  expect_failure([&] { stream.process(supplier, {"nowhere"}); }, "an unknown store");
+}
+
+// Emits, at each punctuation, the time it ran at; cancels itself after `runs` punctuations.
+class Ticker : public api::Processor<std::string, std::string, std::string, int64_t> {
+ public:
+  Ticker(PunctuationType type, int runs) : type_(type), runs_(runs) {}
+  void init(Context& context) override {
+    cancellable_ = context.schedule(milliseconds(10), type_, [this, &context](int64_t time) {
+      context.forward(api::Record<std::string, int64_t>("tick", time, time));
+      if (--runs_ == 0) cancellable_.cancel();
+    });
+  }
+  void process(const api::Record<std::string, std::string>&) override {}
+
+ private:
+  PunctuationType type_;
+  int runs_;
+  Cancellable cancellable_;
+};
+
+std::vector<int64_t> ticks(TopologyTestDriver& driver) {
+  std::vector<int64_t> out;
+  for (auto& v : driver.createOutputTopic<std::string, int64_t>("ticks").readValuesToList())
+    out.push_back(v);
+  return out;
+}
+
+TEST(ProcessorApi, StreamTimePunctuationRunsOnceAtEachIntervalItReaches) {
+  StreamsBuilder builder;
+  builder.stream<std::string, std::string>("in")
+      .process([] { return std::make_unique<Ticker>(PunctuationType::STREAM_TIME, 100); })
+      .to("ticks");
+  TopologyTestDriver driver(builder.build(), {{"application.id", "p"}});
+  auto in = driver.createInputTopic<std::string, std::string>("in");
+  for (int64_t t : {0, 5, 12, 35, 36, 20, 41}) in.pipeInput("k", std::string("v"), t);
+  // Aligned to 0: 0 runs at once; 12 passes 10; 35 passes 20 and 30 but runs once; an earlier
+  // record (20) moves nothing; 41 passes 40.
+  EXPECT_EQ(ticks(driver), (std::vector<int64_t>{0, 12, 35, 41}));
+}
+
+TEST(ProcessorApi, WallClockPunctuationFollowsTheDriversClockAndCanBeCancelled) {
+  StreamsBuilder builder;
+  builder.stream<std::string, std::string>("in")
+      .process([] { return std::make_unique<Ticker>(PunctuationType::WALL_CLOCK_TIME, 3); })
+      .to("ticks");
+  TopologyTestDriver driver(builder.build(), {{"application.id", "p"}}, 1000);
+  driver.advanceWallClockTime(milliseconds(5));
+  EXPECT_TRUE(ticks(driver).empty());
+  driver.advanceWallClockTime(milliseconds(6));   // 1011: past 1010
+  driver.advanceWallClockTime(milliseconds(35));  // 1046: past 1020, 1030, 1040, once
+  driver.advanceWallClockTime(milliseconds(4));   // 1050: the third, then cancelled
+  driver.advanceWallClockTime(milliseconds(100));
+  EXPECT_EQ(ticks(driver), (std::vector<int64_t>{1011, 1046, 1050}));
+}
+
+class Upper : public api::FixedKeyProcessor<std::string, std::string, std::string> {
+ public:
+  void init(Context& context) override { context_ = &context; }
+  void process(const api::FixedKeyRecord<std::string, std::string>& r) override {
+    std::string v = r.value();
+    for (auto& c : v) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    context_->forward(r.withValue(v));
+  }
+
+ private:
+  Context* context_ = nullptr;
+};
+
+TEST(ProcessorApi, ProcessValuesKeepsTheKeyAndTheKeysPartitioning) {
+  StreamsBuilder builder;
+  builder.stream<std::string, std::string>("in")
+      .processValues([] { return std::make_unique<Upper>(); })
+      .groupByKey()
+      .count()
+      .toStream()
+      .to("out", Produced<std::string, int64_t>::with(serdes::String(), serdes::Int64()));
+  auto topology = builder.build();
+  // No repartition topic: processValues cannot change the key.
+  EXPECT_EQ(topology.describe().toString().find("repartition"), std::string::npos);
+  TopologyTestDriver driver(topology, {{"application.id", "p"}});
+  driver.createInputTopic<std::string, std::string>("in").pipeInput("k", std::string("x"));
+  auto out = driver.createOutputTopic<std::string, int64_t>("out").readKeyValuesToList();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].value, 1);
+}
+
+// Routes each record to the sink its value names.
+class Router : public api::Processor<std::string, std::string, std::string, std::string> {
+ public:
+  void init(Context& context) override { context_ = &context; }
+  void process(const api::Record<std::string, std::string>& r) override {
+    context_->forward(r, r.value() == "b" ? "sink-b" : "sink-a");
+  }
+
+ private:
+  Context* context_ = nullptr;
+};
+
+TEST(ProcessorApi, AHandBuiltTopologyRunsAndDescribesItself) {
+  Topology topology;
+  topology.addSource<std::string, std::string>("source", {"in"})
+      .addProcessor("dedup", [] { return std::make_unique<FirstPerKey>(); }, {"source"})
+      .addStateStore(Stores::keyValueStoreBuilder<std::string, int64_t>(
+                         Stores::persistentKeyValueStore("seen")),
+                     {"dedup"})
+      .addProcessor("router", [] { return std::make_unique<Router>(); }, {"source"})
+      .addSink("sink-a", "out-a", serdes::String(), serdes::String(), {"router", "dedup"})
+      .addSink("sink-b", "out-b", serdes::String(), serdes::String(), {"router"});
+  std::string described = topology.describe().toString();
+  EXPECT_NE(described.find("Processor: dedup (stores: [seen])"), std::string::npos) << described;
+  EXPECT_NE(described.find("Sink: sink-b (topic: out-b)"), std::string::npos) << described;
+  TopologyTestDriver driver(topology, {{"application.id", "p"}});
+  auto in = driver.createInputTopic<std::string, std::string>("in");
+  in.pipeInput("k", std::string("a"));
+  in.pipeInput("k", std::string("b"));
+  auto a = driver.createOutputTopic<std::string, std::string>("out-a").readValuesToList();
+  auto b = driver.createOutputTopic<std::string, std::string>("out-b").readValuesToList();
+  EXPECT_EQ(a, (std::vector<std::string>{"a@in/0/0", "a"}));
+  EXPECT_EQ(b, (std::vector<std::string>{"b"}));
+}
+
+}  // namespace
+}  // namespace oxbow::streams
