@@ -30,6 +30,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "oxbow/streams/kafka_streams.h"
 #include "oxbow/streams/streams_builder.h"
@@ -97,18 +98,16 @@ void refuse(const std::optional<int64_t>& value, const char* flag, const WindowO
   if (value) throw UsageError(std::string(flag) + " does not apply to --window " + o.kind_name);
 }
 
-// The aggregation downstream of the windowing, the same for every kind of window: count, the final
-// results only with --emit final, out to the output topic.
-void count_to_output(const streams::KTable<streams::Windowed<std::string>, int64_t>& counts,
-                     const WindowOptions& o, int64_t window_size) {
+// Downstream of the windowed count, the same for every kind of window: the final results only with
+// --emit final, out to the output topic with the window kind's key format.
+void to_output(const streams::KTable<streams::Windowed<std::string>, int64_t>& counts,
+               const WindowOptions& o, streams::Serde<streams::Windowed<std::string>> key_serde) {
   auto table = counts;
   if (o.emit == Emit::kFinal)
     table = table.suppress(streams::Suppressed<streams::Windowed<std::string>>::untilWindowCloses(
         streams::BufferConfig::unbounded()));
-  table.toStream().to(kOutput,
-                      streams::Produced<streams::Windowed<std::string>, int64_t>::with(
-                          streams::serdes::TimeWindowed(streams::serdes::String(), window_size),
-                          streams::serdes::Int64()));
+  table.toStream().to(kOutput, streams::Produced<streams::Windowed<std::string>, int64_t>::with(
+                                   std::move(key_serde), streams::serdes::Int64()));
 }
 
 // The topology for the window kind asked for. Sliding and session windows are to be added here
@@ -127,7 +126,8 @@ streams::Topology build_topology(const WindowOptions& o) {
       refuse(o.gap_ms, "--gap-ms", o);
       auto windows =
           streams::TimeWindows::ofSizeAndGrace(milliseconds(*o.size_ms), milliseconds(o.grace_ms));
-      count_to_output(grouped.windowedBy(windows).count(), o, windows.size());
+      to_output(grouped.windowedBy(windows).count(), o,
+                streams::serdes::TimeWindowed(streams::serdes::String(), windows.size()));
       break;
     }
     case WindowKind::kHopping: {
@@ -139,7 +139,8 @@ streams::Topology build_topology(const WindowOptions& o) {
       auto windows =
           streams::TimeWindows::ofSizeAndGrace(milliseconds(*o.size_ms), milliseconds(o.grace_ms))
               .advanceBy(milliseconds(*o.advance_ms));
-      count_to_output(grouped.windowedBy(windows).count(), o, windows.size());
+      to_output(grouped.windowedBy(windows).count(), o,
+                streams::serdes::TimeWindowed(streams::serdes::String(), windows.size()));
       break;
     }
     case WindowKind::kSliding:

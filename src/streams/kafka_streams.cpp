@@ -16,6 +16,7 @@
 #include "streams/metrics_server.h"
 #include "streams/runtime/shutdown_signal.h"
 #include "streams/runtime/stream_thread.h"
+#include "streams/state/state_directory.h"
 #include "streams/streams_config.h"
 
 namespace oxbow::streams {
@@ -41,15 +42,6 @@ const char* to_string(KafkaStreams::State state) {
   }
   return "?";
 }
-
-namespace {
-
-std::string random_process_id() {
-  std::random_device rd;
-  return fmt::format("{:08x}{:08x}", rd(), rd());
-}
-
-}  // namespace
 
 class KafkaStreams::Impl {
  public:
@@ -90,6 +82,8 @@ class KafkaStreams::Impl {
     state_dir_ =
         value_or("state.dir", (std::filesystem::temp_directory_path() / "kafka-streams").string());
     task_.state_root = (std::filesystem::path(state_dir_) / task_.application_id).string();
+    identity_ = detail::ProcessIdentity::claim(task_.state_root);
+    process_id_ = identity_->id();
     task_.exactly_once = exactly_once_;
     task_.rocksdb_memory = std::make_shared<detail::RocksDbMemory>(
         int_setting(detail::kRocksDbMemoryMaxBytes, detail::kRocksDbMemoryDefault, 8 << 20));
@@ -464,7 +458,8 @@ class KafkaStreams::Impl {
   int64_t commit_interval_ms_ = 30000;
   bool exactly_once_ = false;
   ProductionExceptionHandler production_handler_;  // none: a failed write fails the thread
-  std::string process_id_ = random_process_id();
+  std::unique_ptr<detail::ProcessIdentity> identity_;
+  std::string process_id_;
   int32_t replication_factor_ = -1;
   std::string state_dir_;
   int thread_counter_ = 0;

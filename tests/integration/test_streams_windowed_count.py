@@ -26,6 +26,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import threading
 import time
 
 import pytest
@@ -135,7 +136,9 @@ class App:
     def tail(self, n=3000):
         return self.log_path.read_text(errors="replace")[-n:]
 
-    def assert_running(self):
+    def wait_for(self, condition, timeout, message):
+        """Polls condition() until it holds; fails at once if the application exits meanwhile."""
+        wait_until(lambda: self.proc.poll() is not None or condition(), timeout, interval=0.05, message=message)
         assert self.proc.poll() is None, f"windowed-count exited {self.proc.returncode}\n{self.tail()}"
 
     def stop(self):
@@ -198,10 +201,7 @@ class Reader:
         return self.messages
 
     def wait_for_count(self, n, timeout, app):
-        def enough():
-            app.assert_running()
-            return len(self.poll()) >= n
-        wait_until(enough, timeout, interval=0, message=f"{n} output records (have {len(self.messages)})")
+        app.wait_for(lambda: len(self.poll()) >= n, timeout, f"{n} output records")
 
     def close(self):
         self.consumer.close()
@@ -220,10 +220,9 @@ def _wait_committed(broker, app_id, partitions, ends, app, timeout=60):
     c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": app_id, "enable.auto.commit": False})
     try:
         def done():
-            app.assert_running()
             committed = c.committed([TopicPartition(INPUT, p) for p in range(partitions)], timeout=10)
             return [tp.offset for tp in committed] == ends
-        wait_until(done, timeout, interval=0.2, message=f"input committed up to {ends}")
+        app.wait_for(done, timeout, f"input committed up to {ends}")
     finally:
         c.close()
 
@@ -262,7 +261,7 @@ def test_tumbling_changes_match_the_reference_record_for_record(broker, tmp_path
 
 
 def test_hopping_final_emits_each_closed_window_once(broker, tmp_path):
-    """Hopping windows (the advance not dividing the size), --emit final, caching on: the output
+    """Hopping windows (the advance not dividing the size), --emit final, caching off: the output
     holds exactly one record per window the reference closed, with its final count, in the order
     of window ends; none for a window still open (the input ends with a far-future record, whose
     own windows stay open)."""
@@ -281,7 +280,9 @@ def test_hopping_final_emits_each_closed_window_once(broker, tmp_path):
     _produce(_producer(broker), records)
 
     app = App(broker, tmp_path, "final", ["--window", "hopping", "--size-ms", str(size), "--advance-ms",
-                                          str(advance), "--grace-ms", str(grace), "--emit", "final"]).start()
+                                          str(advance), "--grace-ms", str(grace), "--emit", "final"],
+              # Caching off: every count change reaches the suppression, which alone keeps them back.
+              extra=("--config", "statestore.cache.max.bytes=0")).start()
     reader = Reader(broker, 1)
     reader.wait_for_count(len(expected), 60, app)
     reader.close()
@@ -298,15 +299,17 @@ def test_hopping_final_emits_each_closed_window_once(broker, tmp_path):
 
 
 def test_exactly_once_final_counts_across_kill_9(broker, tmp_path):
-    """exactly_once_v2, tumbling windows, --emit final, three input partitions: the application is
-    killed -9 at random points four times (once also losing its state directory) while the input
-    arrives. The committed output is exactly the reference's closed windows: each once, with its
-    count, and per input partition in window-end order."""
-    size, grace, partitions = 500, 200, 3
+    """exactly_once_v2, tumbling windows, --emit final, three input partitions: while the input
+    keeps arriving, the application is killed -9 at random points four times (once also losing
+    its state directory) and started again. The committed output is exactly the reference's closed
+    windows: each once, with its count, and per input partition in window-end order. (Under
+    at_least_once the same run commits windows twice: killed between writing a window and
+    committing its input, the application writes it again.)"""
+    size, grace, partitions, kills = 200, 100, 3, 4
     _create(broker, partitions)
     rng = random.Random(31337)
     # Each partition its own keys: a window's count is one task's.
-    inputs = {p: _records(rng, 2000, [f"p{p}-{k}" for k in KEYS], size, grace, step=10)
+    inputs = {p: _records(rng, 3000, [f"p{p}-{k}" for k in KEYS], size, grace, step=10)
               for p in range(partitions)}
     end = max(ts for records in inputs.values() for _, ts in records) + 100 * size
     for p in range(partitions):
@@ -319,28 +322,60 @@ def test_exactly_once_final_counts_across_kill_9(broker, tmp_path):
         assert ref.late > 20 and ref.within_grace > 20, (p, ref.late, ref.within_grace)
         expected.update(ref.closed())
 
+    # The input arrives in small batches over half a minute, so that the kills come while the
+    # application is processing (windows close every half second or so); once the last instance is
+    # up, the rest is written at once.
+    hurry, done, failure = threading.Event(), threading.Event(), []
+
+    def produce():
+        try:
+            producer, batch = _producer(broker), 10
+            for i in range(0, len(inputs[0]), batch):
+                for p, records in inputs.items():
+                    _produce(producer, records[i:i + batch], partition=p)
+                hurry.wait(0.1)
+        except Exception as e:  # noqa: BLE001 - reported by the test thread
+            failure.append(e)
+        finally:
+            done.set()
+
     args = ["--window", "tumbling", "--size-ms", str(size), "--grace-ms", str(grace), "--emit", "final"]
 
     def start():
-        return App(broker, tmp_path, "eos", args, app_id="wcount-eos", guarantee="exactly_once_v2").start()
+        # Caching off: a window's final count is written as soon as it closes, not at the next
+        # commit, so that a kill finds written output whose input is not committed yet.
+        return App(broker, tmp_path, "eos", args, app_id="wcount-eos", guarantee="exactly_once_v2",
+                   extra=("--config", "statestore.cache.max.bytes=0")).start()
 
-    producer = _producer(broker)
+    group = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "wcount-eos", "enable.auto.commit": False})
+
+    def committed():
+        """How many input records the application has committed, over all partitions."""
+        offsets = group.committed([TopicPartition(INPUT, p) for p in range(partitions)], timeout=10)
+        return sum(max(tp.offset, 0) for tp in offsets)
+
     reader = Reader(broker, partitions, isolation="read_committed")
-    chunks = 5
+    producer = threading.Thread(target=produce, daemon=True)
     app = start()
-    for i in range(chunks):
-        for p, records in inputs.items():
-            n = -(-len(records) // chunks)
-            _produce(producer, records[i * n:(i + 1) * n], partition=p)
-        if i == chunks - 1:
-            break
-        # This instance has processed and committed some of the chunk: kill it at a random point.
-        reader.wait_for_count(len(reader.messages) + 1, 90, app)
-        time.sleep(rng.random())
-        app.kill()
-        if i == 1:
-            shutil.rmtree(app.state_dir, ignore_errors=True)  # restored from the changelogs
-        app = start()
+    producer.start()
+    killed_while_producing = 0
+    try:
+        for i in range(kills):
+            # Once this instance has processed and committed input of its own, at a random point.
+            before = committed()
+            app.wait_for(lambda: committed() > before, 90, "the instance committing input of its own")
+            time.sleep(rng.random())
+            app.kill()
+            killed_while_producing += not done.is_set()
+            if i == 1:
+                shutil.rmtree(app.state_dir)  # restored from the changelogs
+            app = start()
+    finally:
+        hurry.set()
+        producer.join(120)
+        group.close()
+    assert not failure, failure
+    assert killed_while_producing >= kills - 1, "the input was written before the kills came"
 
     reader.wait_for_count(len(expected), 120, app)
     reader.close()

@@ -689,7 +689,11 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
                               {"group.id", config_.task.application_id + "-restore"},
                               {"enable.auto.commit", "false"},
                               {"enable.partition.eof", "true"},
-                              {"isolation.level", "read_committed"}},
+                              {"isolation.level", "read_committed"},
+                              // A local offset past the log's end is reported, not skipped.
+                              {"auto.offset.reset", "error"},
+                              // The end of a caught-up changelog is known after one fetch.
+                              {"fetch.wait.max.ms", "50"}},
                              // Restoration reads as fast as the log allows: keep prefetching
                              // (bounded as the main consumer's, see there).
                              {{"queued.min.messages", "200000"}});
@@ -712,17 +716,22 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
     if (source_table) high = std::min(high, committed_offset(topic, partition));
     // -1: no local state to start from.
     int64_t from = task->restore_from(store).value_or(-1);
-    if (from >= 0 && (from > high || from < low)) {
+    // Under exactly-once, `high` is the last stable offset: an open transaction of a dead
+    // owner holds it back, possibly before records a later owner committed (and this store may
+    // already hold). Such a changelog is read to its true end, known once fetched (restore_step);
+    // a local offset past that end shows up as out of range there.
+    bool verify_end = config_.exactly_once && !source_table;
+    if (from >= 0 && ((from > high && !verify_end) || from < low)) {
       task->wipe(store);  // the changelog was deleted, truncated or recreated
       from = -1;
     }
-    if (high <= std::max({low, from, int64_t{0}})) {
+    if (high <= std::max({low, from, int64_t{0}}) && !verify_end) {
       if (from != high) task->finish_restore(store, high);  // so its checkpoint names the end
       spdlog::info("stream thread {}: task {}: store {} is up to date with {} at offset {}",
                    config_.client_id, task->id(), store, topic, high);
       continue;
     }
-    to_restore_ += high - std::max({low, from, int64_t{0}});
+    to_restore_ += std::max<int64_t>(0, high - std::max({low, from, int64_t{0}}));
     restoring_[{topic, partition}] = {task, store, from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING,
                                       source_table ? high : -1};
     ++pending_stores_[task];
@@ -738,6 +747,7 @@ void StreamThread::finish_store_restoration(const std::pair<std::string, int32_t
   auto it = restoring_.find(partition);
   RestoreTarget target = it->second;
   restoring_.erase(it);
+  waiting_on_transaction_.erase(partition);
   target.task->finish_restore(target.store, next_offset);
   if (--pending_stores_[target.task] == 0) finish_task_restoration(target.task);
 }
@@ -765,7 +775,13 @@ void StreamThread::restore_step() {
     std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
     auto it = restoring_.find(tp);
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      if (it != restoring_.end()) finish_store_restoration(tp, m->offset);
+      if (it != restoring_.end() && !open_transaction_ahead(tp, m->offset))
+        finish_store_restoration(tp, m->offset);
+    } else if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET && it != restoring_.end()) {
+      // The local state is ahead of the changelog: it was deleted, truncated or recreated.
+      it->second.task->wipe(it->second.store);
+      it->second.position = RD_KAFKA_OFFSET_BEGINNING;
+      assign_restorer();
     } else if (!m->err && it != restoring_.end() && it->second.end >= 0 &&
                m->offset >= it->second.end) {
       finish_store_restoration(tp, it->second.end);
@@ -795,6 +811,25 @@ void StreamThread::restore_step() {
                static_cast<int64_t>(seconds_since(restore_started_) * 1000));
   rebalancing_ = false;
   publish_metrics();
+}
+
+// Under exactly-once the restorer's end is the last stable offset. Past it, until an open
+// transaction (a dead owner's, which the broker aborts after its timeout) ends, may lie records a
+// later owner committed: restoration waits for them rather than start from an older state than
+// the committed input offsets reflect.
+bool StreamThread::open_transaction_ahead(const std::pair<std::string, int32_t>& tp, int64_t end) {
+  if (!config_.exactly_once) return false;
+  int64_t low = -1, high = -1;
+  if (rd_kafka_get_watermark_offsets(restorer_.get(), tp.first.c_str(), tp.second, &low, &high) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      high <= end)
+    return false;
+  if (waiting_on_transaction_.insert(tp).second)
+    spdlog::info(
+        "stream thread {}: {}-{} has records up to offset {} behind an open transaction at {}; "
+        "restoration waits for it to end",
+        config_.client_id, tp.first, tp.second, high, end);
+  return true;
 }
 
 rd_kafka_topic_partition_list_t* StreamThread::input_partitions(Task* task) const {

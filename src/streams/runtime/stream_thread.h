@@ -84,6 +84,7 @@ class StreamThread : public RecordCollector {
   // with their changelogs, which the loop reads a slice at a time while ready tasks process.
   void start_restoration(const std::vector<Task*>& tasks);
   void restore_step();
+  bool open_transaction_ahead(const std::pair<std::string, int32_t>& partition, int64_t end);
   void finish_task_restoration(Task* task);
   rd_kafka_topic_partition_list_t* input_partitions(Task* task) const;
   void commit();
@@ -152,6 +153,7 @@ class StreamThread : public RecordCollector {
   std::map<Task*, int> pending_stores_;                                 // tasks still restoring
   // Input records fetched for a paused task before the pause took: where to seek back to.
   std::map<std::pair<std::string, int32_t>, int64_t> seek_on_resume_;
+  std::set<std::pair<std::string, int32_t>> waiting_on_transaction_;  // logged once each
   std::chrono::steady_clock::time_point restore_started_;
   int64_t restored_ = 0, to_restore_ = 0;
   size_t restore_stores_ = 0;

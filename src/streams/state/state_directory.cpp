@@ -4,9 +4,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "oxbow/streams/errors.h"
@@ -66,6 +70,67 @@ TopicPartitionOffsets TaskDirectory::read_checkpoint() const {
     out[{topic, partition}] = offset;
   }
   return out;
+}
+
+namespace {
+
+std::string random_id() {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < 4; ++i) {
+    char part[9];
+    std::snprintf(part, sizeof part, "%08x", rd());
+    out += part;
+  }
+  return out;
+}
+
+std::string read_process_id(int fd) {
+  std::string text;
+  char buffer[256];
+  ssize_t n;
+  while ((n = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(text.size()))) > 0)
+    text.append(buffer, static_cast<size_t>(n));
+  auto key = text.find("\"processId\"");
+  if (key == std::string::npos) return "";
+  auto open = text.find('"', text.find(':', key));
+  auto close = open == std::string::npos ? open : text.find('"', open + 1);
+  if (close == std::string::npos) return "";
+  std::string id = text.substr(open + 1, close - open - 1);
+  bool hex = !id.empty() && id.size() <= 64 &&
+             std::all_of(id.begin(), id.end(), [](char c) { return std::isxdigit(c) || c == '-'; });
+  return hex ? id : "";
+}
+
+}  // namespace
+
+std::unique_ptr<ProcessIdentity> ProcessIdentity::claim(const std::string& app_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(app_dir, ec);
+  if (ec) throw StreamsException("cannot create state directory " + app_dir + ": " + ec.message());
+  std::string file = app_dir + "/kafka-streams-process-metadata";
+  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw StreamsException("cannot open " + file + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return std::unique_ptr<ProcessIdentity>(new ProcessIdentity(random_id(), -1));
+  }
+  std::string id = read_process_id(fd);
+  if (id.empty()) {
+    id = random_id();
+    std::string text = "{\"processId\":\"" + id + "\"}\n";
+    if (::ftruncate(fd, 0) != 0 ||
+        ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()) ||
+        ::fsync(fd) != 0)
+      throw StreamsException("cannot write " + file + ": " + std::strerror(errno));
+  }
+  return std::unique_ptr<ProcessIdentity>(new ProcessIdentity(std::move(id), fd));
+}
+
+ProcessIdentity::~ProcessIdentity() {
+  if (fd_ < 0) return;
+  ::flock(fd_, LOCK_UN);
+  ::close(fd_);
 }
 
 }  // namespace oxbow::streams::detail

@@ -11,6 +11,13 @@
 //                  database (rocksdb_store.h), which is what restoration trusts; this file is what
 //                  operators and tools read.
 //  - rocksdb/<store>/  one RocksDB database per persistent store.
+//
+// Beside the task directories, <state.dir>/<application.id>/kafka-streams-process-metadata holds
+// the instance's process id as JSON, {"processId":"<32 hex digits>"}, as Kafka Streams keeps its
+// own there: an instance restarted on the same state keeps its id, so its transactional producers
+// keep their ids and fence (abort) what the killed run left open, at once rather than after the
+// transaction timeout. The file is locked (flock) while an instance uses it; a second instance on
+// the same directory gets a fresh id of its own.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -39,6 +46,21 @@ class TaskDirectory {
   TaskDirectory(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   std::string path_;
   int fd_;
+};
+
+// The process id of an instance using <app_dir>, kept for its lifetime.
+class ProcessIdentity {
+ public:
+  static std::unique_ptr<ProcessIdentity> claim(const std::string& app_dir);
+  ~ProcessIdentity();
+  ProcessIdentity(const ProcessIdentity&) = delete;
+  ProcessIdentity& operator=(const ProcessIdentity&) = delete;
+  const std::string& id() const { return id_; }
+
+ private:
+  ProcessIdentity(std::string id, int fd) : id_(std::move(id)), fd_(fd) {}
+  std::string id_;
+  int fd_;  // -1 when the file is another instance's
 };
 
 }  // namespace oxbow::streams::detail
