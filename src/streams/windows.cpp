@@ -39,6 +39,18 @@ TimeWindows TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds size) {
   return TimeWindows(ms, ms, 0);
 }
 
+SessionWindows SessionWindows::ofInactivityGapWithNoGrace(std::chrono::milliseconds gap) {
+  return ofInactivityGapAndGrace(gap, std::chrono::milliseconds(0));
+}
+
+SessionWindows SessionWindows::ofInactivityGapAndGrace(std::chrono::milliseconds gap,
+                                                       std::chrono::milliseconds grace) {
+  if (gap.count() <= 0)
+    throw std::invalid_argument("session inactivity gap must be above zero, not " +
+                                std::to_string(gap.count()) + " ms");
+  return SessionWindows(gap.count(), not_negative_grace(grace));
+}
+
 JoinWindows JoinWindows::ofTimeDifferenceWithNoGrace(std::chrono::milliseconds difference) {
   return ofTimeDifferenceAndGrace(difference, std::chrono::milliseconds(0));
 }

@@ -27,6 +27,8 @@ template <class K, class V>
 class BranchedKStream;
 template <class K, class V>
 class TimeWindowedKStream;
+template <class K, class V>
+class SessionWindowedKStream;
 
 template <class K, class V>
 struct KeyValue {
@@ -551,6 +553,9 @@ class KGroupedStream {
   TimeWindowedKStream<K, V> windowedBy(const TimeWindows& windows) const {
     return TimeWindowedKStream<K, V>(grouping_, windows);
   }
+  SessionWindowedKStream<K, V> windowedBy(const SessionWindows& windows) const {
+    return SessionWindowedKStream<K, V>(grouping_, windows);
+  }
 
  private:
   detail::Grouping grouping_;
@@ -615,6 +620,79 @@ class TimeWindowedKStream {
 
   detail::Grouping grouping_;
   TimeWindows windows_;
+};
+
+// A grouped stream cut into sessions: each aggregation keeps one result per key and session
+// and gives a table keyed by Windowed<K> (Kafka's session-windowed key serde). When sessions
+// merge, the merged-away ones are deleted from the table (tombstones downstream).
+template <class K, class V>
+class SessionWindowedKStream {
+ public:
+  SessionWindowedKStream(detail::Grouping grouping, SessionWindows windows)
+      : grouping_(std::move(grouping)), windows_(windows) {}
+
+  KTable<Windowed<K>, int64_t> count(
+      const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
+      const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
+    auto node = detail::session_aggregate(
+        grouping_, windows_, [] { return Datum(int64_t{0}); },
+        [](const Datum&, const Datum&, const Datum& agg) {
+          return Datum(detail::as<int64_t>(agg) + 1);
+        },
+        [](const Datum&, const Datum& a, const Datum& b) {
+          return Datum(detail::as<int64_t>(a) + detail::as<int64_t>(b));
+        },
+        store, named.name(), "AGGREGATE");
+    return table<int64_t>(std::move(node), store);
+  }
+  // reducer(aggregate, value) -> V; also merges two sessions' aggregates.
+  template <class R>
+  KTable<Windowed<K>, V> reduce(R reducer,
+                                const Materialized<K, V>& materialized = Materialized<K, V>(),
+                                const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    if (!materialized.options().value_serde) store.value_serde = grouping_.options.value_serde;
+    auto reduce = [r = std::move(reducer)](const Datum& agg, const Datum& v) {
+      if (!agg.has_value()) return v;
+      return detail::to_datum(V(r(detail::as<V>(agg), detail::as<V>(v))));
+    };
+    auto node = detail::session_aggregate(
+        grouping_, windows_, [] { return Datum(); },
+        [reduce](const Datum&, const Datum& v, const Datum& agg) { return reduce(agg, v); },
+        [reduce](const Datum&, const Datum& a, const Datum& b) { return reduce(a, b); }, store,
+        named.name(), "REDUCE");
+    return table<V>(std::move(node), store);
+  }
+  // initializer() -> VA; aggregator(key, value, aggregate) -> VA; merger(key, agg1, agg2) -> VA
+  template <class VA, class I, class A, class M>
+  KTable<Windowed<K>, VA> aggregate(I initializer, A aggregator, M merger,
+                                    const Materialized<K, VA>& materialized = Materialized<K, VA>(),
+                                    const Named& named = Named::as("")) const {
+    auto store = detail::aggregate_store(materialized, grouping_);
+    auto node = detail::session_aggregate(
+        grouping_, windows_, [i = std::move(initializer)] { return detail::to_datum(VA(i())); },
+        [a = std::move(aggregator)](const Datum& k, const Datum& v, const Datum& agg) {
+          return detail::to_datum(VA(a(detail::as<K>(k), detail::as<V>(v), detail::as<VA>(agg))));
+        },
+        [m = std::move(merger)](const Datum& k, const Datum& one, const Datum& two) {
+          return detail::to_datum(
+              VA(m(detail::as<K>(k), detail::as<VA>(one), detail::as<VA>(two))));
+        },
+        store, named.name(), "AGGREGATE");
+    return table<VA>(std::move(node), store);
+  }
+
+ private:
+  template <class VA>
+  static KTable<Windowed<K>, VA> table(detail::Node node, const detail::StoreOptions& store) {
+    node.value_serde = store.value_serde;
+    return KTable<Windowed<K>, VA>(std::move(node));
+  }
+
+  detail::Grouping grouping_;
+  SessionWindows windows_;
 };
 
 template <class K, class V>

@@ -66,6 +66,9 @@ struct StoreOptions {
   // sequence number): how long after its start a window is kept, by stream time. 0: not a
   // window store, or (in Materialized) the default, window size plus grace.
   int64_t retention_ms = 0;
+  // A session store (keys: the key's bytes, then the session's end and start, 8 bytes
+  // big-endian each), expired by session end rather than window start.
+  bool session_layout = false;
 };
 struct RepartitionedOptions {
   ErasedSerde key_serde, value_serde;

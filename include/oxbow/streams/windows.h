@@ -56,6 +56,23 @@ class TimeWindows {
   int64_t size_ms_, advance_ms_, grace_ms_;
 };
 
+// Sessions: a key's records closer in time than the inactivity gap form one session, [first
+// record's time, last record's time] (both inclusive); a record between two sessions merges them.
+// A record is dropped when its session would end before stream time minus gap minus grace.
+class SessionWindows {
+ public:
+  // Both throw std::invalid_argument for a gap not above zero or a negative grace.
+  static SessionWindows ofInactivityGapWithNoGrace(std::chrono::milliseconds gap);
+  static SessionWindows ofInactivityGapAndGrace(std::chrono::milliseconds gap,
+                                                std::chrono::milliseconds grace);
+  int64_t inactivityGap() const { return gap_ms_; }
+  int64_t gracePeriodMs() const { return grace_ms_; }
+
+ private:
+  SessionWindows(int64_t gap, int64_t grace) : gap_ms_(gap), grace_ms_(grace) {}
+  int64_t gap_ms_, grace_ms_;
+};
+
 // The window of a stream-stream join (Kafka's JoinWindows): a record at time t joins the other
 // stream's records with the same key and a time in [t - before, t + after]; before = after = the
 // time difference unless set apart. Records later than that window plus the grace period (by the

@@ -365,9 +365,12 @@ void Task::expire_windows() {
     first_live = oldest_kept / interval;
     int64_t cutoff = first_live * interval;
     std::vector<std::string> expired;
-    for (const auto& [key, value] : bottom_.at(name)->all())
-      if (key.size() >= kWindowKeySuffix && window_store_start(key) < cutoff)
+    bool sessions = graph_->store(name)->options.session_layout;
+    for (const auto& [key, value] : bottom_.at(name)->all()) {
+      if (key.size() < (sessions ? kSessionKeySuffix : kWindowKeySuffix)) continue;
+      if ((sessions ? session_store_end(key) : window_store_start(key)) < cutoff)
         expired.push_back(key);
+    }
     if (!expired.empty()) stores_.at(name)->erase_local(expired);
   }
 }

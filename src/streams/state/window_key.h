@@ -29,4 +29,16 @@ inline int64_t window_store_start(std::string_view key) {
   return static_cast<int64_t>(v);
 }
 
+// Session stores key sessions as Kafka's session stores do: the key's bytes, the session's end,
+// then its start, 8 bytes big-endian each (the same bytes as the session-windowed serde's).
+inline constexpr size_t kSessionKeySuffix = 16;
+
+// The end of a session-store key (at least kSessionKeySuffix bytes long).
+inline int64_t session_store_end(std::string_view key) {
+  uint64_t v = 0;
+  for (size_t i = key.size() - kSessionKeySuffix; i < key.size() - 8; ++i)
+    v = (v << 8) | static_cast<unsigned char>(key[i]);
+  return static_cast<int64_t>(v);
+}
+
 }  // namespace oxbow::streams::detail

@@ -42,6 +42,8 @@ using Initializer = std::function<Datum()>;
 using Aggregator =
     std::function<Datum(const Datum& key, const Datum& value, const Datum& aggregate)>;
 using Reducer = std::function<Datum(const Datum& aggregate, const Datum& value)>;
+// Sessions merging: the aggregate of both.
+using SessionMerger = std::function<Datum(const Datum& key, const Datum& one, const Datum& two)>;
 // A join's result from the key and both sides' values (either side null in left/outer joins).
 using ValueJoiner = std::function<Datum(const Datum& key, const Datum& left, const Datum& right)>;
 using TopicNameExtractor =
@@ -106,6 +108,13 @@ Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initiali
                         Aggregator adder, StoreOptions store, const std::string& name);
 Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer reducer,
                      StoreOptions store, const std::string& name);
+// KGroupedStream.windowedBy(SessionWindows) then aggregate/count/reduce: one aggregate per key
+// and session, a table keyed by WindowedDatum with Kafka's session-windowed key serde. kind:
+// "AGGREGATE" or "REDUCE".
+Node session_aggregate(const Grouping& in, const SessionWindows& windows, Initializer init,
+                       Aggregator adder, SessionMerger merger, StoreOptions store,
+                       const std::string& name, const char* kind);
+ErasedSerde session_windowed_serde(const ErasedSerde& inner);
 // Kafka's time-windowed key serde (windows.h) over WindowedDatum, from the key's serde.
 ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size);
 
