@@ -2,7 +2,8 @@
 // time (the record's timestamp); values are ignored. Every count goes to windowed-count-output with
 // the key in Kafka Streams' time-windowed format (the key's UTF-8 bytes, then the window start as 8
 // bytes big-endian: Java reads it with WindowedSerdes.timeWindowedSerdeFrom(String.class, size))
-// and the count as a big-endian int64.
+// and the count as a big-endian int64. Session windows use the session-windowed format (key, then
+// end and start), and a session merged into another is deleted with a tombstone (--emit changes).
 //
 //   --window tumbling|hopping|sliding|session   (tumbling by default)
 //   --size-ms N     the window size (tumbling, hopping)
@@ -12,7 +13,7 @@
 //   --emit changes  every update of a window's count (the default)
 //   --emit final    one record per window, once it has closed (KTable.suppress untilWindowCloses)
 //
-// Sliding and session windows are not in oxbow-streams yet: asked for, they are refused (exit 2).
+// Sliding windows are not in oxbow-streams yet: asked for, they are refused (exit 2).
 // The other flags are wordcount's. Built on oxbow-streams' public headers only.
 #include <signal.h>
 #include <unistd.h>
@@ -143,8 +144,17 @@ streams::Topology build_topology(const WindowOptions& o) {
                 streams::serdes::TimeWindowed(streams::serdes::String(), windows.size()));
       break;
     }
+    case WindowKind::kSession: {
+      require(o.gap_ms, "--gap-ms", o);
+      refuse(o.size_ms, "--size-ms", o);
+      refuse(o.advance_ms, "--advance-ms", o);
+      auto windows = streams::SessionWindows::ofInactivityGapAndGrace(milliseconds(*o.gap_ms),
+                                                                      milliseconds(o.grace_ms));
+      to_output(grouped.windowedBy(windows).count(), o,
+                streams::serdes::SessionWindowed(streams::serdes::String()));
+      break;
+    }
     case WindowKind::kSliding:
-    case WindowKind::kSession:
       throw UsageError("--window " + o.kind_name + " is not supported yet");
   }
   return builder.build();
@@ -154,13 +164,13 @@ streams::Topology build_topology(const WindowOptions& o) {
 // each output record is printed as "KEY WINDOW_START WINDOW_END COUNT", in the order the driver
 // produced them.
 int run_in_test_driver(const streams::Topology& topology,
-                       const std::map<std::string, std::string>& config, int64_t window_size) {
+                       const std::map<std::string, std::string>& config,
+                       streams::Serde<streams::Windowed<std::string>> key_serde) {
   streams::TopologyTestDriver driver(topology, config);
   auto input = driver.createInputTopic<std::string, streams::Bytes>(
       kInput, streams::serdes::String(), streams::serdes::ByteArray());
   auto output = driver.createOutputTopic<streams::Windowed<std::string>, int64_t>(
-      kOutput, streams::serdes::TimeWindowed(streams::serdes::String(), window_size),
-      streams::serdes::Int64());
+      kOutput, std::move(key_serde), streams::serdes::Int64());
   std::string line;
   for (int number = 1; std::getline(std::cin, line); ++number) {
     std::istringstream fields(line);
@@ -171,10 +181,12 @@ int run_in_test_driver(const streams::Topology& topology,
       return 2;
     }
     input.pipeInput(key, streams::Bytes{}, timestamp);
-    for (const auto& kv : output.readKeyValuesToList())
-      std::printf("%s %lld %lld %lld\n", kv.key.key.c_str(),
-                  static_cast<long long>(kv.key.window.start),
-                  static_cast<long long>(kv.key.window.end), static_cast<long long>(kv.value));
+    // A deleted (merged-away) session prints "deleted" for its count.
+    for (const auto& r : output.readRecordsToList())
+      std::printf("%s %lld %lld %s\n", r.key->key.c_str(),
+                  static_cast<long long>(r.key->window.start),
+                  static_cast<long long>(r.key->window.end),
+                  r.value ? std::to_string(*r.value).c_str() : "deleted");
   }
   return 0;
 }
@@ -248,7 +260,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "windowed-count: %s\n", e.what());
     return 1;
   }
-  if (driver) return run_in_test_driver(*topology, config, window.size_ms.value_or(0));
+  if (driver)
+    return run_in_test_driver(
+        *topology, config,
+        window.kind == WindowKind::kSession
+            ? streams::serdes::SessionWindowed(streams::serdes::String())
+            : streams::serdes::TimeWindowed(streams::serdes::String(), window.size_ms.value_or(0)));
 
   // SIGTERM and SIGINT are taken synchronously below, so that the threads never see them.
   sigset_t stop_signals;

@@ -400,6 +400,74 @@ def test_exactly_once_final_counts_across_kill_9(broker, tmp_path):
     assert re.search(r"restored [1-9]\d* records", (tmp_path / "eos.log").read_text())
 
 
+class SessionReference:
+    """Kafka's session count over one partition's records, written out: stream time is the largest
+    timestamp so far; a record at t joins its key's sessions [s, e] with e >= t - gap and s <= t +
+    gap, merging them with [t, t]; if the merged session ends before stream time - gap - grace the
+    record is dropped; otherwise (unless the merge is just [t, t]) each joined session is deleted,
+    in order of end then start, and the merged one written with their counts plus one. Every change
+    is emitted at its session's end."""
+
+    def __init__(self, gap, grace):
+        self.gap, self.grace = gap, grace
+        self.stream_time = None
+        self.sessions = {}  # key -> {(end, start): count}
+        self.changes = []  # (key, start, end, count or None, timestamp)
+
+    def add(self, key, t):
+        self.stream_time = t if self.stream_time is None else max(self.stream_time, t)
+        mine = self.sessions.setdefault(key, {})
+        joined = sorted(se for se in mine if se[0] >= t - self.gap and se[1] <= t + self.gap)
+        start = min([t] + [s for _, s in joined])
+        end = max([t] + [e for e, _ in joined])
+        if end < self.stream_time - self.gap - self.grace:
+            return
+        count = sum(mine[se] for se in joined) + 1
+        if (start, end) != (t, t):
+            for e, s in joined:
+                self.changes.append((key, s, e, None, e))
+                del mine[(e, s)]
+        mine[(end, start)] = count
+        self.changes.append((key, start, end, count, end))
+
+
+def _session(message):
+    """(key, start, end, count or None, timestamp) of a session-windowed output record."""
+    key = message.key()
+    end, start = struct.unpack(">qq", key[-16:])
+    value = message.value()
+    count = None if value is None else struct.unpack(">q", value)[0]
+    return key[:-16].decode("utf-8"), start, end, count, message.timestamp()[1]
+
+
+def test_session_changes_match_the_reference_record_for_record(broker, tmp_path):
+    """Session windows, --emit changes, caching off: out-of-order input merging sessions gives
+    exactly the reference's changes, a tombstone for each merged-away session, in Kafka's
+    session-windowed key format (key, end, start)."""
+    gap, grace = 300, 200
+    _create(broker, 1)
+    rng = random.Random(4242)
+    records, now = [], 0
+    for _ in range(1200):
+        now += rng.randint(0, 120)
+        records.append((rng.choice(KEYS), BASE + max(0, now - rng.randint(0, 700))))
+    ref = SessionReference(gap, grace)
+    for key, ts in records:
+        ref.add(key, ts)
+    deletes = sum(1 for c in ref.changes if c[3] is None)
+    assert deletes > 20 and len(ref.changes) - deletes < len(records)  # merges and drops happened
+    _produce(_producer(broker), records)
+    app = App(broker, tmp_path, "sessions", ["--window", "session", "--gap-ms", str(gap),
+                                             "--grace-ms", str(grace)],
+              app_id="wcount-sessions", extra=("--config", "statestore.cache.max.bytes=0")).start()
+    reader = Reader(broker, 1)
+    reader.wait_for_count(len(ref.changes), 60, app)
+    got = [_session(m) for m in reader.poll()]
+    assert got == ref.changes
+    app.stop()
+    reader.close()
+
+
 @pytest.mark.parametrize("args, message", [
     (["--window", "triangular"], "--window must be tumbling, hopping, sliding or session"),
     (["--size-ms", "0"], "--size-ms needs a positive number"),
@@ -409,7 +477,8 @@ def test_exactly_once_final_counts_across_kill_9(broker, tmp_path):
     (["--size-ms", "1000", "--grace-ms", "-1"], "--grace-ms needs a non-negative number"),
     (["--size-ms", "1000", "--no-such-flag", "1"], "unknown flag --no-such-flag"),
     (["--window", "sliding", "--size-ms", "1000"], "--window sliding is not supported yet"),
-    (["--window", "session", "--gap-ms", "1000"], "--window session is not supported yet"),
+    (["--window", "session"], "--window session needs --gap-ms"),
+    (["--window", "session", "--gap-ms", "10", "--size-ms", "10"], "--size-ms does not apply"),
 ])
 def test_bad_flags_exit_2_with_one_line(args, message):
     """A command line the example cannot run with: exit 2 and one line on stderr naming the
