@@ -300,3 +300,87 @@ TEST(TableTableJoin, AJoinedTableCanBeJoinedAndReadAgain) {
 
 }  // namespace
 }  // namespace oxbow::streams
+
+// ---------------------------------------------------------------------------------------------
+// Stream-global table joins against a reference model
+
+namespace oxbow::streams {
+namespace {
+
+TEST(StreamGlobalJoin, InnerAndLeftJoinsThroughAKeySelectorMatchTheReference) {
+  for (bool left : {false, true}) {
+    for (uint32_t seed : {21u, 22u, 23u}) {
+      std::mt19937 rng(seed);
+      StreamsBuilder builder;
+      auto users = builder.globalTable<std::string, std::string>("users");
+      auto orders = builder.stream<std::string, std::string>("orders");
+      // The order's value names its user; "-" names none (the selector gives null).
+      auto selector = [](const std::string&, const std::string& user) {
+        return user == "-" ? std::optional<std::string>() : std::optional<std::string>(user);
+      };
+      auto joiner = [](const std::string& user, const std::optional<std::string>& name) {
+        return user + ":" + name.value_or("null");
+      };
+      (left ? orders.leftJoin<std::string>(users, selector, joiner)
+            : orders.join<std::string>(users, selector, joiner))
+          .to("out");
+      TopologyTestDriver driver(builder.build(), {{"application.id", "g"}});
+      // Kafka's semantics, written out: the global table is the latest value per key (null
+      // deletes) as of each order; an order joins the row its selector picks; inner joins skip
+      // orders without one (or without a pick), left joins join those with null.
+      std::map<std::string, std::string> table;
+      std::vector<std::pair<std::string, std::string>> expected;
+      for (int i = 0; i < 600; ++i) {
+        std::string user = "u" + std::to_string(rng() % 8);
+        if (rng() % 3 == 0) {
+          std::optional<std::string> name;
+          if (rng() % 4 != 0) name = "n" + std::to_string(i);
+          driver.pipe("users", user, name, i);
+          if (name)
+            table[user] = *name;
+          else
+            table.erase(user);
+          continue;
+        }
+        if (rng() % 10 == 0) user = "-";
+        std::string order = "o" + std::to_string(i);
+        driver.pipe("orders", order, user, i);
+        auto it = user == "-" ? table.end() : table.find(user);
+        if (it == table.end() && !left) continue;
+        expected.emplace_back(order, user + ":" + (it == table.end() ? "null" : it->second));
+      }
+      std::vector<std::pair<std::string, std::string>> got;
+      for (auto& kv :
+           driver.createOutputTopic<std::string, std::string>("out").readKeyValuesToList())
+        got.emplace_back(kv.key, kv.value);
+      ASSERT_GT(expected.size(), 100u);
+      EXPECT_EQ(got, expected) << (left ? "left" : "inner") << " seed " << seed;
+    }
+  }
+}
+
+TEST(StreamGlobalJoin, TheGlobalStoreIsReadableAndOutsideTheTasks) {
+  StreamsBuilder builder;
+  auto rates = builder.globalTable<std::string, std::string>(
+      "rates", Consumed<std::string, std::string>(),
+      Materialized<std::string, std::string>::as("rates-store"));
+  EXPECT_EQ(rates.queryableStoreName(), "rates-store");
+  builder.stream<std::string, std::string>("payments")
+      .join<std::string>(
+          rates, [](const std::string&, const std::string& currency) { return currency; },
+          [](const std::string& currency, const std::string& rate) {
+            return currency + "@" + rate;
+          })
+      .to("out");
+  auto topology = builder.build();
+  // One sub-topology: the global table's topic is no task's input.
+  EXPECT_EQ(topology.describe().subtopologies().size(), 1u);
+  TopologyTestDriver driver(topology, {{"application.id", "g"}});
+  driver.createInputTopic<std::string, std::string>("rates").pipeInput("EUR", std::string("1.1"));
+  driver.createInputTopic<std::string, std::string>("payments").pipeInput("p1", std::string("EUR"));
+  auto out = driver.createOutputTopic<std::string, std::string>("out").readValuesToList();
+  EXPECT_EQ(out, (std::vector<std::string>{"EUR@1.1"}));
+}
+
+}  // namespace
+}  // namespace oxbow::streams

@@ -14,6 +14,7 @@
 #include "common/properties.h"
 #include "oxbow/streams/errors.h"
 #include "streams/metrics_server.h"
+#include "streams/runtime/global_thread.h"
 #include "streams/runtime/shutdown_signal.h"
 #include "streams/runtime/stream_thread.h"
 #include "streams/state/state_directory.h"
@@ -116,6 +117,13 @@ class KafkaStreams::Impl {
                      metrics_server_->port());
       }
       prepare_topics();
+      if (!graph_->global_tables().empty()) {
+        // Global tables are read to their end before any stream thread starts, as Kafka does.
+        task_.globals = std::make_shared<detail::GlobalStores>();
+        global_thread_ = std::make_unique<detail::GlobalThread>(
+            graph_, config_, exactly_once_, task_.on_deserialization_error, task_.globals);
+        global_thread_->start();
+      }
       shutdown_signal_ = std::make_unique<detail::ShutdownSignal>(config_, task_.application_id,
                                                                   replication_factor_);
       std::lock_guard lock(threads_mutex_);
@@ -161,6 +169,7 @@ class KafkaStreams::Impl {
     if (monitor_.joinable()) monitor_.join();
     threads_lock.lock();
     threads_list_.clear();
+    if (global_thread_) global_thread_->stop();
     if (state() != State::ERROR) set_state(State::NOT_RUNNING);
     metrics_server_.reset();
     return stopped;
@@ -417,6 +426,12 @@ class KafkaStreams::Impl {
       shut_down_on_error_locked();
       return;
     }
+    if (global_thread_ && global_thread_->failed()) {
+      spdlog::error("stream-client [{}] the global thread failed: {}", task_.application_id,
+                    global_thread_->failure());
+      shut_down_on_error_locked();
+      return;
+    }
     bool rebalancing = false;
     for (size_t i = 0; i < threads_list_.size(); ++i) {
       auto& t = threads_list_[i];
@@ -467,6 +482,7 @@ class KafkaStreams::Impl {
   std::vector<std::unique_ptr<detail::StreamThread>> threads_list_;
   std::unique_ptr<detail::MetricsServer> metrics_server_;
   std::unique_ptr<detail::ShutdownSignal> shutdown_signal_;
+  std::unique_ptr<detail::GlobalThread> global_thread_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   State state_ = State::CREATED;

@@ -30,6 +30,19 @@ class TimeWindowedKStream;
 template <class K, class V>
 class SessionWindowedKStream;
 
+// A table of a whole topic on every instance (all partitions), kept up to date apart from the
+// tasks: streams of any partitioning can join it through a key selector.
+template <class K, class V>
+class GlobalKTable {
+ public:
+  explicit GlobalKTable(detail::Node node) : node_(std::move(node)) {}
+  const std::string& queryableStoreName() const { return node_.store; }
+  const detail::Node& node() const { return node_; }
+
+ private:
+  detail::Node node_;
+};
+
 template <class K, class V>
 struct KeyValue {
   K key;
@@ -62,6 +75,10 @@ constexpr bool takes_nullopt() {
   else
     return false;
 }
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
 template <class T, bool nullable>
 decltype(auto) join_arg(const Datum& d) {
   if constexpr (nullable)
@@ -213,6 +230,20 @@ class KStream {
     return table_join<VR, VT>(table, std::move(joiner), joined, true);
   }
 
+  // Joins with a global table: selector(key, value) -> KG picks the table's key; joiner(value,
+  // tableValue) or joiner(key, value, tableValue) -> VR. Inner: records whose pick the table has;
+  // left: every record (a null pick or a missing row joins null).
+  template <class VR, class KG, class VG, class M, class J>
+  KStream<K, VR> join(const GlobalKTable<KG, VG>& table, M selector, J joiner,
+                      const Named& named = Named::as("")) const {
+    return global_join<VR, KG, VG>(table, std::move(selector), std::move(joiner), false, named);
+  }
+  template <class VR, class KG, class VG, class M, class J>
+  KStream<K, VR> leftJoin(const GlobalKTable<KG, VG>& table, M selector, J joiner,
+                          const Named& named = Named::as("")) const {
+    return global_join<VR, KG, VG>(table, std::move(selector), std::move(joiner), true, named);
+  }
+
   // Windowed joins with another stream: records with the same key and times within `windows`.
   // joiner(value, otherValue) or joiner(key, value, otherValue) -> VR. Left: records of this
   // stream that found nothing are joined with null once their window closed; outer: of either.
@@ -263,6 +294,25 @@ class KStream {
   const detail::Node& node() const { return node_; }
 
  private:
+  template <class VR, class KG, class VG, class M, class J>
+  KStream<K, VR> global_join(const GlobalKTable<KG, VG>& table, M selector, J joiner, bool left,
+                             const Named& named) const {
+    auto pick = [m = std::move(selector)](const Datum& k, const Datum& v) -> Datum {
+      using Picked = std::decay_t<decltype(m(detail::as<K>(k), detail::as<V>(v)))>;
+      if constexpr (detail::IsOptional<Picked>::value) {
+        auto key = m(detail::as<K>(k), detail::as<V>(v));
+        return key ? detail::to_datum(KG(*key)) : Datum();
+      } else {
+        return detail::to_datum(KG(m(detail::as<K>(k), detail::as<V>(v))));
+      }
+    };
+    auto node = detail::stream_global_join(node_, table.node(), pick,
+                                           detail::typed_joiner<K, V, VG, VR>(std::move(joiner)),
+                                           left, named.name());
+    node.key_serde = node_.key_serde;
+    node.value_serde = detail::default_serde<VR>();
+    return KStream<K, VR>(std::move(node));
+  }
   template <class VR, class VO, class J>
   KStream<K, VR> stream_join(const KStream<K, VO>& other, J joiner, const JoinWindows& windows,
                              const StreamJoined<K, V, VO>& joined,

@@ -52,6 +52,18 @@ class StreamsBuilder {
     return table<K, V>(topic, Consumed<K, V>(), materialized);
   }
 
+  // The whole topic, on every instance, as a table that streams join through a key selector.
+  template <class K, class V>
+  GlobalKTable<K, V> globalTable(
+      const std::string& topic, const Consumed<K, V>& consumed = Consumed<K, V>(),
+      const Materialized<K, V>& materialized = Materialized<K, V>()) const {
+    auto options = consumed.options();
+    if (!options.key_serde) options.key_serde = detail::default_serde<K>();
+    if (!options.value_serde) options.value_serde = detail::default_serde<V>();
+    return GlobalKTable<K, V>(
+        detail::global_table(graph_, topic, std::move(options), materialized.options()));
+  }
+
   // A key-value store for processors of the Processor API, which name it in process().
   template <class K, class V>
   StreamsBuilder& addStateStore(const StoreBuilder<K, V>& store) {

@@ -20,6 +20,11 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
     graph_->validate();
     auto task_config = detail::task_config_from(config);
     task_config.clock = [wall_clock_ms] { return *wall_clock_ms; };
+    if (!graph_->global_tables().empty()) {
+      globals_ = std::make_shared<detail::GlobalStores>();
+      for (const auto& g : graph_->global_tables()) globals_->store(g.store);
+      task_config.globals = globals_;
+    }
     // The driver runs its tasks as one stream thread does: one cache budget for all of them.
     task_config.cache_budget = std::make_shared<detail::CacheBudget>();
     task_config.cache_budget->max_bytes = task_config.cache_max_bytes;
@@ -40,6 +45,14 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
   int32_t partitions_of(const std::string&) override { return 1; }
 
   void pipe(RawRecord record) {
+    // A global table's topic goes straight into its store, as Kafka's driver does.
+    if (const auto* g = graph_->global_table_of(record.topic)) {
+      if (!record.key) return;
+      std::optional<std::string> stored;
+      if (record.value) stored = detail::with_timestamp(record.timestamp, *record.value);
+      globals_->store(g->store).put(std::string(*record.key), stored, {});
+      return;
+    }
     // As Kafka's driver: each record, the one piped in and then each the topology wrote to a
     // topic it reads (in the order written), is processed and then committed, which flushes
     // the caches.
@@ -120,6 +133,7 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
 
   std::shared_ptr<const detail::GraphBuilder> graph_;
   std::vector<std::unique_ptr<detail::Task>> tasks_;
+  std::shared_ptr<detail::GlobalStores> globals_;
   std::map<std::string, std::deque<ProducedRecord>> outputs_;
   std::set<std::string> produced_;
   std::deque<ProducedRecord> pending_;

@@ -198,15 +198,14 @@ void Task::create_stores(const Subtopology& sub) {
 }
 
 KeyValueStore& Task::store(const std::string& name) {
-  auto it = stores_.find(name);
-  if (it == stores_.end())
-    throw TopologyException("node " + nodes_[current_].spec->name + " has no store " + name);
-  return *it->second;
+  if (KeyValueStore* s = find_store(name)) return *s;
+  throw TopologyException("node " + nodes_[current_].spec->name + " has no store " + name);
 }
 
 KeyValueStore* Task::find_store(const std::string& name) {
   auto it = stores_.find(name);
-  return it == stores_.end() ? nullptr : it->second.get();
+  if (it != stores_.end()) return it->second.get();
+  return config_.globals ? config_.globals->find(name) : nullptr;
 }
 
 bool Task::set_flush_listener(const std::string& name, FlushListener listener) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "streams/processor/processor.h"
+#include "streams/state/global_stores.h"
 #include "streams/state/rocksdb_store.h"
 #include "streams/state/state_directory.h"
 #include "streams/state/stores.h"
@@ -40,6 +41,8 @@ struct TaskConfig {
   DeserializationPolicy on_deserialization_error = DeserializationPolicy::kLogAndFail;
   // Wall-clock time for punctuation, in ms since the epoch; unset: the system's.
   std::function<int64_t()> clock;
+  // The instance's global tables' stores, which every task may read.
+  std::shared_ptr<GlobalStores> globals;
 };
 
 // Counters a task keeps for its metrics.

@@ -36,6 +36,13 @@ struct StoreSpec {
   std::string source_topic;
 };
 
+// A GlobalKTable: its topic, read whole on every instance into `store`.
+struct GlobalTableSpec {
+  std::string topic;
+  std::string store;
+  ConsumedOptions consumed;
+};
+
 struct InternalTopicSpec {
   std::string name;        // without the application id
   int32_t partitions = 0;  // 0: the most of the source topics upstream
@@ -69,6 +76,13 @@ class GraphBuilder {
   const std::vector<std::vector<std::string>>& copartition_groups() const {
     return copartition_groups_;
   }
+  void add_global_table(GlobalTableSpec spec) { global_tables_.push_back(std::move(spec)); }
+  const std::vector<GlobalTableSpec>& global_tables() const { return global_tables_; }
+  const GlobalTableSpec* global_table_of(const std::string& topic) const {
+    for (const auto& g : global_tables_)
+      if (g.topic == topic) return &g;
+    return nullptr;
+  }
   void connect(const std::string& parent, const std::string& child);
   // Gives a processor access to a store (Topology.connectProcessorAndStateStores).
   void connect_store(const std::string& processor, const std::string& store);
@@ -96,6 +110,7 @@ class GraphBuilder {
   std::map<std::string, StoreSpec> stores_;
   std::vector<InternalTopicSpec> internal_topics_;
   std::vector<std::vector<std::string>> copartition_groups_;
+  std::vector<GlobalTableSpec> global_tables_;
 };
 
 }  // namespace oxbow::streams::detail

@@ -137,6 +137,15 @@ enum class TableJoinKind { kInner, kLeft, kOuter };
 Node table_table_join(const Node& left, const Node& right, ValueJoiner joiner, TableJoinKind kind,
                       const std::string& name, StoreOptions store);
 
+// StreamsBuilder.globalTable: the whole topic on every instance, kept up to date apart from the
+// tasks. The node only carries the table's lookup (and store name); it has no place in the graph.
+Node global_table(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
+                  ConsumedOptions consumed, StoreOptions store);
+// KStream.join / leftJoin(GlobalKTable, keySelector, joiner): each record with the global table's
+// value for the key the selector picks (a null pick finds nothing; a left join keeps it).
+Node stream_global_join(const Node& stream, const Node& global, KeyMapper selector,
+                        ValueJoiner joiner, bool left, const std::string& name);
+
 // KTable.suppress(): see oxbow/streams/suppressed.h.
 Node suppress(const Node& table, SuppressOptions options);
 
