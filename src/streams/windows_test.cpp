@@ -270,3 +270,68 @@ TEST(WindowedAggregations, WindowsPastRetentionAreDroppedLocallyASegmentAtATime)
 
 }  // namespace
 }  // namespace oxbow::streams
+
+// ---------------------------------------------------------------------------------------------
+// Cogrouped aggregations against a reference
+
+namespace oxbow::streams {
+namespace {
+
+TEST(Cogroup, SeveralGroupedStreamsUpdateOneAggregate) {
+  for (uint32_t seed : {31u, 32u}) {
+    std::mt19937 rng(seed);
+    StreamsBuilder builder;
+    // Clicks keyed by user count 1; purchases keyed by order with the user in the value, re-keyed
+    // (so repartitioned), add ten times their amount.
+    auto clicks = builder.stream<std::string, std::string>("clicks").groupByKey();
+    auto purchases =
+        builder
+            .stream<std::string, int64_t>("purchases", Consumed<std::string, int64_t>::with(
+                                                           serdes::String(), serdes::Int64()))
+            .selectKey<std::string>(
+                [](const std::string& order, int64_t) { return order.substr(0, order.find('/')); })
+            .groupByKey(Grouped<std::string, int64_t>::with(serdes::String(), serdes::Int64()));
+    clicks
+        .cogroup<int64_t>(
+            [](const std::string&, const std::string&, int64_t agg) { return agg + 1; })
+        .cogroup(purchases,
+                 [](const std::string&, int64_t amount, int64_t agg) { return agg + 10 * amount; })
+        .aggregate([] { return int64_t{1000}; },
+                   Materialized<std::string, int64_t>::as("score").withValueSerde(serdes::Int64()))
+        .toStream()
+        .to("out", Produced<std::string, int64_t>::with(serdes::String(), serdes::Int64()));
+    auto topology = builder.build();
+    TopologyTestDriver driver(topology,
+                              {{"application.id", "c"}, {"statestore.cache.max.bytes", "0"}});
+    auto c = driver.createInputTopic<std::string, std::string>("clicks");
+    auto p = driver.createInputTopic<std::string, int64_t>("purchases", serdes::String(),
+                                                           serdes::Int64());
+    // The reference: each record updates its user's score (starting at 1000) and emits it.
+    std::map<std::string, int64_t> score;
+    std::vector<std::pair<std::string, int64_t>> expected;
+    for (int i = 0; i < 500; ++i) {
+      std::string user = "u" + std::to_string(rng() % 5);
+      auto [it, fresh] = score.try_emplace(user, 1000);
+      if (rng() % 2) {
+        c.pipeInput(user, std::string("click"), i);
+        it->second += 1;
+      } else {
+        int64_t amount = static_cast<int64_t>(rng() % 9);
+        p.pipeInput(user + "/o" + std::to_string(i), amount, i);
+        it->second += 10 * amount;
+      }
+      expected.emplace_back(user, it->second);
+    }
+    auto out =
+        driver.createOutputTopic<std::string, int64_t>("out", serdes::String(), serdes::Int64());
+    std::vector<std::pair<std::string, int64_t>> got;
+    for (auto& kv : out.readKeyValuesToList()) got.emplace_back(kv.key, kv.value);
+    EXPECT_EQ(got, expected) << "seed " << seed;
+    std::string described = topology.describe().toString();
+    EXPECT_NE(described.find("COGROUPKSTREAM-MERGE-"), std::string::npos) << described;
+    EXPECT_NE(described.find("score-1-repartition"), std::string::npos) << described;
+  }
+}
+
+}  // namespace
+}  // namespace oxbow::streams

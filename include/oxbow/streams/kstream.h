@@ -29,6 +29,8 @@ template <class K, class V>
 class TimeWindowedKStream;
 template <class K, class V>
 class SessionWindowedKStream;
+template <class K, class VOut>
+class CogroupedKStream;
 
 // A table of a whole topic on every instance (all partitions), kept up to date apart from the
 // tasks: streams of any partitioning can join it through a key selector.
@@ -606,6 +608,13 @@ class KGroupedStream {
   SessionWindowedKStream<K, V> windowedBy(const SessionWindows& windows) const {
     return SessionWindowedKStream<K, V>(grouping_, windows);
   }
+  // Starts a cogroup (KIP-150): aggregator(key, value, aggregate) -> VOut; more grouped streams
+  // join with CogroupedKStream::cogroup, then aggregate() makes the one table.
+  template <class VOut, class A>
+  CogroupedKStream<K, VOut> cogroup(A aggregator) const {
+    return CogroupedKStream<K, VOut>({}).template cogroup<V>(*this, std::move(aggregator));
+  }
+  const detail::Grouping& grouping() const { return grouping_; }
 
  private:
   detail::Grouping grouping_;
@@ -670,6 +679,41 @@ class TimeWindowedKStream {
 
   detail::Grouping grouping_;
   TimeWindows windows_;
+};
+
+// Several grouped streams with the same key type, each with its aggregator, aggregated into one
+// table (Kafka's CogroupedKStream).
+template <class K, class VOut>
+class CogroupedKStream {
+ public:
+  explicit CogroupedKStream(std::vector<std::pair<detail::Grouping, detail::Aggregator>> inputs)
+      : inputs_(std::move(inputs)) {}
+  // aggregator(key, value, aggregate) -> VOut
+  template <class V, class A>
+  CogroupedKStream cogroup(const KGroupedStream<K, V>& grouped, A aggregator) const {
+    auto inputs = inputs_;
+    inputs.emplace_back(grouped.grouping(), [a = std::move(aggregator)](
+                                                const Datum& k, const Datum& v, const Datum& agg) {
+      return detail::to_datum(VOut(a(detail::as<K>(k), detail::as<V>(v), detail::as<VOut>(agg))));
+    });
+    return CogroupedKStream(std::move(inputs));
+  }
+  // initializer() -> VOut
+  template <class I>
+  KTable<K, VOut> aggregate(I initializer,
+                            const Materialized<K, VOut>& materialized = Materialized<K, VOut>(),
+                            const Named& named = Named::as("")) const {
+    auto store = materialized.options();
+    if (!store.key_serde) store.key_serde = inputs_.front().first.options.key_serde;
+    if (!store.value_serde) store.value_serde = detail::default_serde<VOut>();
+    auto node = detail::cogroup_aggregate(
+        inputs_, [i = std::move(initializer)] { return detail::to_datum(VOut(i())); }, store,
+        named.name());
+    return KTable<K, VOut>(std::move(node));
+  }
+
+ private:
+  std::vector<std::pair<detail::Grouping, detail::Aggregator>> inputs_;
 };
 
 // A grouped stream cut into sessions: each aggregation keeps one result per key and session

@@ -116,3 +116,62 @@ Node reduce(const Grouping& in, Reducer reducer, StoreOptions store, const std::
 }
 
 }  // namespace oxbow::streams::detail
+
+// ---------------------------------------------------------------------------------------------
+// Cogrouping (KIP-150): several grouped streams, each with its own aggregator, into one aggregate
+
+namespace oxbow::streams::detail {
+
+Node cogroup_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs, Initializer init,
+                       StoreOptions store, const std::string& name) {
+  if (inputs.empty()) throw TopologyException("a cogroup needs at least one grouped stream");
+  auto& graph = *inputs.front().first.parent.graph;
+  std::string store_name =
+      store.name.empty() ? graph.new_name("COGROUPKSTREAM-AGGREGATE-STATE-STORE-") : store.name;
+  require_serde(store.key_serde, "key", "store " + store_name);
+  require_serde(store.value_serde, "value", "store " + store_name);
+  store.name = store_name;
+  store.timestamped = true;
+  graph.add_store({store_name, store, ""});
+  std::vector<std::string> aggregators, topics;
+  Node first;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& [g, adder] = inputs[i];
+    Node input = g.parent;
+    if (input.repartition_required) {
+      std::string base =
+          g.options.name.empty() ? store_name + "-" + std::to_string(i) : g.options.name;
+      input =
+          through_repartition_topic(input, base, g.options.key_serde, g.options.value_serde, 0, {});
+    }
+    topics.insert(topics.end(), input.source_topics.begin(), input.source_topics.end());
+    Step step = [init, adder = adder](const Datum& k, const Datum& v, const Datum& old) {
+      return adder(k, v, old.has_value() ? old : init());
+    };
+    Node node = add_processor(
+        input, "COGROUPKSTREAM-AGGREGATE-", "", ProcessorFactory([store_name, store, step] {
+          return std::make_unique<StreamAggregateProcessor>(store_name, store, step);
+        }),
+        {store_name});
+    if (i == 0) first = node;
+    aggregators.push_back(node.name);
+  }
+  if (inputs.size() > 1) graph.add_copartition_group(topics);
+  NodeSpec spec;
+  spec.name = graph.name_or_new(name, "COGROUPKSTREAM-MERGE-");
+  spec.parents = aggregators;
+  spec.factory = function_processor([](ProcessorContext& c, const Record& r) { c.forward(r); });
+  Node out = first;
+  out.name = graph.add_node(std::move(spec)).name;
+  out.store = store_name;
+  out.source_topics = topics;
+  out.repartition_required = false;
+  out.window_grace_ms = -1;
+  out.send_old_values = nullptr;
+  out.lookup = store_lookup(store_name, store);
+  out.key_serde = store.key_serde;
+  out.value_serde = store.value_serde;
+  return out;
+}
+
+}  // namespace oxbow::streams::detail

@@ -102,6 +102,11 @@ Node aggregate(const Grouping& in, Initializer init, Aggregator adder, StoreOpti
                const std::string& name, const char* kind);
 Node reduce(const Grouping& in, Reducer reducer, StoreOptions store, const std::string& name);
 
+// KGroupedStream.cogroup: one aggregate per key over several grouped streams, each updating it
+// with its own aggregator (each repartitioned first if its key changed).
+Node cogroup_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs, Initializer init,
+                       StoreOptions store, const std::string& name);
+
 // KGroupedStream.windowedBy(TimeWindows) then aggregate/count or reduce: one aggregate per key and
 // window, a table keyed by WindowedDatum. `store.key_serde` is the grouping's key serde.
 Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initializer init,
