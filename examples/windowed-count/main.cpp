@@ -6,14 +6,15 @@
 // end and start), and a session merged into another is deleted with a tombstone (--emit changes).
 //
 //   --window tumbling|hopping|sliding|session   (tumbling by default)
-//   --size-ms N     the window size (tumbling, hopping)
+//   --size-ms N     the window size (tumbling, hopping; sliding: the time difference)
 //   --advance-ms N  how far each hopping window starts after the previous one (0 < N <= size)
 //   --gap-ms N      the inactivity gap (session windows)
 //   --grace-ms N    how long after its end a window still takes late records (0 by default)
 //   --emit changes  every update of a window's count (the default)
 //   --emit final    one record per window, once it has closed (KTable.suppress untilWindowCloses)
 //
-// Sliding windows are not in oxbow-streams yet: asked for, they are refused (exit 2).
+// Sliding windows (KIP-450) take --size-ms as their time difference: a window [t - size, t] ends
+// at each record and one starts just after it, both ends inclusive.
 // The other flags are wordcount's. Built on oxbow-streams' public headers only.
 #include <signal.h>
 #include <unistd.h>
@@ -154,8 +155,17 @@ streams::Topology build_topology(const WindowOptions& o) {
                 streams::serdes::SessionWindowed(streams::serdes::String()));
       break;
     }
-    case WindowKind::kSliding:
-      throw UsageError("--window " + o.kind_name + " is not supported yet");
+    case WindowKind::kSliding: {
+      // --size-ms is the time difference: windows [start, start + size], both ends inclusive.
+      require(o.size_ms, "--size-ms", o);
+      refuse(o.advance_ms, "--advance-ms", o);
+      refuse(o.gap_ms, "--gap-ms", o);
+      auto windows = streams::SlidingWindows::ofTimeDifferenceAndGrace(milliseconds(*o.size_ms),
+                                                                       milliseconds(o.grace_ms));
+      to_output(grouped.windowedBy(windows).count(), o,
+                streams::serdes::TimeWindowed(streams::serdes::String(), *o.size_ms));
+      break;
+    }
   }
   return builder.build();
 }

@@ -39,6 +39,18 @@ TimeWindows TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds size) {
   return TimeWindows(ms, ms, 0);
 }
 
+SlidingWindows SlidingWindows::ofTimeDifferenceWithNoGrace(std::chrono::milliseconds difference) {
+  return ofTimeDifferenceAndGrace(difference, std::chrono::milliseconds(0));
+}
+
+SlidingWindows SlidingWindows::ofTimeDifferenceAndGrace(std::chrono::milliseconds difference,
+                                                        std::chrono::milliseconds grace) {
+  if (difference.count() < 0)
+    throw std::invalid_argument("sliding window time difference must not be negative, not " +
+                                std::to_string(difference.count()) + " ms");
+  return SlidingWindows(difference.count(), not_negative_grace(grace));
+}
+
 SessionWindows SessionWindows::ofInactivityGapWithNoGrace(std::chrono::milliseconds gap) {
   return ofInactivityGapAndGrace(gap, std::chrono::milliseconds(0));
 }

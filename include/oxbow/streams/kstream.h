@@ -605,6 +605,10 @@ class KGroupedStream {
   TimeWindowedKStream<K, V> windowedBy(const TimeWindows& windows) const {
     return TimeWindowedKStream<K, V>(grouping_, windows);
   }
+  // Sliding windows give a TimeWindowedKStream too, as in Kafka.
+  TimeWindowedKStream<K, V> windowedBy(const SlidingWindows& windows) const {
+    return TimeWindowedKStream<K, V>(grouping_, windows);
+  }
   SessionWindowedKStream<K, V> windowedBy(const SessionWindows& windows) const {
     return SessionWindowedKStream<K, V>(grouping_, windows);
   }
@@ -628,18 +632,21 @@ class TimeWindowedKStream {
  public:
   TimeWindowedKStream(detail::Grouping grouping, TimeWindows windows)
       : grouping_(std::move(grouping)), windows_(windows) {}
+  TimeWindowedKStream(detail::Grouping grouping, SlidingWindows sliding)
+      : grouping_(std::move(grouping)),
+        windows_(TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1))),
+        sliding_(sliding) {}
 
   KTable<Windowed<K>, int64_t> count(
       const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
     if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
-    auto node = detail::windowed_aggregate(
-        grouping_, windows_, [] { return Datum(int64_t{0}); },
-        [](const Datum&, const Datum&, const Datum& agg) {
-          return Datum(detail::as<int64_t>(agg) + 1);
-        },
-        store, named.name());
+    auto node = aggregate_core([] { return Datum(int64_t{0}); },
+                               [](const Datum&, const Datum&, const Datum& agg) {
+                                 return Datum(detail::as<int64_t>(agg) + 1);
+                               },
+                               store, named.name(), "AGGREGATE");
     return table<int64_t>(std::move(node), store);
   }
   // reducer(aggregate, value) -> V
@@ -652,6 +659,15 @@ class TimeWindowedKStream {
     auto erased = [r = std::move(reducer)](const Datum& agg, const Datum& v) {
       return detail::to_datum(V(r(detail::as<V>(agg), detail::as<V>(v))));
     };
+    if (sliding_) {
+      // A reduce is an aggregate whose first value is the first record's.
+      auto node = aggregate_core([] { return Datum(); },
+                                 [erased](const Datum&, const Datum& v, const Datum& agg) {
+                                   return agg.has_value() ? erased(agg, v) : v;
+                                 },
+                                 store, named.name(), "REDUCE");
+      return table<V>(std::move(node), store);
+    }
     return table<V>(detail::windowed_reduce(grouping_, windows_, erased, store, named.name()),
                     store);
   }
@@ -661,16 +677,25 @@ class TimeWindowedKStream {
                                     const Materialized<K, VA>& materialized = Materialized<K, VA>(),
                                     const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    auto node = detail::windowed_aggregate(
-        grouping_, windows_, [i = std::move(initializer)] { return detail::to_datum(VA(i())); },
+    auto node = aggregate_core(
+        [i = std::move(initializer)] { return detail::to_datum(VA(i())); },
         [a = std::move(aggregator)](const Datum& k, const Datum& v, const Datum& agg) {
           return detail::to_datum(VA(a(detail::as<K>(k), detail::as<V>(v), detail::as<VA>(agg))));
         },
-        store, named.name());
+        store, named.name(), "AGGREGATE");
     return table<VA>(std::move(node), store);
   }
 
  private:
+  detail::Node aggregate_core(detail::Initializer init, detail::Aggregator adder,
+                              const detail::StoreOptions& store, const std::string& name,
+                              const char* kind) const {
+    if (sliding_)
+      return detail::sliding_aggregate(grouping_, *sliding_, std::move(init), std::move(adder),
+                                       store, name, kind);
+    return detail::windowed_aggregate(grouping_, windows_, std::move(init), std::move(adder), store,
+                                      name);
+  }
   template <class VA>
   static KTable<Windowed<K>, VA> table(detail::Node node, const detail::StoreOptions& store) {
     node.value_serde = store.value_serde;  // the key serde is the windowed one the node has
@@ -679,6 +704,7 @@ class TimeWindowedKStream {
 
   detail::Grouping grouping_;
   TimeWindows windows_;
+  std::optional<SlidingWindows> sliding_;
 };
 
 // Several grouped streams with the same key type, each with its aggregator, aggregated into one

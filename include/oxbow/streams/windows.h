@@ -56,6 +56,26 @@ class TimeWindows {
   int64_t size_ms_, advance_ms_, grace_ms_;
 };
 
+// Sliding windows (KIP-450): windows of a fixed time difference, [start, start + difference] with
+// both ends inclusive, one ending at each record and one starting just after each record (when it
+// holds any), so that each distinct set of records within the difference of each other has its
+// window. Records before the difference fall in [0, difference]. A window closes when stream time
+// passes its end plus grace.
+class SlidingWindows {
+ public:
+  // Throws std::invalid_argument for a negative difference or grace.
+  static SlidingWindows ofTimeDifferenceWithNoGrace(std::chrono::milliseconds difference);
+  static SlidingWindows ofTimeDifferenceAndGrace(std::chrono::milliseconds difference,
+                                                 std::chrono::milliseconds grace);
+  int64_t timeDifferenceMs() const { return difference_ms_; }
+  int64_t gracePeriodMs() const { return grace_ms_; }
+
+ private:
+  SlidingWindows(int64_t difference, int64_t grace)
+      : difference_ms_(difference), grace_ms_(grace) {}
+  int64_t difference_ms_, grace_ms_;
+};
+
 // Sessions: a key's records closer in time than the inactivity gap form one session, [first
 // record's time, last record's time] (both inclusive); a record between two sessions merges them.
 // A record is dropped when its session would end before stream time minus gap minus grace.

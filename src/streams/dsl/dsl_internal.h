@@ -40,6 +40,9 @@ Node through_repartition_topic(const Node& in, const std::string& base, ErasedSe
 Node through_changes_topic(const Node& in, const std::string& topic, const std::string& sink,
                            const std::string& source, ErasedSerde key, ErasedSerde value);
 
+// Window-store keys (state/window_key.h) read as WindowedDatum, windows of `window_size`.
+ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size);
+
 // Reads a timestamped store of the DSL.
 std::shared_ptr<const TableLookup> store_lookup(const std::string& store,
                                                 const StoreOptions& options);

@@ -36,11 +36,6 @@ ErasedSerde windowed_key_serde(ErasedSerde inner, int64_t window_size, size_t su
   return out;
 }
 
-// Reads window-store keys as WindowedDatum (for the cache's forwarding and the store's readers).
-ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size) {
-  return windowed_key_serde(std::move(inner), window_size, 4, "WindowStoreKey");
-}
-
 class WindowAggregateProcessor : public AggregationProcessor {
  public:
   WindowAggregateProcessor(std::string store, StoreOptions options, ErasedSerde key_serde,
@@ -104,6 +99,10 @@ Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char*
 }
 
 }  // namespace
+
+ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size) {
+  return windowed_key_serde(std::move(inner), window_size, 4, "WindowStoreKey");
+}
 
 ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size) {
   return windowed_key_serde(inner, window_size, 0, "TimeWindowed");

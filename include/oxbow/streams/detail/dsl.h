@@ -113,6 +113,12 @@ Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initiali
                         Aggregator adder, StoreOptions store, const std::string& name);
 Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer reducer,
                      StoreOptions store, const std::string& name);
+// KGroupedStream.windowedBy(SlidingWindows) then aggregate/count/reduce (Kafka's time-windowed
+// key serde, windows of the time difference). kind: "AGGREGATE" or "REDUCE".
+Node sliding_aggregate(const Grouping& in, const SlidingWindows& windows, Initializer init,
+                       Aggregator adder, StoreOptions store, const std::string& name,
+                       const char* kind);
+
 // KGroupedStream.windowedBy(SessionWindows) then aggregate/count/reduce: one aggregate per key
 // and session, a table keyed by WindowedDatum with Kafka's session-windowed key serde. kind:
 // "AGGREGATE" or "REDUCE".
