@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "oxbow/streams/streams_builder.h"
@@ -330,6 +331,77 @@ TEST(Cogroup, SeveralGroupedStreamsUpdateOneAggregate) {
     std::string described = topology.describe().toString();
     EXPECT_NE(described.find("COGROUPKSTREAM-MERGE-"), std::string::npos) << described;
     EXPECT_NE(described.find("score-1-repartition"), std::string::npos) << described;
+  }
+}
+
+}  // namespace
+}  // namespace oxbow::streams
+
+// ---------------------------------------------------------------------------------------------
+// emitStrategy(onWindowClose) against a reference
+
+namespace oxbow::streams {
+namespace {
+
+TEST(WindowedAggregations, EmitOnWindowCloseGivesEachWindowOnceWhenItCloses) {
+  struct Case {
+    int64_t size, advance, grace;
+  };
+  for (Case c : {Case{100, 100, 30}, Case{100, 40, 0}}) {
+    for (uint32_t seed : {41u, 42u}) {
+      auto input = random_input(seed, 1500, c.grace);
+      // Kafka's semantics, written out: the windows count as for emitted updates; after each
+      // record with a key, every window not emitted yet whose end is at or before stream time
+      // minus grace is emitted once, by start then key, with its count and latest time.
+      std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> windows;
+      std::set<std::pair<std::string, int64_t>> emitted;
+      Emitted expected;
+      int64_t stream_time = -1;
+      for (const auto& r : input) {
+        stream_time = std::max(stream_time, r.timestamp);
+        if (!r.key) continue;
+        for (int64_t s = 0; s <= r.timestamp; s += c.advance) {
+          if (r.timestamp >= s + c.size || s + c.size <= stream_time - c.grace) continue;
+          auto& [count, latest] = windows[{*r.key, s}];
+          ++count;
+          latest = std::max(latest, r.timestamp);
+        }
+        std::vector<std::pair<int64_t, std::string>> due;
+        for (const auto& [w, v] : windows)
+          if (!emitted.count(w) && w.second + c.size <= stream_time - c.grace)
+            due.emplace_back(w.second, w.first);
+        std::sort(due.begin(), due.end());
+        for (const auto& [s, k] : due) {
+          emitted.insert({k, s});
+          const auto& [count, latest] = windows[{k, s}];
+          expected.emplace_back(k, s, s + c.size, count, latest);
+        }
+      }
+      StreamsBuilder builder;
+      builder.stream<std::string, int64_t>("in")
+          .groupByKey()
+          .windowedBy(TimeWindows::ofSizeAndGrace(milliseconds(c.size), milliseconds(c.grace))
+                          .advanceBy(milliseconds(c.advance)))
+          .emitStrategy(EmitStrategy::onWindowClose())
+          .count()
+          .toStream()
+          .to("out");
+      TopologyTestDriver driver(builder.build(), {{"application.id", "w"}});
+      auto in = driver.createInputTopic<std::string, int64_t>("in");
+      for (const auto& r : input) {
+        if (r.key)
+          in.pipeInput(*r.key, r.value, r.timestamp);
+        else
+          driver.pipe("in", std::nullopt, serdes::Int64().serialize("in", r.value), r.timestamp);
+      }
+      Emitted got;
+      auto out = driver.createOutputTopic<Windowed<std::string>, int64_t>(
+          "out", serdes::TimeWindowed(serdes::String(), c.size), serdes::Int64());
+      for (auto& r : out.readRecordsToList())
+        got.emplace_back(r.key->key, r.key->window.start, r.key->window.end, *r.value, r.timestamp);
+      ASSERT_GT(expected.size(), 20u);
+      ASSERT_EQ(got, expected) << "size " << c.size << " seed " << seed;
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 // propagate nulls as Kafka does and never pass them to callables.
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -632,6 +633,15 @@ class TimeWindowedKStream {
  public:
   TimeWindowedKStream(detail::Grouping grouping, TimeWindows windows)
       : grouping_(std::move(grouping)), windows_(windows) {}
+  // KIP-825: onWindowClose emits each window's final count once, when it closes (time windows).
+  TimeWindowedKStream emitStrategy(const EmitStrategy& strategy) const {
+    if (sliding_ && strategy.onClose())
+      throw std::invalid_argument(
+          "emitStrategy(onWindowClose) is not there yet for sliding windows");
+    TimeWindowedKStream out(*this);
+    out.emit_on_close_ = strategy.onClose();
+    return out;
+  }
   TimeWindowedKStream(detail::Grouping grouping, SlidingWindows sliding)
       : grouping_(std::move(grouping)),
         windows_(TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1))),
@@ -668,8 +678,9 @@ class TimeWindowedKStream {
                                  store, named.name(), "REDUCE");
       return table<V>(std::move(node), store);
     }
-    return table<V>(detail::windowed_reduce(grouping_, windows_, erased, store, named.name()),
-                    store);
+    return table<V>(
+        detail::windowed_reduce(grouping_, windows_, erased, store, named.name(), emit_on_close_),
+        store);
   }
   // initializer() -> VA; aggregator(key, value, aggregate) -> VA
   template <class VA, class I, class A>
@@ -694,7 +705,7 @@ class TimeWindowedKStream {
       return detail::sliding_aggregate(grouping_, *sliding_, std::move(init), std::move(adder),
                                        store, name, kind);
     return detail::windowed_aggregate(grouping_, windows_, std::move(init), std::move(adder), store,
-                                      name);
+                                      name, emit_on_close_);
   }
   template <class VA>
   static KTable<Windowed<K>, VA> table(detail::Node node, const detail::StoreOptions& store) {
@@ -705,6 +716,7 @@ class TimeWindowedKStream {
   detail::Grouping grouping_;
   TimeWindows windows_;
   std::optional<SlidingWindows> sliding_;
+  bool emit_on_close_ = false;
 };
 
 // Several grouped streams with the same key type, each with its aggregator, aggregated into one

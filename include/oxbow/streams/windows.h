@@ -93,6 +93,19 @@ class SessionWindows {
   int64_t gap_ms_, grace_ms_;
 };
 
+// When a windowed aggregation emits (KIP-825): every update (the default), or each window's
+// final result once, when the window closes (no suppression buffer needed).
+class EmitStrategy {
+ public:
+  static EmitStrategy onWindowUpdate() { return EmitStrategy(false); }
+  static EmitStrategy onWindowClose() { return EmitStrategy(true); }
+  bool onClose() const { return on_close_; }
+
+ private:
+  explicit EmitStrategy(bool on_close) : on_close_(on_close) {}
+  bool on_close_;
+};
+
 // The window of a stream-stream join (Kafka's JoinWindows): a record at time t joins the other
 // stream's records with the same key and a time in [t - before, t + after]; before = after = the
 // time difference unless set apart. Records later than that window plus the grace period (by the

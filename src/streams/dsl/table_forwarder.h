@@ -55,14 +55,17 @@ class AggregationProcessor : public Processor {
   void init(ProcessorContext& context) override {
     Processor::init(context);
     store_ = &context.store(store_name_);
-    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
+    if (forwards_updates_)
+      forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
   }
 
  protected:
   // A stream aggregation's update of one store entry (Kafka's KStreamAggregate): the old
   // aggregate (null if none) through `step`; the result keeps the latest timestamp of the records
   // taken in, is written, and is forwarded under `out_key`.
-  void update(const std::string& store_key, Datum out_key, const Record& r, const Step& step) {
+  // `forward` false: written only (emitStrategy onWindowClose forwards closed windows itself).
+  void update(const std::string& store_key, Datum out_key, const Record& r, const Step& step,
+              bool forward = true) {
     auto& ctx = context();
     Datum old;
     int64_t timestamp = r.timestamp;
@@ -74,14 +77,16 @@ class AggregationProcessor : public Processor {
     store_->put(store_key,
                 with_timestamp(timestamp, options_.value_serde.serialize(store_name_, next)),
                 context_at(ctx, timestamp));
-    forwarder_.maybe_forward(
-        ctx, Record{std::move(out_key), Datum(Change{next, old}), timestamp, r.headers});
+    if (forward)
+      forwarder_.maybe_forward(
+          ctx, Record{std::move(out_key), Datum(Change{next, old}), timestamp, r.headers});
   }
 
   std::string store_name_;
   StoreOptions options_;
   KeyValueStore* store_ = nullptr;
   TableForwarder forwarder_;
+  bool forwards_updates_ = true;  // false: the cache forwards nothing on flush
 };
 
 }  // namespace oxbow::streams::detail

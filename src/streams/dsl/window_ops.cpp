@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "oxbow/streams/windows.h"
 #include "streams/dsl/dsl_internal.h"
@@ -39,12 +40,19 @@ ErasedSerde windowed_key_serde(ErasedSerde inner, int64_t window_size, size_t su
 class WindowAggregateProcessor : public AggregationProcessor {
  public:
   WindowAggregateProcessor(std::string store, StoreOptions options, ErasedSerde key_serde,
-                           TimeWindows windows, Step step)
+                           TimeWindows windows, Step step, bool emit_on_close)
       : AggregationProcessor(std::move(store), std::move(options)),
         key_serde_(std::move(key_serde)),
         windows_(windows),
-        step_(std::move(step)) {}
+        step_(std::move(step)),
+        emit_on_close_(emit_on_close) {
+    forwards_updates_ = !emit_on_close;
+  }
   void process(const Record& r) override {
+    if (emit_on_close_) load_open_windows();
+    process_windows(r);
+  }
+  void process_windows(const Record& r) {
     auto& ctx = context();
     if (!r.key.has_value() || !r.value.has_value()) {
       ctx.record_dropped("null key or value in an aggregation");
@@ -63,18 +71,51 @@ class WindowAggregateProcessor : public AggregationProcessor {
         ctx.record_dropped("record for a closed window");
         continue;
       }
-      update(window_store_key(key, window.start), Datum(WindowedDatum{r.key, window}), r, step_);
+      std::string store_key = window_store_key(key, window.start);
+      update(store_key, Datum(WindowedDatum{r.key, window}), r, step_, !emit_on_close_);
+      if (emit_on_close_) open_.insert({window.start, store_key});
     }
+    if (emit_on_close_) emit_closed(close_time);
   }
 
  private:
+  // emitStrategy(onWindowClose), KIP-825: each window once, when it closes, oldest start first
+  // (then by key bytes). The windows not yet emitted are known in memory; after a restart they
+  // are those of the store that were still open at the stream time the task resumed from.
+  void emit_closed(int64_t close_time) {
+    auto& ctx = context();
+    while (!open_.empty() && open_.begin()->first + windows_.size() <= close_time) {
+      std::string store_key = open_.begin()->second;
+      open_.erase(open_.begin());
+      auto stored = split_timestamp(store_->get(store_key));
+      if (!stored) continue;
+      Datum key = options_.key_serde.deserialize(store_name_, store_key);
+      Datum value = options_.value_serde.deserialize(store_name_, stored->value);
+      ctx.forward(
+          Record{std::move(key), Datum(Change{std::move(value), Datum()}), stored->timestamp, {}});
+    }
+  }
+  void load_open_windows() {
+    if (loaded_) return;
+    loaded_ = true;
+    int64_t closed_before = context().previous_stream_time() - windows_.gracePeriodMs();
+    for (const auto& [store_key, value] : store_->all()) {
+      if (store_key.size() < kWindowKeySuffix) continue;
+      int64_t start = window_store_start(store_key);
+      if (start + windows_.size() > closed_before) open_.insert({start, store_key});
+    }
+  }
+
   ErasedSerde key_serde_;  // the key's own; options_.key_serde reads the store's window keys
   TimeWindows windows_;
   Step step_;
+  bool emit_on_close_;
+  bool loaded_ = false;
+  std::set<std::pair<int64_t, std::string>> open_;  // (start, store key) not yet emitted
 };
 
 Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char* kind,
-                      StoreOptions store, const std::string& name, Step step) {
+                      StoreOptions store, const std::string& name, bool emit_on_close, Step step) {
   ErasedSerde key_serde = store.key_serde;
   require_serde(key_serde, "key", "a windowed aggregation");
   int64_t minimum = windows.size() + windows.gracePeriodMs();
@@ -86,13 +127,14 @@ Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char*
         std::to_string(windows.size()) + "], grace=[" + std::to_string(windows.gracePeriodMs()) +
         "], retention=[" + std::to_string(store.retention_ms) + "]");
   store.key_serde = window_store_key_serde(key_serde, windows.size());
-  Node out = grouped_aggregation(g, kind, std::move(store), name,
-                                 [=](const std::string& store_name, const StoreOptions& options) {
-                                   return ProcessorFactory([=] {
-                                     return std::make_unique<WindowAggregateProcessor>(
-                                         store_name, options, key_serde, windows, step);
-                                   });
-                                 });
+  Node out =
+      grouped_aggregation(g, kind, std::move(store), name,
+                          [=](const std::string& store_name, const StoreOptions& options) {
+                            return ProcessorFactory([=] {
+                              return std::make_unique<WindowAggregateProcessor>(
+                                  store_name, options, key_serde, windows, step, emit_on_close);
+                            });
+                          });
   out.key_serde = time_windowed_serde(key_serde, windows.size());
   out.window_grace_ms = windows.gracePeriodMs();
   return out;
@@ -109,16 +151,17 @@ ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size) {
 }
 
 Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initializer init,
-                        Aggregator adder, StoreOptions store, const std::string& name) {
-  return window_aggregate(in, windows, "AGGREGATE", std::move(store), name,
+                        Aggregator adder, StoreOptions store, const std::string& name,
+                        bool emit_on_close) {
+  return window_aggregate(in, windows, "AGGREGATE", std::move(store), name, emit_on_close,
                           [init, adder](const Datum& k, const Datum& v, const Datum& old) {
                             return adder(k, v, old.has_value() ? old : init());
                           });
 }
 
 Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer reducer,
-                     StoreOptions store, const std::string& name) {
-  return window_aggregate(in, windows, "REDUCE", std::move(store), name,
+                     StoreOptions store, const std::string& name, bool emit_on_close) {
+  return window_aggregate(in, windows, "REDUCE", std::move(store), name, emit_on_close,
                           [reducer](const Datum&, const Datum& v, const Datum& old) {
                             return old.has_value() ? reducer(old, v) : v;
                           });

@@ -44,6 +44,8 @@ class ProcessorContext {
   virtual const std::string& application_id() const = 0;
   virtual int32_t task_partition() const = 0;
   virtual int64_t stream_time() const = 0;
+  // The stream time before the record being processed advanced it.
+  virtual int64_t previous_stream_time() const = 0;
   virtual RecordCollector& collector() = 0;
   // A record the node could not use (null key, ...): counted and logged at debug.
   virtual void record_dropped(const char* reason) = 0;

@@ -274,6 +274,7 @@ void Task::process(const RawRecord& raw) {
     return;
   }
   record_context_.timestamp = record.timestamp;
+  previous_stream_time_ = stream_time_;
   stream_time_ = std::max(stream_time_, record.timestamp);
   ++counters_.processed;
   current_ = source;

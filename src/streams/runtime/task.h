@@ -108,6 +108,7 @@ class Task : private ProcessorContext {
   }
   int32_t task_partition_id() const { return config_.partition; }
   int64_t stream_time() const override { return stream_time_; }
+  int64_t previous_stream_time() const override { return previous_stream_time_; }
   // The stream time a previous owner committed (runtime/partition_time.h).
   void resume_stream_time(int64_t time) { stream_time_ = std::max(stream_time_, time); }
   std::string changelog_topic(const std::string& store) const;
@@ -192,6 +193,7 @@ class Task : private ProcessorContext {
   size_t current_ = 0;
   RecordContext record_context_;
   int64_t stream_time_ = -1;
+  int64_t previous_stream_time_ = -1;
   TaskCounters counters_;
   std::vector<Punctuation> punctuations_;
   bool commit_requested_ = false;

@@ -109,10 +109,12 @@ Node cogroup_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& input
 
 // KGroupedStream.windowedBy(TimeWindows) then aggregate/count or reduce: one aggregate per key and
 // window, a table keyed by WindowedDatum. `store.key_serde` is the grouping's key serde.
+// emit_on_close: emitStrategy(onWindowClose) (KIP-825), each window's result once, when it closes.
 Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initializer init,
-                        Aggregator adder, StoreOptions store, const std::string& name);
+                        Aggregator adder, StoreOptions store, const std::string& name,
+                        bool emit_on_close = false);
 Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer reducer,
-                     StoreOptions store, const std::string& name);
+                     StoreOptions store, const std::string& name, bool emit_on_close = false);
 // KGroupedStream.windowedBy(SlidingWindows) then aggregate/count/reduce (Kafka's time-windowed
 // key serde, windows of the time difference). kind: "AGGREGATE" or "REDUCE".
 Node sliding_aggregate(const Grouping& in, const SlidingWindows& windows, Initializer init,
