@@ -1,5 +1,9 @@
 // The baselines of bench/streams.sh, on librdkafka alone:
-//   load     writes the input: lines of ~10 lowercase words (or, with --distinct, distinct keys)
+//   load     writes the input: lines of ~10 lowercase words (or, with --distinct, distinct keys);
+//            with --keys K, keyed events of about the lines' size instead: keys key-000000 ...
+//            drawn uniformly from K (or, with --table, each key once in order, a table's rows),
+//            and with --events-per-ms E event timestamps that advance 1 ms every E records and
+//            end a second before the load started
 //   pipe     consumes a topic in a group and produces every record unchanged to another, with the
 //            clients configured as an oxbow-streams thread configures its own, so that the ratio
 //            of a Streams app to this is the cost of the library and not of the client settings
@@ -7,7 +11,8 @@
 //            restore consumer reads a changelog
 // pipe and consume print one JSON object on stdout; everything else goes to stderr.
 // Usage: streams_pipe load|pipe|consume [--bootstrap-server B] [--topic T] [--input T]
-//        [--output T] [--group G] [--records N] [--distinct] [--config KEY=VALUE]...
+//        [--output T] [--group G] [--records N] [--distinct] [--keys K] [--table]
+//        [--events-per-ms E] [--config KEY=VALUE]...
 #include <librdkafka/rdkafka.h>
 #include <sys/resource.h>
 
@@ -51,8 +56,8 @@ long max_rss_mb() {
 
 struct Options {
   std::string mode, bootstrap = "localhost:9092", topic, input, output, group;
-  long long records = 0;
-  bool distinct = false;
+  long long records = 0, keys = 0, events_per_ms = 0;
+  bool distinct = false, table = false;
   // As an oxbow-streams application takes them: consumer.* and producer.* go to those clients
   // (without the prefix), commit.interval.ms is the pipe's commit interval, and other Streams
   // settings do not apply here, so that bench/streams.sh can give both the same --config list.
@@ -66,8 +71,8 @@ Options parse(int argc, char** argv) {
   o.mode = argv[1];
   for (int i = 2; i < argc; ++i) {
     std::string flag = argv[i];
-    if (flag == "--distinct") {
-      o.distinct = true;
+    if (flag == "--distinct" || flag == "--table") {
+      (flag == "--distinct" ? o.distinct : o.table) = true;
       continue;
     }
     if (i + 1 >= argc) fail(flag + " needs a value");
@@ -84,6 +89,10 @@ Options parse(int argc, char** argv) {
       o.group = value;
     } else if (flag == "--records") {
       o.records = std::atoll(value.c_str());
+    } else if (flag == "--keys") {
+      o.keys = std::atoll(value.c_str());
+    } else if (flag == "--events-per-ms") {
+      o.events_per_ms = std::atoll(value.c_str());
     } else if (flag == "--config") {
       auto eq = value.find('=');
       if (eq == std::string::npos || eq == 0) fail("--config needs KEY=VALUE");
@@ -211,19 +220,50 @@ class TextGenerator {
 
 int load(const Options& o) {
   if (o.topic.empty() || o.records <= 0) fail("load needs --topic and --records");
+  if (o.table && o.keys <= 0) fail("--table needs --keys");
   // Not measured: larger batches than the pipe's, acks=1, so that loading takes little of the run.
-  rd_kafka_t* rk = producer(o, {{"acks", "1"}, {"linger.ms", "20"}, {"batch.size", "1000000"}});
+  // Keyed records go where a Streams application writes a key (Java's partitioner), so that a
+  // table and a stream loaded here are co-partitioned as the library's join expects.
+  Config fixed{{"acks", "1"}, {"linger.ms", "20"}, {"batch.size", "1000000"}};
+  if (o.keys > 0) fixed["partitioner"] = "murmur2_random";
+  rd_kafka_t* rk = producer(o, fixed);
   rd_kafka_topic_t* topic = rd_kafka_topic_new(rk, o.topic.c_str(), nullptr);
   TextGenerator text(42);
+  std::mt19937_64 rng(o.table ? 7 : 43);
+  std::uniform_int_distribution<long long> any_key(0, std::max(o.keys, 1LL) - 1);
+  std::uniform_int_distribution<int> number(0, 9999999);
+  // Event time: 1 ms every events_per_ms records, the last a second before now (librdkafka's 0
+  // is "now", the create time of the lines).
+  int64_t first_ms = 0;
+  if (o.events_per_ms > 0) {
+    auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+    first_ms = wall_ms - 1000 - (o.records + o.events_per_ms - 1) / o.events_per_ms;
+  }
   double t0 = now_s();
-  char key[32];
+  char key[32], value[128];
   for (long long i = 0; i < o.records; ++i) {
-    if (o.distinct) {
+    int64_t timestamp = o.events_per_ms > 0 ? first_ms + i / o.events_per_ms : 0;
+    if (o.keys > 0) {
+      long long k = o.table ? i % o.keys : any_key(rng);
+      int key_size = std::snprintf(key, sizeof key, "key-%06lld", k);
+      // About the size of a line: a bid's fields, or a table row's.
+      int value_size =
+          o.table
+              ? std::snprintf(value, sizeof value, "name=person-%06lld,city=city-%04d,state=%02d",
+                              k, number(rng) % 10000, number(rng) % 50)
+              : std::snprintf(value, sizeof value,
+                              "bidder=%07d,price=%07d,channel=%d,url=/item/%07d", number(rng),
+                              number(rng), number(rng) % 10, number(rng));
+      produce(rk, topic, key, static_cast<size_t>(key_size), value, static_cast<size_t>(value_size),
+              timestamp);
+    } else if (o.distinct) {
       int n = std::snprintf(key, sizeof key, "key-%010lld", i);
-      produce(rk, topic, nullptr, 0, key, static_cast<size_t>(n), 0);
+      produce(rk, topic, nullptr, 0, key, static_cast<size_t>(n), timestamp);
     } else {
       std::string line = text.line();
-      produce(rk, topic, nullptr, 0, line.data(), line.size(), 0);
+      produce(rk, topic, nullptr, 0, line.data(), line.size(), timestamp);
     }
     if (i % 1000 == 0) rd_kafka_poll(rk, 0);
   }
