@@ -75,14 +75,15 @@ class WindowAggregateProcessor : public AggregationProcessor {
       update(store_key, Datum(WindowedDatum{r.key, window}), r, step_, !emit_on_close_);
       if (emit_on_close_) open_.insert({window.start, store_key});
     }
-    if (emit_on_close_) emit_closed(close_time);
+    if (emit_on_close_) emit_closed(close_time, r.headers);
   }
 
  private:
   // emitStrategy(onWindowClose), KIP-825: each window once, when it closes, oldest start first
   // (then by key bytes). The windows not yet emitted are known in memory; after a restart they
   // are those of the store that were still open at the stream time the task resumed from.
-  void emit_closed(int64_t close_time) {
+  // The records carry the headers of the record that closed them, as Kafka's.
+  void emit_closed(int64_t close_time, const Headers& headers) {
     auto& ctx = context();
     while (!open_.empty() && open_.begin()->first + windows_.size() <= close_time) {
       std::string store_key = open_.begin()->second;
