@@ -92,8 +92,8 @@ class WindowAggregateProcessor : public AggregationProcessor {
       if (!stored) continue;
       Datum key = options_.key_serde.deserialize(store_name_, store_key);
       Datum value = options_.value_serde.deserialize(store_name_, stored->value);
-      ctx.forward(
-          Record{std::move(key), Datum(Change{std::move(value), Datum()}), stored->timestamp, {}});
+      ctx.forward(Record{std::move(key), Datum(Change{std::move(value), Datum()}),
+                         stored->timestamp, headers});
     }
   }
   void load_open_windows() {
