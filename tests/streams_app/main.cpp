@@ -129,6 +129,21 @@ streams::Topology build_topology(const Options& options) {
                                  return user + "/" + p.value_or("unknown");
                                })
         .to("join-output");
+  } else if (name == "stream-join") {
+    // "sj-left" left-joined with "sj-right" (both String/String, co-partitioned): records of a
+    // key at most 1 s apart, 500 ms grace; left records that found nothing come out as
+    // "<left>+null" once their window closed.
+    auto left = builder.stream<std::string, std::string>("sj-left");
+    auto right = builder.stream<std::string, std::string>("sj-right");
+    auto windows = streams::JoinWindows::ofTimeDifferenceAndGrace(std::chrono::milliseconds(1000),
+                                                                  std::chrono::milliseconds(500));
+    left.leftJoin<std::string>(
+            right,
+            [](const std::string& l, const std::optional<std::string>& r) {
+              return l + "+" + r.value_or("null");
+            },
+            windows)
+        .to("sj-output");
   } else {
     throw std::invalid_argument("unknown topology " + name +
                                 " (tables, poison, fail, windowed, join, join-direct)");

@@ -10,20 +10,19 @@ void PartitionGroup::add(const std::string& topic, Message message) {
 PartitionGroup::Message PartitionGroup::next(const CaughtUp& caught_up) {
   std::deque<Message>* earliest = nullptr;
   int64_t earliest_time = 0;
-  bool waiting = false, overflowing = false;
+  bool waiting = false;
   for (auto& [topic, queue] : queues_) {
     if (queue.empty()) {
       if (!caught_up(topic)) waiting = true;
       continue;
     }
-    if (queue.size() > kMaxBufferedPerPartition) overflowing = true;
     int64_t time = rd_kafka_message_timestamp(queue.front().get(), nullptr);
     if (!earliest || time < earliest_time) {
       earliest = &queue;
       earliest_time = time;
     }
   }
-  if (!earliest || (waiting && !overflowing)) return nullptr;
+  if (!earliest || waiting) return nullptr;
   Message out = std::move(earliest->front());
   earliest->pop_front();
   --buffered_;

@@ -26,18 +26,22 @@ class PartitionGroup {
   // Whether a partition with nothing buffered has nothing more to give now.
   using CaughtUp = std::function<bool(const std::string& topic)>;
 
-  // A partition holding more than this makes the task go on without waiting for the others
-  // (Kafka pauses such a partition instead; this bounds memory the same way).
+  // A partition holding more than this is paused by the stream thread until it drains to half
+  // (Kafka's buffered.records.per.partition); order is never given up for memory.
   static constexpr size_t kMaxBufferedPerPartition = 1000;
 
   explicit PartitionGroup(const std::vector<std::string>& topics) {
     for (const auto& t : topics) queues_[t];
   }
   void add(const std::string& topic, Message message);
-  // The next record in timestamp order (ties: the partition added first), or null when a
+  // The next record in timestamp order (ties: the topic first by name), or null when a
   // partition without records may still have earlier ones.
   Message next(const CaughtUp& caught_up);
   size_t buffered() const { return buffered_; }
+  size_t buffered(const std::string& topic) const {
+    auto it = queues_.find(topic);
+    return it == queues_.end() ? 0 : it->second.size();
+  }
 
  private:
   std::map<std::string, std::deque<Message>> queues_;

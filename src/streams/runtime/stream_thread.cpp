@@ -278,7 +278,17 @@ void StreamThread::dispatch(PartitionGroup::Message m) {
     return;
   }
   if (!active->group) return process(m.get());
-  active->group->add(route_.topic, std::move(m));
+  std::string topic = route_.topic;
+  int32_t partition = m->partition;
+  active->fetched_next[topic] = m->offset + 1;
+  active->group->add(topic, std::move(m));
+  if (active->group->buffered(topic) > PartitionGroup::kMaxBufferedPerPartition &&
+      active->full.insert(topic).second) {
+    auto* list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
+    rd_kafka_pause_partitions(consumer_.get(), list);
+    rd_kafka_topic_partition_list_destroy(list);
+  }
   drain(*active);
 }
 
@@ -287,6 +297,26 @@ void StreamThread::drain(ActiveTask& active) {
     return this->caught_up(active, topic);
   };
   while (auto m = active.group->next(caught_up)) process(m.get());
+  resume_drained(active);
+}
+
+// A paused partition whose buffer has drained to half resumes from the record after the last one
+// it buffered (records librdkafka held when the pause took effect may have been dropped).
+void StreamThread::resume_drained(ActiveTask& active) {
+  for (auto it = active.full.begin(); it != active.full.end();) {
+    if (active.group->buffered(*it) > PartitionGroup::kMaxBufferedPerPartition / 2) {
+      ++it;
+      continue;
+    }
+    auto* list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(list, it->c_str(), active.task->task_partition_id())->offset =
+        active.fetched_next[*it];
+    if (auto* error = rd_kafka_seek_partitions(consumer_.get(), list, 10000))
+      rd_kafka_error_destroy(error);
+    rd_kafka_resume_partitions(consumer_.get(), list);
+    rd_kafka_topic_partition_list_destroy(list);
+    it = active.full.erase(it);
+  }
 }
 
 bool StreamThread::caught_up(ActiveTask& active, const std::string& topic) {

@@ -67,6 +67,8 @@ class StreamThread : public RecordCollector {
     // Tasks with several input partitions: their records in timestamp order.
     std::unique_ptr<PartitionGroup> group;
     std::map<std::string, int64_t> start_offsets;  // where an input began, once asked
+    std::map<std::string, int64_t> fetched_next;   // grouped inputs: after the last buffered
+    std::set<std::string> full;                    // grouped inputs paused while full
   };
 
   void run();
@@ -99,6 +101,7 @@ class StreamThread : public RecordCollector {
   void process(const rd_kafka_message_t* message);
   // Processes what a task's partition group can release.
   void drain(ActiveTask& task);
+  void resume_drained(ActiveTask& task);
   // Whether an input partition of a task with nothing buffered has been read to its end.
   bool caught_up(ActiveTask& task, const std::string& topic);
   static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
