@@ -702,3 +702,95 @@ def test_stream_table_left_join_through_the_broker(broker, tmp_path):
     assert len(repartition) == 1 and len(md.topics[repartition[0]].partitions) == 3, repartition
     app.stop()
     reader.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# global-join: orders enriched from a global table of users
+
+def test_global_table_join_reads_every_partition_and_follows_updates(broker, tmp_path):
+    """The users topic has 3 partitions and the orders topic 1, partitioned differently: a
+    global table holds every partition on the instance, read to the end before processing starts,
+    and follows later updates (a renamed user, a deleted one)."""
+    _create(broker, {"gj-users": 3, "gj-orders": 1, "gj-output": 1})
+    _produce(broker, "gj-users", [{"key": f"u{i}".encode(), "value": f"name{i}".encode()} for i in range(30)])
+    app = App(broker, tmp_path, "global-join", "global", "global-join").start()
+    app.wait_state("RUNNING")
+    assert re.search(r"global thread: restored 30 records", app.text()), app.tail()
+    orders = [{"key": f"o{i}".encode(), "value": f"u{i % 35}".encode()} for i in range(70)]
+    _produce(broker, "gj-orders", orders)
+    reader = Reader(broker, "gj-output", 1)
+    reader.wait_for(lambda msgs: len(msgs) >= 70, 60, "an enriched order per order")
+    got = [m.value().decode() for m in reader.poll()]
+    assert got == [f"u{i % 35}:" + (f"name{i % 35}" if i % 35 < 30 else "null") for i in range(70)]
+    # Updates reach the global table while the application runs.
+    _produce(broker, "gj-users", [{"key": b"u1", "value": b"renamed"}, {"key": b"u2", "value": None},
+                                  {"key": b"u31", "value": b"newcomer"}])
+
+    def updated():
+        _produce(broker, "gj-orders", [{"key": b"probe", "value": b"u31"}])
+        return any(m.value() == b"u31:newcomer" for m in reader.poll())
+
+    wait_until(updated, 30, interval=0.3, message="the global table to see the update")
+    _produce(broker, "gj-orders", [{"key": b"x", "value": b"u1"}, {"key": b"y", "value": b"u2"}])
+    reader.wait_for(lambda msgs: [m.value() for m in msgs][-2:] == [b"u1:renamed", b"u2:null"], 30,
+                    "orders joined with the updated users")
+    app.stop()
+    reader.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# punctuate: a Processor API processor with wall-clock and stream-time punctuation
+
+def test_punctuation_in_wall_clock_and_stream_time(broker, tmp_path):
+    """Wall-clock punctuation runs about every 100 ms whether or not records come, and sees the
+    processor's state; stream-time punctuation runs once stream time reaches each multiple of
+    1000 ms, once however many multiples a record passes."""
+    _create(broker, {"punct-input": 1, "punct-output": 1})
+    app = App(broker, tmp_path, "punctuate", "punctuate", "punctuate").start()
+    app.wait_state("RUNNING")
+    reader = Reader(broker, "punct-output", 1)
+    reader.wait_for(lambda msgs: sum(m.key() == b"wall" for m in msgs) >= 5, 30, "wall-clock ticks")
+    base = 1_700_000_000_000
+    _produce(broker, "punct-input", [{"key": b"k", "value": b"v", "timestamp": base + t}
+                                     for t in (0, 500, 999, 1000, 1500, 4200, 4300, 3000)])
+
+    def stream_ticks(msgs):
+        return [int(m.value()) - base for m in msgs if m.key() == b"stream"]
+
+    reader.wait_for(lambda msgs: stream_ticks(msgs) == [0, 1000, 4200], 30, "stream-time ticks")
+    reader.wait_for(lambda msgs: any(m.key() == b"wall" and m.value() == b"8" for m in msgs), 30,
+                    "a wall-clock tick seeing all 8 records")
+    assert stream_ticks(reader.poll()) == [0, 1000, 4200]
+    app.stop()
+    reader.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# emit-final: emitStrategy(onWindowClose) across a restart
+
+def test_emit_on_close_writes_each_window_once_across_a_restart(broker, tmp_path):
+    """Windows opened before a restart and closed after it are written once, with their whole
+    count; windows closed before it are not written again."""
+    _create(broker, {"ef-input": 1, "ef-output": 1})
+    base = 1_700_000_000_000
+    app = App(broker, tmp_path, "emit-final", "emit", "emit-final").start()
+    app.wait_state("RUNNING")
+    _produce(broker, "ef-input", [{"key": k.encode(), "value": b"v", "timestamp": base + t}
+                                  for k, t in [("a", 100), ("b", 200), ("a", 900), ("a", 1100), ("b", 1500)]])
+    reader = Reader(broker, "ef-output", 1)
+    # Stream time 1500 closed [0, 1000): a twice, b once.
+    reader.wait_for(lambda msgs: len(msgs) >= 2, 30, "the first window's results")
+    app.stop()
+    app.start()
+    app.wait_state("RUNNING")
+    _produce(broker, "ef-input", [{"key": k.encode(), "value": b"v", "timestamp": base + t}
+                                  for k, t in [("a", 1700), ("c", 2500)]])
+    # A marker closes [2000, 3000): its result comes after anything the restart could repeat.
+    _produce(broker, "ef-input", [{"key": b"d", "value": b"v", "timestamp": base + 3500}])
+    reader.wait_for(lambda msgs: any(m.key().startswith(b"c@") for m in msgs), 30, "the marker window")
+    got = [(m.key().decode(), struct.unpack(">q", m.value())[0]) for m in reader.poll()]
+    start = base - base % 1000
+    assert got == [(f"a@{start}", 2), (f"b@{start}", 1), (f"a@{start + 1000}", 2),
+                   (f"b@{start + 1000}", 1), (f"c@{start + 2000}", 1)], got
+    app.stop()
+    reader.close()

@@ -67,6 +67,27 @@ struct Options {
   int64_t close_timeout_ms = -1;  // none: close(30 s)
 };
 
+class Punctuating
+    : public streams::api::Processor<std::string, std::string, std::string, std::string> {
+ public:
+  void init(Context& context) override {
+    context.schedule(std::chrono::milliseconds(100), streams::PunctuationType::WALL_CLOCK_TIME,
+                     [this, &context](int64_t time) {
+                       context.forward(streams::api::Record<std::string, std::string>(
+                           "wall", std::to_string(count_), time));
+                     });
+    context.schedule(std::chrono::milliseconds(1000), streams::PunctuationType::STREAM_TIME,
+                     [&context](int64_t time) {
+                       context.forward(streams::api::Record<std::string, std::string>(
+                           "stream", std::to_string(time), time));
+                     });
+  }
+  void process(const streams::api::Record<std::string, std::string>&) override { ++count_; }
+
+ private:
+  int64_t count_ = 0;
+};
+
 streams::Topology build_topology(const Options& options) {
   const std::string& name = options.topology;
   const bool fail_once = options.fail_once;
@@ -144,9 +165,41 @@ streams::Topology build_topology(const Options& options) {
             },
             windows)
         .to("sj-output");
+  } else if (name == "global-join") {
+    // Orders whose value names a user, enriched from the global table of users (every
+    // partition of it on every instance), or with "null".
+    auto users = builder.globalTable<std::string, std::string>("gj-users");
+    builder.stream<std::string, std::string>("gj-orders")
+        .leftJoin<std::string>(
+            users, [](const std::string&, const std::string& user) { return user; },
+            [](const std::string& user, const std::optional<std::string>& name) {
+              return user + ":" + name.value_or("null");
+            })
+        .to("gj-output");
+  } else if (name == "punctuate") {
+    // A processor counting its records and writing the count every 100 ms of wall-clock time
+    // ("wall" -> count) and, every 1000 ms of stream time, the stream time ("stream" -> time).
+    builder.stream<std::string, std::string>("punct-input")
+        .process([] { return std::make_unique<Punctuating>(); })
+        .to("punct-output");
+  } else if (name == "emit-final") {
+    // Counts per key and 1 s window, each window written once, when it closes (KIP-825).
+    builder.stream<std::string, std::string>("ef-input")
+        .groupByKey()
+        .windowedBy(streams::TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1000)))
+        .emitStrategy(streams::EmitStrategy::onWindowClose())
+        .count()
+        .toStream()
+        .map<std::string, int64_t>([](const streams::Windowed<std::string>& w, int64_t n) {
+          return streams::KeyValue<std::string, int64_t>{
+              w.key + "@" + std::to_string(w.window.start), n};
+        })
+        .to("ef-output");
   } else {
-    throw std::invalid_argument("unknown topology " + name +
-                                " (tables, poison, fail, windowed, join, join-direct)");
+    throw std::invalid_argument(
+        "unknown topology " + name +
+        " (tables, poison, fail, windowed, join, join-direct, stream-join, global-join, "
+        "punctuate, emit-final)");
   }
   return builder.build();
 }
