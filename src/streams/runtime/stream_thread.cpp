@@ -324,8 +324,17 @@ bool StreamThread::caught_up(ActiveTask& active, const std::string& topic) {
   int64_t low = -1, high = -1;
   if (rd_kafka_get_watermark_offsets(consumer_.get(), topic.c_str(), partition, &low, &high) !=
           RD_KAFKA_RESP_ERR_NO_ERROR ||
-      high < 0)
-    return false;  // not fetched yet
+      high < 0) {
+    // Not fetched yet (librdkafka may take a second to start fetching a partition added to the
+    // assignment): its end is asked once, rather than holding the task back until then.
+    auto [end, fresh] = active.queried_ends.try_emplace(topic, -1);
+    if (fresh && rd_kafka_query_watermark_offsets(consumer_.get(), topic.c_str(), partition, &low,
+                                                  &end->second, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+      end->second = -1;
+    high = end->second;
+    if (high < 0) return false;
+    low = std::max<int64_t>(low, 0);
+  }
   // Where the consumer stands: past the last record it gave (and any transaction markers after
   // it), or, before it gave any, where the input starts.
   auto* list = rd_kafka_topic_partition_list_new(1);

@@ -69,6 +69,7 @@ class StreamThread : public RecordCollector {
     std::map<std::string, int64_t> start_offsets;  // where an input began, once asked
     std::map<std::string, int64_t> fetched_next;   // grouped inputs: after the last buffered
     std::set<std::string> full;                    // grouped inputs paused while full
+    std::map<std::string, int64_t> queried_ends;   // grouped inputs' ends, asked before a fetch
   };
 
   void run();
