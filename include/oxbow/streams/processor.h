@@ -199,34 +199,24 @@ class Record {
 
 // A record whose key a processValues() processor cannot change.
 template <class K, class V>
-class FixedKeyRecord {
+class FixedKeyRecord : private Record<K, V> {
  public:
   FixedKeyRecord(K key, V value, int64_t timestamp, Headers headers)
-      : key_(std::move(key)),
-        value_(std::move(value)),
-        timestamp_(timestamp),
-        headers_(std::move(headers)) {}
-  const K& key() const { return key_; }
-  const V& value() const { return value_; }
-  int64_t timestamp() const { return timestamp_; }
-  const Headers& headers() const { return headers_; }
-  Headers& headers() { return headers_; }
+      : Record<K, V>(std::move(key), std::move(value), timestamp, std::move(headers)) {}
+  using Record<K, V>::key;
+  using Record<K, V>::value;
+  using Record<K, V>::timestamp;
+  using Record<K, V>::headers;
   template <class NV>
   FixedKeyRecord<K, NV> withValue(NV value) const {
-    return FixedKeyRecord<K, NV>(key_, std::move(value), timestamp_, headers_);
+    return FixedKeyRecord<K, NV>(key(), std::move(value), timestamp(), headers());
   }
-  FixedKeyRecord withTimestamp(int64_t timestamp) const {
-    return FixedKeyRecord(key_, value_, timestamp, headers_);
+  FixedKeyRecord withTimestamp(int64_t time) const {
+    return FixedKeyRecord(key(), value(), time, headers());
   }
-  FixedKeyRecord withHeaders(Headers headers) const {
-    return FixedKeyRecord(key_, value_, timestamp_, std::move(headers));
+  FixedKeyRecord withHeaders(Headers replaced) const {
+    return FixedKeyRecord(key(), value(), timestamp(), std::move(replaced));
   }
-
- private:
-  K key_;
-  V value_;
-  int64_t timestamp_;
-  Headers headers_;
 };
 
 // What both contexts offer besides forwarding.
@@ -257,37 +247,26 @@ class ContextBase {
   detail::UserContext& core_;
 };
 
+// The context a processor forwards through: records of its output types (R: Record, or
+// FixedKeyRecord for processValues).
+template <template <class, class> class R, class K, class V>
+class TypedContext : public ContextBase {
+ public:
+  using ContextBase::ContextBase;
+  void forward(const R<K, V>& r) { core_.forward(untyped(r)); }
+  void forward(const R<K, V>& r, const std::string& child) { core_.forward(untyped(r), child); }
+
+ private:
+  static streams::Record untyped(const R<K, V>& r) {
+    return streams::Record{detail::to_datum(K(r.key())), detail::to_datum(V(r.value())),
+                           r.timestamp(), r.headers()};
+  }
+};
+
 template <class KOut, class VOut>
-class ProcessorContext : public ContextBase {
- public:
-  using ContextBase::ContextBase;
-  void forward(const Record<KOut, VOut>& r) { core_.forward(untyped(r)); }
-  void forward(const Record<KOut, VOut>& r, const std::string& child) {
-    core_.forward(untyped(r), child);
-  }
-
- private:
-  static streams::Record untyped(const Record<KOut, VOut>& r) {
-    return streams::Record{detail::to_datum(KOut(r.key())), detail::to_datum(VOut(r.value())),
-                           r.timestamp(), r.headers()};
-  }
-};
-
+using ProcessorContext = TypedContext<Record, KOut, VOut>;
 template <class K, class VOut>
-class FixedKeyProcessorContext : public ContextBase {
- public:
-  using ContextBase::ContextBase;
-  void forward(const FixedKeyRecord<K, VOut>& r) { core_.forward(untyped(r)); }
-  void forward(const FixedKeyRecord<K, VOut>& r, const std::string& child) {
-    core_.forward(untyped(r), child);
-  }
-
- private:
-  static streams::Record untyped(const FixedKeyRecord<K, VOut>& r) {
-    return streams::Record{detail::to_datum(K(r.key())), detail::to_datum(VOut(r.value())),
-                           r.timestamp(), r.headers()};
-  }
-};
+using FixedKeyProcessorContext = TypedContext<FixedKeyRecord, K, VOut>;
 
 template <class KIn, class VIn, class KOut, class VOut>
 class Processor {

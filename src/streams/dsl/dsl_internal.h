@@ -43,6 +43,12 @@ Node through_changes_topic(const Node& in, const std::string& topic, const std::
 // Window-store keys (state/window_key.h) read as WindowedDatum, windows of `window_size`.
 ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size);
 
+// A window or session store's retention: `minimum` unless Materialized set one, which may not be
+// less (std::invalid_argument, in Kafka's words: "... must be no smaller than <rule>. Got <got>,
+// retention=[...]").
+void set_retention(StoreOptions& store, int64_t minimum, const std::string& what,
+                   const std::string& rule, const std::string& got);
+
 // Reads a timestamped store of the DSL.
 std::shared_ptr<const TableLookup> store_lookup(const std::string& store,
                                                 const StoreOptions& options);

@@ -109,15 +109,10 @@ Node session_aggregate(const Grouping& g, const SessionWindows& windows, Initial
                        const std::string& name, const char* kind) {
   ErasedSerde key_serde = store.key_serde;
   require_serde(key_serde, "key", "a session-windowed aggregation");
-  int64_t minimum = windows.inactivityGap() + windows.gracePeriodMs();
-  if (store.retention_ms == 0) store.retention_ms = minimum;
-  if (store.retention_ms < minimum)
-    throw std::invalid_argument(
-        "The retention period of the session store " + store.name +
-        " must be no smaller than the session inactivity gap plus the grace period. Got gap=[" +
-        std::to_string(windows.inactivityGap()) + "], grace=[" +
-        std::to_string(windows.gracePeriodMs()) + "], retention=[" +
-        std::to_string(store.retention_ms) + "]");
+  set_retention(store, windows.inactivityGap() + windows.gracePeriodMs(), "session store",
+                "the session inactivity gap plus the grace period",
+                "gap=[" + std::to_string(windows.inactivityGap()) + "], grace=[" +
+                    std::to_string(windows.gracePeriodMs()) + "]");
   store.key_serde = session_key_serde(key_serde);
   store.session_layout = true;
   Node out =

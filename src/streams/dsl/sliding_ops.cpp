@@ -183,16 +183,10 @@ Node sliding_aggregate(const Grouping& g, const SlidingWindows& windows, Initial
   ErasedSerde key_serde = store.key_serde;
   require_serde(key_serde, "key", "a sliding-window aggregation");
   // Windows are looked up to twice the difference back: Kafka keeps them that long.
-  int64_t minimum = 2 * windows.timeDifferenceMs() + windows.gracePeriodMs();
-  if (store.retention_ms == 0) store.retention_ms = std::max<int64_t>(minimum, 1);
-  if (store.retention_ms < minimum)
-    throw std::invalid_argument(
-        "The retention period of the window store " + store.name +
-        " must be no smaller than twice the time difference plus the grace period. Got "
-        "difference=[" +
-        std::to_string(windows.timeDifferenceMs()) + "], grace=[" +
-        std::to_string(windows.gracePeriodMs()) + "], retention=[" +
-        std::to_string(store.retention_ms) + "]");
+  set_retention(store, 2 * windows.timeDifferenceMs() + windows.gracePeriodMs(), "window store",
+                "twice the time difference plus the grace period",
+                "difference=[" + std::to_string(windows.timeDifferenceMs()) + "], grace=[" +
+                    std::to_string(windows.gracePeriodMs()) + "]");
   store.key_serde = window_store_key_serde(key_serde, windows.timeDifferenceMs());
   Node out = grouped_aggregation(g, kind, std::move(store), name,
                                  [=](const std::string& store_name, const StoreOptions& options) {

@@ -119,14 +119,10 @@ Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char*
                       StoreOptions store, const std::string& name, bool emit_on_close, Step step) {
   ErasedSerde key_serde = store.key_serde;
   require_serde(key_serde, "key", "a windowed aggregation");
-  int64_t minimum = windows.size() + windows.gracePeriodMs();
-  if (store.retention_ms == 0) store.retention_ms = minimum;
-  if (store.retention_ms < minimum)
-    throw std::invalid_argument(
-        "The retention period of the window store " + store.name +
-        " must be no smaller than its window size plus the grace period. Got size=[" +
-        std::to_string(windows.size()) + "], grace=[" + std::to_string(windows.gracePeriodMs()) +
-        "], retention=[" + std::to_string(store.retention_ms) + "]");
+  set_retention(store, windows.size() + windows.gracePeriodMs(), "window store",
+                "its window size plus the grace period",
+                "size=[" + std::to_string(windows.size()) + "], grace=[" +
+                    std::to_string(windows.gracePeriodMs()) + "]");
   store.key_serde = window_store_key_serde(key_serde, windows.size());
   Node out =
       grouped_aggregation(g, kind, std::move(store), name,
@@ -142,6 +138,15 @@ Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char*
 }
 
 }  // namespace
+
+void set_retention(StoreOptions& store, int64_t minimum, const std::string& what,
+                   const std::string& rule, const std::string& got) {
+  if (store.retention_ms == 0) store.retention_ms = std::max<int64_t>(minimum, 1);
+  if (store.retention_ms < minimum)
+    throw std::invalid_argument("The retention period of the " + what + " " + store.name +
+                                " must be no smaller than " + rule + ". Got " + got +
+                                ", retention=[" + std::to_string(store.retention_ms) + "]");
+}
 
 ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size) {
   return windowed_key_serde(std::move(inner), window_size, 4, "WindowStoreKey");

@@ -30,15 +30,6 @@ std::optional<std::string_view> view_of(const void* data, size_t size) {
   return std::string_view(static_cast<const char*>(data), size);
 }
 
-std::optional<std::string> bytes_of(const void* data, size_t size) {
-  if (!data) return std::nullopt;
-  return std::string(static_cast<const char*>(data), size);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 StreamThread::StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config)
@@ -147,26 +138,6 @@ void StreamThread::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-// Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset, for
-// that topic alone (the consumer's auto.offset.reset, earliest by default, for the others).
-void StreamThread::set_offset_reset_policies() {
-  for (const auto& n : graph_->nodes()) {
-    if (n.kind != NodeDescription::Kind::kSource || n.internal) continue;
-    if (n.consumed.offset_reset == AutoOffsetReset::kDefault) continue;
-    const char* policy =
-        n.consumed.offset_reset == AutoOffsetReset::kLatest ? "latest" : "earliest";
-    for (const auto& topic : n.topics) {
-      // The consumer's topic settings, with this one changed.
-      rd_kafka_topic_conf_t* conf = rd_kafka_default_topic_conf_dup(consumer_.get());
-      char error[512] = "librdkafka refused the topic name";
-      if (rd_kafka_topic_conf_set(conf, "auto.offset.reset", policy, error, sizeof error) !=
-              RD_KAFKA_CONF_OK ||
-          !consumer_topics_.get(consumer_.get(), topic, conf))
-        throw StreamsException("offset reset policy of " + topic + ": " + error);
-    }
-  }
-}
-
 void StreamThread::join() {
   if (thread_.joinable()) thread_.join();
 }
@@ -269,87 +240,6 @@ StreamThread::ActiveTask* StreamThread::route(const rd_kafka_message_t* m) {
   return route_.task;
 }
 
-void StreamThread::dispatch(PartitionGroup::Message m) {
-  ActiveTask* active = route(m.get());
-  if (!active) return;
-  if (!pending_stores_.empty() && pending_stores_.count(active->task.get())) {
-    auto [slot, fresh] = seek_on_resume_.try_emplace({route_.topic, m->partition}, m->offset);
-    if (!fresh) slot->second = std::min(slot->second, m->offset);
-    return;
-  }
-  if (!active->group) return process(m.get());
-  std::string topic = route_.topic;
-  int32_t partition = m->partition;
-  active->fetched_next[topic] = m->offset + 1;
-  active->group->add(topic, std::move(m));
-  if (active->group->buffered(topic) > PartitionGroup::kMaxBufferedPerPartition &&
-      active->full.insert(topic).second) {
-    auto* list = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
-    rd_kafka_pause_partitions(consumer_.get(), list);
-    rd_kafka_topic_partition_list_destroy(list);
-  }
-  drain(*active);
-}
-
-void StreamThread::drain(ActiveTask& active) {
-  auto caught_up = [this, &active](const std::string& topic) {
-    return this->caught_up(active, topic);
-  };
-  while (auto m = active.group->next(caught_up)) process(m.get());
-  resume_drained(active);
-}
-
-// A paused partition whose buffer has drained to half resumes from the record after the last one
-// it buffered (records librdkafka held when the pause took effect may have been dropped).
-void StreamThread::resume_drained(ActiveTask& active) {
-  for (auto it = active.full.begin(); it != active.full.end();) {
-    if (active.group->buffered(*it) > PartitionGroup::kMaxBufferedPerPartition / 2) {
-      ++it;
-      continue;
-    }
-    auto* list = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(list, it->c_str(), active.task->task_partition_id())->offset =
-        active.fetched_next[*it];
-    if (auto* error = rd_kafka_seek_partitions(consumer_.get(), list, 10000))
-      rd_kafka_error_destroy(error);
-    rd_kafka_resume_partitions(consumer_.get(), list);
-    rd_kafka_topic_partition_list_destroy(list);
-    it = active.full.erase(it);
-  }
-}
-
-bool StreamThread::caught_up(ActiveTask& active, const std::string& topic) {
-  int32_t partition = active.task->task_partition_id();
-  int64_t low = -1, high = -1;
-  if (rd_kafka_get_watermark_offsets(consumer_.get(), topic.c_str(), partition, &low, &high) !=
-          RD_KAFKA_RESP_ERR_NO_ERROR ||
-      high < 0) {
-    // Not fetched yet (librdkafka may take a second to start fetching a partition added to the
-    // assignment): its end is asked once, rather than holding the task back until then.
-    auto [end, fresh] = active.queried_ends.try_emplace(topic, -1);
-    if (fresh && rd_kafka_query_watermark_offsets(consumer_.get(), topic.c_str(), partition, &low,
-                                                  &end->second, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR)
-      end->second = -1;
-    high = end->second;
-    if (high < 0) return false;
-    low = std::max<int64_t>(low, 0);
-  }
-  // Where the consumer stands: past the last record it gave (and any transaction markers after
-  // it), or, before it gave any, where the input starts.
-  auto* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
-  rd_kafka_position(consumer_.get(), list);
-  int64_t position = list->elems[0].offset;
-  rd_kafka_topic_partition_list_destroy(list);
-  if (position < 0) {
-    auto [start, fresh] = active.start_offsets.try_emplace(topic, 0);
-    if (fresh) start->second = committed_offset(topic, partition);
-    position = std::max(start->second, low);
-  }
-  return position >= high;
-}
-
 void StreamThread::process(const rd_kafka_message_t* m) {
   ActiveTask& active = *route(m);
   RawRecord raw;
@@ -392,12 +282,19 @@ void StreamThread::throw_on_error(rd_kafka_error_t* error, const char* step) {
   if (!error) return;
   std::string text = std::string(step) + ": " + rd_kafka_error_string(error);
   bool abortable = rd_kafka_error_txn_requires_abort(error);
+  rd_kafka_resp_err_t code = rd_kafka_error_code(error);
   rd_kafka_error_destroy(error);
   if (abortable && in_transaction_) {
     // The transaction's output and offsets are dropped; the stores are ahead of what is committed,
-    // so the thread fails and its tasks start again from the last commit.
+    // so the tasks start again from the last commit: the thread fails, or, when the group merely
+    // moved on (Kafka's TaskMigratedException), it rebuilds its tasks and goes on.
     if (auto* e = rd_kafka_abort_transaction(producer_.get(), 30000)) rd_kafka_error_destroy(e);
     in_transaction_ = false;
+    if (code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
+        code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
+        code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS ||
+        code == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID)
+      throw TasksMigrated(text);
   }
   throw StreamsException(text);
 }
@@ -429,7 +326,12 @@ void StreamThread::commit() {
   if (tasks_.empty()) return;
   if (config_.exactly_once && !in_transaction_) return;  // nothing processed since the last one
   auto start = std::chrono::steady_clock::now();
-  commit_tasks();
+  try {
+    commit_tasks();
+  } catch (const TasksMigrated& e) {
+    restart_tasks_from_last_commit(e.what());
+    return;
+  }
   metrics_->commits.add();
   metrics_->commit_latency.observe(seconds_since(start));
 }
@@ -532,371 +434,11 @@ int64_t* StreamThread::delivery_slot(const std::string& topic, int32_t partition
   return &delivered_offsets_.try_emplace({topic, partition}, -1).first->second;
 }
 
-void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
-                             rd_kafka_topic_partition_list_t* partitions, void* opaque) {
-  auto* self = static_cast<StreamThread*>(opaque);
-  bool assigning = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
-  rd_kafka_topic_partition_list_t* inputs = nullptr;
-  bool applied = false;
-  try {
-    if (assigning) {
-      self->rebalancing_ = true;
-      inputs = self->on_assigned(partitions);
-      self->throw_on_error(rd_kafka_incremental_assign(rk, inputs), "incremental_assign");
-      applied = true;
-      for (auto& [task, n] : self->pending_stores_) {
-        auto* paused = self->input_partitions(task);
-        rd_kafka_pause_partitions(rk, paused);
-        rd_kafka_topic_partition_list_destroy(paused);
-      }
-      self->rebalancing_ = !self->pending_stores_.empty();
-    } else {
-      inputs = self->on_revoked(partitions, rd_kafka_assignment_lost(rk));
-      self->throw_on_error(rd_kafka_incremental_unassign(rk, inputs), "incremental_unassign");
-      applied = true;
-    }
-  } catch (const std::exception& e) {
-    self->failure_ = e.what();
-    self->failed_ = true;
-    self->stop_ = true;
-    spdlog::error("stream thread {} failed in a rebalance: {}", self->config_.client_id, e.what());
-    // The group's rebalance still has to complete, so that the thread can leave the group.
-    if (!applied && assigning)
-      if (auto* error = rd_kafka_incremental_assign(rk, partitions)) rd_kafka_error_destroy(error);
-    if (!applied && !assigning) {
-      if (auto* error = rd_kafka_incremental_unassign(rk, inputs ? inputs : partitions))
-        rd_kafka_error_destroy(error);
-    }
-  }
-  if (inputs) rd_kafka_topic_partition_list_destroy(inputs);
-}
-
-rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
-    const rd_kafka_topic_partition_list_t* anchors) {
-  auto* inputs = rd_kafka_topic_partition_list_new(anchors->cnt);
-  std::vector<Task*> created;
-  for (int i = 0; i < anchors->cnt; ++i) {
-    auto sub_it = subtopology_of_.find(anchors->elems[i].topic);
-    if (sub_it == subtopology_of_.end()) continue;
-    int32_t partition = anchors->elems[i].partition;
-    std::pair<int, int32_t> id{sub_it->second, partition};
-    if (tasks_.count(id)) continue;
-    const Subtopology* sub = nullptr;
-    for (const auto& s : subtopologies_)
-      if (s.id == id.first) sub = &s;
-    if (!sub) continue;
-    TaskConfig tc = config_.task;
-    tc.subtopology = sub->id;
-    tc.partition = partition;
-    auto& active = tasks_[id];
-    active.task = std::make_unique<Task>(graph_, *sub, tc, *this);
-    created.push_back(active.task.get());
-    std::vector<std::string> read;
-    for (const auto& t : active.task->input_topics()) {
-      if (partition >= partitions_of(t)) continue;
-      by_input_[{t, partition}] = &active;
-      route_ = {};
-      rd_kafka_topic_partition_list_add(inputs, t.c_str(), partition);
-      read.push_back(t);
-    }
-    if (read.size() > 1) {
-      active.group = std::make_unique<PartitionGroup>(read);
-      ++grouped_tasks_;
-    }
-    spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
-  }
-  resume_stream_times(inputs);
-  start_restoration(created);
-  return inputs;
-}
-
-// New tasks start from the stream time their inputs' last commit carries, so that windows closed
-// before a restart stay closed after it. One OffsetFetch per assignment; a task whose inputs have
-// no commit (or none of Kafka's format) starts from nothing, as in Kafka.
-void StreamThread::resume_stream_times(const rd_kafka_topic_partition_list_t* inputs) {
-  if (inputs->cnt == 0) return;
-  auto* committed = rd_kafka_topic_partition_list_copy(inputs);
-  auto err = rd_kafka_committed(consumer_.get(), committed, 10000);
-  if (err) {
-    rd_kafka_topic_partition_list_destroy(committed);
-    throw StreamsException(std::string("committed offsets of the assigned tasks: ") +
-                           rd_kafka_err2str(err));
-  }
-  for (int i = 0; i < committed->cnt; ++i) {
-    const auto& p = committed->elems[i];
-    auto it = by_input_.find({p.topic, p.partition});
-    if (it == by_input_.end() || !p.metadata) continue;
-    if (auto time = decode_partition_time(
-            std::string_view(static_cast<const char*>(p.metadata), p.metadata_size)))
-      it->second->task->resume_stream_time(*time);
-  }
-  rd_kafka_topic_partition_list_destroy(committed);
-}
-
-rd_kafka_topic_partition_list_t* StreamThread::on_revoked(
-    const rd_kafka_topic_partition_list_t* anchors, bool lost) {
-  if (lost) {
-    // The group has moved on without this member: its commit would be refused, and an open
-    // transaction's output must not be committed by anyone. The tasks' inputs are processed again
-    // from the last commit, wherever they land.
-    if (in_transaction_) {
-      if (auto* e = rd_kafka_abort_transaction(producer_.get(), 30000)) rd_kafka_error_destroy(e);
-      in_transaction_ = false;
-    }
-  } else {
-    try {
-      // All tasks commit, as Kafka Streams does: a commit covers the thread's whole transaction.
-      // A failed thread commits nothing: what it processed since its last commit is redone.
-      if (!failed_) commit();
-    } catch (const std::exception& e) {
-      spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id,
-                   e.what());
-    }
-  }
-  // Every input partition of the revoked tasks that the consumer holds.
-  std::set<std::pair<int, int32_t>> revoked;
-  for (int i = 0; i < anchors->cnt; ++i) {
-    auto sub = subtopology_of_.find(anchors->elems[i].topic);
-    if (sub != subtopology_of_.end()) revoked.emplace(sub->second, anchors->elems[i].partition);
-  }
-  auto* inputs = rd_kafka_topic_partition_list_new(0);
-  rd_kafka_topic_partition_list_t* held = nullptr;
-  if (rd_kafka_assignment(consumer_.get(), &held) == RD_KAFKA_RESP_ERR_NO_ERROR && held) {
-    for (int i = 0; i < held->cnt; ++i) {
-      auto sub = subtopology_of_.find(held->elems[i].topic);
-      if (sub != subtopology_of_.end() && revoked.count({sub->second, held->elems[i].partition}))
-        rd_kafka_topic_partition_list_add(inputs, held->elems[i].topic, held->elems[i].partition);
-    }
-  }
-  if (held) rd_kafka_topic_partition_list_destroy(held);
-  for (const auto& id : revoked) close_task(id);
-  rebalancing_ = !pending_stores_.empty();
-  return inputs;
-}
-
-void StreamThread::close_task(std::pair<int, int32_t> id) {
-  auto it = tasks_.find(id);
-  if (it == tasks_.end()) return;
-  Task* task = it->second.task.get();
-  bool was_restoring = false;
-  for (auto r = restoring_.begin(); r != restoring_.end();) {
-    if (r->second.task == task) {
-      r = restoring_.erase(r);
-      was_restoring = true;
-    } else {
-      ++r;
-    }
-  }
-  pending_stores_.erase(task);
-  for (const auto& t : task->input_topics()) {
-    seek_on_resume_.erase({t, id.second});
-    by_input_.erase({t, id.second});
-  }
-  route_ = {};
-  spdlog::info("stream thread {}: task {} revoked", config_.client_id, task->id());
-  if (it->second.group) --grouped_tasks_;
-  tasks_.erase(it);
-  if (was_restoring) assign_restorer();
-}
-
-void StreamThread::assign_restorer() {
-  if (!restorer_) return;
-  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(restoring_.size()));
-  for (const auto& [tp, target] : restoring_)
-    rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = target.position;
-  rd_kafka_assign(restorer_.get(), list->cnt > 0 ? list : nullptr);
-  rd_kafka_topic_partition_list_destroy(list);
-}
-
-void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
-  if (restoring_.empty()) {
-    restore_started_ = std::chrono::steady_clock::now();
-    restored_ = to_restore_ = 0;
-    restore_stores_ = 0;
-  }
-  std::vector<std::tuple<Task*, std::string, std::string>> work;  // task, store, topic
-  for (Task* t : tasks)
-    for (auto& [store, topic] : t->changelogs()) work.emplace_back(t, store, topic);
-  if (work.empty() && restoring_.empty() && !tasks.empty()) {
-    spdlog::info("stream thread {}: restored 0 records into 0 stores in 0 ms", config_.client_id);
-    return;
-  }
-  if (work.empty()) return;
-  if (!restorer_) {
-    auto* conf = client_conf(config_.app, ClientRole::kRestoreConsumer,
-                             {{"client.id", config_.client_id + "-restore-consumer"},
-                              {"group.id", config_.task.application_id + "-restore"},
-                              {"enable.auto.commit", "false"},
-                              {"enable.partition.eof", "true"},
-                              {"isolation.level", "read_committed"},
-                              // A local offset past the log's end is reported, not skipped.
-                              {"auto.offset.reset", "error"},
-                              // The end of a caught-up changelog is known after one fetch.
-                              {"fetch.wait.max.ms", "50"}},
-                             // Restoration reads as fast as the log allows: keep prefetching
-                             // (bounded as the main consumer's, see there).
-                             {{"queued.min.messages", "200000"}});
-    restorer_ = make_client(RD_KAFKA_CONSUMER, conf);
-  }
-  size_t restoring_before = restoring_.size();
-  for (auto& [task, store, topic] : work) {
-    int32_t partition = task->task_partition_id();
-    int64_t low = 0, high = 0;
-    auto err = rd_kafka_query_watermark_offsets(restorer_.get(), topic.c_str(), partition, &low,
-                                                &high, 10000);
-    if (err) {
-      throw StreamsException("restoring from " + topic + ": " + rd_kafka_err2str(err));
-    }
-    // A table whose source topic is its changelog is restored up to the input's committed
-    // offset only, as Kafka does: past it are updates the task has yet to process, against the
-    // old values they replace.
-    const auto& inputs = task->input_topics();
-    bool source_table = std::find(inputs.begin(), inputs.end(), topic) != inputs.end();
-    if (source_table) high = std::min(high, committed_offset(topic, partition));
-    // -1: no local state to start from.
-    int64_t from = task->restore_from(store).value_or(-1);
-    // Under exactly-once, `high` is the last stable offset: an open transaction of a dead
-    // owner holds it back, possibly before records a later owner committed (and this store may
-    // already hold). Such a changelog is read to its true end, known once fetched (restore_step);
-    // a local offset past that end shows up as out of range there.
-    bool verify_end = config_.exactly_once && !source_table;
-    if (from >= 0 && ((from > high && !verify_end) || from < low)) {
-      task->wipe(store);  // the changelog was deleted, truncated or recreated
-      from = -1;
-    }
-    if (high <= std::max({low, from, int64_t{0}}) && !verify_end) {
-      if (from != high) task->finish_restore(store, high);  // so its checkpoint names the end
-      spdlog::info("stream thread {}: task {}: store {} is up to date with {} at offset {}",
-                   config_.client_id, task->id(), store, topic, high);
-      continue;
-    }
-    to_restore_ += std::max<int64_t>(0, high - std::max({low, from, int64_t{0}}));
-    restoring_[{topic, partition}] = {task, store, from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING,
-                                      source_table ? high : -1};
-    ++pending_stores_[task];
-    ++restore_stores_;
-  }
-  if (restoring_.size() != restoring_before) assign_restorer();
-  if (restoring_.empty())
-    spdlog::info("stream thread {}: restored 0 records into 0 stores in 0 ms", config_.client_id);
-}
-
-void StreamThread::finish_store_restoration(const std::pair<std::string, int32_t>& partition,
-                                            int64_t next_offset) {
-  auto it = restoring_.find(partition);
-  RestoreTarget target = it->second;
-  restoring_.erase(it);
-  waiting_on_transaction_.erase(partition);
-  target.task->finish_restore(target.store, next_offset);
-  if (--pending_stores_[target.task] == 0) finish_task_restoration(target.task);
-}
-
-// The group's committed offset of an input partition, 0 when there is none.
-int64_t StreamThread::committed_offset(const std::string& topic, int32_t partition) {
-  auto* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
-  auto err = rd_kafka_committed(consumer_.get(), list, 10000);
-  int64_t offset = list->elems[0].offset;
-  if (!err) err = list->elems[0].err;
-  rd_kafka_topic_partition_list_destroy(list);
-  if (err)
-    throw StreamsException("committed offset of " + topic + "-" + std::to_string(partition) + ": " +
-                           rd_kafka_err2str(err));
-  return std::max<int64_t>(offset, 0);
-}
-
-void StreamThread::restore_step() {
-  auto slice_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-  for (int n = 0; n < 50000 && !restoring_.empty(); ++n) {
-    std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
-        rd_kafka_consumer_poll(restorer_.get(), n == 0 ? 20 : 0), &rd_kafka_message_destroy);
-    if (!m) break;
-    std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
-    auto it = restoring_.find(tp);
-    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      if (it != restoring_.end() && !open_transaction_ahead(tp, m->offset))
-        finish_store_restoration(tp, m->offset);
-    } else if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET && it != restoring_.end()) {
-      // The local state is ahead of the changelog: it was deleted, truncated or recreated.
-      it->second.task->wipe(it->second.store);
-      it->second.position = RD_KAFKA_OFFSET_BEGINNING;
-      assign_restorer();
-    } else if (!m->err && it != restoring_.end() && it->second.end >= 0 &&
-               m->offset >= it->second.end) {
-      finish_store_restoration(tp, it->second.end);
-    } else if (m->err) {
-      throw StreamsException("restoring from " + tp.first + ": " +
-                             rd_kafka_message_errstr(m.get()));
-    } else if (it != restoring_.end()) {
-      auto key = bytes_of(m->key, m->key_len);
-      if (key)
-        it->second.task->restore(it->second.store, *key, bytes_of(m->payload, m->len),
-                                 rd_kafka_message_timestamp(m.get(), nullptr));
-      it->second.position = m->offset + 1;
-      ++restored_;
-      metrics_->restored.add();
-    }
-    if ((n & 1023) == 0 && std::chrono::steady_clock::now() > slice_end) break;
-  }
-  {
-    std::lock_guard lock(metrics_->mutex);
-    metrics_->restore_remaining =
-        restoring_.empty() ? 0 : std::max<int64_t>(0, to_restore_ - restored_);
-  }
-  if (!restoring_.empty()) return;
-  rd_kafka_assign(restorer_.get(), nullptr);
-  spdlog::info("stream thread {}: restored {} records into {} stores in {} ms", config_.client_id,
-               restored_, restore_stores_,
-               static_cast<int64_t>(seconds_since(restore_started_) * 1000));
-  rebalancing_ = false;
-  publish_metrics();
-}
-
-// Under exactly-once the restorer's end is the last stable offset. Past it, until an open
-// transaction (a dead owner's, which the broker aborts after its timeout) ends, may lie records a
-// later owner committed: restoration waits for them rather than start from an older state than
-// the committed input offsets reflect.
-bool StreamThread::open_transaction_ahead(const std::pair<std::string, int32_t>& tp, int64_t end) {
-  if (!config_.exactly_once) return false;
-  int64_t low = -1, high = -1;
-  if (rd_kafka_get_watermark_offsets(restorer_.get(), tp.first.c_str(), tp.second, &low, &high) !=
-          RD_KAFKA_RESP_ERR_NO_ERROR ||
-      high <= end)
-    return false;
-  if (waiting_on_transaction_.insert(tp).second)
-    spdlog::info(
-        "stream thread {}: {}-{} has records up to offset {} behind an open transaction at {}; "
-        "restoration waits for it to end",
-        config_.client_id, tp.first, tp.second, high, end);
-  return true;
-}
-
 rd_kafka_topic_partition_list_t* StreamThread::input_partitions(Task* task) const {
   auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(task->input_topics().size()));
   for (const auto& t : task->input_topics())
     rd_kafka_topic_partition_list_add(list, t.c_str(), task->task_partition_id());
   return list;
-}
-
-void StreamThread::finish_task_restoration(Task* task) {
-  pending_stores_.erase(task);
-  auto* list = input_partitions(task);
-  // Records fetched before the pause took effect were not processed: read them again.
-  auto* seeks = rd_kafka_topic_partition_list_new(0);
-  for (int i = 0; i < list->cnt; ++i) {
-    auto it = seek_on_resume_.find({list->elems[i].topic, list->elems[i].partition});
-    if (it == seek_on_resume_.end()) continue;
-    rd_kafka_topic_partition_list_add(seeks, it->first.first.c_str(), it->first.second)->offset =
-        it->second;
-    seek_on_resume_.erase(it);
-  }
-  if (seeks->cnt > 0)
-    if (auto* error = rd_kafka_seek_partitions(consumer_.get(), seeks, 10000))
-      rd_kafka_error_destroy(error);
-  rd_kafka_topic_partition_list_destroy(seeks);
-  rd_kafka_resume_partitions(consumer_.get(), list);
-  rd_kafka_topic_partition_list_destroy(list);
-  spdlog::info("stream thread {}: task {} restored, processing", config_.client_id, task->id());
 }
 
 void StreamThread::send(const std::string& topic, const std::optional<std::string>& key,

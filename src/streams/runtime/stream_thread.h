@@ -10,8 +10,10 @@
 // stay where they are across membership changes, and those a thread keeps process on through a
 // rebalance. See src/streams/README.md.
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -24,6 +26,16 @@
 #include "streams/runtime/thread_metrics.h"
 
 namespace oxbow::streams::detail {
+
+// A message's key or payload as bytes (nullopt: null), and seconds elapsed, for the thread's
+// files (stream_thread.cpp, restoration.cpp, ...).
+inline std::optional<std::string> bytes_of(const void* data, size_t size) {
+  if (!data) return std::nullopt;
+  return std::string(static_cast<const char*>(data), size);
+}
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 struct ThreadConfig {
   Config app;
@@ -92,6 +104,13 @@ class StreamThread : public RecordCollector {
   rd_kafka_topic_partition_list_t* input_partitions(Task* task) const;
   void commit();
   void commit_tasks();
+  // The group moved on while a transaction was open (it is aborted): every task is made again
+  // from its last commit, its stores restored and its inputs read again from the committed
+  // offsets, as Kafka handles a TaskMigratedException.
+  struct TasksMigrated : StreamsException {
+    using StreamsException::StreamsException;
+  };
+  void restart_tasks_from_last_commit(const std::string& why);
   void punctuate_wall_clock(int64_t loop_now);
   void begin_transaction_if_needed();
   void throw_on_error(rd_kafka_error_t* error, const char* step);

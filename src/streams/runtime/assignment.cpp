@@ -1,0 +1,239 @@
+// A stream thread's side of the group's rebalances: the tasks an assignment makes or a revocation
+// closes, the input partitions they bring, the stream times they resume from, and the offset reset
+// policies of sources that set their own.
+#include <spdlog/spdlog.h>
+
+#include "oxbow/streams/errors.h"
+#include "streams/runtime/partition_time.h"
+#include "streams/runtime/stream_thread.h"
+
+namespace oxbow::streams::detail {
+
+void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  auto* self = static_cast<StreamThread*>(opaque);
+  bool assigning = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
+  rd_kafka_topic_partition_list_t* inputs = nullptr;
+  bool applied = false;
+  try {
+    if (assigning) {
+      self->rebalancing_ = true;
+      inputs = self->on_assigned(partitions);
+      self->throw_on_error(rd_kafka_incremental_assign(rk, inputs), "incremental_assign");
+      applied = true;
+      for (auto& [task, n] : self->pending_stores_) {
+        auto* paused = self->input_partitions(task);
+        rd_kafka_pause_partitions(rk, paused);
+        rd_kafka_topic_partition_list_destroy(paused);
+      }
+      self->rebalancing_ = !self->pending_stores_.empty();
+    } else {
+      inputs = self->on_revoked(partitions, rd_kafka_assignment_lost(rk));
+      self->throw_on_error(rd_kafka_incremental_unassign(rk, inputs), "incremental_unassign");
+      applied = true;
+    }
+  } catch (const std::exception& e) {
+    self->failure_ = e.what();
+    self->failed_ = true;
+    self->stop_ = true;
+    spdlog::error("stream thread {} failed in a rebalance: {}", self->config_.client_id, e.what());
+    // The group's rebalance still has to complete, so that the thread can leave the group.
+    if (!applied && assigning)
+      if (auto* error = rd_kafka_incremental_assign(rk, partitions)) rd_kafka_error_destroy(error);
+    if (!applied && !assigning) {
+      if (auto* error = rd_kafka_incremental_unassign(rk, inputs ? inputs : partitions))
+        rd_kafka_error_destroy(error);
+    }
+  }
+  if (inputs) rd_kafka_topic_partition_list_destroy(inputs);
+}
+
+rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
+    const rd_kafka_topic_partition_list_t* anchors) {
+  auto* inputs = rd_kafka_topic_partition_list_new(anchors->cnt);
+  std::vector<Task*> created;
+  for (int i = 0; i < anchors->cnt; ++i) {
+    auto sub_it = subtopology_of_.find(anchors->elems[i].topic);
+    if (sub_it == subtopology_of_.end()) continue;
+    int32_t partition = anchors->elems[i].partition;
+    std::pair<int, int32_t> id{sub_it->second, partition};
+    if (tasks_.count(id)) continue;
+    const Subtopology* sub = nullptr;
+    for (const auto& s : subtopologies_)
+      if (s.id == id.first) sub = &s;
+    if (!sub) continue;
+    TaskConfig tc = config_.task;
+    tc.subtopology = sub->id;
+    tc.partition = partition;
+    auto& active = tasks_[id];
+    active.task = std::make_unique<Task>(graph_, *sub, tc, *this);
+    created.push_back(active.task.get());
+    std::vector<std::string> read;
+    for (const auto& t : active.task->input_topics()) {
+      if (partition >= partitions_of(t)) continue;
+      by_input_[{t, partition}] = &active;
+      route_ = {};
+      rd_kafka_topic_partition_list_add(inputs, t.c_str(), partition);
+      read.push_back(t);
+    }
+    if (read.size() > 1) {
+      active.group = std::make_unique<PartitionGroup>(read);
+      ++grouped_tasks_;
+    }
+    spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
+  }
+  resume_stream_times(inputs);
+  start_restoration(created);
+  return inputs;
+}
+
+// New tasks start from the stream time their inputs' last commit carries, so that windows closed
+// before a restart stay closed after it. One OffsetFetch per assignment; a task whose inputs have
+// no commit (or none of Kafka's format) starts from nothing, as in Kafka.
+void StreamThread::resume_stream_times(const rd_kafka_topic_partition_list_t* inputs) {
+  if (inputs->cnt == 0) return;
+  auto* committed = rd_kafka_topic_partition_list_copy(inputs);
+  auto err = rd_kafka_committed(consumer_.get(), committed, 10000);
+  if (err) {
+    rd_kafka_topic_partition_list_destroy(committed);
+    throw StreamsException(std::string("committed offsets of the assigned tasks: ") +
+                           rd_kafka_err2str(err));
+  }
+  for (int i = 0; i < committed->cnt; ++i) {
+    const auto& p = committed->elems[i];
+    auto it = by_input_.find({p.topic, p.partition});
+    if (it == by_input_.end() || !p.metadata) continue;
+    if (auto time = decode_partition_time(
+            std::string_view(static_cast<const char*>(p.metadata), p.metadata_size)))
+      it->second->task->resume_stream_time(*time);
+  }
+  rd_kafka_topic_partition_list_destroy(committed);
+}
+
+rd_kafka_topic_partition_list_t* StreamThread::on_revoked(
+    const rd_kafka_topic_partition_list_t* anchors, bool lost) {
+  if (lost) {
+    // The group has moved on without this member: its commit would be refused, and an open
+    // transaction's output must not be committed by anyone. The tasks' inputs are processed again
+    // from the last commit, wherever they land.
+    if (in_transaction_) {
+      if (auto* e = rd_kafka_abort_transaction(producer_.get(), 30000)) rd_kafka_error_destroy(e);
+      in_transaction_ = false;
+    }
+  } else {
+    try {
+      // All tasks commit, as Kafka Streams does: a commit covers the thread's whole transaction.
+      // A failed thread commits nothing: what it processed since its last commit is redone.
+      if (!failed_) commit();
+    } catch (const std::exception& e) {
+      spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id,
+                   e.what());
+    }
+  }
+  // Every input partition of the revoked tasks that the consumer holds.
+  std::set<std::pair<int, int32_t>> revoked;
+  for (int i = 0; i < anchors->cnt; ++i) {
+    auto sub = subtopology_of_.find(anchors->elems[i].topic);
+    if (sub != subtopology_of_.end()) revoked.emplace(sub->second, anchors->elems[i].partition);
+  }
+  auto* inputs = rd_kafka_topic_partition_list_new(0);
+  rd_kafka_topic_partition_list_t* held = nullptr;
+  if (rd_kafka_assignment(consumer_.get(), &held) == RD_KAFKA_RESP_ERR_NO_ERROR && held) {
+    for (int i = 0; i < held->cnt; ++i) {
+      auto sub = subtopology_of_.find(held->elems[i].topic);
+      if (sub != subtopology_of_.end() && revoked.count({sub->second, held->elems[i].partition}))
+        rd_kafka_topic_partition_list_add(inputs, held->elems[i].topic, held->elems[i].partition);
+    }
+  }
+  if (held) rd_kafka_topic_partition_list_destroy(held);
+  for (const auto& id : revoked) close_task(id);
+  rebalancing_ = !pending_stores_.empty();
+  return inputs;
+}
+
+void StreamThread::close_task(std::pair<int, int32_t> id) {
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return;
+  Task* task = it->second.task.get();
+  bool was_restoring = false;
+  for (auto r = restoring_.begin(); r != restoring_.end();) {
+    if (r->second.task == task) {
+      r = restoring_.erase(r);
+      was_restoring = true;
+    } else {
+      ++r;
+    }
+  }
+  pending_stores_.erase(task);
+  for (const auto& t : task->input_topics()) {
+    seek_on_resume_.erase({t, id.second});
+    by_input_.erase({t, id.second});
+  }
+  route_ = {};
+  spdlog::info("stream thread {}: task {} revoked", config_.client_id, task->id());
+  if (it->second.group) --grouped_tasks_;
+  tasks_.erase(it);
+  if (was_restoring) assign_restorer();
+}
+
+// Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset, for
+// that topic alone (the consumer's auto.offset.reset, earliest by default, for the others).
+void StreamThread::set_offset_reset_policies() {
+  for (const auto& n : graph_->nodes()) {
+    if (n.kind != NodeDescription::Kind::kSource || n.internal) continue;
+    if (n.consumed.offset_reset == AutoOffsetReset::kDefault) continue;
+    const char* policy =
+        n.consumed.offset_reset == AutoOffsetReset::kLatest ? "latest" : "earliest";
+    for (const auto& topic : n.topics) {
+      // The consumer's topic settings, with this one changed.
+      rd_kafka_topic_conf_t* conf = rd_kafka_default_topic_conf_dup(consumer_.get());
+      char error[512] = "librdkafka refused the topic name";
+      if (rd_kafka_topic_conf_set(conf, "auto.offset.reset", policy, error, sizeof error) !=
+              RD_KAFKA_CONF_OK ||
+          !consumer_topics_.get(consumer_.get(), topic, conf))
+        throw StreamsException("offset reset policy of " + topic + ": " + error);
+    }
+  }
+}
+
+void StreamThread::restart_tasks_from_last_commit(const std::string& why) {
+  spdlog::warn(
+      "stream thread {}: the group moved on during a commit ({}); its tasks start again from "
+      "their last commit",
+      config_.client_id, why);
+  rd_kafka_topic_partition_list_t* assignment = nullptr;
+  if (rd_kafka_assignment(consumer_.get(), &assignment) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      !assignment)
+    throw StreamsException("after a migrated commit: the consumer's assignment is unknown");
+  auto* anchors = rd_kafka_topic_partition_list_new(0);
+  for (int i = 0; i < assignment->cnt; ++i) {
+    auto sub = subtopology_of_.find(assignment->elems[i].topic);
+    if (sub == subtopology_of_.end()) continue;
+    auto anchor = anchor_of_.find(sub->second);
+    if (anchor != anchor_of_.end() && anchor->second == assignment->elems[i].topic)
+      rd_kafka_topic_partition_list_add(anchors, assignment->elems[i].topic,
+                                        assignment->elems[i].partition);
+  }
+  rd_kafka_topic_partition_list_destroy(assignment);
+  std::vector<std::pair<int, int32_t>> ids;
+  for (const auto& [id, t] : tasks_) ids.push_back(id);
+  for (const auto& id : ids) close_task(id);
+  auto* inputs = on_assigned(anchors);
+  rd_kafka_topic_partition_list_destroy(anchors);
+  // Back to the committed offsets (the beginning where none is).
+  if (rd_kafka_committed(consumer_.get(), inputs, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int i = 0; i < inputs->cnt; ++i)
+      if (inputs->elems[i].offset < 0) inputs->elems[i].offset = RD_KAFKA_OFFSET_BEGINNING;
+    if (auto* error = rd_kafka_seek_partitions(consumer_.get(), inputs, 10000))
+      rd_kafka_error_destroy(error);
+  }
+  rd_kafka_topic_partition_list_destroy(inputs);
+  for (auto& [task, n] : pending_stores_) {
+    auto* paused = input_partitions(task);
+    rd_kafka_pause_partitions(consumer_.get(), paused);
+    rd_kafka_topic_partition_list_destroy(paused);
+  }
+  rebalancing_ = !pending_stores_.empty();
+}
+
+}  // namespace oxbow::streams::detail
