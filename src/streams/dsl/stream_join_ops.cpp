@@ -169,7 +169,7 @@ class StreamJoinProcessor : public Processor {
     JoinTimes& times = *times_of_task_;
     times.stream_time = std::max(times.stream_time, t);
     if (side_.emits_unmatched && !r.key.has_value() && r.value.has_value())
-      return forward_joined(r.key, r.value, Datum(), t, r.headers, true);  // KIP-962
+      return forward_joined(r.key, r.value, Datum(), t, r.headers);  // KIP-962
     if (!r.key.has_value() || !r.value.has_value()) {
       ctx.record_dropped("null key or value in a stream-stream join");
       return;
@@ -189,12 +189,12 @@ class StreamJoinProcessor : public Processor {
         if (outer_)
           outer_->put(outer_key(other_time, !side_.left, key), std::nullopt, ctx.record_context());
         Datum other = side_.other_value_serde.deserialize(side_.other_store, value);
-        forward_joined(r.key, r.value, other, std::max(t, other_time), r.headers, false);
+        forward_joined(r.key, r.value, other, std::max(t, other_time), r.headers);
       }
     }
     if (matched || !side_.emits_unmatched) return;
     if (!outer_ || to < times.stream_time)
-      return forward_joined(r.key, r.value, Datum(), t, r.headers, true);
+      return forward_joined(r.key, r.value, Datum(), t, r.headers);
     if (times.outer_min != JoinTimes::kUnknown) times.outer_min = std::min(times.outer_min, t);
     std::string okey = outer_key(t, side_.left, key);
     std::string list = outer_->get(okey).value_or("");
@@ -207,8 +207,7 @@ class StreamJoinProcessor : public Processor {
  private:
   // `mine` is this side's value; the joiner takes the left side's first.
   void forward_joined(const Datum& key, const Datum& mine, const Datum& other, int64_t time,
-                      const Headers& headers, bool unmatched) {
-    (void)unmatched;
+                      const Headers& headers) {
     Datum joined = side_.left ? joiner_(key, mine, other) : joiner_(key, other, mine);
     context().forward(Record{key, std::move(joined), time, headers});
   }
