@@ -203,3 +203,74 @@ TEST(ProcessorApi, AHandBuiltTopologyRunsAndDescribesItself) {
 
 }  // namespace
 }  // namespace oxbow::streams
+
+// ---------------------------------------------------------------------------------------------
+// Global stores added by hand
+
+namespace oxbow::streams {
+namespace {
+
+// Keeps, per key of the global topic, the longest value seen (a state update processor).
+class Longest : public api::Processor<std::string, std::string, Void, Void> {
+ public:
+  void init(Context& context) override {
+    store_ = context.getStateStore<std::string, std::string>("longest");
+  }
+  void process(const api::Record<std::string, std::string>& r) override {
+    auto old = store_->get(r.key());
+    if (!old || r.value().size() > old->size()) store_->put(r.key(), r.value());
+  }
+
+ private:
+  std::shared_ptr<KeyValueStore<std::string, std::string>> store_;
+};
+
+// Reads the global store for each record of its stream.
+class Lookup : public api::Processor<std::string, std::string, std::string, std::string> {
+ public:
+  void init(Context& context) override {
+    context_ = &context;
+    store_ = context.getStateStore<std::string, std::string>("longest");
+  }
+  void process(const api::Record<std::string, std::string>& r) override {
+    context_->forward(r.withValue(store_->get(r.value()).value_or("none")));
+  }
+
+ private:
+  Context* context_ = nullptr;
+  std::shared_ptr<KeyValueStore<std::string, std::string>> store_;
+};
+
+TEST(ProcessorApi, AGlobalStoreIsFilledByItsProcessorAndReadByTasks) {
+  Topology topology;
+  topology
+      .addGlobalStore(Stores::keyValueStoreBuilder<std::string, std::string>(
+                          Stores::inMemoryKeyValueStore("longest"))
+                          .withLoggingDisabled(),
+                      "global-source", serdes::String(), serdes::String(), "words",
+                      "global-processor", [] { return std::make_unique<Longest>(); })
+      .addSource<std::string, std::string>("queries", {"queries"})
+      .addProcessor("lookup", [] { return std::make_unique<Lookup>(); }, {"queries"})
+      .addSink("answers", "answers", serdes::String(), serdes::String(), {"lookup"});
+  TopologyTestDriver driver(topology, {{"application.id", "gs"}});
+  auto words = driver.createInputTopic<std::string, std::string>("words");
+  words.pipeInput("a", std::string("xy"));
+  words.pipeInput("a", std::string("x"));  // shorter: kept out
+  words.pipeInput("b", std::string("abc"));
+  auto queries = driver.createInputTopic<std::string, std::string>("queries");
+  queries.pipeInput("q1", std::string("a"));
+  queries.pipeInput("q2", std::string("b"));
+  queries.pipeInput("q3", std::string("c"));
+  auto out = driver.createOutputTopic<std::string, std::string>("answers").readValuesToList();
+  EXPECT_EQ(out, (std::vector<std::string>{"xy", "abc", "none"}));
+  // A global store takes no changelog of its own.
+  Topology logged;
+  EXPECT_THROW(logged.addGlobalStore(Stores::keyValueStoreBuilder<std::string, std::string>(
+                                         Stores::inMemoryKeyValueStore("s")),
+                                     "src", serdes::String(), serdes::String(), "t", "p",
+                                     [] { return std::make_unique<Longest>(); }),
+               TopologyException);
+}
+
+}  // namespace
+}  // namespace oxbow::streams

@@ -86,6 +86,22 @@ class Topology {
     for (const auto& s : stores) detail::connect_store(graph_, processor, s);
     return *this;
   }
+  // A global store: every partition of `topic`, on every instance, through the processor
+  // supplier() makes (an api::Processor<KS, VS, ...> that writes the records it wants into the
+  // store, which it reaches with getStateStore). The store's logging must be disabled: the topic
+  // is its changelog. Tasks read it by name.
+  template <class K, class V, class KS, class VS, class S>
+  Topology& addGlobalStore(const StoreBuilder<K, V>& store, const std::string& sourceName,
+                           Serde<KS> key, Serde<VS> value, const std::string& topic,
+                           const std::string& processorName, S supplier) {
+    using P = detail::SuppliedProcessor<S>;
+    detail::add_global_store(
+        graph_, store.options(), sourceName, topic, detail::erase(std::move(key)),
+        detail::erase(std::move(value)), processorName,
+        detail::processor_factory<KS, VS, typename P::KeyOut, typename P::ValueOut>(
+            std::move(supplier)));
+    return *this;
+  }
   // A sink node writing what `parents` forward to `topic`.
   template <class K, class V>
   Topology& addSink(const std::string& name, const std::string& topic, Serde<K> key, Serde<V> value,

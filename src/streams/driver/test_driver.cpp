@@ -4,6 +4,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "streams/runtime/global_updater.h"
 #include "streams/runtime/task.h"
 #include "streams/state/timestamped.h"
 #include "streams/streams_config.h"
@@ -24,6 +25,8 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
       globals_ = std::make_shared<detail::GlobalStores>();
       for (const auto& g : graph_->global_tables()) globals_->store(g.store);
       task_config.globals = globals_;
+      global_updater_ = std::make_unique<detail::GlobalStateUpdater>(
+          graph_, globals_, task_config.on_deserialization_error, task_config.application_id);
     }
     // The driver runs its tasks as one stream thread does: one cache budget for all of them.
     task_config.cache_budget = std::make_shared<detail::CacheBudget>();
@@ -46,13 +49,7 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
 
   void pipe(RawRecord record) {
     // A global table's topic goes straight into its store, as Kafka's driver does.
-    if (const auto* g = graph_->global_table_of(record.topic)) {
-      if (!record.key) return;
-      std::optional<std::string> stored;
-      if (record.value) stored = detail::with_timestamp(record.timestamp, *record.value);
-      globals_->store(g->store).put(std::string(*record.key), stored, {});
-      return;
-    }
+    if (graph_->global_table_of(record.topic)) return global_updater_->apply(record);
     // As Kafka's driver: each record, the one piped in and then each the topology wrote to a
     // topic it reads (in the order written), is processed and then committed, which flushes
     // the caches.
@@ -134,6 +131,7 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
   std::shared_ptr<const detail::GraphBuilder> graph_;
   std::vector<std::unique_ptr<detail::Task>> tasks_;
   std::shared_ptr<detail::GlobalStores> globals_;
+  std::unique_ptr<detail::GlobalStateUpdater> global_updater_;
   std::map<std::string, std::deque<ProducedRecord>> outputs_;
   std::set<std::string> produced_;
   std::deque<ProducedRecord> pending_;

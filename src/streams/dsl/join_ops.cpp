@@ -114,7 +114,7 @@ Node global_table(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
   store.timestamped = true;
   store.key_serde = consumed.key_serde;
   store.value_serde = consumed.value_serde;
-  graph->add_global_table({topic, store_name, consumed});
+  graph->add_global_table({topic, store_name, consumed, {}});
   graph->add_store({store_name, store, topic});
   Node out;
   out.graph = graph;

@@ -41,7 +41,11 @@ class UserContextImpl : public UserContext {
     return TaskId{context_.task_subtopology(), context_.task_partition()};
   }
   KeyValueStore& store(const std::string& name) override {
-    if (std::find(stores_.begin(), stores_.end(), name) == stores_.end())
+    // Global stores are every processor's to read, as in Kafka; others must be connected.
+    const StoreSpec* spec = graph_->store(name);
+    bool global =
+        spec && !spec->source_topic.empty() && graph_->global_table_of(spec->source_topic);
+    if (!global && std::find(stores_.begin(), stores_.end(), name) == stores_.end())
       throw TopologyException("the processor was not connected to the store " + name +
                               " (name it in process() or addStateStore())");
     return context_.store(name);
@@ -155,6 +159,29 @@ void add_sink(const std::shared_ptr<GraphBuilder>& graph, const std::string& nam
   produced.name = name;
   to(first, topic, std::move(produced));
   for (size_t i = 1; i < parents.size(); ++i) graph->connect(parents[i], name);
+}
+
+void add_global_store(const std::shared_ptr<GraphBuilder>& graph, StoreOptions store,
+                      const std::string& source_name, const std::string& topic, ErasedSerde key,
+                      ErasedSerde value, const std::string& processor_name,
+                      UserProcessorFactory factory) {
+  if (store.name.empty()) throw TopologyException("a global store needs a name");
+  if (store.logging)
+    throw TopologyException("StoreBuilder for global store " + store.name +
+                            " must have logging disabled: its topic is its changelog");
+  if (source_name.empty() || processor_name.empty())
+    throw TopologyException("a global store needs a source name and a processor name");
+  require_serde(key, "key", "global store " + store.name);
+  require_serde(value, "value", "global store " + store.name);
+  if (graph->global_table_of(topic) || graph->store(store.name))
+    throw TopologyException("topic " + topic + " or store " + store.name + " is already used");
+  ConsumedOptions consumed;
+  consumed.name = source_name;
+  consumed.key_serde = std::move(key);
+  consumed.value_serde = std::move(value);
+  std::string name = store.name;
+  graph->add_store({name, std::move(store), topic});
+  graph->add_global_table({topic, name, std::move(consumed), std::move(factory)});
 }
 
 std::shared_ptr<GraphBuilder> new_graph() {

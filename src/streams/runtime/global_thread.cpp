@@ -6,7 +6,6 @@
 #include <set>
 
 #include "oxbow/streams/errors.h"
-#include "streams/state/timestamped.h"
 
 namespace oxbow::streams::detail {
 
@@ -34,6 +33,7 @@ void GlobalThread::start() {
                    {"isolation.level", read_committed_ ? "read_committed" : "read_uncommitted"},
                    {"fetch.wait.max.ms", "100"}});
   consumer_ = make_client(RD_KAFKA_CONSUMER, conf);
+  updater_ = std::make_unique<GlobalStateUpdater>(graph_, stores_, policy_, id);
   auto* list = rd_kafka_topic_partition_list_new(0);
   std::set<std::pair<std::string, int32_t>> reading;
   for (const auto& g : graph_->global_tables()) {
@@ -104,31 +104,24 @@ void GlobalThread::run() {
 }
 
 void GlobalThread::apply(const rd_kafka_message_t* m) {
-  std::string topic = rd_kafka_topic_name(m->rkt);
-  const GlobalTableSpec* spec = graph_->global_table_of(topic);
-  if (!spec) return;
-  if (!m->key) return;  // a table row needs a key
-  std::string key(static_cast<const char*>(m->key), m->key_len);
-  std::optional<std::string> value;
-  if (m->payload) value.emplace(static_cast<const char*>(m->payload), m->len);
-  try {
-    spec->consumed.key_serde.deserialize(topic, key);
-    if (value) spec->consumed.value_serde.deserialize(topic, *value);
-  } catch (const std::exception& e) {
-    if (policy_ == DeserializationPolicy::kLogAndFail)
-      throw StreamsException(fmt::format(
-          "Deserialization exception handler is set to fail upon a deserialization error: "
-          "topic {} partition {} offset {}: {}",
-          topic, m->partition, m->offset, e.what()));
-    spdlog::warn(
-        "skipping record due to deserialization error: topic {} partition {} offset {}: {}", topic,
-        m->partition, m->offset, e.what());
-    return;
+  RawRecord raw;
+  raw.topic = rd_kafka_topic_name(m->rkt);
+  raw.partition = m->partition;
+  raw.offset = m->offset;
+  raw.timestamp = rd_kafka_message_timestamp(m, nullptr);
+  if (m->key) raw.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+  if (m->payload) raw.value = std::string_view(static_cast<const char*>(m->payload), m->len);
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const char* name;
+    const void* value;
+    size_t size;
+    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == 0; ++i)
+      raw.headers.push_back({name, value ? std::optional<std::string>(
+                                               std::string(static_cast<const char*>(value), size))
+                                         : std::nullopt});
   }
-  std::optional<std::string> stored;
-  if (value) stored = with_timestamp(rd_kafka_message_timestamp(m, nullptr), *value);
-  static const RecordContext kNone;
-  stores_->store(spec->store).put(key, stored, kNone);
+  updater_->apply(raw);
 }
 
 }  // namespace oxbow::streams::detail

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "streams/runtime/global_updater.h"
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/task.h"
 #include "streams/state/global_stores.h"
@@ -36,6 +37,7 @@ class GlobalThread {
   DeserializationPolicy policy_;
   std::shared_ptr<GlobalStores> stores_;
   RdKafkaHandle consumer_;
+  std::unique_ptr<GlobalStateUpdater> updater_;
   std::thread thread_;
   std::atomic<bool> stop_{false}, failed_{false};
   std::string failure_;

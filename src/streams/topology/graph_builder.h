@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "oxbow/streams/detail/dsl.h"
+#include "oxbow/streams/detail/user_processor.h"
 #include "oxbow/streams/topology.h"
 #include "streams/processor/processor.h"
 
@@ -41,6 +42,8 @@ struct GlobalTableSpec {
   std::string topic;
   std::string store;
   ConsumedOptions consumed;
+  // Topology::addGlobalStore: the processor that updates the store; unset for a GlobalKTable.
+  UserProcessorFactory updater;
 };
 
 struct InternalTopicSpec {

@@ -96,6 +96,12 @@ void add_user_processor(const std::shared_ptr<GraphBuilder>& graph, const std::s
 void add_sink(const std::shared_ptr<GraphBuilder>& graph, const std::string& name,
               const std::string& topic, ErasedSerde key, ErasedSerde value,
               const std::vector<std::string>& parents);
+// Topology.addGlobalStore: `store` (logging disabled: the topic is its changelog) filled from
+// every partition of `topic` on every instance by the processor `factory` makes.
+void add_global_store(const std::shared_ptr<GraphBuilder>& graph, StoreOptions store,
+                      const std::string& source_name, const std::string& topic, ErasedSerde key,
+                      ErasedSerde value, const std::string& processor_name,
+                      UserProcessorFactory factory);
 std::shared_ptr<GraphBuilder> new_graph();
 
 }  // namespace detail
