@@ -504,6 +504,13 @@ class KTable {
 };
 
 namespace detail {
+// count(): the aggregate starts at 0 and each record adds one; stored as Kafka's Long.
+inline Datum count_init() {
+  return Datum(int64_t{0});
+}
+inline Datum count_add(const Datum&, const Datum&, const Datum& count) {
+  return Datum(as<int64_t>(count) + 1);
+}
 template <class K, class VA>
 StoreOptions aggregate_store(const Materialized<K, VA>& materialized, const Grouping& grouping) {
   auto options = materialized.options();
@@ -529,12 +536,8 @@ class KGroupedStream {
       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
     if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
-    auto node = detail::aggregate(
-        grouping_, [] { return Datum(int64_t{0}); },
-        [](const Datum&, const Datum&, const Datum& agg) {
-          return Datum(detail::as<int64_t>(agg) + 1);
-        },
-        store, named.name(), "count");
+    auto node = detail::aggregate(grouping_, detail::count_init, detail::count_add, store,
+                                  named.name(), "count");
     return detail::aggregated<K, int64_t>(std::move(node), store);
   }
   // reducer(aggregate, value) -> V

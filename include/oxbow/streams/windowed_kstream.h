@@ -38,11 +38,8 @@ class TimeWindowedKStream {
       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
     if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
-    auto node = aggregate_core([] { return Datum(int64_t{0}); },
-                               [](const Datum&, const Datum&, const Datum& agg) {
-                                 return Datum(detail::as<int64_t>(agg) + 1);
-                               },
-                               store, named.name(), "AGGREGATE");
+    auto node =
+        aggregate_core(detail::count_init, detail::count_add, store, named.name(), "AGGREGATE");
     return table<int64_t>(std::move(node), store);
   }
   // reducer(aggregate, value) -> V
@@ -155,10 +152,7 @@ class SessionWindowedKStream {
     auto store = detail::aggregate_store(materialized, grouping_);
     if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
     auto node = detail::session_aggregate(
-        grouping_, windows_, [] { return Datum(int64_t{0}); },
-        [](const Datum&, const Datum&, const Datum& agg) {
-          return Datum(detail::as<int64_t>(agg) + 1);
-        },
+        grouping_, windows_, detail::count_init, detail::count_add,
         [](const Datum&, const Datum& a, const Datum& b) {
           return Datum(detail::as<int64_t>(a) + detail::as<int64_t>(b));
         },

@@ -18,6 +18,9 @@ ProcessorFactory function_processor(ProcessFn fn);
 Node add_processor(const Node& in, const std::string& prefix, const std::string& name,
                    ProcessorFactory factory, std::vector<std::string> stores = {});
 
+// The table change a record of a table node carries (an empty one when it carries none).
+const Change& change_of(const Record& r);
+
 void require_serde(const ErasedSerde& serde, const std::string& what, const std::string& where);
 
 // Values of a KTable-grouping repartition topic: a change's new and old value, each serialized with

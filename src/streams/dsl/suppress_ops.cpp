@@ -99,12 +99,6 @@ Buffered decode(std::string_view bytes) {
   return b;
 }
 
-const Change& change_in(const Record& r) {
-  if (const Change* c = std::any_cast<Change>(&r.value)) return *c;
-  static const Change kEmpty;
-  return kEmpty;
-}
-
 class SuppressProcessor : public Processor {
  public:
   SuppressProcessor(std::string store, SuppressOptions options, int64_t wait_ms,
@@ -155,7 +149,7 @@ class SuppressProcessor : public Processor {
 
   void buffer(const Record& r) {
     auto& ctx = context();
-    const Change& change = change_in(r);
+    const Change& change = change_of(r);
     std::string key = key_serde_.serialize(store_name_, r.key);
     auto serialize = [&](const Datum& d) -> std::optional<std::string> {
       if (!d.has_value()) return std::nullopt;

@@ -10,12 +10,6 @@ namespace oxbow::streams::detail {
 
 namespace {
 
-const Change& change_in(const Record& r) {
-  if (const Change* c = std::any_cast<Change>(&r.value)) return *c;
-  static const Change kEmpty;
-  return kEmpty;
-}
-
 // Whether the joined table forwards old values: off until something downstream asks (then both
 // sides are asked too), as Kafka's KTableKTableAbstractJoin.
 struct JoinOldValues {
@@ -39,7 +33,7 @@ class TableJoinSideProcessor : public Processor {
       ctx.record_dropped("null key in a table-table join");
       return;
     }
-    const Change& c = change_in(r);
+    const Change& c = change_of(r);
     TableValue other = other_->get(ctx, r.key);
     bool have_other = other.value.has_value();
     bool send_old = old_values_->send;
@@ -83,7 +77,7 @@ class JoinMergeProcessor : public Processor {
   void process(const Record& r) override {
     auto& ctx = context();
     if (!store_) return ctx.forward(r);
-    const Change& c = change_in(r);
+    const Change& c = change_of(r);
     std::optional<std::string> bytes;
     if (c.new_value.has_value())
       bytes = with_timestamp(r.timestamp, options_.value_serde.serialize(store_name_, c.new_value));

@@ -8,13 +8,13 @@
 
 namespace oxbow::streams::detail {
 
-namespace {
-
 const Change& change_of(const Record& r) {
   if (const Change* c = std::any_cast<Change>(&r.value)) return *c;
   static const Change kEmpty;
   return kEmpty;
 }
+
+namespace {
 
 // Kafka's sendOldValues bookkeeping for one table node (KTableImpl.enableSendingOldValues). Kafka
 // forwards a table's old values only where something asks for them (a materialized node, a
