@@ -263,6 +263,23 @@ TEST(ProcessorApi, AGlobalStoreIsFilledByItsProcessorAndReadByTasks) {
   queries.pipeInput("q3", std::string("c"));
   auto out = driver.createOutputTopic<std::string, std::string>("answers").readValuesToList();
   EXPECT_EQ(out, (std::vector<std::string>{"xy", "abc", "none"}));
+  // Described as Kafka describes it: numbered among the sub-topologies by where it was added.
+  EXPECT_EQ(topology.describe().toString(),
+            "Topologies:\n"
+            "   Sub-topology: 0 for global store (will not generate tasks)\n"
+            "    Source: global-source (topics: [words])\n"
+            "      --> global-processor\n"
+            "    Processor: global-processor (stores: [longest])\n"
+            "      --> none\n"
+            "      <-- global-source\n"
+            "  Sub-topology: 1\n"
+            "    Source: queries (topics: [queries])\n"
+            "      --> lookup\n"
+            "    Processor: lookup (stores: [])\n"
+            "      --> answers\n"
+            "      <-- queries\n"
+            "    Sink: answers (topic: answers)\n"
+            "      <-- lookup\n\n");
   // A global store takes no changelog of its own.
   Topology logged;
   EXPECT_THROW(logged.addGlobalStore(Stores::keyValueStoreBuilder<std::string, std::string>(
@@ -270,6 +287,41 @@ TEST(ProcessorApi, AGlobalStoreIsFilledByItsProcessorAndReadByTasks) {
                                      "src", serdes::String(), serdes::String(), "t", "p",
                                      [] { return std::make_unique<Longest>(); }),
                TopologyException);
+}
+
+TEST(ProcessorApi, AGlobalTableAddedBetweenTwoSubtopologiesTakesTheIdBetween) {
+  StreamsBuilder builder;
+  builder.stream<std::string, std::string>("first").to("first-out");
+  auto users = builder.globalTable<std::string, std::string>("users");
+  builder.stream<std::string, std::string>("clicks")
+      .join<std::string>(
+          users, [](const std::string& k, const std::string&) { return k; },
+          [](const std::string& v, const std::string& u) { return v + u; })
+      .to("out");
+  auto described = builder.build().describe();
+  ASSERT_EQ(described.globalStores().size(), 1u);
+  EXPECT_EQ(described.globalStores()[0].id, 1);
+  EXPECT_EQ(described.toString(),
+            "Topologies:\n"
+            "   Sub-topology: 0\n"
+            "    Source: KSTREAM-SOURCE-0000000000 (topics: [first])\n"
+            "      --> KSTREAM-SINK-0000000001\n"
+            "    Sink: KSTREAM-SINK-0000000001 (topic: first-out)\n"
+            "      <-- KSTREAM-SOURCE-0000000000\n\n"
+            "  Sub-topology: 1 for global store (will not generate tasks)\n"
+            "    Source: KSTREAM-SOURCE-0000000003 (topics: [users])\n"
+            "      --> KTABLE-SOURCE-0000000004\n"
+            "    Processor: KTABLE-SOURCE-0000000004 (stores: [users-STATE-STORE-0000000002])\n"
+            "      --> none\n"
+            "      <-- KSTREAM-SOURCE-0000000003\n"
+            "  Sub-topology: 2\n"
+            "    Source: KSTREAM-SOURCE-0000000005 (topics: [clicks])\n"
+            "      --> KSTREAM-JOIN-0000000006\n"
+            "    Processor: KSTREAM-JOIN-0000000006 (stores: [])\n"
+            "      --> KSTREAM-SINK-0000000007\n"
+            "      <-- KSTREAM-SOURCE-0000000005\n"
+            "    Sink: KSTREAM-SINK-0000000007 (topic: out)\n"
+            "      <-- KSTREAM-JOIN-0000000006\n\n");
 }
 
 }  // namespace

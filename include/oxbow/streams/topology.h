@@ -31,16 +31,27 @@ struct SubtopologyDescription {
   std::vector<NodeDescription> nodes;
 };
 
+// A global table or store: its source and the processor that fills its store. It numbers among
+// the sub-topologies, as in Kafka, but makes no tasks.
+struct GlobalStoreDescription {
+  int id = 0;
+  NodeDescription source, processor;
+};
+
 class TopologyDescription {
  public:
-  explicit TopologyDescription(std::vector<SubtopologyDescription> subtopologies)
-      : subtopologies_(std::move(subtopologies)) {}
+  explicit TopologyDescription(std::vector<SubtopologyDescription> subtopologies,
+                               std::vector<GlobalStoreDescription> global_stores = {})
+      : subtopologies_(std::move(subtopologies)), global_stores_(std::move(global_stores)) {}
   const std::vector<SubtopologyDescription>& subtopologies() const { return subtopologies_; }
-  // As Kafka prints it: "Topologies:", then each sub-topology with its nodes, arrows and stores.
+  const std::vector<GlobalStoreDescription>& globalStores() const { return global_stores_; }
+  // As Kafka prints it: "Topologies:", then each sub-topology with its nodes, arrows and stores,
+  // global stores among them in the order of their ids.
   std::string toString() const;
 
  private:
   std::vector<SubtopologyDescription> subtopologies_;
+  std::vector<GlobalStoreDescription> global_stores_;
 };
 
 inline std::ostream& operator<<(std::ostream& out, const TopologyDescription& d) {

@@ -104,8 +104,10 @@ Node global_table(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
   // Kafka draws the store's name, then the source's and the table source's.
   std::string store_name =
       store.name.empty() ? graph->new_name(topic + "-STATE-STORE-") : store.name;
-  graph->name_or_new(consumed.name, "KSTREAM-SOURCE-");
-  graph->new_name("KTABLE-SOURCE-");
+  // As for table(): a Consumed name names the table source, and with "-source" the topic's.
+  std::string source_name =
+      consumed.name.empty() ? graph->new_name("KSTREAM-SOURCE-") : consumed.name + "-source";
+  std::string processor_name = graph->name_or_new(consumed.name, "KTABLE-SOURCE-");
   require_serde(consumed.key_serde, "key", "global table " + topic);
   require_serde(consumed.value_serde, "value", "global table " + topic);
   if (graph->global_table_of(topic) || graph->store(store_name))
@@ -114,7 +116,7 @@ Node global_table(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
   store.timestamped = true;
   store.key_serde = consumed.key_serde;
   store.value_serde = consumed.value_serde;
-  graph->add_global_table({topic, store_name, consumed, {}});
+  graph->add_global_table({topic, store_name, consumed, {}, source_name, processor_name});
   graph->add_store({store_name, store, topic});
   Node out;
   out.graph = graph;

@@ -181,7 +181,8 @@ void add_global_store(const std::shared_ptr<GraphBuilder>& graph, StoreOptions s
   consumed.value_serde = std::move(value);
   std::string name = store.name;
   graph->add_store({name, std::move(store), topic});
-  graph->add_global_table({topic, name, std::move(consumed), std::move(factory)});
+  graph->add_global_table(
+      {topic, name, std::move(consumed), std::move(factory), source_name, processor_name});
 }
 
 std::shared_ptr<GraphBuilder> new_graph() {

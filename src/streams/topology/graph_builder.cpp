@@ -82,6 +82,21 @@ bool GraphBuilder::is_internal_topic(const std::string& topic) const {
                      [&](const auto& t) { return t.name == topic; });
 }
 
+size_t GraphBuilder::globals_before(size_t node) const {
+  return static_cast<size_t>(
+      std::count_if(global_tables_.begin(), global_tables_.end(),
+                    [node](const GlobalTableSpec& g) { return g.position <= node; }));
+}
+
+int GraphBuilder::global_table_id(size_t index) const {
+  // The sub-topologies whose first node came before it, and the global tables before it.
+  size_t position = global_tables_.at(index).position;
+  std::set<size_t> groups_before;
+  for (const auto& sub : subtopologies())
+    if (sub.nodes.front() < position) groups_before.insert(sub.nodes.front());
+  return static_cast<int>(groups_before.size() + index);
+}
+
 std::vector<Subtopology> GraphBuilder::subtopologies() const {
   // Nodes joined by an edge or a shared store run in one task.
   std::vector<size_t> parent(nodes_.size());
@@ -109,6 +124,7 @@ std::vector<Subtopology> GraphBuilder::subtopologies() const {
       out.back().id = static_cast<int>(out.size() - 1);
     }
     auto& sub = out[it->second];
+    if (inserted) sub.id += globals_before(i);
     sub.nodes.push_back(i);
     const auto& n = nodes_[i];
     if (n.kind == NodeDescription::Kind::kSource)
@@ -121,7 +137,21 @@ std::vector<Subtopology> GraphBuilder::subtopologies() const {
 TopologyDescription GraphBuilder::describe() const {
   std::vector<SubtopologyDescription> subs;
   for (const auto& sub : subtopologies()) subs.push_back(describe_subtopology(nodes_, sub));
-  return TopologyDescription(std::move(subs));
+  std::vector<GlobalStoreDescription> globals;
+  for (size_t i = 0; i < global_tables_.size(); ++i) {
+    const auto& g = global_tables_[i];
+    GlobalStoreDescription d;
+    d.id = global_table_id(i);
+    d.source.kind = NodeDescription::Kind::kSource;
+    d.source.name = g.source_name;
+    d.source.topics = {g.topic};
+    d.source.successors = {g.processor_name};
+    d.processor.name = g.processor_name;
+    d.processor.stores = {g.store};
+    d.processor.predecessors = {g.source_name};
+    globals.push_back(std::move(d));
+  }
+  return TopologyDescription(std::move(subs), std::move(globals));
 }
 
 void GraphBuilder::validate() const {
@@ -151,42 +181,51 @@ namespace oxbow::streams {
 // C++ type every extractor is held as.
 constexpr const char* kExtractorClass = "oxbow::streams::detail::TopicNameExtractor";
 
-std::string TopologyDescription::toString() const {
+namespace {
+
+std::string node_text(const NodeDescription& n) {
   auto set = [](const std::vector<std::string>& v) {
     return fmt::format("[{}]", fmt::join(v, ", "));
   };
   auto names = [](const std::vector<std::string>& v) {
     return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
   };
-  std::vector<const SubtopologyDescription*> subs;
-  for (const auto& sub : subtopologies_) subs.push_back(&sub);
-  std::stable_sort(subs.begin(), subs.end(), [](auto* a, auto* b) { return a->id < b->id; });
-  // Kafka's spacing: one space after the heading, then two before each sub-topology, so the first
-  // is indented by three and the others, after the blank line ending the one before, by two.
-  std::string out = "Topologies:\n ";
-  for (const auto* sub : subs) {
-    out += fmt::format("  Sub-topology: {}\n", sub->id);
-    for (const auto& n : sub->nodes) {
-      switch (n.kind) {
-        case NodeDescription::Kind::kSource:
-          out += fmt::format("    Source: {} (topics: {})\n      --> {}\n", n.name, set(n.topics),
-                             names(n.successors));
-          break;
-        case NodeDescription::Kind::kProcessor:
-          out += fmt::format("    Processor: {} (stores: {})\n      --> {}\n      <-- {}\n", n.name,
-                             set(n.stores), names(n.successors), names(n.predecessors));
-          break;
-        case NodeDescription::Kind::kSink:
-          if (n.topics.empty())
-            out += fmt::format("    Sink: {} (extractor class: {})\n", n.name, kExtractorClass);
-          else
-            out += fmt::format("    Sink: {} (topic: {})\n", n.name, n.topics.front());
-          out += fmt::format("      <-- {}\n", names(n.predecessors));
-          break;
-      }
-    }
-    out += "\n";
+  switch (n.kind) {
+    case NodeDescription::Kind::kSource:
+      return fmt::format("    Source: {} (topics: {})\n      --> {}\n", n.name, set(n.topics),
+                         names(n.successors));
+    case NodeDescription::Kind::kProcessor:
+      return fmt::format("    Processor: {} (stores: {})\n      --> {}\n      <-- {}\n", n.name,
+                         set(n.stores), names(n.successors), names(n.predecessors));
+    case NodeDescription::Kind::kSink:
+      break;
   }
+  std::string out =
+      n.topics.empty()
+          ? fmt::format("    Sink: {} (extractor class: {})\n", n.name, kExtractorClass)
+          : fmt::format("    Sink: {} (topic: {})\n", n.name, n.topics.front());
+  return out + fmt::format("      <-- {}\n", names(n.predecessors));
+}
+
+}  // namespace
+
+std::string TopologyDescription::toString() const {
+  // Sub-topologies and global stores by id; each sub-topology ends with a blank line, a global
+  // store does not.
+  std::map<int, std::string> parts;
+  for (const auto& sub : subtopologies_) {
+    std::string text = fmt::format("Sub-topology: {}\n", sub.id);
+    for (const auto& n : sub.nodes) text += node_text(n);
+    parts.emplace(sub.id, text + "\n");
+  }
+  for (const auto& g : global_stores_)
+    parts.emplace(
+        g.id, fmt::format("Sub-topology: {} for global store (will not generate tasks)\n", g.id) +
+                  node_text(g.source) + node_text(g.processor));
+  // Kafka's spacing: one space after the heading, then two before each sub-topology, so the first
+  // is indented by three and the others by two.
+  std::string out = "Topologies:\n ";
+  for (const auto& [id, text] : parts) out += "  " + text;
   return out;
 }
 

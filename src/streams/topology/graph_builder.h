@@ -44,6 +44,10 @@ struct GlobalTableSpec {
   ConsumedOptions consumed;
   // Topology::addGlobalStore: the processor that updates the store; unset for a GlobalKTable.
   UserProcessorFactory updater;
+  // For describe(): the names of its source and processor, and how many nodes the graph had
+  // when it was added (its place in Kafka's numbering of sub-topologies).
+  std::string source_name, processor_name;
+  size_t position = 0;
 };
 
 struct InternalTopicSpec {
@@ -79,7 +83,10 @@ class GraphBuilder {
   const std::vector<std::vector<std::string>>& copartition_groups() const {
     return copartition_groups_;
   }
-  void add_global_table(GlobalTableSpec spec) { global_tables_.push_back(std::move(spec)); }
+  void add_global_table(GlobalTableSpec spec) {
+    spec.position = nodes_.size();
+    global_tables_.push_back(std::move(spec));
+  }
   const std::vector<GlobalTableSpec>& global_tables() const { return global_tables_; }
   const GlobalTableSpec* global_table_of(const std::string& topic) const {
     for (const auto& g : global_tables_)
@@ -98,7 +105,9 @@ class GraphBuilder {
   const std::vector<InternalTopicSpec>& internal_topics() const { return internal_topics_; }
   bool is_internal_topic(const std::string& topic) const;
 
+  // Sub-topologies, numbered with the global tables among them (global_table_id()).
   std::vector<Subtopology> subtopologies() const;
+  int global_table_id(size_t index) const;
   // What Kafka 3.x's Topology#describe() gives for the same graph: nodes ordered as its
   // NodeComparator orders them, successors and predecessors, topics and stores in the orders its
   // sets iterate.
@@ -107,6 +116,7 @@ class GraphBuilder {
   void validate() const;
 
  private:
+  size_t globals_before(size_t node) const;
   int counter_ = 0;
   std::vector<NodeSpec> nodes_;
   std::map<std::string, size_t> index_;
