@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "oxbow/streams/streams_builder.h"
 #include "oxbow/streams/test_driver.h"
@@ -105,6 +106,62 @@ TEST(SlidingWindows, EarlyRecordsShareTheFirstWindowAndLateOnesAreDropped) {
   // Grace 0: at stream time 1000 a record at 900 is past every window it could touch.
   run({{"a", 1000}, {"a", 900}}, 10, 0, &dropped);
   EXPECT_EQ(dropped, 1);
+}
+
+// (key, window start, count, timestamp) in the order emitted.
+using Emitted = std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>;
+
+Emitted run_emitting(const std::vector<std::pair<std::string, int64_t>>& input, int64_t d,
+                     int64_t grace, bool on_close) {
+  StreamsBuilder builder;
+  auto windowed = builder.stream<std::string, std::string>("in").groupByKey().windowedBy(
+      SlidingWindows::ofTimeDifferenceAndGrace(milliseconds(d), milliseconds(grace)));
+  if (on_close) windowed = windowed.emitStrategy(EmitStrategy::onWindowClose());
+  windowed.count().toStream().to("out");
+  TopologyTestDriver driver(builder.build(),
+                            {{"application.id", "sl"}, {"statestore.cache.max.bytes", "0"}});
+  auto in = driver.createInputTopic<std::string, std::string>("in");
+  for (const auto& [k, t] : input) in.pipeInput(k, std::string("v"), t);
+  auto out = driver.createOutputTopic<Windowed<std::string>, int64_t>(
+      "out", serdes::TimeWindowed(serdes::String(), d), serdes::Int64());
+  Emitted got;
+  for (auto& r : out.readRecordsToList())
+    got.emplace_back(r.key->key, r.key->window.start, *r.value, r.timestamp);
+  return got;
+}
+
+// KIP-825 for sliding windows: each window once, when its end falls before stream time minus
+// grace, with the last result the same input gives with every update emitted; in order of start.
+TEST(SlidingWindows, EmitOnWindowCloseGivesEachClosedWindowOnceWithItsFinalCount) {
+  for (int64_t d : {10, 60}) {
+    for (uint32_t seed : {11u, 12u, 13u}) {
+      std::mt19937 rng(seed);
+      std::vector<std::pair<std::string, int64_t>> input;
+      int64_t now = 1'000, max_time = 0;
+      for (int i = 0; i < 600; ++i) {
+        now += std::uniform_int_distribution<int64_t>(0, 20)(rng);
+        int64_t t = now - std::uniform_int_distribution<int64_t>(0, 2 * d)(rng);
+        input.emplace_back("k" + std::to_string(rng() % 3), t);
+        max_time = std::max(max_time, t);
+      }
+      int64_t grace = d / 2;
+      std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> last;
+      for (const auto& [k, start, count, ts] : run_emitting(input, d, grace, false))
+        last[{k, start}] = {count, ts};
+      decltype(last) closed;
+      for (const auto& [window, value] : last)
+        if (window.second + d < max_time - grace) closed.insert({window, value});
+      decltype(last) emitted;
+      int64_t previous_start = -1;
+      for (const auto& [k, start, count, ts] : run_emitting(input, d, grace, true)) {
+        EXPECT_TRUE(emitted.insert({{k, start}, {count, ts}}).second) << "twice: " << k << start;
+        EXPECT_GE(start, previous_start);
+        previous_start = start;
+      }
+      ASSERT_GT(closed.size(), 100u);
+      EXPECT_EQ(emitted, closed) << "d " << d << " seed " << seed;
+    }
+  }
 }
 
 }  // namespace

@@ -33,6 +33,10 @@ template <class K, class V>
 class SessionWindowedKStream;
 template <class K, class VOut>
 class CogroupedKStream;
+template <class K, class VOut>
+class TimeWindowedCogroupedKStream;
+template <class K, class VOut>
+class SessionWindowedCogroupedKStream;
 
 // A table of a whole topic on every instance (all partitions), kept up to date apart from the
 // tasks: streams of any partitioning can join it through a key selector.

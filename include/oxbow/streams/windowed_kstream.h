@@ -19,11 +19,8 @@ class TimeWindowedKStream {
  public:
   TimeWindowedKStream(detail::Grouping grouping, TimeWindows windows)
       : grouping_(std::move(grouping)), windows_(windows) {}
-  // KIP-825: onWindowClose emits each window's final count once, when it closes (time windows).
+  // KIP-825: onWindowClose emits each window's final result once, when it closes.
   TimeWindowedKStream emitStrategy(const EmitStrategy& strategy) const {
-    if (sliding_ && strategy.onClose())
-      throw std::invalid_argument(
-          "emitStrategy(onWindowClose) is not there yet for sliding windows");
     TimeWindowedKStream out(*this);
     out.emit_on_close_ = strategy.onClose();
     return out;
@@ -86,7 +83,7 @@ class TimeWindowedKStream {
                               const char* kind) const {
     if (sliding_)
       return detail::sliding_aggregate(grouping_, *sliding_, std::move(init), std::move(adder),
-                                       store, name, kind);
+                                       store, name, kind, emit_on_close_);
     return detail::windowed_aggregate(grouping_, windows_, std::move(init), std::move(adder), store,
                                       name, emit_on_close_);
   }
@@ -132,9 +129,93 @@ class CogroupedKStream {
         named.name());
     return KTable<K, VOut>(std::move(node));
   }
+  // Windowed cogroups: one aggregate per key and window (or session), as KGroupedStream's.
+  TimeWindowedCogroupedKStream<K, VOut> windowedBy(const TimeWindows& windows) const {
+    return TimeWindowedCogroupedKStream<K, VOut>(inputs_, windows);
+  }
+  TimeWindowedCogroupedKStream<K, VOut> windowedBy(const SlidingWindows& windows) const {
+    return TimeWindowedCogroupedKStream<K, VOut>(inputs_, windows);
+  }
+  SessionWindowedCogroupedKStream<K, VOut> windowedBy(const SessionWindows& windows) const {
+    return SessionWindowedCogroupedKStream<K, VOut>(inputs_, windows);
+  }
 
  private:
   std::vector<std::pair<detail::Grouping, detail::Aggregator>> inputs_;
+};
+
+namespace detail {
+template <class K, class VOut>
+StoreOptions cogroup_store(const Materialized<K, VOut>& materialized,
+                           const std::vector<std::pair<Grouping, Aggregator>>& inputs) {
+  auto store = materialized.options();
+  if (!store.key_serde) store.key_serde = inputs.front().first.options.key_serde;
+  if (!store.value_serde) store.value_serde = default_serde<VOut>();
+  return store;
+}
+template <class K, class VOut>
+KTable<Windowed<K>, VOut> windowed_table(Node node, const StoreOptions& store) {
+  node.value_serde = store.value_serde;  // the key serde is the windowed one the node has
+  return KTable<Windowed<K>, VOut>(std::move(node));
+}
+}  // namespace detail
+
+// A cogroup cut into time or sliding windows (Kafka's TimeWindowedCogroupedKStream).
+template <class K, class VOut>
+class TimeWindowedCogroupedKStream {
+ public:
+  using Inputs = std::vector<std::pair<detail::Grouping, detail::Aggregator>>;
+  TimeWindowedCogroupedKStream(Inputs inputs, TimeWindows windows)
+      : inputs_(std::move(inputs)), windows_(windows) {}
+  TimeWindowedCogroupedKStream(Inputs inputs, SlidingWindows sliding)
+      : inputs_(std::move(inputs)),
+        windows_(TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1))),
+        sliding_(sliding) {}
+  // initializer() -> VOut
+  template <class I>
+  KTable<Windowed<K>, VOut> aggregate(
+      I initializer, const Materialized<K, VOut>& materialized = Materialized<K, VOut>(),
+      const Named& named = Named::as("")) const {
+    auto store = detail::cogroup_store(materialized, inputs_);
+    detail::Initializer init = [i = std::move(initializer)] { return detail::to_datum(VOut(i())); };
+    auto node =
+        sliding_ ? detail::cogroup_sliding_aggregate(inputs_, *sliding_, init, store, named.name())
+                 : detail::cogroup_windowed_aggregate(inputs_, windows_, init, store, named.name());
+    return detail::windowed_table<K, VOut>(std::move(node), store);
+  }
+
+ private:
+  Inputs inputs_;
+  TimeWindows windows_;
+  std::optional<SlidingWindows> sliding_;
+};
+
+// A cogroup cut into sessions (Kafka's SessionWindowedCogroupedKStream).
+template <class K, class VOut>
+class SessionWindowedCogroupedKStream {
+ public:
+  using Inputs = std::vector<std::pair<detail::Grouping, detail::Aggregator>>;
+  SessionWindowedCogroupedKStream(Inputs inputs, SessionWindows windows)
+      : inputs_(std::move(inputs)), windows_(windows) {}
+  // initializer() -> VOut; merger(key, agg1, agg2) -> VOut when sessions merge
+  template <class I, class M>
+  KTable<Windowed<K>, VOut> aggregate(
+      I initializer, M merger, const Materialized<K, VOut>& materialized = Materialized<K, VOut>(),
+      const Named& named = Named::as("")) const {
+    auto store = detail::cogroup_store(materialized, inputs_);
+    auto node = detail::cogroup_session_aggregate(
+        inputs_, windows_, [i = std::move(initializer)] { return detail::to_datum(VOut(i())); },
+        [m = std::move(merger)](const Datum& k, const Datum& one, const Datum& two) {
+          return detail::to_datum(
+              VOut(m(detail::as<K>(k), detail::as<VOut>(one), detail::as<VOut>(two))));
+        },
+        store, named.name());
+    return detail::windowed_table<K, VOut>(std::move(node), store);
+  }
+
+ private:
+  Inputs inputs_;
+  SessionWindows windows_;
 };
 
 // A grouped stream cut into sessions: each aggregation keeps one result per key and session

@@ -122,8 +122,13 @@ Node reduce(const Grouping& in, Reducer reducer, StoreOptions store, const std::
 
 namespace oxbow::streams::detail {
 
-Node cogroup_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs, Initializer init,
-                       StoreOptions store, const std::string& name) {
+namespace {
+
+// The cogroup's nodes: one aggregating processor per input (each behind a repartition topic if its
+// key changed), all on one store, and the merge node that is the table.
+Node cogroup_node(const std::vector<std::pair<Grouping, Aggregator>>& inputs, StoreOptions store,
+                  const std::string& name,
+                  const std::function<AggregationFactory(const Aggregator&)>& processor_of) {
   if (inputs.empty()) throw TopologyException("a cogroup needs at least one grouped stream");
   auto& graph = *inputs.front().first.parent.graph;
   std::string store_name =
@@ -145,14 +150,8 @@ Node cogroup_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& input
           through_repartition_topic(input, base, g.options.key_serde, g.options.value_serde, 0, {});
     }
     topics.insert(topics.end(), input.source_topics.begin(), input.source_topics.end());
-    Step step = [init, adder = adder](const Datum& k, const Datum& v, const Datum& old) {
-      return adder(k, v, old.has_value() ? old : init());
-    };
-    Node node = add_processor(
-        input, "COGROUPKSTREAM-AGGREGATE-", "", ProcessorFactory([store_name, store, step] {
-          return std::make_unique<StreamAggregateProcessor>(store_name, store, step);
-        }),
-        {store_name});
+    Node node = add_processor(input, "COGROUPKSTREAM-AGGREGATE-", "",
+                              processor_of(adder)(store_name, store), {store_name});
     if (i == 0) first = node;
     aggregators.push_back(node.name);
   }
@@ -171,6 +170,30 @@ Node cogroup_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& input
   out.lookup = store_lookup(store_name, store);
   out.key_serde = store.key_serde;
   out.value_serde = store.value_serde;
+  return out;
+}
+
+}  // namespace
+
+Node cogroup_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs, Initializer init,
+                       StoreOptions store, const std::string& name) {
+  return cogroup_node(inputs, std::move(store), name, [init](const Aggregator& adder) {
+    Step step = [init, adder](const Datum& k, const Datum& v, const Datum& old) {
+      return adder(k, v, old.has_value() ? old : init());
+    };
+    return AggregationFactory([step](const std::string& store_name, const StoreOptions& options) {
+      return ProcessorFactory([store_name, options, step] {
+        return std::make_unique<StreamAggregateProcessor>(store_name, options, step);
+      });
+    });
+  });
+}
+
+Node cogroup_windowed(const std::vector<std::pair<Grouping, Aggregator>>& inputs,
+                      const WindowedPlan& plan, const std::string& name) {
+  Node out = cogroup_node(inputs, plan.store, name, plan.processor);
+  out.key_serde = plan.out_key_serde;
+  out.window_grace_ms = plan.window_grace_ms;
   return out;
 }
 

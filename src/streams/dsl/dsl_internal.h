@@ -56,6 +56,20 @@ void set_retention(StoreOptions& store, int64_t minimum, const std::string& what
 std::shared_ptr<const TableLookup> store_lookup(const std::string& store,
                                                 const StoreOptions& options);
 
+// Kafka's KTableSource after `in`, whose records carry plain values (a null one deletes): keeps
+// them in `store` (the caller adds it to the graph) and forwards them as changes. `queryable`: a
+// store the user named, which Kafka would materialize: updates then go through its cache.
+Node ktable_source(const Node& in, const char* prefix, const std::string& name,
+                   const StoreOptions& store, bool queryable);
+
+// A sink writing to the application's internal topic `topic` (named without the application id).
+void add_internal_sink(const Node& in, const std::string& name, const std::string& topic,
+                       ProducedOptions options);
+// A source reading the internal topic `topic` (`changes`: its values are table changes); the
+// node keeps `like`'s flags.
+Node add_internal_source(const Node& like, const std::string& name, const std::string& topic,
+                         ErasedSerde key, ErasedSerde value, bool changes = false);
+
 // What an aggregation of a grouped stream makes of its input records, given its store.
 using AggregationFactory =
     std::function<ProcessorFactory(const std::string& store_name, const StoreOptions& store)>;
@@ -65,5 +79,26 @@ using AggregationFactory =
 // grouping changed the key. The store is timestamped.
 Node grouped_aggregation(const Grouping& g, const char* kind, StoreOptions store,
                          const std::string& name, const AggregationFactory& make);
+
+// A windowed aggregation's store and processors, for one grouped stream or for each input of a
+// cogroup (whose processors share the store).
+struct WindowedPlan {
+  StoreOptions store;  // the window or session store, its retention and key layout set
+  std::function<AggregationFactory(const Aggregator& adder)> processor;
+  ErasedSerde out_key_serde;  // Windowed<K>'s serde
+  int64_t window_grace_ms = -1;
+};
+WindowedPlan time_window_plan(const TimeWindows& windows, Initializer init, StoreOptions store,
+                              bool emit_on_close);
+WindowedPlan sliding_window_plan(const SlidingWindows& windows, Initializer init,
+                                 StoreOptions store, bool emit_on_close);
+WindowedPlan session_window_plan(const SessionWindows& windows, Initializer init,
+                                 SessionMerger merger, StoreOptions store);
+Node windowed_grouped_aggregation(const Grouping& g, const char* kind, const std::string& name,
+                                  const WindowedPlan& plan, const Aggregator& adder);
+Node cogroup_windowed(const std::vector<std::pair<Grouping, Aggregator>>& inputs,
+                      const WindowedPlan& plan, const std::string& name);
+// A reduce as an aggregation whose initial aggregate is null.
+Aggregator reducing(Reducer reducer);
 
 }  // namespace oxbow::streams::detail

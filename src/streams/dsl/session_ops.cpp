@@ -104,9 +104,8 @@ ErasedSerde session_windowed_serde(const ErasedSerde& inner) {
   return session_key_serde(inner);
 }
 
-Node session_aggregate(const Grouping& g, const SessionWindows& windows, Initializer init,
-                       Aggregator adder, SessionMerger merger, StoreOptions store,
-                       const std::string& name, const char* kind) {
+WindowedPlan session_window_plan(const SessionWindows& windows, Initializer init,
+                                 SessionMerger merger, StoreOptions store) {
   ErasedSerde key_serde = store.key_serde;
   require_serde(key_serde, "key", "a session-windowed aggregation");
   set_retention(store, windows.inactivityGap() + windows.gracePeriodMs(), "session store",
@@ -115,18 +114,35 @@ Node session_aggregate(const Grouping& g, const SessionWindows& windows, Initial
                     std::to_string(windows.gracePeriodMs()) + "]");
   store.key_serde = session_key_serde(key_serde);
   store.session_layout = true;
-  Node out =
-      grouped_aggregation(g, kind, std::move(store), name,
-                          [=](const std::string& store_name, const StoreOptions& options) {
-                            return ProcessorFactory([=] {
-                              return std::make_unique<SessionAggregateProcessor>(
-                                  store_name, options, key_serde, windows, init, adder, merger);
-                            });
-                          });
-  out.key_serde = session_key_serde(key_serde);
+  WindowedPlan plan;
+  plan.store = std::move(store);
+  plan.processor = [=](const Aggregator& adder) -> AggregationFactory {
+    return [=](const std::string& store_name, const StoreOptions& options) {
+      return ProcessorFactory([=] {
+        return std::make_unique<SessionAggregateProcessor>(store_name, options, key_serde, windows,
+                                                           init, adder, merger);
+      });
+    };
+  };
+  plan.out_key_serde = session_key_serde(key_serde);
   // suppress(untilWindowCloses) waits, as Kafka's, for gap plus grace past a session's end.
-  out.window_grace_ms = windows.inactivityGap() + windows.gracePeriodMs();
-  return out;
+  plan.window_grace_ms = windows.inactivityGap() + windows.gracePeriodMs();
+  return plan;
+}
+
+Node session_aggregate(const Grouping& g, const SessionWindows& windows, Initializer init,
+                       Aggregator adder, SessionMerger merger, StoreOptions store,
+                       const std::string& name, const char* kind) {
+  auto plan = session_window_plan(windows, std::move(init), std::move(merger), std::move(store));
+  return windowed_grouped_aggregation(g, kind, name, plan, adder);
+}
+
+Node cogroup_session_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs,
+                               const SessionWindows& windows, Initializer init,
+                               SessionMerger merger, StoreOptions store, const std::string& name) {
+  return cogroup_windowed(
+      inputs, session_window_plan(windows, std::move(init), std::move(merger), std::move(store)),
+      name);
 }
 
 }  // namespace oxbow::streams::detail

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "oxbow/streams/windows.h"
+#include "streams/dsl/close_emitter.h"
 #include "streams/dsl/dsl_internal.h"
 #include "streams/dsl/table_forwarder.h"
 #include "streams/state/window_key.h"
@@ -22,12 +23,16 @@ using Step = AggregationProcessor::Step;
 class SlidingAggregateProcessor : public AggregationProcessor {
  public:
   SlidingAggregateProcessor(std::string store, StoreOptions options, ErasedSerde key_serde,
-                            SlidingWindows windows, Initializer init, Aggregator adder)
+                            SlidingWindows windows, Initializer init, Aggregator adder,
+                            bool emit_on_close)
       : AggregationProcessor(std::move(store), std::move(options)),
         key_serde_(std::move(key_serde)),
         windows_(windows),
         init_(std::move(init)),
-        adder_(std::move(adder)) {}
+        adder_(std::move(adder)),
+        emit_on_close_(emit_on_close) {
+    forwards_updates_ = !emit_on_close;
+  }
 
   void process(const Record& r) override {
     auto& ctx = context();
@@ -35,6 +40,16 @@ class SlidingAggregateProcessor : public AggregationProcessor {
       ctx.record_dropped("null key or value in an aggregation");
       return;
     }
+    if (emit_on_close_)
+      closer_.load_once(*store_, ctx.previous_stream_time() - windows_.gracePeriodMs());
+    aggregate(r);
+    if (emit_on_close_)
+      closer_.emit_closed(ctx, *store_, store_name_, options_, close_time_, r.headers);
+  }
+
+ private:
+  void aggregate(const Record& r) {
+    auto& ctx = context();
     int64_t t = r.timestamp, d = windows_.timeDifferenceMs();
     close_time_ = ctx.stream_time() - windows_.gracePeriodMs();
     record_ = &r;
@@ -49,7 +64,6 @@ class SlidingAggregateProcessor : public AggregationProcessor {
       process_in_order(t);
   }
 
- private:
   struct Existing {
     int64_t start;
     std::optional<ValueAndTimestamp> value;
@@ -89,9 +103,10 @@ class SlidingAggregateProcessor : public AggregationProcessor {
   void write(int64_t start, const Datum& value, int64_t time, const Datum& old) {
     auto& ctx = context();
     Window window{start, start + windows_.timeDifferenceMs()};
-    store_->put(window_store_key(key_, start),
-                with_timestamp(time, options_.value_serde.serialize(store_name_, value)),
+    std::string store_key = window_store_key(key_, start);
+    store_->put(store_key, with_timestamp(time, options_.value_serde.serialize(store_name_, value)),
                 context_at(ctx, time));
+    if (emit_on_close_) return closer_.opened(start, std::move(store_key));
     forwarder_.maybe_forward(ctx, Record{Datum(WindowedDatum{record_->key, window}),
                                          Datum(Change{value, old}), time, record_->headers});
   }
@@ -173,13 +188,14 @@ class SlidingAggregateProcessor : public AggregationProcessor {
   const Record* record_ = nullptr;
   std::string key_;
   int64_t close_time_ = 0;
+  bool emit_on_close_;
+  WindowCloseEmitter closer_{windows_.timeDifferenceMs() + 1};
 };
 
 }  // namespace
 
-Node sliding_aggregate(const Grouping& g, const SlidingWindows& windows, Initializer init,
-                       Aggregator adder, StoreOptions store, const std::string& name,
-                       const char* kind) {
+WindowedPlan sliding_window_plan(const SlidingWindows& windows, Initializer init,
+                                 StoreOptions store, bool emit_on_close) {
   ErasedSerde key_serde = store.key_serde;
   require_serde(key_serde, "key", "a sliding-window aggregation");
   // Windows are looked up to twice the difference back: Kafka keeps them that long.
@@ -188,16 +204,33 @@ Node sliding_aggregate(const Grouping& g, const SlidingWindows& windows, Initial
                 "difference=[" + std::to_string(windows.timeDifferenceMs()) + "], grace=[" +
                     std::to_string(windows.gracePeriodMs()) + "]");
   store.key_serde = window_store_key_serde(key_serde, windows.timeDifferenceMs());
-  Node out = grouped_aggregation(g, kind, std::move(store), name,
-                                 [=](const std::string& store_name, const StoreOptions& options) {
-                                   return ProcessorFactory([=] {
-                                     return std::make_unique<SlidingAggregateProcessor>(
-                                         store_name, options, key_serde, windows, init, adder);
-                                   });
-                                 });
-  out.key_serde = time_windowed_serde(key_serde, windows.timeDifferenceMs());
-  out.window_grace_ms = windows.gracePeriodMs();
-  return out;
+  WindowedPlan plan;
+  plan.store = std::move(store);
+  plan.processor = [=](const Aggregator& adder) -> AggregationFactory {
+    return [=](const std::string& store_name, const StoreOptions& options) {
+      return ProcessorFactory([=] {
+        return std::make_unique<SlidingAggregateProcessor>(store_name, options, key_serde, windows,
+                                                           init, adder, emit_on_close);
+      });
+    };
+  };
+  plan.out_key_serde = time_windowed_serde(key_serde, windows.timeDifferenceMs());
+  plan.window_grace_ms = windows.gracePeriodMs();
+  return plan;
+}
+
+Node sliding_aggregate(const Grouping& g, const SlidingWindows& windows, Initializer init,
+                       Aggregator adder, StoreOptions store, const std::string& name,
+                       const char* kind, bool emit_on_close) {
+  auto plan = sliding_window_plan(windows, std::move(init), std::move(store), emit_on_close);
+  return windowed_grouped_aggregation(g, kind, name, plan, adder);
+}
+
+Node cogroup_sliding_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs,
+                               const SlidingWindows& windows, Initializer init, StoreOptions store,
+                               const std::string& name) {
+  return cogroup_windowed(
+      inputs, sliding_window_plan(windows, std::move(init), std::move(store), false), name);
 }
 
 }  // namespace oxbow::streams::detail

@@ -249,24 +249,33 @@ Node through_topic(const Node& in, const std::string& topic, const std::string& 
   graph.add_internal_topic({topic, partitions, in.source_topics});
   ProducedOptions produced{key, value, std::move(partitioner), sink_name};
   add_sink(upstream, sink_name, topic, true, {}, produced);
+  return add_internal_source(in, source_name, topic, key, value, changes);
+}
 
+}  // namespace
+
+void add_internal_sink(const Node& in, const std::string& name, const std::string& topic,
+                       ProducedOptions options) {
+  add_sink(in, name, topic, true, {}, std::move(options));
+}
+
+Node add_internal_source(const Node& like, const std::string& name, const std::string& topic,
+                         ErasedSerde key, ErasedSerde value, bool changes) {
   NodeSpec source;
-  source.name = source_name;
+  source.name = name;
   source.kind = NodeDescription::Kind::kSource;
   source.topics = {topic};
   source.internal = true;
   source.carries_changes = changes;
   source.consumed.key_serde = key;
-  source.consumed.value_serde = value;
-  Node out = in;
-  out.name = graph.add_node(std::move(source)).name;
+  source.consumed.value_serde = std::move(value);
+  Node out = like;
+  out.name = like.graph->add_node(std::move(source)).name;
   out.repartition_required = false;
-  out.key_serde = key;
+  out.key_serde = std::move(key);
   out.source_topics = {topic};
   return out;
 }
-
-}  // namespace
 
 Node through_repartition_topic(const Node& in, const std::string& base, ErasedSerde key,
                                ErasedSerde value, int32_t partitions,

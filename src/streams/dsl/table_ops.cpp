@@ -152,10 +152,33 @@ Node materializing(const Node& in, const char* prefix, const std::string& name, 
 
 }  // namespace
 
+Node ktable_source(const Node& in, const char* prefix, const std::string& name,
+                   const StoreOptions& store, bool queryable) {
+  auto old_values = std::make_shared<OldValues>();
+  old_values->materialized = queryable;
+  std::string store_name = store.name;
+  auto compute = [store_name, old_values](ProcessorContext& ctx, const Record& r, KeyValueStore* s,
+                                          const StoreOptions& options) -> std::optional<Change> {
+    if (!r.key.has_value()) {
+      ctx.record_dropped("null key in a table's topic");
+      return std::nullopt;
+    }
+    Datum old = old_values->send ? stored_value(s, options, store_name, r.key) : Datum();
+    return Change{r.value, std::move(old)};
+  };
+  ProcessorFactory factory = [store_name, store, compute, old_values] {
+    return std::make_unique<MaterializingProcessor>(store_name, store, compute, old_values);
+  };
+  Node out = add_processor(in, prefix, name, std::move(factory), {store_name});
+  out.store = store_name;
+  out.send_old_values = source_old_values(old_values);
+  out.lookup = store_lookup(store_name, store);
+  return out;
+}
+
 Node table_source(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
                   ConsumedOptions consumed, StoreOptions store) {
-  auto old_values = std::make_shared<OldValues>();
-  old_values->materialized = !store.name.empty();
+  bool queryable = !store.name.empty();
   // Kafka's order: the store's name, then the source's, then the table source's. A Consumed name
   // names the table source, and with "-source" the topic's source node.
   std::string store_name =
@@ -169,23 +192,7 @@ Node table_source(const std::shared_ptr<GraphBuilder>& graph, std::string topic,
   require_serde(store.key_serde, "key", "store " + store_name);
   require_serde(store.value_serde, "value", "store " + store_name);
   graph->add_store({store_name, store, topic});
-  auto compute = [store_name, old_values](ProcessorContext& ctx, const Record& r, KeyValueStore* s,
-                                          const StoreOptions& options) -> std::optional<Change> {
-    if (!r.key.has_value()) {
-      ctx.record_dropped("null key in a table's topic");
-      return std::nullopt;
-    }
-    Datum old = old_values->send ? stored_value(s, options, store_name, r.key) : Datum();
-    return Change{r.value, std::move(old)};
-  };
-  ProcessorFactory factory = [store_name, store, compute, old_values] {
-    return std::make_unique<MaterializingProcessor>(store_name, store, compute, old_values);
-  };
-  Node out = add_processor(source, "KTABLE-SOURCE-", table_name, std::move(factory), {store_name});
-  out.store = store_name;
-  out.send_old_values = source_old_values(old_values);
-  out.lookup = store_lookup(store_name, store);
-  return out;
+  return ktable_source(source, "KTABLE-SOURCE-", table_name, store, queryable);
 }
 
 Node table_filter(const Node& table, Predicate predicate, bool negate, const std::string& name,

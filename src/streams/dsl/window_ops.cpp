@@ -7,6 +7,7 @@
 #include <set>
 
 #include "oxbow/streams/windows.h"
+#include "streams/dsl/close_emitter.h"
 #include "streams/dsl/dsl_internal.h"
 #include "streams/dsl/table_forwarder.h"
 #include "streams/state/window_key.h"
@@ -49,7 +50,8 @@ class WindowAggregateProcessor : public AggregationProcessor {
     forwards_updates_ = !emit_on_close;
   }
   void process(const Record& r) override {
-    if (emit_on_close_) load_open_windows();
+    if (emit_on_close_)
+      closer_.load_once(*store_, context().previous_stream_time() - windows_.gracePeriodMs());
     process_windows(r);
   }
   void process_windows(const Record& r) {
@@ -73,69 +75,19 @@ class WindowAggregateProcessor : public AggregationProcessor {
       }
       std::string store_key = window_store_key(key, window.start);
       update(store_key, Datum(WindowedDatum{r.key, window}), r, step_, !emit_on_close_);
-      if (emit_on_close_) open_.insert({window.start, store_key});
+      if (emit_on_close_) closer_.opened(window.start, store_key);
     }
-    if (emit_on_close_) emit_closed(close_time, r.headers);
+    if (emit_on_close_)
+      closer_.emit_closed(ctx, *store_, store_name_, options_, close_time, r.headers);
   }
 
  private:
-  // emitStrategy(onWindowClose), KIP-825: each window once, when it closes, oldest start first
-  // (then by key bytes). The windows not yet emitted are known in memory; after a restart they
-  // are those of the store that were still open at the stream time the task resumed from.
-  // The records carry the headers of the record that closed them, as Kafka's.
-  void emit_closed(int64_t close_time, const Headers& headers) {
-    auto& ctx = context();
-    while (!open_.empty() && open_.begin()->first + windows_.size() <= close_time) {
-      std::string store_key = open_.begin()->second;
-      open_.erase(open_.begin());
-      auto stored = split_timestamp(store_->get(store_key));
-      if (!stored) continue;
-      Datum key = options_.key_serde.deserialize(store_name_, store_key);
-      Datum value = options_.value_serde.deserialize(store_name_, stored->value);
-      ctx.forward(Record{std::move(key), Datum(Change{std::move(value), Datum()}),
-                         stored->timestamp, headers});
-    }
-  }
-  void load_open_windows() {
-    if (loaded_) return;
-    loaded_ = true;
-    int64_t closed_before = context().previous_stream_time() - windows_.gracePeriodMs();
-    for (const auto& [store_key, value] : store_->all()) {
-      if (store_key.size() < kWindowKeySuffix) continue;
-      int64_t start = window_store_start(store_key);
-      if (start + windows_.size() > closed_before) open_.insert({start, store_key});
-    }
-  }
-
   ErasedSerde key_serde_;  // the key's own; options_.key_serde reads the store's window keys
   TimeWindows windows_;
   Step step_;
   bool emit_on_close_;
-  bool loaded_ = false;
-  std::set<std::pair<int64_t, std::string>> open_;  // (start, store key) not yet emitted
+  WindowCloseEmitter closer_{windows_.size()};
 };
-
-Node window_aggregate(const Grouping& g, const TimeWindows& windows, const char* kind,
-                      StoreOptions store, const std::string& name, bool emit_on_close, Step step) {
-  ErasedSerde key_serde = store.key_serde;
-  require_serde(key_serde, "key", "a windowed aggregation");
-  set_retention(store, windows.size() + windows.gracePeriodMs(), "window store",
-                "its window size plus the grace period",
-                "size=[" + std::to_string(windows.size()) + "], grace=[" +
-                    std::to_string(windows.gracePeriodMs()) + "]");
-  store.key_serde = window_store_key_serde(key_serde, windows.size());
-  Node out =
-      grouped_aggregation(g, kind, std::move(store), name,
-                          [=](const std::string& store_name, const StoreOptions& options) {
-                            return ProcessorFactory([=] {
-                              return std::make_unique<WindowAggregateProcessor>(
-                                  store_name, options, key_serde, windows, step, emit_on_close);
-                            });
-                          });
-  out.key_serde = time_windowed_serde(key_serde, windows.size());
-  out.window_grace_ms = windows.gracePeriodMs();
-  return out;
-}
 
 }  // namespace
 
@@ -156,21 +108,66 @@ ErasedSerde time_windowed_serde(const ErasedSerde& inner, int64_t window_size) {
   return windowed_key_serde(inner, window_size, 0, "TimeWindowed");
 }
 
+WindowedPlan time_window_plan(const TimeWindows& windows, Initializer init, StoreOptions store,
+                              bool emit_on_close) {
+  ErasedSerde key_serde = store.key_serde;
+  require_serde(key_serde, "key", "a windowed aggregation");
+  set_retention(store, windows.size() + windows.gracePeriodMs(), "window store",
+                "its window size plus the grace period",
+                "size=[" + std::to_string(windows.size()) + "], grace=[" +
+                    std::to_string(windows.gracePeriodMs()) + "]");
+  store.key_serde = window_store_key_serde(key_serde, windows.size());
+  WindowedPlan plan;
+  plan.store = std::move(store);
+  plan.processor = [=](const Aggregator& adder) -> AggregationFactory {
+    Step step = [init, adder](const Datum& k, const Datum& v, const Datum& old) {
+      return adder(k, v, old.has_value() ? old : init());
+    };
+    return [=](const std::string& store_name, const StoreOptions& options) {
+      return ProcessorFactory([=] {
+        return std::make_unique<WindowAggregateProcessor>(store_name, options, key_serde, windows,
+                                                          step, emit_on_close);
+      });
+    };
+  };
+  plan.out_key_serde = time_windowed_serde(key_serde, windows.size());
+  plan.window_grace_ms = windows.gracePeriodMs();
+  return plan;
+}
+
+Node windowed_grouped_aggregation(const Grouping& g, const char* kind, const std::string& name,
+                                  const WindowedPlan& plan, const Aggregator& adder) {
+  Node out = grouped_aggregation(g, kind, plan.store, name, plan.processor(adder));
+  out.key_serde = plan.out_key_serde;
+  out.window_grace_ms = plan.window_grace_ms;
+  return out;
+}
+
+Aggregator reducing(Reducer reducer) {
+  return [reducer = std::move(reducer)](const Datum&, const Datum& v, const Datum& old) {
+    return old.has_value() ? reducer(old, v) : v;
+  };
+}
+
 Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initializer init,
                         Aggregator adder, StoreOptions store, const std::string& name,
                         bool emit_on_close) {
-  return window_aggregate(in, windows, "AGGREGATE", std::move(store), name, emit_on_close,
-                          [init, adder](const Datum& k, const Datum& v, const Datum& old) {
-                            return adder(k, v, old.has_value() ? old : init());
-                          });
+  auto plan = time_window_plan(windows, std::move(init), std::move(store), emit_on_close);
+  return windowed_grouped_aggregation(in, "AGGREGATE", name, plan, adder);
 }
 
 Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer reducer,
                      StoreOptions store, const std::string& name, bool emit_on_close) {
-  return window_aggregate(in, windows, "REDUCE", std::move(store), name, emit_on_close,
-                          [reducer](const Datum&, const Datum& v, const Datum& old) {
-                            return old.has_value() ? reducer(old, v) : v;
-                          });
+  auto plan = time_window_plan(
+      windows, [] { return Datum(); }, std::move(store), emit_on_close);
+  return windowed_grouped_aggregation(in, "REDUCE", name, plan, reducing(std::move(reducer)));
+}
+
+Node cogroup_windowed_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs,
+                                const TimeWindows& windows, Initializer init, StoreOptions store,
+                                const std::string& name) {
+  return cogroup_windowed(
+      inputs, time_window_plan(windows, std::move(init), std::move(store), false), name);
 }
 
 }  // namespace oxbow::streams::detail

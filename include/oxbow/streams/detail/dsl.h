@@ -107,6 +107,18 @@ Node reduce(const Grouping& in, Reducer reducer, StoreOptions store, const std::
 Node cogroup_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs, Initializer init,
                        StoreOptions store, const std::string& name);
 
+// CogroupedKStream.windowedBy(TimeWindows | SlidingWindows | SessionWindows).aggregate: as
+// cogroup_aggregate, one aggregate per key and window (session) in one store the inputs share.
+Node cogroup_windowed_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs,
+                                const TimeWindows& windows, Initializer init, StoreOptions store,
+                                const std::string& name);
+Node cogroup_sliding_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs,
+                               const SlidingWindows& windows, Initializer init, StoreOptions store,
+                               const std::string& name);
+Node cogroup_session_aggregate(const std::vector<std::pair<Grouping, Aggregator>>& inputs,
+                               const SessionWindows& windows, Initializer init,
+                               SessionMerger merger, StoreOptions store, const std::string& name);
+
 // KGroupedStream.windowedBy(TimeWindows) then aggregate/count or reduce: one aggregate per key and
 // window, a table keyed by WindowedDatum. `store.key_serde` is the grouping's key serde.
 // emit_on_close: emitStrategy(onWindowClose) (KIP-825), each window's result once, when it closes.
@@ -116,10 +128,11 @@ Node windowed_aggregate(const Grouping& in, const TimeWindows& windows, Initiali
 Node windowed_reduce(const Grouping& in, const TimeWindows& windows, Reducer reducer,
                      StoreOptions store, const std::string& name, bool emit_on_close = false);
 // KGroupedStream.windowedBy(SlidingWindows) then aggregate/count/reduce (Kafka's time-windowed
-// key serde, windows of the time difference). kind: "AGGREGATE" or "REDUCE".
+// key serde, windows of the time difference). kind: "AGGREGATE" or "REDUCE". emit_on_close: as
+// for time windows, a window closing once its (inclusive) end is before stream time minus grace.
 Node sliding_aggregate(const Grouping& in, const SlidingWindows& windows, Initializer init,
                        Aggregator adder, StoreOptions store, const std::string& name,
-                       const char* kind);
+                       const char* kind, bool emit_on_close = false);
 
 // KGroupedStream.windowedBy(SessionWindows) then aggregate/count/reduce: one aggregate per key
 // and session, a table keyed by WindowedDatum with Kafka's session-windowed key serde. kind:
