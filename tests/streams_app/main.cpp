@@ -165,6 +165,23 @@ streams::Topology build_topology(const Options& options) {
             },
             windows)
         .to("sj-output");
+  } else if (name == "fk-join") {
+    // "fk-left" rows ("fk|payload", or no '|': no foreign key) left-joined on that foreign key
+    // with "fk-right" (KIP-213): the two topics need not be co-partitioned.
+    auto left = builder.table<std::string, std::string>("fk-left");
+    auto right = builder.table<std::string, std::string>("fk-right");
+    left.leftJoin<std::string>(
+            right,
+            [](const std::string& v) {
+              auto bar = v.find('|');
+              return bar == std::string::npos ? std::optional<std::string>()
+                                              : std::optional<std::string>(v.substr(0, bar));
+            },
+            [](const std::string& l, const std::optional<std::string>& r) {
+              return l + "+" + r.value_or("null");
+            })
+        .toStream()
+        .to("fk-output");
   } else if (name == "global-join") {
     // Orders whose value names a user, enriched from the global table of users (every
     // partition of it on every instance), or with "null".
@@ -198,7 +215,7 @@ streams::Topology build_topology(const Options& options) {
   } else {
     throw std::invalid_argument(
         "unknown topology " + name +
-        " (tables, poison, fail, windowed, join, join-direct, stream-join, global-join, "
+        " (tables, poison, fail, windowed, join, join-direct, stream-join, fk-join, global-join, "
         "punctuate, emit-final)");
   }
   return builder.build();

@@ -469,6 +469,39 @@ class KTable {
     return table_join<VR, VO>(other, std::move(joiner), detail::TableJoinKind::kOuter, named,
                               materialized);
   }
+  // Foreign-key joins (KIP-213): extractor(value) or extractor(key, value) -> KO, or
+  // std::optional<KO> with nullopt for none, picks the row of `other` a row joins; joiner(value,
+  // otherValue) -> VR. Inner: rows whose foreign key `other` has; left: every row, the other side
+  // null (std::optional in the joiner) when it has none. The tables need not be co-partitioned.
+  template <class VR, class KO, class VO, class F, class J>
+  requires detail::ForeignKeyExtractor<F, K, V> &&(!std::is_same_v<J, Named>)
+      KTable<K, VR> join(const KTable<KO, VO>& other, F extractor, J joiner,
+                         const TableJoined<K, KO>& joined = TableJoined<K, KO>(),
+                         const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
+    return fk_join<VR>(other, std::move(extractor), std::move(joiner), false, joined, materialized);
+  }
+  template <class VR, class KO, class VO, class F, class J>
+  requires detail::ForeignKeyExtractor<F, K, V> &&
+      (!std::is_same_v<J, Named>)KTable<K, VR> join(const KTable<KO, VO>& other, F extractor,
+                                                    J joiner,
+                                                    const Materialized<K, VR>& materialized) const {
+    return fk_join<VR>(other, std::move(extractor), std::move(joiner), false, TableJoined<K, KO>(),
+                       materialized);
+  }
+  template <class VR, class KO, class VO, class F, class J>
+  requires detail::ForeignKeyExtractor<F, K, V> &&(!std::is_same_v<J, Named>)KTable<K, VR> leftJoin(
+      const KTable<KO, VO>& other, F extractor, J joiner,
+      const TableJoined<K, KO>& joined = TableJoined<K, KO>(),
+      const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
+    return fk_join<VR>(other, std::move(extractor), std::move(joiner), true, joined, materialized);
+  }
+  template <class VR, class KO, class VO, class F, class J>
+  requires detail::ForeignKeyExtractor<F, K, V> &&(!std::is_same_v<J, Named>)
+      KTable<K, VR> leftJoin(const KTable<KO, VO>& other, F extractor, J joiner,
+                             const Materialized<K, VR>& materialized) const {
+    return fk_join<VR>(other, std::move(extractor), std::move(joiner), true, TableJoined<K, KO>(),
+                       materialized);
+  }
   // The name of the store holding this table, empty when it is not materialized.
   const std::string& queryableStoreName() const { return node_.store; }
   const detail::Node& node() const { return node_; }
@@ -483,6 +516,21 @@ class KTable {
     auto node = detail::table_table_join(node_, other.node(),
                                          detail::typed_joiner<K, V, VO, VR>(std::move(joiner)),
                                          kind, named.name(), std::move(options));
+    node.key_serde = node_.key_serde;
+    node.value_serde = detail::default_serde<VR>();
+    return KTable<K, VR>(std::move(node));
+  }
+  template <class VR, class KO, class VO, class F, class J>
+  KTable<K, VR> fk_join(const KTable<KO, VO>& other, F extractor, J joiner, bool left,
+                        const TableJoined<K, KO>& joined,
+                        const Materialized<K, VR>& materialized) const {
+    auto options = materialized.options();
+    if (!options.key_serde) options.key_serde = node_.key_serde;
+    if (!options.value_serde) options.value_serde = detail::default_serde<VR>();
+    auto node = detail::foreign_key_join(node_, other.node(),
+                                         detail::typed_foreign_key<K, V, KO>(std::move(extractor)),
+                                         detail::typed_joiner<K, V, VO, VR>(std::move(joiner)),
+                                         left, joined.options(), std::move(options));
     node.key_serde = node_.key_serde;
     node.value_serde = detail::default_serde<VR>();
     return KTable<K, VR>(std::move(node));

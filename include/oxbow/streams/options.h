@@ -51,6 +51,12 @@ struct GroupedOptions {
   ErasedSerde key_serde, value_serde;
   std::string name;
 };
+struct TableJoinedOptions {
+  // partitioner: how this (left) table's topic is partitioned, for the responses' topic;
+  // other_partitioner: how the other (foreign-key) table's is, for the subscriptions' topic.
+  StreamPartitioner partitioner, other_partitioner;
+  std::string name;
+};
 // kDefault: as default.dsl.store says (rocksDB unless set to in_memory).
 enum class StoreType { kDefault, kRocksDb, kInMemory };
 struct StoreOptions {
@@ -191,6 +197,39 @@ class Joined {
 
  private:
   detail::JoinedOptions options_;
+};
+
+// Name and partitioners for foreign-key table joins (Kafka's TableJoined<K, KO>): needed when a
+// side's topic is not partitioned by the default partitioner on its key.
+template <class K, class KO>
+class TableJoined {
+ public:
+  static TableJoined as(std::string name) { return TableJoined().withName(std::move(name)); }
+  static TableJoined with(StreamPartitioner partitioner, StreamPartitioner other_partitioner) {
+    TableJoined j;
+    j.options_.partitioner = std::move(partitioner);
+    j.options_.other_partitioner = std::move(other_partitioner);
+    return j;
+  }
+  TableJoined withName(std::string name) const {
+    TableJoined j(*this);
+    j.options_.name = std::move(name);
+    return j;
+  }
+  TableJoined withPartitioner(StreamPartitioner partitioner) const {
+    TableJoined j(*this);
+    j.options_.partitioner = std::move(partitioner);
+    return j;
+  }
+  TableJoined withOtherPartitioner(StreamPartitioner partitioner) const {
+    TableJoined j(*this);
+    j.options_.other_partitioner = std::move(partitioner);
+    return j;
+  }
+  const detail::TableJoinedOptions& options() const { return options_; }
+
+ private:
+  detail::TableJoinedOptions options_;
 };
 
 // Serdes and names for stream-stream joins (Kafka's StreamJoined).

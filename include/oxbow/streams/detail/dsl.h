@@ -163,6 +163,14 @@ enum class TableJoinKind { kInner, kLeft, kOuter };
 Node table_table_join(const Node& left, const Node& right, ValueJoiner joiner, TableJoinKind kind,
                       const std::string& name, StoreOptions store);
 
+// KTable.join / leftJoin(KTable, foreignKeyExtractor, joiner) (KIP-213): each row of `left` with
+// the row of `right` whose key `extractor` picks from it (an empty Datum: none), kept right through
+// updates of either side and changes of the foreign key. Subscriptions travel to the right table's
+// partitions and responses back through two internal topics; a response that no longer matches
+// the row's current value (by hash) is dropped. `store.name` empty: not queryable.
+Node foreign_key_join(const Node& left, const Node& right, KeyMapper extractor, ValueJoiner joiner,
+                      bool left_join, TableJoinedOptions joined, StoreOptions store);
+
 // StreamsBuilder.globalTable: the whole topic on every instance, kept up to date apart from the
 // tasks. The node only carries the table's lookup (and store name); it has no place in the graph.
 Node global_table(const std::shared_ptr<GraphBuilder>& graph, std::string topic,

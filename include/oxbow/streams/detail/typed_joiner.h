@@ -49,4 +49,26 @@ ValueJoiner typed_joiner(J j) {
   };
 }
 
+// Foreign-key extractors: extractor(value) or extractor(key, value) (Kafka's Function and
+// BiFunction forms) -> KO, or std::optional<KO> where a row may have none.
+template <class F, class K, class V>
+concept ForeignKeyExtractor =
+    std::is_invocable_v<const F&, const V&> || std::is_invocable_v<const F&, const K&, const V&>;
+
+template <class K, class V, class KO, class F>
+KeyMapper typed_foreign_key(F f) {
+  return [f = std::move(f)](const Datum& k, const Datum& v) -> Datum {
+    auto fk = [&] {
+      if constexpr (std::is_invocable_v<const F&, const K&, const V&>)
+        return f(as<K>(k), as<V>(v));
+      else
+        return f(as<V>(v));
+    }();
+    if constexpr (IsOptional<decltype(fk)>::value)
+      return fk ? to_datum(KO(std::move(*fk))) : Datum();
+    else
+      return to_datum(KO(std::move(fk)));
+  };
+}
+
 }  // namespace oxbow::streams::detail
