@@ -47,6 +47,12 @@ void thread_families(PrometheusWriter& w, const MetricsView& view) {
   for (const auto& t : view.threads)
     w.sample("oxbow_streams_thread_restored_records_total", {{"thread_id", t->thread_id}},
              static_cast<double>(t->restored.value()));
+  w.family("oxbow_streams_thread_fetch_restarts_total", "counter",
+           "Times a stream thread restarted its consumers' fetching, stalled by librdkafka 2.0.2 "
+           "after a full prefetch queue.");
+  for (const auto& t : view.threads)
+    w.sample("oxbow_streams_thread_fetch_restarts_total", {{"thread_id", t->thread_id}},
+             static_cast<double>(t->fetch_restarts.value()));
 }
 
 void task_families(PrometheusWriter& w, const MetricsView& view) {

@@ -387,6 +387,33 @@ def test_poison_records_log_and_continue(broker, tmp_path):
     reader.close()
 
 
+def test_a_restarted_fetcher_loses_and_repeats_nothing(broker, tmp_path):
+    """A prefetch queue of 200 records fills with every fetch (16 KiB, some 500 records), so
+    librdkafka 2.0.2's fetcher stalls over and over and the stream thread restarts it each time
+    (seeking to its position): the output is still every input record doubled, once, in order,
+    and the restarts show in /metrics."""
+    _create(broker, {"poison-input": 1, "poison-output": 1})
+    records = _poison_records(30000, bad_every=30001)  # no bad record
+    _produce(broker, "poison-input", [r for r, _ in records])
+    expected = [(r["key"].decode(), 2 * good) for r, good in records]
+    port = free_port()
+    app = App(broker, tmp_path, "poison", "restart", "fetch-restart", extra=(
+        "--config", "consumer.queued.min.messages=200",
+        "--config", "consumer.max.partition.fetch.bytes=16384",
+        "--config", f"metrics.listener=127.0.0.1:{port}")).start()
+    reader = Reader(broker, "poison-output", 1)
+    reader.wait_for(lambda msgs: len(msgs) >= len(expected), 60, "every record doubled")
+    assert _doubled(reader.messages) == expected
+
+    def restarts():
+        return sum(s.value for s in _scrape(port)
+                   if s.name == "oxbow_streams_thread_fetch_restarts_total")
+
+    wait_until(lambda: restarts() > 0, 15, message="fetch restarts in /metrics")
+    app.stop()
+    reader.close()
+
+
 def test_poison_record_log_and_fail_then_continue_loses_nothing(broker, tmp_path):
     """LogAndFailExceptionHandler: the app fails at the first bad record (PENDING_ERROR -> ERROR,
     exit 3) without committing past it; restarted with LogAndContinueExceptionHandler it processes

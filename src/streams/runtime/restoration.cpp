@@ -49,6 +49,7 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
                              // (bounded as the main consumer's, see there).
                              {{"queued.min.messages", "200000"}});
     restorer_ = make_client(RD_KAFKA_CONSUMER, conf);
+    restore_restarter_ = std::make_unique<FetchRestarter>(restorer_.get());
   }
   size_t restoring_before = restoring_.size();
   for (auto& [task, store, topic] : work) {
@@ -121,8 +122,14 @@ void StreamThread::restore_step() {
   auto slice_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
   for (int n = 0; n < 50000 && !restoring_.empty(); ++n) {
     std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
-        rd_kafka_consumer_poll(restorer_.get(), n == 0 ? 20 : 0), &rd_kafka_message_destroy);
-    if (!m) break;
+        rd_kafka_consumer_poll(restorer_.get(), n == 0 && !restore_restarter_->watching() ? 20 : 0),
+        &rd_kafka_message_destroy);
+    if (!m) {
+      if (restore_restarter_->idle([](const char*, int32_t) { return false; }))
+        metrics_->fetch_restarts.add();
+      break;
+    }
+    if (!m->err) restore_restarter_->got_record(m->key_len + m->len);
     std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
     auto it = restoring_.find(tp);
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {

@@ -80,6 +80,7 @@ void StreamThread::start() {
   rd_kafka_conf_set_rebalance_cb(cconf, &StreamThread::rebalance);
   rd_kafka_conf_set_opaque(cconf, this);
   consumer_ = make_client(RD_KAFKA_CONSUMER, cconf);
+  fetch_restarter_ = std::make_unique<FetchRestarter>(consumer_.get());
   rd_kafka_poll_set_consumer(consumer_.get());
   set_offset_reset_policies();
   // murmur2 on the key bytes, as Java's producer: Java consumers and Kafka Streams agree on
@@ -179,12 +180,19 @@ void StreamThread::loop() {
           drain(t);  // a partition it waited for may have caught up
           buffering = buffering || t.group->buffered() > 0;
         }
-    PartitionGroup::Message m(rd_kafka_consumer_poll(consumer_.get(), !restoring_.empty() ? 0
-                                                                      : buffering         ? 5
-                                                                                          : 100));
+    int timeout_ms = !restoring_.empty()            ? 0
+                     : buffering                    ? 5
+                     : fetch_restarter_->watching() ? 1
+                                                    : 100;
+    PartitionGroup::Message m(rd_kafka_consumer_poll(consumer_.get(), timeout_ms));
     bool idle = !m;
+    if (idle && restoring_.empty() && fetch_restarter_->idle([this](const char* topic, int32_t p) {
+          return paused_by_us(topic, p);
+        }))
+      metrics_->fetch_restarts.add();
     if (m) {
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        fetch_restarter_->got_record(m->key_len + m->len);
         dispatch(std::move(m));
       } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         spdlog::warn("stream thread {}: consumer: {}", config_.client_id,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "oxbow/streams/errors.h"
+#include "streams/runtime/fetch_restarter.h"
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/partition_group.h"
 #include "streams/runtime/task.h"
@@ -124,6 +125,8 @@ class StreamThread : public RecordCollector {
   void resume_drained(ActiveTask& task);
   // Whether an input partition of a task with nothing buffered has been read to its end.
   bool caught_up(ActiveTask& task, const std::string& topic);
+  // A partition this thread paused (its task's buffer is full).
+  bool paused_by_us(const char* topic, int32_t partition) const;
   static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                         rd_kafka_topic_partition_list_t* partitions, void* opaque);
   static void delivered(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
@@ -156,6 +159,7 @@ class StreamThread : public RecordCollector {
   // delivery callbacks write here until it is gone.
   std::map<std::pair<std::string, int32_t>, int64_t> delivered_offsets_;
   RdKafkaHandle consumer_, producer_, restorer_;
+  std::unique_ptr<FetchRestarter> fetch_restarter_, restore_restarter_;
   // Answers to the DeleteRecords requests that purge repartition topics; destroyed before
   // producer_, which sends them.
   struct QueueDeleter {

@@ -55,6 +55,12 @@ void StreamThread::resume_drained(ActiveTask& active) {
   }
 }
 
+bool StreamThread::paused_by_us(const char* topic, int32_t partition) const {
+  for (const auto& [id, t] : tasks_)
+    if (t.task->task_partition_id() == partition && t.full.count(topic)) return true;
+  return false;
+}
+
 bool StreamThread::caught_up(ActiveTask& active, const std::string& topic) {
   int32_t partition = active.task->task_partition_id();
   int64_t low = -1, high = -1;

@@ -29,6 +29,7 @@ struct ThreadMetrics {
   std::string thread_id;
   metrics::Counter processed, commits, restored;
   metrics::Counter production_skipped;  // writes the production-exception handler let go
+  metrics::Counter fetch_restarts;      // stalled fetchers restarted (runtime/fetch_restarter.h)
   metrics::Histogram process_latency{metrics::latency_buckets()};
   metrics::Histogram commit_latency{metrics::latency_buckets()};
 
