@@ -156,7 +156,6 @@ class Parser {
 
   Node* parse_primitive(const Json& j, Kind kind) {
     Node* n = add(kind);
-    n->written_as_object = true;
     keep_properties(n, j);
     set_logical_type(n);
     return n;

@@ -78,7 +78,6 @@ struct Node {
   std::string logical_type;           // a valid one, else empty
   int32_t precision = 0, scale = 0;   // decimal
   Properties properties = Properties::object();
-  bool written_as_object = false;  // a primitive written {"type": ...}
 };
 
 class Schema {
@@ -124,6 +123,13 @@ ParseResult parse(std::string_view json, const ParseOptions& options = {});
 // The specification's Parsing Canonical Form: full names, only the attributes that matter for
 // reading (name, type, fields, symbols, items, values, size, in that order), no whitespace.
 std::string parsing_canonical_form(const Schema& schema);
+
+// The schema as Avro's Java implementation prints it (Schema.toString()), which is what Confluent's
+// registry stores, returns and compares: no whitespace; a named type spelled out where it first
+// appears, with its name relative to the enclosing namespace, and referred to by name after that
+// (and always, for the types of `known` schemas); docs, aliases, defaults, non-ascending orders,
+// logical types and custom properties kept, in Java's key order.
+std::string canonical_string(const Schema& schema, const std::vector<const Schema*>& known = {});
 
 // The 64-bit Rabin fingerprint (CRC-64-AVRO) of `text`, as the specification defines it.
 uint64_t fingerprint64(std::string_view text);

@@ -222,5 +222,46 @@ TEST(AvroSchema, FingerprintIsTheSpecificationsRabinFingerprint) {
   EXPECT_NE(fingerprint64("\"int\""), fingerprint64("\"long\""));
 }
 
+TEST(AvroSchema, CanonicalStringIsWhatAvroJavaPrints) {
+  // Key order, namespaces relative to the enclosing one, references by name, kept attributes.
+  auto schema = parsed(R"({
+    "namespace": "com.example", "name": "User", "type": "record", "doc": "a user",
+    "aliases": ["com.example.Person", "old.People"], "connect.name": "x",
+    "fields": [
+      {"type": {"type": "long", "logicalType": "timestamp-millis"}, "name": "at", "default": 0,
+       "order": "ascending"},
+      {"name": "kind", "order": "descending", "doc": "k", "aliases": ["sort"],
+       "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"], "default": "A"}},
+      {"name": "hash", "type": {"type": "fixed", "name": "Hash", "namespace": "other", "size": 4}},
+      {"name": "plain", "type": {"type": "fixed", "name": "Plain", "namespace": "", "size": 1}},
+      {"name": "tags", "type": {"type": "array", "items": {"type": "string"}}, "default": ["a"]},
+      {"name": "next", "type": ["null", "User", "other.Hash", "Kind"], "default": null, "x-prop": 1}
+    ]})");
+  EXPECT_EQ(
+      canonical_string(schema),
+      R"({"type":"record","name":"User","namespace":"com.example","doc":"a user","fields":[)"
+      R"({"name":"at","type":{"type":"long","logicalType":"timestamp-millis"},"default":0},)"
+      R"({"name":"kind","type":{"type":"enum","name":"Kind","symbols":["A","B"],"default":"A"},)"
+      R"("doc":"k","order":"descending","aliases":["sort"]},)"
+      R"({"name":"hash","type":{"type":"fixed","name":"Hash","namespace":"other","size":4}},)"
+      R"({"name":"plain","type":{"type":"fixed","name":"Plain","namespace":"","size":1}},)"
+      R"({"name":"tags","type":{"type":"array","items":"string"},"default":["a"]},)"
+      R"({"name":"next","type":["null","User","other.Hash","Kind"],"default":null,"x-prop":1}],)"
+      R"("connect.name":"x","aliases":["Person","old.People"]})");
+  // A dotted name splits into name and namespace; an error record says so.
+  EXPECT_EQ(canonical_string(parsed(R"({"type":"error","name":"a.b.Oops","fields":[]})")),
+            R"({"type":"error","name":"Oops","namespace":"a.b","fields":[]})");
+  // Types of referenced schemas are written by name, not spelled out.
+  auto address = parsed(R"({"type":"record","name":"Address","namespace":"geo","fields":[]})");
+  auto user = parsed(R"({"type":"record","name":"U","fields":[{"name":"a","type":"geo.Address"}]})",
+                     {&address});
+  EXPECT_EQ(canonical_string(user, {&address}),
+            R"({"type":"record","name":"U","fields":[{"name":"a","type":"geo.Address"}]})");
+  // Non-ASCII characters are written as they are.
+  EXPECT_EQ(
+      canonical_string(parsed(R"({"type":"enum","name":"E","doc":"caf\u00e9","symbols":[]})")),
+      "{\"type\":\"enum\",\"name\":\"E\",\"doc\":\"caf\xc3\xa9\",\"symbols\":[]}");
+}
+
 }  // namespace
 }  // namespace oxbow::registry::avro
