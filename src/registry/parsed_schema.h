@@ -1,0 +1,41 @@
+#pragma once
+// A registered schema of any type, as the registry handles it: its type, the canonical text it
+// stores, returns and compares, and what it cannot read of another's data. One implementation per
+// schema type (Confluent's "schema providers"); AVRO today, JSON and PROTOBUF to follow.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oxbow::registry {
+
+class ParsedSchema {
+ public:
+  virtual ~ParsedSchema() = default;
+  // "AVRO", "JSON" or "PROTOBUF".
+  virtual const std::string& type() const = 0;
+  // The text Confluent's registry keeps for it: two schemas are the same when these are equal.
+  virtual const std::string& canonical() const = 0;
+  // Confluent's detail items for what this schema, reading, cannot read of data written with
+  // `writer` (of the same type); empty when it reads all of it. The labels name the two schemas
+  // in the texts: "new" for the one being registered, "old" for a registered one.
+  virtual std::vector<std::string> reader_problems(const ParsedSchema& writer,
+                                                   const std::string& reader_label,
+                                                   const std::string& writer_label) const = 0;
+};
+
+struct SchemaParse {
+  std::unique_ptr<ParsedSchema> schema;
+  std::string error;  // Confluent's "details" for a 42201 when there is no schema
+};
+
+// `type` as the request gives it (empty: AVRO). `references`: the parsed schemas it references.
+// `validate_defaults`: schema.providers.avro.validate.defaults (see avro/schema.h).
+SchemaParse parse_schema(std::string_view type, std::string_view text,
+                         const std::vector<const ParsedSchema*>& references,
+                         bool validate_defaults);
+
+// The types parse_schema knows, as GET /schemas/types lists them.
+std::vector<std::string> schema_types();
+
+}  // namespace oxbow::registry
