@@ -1,0 +1,339 @@
+#include "registry/service.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <functional>
+#include <map>
+
+namespace oxbow::registry {
+
+namespace {
+
+using store::KeyType;
+using store::RecordKey;
+using store::SchemaValue;
+
+RegistryError not_found(int code, std::string message) {
+  return {404, code, std::move(message)};
+}
+RegistryError unprocessable(int code, std::string message) {
+  return {422, code, std::move(message)};
+}
+
+RegistryError subject_not_found(const std::string& s) {
+  return not_found(40401, "Subject '" + s + "' not found.");
+}
+RegistryError version_not_found(int v) {
+  return not_found(40402, "Version " + std::to_string(v) + " not found.");
+}
+RegistryError invalid_version(const std::string& raw) {
+  return unprocessable(42202, "The specified version '" + raw +
+                                  "' is not a valid version id. Allowed values are between [1, "
+                                  "2^31-1] and the string \"latest\"");
+}
+RegistryError store_error(const char* what) {
+  return {500, 50001, std::string(what) + " operation failed while writing to the Kafka store"};
+}
+
+// Confluent's QualifiedSubject.isValidSubject.
+bool valid_subject(const std::string& s) {
+  if (s == "__GLOBAL" || s == "__EMPTY") return false;
+  return std::none_of(s.begin(), s.end(),
+                      [](unsigned char c) { return c < 0x20 || (c >= 0x7f && c < 0xa0); });
+}
+
+// How Confluent's Schema.toString() shows a request in a 42201 message.
+std::string request_text(const std::string& subject, const SchemaRequest& r) {
+  std::string refs;
+  for (const auto& ref : r.references)
+    refs += (refs.empty() ? "" : ", ") + std::string("{name='") + ref.name + "', subject='" +
+            ref.subject + "', version=" + std::to_string(ref.version) + "}";
+  std::string type = r.schema_type.empty() ? "AVRO" : r.schema_type;
+  return "{subject=" + subject + ",version=null,id=null,schemaType=" + type + ",references=[" +
+         refs + "],metadata=null,ruleSet=null,schema=" + r.schema + ",schemaTags=null}";
+}
+
+bool same_schema(const SchemaValue& v, const ParsedSchema& parsed,
+                 const std::vector<store::SchemaReference>& refs) {
+  return v.schema == parsed.canonical() && v.schema_type == parsed.type() && v.references == refs;
+}
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  return s;
+}
+
+}  // namespace
+
+std::optional<int> parse_version(const std::string& text) {
+  auto begin = text.find_first_not_of(" \t");
+  auto end = text.find_last_not_of(" \t");
+  std::string t = begin == std::string::npos ? "" : text.substr(begin, end - begin + 1);
+  if (upper(t) == "LATEST") return -1;
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || ptr != t.data() + t.size() || t.empty()) return std::nullopt;
+  if (v == -1) return -1;
+  if (v < 1 || v > INT_MAX) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+Result<std::unique_ptr<ParsedSchema>> RegistryService::parse(const std::string& subject,
+                                                             const SchemaRequest& request) const {
+  // References resolve to registered versions, parsed first (their own references with them).
+  std::vector<std::unique_ptr<ParsedSchema>> owned;
+  std::vector<const ParsedSchema*> refs;
+  std::string error;
+  std::function<bool(const std::vector<store::SchemaReference>&, int)> resolve =
+      [&](const std::vector<store::SchemaReference>& list, int depth) {
+        for (const auto& ref : list) {
+          const SchemaValue* v = ref.version == -1 ? state().latest(ref.subject)
+                                                   : state().version(ref.subject, ref.version);
+          if (!v || depth > 32) {
+            error = "Invalid reference " + ref.name + ": subject " + ref.subject + " version " +
+                    std::to_string(ref.version) + " not found";
+            return false;
+          }
+          if (!resolve(v->references, depth + 1)) return false;
+          auto parsed = parse_schema(v->schema_type, v->schema, refs, false);
+          if (!parsed.schema) {
+            error = parsed.error;
+            return false;
+          }
+          refs.push_back(parsed.schema.get());
+          owned.push_back(std::move(parsed.schema));
+        }
+        return true;
+      };
+  if (resolve(request.references, 0)) {
+    auto parsed =
+        parse_schema(request.schema_type, request.schema, refs, config_.validate_defaults);
+    if (parsed.schema) return std::move(parsed.schema);
+    error = parsed.error;
+  }
+  std::string type = request.schema_type.empty() ? "AVRO" : request.schema_type;
+  if (error.rfind("Invalid schema type", 0) == 0) return unprocessable(42201, error);
+  return unprocessable(42201, "Invalid schema " + request_text(subject, request) +
+                                  " with refs [] of type " + type + ", details: " + error);
+}
+
+CompatibilityLevel RegistryService::level_of(const std::string& subject) const {
+  for (const auto& s : {std::optional<std::string>(subject), std::optional<std::string>()})
+    if (const auto* c = state().config(s); c && c->compatibility_level)
+      if (auto level = compatibility_level(*c->compatibility_level)) return *level;
+  return config_.default_level;
+}
+
+std::optional<RegistryError> RegistryService::write(const std::vector<LogRecord>& records,
+                                                    const char* what) {
+  if (auto failure = log_.append(records)) return store_error(what);
+  return std::nullopt;
+}
+
+Result<int> RegistryService::register_schema(const std::string& subject,
+                                             const SchemaRequest& request) {
+  if (!valid_subject(subject))
+    return unprocessable(42208, "The specified subject '" + subject + "' is not a valid.");
+  for (const auto& s : {std::optional<std::string>(subject), std::optional<std::string>()})
+    if (const auto* mode = state().mode(s)) {
+      if (mode->mode == "READONLY" || mode->mode == "READONLY_OVERRIDE")
+        return unprocessable(42205, "Subject " + subject + " in context  is in read-only mode");
+      if (mode->mode != "READWRITE")
+        return unprocessable(42205,
+                             "Subject " + subject + " in context  is not in read-write mode");
+      break;
+    }
+  auto parsed = parse(subject, request);
+  if (!parsed) return *parsed.error;
+  const ParsedSchema& schema = **parsed.value;
+  auto versions = state().versions(subject);
+  for (const SchemaValue* v : versions)
+    if (!v->deleted && same_schema(*v, schema, request.references)) return v->id;
+
+  // Live versions, newest first, parsed to be checked against.
+  std::vector<std::unique_ptr<ParsedSchema>> olds;
+  std::vector<RegisteredVersion> live;
+  for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
+    if ((*it)->deleted) continue;
+    auto old = parse(subject, {(*it)->schema, (*it)->schema_type, (*it)->references});
+    if (!old) continue;
+    live.push_back({(*it)->version, old.value->get()});
+    olds.push_back(std::move(*old.value));
+  }
+  auto problems = compatibility_problems(level_of(subject), schema, live);
+  if (!problems.empty()) return RegistryError{409, 409, incompatible_message(subject, problems)};
+
+  // The same schema anywhere, soft-deleted versions included, keeps its id.
+  int id = 0;
+  for (const auto& name : state().subjects(true))
+    for (const SchemaValue* v : state().versions(name))
+      if (same_schema(*v, schema, request.references)) id = v->id;
+  if (id == 0) id = state().max_id() + 1;
+  int version = versions.empty() ? 1 : versions.back()->version + 1;
+
+  std::vector<LogRecord> records;
+  // Confluent tombstones the subject's soft-deleted versions that had this id first.
+  for (const SchemaValue* v : versions)
+    if (v->deleted && v->id == id)
+      records.push_back({RecordKey{KeyType::kSchema, subject, v->version, 1}, std::nullopt});
+  SchemaValue value;
+  value.subject = subject;
+  value.version = version;
+  value.id = id;
+  value.schema_type = schema.type();
+  value.references = request.references;
+  value.schema = schema.canonical();
+  records.push_back({RecordKey{KeyType::kSchema, subject, version, 1}, store::RecordValue(value)});
+  if (auto error = write(records, "Register schema")) return *error;
+  return id;
+}
+
+Result<SchemaValue> RegistryService::lookup(const std::string& subject,
+                                            const SchemaRequest& request, bool deleted) {
+  auto versions = state().versions(subject);
+  if (versions.empty()) return subject_not_found(subject);
+  auto parsed = parse(subject, request);
+  if (!parsed) return *parsed.error;
+  for (const SchemaValue* v : versions)
+    if ((deleted || !v->deleted) && same_schema(*v, **parsed.value, request.references)) return *v;
+  return not_found(40403, "Schema not found");
+}
+
+Result<SchemaValue> RegistryService::version(const std::string& subject, const std::string& raw,
+                                             bool deleted) {
+  auto v = parse_version(raw);
+  if (!v) return invalid_version(raw);
+  const SchemaValue* found = nullptr;
+  if (*v == -1) {
+    found = state().latest(subject);
+    if (!found && deleted) {
+      auto all = state().versions(subject);
+      if (!all.empty()) found = all.back();
+    }
+  } else {
+    found = state().version(subject, *v);
+    if (found && found->deleted && !deleted) found = nullptr;
+  }
+  if (found) return *found;
+  auto all = state().versions(subject);
+  bool any = std::any_of(all.begin(), all.end(),
+                         [&](const SchemaValue* s) { return deleted || !s->deleted; });
+  return any ? version_not_found(*v) : subject_not_found(subject);
+}
+
+Result<std::vector<int>> RegistryService::versions(const std::string& subject, bool deleted,
+                                                   bool deleted_only) {
+  std::vector<int> out;
+  for (const SchemaValue* v : state().versions(subject))
+    if (deleted_only ? v->deleted : (deleted || !v->deleted)) out.push_back(v->version);
+  if (out.empty()) return subject_not_found(subject);
+  return out;
+}
+
+std::vector<std::string> RegistryService::subjects(bool deleted, bool deleted_only) const {
+  return state().subjects(deleted, deleted_only);
+}
+
+Result<SchemaValue> RegistryService::schema_by_id(int id) const {
+  if (const SchemaValue* v = state().by_id(id)) return *v;
+  return not_found(40403, "Schema " + std::to_string(id) + " not found");
+}
+
+Result<int> RegistryService::delete_version(const std::string& subject, const std::string& raw,
+                                            bool permanent) {
+  auto v = parse_version(raw);
+  if (!v) return invalid_version(raw);
+  auto all = state().versions(subject);
+  if (all.empty()) return subject_not_found(subject);
+  const SchemaValue* found = *v == -1 ? state().latest(subject) : state().version(subject, *v);
+  if (!found) return version_not_found(*v);
+  if (!permanent && found->deleted)
+    return not_found(40406, "Subject '" + subject + "' Version " + raw +
+                                " was soft deleted.Set permanent=true to delete permanently");
+  if (permanent && !found->deleted)
+    return not_found(40407, "Subject '" + subject + "' Version " + std::to_string(found->version) +
+                                " was not deleted first before being permanently deleted");
+  RecordKey key{KeyType::kSchema, subject, found->version, 1};
+  std::vector<LogRecord> records;
+  int version = found->version;
+  if (permanent) {
+    records.push_back({key, std::nullopt});
+    if (all.size() == 1) {  // the subject's last version: its settings go with it
+      if (state().config(subject))
+        records.push_back({RecordKey{KeyType::kConfig, subject}, std::nullopt});
+      if (state().mode(subject))
+        records.push_back({RecordKey{KeyType::kMode, subject}, std::nullopt});
+    }
+  } else {
+    SchemaValue value = *found;
+    value.deleted = true;
+    records.push_back({key, store::RecordValue(value)});
+  }
+  if (auto error = write(records, "Delete Schema Version")) return *error;
+  return version;
+}
+
+Result<std::vector<int>> RegistryService::delete_subject(const std::string& subject,
+                                                         bool permanent) {
+  auto all = state().versions(subject);
+  if (all.empty()) return subject_not_found(subject);
+  std::vector<int> live, every;
+  for (const SchemaValue* v : all) {
+    every.push_back(v->version);
+    if (!v->deleted) live.push_back(v->version);
+  }
+  std::vector<LogRecord> records;
+  if (!permanent) {
+    if (live.empty())
+      return not_found(40404, "Subject '" + subject +
+                                  "' was soft deleted.Set permanent=true to delete permanently");
+    records.push_back({RecordKey{KeyType::kDeleteSubject, subject},
+                       store::RecordValue(store::DeleteSubjectValue{subject, live.back()})});
+    if (auto error = write(records, "Delete subject")) return *error;
+    return live;
+  }
+  if (!live.empty())
+    return not_found(
+        40405, "Subject '" + subject + "' was not deleted first before being permanently deleted");
+  for (int v : every) records.push_back({RecordKey{KeyType::kSchema, subject, v, 1}, std::nullopt});
+  if (state().config(subject))
+    records.push_back({RecordKey{KeyType::kConfig, subject}, std::nullopt});
+  if (state().mode(subject)) records.push_back({RecordKey{KeyType::kMode, subject}, std::nullopt});
+  if (auto error = write(records, "Delete subject")) return *error;
+  return every;
+}
+
+Result<std::string> RegistryService::compatibility(const std::optional<std::string>& subject,
+                                                   bool default_to_global) const {
+  if (subject) {
+    if (const auto* c = state().config(subject); c && c->compatibility_level)
+      return *c->compatibility_level;
+    if (!default_to_global)
+      return not_found(
+          40408, "Subject '" + *subject + "' does not have subject-level compatibility configured");
+  }
+  if (const auto* c = state().config(std::nullopt); c && c->compatibility_level)
+    return *c->compatibility_level;
+  return std::string(level_name(config_.default_level));
+}
+
+Result<std::string> RegistryService::set_compatibility(const std::optional<std::string>& subject,
+                                                       const std::string& level) {
+  auto parsed = compatibility_level(level);
+  if (!parsed)
+    return unprocessable(42203,
+                         "Invalid compatibility level. Valid values are none, backward, forward, "
+                         "full, backward_transitive, forward_transitive, and full_transitive");
+  store::ConfigValue value;
+  if (const auto* old = state().config(subject)) value = *old;  // other settings kept
+  value.subject = subject;
+  value.compatibility_level = level_name(*parsed);
+  if (auto error = write({{RecordKey{KeyType::kConfig, subject}, store::RecordValue(value)}},
+                         "Update config"))
+    return *error;
+  return *value.compatibility_level;
+}
+
+}  // namespace oxbow::registry

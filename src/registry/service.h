@@ -1,0 +1,100 @@
+#pragma once
+// The registry's operations as Confluent's registry performs them, over the `_schemas` state:
+// registering (the same schema in a subject is its existing version; the same schema anywhere
+// keeps its id; compatibility checked at the subject's level), looking up, reading versions and
+// subjects, soft and hard deletes, and compatibility settings. Every refusal carries Confluent's
+// HTTP status, error_code and message (CONFLUENT.md, section 1). The REST layer maps requests to
+// these calls; the store behind SchemaLog makes every write durable before it is answered.
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "registry/compatibility.h"
+#include "registry/store/schema_state.h"
+
+namespace oxbow::registry {
+
+struct RegistryError {
+  int http_status = 500;
+  int error_code = 500;
+  std::string message;
+};
+
+template <class T>
+struct Result {
+  std::optional<T> value;
+  std::optional<RegistryError> error;
+  Result(T v) : value(std::move(v)) {}              // NOLINT: a result is its value
+  Result(RegistryError e) : error(std::move(e)) {}  // NOLINT: or its error
+  explicit operator bool() const { return value.has_value(); }
+};
+
+using LogRecord = std::pair<store::RecordKey, std::optional<store::RecordValue>>;
+
+// Where the registry's writes go: the `_schemas` topic in the server, memory in tests. append()
+// returns once the records are applied to state(), or says why they could not be written.
+class SchemaLog {
+ public:
+  virtual ~SchemaLog() = default;
+  virtual std::optional<std::string> append(const std::vector<LogRecord>& records) = 0;
+  virtual const store::SchemaState& state() const = 0;
+};
+
+struct ServiceConfig {
+  CompatibilityLevel default_level = CompatibilityLevel::kBackward;  // schema.compatibility.level
+  bool validate_defaults = true;  // schema.providers.avro.validate.defaults (see avro/schema.h)
+};
+
+struct SchemaRequest {
+  std::string schema;
+  std::string schema_type;  // empty: AVRO
+  std::vector<store::SchemaReference> references;
+};
+
+class RegistryService {
+ public:
+  RegistryService(SchemaLog& log, ServiceConfig config) : log_(log), config_(config) {}
+
+  // POST /subjects/{s}/versions: the schema's id.
+  Result<int> register_schema(const std::string& subject, const SchemaRequest& request);
+  // POST /subjects/{s}: the version holding this schema.
+  Result<store::SchemaValue> lookup(const std::string& subject, const SchemaRequest& request,
+                                    bool deleted);
+  // GET /subjects/{s}/versions/{v}; `version` as the path gives it ("latest", "3", ...).
+  Result<store::SchemaValue> version(const std::string& subject, const std::string& version,
+                                     bool deleted);
+  Result<std::vector<int>> versions(const std::string& subject, bool deleted, bool deleted_only);
+  std::vector<std::string> subjects(bool deleted, bool deleted_only) const;
+  // GET /schemas/ids/{id}
+  Result<store::SchemaValue> schema_by_id(int id) const;
+  // DELETE /subjects/{s}/versions/{v}: the version deleted.
+  Result<int> delete_version(const std::string& subject, const std::string& version,
+                             bool permanent);
+  // DELETE /subjects/{s}: the versions deleted.
+  Result<std::vector<int>> delete_subject(const std::string& subject, bool permanent);
+  // GET /config[/{s}]: the level in force (a subject's, with `default_to_global` falling back).
+  Result<std::string> compatibility(const std::optional<std::string>& subject,
+                                    bool default_to_global) const;
+  // PUT /config[/{s}]
+  Result<std::string> set_compatibility(const std::optional<std::string>& subject,
+                                        const std::string& level);
+
+  CompatibilityLevel level_of(const std::string& subject) const;
+
+ private:
+  const store::SchemaState& state() const { return log_.state(); }
+  Result<std::unique_ptr<ParsedSchema>> parse(const std::string& subject,
+                                              const SchemaRequest& request) const;
+  std::optional<RegistryError> write(const std::vector<LogRecord>& records, const char* what);
+
+  SchemaLog& log_;
+  ServiceConfig config_;
+};
+
+// Confluent's version path segment: "latest" (any case) and -1 mean the latest, else 1..2^31-1.
+// nullopt for anything else (42202).
+std::optional<int> parse_version(const std::string& text);
+
+}  // namespace oxbow::registry

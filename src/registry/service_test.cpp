@@ -1,0 +1,171 @@
+// The registry's operations over an in-memory log, against Confluent's documented behaviour and
+// error texts (CONFLUENT.md).
+#include "registry/service.h"
+
+#include <gtest/gtest.h>
+
+namespace oxbow::registry {
+namespace {
+
+// Applies every record at once, as the Kafka store does once it has read its own write.
+class MemoryLog : public SchemaLog {
+ public:
+  std::optional<std::string> append(const std::vector<LogRecord>& records) override {
+    if (fail) return "the broker is away";
+    for (const auto& [key, value] : records) {
+      written.push_back(store::encode_key(key));
+      state_.apply(key, value);
+    }
+    return std::nullopt;
+  }
+  const store::SchemaState& state() const override { return state_; }
+  bool fail = false;
+  std::vector<std::string> written;
+
+ private:
+  store::SchemaState state_;
+};
+
+const std::string kV1 = R"({"type":"record","name":"r","fields":[{"name":"a","type":"string"}]})";
+const std::string kV2 = R"({"type":"record","name":"r","fields":[{"name":"a","type":"string"},
+                           {"name":"b","type":"int","default":0}]})";
+const std::string kBreaking =
+    R"({"type":"record","name":"r","fields":[{"name":"a","type":"int"}]})";
+
+struct RegistryServiceTest : ::testing::Test {
+  MemoryLog log;
+  RegistryService service{log, {}};
+  int reg(const std::string& subject, const std::string& schema) {
+    auto r = service.register_schema(subject, {schema, "", {}});
+    EXPECT_TRUE(r) << (r.error ? r.error->message : "");
+    return r ? *r.value : -1;
+  }
+  std::string error(const RegistryError& e) {
+    return std::to_string(e.http_status) + " " + std::to_string(e.error_code) + " " + e.message;
+  }
+};
+
+TEST_F(RegistryServiceTest, TheSameSchemaIsTheSameVersionInASubjectAndTheSameIdEverywhere) {
+  EXPECT_EQ(reg("s", kV1), 1);
+  EXPECT_EQ(reg("s", " " + kV1 + " "), 1);  // the same once parsed and printed again
+  EXPECT_EQ(*service.versions("s", false, false).value, std::vector<int>{1});
+  EXPECT_EQ(reg("other", kV1), 1);
+  EXPECT_EQ(reg("s", kV2), 2);
+  EXPECT_EQ(*service.versions("s", false, false).value, (std::vector<int>{1, 2}));
+  auto latest = service.version("s", "latest", false);
+  EXPECT_EQ(latest.value->version, 2);
+  EXPECT_EQ(latest.value->schema,
+            R"({"type":"record","name":"r","fields":[{"name":"a","type":"string"},)"
+            R"({"name":"b","type":"int","default":0}]})");
+  EXPECT_EQ(service.lookup("s", {kV1, "", {}}, false).value->version, 1);
+  EXPECT_EQ(service.schema_by_id(2).value->schema, latest.value->schema);
+  EXPECT_EQ(service.subjects(false, false), (std::vector<std::string>{"other", "s"}));
+}
+
+TEST_F(RegistryServiceTest, AnIncompatibleSchemaIsRefusedUnlessTheLevelAllowsIt) {
+  reg("s", kV1);
+  auto refused = service.register_schema("s", {kBreaking, "", {}});
+  ASSERT_TRUE(refused.error);
+  EXPECT_EQ(refused.error->http_status, 409);
+  EXPECT_EQ(refused.error->message.rfind(
+                "Schema being registered is incompatible with an earlier schema for subject \"s\", "
+                "details: [{errorType:'TYPE_MISMATCH'",
+                0),
+            0u)
+      << refused.error->message;
+  EXPECT_EQ(*service.set_compatibility("s", "none").value, "NONE");
+  EXPECT_EQ(reg("s", kBreaking), 2);
+  EXPECT_EQ(*service.compatibility("s", false).value, "NONE");
+  EXPECT_EQ(*service.compatibility(std::nullopt, false).value, "BACKWARD");
+  EXPECT_EQ(error(*service.compatibility("other", false).error),
+            "404 40408 Subject 'other' does not have subject-level compatibility configured");
+  EXPECT_EQ(*service.compatibility("other", true).value, "BACKWARD");
+  EXPECT_EQ(
+      error(*service.set_compatibility(std::nullopt, "sideways").error),
+      "422 42203 Invalid compatibility level. Valid values are none, backward, forward, full, "
+      "backward_transitive, forward_transitive, and full_transitive");
+}
+
+TEST_F(RegistryServiceTest, VersionsAndSubjectsThatDoNotExistAnswerAsConfluents) {
+  reg("s", kV1);
+  for (const char* bad : {"a", "0", "-2", "2147483648"})
+    EXPECT_EQ(error(*service.version("s", bad, false).error),
+              std::string("422 42202 The specified version '") + bad +
+                  "' is not a valid version id. Allowed values are between [1, 2^31-1] and the "
+                  "string \"latest\"");
+  EXPECT_EQ(error(*service.version("nope", "1", false).error),
+            "404 40401 Subject 'nope' not found.");
+  EXPECT_EQ(error(*service.version("s", "7", false).error), "404 40402 Version 7 not found.");
+  EXPECT_EQ(error(*service.lookup("s", {kV2, "", {}}, false).error), "404 40403 Schema not found");
+  EXPECT_EQ(error(*service.schema_by_id(9).error), "404 40403 Schema 9 not found");
+  EXPECT_EQ(error(*service.register_schema("__GLOBAL", {kV1, "", {}}).error),
+            "422 42208 The specified subject '__GLOBAL' is not a valid.");
+  auto invalid = service.register_schema("s", {R"({"type":"record","name":"r"})", "", {}});
+  EXPECT_EQ(
+      error(*invalid.error),
+      R"(422 42201 Invalid schema {subject=s,version=null,id=null,schemaType=AVRO,references=[],)"
+      R"(metadata=null,ruleSet=null,schema={"type":"record","name":"r"},schemaTags=null} with )"
+      R"(refs [] of type AVRO, details: Record has no fields: {"type":"record","name":"r"})");
+  EXPECT_EQ(error(*service.register_schema("s", {"\"int\"", "XML", {}}).error),
+            "422 42201 Invalid schema type XML");
+}
+
+TEST_F(RegistryServiceTest, SoftDeletedVersionsKeepTheirIdsAndComeBackAsNewVersions) {
+  reg("s", kV1);
+  reg("s", kV2);
+  EXPECT_EQ(*service.delete_version("s", "1", false).value, 1);
+  EXPECT_EQ(error(*service.version("s", "1", false).error), "404 40402 Version 1 not found.");
+  EXPECT_TRUE(service.version("s", "1", true));
+  EXPECT_EQ(service.schema_by_id(1).value->id, 1);  // still resolvable
+  EXPECT_EQ(error(*service.delete_version("s", "1", false).error),
+            "404 40406 Subject 's' Version 1 was soft deleted.Set permanent=true to delete "
+            "permanently");
+  EXPECT_EQ(
+      error(*service.delete_version("s", "2", true).error),
+      "404 40407 Subject 's' Version 2 was not deleted first before being permanently deleted");
+  // Registered again: the old id, a new version; the soft-deleted one is tombstoned first.
+  log.written.clear();
+  EXPECT_EQ(reg("s", kV1), 1);
+  EXPECT_EQ(*service.versions("s", true, false).value, (std::vector<int>{2, 3}));
+  EXPECT_EQ(log.written, (std::vector<std::string>{
+                             R"({"keytype":"SCHEMA","subject":"s","version":1,"magic":1})",
+                             R"({"keytype":"SCHEMA","subject":"s","version":3,"magic":1})"}));
+}
+
+TEST_F(RegistryServiceTest, SubjectsAreSoftDeletedThenHardDeletedWithTheirSettings) {
+  reg("s", kV1);
+  reg("s", kV2);
+  service.set_compatibility("s", "FULL");
+  EXPECT_EQ(error(*service.delete_subject("s", true).error),
+            "404 40405 Subject 's' was not deleted first before being permanently deleted");
+  EXPECT_EQ(*service.delete_subject("s", false).value, (std::vector<int>{1, 2}));
+  EXPECT_EQ(service.subjects(false, false), std::vector<std::string>{});
+  EXPECT_EQ(service.subjects(true, false), std::vector<std::string>{"s"});
+  EXPECT_EQ(error(*service.delete_subject("s", false).error),
+            "404 40404 Subject 's' was soft deleted.Set permanent=true to delete permanently");
+  EXPECT_EQ(*service.delete_subject("s", true).value, (std::vector<int>{1, 2}));
+  EXPECT_EQ(service.subjects(true, false), std::vector<std::string>{});
+  EXPECT_EQ(error(*service.compatibility("s", false).error),
+            "404 40408 Subject 's' does not have subject-level compatibility configured");
+  EXPECT_EQ(error(*service.delete_subject("s", true).error), "404 40401 Subject 's' not found.");
+  // Ids are never issued twice, even after a hard delete.
+  EXPECT_EQ(reg("t", kBreaking), 3);
+}
+
+TEST_F(RegistryServiceTest, AWriteTheStoreRefusesIsAStoreError) {
+  log.fail = true;
+  EXPECT_EQ(error(*service.register_schema("s", {kV1, "", {}}).error),
+            "500 50001 Register schema operation failed while writing to the Kafka store");
+}
+
+TEST(VersionIds, LatestAndPositiveIntegersOnly) {
+  EXPECT_EQ(parse_version("latest"), -1);
+  EXPECT_EQ(parse_version(" LaTeSt "), -1);
+  EXPECT_EQ(parse_version("-1"), -1);
+  EXPECT_EQ(parse_version("2147483647"), 2147483647);
+  for (const char* bad : {"", "0", "-2", "1.5", "x", "2147483648", "1a"})
+    EXPECT_FALSE(parse_version(bad)) << bad;
+}
+
+}  // namespace
+}  // namespace oxbow::registry
