@@ -39,6 +39,8 @@ asio::awaitable<void> serve(tcp::socket socket, std::shared_ptr<Handler> handler
     request.path = target.substr(0, question);
     if (question != std::string::npos) request.query = target.substr(question + 1);
     request.body = req.body();
+    request.accept = std::string(req[bhttp::field::accept]);
+    request.content_type = std::string(req[bhttp::field::content_type]);
     Response response;
     try {
       response = (*handler)(request);

@@ -17,6 +17,7 @@ struct Request {
   std::string path;   // without the query string
   std::string query;  // after '?', or empty
   std::string body;
+  std::string accept, content_type;  // the headers, empty when absent
 };
 
 struct Response {

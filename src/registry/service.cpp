@@ -190,6 +190,35 @@ Result<int> RegistryService::register_schema(const std::string& subject,
   return id;
 }
 
+Result<std::vector<std::string>> RegistryService::test_compatibility(
+    const std::string& subject, const std::optional<std::string>& version,
+    const SchemaRequest& request) {
+  std::vector<const SchemaValue*> against;
+  if (version) {
+    auto v = parse_version(*version);
+    if (!v) return invalid_version(*version);
+    const SchemaValue* found = *v == -1 ? state().latest(subject) : state().version(subject, *v);
+    if (found && found->deleted) found = nullptr;
+    if (!found && *v != -1) return version_not_found(*v);
+    if (found) against.push_back(found);
+  } else {
+    auto all = state().versions(subject);
+    for (auto it = all.rbegin(); it != all.rend(); ++it)
+      if (!(*it)->deleted) against.push_back(*it);
+  }
+  auto parsed = parse(subject, request);
+  if (!parsed) return *parsed.error;
+  std::vector<std::unique_ptr<ParsedSchema>> olds;
+  std::vector<RegisteredVersion> versions;
+  for (const SchemaValue* v : against) {
+    auto old = parse(subject, {v->schema, v->schema_type, v->references});
+    if (!old) continue;
+    versions.push_back({v->version, old.value->get()});
+    olds.push_back(std::move(*old.value));
+  }
+  return compatibility_problems(level_of(subject), **parsed.value, versions);
+}
+
 Result<SchemaValue> RegistryService::lookup(const std::string& subject,
                                             const SchemaRequest& request, bool deleted) {
   auto versions = state().versions(subject);

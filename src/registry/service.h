@@ -81,6 +81,12 @@ class RegistryService {
   Result<std::string> set_compatibility(const std::optional<std::string>& subject,
                                         const std::string& level);
 
+  // POST /compatibility/subjects/{s}/versions[/{v}]: the problems against that version (`version`
+  // set) or against the live versions the subject's level checks; empty when compatible.
+  Result<std::vector<std::string>> test_compatibility(const std::string& subject,
+                                                      const std::optional<std::string>& version,
+                                                      const SchemaRequest& request);
+
   CompatibilityLevel level_of(const std::string& subject) const;
 
  private:

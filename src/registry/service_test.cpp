@@ -2,29 +2,12 @@
 // error texts (CONFLUENT.md).
 #include "registry/service.h"
 
+#include "registry/memory_log.h"
+
 #include <gtest/gtest.h>
 
 namespace oxbow::registry {
 namespace {
-
-// Applies every record at once, as the Kafka store does once it has read its own write.
-class MemoryLog : public SchemaLog {
- public:
-  std::optional<std::string> append(const std::vector<LogRecord>& records) override {
-    if (fail) return "the broker is away";
-    for (const auto& [key, value] : records) {
-      written.push_back(store::encode_key(key));
-      state_.apply(key, value);
-    }
-    return std::nullopt;
-  }
-  const store::SchemaState& state() const override { return state_; }
-  bool fail = false;
-  std::vector<std::string> written;
-
- private:
-  store::SchemaState state_;
-};
 
 const std::string kV1 = R"({"type":"record","name":"r","fields":[{"name":"a","type":"string"}]})";
 const std::string kV2 = R"({"type":"record","name":"r","fields":[{"name":"a","type":"string"},
@@ -124,12 +107,12 @@ TEST_F(RegistryServiceTest, SoftDeletedVersionsKeepTheirIdsAndComeBackAsNewVersi
       error(*service.delete_version("s", "2", true).error),
       "404 40407 Subject 's' Version 2 was not deleted first before being permanently deleted");
   // Registered again: the old id, a new version; the soft-deleted one is tombstoned first.
-  log.written.clear();
+  log.written_keys.clear();
   EXPECT_EQ(reg("s", kV1), 1);
   EXPECT_EQ(*service.versions("s", true, false).value, (std::vector<int>{2, 3}));
-  EXPECT_EQ(log.written, (std::vector<std::string>{
-                             R"({"keytype":"SCHEMA","subject":"s","version":1,"magic":1})",
-                             R"({"keytype":"SCHEMA","subject":"s","version":3,"magic":1})"}));
+  EXPECT_EQ(log.written_keys, (std::vector<std::string>{
+                                  R"({"keytype":"SCHEMA","subject":"s","version":1,"magic":1})",
+                                  R"({"keytype":"SCHEMA","subject":"s","version":3,"magic":1})"}));
 }
 
 TEST_F(RegistryServiceTest, SubjectsAreSoftDeletedThenHardDeletedWithTheirSettings) {
@@ -153,7 +136,7 @@ TEST_F(RegistryServiceTest, SubjectsAreSoftDeletedThenHardDeletedWithTheirSettin
 }
 
 TEST_F(RegistryServiceTest, AWriteTheStoreRefusesIsAStoreError) {
-  log.fail = true;
+  log.fail_writes = true;
   EXPECT_EQ(error(*service.register_schema("s", {kV1, "", {}}).error),
             "500 50001 Register schema operation failed while writing to the Kafka store");
 }

@@ -1,0 +1,129 @@
+// The REST API without a socket: requests in, Confluent's bodies, statuses and types out.
+#include "registry/rest/api.h"
+
+#include <gtest/gtest.h>
+
+#include "registry/memory_log.h"
+
+namespace oxbow::registry::rest {
+namespace {
+
+struct RestApiTest : ::testing::Test {
+  MemoryLog log;
+  RegistryService service{log, {}};
+  Api api{service};
+
+  http::Response call(const std::string& method, const std::string& target,
+                      const std::string& body = "", const std::string& accept = "") {
+    http::Request r;
+    r.method = method;
+    auto q = target.find('?');
+    r.path = target.substr(0, q);
+    if (q != std::string::npos) r.query = target.substr(q + 1);
+    r.body = body;
+    r.accept = accept;
+    return api.handle(r);
+  }
+  std::string answer(const http::Response& r) { return std::to_string(r.status) + " " + r.body; }
+};
+
+const char* kSchema =
+    R"({"schema":"{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\",\"type\":\"string\"}]}"})";
+const char* kStored =
+    R"({\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\",\"type\":\"string\"}]})";
+
+TEST_F(RestApiTest, RegisterReadAndLookUpAsConfluentAnswers) {
+  EXPECT_EQ(answer(call("POST", "/subjects/orders-value/versions", kSchema)), R"(200 {"id":1})");
+  EXPECT_EQ(answer(call("GET", "/subjects")), R"(200 ["orders-value"])");
+  EXPECT_EQ(answer(call("GET", "/subjects/orders-value/versions")), "200 [1]");
+  EXPECT_EQ(answer(call("GET", "/subjects/orders-value/versions/latest")),
+            std::string(R"(200 {"subject":"orders-value","version":1,"id":1,"schema":")") +
+                kStored + "\"}");
+  EXPECT_EQ(answer(call("GET", "/subjects/orders-value/versions/1/schema")),
+            R"(200 {"type":"record","name":"r","fields":[{"name":"a","type":"string"}]})");
+  EXPECT_EQ(answer(call("POST", "/subjects/orders-value", kSchema)),
+            std::string(R"(200 {"subject":"orders-value","version":1,"id":1,"schema":")") +
+                kStored + "\"}");
+  EXPECT_EQ(answer(call("GET", "/schemas/ids/1")),
+            std::string(R"(200 {"schema":")") + kStored + "\"}");
+  EXPECT_EQ(answer(call("GET", "/schemas/types")), R"(200 ["AVRO"])");
+  EXPECT_EQ(answer(call("GET", "/")), "200 {}");
+  EXPECT_EQ(call("GET", "/subjects").content_type, "application/vnd.schemaregistry.v1+json");
+  EXPECT_EQ(call("GET", "/subjects", "", "application/json").content_type, "application/json");
+}
+
+TEST_F(RestApiTest, EscapedSubjectsAndQueryParametersAreDecoded) {
+  EXPECT_EQ(answer(call("POST", "/subjects/a%2Fb/versions", kSchema)), R"(200 {"id":1})");
+  EXPECT_EQ(answer(call("GET", "/subjects?subjectPrefix=a%2F")), R"(200 ["a/b"])");
+  EXPECT_EQ(answer(call("GET", "/subjects?subjectPrefix=x")), "200 []");
+  EXPECT_EQ(answer(call("DELETE", "/subjects/a%2Fb")), "200 [1]");
+  EXPECT_EQ(answer(call("GET", "/subjects")), "200 []");
+  EXPECT_EQ(answer(call("GET", "/subjects?deleted=true")), R"(200 ["a/b"])");
+  EXPECT_EQ(answer(call("DELETE", "/subjects/a%2Fb?permanent=true")), "200 [1]");
+}
+
+TEST_F(RestApiTest, ErrorsAreConfluentsJson) {
+  EXPECT_EQ(answer(call("GET", "/subjects/nope/versions")),
+            R"(404 {"error_code":40401,"message":"Subject 'nope' not found."})");
+  EXPECT_EQ(
+      answer(call("GET", "/subjects/nope/versions/a")),
+      R"(422 {"error_code":42202,"message":"The specified version 'a' is not a valid version id. )"
+      R"(Allowed values are between [1, 2^31-1] and the string \"latest\""})");
+  EXPECT_EQ(answer(call("GET", "/schemas/ids/7")),
+            R"(404 {"error_code":40403,"message":"Schema 7 not found"})");
+  EXPECT_EQ(answer(call("GET", "/schemas/ids/x")),
+            R"(404 {"error_code":404,"message":"HTTP 404 Not Found"})");
+  EXPECT_EQ(answer(call("GET", "/nowhere")),
+            R"(404 {"error_code":404,"message":"HTTP 404 Not Found"})");
+  EXPECT_EQ(answer(call("PUT", "/subjects")),
+            R"(405 {"error_code":405,"message":"HTTP 405 Method Not Allowed"})");
+  EXPECT_EQ(call("POST", "/subjects/s/versions", "{not json").status, 400);
+  EXPECT_EQ(call("POST", "/subjects/s/versions", "[1]").status, 400);
+  EXPECT_EQ(answer(call("POST", "/subjects/s/versions", "")),
+            R"(422 {"error_code":422,"message":"request body may not be null"})");
+  EXPECT_EQ(answer(call("POST", "/subjects/s/versions", R"({"schema":""})")),
+            R"(422 {"error_code":42201,"message":"Empty schema"})");
+  EXPECT_EQ(call("POST", "/subjects/s/versions", R"({"schema":"{\"type\":\"nope\"}"})").status,
+            422);
+}
+
+TEST_F(RestApiTest, ConfigAndCompatibilityChecks) {
+  EXPECT_EQ(answer(call("GET", "/config")), R"(200 {"compatibilityLevel":"BACKWARD"})");
+  EXPECT_EQ(answer(call("PUT", "/config/s", R"({"compatibility":"full"})")),
+            R"(200 {"compatibility":"FULL"})");
+  EXPECT_EQ(answer(call("GET", "/config/s")), R"(200 {"compatibilityLevel":"FULL"})");
+  EXPECT_EQ(
+      answer(call("GET", "/config/t")),
+      R"(404 {"error_code":40408,"message":"Subject 't' does not have subject-level compatibility configured"})");
+  EXPECT_EQ(answer(call("GET", "/config/t?defaultToGlobal=true")),
+            R"(200 {"compatibilityLevel":"BACKWARD"})");
+  EXPECT_EQ(call("PUT", "/config", R"({"compatibility":"SIDEWAYS"})").status, 422);
+
+  call("POST", "/subjects/s/versions", kSchema);
+  std::string breaking =
+      R"({"schema":"{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\",\"type\":\"int\"}]}"})";
+  EXPECT_EQ(answer(call("POST", "/compatibility/subjects/s/versions/latest", kSchema)),
+            R"(200 {"is_compatible":true})");
+  EXPECT_EQ(answer(call("POST", "/compatibility/subjects/s/versions/latest?verbose=true", kSchema)),
+            R"(200 {"is_compatible":true,"messages":[]})");
+  auto verbose = call("POST", "/compatibility/subjects/s/versions?verbose=true", breaking);
+  EXPECT_EQ(verbose.status, 200);
+  EXPECT_EQ(
+      verbose.body.rfind(R"({"is_compatible":false,"messages":["{errorType:'TYPE_MISMATCH')", 0),
+      0u)
+      << verbose.body;
+  EXPECT_EQ(answer(call("POST", "/compatibility/subjects/s/versions/9", kSchema)),
+            R"(404 {"error_code":40402,"message":"Version 9 not found."})");
+  EXPECT_EQ(answer(call("POST", "/compatibility/subjects/none/versions/latest", kSchema)),
+            R"(200 {"is_compatible":true})");
+  EXPECT_EQ(call("POST", "/subjects/s/versions", breaking).status, 409);
+}
+
+TEST(PercentDecoding, EscapesAreDecodedAndStrayPercentsKept) {
+  EXPECT_EQ(percent_decode("a%2Fb%3Ac"), "a/b:c");
+  EXPECT_EQ(percent_decode("100%"), "100%");
+  EXPECT_EQ(percent_decode("%zz%4"), "%zz%4");
+}
+
+}  // namespace
+}  // namespace oxbow::registry::rest
