@@ -2,12 +2,10 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include "broker/broker.h"
 #include "broker/config/config.h"
 #include "cli/commands.h"
+#include "cli/server_properties.h"
 #include "common/properties.h"
 
 namespace oxbow::cli {
@@ -22,31 +20,14 @@ struct BrokerOptions {
 int run_broker(const BrokerOptions& options) {
   // Logs go to stderr, leaving stdout to tools that wrap the broker.
   spdlog::set_default_logger(spdlog::stderr_color_mt("oxbow"));
-  Properties props;
-  if (!options.config_file.empty()) {
-    std::ifstream in(options.config_file);
-    if (!in) {
-      spdlog::error("cannot read {}", options.config_file);
-      return 1;
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    if (auto error = parse_properties(text.str(), props)) {
-      spdlog::error("{}: {}", options.config_file, *error);
-      return 1;
-    }
-  }
-  for (const auto& item : options.overrides) {
-    auto kv = split_assignment(item);
-    if (!kv) {
-      spdlog::error("--override expects key=value, got '{}'", item);
-      return 1;
-    }
-    props[kv->first] = kv->second;
-  }
   std::string error;
+  auto props = server_properties(options.config_file, options.overrides, error);
+  if (!props) {
+    spdlog::error("{}", error);
+    return 1;
+  }
   std::vector<std::string> warnings;
-  auto config = broker::make_broker_config(props, error, warnings);
+  auto config = broker::make_broker_config(*props, error, warnings);
   for (const auto& w : warnings) spdlog::warn("{}", w);
   if (!config) {
     spdlog::error("invalid configuration: {}", error);

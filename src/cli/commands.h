@@ -19,5 +19,6 @@ void add_user_command(CLI::App& app);
 void add_acl_command(CLI::App& app);
 void add_quota_command(CLI::App& app);
 void add_streams_command(CLI::App& app);
+void add_registry_command(CLI::App& app);
 
 }  // namespace oxbow::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   oxbow::cli::add_quota_command(app);
   oxbow::cli::add_acl_command(app);
   oxbow::cli::add_streams_command(app);
+  oxbow::cli::add_registry_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

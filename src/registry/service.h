@@ -40,6 +40,9 @@ class SchemaLog {
   virtual ~SchemaLog() = default;
   virtual std::optional<std::string> append(const std::vector<LogRecord>& records) = 0;
   virtual const store::SchemaState& state() const = 0;
+  // Applies what has been read of the log since; called before each request is answered, on the
+  // thread that answers it.
+  virtual void sync() {}
 };
 
 struct ServiceConfig {

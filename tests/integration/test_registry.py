@@ -1,0 +1,171 @@
+"""`oxbow registry` against the real broker, driven by Confluent's own Python client
+(python3-confluent-kafka's SchemaRegistryClient) and by plain HTTP for the literal error texts.
+
+The registry keeps its state in the broker's `_schemas` topic: a restart, or a kill -9 while
+clients register, loses nothing it acknowledged.
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+from harness import OXBOW_BIN, free_port, track, wait_until
+
+
+class Registry:
+    def __init__(self, broker, tmp_path, port=None):
+        self.broker = broker
+        self.port = port or free_port()
+        self.log_path = tmp_path / f"registry-{self.port}.log"
+        self.proc = None
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        log = open(self.log_path, "ab")
+        self.proc = track(subprocess.Popen(
+            [OXBOW_BIN, "registry",
+             "--override", f"listeners=http://127.0.0.1:{self.port}",
+             "--override", f"kafkastore.bootstrap.servers=PLAINTEXT://{self.broker.bootstrap}"],
+            stdout=log, stderr=subprocess.STDOUT))
+        wait_until(lambda: http("GET", self.url + "/")[0] == 200, 30, message="the registry answering")
+        return self
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(timeout=20) == 0, self.tail()
+
+    def tail(self):
+        return self.log_path.read_text(errors="replace")[-3000:]
+
+
+def http(method, url, body=None, content_type="application/vnd.schemaregistry.v1+json"):
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return 0, ""
+
+
+RECORD = {"type": "record", "name": "Order", "namespace": "shop",
+          "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}]}
+
+
+def record_with(extra_fields):
+    return {**RECORD, "fields": RECORD["fields"] + extra_fields}
+
+
+@pytest.fixture
+def registry(broker, tmp_path):
+    r = Registry(broker, tmp_path).start()
+    yield r
+    if r.proc.poll() is None:
+        r.stop()
+
+
+def test_confluents_client_registers_reads_and_checks(registry):
+    client = SchemaRegistryClient({"url": registry.url})
+    v1 = Schema(json.dumps(RECORD), "AVRO")
+    assert client.register_schema("orders-value", v1) == 1
+    assert client.register_schema("orders-value", v1) == 1  # the same version again
+    assert client.register_schema("other-value", v1) == 1   # the same id elsewhere
+    fetched = client.get_schema(1)
+    assert json.loads(fetched.schema_str) == RECORD
+    latest = client.get_latest_version("orders-value")
+    assert (latest.schema_id, latest.version, latest.subject) == (1, 1, "orders-value")
+    assert client.lookup_schema("orders-value", v1).version == 1
+
+    # A field with a default is a compatible change; one without is refused with 409.
+    v2 = Schema(json.dumps(record_with([{"name": "qty", "type": "int", "default": 1}])), "AVRO")
+    bad = Schema(json.dumps(record_with([{"name": "qty", "type": "int"}])), "AVRO")
+    assert client.test_compatibility("orders-value", v2) is True
+    assert client.test_compatibility("orders-value", bad) is False
+    with pytest.raises(SchemaRegistryError) as refused:
+        client.register_schema("orders-value", bad)
+    assert refused.value.http_status_code == 409
+    assert refused.value.error_code == 409
+    assert client.register_schema("orders-value", v2) == 2
+    assert client.get_versions("orders-value") == [1, 2]
+    assert sorted(client.get_subjects()) == ["orders-value", "other-value"]
+
+    assert client.set_compatibility("orders-value", "NONE")["compatibility"] == "NONE"
+    assert client.get_compatibility("orders-value") == "NONE"
+    assert client.register_schema("orders-value", bad) == 3
+
+    # The client deletes softly, then (permanent) for good.
+    assert client.delete_subject("other-value", permanent=True) == [1]
+    assert client.get_subjects() == ["orders-value"]
+    assert http("GET", registry.url + "/subjects?deleted=true")[1] == '["orders-value"]'
+    assert client.get_schema(1).schema_str  # its id still serves orders-value's version 1
+
+
+def test_errors_are_confluents_literal_json(registry):
+    url = registry.url
+    assert http("GET", url + "/subjects/nope/versions") == (
+        404, '{"error_code":40401,"message":"Subject \'nope\' not found."}')
+    assert http("GET", url + "/subjects/nope/versions/0") == (
+        422, '{"error_code":42202,"message":"The specified version \'0\' is not a valid version id. '
+             'Allowed values are between [1, 2^31-1] and the string \\"latest\\""}')
+    assert http("GET", url + "/schemas/ids/42") == (404, '{"error_code":40403,"message":"Schema 42 not found"}')
+    status, body = http("POST", url + "/subjects/s/versions", {"schema": '{"type":"record","name":"r"}'})
+    assert status == 422 and json.loads(body)["error_code"] == 42201, body
+    assert http("POST", url + "/subjects/s/versions", b"{not json")[0] == 400
+    assert http("DELETE", url + "/config")[0] == 405
+    # Subjects with a slash travel escaped.
+    assert http("POST", url + "/subjects/team%2Forders/versions", {"schema": '"string"'}) == (200, '{"id":1}')
+    assert http("GET", url + "/subjects") == (200, '["team/orders"]')
+
+
+def test_state_lives_in_the_topic_across_restarts_and_kill_9(broker, tmp_path):
+    registry = Registry(broker, tmp_path).start()
+    client = SchemaRegistryClient({"url": registry.url})
+    acknowledged = {}
+    stop = threading.Event()
+
+    def register():
+        i = 0
+        while not stop.is_set():
+            schema = {"type": "record", "name": f"R{i}", "fields": [{"name": "f", "type": "int"}]}
+            try:
+                acknowledged[i] = (client.register_schema(f"subject-{i}", Schema(json.dumps(schema), "AVRO")),
+                                   schema)
+            except Exception:  # noqa: BLE001 - the registry was killed under it
+                return
+            i += 1
+
+    writer = threading.Thread(target=register, daemon=True)
+    writer.start()
+    wait_until(lambda: len(acknowledged) >= 20 + random.randint(0, 20), 30, message="registrations")
+    registry.kill()
+    stop.set()
+    writer.join(10)
+    assert len(acknowledged) >= 20
+
+    registry = Registry(broker, tmp_path, port=registry.port).start()
+    client = SchemaRegistryClient({"url": registry.url})
+    for i, (schema_id, schema) in acknowledged.items():
+        assert json.loads(client.get_schema(schema_id).schema_str) == schema
+        assert client.get_latest_version(f"subject-{i}").schema_id == schema_id
+    # Ids go on from the largest the topic holds, never reissued.
+    new_id = client.register_schema("after", Schema('"string"', "AVRO"))
+    assert new_id > max(schema_id for schema_id, _ in acknowledged.values())
+    registry.stop()
