@@ -20,8 +20,8 @@ build: configure
 
 run: build
 	@mkdir -p data
-	@echo "Starting Oxbow on localhost:9092 (data in ./data). Connect with: kcat -b localhost:9092 -L"
-	$(BUILD)/oxbow broker --config config/server.properties
+	@echo "Starting Oxbow: Kafka on localhost:9092 (data in ./data), the schema registry on http://localhost:8081"
+	$(BUILD)/oxbow platform --config config/server.properties
 
 unit-test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j 2

@@ -169,3 +169,42 @@ def test_state_lives_in_the_topic_across_restarts_and_kill_9(broker, tmp_path):
     new_id = client.register_schema("after", Schema('"string"', "AVRO"))
     assert new_id > max(schema_id for schema_id, _ in acknowledged.values())
     registry.stop()
+
+
+def test_platform_runs_the_broker_and_the_registry_in_one_process(tmp_path):
+    """`oxbow platform`: Kafka clients and the registry's clients served by one process, whose
+    registry finds the broker by itself; SIGTERM stops both cleanly."""
+    from confluent_kafka import Consumer, Producer
+
+    kafka_port, registry_port = free_port(), free_port()
+    log = open(tmp_path / "platform.log", "ab")
+    proc = track(subprocess.Popen(
+        [OXBOW_BIN, "platform",
+         "--override", f"listeners=PLAINTEXT://127.0.0.1:{kafka_port}",
+         "--override", f"advertised.listeners=PLAINTEXT://127.0.0.1:{kafka_port}",
+         "--override", f"log.dirs={tmp_path / 'data'}",
+         "--override", "admin.listener=",
+         "--registry-override", f"listeners=http://127.0.0.1:{registry_port}"],
+        stdout=log, stderr=subprocess.STDOUT))
+    url = f"http://127.0.0.1:{registry_port}"
+    wait_until(lambda: http("GET", url + "/")[0] == 200, 60, message="the platform's registry")
+    client = SchemaRegistryClient({"url": url})
+    assert client.register_schema("greetings-value", Schema('"string"', "AVRO")) == 1
+
+    bootstrap = f"127.0.0.1:{kafka_port}"
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce("greetings", b"hello")
+    assert producer.flush(30) == 0
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "g",
+                         "auto.offset.reset": "earliest"})
+    consumer.subscribe(["greetings"])
+    def greeting():
+        m = consumer.poll(0.5)
+        return m if m is not None and not m.error() else None
+
+    got = wait_until(greeting, 30, message="the greeting back")
+    assert got.value() == b"hello"
+    consumer.close()
+
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0, (tmp_path / "platform.log").read_text()[-3000:]
