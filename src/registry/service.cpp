@@ -365,4 +365,110 @@ Result<std::string> RegistryService::set_compatibility(const std::optional<std::
   return *value.compatibility_level;
 }
 
+Result<std::string> RegistryService::delete_compatibility(
+    const std::optional<std::string>& subject) {
+  const auto* old = state().config(subject);
+  if (!old || !old->compatibility_level) {
+    if (subject) return subject_not_found(*subject);
+    return std::string(level_name(config_.default_level));
+  }
+  std::string level = *old->compatibility_level;
+  if (auto error = write({{RecordKey{KeyType::kConfig, subject}, std::nullopt}}, "Delete config"))
+    return *error;
+  return level;
+}
+
+namespace {
+
+std::optional<std::string> mode_name(const std::string& text) {
+  std::string m = upper(text);
+  for (const char* known : {"READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT"})
+    if (m == known) return m;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::string> RegistryService::mode(const std::optional<std::string>& subject,
+                                          bool default_to_global) const {
+  if (subject) {
+    if (const auto* m = state().mode(subject)) return m->mode;
+    if (!default_to_global)
+      return not_found(40409,
+                       "Subject '" + *subject + "' does not have subject-level mode configured");
+  }
+  if (const auto* m = state().mode(std::nullopt)) return m->mode;
+  return std::string("READWRITE");
+}
+
+Result<std::string> RegistryService::set_mode(const std::optional<std::string>& subject,
+                                              const std::string& text, bool force) {
+  auto m = mode_name(text);
+  if (!m)
+    return unprocessable(42204, "Invalid mode. Valid values are READWRITE, READONLY, and IMPORT.");
+  if (*m == "IMPORT" && !force) {
+    auto current = mode(subject, true);
+    bool has_schemas =
+        subject ? state().latest(*subject) != nullptr : !state().subjects(false).empty();
+    if (current.value && *current.value != "IMPORT" && has_schemas)
+      return unprocessable(42205, "Cannot import since found existing subjects");
+  }
+  if (auto error = write(
+          {{RecordKey{KeyType::kMode, subject}, store::RecordValue(store::ModeValue{subject, *m})}},
+          "Update mode"))
+    return *error;
+  return *m;
+}
+
+Result<std::string> RegistryService::delete_mode(const std::optional<std::string>& subject) {
+  const auto* old = state().mode(subject);
+  if (!old) {
+    if (subject) return subject_not_found(*subject);
+    return std::string("READWRITE");
+  }
+  std::string m = old->mode;
+  if (auto error = write({{RecordKey{KeyType::kMode, subject}, std::nullopt}}, "Delete mode"))
+    return *error;
+  return m;
+}
+
+Result<std::vector<std::pair<std::string, int>>> RegistryService::holders(int id,
+                                                                          bool deleted) const {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto& [subject, version] : state().holders(id))
+    if (deleted || !state().version(subject, version)->deleted) out.emplace_back(subject, version);
+  if (out.empty()) return not_found(40403, "Schema not found");
+  return out;
+}
+
+Result<std::vector<int>> RegistryService::referenced_by(const std::string& subject,
+                                                        const std::string& raw) {
+  auto target = version(subject, raw, true);
+  if (!target) return *target.error;
+  std::vector<int> ids;
+  for (const auto& name : state().subjects(true))
+    for (const SchemaValue* v : state().versions(name))
+      for (const auto& ref : v->references)
+        if (ref.subject == subject && ref.version == target.value->version &&
+            std::find(ids.begin(), ids.end(), v->id) == ids.end())
+          ids.push_back(v->id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::vector<SchemaValue> RegistryService::schemas(const std::string& prefix, bool deleted,
+                                                  bool latest_only) const {
+  std::vector<SchemaValue> out;
+  for (const auto& name : state().subjects(deleted)) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    if (latest_only) {
+      if (const SchemaValue* v = state().latest(name)) out.push_back(*v);
+      continue;
+    }
+    for (const SchemaValue* v : state().versions(name))
+      if (deleted || !v->deleted) out.push_back(*v);
+  }
+  return out;
+}
+
 }  // namespace oxbow::registry

@@ -83,6 +83,23 @@ class RegistryService {
   // PUT /config[/{s}]
   Result<std::string> set_compatibility(const std::optional<std::string>& subject,
                                         const std::string& level);
+  // DELETE /config[/{s}]: the level that was set (the default, globally, when none was).
+  Result<std::string> delete_compatibility(const std::optional<std::string>& subject);
+
+  // GET /mode[/{s}], PUT, DELETE (READWRITE, READONLY, READONLY_OVERRIDE, IMPORT).
+  Result<std::string> mode(const std::optional<std::string>& subject, bool default_to_global) const;
+  Result<std::string> set_mode(const std::optional<std::string>& subject, const std::string& mode,
+                               bool force);
+  Result<std::string> delete_mode(const std::optional<std::string>& subject);
+
+  // GET /schemas/ids/{id}/subjects and /versions: who holds the id.
+  Result<std::vector<std::pair<std::string, int>>> holders(int id, bool deleted) const;
+  // GET /subjects/{s}/versions/{v}/referencedby: ids of the schemas referencing that version.
+  Result<std::vector<int>> referenced_by(const std::string& subject, const std::string& version);
+  // GET /schemas: versions by subject then version (the latest live one of each with
+  // `latest_only`), subjects starting with `prefix`.
+  std::vector<store::SchemaValue> schemas(const std::string& prefix, bool deleted,
+                                          bool latest_only) const;
 
   // POST /compatibility/subjects/{s}/versions[/{v}]: the problems against that version (`version`
   // set) or against the live versions the subject's level checks; empty when compatible.

@@ -129,7 +129,7 @@ def test_errors_are_confluents_literal_json(registry):
     status, body = http("POST", url + "/subjects/s/versions", {"schema": '{"type":"record","name":"r"}'})
     assert status == 422 and json.loads(body)["error_code"] == 42201, body
     assert http("POST", url + "/subjects/s/versions", b"{not json")[0] == 400
-    assert http("DELETE", url + "/config")[0] == 405
+    assert http("POST", url + "/config", {})[0] == 405
     # Subjects with a slash travel escaped.
     assert http("POST", url + "/subjects/team%2Forders/versions", {"schema": '"string"'}) == (200, '{"id":1}')
     assert http("GET", url + "/subjects") == (200, '["team/orders"]')

@@ -78,6 +78,7 @@ class Exchange {
     if (s[0] == "subjects") return subjects(s, m);
     if (s[0] == "schemas") return schemas(s, m);
     if (s[0] == "config") return config(s, m);
+    if (s[0] == "mode") return mode(s, m);
     if (s[0] == "compatibility" && s.size() >= 4 && s.size() <= 5 && s[1] == "subjects" &&
         s[3] == "versions")
       return m == "POST" ? compatibility(s) : not_allowed();
@@ -117,6 +118,10 @@ class Exchange {
       return body(Json{{"id", *id.value}});
     }
     const std::string& version = s[3];
+    if (s.size() == 5 && s[4] == "referencedby") {
+      if (m != "GET") return not_allowed();
+      return list(service_.referenced_by(subject, version));
+    }
     if (s.size() == 5) {
       if (s[4] != "schema") return not_found();
       if (m != "GET") return not_allowed();
@@ -138,11 +143,28 @@ class Exchange {
       if (m != "GET") return not_allowed();
       return body(Json(schema_types()));
     }
+    if (s.size() == 1) {
+      if (m != "GET") return not_allowed();
+      return schema_list();
+    }
     if (s.size() < 3 || s.size() > 4 || s[1] != "ids") return not_found();
     int id = 0;
     auto [ptr, ec] = std::from_chars(s[2].data(), s[2].data() + s[2].size(), id);
     if (ec != std::errc() || ptr != s[2].data() + s[2].size()) return not_found();
     if (m != "GET") return not_allowed();
+    if (s.size() == 4 && (s[3] == "subjects" || s[3] == "versions")) {
+      auto holders = service_.holders(id, query_.flag("deleted"));
+      if (!holders) return error(*holders.error);
+      Json out = Json::array();
+      for (const auto& [subject, version] : *holders.value) {
+        if (s[3] == "subjects") {
+          if (out.empty() || out.back() != subject) out.push_back(subject);
+        } else {
+          out.push_back(Json{{"subject", subject}, {"version", version}});
+        }
+      }
+      return body(out);
+    }
     auto found = service_.schema_by_id(id);
     if (!found) return error(*found.error);
     if (s.size() == 4) {
@@ -165,6 +187,11 @@ class Exchange {
       if (!level) return error(*level.error);
       return body(Json{{"compatibilityLevel", *level.value}});
     }
+    if (m == "DELETE") {
+      auto level = service_.delete_compatibility(subject);
+      if (!level) return error(*level.error);
+      return body(Json{{"compatibilityLevel", *level.value}});
+    }
     if (m != "PUT") return not_allowed();
     auto json = request_json();
     if (!json) return *bad_body_;
@@ -176,6 +203,51 @@ class Exchange {
     auto set = service_.set_compatibility(subject, c->get<std::string>());
     if (!set) return error(*set.error);
     return body(Json{{"compatibility", *set.value}});
+  }
+
+  http::Response mode(const Segments& s, const std::string& m) {
+    if (s.size() > 2) return not_found();
+    std::optional<std::string> subject;
+    if (s.size() == 2) subject = s[1];
+    Result<std::string> result = std::string();
+    if (m == "GET") {
+      result = service_.mode(subject, query_.flag("defaultToGlobal"));
+    } else if (m == "DELETE") {
+      result = service_.delete_mode(subject);
+    } else if (m == "PUT") {
+      auto json = request_json();
+      if (!json) return *bad_body_;
+      auto mode = json->find("mode");
+      result = service_.set_mode(
+          subject, mode != json->end() && mode->is_string() ? mode->get<std::string>() : "",
+          query_.flag("force"));
+    } else {
+      return not_allowed();
+    }
+    if (!result) return error(*result.error);
+    return body(Json{{"mode", *result.value}});
+  }
+
+  http::Response schema_list() {
+    std::string prefix = query_.params.count("subjectPrefix") ? query_.params["subjectPrefix"] : "";
+    auto all = service_.schemas(prefix, query_.flag("deleted"), query_.flag("latestOnly"));
+    auto number = [&](const char* name, long fallback) {
+      auto it = query_.params.find(name);
+      if (it == query_.params.end()) return fallback;
+      try {
+        return std::stol(it->second);
+      } catch (const std::exception&) {
+        return fallback;
+      }
+    };
+    long offset = std::max(0L, number("offset", 0));
+    long limit = number("limit", -1);
+    Json out = Json::array();
+    for (size_t i = static_cast<size_t>(offset); i < all.size(); ++i) {
+      if (limit >= 0 && static_cast<long>(out.size()) >= limit) break;
+      out.push_back(version_json(all[i]));
+    }
+    return body(out);
   }
 
   http::Response compatibility(const Segments& s) {
@@ -252,16 +324,20 @@ class Exchange {
     return out;
   }
 
+  static Json version_json(const store::SchemaValue& v) {
+    Json out;
+    out["subject"] = v.subject;
+    out["version"] = v.version;
+    out["id"] = v.id;
+    if (v.schema_type != "AVRO") out["schemaType"] = v.schema_type;
+    if (!v.references.empty()) out["references"] = references(v.references);
+    out["schema"] = v.schema;
+    return out;
+  }
+
   http::Response version_body(const Result<store::SchemaValue>& v) {
     if (!v) return error(*v.error);
-    Json out;
-    out["subject"] = v.value->subject;
-    out["version"] = v.value->version;
-    out["id"] = v.value->id;
-    if (v.value->schema_type != "AVRO") out["schemaType"] = v.value->schema_type;
-    if (!v.value->references.empty()) out["references"] = references(v.value->references);
-    out["schema"] = v.value->schema;
-    return body(out);
+    return body(version_json(*v.value));
   }
 
   template <class T>

@@ -119,6 +119,60 @@ TEST_F(RestApiTest, ConfigAndCompatibilityChecks) {
   EXPECT_EQ(call("POST", "/subjects/s/versions", breaking).status, 409);
 }
 
+TEST_F(RestApiTest, ModesGateWritesAndComeBackOff) {
+  EXPECT_EQ(answer(call("GET", "/mode")), R"(200 {"mode":"READWRITE"})");
+  EXPECT_EQ(answer(call("PUT", "/mode/s", R"({"mode":"readonly"})")), R"(200 {"mode":"READONLY"})");
+  EXPECT_EQ(answer(call("GET", "/mode/s")), R"(200 {"mode":"READONLY"})");
+  EXPECT_EQ(answer(call("POST", "/subjects/s/versions", kSchema)),
+            R"(422 {"error_code":42205,"message":"Subject s in context  is in read-only mode"})");
+  EXPECT_EQ(answer(call("DELETE", "/mode/s")), R"(200 {"mode":"READONLY"})");
+  EXPECT_EQ(
+      answer(call("GET", "/mode/s")),
+      R"(404 {"error_code":40409,"message":"Subject 's' does not have subject-level mode configured"})");
+  EXPECT_EQ(answer(call("DELETE", "/mode/s")),
+            R"(404 {"error_code":40401,"message":"Subject 's' not found."})");
+  EXPECT_EQ(
+      answer(call("PUT", "/mode", R"({"mode":"SOMETIMES"})")),
+      R"(422 {"error_code":42204,"message":"Invalid mode. Valid values are READWRITE, READONLY, and IMPORT."})");
+  EXPECT_EQ(answer(call("POST", "/subjects/s/versions", kSchema)), R"(200 {"id":1})");
+  EXPECT_EQ(answer(call("PUT", "/mode", R"({"mode":"IMPORT"})")),
+            R"(422 {"error_code":42205,"message":"Cannot import since found existing subjects"})");
+  EXPECT_EQ(answer(call("PUT", "/mode?force=true", R"({"mode":"IMPORT"})")),
+            R"(200 {"mode":"IMPORT"})");
+  // Config deletes answer what was set; the global one the default when none was.
+  EXPECT_EQ(answer(call("DELETE", "/config")), R"(200 {"compatibilityLevel":"BACKWARD"})");
+  call("PUT", "/config/s", R"({"compatibility":"NONE"})");
+  EXPECT_EQ(answer(call("DELETE", "/config/s")), R"(200 {"compatibilityLevel":"NONE"})");
+  EXPECT_EQ(answer(call("DELETE", "/config/s")),
+            R"(404 {"error_code":40401,"message":"Subject 's' not found."})");
+}
+
+TEST_F(RestApiTest, SchemasAreListedWithTheirHoldersAndReferences) {
+  const char* address =
+      R"({"schema":"{\"type\":\"record\",\"name\":\"Address\",\"namespace\":\"geo\",\"fields\":[{\"name\":\"city\",\"type\":\"string\"}]}"})";
+  const char* user =
+      R"({"schema":"{\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"home\",\"type\":\"geo.Address\"}]}",)"
+      R"("references":[{"name":"geo.Address","subject":"address","version":1}]})";
+  EXPECT_EQ(answer(call("POST", "/subjects/address/versions", address)), R"(200 {"id":1})");
+  EXPECT_EQ(answer(call("POST", "/subjects/user/versions", user)), R"(200 {"id":2})");
+  EXPECT_EQ(answer(call("POST", "/subjects/user2/versions", user)), R"(200 {"id":2})");
+  EXPECT_EQ(answer(call("GET", "/subjects/address/versions/1/referencedby")), "200 [2]");
+  EXPECT_EQ(answer(call("GET", "/schemas/ids/2/subjects")), R"(200 ["user","user2"])");
+  EXPECT_EQ(answer(call("GET", "/schemas/ids/2/versions")),
+            R"(200 [{"subject":"user","version":1},{"subject":"user2","version":1}])");
+  EXPECT_EQ(answer(call("GET", "/schemas/ids/9/versions")),
+            R"(404 {"error_code":40403,"message":"Schema not found"})");
+  auto by_id = call("GET", "/schemas/ids/2");
+  EXPECT_NE(
+      by_id.body.find(R"("references":[{"name":"geo.Address","subject":"address","version":1}])"),
+      std::string::npos)
+      << by_id.body;
+  auto listed = call("GET", "/schemas?subjectPrefix=user&offset=1&limit=5");
+  EXPECT_EQ(listed.body.rfind(R"([{"subject":"user2","version":1,"id":2,"references":)", 0), 0u)
+      << listed.body;
+  EXPECT_EQ(call("GET", "/schemas?limit=0").body, "[]");
+}
+
 TEST(PercentDecoding, EscapesAreDecodedAndStrayPercentsKept) {
   EXPECT_EQ(percent_decode("a%2Fb%3Ac"), "a/b:c");
   EXPECT_EQ(percent_decode("100%"), "100%");
