@@ -270,6 +270,23 @@ Result<SchemaValue> RegistryService::schema_by_id(int id) const {
   return not_found(40403, "Schema " + std::to_string(id) + " not found");
 }
 
+namespace {
+
+// Confluent's SchemaKey.toString(), as its 42206 message shows the referenced version.
+std::string schema_key_text(const std::string& subject, int version) {
+  return "{magic=1,keytype=SCHEMA,subject=" + subject + ",version=" + std::to_string(version) + "}";
+}
+
+}  // namespace
+
+bool RegistryService::referenced(const std::string& subject, int version) const {
+  for (const auto& name : state().subjects(true))
+    for (const SchemaValue* v : state().versions(name))
+      for (const auto& ref : v->references)
+        if (ref.subject == subject && ref.version == version) return true;
+  return false;
+}
+
 Result<int> RegistryService::delete_version(const std::string& subject, const std::string& raw,
                                             bool permanent) {
   auto v = parse_version(raw);
@@ -284,6 +301,9 @@ Result<int> RegistryService::delete_version(const std::string& subject, const st
   if (permanent && !found->deleted)
     return not_found(40407, "Subject '" + subject + "' Version " + std::to_string(found->version) +
                                 " was not deleted first before being permanently deleted");
+  if (referenced(subject, found->version))
+    return unprocessable(42206, "One or more references exist to the schema " +
+                                    schema_key_text(subject, found->version) + ".");
   RecordKey key{KeyType::kSchema, subject, found->version, 1};
   std::vector<LogRecord> records;
   int version = found->version;
@@ -312,6 +332,9 @@ Result<std::vector<int>> RegistryService::delete_subject(const std::string& subj
   for (const SchemaValue* v : all) {
     every.push_back(v->version);
     if (!v->deleted) live.push_back(v->version);
+    if (referenced(subject, v->version))
+      return unprocessable(42206, "One or more references exist to the schema " +
+                                      schema_key_text(subject, v->version) + ".");
   }
   std::vector<LogRecord> records;
   if (!permanent) {

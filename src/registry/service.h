@@ -43,6 +43,8 @@ class SchemaLog {
   // Applies what has been read of the log since; called before each request is answered, on the
   // thread that answers it.
   virtual void sync() {}
+  // The id of the Kafka cluster holding the log; empty for none.
+  virtual std::string cluster_id() const { return ""; }
 };
 
 struct ServiceConfig {
@@ -108,6 +110,10 @@ class RegistryService {
                                                       const SchemaRequest& request);
 
   CompatibilityLevel level_of(const std::string& subject) const;
+  // Whether a registered schema references that version (which may then not be deleted).
+  bool referenced(const std::string& subject, int version) const;
+  // The Kafka cluster the registry keeps its state in (GET /v1/metadata/id).
+  std::string kafka_cluster_id() const { return log_.cluster_id(); }
 
  private:
   const store::SchemaState& state() const { return log_.state(); }

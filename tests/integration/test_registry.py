@@ -133,6 +133,9 @@ def test_errors_are_confluents_literal_json(registry):
     # Subjects with a slash travel escaped.
     assert http("POST", url + "/subjects/team%2Forders/versions", {"schema": '"string"'}) == (200, '{"id":1}')
     assert http("GET", url + "/subjects") == (200, '["team/orders"]')
+    meta = json.loads(http("GET", url + "/v1/metadata/id")[1])
+    assert meta["scope"]["clusters"]["kafka-cluster"]  # the broker's cluster id
+    assert meta["scope"]["clusters"]["schema-registry-cluster"] == "schema-registry"
 
 
 def test_state_lives_in_the_topic_across_restarts_and_kill_9(broker, tmp_path):

@@ -79,6 +79,12 @@ class Exchange {
     if (s[0] == "schemas") return schemas(s, m);
     if (s[0] == "config") return config(s, m);
     if (s[0] == "mode") return mode(s, m);
+    if (s.size() == 3 && s[0] == "v1" && s[1] == "metadata" && s[2] == "id") {
+      if (m != "GET") return not_allowed();
+      Json clusters{{"kafka-cluster", service_.kafka_cluster_id()},
+                    {"schema-registry-cluster", "schema-registry"}};
+      return body(Json{{"scope", Json{{"path", Json::array()}, {"clusters", clusters}}}});
+    }
     if (s[0] == "compatibility" && s.size() >= 4 && s.size() <= 5 && s[1] == "subjects" &&
         s[3] == "versions")
       return m == "POST" ? compatibility(s) : not_allowed();

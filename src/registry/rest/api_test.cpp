@@ -171,6 +171,14 @@ TEST_F(RestApiTest, SchemasAreListedWithTheirHoldersAndReferences) {
   EXPECT_EQ(listed.body.rfind(R"([{"subject":"user2","version":1,"id":2,"references":)", 0), 0u)
       << listed.body;
   EXPECT_EQ(call("GET", "/schemas?limit=0").body, "[]");
+  // A referenced version may not go, nor its subject.
+  EXPECT_EQ(answer(call("DELETE", "/subjects/address/versions/1")),
+            R"(422 {"error_code":42206,"message":"One or more references exist to the schema )"
+            R"({magic=1,keytype=SCHEMA,subject=address,version=1}."})");
+  EXPECT_EQ(call("DELETE", "/subjects/address").status, 422);
+  EXPECT_EQ(
+      answer(call("GET", "/v1/metadata/id")),
+      R"(200 {"scope":{"path":[],"clusters":{"kafka-cluster":"","schema-registry-cluster":"schema-registry"}}})");
 }
 
 TEST(PercentDecoding, EscapesAreDecodedAndStrayPercentsKept) {

@@ -63,6 +63,10 @@ void KafkaLog::start() {
                           {{"acks", "all"}, {"enable.idempotence", "true"}, {"linger.ms", "0"}},
                           on_delivery);
   ensure_topic();
+  if (char* id = rd_kafka_clusterid(producer_, config_.timeout_ms)) {
+    cluster_id_ = id;
+    rd_kafka_mem_free(producer_, id);
+  }
   consumer_ = make_client(RD_KAFKA_CONSUMER, config_,
                           {{"group.id", "oxbow-registry-reader"},
                            {"enable.auto.commit", "false"},

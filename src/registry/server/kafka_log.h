@@ -41,6 +41,7 @@ class KafkaLog : public SchemaLog {
   std::optional<std::string> append(const std::vector<LogRecord>& records) override;
   const store::SchemaState& state() const override { return state_; }
   void sync() override;
+  std::string cluster_id() const override { return cluster_id_; }
   // Records the reader refused (malformed, duplicate ids), for the server's log.
   int64_t refused() const { return refused_; }
 
@@ -68,6 +69,7 @@ class KafkaLog : public SchemaLog {
 
   store::SchemaState state_;  // touched only by the answering thread
   int64_t applied_ = -1;      // the last offset applied
+  std::string cluster_id_;
   int64_t refused_ = 0;
 };
 
