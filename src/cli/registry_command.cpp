@@ -1,32 +1,17 @@
 // `oxbow registry`: the schema registry server (src/registry/server/registry_server.h).
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/server_properties.h"
 #include "registry/server/registry_server.h"
 
-#include <memory>
-
 namespace oxbow::cli {
 
 namespace {
 
-struct RegistryOptions {
-  std::string config_file;
-  std::vector<std::string> overrides;
-};
-
-int run_registry(const RegistryOptions& options) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("oxbow"));
+int run_registry(const Properties& props) {
   std::string error;
-  auto props = server_properties(options.config_file, options.overrides, error);
-  if (!props) {
-    spdlog::error("{}", error);
-    return 1;
-  }
-  auto config = registry::server::make_registry_config(*props, error);
+  auto config = registry::server::make_registry_config(props, error);
   if (!config) {
     spdlog::error("invalid configuration: {}", error);
     return 1;
@@ -42,15 +27,8 @@ int run_registry(const RegistryOptions& options) {
 }  // namespace
 
 void add_registry_command(CLI::App& app) {
-  auto options = std::make_shared<RegistryOptions>();
-  auto* cmd = app.add_subcommand("registry", "Run a schema registry (Confluent's REST API)");
-  cmd->add_option("-c,--config", options->config_file, "schema-registry.properties file");
-  cmd->add_option("-o,--override", options->overrides,
-                  "key=value overriding the file (repeatable)");
-  cmd->callback([options] {
-    int code = run_registry(*options);
-    if (code != 0) throw CLI::RuntimeError(code);
-  });
+  add_server_command(app, "registry", "Run a schema registry (Confluent's REST API)",
+                     "schema-registry.properties file", run_registry);
 }
 
 }  // namespace oxbow::cli

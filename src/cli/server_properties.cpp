@@ -1,6 +1,11 @@
 #include "cli/server_properties.h"
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 namespace oxbow::cli {
@@ -31,6 +36,31 @@ std::optional<Properties> server_properties(const std::string& config_file,
     props[kv->first] = kv->second;
   }
   return props;
+}
+
+void add_server_command(CLI::App& app, const std::string& name, const std::string& description,
+                        const std::string& config_help, std::function<int(const Properties&)> run) {
+  struct Options {
+    std::string config_file;
+    std::vector<std::string> overrides;
+  };
+  auto options = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(name, description);
+  cmd->add_option("-c,--config", options->config_file, config_help);
+  cmd->add_option("-o,--override", options->overrides,
+                  "key=value overriding the file (repeatable)");
+  cmd->callback([options, run = std::move(run)] {
+    // Logs go to stderr, leaving stdout to tools that wrap the server.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("oxbow"));
+    std::string error;
+    auto props = server_properties(options->config_file, options->overrides, error);
+    int code = 1;
+    if (props)
+      code = run(*props);
+    else
+      spdlog::error("{}", error);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
 }
 
 }  // namespace oxbow::cli
