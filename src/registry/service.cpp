@@ -152,17 +152,8 @@ Result<int> RegistryService::register_schema(const std::string& subject,
   for (const SchemaValue* v : versions)
     if (!v->deleted && same_schema(*v, schema, request.references)) return v->id;
 
-  // Live versions, newest first, parsed to be checked against.
-  std::vector<std::unique_ptr<ParsedSchema>> olds;
-  std::vector<RegisteredVersion> live;
-  for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
-    if ((*it)->deleted) continue;
-    auto old = parse(subject, {(*it)->schema, (*it)->schema_type, (*it)->references});
-    if (!old) continue;
-    live.push_back({(*it)->version, old.value->get()});
-    olds.push_back(std::move(*old.value));
-  }
-  auto problems = compatibility_problems(level_of(subject), schema, live);
+  auto live = parsed_versions(subject, live_newest_first(subject));
+  auto problems = compatibility_problems(level_of(subject), schema, live.list);
   if (!problems.empty()) return RegistryError{409, 409, incompatible_message(subject, problems)};
 
   // The same schema anywhere, soft-deleted versions included, keeps its id.
@@ -202,21 +193,33 @@ Result<std::vector<std::string>> RegistryService::test_compatibility(
     if (!found && *v != -1) return version_not_found(*v);
     if (found) against.push_back(found);
   } else {
-    auto all = state().versions(subject);
-    for (auto it = all.rbegin(); it != all.rend(); ++it)
-      if (!(*it)->deleted) against.push_back(*it);
+    against = live_newest_first(subject);
   }
   auto parsed = parse(subject, request);
   if (!parsed) return *parsed.error;
-  std::vector<std::unique_ptr<ParsedSchema>> olds;
-  std::vector<RegisteredVersion> versions;
-  for (const SchemaValue* v : against) {
+  return compatibility_problems(level_of(subject), **parsed.value,
+                                parsed_versions(subject, against).list);
+}
+
+std::vector<const SchemaValue*> RegistryService::live_newest_first(
+    const std::string& subject) const {
+  std::vector<const SchemaValue*> out;
+  auto all = state().versions(subject);
+  for (auto it = all.rbegin(); it != all.rend(); ++it)
+    if (!(*it)->deleted) out.push_back(*it);
+  return out;
+}
+
+RegistryService::ParsedVersions RegistryService::parsed_versions(
+    const std::string& subject, const std::vector<const SchemaValue*>& versions) const {
+  ParsedVersions out;
+  for (const SchemaValue* v : versions) {
     auto old = parse(subject, {v->schema, v->schema_type, v->references});
     if (!old) continue;
-    versions.push_back({v->version, old.value->get()});
-    olds.push_back(std::move(*old.value));
+    out.list.push_back({v->version, old.value->get()});
+    out.owned.push_back(std::move(*old.value));
   }
-  return compatibility_problems(level_of(subject), **parsed.value, versions);
+  return out;
 }
 
 Result<SchemaValue> RegistryService::lookup(const std::string& subject,

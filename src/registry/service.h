@@ -117,6 +117,15 @@ class RegistryService {
 
  private:
   const store::SchemaState& state() const { return log_.state(); }
+  std::vector<const store::SchemaValue*> live_newest_first(const std::string& subject) const;
+  // Registered versions parsed to be checked against, in the order given (any that no longer
+  // parses left out); `owned` keeps the schemas `list` points to.
+  struct ParsedVersions {
+    std::vector<std::unique_ptr<ParsedSchema>> owned;
+    std::vector<RegisteredVersion> list;
+  };
+  ParsedVersions parsed_versions(const std::string& subject,
+                                 const std::vector<const store::SchemaValue*>& versions) const;
   Result<std::unique_ptr<ParsedSchema>> parse(const std::string& subject,
                                               const SchemaRequest& request) const;
   std::optional<RegistryError> write(const std::vector<LogRecord>& records, const char* what);

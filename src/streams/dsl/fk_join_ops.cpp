@@ -22,6 +22,7 @@ using Instruction = SubscriptionInstruction;
 // whose name (with the application id) makes Kafka's pseudo-topics for the serdes.
 struct FkJoinSpec {
   ErasedSerde left_key, left_value, foreign_key, foreign_value;
+  ErasedSerde subscription;        // subscription_serde(left_key), made once
   std::string subscription_topic;  // without the application id
   bool left_join = false;
   std::string pseudo_topic(const ProcessorContext& context, const char* suffix) const {
@@ -114,12 +115,10 @@ class SubscriptionStoreUser : public Processor {
         spec_->foreign_key.serialize(spec_->pseudo_topic(context(), "-fk"), foreign_key));
   }
   std::string subscription_bytes(const Datum& subscription) {
-    return subscription_serde(spec_->left_key)
-        .serialize(spec_->pseudo_topic(context(), ""), subscription);
+    return spec_->subscription.serialize(spec_->pseudo_topic(context(), ""), subscription);
   }
   Subscription subscription_of(const std::string& bytes) {
-    Datum d =
-        subscription_serde(spec_->left_key).deserialize(spec_->pseudo_topic(context(), ""), bytes);
+    Datum d = spec_->subscription.deserialize(spec_->pseudo_topic(context(), ""), bytes);
     return std::any_cast<Subscription>(std::move(d));
   }
 
@@ -279,7 +278,7 @@ ErasedSerde identity_serde() {
 Node subscription_side(const Node& send, const Node& right, const FkJoinNames& names,
                        const SpecPtr& spec, const TableJoinedOptions& joined) {
   auto& graph = *send.graph;
-  ErasedSerde wrapper = subscription_serde(spec->left_key);
+  const ErasedSerde& wrapper = spec->subscription;
   graph.add_internal_topic({names.subscription_topic, 0, right.source_topics});
   StreamPartitioner to_foreign = [other = joined.other_partitioner](
                                      const std::string& topic, const Datum& key, const Datum& value,
@@ -372,6 +371,7 @@ Node foreign_key_join(const Node& left, const Node& right, KeyMapper extractor, 
   spec->left_value = left.value_serde;
   spec->foreign_key = right.key_serde;
   spec->foreign_value = right.value_serde;
+  spec->subscription = subscription_serde(left.key_serde);
   spec->subscription_topic = names.subscription_topic;
   spec->left_join = left_join;
   // The sender needs the left row's old value to withdraw a subscription whose key moved. Kafka
