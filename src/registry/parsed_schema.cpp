@@ -2,6 +2,7 @@
 
 #include "registry/avro/compatibility.h"
 #include "registry/avro/schema.h"
+#include "registry/schema_providers.h"
 
 namespace oxbow::registry {
 
@@ -36,8 +37,10 @@ class AvroParsed final : public ParsedSchema {
 }  // namespace
 
 SchemaParse parse_schema(std::string_view type, std::string_view text,
-                         const std::vector<const ParsedSchema*>& references,
+                         const std::vector<NamedSchema>& references,
                          bool validate_defaults) {
+  if (type == "JSON") return parse_json_schema(text, references);
+  if (type == "PROTOBUF") return parse_protobuf_schema(text, references);
   SchemaParse out;
   if (!type.empty() && type != "AVRO") {
     out.error = "Invalid schema type " + std::string(type);
@@ -45,7 +48,8 @@ SchemaParse parse_schema(std::string_view type, std::string_view text,
   }
   avro::ParseOptions options;
   options.validate_defaults = validate_defaults;
-  for (const ParsedSchema* r : references) {
+  for (const NamedSchema& named : references) {
+    const ParsedSchema* r = named.schema;
     if (r->type() != "AVRO") {
       out.error = "Invalid reference type " + r->type() + " for an AVRO schema";
       return out;

@@ -19,9 +19,20 @@ class ParsedSchema {
   // Confluent's detail items for what this schema, reading, cannot read of data written with
   // `writer` (of the same type); empty when it reads all of it. The labels name the two schemas
   // in the texts: "new" for the one being registered, "old" for a registered one.
+  // The canonical text after Confluent's normalization (`normalize=true`); the canonical text for
+  // types with nothing to normalize.
+  virtual std::string normalized() const { return canonical(); }
   virtual std::vector<std::string> reader_problems(const ParsedSchema& writer,
                                                    const std::string& reader_label,
                                                    const std::string& writer_label) const = 0;
+};
+
+// A schema a new one references, with the name the reference gives it (an Avro reference's name
+// is the referenced type's full name; a Protobuf one the import path; a JSON Schema one the URL
+// `$ref` uses).
+struct NamedSchema {
+  std::string name;
+  const ParsedSchema* schema = nullptr;
 };
 
 struct SchemaParse {
@@ -29,10 +40,11 @@ struct SchemaParse {
   std::string error;  // Confluent's "details" for a 42201 when there is no schema
 };
 
-// `type` as the request gives it (empty: AVRO). `references`: the parsed schemas it references.
+// `type` as the request gives it (empty: AVRO). `references`: the parsed schemas it references,
+// directly or through one another.
 // `validate_defaults`: schema.providers.avro.validate.defaults (see avro/schema.h).
 SchemaParse parse_schema(std::string_view type, std::string_view text,
-                         const std::vector<const ParsedSchema*>& references,
+                         const std::vector<NamedSchema>& references,
                          bool validate_defaults);
 
 // The types parse_schema knows, as GET /schemas/types lists them.

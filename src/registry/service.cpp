@@ -84,7 +84,7 @@ Result<std::unique_ptr<ParsedSchema>> RegistryService::parse(const std::string& 
                                                              const SchemaRequest& request) const {
   // References resolve to registered versions, parsed first (their own references with them).
   std::vector<std::unique_ptr<ParsedSchema>> owned;
-  std::vector<const ParsedSchema*> refs;
+  std::vector<NamedSchema> refs;
   std::string error;
   std::function<bool(const std::vector<store::SchemaReference>&, int)> resolve =
       [&](const std::vector<store::SchemaReference>& list, int depth) {
@@ -102,7 +102,7 @@ Result<std::unique_ptr<ParsedSchema>> RegistryService::parse(const std::string& 
             error = parsed.error;
             return false;
           }
-          refs.push_back(parsed.schema.get());
+          refs.push_back({ref.name, parsed.schema.get()});
           owned.push_back(std::move(parsed.schema));
         }
         return true;

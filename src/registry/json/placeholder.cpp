@@ -1,0 +1,2 @@
+// Replaced by the json schema code.
+namespace oxbow::registry::json {}

@@ -1,0 +1,2 @@
+// Replaced by the protobuf schema code.
+namespace oxbow::registry::protobuf {}
