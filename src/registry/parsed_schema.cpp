@@ -37,8 +37,7 @@ class AvroParsed final : public ParsedSchema {
 }  // namespace
 
 SchemaParse parse_schema(std::string_view type, std::string_view text,
-                         const std::vector<NamedSchema>& references,
-                         bool validate_defaults) {
+                         const std::vector<NamedSchema>& references, bool validate_defaults) {
   if (type == "JSON") return parse_json_schema(text, references);
   if (type == "PROTOBUF") return parse_protobuf_schema(text, references);
   SchemaParse out;

@@ -44,8 +44,7 @@ struct SchemaParse {
 // directly or through one another.
 // `validate_defaults`: schema.providers.avro.validate.defaults (see avro/schema.h).
 SchemaParse parse_schema(std::string_view type, std::string_view text,
-                         const std::vector<NamedSchema>& references,
-                         bool validate_defaults);
+                         const std::vector<NamedSchema>& references, bool validate_defaults);
 
 // The types parse_schema knows, as GET /schemas/types lists them.
 std::vector<std::string> schema_types();
