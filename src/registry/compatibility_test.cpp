@@ -82,5 +82,23 @@ TEST(Compatibility, UnknownSchemaTypesAndBadSchemasAreRefused) {
   EXPECT_EQ(parse_schema("AVRO", R"("Nope")", {}, true).error, "Undefined name: \"Nope\"");
 }
 
+TEST(Compatibility, JsonWorkedExample) {
+  auto v1 =
+      parse_schema("JSON", R"({"type":"object","properties":{"f1":{"type":"string"}}})", {}, true);
+  auto v2 = parse_schema(
+      "JSON", R"({"type":"object", "properties":{"f1":{"type":"string"},"f2":{"type":"string"}}})",
+      {}, true);
+  ASSERT_TRUE(v1.schema && v2.schema);
+  auto p =
+      compatibility_problems(CompatibilityLevel::kBackward, *v2.schema, {{1, v1.schema.get()}});
+  EXPECT_EQ(incompatible_message("t-value", p),
+            "Schema being registered is incompatible with an earlier schema for subject "
+            "\"t-value\", details: [{errorType:\"PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL\", "
+            "description:\"The new schema has an open content model and has a property or item "
+            "at path '#/properties/f2' which is missing in the old schema'}, {oldSchemaVersion: "
+            "1}, {oldSchema: '{\"type\":\"object\",\"properties\":{\"f1\":{\"type\":"
+            "\"string\"}}}'}, {validateFields: 'false', compatibility: 'BACKWARD'}]");
+}
+
 }  // namespace
 }  // namespace oxbow::registry

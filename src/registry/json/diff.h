@@ -1,0 +1,160 @@
+#pragma once
+// Confluent's JSON Schema compatibility check: the differences its SchemaDiff finds between an
+// original and an updated schema, which of them it accepts, and the texts it reports for the
+// others (CONFLUENT-JSON-PROTOBUF.md §1.4-1.8).
+//
+// A compatibility level picks the direction: BACKWARD compares original = the registered schema
+// with update = the new one; FORWARD the other way round.
+#include <string>
+#include <vector>
+
+#include "registry/json/schema.h"
+
+namespace oxbow::registry::json {
+
+// X(name, compatible): Confluent's Difference.Type, in its order, and whether COMPATIBLE_CHANGES
+// holds it.
+// clang-format off
+#define OXBOW_JSON_DIFFERENCES(X) \
+  X(ID_CHANGED, 1) \
+  X(DESCRIPTION_CHANGED, 1) \
+  X(TITLE_CHANGED, 1) \
+  X(DEFAULT_CHANGED, 1) \
+  X(SCHEMA_ADDED, 0) \
+  X(SCHEMA_REMOVED, 1) \
+  X(TYPE_EXTENDED, 1) \
+  X(TYPE_NARROWED, 0) \
+  X(TYPE_CHANGED, 0) \
+  X(MAX_LENGTH_ADDED, 0) \
+  X(MAX_LENGTH_REMOVED, 1) \
+  X(MAX_LENGTH_INCREASED, 1) \
+  X(MAX_LENGTH_DECREASED, 0) \
+  X(MIN_LENGTH_ADDED, 0) \
+  X(MIN_LENGTH_REMOVED, 1) \
+  X(MIN_LENGTH_INCREASED, 0) \
+  X(MIN_LENGTH_DECREASED, 1) \
+  X(PATTERN_ADDED, 0) \
+  X(PATTERN_REMOVED, 1) \
+  X(PATTERN_CHANGED, 0) \
+  X(MAXIMUM_ADDED, 0) \
+  X(MAXIMUM_REMOVED, 1) \
+  X(MAXIMUM_INCREASED, 1) \
+  X(MAXIMUM_DECREASED, 0) \
+  X(MINIMUM_ADDED, 0) \
+  X(MINIMUM_REMOVED, 1) \
+  X(MINIMUM_INCREASED, 0) \
+  X(MINIMUM_DECREASED, 1) \
+  X(EXCLUSIVE_MAXIMUM_ADDED, 0) \
+  X(EXCLUSIVE_MAXIMUM_REMOVED, 1) \
+  X(EXCLUSIVE_MAXIMUM_INCREASED, 1) \
+  X(EXCLUSIVE_MAXIMUM_DECREASED, 0) \
+  X(EXCLUSIVE_MINIMUM_ADDED, 0) \
+  X(EXCLUSIVE_MINIMUM_REMOVED, 1) \
+  X(EXCLUSIVE_MINIMUM_INCREASED, 0) \
+  X(EXCLUSIVE_MINIMUM_DECREASED, 1) \
+  X(MULTIPLE_OF_ADDED, 0) \
+  X(MULTIPLE_OF_REMOVED, 1) \
+  X(MULTIPLE_OF_EXPANDED, 0) \
+  X(MULTIPLE_OF_REDUCED, 1) \
+  X(MULTIPLE_OF_CHANGED, 0) \
+  X(REQUIRED_ATTRIBUTE_ADDED, 0) \
+  X(REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED, 1) \
+  X(REQUIRED_ATTRIBUTE_REMOVED, 1) \
+  X(MAX_PROPERTIES_ADDED, 0) \
+  X(MAX_PROPERTIES_REMOVED, 1) \
+  X(MAX_PROPERTIES_INCREASED, 1) \
+  X(MAX_PROPERTIES_DECREASED, 0) \
+  X(MIN_PROPERTIES_ADDED, 0) \
+  X(MIN_PROPERTIES_REMOVED, 1) \
+  X(MIN_PROPERTIES_INCREASED, 0) \
+  X(MIN_PROPERTIES_DECREASED, 1) \
+  X(ADDITIONAL_PROPERTIES_ADDED, 1) \
+  X(ADDITIONAL_PROPERTIES_REMOVED, 0) \
+  X(ADDITIONAL_PROPERTIES_EXTENDED, 1) \
+  X(ADDITIONAL_PROPERTIES_NARROWED, 0) \
+  X(DEPENDENCY_ARRAY_ADDED, 0) \
+  X(DEPENDENCY_ARRAY_REMOVED, 1) \
+  X(DEPENDENCY_ARRAY_EXTENDED, 0) \
+  X(DEPENDENCY_ARRAY_NARROWED, 1) \
+  X(DEPENDENCY_ARRAY_CHANGED, 0) \
+  X(DEPENDENCY_SCHEMA_ADDED, 0) \
+  X(DEPENDENCY_SCHEMA_REMOVED, 1) \
+  X(PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL, 0) \
+  X(PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL, 1) \
+  X(REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL, 0) \
+  X(REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL, 1) \
+  X(OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL, 1) \
+  X(PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL, 1) \
+  X(PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL, 1) \
+  X(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL, 0) \
+  X(PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1) \
+  X(PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0) \
+  X(PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1) \
+  X(PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0) \
+  X(RESERVED_PROPERTY_REMOVED, 0) \
+  X(RESERVED_PROPERTY_CONFLICTS_WITH_PROPERTY, 0) \
+  X(MAX_ITEMS_ADDED, 0) \
+  X(MAX_ITEMS_REMOVED, 1) \
+  X(MAX_ITEMS_INCREASED, 1) \
+  X(MAX_ITEMS_DECREASED, 0) \
+  X(MIN_ITEMS_ADDED, 0) \
+  X(MIN_ITEMS_REMOVED, 1) \
+  X(MIN_ITEMS_INCREASED, 0) \
+  X(MIN_ITEMS_DECREASED, 1) \
+  X(UNIQUE_ITEMS_ADDED, 0) \
+  X(UNIQUE_ITEMS_REMOVED, 1) \
+  X(ADDITIONAL_ITEMS_ADDED, 1) \
+  X(ADDITIONAL_ITEMS_REMOVED, 0) \
+  X(ADDITIONAL_ITEMS_EXTENDED, 1) \
+  X(ADDITIONAL_ITEMS_NARROWED, 0) \
+  X(ITEM_ADDED_TO_OPEN_CONTENT_MODEL, 0) \
+  X(ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL, 1) \
+  X(ITEM_ADDED_TO_CLOSED_CONTENT_MODEL, 1) \
+  X(ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL, 1) \
+  X(ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL, 1) \
+  X(ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL, 0) \
+  X(ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1) \
+  X(ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0) \
+  X(ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1) \
+  X(ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0) \
+  X(ENUM_ARRAY_EXTENDED, 1) \
+  X(ENUM_ARRAY_NARROWED, 0) \
+  X(ENUM_ARRAY_CHANGED, 0) \
+  X(COMBINED_TYPE_EXTENDED, 1) \
+  X(COMBINED_TYPE_CHANGED, 0) \
+  X(PRODUCT_TYPE_EXTENDED, 0) \
+  X(PRODUCT_TYPE_NARROWED, 1) \
+  X(SUM_TYPE_EXTENDED, 1) \
+  X(SUM_TYPE_NARROWED, 0) \
+  X(COMBINED_TYPE_SUBSCHEMAS_CHANGED, 0) \
+  X(NOT_TYPE_EXTENDED, 0) \
+  X(NOT_TYPE_NARROWED, 1)
+// clang-format on
+
+enum class DifferenceType {
+#define OXBOW_JSON_ENUM(name, compatible) name,
+  OXBOW_JSON_DIFFERENCES(OXBOW_JSON_ENUM)
+#undef OXBOW_JSON_ENUM
+};
+
+const char* type_name(DifferenceType type);
+// Whether Confluent accepts it (its COMPATIBLE_CHANGES).
+bool is_compatible(DifferenceType type);
+
+struct Difference {
+  DifferenceType type;
+  std::string path;  // "#/properties/f2", unescaped, as Confluent prints it
+};
+
+// Every difference, accepted or not, in the order Confluent finds them.
+std::vector<Difference> compare(const Schema& original, const Schema& update);
+
+// Confluent's item text: {errorType:"TYPE", description:"...'} with the description's two %s
+// filled with `first` and `second` (with its stray closing quote).
+std::string describe(const Difference& d, const std::string& first, const std::string& second);
+
+// The items Confluent reports for compare(original, update): its incompatible differences.
+std::vector<std::string> incompatibilities(const Schema& original, const Schema& update,
+                                           const std::string& first, const std::string& second);
+
+}  // namespace oxbow::registry::json

@@ -1,2 +1,0 @@
-// Replaced by the json schema code.
-namespace oxbow::registry::json {}
