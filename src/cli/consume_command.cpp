@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 
 #include "cli/client_config.h"
 #include "cli/commands.h"
+#include "oxbow/registry/serdes.h"
 
 namespace oxbow::cli {
 namespace {
@@ -32,6 +34,10 @@ struct ConsumeOptions {
   std::optional<int> timeout_ms;
   std::string format = "%s\\n";
   std::string key_deserializer = "string", value_deserializer = "string";
+  // "avro": %k / %s print the key / value decoded from Confluent's wire format, as JSON.
+  std::string key_format = "string", value_format = "string";
+  std::string registry_url = "http://localhost:8081";
+  std::vector<std::string> registry_properties;
 };
 
 // How %k and %s print a record's bytes: as they are, or as one of Kafka's fixed-width
@@ -66,12 +72,38 @@ std::optional<DecodingName> find_decoding(std::string name) {
 
 struct Decodings {
   DecodingName key = kDecodings[0], value = kDecodings[0];
+  // Set for --key-format / --value-format avro.
+  std::shared_ptr<registry::Deserializer> key_avro, value_avro;
 };
 
 // Thrown for bytes of the wrong width for their decoding; the command stops, as Kafka's does.
 struct UndecodableRecord : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Thrown for a record that is not in the wire format or does not decode with its schema: it is
+// reported, counted and skipped, and consumption goes on.
+struct SkippedRecord : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void append_avro(std::string& out, const rd_kafka_message_t& message, bool key,
+                 registry::Deserializer& deserializer) {
+  const void* data = key ? message.key : message.payload;
+  if (data == nullptr) {
+    out += "null";
+    return;
+  }
+  try {
+    out += deserializer
+               .deserialize_ordered(
+                   rd_kafka_topic_name(message.rkt),
+                   {static_cast<const char*>(data), key ? message.key_len : message.len})
+               .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  } catch (const std::exception& e) {
+    throw SkippedRecord(fmt::format("{}: {}", key ? "key" : "value", e.what()));
+  }
+}
 
 // One piece of a --format template: a literal run of text, or one field.
 struct FormatPiece {
@@ -188,13 +220,19 @@ void append_field(std::string& out, char field, const rd_kafka_message_t& messag
       out += std::to_string(message.offset);
       break;
     case 'k':
-      append_decoded(out, message.key, message.key_len, decodings.key, "key");
+      if (decodings.key_avro)
+        append_avro(out, message, true, *decodings.key_avro);
+      else
+        append_decoded(out, message.key, message.key_len, decodings.key, "key");
       break;
     case 'K':
       out += std::to_string(message.key == nullptr ? -1 : static_cast<long long>(message.key_len));
       break;
     case 's':
-      append_decoded(out, message.payload, message.len, decodings.value, "value");
+      if (decodings.value_avro)
+        append_avro(out, message, false, *decodings.value_avro);
+      else
+        append_decoded(out, message.payload, message.len, decodings.value, "value");
       break;
     case 'S':
       out += std::to_string(message.payload == nullptr ? -1 : static_cast<long long>(message.len));
@@ -342,11 +380,37 @@ class PartitionReader {
   std::vector<int32_t> started_;
 };
 
+Decodings make_decodings(const ConsumeOptions& options) {
+  Decodings decodings{*find_decoding(options.key_deserializer),
+                      *find_decoding(options.value_deserializer), nullptr, nullptr};
+  if (options.key_format != "avro" && options.value_format != "avro") return decodings;
+  std::map<std::string, std::string> properties{{"schema.registry.url", options.registry_url}};
+  for (const auto& p : options.registry_properties) {
+    std::string k, v;
+    if (!split_key_value(p, k, v))
+      fail(fmt::format("invalid --registry-property '{}': expected key=value", p));
+    properties[k] = v;
+  }
+  try {
+    const auto config = registry::SerdeConfig::from_properties(properties);
+    auto client = std::make_shared<registry::SchemaRegistryClient>(config.client);
+    if (options.key_format == "avro")
+      decodings.key_avro =
+          std::make_shared<registry::Deserializer>(client, config, registry::Format::kAvro, true);
+    if (options.value_format == "avro")
+      decodings.value_avro =
+          std::make_shared<registry::Deserializer>(client, config, registry::Format::kAvro, false);
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  return decodings;
+}
+
 // Returns the exit code.
 int consume_loop(PartitionReader& reader, const ConsumeOptions& options) {
   const auto format = compile_format(options.format);
-  const Decodings decodings{*find_decoding(options.key_deserializer),
-                            *find_decoding(options.value_deserializer)};
+  const Decodings decodings = make_decodings(options);
+  long long skipped = 0;
   std::string buffer;
   rd_kafka_message_t* batch[kBatchSize];
   long long consumed = 0;
@@ -367,6 +431,15 @@ int consume_loop(PartitionReader& reader, const ConsumeOptions& options) {
       if (message.err == RD_KAFKA_RESP_ERR_NO_ERROR && !done() && exit_code == 0) {
         try {
           print_message(format, decodings, message, buffer);
+        } catch (const SkippedRecord& e) {
+          flush_stdout();
+          fmt::print(stderr, "oxbow: error: {} [{}] offset {}: {}; skipped\n",
+                     rd_kafka_topic_name(message.rkt), message.partition, message.offset, e.what());
+          ++skipped;
+          ++consumed;
+          last_activity_ns = now_ns();
+          rd_kafka_message_destroy(batch[i]);
+          continue;
         } catch (const UndecodableRecord& e) {
           flush_stdout();
           fmt::print(stderr, "oxbow: error: {} [{}] offset {}: {}\n",
@@ -389,6 +462,10 @@ int consume_loop(PartitionReader& reader, const ConsumeOptions& options) {
     }
   }
   flush_stdout();
+  if (skipped > 0) {
+    fmt::print(stderr, "oxbow: error: {} records could not be decoded\n", skipped);
+    if (exit_code == 0) exit_code = 1;
+  }
   return exit_code != 0 ? exit_code : stdout_exit_code();
 }
 
@@ -454,6 +531,21 @@ void add_consume_command(CLI::App& app) {
                   "How %s prints the value, as --key-deserializer")
       ->check(decoding)
       ->capture_default_str();
+  cmd->add_option("--key-format", options->key_format,
+                  "avro: %k prints the key decoded from Confluent's wire format (Avro's JSON "
+                  "encoding); string: as --key-deserializer says")
+      ->check(CLI::IsMember({"string", "avro"}))
+      ->capture_default_str();
+  cmd->add_option("--value-format", options->value_format,
+                  "How %s prints the value, as --key-format")
+      ->check(CLI::IsMember({"string", "avro"}))
+      ->capture_default_str();
+  cmd->add_option("--schema-registry-url", options->registry_url,
+                  "Schema registry URL(s) for avro, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--registry-property", options->registry_properties,
+                  "Confluent deserializer setting key=value (basic.auth.user.info, ...)")
+      ->allow_extra_args(false);
   cmd->callback([options] { run_consume(*options); });
 }
 

@@ -1,12 +1,16 @@
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/client_config.h"
 #include "cli/commands.h"
+#include "oxbow/registry/serdes.h"
 
 namespace oxbow::cli {
 namespace {
@@ -25,6 +29,12 @@ struct ProduceOptions {
   std::vector<std::string> headers;
   std::optional<std::string> acks;
   std::optional<std::string> compression;
+  // "string": the line's bytes as they are; "avro": the line is a JSON value, written in
+  // Confluent's wire format with --key-schema/--value-schema, registered in the schema registry.
+  std::string key_format = "string", value_format = "string";
+  std::string key_schema, value_schema;
+  std::string registry_url = "http://localhost:8081";
+  std::vector<std::string> registry_properties;  // Confluent's serde settings, key=value
 };
 
 struct Header {
@@ -129,16 +139,102 @@ class RecordProducer {
   KafkaHandle rk_;
 };
 
+// "@path": the file's text; anything else as it is.
+std::string schema_text(const std::string& option, const char* name) {
+  if (option.empty() || option[0] != '@') return option;
+  std::ifstream in(option.substr(1));
+  if (!in) fail(fmt::format("{}: cannot read {}", name, option.substr(1)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Turns a key or value as typed into the bytes produced: as it is, or (--*-format avro) a JSON
+// value encoded in Confluent's wire format.
+class FieldEncoder {
+ public:
+  FieldEncoder(const ProduceOptions& options, bool is_key,
+               std::shared_ptr<registry::SchemaRegistryClient>& client) {
+    const std::string& format = is_key ? options.key_format : options.value_format;
+    if (format != "avro") return;
+    const char* option = is_key ? "--key-schema" : "--value-schema";
+    const std::string schema =
+        schema_text(is_key ? options.key_schema : options.value_schema, option);
+    std::map<std::string, std::string> properties{{"schema.registry.url", options.registry_url}};
+    for (const auto& p : options.registry_properties) {
+      std::string k, v;
+      if (!split_key_value(p, k, v))
+        fail(fmt::format("invalid --registry-property '{}': expected key=value", p));
+      properties[k] = v;
+    }
+    try {
+      const auto config = registry::SerdeConfig::from_properties(properties);
+      if (schema.empty() && !config.use_latest_version)
+        fail(fmt::format("{} is required with avro (or set use.latest.version=true)", option));
+      if (!client) client = std::make_shared<registry::SchemaRegistryClient>(config.client);
+      serializer_.emplace(client, config, registry::Format::kAvro, schema, is_key);
+      // Registers (or looks up) the schema now, so that a refused schema stops the command
+      // before any line is read.
+      (void)serializer_->schema_id(options.topic);
+    } catch (const std::exception& e) {
+      fail(fmt::format("{}: {}", is_key ? "key" : "value", e.what()));
+    }
+  }
+
+  // The bytes, or nullopt after reporting why there are none.
+  std::optional<std::string> encode(std::string_view text, const std::string& topic,
+                                    const std::string& where) {
+    if (!serializer_) return std::string(text);
+    const auto value = nlohmann::json::parse(text, nullptr, false);
+    if (value.is_discarded()) {
+      fmt::print(stderr, "oxbow: error: {}: not a JSON value; skipped\n", where);
+      return std::nullopt;
+    }
+    try {
+      return serializer_->serialize(topic, value);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "oxbow: error: {}: {}; skipped\n", where, e.what());
+      return std::nullopt;
+    }
+  }
+
+ private:
+  std::optional<registry::Serializer> serializer_;
+};
+
+struct Encoders {
+  FieldEncoder key, value;
+};
+
+// Encodes and produces one record; false (reported) when it cannot be encoded.
+bool produce_one(RecordProducer& producer, Encoders& encoders, const ProduceOptions& options,
+                 std::string_view key, bool has_key, std::string_view value,
+                 const std::string& where) {
+  std::optional<std::string> key_bytes;
+  if (has_key) {
+    key_bytes = encoders.key.encode(key, options.topic, where + " key");
+    if (!key_bytes) return false;
+  }
+  const auto value_bytes = encoders.value.encode(value, options.topic, where + " value");
+  if (!value_bytes) return false;
+  producer.produce(key_bytes.value_or(""), has_key, *value_bytes);
+  return true;
+}
+
 // Returns the number of lines that could not be turned into a record.
-long long produce_stdin_lines(RecordProducer& producer, const ProduceOptions& options) {
+long long produce_stdin_lines(RecordProducer& producer, Encoders& encoders,
+                              const ProduceOptions& options) {
   const std::string fixed_key = options.key.value_or("");
   long long rejected = 0;
   long long line_number = 0;
   std::string line;
   while (!stop_requested() && std::getline(std::cin, line)) {
     ++line_number;
+    const std::string where = fmt::format("stdin line {}", line_number);
     if (!options.key_separator) {
-      producer.produce(fixed_key, options.key.has_value(), line);
+      if (!produce_one(producer, encoders, options, fixed_key, options.key.has_value(), line,
+                       where))
+        ++rejected;
       continue;
     }
     const auto split_at = line.find(*options.key_separator);
@@ -149,8 +245,9 @@ long long produce_stdin_lines(RecordProducer& producer, const ProduceOptions& op
       continue;
     }
     const std::string_view text{line};
-    producer.produce(text.substr(0, split_at), true,
-                     text.substr(split_at + options.key_separator->size()));
+    if (!produce_one(producer, encoders, options, text.substr(0, split_at), true,
+                     text.substr(split_at + options.key_separator->size()), where))
+      ++rejected;
   }
   return rejected;
 }
@@ -159,12 +256,17 @@ void run_produce(const ProduceOptions& options) {
   if (options.key_separator && options.key_separator->empty())
     fail("--key-separator must not be empty");
   install_stop_signal_handlers();
+  std::shared_ptr<registry::SchemaRegistryClient> client;
+  Encoders encoders{FieldEncoder(options, true, client), FieldEncoder(options, false, client)};
   RecordProducer producer{options};
   long long rejected = 0;
   if (options.value)
-    producer.produce(options.key.value_or(""), options.key.has_value(), *options.value);
+    rejected = produce_one(producer, encoders, options, options.key.value_or(""),
+                           options.key.has_value(), *options.value, "--value")
+                   ? 0
+                   : 1;
   else
-    rejected = produce_stdin_lines(producer, options);
+    rejected = produce_stdin_lines(producer, encoders, options);
   producer.flush();
 
   const auto& stats = producer.stats();
@@ -176,7 +278,10 @@ void run_produce(const ProduceOptions& options) {
     fmt::print(stderr, "oxbow: error: {} records failed\n", stats.failed);
     throw CLI::RuntimeError(1);
   }
-  if (rejected > 0) throw CLI::RuntimeError(1);
+  if (rejected > 0) {
+    fmt::print(stderr, "oxbow: error: {} records skipped\n", rejected);
+    throw CLI::RuntimeError(1);
+  }
 }
 
 }  // namespace
@@ -198,6 +303,29 @@ void add_produce_command(CLI::App& app) {
       ->check(CLI::IsMember({"all", "-1", "0", "1"}));
   cmd->add_option("--compression", options->compression, "Compression codec")
       ->check(CLI::IsMember({"none", "gzip", "snappy", "lz4", "zstd"}));
+  for (const bool key : {true, false}) {
+    const char* what = key ? "key" : "value";
+    cmd->add_option(
+           key ? "--key-format" : "--value-format",
+           key ? options->key_format : options->value_format,
+           fmt::format("string: the {0} as typed; avro: a JSON {0} in Avro's JSON encoding, "
+                       "written in Confluent's wire format",
+                       what))
+        ->check(CLI::IsMember({"string", "avro"}))
+        ->capture_default_str();
+    cmd->add_option(key ? "--key-schema" : "--value-schema",
+                    key ? options->key_schema : options->value_schema,
+                    fmt::format("The {}'s Avro schema (JSON, or @file), registered under the "
+                                "subject name strategy's subject",
+                                what));
+  }
+  cmd->add_option("--schema-registry-url", options->registry_url,
+                  "Schema registry URL(s), comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--registry-property", options->registry_properties,
+                  "Confluent serializer setting key=value (auto.register.schemas, "
+                  "use.latest.version, value.subject.name.strategy, basic.auth.user.info, ...)")
+      ->allow_extra_args(false);
   cmd->callback([options] { run_produce(*options); });
 }
 
