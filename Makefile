@@ -46,7 +46,8 @@ bench: build
 # Builds the fuzzers, then runs each for FUZZ_SECONDS; corpora and anything a fuzzer finds (crash-*,
 # slow-unit-*, ...) stay under build-fuzz/, never in the work tree.
 FUZZERS = protocol/fuzz_request_decoder broker/fuzz_scram broker/fuzz_oauth_bearer \
-          group/fuzz_group_records txn/fuzz_txn_records registry/fuzz_avro_schema
+          group/fuzz_group_records txn/fuzz_txn_records registry/fuzz_avro_schema \
+          registry/fuzz_avro_binary registry/json/fuzz_json_schema registry/protobuf/fuzz_protobuf_schema
 FUZZ_SECONDS ?= 60
 
 fuzz: deps

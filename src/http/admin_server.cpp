@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <vector>
 
 namespace oxbow::http {
 
@@ -20,7 +21,7 @@ using asio::ip::tcp;
 
 namespace {
 
-constexpr size_t kMaxBodyBytes = 1 << 20;
+constexpr size_t kMaxBodyBytes = 16 << 20;
 
 asio::awaitable<void> serve(tcp::socket socket, std::shared_ptr<Handler> handler) {
   beast::flat_buffer buffer;
@@ -30,6 +31,26 @@ asio::awaitable<void> serve(tcp::socket socket, std::shared_ptr<Handler> handler
     parser.body_limit(kMaxBodyBytes);
     co_await bhttp::async_read(socket, buffer, parser,
                                asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == bhttp::error::body_limit) {
+      // Answered rather than dropped, so that the client sees why; the rest of the body is not
+      // read, so the connection closes.
+      bhttp::response<bhttp::string_body> res{bhttp::status::payload_too_large, 11};
+      res.set(bhttp::field::server, "oxbow");
+      res.set(bhttp::field::content_type, "application/json");
+      res.body() = "{\"error_code\":413,\"message\":\"Request body larger than " +
+                   std::to_string(kMaxBodyBytes) + " bytes\"}";
+      res.keep_alive(false);
+      res.prepare_payload();
+      co_await bhttp::async_write(socket, res, asio::redirect_error(asio::use_awaitable, ec));
+      // Reading on (and dropping) what the client still sends lets it finish sending and read
+      // the answer; closing at once would reset the connection under it.
+      socket.shutdown(tcp::socket::shutdown_send, ec);
+      std::vector<char> sink(64 << 10);
+      for (size_t drained = 0; !ec && drained < 4 * kMaxBodyBytes;)
+        drained += co_await socket.async_read_some(asio::buffer(sink),
+                                                   asio::redirect_error(asio::use_awaitable, ec));
+      break;
+    }
     if (ec) break;
     auto& req = parser.get();
     Request request;
@@ -41,6 +62,7 @@ asio::awaitable<void> serve(tcp::socket socket, std::shared_ptr<Handler> handler
     request.body = req.body();
     request.accept = std::string(req[bhttp::field::accept]);
     request.content_type = std::string(req[bhttp::field::content_type]);
+    request.via = std::string(req[bhttp::field::via]);
     Response response;
     try {
       response = (*handler)(request);

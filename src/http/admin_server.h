@@ -18,6 +18,7 @@ struct Request {
   std::string query;  // after '?', or empty
   std::string body;
   std::string accept, content_type;  // the headers, empty when absent
+  std::string via;  // the Via header: set by a proxy (or a registry forwarding to its primary)
 };
 
 struct Response {

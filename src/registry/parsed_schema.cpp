@@ -11,13 +11,16 @@ namespace {
 class AvroParsed final : public ParsedSchema {
  public:
   AvroParsed(avro::Schema schema, std::vector<const avro::Schema*> known)
-      : schema_(std::move(schema)), canonical_(avro::canonical_string(schema_, known)) {}
+      : schema_(std::move(schema)),
+        canonical_(avro::canonical_string(schema_, known)),
+        normalized_(avro::canonical_string(schema_, known, true)) {}
 
   const std::string& type() const override {
     static const std::string kType = "AVRO";
     return kType;
   }
   const std::string& canonical() const override { return canonical_; }
+  std::string normalized() const override { return normalized_; }
   std::vector<std::string> reader_problems(const ParsedSchema& writer,
                                            const std::string& reader_label,
                                            const std::string& writer_label) const override {
@@ -31,7 +34,7 @@ class AvroParsed final : public ParsedSchema {
 
  private:
   avro::Schema schema_;
-  std::string canonical_;
+  std::string canonical_, normalized_;
 };
 
 }  // namespace
@@ -65,7 +68,8 @@ SchemaParse parse_schema(std::string_view type, std::string_view text,
 }
 
 std::vector<std::string> schema_types() {
-  return {"AVRO"};
+  // As Confluent's GET /schemas/types lists them (CONFLUENT.md).
+  return {"JSON", "PROTOBUF", "AVRO"};
 }
 
 }  // namespace oxbow::registry

@@ -37,11 +37,18 @@ RegistryError store_error(const char* what) {
   return {500, 50001, std::string(what) + " operation failed while writing to the Kafka store"};
 }
 
-// Confluent's QualifiedSubject.isValidSubject.
+// Confluent's QualifiedSubject.isValidSubject: no control characters (U+0000–U+001F,
+// U+007F–U+009F), which in UTF-8 are the bytes below 0x20, 0x7F, and C2 80 to C2 9F.
 bool valid_subject(const std::string& s) {
   if (s == "__GLOBAL" || s == "__EMPTY") return false;
-  return std::none_of(s.begin(), s.end(),
-                      [](unsigned char c) { return c < 0x20 || (c >= 0x7f && c < 0xa0); });
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) return false;
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(s[i + 1]) < 0xa0)
+      return false;
+  }
+  return true;
 }
 
 // How Confluent's Schema.toString() shows a request in a 42201 message.
@@ -55,9 +62,20 @@ std::string request_text(const std::string& subject, const SchemaRequest& r) {
          refs + "],metadata=null,ruleSet=null,schema=" + r.schema + ",schemaTags=null}";
 }
 
-bool same_schema(const SchemaValue& v, const ParsedSchema& parsed,
+bool same_schema(const SchemaValue& v, const std::string& text, const std::string& type,
                  const std::vector<store::SchemaReference>& refs) {
-  return v.schema == parsed.canonical() && v.schema_type == parsed.type() && v.references == refs;
+  return v.schema == text && v.schema_type == type && v.references == refs;
+}
+
+// Normalized references are sorted and each named once.
+std::vector<store::SchemaReference> normalized(std::vector<store::SchemaReference> refs) {
+  auto key = [](const store::SchemaReference& r) { return std::tie(r.name, r.subject, r.version); };
+  std::sort(refs.begin(), refs.end(),
+            [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  refs.erase(std::unique(refs.begin(), refs.end(),
+                         [&](const auto& a, const auto& b) { return key(a) == key(b); }),
+             refs.end());
+  return refs;
 }
 
 std::string upper(std::string s) {
@@ -108,8 +126,8 @@ Result<std::unique_ptr<ParsedSchema>> RegistryService::parse(const std::string& 
         return true;
       };
   if (resolve(request.references, 0)) {
-    auto parsed =
-        parse_schema(request.schema_type, request.schema, refs, config_.validate_defaults);
+    auto parsed = parse_schema(request.schema_type, request.schema, refs,
+                               config_.validate_defaults || request.normalize);
     if (parsed.schema) return std::move(parsed.schema);
     error = parsed.error;
   }
@@ -128,6 +146,12 @@ CompatibilityLevel RegistryService::level_of(const std::string& subject) const {
 
 std::optional<RegistryError> RegistryService::write(const std::vector<LogRecord>& records,
                                                     const char* what) {
+  // Confluent's registry learns this from the producer (RecordTooLargeException); checking first
+  // gives the same answer without a round trip.
+  for (const auto& [key, value] : records)
+    if (value && store::encode_value(*value).size() + store::encode_key(key).size() >
+                     config_.max_record_bytes)
+      return unprocessable(42209, "Register operation failed because schema is too large");
   if (auto failure = log_.append(records)) return store_error(what);
   return std::nullopt;
 }
@@ -136,21 +160,28 @@ Result<int> RegistryService::register_schema(const std::string& subject,
                                              const SchemaRequest& request) {
   if (!valid_subject(subject))
     return unprocessable(42208, "The specified subject '" + subject + "' is not a valid.");
-  for (const auto& s : {std::optional<std::string>(subject), std::optional<std::string>()})
-    if (const auto* mode = state().mode(s)) {
-      if (mode->mode == "READONLY" || mode->mode == "READONLY_OVERRIDE")
-        return unprocessable(42205, "Subject " + subject + " in context  is in read-only mode");
-      if (mode->mode != "READWRITE")
-        return unprocessable(42205,
-                             "Subject " + subject + " in context  is not in read-write mode");
-      break;
-    }
-  auto parsed = parse(subject, request);
+  std::string mode = mode_of(subject);
+  if (mode == "READONLY" || mode == "READONLY_OVERRIDE")
+    return unprocessable(42205, "Subject " + subject + " in context  is in read-only mode");
+  if (request.id && mode != "IMPORT")
+    return unprocessable(42205, "Subject " + subject + " is not in import or forward mode");
+  if (!request.id && mode != "READWRITE")
+    return unprocessable(42205, "Subject " + subject + " in context  is not in read-write mode");
+  SchemaRequest effective = request;
+  effective.normalize = normalizing(subject, request);
+  if (effective.normalize) effective.references = normalized(request.references);
+  auto parsed = parse(subject, effective);
   if (!parsed) return *parsed.error;
   const ParsedSchema& schema = **parsed.value;
+  const std::string text = effective.normalize ? schema.normalized() : schema.canonical();
+  const auto& refs = effective.references;
+  if (request.id) return import_schema(subject, effective, schema, text);
   auto versions = state().versions(subject);
   for (const SchemaValue* v : versions)
-    if (!v->deleted && same_schema(*v, schema, request.references)) return v->id;
+    if (!v->deleted && same_schema(*v, text, schema.type(), refs)) return v->id;
+  int version = versions.empty() ? 1 : versions.back()->version + 1;
+  if (request.version && *request.version != version)
+    return unprocessable(42201, "Version is not one more than previous version");
 
   auto live = parsed_versions(subject, live_newest_first(subject));
   auto problems = compatibility_problems(level_of(subject), schema, live.list);
@@ -160,9 +191,8 @@ Result<int> RegistryService::register_schema(const std::string& subject,
   int id = 0;
   for (const auto& name : state().subjects(true))
     for (const SchemaValue* v : state().versions(name))
-      if (same_schema(*v, schema, request.references)) id = v->id;
+      if (same_schema(*v, text, schema.type(), refs)) id = v->id;
   if (id == 0) id = state().max_id() + 1;
-  int version = versions.empty() ? 1 : versions.back()->version + 1;
 
   std::vector<LogRecord> records;
   // Confluent tombstones the subject's soft-deleted versions that had this id first.
@@ -174,11 +204,66 @@ Result<int> RegistryService::register_schema(const std::string& subject,
   value.version = version;
   value.id = id;
   value.schema_type = schema.type();
-  value.references = request.references;
-  value.schema = schema.canonical();
+  value.references = refs;
+  value.schema = text;
   records.push_back({RecordKey{KeyType::kSchema, subject, version, 1}, store::RecordValue(value)});
   if (auto error = write(records, "Register schema")) return *error;
+  return registered(subject, version, id);
+}
+
+// A write read back is in the state, unless a record of another writer (a second instance that
+// took itself for the primary) took the id first: then the id is not this schema's to answer.
+Result<int> RegistryService::registered(const std::string& subject, int version, int id) const {
+  const SchemaValue* v = state().version(subject, version);
+  if (!v || v->id != id) return store_error("Register schema");
   return id;
+}
+
+// IMPORT mode: the schema keeps the id (and version) it had where it came from, unchecked for
+// compatibility, as long as the id names no other schema here.
+Result<int> RegistryService::import_schema(const std::string& subject, const SchemaRequest& request,
+                                           const ParsedSchema& schema, const std::string& text) {
+  int id = *request.id;
+  if (id < 1) return unprocessable(42201, "Invalid schema id " + std::to_string(id));
+  auto versions = state().versions(subject);
+  for (const SchemaValue* v : versions)
+    if (!v->deleted && v->id == id && same_schema(*v, text, schema.type(), request.references))
+      return id;
+  for (const auto& name : state().subjects(true))
+    for (const SchemaValue* v : state().versions(name))
+      if (v->id == id && (v->schema != text || v->schema_type != schema.type()))
+        return unprocessable(42205, "Overwrite new schema with id " + std::to_string(id) +
+                                        " in context  is not permitted.");
+  int version = request.version.value_or(versions.empty() ? 1 : versions.back()->version + 1);
+  if (version < 1) return invalid_version(std::to_string(version));
+  SchemaValue value;
+  value.subject = subject;
+  value.version = version;
+  value.id = id;
+  value.schema_type = schema.type();
+  value.references = request.references;
+  value.schema = text;
+  if (auto error =
+          write({{RecordKey{KeyType::kSchema, subject, version, 1}, store::RecordValue(value)}},
+                "Register schema"))
+    return *error;
+  return registered(subject, version, id);
+}
+
+std::string RegistryService::mode_of(const std::string& subject) const {
+  for (const auto& s : {std::optional<std::string>(subject), std::optional<std::string>()})
+    if (const auto* mode = state().mode(s)) return mode->mode;
+  return "READWRITE";
+}
+
+bool RegistryService::normalizing(const std::string& subject, const SchemaRequest& request) const {
+  if (request.normalize) return true;
+  for (const auto& s : {std::optional<std::string>(subject), std::optional<std::string>()})
+    if (const auto* c = state().config(s)) {
+      auto it = c->other.find("normalize");
+      if (it != c->other.end()) return it->is_boolean() && it->get<bool>();
+    }
+  return false;
 }
 
 Result<std::vector<std::string>> RegistryService::test_compatibility(
@@ -226,10 +311,19 @@ Result<SchemaValue> RegistryService::lookup(const std::string& subject,
                                             const SchemaRequest& request, bool deleted) {
   auto versions = state().versions(subject);
   if (versions.empty()) return subject_not_found(subject);
-  auto parsed = parse(subject, request);
+  SchemaRequest effective = request;
+  effective.normalize = normalizing(subject, request);
+  if (effective.normalize) effective.references = normalized(request.references);
+  auto parsed = parse(subject, effective);
   if (!parsed) return *parsed.error;
+  const ParsedSchema& schema = **parsed.value;
+  // A schema registered before normalization was asked for is still found by its own text.
+  std::vector<std::string> texts{schema.canonical()};
+  if (effective.normalize) texts.push_back(schema.normalized());
   for (const SchemaValue* v : versions)
-    if ((deleted || !v->deleted) && same_schema(*v, **parsed.value, request.references)) return *v;
+    for (const auto& text : texts)
+      if ((deleted || !v->deleted) && same_schema(*v, text, schema.type(), effective.references))
+        return *v;
   return not_found(40403, "Schema not found");
 }
 

@@ -50,12 +50,18 @@ class SchemaLog {
 struct ServiceConfig {
   CompatibilityLevel default_level = CompatibilityLevel::kBackward;  // schema.compatibility.level
   bool validate_defaults = true;  // schema.providers.avro.validate.defaults (see avro/schema.h)
+  // The largest `_schemas` record: librdkafka's message.max.bytes default, below the brokers'.
+  size_t max_record_bytes = 1000000;
 };
 
 struct SchemaRequest {
   std::string schema;
   std::string schema_type;  // empty: AVRO
   std::vector<store::SchemaReference> references;
+  std::optional<int> id = std::nullopt;  // an imported schema's id (IMPORT mode)
+  std::optional<int> version =
+      std::nullopt;        // an imported schema's version; otherwise the next one, if given
+  bool normalize = false;  // ?normalize=true
 };
 
 class RegistryService {
@@ -110,6 +116,9 @@ class RegistryService {
                                                       const SchemaRequest& request);
 
   CompatibilityLevel level_of(const std::string& subject) const;
+  // Whether schemas registered or looked up under `subject` are normalized: asked for, or set in
+  // the subject's or the global config ("normalize": true).
+  bool normalizing(const std::string& subject, const SchemaRequest& request) const;
   // Whether a registered schema references that version (which may then not be deleted).
   bool referenced(const std::string& subject, int version) const;
   // The Kafka cluster the registry keeps its state in (GET /v1/metadata/id).
@@ -117,6 +126,11 @@ class RegistryService {
 
  private:
   const store::SchemaState& state() const { return log_.state(); }
+  // The mode in force for a subject (its own, else the global one, else READWRITE).
+  std::string mode_of(const std::string& subject) const;
+  Result<int> registered(const std::string& subject, int version, int id) const;
+  Result<int> import_schema(const std::string& subject, const SchemaRequest& request,
+                            const ParsedSchema& schema, const std::string& text);
   std::vector<const store::SchemaValue*> live_newest_first(const std::string& subject) const;
   // Registered versions parsed to be checked against, in the order given (any that no longer
   // parses left out); `owned` keeps the schemas `list` points to.

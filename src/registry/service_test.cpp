@@ -141,6 +141,60 @@ TEST_F(RegistryServiceTest, AWriteTheStoreRefusesIsAStoreError) {
             "500 50001 Register schema operation failed while writing to the Kafka store");
 }
 
+TEST_F(RegistryServiceTest, ImportKeepsIdsAndVersionsOnlyInImportMode) {
+  SchemaRequest imported{kV1, "", {}};
+  imported.id = 42;
+  imported.version = 7;
+  EXPECT_EQ(error(*service.register_schema("s", imported).error),
+            "422 42205 Subject s is not in import or forward mode");
+  ASSERT_TRUE(service.set_mode(std::nullopt, "IMPORT", false));
+  EXPECT_EQ(error(*service.register_schema("s", {kV1, "", {}}).error),
+            "422 42205 Subject s in context  is not in read-write mode");
+  EXPECT_EQ(*service.register_schema("s", imported).value, 42);
+  EXPECT_EQ(*service.register_schema("s", imported).value, 42);  // again: the same
+  EXPECT_EQ(service.version("s", "7", false).value->id, 42);
+  // Imports skip the compatibility check, but an id names one schema only.
+  SchemaRequest breaking{kBreaking, "", {}};
+  breaking.id = 43;
+  EXPECT_EQ(*service.register_schema("s", breaking).value, 43);
+  EXPECT_EQ(service.version("s", "latest", false).value->version, 8);
+  breaking.id = 42;
+  EXPECT_EQ(error(*service.register_schema("t", breaking).error),
+            "422 42205 Overwrite new schema with id 42 in context  is not permitted.");
+  // Back in READWRITE, new ids go on after the largest imported one.
+  ASSERT_TRUE(service.set_mode(std::nullopt, "READWRITE", false));
+  ASSERT_TRUE(service.set_compatibility(std::nullopt, "NONE"));
+  EXPECT_EQ(reg("u", kV2), 44);
+}
+
+TEST_F(RegistryServiceTest, AnExplicitVersionOutsideImportMustBeTheNextOne) {
+  SchemaRequest request{kV1, "", {}};
+  request.version = 2;
+  EXPECT_EQ(error(*service.register_schema("s", request).error),
+            "422 42201 Version is not one more than previous version");
+  request.version = 1;
+  EXPECT_EQ(*service.register_schema("s", request).value, 1);
+}
+
+TEST_F(RegistryServiceTest, NormalizeMakesSchemasThatDifferInOrderTheSame) {
+  const std::string a =
+      R"({"type":"record","name":"r","b":1,"a":2,"aliases":["z","y"],"fields":[{"name":"f","type":"int"}]})";
+  const std::string b =
+      R"({"type":"record","name":"r","a":2,"b":1,"aliases":["y","z"],"fields":[{"name":"f","type":"int"}]})";
+  SchemaRequest first{a, "", {}}, second{b, "", {}};
+  first.normalize = second.normalize = true;
+  EXPECT_EQ(*service.register_schema("s", first).value, 1);
+  EXPECT_EQ(*service.register_schema("s", second).value, 1);
+  EXPECT_EQ(service.version("s", "1", false).value->schema,
+            R"({"type":"record","name":"r","fields":[{"name":"f","type":"int"}],"a":2,"b":1,)"
+            R"("aliases":["y","z"]})");
+  // Without normalize `a` is a schema of its own; `b`, already in normal order, is the first.
+  ASSERT_TRUE(service.set_compatibility("t", "NONE"));
+  EXPECT_EQ(reg("t", a), 2);
+  EXPECT_EQ(reg("t", b), 1);
+  EXPECT_EQ(service.lookup("s", second, false).value->version, 1);
+}
+
 TEST(VersionIds, LatestAndPositiveIntegersOnly) {
   EXPECT_EQ(parse_version("latest"), -1);
   EXPECT_EQ(parse_version(" LaTeSt "), -1);

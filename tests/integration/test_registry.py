@@ -22,9 +22,10 @@ from harness import OXBOW_BIN, free_port, track, wait_until
 
 
 class Registry:
-    def __init__(self, broker, tmp_path, port=None):
+    def __init__(self, broker, tmp_path, port=None, overrides=None):
         self.broker = broker
         self.port = port or free_port()
+        self.overrides = overrides or {}
         self.log_path = tmp_path / f"registry-{self.port}.log"
         self.proc = None
 
@@ -37,7 +38,8 @@ class Registry:
         self.proc = track(subprocess.Popen(
             [OXBOW_BIN, "registry",
              "--override", f"listeners=http://127.0.0.1:{self.port}",
-             "--override", f"kafkastore.bootstrap.servers=PLAINTEXT://{self.broker.bootstrap}"],
+             "--override", f"kafkastore.bootstrap.servers=PLAINTEXT://{self.broker.bootstrap}",
+             *[arg for k, v in self.overrides.items() for arg in ("--override", f"{k}={v}")]],
             stdout=log, stderr=subprocess.STDOUT))
         wait_until(lambda: http("GET", self.url + "/")[0] == 200, 30, message="the registry answering")
         return self
@@ -52,6 +54,11 @@ class Registry:
 
     def tail(self):
         return self.log_path.read_text(errors="replace")[-3000:]
+
+    def is_primary(self):
+        """Whether this instance's log says it holds the primary role now."""
+        text = self.log_path.read_text(errors="replace")
+        return text.rfind("is the primary") > text.rfind("no longer the primary")
 
 
 def http(method, url, body=None, content_type="application/vnd.schemaregistry.v1+json"):
@@ -72,6 +79,12 @@ RECORD = {"type": "record", "name": "Order", "namespace": "shop",
 
 def record_with(extra_fields):
     return {**RECORD, "fields": RECORD["fields"] + extra_fields}
+
+
+@pytest.fixture
+def broker(make_broker):
+    """The registry elects its primary in a group: without the initial delay it is elected at once."""
+    return make_broker({"group.initial.rebalance.delay.ms": "0"})
 
 
 @pytest.fixture

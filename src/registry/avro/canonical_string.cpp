@@ -1,4 +1,6 @@
 // Avro Java's Schema.toString(): the text Confluent's registry keeps for an Avro schema.
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "registry/avro/schema.h"
@@ -11,7 +13,7 @@ using Json = nlohmann::ordered_json;
 
 class Printer {
  public:
-  explicit Printer(const std::vector<const Schema*>& known) {
+  Printer(const std::vector<const Schema*>& known, bool normalize) : normalize_(normalize) {
     for (const Schema* s : known)
       for (const Node* n : s->named_types()) written_.insert(n);
   }
@@ -63,12 +65,32 @@ class Printer {
     out_ += "\":";
   }
   void properties(const Properties& props) {
-    for (auto it = props.begin(); it != props.end(); ++it) {
-      out_ += ',';
-      string(it.key());
-      out_ += ':';
-      out_ += it.value().dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (!normalize_) {
+      for (auto it = props.begin(); it != props.end(); ++it) property(it.key(), it.value());
+      return;
     }
+    // Normalized: a logical type's attributes first, as Avro writes them, then the rest by key.
+    std::map<std::string, const Json*> rest;
+    for (auto it = props.begin(); it != props.end(); ++it) rest[it.key()] = &it.value();
+    for (const char* k : {"logicalType", "precision", "scale"})
+      if (auto it = rest.find(k); it != rest.end()) {
+        if (std::string(k) != "scale" || *it->second != 0) property(k, *it->second);
+        rest.erase(it);
+      }
+    for (const auto& [k, v] : rest) property(k, *v);
+  }
+  void property(const std::string& k, const Json& v) {
+    out_ += ',';
+    string(k);
+    out_ += ':';
+    out_ += v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  std::vector<std::string> aliases(std::vector<std::string> list) const {
+    if (normalize_) {
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+    }
+    return list;
   }
 
   // Its full name when it lies outside the enclosing namespace, else its short name.
@@ -96,7 +118,7 @@ class Printer {
       key("namespace");
       string(n.space);
     }
-    if (n.doc) {
+    if (n.doc && !(normalize_ && n.doc->empty())) {
       key("doc");
       string(*n.doc);
     }
@@ -125,9 +147,10 @@ class Printer {
     if (!n.aliases.empty()) {
       key("aliases");
       out_ += '[';
-      for (size_t i = 0; i < n.aliases.size(); ++i) {
+      auto list = aliases(n.aliases);
+      for (size_t i = 0; i < list.size(); ++i) {
         if (i > 0) out_ += ',';
-        string(alias(n.aliases[i], n.space));
+        string(alias(list[i], n.space));
       }
       out_ += ']';
     }
@@ -154,12 +177,13 @@ class Printer {
     }
     if (!f.aliases.empty()) {
       key("aliases");
-      out_ += Json(f.aliases).dump(-1, ' ', false, Json::error_handler_t::replace);
+      out_ += Json(aliases(f.aliases)).dump(-1, ' ', false, Json::error_handler_t::replace);
     }
     properties(f.properties);
     out_ += '}';
   }
 
+  bool normalize_;
   std::set<const Node*> written_;
   std::string space_;  // the enclosing namespace
   std::string out_;
@@ -167,8 +191,9 @@ class Printer {
 
 }  // namespace
 
-std::string canonical_string(const Schema& schema, const std::vector<const Schema*>& known) {
-  Printer printer(known);
+std::string canonical_string(const Schema& schema, const std::vector<const Schema*>& known,
+                             bool normalize) {
+  Printer printer(known, normalize);
   printer.write(schema.root());
   return printer.take();
 }

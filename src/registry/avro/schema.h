@@ -128,8 +128,11 @@ std::string parsing_canonical_form(const Schema& schema);
 // registry stores, returns and compares: no whitespace; a named type spelled out where it first
 // appears, with its name relative to the enclosing namespace, and referred to by name after that
 // (and always, for the types of `known` schemas); docs, aliases, defaults, non-ascending orders,
-// logical types and custom properties kept, in Java's key order.
-std::string canonical_string(const Schema& schema, const std::vector<const Schema*>& known = {});
+// logical types and custom properties kept, in Java's key order. `normalize`: Confluent's
+// normalization (normalize=true): custom properties sorted by key after a logical type's own,
+// aliases sorted, empty docs of named types left out.
+std::string canonical_string(const Schema& schema, const std::vector<const Schema*>& known = {},
+                             bool normalize = false);
 
 // The 64-bit Rabin fingerprint (CRC-64-AVRO) of `text`, as the specification defines it.
 uint64_t fingerprint64(std::string_view text);

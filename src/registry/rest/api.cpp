@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -308,6 +309,17 @@ class Exchange {
       bad_body_ = error({422, 42201, "Empty schema"});
       return std::nullopt;
     }
+    for (auto [name, target] : {std::pair{"id", &r.id}, std::pair{"version", &r.version}})
+      if (auto it = j->find(name); it != j->end() && !it->is_null()) {
+        if (!it->is_number_integer() || *it > INT32_MAX || *it < INT32_MIN) {
+          bad_body_ = error({422, 42201, std::string("Invalid ") + name + ": " + it->dump()});
+          return std::nullopt;
+        }
+        // Confluent's clients send -1 (and a version of 0) for none.
+        int value = it->get<int>();
+        if (value >= (std::string(name) == "id" ? 0 : 1)) *target = value;
+      }
+    r.normalize = query_.flag("normalize");
     if (auto refs = j->find("references"); refs != j->end() && refs->is_array()) {
       for (const auto& ref : *refs) {
         if (!ref.is_object() || !ref.contains("name") || !ref.contains("subject") ||

@@ -46,7 +46,7 @@ TEST_F(RestApiTest, RegisterReadAndLookUpAsConfluentAnswers) {
                 kStored + "\"}");
   EXPECT_EQ(answer(call("GET", "/schemas/ids/1")),
             std::string(R"(200 {"schema":")") + kStored + "\"}");
-  EXPECT_EQ(answer(call("GET", "/schemas/types")), R"(200 ["AVRO"])");
+  EXPECT_EQ(answer(call("GET", "/schemas/types")), R"(200 ["JSON","PROTOBUF","AVRO"])");
   EXPECT_EQ(answer(call("GET", "/")), "200 {}");
   EXPECT_EQ(call("GET", "/subjects").content_type, "application/vnd.schemaregistry.v1+json");
   EXPECT_EQ(call("GET", "/subjects", "", "application/json").content_type, "application/json");

@@ -151,7 +151,9 @@ void KafkaLog::ensure_topic() {
 
 int64_t KafkaLog::end_offset() {
   int64_t low = 0, high = 0;
-  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(consumer_, config_.topic.c_str(), 0,
+  // Asked on the producer's connection: the consumer's has a long-polling fetch in front of it,
+  // which a broker answering in order would make this wait behind.
+  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(producer_, config_.topic.c_str(), 0,
                                                              &low, &high, config_.timeout_ms);
   if (err)
     throw std::runtime_error("cannot find the end of " + config_.topic + ": " +
@@ -219,6 +221,16 @@ bool KafkaLog::apply_pending(int64_t until) {
 
 void KafkaLog::sync() {
   apply_pending(-1);
+}
+
+bool KafkaLog::catch_up() {
+  try {
+    int64_t end = end_offset();
+    return end <= 0 || apply_pending(end - 1);
+  } catch (const std::exception& e) {
+    spdlog::warn("registry: {}", e.what());
+    return false;
+  }
 }
 
 std::optional<std::string> KafkaLog::append(const std::vector<LogRecord>& records) {

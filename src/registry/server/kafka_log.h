@@ -41,6 +41,9 @@ class KafkaLog : public SchemaLog {
   std::optional<std::string> append(const std::vector<LogRecord>& records) override;
   const store::SchemaState& state() const override { return state_; }
   void sync() override;
+  // Applies everything up to the log's present end (others' writes included); false if that
+  // cannot be read within the timeout.
+  bool catch_up();
   std::string cluster_id() const override { return cluster_id_; }
   // Records the reader refused (malformed, duplicate ids), for the server's log.
   int64_t refused() const { return refused_; }

@@ -8,8 +8,12 @@
 //   kafkastore.timeout.ms            500 in Confluent; 60000 here, as writes wait to be read back
 //   schema.compatibility.level       backward
 //   schema.providers.avro.validate.defaults  true (Confluent: false; see avro/schema.h)
-// One instance takes every request; several instances with a primary elected through the cluster
-// are still to come.
+//   schema.registry.group.id         schema-registry: the group the primary is elected in
+//   leader.eligibility               true: whether this instance may become the primary
+//   host.name                        the listener's host: how other instances reach this one
+//   oxbow.election.session.timeout.ms  10000 (ours): how long a dead primary keeps the role
+// Several instances may share one topic: the primary (primary_election.h) allocates ids and takes
+// every write, the others forward writes to it and answer reads from their own copy of the log.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +30,10 @@ struct RegistryConfig {
   int timeout_ms = 60000;
   std::string compatibility = "BACKWARD";
   bool validate_defaults = true;
+  std::string group_id = "schema-registry";
+  bool leader_eligibility = true;
+  std::string advertised_host;  // host.name; empty: the listener's host
+  int election_session_timeout_ms = 10000;
 };
 
 // From properties (Confluent's names); nullopt with `error` set for a bad or missing setting.
@@ -43,6 +51,8 @@ class RegistryServer {
   uint16_t port() const;
 
  private:
+  bool start_election(std::string& error);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
