@@ -1,2 +1,0 @@
-// Replaced by the protobuf schema code.
-namespace oxbow::registry::protobuf {}
