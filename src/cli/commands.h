@@ -21,5 +21,6 @@ void add_quota_command(CLI::App& app);
 void add_streams_command(CLI::App& app);
 void add_registry_command(CLI::App& app);
 void add_platform_command(CLI::App& app);
+void add_schema_command(CLI::App& app);
 
 }  // namespace oxbow::cli

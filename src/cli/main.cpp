@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   oxbow::cli::add_acl_command(app);
   oxbow::cli::add_streams_command(app);
   oxbow::cli::add_registry_command(app);
+  oxbow::cli::add_schema_command(app);
   oxbow::cli::add_platform_command(app);
   try {
     app.parse(argc, argv);

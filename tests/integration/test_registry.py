@@ -224,3 +224,45 @@ def test_platform_runs_the_broker_and_the_registry_in_one_process(tmp_path):
 
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0, (tmp_path / "platform.log").read_text()[-3000:]
+
+
+def test_the_schema_tool_registers_lists_checks_configures_and_deletes(registry, tmp_path):
+    def tool(*args):
+        r = subprocess.run([OXBOW_BIN, "schema", "--url", registry.url, *args],
+                           capture_output=True, text=True, timeout=30)
+        return r.returncode, r.stdout, r.stderr
+
+    v1 = tmp_path / "v1.avsc"
+    v1.write_text(json.dumps(RECORD))
+    v2 = tmp_path / "v2.avsc"
+    v2.write_text(json.dumps(record_with([{"name": "qty", "type": "int", "default": 1}])))
+    bad = tmp_path / "bad.avsc"
+    bad.write_text(json.dumps(record_with([{"name": "qty", "type": "int"}])))
+
+    assert tool("register", "orders/value", str(v1)) == (0, "1\n", "")
+    assert tool("check", "orders/value", str(v2)) == (0, "compatible\n", "")
+    code, out, _ = tool("check", "orders/value", str(bad))
+    assert code == 1 and out.startswith("incompatible\n")
+    assert "READER_FIELD_MISSING_DEFAULT_VALUE" in out
+    assert tool("register", "orders/value", str(v2)) == (0, "2\n", "")
+    assert tool("subjects") == (0, "orders/value\n", "")
+    assert tool("versions", "orders/value") == (0, "1\n2\n", "")
+    code, out, _ = tool("show", "orders/value")
+    assert code == 0 and json.loads(out)["version"] == 2
+    code, out, _ = tool("id", "1")
+    assert code == 0 and json.loads(out)["versions"] == [{"subject": "orders/value", "version": 1}]
+    assert tool("config") == (0, "BACKWARD\n", "")
+    assert tool("config", "orders/value", "--set", "full") == (0, "FULL\n", "")
+    assert tool("config", "orders/value") == (0, "FULL\n", "")
+    assert tool("delete", "orders/value", "--version", "1") == (0, "1\n", "")
+    assert tool("versions", "orders/value") == (0, "2\n", "")
+
+    # Errors: one line with the registry's message and code, exit 1.
+    code, out, err = tool("show", "nothing-here")
+    assert (code, out) == (1, "")
+    assert err == "oxbow: error: Subject 'nothing-here' not found. (error code 40401)\n"
+    code, _, err = tool("register", "x", str(tmp_path / "missing.avsc"))
+    assert code == 1 and err.startswith("oxbow: error: cannot read") and err.count("\n") == 1
+    r = subprocess.run([OXBOW_BIN, "schema", "--url", "http://127.0.0.1:1", "subjects"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and r.stderr.startswith("oxbow: error: cannot reach the registry")

@@ -278,17 +278,14 @@ std::string first_type_name(const pb::FileDescriptorProto& f) {
   return f.package().empty() ? base : f.package() + "." + base;
 }
 
-}  // namespace
-
-ParseResult parse(std::string_view text, const std::vector<Reference>& references) {
-  quiet_logging();
-  ParseResult out;
+// The text's file as written (a .proto text, else a base64 FileDescriptorProto); false with
+// `error` set when it is neither.
+bool read_source(std::string_view text, FileSource& source, std::string& error) {
   if (text.size() > kMaxSchemaBytes) {
-    out.error = "Could not parse Protobuf - the schema is larger than " +
-                std::to_string(kMaxSchemaBytes) + " bytes";
-    return out;
+    error = "Could not parse Protobuf - the schema is larger than " +
+            std::to_string(kMaxSchemaBytes) + " bytes";
+    return false;
   }
-  auto data = std::make_shared<SchemaData>();
   TextErrors text_errors;
   bool parsed = false;
   if (too_deep(text)) {
@@ -298,19 +295,40 @@ ParseResult parse(std::string_view text, const std::vector<Reference>& reference
     pb::io::Tokenizer tokenizer(&in, &text_errors);
     pb::compiler::Parser parser;
     parser.RecordErrorsTo(&text_errors);
-    parsed = parser.Parse(&tokenizer, &data->source.proto) && text_errors.first.empty();
+    parsed = parser.Parse(&tokenizer, &source.proto) && text_errors.first.empty();
   }
   if (!parsed) {
     // Confluent falls back to the same string as a base64 FileDescriptorProto.
-    data->source = FileSource{};
+    source = FileSource{};
     auto bytes = base64_decode(text);
-    if (!bytes || !data->source.proto.ParseFromString(*bytes)) {
-      out.error = "Could not parse Protobuf - " + text_errors.first;
-      return out;
+    if (!bytes || !source.proto.ParseFromString(*bytes)) {
+      error = "Could not parse Protobuf - " + text_errors.first;
+      return false;
     }
-    data->source.from_text = false;
-    data->source.proto.clear_source_code_info();
+    source.from_text = false;
+    source.proto.clear_source_code_info();
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> unresolved_imports(std::string_view text) {
+  quiet_logging();
+  FileSource source;
+  std::string error;
+  if (!read_source(text, source, error)) return std::nullopt;
+  std::vector<std::string> out;
+  for (const std::string& dep : source.proto.dependency())
+    if (builtin_file(dep) == nullptr) out.push_back(dep);
+  return out;
+}
+
+ParseResult parse(std::string_view text, const std::vector<Reference>& references) {
+  quiet_logging();
+  ParseResult out;
+  auto data = std::make_shared<SchemaData>();
+  if (!read_source(text, data->source, out.error)) return out;
   data->source.proto.set_name(kRootName);
   if (data->source.proto.message_type_size() == 0 && data->source.proto.enum_type_size() == 0) {
     out.error = "Protobuf schema definition contains no type definitions";

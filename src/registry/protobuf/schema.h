@@ -50,6 +50,11 @@ inline constexpr int kMaxNesting = 64;
 
 ParseResult parse(std::string_view text, const std::vector<Reference>& references);
 
+// The imports of a .proto text (or base64 FileDescriptorProto) that are not well-known files, so
+// need a reference, in the order written; nullopt when the text does not parse. (The serdes look
+// them up as Confluent's default reference subject name strategy names them.)
+std::optional<std::vector<std::string>> unresolved_imports(std::string_view text);
+
 // ---- Compatibility (Confluent's protobuf diff) ----
 
 enum class DifferenceType {

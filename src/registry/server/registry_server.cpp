@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "http/admin_server.h"
+#include "http/client.h"
 #include "registry/rest/api.h"
-#include "registry/server/forwarder.h"
 #include "registry/server/kafka_log.h"
 #include "registry/server/primary_election.h"
 
@@ -191,7 +191,10 @@ struct RegistryServer::Impl {
   }
 
   http::Response forward(const http::Request& r, const std::string& primary, const char* write) {
-    auto forwarded = forward_request(primary, r, config.timeout_ms);
+    // Marked, so that it is never forwarded again (see handle()).
+    http::Request marked = r;
+    marked.via = "1.1 oxbow-registry";
+    auto forwarded = http::send_request(primary, marked, config.timeout_ms);
     if (!forwarded.response) {
       spdlog::warn("registry: forwarding to {}: {}", primary, forwarded.error);
       return server_error(

@@ -1,4 +1,4 @@
-#include "registry/server/forwarder.h"
+#include "http/client.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -7,14 +7,14 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 
-namespace oxbow::registry::server {
+namespace oxbow::http {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
 
-Forwarded forward_request(const std::string& url, const http::Request& request, int timeout_ms) {
-  Forwarded out;
+Exchange send_request(const std::string& url, const Request& request, int timeout_ms) {
+  Exchange out;
   const std::string scheme = "http://";
   std::string authority = url.rfind(scheme, 0) == 0 ? url.substr(scheme.size()) : url;
   authority = authority.substr(0, authority.find('/'));
@@ -31,7 +31,7 @@ Forwarded forward_request(const std::string& url, const http::Request& request, 
       bhttp::string_to_verb(request.method),
       request.path + (request.query.empty() ? "" : "?") + request.query, 11};
   req.set(bhttp::field::host, authority);
-  req.set(bhttp::field::via, "1.1 oxbow-registry");
+  if (!request.via.empty()) req.set(bhttp::field::via, request.via);
   if (!request.accept.empty()) req.set(bhttp::field::accept, request.accept);
   if (!request.content_type.empty()) req.set(bhttp::field::content_type, request.content_type);
   req.body() = request.body;
@@ -58,7 +58,7 @@ Forwarded forward_request(const std::string& url, const http::Request& request, 
     out.error = failure.message();
     return out;
   }
-  http::Response response;
+  Response response;
   response.status = static_cast<int>(res.result_int());
   response.content_type = std::string(res[bhttp::field::content_type]);
   response.body = res.body();
@@ -66,4 +66,4 @@ Forwarded forward_request(const std::string& url, const http::Request& request, 
   return out;
 }
 
-}  // namespace oxbow::registry::server
+}  // namespace oxbow::http
