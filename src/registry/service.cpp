@@ -227,8 +227,12 @@ Result<int> RegistryService::import_schema(const std::string& subject, const Sch
   if (id < 1) return unprocessable(42201, "Invalid schema id " + std::to_string(id));
   auto versions = state().versions(subject);
   for (const SchemaValue* v : versions)
-    if (!v->deleted && v->id == id && same_schema(*v, text, schema.type(), request.references))
-      return id;
+    if (!v->deleted && same_schema(*v, text, schema.type(), request.references)) {
+      if (v->id == id) return id;
+      // Confluent's IdDoesNotMatchException (6.x): one schema, one id within a subject.
+      return unprocessable(42207, "Schema already registered with id " + std::to_string(v->id) +
+                                      " instead of input id " + std::to_string(id));
+    }
   for (const auto& name : state().subjects(true))
     for (const SchemaValue* v : state().versions(name))
       if (v->id == id && (v->schema != text || v->schema_type != schema.type()))

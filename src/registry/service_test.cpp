@@ -152,6 +152,10 @@ TEST_F(RegistryServiceTest, ImportKeepsIdsAndVersionsOnlyInImportMode) {
             "422 42205 Subject s in context  is not in read-write mode");
   EXPECT_EQ(*service.register_schema("s", imported).value, 42);
   EXPECT_EQ(*service.register_schema("s", imported).value, 42);  // again: the same
+  SchemaRequest other_id = imported;
+  other_id.id = 41;
+  EXPECT_EQ(error(*service.register_schema("s", other_id).error),
+            "422 42207 Schema already registered with id 42 instead of input id 41");
   EXPECT_EQ(service.version("s", "7", false).value->id, 42);
   // Imports skip the compatibility check, but an id names one schema only.
   SchemaRequest breaking{kBreaking, "", {}};

@@ -266,3 +266,30 @@ def test_the_schema_tool_registers_lists_checks_configures_and_deletes(registry,
     r = subprocess.run([OXBOW_BIN, "schema", "--url", "http://127.0.0.1:1", "subjects"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and r.stderr.startswith("oxbow: error: cannot reach the registry")
+
+
+def test_import_mode_keeps_the_ids_and_versions_it_is_given(registry):
+    """As a migration from another registry does it: IMPORT on an empty registry, schemas posted
+    with their ids and versions, then READWRITE, with new ids after the largest imported."""
+    assert http("PUT", registry.url + "/mode", {"mode": "IMPORT"}) == (200, '{"mode":"IMPORT"}')
+    body = {"schema": json.dumps(RECORD), "id": 100, "version": 3}
+    assert http("POST", registry.url + "/subjects/orders-value/versions", body) == (200, '{"id":100}')
+    status, text = http("GET", registry.url + "/subjects/orders-value/versions/3")
+    assert status == 200 and json.loads(text)["id"] == 100
+    # Without an id, or with an id another schema holds, IMPORT refuses.
+    status, text = http("POST", registry.url + "/subjects/x-value/versions", {"schema": json.dumps(RECORD)})
+    assert (status, json.loads(text)["error_code"]) == (422, 42205)
+    other = {"schema": json.dumps(record_with([{"name": "q", "type": "int", "default": 0}])), "id": 100}
+    assert json.loads(http("POST", registry.url + "/subjects/y-value/versions", other)[1]) == {
+        "error_code": 42205, "message": "Overwrite new schema with id 100 in context  is not permitted."}
+    # Setting IMPORT again needs force now that subjects exist.
+    assert http("PUT", registry.url + "/mode", {"mode": "READWRITE"})[0] == 200
+    assert json.loads(http("PUT", registry.url + "/mode", {"mode": "IMPORT"})[1])["error_code"] == 42205
+    assert http("PUT", registry.url + "/mode?force=true", {"mode": "IMPORT"})[0] == 200
+    assert http("PUT", registry.url + "/mode", {"mode": "READWRITE"})[0] == 200
+    # Outside IMPORT an id is refused, and new schemas get ids after the largest.
+    status, text = http("POST", registry.url + "/subjects/y-value/versions", other)
+    assert json.loads(text) == {"error_code": 42205,
+                                "message": "Subject y-value is not in import or forward mode"}
+    del other["id"]
+    assert http("POST", registry.url + "/subjects/y-value/versions", other) == (200, '{"id":101}')
