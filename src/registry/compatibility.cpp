@@ -21,10 +21,6 @@ constexpr LevelName kLevels[] = {
     {CompatibilityLevel::kFullTransitive, "FULL_TRANSITIVE"},
 };
 
-bool transitive(CompatibilityLevel l) {
-  return l == CompatibilityLevel::kBackwardTransitive ||
-         l == CompatibilityLevel::kForwardTransitive || l == CompatibilityLevel::kFullTransitive;
-}
 bool new_reads_old(CompatibilityLevel l) {
   return l != CompatibilityLevel::kNone && l != CompatibilityLevel::kForward &&
          l != CompatibilityLevel::kForwardTransitive;
@@ -56,6 +52,11 @@ std::vector<std::string> against(CompatibilityLevel level, const ParsedSchema& c
 
 }  // namespace
 
+bool is_transitive(CompatibilityLevel l) {
+  return l == CompatibilityLevel::kBackwardTransitive ||
+         l == CompatibilityLevel::kForwardTransitive || l == CompatibilityLevel::kFullTransitive;
+}
+
 std::optional<CompatibilityLevel> compatibility_level(std::string_view name) {
   std::string upper(name);
   std::transform(upper.begin(), upper.end(), upper.begin(),
@@ -75,7 +76,7 @@ std::vector<std::string> compatibility_problems(CompatibilityLevel level,
                                                 const ParsedSchema& candidate,
                                                 const std::vector<RegisteredVersion>& versions) {
   if (level == CompatibilityLevel::kNone) return {};
-  size_t count = transitive(level) ? versions.size() : std::min<size_t>(versions.size(), 1);
+  size_t count = is_transitive(level) ? versions.size() : std::min<size_t>(versions.size(), 1);
   for (size_t i = 0; i < count; ++i) {
     auto out = against(level, candidate, versions[i]);
     if (out.empty()) continue;

@@ -30,6 +30,8 @@ enum class CompatibilityLevel {
 // Case-insensitive, as Confluent takes them; nullopt for an unknown name.
 std::optional<CompatibilityLevel> compatibility_level(std::string_view name);
 const char* level_name(CompatibilityLevel level);
+// Whether a level checks every live version rather than the latest.
+bool is_transitive(CompatibilityLevel level);
 
 struct RegisteredVersion {
   int version = 0;

@@ -183,15 +183,13 @@ Result<int> RegistryService::register_schema(const std::string& subject,
   if (request.version && *request.version != version)
     return unprocessable(42201, "Version is not one more than previous version");
 
-  auto live = parsed_versions(subject, live_newest_first(subject));
-  auto problems = compatibility_problems(level_of(subject), schema, live.list);
+  CompatibilityLevel level = level_of(subject);
+  auto live = parsed_versions(subject, checked_versions(level, live_newest_first(subject)));
+  auto problems = compatibility_problems(level, schema, live.list);
   if (!problems.empty()) return RegistryError{409, 409, incompatible_message(subject, problems)};
 
   // The same schema anywhere, soft-deleted versions included, keeps its id.
-  int id = 0;
-  for (const auto& name : state().subjects(true))
-    for (const SchemaValue* v : state().versions(name))
-      if (same_schema(*v, text, schema.type(), refs)) id = v->id;
+  int id = state().id_of(schema.type(), refs, text);
   if (id == 0) id = state().max_id() + 1;
 
   std::vector<LogRecord> records;
@@ -233,11 +231,10 @@ Result<int> RegistryService::import_schema(const std::string& subject, const Sch
       return unprocessable(42207, "Schema already registered with id " + std::to_string(v->id) +
                                       " instead of input id " + std::to_string(id));
     }
-  for (const auto& name : state().subjects(true))
-    for (const SchemaValue* v : state().versions(name))
-      if (v->id == id && (v->schema != text || v->schema_type != schema.type()))
-        return unprocessable(42205, "Overwrite new schema with id " + std::to_string(id) +
-                                        " in context  is not permitted.");
+  if (const SchemaValue* holder = state().by_id(id);
+      holder && (holder->schema != text || holder->schema_type != schema.type()))
+    return unprocessable(42205, "Overwrite new schema with id " + std::to_string(id) +
+                                    " in context  is not permitted.");
   int version = request.version.value_or(versions.empty() ? 1 : versions.back()->version + 1);
   if (version < 1) return invalid_version(std::to_string(version));
   SchemaValue value;
@@ -297,6 +294,14 @@ std::vector<const SchemaValue*> RegistryService::live_newest_first(
   for (auto it = all.rbegin(); it != all.rend(); ++it)
     if (!(*it)->deleted) out.push_back(*it);
   return out;
+}
+
+// Only the versions the level checks are parsed: none for NONE, the latest unless transitive.
+std::vector<const SchemaValue*> RegistryService::checked_versions(
+    CompatibilityLevel level, std::vector<const SchemaValue*> newest_first) {
+  if (level == CompatibilityLevel::kNone) return {};
+  if (!is_transitive(level) && newest_first.size() > 1) newest_first.resize(1);
+  return newest_first;
 }
 
 RegistryService::ParsedVersions RegistryService::parsed_versions(

@@ -134,6 +134,8 @@ class RegistryService {
   std::vector<const store::SchemaValue*> live_newest_first(const std::string& subject) const;
   // Registered versions parsed to be checked against, in the order given (any that no longer
   // parses left out); `owned` keeps the schemas `list` points to.
+  static std::vector<const store::SchemaValue*> checked_versions(
+      CompatibilityLevel level, std::vector<const store::SchemaValue*> newest_first);
   struct ParsedVersions {
     std::vector<std::unique_ptr<ParsedSchema>> owned;
     std::vector<RegisteredVersion> list;

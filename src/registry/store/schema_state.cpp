@@ -4,6 +4,27 @@
 
 namespace oxbow::registry::store {
 
+namespace {
+
+// One string per schema identity: its type, its references and its text.
+std::string schema_key(const std::string& type, const std::vector<SchemaReference>& references,
+                       const std::string& text) {
+  std::string key = type;
+  for (const auto& r : references)
+    key += '\0' + r.name + '\0' + r.subject + '\0' + std::to_string(r.version);
+  key += '\1';
+  key += text;
+  return key;
+}
+
+}  // namespace
+
+int SchemaState::id_of(const std::string& type, const std::vector<SchemaReference>& references,
+                       const std::string& text) const {
+  auto it = id_by_schema_.find(schema_key(type, references, text));
+  return it == id_by_schema_.end() ? 0 : it->second;
+}
+
 std::string SchemaState::apply(const RecordKey& key, const std::optional<RecordValue>& value) {
   switch (key.type) {
     case KeyType::kSchema:
@@ -51,6 +72,7 @@ std::string SchemaState::apply_schema(const RecordKey& key,
   remove_version(v.subject, v.version);
   subjects_[v.subject][v.version] = v;
   ids_[v.id].insert({v.subject, v.version});
+  id_by_schema_[schema_key(v.schema_type, v.references, v.schema)] = v.id;
   max_id_ = std::max(max_id_, v.id);
   return "";
 }
@@ -62,7 +84,13 @@ void SchemaState::remove_version(const std::string& subject, int version) {
   if (v == it->second.end()) return;
   if (auto id = ids_.find(v->second.id); id != ids_.end()) {
     id->second.erase({subject, version});
-    if (id->second.empty()) ids_.erase(id);
+    if (id->second.empty()) {
+      ids_.erase(id);
+      const SchemaValue& gone = v->second;
+      auto indexed = id_by_schema_.find(schema_key(gone.schema_type, gone.references, gone.schema));
+      if (indexed != id_by_schema_.end() && indexed->second == gone.id)
+        id_by_schema_.erase(indexed);
+    }
   }
   it->second.erase(v);
   if (it->second.empty()) subjects_.erase(it);

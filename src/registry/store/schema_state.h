@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,10 @@ class SchemaState {
   // Every (subject, version) holding this id, ascending.
   std::vector<std::pair<std::string, int>> holders(int id) const;
   int max_id() const { return max_id_; }
+  // The id a schema (its type, references and text) has anywhere, soft-deleted versions
+  // included; 0 when none.
+  int id_of(const std::string& type, const std::vector<SchemaReference>& references,
+            const std::string& text) const;
 
   // nullopt subject: the global setting.
   const ConfigValue* config(const std::optional<std::string>& subject) const;
@@ -51,6 +56,8 @@ class SchemaState {
 
   std::map<std::string, std::map<int, SchemaValue>> subjects_;
   std::map<int, std::set<std::pair<std::string, int>>> ids_;
+  // The index id_of answers from, kept as long as some version holds the id.
+  std::unordered_map<std::string, int> id_by_schema_;
   std::map<std::optional<std::string>, ConfigValue> configs_;
   std::map<std::optional<std::string>, ModeValue> modes_;
   int max_id_ = 0;
