@@ -34,7 +34,8 @@ struct ConsumeOptions {
   std::optional<int> timeout_ms;
   std::string format = "%s\\n";
   std::string key_deserializer = "string", value_deserializer = "string";
-  // "avro": %k / %s print the key / value decoded from Confluent's wire format, as JSON.
+  // "avro", "json", "protobuf": %k / %s print the key / value decoded from Confluent's wire
+  // format, as JSON.
   std::string key_format = "string", value_format = "string";
   std::string registry_url = "http://localhost:8081";
   std::vector<std::string> registry_properties;
@@ -72,8 +73,8 @@ std::optional<DecodingName> find_decoding(std::string name) {
 
 struct Decodings {
   DecodingName key = kDecodings[0], value = kDecodings[0];
-  // Set for --key-format / --value-format avro.
-  std::shared_ptr<registry::Deserializer> key_avro, value_avro;
+  // Set for --key-format / --value-format avro, json or protobuf.
+  std::shared_ptr<registry::Deserializer> key_registry, value_registry;
 };
 
 // Thrown for bytes of the wrong width for their decoding; the command stops, as Kafka's does.
@@ -87,8 +88,8 @@ struct SkippedRecord : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void append_avro(std::string& out, const rd_kafka_message_t& message, bool key,
-                 registry::Deserializer& deserializer) {
+void append_registry(std::string& out, const rd_kafka_message_t& message, bool key,
+                     registry::Deserializer& deserializer) {
   const void* data = key ? message.key : message.payload;
   if (data == nullptr) {
     out += "null";
@@ -220,8 +221,8 @@ void append_field(std::string& out, char field, const rd_kafka_message_t& messag
       out += std::to_string(message.offset);
       break;
     case 'k':
-      if (decodings.key_avro)
-        append_avro(out, message, true, *decodings.key_avro);
+      if (decodings.key_registry)
+        append_registry(out, message, true, *decodings.key_registry);
       else
         append_decoded(out, message.key, message.key_len, decodings.key, "key");
       break;
@@ -229,8 +230,8 @@ void append_field(std::string& out, char field, const rd_kafka_message_t& messag
       out += std::to_string(message.key == nullptr ? -1 : static_cast<long long>(message.key_len));
       break;
     case 's':
-      if (decodings.value_avro)
-        append_avro(out, message, false, *decodings.value_avro);
+      if (decodings.value_registry)
+        append_registry(out, message, false, *decodings.value_registry);
       else
         append_decoded(out, message.payload, message.len, decodings.value, "value");
       break;
@@ -380,10 +381,19 @@ class PartitionReader {
   std::vector<int32_t> started_;
 };
 
+std::optional<registry::Format> registry_format(const std::string& name) {
+  if (name == "avro") return registry::Format::kAvro;
+  if (name == "json") return registry::Format::kJson;
+  if (name == "protobuf") return registry::Format::kProtobuf;
+  return std::nullopt;
+}
+
 Decodings make_decodings(const ConsumeOptions& options) {
   Decodings decodings{*find_decoding(options.key_deserializer),
                       *find_decoding(options.value_deserializer), nullptr, nullptr};
-  if (options.key_format != "avro" && options.value_format != "avro") return decodings;
+  const auto key_format = registry_format(options.key_format);
+  const auto value_format = registry_format(options.value_format);
+  if (!key_format && !value_format) return decodings;
   std::map<std::string, std::string> properties{{"schema.registry.url", options.registry_url}};
   for (const auto& p : options.registry_properties) {
     std::string k, v;
@@ -394,12 +404,12 @@ Decodings make_decodings(const ConsumeOptions& options) {
   try {
     const auto config = registry::SerdeConfig::from_properties(properties);
     auto client = std::make_shared<registry::SchemaRegistryClient>(config.client);
-    if (options.key_format == "avro")
-      decodings.key_avro =
-          std::make_shared<registry::Deserializer>(client, config, registry::Format::kAvro, true);
-    if (options.value_format == "avro")
-      decodings.value_avro =
-          std::make_shared<registry::Deserializer>(client, config, registry::Format::kAvro, false);
+    if (key_format)
+      decodings.key_registry =
+          std::make_shared<registry::Deserializer>(client, config, *key_format, true);
+    if (value_format)
+      decodings.value_registry =
+          std::make_shared<registry::Deserializer>(client, config, *value_format, false);
   } catch (const std::exception& e) {
     fail(e.what());
   }
@@ -532,19 +542,21 @@ void add_consume_command(CLI::App& app) {
       ->check(decoding)
       ->capture_default_str();
   cmd->add_option("--key-format", options->key_format,
-                  "avro: %k prints the key decoded from Confluent's wire format (Avro's JSON "
-                  "encoding); string: as --key-deserializer says")
-      ->check(CLI::IsMember({"string", "avro"}))
+                  "avro, json, protobuf: %k prints the key decoded from Confluent's wire format "
+                  "as JSON (Avro's JSON encoding; the document; Protobuf's JSON mapping, every "
+                  "field); string: as --key-deserializer says")
+      ->check(CLI::IsMember({"string", "avro", "json", "protobuf"}))
       ->capture_default_str();
   cmd->add_option("--value-format", options->value_format,
                   "How %s prints the value, as --key-format")
-      ->check(CLI::IsMember({"string", "avro"}))
+      ->check(CLI::IsMember({"string", "avro", "json", "protobuf"}))
       ->capture_default_str();
   cmd->add_option("--schema-registry-url", options->registry_url,
-                  "Schema registry URL(s) for avro, comma-separated")
+                  "Schema registry URL(s) for avro, json and protobuf, comma-separated")
       ->capture_default_str();
   cmd->add_option("--registry-property", options->registry_properties,
-                  "Confluent deserializer setting key=value (basic.auth.user.info, ...)")
+                  "Confluent deserializer setting key=value (basic.auth.user.info, "
+                  "json.fail.invalid.schema, ...)")
       ->allow_extra_args(false);
   cmd->callback([options] { run_consume(*options); });
 }

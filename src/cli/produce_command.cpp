@@ -29,10 +29,12 @@ struct ProduceOptions {
   std::vector<std::string> headers;
   std::optional<std::string> acks;
   std::optional<std::string> compression;
-  // "string": the line's bytes as they are; "avro": the line is a JSON value, written in
-  // Confluent's wire format with --key-schema/--value-schema, registered in the schema registry.
+  // "string": the line's bytes as they are; "avro", "json", "protobuf": the line is a JSON value,
+  // written in Confluent's wire format with --key-schema/--value-schema (Avro, JSON Schema or
+  // .proto text), registered in the schema registry.
   std::string key_format = "string", value_format = "string";
   std::string key_schema, value_schema;
+  std::string key_message, value_message;  // protobuf: the message written (default: the first)
   std::string registry_url = "http://localhost:8081";
   std::vector<std::string> registry_properties;  // Confluent's serde settings, key=value
 };
@@ -149,14 +151,25 @@ std::string schema_text(const std::string& option, const char* name) {
   return text.str();
 }
 
-// Turns a key or value as typed into the bytes produced: as it is, or (--*-format avro) a JSON
-// value encoded in Confluent's wire format.
+std::optional<registry::Format> registry_format(const std::string& name) {
+  if (name == "avro") return registry::Format::kAvro;
+  if (name == "json") return registry::Format::kJson;
+  if (name == "protobuf") return registry::Format::kProtobuf;
+  return std::nullopt;
+}
+
+// Turns a key or value as typed into the bytes produced: as it is, or (--*-format avro, json or
+// protobuf) a JSON value encoded in Confluent's wire format.
 class FieldEncoder {
  public:
   FieldEncoder(const ProduceOptions& options, bool is_key,
                std::shared_ptr<registry::SchemaRegistryClient>& client) {
-    const std::string& format = is_key ? options.key_format : options.value_format;
-    if (format != "avro") return;
+    const std::string& format_name = is_key ? options.key_format : options.value_format;
+    const auto format = registry_format(format_name);
+    if (!format) return;
+    const std::string& message = is_key ? options.key_message : options.value_message;
+    if (!message.empty() && *format != registry::Format::kProtobuf)
+      fail(fmt::format("{} is only for protobuf", is_key ? "--key-message" : "--value-message"));
     const char* option = is_key ? "--key-schema" : "--value-schema";
     const std::string schema =
         schema_text(is_key ? options.key_schema : options.value_schema, option);
@@ -170,9 +183,11 @@ class FieldEncoder {
     try {
       const auto config = registry::SerdeConfig::from_properties(properties);
       if (schema.empty() && !config.use_latest_version)
-        fail(fmt::format("{} is required with avro (or set use.latest.version=true)", option));
+        fail(fmt::format("{} is required with {} (or set use.latest.version=true)", option,
+                         format_name));
       if (!client) client = std::make_shared<registry::SchemaRegistryClient>(config.client);
-      serializer_.emplace(client, config, registry::Format::kAvro, schema, is_key);
+      serializer_.emplace(client, config, *format, schema, is_key,
+                          std::vector<registry::SchemaReference>{}, message);
       // Registers (or looks up) the schema now, so that a refused schema stops the command
       // before any line is read.
       (void)serializer_->schema_id(options.topic);
@@ -308,15 +323,22 @@ void add_produce_command(CLI::App& app) {
     cmd->add_option(
            key ? "--key-format" : "--value-format",
            key ? options->key_format : options->value_format,
-           fmt::format("string: the {0} as typed; avro: a JSON {0} in Avro's JSON encoding, "
-                       "written in Confluent's wire format",
+           fmt::format("string: the {0} as typed; avro, json, protobuf: a JSON {0} (in Avro's "
+                       "JSON encoding; the document; Protobuf's JSON mapping) written in "
+                       "Confluent's wire format",
                        what))
-        ->check(CLI::IsMember({"string", "avro"}))
+        ->check(CLI::IsMember({"string", "avro", "json", "protobuf"}))
         ->capture_default_str();
     cmd->add_option(key ? "--key-schema" : "--value-schema",
                     key ? options->key_schema : options->value_schema,
-                    fmt::format("The {}'s Avro schema (JSON, or @file), registered under the "
-                                "subject name strategy's subject",
+                    fmt::format("The {}'s schema (Avro or JSON Schema JSON, or .proto text; or "
+                                "@file), registered under the subject name strategy's subject; a "
+                                ".proto's imports are looked up as subjects named by their path",
+                                what));
+    cmd->add_option(key ? "--key-message" : "--value-message",
+                    key ? options->key_message : options->value_message,
+                    fmt::format("protobuf: the message the {} is written as (full name, or without "
+                                "the package; default: the schema's first message)",
                                 what));
   }
   cmd->add_option("--schema-registry-url", options->registry_url,
@@ -324,7 +346,8 @@ void add_produce_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--registry-property", options->registry_properties,
                   "Confluent serializer setting key=value (auto.register.schemas, "
-                  "use.latest.version, value.subject.name.strategy, basic.auth.user.info, ...)")
+                  "use.latest.version, value.subject.name.strategy, basic.auth.user.info, "
+                  "json.fail.invalid.schema, ...)")
       ->allow_extra_args(false);
   cmd->callback([options] { run_produce(*options); });
 }

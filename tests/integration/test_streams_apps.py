@@ -8,6 +8,7 @@ exits 0 after SIGTERM and 3 when it reached ERROR. Expected results are computed
 independently of the library, and what is checked is what Kafka Streams does.
 """
 
+import json
 import os
 import pathlib
 import random
@@ -821,3 +822,46 @@ def test_emit_on_close_writes_each_window_once_across_a_restart(broker, tmp_path
                    (f"b@{start + 1000}", 1), (f"c@{start + 2000}", 1)], got
     app.stop()
     reader.close()
+
+
+def test_an_avro_pipeline_through_the_registry(broker, tmp_path):
+    """A Streams application reading and writing Avro in Confluent's wire format through the real
+    registry (streams_test_app --topology avro, on serdes::Avro): records `oxbow produce` wrote
+    with a schema of its own are read by the writer's schema, filtered and mapped to a new record
+    registered as avro-output-value, and `oxbow consume` decodes them; a record that is not Avro
+    is skipped, not fatal."""
+    from test_registry import Registry, http
+    registry = Registry(broker, tmp_path).start()
+    _create(broker, {"avro-input": 2, "avro-output": 1})
+    order = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
+        {"name": "id", "type": "long"}, {"name": "amount", "type": "double"},
+        {"name": "note", "type": ["null", "string"], "default": None}]}
+    rng = random.Random(7)
+    orders = [(i, rng.choice([-1.5, 0.0, 2.25, 19.99, 100.0])) for i in range(300)]
+    lines = "".join(f'k{i % 7}:{{"id": {i}, "amount": {a}, "note": null}}\n' for i, a in orders)
+    produced = subprocess.run(
+        [OXBOW_BIN, "produce", "avro-input", "-b", broker.bootstrap, "--key-separator", ":",
+         "--value-format", "avro", "--value-schema", json.dumps(order),
+         "--schema-registry-url", registry.url], input=lines, capture_output=True, text=True, timeout=60)
+    assert produced.returncode == 0, produced.stderr
+    _produce(broker, "avro-input", [{"key": b"k1", "value": b"not avro at all"}])
+    expected = sorted((i, round(a * 100)) for i, a in orders if a > 0)
+
+    app = App(broker, tmp_path, "avro", "avro", "avro-app", extra=(
+        "--registry-url", registry.url,
+        "--config", "default.deserialization.exception.handler=LogAndContinueExceptionHandler")).start()
+    reader = Reader(broker, "avro-output", 1)
+    reader.wait_for(lambda msgs: len(msgs) >= len(expected), 60, "every positive order mapped")
+    consumed = subprocess.run(
+        [OXBOW_BIN, "consume", "avro-output", "-b", broker.bootstrap, "--from-beginning",
+         "--max-messages", str(len(expected)), "--value-format", "avro",
+         "--schema-registry-url", registry.url, "--timeout-ms", "10000"],
+        capture_output=True, text=True, timeout=60)
+    assert consumed.returncode == 0, consumed.stderr
+    got = sorted((v["id"], v["cents"]) for v in map(json.loads, consumed.stdout.splitlines()))
+    assert got == expected
+    assert "avro-output-value" in json.loads(http("GET", registry.url + "/subjects")[1])
+    assert app.state() == "RUNNING", app.tail()
+    app.stop()
+    reader.close()
+    registry.stop()

@@ -13,6 +13,10 @@
 //           prints "PROCESSING <value>" and takes N ms
 //   windowed "windowed-input" (String/String) -> groupByKey -> 1 s tumbling windows, no grace
 //           -> count -> "windowed-output" (key "<key>@<window start>", value big-endian int64)
+//   avro    "avro-input" (String key, Avro value in the registry's wire format, any writer's
+//           schema with fields id and amount) -> filter(amount > 0) -> mapValues to
+//           {id, cents} (Avro, registered as avro-output-value) -> "avro-output";
+//           --registry-url URL names the schema registry
 // --close-timeout-ms N: SIGTERM calls close(N ms) and prints "CLOSE <true|false> <state>"; when
 // it answered false, close() again without a timeout, printing the same.
 // Every state change is printed on stdout as "STATE <old> -> <new>" (flushed). SIGTERM or SIGINT
@@ -26,6 +30,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -36,6 +41,7 @@
 #include <thread>
 
 #include "oxbow/streams/kafka_streams.h"
+#include "oxbow/streams/registry_serde.h"
 #include "oxbow/streams/streams_builder.h"
 
 namespace streams = oxbow::streams;
@@ -62,6 +68,7 @@ int usage(const std::string& error) {
 
 struct Options {
   std::string topology, on_error, fail_value = "boom", offset_reset;
+  std::string registry_url = "http://localhost:8081";
   bool fail_once = false;
   int64_t slow_ms = 0;
   int64_t close_timeout_ms = -1;  // none: close(30 s)
@@ -212,11 +219,32 @@ streams::Topology build_topology(const Options& options) {
               w.key + "@" + std::to_string(w.window.start), n};
         })
         .to("ef-output");
+  } else if (name == "avro") {
+    const std::map<std::string, std::string> registry{
+        {"schema.registry.url", options.registry_url}};
+    const std::string cents_schema =
+        R"({"type":"record","name":"OrderCents","namespace":"test","fields":[)"
+        R"({"name":"id","type":"long"},{"name":"cents","type":"long"}]})";
+    builder
+        .stream<std::string, nlohmann::json>(
+            "avro-input",
+            streams::Consumed<std::string, nlohmann::json>::with(
+                streams::serdes::String(), streams::serdes::Avro(registry, "", false)))
+        .filter([](const std::string&, const nlohmann::json& v) {
+          return v["amount"].get<double>() > 0;
+        })
+        .mapValues<nlohmann::json>([](const nlohmann::json& v) {
+          return nlohmann::json{{"id", v["id"]},
+                                {"cents", std::llround(v["amount"].get<double>() * 100)}};
+        })
+        .to("avro-output",
+            streams::Produced<std::string, nlohmann::json>::with(
+                streams::serdes::String(), streams::serdes::Avro(registry, cents_schema, false)));
   } else {
     throw std::invalid_argument(
         "unknown topology " + name +
         " (tables, poison, fail, windowed, join, join-direct, stream-join, fk-join, global-join, "
-        "punctuate, emit-final)");
+        "punctuate, emit-final, avro)");
   }
   return builder.build();
 }
@@ -249,6 +277,8 @@ int main(int argc, char** argv) {
       options.fail_value = value;
     } else if (flag == "--on-error") {
       options.on_error = value;
+    } else if (flag == "--registry-url") {
+      options.registry_url = value;
     } else if (flag == "--offset-reset") {
       options.offset_reset = value;
     } else if (flag == "--slow-ms") {

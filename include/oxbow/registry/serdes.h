@@ -1,18 +1,34 @@
 #pragma once
 // Serializers and deserializers in Confluent's wire format, interchangeable with Confluent's
-// KafkaAvroSerializer/Deserializer (and the Python, Go and .NET ones built on the same format):
+// KafkaAvroSerializer, KafkaJsonSchemaSerializer and KafkaProtobufSerializer (and their
+// deserializers, and the Python, Go and .NET ones built on the same format):
 //
 //   byte 0      magic byte 0
 //   bytes 1..4  the schema's registry id, big-endian
 //   then        AVRO: the datum's Avro binary encoding (for the schema "bytes", the raw bytes);
-//               PROTOBUF: message indexes, then the message; JSON: the JSON text
+//               JSON: the value's compact UTF-8 JSON text;
+//               PROTOBUF: message indexes (zig-zag varints; [0] is the single byte 0), then the
+//               message's binary encoding
 //
-// Values are nlohmann::json in Avro's JSON encoding (see src/registry/avro/binary.h): unions
-// wrapped as {"<type>": value} except null, bytes as strings of code points 0-255. A serializer
-// also takes a union's value unwrapped when one branch fits.
+// Values are nlohmann::json:
+// - AVRO: Avro's JSON encoding (see src/registry/avro/binary.h): unions wrapped as
+//   {"<type>": value} except null, bytes as strings of code points 0-255. A serializer also takes
+//   a union's value unwrapped when one branch fits.
+// - JSON: the document itself. As Confluent's, values are validated against the schema only
+//   with json.fail.invalid.schema=true (default false), by the serializer and the deserializer.
+// - PROTOBUF: the message in Protobuf's JSON mapping (proto3 JSON: lowerCamel names or the
+//   .proto names, 64-bit integers as strings, bytes as base64, enums by name). The serializer
+//   writes one message of the schema (by default its first); the deserializer reads the message
+//   the indexes name and gives every field, those at their default value too (as Confluent's
+//   console consumer prints them).
 //
-// AVRO is implemented; JSON and PROTOBUF refuse construction with a SerdeError until their
-// serdes are written.
+// Subject names for the record strategies: AVRO the record's full name, JSON the schema's root
+// `title`, PROTOBUF the written message's full name.
+//
+// References: a Protobuf schema's imports that are not well-known files are looked up as
+// Confluent's DefaultReferenceSubjectNameStrategy names them (subject = the import path, its
+// latest version) unless references are given; they must be registered already. A JSON Schema's
+// references are given explicitly (name = the URL its `$ref`s use).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -56,13 +72,14 @@ struct SerdeConfig {
   bool auto_register_schemas = true;
   bool use_latest_version = false;
   bool normalize_schemas = false;
+  bool json_fail_invalid_schema = false;  // JSON: validate values against the schema
   SubjectNameStrategy key_subject_name_strategy = SubjectNameStrategy::kTopicName;
   SubjectNameStrategy value_subject_name_strategy = SubjectNameStrategy::kTopicName;
 
   // Confluent's names: those of ClientConfig::from_properties, auto.register.schemas,
   // use.latest.version, normalize.schemas, key.subject.name.strategy,
-  // value.subject.name.strategy. A bad value throws SerdeError; unknown names are ignored, as
-  // Confluent's serdes ignore them.
+  // value.subject.name.strategy, json.fail.invalid.schema. A bad value throws SerdeError; unknown
+  // names are ignored, as Confluent's serdes ignore them.
   static SerdeConfig from_properties(const std::map<std::string, std::string>& properties);
 };
 
@@ -83,8 +100,11 @@ class Serializer {
  public:
   // `schema` is the writer's schema text; it may be empty with use_latest_version, which then
   // writes with the subject's latest schema. Several topics may share one serializer.
+  // `message` (PROTOBUF only): the full name of the message values are written as (a name
+  // without its package is found too); empty, the schema's first message.
   Serializer(std::shared_ptr<SchemaRegistryClient> client, SerdeConfig config, Format format,
-             std::string schema, bool is_key, std::vector<SchemaReference> references = {});
+             std::string schema, bool is_key, std::vector<SchemaReference> references = {},
+             std::string message = {});
   ~Serializer();
   Serializer(Serializer&&) noexcept;
   Serializer& operator=(Serializer&&) noexcept;
@@ -103,8 +123,9 @@ class Serializer {
 
 class Deserializer {
  public:
-  // With a reader schema, data is resolved from its writer's schema to it (Avro's schema
-  // resolution); without, it is read as written.
+  // With a reader schema, AVRO data is resolved from its writer's schema to it (Avro's schema
+  // resolution), and JSON is validated against it instead of the writer's schema (with
+  // json.fail.invalid.schema); without, data is read as written. PROTOBUF takes none.
   Deserializer(std::shared_ptr<SchemaRegistryClient> client, SerdeConfig config, Format format,
                bool is_key, std::string reader_schema = {});
   ~Deserializer();
@@ -112,7 +133,8 @@ class Deserializer {
   Deserializer& operator=(Deserializer&&) noexcept;
 
   nlohmann::json deserialize(std::string_view topic, std::string_view bytes);
-  // The same with record fields in schema order (for printing).
+  // The same with record fields in schema order (AVRO, PROTOBUF) or as written (JSON), for
+  // printing.
   nlohmann::ordered_json deserialize_ordered(std::string_view topic, std::string_view bytes);
 
  private:

@@ -1,3 +1,5 @@
+// The serdes' common part: Confluent's settings and subject names, the 5-byte header, and the
+// serializer and deserializer over the formats of serde_formats.h.
 #include "oxbow/registry/serdes.h"
 
 #include <cstring>
@@ -5,19 +7,75 @@
 #include <mutex>
 #include <type_traits>
 
-#include "registry/avro/binary.h"
-#include "registry/avro/schema.h"
-#include "registry/serde/http_util.h"
+#include "registry/serde/serde_formats.h"
 
 namespace oxbow::registry {
+
+namespace serde_detail {
+
+const char* type_name(Format format) {
+  switch (format) {
+    case Format::kAvro:
+      return "AVRO";
+    case Format::kJson:
+      return "JSON";
+    case Format::kProtobuf:
+      return "PROTOBUF";
+  }
+  return "";
+}
+
+const char* display_name(Format format) {
+  switch (format) {
+    case Format::kAvro:
+      return "Avro";
+    case Format::kJson:
+      return "JSON";
+    case Format::kProtobuf:
+      return "Protobuf";
+  }
+  return "";
+}
+
+namespace {
+
+void fetch_into(SchemaRegistryClient& client, const std::vector<SchemaReference>& refs,
+                std::vector<NamedInfo>& out, int depth) {
+  if (depth > kMaxReferenceDepth) throw SerdeError("schema references nest too deep");
+  for (const auto& ref : refs) {
+    RegisteredSchema held;
+    try {
+      held = client.version(ref.subject, ref.version);
+    } catch (const RegistryClientError& e) {
+      throw SerdeError("Error retrieving the reference " + ref.name + " (subject " + ref.subject +
+                       " version " + std::to_string(ref.version) + "): " + e.what());
+    }
+    fetch_into(client, held.info.references, out, depth + 1);
+    out.push_back({ref.name, std::move(held.info)});
+  }
+}
+
+}  // namespace
+
+std::vector<NamedInfo> fetch_references(SchemaRegistryClient* client,
+                                        const std::vector<SchemaReference>& refs) {
+  std::vector<NamedInfo> out;
+  if (refs.empty()) return out;
+  if (!client) throw SerdeError("schema references need a registry client");
+  fetch_into(*client, refs, out, 0);
+  return out;
+}
+
+}  // namespace serde_detail
 
 namespace {
 
 using Json = nlohmann::json;
 using OJson = nlohmann::ordered_json;
+using serde_detail::Codec;
+using serde_detail::display_name;
 
 constexpr const char* kStrategyPackage = "io.confluent.kafka.serializers.subject.";
-constexpr int kMaxReferenceDepth = 32;
 
 const char* strategy_class(SubjectNameStrategy s) {
   switch (s) {
@@ -40,84 +98,18 @@ bool parse_bool(const std::map<std::string, std::string>& p, const char* name, b
                    ": Expected value to be either true or false");
 }
 
-void check_format(Format format) {
-  if (format == Format::kJson) throw SerdeError("JSON Schema serdes are not supported yet");
-  if (format == Format::kProtobuf) throw SerdeError("Protobuf serdes are not supported yet");
-}
-
-// An Avro schema parsed with the schemas it references (fetched by subject and version).
-struct ParsedAvro {
-  std::vector<std::unique_ptr<avro::Schema>> references;
-  std::optional<avro::Schema> schema;
-};
-
-void parse_references(SchemaRegistryClient& client, const std::vector<SchemaReference>& refs,
-                      ParsedAvro& into, int depth) {
-  if (depth > kMaxReferenceDepth) throw SerdeError("schema references nest too deep");
-  for (const auto& ref : refs) {
-    const RegisteredSchema held = client.version(ref.subject, ref.version);
-    parse_references(client, held.info.references, into, depth + 1);
-    avro::ParseOptions options;
-    for (const auto& known : into.references) options.known.push_back(known.get());
-    options.validate_defaults = false;
-    auto result = avro::parse(held.info.schema, options);
-    if (!result)
-      throw SerdeError("referenced schema " + ref.subject + " version " +
-                       std::to_string(ref.version) + " does not parse: " + result.error);
-    into.references.push_back(std::make_unique<avro::Schema>(std::move(*result.schema)));
+std::shared_ptr<const Codec> make_codec(Format format, SchemaRegistryClient* client,
+                                        const SchemaInfo& info,
+                                        const serde_detail::FormatSettings& settings) {
+  switch (format) {
+    case Format::kJson:
+      return serde_detail::make_json_codec(client, info, settings);
+    case Format::kProtobuf:
+      return serde_detail::make_protobuf_codec(client, info, settings);
+    case Format::kAvro:
+      break;
   }
-}
-
-std::shared_ptr<ParsedAvro> parse_avro(SchemaRegistryClient* client, const SchemaInfo& info) {
-  if (info.type != "AVRO") throw SerdeError("the schema is " + info.type + ", not AVRO");
-  auto parsed = std::make_shared<ParsedAvro>();
-  if (!info.references.empty()) {
-    if (!client) throw SerdeError("schema references need a registry client");
-    parse_references(*client, info.references, *parsed, 0);
-  }
-  avro::ParseOptions options;
-  for (const auto& known : parsed->references) options.known.push_back(known.get());
-  options.validate_defaults = false;  // the registry decides what it accepts
-  auto result = avro::parse(info.schema, options);
-  if (!result) throw SerdeError("Invalid Avro schema: " + result.error);
-  parsed->schema.emplace(std::move(*result.schema));
-  return parsed;
-}
-
-std::string record_name(const ParsedAvro& parsed) {
-  const auto& root = parsed.schema->root();
-  return root.kind == avro::Kind::kRecord ? root.full_name : std::string();
-}
-
-bool is_bytes(const ParsedAvro& parsed) {
-  return parsed.schema->root().kind == avro::Kind::kBytes;
-}
-
-// Confluent writes a "bytes" schema's value as the raw bytes, without Avro's length prefix.
-std::string raw_bytes(const avro::Schema& schema, const Json& value) {
-  std::string encoded = avro::encode(schema, value);
-  size_t prefix = 0;
-  while (prefix < encoded.size() && (static_cast<unsigned char>(encoded[prefix]) & 0x80)) ++prefix;
-  return encoded.substr(prefix + 1);
-}
-
-template <class J>
-J raw_bytes_json(std::string_view bytes) {
-  // Encoding the length first lets the Avro decoder turn bytes into code points.
-  std::string framed;
-  int64_t n = static_cast<int64_t>(bytes.size());
-  uint64_t z = static_cast<uint64_t>(n) << 1;
-  while (z >= 0x80) {
-    framed += static_cast<char>((z & 0x7F) | 0x80);
-    z >>= 7;
-  }
-  framed += static_cast<char>(z);
-  framed += bytes;
-  static const avro::Schema schema = std::move(*avro::parse(R"("bytes")").schema);
-  if constexpr (std::is_same_v<J, OJson>)
-    return avro::decode_ordered(schema, framed);
-  else
-    return avro::decode(schema, framed);
+  return serde_detail::make_avro_codec(client, info);
 }
 
 }  // namespace
@@ -153,6 +145,7 @@ SerdeConfig SerdeConfig::from_properties(const std::map<std::string, std::string
   config.auto_register_schemas = parse_bool(p, "auto.register.schemas", true);
   config.use_latest_version = parse_bool(p, "use.latest.version", false);
   config.normalize_schemas = parse_bool(p, "normalize.schemas", false);
+  config.json_fail_invalid_schema = parse_bool(p, "json.fail.invalid.schema", false);
   for (auto [name, target] :
        {std::pair{"key.subject.name.strategy", &config.key_subject_name_strategy},
         std::pair{"value.subject.name.strategy", &config.value_subject_name_strategy}}) {
@@ -189,14 +182,17 @@ Framed parse(std::string_view bytes) {
 struct Serializer::Impl {
   std::shared_ptr<SchemaRegistryClient> client;
   SerdeConfig config;
+  Format format = Format::kAvro;
+  serde_detail::FormatSettings settings;
   SchemaInfo info;
   bool is_key = false;
 
   std::mutex mutex;
-  std::shared_ptr<ParsedAvro> given;  // the given schema, parsed on first use
+  std::shared_ptr<const Codec> given;  // the given schema, parsed on first use
+  bool references_resolved = false;
   struct Target {
     int id = 0;
-    std::shared_ptr<ParsedAvro> schema;
+    std::shared_ptr<const Codec> codec;
   };
   std::map<std::string, Target, std::less<>> by_subject;
 
@@ -204,19 +200,39 @@ struct Serializer::Impl {
     return is_key ? config.key_subject_name_strategy : config.value_subject_name_strategy;
   }
 
+  // A Protobuf schema's imports without references: each is the latest version of the subject
+  // named as the import (Confluent's DefaultReferenceSubjectNameStrategy), registered already.
+  void resolve_imports() {
+    if (references_resolved || format != Format::kProtobuf || !info.references.empty() ||
+        info.schema.empty())
+      return;
+    for (const auto& import : serde_detail::protobuf_imports(info.schema)) {
+      try {
+        info.references.push_back({import, import, client->latest(import).version});
+      } catch (const RegistryClientError& e) {
+        throw SerdeError("Error retrieving the schema of import " + import + " (subject " + import +
+                         "; register it first): " + e.what());
+      }
+    }
+    references_resolved = true;
+  }
+
   Target target(std::string_view topic) {
     std::lock_guard lock(mutex);
-    if (!given && !info.schema.empty()) given = parse_avro(client.get(), info);
+    if (!given && !info.schema.empty()) {
+      resolve_imports();
+      given = make_codec(format, client.get(), info, settings);
+    }
     if (!given && !config.use_latest_version)
       throw SerdeError("no schema to write with (give one, or set use.latest.version)");
     const std::string subject =
-        subject_name(strategy(), topic, is_key, given ? record_name(*given) : std::string());
+        subject_name(strategy(), topic, is_key, given ? given->record_name() : std::string());
     if (auto it = by_subject.find(subject); it != by_subject.end()) return it->second;
     Target t;
     try {
       if (config.use_latest_version) {
         const RegisteredSchema latest = client->latest(subject);
-        t = {latest.id, parse_avro(client.get(), latest.info)};
+        t = {latest.id, make_codec(format, client.get(), latest.info, settings)};
       } else if (config.auto_register_schemas) {
         t = {client->register_schema(subject, info, config.normalize_schemas), given};
       } else {
@@ -227,7 +243,8 @@ struct Serializer::Impl {
                        (config.use_latest_version      ? "retrieving the latest"
                         : config.auto_register_schemas ? "registering"
                                                        : "retrieving") +
-                       " Avro schema for subject " + subject + ": " + e.what());
+                       " " + display_name(format) + " schema for subject " + subject + ": " +
+                       e.what());
     }
     by_subject.emplace(subject, t);
     return t;
@@ -236,16 +253,18 @@ struct Serializer::Impl {
 
 Serializer::Serializer(std::shared_ptr<SchemaRegistryClient> client, SerdeConfig config,
                        Format format, std::string schema, bool is_key,
-                       std::vector<SchemaReference> references)
+                       std::vector<SchemaReference> references, std::string message)
     : impl_(std::make_unique<Impl>()) {
-  check_format(format);
   impl_->client = std::move(client);
   impl_->config = std::move(config);
-  impl_->info = {std::move(schema), "AVRO", std::move(references)};
+  impl_->format = format;
+  impl_->settings = {impl_->config.json_fail_invalid_schema, std::move(message)};
+  impl_->info = {std::move(schema), serde_detail::type_name(format), std::move(references)};
   impl_->is_key = is_key;
   // Without references the schema is checked at once, so that a bad one fails at construction.
-  if (impl_->info.references.empty() && !impl_->info.schema.empty())
-    impl_->given = parse_avro(nullptr, impl_->info);
+  if (impl_->info.references.empty() && !impl_->info.schema.empty() &&
+      (format != Format::kProtobuf || serde_detail::protobuf_imports(impl_->info.schema).empty()))
+    impl_->given = make_codec(format, nullptr, impl_->info, impl_->settings);
 }
 Serializer::~Serializer() = default;
 Serializer::Serializer(Serializer&&) noexcept = default;
@@ -259,12 +278,10 @@ std::string Serializer::serialize(std::string_view topic, const Json& value) {
   const auto t = impl_->target(topic);
   std::string out = wire::header(t.id);
   try {
-    if (is_bytes(*t.schema))
-      out += raw_bytes(*t.schema->schema, value);
-    else
-      avro::encode(t.schema->schema->root(), value, out);
-  } catch (const avro::BinaryError& e) {
-    throw SerdeError(std::string("Error serializing Avro message: ") + e.what());
+    t.codec->encode(value, out);
+  } catch (const SerdeError& e) {
+    throw SerdeError(std::string("Error serializing ") + display_name(impl_->format) +
+                     " message: " + e.what());
   }
   return out;
 }
@@ -272,23 +289,25 @@ std::string Serializer::serialize(std::string_view topic, const Json& value) {
 struct Deserializer::Impl {
   std::shared_ptr<SchemaRegistryClient> client;
   SerdeConfig config;
+  Format format = Format::kAvro;
+  serde_detail::FormatSettings settings;
   bool is_key = false;
-  std::shared_ptr<ParsedAvro> reader;
+  std::shared_ptr<const Codec> reader;
 
   std::mutex mutex;
-  std::map<int32_t, std::shared_ptr<ParsedAvro>> by_id;
+  std::map<int32_t, std::shared_ptr<const Codec>> by_id;
 
-  std::shared_ptr<ParsedAvro> writer(int32_t id) {
+  std::shared_ptr<const Codec> writer(int32_t id) {
     {
       std::lock_guard lock(mutex);
       if (auto it = by_id.find(id); it != by_id.end()) return it->second;
     }
-    std::shared_ptr<ParsedAvro> parsed;
+    std::shared_ptr<const Codec> parsed;
     try {
-      parsed = parse_avro(client.get(), client->schema_by_id(id));
+      parsed = make_codec(format, client.get(), client->schema_by_id(id), settings);
     } catch (const std::exception& e) {
-      throw SerdeError("Error retrieving Avro schema for id " + std::to_string(id) + ": " +
-                       e.what());
+      throw SerdeError(std::string("Error retrieving ") + display_name(format) + " schema for id " +
+                       std::to_string(id) + ": " + e.what());
     }
     std::lock_guard lock(mutex);
     return by_id.emplace(id, parsed).first->second;
@@ -299,16 +318,13 @@ struct Deserializer::Impl {
     const auto framed = wire::parse(bytes);
     const auto w = writer(framed.schema_id);
     try {
-      if (is_bytes(*w)) return raw_bytes_json<J>(framed.payload);
       if constexpr (std::is_same_v<J, OJson>)
-        return reader ? avro::decode_ordered(*w->schema, *reader->schema, framed.payload)
-                      : avro::decode_ordered(*w->schema, framed.payload);
+        return w->decode_ordered(framed.payload, reader.get());
       else
-        return reader ? avro::decode(*w->schema, *reader->schema, framed.payload)
-                      : avro::decode(*w->schema, framed.payload);
-    } catch (const avro::BinaryError& e) {
-      throw SerdeError("Error deserializing Avro message for id " +
-                       std::to_string(framed.schema_id) + ": " + e.what());
+        return w->decode(framed.payload, reader.get());
+    } catch (const std::exception& e) {
+      throw SerdeError(std::string("Error deserializing ") + display_name(format) +
+                       " message for id " + std::to_string(framed.schema_id) + ": " + e.what());
     }
   }
 };
@@ -316,11 +332,17 @@ struct Deserializer::Impl {
 Deserializer::Deserializer(std::shared_ptr<SchemaRegistryClient> client, SerdeConfig config,
                            Format format, bool is_key, std::string reader_schema)
     : impl_(std::make_unique<Impl>()) {
-  check_format(format);
   impl_->client = std::move(client);
   impl_->config = std::move(config);
+  impl_->format = format;
+  impl_->settings.validate = impl_->config.json_fail_invalid_schema;
   impl_->is_key = is_key;
-  if (!reader_schema.empty()) impl_->reader = parse_avro(nullptr, {reader_schema, "AVRO", {}});
+  if (!reader_schema.empty()) {
+    if (format == Format::kProtobuf)
+      throw SerdeError("a Protobuf deserializer takes no reader schema");
+    impl_->reader = make_codec(
+        format, nullptr, {reader_schema, serde_detail::type_name(format), {}}, impl_->settings);
+  }
 }
 Deserializer::~Deserializer() = default;
 Deserializer::Deserializer(Deserializer&&) noexcept = default;
