@@ -478,20 +478,35 @@ Result<std::string> RegistryService::compatibility(const std::optional<std::stri
 }
 
 Result<std::string> RegistryService::set_compatibility(const std::optional<std::string>& subject,
-                                                       const std::string& level) {
-  auto parsed = compatibility_level(level);
-  if (!parsed)
+                                                       const std::optional<std::string>& level,
+                                                       std::optional<bool> normalize) {
+  std::optional<CompatibilityLevel> parsed;
+  if (level) parsed = compatibility_level(*level);
+  if (level ? !parsed : !normalize)
     return unprocessable(42203,
                          "Invalid compatibility level. Valid values are none, backward, forward, "
                          "full, backward_transitive, forward_transitive, and full_transitive");
   store::ConfigValue value;
   if (const auto* old = state().config(subject)) value = *old;  // other settings kept
   value.subject = subject;
-  value.compatibility_level = level_name(*parsed);
+  if (parsed) value.compatibility_level = level_name(*parsed);
+  if (normalize) value.other["normalize"] = *normalize;
   if (auto error = write({{RecordKey{KeyType::kConfig, subject}, store::RecordValue(value)}},
                          "Update config"))
     return *error;
-  return *value.compatibility_level;
+  return parsed ? std::string(level_name(*parsed)) : std::string();
+}
+
+std::optional<bool> RegistryService::normalize_setting(const std::optional<std::string>& subject,
+                                                       bool default_to_global) const {
+  for (const auto& s : {subject, std::optional<std::string>()}) {
+    if (const auto* c = state().config(s)) {
+      auto it = c->other.find("normalize");
+      if (it != c->other.end() && it->is_boolean()) return it->get<bool>();
+    }
+    if (!default_to_global) break;
+  }
+  return std::nullopt;
 }
 
 Result<std::string> RegistryService::delete_compatibility(

@@ -90,7 +90,11 @@ class RegistryService {
                                     bool default_to_global) const;
   // PUT /config[/{s}]
   Result<std::string> set_compatibility(const std::optional<std::string>& subject,
-                                        const std::string& level);
+                                        const std::optional<std::string>& level,
+                                        std::optional<bool> normalize = std::nullopt);
+  // The config's "normalize", when set (the subject's, else with `default_to_global` the global).
+  std::optional<bool> normalize_setting(const std::optional<std::string>& subject,
+                                        bool default_to_global) const;
   // DELETE /config[/{s}]: the level that was set (the default, globally, when none was).
   Result<std::string> delete_compatibility(const std::optional<std::string>& subject);
 

@@ -197,6 +197,11 @@ TEST_F(RegistryServiceTest, NormalizeMakesSchemasThatDifferInOrderTheSame) {
   EXPECT_EQ(reg("t", a), 2);
   EXPECT_EQ(reg("t", b), 1);
   EXPECT_EQ(service.lookup("s", second, false).value->version, 1);
+  // "normalize": true in a subject's config normalizes what is registered there.
+  ASSERT_TRUE(service.set_compatibility("u", std::nullopt, true));
+  EXPECT_EQ(service.normalize_setting("u", false), true);
+  EXPECT_EQ(service.normalize_setting("v", true), std::nullopt);
+  EXPECT_EQ(reg("u", a), 1);
 }
 
 TEST(VersionIds, LatestAndPositiveIntegersOnly) {

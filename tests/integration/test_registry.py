@@ -293,3 +293,23 @@ def test_import_mode_keeps_the_ids_and_versions_it_is_given(registry):
                                 "message": "Subject y-value is not in import or forward mode"}
     del other["id"]
     assert http("POST", registry.url + "/subjects/y-value/versions", other) == (200, '{"id":101}')
+
+
+def test_normalize_by_query_and_by_config(registry):
+    """Two schemas that differ only in the order of their custom properties are one schema once
+    normalized, asked for per request (?normalize=true) or in the subject's config."""
+    a = {**RECORD, "owner": "me", "area": "shop"}
+    b = {**RECORD, "area": "shop", "owner": "me"}
+    url = registry.url + "/subjects/n-value/versions"
+    assert http("POST", url + "?normalize=true", {"schema": json.dumps(a)}) == (200, '{"id":1}')
+    assert http("POST", url + "?normalize=true", {"schema": json.dumps(b)}) == (200, '{"id":1}')
+    stored = json.loads(http("GET", url + "/1")[1])["schema"]
+    assert stored.index('"area"') < stored.index('"owner"')
+    assert http("PUT", registry.url + "/config/m-value", {"normalize": True}) == \
+        (200, '{"normalize":true}')
+    assert json.loads(http("GET", registry.url + "/config/m-value?defaultToGlobal=true")[1]) == \
+        {"compatibilityLevel": "BACKWARD", "normalize": True}
+    m = registry.url + "/subjects/m-value/versions"
+    assert http("POST", m, {"schema": json.dumps(a)}) == (200, '{"id":1}')
+    assert http("POST", m, {"schema": json.dumps(b)}) == (200, '{"id":1}')
+    assert http("GET", m)[1] == "[1]"

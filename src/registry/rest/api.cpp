@@ -190,9 +190,13 @@ class Exchange {
     std::optional<std::string> subject;
     if (s.size() == 2) subject = s[1];
     if (m == "GET") {
-      auto level = service_.compatibility(subject, query_.flag("defaultToGlobal"));
+      bool to_global = query_.flag("defaultToGlobal");
+      auto level = service_.compatibility(subject, to_global);
       if (!level) return error(*level.error);
-      return body(Json{{"compatibilityLevel", *level.value}});
+      Json out{{"compatibilityLevel", *level.value}};
+      if (auto normalize = service_.normalize_setting(subject, to_global || !subject))
+        out["normalize"] = *normalize;
+      return body(out);
     }
     if (m == "DELETE") {
       auto level = service_.delete_compatibility(subject);
@@ -202,14 +206,19 @@ class Exchange {
     if (m != "PUT") return not_allowed();
     auto json = request_json();
     if (!json) return *bad_body_;
-    auto c = json->find("compatibility");
-    if (c == json->end() || !c->is_string())
-      return error({422, 42203,
-                    "Invalid compatibility level. Valid values are none, backward, forward, full, "
-                    "backward_transitive, forward_transitive, and full_transitive"});
-    auto set = service_.set_compatibility(subject, c->get<std::string>());
+    // Either setting may come alone; the answer echoes what was set.
+    std::optional<std::string> level;
+    std::optional<bool> normalize;
+    if (auto c = json->find("compatibility"); c != json->end() && !c->is_null())
+      level = c->is_string() ? c->get<std::string>() : std::string("?");
+    if (auto n = json->find("normalize"); n != json->end() && n->is_boolean())
+      normalize = n->get<bool>();
+    auto set = service_.set_compatibility(subject, level, normalize);
     if (!set) return error(*set.error);
-    return body(Json{{"compatibility", *set.value}});
+    Json out = Json::object();
+    if (level) out["compatibility"] = *set.value;
+    if (normalize) out["normalize"] = *normalize;
+    return body(out);
   }
 
   http::Response mode(const Segments& s, const std::string& m) {
