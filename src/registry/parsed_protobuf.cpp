@@ -16,6 +16,10 @@ class ProtobufParsed final : public ParsedSchema {
   }
   const std::string& canonical() const override { return schema_.canonical(); }
   std::string normalized() const override { return schema_.normalized(); }
+  std::optional<std::string> formatted(std::string_view format) const override {
+    if (format != "serialized") return std::nullopt;
+    return schema_.serialized();
+  }
   std::vector<std::string> reader_problems(const ParsedSchema& writer,
                                            const std::string& reader_label,
                                            const std::string& writer_label) const override {

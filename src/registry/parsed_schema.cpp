@@ -21,6 +21,10 @@ class AvroParsed final : public ParsedSchema {
   }
   const std::string& canonical() const override { return canonical_; }
   std::string normalized() const override { return normalized_; }
+  std::optional<std::string> formatted(std::string_view format) const override {
+    if (format != "resolved") return std::nullopt;
+    return avro::canonical_string(schema_);  // no type known beforehand: all written in place
+  }
   std::vector<std::string> reader_problems(const ParsedSchema& writer,
                                            const std::string& reader_label,
                                            const std::string& writer_label) const override {

@@ -3,6 +3,7 @@
 // stores, returns and compares, and what it cannot read of another's data. One implementation per
 // schema type (Confluent's "schema providers"); AVRO today, JSON and PROTOBUF to follow.
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +23,22 @@ class ParsedSchema {
   // The canonical text after Confluent's normalization (`normalize=true`); the canonical text for
   // types with nothing to normalize.
   virtual std::string normalized() const { return canonical(); }
+  // The text for GET ...?format=F (Confluent's "resolved" for Avro: references written in
+  // place; "serialized" for Protobuf: the descriptor, base64); nullopt for a format the type does
+  // not have, which is answered with the canonical text.
+  virtual std::optional<std::string> formatted(std::string_view) const { return std::nullopt; }
   virtual std::vector<std::string> reader_problems(const ParsedSchema& writer,
                                                    const std::string& reader_label,
                                                    const std::string& writer_label) const = 0;
+
+  // The schemas this one references, which its own may point into (an Avro record naming a
+  // referenced type): kept for as long as it lives.
+  void keep(std::vector<std::unique_ptr<ParsedSchema>> references) {
+    for (auto& r : references) kept_.push_back(std::move(r));
+  }
+
+ private:
+  std::vector<std::unique_ptr<ParsedSchema>> kept_;
 };
 
 // A schema a new one references, with the name the reference gives it (an Avro reference's name

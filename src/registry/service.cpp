@@ -128,13 +128,22 @@ Result<std::unique_ptr<ParsedSchema>> RegistryService::parse(const std::string& 
   if (resolve(request.references, 0)) {
     auto parsed = parse_schema(request.schema_type, request.schema, refs,
                                config_.validate_defaults || request.normalize);
-    if (parsed.schema) return std::move(parsed.schema);
+    if (parsed.schema) {
+      parsed.schema->keep(std::move(owned));
+      return std::move(parsed.schema);
+    }
     error = parsed.error;
   }
   std::string type = request.schema_type.empty() ? "AVRO" : request.schema_type;
   if (error.rfind("Invalid schema type", 0) == 0) return unprocessable(42201, error);
   return unprocessable(42201, "Invalid schema " + request_text(subject, request) +
                                   " with refs [] of type " + type + ", details: " + error);
+}
+
+std::string RegistryService::formatted(const SchemaValue& v, const std::string& format) const {
+  auto parsed = parse(v.subject, {v.schema, v.schema_type, v.references});
+  if (!parsed) return v.schema;
+  return (*parsed.value)->formatted(format).value_or(v.schema);
 }
 
 CompatibilityLevel RegistryService::level_of(const std::string& subject) const {

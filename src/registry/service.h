@@ -80,6 +80,9 @@ class RegistryService {
   std::vector<std::string> subjects(bool deleted, bool deleted_only) const;
   // GET /schemas/ids/{id}
   Result<store::SchemaValue> schema_by_id(int id) const;
+  // A stored schema in another of its type's formats (?format=resolved, serialized); its stored
+  // text for a format the type does not have.
+  std::string formatted(const store::SchemaValue& v, const std::string& format) const;
   // DELETE /subjects/{s}/versions/{v}: the version deleted.
   Result<int> delete_version(const std::string& subject, const std::string& version,
                              bool permanent);

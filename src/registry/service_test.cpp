@@ -204,6 +204,26 @@ TEST_F(RegistryServiceTest, NormalizeMakesSchemasThatDifferInOrderTheSame) {
   EXPECT_EQ(reg("u", a), 1);
 }
 
+TEST_F(RegistryServiceTest, SchemasWithReferencesAreCheckedAgainstEachOther) {
+  // The compatibility check walks into the referenced type's nodes, which the referenced schema
+  // owns: they must outlive the parse (they once did not).
+  EXPECT_EQ(reg("inner", R"({"type":"record","name":"In","fields":[{"name":"x","type":"int"}]})"),
+            1);
+  const std::vector<store::SchemaReference> refs{{"In", "inner", 1}};
+  auto outer = [&](const std::string& extra) {
+    return SchemaRequest{
+        R"({"type":"record","name":"Out","fields":[{"name":"in","type":"In"})" + extra + "]}", "",
+        refs};
+  };
+  EXPECT_EQ(*service.register_schema("outer", outer("")).value, 2);
+  EXPECT_EQ(
+      *service.register_schema("outer", outer(R"(,{"name":"n","type":"int","default":0})")).value,
+      3);
+  auto refused = service.register_schema("outer", outer(R"(,{"name":"m","type":"int"})"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error->error_code, 409);
+}
+
 TEST(VersionIds, LatestAndPositiveIntegersOnly) {
   EXPECT_EQ(parse_version("latest"), -1);
   EXPECT_EQ(parse_version(" LaTeSt "), -1);

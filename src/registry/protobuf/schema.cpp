@@ -74,6 +74,25 @@ bool too_deep(std::string_view text) {
   return false;
 }
 
+std::string base64_encode(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char c : in) {
+    acc = (acc << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += kAlphabet[(acc >> bits) & 63];
+    }
+  }
+  if (bits > 0) out += kAlphabet[(acc << (6 - bits)) & 63];
+  while (out.size() % 4 != 0) out += '=';
+  return out;
+}
+
 // java.util.Base64.getDecoder(): the basic alphabet, padding optional, nothing else allowed.
 std::optional<std::string> base64_decode(std::string_view in) {
   while (!in.empty() && in.back() == '=') in.remove_suffix(1);
@@ -371,6 +390,13 @@ std::vector<std::string> Schema::message_names() const {
   for (int i = 0; i < data_->file->message_type_count(); ++i)
     walk(walk, data_->file->message_type(i));
   return out;
+}
+
+std::string Schema::serialized() const {
+  pb::FileDescriptorProto proto;
+  data_->file->CopyTo(&proto);
+  proto.set_name("default");  // the name Confluent's parser gives a schema read from text
+  return base64_encode(proto.SerializeAsString());
 }
 
 bool hidden_message(const FileSource& file, const pb::DescriptorProto& message,

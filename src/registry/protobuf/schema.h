@@ -26,6 +26,8 @@ class Schema {
   const std::string& name() const;
   // The full names of every message, nested ones included, in file order.
   std::vector<std::string> message_names() const;
+  // Confluent's format=serialized: the file's FileDescriptorProto, base64.
+  std::string serialized() const;
   const std::shared_ptr<const SchemaData>& data() const { return data_; }
 
  private:

@@ -134,7 +134,7 @@ class Exchange {
       if (m != "GET") return not_allowed();
       auto v = service_.version(subject, version, deleted);
       if (!v) return error(*v.error);
-      return {200, type_, v.value->schema};
+      return {200, type_, schema_text(*v.value)};
     }
     if (m == "GET") return version_body(service_.version(subject, version, deleted));
     if (m == "DELETE") {
@@ -176,11 +176,11 @@ class Exchange {
     if (!found) return error(*found.error);
     if (s.size() == 4) {
       if (s[3] != "schema") return not_found();
-      return {200, type_, found.value->schema};
+      return {200, type_, schema_text(*found.value)};
     }
     Json out;
     if (found.value->schema_type != "AVRO") out["schemaType"] = found.value->schema_type;
-    out["schema"] = found.value->schema;
+    out["schema"] = schema_text(*found.value);
     if (!found.value->references.empty()) out["references"] = references(found.value->references);
     return body(out);
   }
@@ -351,15 +351,22 @@ class Exchange {
     return out;
   }
 
-  static Json version_json(const store::SchemaValue& v) {
+  Json version_json(const store::SchemaValue& v) const {
     Json out;
     out["subject"] = v.subject;
     out["version"] = v.version;
     out["id"] = v.id;
     if (v.schema_type != "AVRO") out["schemaType"] = v.schema_type;
     if (!v.references.empty()) out["references"] = references(v.references);
-    out["schema"] = v.schema;
+    out["schema"] = schema_text(v);
     return out;
+  }
+
+  // The stored text, or with ?format= the form Confluent gives for it (see ParsedSchema).
+  std::string schema_text(const store::SchemaValue& v) const {
+    auto it = query_.params.find("format");
+    if (it == query_.params.end() || it->second.empty() || it->second == "default") return v.schema;
+    return service_.formatted(v, it->second);
   }
 
   http::Response version_body(const Result<store::SchemaValue>& v) {

@@ -187,5 +187,45 @@ TEST(PercentDecoding, EscapesAreDecodedAndStrayPercentsKept) {
   EXPECT_EQ(percent_decode("%zz%4"), "%zz%4");
 }
 
+TEST_F(RestApiTest, FormatResolvedWritesAvroReferencesInPlace) {
+  ASSERT_EQ(call("POST", "/subjects/inner/versions",
+                 R"({"schema":"{\"type\":\"fixed\",\"name\":\"Id\",\"size\":4}"})")
+                .status,
+            200);
+  ASSERT_EQ(call("POST", "/subjects/outer/versions",
+                 R"({"schema":"{\"type\":\"record\",\"name\":\"O\",\"fields\":[)"
+                 R"({\"name\":\"id\",\"type\":\"Id\"}]}",)"
+                 R"("references":[{"name":"Id","subject":"inner","version":1}]})")
+                .status,
+            200);
+  EXPECT_EQ(call("GET", "/subjects/outer/versions/1/schema").body,
+            R"({"type":"record","name":"O","fields":[{"name":"id","type":"Id"}]})");
+  const std::string resolved = R"({"type":"record","name":"O","fields":[{"name":"id","type":)"
+                               R"({"type":"fixed","name":"Id","size":4}}]})";
+  EXPECT_EQ(call("GET", "/subjects/outer/versions/1/schema?format=resolved").body, resolved);
+  EXPECT_EQ(call("GET", "/schemas/ids/2/schema?format=resolved").body, resolved);
+  // A format the type does not have gives the stored text, as Confluent's does.
+  EXPECT_EQ(call("GET", "/schemas/ids/2/schema?format=serialized").body,
+            R"({"type":"record","name":"O","fields":[{"name":"id","type":"Id"}]})");
+}
+
+TEST_F(RestApiTest, FormatSerializedGivesAProtobufDescriptorThatRegistersAsTheSameSchema) {
+  const char* proto = R"({"schemaType":"PROTOBUF","schema":"syntax = \"proto3\";\npackage shop;\n)"
+                      R"(message Order {\n  int64 id = 1;\n  string item = 2;\n}\n"})";
+  ASSERT_EQ(answer(call("POST", "/subjects/orders/versions", proto)), R"(200 {"id":1})");
+  auto serialized = call("GET", "/schemas/ids/1/schema?format=serialized").body;
+  EXPECT_NE(serialized.find_first_not_of(
+                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="),
+            0u);
+  EXPECT_EQ(serialized.find_first_not_of(
+                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="),
+            std::string::npos);
+  // The descriptor is the same schema: looked up in the subject, it is version 1.
+  EXPECT_EQ(call("POST", "/subjects/orders",
+                 R"({"schemaType":"PROTOBUF","schema":")" + serialized + "\"}")
+                .status,
+            200);
+}
+
 }  // namespace
 }  // namespace oxbow::registry::rest
