@@ -27,8 +27,14 @@ def _install(prefix):
     assert (prefix / "include/oxbow/streams/kafka_streams.h").is_file()
     assert (prefix / "lib/pkgconfig/oxbow-streams.pc").is_file()
     assert (prefix / "lib/cmake/OxbowStreams/OxbowStreamsConfig.cmake").is_file()
-    # Nothing of the project's private sources is needed: no header outside include/oxbow/streams.
-    assert {p.parent.name for p in (prefix / "include").rglob("*.h")} <= {"streams", "detail"}
+    # The registry's client library (the serdes Streams applications use) installs beside it.
+    assert (prefix / "include/oxbow/registry/serdes.h").is_file()
+    assert (prefix / "lib/pkgconfig/oxbow-registry.pc").is_file()
+    assert (prefix / "lib/cmake/OxbowRegistry/OxbowRegistryConfig.cmake").is_file()
+    # Nothing of the project's private sources is needed: no header outside the public folders.
+    assert {p.parent.relative_to(prefix / "include").as_posix()
+            for p in (prefix / "include").rglob("*.h")} <= \
+        {"oxbow/streams", "oxbow/streams/detail", "oxbow/registry"}
 
 
 def test_cmake_package_builds_an_application_that_runs(make_broker, tmp_path):
@@ -40,7 +46,12 @@ def test_cmake_package_builds_an_application_that_runs(make_broker, tmp_path):
     shout = build / "shout"
     assert _run([str(shout), "--driver"]) == "a=HELLO\nb=STREAMS\n"
 
-    b = make_broker()
+    b = make_broker({"group.initial.rebalance.delay.ms": "0"})
+    from test_registry import Registry
+    registry = Registry(b, tmp_path).start()
+    assert _run([str(build / "registry_check"), registry.url]) == '1 {"n":42}\n'
+    registry.stop()
+
     admin = ck.admin(b.bootstrap)
     # A merge of inputs with 1 and 3 partitions has 3 tasks, as in Kafka: task p reads partition p
     # of each input that has one, so more-words' partitions 1 and 2 are processed too.
@@ -66,3 +77,9 @@ def test_pkg_config_builds_the_same_application(tmp_path):
     compiler = shutil.which("c++") or "g++"
     _run([compiler, str(SOURCE / "shout.cpp"), *flags, f"-Wl,-rpath,{prefix / 'lib'}", "-o", str(binary)])
     assert _run([str(binary), "--driver"]) == "a=HELLO\nb=STREAMS\n"
+    # The registry's client library the same way.
+    flags = _run(["pkg-config", "--cflags", "--libs", "oxbow-registry"], env=env).split()
+    _run([compiler, str(SOURCE / "registry_check.cpp"), *flags, f"-Wl,-rpath,{prefix / 'lib'}",
+          "-o", str(tmp_path / "registry_check")])
+    usage = subprocess.run([str(tmp_path / "registry_check")], capture_output=True, text=True)
+    assert (usage.returncode, usage.stderr) == (2, "usage: registry_check URL\n")
