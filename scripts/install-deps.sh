@@ -13,7 +13,7 @@ packages=(
   python3-confluent-kafka python3-kafka python3-pytest
   python3-snappy python3-lz4 python3-zstandard python3-prometheus-client
   python3-requests python3-avro python3-protobuf python3-jsonschema
-  libprotobuf-dev libprotoc-dev libvalijson-dev
+  libprotobuf-dev libprotoc-dev
 
 )
 
