@@ -56,6 +56,18 @@ bool split_key_value(std::string_view text, std::string& key, std::string& value
   return true;
 }
 
+std::map<std::string, std::string> registry_properties(const std::string& url,
+                                                       const std::vector<std::string>& properties) {
+  std::map<std::string, std::string> out{{"schema.registry.url", url}};
+  for (const auto& p : properties) {
+    std::string k, v;
+    if (!split_key_value(p, k, v))
+      fail(fmt::format("invalid --registry-property '{}': expected key=value", p));
+    out[k] = v;
+  }
+  return out;
+}
+
 rd_kafka_conf_t* make_kafka_conf(const ClientOptions& options, const ConfigEntries& defaults,
                                  const ConfigEntries& overrides) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();

@@ -4,6 +4,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -96,6 +97,11 @@ void print_table(const std::vector<std::vector<std::string>>& rows);
 
 // Splits "key=value"; returns false when there is no '='.
 bool split_key_value(std::string_view text, std::string& key, std::string& value);
+
+// The serdes' settings: schema.registry.url, then each --registry-property key=value (a bad one
+// fails with one line).
+std::map<std::string, std::string> registry_properties(const std::string& url,
+                                                       const std::vector<std::string>& properties);
 
 // Installs SIGINT/SIGTERM handlers that set a flag instead of killing the
 // process, so long-running commands can flush and print their summary.

@@ -394,13 +394,7 @@ Decodings make_decodings(const ConsumeOptions& options) {
   const auto key_format = registry_format(options.key_format);
   const auto value_format = registry_format(options.value_format);
   if (!key_format && !value_format) return decodings;
-  std::map<std::string, std::string> properties{{"schema.registry.url", options.registry_url}};
-  for (const auto& p : options.registry_properties) {
-    std::string k, v;
-    if (!split_key_value(p, k, v))
-      fail(fmt::format("invalid --registry-property '{}': expected key=value", p));
-    properties[k] = v;
-  }
+  const auto properties = registry_properties(options.registry_url, options.registry_properties);
   try {
     const auto config = registry::SerdeConfig::from_properties(properties);
     auto client = std::make_shared<registry::SchemaRegistryClient>(config.client);

@@ -173,13 +173,7 @@ class FieldEncoder {
     const char* option = is_key ? "--key-schema" : "--value-schema";
     const std::string schema =
         schema_text(is_key ? options.key_schema : options.value_schema, option);
-    std::map<std::string, std::string> properties{{"schema.registry.url", options.registry_url}};
-    for (const auto& p : options.registry_properties) {
-      std::string k, v;
-      if (!split_key_value(p, k, v))
-        fail(fmt::format("invalid --registry-property '{}': expected key=value", p));
-      properties[k] = v;
-    }
+    const auto properties = registry_properties(options.registry_url, options.registry_properties);
     try {
       const auto config = registry::SerdeConfig::from_properties(properties);
       if (schema.empty() && !config.use_latest_version)
