@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <random>
 #include <set>
+#include <shared_mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -43,6 +45,30 @@ const char* to_string(KafkaStreams::State state) {
   }
   return "?";
 }
+
+namespace {
+
+// Whether the application named the store (Materialized::as and the like): the library names
+// the others "<prefix>STATE-STORE-<10 digits>", and those are not queryable, as in Kafka.
+bool named_by_application(const std::string& name) {
+  static const std::string kGenerated = "STATE-STORE-";
+  auto at = name.rfind(kGenerated);
+  if (at == std::string::npos || name.size() != at + kGenerated.size() + 10) return true;
+  return !std::all_of(name.begin() + static_cast<long>(at + kGenerated.size()), name.end(),
+                      [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+// What the facades of KafkaStreams::store() reach the instance through; the instance detaches it
+// when it goes (after that every read throws), waiting for reads under way.
+struct QueryHub {
+  std::shared_mutex mutex;
+  // The instance's read_store(); unset once it is gone.
+  std::function<void(const std::string&, std::optional<int32_t>,
+                     const std::function<bool(detail::KeyValueStore&)>&)>
+      read;
+};
 
 class KafkaStreams::Impl {
  public:
@@ -88,10 +114,18 @@ class KafkaStreams::Impl {
     task_.exactly_once = exactly_once_;
     task_.rocksdb_memory = std::make_shared<detail::RocksDbMemory>(
         int_setting(detail::kRocksDbMemoryMaxBytes, detail::kRocksDbMemoryDefault, 8 << 20));
+    hub_->read = [this](const std::string& name, std::optional<int32_t> partition,
+                        const std::function<bool(detail::KeyValueStore&)>& read) {
+      read_store(name, partition, read);
+    };
   }
 
   // The stream threads' destructors would wait for them anyway; the monitor must be joined.
   ~Impl() {
+    {
+      std::unique_lock lock(hub_->mutex);
+      hub_->read = nullptr;
+    }
     if (!close(std::chrono::milliseconds(60000))) close(std::chrono::milliseconds::max());
   }
 
@@ -210,6 +244,96 @@ class KafkaStreams::Impl {
     }
     victim->join();
     return name;
+  }
+
+  // Kafka's validateIsRunningOrRebalancing().
+  void require_running_or_rebalancing() const {
+    State s = state();
+    if (s == State::CREATED)
+      throw StreamsNotStartedException(
+          "KafkaStreams has not been started, you can retry after calling start()");
+    if (s != State::RUNNING && s != State::REBALANCING)
+      throw InvalidStateStoreException(std::string("KafkaStreams is not running. State is ") +
+                                       to_string(s) + ".");
+  }
+
+  std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name, bool timestamped,
+                                                          std::optional<int32_t> partition,
+                                                          const std::type_info& key_type,
+                                                          const std::type_info& value_type) const {
+    require_running_or_rebalancing();
+    const detail::StoreSpec* spec = graph_->store(name);
+    if (!spec || !named_by_application(name))
+      throw UnknownStateStoreException("Cannot get state store " + name +
+                                       " because no such store is registered in the topology.");
+    const auto& o = spec->options;
+    auto mismatch = [&](const std::string& why) {
+      return InvalidStateStoreException("Cannot get state store " + name +
+                                        " because the queryable store type does not accept the "
+                                        "actual store type: " +
+                                        why);
+    };
+    if (o.retention_ms > 0 || o.session_layout)
+      throw mismatch("it is a window or session store, not a key-value store");
+    if (timestamped && !o.timestamped) throw mismatch("it is not a timestamped key-value store");
+    if (!o.key_serde || !o.value_serde) throw mismatch("the store has no serdes");
+    auto check = [&](const detail::ErasedSerde& serde, const std::type_info& wanted,
+                     const char* what) {
+      if (serde.type && *serde.type != wanted)
+        throw mismatch(std::string("its ") + what + " serde " + serde.name +
+                       " is of another type than the one asked for");
+    };
+    check(o.key_serde, key_type, "key");
+    check(o.value_serde, value_type, "value");
+    struct Access : detail::StoreAccess {
+      std::shared_ptr<QueryHub> hub;
+      std::optional<int32_t> partition;
+      void visit(const std::function<bool(detail::KeyValueStore&)>& read) const override {
+        std::shared_lock lock(hub->mutex);
+        if (!hub->read)
+          throw InvalidStateStoreException("KafkaStreams is not running. State is NOT_RUNNING.");
+        hub->read(name, partition, read);
+      }
+    };
+    auto access = std::make_shared<Access>();
+    access->name = name;
+    access->key_serde = o.key_serde;
+    access->value_serde = o.value_serde;
+    access->timestamped = o.timestamped;
+    access->hub = hub_;
+    access->partition = partition;
+    return access;
+  }
+
+  // Reads the store of every local task that has it, thread after thread (Kafka's
+  // WrappingStoreProvider), each under its task's lock.
+  void read_store(const std::string& name, std::optional<int32_t> partition,
+                  const std::function<bool(detail::KeyValueStore&)>& read) {
+    require_running_or_rebalancing();
+    int found = 0, restoring = 0;
+    bool stop = false;
+    {
+      // Threads are added, removed or replaced under it; a close() holding it has already left
+      // RUNNING, which the check below then reports.
+      std::lock_guard lock(threads_mutex_);
+      require_running_or_rebalancing();
+      for (auto& t : threads_list_) {
+        found += t->read_store(name, partition, read, restoring, stop);
+        if (stop || (partition && found > 0)) break;
+      }
+    }
+    if (found > 0) return;
+    if (restoring > 0)
+      // Kafka's stream thread is not RUNNING until its tasks are restored.
+      throw InvalidStateStoreException("Cannot get state store " + name +
+                                       " because the stream thread is PARTITIONS_ASSIGNED, not "
+                                       "RUNNING");
+    if (partition)
+      throw InvalidStateStorePartitionException("The specified partition " +
+                                                std::to_string(*partition) + " for store " + name +
+                                                " does not exist.");
+    throw InvalidStateStoreException("The state store, " + name +
+                                     ", may have migrated to another instance.");
   }
 
   std::string metrics_text() {
@@ -490,10 +614,16 @@ class KafkaStreams::Impl {
   StateListener listener_;
   UncaughtExceptionHandler handler_;
   std::thread monitor_;
+  std::shared_ptr<QueryHub> hub_ = std::make_shared<QueryHub>();
 };
 
 KafkaStreams::KafkaStreams(const Topology& topology, std::map<std::string, std::string> config)
     : impl_(std::make_unique<Impl>(topology, std::move(config))) {}
+std::shared_ptr<const detail::StoreAccess> KafkaStreams::store_access(
+    const std::string& name, bool timestamped, std::optional<int32_t> partition,
+    const std::type_info& key_type, const std::type_info& value_type) const {
+  return impl_->store_access(name, timestamped, partition, key_type, value_type);
+}
 KafkaStreams::~KafkaStreams() = default;
 void KafkaStreams::start() {
   impl_->start();

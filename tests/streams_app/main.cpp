@@ -17,6 +17,15 @@
 //           schema with fields id and amount) -> filter(amount > 0) -> mapValues to
 //           {id, cents} (Avro, registered as avro-output-value) -> "avro-output";
 //           --registry-url URL names the schema registry
+//   iq      "iq-input" (String/String) -> groupByKey -> count into Materialized.as("counts")
+//           (key String, value Int64), for interactive queries
+// --query-stdin: interactive queries from stdin, one command a line, each answered by one line
+// "IQ <command>: <answer>" on stdout, or "IQ <command>: ERROR <exception class>: <message>":
+//   get K | ts K (timestamped: V@T) | range A B | rrange A B | all | rall | prefix P | count
+//   | pget P K (withPartition P) | pall P | bad NAME (store NAME queried as counts is)
+//   | window (a window-store name asked as a key-value store; the iq topology has none)
+// Results of range-like commands are "k=v,k=v,...". Before start() "IQ prestart: ..." is
+// printed for a get, and after close() "IQ afterclose: ..." for an all().
 // --close-timeout-ms N: SIGTERM calls close(N ms) and prints "CLOSE <true|false> <state>"; when
 // it answered false, close() again without a timeout, printing the same.
 // Every state change is printed on stdout as "STATE <old> -> <new>" (flushed). SIGTERM or SIGINT
@@ -35,10 +44,12 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "oxbow/streams/kafka_streams.h"
 #include "oxbow/streams/registry_serde.h"
@@ -72,7 +83,93 @@ struct Options {
   bool fail_once = false;
   int64_t slow_ms = 0;
   int64_t close_timeout_ms = -1;  // none: close(30 s)
+  bool query_stdin = false;
 };
+
+// The stdin query thread's, which may outlive main's objects (it is detached).
+std::mutex query_mutex;
+bool app_gone = false;
+
+using Counts = streams::ReadOnlyKeyValueStore<std::string, int64_t>;
+
+Counts counts_store(const streams::KafkaStreams& app, const std::string& name,
+                    std::optional<int32_t> partition = std::nullopt) {
+  return app.store(streams::StoreQueryParameters<>::fromNameAndType(
+                       name, streams::QueryableStoreTypes::keyValueStore<std::string, int64_t>())
+                       .withPartition(partition));
+}
+
+std::string joined(const std::vector<streams::KeyValue<std::string, int64_t>>& kvs) {
+  std::string out;
+  for (const auto& kv : kvs) {
+    if (!out.empty()) out += ",";
+    out += kv.key + "=" + std::to_string(kv.value);
+  }
+  return out;
+}
+
+// One interactive-query command (see the header comment); its answer.
+std::string answer_query(const streams::KafkaStreams& app, const std::string& line) {
+  std::vector<std::string> w;
+  for (size_t at = 0; at < line.size();) {
+    size_t end = line.find(' ', at);
+    if (end == std::string::npos) end = line.size();
+    if (end > at) w.push_back(line.substr(at, end - at));
+    at = end + 1;
+  }
+  auto arg = [&](size_t i) { return i < w.size() ? w[i] : std::string(); };
+  try {
+    const std::string cmd = arg(0);
+    if (cmd == "get") {
+      auto v = counts_store(app, "counts").get(arg(1));
+      return v ? std::to_string(*v) : "null";
+    }
+    if (cmd == "ts") {
+      auto v =
+          app
+              .store(streams::StoreQueryParameters<>::fromNameAndType(
+                  "counts",
+                  streams::QueryableStoreTypes::timestampedKeyValueStore<std::string, int64_t>()))
+              .get(arg(1));
+      return v ? std::to_string(v->value) + "@" + std::to_string(v->timestamp) : "null";
+    }
+    if (cmd == "range") return joined(counts_store(app, "counts").range(arg(1), arg(2)));
+    if (cmd == "rrange") return joined(counts_store(app, "counts").reverseRange(arg(1), arg(2)));
+    if (cmd == "all") return joined(counts_store(app, "counts").all());
+    if (cmd == "rall") return joined(counts_store(app, "counts").reverseAll());
+    if (cmd == "prefix")
+      return joined(counts_store(app, "counts").prefixScan(arg(1), streams::serdes::String()));
+    if (cmd == "count") return std::to_string(counts_store(app, "counts").approximateNumEntries());
+    if (cmd == "pget") {
+      auto v = counts_store(app, "counts", std::stoi(arg(1))).get(arg(2));
+      return v ? std::to_string(*v) : "null";
+    }
+    if (cmd == "pall") return joined(counts_store(app, "counts", std::stoi(arg(1))).all());
+    if (cmd == "bad") return joined(counts_store(app, arg(1)).all());
+    if (cmd == "wrongtype") {
+      // The store's values are Int64: asked as strings, the store() call refuses.
+      auto s = app.store(streams::StoreQueryParameters<>::fromNameAndType(
+          "counts", streams::QueryableStoreTypes::keyValueStore<std::string, std::string>()));
+      return std::to_string(s.all().size());
+    }
+    return "ERROR unknown command";
+  } catch (const streams::StreamsNotStartedException& e) {
+    return std::string("ERROR StreamsNotStartedException: ") + e.what();
+  } catch (const streams::UnknownStateStoreException& e) {
+    return std::string("ERROR UnknownStateStoreException: ") + e.what();
+  } catch (const streams::InvalidStateStorePartitionException& e) {
+    return std::string("ERROR InvalidStateStorePartitionException: ") + e.what();
+  } catch (const streams::InvalidStateStoreException& e) {
+    return std::string("ERROR InvalidStateStoreException: ") + e.what();
+  } catch (const std::exception& e) {
+    return std::string("ERROR other: ") + e.what();
+  }
+}
+
+void print_answer(const std::string& what, const std::string& answer) {
+  std::printf("IQ %s: %s\n", what.c_str(), answer.c_str());
+  std::fflush(stdout);
+}
 
 class Punctuating
     : public streams::api::Processor<std::string, std::string, std::string, std::string> {
@@ -100,7 +197,11 @@ streams::Topology build_topology(const Options& options) {
   const bool fail_once = options.fail_once;
   const std::string& fail_value = options.fail_value;
   streams::StreamsBuilder builder;
-  if (name == "tables") {
+  if (name == "iq") {
+    builder.stream<std::string, std::string>("iq-input")
+        .groupByKey()
+        .count(streams::Materialized<std::string, int64_t>::as("counts"));
+  } else if (name == "tables") {
     builder.table<std::string, std::string>("tables-input")
         .groupBy<std::string, std::string>([](const std::string& user, const std::string& region) {
           return streams::KeyValue<std::string, std::string>{region, user};
@@ -265,6 +366,10 @@ int main(int argc, char** argv) {
       options.fail_once = true;
       continue;
     }
+    if (flag == "--query-stdin") {
+      options.query_stdin = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage(flag + " needs a value");
     std::string value = argv[++i];
     if (flag == "--config") {
@@ -330,6 +435,25 @@ int main(int argc, char** argv) {
         return response;
       });
     }
+    // Queries answered on a thread of their own while the application runs; `app` outlives
+    // them (the thread holds query_mutex while it queries; `app_gone` is set under it).
+    if (options.query_stdin) {
+      print_answer("prestart", answer_query(app, "get x"));
+      std::thread([&app] {
+        std::string line;
+        while (std::getline(std::cin, line)) {
+          std::lock_guard lock(query_mutex);
+          if (app_gone) return;
+          print_answer(line, answer_query(app, line));
+        }
+      }).detach();
+    }
+    struct Gone {
+      ~Gone() {
+        std::lock_guard lock(query_mutex);
+        app_gone = true;
+      }
+    } mark_gone;
     app.start();
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
@@ -344,6 +468,7 @@ int main(int argc, char** argv) {
       if (!report(app.close(std::chrono::milliseconds(options.close_timeout_ms))))
         report(app.close(std::chrono::milliseconds::max()));
     }
+    if (options.query_stdin) print_answer("afterclose", answer_query(app, "all"));
     if (failed || app.state() == State::ERROR) {
       std::fprintf(stderr, "streams_test_app: the application failed (see the log above)\n");
       return 3;

@@ -24,6 +24,29 @@ class StreamsException : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Interactive queries (Kafka's org.apache.kafka.streams.errors): a store that cannot be queried
+// now. Kafka throws the base class for most causes (not RUNNING or REBALANCING, a store migrated
+// or restoring, a type that does not match); its subclasses for the three below.
+class InvalidStateStoreException : public StreamsException {
+ public:
+  using StreamsException::StreamsException;
+};
+// KafkaStreams::store() before start().
+class StreamsNotStartedException : public InvalidStateStoreException {
+ public:
+  using InvalidStateStoreException::InvalidStateStoreException;
+};
+// No queryable store of that name in the topology.
+class UnknownStateStoreException : public InvalidStateStoreException {
+ public:
+  using InvalidStateStoreException::InvalidStateStoreException;
+};
+// StoreQueryParameters::withPartition names a partition this instance does not host.
+class InvalidStateStorePartitionException : public InvalidStateStoreException {
+ public:
+  using InvalidStateStoreException::InvalidStateStoreException;
+};
+
 // An output or repartition record the producer could not write (too large, rejected by the
 // broker, timed out), as a ProductionExceptionHandler sees it.
 struct ProductionError {

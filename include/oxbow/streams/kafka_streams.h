@@ -22,6 +22,7 @@
 #include <string>
 
 #include "oxbow/streams/errors.h"
+#include "oxbow/streams/queryable.h"
 #include "oxbow/streams/topology.h"
 
 namespace oxbow::streams {
@@ -76,7 +77,33 @@ class KafkaStreams {
   std::optional<std::string> removeStreamThread(
       std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
 
+  // Interactive queries (queryable.h): a read-only view of this instance's local stores named
+  // `params.storeName()`. Throws StreamsNotStartedException in CREATED,
+  // InvalidStateStoreException unless RUNNING or REBALANCING (Kafka throws IllegalStateException
+  // there; "KafkaStreams is not running. State is <state>."), UnknownStateStoreException for a
+  // name no queryable store of the topology has, InvalidStateStoreException for a store that is
+  // not a key-value store of those types (window or session stores, a timestamped view of a
+  // plain store, other key or value types than its serdes').
+  template <class Store>
+  Store store(const StoreQueryParameters<Store>& params) const {
+    return Store(store_access(params.storeName(), Store::kTimestamped, params.partition(),
+                              typeid(typename Store::key_type), value_type_of<Store>()));
+  }
+
  private:
+  template <class Store>
+  static const std::type_info& value_type_of() {
+    using V = typename Store::value_type;
+    if constexpr (detail::IsValueAndTimestamp<V>::value)
+      return typeid(decltype(std::declval<V>().value));
+    else
+      return typeid(V);
+  }
+  std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name, bool timestamped,
+                                                          std::optional<int32_t> partition,
+                                                          const std::type_info& key_type,
+                                                          const std::type_info& value_type) const;
+
   class Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -51,12 +51,6 @@ class GlobalKTable {
   detail::Node node_;
 };
 
-template <class K, class V>
-struct KeyValue {
-  K key;
-  V value;
-};
-
 namespace detail {
 template <class K, class V>
 Node with_serdes(Node node, const ErasedSerde& key, const ErasedSerde& value) {

@@ -49,6 +49,12 @@ struct RecordContext {
   const Headers* headers = nullptr;
 };
 
+template <class K, class V>
+struct KeyValue {
+  K key;
+  V value;
+};
+
 // A KTable update: the key's new value and the one it replaces; either may be null.
 struct Change {
   Datum new_value;
@@ -120,6 +126,8 @@ struct ErasedSerde {
   std::function<std::string(std::string_view topic, const Datum&)> serialize;
   std::function<Datum(std::string_view topic, std::string_view bytes)> deserialize;
   std::string name;
+  // The typed serde's T when made by erase(); null for one made at run time.
+  const std::type_info* type = nullptr;
   explicit operator bool() const { return serialize && deserialize; }
 };
 
@@ -128,6 +136,7 @@ ErasedSerde erase(Serde<T> serde) {
   if (!serde) return {};
   ErasedSerde out;
   out.name = serde.name;
+  out.type = &typeid(T);
   out.serialize = [s = serde.serialize](std::string_view topic, const Datum& d) {
     return s(topic, as<T>(d));
   };

@@ -65,8 +65,16 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
     TaskConfig tc = config_.task;
     tc.subtopology = sub->id;
     tc.partition = partition;
-    auto& active = tasks_[id];
-    active.task = std::make_unique<Task>(graph_, *sub, tc, *this);
+    // Made before it is added: opening its stores may wait for the state directory's lock,
+    // and queries must not wait with it.
+    auto task = std::make_unique<Task>(graph_, *sub, tc, *this);
+    ActiveTask* slot = nullptr;
+    {
+      std::unique_lock lock(tasks_mutex_);
+      slot = &tasks_[id];
+      slot->task = std::move(task);
+    }
+    auto& active = *slot;
     created.push_back(active.task.get());
     std::vector<std::string> read;
     for (const auto& t : active.task->input_topics()) {
@@ -84,6 +92,8 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
   }
   resume_stream_times(inputs);
   start_restoration(created);
+  for (Task* task : created)
+    if (!pending_stores_.count(task)) set_queryable(task);
   return inputs;
 }
 
@@ -172,7 +182,10 @@ void StreamThread::close_task(std::pair<int, int32_t> id) {
   route_ = {};
   spdlog::info("stream thread {}: task {} revoked", config_.client_id, task->id());
   if (it->second.group) --grouped_tasks_;
-  tasks_.erase(it);
+  {
+    std::unique_lock lock(tasks_mutex_);  // waits for queries reading it
+    tasks_.erase(it);
+  }
   if (was_restoring) assign_restorer();
 }
 

@@ -192,6 +192,7 @@ bool StreamThread::open_transaction_ahead(const std::pair<std::string, int32_t>&
 
 void StreamThread::finish_task_restoration(Task* task) {
   pending_stores_.erase(task);
+  set_queryable(task);
   auto* list = input_partitions(task);
   // Records fetched before the pause took effect were not processed: read them again.
   auto* seeks = rd_kafka_topic_partition_list_new(0);

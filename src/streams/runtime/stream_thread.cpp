@@ -160,7 +160,10 @@ void StreamThread::run() {
   // Leaves the group (revoking the tasks, which commits unless the thread failed).
   rd_kafka_consumer_close(consumer_.get());
   if (restorer_) rd_kafka_consumer_close(restorer_.get());
-  tasks_.clear();
+  {
+    std::unique_lock lock(tasks_mutex_);
+    tasks_.clear();
+  }
   by_input_.clear();
   route_ = {};
   rd_kafka_flush(producer_.get(), 10000);
@@ -323,6 +326,7 @@ void StreamThread::punctuate_wall_clock(int64_t loop_now) {
     int64_t wall = task.wall_clock_ms();
     if (!task.punctuation_due(true, wall)) continue;
     begin_transaction_if_needed();
+    std::unique_lock lock(t.lock);
     task.punctuate(true, wall);
     if (task.take_commit_request()) commit_requested_ = true;
   }
@@ -345,7 +349,10 @@ void StreamThread::commit() {
 }
 
 void StreamThread::commit_tasks() {
-  for (auto& [id, t] : tasks_) t.task->flush();  // under EOS, inside the open transaction
+  for (auto& [id, t] : tasks_) {
+    std::unique_lock lock(t.lock);
+    t.task->flush();  // under EOS, inside the open transaction
+  }
   auto* offsets = rd_kafka_topic_partition_list_new(0);
   for (auto& [id, t] : tasks_) {
     std::string time = encode_partition_time(t.task->stream_time());
@@ -435,7 +442,10 @@ void StreamThread::checkpoint_tasks() {
   // Every delivery report served, so each changelog's slot holds its last written offset.
   for (int i = 0; i < 1000 && rd_kafka_outq_len(producer_.get()) > 0; ++i)
     rd_kafka_poll(producer_.get(), 10);
-  for (auto& [id, t] : tasks_) t.task->checkpoint(t.next_offsets);
+  for (auto& [id, t] : tasks_) {
+    std::unique_lock lock(t.lock);
+    t.task->checkpoint(t.next_offsets);
+  }
 }
 
 int64_t* StreamThread::delivery_slot(const std::string& topic, int32_t partition) {
@@ -530,6 +540,37 @@ int32_t StreamThread::partitions_of(const std::string& topic) {
   int32_t n = std::max(1, partition_count(producer_.get(), topic));
   partition_counts_[topic] = n;
   return n;
+}
+
+void StreamThread::set_queryable(Task* task) {
+  for (auto& [id, t] : tasks_)
+    if (t.task.get() == task) {
+      std::unique_lock lock(t.lock);
+      t.queryable = true;
+    }
+}
+
+int StreamThread::read_store(const std::string& name, std::optional<int32_t> partition,
+                             const std::function<bool(KeyValueStore&)>& read, int& restoring,
+                             bool& stop) const {
+  std::shared_lock tasks_lock(tasks_mutex_);
+  int found = 0;
+  for (const auto& [id, t] : tasks_) {
+    if (partition && id.second != *partition) continue;
+    KeyValueStore* store = t.task->own_store(name);
+    if (!store) continue;
+    std::shared_lock lock(t.lock);
+    if (!t.queryable) {
+      ++restoring;
+      continue;
+    }
+    ++found;
+    if (!read(*store)) {
+      stop = true;
+      break;
+    }
+  }
+  return found;
 }
 
 }  // namespace oxbow::streams::detail

@@ -11,10 +11,12 @@
 // rebalance. See src/streams/README.md.
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +74,12 @@ class StreamThread : public RecordCollector {
   const std::string& name() const { return config_.client_id; }
   CacheBudget& cache_budget() { return *config_.task.cache_budget; }
   std::shared_ptr<ThreadMetrics> metrics() const { return metrics_; }
+  // Interactive queries, from other threads: calls `read` with the store `name` of each active
+  // task of this thread that has it (only the task of `partition`, when set), under the task's
+  // lock taken shared, until `read` returns false (then `stop` is set). Tasks still restoring
+  // are skipped and counted in `restoring`. Returns how many stores it read.
+  int read_store(const std::string& name, std::optional<int32_t> partition,
+                 const std::function<bool(KeyValueStore&)>& read, int& restoring, bool& stop) const;
 
  private:
   struct ActiveTask {
@@ -83,6 +91,11 @@ class StreamThread : public RecordCollector {
     std::map<std::string, int64_t> fetched_next;   // grouped inputs: after the last buffered
     std::set<std::string> full;                    // grouped inputs paused while full
     std::map<std::string, int64_t> queried_ends;   // grouped inputs' ends, asked before a fetch
+    // Interactive queries: the thread holds it exclusively while it changes the task's stores
+    // (processing a record or a partition group's run of records, punctuating, flushing,
+    // checkpointing), a query shared while it reads them.
+    mutable std::shared_mutex lock;
+    bool queryable = false;  // under `lock`: restored, so its stores may be read
   };
 
   void run();
@@ -185,6 +198,11 @@ class StreamThread : public RecordCollector {
   int64_t restored_ = 0, to_restore_ = 0;
   size_t restore_stores_ = 0;
   std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
+  // Held exclusively while the thread adds or removes a task (and destroys it), shared by
+  // queries while they read a task's stores; the thread itself reads tasks_ without it.
+  mutable std::shared_mutex tasks_mutex_;
+  // A task's input is processed only once it is restored; then it is also queryable.
+  void set_queryable(Task* task);
   std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;
   // The partition of the last record processed and where its records go; cleared whenever
   // by_input_ changes.

@@ -100,6 +100,11 @@ class Task : private ProcessorContext {
   // Whether a processor asked for a commit since the last call.
   bool take_commit_request() { return std::exchange(commit_requested_, false); }
   KeyValueStore* find_store(const std::string& name);
+  // The task's own store (its top layer), not a global one; null when it has none of that name.
+  KeyValueStore* own_store(const std::string& name) const {
+    auto it = stores_.find(name);
+    return it == stores_.end() ? nullptr : it->second.get();
+  }
   const TaskCounters& counters() const { return counters_; }
   void record_latency(double seconds) {
     counters_.latency_sampled_seconds += seconds;

@@ -13,7 +13,10 @@ void StreamThread::dispatch(PartitionGroup::Message m) {
     if (!fresh) slot->second = std::min(slot->second, m->offset);
     return;
   }
-  if (!active->group) return process(m.get());
+  if (!active->group) {
+    std::unique_lock lock(active->lock);
+    return process(m.get());
+  }
   std::string topic = route_.topic;
   int32_t partition = m->partition;
   active->fetched_next[topic] = m->offset + 1;
@@ -32,7 +35,10 @@ void StreamThread::drain(ActiveTask& active) {
   auto caught_up = [this, &active](const std::string& topic) {
     return this->caught_up(active, topic);
   };
-  while (auto m = active.group->next(caught_up)) process(m.get());
+  {
+    std::unique_lock lock(active.lock);  // once for the run of records released
+    while (auto m = active.group->next(caught_up)) process(m.get());
+  }
   resume_drained(active);
 }
 

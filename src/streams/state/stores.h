@@ -50,8 +50,16 @@ class CachingStore : public KeyValueStore {
   int64_t approximate_num_entries() override;
   void flush() override;
   void erase_local(const std::vector<std::string>& keys) override;
+  std::optional<std::string> query_get(const std::string& key) override;
+  std::vector<BytesPair> query_range(const std::string& from, const std::string& to) override;
+  std::vector<BytesPair> query_prefix(const std::string& prefix) override;
+  std::vector<BytesPair> query_all() override;
+  int64_t query_num_entries() override;
 
  private:
+  // `below` (sorted by key bytes) with the pending writes whose keys `in` accepts laid over it.
+  template <class In>
+  std::vector<BytesPair> merge_pending(std::vector<BytesPair> below, In in) const;
   struct Entry {
     std::optional<std::string> value;
     int64_t timestamp = 0;

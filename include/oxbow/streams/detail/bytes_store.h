@@ -29,6 +29,19 @@ class KeyValueStore {
   virtual int64_t approximate_num_entries() = 0;
   // Makes buffered writes visible below (caches forward their dirty entries).
   virtual void flush() = 0;
+  // Interactive queries' reads, from another thread while the task's lock is held shared (the
+  // stream thread holds it exclusively while it writes): they change nothing, not even a cache's
+  // bookkeeping. A cache answers from its pending writes merged over the store below, without
+  // flushing (a flush forwards downstream, which only the stream thread may do).
+  virtual std::optional<std::string> query_get(const std::string& key) { return get(key); }
+  virtual std::vector<BytesPair> query_range(const std::string& from, const std::string& to) {
+    return range(from, to);
+  }
+  virtual std::vector<BytesPair> query_prefix(const std::string& prefix) {
+    return prefix_scan(prefix);
+  }
+  virtual std::vector<BytesPair> query_all() { return all(); }
+  virtual int64_t query_num_entries() { return approximate_num_entries(); }
   // Deletes `keys` from this task's copy only, not from the changelog: entries that retention
   // expired, which the changelog topic's own retention removes there.
   virtual void erase_local(const std::vector<std::string>& keys) {

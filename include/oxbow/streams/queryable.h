@@ -1,0 +1,240 @@
+#pragma once
+// Interactive queries of this instance's own key-value stores, as Kafka Streams offers them:
+//
+//   auto counts = streams.store(StoreQueryParameters<>::fromNameAndType(
+//       "counts", QueryableStoreTypes::keyValueStore<std::string, int64_t>()));
+//   std::optional<int64_t> n = counts.get("word");
+//
+// Only stores named by the application (Materialized::as) are queryable. A query reads what the
+// store's tasks have processed, pending cache entries included, and never a half-applied update:
+// it takes each task's lock while it reads that task's store. The facade holds no store: every
+// call looks the local stores up again, so a store that moved away (a rebalance) or an instance
+// that stopped shows up as an InvalidStateStoreException at that call, as in Kafka.
+//
+// Kafka's range(), all() and prefixScan() return closeable iterators; these return the whole
+// result as a vector. Across several local partitions the results come one store after another
+// (each store's part sorted by key bytes, the whole not), as Kafka's composite iterators do.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "oxbow/streams/detail/bytes_store.h"
+#include "oxbow/streams/errors.h"
+#include "oxbow/streams/record.h"
+
+namespace oxbow::streams {
+
+// A value with the timestamp of the update that wrote it (Kafka's ValueAndTimestamp), what a
+// timestamped key-value store answers.
+template <class V>
+struct ValueAndTimestamp {
+  V value;
+  int64_t timestamp = 0;
+  bool operator==(const ValueAndTimestamp&) const = default;
+};
+
+namespace detail {
+
+template <class T>
+struct IsValueAndTimestamp : std::false_type {};
+template <class V>
+struct IsValueAndTimestamp<ValueAndTimestamp<V>> : std::true_type {};
+
+// One store's local instances, as KafkaStreams::store() found the store (implemented there).
+class StoreAccess {
+ public:
+  virtual ~StoreAccess() = default;
+  // Calls `read` with the store of each of its local tasks in turn (the partition asked for
+  // only, when one was), under that task's lock; `read` returns false to stop. Throws
+  // InvalidStateStoreException (or a subclass) when the store cannot be read now.
+  virtual void visit(const std::function<bool(KeyValueStore&)>& read) const = 0;
+
+  std::string name;
+  ErasedSerde key_serde, value_serde;
+  bool timestamped = false;  // values stored as 8 bytes of timestamp, then the value's bytes
+};
+
+}  // namespace detail
+
+// A read-only view of a key-value store (Kafka's ReadOnlyKeyValueStore<K, V>). V is the value's
+// type, or ValueAndTimestamp<X> for QueryableStoreTypes::timestampedKeyValueStore<K, X>().
+// Ranges are by the serialized keys' bytes.
+template <class K, class V>
+class ReadOnlyKeyValueStore {
+ public:
+  using key_type = K;
+  using value_type = V;
+  static constexpr bool kTimestamped = detail::IsValueAndTimestamp<V>::value;
+
+  explicit ReadOnlyKeyValueStore(std::shared_ptr<const detail::StoreAccess> access)
+      : access_(std::move(access)) {}
+
+  // The first local store's value for `key`, or nothing.
+  std::optional<V> get(const K& key) const {
+    std::string k = access_->key_serde.serialize(access_->name, detail::to_datum(key));
+    std::optional<V> out;
+    access_->visit([&](detail::KeyValueStore& s) {
+      if (auto bytes = s.query_get(k)) out = value_of(*bytes);
+      return !out;
+    });
+    return out;
+  }
+  // Keys from `from` to `to`, both included; nothing when from's bytes sort after to's.
+  std::vector<KeyValue<K, V>> range(const K& from, const K& to) const {
+    return collect(false, [f = key_bytes(from), t = key_bytes(to)](detail::KeyValueStore& s) {
+      return f > t ? std::vector<detail::BytesPair>{} : s.query_range(f, t);
+    });
+  }
+  // As range(), largest keys first (in each store).
+  std::vector<KeyValue<K, V>> reverseRange(const K& from, const K& to) const {
+    return collect(true, [f = key_bytes(from), t = key_bytes(to)](detail::KeyValueStore& s) {
+      return f > t ? std::vector<detail::BytesPair>{} : s.query_range(f, t);
+    });
+  }
+  std::vector<KeyValue<K, V>> all() const {
+    return collect(false, [](detail::KeyValueStore& s) { return s.query_all(); });
+  }
+  std::vector<KeyValue<K, V>> reverseAll() const {
+    return collect(true, [](detail::KeyValueStore& s) { return s.query_all(); });
+  }
+  // The keys whose bytes start with the serialized prefix (Kafka: the range from the prefix to
+  // the prefix's bytes incremented, that end excluded). With Int32 keys, prefix 1 does not
+  // match 11: it is bytes, not digits.
+  template <class P>
+  std::vector<KeyValue<K, V>> prefixScan(const P& prefix,
+                                         const Serde<P>& prefixKeySerializer) const {
+    std::string p = prefixKeySerializer.serialize(access_->name, prefix);
+    return collect(false, [p](detail::KeyValueStore& s) { return s.query_prefix(p); });
+  }
+  // An estimate: the local stores' counts added (capped at INT64_MAX).
+  int64_t approximateNumEntries() const {
+    int64_t total = 0;
+    access_->visit([&](detail::KeyValueStore& s) {
+      int64_t n = s.query_num_entries();
+      total = n > INT64_MAX - total ? INT64_MAX : total + n;
+      return true;
+    });
+    return total;
+  }
+  const std::string& storeName() const { return access_->name; }
+
+ private:
+  std::string key_bytes(const K& key) const {
+    return access_->key_serde.serialize(access_->name, detail::to_datum(key));
+  }
+  template <class T>
+  T typed(const Datum& d) const {
+    if (const T* p = std::any_cast<T>(&d)) return *p;
+    if (!d.has_value()) return T{};
+    throw InvalidStateStoreException("Cannot get state store " + access_->name +
+                                     " because the queryable store type does not accept the "
+                                     "actual store type (its serde reads another type)");
+  }
+  V value_of(const std::string& stored) const {
+    std::string_view bytes = stored;
+    int64_t timestamp = 0;
+    if (access_->timestamped && bytes.size() >= 8) {
+      uint64_t t = 0;
+      for (int i = 0; i < 8; ++i) t = (t << 8) | static_cast<uint8_t>(bytes[i]);
+      timestamp = static_cast<int64_t>(t);
+      bytes.remove_prefix(8);
+    }
+    if constexpr (kTimestamped) {
+      using X = decltype(std::declval<V>().value);
+      return V{typed<X>(access_->value_serde.deserialize(access_->name, bytes)), timestamp};
+    } else {
+      (void)timestamp;
+      return typed<V>(access_->value_serde.deserialize(access_->name, bytes));
+    }
+  }
+  template <class Scan>
+  std::vector<KeyValue<K, V>> collect(bool reverse, const Scan& scan) const {
+    std::vector<KeyValue<K, V>> out;
+    access_->visit([&](detail::KeyValueStore& s) {
+      std::vector<detail::BytesPair> part = scan(s);
+      if (reverse) std::reverse(part.begin(), part.end());
+      for (const auto& [k, v] : part)
+        out.push_back({typed<K>(access_->key_serde.deserialize(access_->name, k)), value_of(v)});
+      return true;
+    });
+    return out;
+  }
+
+  std::shared_ptr<const detail::StoreAccess> access_;
+};
+
+// What KafkaStreams::store() returns for a store type (Kafka's QueryableStoreType<T>).
+template <class Store>
+struct QueryableStoreType {
+  using store_type = Store;
+};
+
+struct QueryableStoreTypes {
+  // Values without their timestamps (also for the DSL's timestamped stores, as Kafka's facade).
+  template <class K, class V>
+  static QueryableStoreType<ReadOnlyKeyValueStore<K, V>> keyValueStore() {
+    return {};
+  }
+  // Values with the timestamp of their last update; the store must be a timestamped one (every
+  // DSL aggregation's and table's is).
+  template <class K, class V>
+  static QueryableStoreType<ReadOnlyKeyValueStore<K, ValueAndTimestamp<V>>>
+  timestampedKeyValueStore() {
+    return {};
+  }
+};
+
+template <class Store = void>
+class StoreQueryParameters;
+
+// Kafka's StoreQueryParameters<T>; each call returns a new one.
+template <class Store>
+class StoreQueryParameters {
+ public:
+  static StoreQueryParameters fromNameAndType(std::string name, QueryableStoreType<Store>) {
+    StoreQueryParameters p;
+    p.name_ = std::move(name);
+    return p;
+  }
+  // Only the store of this partition (its task must be on this instance); none: all local ones.
+  StoreQueryParameters withPartition(std::optional<int32_t> partition) const {
+    StoreQueryParameters p(*this);
+    p.partition_ = partition;
+    return p;
+  }
+  // Kafka also admits standby tasks and restoring active tasks then. Oxbow has no standby tasks
+  // yet, so this is accepted and changes nothing for now.
+  StoreQueryParameters enableStaleStores() const {
+    StoreQueryParameters p(*this);
+    p.stale_ = true;
+    return p;
+  }
+  const std::string& storeName() const { return name_; }
+  std::optional<int32_t> partition() const { return partition_; }
+  bool staleStoresEnabled() const { return stale_; }
+
+ private:
+  std::string name_;
+  std::optional<int32_t> partition_;
+  bool stale_ = false;
+};
+
+// StoreQueryParameters<>::fromNameAndType(name, type): the store type deduced from `type`.
+template <>
+class StoreQueryParameters<void> {
+ public:
+  template <class Store>
+  static StoreQueryParameters<Store> fromNameAndType(std::string name,
+                                                     QueryableStoreType<Store> type) {
+    return StoreQueryParameters<Store>::fromNameAndType(std::move(name), type);
+  }
+};
+
+}  // namespace oxbow::streams
