@@ -13,6 +13,18 @@
 
 namespace oxbow::registry::protobuf {
 
+void indent_lines(std::string& out, const std::string& value) {
+  size_t start = 0;
+  while (start < value.size()) {
+    size_t end = value.find('\n', start);
+    if (end == std::string::npos) end = value.size();
+    out += "  ";
+    out.append(value, start, end - start);
+    out += '\n';
+    start = end + 1;
+  }
+}
+
 namespace {
 
 struct Value {
@@ -136,15 +148,7 @@ class AggregateReader {
 };
 
 void append_indented(std::string& out, const std::string& value) {
-  size_t start = 0;
-  while (start < value.size()) {
-    size_t end = value.find('\n', start);
-    if (end == std::string::npos) end = value.size();
-    out += "  ";
-    out.append(value, start, end - start);
-    out += '\n';
-    start = end + 1;
-  }
+  indent_lines(out, value);
   if (value.empty()) out += "  \n";
 }
 

@@ -29,4 +29,7 @@ PrintedOption pseudo_option(const std::string& name, const std::string& value);
 // (at most 3 decimals, no grouping); otherwise as written.
 std::string format_number(const std::string& text, bool normalize);
 
+// Each line of `value` two spaces in, each ending in a newline (nothing for an empty value).
+void indent_lines(std::string& out, const std::string& value);
+
 }  // namespace oxbow::registry::protobuf

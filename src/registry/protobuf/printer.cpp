@@ -15,18 +15,6 @@ namespace {
 using FieldProto = pb::FieldDescriptorProto;
 constexpr int kMaxTag = 536870911;
 
-void indent(std::string& out, const std::string& value) {
-  size_t start = 0;
-  while (start < value.size()) {
-    size_t end = value.find('\n', start);
-    if (end == std::string::npos) end = value.size();
-    out += "  ";
-    out.append(value, start, end - start);
-    out += '\n';
-    start = end + 1;
-  }
-}
-
 std::string scalar_name(FieldProto::Type type) {
   std::string n = FieldProto::Type_Name(type).substr(5);  // TYPE_INT32 -> INT32
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -135,7 +123,7 @@ class Printer {
     }
     sb += "[\n";
     for (size_t i = 0; i < opts.size(); ++i)
-      indent(sb, opts[i].text + (i + 1 < opts.size() ? "," : ""));
+      indent_lines(sb, opts[i].text + (i + 1 < opts.size() ? "," : ""));
     sb += "]";
   }
 
@@ -295,7 +283,7 @@ class Printer {
                          [&](int a, int b) { return fields[a].number() < fields[b].number(); });
       sb += "extend " + target + " {";
       if (!ks.empty()) sb += '\n';
-      for (int k : ks) indent(sb, field(fields[k], built(k), false, scope));
+      for (int k : ks) indent_lines(sb, field(fields[k], built(k), false, scope));
       sb += "}\n";
     }
     return sb;
@@ -312,12 +300,12 @@ class Printer {
     if (!ranges.empty() || !names.empty()) {
       sb += '\n';
       for (const auto& s : statements(path, {{9, ranges}, {10, names}}))
-        indent(sb, list_line("reserved", s, norm_));
+        indent_lines(sb, list_line("reserved", s, norm_));
     }
     auto opts = options(m.options(), d->full_name());
     if (!opts.empty()) {
       sb += '\n';
-      for (const auto& o : opts) indent(sb, "option " + o.text + ";\n");
+      for (const auto& o : opts) indent_lines(sb, "option " + o.text + ";\n");
     }
     // Plain fields, oneofs and (text input) groups are separate sections, as in wire's tree.
     std::vector<int> plain, groups;
@@ -339,7 +327,7 @@ class Printer {
     if (!plain.empty()) {
       sb += '\n';
       by_tag(plain);
-      for (int j : plain) indent(sb, field(m.field(j), d->field(j), false, d->full_name()));
+      for (int j : plain) indent_lines(sb, field(m.field(j), d->field(j), false, d->full_name()));
     }
     std::vector<int> order;
     for (int o = 0; o < m.oneof_decl_size(); ++o) {
@@ -359,41 +347,42 @@ class Printer {
         auto oo = options(m.oneof_decl(o).options(), d->full_name());
         if (!oo.empty()) {
           one += '\n';
-          for (const auto& x : oo) indent(one, "option " + x.text + ";\n");
+          for (const auto& x : oo) indent_lines(one, "option " + x.text + ";\n");
         }
         if (!oneofs[o].empty()) one += '\n';
-        for (int j : oneofs[o]) indent(one, field(m.field(j), d->field(j), true, d->full_name()));
-        indent(sb, one + "}\n");
+        for (int j : oneofs[o])
+          indent_lines(one, field(m.field(j), d->field(j), true, d->full_name()));
+        indent_lines(sb, one + "}\n");
       }
     }
     if (!groups.empty()) {
       sb += '\n';
       by_tag(groups);
-      for (int j : groups) indent(sb, group(m, j, d->field(j)));
+      for (int j : groups) indent_lines(sb, group(m, j, d->field(j)));
     }
     if (m.extension_range_size() > 0) {
       sb += '\n';
       std::vector<Item> ext;
       for (const auto& r : m.extension_range()) ext.push_back({"", r.start(), r.end() - 1});
       for (const auto& s : statements(path, {{5, ext}}))
-        indent(sb, list_line("extensions", s, norm_));
+        indent_lines(sb, list_line("extensions", s, norm_));
     }
     if (m.extension_size() > 0) {
       sb += '\n';
-      indent(sb, extends(
-                     m.extension(), [&](int k) { return d->extension(k); }, d->full_name()));
+      indent_lines(sb, extends(
+                           m.extension(), [&](int k) { return d->extension(k); }, d->full_name()));
     }
     std::string nested;
     for (int i = 0; i < m.nested_type_size(); ++i) {
       if (skipped(m.nested_type(i), d->nested_type(i), &m.field())) continue;
       auto p = path;
       p.insert(p.end(), {3, i});
-      indent(nested, message(m.nested_type(i), d->nested_type(i), p));
+      indent_lines(nested, message(m.nested_type(i), d->nested_type(i), p));
     }
     for (int i = 0; i < m.enum_type_size(); ++i) {
       auto p = path;
       p.insert(p.end(), {4, i});
-      indent(nested, enumeration(m.enum_type(i), p));
+      indent_lines(nested, enumeration(m.enum_type(i), p));
     }
     if (!nested.empty()) sb += "\n" + nested;
     current_ = saved;
@@ -422,7 +411,8 @@ class Printer {
           return body->field(a).number() < body->field(b).number();
         });
       const pb::Descriptor* bd = d->message_type();
-      for (int k : order) indent(sb, field(body->field(k), bd->field(k), false, bd->full_name()));
+      for (int k : order)
+        indent_lines(sb, field(body->field(k), bd->field(k), false, bd->full_name()));
     }
     return sb + "}\n";
   }
@@ -436,12 +426,12 @@ class Printer {
     if (reserved) {
       sb += '\n';
       for (const auto& s : statements(path, {{4, ranges}, {5, names}}))
-        indent(sb, list_line("reserved", s, norm_));
+        indent_lines(sb, list_line("reserved", s, norm_));
     }
     if (!reserved && (e.options().ByteSizeLong() > 0 || e.value_size() > 0)) sb += '\n';
     const pb::EnumDescriptor* built = pool_->FindEnumTypeByName(enum_full_name(path, e));
     std::string scope = built ? built->full_name() : f_.package();
-    for (const auto& o : options(e.options(), scope)) indent(sb, "option " + o.text + ";\n");
+    for (const auto& o : options(e.options(), scope)) indent_lines(sb, "option " + o.text + ";\n");
     std::vector<int> order(e.value_size());
     for (int k = 0; k < e.value_size(); ++k) order[k] = k;
     if (norm_)
@@ -457,7 +447,7 @@ class Printer {
         line += " ";
         bracketed(line, vo);
       }
-      indent(sb, line + ";\n");
+      indent_lines(sb, line + ";\n");
     }
     return sb + "}\n";
   }
@@ -485,7 +475,7 @@ class Printer {
     auto opts = options(s.options(), sd->full_name());
     if (!opts.empty()) {
       sb += '\n';
-      for (const auto& o : opts) indent(sb, "option " + o.text + ";\n");
+      for (const auto& o : opts) indent_lines(sb, "option " + o.text + ";\n");
     }
     if (s.method_size() > 0) sb += '\n';
     for (int k = 0; k < s.method_size(); ++k) {
@@ -498,10 +488,10 @@ class Printer {
       auto mo = options(m.options(), sd->full_name());
       if (!mo.empty()) {
         rpc += " {\n";
-        for (const auto& o : mo) indent(rpc, "option " + o.text + ";\n");
+        for (const auto& o : mo) indent_lines(rpc, "option " + o.text + ";\n");
         rpc += "}";
       }
-      indent(sb, rpc + ";\n");
+      indent_lines(sb, rpc + ";\n");
     }
     return sb + "}\n";
   }
