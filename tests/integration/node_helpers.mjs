@@ -99,3 +99,26 @@ export async function startBroker(overrides = {}, { extraListeners = [], prefix 
     },
   };
 }
+
+// Starts `oxbow registry` on a free port over `broker`'s `_schemas`, its log in a temporary
+// directory, and waits until it answers. Returns { url, dir, stop() }.
+export async function startRegistry(broker, prefix = 'oxbow-registry-') {
+  const port = await unusedPort();
+  const url = `http://127.0.0.1:${port}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const logFd = fs.openSync(path.join(dir, 'registry.log'), 'a');
+  const proc = spawn(OXBOW_BIN, ['registry',
+    '--override', `listeners=${url}`,
+    '--override', `kafkastore.bootstrap.servers=${broker.bootstrap}`], { stdio: ['ignore', logFd, logFd] });
+  fs.closeSync(logFd);
+  process.on('exit', () => proc.kill('SIGKILL'));
+  await eventually(async () => (await fetch(`${url}/`)).ok, 30000, 'the registry answering');
+  return {
+    url,
+    dir,
+    async stop() {
+      proc.kill('SIGTERM');
+      await new Promise((resolve) => proc.once('exit', resolve));
+    },
+  };
+}

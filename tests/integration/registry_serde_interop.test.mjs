@@ -9,39 +9,30 @@
 // byte the one npm encodes.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
-import { OXBOW_BIN, eventually, startBroker, unusedPort } from './node_helpers.mjs';
+import { OXBOW_BIN, eventually, startBroker, startRegistry } from './node_helpers.mjs';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const { Kafka, logLevel } = (await import('kafkajs')).default;
 const { SchemaRegistry, SchemaType } = await import('@kafkajs/confluent-schema-registry');
 
 let broker;
-let registryProc;
+let registry;
 let registryUrl;
 let dir;
 
 before(async () => {
   broker = await startBroker({}, { prefix: 'oxbow-serde-interop-' });
-  const port = await unusedPort();
-  registryUrl = `http://127.0.0.1:${port}`;
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oxbow-serde-interop-'));
-  const logFd = fs.openSync(path.join(dir, 'registry.log'), 'a');
-  registryProc = spawn(OXBOW_BIN, ['registry',
-    '--override', `listeners=${registryUrl}`,
-    '--override', `kafkastore.bootstrap.servers=${broker.bootstrap}`], { stdio: ['ignore', logFd, logFd] });
-  fs.closeSync(logFd);
-  process.on('exit', () => registryProc.kill('SIGKILL'));
-  await eventually(async () => (await fetch(`${registryUrl}/`)).ok, 30000, 'the registry answering');
+  registry = await startRegistry(broker, 'oxbow-serde-interop-');
+  registryUrl = registry.url;
+  dir = registry.dir;
 });
 
 after(async () => {
-  registryProc.kill('SIGTERM');
-  await new Promise((resolve) => registryProc.once('exit', resolve));
+  await registry.stop();
   await broker.stop();
 });
 
