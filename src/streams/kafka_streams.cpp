@@ -336,6 +336,26 @@ class KafkaStreams::Impl {
                                      ", may have migrated to another instance.");
   }
 
+  // Metadata: filled from the group's assignments by the membership work in progress; until then
+  // an instance knows of no assignment.
+  std::vector<StreamsMetadata> metadata_for_all() const {
+    require_running_or_rebalancing();
+    return {};
+  }
+  std::vector<StreamsMetadata> metadata_for_store(const std::string&) const {
+    require_running_or_rebalancing();
+    return {};
+  }
+  std::optional<KeyQueryMetadata> metadata_for_key(
+      const std::string&, const std::function<std::string(std::string_view)>&) const {
+    require_running_or_rebalancing();
+    return KeyQueryMetadata::notAvailable();
+  }
+  std::map<std::string, std::map<int32_t, LagInfo>> local_lags() const {
+    require_running_or_rebalancing();
+    return {};
+  }
+
   std::string metrics_text() {
     detail::MetricsView view;
     view.application_id = task_.application_id;
@@ -625,6 +645,22 @@ std::shared_ptr<const detail::StoreAccess> KafkaStreams::store_access(
   return impl_->store_access(name, timestamped, partition, key_type, value_type);
 }
 KafkaStreams::~KafkaStreams() = default;
+std::vector<StreamsMetadata> KafkaStreams::metadataForAllStreamsClients() const {
+  return impl_->metadata_for_all();
+}
+std::vector<StreamsMetadata> KafkaStreams::streamsMetadataForStore(
+    const std::string& storeName) const {
+  return impl_->metadata_for_store(storeName);
+}
+std::optional<KeyQueryMetadata> KafkaStreams::query_metadata_for_key(
+    const std::string& store,
+    const std::function<std::string(std::string_view topic)>& serialize_key) const {
+  return impl_->metadata_for_key(store, serialize_key);
+}
+std::map<std::string, std::map<int32_t, LagInfo>> KafkaStreams::allLocalStorePartitionLags()
+    const {
+  return impl_->local_lags();
+}
 void KafkaStreams::start() {
   impl_->start();
 }

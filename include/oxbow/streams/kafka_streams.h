@@ -20,9 +20,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "oxbow/streams/errors.h"
 #include "oxbow/streams/queryable.h"
+#include "oxbow/streams/serde.h"
+#include "oxbow/streams/streams_metadata.h"
 #include "oxbow/streams/topology.h"
 
 namespace oxbow::streams {
@@ -90,7 +93,32 @@ class KafkaStreams {
                               typeid(typename Store::key_type), value_type_of<Store>()));
   }
 
+  // Where the application's state lives (streams_metadata.h), known on every instance from the
+  // group's last assignment; each throws as store() does outside RUNNING and REBALANCING.
+  // Every instance with active or standby tasks, sorted by host and port.
+  std::vector<StreamsMetadata> metadataForAllStreamsClients() const;
+  // The instances holding `storeName` (active or standby); empty for a store that has no source
+  // topic or before the first assignment.
+  std::vector<StreamsMetadata> streamsMetadataForStore(const std::string& storeName) const;
+  // Which instance holds `key` of `storeName`: its partition is murmur2 of the serialized key
+  // modulo the partition count of the store's widest source topic, as the default partitioner
+  // writes it. Nothing for an unknown store; KeyQueryMetadata::notAvailable() before the first
+  // assignment.
+  template <class K>
+  std::optional<KeyQueryMetadata> queryMetadataForKey(const std::string& storeName, const K& key,
+                                                      const Serde<K>& keySerializer) const {
+    return query_metadata_for_key(storeName, [&](std::string_view topic) {
+      return keySerializer.serialize(topic, key);
+    });
+  }
+  // For each local store, active or standby, its partitions' positions against their changelogs'
+  // ends (one ListOffsets round trip per call).
+  std::map<std::string, std::map<int32_t, LagInfo>> allLocalStorePartitionLags() const;
+
  private:
+  std::optional<KeyQueryMetadata> query_metadata_for_key(
+      const std::string& store,
+      const std::function<std::string(std::string_view topic)>& serialize_key) const;
   template <class Store>
   static const std::type_info& value_type_of() {
     using V = typename Store::value_type;
