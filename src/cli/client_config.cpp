@@ -1,5 +1,7 @@
 #include "cli/client_config.h"
 
+#include "cli/wire_client.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -198,5 +200,17 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
     fmt::print("{}", line);
   }
 }
+
+WireClient::WireClient(const ClientOptions& options)
+    : client::Connection(options.bootstrap_servers,
+                         [&] {
+                           client::Settings settings;
+                           for (const auto& property : options.properties) {
+                             std::string key, value;
+                             if (split_key_value(property, key, value)) settings[key] = value;
+                           }
+                           return settings;
+                         }(),
+                         "oxbow-cli", kRequestTimeoutMs) {}
 
 }  // namespace oxbow::cli

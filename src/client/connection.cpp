@@ -1,4 +1,4 @@
-#include "cli/wire_client.h"
+#include "client/connection.h"
 
 #include <netdb.h>
 #include <openssl/err.h>
@@ -7,20 +7,19 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
 
-#include "broker/sasl/scram.h"
-#include "cli/client_config.h"
+#include "client/scram.h"
 #include "common/properties.h"
 #include "protocol/errors.h"
 #include "protocol/headers.h"
 #include "protocol/messages/sasl_authenticate.h"
 #include "protocol/messages/sasl_handshake.h"
 
-namespace oxbow::cli {
+namespace oxbow::client {
 
 namespace pr = oxbow::protocol;
 
@@ -29,7 +28,7 @@ namespace {
 constexpr int16_t kSaslHandshake = 17;
 constexpr int16_t kSaslAuthenticate = 36;
 
-int connect_to(const std::string& host, const std::string& port) {
+int connect_to(const std::string& host, const std::string& port, int timeout_ms) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -39,7 +38,7 @@ int connect_to(const std::string& host, const std::string& port) {
   for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
     fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
     if (fd < 0) continue;
-    timeval timeout{kRequestTimeoutMs / 1000, 0};
+    timeval timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
     if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
@@ -68,7 +67,7 @@ std::string error_text(int16_t code, const std::optional<std::string>& message) 
   return text;
 }
 
-struct WireClient::Tls {
+struct Connection::Tls {
   SSL_CTX* context = nullptr;
   SSL* ssl = nullptr;
   ~Tls() {
@@ -77,13 +76,9 @@ struct WireClient::Tls {
   }
 };
 
-WireClient::WireClient(const ClientOptions& options) {
-  Settings settings;
-  for (const auto& property : options.properties) {
-    std::string key, value;
-    if (split_key_value(property, key, value)) settings[key] = value;
-  }
-  const auto& servers = options.bootstrap_servers;
+Connection::Connection(const std::string& servers, const Settings& settings,
+                       std::string client_id, int timeout_ms)
+    : client_id_(std::move(client_id)) {
   std::string host;
   size_t start = 0;
   while (start <= servers.size() && fd_ < 0) {
@@ -93,14 +88,14 @@ WireClient::WireClient(const ClientOptions& options) {
     size_t colon = server.rfind(':');
     if (colon != std::string::npos) {
       host = server.substr(0, colon);
-      fd_ = connect_to(host, server.substr(colon + 1));
+      fd_ = connect_to(host, server.substr(colon + 1), timeout_ms);
       server_ = server;
     }
     start = end + 1;
   }
   if (fd_ < 0) fail(fmt::format("cannot connect to {}", servers));
   std::string protocol = ascii_lower(
-      settings.count("security.protocol") ? settings["security.protocol"] : "plaintext");
+      settings.count("security.protocol") ? settings.at("security.protocol") : "plaintext");
   if (protocol != "plaintext" && protocol != "ssl" && protocol != "sasl_plaintext" &&
       protocol != "sasl_ssl") {
     fail(fmt::format("security.protocol {} is not one of plaintext, ssl, sasl_plaintext, sasl_ssl",
@@ -110,13 +105,22 @@ WireClient::WireClient(const ClientOptions& options) {
   if (protocol.starts_with("sasl")) authenticate(settings);
 }
 
-WireClient::~WireClient() {
+void Connection::fail(const std::string& why) const {
+  throw ConnectionError(why);
+}
+
+void Connection::set_timeout(int timeout_ms) {
+  timeval timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+}
+
+Connection::~Connection() {
   if (tls_ && tls_->ssl) SSL_shutdown(tls_->ssl);
   tls_.reset();
   if (fd_ >= 0) ::close(fd_);
 }
 
-void WireClient::start_tls(const Settings& settings, const std::string& host) {
+void Connection::start_tls(const Settings& settings, const std::string& host) {
   auto get = [&](const char* key) {
     return settings.count(key) ? settings.at(key) : std::string();
   };
@@ -160,7 +164,7 @@ void WireClient::start_tls(const Settings& settings, const std::string& host) {
   }
 }
 
-std::vector<uint8_t> WireClient::sasl_step(const std::string& token) {
+std::vector<uint8_t> Connection::sasl_step(const std::string& token) {
   pr::SaslAuthenticateRequest request;
   request.auth_bytes.assign(token.begin(), token.end());
   auto response = call<pr::SaslAuthenticateResponse>(kSaslAuthenticate, 1, request);
@@ -170,15 +174,15 @@ std::vector<uint8_t> WireClient::sasl_step(const std::string& token) {
   return response.auth_bytes;
 }
 
-void WireClient::authenticate(const Settings& settings) {
+void Connection::authenticate(const Settings& settings) {
   auto get = [&](const char* key) {
     return settings.count(key) ? settings.at(key) : std::string();
   };
   std::string mechanism = get("sasl.mechanism");
   if (mechanism.empty()) mechanism = get("sasl.mechanisms");
   if (mechanism.empty()) mechanism = "GSSAPI";  // librdkafka's default
-  auto scram = broker::scram_mechanism_from_name(mechanism);
-  if (mechanism != "PLAIN" && scram == broker::ScramMechanism::kUnknown) {
+  auto scram = scram_mechanism_from_name(mechanism);
+  if (mechanism != "PLAIN" && scram == ScramMechanism::kUnknown) {
     fail(fmt::format(
         "sasl.mechanism {} is not supported here: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
         mechanism));
@@ -192,11 +196,11 @@ void WireClient::authenticate(const Settings& settings) {
                      fmt::join(offered.mechanisms, ", ")));
   }
   std::string user = get("sasl.username"), password = get("sasl.password");
-  if (scram == broker::ScramMechanism::kUnknown) {
+  if (scram == ScramMechanism::kUnknown) {
     sasl_step(std::string() + '\0' + user + '\0' + password);
     return;
   }
-  broker::ScramClientExchange exchange(scram, user, password);
+  ScramClientExchange exchange(scram, user, password);
   auto server_first = sasl_step(exchange.first());
   auto client_final = exchange.final(std::string(server_first.begin(), server_first.end()));
   if (!client_final) fail(fmt::format("{}: malformed SCRAM server-first message", server_));
@@ -208,7 +212,7 @@ void WireClient::authenticate(const Settings& settings) {
   }
 }
 
-void WireClient::send_all(const uint8_t* data, size_t size) {
+void Connection::send_all(const uint8_t* data, size_t size) {
   while (size > 0) {
     ssize_t n = tls_ ? SSL_write(tls_->ssl, data, static_cast<int>(size))
                      : ::send(fd_, data, size, MSG_NOSIGNAL);
@@ -220,7 +224,7 @@ void WireClient::send_all(const uint8_t* data, size_t size) {
   }
 }
 
-void WireClient::receive_all(uint8_t* data, size_t size) {
+void Connection::receive_all(uint8_t* data, size_t size) {
   while (size > 0) {
     ssize_t n =
         tls_ ? SSL_read(tls_->ssl, data, static_cast<int>(size)) : ::recv(fd_, data, size, 0);
@@ -236,7 +240,7 @@ void WireClient::receive_all(uint8_t* data, size_t size) {
   }
 }
 
-std::vector<uint8_t> WireClient::call(int16_t api_key, int16_t api_version,
+std::vector<uint8_t> Connection::call(int16_t api_key, int16_t api_version,
                                       const protocol::Writer& body) {
   bool flexible = protocol::is_flexible(api_key, api_version);
   int32_t correlation_id = next_correlation_id_++;
@@ -245,7 +249,7 @@ std::vector<uint8_t> WireClient::call(int16_t api_key, int16_t api_version,
   frame.i16(api_key);
   frame.i16(api_version);
   frame.i32(correlation_id);
-  frame.nullable_string(std::string("oxbow-cli"), false);
+  frame.nullable_string(client_id_, false);
   if (flexible) frame.uvarint(0);  // no tagged fields
   frame.raw(body.buffer().data(), body.buffer().size());
   auto& bytes = frame.buffer();
@@ -269,4 +273,4 @@ std::vector<uint8_t> WireClient::call(int16_t api_key, int16_t api_version,
   return {response.begin() + static_cast<std::ptrdiff_t>(reader.position()), response.end()};
 }
 
-}  // namespace oxbow::cli
+}  // namespace oxbow::client
