@@ -76,8 +76,8 @@ struct Connection::Tls {
   }
 };
 
-Connection::Connection(const std::string& servers, const Settings& settings,
-                       std::string client_id, int timeout_ms)
+Connection::Connection(const std::string& servers, const Settings& settings, std::string client_id,
+                       int timeout_ms)
     : client_id_(std::move(client_id)) {
   std::string host;
   size_t start = 0;

@@ -4,7 +4,6 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-
 namespace oxbow::client {
 
 namespace {
