@@ -68,8 +68,11 @@ class Planner {
       int64_t n = static_cast<int64_t>(tasks_.size()) * capacity(id);
       return static_cast<size_t>((n + total_capacity - 1) / total_capacity);
     };
+    // Stateful tasks claim their owner's share first: a stateless task is the cheaper one to move.
+    std::vector<TaskId> order(tasks_.begin(), tasks_.end());
+    std::stable_partition(order.begin(), order.end(), [&](const TaskId& t) { return stateful(t); });
     std::vector<TaskId> unplaced;
-    for (const auto& t : tasks_) {
+    for (const auto& t : order) {
       std::string owner = previous_owner(t);
       if (!owner.empty() && actives(owner) < quota(owner))
         result_.clients[owner].active.insert(t);
