@@ -15,7 +15,9 @@
 
 #include "common/properties.h"
 #include "oxbow/streams/errors.h"
+#include "streams/metadata_state.h"
 #include "streams/metrics_server.h"
+#include "streams/queryable_core.h"
 #include "streams/runtime/global_thread.h"
 #include "streams/runtime/shutdown_signal.h"
 #include "streams/runtime/stream_thread.h"
@@ -111,6 +113,7 @@ class KafkaStreams::Impl {
     task_.state_root = (std::filesystem::path(state_dir_) / task_.application_id).string();
     identity_ = detail::ProcessIdentity::claim(task_.state_root);
     process_id_ = identity_->id();
+    configure_group();
     task_.exactly_once = exactly_once_;
     task_.rocksdb_memory = std::make_shared<detail::RocksDbMemory>(
         int_setting(detail::kRocksDbMemoryMaxBytes, detail::kRocksDbMemoryDefault, 8 << 20));
@@ -257,7 +260,8 @@ class KafkaStreams::Impl {
                                        to_string(s) + ".");
   }
 
-  std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name, bool timestamped,
+  std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name,
+                                                          detail::StoreKind kind, bool timestamped,
                                                           std::optional<int32_t> partition,
                                                           const std::type_info& key_type,
                                                           const std::type_info& value_type) const {
@@ -266,25 +270,6 @@ class KafkaStreams::Impl {
     if (!spec || !named_by_application(name))
       throw UnknownStateStoreException("Cannot get state store " + name +
                                        " because no such store is registered in the topology.");
-    const auto& o = spec->options;
-    auto mismatch = [&](const std::string& why) {
-      return InvalidStateStoreException("Cannot get state store " + name +
-                                        " because the queryable store type does not accept the "
-                                        "actual store type: " +
-                                        why);
-    };
-    if (o.retention_ms > 0 || o.session_layout)
-      throw mismatch("it is a window or session store, not a key-value store");
-    if (timestamped && !o.timestamped) throw mismatch("it is not a timestamped key-value store");
-    if (!o.key_serde || !o.value_serde) throw mismatch("the store has no serdes");
-    auto check = [&](const detail::ErasedSerde& serde, const std::type_info& wanted,
-                     const char* what) {
-      if (serde.type && *serde.type != wanted)
-        throw mismatch(std::string("its ") + what + " serde " + serde.name +
-                       " is of another type than the one asked for");
-    };
-    check(o.key_serde, key_type, "key");
-    check(o.value_serde, value_type, "value");
     struct Access : detail::StoreAccess {
       std::shared_ptr<QueryHub> hub;
       std::optional<int32_t> partition;
@@ -297,9 +282,7 @@ class KafkaStreams::Impl {
     };
     auto access = std::make_shared<Access>();
     access->name = name;
-    access->key_serde = o.key_serde;
-    access->value_serde = o.value_serde;
-    access->timestamped = o.timestamped;
+    detail::describe_store(*access, spec->options, kind, timestamped, key_type, value_type);
     access->hub = hub_;
     access->partition = partition;
     return access;
@@ -336,20 +319,64 @@ class KafkaStreams::Impl {
                                      ", may have migrated to another instance.");
   }
 
-  // Metadata: filled from the group's assignments by the membership work in progress; until then
-  // an instance knows of no assignment.
+  // What the threads share in the group: the process id, application.server, the assignor's
+  // settings, and the metadata every assignment updates.
+  void configure_group() {
+    group_.process_id = process_id_;
+    std::string server = value_or("application.server", "");
+    HostInfo self = HostInfo::unavailable();
+    if (!server.empty()) {
+      size_t colon = server.rfind(':');
+      auto port = colon == std::string::npos ? std::nullopt : parse_int64(server.substr(colon + 1));
+      if (colon == std::string::npos || colon == 0)
+        throw std::invalid_argument(
+            "Config application.server isn't in the correct format. "
+            "Expected a host:port pair but received " +
+            server);
+      if (!port || *port < 0 || *port > 65535)
+        throw std::invalid_argument("Invalid port supplied in " + server +
+                                    " for config application.server");
+      self = HostInfo(server.substr(0, colon), static_cast<int32_t>(*port));
+    }
+    group_.endpoint = server;
+    group_.assignor.num_standby_replicas =
+        static_cast<int32_t>(int_setting("num.standby.replicas", 0, 0));
+    group_.assignor.acceptable_recovery_lag = int_setting("acceptable.recovery.lag", 10000, 0);
+    group_.assignor.max_warmup_replicas =
+        static_cast<int32_t>(int_setting("max.warmup.replicas", 2, 1));
+    group_.probing_rebalance_interval_ms =
+        int_setting("probing.rebalance.interval.ms", 600000, 60000);
+    metadata_ = std::make_shared<detail::MetadataState>(
+        graph_, task_.application_id, self,
+        [this](const std::string& topic) { return topic_partitions(topic); });
+    group_.on_hosts = [metadata = metadata_](const detail::AssignmentInfo& info, int) {
+      metadata->update(info);
+    };
+  }
+
+  // A topic's partition count, on a client made at the first question.
+  int32_t topic_partitions(const std::string& topic) {
+    std::lock_guard lock(metadata_client_mutex_);
+    if (!metadata_client_)
+      metadata_client_ = detail::make_client(
+          RD_KAFKA_PRODUCER, detail::client_conf(config_, detail::ClientRole::kAdmin,
+                                                 {{"allow.auto.create.topics", "false"}}));
+    return detail::partition_count(metadata_client_.get(), topic);
+  }
+
   std::vector<StreamsMetadata> metadata_for_all() const {
     require_running_or_rebalancing();
-    return {};
+    return metadata_->all();
   }
-  std::vector<StreamsMetadata> metadata_for_store(const std::string&) const {
+  std::vector<StreamsMetadata> metadata_for_store(const std::string& store) const {
     require_running_or_rebalancing();
-    return {};
+    return metadata_->for_store(store);
   }
   std::optional<KeyQueryMetadata> metadata_for_key(
-      const std::string&, const std::function<std::string(std::string_view)>&) const {
+      const std::string& store,
+      const std::function<std::string(std::string_view)>& serialize_key) const {
     require_running_or_rebalancing();
-    return KeyQueryMetadata::notAvailable();
+    return metadata_->for_key(store, serialize_key);
   }
   std::map<std::string, std::map<int32_t, LagInfo>> local_lags() const {
     require_running_or_rebalancing();
@@ -510,6 +537,7 @@ class KafkaStreams::Impl {
   void add_thread_locked() {
     detail::ThreadConfig tc;
     tc.app = config_;
+    tc.group = group_;
     tc.task = task_;
     tc.commit_interval_ms = commit_interval_ms_;
     tc.repartition_purge_interval_ms = int_setting("repartition.purge.interval.ms", 30000, 0);
@@ -619,6 +647,10 @@ class KafkaStreams::Impl {
   ProductionExceptionHandler production_handler_;  // none: a failed write fails the thread
   std::unique_ptr<detail::ProcessIdentity> identity_;
   std::string process_id_;
+  detail::GroupSettings group_;
+  std::shared_ptr<detail::MetadataState> metadata_;
+  std::mutex metadata_client_mutex_;
+  detail::RdKafkaHandle metadata_client_;
   int32_t replication_factor_ = -1;
   std::string state_dir_;
   int thread_counter_ = 0;
@@ -640,9 +672,10 @@ class KafkaStreams::Impl {
 KafkaStreams::KafkaStreams(const Topology& topology, std::map<std::string, std::string> config)
     : impl_(std::make_unique<Impl>(topology, std::move(config))) {}
 std::shared_ptr<const detail::StoreAccess> KafkaStreams::store_access(
-    const std::string& name, bool timestamped, std::optional<int32_t> partition,
-    const std::type_info& key_type, const std::type_info& value_type) const {
-  return impl_->store_access(name, timestamped, partition, key_type, value_type);
+    const std::string& name, detail::StoreKind kind, bool timestamped,
+    std::optional<int32_t> partition, const std::type_info& key_type,
+    const std::type_info& value_type) const {
+  return impl_->store_access(name, kind, timestamped, partition, key_type, value_type);
 }
 KafkaStreams::~KafkaStreams() = default;
 std::vector<StreamsMetadata> KafkaStreams::metadataForAllStreamsClients() const {
@@ -657,8 +690,7 @@ std::optional<KeyQueryMetadata> KafkaStreams::query_metadata_for_key(
     const std::function<std::string(std::string_view topic)>& serialize_key) const {
   return impl_->metadata_for_key(store, serialize_key);
 }
-std::map<std::string, std::map<int32_t, LagInfo>> KafkaStreams::allLocalStorePartitionLags()
-    const {
+std::map<std::string, std::map<int32_t, LagInfo>> KafkaStreams::allLocalStorePartitionLags() const {
   return impl_->local_lags();
 }
 void KafkaStreams::start() {

@@ -19,12 +19,24 @@
 //           --registry-url URL names the schema registry
 //   iq      "iq-input" (String/String) -> groupByKey -> count into Materialized.as("counts")
 //           (key String, value Int64), for interactive queries
+//   iq-windows "iq-windows-input" (String/String) -> groupByKey -> count into "counts", and
+//           counts per hopping window of 10 s every 5 s into "window-counts" and per session
+//           (3 s gap) into "session-counts", both with a day's grace and two days' retention
 // --query-stdin: interactive queries from stdin, one command a line, each answered by one line
 // "IQ <command>: <answer>" on stdout, or "IQ <command>: ERROR <exception class>: <message>":
 //   get K | ts K (timestamped: V@T) | range A B | rrange A B | all | rall | prefix P | count
 //   | pget P K (withPartition P) | pall P | bad NAME (store NAME queried as counts is)
 //   | window (a window-store name asked as a key-value store; the iq topology has none)
-// Results of range-like commands are "k=v,k=v,...". Before start() "IQ prestart: ..." is
+// and, of iq-windows' stores (times in ms; "window-counts" as windowStore<String, Int64>,
+// "session-counts" as sessionStore<String, Int64>):
+//   wget K T (fetch: V or null) | wtget K T (timestampedWindowStore: V@T or null)
+//   | wfetch K F T | wbfetch K F T (start=v,...) | wrange A B F T | wbrange A B F T | wall | wball
+//   | wfetchall F T | wbfetchall F T | wtall | wpall P
+//   | sfind K E L | sbfind K E L | sfindr A B E L | sget K S E (fetchSession: V or null)
+//   | sfetch K | sbfetch K | srange A B | sbrange A B
+//   | kvaswindow | sessionaswindow | windowassession (a store asked as another type)
+// Windowed results are "key@start@end=v,...". Results of range-like commands are
+// "k=v,k=v,...". Before start() "IQ prestart: ..." is
 // printed for a get, and after close() "IQ afterclose: ..." for an all().
 // --close-timeout-ms N: SIGTERM calls close(N ms) and prints "CLOSE <true|false> <state>"; when
 // it answered false, close() again without a timeout, printing the same.
@@ -49,6 +61,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "oxbow/streams/kafka_streams.h"
@@ -108,6 +121,89 @@ std::string joined(const std::vector<streams::KeyValue<std::string, int64_t>>& k
   return out;
 }
 
+template <class Store>
+Store store_of(const streams::KafkaStreams& app, const std::string& name,
+               streams::QueryableStoreType<Store> type,
+               std::optional<int32_t> partition = std::nullopt) {
+  return app.store(
+      streams::StoreQueryParameters<>::fromNameAndType(name, type).withPartition(partition));
+}
+
+std::string text(int64_t v) {
+  return std::to_string(v);
+}
+std::string text(const streams::ValueAndTimestamp<int64_t>& v) {
+  return std::to_string(v.value) + "@" + std::to_string(v.timestamp);
+}
+template <class T>
+std::string text(const std::optional<T>& v) {
+  return v ? text(*v) : "null";
+}
+template <class K, class T>
+std::string text(const std::vector<streams::KeyValue<K, T>>& kvs) {
+  std::string out;
+  for (const auto& kv : kvs) {
+    if (!out.empty()) out += ",";
+    if constexpr (std::is_same_v<K, int64_t>)
+      out += std::to_string(kv.key);
+    else if constexpr (std::is_same_v<K, std::string>)
+      out += kv.key;
+    else
+      out += kv.key.key + "@" + std::to_string(kv.key.window.start) + "@" +
+             std::to_string(kv.key.window.end);
+    out += "=" + text(kv.value);
+  }
+  return out;
+}
+
+// The window and session store commands (see the header comment); nothing for another command.
+std::optional<std::string> answer_window_query(const streams::KafkaStreams& app,
+                                               const std::vector<std::string>& w) {
+  using Types = streams::QueryableStoreTypes;
+  auto arg = [&](size_t i) { return i < w.size() ? w[i] : std::string(); };
+  auto num = [&](size_t i) { return static_cast<int64_t>(std::stoll(arg(i))); };
+  const std::string cmd = arg(0);
+  if (cmd[0] == 'w' && cmd != "wtget" && cmd != "wtall" && cmd != "wpall") {
+    auto s = store_of(app, "window-counts", Types::windowStore<std::string, int64_t>());
+    if (cmd == "wget") return text(s.fetch(arg(1), num(2)));
+    if (cmd == "wfetch") return text(s.fetch(arg(1), num(2), num(3)));
+    if (cmd == "wbfetch") return text(s.backwardFetch(arg(1), num(2), num(3)));
+    if (cmd == "wrange") return text(s.fetch(arg(1), arg(2), num(3), num(4)));
+    if (cmd == "wbrange") return text(s.backwardFetch(arg(1), arg(2), num(3), num(4)));
+    if (cmd == "wall") return text(s.all());
+    if (cmd == "wball") return text(s.backwardAll());
+    if (cmd == "wfetchall") return text(s.fetchAll(num(1), num(2)));
+    if (cmd == "wbfetchall") return text(s.backwardFetchAll(num(1), num(2)));
+  }
+  auto timestamped = [&](std::optional<int32_t> partition = std::nullopt) {
+    return store_of(app, "window-counts", Types::timestampedWindowStore<std::string, int64_t>(),
+                    partition);
+  };
+  if (cmd == "wtget") return text(timestamped().fetch(arg(1), num(2)));
+  if (cmd == "wtall") return text(timestamped().all());
+  if (cmd == "wpall") return text(timestamped(static_cast<int32_t>(num(1))).all());
+  if (cmd[0] == 's') {
+    auto s = store_of(app, "session-counts", Types::sessionStore<std::string, int64_t>());
+    if (cmd == "sfind") return text(s.findSessions(arg(1), num(2), num(3)));
+    if (cmd == "sbfind") return text(s.backwardFindSessions(arg(1), num(2), num(3)));
+    if (cmd == "sfindr") return text(s.findSessions(arg(1), arg(2), num(3), num(4)));
+    if (cmd == "sget") return text(s.fetchSession(arg(1), num(2), num(3)));
+    if (cmd == "sfetch") return text(s.fetch(arg(1)));
+    if (cmd == "sbfetch") return text(s.backwardFetch(arg(1)));
+    if (cmd == "srange") return text(s.fetch(arg(1), arg(2)));
+    if (cmd == "sbrange") return text(s.backwardFetch(arg(1), arg(2)));
+  }
+  if (cmd == "window") return text(counts_store(app, "window-counts").all());
+  if (cmd == "kvaswindow")
+    return text(store_of(app, "counts", Types::windowStore<std::string, int64_t>()).all());
+  if (cmd == "sessionaswindow")
+    return text(store_of(app, "session-counts", Types::windowStore<std::string, int64_t>()).all());
+  if (cmd == "windowassession")
+    return text(
+        store_of(app, "window-counts", Types::sessionStore<std::string, int64_t>()).fetch("x"));
+  return std::nullopt;
+}
+
 // One interactive-query command (see the header comment); its answer.
 std::string answer_query(const streams::KafkaStreams& app, const std::string& line) {
   std::vector<std::string> w;
@@ -152,6 +248,39 @@ std::string answer_query(const streams::KafkaStreams& app, const std::string& li
           "counts", streams::QueryableStoreTypes::keyValueStore<std::string, std::string>()));
       return std::to_string(s.all().size());
     }
+    if (cmd == "meta" || cmd == "storemeta") {
+      // host:port{stores}{partitions}{standby stores}{standby partitions};...
+      auto list =
+          cmd == "meta" ? app.metadataForAllStreamsClients() : app.streamsMetadataForStore(arg(1));
+      std::string out;
+      auto names = [](const std::set<std::string>& s) {
+        std::string t;
+        for (const auto& n : s) t += (t.empty() ? "" : ",") + n;
+        return "{" + t + "}";
+      };
+      auto parts = [](const std::set<streams::TopicPartition>& s) {
+        std::string t;
+        for (const auto& p : s)
+          t += (t.empty() ? "" : ",") + p.topic + "-" + std::to_string(p.partition);
+        return "{" + t + "}";
+      };
+      for (const auto& m : list)
+        out += (out.empty() ? "" : ";") + m.host() + ":" + std::to_string(m.port()) +
+               names(m.stateStoreNames()) + parts(m.topicPartitions()) +
+               names(m.standbyStateStoreNames()) + parts(m.standbyTopicPartitions());
+      return out;
+    }
+    if (cmd == "keymeta") {
+      auto m = app.queryMetadataForKey(arg(1), arg(2), streams::serdes::String());
+      if (!m) return "null";
+      std::string standbys;
+      for (const auto& h : m->standbyHosts())
+        standbys += (standbys.empty() ? "" : ",") + h.host() + ":" + std::to_string(h.port());
+      return m->activeHost().host() + ":" + std::to_string(m->activeHost().port()) + " [" +
+             standbys + "] " + std::to_string(m->partition());
+    }
+    if (!cmd.empty())
+      if (auto answer = answer_window_query(app, w)) return *answer;
     return "ERROR unknown command";
   } catch (const streams::StreamsNotStartedException& e) {
     return std::string("ERROR StreamsNotStartedException: ") + e.what();
@@ -201,6 +330,19 @@ streams::Topology build_topology(const Options& options) {
     builder.stream<std::string, std::string>("iq-input")
         .groupByKey()
         .count(streams::Materialized<std::string, int64_t>::as("counts"));
+  } else if (name == "iq-windows") {
+    using std::chrono::hours;
+    using std::chrono::milliseconds;
+    using Counted = streams::Materialized<std::string, int64_t>;
+    auto grouped = builder.stream<std::string, std::string>("iq-windows-input").groupByKey();
+    grouped.count(Counted::as("counts"));
+    grouped
+        .windowedBy(streams::TimeWindows::ofSizeAndGrace(milliseconds(10000), hours(24))
+                        .advanceBy(milliseconds(5000)))
+        .count(Counted::as("window-counts").withRetention(hours(48)));
+    grouped
+        .windowedBy(streams::SessionWindows::ofInactivityGapAndGrace(milliseconds(3000), hours(24)))
+        .count(Counted::as("session-counts").withRetention(hours(48)));
   } else if (name == "tables") {
     builder.table<std::string, std::string>("tables-input")
         .groupBy<std::string, std::string>([](const std::string& user, const std::string& region) {

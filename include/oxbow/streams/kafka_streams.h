@@ -80,17 +80,18 @@ class KafkaStreams {
   std::optional<std::string> removeStreamThread(
       std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
 
-  // Interactive queries (queryable.h): a read-only view of this instance's local stores named
-  // `params.storeName()`. Throws StreamsNotStartedException in CREATED,
+  // Interactive queries (queryable.h, queryable_windows.h): a read-only view of this instance's
+  // local stores named `params.storeName()`. Throws StreamsNotStartedException in CREATED,
   // InvalidStateStoreException unless RUNNING or REBALANCING (Kafka throws IllegalStateException
   // there; "KafkaStreams is not running. State is <state>."), UnknownStateStoreException for a
-  // name no queryable store of the topology has, InvalidStateStoreException for a store that is
-  // not a key-value store of those types (window or session stores, a timestamped view of a
-  // plain store, other key or value types than its serdes').
+  // name no queryable store of the topology has, InvalidStateStoreException for a store of
+  // another kind than asked for (key-value, window, session), a timestamped view of a plain
+  // store, or other key or value types than its serdes'.
   template <class Store>
   Store store(const StoreQueryParameters<Store>& params) const {
-    return Store(store_access(params.storeName(), Store::kTimestamped, params.partition(),
-                              typeid(typename Store::key_type), value_type_of<Store>()));
+    return Store(store_access(params.storeName(), Store::kKind, Store::kTimestamped,
+                              params.partition(), typeid(typename Store::key_type),
+                              value_type_of<Store>()));
   }
 
   // Where the application's state lives (streams_metadata.h), known on every instance from the
@@ -107,9 +108,8 @@ class KafkaStreams {
   template <class K>
   std::optional<KeyQueryMetadata> queryMetadataForKey(const std::string& storeName, const K& key,
                                                       const Serde<K>& keySerializer) const {
-    return query_metadata_for_key(storeName, [&](std::string_view topic) {
-      return keySerializer.serialize(topic, key);
-    });
+    return query_metadata_for_key(
+        storeName, [&](std::string_view topic) { return keySerializer.serialize(topic, key); });
   }
   // For each local store, active or standby, its partitions' positions against their changelogs'
   // ends (one ListOffsets round trip per call).
@@ -127,7 +127,8 @@ class KafkaStreams {
     else
       return typeid(V);
   }
-  std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name, bool timestamped,
+  std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name,
+                                                          detail::StoreKind kind, bool timestamped,
                                                           std::optional<int32_t> partition,
                                                           const std::type_info& key_type,
                                                           const std::type_info& value_type) const;

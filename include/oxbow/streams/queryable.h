@@ -1,10 +1,11 @@
 #pragma once
-// Interactive queries of this instance's own key-value stores, as Kafka Streams offers them:
+// Interactive queries of this instance's own stores, as Kafka Streams offers them:
 //
 //   auto counts = streams.store(StoreQueryParameters<>::fromNameAndType(
 //       "counts", QueryableStoreTypes::keyValueStore<std::string, int64_t>()));
 //   std::optional<int64_t> n = counts.get("word");
 //
+// Key-value stores here; window and session stores in queryable_windows.h (included below).
 // Only stores named by the application (Materialized::as) are queryable. A query reads what the
 // store's tasks have processed, pending cache entries included, and never a half-applied update:
 // it takes each task's lock while it reads that task's store. The facade holds no store: every
@@ -20,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -47,6 +49,9 @@ struct IsValueAndTimestamp : std::false_type {};
 template <class V>
 struct IsValueAndTimestamp<ValueAndTimestamp<V>> : std::true_type {};
 
+// What a facade asks KafkaStreams::store() for.
+enum class StoreKind { kKeyValue, kWindow, kSession };
+
 // One store's local instances, as KafkaStreams::store() found the store (implemented there).
 class StoreAccess {
  public:
@@ -55,11 +60,50 @@ class StoreAccess {
   // only, when one was), under that task's lock; `read` returns false to stop. Throws
   // InvalidStateStoreException (or a subclass) when the store cannot be read now.
   virtual void visit(const std::function<bool(KeyValueStore&)>& read) const = 0;
+  // store()'s InvalidStateStoreException for a type that does not match, found while reading (a
+  // serde that reads or writes another type than the facade's).
+  [[noreturn]] void type_mismatch(const std::string& why) const;
 
   std::string name;
-  ErasedSerde key_serde, value_serde;
+  // Window and session stores: key_serde writes a key alone (the store key less its window);
+  // windowed_key_serde reads a whole store key into a WindowedDatum.
+  ErasedSerde key_serde, value_serde, windowed_key_serde;
   bool timestamped = false;  // values stored as 8 bytes of timestamp, then the value's bytes
+  // For messages: the queryable type asked for, the store's actual type (Kafka's names).
+  std::string queryable_type, actual_type;
 };
+
+// A Datum read from a store as the facade's T.
+template <class T>
+T typed_datum(const StoreAccess& access, const Datum& d) {
+  if (const T* p = std::any_cast<T>(&d)) return *p;
+  if (!d.has_value()) return T{};
+  access.type_mismatch("its serde reads another type");
+}
+
+// A value as stored: its timestamp (0 for an untimestamped store) and its bytes.
+inline std::pair<int64_t, std::string_view> split_stored(bool timestamped, std::string_view bytes) {
+  int64_t timestamp = 0;
+  if (timestamped && bytes.size() >= 8) {
+    uint64_t t = 0;
+    for (int i = 0; i < 8; ++i) t = (t << 8) | static_cast<uint8_t>(bytes[i]);
+    timestamp = static_cast<int64_t>(t);
+    bytes.remove_prefix(8);
+  }
+  return {timestamp, bytes};
+}
+
+// The facade's V (ValueAndTimestamp<X> or a plain value) of a deserialized value.
+template <class V>
+V typed_value(const StoreAccess& access, const Datum& value, int64_t timestamp) {
+  if constexpr (IsValueAndTimestamp<V>::value) {
+    using X = decltype(std::declval<V>().value);
+    return V{typed_datum<X>(access, value), timestamp};
+  } else {
+    (void)timestamp;
+    return typed_datum<V>(access, value);
+  }
+}
 
 }  // namespace detail
 
@@ -72,6 +116,7 @@ class ReadOnlyKeyValueStore {
   using key_type = K;
   using value_type = V;
   static constexpr bool kTimestamped = detail::IsValueAndTimestamp<V>::value;
+  static constexpr detail::StoreKind kKind = detail::StoreKind::kKeyValue;
 
   explicit ReadOnlyKeyValueStore(std::shared_ptr<const detail::StoreAccess> access)
       : access_(std::move(access)) {}
@@ -129,30 +174,10 @@ class ReadOnlyKeyValueStore {
   std::string key_bytes(const K& key) const {
     return access_->key_serde.serialize(access_->name, detail::to_datum(key));
   }
-  template <class T>
-  T typed(const Datum& d) const {
-    if (const T* p = std::any_cast<T>(&d)) return *p;
-    if (!d.has_value()) return T{};
-    throw InvalidStateStoreException("Cannot get state store " + access_->name +
-                                     " because the queryable store type does not accept the "
-                                     "actual store type (its serde reads another type)");
-  }
   V value_of(const std::string& stored) const {
-    std::string_view bytes = stored;
-    int64_t timestamp = 0;
-    if (access_->timestamped && bytes.size() >= 8) {
-      uint64_t t = 0;
-      for (int i = 0; i < 8; ++i) t = (t << 8) | static_cast<uint8_t>(bytes[i]);
-      timestamp = static_cast<int64_t>(t);
-      bytes.remove_prefix(8);
-    }
-    if constexpr (kTimestamped) {
-      using X = decltype(std::declval<V>().value);
-      return V{typed<X>(access_->value_serde.deserialize(access_->name, bytes)), timestamp};
-    } else {
-      (void)timestamp;
-      return typed<V>(access_->value_serde.deserialize(access_->name, bytes));
-    }
+    auto [timestamp, bytes] = detail::split_stored(access_->timestamped, stored);
+    return detail::typed_value<V>(*access_, access_->value_serde.deserialize(access_->name, bytes),
+                                  timestamp);
   }
   template <class Scan>
   std::vector<KeyValue<K, V>> collect(bool reverse, const Scan& scan) const {
@@ -161,7 +186,9 @@ class ReadOnlyKeyValueStore {
       std::vector<detail::BytesPair> part = scan(s);
       if (reverse) std::reverse(part.begin(), part.end());
       for (const auto& [k, v] : part)
-        out.push_back({typed<K>(access_->key_serde.deserialize(access_->name, k)), value_of(v)});
+        out.push_back(
+            {detail::typed_datum<K>(*access_, access_->key_serde.deserialize(access_->name, k)),
+             value_of(v)});
       return true;
     });
     return out;
@@ -169,6 +196,11 @@ class ReadOnlyKeyValueStore {
 
   std::shared_ptr<const detail::StoreAccess> access_;
 };
+
+template <class K, class V>
+class ReadOnlyWindowStore;
+template <class K, class AGG>
+class ReadOnlySessionStore;
 
 // What KafkaStreams::store() returns for a store type (Kafka's QueryableStoreType<T>).
 template <class Store>
@@ -187,6 +219,21 @@ struct QueryableStoreTypes {
   template <class K, class V>
   static QueryableStoreType<ReadOnlyKeyValueStore<K, ValueAndTimestamp<V>>>
   timestampedKeyValueStore() {
+    return {};
+  }
+  // Windowed aggregations' stores (time and sliding windows), values without their timestamps.
+  template <class K, class V>
+  static QueryableStoreType<ReadOnlyWindowStore<K, V>> windowStore() {
+    return {};
+  }
+  // The same with the timestamp of each window's last update.
+  template <class K, class V>
+  static QueryableStoreType<ReadOnlyWindowStore<K, ValueAndTimestamp<V>>> timestampedWindowStore() {
+    return {};
+  }
+  // Session-windowed aggregations' stores.
+  template <class K, class AGG>
+  static QueryableStoreType<ReadOnlySessionStore<K, AGG>> sessionStore() {
     return {};
   }
 };
@@ -238,3 +285,6 @@ class StoreQueryParameters<void> {
 };
 
 }  // namespace oxbow::streams
+
+// Window and session stores' facades, after the types they use.
+#include "oxbow/streams/queryable_windows.h"

@@ -42,8 +42,7 @@ class StreamsMetadata {
  public:
   StreamsMetadata() = default;
   StreamsMetadata(HostInfo host, std::set<std::string> stores, std::set<TopicPartition> partitions,
-                  std::set<std::string> standby_stores,
-                  std::set<TopicPartition> standby_partitions)
+                  std::set<std::string> standby_stores, std::set<TopicPartition> standby_partitions)
       : host_(std::move(host)),
         stores_(std::move(stores)),
         partitions_(std::move(partitions)),

@@ -31,14 +31,9 @@
 #include <string_view>
 #include <vector>
 
-namespace oxbow::streams::detail {
+#include "oxbow/streams/detail/user_processor.h"  // TaskId
 
-struct TaskId {
-  int32_t subtopology = 0;
-  int32_t partition = 0;
-  auto operator<=>(const TaskId&) const = default;
-  std::string text() const { return std::to_string(subtopology) + "_" + std::to_string(partition); }
-};
+namespace oxbow::streams::detail {
 
 using PartitionList = std::vector<std::pair<std::string, int32_t>>;  // topic, partition
 

@@ -158,16 +158,18 @@ class GroupPlan {
         }
         return best;
       };
+      // Each thread's share; a thread keeps what it owns up to it.
+      size_t quota = (tasks.active.size() + threads.size() - 1) / threads.size();
       std::vector<TaskId> rest;
       for (const auto& t : tasks.active) {
         auto o = owner.find(t);
         bool here =
             o != owner.end() && std::any_of(threads.begin(), threads.end(),
                                             [&](const Member* m) { return m->id == o->second; });
-        if (here)
+        if (here && out[o->second].active.size() < quota)
           out[o->second].active.insert(t);
         else if (o != owner.end())
-          withheld_.insert(t);  // its owner elsewhere gives it up first
+          withheld_.insert(t);  // its owner gives it up first; the next round places it
         else
           rest.push_back(t);
       }

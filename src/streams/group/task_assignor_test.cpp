@@ -26,11 +26,11 @@ void expect_valid(const AssignorResult& r, const std::set<TaskId>& tasks) {
   for (const auto& [id, a] : r.clients) {
     for (const auto& t : a.active) {
       ++actives[t];
-      EXPECT_FALSE(a.standby.count(t)) << id << " holds " << t.text() << " twice";
+      EXPECT_FALSE(a.standby.count(t)) << id << " holds " << t.toString() << " twice";
     }
     for (const auto& t : a.warmup) EXPECT_TRUE(a.standby.count(t));
   }
-  for (const auto& t : tasks) EXPECT_EQ(actives[t], 1) << t.text();
+  for (const auto& t : tasks) EXPECT_EQ(actives[t], 1) << t.toString();
 }
 
 TEST(TaskAssignor, NewGroupIsBalancedByThreads) {
@@ -180,7 +180,7 @@ TEST(TaskAssignor, RandomGroupsKeepTheInvariants) {
       int standbys = 0;
       for (const auto& [id, a] : r.clients) standbys += a.standby.count(t) && !a.warmup.count(t);
       int expected = ends.count(t) ? std::min(config.num_standby_replicas, n_clients - 1) : 0;
-      EXPECT_EQ(standbys, expected) << "round " << round << " task " << t.text();
+      EXPECT_EQ(standbys, expected) << "round " << round << " task " << t.toString();
     }
     if (all_caught_up) {
       EXPECT_EQ(warmups, 0u);

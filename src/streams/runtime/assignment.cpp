@@ -1,6 +1,6 @@
-// A stream thread's side of the group's rebalances: the tasks an assignment makes or a revocation
-// closes, the input partitions they bring, the stream times they resume from, and the offset reset
-// policies of sources that set their own.
+// A stream thread's side of the group's rebalances (membership.cpp receives them): the tasks an
+// assignment makes or a revocation closes, the input partitions they bring, the stream times they
+// resume from, and the offset reset policies of sources that set their own.
 #include <spdlog/spdlog.h>
 
 #include "oxbow/streams/errors.h"
@@ -8,45 +8,6 @@
 #include "streams/runtime/stream_thread.h"
 
 namespace oxbow::streams::detail {
-
-void StreamThread::rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
-                             rd_kafka_topic_partition_list_t* partitions, void* opaque) {
-  auto* self = static_cast<StreamThread*>(opaque);
-  bool assigning = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
-  rd_kafka_topic_partition_list_t* inputs = nullptr;
-  bool applied = false;
-  try {
-    if (assigning) {
-      self->rebalancing_ = true;
-      inputs = self->on_assigned(partitions);
-      self->throw_on_error(rd_kafka_incremental_assign(rk, inputs), "incremental_assign");
-      applied = true;
-      for (auto& [task, n] : self->pending_stores_) {
-        auto* paused = self->input_partitions(task);
-        rd_kafka_pause_partitions(rk, paused);
-        rd_kafka_topic_partition_list_destroy(paused);
-      }
-      self->rebalancing_ = !self->pending_stores_.empty();
-    } else {
-      inputs = self->on_revoked(partitions, rd_kafka_assignment_lost(rk));
-      self->throw_on_error(rd_kafka_incremental_unassign(rk, inputs), "incremental_unassign");
-      applied = true;
-    }
-  } catch (const std::exception& e) {
-    self->failure_ = e.what();
-    self->failed_ = true;
-    self->stop_ = true;
-    spdlog::error("stream thread {} failed in a rebalance: {}", self->config_.client_id, e.what());
-    // The group's rebalance still has to complete, so that the thread can leave the group.
-    if (!applied && assigning)
-      if (auto* error = rd_kafka_incremental_assign(rk, partitions)) rd_kafka_error_destroy(error);
-    if (!applied && !assigning) {
-      if (auto* error = rd_kafka_incremental_unassign(rk, inputs ? inputs : partitions))
-        rd_kafka_error_destroy(error);
-    }
-  }
-  if (inputs) rd_kafka_topic_partition_list_destroy(inputs);
-}
 
 rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
     const rd_kafka_topic_partition_list_t* anchors) {

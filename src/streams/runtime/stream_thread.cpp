@@ -46,12 +46,13 @@ StreamThread::~StreamThread() {
 
 void StreamThread::start() {
   const auto& app_id = config_.task.application_id;
+  // Oxbow's own member (membership.cpp) takes part in the group; the consumer is assigned its
+  // tasks' partitions and reads their committed offsets under the group's id.
   auto* cconf = client_conf(
       config_.app, ClientRole::kConsumer,
       {{"group.id", app_id},
        {"client.id", config_.client_id + "-consumer"},
        {"enable.auto.commit", "false"},
-       {"partition.assignment.strategy", "cooperative-sticky"},
        {"isolation.level", config_.exactly_once ? "read_committed" : "read_uncommitted"}},
       // librdkafka's default refills its prefetch queue below 100,000 messages, which stalls
       // fetching at Streams' rates. Not more: each queued message costs ~250 bytes beyond its
@@ -62,22 +63,6 @@ void StreamThread::start() {
        {"auto.offset.reset", config_.app.count("auto.offset.reset")
                                  ? config_.app.at("auto.offset.reset")
                                  : "earliest"}});
-  // Static membership (KIP-345), as Kafka Streams offers it: with group.instance.id set, thread n
-  // joins as "<id>-<n>", so that an instance restarted within the session timeout takes its
-  // place back without a rebalance, with the same tasks.
-  for (const char* key : {"group.instance.id", "consumer.group.instance.id"}) {
-    auto it = config_.app.find(key);
-    if (it == config_.app.end() || it->second.empty()) continue;
-    std::string id = it->second + "-" + std::to_string(config_.thread_index);
-    char error[512];
-    if (rd_kafka_conf_set(cconf, "group.instance.id", id.c_str(), error, sizeof error) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(cconf);
-      throw std::invalid_argument(std::string(key) + ": " + error);
-    }
-    break;
-  }
-  rd_kafka_conf_set_rebalance_cb(cconf, &StreamThread::rebalance);
   rd_kafka_conf_set_opaque(cconf, this);
   consumer_ = make_client(RD_KAFKA_CONSUMER, cconf);
   fetch_restarter_ = std::make_unique<FetchRestarter>(consumer_.get());
@@ -130,11 +115,7 @@ void StreamThread::start() {
         anchor_of_[sub.id] = t;
     }
   }
-  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(anchor_of_.size()));
-  for (const auto& [sub, t] : anchor_of_) rd_kafka_topic_partition_list_add(list, t.c_str(), -1);
-  auto err = rd_kafka_subscribe(consumer_.get(), list);
-  rd_kafka_topic_partition_list_destroy(list);
-  if (err) throw std::runtime_error(std::string("subscribe: ") + rd_kafka_err2str(err));
+  start_membership();
   running_ = true;
   thread_ = std::thread([this] { run(); });
 }
@@ -157,7 +138,9 @@ void StreamThread::run() {
       in_transaction_ = false;
     }
   }
-  // Leaves the group (revoking the tasks, which commits unless the thread failed).
+  // Leaves the group (a static member stays until its session times out).
+  if (member_) member_->stop();
+  standbys_.reset();
   rd_kafka_consumer_close(consumer_.get());
   if (restorer_) rd_kafka_consumer_close(restorer_.get());
   {
@@ -204,6 +187,10 @@ void StreamThread::loop() {
     }
     if (!restoring_.empty()) restore_step();
     int64_t now = now_ms();
+    if (idle || now - last_group_poll_ms_ >= 10) {
+      last_group_poll_ms_ = now;
+      poll_group();
+    }
     // Delivery reports are served every 64 records, when the input is idle and at least every
     // 10 ms: once per record, the call was 3.5% of a stateless application's CPU.
     if (idle || ++unserved >= 64 || now - last_served_ms_ >= 10) {
@@ -335,6 +322,10 @@ void StreamThread::punctuate_wall_clock(int64_t loop_now) {
 void StreamThread::commit() {
   commit_requested_ = false;
   last_commit_ms_ = now_ms();
+  if (standbys_ && !standbys_->empty()) {
+    standbys_->checkpoint();
+    publish_group_snapshot();
+  }
   if (tasks_.empty()) return;
   if (config_.exactly_once && !in_transaction_) return;  // nothing processed since the last one
   auto start = std::chrono::steady_clock::now();
@@ -366,7 +357,7 @@ void StreamThread::commit_tasks() {
     }
   }
   if (config_.exactly_once) {
-    rd_kafka_consumer_group_metadata_t* group = rd_kafka_consumer_group_metadata(consumer_.get());
+    rd_kafka_consumer_group_metadata_t* group = group_metadata();
     rd_kafka_error_t* error = nullptr;
     if (offsets->cnt > 0)
       error = rd_kafka_send_offsets_to_transaction(producer_.get(), offsets, group, 60000);
@@ -387,11 +378,7 @@ void StreamThread::commit_tasks() {
     rd_kafka_topic_partition_list_destroy(offsets);
     throw StreamsException("a write failed: " + send_error_);
   }
-  if (offsets->cnt > 0) {
-    auto err = rd_kafka_commit(consumer_.get(), offsets, 0);
-    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
-      spdlog::warn("stream thread {}: commit failed: {}", config_.client_id, rd_kafka_err2str(err));
-  }
+  if (offsets->cnt > 0) commit_offsets(offsets);
   rd_kafka_topic_partition_list_destroy(offsets);
   checkpoint_tasks();
   purge_repartition_topics();

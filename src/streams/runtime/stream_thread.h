@@ -4,11 +4,10 @@
 // flushed, the producer's writes acknowledged, then the input offsets committed (at least once),
 // or all of them in one transaction with the group's metadata, which fences zombies (exactly once).
 //
-// Tasks are assigned through the group by one anchor topic per sub-topology (its first source
-// topic), with librdkafka's cooperative-sticky assignor: anchor partition p is task (sub-topology,
-// p), and the thread assigns itself partition p of the sub-topology's other source topics. Tasks
-// stay where they are across membership changes, and those a thread keeps process on through a
-// rebalance. See src/streams/README.md.
+// Tasks are assigned through the group by Oxbow's own member and assignor (streams/group/, in
+// Kafka Streams' protocol): the thread assigns its consumer the source partitions of its tasks.
+// Rebalances are cooperative: tasks a thread keeps process on through them. See
+// src/streams/README.md.
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -22,9 +21,13 @@
 #include <vector>
 
 #include "oxbow/streams/errors.h"
+#include "streams/group/group_member.h"
+#include "streams/group/streams_assignor.h"
+#include "streams/group/task_assignor.h"
 #include "streams/runtime/fetch_restarter.h"
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/partition_group.h"
+#include "streams/runtime/standby_tasks.h"
 #include "streams/runtime/task.h"
 #include "streams/runtime/thread_metrics.h"
 
@@ -40,8 +43,19 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// What the threads of one instance share in the group.
+struct GroupSettings {
+  std::string process_id;  // the instance's, 32 hex digits
+  std::string endpoint;    // application.server, empty when unset
+  AssignorConfig assignor;
+  int64_t probing_rebalance_interval_ms = 600000;
+  // Called by a thread with each assignment it received (the group's hosts for queries).
+  std::function<void(const AssignmentInfo& info, int thread_index)> on_hosts;
+};
+
 struct ThreadConfig {
   Config app;
+  GroupSettings group;
   TaskConfig task;
   int64_t commit_interval_ms = 30000;
   // How often what was committed is deleted from the repartition topics the thread reads.
@@ -140,8 +154,16 @@ class StreamThread : public RecordCollector {
   bool caught_up(ActiveTask& task, const std::string& topic);
   // A partition this thread paused (its task's buffer is full).
   bool paused_by_us(const char* topic, int32_t partition) const;
-  static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
-                        rd_kafka_topic_partition_list_t* partitions, void* opaque);
+  // Group membership (membership.cpp).
+  void start_membership();
+  std::string subscription_bytes();
+  std::map<std::string, std::string> assign_members(
+      const std::map<std::string, std::string>& subscriptions);
+  void publish_group_snapshot();
+  void poll_group();
+  void apply_assignment(const ReceivedAssignment& received);
+  void commit_offsets(const rd_kafka_topic_partition_list_t* offsets);
+  rd_kafka_consumer_group_metadata_t* group_metadata() const;
   static void delivered(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
 
   void send(const std::string& topic, const std::optional<std::string>& key,
@@ -216,6 +238,18 @@ class StreamThread : public RecordCollector {
   std::map<std::string, int32_t> partition_counts_;
   std::map<std::string, int> subtopology_of_;  // every source topic (resolved) -> sub-topology
   std::map<int, std::string> anchor_of_;       // sub-topology -> the topic the group assigns
+  std::unique_ptr<GroupMember> member_;
+  std::unique_ptr<StandbyTasks> standbys_;
+  std::vector<SubtopologyTopics> group_topics_;  // what the leader assigns from
+  std::vector<std::string> subscribed_topics_;
+  Generation generation_;  // of the assignment the tasks came with
+  int64_t next_rebalance_ms_ = AssignmentInfo::kNoRebalance;  // a probing rebalance, epoch ms
+  int64_t last_group_poll_ms_ = 0;
+  // What the next subscription says (read on the member's thread).
+  std::mutex group_mutex_;
+  PartitionList owned_partitions_;
+  std::map<TaskId, int64_t> offset_sums_;
+  std::atomic<int> subscriptions_sent_{0};
   std::thread thread_;
   std::atomic<bool> stop_{false}, running_{false}, failed_{false};
   std::atomic<bool> rebalancing_{true};  // until the first assignment

@@ -2,6 +2,7 @@
 // The untyped core of the Processor API (oxbow/streams/processor.h is its typed shell): what a
 // user's processor reaches of its task, and the calls that add user processors, stores, sources
 // and sinks to a graph.
+#include <compare>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@ struct RecordMetadata {
 struct TaskId {
   int subtopology = 0;
   int32_t partition = 0;
+  auto operator<=>(const TaskId&) const = default;
   std::string toString() const {
     return std::to_string(subtopology) + "_" + std::to_string(partition);
   }

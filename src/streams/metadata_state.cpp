@@ -1,0 +1,150 @@
+#include "streams/metadata_state.h"
+
+#include <algorithm>
+
+#include "streams/topology/graph_builder.h"
+
+namespace oxbow::streams::detail {
+
+namespace {
+
+// murmur2 as Kafka's default partitioner applies it to a key's bytes.
+int32_t murmur2(std::string_view data) {
+  const uint32_t m = 0x5bd1e995;
+  const int r = 24;
+  uint32_t h = 0x9747b28c ^ static_cast<uint32_t>(data.size());
+  size_t i = 0;
+  for (; i + 4 <= data.size(); i += 4) {
+    uint32_t k = static_cast<uint8_t>(data[i]) | static_cast<uint8_t>(data[i + 1]) << 8 |
+                 static_cast<uint8_t>(data[i + 2]) << 16 |
+                 static_cast<uint32_t>(static_cast<uint8_t>(data[i + 3])) << 24;
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h *= m;
+    h ^= k;
+  }
+  switch (data.size() - i) {
+    case 3:
+      h ^= static_cast<uint32_t>(static_cast<uint8_t>(data[i + 2])) << 16;
+      [[fallthrough]];
+    case 2:
+      h ^= static_cast<uint32_t>(static_cast<uint8_t>(data[i + 1])) << 8;
+      [[fallthrough]];
+    case 1:
+      h ^= static_cast<uint8_t>(data[i]);
+      h *= m;
+  }
+  h ^= h >> 13;
+  h *= m;
+  h ^= h >> 15;
+  return static_cast<int32_t>(h);
+}
+
+}  // namespace
+
+MetadataState::MetadataState(std::shared_ptr<const GraphBuilder> graph, std::string application_id,
+                             HostInfo self,
+                             std::function<int32_t(const std::string&)> partitions_of)
+    : graph_(std::move(graph)),
+      application_id_(std::move(application_id)),
+      self_(std::move(self)),
+      partitions_of_(std::move(partitions_of)) {
+  for (const auto& sub : graph_->subtopologies())
+    for (const auto& store : sub.stores)
+      for (const auto& t : sub.source_topics)
+        sources_of_store_[store].insert(graph_->is_internal_topic(t) ? application_id_ + "-" + t
+                                                                     : t);
+  for (const auto& g : graph_->global_tables()) global_stores_.insert(g.store);
+}
+
+void MetadataState::update(const AssignmentInfo& info) {
+  std::lock_guard lock(mutex_);
+  active_ = info.active_by_host;
+  standby_ = info.standby_by_host;
+  initialised_ = true;
+}
+
+bool MetadataState::has_store(const std::string& store) const {
+  return sources_of_store_.count(store) || global_stores_.count(store);
+}
+
+std::vector<StreamsMetadata> MetadataState::build_locked() const {
+  std::map<Endpoint, std::pair<std::set<TopicPartition>, std::set<TopicPartition>>> hosts;
+  for (const auto& [e, list] : active_)
+    for (const auto& [t, p] : list) hosts[e].first.insert({t, p});
+  for (const auto& [e, list] : standby_)
+    for (const auto& [t, p] : list) hosts[e].second.insert({t, p});
+  std::vector<StreamsMetadata> out;
+  for (const auto& [e, parts] : hosts) {
+    if (parts.first.empty() && parts.second.empty()) continue;
+    auto stores_of = [&](const std::set<TopicPartition>& held) {
+      std::set<std::string> stores;
+      for (const auto& [store, sources] : sources_of_store_)
+        for (const auto& tp : held)
+          if (sources.count(tp.topic)) stores.insert(store);
+      return stores;
+    };
+    std::set<std::string> active_stores = stores_of(parts.first);
+    active_stores.insert(global_stores_.begin(), global_stores_.end());
+    out.emplace_back(HostInfo(e.host, e.port), active_stores, parts.first, stores_of(parts.second),
+                     parts.second);
+  }
+  return out;  // sorted by host and port: the map's order
+}
+
+std::vector<StreamsMetadata> MetadataState::all() const {
+  std::lock_guard lock(mutex_);
+  return build_locked();
+}
+
+std::vector<StreamsMetadata> MetadataState::for_store(const std::string& store) const {
+  std::lock_guard lock(mutex_);
+  if (!initialised_) return {};
+  auto all = build_locked();
+  if (global_stores_.count(store)) return all;
+  if (!sources_of_store_.count(store)) return {};
+  std::vector<StreamsMetadata> out;
+  for (auto& m : all)
+    if (m.stateStoreNames().count(store) || m.standbyStateStoreNames().count(store))
+      out.push_back(std::move(m));
+  return out;
+}
+
+std::optional<KeyQueryMetadata> MetadataState::for_key(
+    const std::string& store,
+    const std::function<std::string(std::string_view topic)>& serialize_key) const {
+  std::lock_guard lock(mutex_);
+  if (global_stores_.count(store)) {
+    if (!initialised_) return KeyQueryMetadata::notAvailable();
+    return KeyQueryMetadata(self_, {}, -1);
+  }
+  auto sources = sources_of_store_.find(store);
+  if (sources == sources_of_store_.end()) return std::nullopt;
+  if (!initialised_) return KeyQueryMetadata::notAvailable();
+  // The widest source topic decides the partition, as Kafka's.
+  std::string widest;
+  int32_t count = 0;
+  for (const auto& t : sources->second) {
+    auto it = partition_counts_.find(t);
+    if (it == partition_counts_.end() || it->second <= 0)
+      it = partition_counts_.insert_or_assign(t, partitions_of_(t)).first;
+    if (it->second > count) count = it->second, widest = t;
+  }
+  if (count <= 0) return KeyQueryMetadata::notAvailable();
+  int32_t partition = (murmur2(serialize_key(widest)) & 0x7fffffff) % count;
+  HostInfo active = HostInfo::unavailable();
+  std::set<HostInfo> standbys;
+  auto holds = [&](const PartitionList& list) {
+    for (const auto& [t, p] : list)
+      if (p == partition && sources->second.count(t)) return true;
+    return false;
+  };
+  for (const auto& [e, list] : active_)
+    if (holds(list)) active = HostInfo(e.host, e.port);
+  for (const auto& [e, list] : standby_)
+    if (holds(list)) standbys.insert(HostInfo(e.host, e.port));
+  return KeyQueryMetadata(active, standbys, partition);
+}
+
+}  // namespace oxbow::streams::detail

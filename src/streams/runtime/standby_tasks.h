@@ -1,0 +1,80 @@
+#pragma once
+// A stream thread's standby tasks (num.standby.replicas, and KIP-441's warm-ups): copies of other
+// instances' task state kept up to date from the changelogs, on a consumer of their own, so that
+// when a task moves here its stores are already (nearly) current and its restoration reads only
+// the tail. A standby processes nothing: it writes changelog records into its stores' bottom
+// layer and, every commit interval, makes them durable with the offset they reached, which is
+// where an active task made from the same directory starts restoring.
+//
+// Only persistent stores gain from a standby across the hand-over (the active task opens the
+// same RocksDB files); an in-memory store is rebuilt by the active task from its changelog.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "streams/runtime/kafka_clients.h"
+#include "streams/runtime/task.h"
+
+namespace oxbow::streams::detail {
+
+class StandbyTasks {
+ public:
+  using TaskKey = std::pair<int, int32_t>;  // sub-topology, partition
+  // `make_task` opens a task's stores in its directory (waiting for the directory's lock).
+  StandbyTasks(Config app, std::string client_id,
+               std::function<std::unique_ptr<Task>(TaskKey)> make_task);
+  ~StandbyTasks();
+
+  // Keeps exactly `wanted`: new standbys start from their stores' local state, the others are
+  // made durable and closed.
+  void assign(const std::set<TaskKey>& wanted);
+  // Makes one durable and closes it (its task becomes active on this thread).
+  void release(TaskKey key);
+  bool empty() const { return tasks_.empty(); }
+  bool has(TaskKey key) const { return tasks_.count(key) > 0; }
+  const std::set<TaskKey> keys() const;
+  // Applies what the changelogs have, for up to `budget_ms`.
+  void step(int budget_ms);
+  // Every commit interval: the stores made durable with the offsets they reached.
+  void checkpoint();
+  // Per task, the sum of its changelog positions (the subscription's offset sums).
+  std::map<TaskKey, int64_t> offset_sums() const;
+  // True once each standby that was more than `acceptable_lag` behind when it started has come
+  // within it (once per such catching up): a warm-up is ready to take its task over.
+  bool warmups_caught_up(int64_t acceptable_lag);
+  int64_t records_applied() const { return applied_; }
+  // For interactive queries of stale stores: each standby task and its lock.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [key, s] : tasks_) f(key, *s.task);
+  }
+
+ private:
+  struct Position {
+    Task* task;
+    std::string store;
+    int64_t next;  // RD_KAFKA_OFFSET_BEGINNING until something was read
+  };
+  struct Standby {
+    std::unique_ptr<Task> task;
+    bool was_behind = false, measured = false;
+  };
+  void open(TaskKey key);
+  void close(TaskKey key);
+  void assign_consumer();
+  int64_t task_lag(TaskKey key) const;  // -1 while an end is unknown
+
+  Config app_;
+  std::string client_id_;
+  std::function<std::unique_ptr<Task>(TaskKey)> make_task_;
+  RdKafkaHandle consumer_;
+  std::map<TaskKey, Standby> tasks_;
+  std::map<std::pair<std::string, int32_t>, Position> positions_;  // changelog partition
+  int64_t applied_ = 0;
+};
+
+}  // namespace oxbow::streams::detail
