@@ -201,16 +201,21 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
+namespace {
+
+client::Settings settings_of(const ClientOptions& options) {
+  client::Settings settings;
+  for (const auto& property : options.properties) {
+    std::string key, value;
+    if (split_key_value(property, key, value)) settings[key] = value;
+  }
+  return settings;
+}
+
+}  // namespace
+
 WireClient::WireClient(const ClientOptions& options)
-    : client::Connection(options.bootstrap_servers,
-                         [&] {
-                           client::Settings settings;
-                           for (const auto& property : options.properties) {
-                             std::string key, value;
-                             if (split_key_value(property, key, value)) settings[key] = value;
-                           }
-                           return settings;
-                         }(),
-                         "oxbow-cli", kRequestTimeoutMs) {}
+    : client::Connection(options.bootstrap_servers, settings_of(options), "oxbow-cli",
+                         kRequestTimeoutMs) {}
 
 }  // namespace oxbow::cli
