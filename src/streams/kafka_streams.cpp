@@ -67,7 +67,7 @@ bool named_by_application(const std::string& name) {
 struct QueryHub {
   std::shared_mutex mutex;
   // The instance's read_store(); unset once it is gone.
-  std::function<void(const std::string&, std::optional<int32_t>,
+  std::function<void(const std::string&, std::optional<int32_t>, bool stale,
                      const std::function<bool(detail::KeyValueStore&)>&)>
       read;
 };
@@ -117,9 +117,9 @@ class KafkaStreams::Impl {
     task_.exactly_once = exactly_once_;
     task_.rocksdb_memory = std::make_shared<detail::RocksDbMemory>(
         int_setting(detail::kRocksDbMemoryMaxBytes, detail::kRocksDbMemoryDefault, 8 << 20));
-    hub_->read = [this](const std::string& name, std::optional<int32_t> partition,
+    hub_->read = [this](const std::string& name, std::optional<int32_t> partition, bool stale,
                         const std::function<bool(detail::KeyValueStore&)>& read) {
-      read_store(name, partition, read);
+      read_store(name, partition, stale, read);
     };
   }
 
@@ -263,6 +263,7 @@ class KafkaStreams::Impl {
   std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name,
                                                           detail::StoreKind kind, bool timestamped,
                                                           std::optional<int32_t> partition,
+                                                          bool stale,
                                                           const std::type_info& key_type,
                                                           const std::type_info& value_type) const {
     require_running_or_rebalancing();
@@ -273,11 +274,12 @@ class KafkaStreams::Impl {
     struct Access : detail::StoreAccess {
       std::shared_ptr<QueryHub> hub;
       std::optional<int32_t> partition;
+      bool stale = false;
       void visit(const std::function<bool(detail::KeyValueStore&)>& read) const override {
         std::shared_lock lock(hub->mutex);
         if (!hub->read)
           throw InvalidStateStoreException("KafkaStreams is not running. State is NOT_RUNNING.");
-        hub->read(name, partition, read);
+        hub->read(name, partition, stale, read);
       }
     };
     auto access = std::make_shared<Access>();
@@ -285,12 +287,13 @@ class KafkaStreams::Impl {
     detail::describe_store(*access, spec->options, kind, timestamped, key_type, value_type);
     access->hub = hub_;
     access->partition = partition;
+    access->stale = stale;
     return access;
   }
 
   // Reads the store of every local task that has it, thread after thread (Kafka's
   // WrappingStoreProvider), each under its task's lock.
-  void read_store(const std::string& name, std::optional<int32_t> partition,
+  void read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
                   const std::function<bool(detail::KeyValueStore&)>& read) {
     require_running_or_rebalancing();
     int found = 0, restoring = 0;
@@ -301,7 +304,7 @@ class KafkaStreams::Impl {
       std::lock_guard lock(threads_mutex_);
       require_running_or_rebalancing();
       for (auto& t : threads_list_) {
-        found += t->read_store(name, partition, read, restoring, stop);
+        found += t->read_store(name, partition, stale, read, restoring, stop);
         if (stop || (partition && found > 0)) break;
       }
     }
@@ -357,11 +360,15 @@ class KafkaStreams::Impl {
   // A topic's partition count, on a client made at the first question.
   int32_t topic_partitions(const std::string& topic) {
     std::lock_guard lock(metadata_client_mutex_);
+    return detail::partition_count(metadata_client().get(), topic);
+  }
+  // Under metadata_client_mutex_.
+  detail::RdKafkaHandle& metadata_client() {
     if (!metadata_client_)
       metadata_client_ = detail::make_client(
           RD_KAFKA_PRODUCER, detail::client_conf(config_, detail::ClientRole::kAdmin,
                                                  {{"allow.auto.create.topics", "false"}}));
-    return detail::partition_count(metadata_client_.get(), topic);
+    return metadata_client_;
   }
 
   std::vector<StreamsMetadata> metadata_for_all() const {
@@ -378,9 +385,38 @@ class KafkaStreams::Impl {
     require_running_or_rebalancing();
     return metadata_->for_key(store, serialize_key);
   }
-  std::map<std::string, std::map<int32_t, LagInfo>> local_lags() const {
+  // Each local store copy's position (as its thread last published it, within a second) against
+  // its changelog's end, asked now. A running active task's copy is current (Kafka reports it at
+  // the end too).
+  std::map<std::string, std::map<int32_t, LagInfo>> local_lags() {
     require_running_or_rebalancing();
-    return {};
+    std::vector<detail::StorePosition> positions;
+    {
+      std::lock_guard lock(threads_mutex_);
+      for (auto& t : threads_list_) {
+        auto m = t->metrics();
+        std::lock_guard metrics_lock(m->mutex);
+        positions.insert(positions.end(), m->positions.begin(), m->positions.end());
+      }
+    }
+    std::map<std::string, std::map<int32_t, LagInfo>> out;
+    for (const auto& p : positions) {
+      int64_t end = changelog_end(p.changelog, p.partition);
+      int64_t current = p.position < 0 ? end : std::min(p.position, end);
+      out[p.store].insert_or_assign(p.partition, LagInfo(current, end));
+    }
+    return out;
+  }
+
+  int64_t changelog_end(const std::string& topic, int32_t partition) {
+    std::lock_guard lock(metadata_client_mutex_);
+    int64_t low = 0, high = 0;
+    auto err = rd_kafka_query_watermark_offsets(metadata_client().get(), topic.c_str(), partition,
+                                                &low, &high, 10000);
+    if (err)
+      throw StreamsException("end offset of " + topic + "-" + std::to_string(partition) + ": " +
+                             rd_kafka_err2str(err));
+    return high;
   }
 
   std::string metrics_text() {
@@ -673,9 +709,9 @@ KafkaStreams::KafkaStreams(const Topology& topology, std::map<std::string, std::
     : impl_(std::make_unique<Impl>(topology, std::move(config))) {}
 std::shared_ptr<const detail::StoreAccess> KafkaStreams::store_access(
     const std::string& name, detail::StoreKind kind, bool timestamped,
-    std::optional<int32_t> partition, const std::type_info& key_type,
+    std::optional<int32_t> partition, bool stale, const std::type_info& key_type,
     const std::type_info& value_type) const {
-  return impl_->store_access(name, kind, timestamped, partition, key_type, value_type);
+  return impl_->store_access(name, kind, timestamped, partition, stale, key_type, value_type);
 }
 KafkaStreams::~KafkaStreams() = default;
 std::vector<StreamsMetadata> KafkaStreams::metadataForAllStreamsClients() const {

@@ -67,6 +67,29 @@ void task_families(PrometheusWriter& w, const MetricsView& view) {
     for (const auto& task : t->tasks) rows.push_back({t->thread_id, task});
     remaining.emplace_back(t->thread_id, t->restore_remaining);
   }
+  w.family("oxbow_streams_standby_tasks", "gauge", "Standby tasks a stream thread keeps.");
+  for (const auto& t : view.threads) {
+    std::lock_guard lock(t->mutex);
+    w.sample("oxbow_streams_standby_tasks", {{"thread_id", t->thread_id}},
+             static_cast<double>(t->standby_tasks));
+  }
+  w.family("oxbow_streams_standby_records_total", "counter",
+           "Changelog records a stream thread wrote into its standby tasks' stores.");
+  for (const auto& t : view.threads)
+    w.sample("oxbow_streams_standby_records_total", {{"thread_id", t->thread_id}},
+             static_cast<double>(t->standby_applied.value()));
+  w.family("oxbow_streams_standby_lag_records", "gauge",
+           "How far a standby store is behind its changelog partition's end.");
+  for (const auto& t : view.threads) {
+    std::lock_guard lock(t->mutex);
+    for (const auto& p : t->positions)
+      if (p.standby && p.end >= 0)
+        w.sample("oxbow_streams_standby_lag_records",
+                 {{"thread_id", t->thread_id},
+                  {"store", p.store},
+                  {"partition", std::to_string(p.partition)}},
+                 static_cast<double>(std::max<int64_t>(0, p.end - p.position)));
+  }
   w.family("oxbow_streams_restore_remaining_records", "gauge",
            "Changelog records a stream thread has yet to restore.");
   for (const auto& [thread, n] : remaining)

@@ -15,7 +15,8 @@ import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from harness import wait_until
+from harness import free_port, wait_until
+from test_streams_state import _scrape, _total
 from test_streams_apps import _create, broker  # noqa: F401 (fixture)
 from test_streams_iq import QueryApp, as_dict, parse
 
@@ -50,8 +51,10 @@ def murmur2_partition(key: bytes, partitions: int) -> int:
     return (h & 0x7FFFFFFF) % partitions
 
 
-def instance(broker, tmp_path, name, port, *config):
+def instance(broker, tmp_path, name, port, *config, metrics_port=None):
     extra = ["--config", f"application.server=127.0.0.1:{port}"]
+    if metrics_port:
+        extra += ["--config", f"metrics.listener=127.0.0.1:{metrics_port}"]
     for c in config:
         extra += ["--config", c]
     return QueryApp(broker, tmp_path, name=name, app_id="standby-app", extra=tuple(extra)).start()
@@ -100,7 +103,8 @@ def test_metadata_and_standby_failover(broker, tmp_path):
     _create(broker, {"iq-input": PARTITIONS})
     rng = random.Random(5)
     keys = [f"key{rng.randrange(300)}" for _ in range(4000)]
-    a = instance(broker, tmp_path, "a", 17001, "num.standby.replicas=1")
+    metrics_port = free_port()
+    a = instance(broker, tmp_path, "a", 17001, "num.standby.replicas=1", metrics_port=metrics_port)
     b = instance(broker, tmp_path, "b", 17002, "num.standby.replicas=1")
     a.wait_state("RUNNING", 60)
     b.wait_state("RUNNING", 60)
@@ -136,6 +140,25 @@ def test_metadata_and_standby_failover(broker, tmp_path):
         holder = a if owner.endswith("17001") else b
         assert holder.query(f"pget {partition} {key}") == str(expected[key])
     assert a.query("keymeta nosuchstore k") == "null"
+
+    # Each instance's standbys hold the other's partitions: with stale stores allowed, either one
+    # answers for every key, and its copies' lags come to nothing.
+    for app in (a, b):
+        wait_until(lambda: as_dict(parse(app.query("staleall"))) == dict(expected), 30,
+                   message="active and standby copies holding every count")
+        assert as_dict(parse(app.query("all"))) != dict(expected)  # its own actives alone do not
+
+        def caught_up():
+            lags = dict(kv.split("=") for kv in app.query("lags").split(";"))
+            assert set(lags) == {f"counts:{p}" for p in range(PARTITIONS)}, lags
+            return all(cur == end for cur, end in (v.split("/") for v in lags.values()))
+        wait_until(caught_up, 30, message="every local copy at its changelog's end")
+    def standby_metrics():
+        scrape = _scrape(metrics_port)
+        return (_total(scrape, "oxbow_streams_standby_tasks") == 2 and
+                _total(scrape, "oxbow_streams_standby_records_total") > 0 and
+                len(scrape.get("oxbow_streams_standby_lag_records", [])) == 2)
+    wait_until(standby_metrics, 30, message="the standby metrics")
 
     # kill -9 the instance holding partition 0: the other takes its tasks from its standbys,
     # restoring only what they had not read yet.

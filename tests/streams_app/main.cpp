@@ -270,6 +270,24 @@ std::string answer_query(const streams::KafkaStreams& app, const std::string& li
                names(m.standbyStateStoreNames()) + parts(m.standbyTopicPartitions());
       return out;
     }
+    if (cmd == "staleall" || cmd == "stalepall") {
+      // Active and standby copies (enableStaleStores), of one partition for stalepall.
+      auto params =
+          streams::StoreQueryParameters<>::fromNameAndType(
+              "counts", streams::QueryableStoreTypes::keyValueStore<std::string, int64_t>())
+              .enableStaleStores();
+      if (cmd == "stalepall") params = params.withPartition(std::stoi(arg(1)));
+      return joined(app.store(params).all());
+    }
+    if (cmd == "lags") {
+      std::string out;
+      for (const auto& [store, partitions] : app.allLocalStorePartitionLags())
+        for (const auto& [p, lag] : partitions)
+          out += (out.empty() ? "" : ";") + store + ":" + std::to_string(p) + "=" +
+                 std::to_string(lag.currentOffsetPosition()) + "/" +
+                 std::to_string(lag.endOffsetPosition());
+      return out;
+    }
     if (cmd == "keymeta") {
       auto m = app.queryMetadataForKey(arg(1), arg(2), streams::serdes::String());
       if (!m) return "null";

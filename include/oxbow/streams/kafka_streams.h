@@ -90,8 +90,8 @@ class KafkaStreams {
   template <class Store>
   Store store(const StoreQueryParameters<Store>& params) const {
     return Store(store_access(params.storeName(), Store::kKind, Store::kTimestamped,
-                              params.partition(), typeid(typename Store::key_type),
-                              value_type_of<Store>()));
+                              params.partition(), params.staleStoresEnabled(),
+                              typeid(typename Store::key_type), value_type_of<Store>()));
   }
 
   // Where the application's state lives (streams_metadata.h), known on every instance from the
@@ -130,6 +130,7 @@ class KafkaStreams {
   std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name,
                                                           detail::StoreKind kind, bool timestamped,
                                                           std::optional<int32_t> partition,
+                                                          bool stale,
                                                           const std::type_info& key_type,
                                                           const std::type_info& value_type) const;
 

@@ -114,6 +114,7 @@ class GroupPlan {
       for (int32_t p = 0; p < n; ++p) {
         tasks.insert({s.id, p});
         if (s.changelogs.empty()) continue;
+        stateful_.insert({s.id, p});
         ends[{s.id, p}] = 0;
         for (const auto& c : s.changelogs) changelogs.emplace_back(c, p);
       }
@@ -160,20 +161,25 @@ class GroupPlan {
       };
       // Each thread's share; a thread keeps what it owns up to it.
       size_t quota = (tasks.active.size() + threads.size() - 1) / threads.size();
-      std::vector<TaskId> rest;
+      std::vector<TaskId> rest, handover_standby;
       for (const auto& t : tasks.active) {
         auto o = owner.find(t);
         bool here =
             o != owner.end() && std::any_of(threads.begin(), threads.end(),
                                             [&](const Member* m) { return m->id == o->second; });
-        if (here && out[o->second].active.size() < quota)
+        if (here && out[o->second].active.size() < quota) {
           out[o->second].active.insert(t);
-        else if (o != owner.end())
-          withheld_.insert(t);  // its owner gives it up first; the next round places it
-        else
+        } else if (o != owner.end()) {
+          // Its owner gives it up first and the next round places it; meanwhile this client
+          // keeps (or starts) a copy of its state, as Kafka gives it as a standby.
+          withheld_.insert(t);
+          if (stateful_.count(t)) handover_standby.push_back(t);
+        } else {
           rest.push_back(t);
+        }
       }
       for (const auto& t : rest) out[fewest(false)->id].active.insert(t);
+      for (const auto& t : handover_standby) out[fewest(true)->id].standby.insert(t);
       for (const auto& t : tasks.standby) {
         auto& a = out[fewest(true)->id];
         a.standby.insert(t);
@@ -229,6 +235,7 @@ class GroupPlan {
   std::map<std::string, std::map<TaskId, int64_t>> sums_;
   std::map<std::string, int32_t> threads_;
   std::set<TaskId> withheld_;
+  std::set<TaskId> stateful_;
   std::map<std::string, std::set<TaskId>> held_by_owner_;
   bool shutdown_requested_ = false;
 };

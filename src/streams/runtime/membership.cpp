@@ -7,10 +7,12 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "oxbow/streams/errors.h"
 #include "streams/group/streams_assignor.h"
 #include "streams/runtime/stream_thread.h"
+#include "streams/state/state_directory.h"
 
 namespace oxbow::streams::detail {
 
@@ -85,7 +87,8 @@ void StreamThread::start_membership() {
     return assign_members(subscriptions);
   };
   standbys_ = std::make_unique<StandbyTasks>(
-      config_.app, config_.client_id, [this](StandbyTasks::TaskKey key) {
+      config_.app, config_.client_id,
+      [this](StandbyTasks::TaskKey key) {
         const Subtopology* sub = nullptr;
         for (const auto& s : subtopologies_)
           if (s.id == key.first) sub = &s;
@@ -95,7 +98,8 @@ void StreamThread::start_membership() {
         tc.subtopology = key.first;
         tc.partition = key.second;
         return std::make_unique<Task>(graph_, *sub, tc, *this);
-      });
+      },
+      [metrics = metrics_] { metrics->standby_applied.add(); });
   publish_group_snapshot();
   member_ = std::make_unique<GroupMember>(std::move(member), std::move(callbacks));
   member_->start();
@@ -108,9 +112,10 @@ std::string StreamThread::subscription_bytes() {
   info.endpoint = config_.group.endpoint;
   ConsumerSubscription envelope;
   envelope.topics = subscribed_topics_;
+  info.task_offset_sums = local_state_offset_sums();
   {
     std::lock_guard lock(group_mutex_);
-    info.task_offset_sums = offset_sums_;
+    for (const auto& [task, sum] : offset_sums_) info.task_offset_sums[task] = sum;
     envelope.owned = owned_partitions_;
   }
   info.unique_field = static_cast<int8_t>(++subscriptions_sent_);
@@ -149,6 +154,34 @@ std::map<std::string, std::string> StreamThread::assign_members(
   context.probing_rebalance_interval_ms = config_.group.probing_rebalance_interval_ms;
   context.now_ms = epoch_ms();
   return assign_group(context, subscriptions);
+}
+
+// The state this instance has on disk for tasks it does not run, as Kafka Streams reports it:
+// each task directory's checkpointed changelog offsets, summed, so that the leader can give a
+// task back to where its state still is (a restarted instance).
+std::map<TaskId, int64_t> StreamThread::local_state_offset_sums() const {
+  std::map<TaskId, int64_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(config_.task.state_root, ec)) {
+    std::string name = entry.path().filename().string();
+    size_t underscore = name.find('_');
+    if (!entry.is_directory(ec) || underscore == std::string::npos) continue;
+    TaskId id;
+    try {
+      size_t used = 0;
+      id.subtopology = std::stoi(name.substr(0, underscore), &used);
+      if (used != underscore) continue;
+      id.partition = std::stoi(name.substr(underscore + 1), &used);
+      if (used != name.size() - underscore - 1) continue;
+    } catch (const std::exception&) {
+      continue;
+    }
+    int64_t sum = 0;
+    for (const auto& [tp, offset] : read_checkpoint_file(entry.path().string()))
+      if (offset > 0) sum = offset > INT64_MAX - sum ? INT64_MAX : sum + offset;
+    if (sum > 0) out[id] = sum;
+  }
+  return out;
 }
 
 void StreamThread::publish_group_snapshot() {

@@ -18,8 +18,12 @@ std::optional<std::string> bytes_of_message(const void* data, size_t size) {
 }  // namespace
 
 StandbyTasks::StandbyTasks(Config app, std::string client_id,
-                           std::function<std::unique_ptr<Task>(TaskKey)> make_task)
-    : app_(std::move(app)), client_id_(std::move(client_id)), make_task_(std::move(make_task)) {}
+                           std::function<std::unique_ptr<Task>(TaskKey)> make_task,
+                           std::function<void()> on_applied)
+    : app_(std::move(app)),
+      client_id_(std::move(client_id)),
+      make_task_(std::move(make_task)),
+      on_applied_(std::move(on_applied)) {}
 
 StandbyTasks::~StandbyTasks() {
   std::set<TaskKey> all = keys();
@@ -58,12 +62,16 @@ void StandbyTasks::open(TaskKey key) {
   auto task = make_task_(key);
   Task* t = task.get();
   if (t->changelogs().empty()) return;  // nothing to keep
+  Standby standby;
   for (const auto& [store, topic] : t->changelogs()) {
     int64_t from = t->restore_from(store).value_or(-1);
-    positions_[{topic, key.second}] = {t, store, from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING};
+    positions_[{topic, key.second}] = {t, standby.lock.get(), store,
+                                       from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING};
   }
   spdlog::info("stream thread {}: standby task {} opened", client_id_, t->id());
-  tasks_[key].task = std::move(task);
+  standby.task = std::move(task);
+  std::unique_lock lock(tasks_mutex_);
+  tasks_[key] = std::move(standby);
 }
 
 void StandbyTasks::close(TaskKey key) {
@@ -75,10 +83,14 @@ void StandbyTasks::close(TaskKey key) {
       ++p;
       continue;
     }
-    if (p->second.next >= 0) t->finish_restore(p->second.store, p->second.next);
+    if (p->second.next >= 0) {
+      std::unique_lock lock(*p->second.lock);
+      t->finish_restore(p->second.store, p->second.next);
+    }
     p = positions_.erase(p);
   }
   spdlog::info("stream thread {}: standby task {} closed", client_id_, t->id());
+  std::unique_lock lock(tasks_mutex_);  // waits for queries reading it
   tasks_.erase(it);
 }
 
@@ -124,18 +136,53 @@ void StandbyTasks::step(int budget_ms) {
       continue;
     }
     if (it == positions_.end()) continue;
-    if (auto key = bytes_of_message(m->key, m->key_len))
+    if (auto key = bytes_of_message(m->key, m->key_len)) {
+      std::unique_lock lock(*it->second.lock);
       it->second.task->restore(it->second.store, *key, bytes_of_message(m->payload, m->len),
                                rd_kafka_message_timestamp(m.get(), nullptr));
+    }
     it->second.next = m->offset + 1;
     ++applied_;
+    if (on_applied_) on_applied_();
     if ((n & 255) == 0 && std::chrono::steady_clock::now() > until) break;
   }
 }
 
 void StandbyTasks::checkpoint() {
   for (const auto& [tp, p] : positions_)
-    if (p.next >= 0) p.task->finish_restore(p.store, p.next);
+    if (p.next >= 0) {
+      std::unique_lock lock(*p.lock);
+      p.task->finish_restore(p.store, p.next);
+    }
+}
+
+std::vector<StandbyTasks::StorePosition> StandbyTasks::positions() const {
+  std::vector<StorePosition> out;
+  for (const auto& [tp, p] : positions_) {
+    int64_t low = -1, high = -1;
+    if (consumer_)
+      rd_kafka_get_watermark_offsets(consumer_.get(), tp.first.c_str(), tp.second, &low, &high);
+    out.push_back({p.store, tp.first, tp.second, std::max<int64_t>(p.next, 0), high});
+  }
+  return out;
+}
+
+int StandbyTasks::read_store(const std::string& name, std::optional<int32_t> partition,
+                             const std::function<bool(KeyValueStore&)>& read, bool& stop) const {
+  std::shared_lock tasks_lock(tasks_mutex_);
+  int found = 0;
+  for (const auto& [key, s] : tasks_) {
+    if (partition && key.second != *partition) continue;
+    KeyValueStore* store = s.task->own_store(name);
+    if (!store) continue;
+    std::shared_lock lock(*s.lock);
+    ++found;
+    if (!read(*store)) {
+      stop = true;
+      break;
+    }
+  }
+  return found;
 }
 
 std::map<StandbyTasks::TaskKey, int64_t> StandbyTasks::offset_sums() const {
@@ -185,7 +232,7 @@ bool StandbyTasks::warmups_caught_up(int64_t acceptable_lag) {
     }
   }
   if (!any_ready || !all_ready) return false;
-  for (auto& [key, s] : tasks_) s.was_behind = false;
+  for (auto& [key, s] : tasks_) s.was_behind = false;  // each one asks for a hand-over once
   return true;
 }
 

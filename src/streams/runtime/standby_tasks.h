@@ -12,9 +12,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/task.h"
@@ -25,8 +28,10 @@ class StandbyTasks {
  public:
   using TaskKey = std::pair<int, int32_t>;  // sub-topology, partition
   // `make_task` opens a task's stores in its directory (waiting for the directory's lock).
+  // `on_applied` is called for each changelog record applied (a metric).
   StandbyTasks(Config app, std::string client_id,
-               std::function<std::unique_ptr<Task>(TaskKey)> make_task);
+               std::function<std::unique_ptr<Task>(TaskKey)> make_task,
+               std::function<void()> on_applied = {});
   ~StandbyTasks();
 
   // Keeps exactly `wanted`: new standbys start from their stores' local state, the others are
@@ -47,20 +52,32 @@ class StandbyTasks {
   // within it (once per such catching up): a warm-up is ready to take its task over.
   bool warmups_caught_up(int64_t acceptable_lag);
   int64_t records_applied() const { return applied_; }
-  // For interactive queries of stale stores: each standby task and its lock.
-  template <class F>
-  void for_each(F&& f) const {
-    for (const auto& [key, s] : tasks_) f(key, *s.task);
-  }
+  // Each standby store's changelog partition: store, topic, partition, next offset, end (-1
+  // unknown) as the consumer last saw it.
+  struct StorePosition {
+    std::string store, topic;
+    int32_t partition;
+    int64_t next, end;
+  };
+  std::vector<StorePosition> positions() const;
+  size_t size() const { return tasks_.size(); }
+  // Interactive queries of stale stores (other threads): calls `read` with the store `name` of
+  // each standby (of `partition` only, when set) under its lock, until `read` returns false.
+  // Returns how many stores it read.
+  int read_store(const std::string& name, std::optional<int32_t> partition,
+                 const std::function<bool(KeyValueStore&)>& read, bool& stop) const;
 
  private:
   struct Position {
     Task* task;
+    std::shared_mutex* lock;
     std::string store;
     int64_t next;  // RD_KAFKA_OFFSET_BEGINNING until something was read
   };
   struct Standby {
     std::unique_ptr<Task> task;
+    // Held exclusively while changelog records go into the stores, shared by a query.
+    std::unique_ptr<std::shared_mutex> lock = std::make_unique<std::shared_mutex>();
     bool was_behind = false, measured = false;
   };
   void open(TaskKey key);
@@ -71,8 +88,12 @@ class StandbyTasks {
   Config app_;
   std::string client_id_;
   std::function<std::unique_ptr<Task>(TaskKey)> make_task_;
+  std::function<void()> on_applied_;
   RdKafkaHandle consumer_;
   std::map<TaskKey, Standby> tasks_;
+  // Held exclusively while standbys come and go, shared by queries; the thread itself reads
+  // tasks_ without it.
+  mutable std::shared_mutex tasks_mutex_;
   std::map<std::pair<std::string, int32_t>, Position> positions_;  // changelog partition
   int64_t applied_ = 0;
 };

@@ -140,7 +140,7 @@ void StreamThread::run() {
   }
   // Leaves the group (a static member stays until its session times out).
   if (member_) member_->stop();
-  standbys_.reset();
+  if (standbys_) standbys_->assign({});  // made durable and closed; queries find none
   rd_kafka_consumer_close(consumer_.get());
   if (restorer_) rd_kafka_consumer_close(restorer_.get());
   {
@@ -222,8 +222,23 @@ void StreamThread::publish_metrics() {
     }
     tasks.push_back(std::move(snap));
   }
+  std::vector<StorePosition> positions;
+  for (auto& [id, t] : tasks_)
+    for (const auto& [store, topic] : t.task->changelogs()) {
+      auto r = restoring_.find({topic, id.second});
+      int64_t position = r == restoring_.end() ? -1 : std::max<int64_t>(r->second.position, 0);
+      positions.push_back({store, topic, id.second, position, -1, false});
+    }
+  int standby_count = 0;
+  if (standbys_) {
+    standby_count = static_cast<int>(standbys_->size());
+    for (const auto& p : standbys_->positions())
+      positions.push_back({p.store, p.topic, p.partition, p.next, p.end, true});
+  }
   std::lock_guard lock(metrics_->mutex);
   metrics_->tasks = std::move(tasks);
+  metrics_->positions = std::move(positions);
+  metrics_->standby_tasks = standby_count;
 }
 
 StreamThread::ActiveTask* StreamThread::route(const rd_kafka_message_t* m) {
@@ -537,7 +552,7 @@ void StreamThread::set_queryable(Task* task) {
     }
 }
 
-int StreamThread::read_store(const std::string& name, std::optional<int32_t> partition,
+int StreamThread::read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
                              const std::function<bool(KeyValueStore&)>& read, int& restoring,
                              bool& stop) const {
   std::shared_lock tasks_lock(tasks_mutex_);
@@ -557,6 +572,9 @@ int StreamThread::read_store(const std::string& name, std::optional<int32_t> par
       break;
     }
   }
+  // standbys_ is made before the thread starts and lives as long as the thread object.
+  if (stale && !stop && standbys_ && !(partition && found > 0))
+    found += standbys_->read_store(name, partition, read, stop);
   return found;
 }
 

@@ -92,7 +92,8 @@ class StreamThread : public RecordCollector {
   // task of this thread that has it (only the task of `partition`, when set), under the task's
   // lock taken shared, until `read` returns false (then `stop` is set). Tasks still restoring
   // are skipped and counted in `restoring`. Returns how many stores it read.
-  int read_store(const std::string& name, std::optional<int32_t> partition,
+  // With `stale` (enableStaleStores), standby tasks' stores are read too.
+  int read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
                  const std::function<bool(KeyValueStore&)>& read, int& restoring, bool& stop) const;
 
  private:
@@ -160,6 +161,7 @@ class StreamThread : public RecordCollector {
   std::map<std::string, std::string> assign_members(
       const std::map<std::string, std::string>& subscriptions);
   void publish_group_snapshot();
+  std::map<TaskId, int64_t> local_state_offset_sums() const;
   void poll_group();
   void apply_assignment(const ReceivedAssignment& received);
   void commit_offsets(const rd_kafka_topic_partition_list_t* offsets);

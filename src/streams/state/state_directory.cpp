@@ -57,8 +57,12 @@ void TaskDirectory::write_checkpoint(const TopicPartitionOffsets& offsets) const
 }
 
 TopicPartitionOffsets TaskDirectory::read_checkpoint() const {
+  return read_checkpoint_file(path_);
+}
+
+TopicPartitionOffsets read_checkpoint_file(const std::string& task_path) {
   TopicPartitionOffsets out;
-  std::ifstream in(path_ + "/.checkpoint");
+  std::ifstream in(task_path + "/.checkpoint");
   int version = -1;
   size_t count = 0;
   if (!(in >> version >> count) || version != 0) return {};

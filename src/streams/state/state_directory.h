@@ -28,6 +28,10 @@ namespace oxbow::streams::detail {
 
 using TopicPartitionOffsets = std::map<std::pair<std::string, int32_t>, int64_t>;
 
+// A task directory's checkpoint, read without its lock (the file is replaced whole, by rename);
+// empty when missing or unreadable.
+TopicPartitionOffsets read_checkpoint_file(const std::string& task_path);
+
 class TaskDirectory {
  public:
   // Creates the directory and takes its lock; nullptr when another holder has it.
