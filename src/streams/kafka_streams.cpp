@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "common/properties.h"
+#include "common/shared_mutex.h"
 #include "oxbow/streams/errors.h"
 #include "streams/metadata_state.h"
 #include "streams/metrics_server.h"
@@ -65,7 +67,7 @@ bool named_by_application(const std::string& name) {
 // What the facades of KafkaStreams::store() reach the instance through; the instance detaches it
 // when it goes (after that every read throws), waiting for reads under way.
 struct QueryHub {
-  std::shared_mutex mutex;
+  WriterPreferringSharedMutex mutex;
   // The instance's read_store(); unset once it is gone.
   std::function<void(const std::string&, std::optional<int32_t>, bool stale,
                      const std::function<bool(detail::KeyValueStore&)>&)>
@@ -301,7 +303,7 @@ class KafkaStreams::Impl {
     {
       // Threads are added, removed or replaced under it; a close() holding it has already left
       // RUNNING, which the check below then reports.
-      std::lock_guard lock(threads_mutex_);
+      std::shared_lock lock(threads_mutex_);
       require_running_or_rebalancing();
       for (auto& t : threads_list_) {
         found += t->read_store(name, partition, stale, read, restoring, stop);
@@ -432,10 +434,8 @@ class KafkaStreams::Impl {
     return detail::prometheus_text(view);
   }
 
-  State state() const {
-    std::lock_guard lock(mutex_);
-    return state_;
-  }
+  // Without mutex_: queries ask it twice per read, from many threads at once.
+  State state() const { return state_seen_.load(std::memory_order_acquire); }
   void set_listener(StateListener l) { listener_ = std::move(l); }
   void set_handler(UncaughtExceptionHandler h) { handler_ = std::move(h); }
   void set_production_handler(ProductionExceptionHandler h) { production_handler_ = std::move(h); }
@@ -469,6 +469,7 @@ class KafkaStreams::Impl {
       old = state_;
       if (old == next) return;
       state_ = next;
+      state_seen_.store(next, std::memory_order_release);
     }
     spdlog::info("stream-client [{}] State transition from {} to {}", task_.application_id,
                  to_string(old), to_string(next));
@@ -690,14 +691,17 @@ class KafkaStreams::Impl {
   int32_t replication_factor_ = -1;
   std::string state_dir_;
   int thread_counter_ = 0;
-  std::mutex threads_mutex_;  // guards threads_list_; taken before mutex_ when both are
+  // Guards threads_list_; taken before mutex_ when both are. Queries hold it shared while they
+  // read (several at once); adding, removing or replacing a thread waits for them.
+  WriterPreferringSharedMutex threads_mutex_;
   std::vector<std::unique_ptr<detail::StreamThread>> threads_list_;
   std::unique_ptr<detail::MetricsServer> metrics_server_;
   std::unique_ptr<detail::ShutdownSignal> shutdown_signal_;
   std::unique_ptr<detail::GlobalThread> global_thread_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  State state_ = State::CREATED;
+  State state_ = State::CREATED;                   // under mutex_
+  std::atomic<State> state_seen_{State::CREATED};  // state_, for readers without mutex_
   bool closing_ = false, stop_monitor_ = false;
   StateListener listener_;
   UncaughtExceptionHandler handler_;

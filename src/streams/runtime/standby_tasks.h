@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/shared_mutex.h"
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/task.h"
 
@@ -70,14 +71,15 @@ class StandbyTasks {
  private:
   struct Position {
     Task* task;
-    std::shared_mutex* lock;
+    WriterPreferringSharedMutex* lock;
     std::string store;
     int64_t next;  // RD_KAFKA_OFFSET_BEGINNING until something was read
   };
   struct Standby {
     std::unique_ptr<Task> task;
     // Held exclusively while changelog records go into the stores, shared by a query.
-    std::unique_ptr<std::shared_mutex> lock = std::make_unique<std::shared_mutex>();
+    std::unique_ptr<WriterPreferringSharedMutex> lock =
+        std::make_unique<WriterPreferringSharedMutex>();
     bool was_behind = false, measured = false;
   };
   void open(TaskKey key);
@@ -93,7 +95,7 @@ class StandbyTasks {
   std::map<TaskKey, Standby> tasks_;
   // Held exclusively while standbys come and go, shared by queries; the thread itself reads
   // tasks_ without it.
-  mutable std::shared_mutex tasks_mutex_;
+  mutable WriterPreferringSharedMutex tasks_mutex_;
   std::map<std::pair<std::string, int32_t>, Position> positions_;  // changelog partition
   int64_t applied_ = 0;
 };

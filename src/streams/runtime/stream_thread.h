@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/shared_mutex.h"
 #include "oxbow/streams/errors.h"
 #include "streams/group/group_member.h"
 #include "streams/group/streams_assignor.h"
@@ -109,7 +110,7 @@ class StreamThread : public RecordCollector {
     // Interactive queries: the thread holds it exclusively while it changes the task's stores
     // (processing a record or a partition group's run of records, punctuating, flushing,
     // checkpointing), a query shared while it reads them.
-    mutable std::shared_mutex lock;
+    mutable WriterPreferringSharedMutex lock;
     bool queryable = false;  // under `lock`: restored, so its stores may be read
   };
 
@@ -224,7 +225,7 @@ class StreamThread : public RecordCollector {
   std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
   // Held exclusively while the thread adds or removes a task (and destroys it), shared by
   // queries while they read a task's stores; the thread itself reads tasks_ without it.
-  mutable std::shared_mutex tasks_mutex_;
+  mutable WriterPreferringSharedMutex tasks_mutex_;
   // A task's input is processed only once it is restored; then it is also queryable.
   void set_queryable(Task* task);
   std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;
