@@ -11,9 +11,13 @@
 // and Oxbow's own
 // rocksdb.memory.max.bytes (268435456: one budget for every RocksDB store of the instance) and
 // metrics.listener (HOST:PORT for Prometheus text at /metrics; off when unset). group.instance.id
-// makes the threads static group members "<id>-<n>" (KIP-345). Properties prefixed
-// consumer., producer. or admin. go, without the prefix, to those librdkafka clients;
-// security.protocol, sasl.* and ssl.* go to all of them.
+// makes the threads static group members "<id>-<n>" (KIP-345). The group (Kafka Streams' own
+// protocol, spoken by Oxbow): application.server (HOST:PORT, carried to every instance for
+// interactive queries), num.standby.replicas (0), acceptable.recovery.lag (10000),
+// max.warmup.replicas (2), probing.rebalance.interval.ms (600000, at least 60000),
+// session.timeout.ms (45000), heartbeat.interval.ms (3000), max.poll.interval.ms (300000).
+// Properties prefixed consumer., producer. or admin. go, without the prefix, to those librdkafka
+// clients; security.protocol, sasl.* and ssl.* go to all of them (and to the group member).
 #include <chrono>
 #include <functional>
 #include <map>
