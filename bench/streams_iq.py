@@ -66,11 +66,11 @@ def produce_keys(bootstrap, topic, keys):
 
 
 class Instance:
-    def __init__(self, app_bin, bootstrap, work, name, port, standbys):
-        self.log_path = os.path.join(work, f"{name}.log")
+    def __init__(self, app_bin, bootstrap, work, name, port, standbys, app_id):
+        self.log_path = os.path.join(work, f"{name}-{app_id}.log")
         self.proc = subprocess.Popen(
             [app_bin, "--topology", "iq", "--bootstrap-server", bootstrap, "--application-id",
-             f"failover-{standbys}", "--state-dir", os.path.join(work, f"state-{name}-{standbys}"),
+             app_id, "--state-dir", os.path.join(work, f"state-{name}-{app_id}"),
              "--query-stdin", "--config", "commit.interval.ms=1000",
              "--config", "consumer.session.timeout.ms=6000",
              "--config", "consumer.heartbeat.interval.ms=500",
@@ -98,11 +98,12 @@ class Instance:
         raise TimeoutError(command)
 
 
-def failover(app_bin, bootstrap, work, keys, standbys):
+def failover(app_bin, bootstrap, work, keys, standbys, graceful=False):
     """a counts every key alone; b joins (taking two tasks once warmed up); a is killed: b takes
     a's two tasks, from its standbys or (none configured) from their changelogs, state it never
     had."""
-    a = Instance(app_bin, bootstrap, work, "a", 18001, standbys)
+    app_id = f"failover-{standbys}-{'term' if graceful else 'kill'}"
+    a = Instance(app_bin, bootstrap, work, "a", 18001, standbys, app_id)
     last_keys = {p: [k for k in (f"k{i}" for i in range(keys - 1, -1, -1))
                      if partition_of(k.encode(), 4) == p][:10] for p in range(4)}
 
@@ -120,7 +121,7 @@ def failover(app_bin, bootstrap, work, keys, standbys):
             time.sleep(0.2)
         raise TimeoutError("the failover benchmark's setup")
     wait(lambda: answers(a, range(4)), 600)
-    b = Instance(app_bin, bootstrap, work, "b", 18002, standbys)
+    b = Instance(app_bin, bootstrap, work, "b", 18002, standbys, app_id)
 
     def split():
         meta = a.ask("meta")
@@ -134,14 +135,18 @@ def failover(app_bin, bootstrap, work, keys, standbys):
     if standbys:
         time.sleep(3)  # the standbys read the changelogs' ends
     restores_before = len(RESTORED.findall(b.text()))
-    a.proc.kill()
+    if graceful:
+        a.proc.terminate()  # close(): it leaves the group, no session timeout to wait out
+    else:
+        a.proc.kill()
     killed = time.time()
     wait(lambda: answers(b, moved), 600)
     serving_s = time.time() - killed
     restores = [(int(n), int(ms)) for _, n, _, ms in RESTORED.findall(b.text())[restores_before:]]
     b.proc.terminate()
     b.proc.wait(30)
-    return {"standby_replicas": standbys, "kill_to_serving_s": round(serving_s, 2),
+    return {"standby_replicas": standbys, "stop": "SIGTERM" if graceful else "kill -9",
+            "stop_to_serving_s": round(serving_s, 2),
             "restored_records": sum(n for n, _ in restores),
             "restore_ms": sum(ms for _, ms in restores)}
 
@@ -170,8 +175,9 @@ def main():
         print("lookups:", json.dumps(json.loads(line[-1]), indent=1))
         produce_keys(bootstrap, "iq-input", keys)
         app_bin = os.path.join(build, "tests", "streams_test_app")
-        for standbys in (1, 0):
-            print("failover:", json.dumps(failover(app_bin, bootstrap, work, keys, standbys)))
+        for standbys, graceful in ((1, False), (0, False), (1, True), (0, True)):
+            print("failover:",
+                  json.dumps(failover(app_bin, bootstrap, work, keys, standbys, graceful)))
         print(f"load after: {open('/proc/loadavg').read().split()[:3]}")
     finally:
         broker.terminate()
