@@ -10,9 +10,12 @@ instance to ask, since any instance must answer any request.
 import json
 import os
 import pathlib
+import re
 import signal
 import struct
 import subprocess
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -31,6 +34,8 @@ DRIVER_BIN = os.environ.get("OXBOW_KAFKA_MUSIC_DRIVER", str(EXAMPLES / "kafka-mu
 APP_ID = "kafka-music-charts"
 PLAY_EVENTS, SONG_FEED = "play-events", "song-feed"
 STORES = {"all-songs", "song-play-count", "top-five-songs-by-genre", "top-five-songs"}
+# What a stream thread logs when it has restored stores (from the changelogs) before processing.
+RESTORED = re.compile(r"stream thread \S+: restored (\d+) records into (\d+) stores")
 MIN_CHARTABLE_MS = 30_000
 
 NAMESPACE = "io.confluent.examples.streams.avro"
@@ -129,6 +134,20 @@ class MusicPlatform:
                     "value": _frame(self.play_schema_id, _long(song_id) + _long(duration))}
                    for song_id, duration in plays]
         ck.produce_all(self.producer, records, PLAY_EVENTS)
+
+    def changelog_end_offsets(self):
+        """{topic: [end offset of each partition]} of the application's changelog topics
+        ("<application.id>-<store>-changelog"): how many records restoring them from their start
+        would read (compaction removes records, never offsets)."""
+        names = ck.admin(self.broker.bootstrap).list_topics(timeout=10).topics
+        c = Consumer({"bootstrap.servers": self.broker.bootstrap, "group.id": APP_ID + "-test-reader",
+                      "enable.auto.commit": False})
+        try:
+            return {t: [c.get_watermark_offsets(TopicPartition(t, p), timeout=10, cached=False)[1]
+                        for p in sorted(names[t].partitions)]
+                    for t in sorted(names) if t.startswith(APP_ID + "-") and t.endswith("-changelog")}
+        finally:
+            c.close()
 
     def run_driver(self, *args, timeout=60):
         proc = subprocess.run([DRIVER_BIN, "--bootstrap-server", self.broker.bootstrap,
@@ -237,10 +256,11 @@ class MusicInstance:
     def url(self, path):
         return f"http://127.0.0.1:{self.port}/kafka-music{path}"
 
-    def get(self, path):
+    def get(self, path, headers=None, timeout=15):
         """(status, body parsed as JSON keeping field order, or the text) for GET /kafka-music<path>."""
         try:
-            with urllib.request.urlopen(self.url(path), timeout=15) as r:
+            with urllib.request.urlopen(urllib.request.Request(self.url(path), headers=headers or {}),
+                                        timeout=timeout) as r:
                 status, text = r.status, r.read().decode()
         except urllib.error.HTTPError as e:
             status, text = e.code, e.read().decode()
@@ -250,8 +270,17 @@ class MusicInstance:
             return status, text
 
     def chart(self, genre=None):
-        path = "/charts/top-five" if genre is None else "/charts/genre/" + urllib.parse.quote(genre, safe="")
-        return self.get(path)
+        return self.get(chart_path(genre))
+
+    def local_chart(self, genre=None):
+        """The chart as this instance's own stores hold it: a request that says it was forwarded
+        already (Via) is never forwarded again, so the owner of the chart's key answers it and
+        any other instance answers 404 (503 while its stores cannot be read)."""
+        return self.get(chart_path(genre), headers={"Via": "1.1 oxbow-streams"})
+
+    def restored_records(self, since=0):
+        """The record counts of the restorations its log reports after character `since`."""
+        return [int(n) for n, _ in RESTORED.findall(self.text()[since:])]
 
     def wait_for(self, path_or_genre, expected, timeout=60, status=200):
         """Polls a chart ("all" for the overall one, else a genre) until it is `expected`
@@ -266,6 +295,10 @@ class MusicInstance:
             wait_until(matches, timeout, interval=0.1, message=f"chart {path_or_genre!r} from {self.name}")
         except AssertionError as e:
             raise AssertionError(f"{e}\nexpected {expected}\nlast answer {last}\n--- log ---\n{self.tail()}")
+
+
+def chart_path(genre=None):
+    return "/charts/top-five" if genre is None else "/charts/genre/" + urllib.parse.quote(genre, safe="")
 
 
 def chart_rows(body):
@@ -349,3 +382,57 @@ class ChartModel:
             old = self.songs.get(s["id"])
             assert old is None or s["genre"].lower() != old["genre"].lower()
             assert not any(v[0] == s["id"] and v[4].lower() == s["genre"].lower() for v in self.rows)
+
+
+class PlayFlow:
+    """Plays sent without pause from a thread of its own, until stop(): `per_tick` plays every
+    `interval` seconds, each of the song `choose(rng)` returns and a minute long, keyed by
+    `regions` in turn (pick them so that every partition of play-events gets its share). `sent`
+    holds every play sent, acknowledged or not yet, in order (for the model); stop() waits for them
+    all to be acknowledged."""
+
+    def __init__(self, platform, choose, regions=("UK",), interval=0.05, per_tick=1, seed=0):
+        import random
+        self.platform = platform
+        self.regions = regions
+        self.choose = choose
+        self.interval = interval
+        self.per_tick = per_tick
+        self.rng = random.Random(seed)
+        self.sent = []
+        self.errors = []
+        self._stop = threading.Event()
+        self._producer = ck.producer(platform.broker.bootstrap, partitioner="murmur2_random", linger_ms=0)
+        self._thread = threading.Thread(target=self._run, name="play-flow", daemon=True)
+
+    def _delivered(self, err, _msg):
+        if err is not None:
+            self.errors.append(err)
+
+    def _run(self):
+        schema_id = self.platform.play_schema_id
+        next_at = time.monotonic()
+        while not self._stop.is_set():
+            for _ in range(self.per_tick):
+                song_id = self.choose(self.rng)
+                region = self.regions[len(self.sent) % len(self.regions)]
+                self._producer.produce(PLAY_EVENTS, key=region.encode(),
+                                       value=_frame(schema_id, _long(song_id) + _long(60_000)),
+                                       on_delivery=self._delivered)
+                self.sent.append((song_id, 60_000))
+            self._producer.poll(0)
+            next_at += self.interval
+            self._stop.wait(max(0.0, next_at - time.monotonic()))
+
+    def start(self):
+        self._producer.list_topics(PLAY_EVENTS, timeout=10)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(30)
+        assert self._producer.flush(60) == 0, "plays still undelivered"
+        assert not self.errors, self.errors[:5]
+        self._producer = None
+        return self.sent

@@ -70,6 +70,7 @@ void StandbyTasks::open(TaskKey key) {
   }
   spdlog::info("stream thread {}: standby task {} opened", client_id_, t->id());
   standby.task = std::move(task);
+  fresh_.insert(key);
   std::unique_lock lock(tasks_mutex_);
   tasks_[key] = std::move(standby);
 }
@@ -90,6 +91,7 @@ void StandbyTasks::close(TaskKey key) {
     p = positions_.erase(p);
   }
   spdlog::info("stream thread {}: standby task {} closed", client_id_, t->id());
+  fresh_.erase(key);
   std::unique_lock lock(tasks_mutex_);  // waits for queries reading it
   tasks_.erase(it);
 }
@@ -212,27 +214,13 @@ int64_t StandbyTasks::task_lag(TaskKey key) const {
 }
 
 bool StandbyTasks::warmups_caught_up(int64_t acceptable_lag) {
-  if (!consumer_) return false;
-  bool any_ready = false, all_ready = true;
-  for (auto& [key, s] : tasks_) {
+  if (!consumer_ || fresh_.empty()) return false;
+  for (const auto& key : fresh_) {
+    if (!tasks_.count(key)) continue;
     int64_t lag = task_lag(key);
-    if (lag < 0) {
-      all_ready = false;
-      continue;
-    }
-    if (!s.measured) {
-      s.measured = true;
-      s.was_behind = lag > acceptable_lag;
-    }
-    if (!s.was_behind) continue;
-    if (lag > acceptable_lag) {
-      all_ready = false;
-    } else {
-      any_ready = true;
-    }
+    if (lag < 0 || lag > acceptable_lag) return false;
   }
-  if (!any_ready || !all_ready) return false;
-  for (auto& [key, s] : tasks_) s.was_behind = false;  // each one asks for a hand-over once
+  fresh_.clear();  // they ask for a hand-over once
   return true;
 }
 

@@ -49,8 +49,9 @@ class StandbyTasks {
   void checkpoint();
   // Per task, the sum of its changelog positions (the subscription's offset sums).
   std::map<TaskKey, int64_t> offset_sums() const;
-  // True once each standby that was more than `acceptable_lag` behind when it started has come
-  // within it (once per such catching up): a warm-up is ready to take its task over.
+  // True once every standby opened since the last true answer has come within `acceptable_lag`
+  // of its changelogs' end: warm-ups are ready to take their tasks over. A warm-up is a new
+  // standby; telling them from new regular standbys costs at most one extra rebalance.
   bool warmups_caught_up(int64_t acceptable_lag);
   int64_t records_applied() const { return applied_; }
   // Each standby store's changelog partition: store, topic, partition, next offset, end (-1
@@ -80,7 +81,6 @@ class StandbyTasks {
     // Held exclusively while changelog records go into the stores, shared by a query.
     std::unique_ptr<WriterPreferringSharedMutex> lock =
         std::make_unique<WriterPreferringSharedMutex>();
-    bool was_behind = false, measured = false;
   };
   void open(TaskKey key);
   void close(TaskKey key);
@@ -93,6 +93,7 @@ class StandbyTasks {
   std::function<void()> on_applied_;
   RdKafkaHandle consumer_;
   std::map<TaskKey, Standby> tasks_;
+  std::set<TaskKey> fresh_;  // opened since warmups_caught_up() last said true
   // Held exclusively while standbys come and go, shared by queries; the thread itself reads
   // tasks_ without it.
   mutable WriterPreferringSharedMutex tasks_mutex_;
