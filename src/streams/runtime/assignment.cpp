@@ -61,7 +61,7 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
 // New tasks start from the stream time their inputs' last commit carries, so that windows closed
 // before a restart stay closed after it. One OffsetFetch per assignment; a task whose inputs have
 // no commit (or none of Kafka's format) starts from nothing, as in Kafka.
-void StreamThread::resume_stream_times(const rd_kafka_topic_partition_list_t* inputs) {
+void StreamThread::resume_stream_times(rd_kafka_topic_partition_list_t* inputs) {
   if (inputs->cnt == 0) return;
   auto* committed = rd_kafka_topic_partition_list_copy(inputs);
   auto err = rd_kafka_committed(consumer_.get(), committed, 10000);
@@ -72,6 +72,11 @@ void StreamThread::resume_stream_times(const rd_kafka_topic_partition_list_t* in
   }
   for (int i = 0; i < committed->cnt; ++i) {
     const auto& p = committed->elems[i];
+    // The consumer starts from the committed offset it is given here rather than fetch it again
+    // itself (without a subscription, librdkafka's own fetch of it can lag by seconds).
+    if (p.offset >= 0)
+      if (auto* input = rd_kafka_topic_partition_list_find(inputs, p.topic, p.partition))
+        input->offset = p.offset;
     auto it = by_input_.find({p.topic, p.partition});
     if (it == by_input_.end() || !p.metadata) continue;
     if (auto time = decode_partition_time(

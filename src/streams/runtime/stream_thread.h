@@ -176,7 +176,8 @@ class StreamThread : public RecordCollector {
   void checkpoint_tasks();
   void purge_repartition_topics();
   void set_offset_reset_policies();
-  void resume_stream_times(const rd_kafka_topic_partition_list_t* inputs);
+  // Also sets the inputs' starting offsets to their committed ones.
+  void resume_stream_times(rd_kafka_topic_partition_list_t* inputs);
   int64_t committed_offset(const std::string& topic, int32_t partition);
   // The changelog partition was read up to next_offset: its store is restored.
   void finish_store_restoration(const std::pair<std::string, int32_t>& partition,
