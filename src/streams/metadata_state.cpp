@@ -1,47 +1,12 @@
 #include "streams/metadata_state.h"
 
+#include <librdkafka/rdkafka.h>
+
 #include <algorithm>
 
 #include "streams/topology/graph_builder.h"
 
 namespace oxbow::streams::detail {
-
-namespace {
-
-// murmur2 as Kafka's default partitioner applies it to a key's bytes.
-int32_t murmur2(std::string_view data) {
-  const uint32_t m = 0x5bd1e995;
-  const int r = 24;
-  uint32_t h = 0x9747b28c ^ static_cast<uint32_t>(data.size());
-  size_t i = 0;
-  for (; i + 4 <= data.size(); i += 4) {
-    uint32_t k = static_cast<uint8_t>(data[i]) | static_cast<uint8_t>(data[i + 1]) << 8 |
-                 static_cast<uint8_t>(data[i + 2]) << 16 |
-                 static_cast<uint32_t>(static_cast<uint8_t>(data[i + 3])) << 24;
-    k *= m;
-    k ^= k >> r;
-    k *= m;
-    h *= m;
-    h ^= k;
-  }
-  switch (data.size() - i) {
-    case 3:
-      h ^= static_cast<uint32_t>(static_cast<uint8_t>(data[i + 2])) << 16;
-      [[fallthrough]];
-    case 2:
-      h ^= static_cast<uint32_t>(static_cast<uint8_t>(data[i + 1])) << 8;
-      [[fallthrough]];
-    case 1:
-      h ^= static_cast<uint8_t>(data[i]);
-      h *= m;
-  }
-  h ^= h >> 13;
-  h *= m;
-  h ^= h >> 15;
-  return static_cast<int32_t>(h);
-}
-
-}  // namespace
 
 MetadataState::MetadataState(std::shared_ptr<const GraphBuilder> graph, std::string application_id,
                              HostInfo self,
@@ -132,7 +97,11 @@ std::optional<KeyQueryMetadata> MetadataState::for_key(
     if (it->second > count) count = it->second, widest = t;
   }
   if (count <= 0) return KeyQueryMetadata::notAvailable();
-  int32_t partition = (murmur2(serialize_key(widest)) & 0x7fffffff) % count;
+  // librdkafka's murmur2 partitioner is Java's default one (its topic handle is not needed for a
+  // key that is not null).
+  std::string key = serialize_key(widest);
+  int32_t partition =
+      rd_kafka_msg_partitioner_murmur2(nullptr, key.data(), key.size(), count, nullptr, nullptr);
   HostInfo active = HostInfo::unavailable();
   std::set<HostInfo> standbys;
   auto holds = [&](const PartitionList& list) {
