@@ -144,7 +144,6 @@ void StandbyTasks::step(int budget_ms) {
                                rd_kafka_message_timestamp(m.get(), nullptr));
     }
     it->second.next = m->offset + 1;
-    ++applied_;
     if (on_applied_) on_applied_();
     if ((n & 255) == 0 && std::chrono::steady_clock::now() > until) break;
   }

@@ -41,7 +41,6 @@ class StandbyTasks {
   // Makes one durable and closes it (its task becomes active on this thread).
   void release(TaskKey key);
   bool empty() const { return tasks_.empty(); }
-  bool has(TaskKey key) const { return tasks_.count(key) > 0; }
   const std::set<TaskKey> keys() const;
   // Applies what the changelogs have, for up to `budget_ms`.
   void step(int budget_ms);
@@ -53,7 +52,6 @@ class StandbyTasks {
   // of its changelogs' end: warm-ups are ready to take their tasks over. A warm-up is a new
   // standby; telling them from new regular standbys costs at most one extra rebalance.
   bool warmups_caught_up(int64_t acceptable_lag);
-  int64_t records_applied() const { return applied_; }
   // Each standby store's changelog partition: store, topic, partition, next offset, end (-1
   // unknown) as the consumer last saw it.
   struct StorePosition {
@@ -98,7 +96,6 @@ class StandbyTasks {
   // tasks_ without it.
   mutable WriterPreferringSharedMutex tasks_mutex_;
   std::map<std::pair<std::string, int32_t>, Position> positions_;  // changelog partition
-  int64_t applied_ = 0;
 };
 
 }  // namespace oxbow::streams::detail
