@@ -243,7 +243,9 @@ def test_scale_out_warms_up_before_moving_tasks(broker, tmp_path):
         ticks["stop"] = True
         t.join()
     assert "warm-up replicas caught up; rebalancing" in b.text(), b.tail()
-    # b's active tasks started from its warm copies: their restoration read a tail.
+    # b's active tasks started from its warm copies: their restoration read a tail (logged once
+    # done, which may be after the metadata shows the tasks on b).
+    wait_until(lambda: RESTORED.search(b.text()), 30, message="b's restoration of its new tasks")
     restores = [int(n) for n, _ in RESTORED.findall(b.text())]
     assert restores and sum(restores) < 30000 / 4, (restores, b.tail())
     # Processing never stopped for long: the tick count kept rising.

@@ -70,6 +70,12 @@ RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
   return RdKafkaHandle(rk);
 }
 
+void learn_leaders(rd_kafka_t* client) {
+  const rd_kafka_metadata_t* md = nullptr;
+  if (rd_kafka_metadata(client, 0, nullptr, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+    rd_kafka_metadata_destroy(md);
+}
+
 int32_t partition_count(rd_kafka_t* client, const std::string& topic) {
   rd_kafka_topic_t* t = rd_kafka_topic_new(client, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;

@@ -48,6 +48,11 @@ rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& f
 // Throws std::runtime_error with librdkafka's reason.
 RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf);
 
+// Asks the cluster at once for the leaders of the topics the client knows. Partitions just
+// assigned in a topic new to the client would otherwise start fetching only at librdkafka's next
+// periodic metadata scan, up to a second later. Best effort: a failure leaves that scan to it.
+void learn_leaders(rd_kafka_t* client);
+
 // The topic's partition count, 0 when it does not exist; throws when the cluster cannot answer.
 int32_t partition_count(rd_kafka_t* client, const std::string& topic);
 

@@ -274,6 +274,7 @@ void StreamThread::apply_assignment(const ReceivedAssignment& received) {
     }
     auto* inputs = on_assigned(added);
     throw_on_error(rd_kafka_incremental_assign(consumer_.get(), inputs), "incremental_assign");
+    if (inputs->cnt > 0) learn_leaders(consumer_.get());
     rd_kafka_topic_partition_list_destroy(inputs);
   } catch (...) {
     rd_kafka_topic_partition_list_destroy(revoked);

@@ -17,6 +17,7 @@ void StreamThread::assign_restorer() {
   for (const auto& [tp, target] : restoring_)
     rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = target.position;
   rd_kafka_assign(restorer_.get(), list->cnt > 0 ? list : nullptr);
+  if (list->cnt > 0) learn_leaders(restorer_.get());
   rd_kafka_topic_partition_list_destroy(list);
 }
 
@@ -119,7 +120,7 @@ int64_t StreamThread::committed_offset(const std::string& topic, int32_t partiti
 }
 
 void StreamThread::restore_step() {
-  auto slice_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  auto slice_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRestoreTurnMs);
   for (int n = 0; n < 50000 && !restoring_.empty(); ++n) {
     std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
         rd_kafka_consumer_poll(restorer_.get(), n == 0 && !restore_restarter_->watching() ? 20 : 0),

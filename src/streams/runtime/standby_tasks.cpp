@@ -112,6 +112,7 @@ void StandbyTasks::assign_consumer() {
   for (const auto& [tp, p] : positions_)
     rd_kafka_topic_partition_list_add(list, tp.first.c_str(), tp.second)->offset = p.next;
   rd_kafka_assign(consumer_.get(), list->cnt > 0 ? list : nullptr);
+  if (list->cnt > 0) learn_leaders(consumer_.get());
   rd_kafka_topic_partition_list_destroy(list);
 }
 

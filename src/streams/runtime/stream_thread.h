@@ -261,7 +261,9 @@ class StreamThread : public RecordCollector {
   std::string send_error_;
   int64_t last_commit_ms_ = 0;
   int64_t last_metrics_ms_ = 0;
-  int64_t last_served_ms_ = 0;  // when the producer's callbacks were last served
+  int64_t last_served_ms_ = 0;                   // when the producer's callbacks were last served
+  static constexpr int64_t kRestoreTurnMs = 50;  // see loop()
+  int64_t last_restore_step_ms_ = 0;             // when a slice of restoration last ended
   uint64_t processed_ = 0;
   size_t grouped_tasks_ = 0;  // tasks with a partition group
   int64_t last_wall_punctuation_ms_ = 0;
