@@ -185,8 +185,12 @@ void Task::create_stores(const Subtopology& sub) {
             collector_.send(topic, key, value, timestamp, kNoHeaders, config_.partition, slot);
           });
     }
-    if (spec->options.caching && config_.cache_max_bytes > 0)
-      store = std::make_unique<CachingStore>(std::move(store), *config_.cache_budget);
+    if (spec->options.caching && config_.cache_max_bytes > 0) {
+      auto cache = std::make_unique<CachingStore>(std::move(store), *config_.cache_budget);
+      if (spec->options.retention_ms == 0 && !spec->options.session_layout)
+        cache->forward_transient_deletes();
+      store = std::move(cache);
+    }
     stores_[name] = std::move(store);
     if (spec->options.retention_ms > 0) first_live_segment_[name] = -1;
   }

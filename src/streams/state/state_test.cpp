@@ -175,6 +175,38 @@ TEST(StateStores, CheckpointFileRoundTripsInKafkasFormat) {
 namespace oxbow::streams::detail {
 namespace {
 
+// A key written and deleted between two flushes: a key-value table's cache forwards the delete
+// (something may have read the value through the cache), a window or session store's does not,
+// and a delete of a key that never had a value forwards nothing either way.
+TEST(StateStores, ATransientKeyForwardsItsDeleteFromAKeyValueTablesCache) {
+  for (bool key_value : {true, false}) {
+    CacheBudget budget;
+    budget.max_bytes = 1 << 20;
+    CachingStore cache(make_in_memory_store("t"), budget);
+    if (key_value) cache.forward_transient_deletes();
+    std::vector<std::pair<std::string, bool>> forwarded;  // key, with a new value
+    cache.set_flush_listener([&](const std::string& key, const std::optional<std::string>& value,
+                                 const std::optional<std::string>& old, const RecordContext&) {
+      EXPECT_FALSE(old.has_value());
+      forwarded.emplace_back(key, value.has_value());
+    });
+    cache.put("transient", std::string("v"), kNoContext);
+    EXPECT_EQ(cache.get("transient"), "v");
+    cache.put("transient", std::nullopt, kNoContext);
+    cache.put("absent", std::nullopt, kNoContext);
+    cache.flush();
+    if (key_value)
+      EXPECT_EQ(forwarded, (std::vector<std::pair<std::string, bool>>{{"transient", false}}));
+    else
+      EXPECT_TRUE(forwarded.empty());
+    // The flag lasts until the flush: a delete of the now absent key is not forwarded again.
+    forwarded.clear();
+    cache.put("transient", std::nullopt, kNoContext);
+    cache.flush();
+    EXPECT_TRUE(forwarded.empty());
+  }
+}
+
 // statestore.cache.max.bytes is shared: the caches of one thread's tasks draw on one budget, so
 // a store's writes are held back only while all of them together fit, and a store that takes
 // the total over writes down (and forwards) its own oldest entries.

@@ -130,6 +130,7 @@ void CachingStore::put(const std::string& key, const std::optional<std::string>&
   }
   last_read_valid_ = false;
   e.value = value;
+  e.held_value = e.held_value || value.has_value();
   e.timestamp = context.timestamp;
   e.topic = context.topic;
   e.partition = context.partition;
@@ -170,7 +171,8 @@ void CachingStore::write_down(std::string key) {
   if (listener_) old = e.old_known ? std::move(e.old) : inner_->get(key);
   RecordContext context{e.topic, e.partition, e.offset, e.timestamp, &e.headers};
   inner_->put(key, e.value, context);
-  if (listener_ && (e.value || old)) listener_(key, e.value, old, context);
+  bool transient = forward_transient_deletes_ && e.held_value;
+  if (listener_ && (e.value || old || transient)) listener_(key, e.value, old, context);
 }
 
 void CachingStore::evict_until(int64_t bytes) {

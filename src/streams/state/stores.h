@@ -39,6 +39,14 @@ class CachingStore : public KeyValueStore {
       : inner_(std::move(inner)), budget_(budget) {}
   ~CachingStore() override;
   void set_flush_listener(FlushListener listener) { listener_ = std::move(listener); }
+  // A key-value table's cache: a key written and deleted again between two flushes still
+  // forwards its delete (with no old value). Joins read tables through their caches, so something
+  // downstream may hold the value that was never forwarded (a foreign-key join's subscriber, a
+  // table-table join's result), and only the delete tells it the row is gone. Kafka's cache
+  // drops that delete, which can leave such a result behind for good; its uncached tables forward
+  // it. Window and session stores keep Kafka's behaviour (their transient keys are merged
+  // sessions, which nothing read).
+  void forward_transient_deletes() { forward_transient_deletes_ = true; }
 
   const std::string& name() const override { return inner_->name(); }
   std::optional<std::string> get(const std::string& key) override;
@@ -71,6 +79,7 @@ class CachingStore : public KeyValueStore {
     // The value below when the entry became dirty, when known (saves a read at flush).
     std::optional<std::string> old;
     bool old_known = false;
+    bool held_value = false;  // some write since the last flush had a value
   };
   static int64_t size_of(const std::string& key, const Entry& e);
   // Forwards and writes down the oldest dirty entries until the cache holds at most `bytes`.
@@ -78,6 +87,7 @@ class CachingStore : public KeyValueStore {
   void write_down(std::string key);
 
   std::unique_ptr<KeyValueStore> inner_;
+  bool forward_transient_deletes_ = false;
   CacheBudget& budget_;
   FlushListener listener_;
   std::unordered_map<std::string, Entry> dirty_;
