@@ -119,6 +119,8 @@ class KafkaStreams::Impl {
     task_.exactly_once = exactly_once_;
     task_.rocksdb_memory = std::make_shared<detail::RocksDbMemory>(
         int_setting(detail::kRocksDbMemoryMaxBytes, detail::kRocksDbMemoryDefault, 8 << 20));
+    // Made here rather than in start(): queries look for global stores from any thread.
+    if (!graph_->global_tables().empty()) task_.globals = std::make_shared<detail::GlobalStores>();
     hub_->read = [this](const std::string& name, std::optional<int32_t> partition, bool stale,
                         const std::function<bool(detail::KeyValueStore&)>& read) {
       read_store(name, partition, stale, read);
@@ -158,7 +160,6 @@ class KafkaStreams::Impl {
       prepare_topics();
       if (!graph_->global_tables().empty()) {
         // Global tables are read to their end before any stream thread starts, as Kafka does.
-        task_.globals = std::make_shared<detail::GlobalStores>();
         global_thread_ = std::make_unique<detail::GlobalThread>(
             graph_, config_, exactly_once_, task_.on_deserialization_error, task_.globals);
         global_thread_->start();
@@ -298,6 +299,7 @@ class KafkaStreams::Impl {
   void read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
                   const std::function<bool(detail::KeyValueStore&)>& read) {
     require_running_or_rebalancing();
+    if (graph_->global_table_of_store(name)) return read_global_store(name, read);
     int found = 0, restoring = 0;
     bool stop = false;
     {
@@ -322,6 +324,13 @@ class KafkaStreams::Impl {
                                                 " does not exist.");
     throw InvalidStateStoreException("The state store, " + name +
                                      ", may have migrated to another instance.");
+  }
+
+  // A global table's store: the instance's one copy of every partition, whatever the query's
+  // partition or staleness (as Kafka's QueryableStoreProvider looks for a global store first).
+  void read_global_store(const std::string& name,
+                         const std::function<bool(detail::KeyValueStore&)>& read) {
+    read(task_.globals->store(name));  // made on first use: empty before its topic's first record
   }
 
   // What the threads share in the group: the process id, application.server, the assignor's

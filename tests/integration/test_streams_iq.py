@@ -435,3 +435,45 @@ def test_interactive_queries_of_window_and_session_stores(broker, tmp_path):
     finally:
         if app.proc.poll() is None:
             app.proc.kill()
+
+
+def test_interactive_queries_of_a_global_table(broker, tmp_path):
+    """A GlobalKTable's store answers on every instance for every key, whatever the query's
+    partition (Kafka looks for a global store before the tasks' stores); updates and tombstones
+    from all partitions of its topic show, compared with a reference map of the last value."""
+    _create(broker, {"iq-input": PARTITIONS, "iq-names": 3})
+    app = QueryApp(broker, tmp_path, topology="iq-global",
+                   extra=("--config", "application.server=127.0.0.1:17090")).start()
+    try:
+        app.wait_state("RUNNING", 60)
+        rng = random.Random(11)
+        expected = {}
+        batch = []
+        for i in range(2000):
+            k = f"n{rng.randrange(150):03d}"
+            if rng.random() < 0.15:
+                batch.append({"key": k.encode(), "value": None})
+                expected.pop(k, None)
+            else:
+                v = f"name{i}"
+                batch.append({"key": k.encode(), "value": v.encode()})
+                expected[k] = v
+        _produce(broker, "iq-names", batch)
+        want = ",".join(f"{k}={v}" for k, v in sorted(expected.items()))
+        wait_until(lambda: app.query("gall") == want, 60,
+                   message="the global store's all() to equal the reference, in key order")
+        present = sorted(expected)[:5]
+        absent = [k for k in (f"n{i:03d}" for i in range(150)) if k not in expected][:3]
+        assert absent, "the reference should have deleted keys"
+        for k in present:
+            assert app.query(f"gget {k}") == expected[k]
+            # A partition the counts store does not have: ignored for a global store.
+            assert app.query(f"gpget {k} {PARTITIONS + 5}") == expected[k]
+            value, ts = app.query(f"gtget {k}").split("@")
+            assert value == expected[k] and int(ts) > 1_600_000_000_000
+        for k in absent:
+            assert app.query(f"gget {k}") == "null"
+        # The metadata names the global store on every instance.
+        assert app.query("storemeta names").startswith("127.0.0.1:17090{counts,names}")
+    finally:
+        app.stop()

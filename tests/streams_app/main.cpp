@@ -19,6 +19,7 @@
 //           --registry-url URL names the schema registry
 //   iq      "iq-input" (String/String) -> groupByKey -> count into Materialized.as("counts")
 //           (key String, value Int64), for interactive queries
+//   iq-global  iq's, and a globalTable of "iq-names" (String/String) materialized as "names"
 //   iq-windows "iq-windows-input" (String/String) -> groupByKey -> count into "counts", and
 //           counts per hopping window of 10 s every 5 s into "window-counts" and per session
 //           (3 s gap) into "session-counts", both with a day's grace and two days' retention
@@ -27,6 +28,7 @@
 //   get K | ts K (timestamped: V@T) | range A B | rrange A B | all | rall | prefix P | count
 //   | pget P K (withPartition P) | pall P | bad NAME (store NAME queried as counts is)
 //   | window (a window-store name asked as a key-value store; the iq topology has none)
+//   | gget K | gpget K P (withPartition P) | gtget K (V@T) | gall (k=v,...): iq-global's "names"
 // and, of iq-windows' stores (times in ms; "window-counts" as windowStore<String, Int64>,
 // "session-counts" as sessionStore<String, Int64>):
 //   wget K T (fetch: V or null) | wtget K T (timestampedWindowStore: V@T or null)
@@ -288,6 +290,30 @@ std::string answer_query(const streams::KafkaStreams& app, const std::string& li
                  std::to_string(lag.endOffsetPosition());
       return out;
     }
+    if (cmd == "gget" || cmd == "gpget" || cmd == "gall" || cmd == "gtget") {
+      // The global table's store; gpget asks for a partition, which a global store ignores.
+      std::optional<int32_t> partition;
+      if (cmd == "gpget") partition = std::stoi(arg(2));
+      if (cmd == "gtget") {
+        auto v =
+            store_of(
+                app, "names",
+                streams::QueryableStoreTypes::timestampedKeyValueStore<std::string, std::string>())
+                .get(arg(1));
+        return v ? v->value + "@" + std::to_string(v->timestamp) : "null";
+      }
+      auto names = store_of(app, "names",
+                            streams::QueryableStoreTypes::keyValueStore<std::string, std::string>(),
+                            partition);
+      if (cmd == "gall") {
+        std::string out;
+        for (const auto& kv : names.all())
+          out += (out.empty() ? "" : ",") + kv.key + "=" + kv.value;
+        return out;
+      }
+      auto v = names.get(arg(1));
+      return v ? *v : "null";
+    }
     if (cmd == "keymeta") {
       auto m = app.queryMetadataForKey(arg(1), arg(2), streams::serdes::String());
       if (!m) return "null";
@@ -344,10 +370,14 @@ streams::Topology build_topology(const Options& options) {
   const bool fail_once = options.fail_once;
   const std::string& fail_value = options.fail_value;
   streams::StreamsBuilder builder;
-  if (name == "iq") {
+  if (name == "iq" || name == "iq-global") {
     builder.stream<std::string, std::string>("iq-input")
         .groupByKey()
         .count(streams::Materialized<std::string, int64_t>::as("counts"));
+    if (name == "iq-global")
+      builder.globalTable<std::string, std::string>(
+          "iq-names", streams::Consumed<std::string, std::string>(),
+          streams::Materialized<std::string, std::string>::as("names"));
   } else if (name == "iq-windows") {
     using std::chrono::hours;
     using std::chrono::milliseconds;

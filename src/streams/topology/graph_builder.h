@@ -93,6 +93,11 @@ class GraphBuilder {
       if (g.topic == topic) return &g;
     return nullptr;
   }
+  const GlobalTableSpec* global_table_of_store(const std::string& store) const {
+    for (const auto& g : global_tables_)
+      if (g.store == store) return &g;
+    return nullptr;
+  }
   void connect(const std::string& parent, const std::string& child);
   // Gives a processor access to a store (Topology.connectProcessorAndStateStores).
   void connect_store(const std::string& processor, const std::string& store);
