@@ -633,6 +633,43 @@ def test_close_with_a_timeout_answers_false_then_finishes(broker, tmp_path):
     reader.close()
 
 
+def test_a_thread_stuck_past_max_poll_interval_leaves_so_its_task_moves(broker, tmp_path):
+    """A stream thread stuck in one record longer than max.poll.interval.ms leaves the group, as
+    Kafka's consumer does: the other instance takes the task over and processes the record from
+    the last commit while the stuck one is still busy; the stuck one then drops the task
+    without committing and rejoins."""
+    _create(broker, {"fail-input": 1, "fail-output": 1})
+    poll_interval = ("--config", "max.poll.interval.ms=4000")
+    stuck = App(broker, tmp_path, "fail", "stuck", "poll-interval",
+                extra=("--slow-ms", "15000", *poll_interval)).start()
+    stuck.wait_state("RUNNING")
+    wait_until(lambda: "task 0_0 assigned" in stuck.text(), 30, message="the task on the first")
+    other = App(broker, tmp_path, "fail", "other", "poll-interval", extra=poll_interval).start()
+    other.wait_state("RUNNING")
+    _produce(broker, "fail-input", [{"key": b"k", "value": b"slow"}])
+    wait_until(lambda: "PROCESSING slow" in stuck.text(), 30, message="the record in processing")
+    reader = Reader(broker, "fail-output", 1)
+    reader.wait_for(lambda msgs: [m.value() for m in msgs] == [b"slow"], 60,
+                    "the record's output from the other instance")
+    assert "membership lost (max.poll.interval.ms exceeded)" in stuck.text(), stuck.tail()
+    assert "task 0_0 assigned" in other.text(), other.tail()
+    # Written while the stuck thread was still in its record: it drops the task only after.
+    assert "task 0_0 revoked" not in stuck.text(), stuck.tail()
+    wait_until(lambda: "task 0_0 revoked" in stuck.text(), 60,
+               message="the stuck thread to drop its task once out of the record")
+    # It rejoins: the group's next generation has both members (the task stays where it is).
+    _produce(broker, "fail-input", [{"key": b"k", "value": b"after"}])
+    reader.wait_for(lambda msgs: b"after" in [m.value() for m in msgs], 60, "the next record")
+    def sizes():
+        return re.findall(r"group poll-interval generation \d+ stable: (\d+) members",
+                          broker.log_text())
+    wait_until(lambda: sizes()[-1] == "2", 60, message="both instances in the group again")
+    assert "".join(sizes()).find("212") >= 0, sizes()  # the stuck one left, then came back
+    stuck.stop()
+    other.stop()
+    reader.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # windowed: stream time across a restart
 

@@ -53,6 +53,12 @@ std::string coordinator_of(client::Connection& c, const std::string& group) {
   return response.host + ":" + std::to_string(response.port);
 }
 
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 GroupMember::GroupMember(MemberConfig config, MemberCallbacks callbacks)
@@ -63,6 +69,7 @@ GroupMember::~GroupMember() {
 }
 
 void GroupMember::start() {
+  polled();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -92,6 +99,14 @@ bool GroupMember::take_lost() {
   rejoin_ = true;
   wake_.notify_all();
   return true;
+}
+
+void GroupMember::polled() {
+  last_poll_ms_.store(steady_ms(), std::memory_order_relaxed);
+}
+
+bool GroupMember::poll_overdue() const {
+  return steady_ms() - last_poll_ms_.load(std::memory_order_relaxed) > config_.rebalance_timeout_ms;
 }
 
 void GroupMember::request_rejoin() {
@@ -170,7 +185,27 @@ void GroupMember::step() {
     std::lock_guard lock(mutex_);
     due = !rejoin_ && !lost_ && generation_.id >= 0;
   }
+  if (due && poll_overdue()) return leave_for_poll_timeout();
   if (due) heartbeat();
+}
+
+void GroupMember::leave_for_poll_timeout() {
+  spdlog::warn(
+      "{}: group {}: the stream thread has not polled for longer than max.poll.interval.ms "
+      "({} ms), which usually means a record takes too long to process; leaving the group, to "
+      "rejoin once the thread polls again",
+      config_.client_id, config_.group_id, config_.rebalance_timeout_ms);
+  // A static member does not leave: its session's end frees its tasks (as Kafka's consumer).
+  if (!config_.instance_id) {
+    try {
+      leave_group();
+    } catch (const std::exception& e) {
+      spdlog::info("{}: leaving group {}: {}", config_.client_id, config_.group_id, e.what());
+    }
+  }
+  std::lock_guard lock(mutex_);
+  generation_ = {};
+  set_lost("max.poll.interval.ms exceeded");
 }
 
 void GroupMember::find_coordinator() {

@@ -83,6 +83,11 @@ class GroupMember {
   // was fenced): its tasks must be dropped without committing. The member rejoins once the
   // stream thread called this.
   bool take_lost();
+  // For the stream thread, every round of its loop: it is alive. Past max.poll.interval.ms (the
+  // rebalance timeout) without a call, the member leaves the group, as Kafka's consumer does, so
+  // that a thread stuck in user code does not keep its tasks from the others; the thread finds
+  // its membership lost (take_lost) when it comes back, and the member rejoins then.
+  void polled();
   // Asks for a rebalance (after giving tasks up, or when a probing rebalance is due).
   void request_rejoin();
   // Why the membership cannot go on (another instance holds the same group.instance.id, the
@@ -108,6 +113,8 @@ class GroupMember {
   void heartbeat();
   void leave_group();
   void set_lost(const std::string& why);
+  bool poll_overdue() const;
+  void leave_for_poll_timeout();
   // Waits up to `ms` (or until a rejoin is asked for, when `or_rejoin`); false when stopping.
   bool wait_for(int ms, bool or_rejoin);
 
@@ -125,6 +132,7 @@ class GroupMember {
   // commits.
   std::unique_ptr<client::Connection> connection_, commit_connection_;
   std::string commit_coordinator_;
+  std::atomic<int64_t> last_poll_ms_{0};  // steady clock
 };
 
 }  // namespace oxbow::streams::detail

@@ -200,6 +200,7 @@ void StreamThread::publish_group_snapshot() {
 
 // Each loop round (every few ms): what the member brought since the last look.
 void StreamThread::poll_group() {
+  member_->polled();
   if (auto fatal = member_->fatal_error(); !fatal.empty())
     throw StreamsException("group membership: " + fatal);
   if (member_->take_lost()) {
