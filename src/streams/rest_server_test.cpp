@@ -107,6 +107,7 @@ TEST(RestServer, QueryParametersAndDecoding) {
   EXPECT_EQ(percent_decode("%4"), "%4");
   EXPECT_EQ(percent_decode("%C3%A9"), "\xC3\xA9");
   EXPECT_EQ(json_escape("a\"b\\c\nd\x01"), "a\\\"b\\\\c\\nd\\u0001");
+  EXPECT_EQ(json_escape("\xC3\xA9 \xFF"), "\xC3\xA9 \xEF\xBF\xBD");  // not UTF-8: U+FFFD
   EXPECT_EQ(Response::error(404, "no \"x\"").body, R"({"error_code":404,"message":"no \"x\""})");
 }
 
