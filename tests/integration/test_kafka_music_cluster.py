@@ -51,6 +51,15 @@ def _loaded_model(plays):
     return model
 
 
+def _send_random_plays(platform, rng, count):
+    """`count` random plays of the 21 songs, long enough to count or just too short, spread over
+    the regions; returns them."""
+    plays = _random_plays(rng, count, list(range(1, 22)), [30, 31])
+    for i, region in enumerate(REGIONS):
+        platform.send_plays(plays[i::len(REGIONS)], region=region)
+    return plays
+
+
 def test_failover_to_standby_after_kill_9(platform_factory):
     """Two instances with a standby of every task each: the one holding the overall chart is
     killed with -9; the other answers the right chart (with plays sent after the kill counted)
@@ -65,9 +74,7 @@ def test_failover_to_standby_after_kill_9(platform_factory):
     platform.run_driver("--plays", "0")
     platform.wait_consumed()
     rng = random.Random(11)
-    plays = _random_plays(rng, 3000, list(range(1, 22)), [30, 31])
-    for i, region in enumerate(REGIONS):
-        platform.send_plays(plays[i::len(REGIONS)], region=region)
+    plays = _send_random_plays(platform, rng, 3000)
     model = _loaded_model(plays)
     platform.wait_consumed()
     for music in (a, b):
@@ -234,9 +241,7 @@ def test_scale_out_with_warm_ups_while_plays_flow(platform_factory, preload):
     platform.run_driver("--plays", "0")
     platform.wait_consumed()
     rng = random.Random(12)
-    plays = _random_plays(rng, preload, list(range(1, 22)), [30, 31])
-    for i, region in enumerate(REGIONS):
-        platform.send_plays(plays[i::len(REGIONS)], region=region)
+    plays = _send_random_plays(platform, rng, preload)
     platform.wait_consumed()
 
     instances = [a, b]
@@ -368,9 +373,7 @@ def test_interactive_queries_from_100_clients_while_plays_flow(platform_factory)
     platform.run_driver("--plays", "0")
     platform.wait_consumed()
     rng = random.Random(13)
-    plays = _random_plays(rng, 2000, list(range(1, 22)), [30, 31])
-    for i, region in enumerate(REGIONS):
-        platform.send_plays(plays[i::len(REGIONS)], region=region)
+    plays = _send_random_plays(platform, rng, 2000)
     platform.wait_consumed()
     model = _loaded_model(plays)
     assert sorted(model.genres()) == sorted(GENRES)  # every genre has its chart before the load
