@@ -8,6 +8,7 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace oxbow::registry {
 
@@ -78,8 +79,11 @@ std::optional<int> parse_version(const std::string& text) {
 Result<std::unique_ptr<ParsedSchema>> RegistryService::parse(const std::string& subject,
                                                              const SchemaRequest& request) const {
   // References resolve to registered versions, parsed first (their own references with them).
+  // As in Confluent's registry, a reference name is parsed once however many schemas reach it (a
+  // diamond: two references sharing a third), the first it names winning; it must still exist.
   std::vector<std::unique_ptr<ParsedSchema>> owned;
   std::vector<NamedSchema> refs;
+  std::set<std::string> resolved;
   std::string error;
   std::function<bool(const std::vector<store::SchemaReference>&, int)> resolve =
       [&](const std::vector<store::SchemaReference>& list, int depth) {
@@ -91,6 +95,7 @@ Result<std::unique_ptr<ParsedSchema>> RegistryService::parse(const std::string& 
                     std::to_string(ref.version) + " not found";
             return false;
           }
+          if (!resolved.insert(ref.name).second) continue;
           if (!resolve(v->references, depth + 1)) return false;
           auto parsed = parse_schema(v->schema_type, v->schema, refs, false);
           if (!parsed.schema) {

@@ -48,7 +48,7 @@ struct NamedInfo {
   SchemaInfo info;
 };
 // Every schema `refs` reach, fetched by subject and version, each after those it references (the
-// order the registry parses them in). Throws SerdeError.
+// order the registry parses them in), and each reference name once. Throws SerdeError.
 std::vector<NamedInfo> fetch_references(SchemaRegistryClient* client,
                                         const std::vector<SchemaReference>& refs);
 

@@ -274,6 +274,70 @@ message Sale {
   EXPECT_EQ(deserializer.deserialize("sales", bytes), value);
 }
 
+TEST(SerdeJson, ASchemaTwoReferencesShareIsParsedOnce) {
+  // FirstLevel references SecondLevelA and SecondLevelB, which both reference ThirdLevel.
+  FakeRegistry registry;
+  auto client = client_for(registry);
+  client->register_schema("third", {R"({"$id":"https://example.com/third.json","type":"object",)"
+                                    R"("properties":{"id":{"type":"integer"}},"required":["id"]})",
+                                    "JSON",
+                                    {}});
+  const std::vector<SchemaReference> to_third{{"https://example.com/third.json", "third", 1}};
+  for (const std::string side : {"a", "b"})
+    client->register_schema("second-" + side,
+                            {R"({"$id":"https://example.com/)" + side +
+                                 R"(.json","type":"object","properties":{"thirdLevel":)"
+                                 R"({"$ref":"https://example.com/third.json"}}})",
+                             "JSON", to_third});
+  const std::string first = R"({"type":"object","properties":{"id":{"type":"integer"},)"
+                            R"("secondLevelA":{"$ref":"https://example.com/a.json"},)"
+                            R"("secondLevelB":{"$ref":"https://example.com/b.json"}}})";
+  const std::vector<SchemaReference> refs{{"https://example.com/a.json", "second-a", 1},
+                                          {"https://example.com/b.json", "second-b", 1}};
+  auto config = config_for(registry, {{"json.fail.invalid.schema", "true"}});
+  Serializer serializer(client, config, Format::kJson, first, false, refs);
+  const Json value = Json::parse(
+      R"({"id":1,"secondLevelA":{"thirdLevel":{"id":2}},"secondLevelB":{"thirdLevel":{"id":3}}})");
+  const auto bytes = serializer.serialize("first", value);
+  EXPECT_TRUE(contains(error_of([&] {
+                         serializer.serialize("first",
+                                              Json::parse(R"({"secondLevelB":{"thirdLevel":{}}})"));
+                       }),
+                       "Validation error"));  // ThirdLevel's "required", through B
+  Deserializer deserializer(client_for(registry), config, Format::kJson, false);
+  EXPECT_EQ(deserializer.deserialize("first", bytes), value);
+}
+
+TEST(SerdeProtobuf, AnImportTwoReferencesShareIsParsedOnce) {
+  // first.proto imports A.proto and B.proto, which both import third.proto.
+  FakeRegistry registry;
+  auto client = client_for(registry);
+  client->register_schema(
+      "test/third.proto",
+      {"syntax = \"proto3\";\npackage test;\nmessage ThirdLevel { int32 id = 1; }\n",
+       "PROTOBUF",
+       {}});
+  const std::vector<SchemaReference> to_third{{"test/third.proto", "test/third.proto", 1}};
+  for (const std::string side : {"A", "B"})
+    client->register_schema("test/" + side + ".proto",
+                            {"syntax = \"proto3\";\npackage test;\nimport \"test/third.proto\";\n"
+                             "message SecondLevel" +
+                                 side + " { ThirdLevel third_level = 1; }\n",
+                             "PROTOBUF", to_third});
+  const std::string first =
+      "syntax = \"proto3\";\npackage test;\nimport \"test/A.proto\";\nimport \"test/B.proto\";\n"
+      "message FirstLevel {\n  int32 id = 1;\n  SecondLevelA second_level_a = 2;\n"
+      "  SecondLevelB second_level_b = 3;\n}\n";
+  const std::vector<SchemaReference> refs{{"test/A.proto", "test/A.proto", 1},
+                                          {"test/B.proto", "test/B.proto", 1}};
+  Serializer serializer(client, config_for(registry), Format::kProtobuf, first, false, refs);
+  const Json value = Json::parse(
+      R"({"id":1,"secondLevelA":{"thirdLevel":{"id":2}},"secondLevelB":{"thirdLevel":{"id":3}}})");
+  const auto bytes = serializer.serialize("first", value);
+  Deserializer deserializer(client_for(registry), config_for(registry), Format::kProtobuf, false);
+  EXPECT_EQ(deserializer.deserialize("first", bytes), value);
+}
+
 TEST(SerdeStreams, JsonSchemaAndProtobufSerdes) {
   FakeRegistry registry;
   const std::map<std::string, std::string> config{{"schema.registry.url", registry.url()},

@@ -210,6 +210,38 @@ TEST(SerdeAvro, BytesSchemaIsRawAndBadSchemasFailAtConstruction) {
   EXPECT_THROW(Serializer(client, config_for(registry), Format::kAvro, "{bad", false), SerdeError);
 }
 
+TEST(SerdeAvro, ATypeTwoReferencesShareIsDefinedOnce) {
+  // FirstLevel references SecondLevelA and SecondLevelB, which both reference ThirdLevel: the
+  // codec parses ThirdLevel once, as Confluent's serdes resolve each reference name once.
+  FakeRegistry registry;
+  auto client = std::make_shared<SchemaRegistryClient>(config_for(registry).client);
+  client->register_schema("third", {R"({"type":"record","name":"ThirdLevel","namespace":"test",)"
+                                    R"("fields":[{"name":"id","type":"int"}]})",
+                                    "AVRO",
+                                    {}});
+  const std::vector<SchemaReference> to_third{{"test.ThirdLevel", "third", 1}};
+  for (const std::string side : {"A", "B"})
+    client->register_schema(
+        "second-" + side,
+        {R"({"type":"record","name":"SecondLevel)" + side +
+             R"(","namespace":"test","fields":[{"name":"thirdLevel","type":"test.ThirdLevel"}]})",
+         "AVRO", to_third});
+  const std::string first =
+      R"({"type":"record","name":"FirstLevel","namespace":"test","fields":[)"
+      R"({"name":"id","type":"int"},{"name":"secondLevelA","type":"test.SecondLevelA"},)"
+      R"({"name":"secondLevelB","type":"test.SecondLevelB"}]})";
+  const std::vector<SchemaReference> refs{{"test.SecondLevelA", "second-A", 1},
+                                          {"test.SecondLevelB", "second-B", 1}};
+  Serializer serializer(client, config_for(registry), Format::kAvro, first, false, refs);
+  const Json value = Json::parse(
+      R"({"id":1,"secondLevelA":{"thirdLevel":{"id":2}},"secondLevelB":{"thirdLevel":{"id":3}}})");
+  const std::string bytes = serializer.serialize("first", value);
+  EXPECT_EQ(bytes, wire::header(4) + std::string("\x02\x04\x06", 3));
+  auto other = std::make_shared<SchemaRegistryClient>(config_for(registry).client);
+  Deserializer deserializer(other, config_for(registry), Format::kAvro, false);
+  EXPECT_EQ(deserializer.deserialize("first", bytes), value);
+}
+
 TEST(SerdeStreams, AvroSerdeRoundTripsAndThrowsSerializationException) {
   FakeRegistry registry;
   const std::map<std::string, std::string> config{{"schema.registry.url", registry.url()}};

@@ -2,6 +2,7 @@
 // serializer and deserializer over the formats of serde_formats.h.
 #include "oxbow/registry/serdes.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -39,6 +40,8 @@ const char* display_name(Format format) {
 
 namespace {
 
+// A name already fetched is not fetched again, as Confluent's serdes resolve references: two
+// schemas that reference a third (a diamond) have it defined once.
 void fetch_into(SchemaRegistryClient& client, const std::vector<SchemaReference>& refs,
                 std::vector<NamedInfo>& out, int depth) {
   if (depth > kMaxReferenceDepth) throw SerdeError("schema references nest too deep");
@@ -50,6 +53,8 @@ void fetch_into(SchemaRegistryClient& client, const std::vector<SchemaReference>
       throw SerdeError("Error retrieving the reference " + ref.name + " (subject " + ref.subject +
                        " version " + std::to_string(ref.version) + "): " + e.what());
     }
+    if (std::any_of(out.begin(), out.end(), [&](const NamedInfo& n) { return n.name == ref.name; }))
+      continue;
     fetch_into(client, held.info.references, out, depth + 1);
     out.push_back({ref.name, std::move(held.info)});
   }
