@@ -1,6 +1,7 @@
-// JSON Schema and Protobuf records with schema references between npm's
+// JSON Schema, Avro and Protobuf records with schema references between npm's
 // @kafkajs/confluent-schema-registry (a client written for Confluent's registry) and
-// `oxbow produce/consume --value-format json|protobuf`, through `oxbow broker` and `oxbow registry`.
+// `oxbow produce/consume --value-format json|avro|protobuf`, through `oxbow broker` and
+// `oxbow registry`.
 //
 // The npm client (3.9.0) writes Protobuf without message indexes (kafkajs/confluent-schema-registry
 // issue #248: Confluent's Java serdes cannot read its bytes either) and reads by dropping leading
@@ -137,6 +138,59 @@ test('JSON Schema: oxbow writes with the latest schema and npm decodes through t
   assert.deepEqual(received.map((b) => b.readInt32BE(1)), [orderId, orderId]);
   const reader = new SchemaRegistry({ host: registryUrl });  // nothing cached
   assert.deepEqual(await Promise.all(received.map((b) => reader.decode(b))), orders);
+});
+
+// ---- Avro: a diamond of references (as npm's own specs register it) ----
+// FirstLevel references SecondLevelA and SecondLevelB, which both reference ThirdLevel: the
+// registry and both serdes resolve ThirdLevel once.
+
+const avroRecord = (name, fields) => JSON.stringify({ type: 'record', name, namespace: 'test', fields });
+const avroRef = (name) => ({ name: `test.${name}`, subject: `test.${name}`, version: 1 });
+const firstLevel = {
+  type: SchemaType.AVRO,
+  schema: avroRecord('FirstLevel', [{ name: 'id', type: 'int' },
+    { name: 'secondLevelA', type: 'test.SecondLevelA' },
+    { name: 'secondLevelB', type: 'test.SecondLevelB' }]),
+  references: [avroRef('SecondLevelA'), avroRef('SecondLevelB')],
+};
+
+test('Avro with a diamond of references: npm encodes, npm and oxbow decode, oxbow writes', async () => {
+  const registry = new SchemaRegistry({ host: registryUrl });
+  await registry.register({ type: SchemaType.AVRO, schema: avroRecord('ThirdLevel', [{ name: 'id', type: 'int' }]) },
+    { subject: 'test.ThirdLevel' });
+  for (const name of ['SecondLevelA', 'SecondLevelB']) {
+    await registry.register({ type: SchemaType.AVRO,
+      schema: avroRecord(name, [{ name: 'thirdLevel', type: 'test.ThirdLevel' }]),
+      references: [avroRef('ThirdLevel')] }, { subject: `test.${name}` });
+  }
+  const { id } = await registry.register(firstLevel, { subject: 'test.FirstLevel' });
+
+  const records = [
+    { id: 1, secondLevelA: { thirdLevel: { id: 2 } }, secondLevelB: { thirdLevel: { id: 3 } } },
+    { id: -4, secondLevelA: { thirdLevel: { id: 5 } }, secondLevelB: { thirdLevel: { id: -6 } } },
+  ];
+  const encoded = await Promise.all(records.map((r) => registry.encode(id, r)));
+  assert.deepEqual([...encoded[0].subarray(5)], [2, 4, 6]);  // zig-zag ints, nothing else
+  await send('first-level', encoded);
+  const plain = (v) => JSON.parse(JSON.stringify(v));
+  const reader = new SchemaRegistry({ host: registryUrl });  // nothing cached
+  const received = await receive('first-level', records.length);
+  assert.deepEqual(await Promise.all(received.map(async (b) => plain(await reader.decode(b)))), records);
+
+  // oxbow reads them with the writer's schema fetched by id, its references with it.
+  const consumed = oxbowConsume('first-level', records.length, '--value-format', 'avro');
+  assert.equal(consumed.code, 0, consumed.stderr);
+  assert.deepEqual(consumed.stdout.trim().split('\n').map((l) => JSON.parse(l)), records);
+
+  // oxbow writes with the topic subject's latest schema, the same FirstLevel; npm reads it.
+  assert.equal((await registry.register(firstLevel, { subject: 'first-level-2-value' })).id, id);
+  const produced = oxbow(['produce', 'first-level-2', '--value-format', 'avro',
+    '--registry-property', 'use.latest.version=true', '--registry-property', 'auto.register.schemas=false'],
+  records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  assert.equal(produced.code, 0, produced.stderr);
+  const written = await receive('first-level-2', records.length);
+  assert.deepEqual(written, encoded);
+  assert.deepEqual(await Promise.all(written.map(async (b) => plain(await reader.decode(b)))), records);
 });
 
 // ---- Protobuf: an order importing a registered customer.proto ----
