@@ -156,7 +156,7 @@ void GroupMember::run() {
   bool leave;
   {
     std::lock_guard lock(mutex_);
-    leave = leave_on_stop_ && !config_.instance_id && generation_.id >= 0;
+    leave = leave_on_stop_ && !config_.instance_id && !member_id_.empty();
   }
   if (leave) {
     try {
@@ -176,7 +176,15 @@ void GroupMember::step() {
     join = rejoin_ && !lost_;
   }
   if (join) {
-    join_and_sync();
+    try {
+      join_and_sync();
+    } catch (...) {
+      // Whatever cut the round short (a timeout, a lost connection, a coordinator that moved),
+      // the member has no generation it can heartbeat in: the next step joins again.
+      std::lock_guard lock(mutex_);
+      rejoin_ = true;
+      throw;
+    }
     return;
   }
   if (!wait_for(config_.heartbeat_interval_ms, true)) return;
@@ -204,7 +212,7 @@ void GroupMember::leave_for_poll_timeout() {
     }
   }
   std::lock_guard lock(mutex_);
-  generation_ = {};
+  forget_member_id();
   set_lost("max.poll.interval.ms exceeded");
 }
 
@@ -222,7 +230,7 @@ void GroupMember::join_and_sync() {
   std::string member_id;
   {
     std::lock_guard lock(mutex_);
-    member_id = generation_.member_id;
+    member_id = member_id_;
     rejoin_ = false;
   }
   pr::JoinGroupRequest join;
@@ -239,21 +247,25 @@ void GroupMember::join_and_sync() {
   for (int attempt = 0;; ++attempt) {
     join.member_id = member_id;
     joined = connection_->call<pr::JoinGroupResponse>(11, kJoinGroupVersion, join);
-    // KIP-394: a new member first learns its id, then joins with it.
-    if (code_of(joined.error_code) == ErrorCode::kMemberIdRequired && attempt == 0) {
+    // KIP-394: a new member first learns its id, then joins with it. The id is kept from here
+    // on, so that a round cut short is resumed as the same member instead of leaving a phantom
+    // one behind for a session timeout.
+    if (!joined.member_id.empty()) {
       member_id = joined.member_id;
-      continue;
+      std::lock_guard lock(mutex_);
+      member_id_ = member_id;
     }
+    if (code_of(joined.error_code) == ErrorCode::kMemberIdRequired && attempt < 2) continue;
     break;
   }
-  connection_->set_timeout(config_.request_timeout_ms);
   ErrorCode error = code_of(joined.error_code);
   if (error != ErrorCode::kNone) {
+    connection_->set_timeout(config_.request_timeout_ms);
     std::lock_guard lock(mutex_);
     rejoin_ = true;
     if (error == ErrorCode::kUnknownMemberId || error == ErrorCode::kIllegalGeneration) {
       // The group went on without this member: whatever it held is someone else's now.
-      if (error == ErrorCode::kUnknownMemberId) generation_ = {};
+      if (error == ErrorCode::kUnknownMemberId) forget_member_id();
       set_lost("JoinGroup: " + client::error_text(joined.error_code));
       return;
     }
@@ -276,14 +288,19 @@ void GroupMember::join_and_sync() {
     for (const auto& [member, bytes] : callbacks_.assign(subscriptions))
       sync.assignments.push_back({member, {bytes.begin(), bytes.end()}});
   }
+  // A follower's SyncGroup is answered once the leader sent the assignment, or, if the leader
+  // died, once its session expired and the group rebalances: wait that long (as librdkafka does)
+  // rather than give up and find the same dead leader again.
+  connection_->set_timeout(config_.session_timeout_ms + config_.request_timeout_ms);
   auto synced = connection_->call<pr::SyncGroupResponse>(14, kSyncGroupVersion, sync);
+  connection_->set_timeout(config_.request_timeout_ms);
   error = code_of(synced.error_code);
   std::lock_guard lock(mutex_);
   generation_ = {joined.generation_id, joined.member_id};
   if (error != ErrorCode::kNone) {
     rejoin_ = true;
     if (error == ErrorCode::kUnknownMemberId || error == ErrorCode::kIllegalGeneration) {
-      if (error == ErrorCode::kUnknownMemberId) generation_ = {};
+      if (error == ErrorCode::kUnknownMemberId) forget_member_id();
       set_lost("SyncGroup: " + client::error_text(synced.error_code));
       return;
     }
@@ -313,13 +330,19 @@ void GroupMember::heartbeat() {
     rejoin_ = true;
   } else if (error == ErrorCode::kUnknownMemberId || error == ErrorCode::kIllegalGeneration ||
              error == ErrorCode::kFencedInstanceId) {
-    if (error == ErrorCode::kUnknownMemberId) generation_ = {};
+    if (error == ErrorCode::kUnknownMemberId) forget_member_id();
     if (error == ErrorCode::kFencedInstanceId)
       fatal_ = "Heartbeat: " + client::error_text(response.error_code);
     set_lost("Heartbeat: " + client::error_text(response.error_code));
   } else {
     throw Retry("Heartbeat: " + client::error_text(response.error_code));
   }
+}
+
+// Under mutex_.
+void GroupMember::forget_member_id() {
+  generation_ = {};
+  member_id_.clear();
 }
 
 // Under mutex_.
@@ -332,11 +355,15 @@ void GroupMember::set_lost(const std::string& why) {
 }
 
 void GroupMember::leave_group() {
-  Generation g = generation();
+  std::string member_id;
+  {
+    std::lock_guard lock(mutex_);
+    member_id = member_id_;
+  }
   if (!connection_) find_coordinator();
   pr::LeaveGroupRequest request;
   request.group_id = config_.group_id;
-  request.members.push_back({g.member_id, std::nullopt, std::nullopt});
+  request.members.push_back({member_id, std::nullopt, std::nullopt});
   connection_->call<pr::LeaveGroupResponse>(13, kLeaveGroupVersion, request);
 }
 

@@ -113,6 +113,7 @@ class GroupMember {
   void heartbeat();
   void leave_group();
   void set_lost(const std::string& why);
+  void forget_member_id();
   bool poll_overdue() const;
   void leave_for_poll_timeout();
   // Waits up to `ms` (or until a rejoin is asked for, when `or_rejoin`); false when stopping.
@@ -126,7 +127,10 @@ class GroupMember {
   bool stop_ = false, rejoin_ = true, lost_ = false, leave_on_stop_ = true;
   std::string fatal_;
   std::optional<ReceivedAssignment> pending_;
-  Generation generation_;
+  Generation generation_;  // the last round completed (JoinGroup and SyncGroup)
+  // The id the coordinator gave this member, known from its first JoinGroup answer on, before
+  // any round completes; empty once the group forgot it.
+  std::string member_id_;
   std::string coordinator_;  // host:port
   // The member's thread's own connection to the coordinator, and the stream thread's for
   // commits.

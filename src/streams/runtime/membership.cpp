@@ -81,6 +81,8 @@ void StreamThread::start_membership() {
       setting(config_.app, {"consumer.heartbeat.interval.ms", "heartbeat.interval.ms"}, 3000));
   member.rebalance_timeout_ms = static_cast<int32_t>(
       setting(config_.app, {"consumer.max.poll.interval.ms", "max.poll.interval.ms"}, 300000));
+  member.request_timeout_ms = static_cast<int32_t>(
+      setting(config_.app, {"consumer.request.timeout.ms", "request.timeout.ms"}, 30000));
   MemberCallbacks callbacks;
   callbacks.subscription = [this] { return subscription_bytes(); };
   callbacks.assign = [this](const std::map<std::string, std::string>& subscriptions) {
