@@ -6,8 +6,11 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <pthread.h>
+
 #include <atomic>
-#include <chrono>
+#include <csignal>
+#include <ctime>
 #include <memory>
 #include <thread>
 
@@ -32,6 +35,52 @@ std::string broker_address(const broker::BrokerConfig& config) {
       return (l.host.empty() || l.host == "0.0.0.0" ? "127.0.0.1" : l.host) + ":" +
              std::to_string(l.port);
   return "";
+}
+
+// SIGINT and SIGTERM, blocked in this thread and in every thread started after it (the broker's,
+// the registry's, librdkafka's), wait to be taken by received(): the platform, not each server,
+// decides the order in which they stop. Left blocked, as the process ends after the stop.
+class StopSignals {
+ public:
+  StopSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+  }
+  // Whether one has come, waiting up to `wait_ms` for it.
+  bool received(int wait_ms) {
+    if (received_) return true;
+    timespec timeout{wait_ms / 1000, (wait_ms % 1000) * 1000000L};
+    if (int signal = sigtimedwait(&set_, nullptr, &timeout); signal > 0) {
+      spdlog::info("oxbow platform: signal {}, stopping the registry, then the broker", signal);
+      received_ = true;
+    }
+    return received_;
+  }
+
+ private:
+  sigset_t set_;
+  bool received_ = false;
+};
+
+// Serves the registry until a stop signal or the end of the broker; its exit code. Its Kafka
+// clients are closed on return, while the broker still answers them.
+int serve_registry(registry::server::RegistryConfig config, StopSignals& signals,
+                   const std::atomic<bool>& broker_done) {
+  registry::server::RegistryServer registry(std::move(config));
+  std::string error;
+  if (!registry.start(error)) {
+    spdlog::error("cannot start the registry: {}", error);
+    return 1;
+  }
+  int code = 0;
+  std::thread server([&] { code = registry.run(); });
+  while (!broker_done && !signals.received(100)) {
+  }
+  registry.stop();
+  server.join();
+  return code;
 }
 
 int run_platform(const PlatformOptions& options) {
@@ -60,6 +109,8 @@ int run_platform(const PlatformOptions& options) {
     return 1;
   }
 
+  // Before any thread starts, so that every thread inherits the blocked signals.
+  StopSignals signals;
   broker::Broker broker(std::move(*broker_config));
   if (!broker.start(error)) {
     spdlog::error("cannot start the broker: {}", error);
@@ -71,18 +122,13 @@ int run_platform(const PlatformOptions& options) {
     broker_code = broker.run();
     broker_done = true;
   });
-  while (!broker.ready() && !broker_done)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  int code = 1;
-  if (!broker_done) {
-    registry::server::RegistryServer registry(std::move(*registry_config));
-    if (registry.start(error)) {
-      code = registry.run();  // until SIGINT or SIGTERM, which the broker hears too
-    } else {
-      spdlog::error("cannot start the registry: {}", error);
-      broker.stop();
-    }
+  while (!broker.ready() && !broker_done && !signals.received(20)) {
   }
+  int code = 0;
+  if (!broker_done && !signals.received(0))
+    code = serve_registry(std::move(*registry_config), signals, broker_done);
+  // Stopped last, in the reverse order of the start: nothing is left to reach it.
+  if (!broker_done) broker.stop();
   broker_thread.join();
   return code != 0 ? code : broker_code;
 }

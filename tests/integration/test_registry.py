@@ -11,6 +11,7 @@ import random
 import signal
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -59,6 +60,44 @@ class Registry:
         """Whether this instance's log says it holds the primary role now."""
         text = self.log_path.read_text(errors="replace")
         return text.rfind("is the primary") > text.rfind("no longer the primary")
+
+
+class Platform:
+    """`oxbow platform` on free ports, its broker's data under tmp_path; `overrides` are the
+    broker's."""
+
+    def __init__(self, tmp_path, overrides=None):
+        self.kafka_port, self.registry_port = free_port(), free_port()
+        self.log_path = tmp_path / "platform.log"
+        self.cmd = [OXBOW_BIN, "platform",
+                    "--override", f"listeners=PLAINTEXT://127.0.0.1:{self.kafka_port}",
+                    "--override", f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.kafka_port}",
+                    "--override", f"log.dirs={tmp_path / 'data'}",
+                    "--override", "admin.listener=",
+                    *[arg for k, v in (overrides or {}).items() for arg in ("--override", f"{k}={v}")],
+                    "--registry-override", f"listeners=http://127.0.0.1:{self.registry_port}"]
+        self.proc = None
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.registry_port}"
+
+    @property
+    def bootstrap(self):
+        return f"127.0.0.1:{self.kafka_port}"
+
+    def start(self):
+        with open(self.log_path, "ab") as log:
+            self.proc = track(subprocess.Popen(self.cmd, stdout=log, stderr=subprocess.STDOUT))
+        wait_until(lambda: http("GET", self.url + "/")[0] == 200, 60, message="the platform's registry")
+        return self
+
+    def stop(self, timeout=30):
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(timeout=timeout) == 0, self.tail()
+
+    def tail(self):
+        return self.log_path.read_text(errors="replace")[-3000:]
 
 
 def http(method, url, body=None, content_type="application/vnd.schemaregistry.v1+json"):
@@ -192,22 +231,11 @@ def test_platform_runs_the_broker_and_the_registry_in_one_process(tmp_path):
     registry finds the broker by itself; SIGTERM stops both cleanly."""
     from confluent_kafka import Consumer, Producer
 
-    kafka_port, registry_port = free_port(), free_port()
-    log = open(tmp_path / "platform.log", "ab")
-    proc = track(subprocess.Popen(
-        [OXBOW_BIN, "platform",
-         "--override", f"listeners=PLAINTEXT://127.0.0.1:{kafka_port}",
-         "--override", f"advertised.listeners=PLAINTEXT://127.0.0.1:{kafka_port}",
-         "--override", f"log.dirs={tmp_path / 'data'}",
-         "--override", "admin.listener=",
-         "--registry-override", f"listeners=http://127.0.0.1:{registry_port}"],
-        stdout=log, stderr=subprocess.STDOUT))
-    url = f"http://127.0.0.1:{registry_port}"
-    wait_until(lambda: http("GET", url + "/")[0] == 200, 60, message="the platform's registry")
-    client = SchemaRegistryClient({"url": url})
+    platform = Platform(tmp_path).start()
+    client = SchemaRegistryClient({"url": platform.url})
     assert client.register_schema("greetings-value", Schema('"string"', "AVRO")) == 1
 
-    bootstrap = f"127.0.0.1:{kafka_port}"
+    bootstrap = platform.bootstrap
     producer = Producer({"bootstrap.servers": bootstrap})
     producer.produce("greetings", b"hello")
     assert producer.flush(30) == 0
@@ -221,9 +249,29 @@ def test_platform_runs_the_broker_and_the_registry_in_one_process(tmp_path):
     got = wait_until(greeting, 30, message="the greeting back")
     assert got.value() == b"hello"
     consumer.close()
+    platform.stop()
 
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=30) == 0, (tmp_path / "platform.log").read_text()[-3000:]
+
+def test_platform_stops_the_registry_then_the_broker_quietly(tmp_path):
+    """SIGTERM stops the parts in the reverse order of their start: the registry first, its Kafka
+    clients closed while the broker still answers them, then the broker. It exits 0 at once, and
+    no client reports the broker gone."""
+    platform = Platform(tmp_path).start()
+    client = SchemaRegistryClient({"url": platform.url})
+    assert client.register_schema("greetings-value", Schema('"string"', "AVRO")) == 1
+    before_stop = platform.log_path.stat().st_size
+    started = time.monotonic()
+    platform.stop(timeout=10)
+    took = time.monotonic() - started
+    with open(platform.log_path, "rb") as log:
+        log.seek(before_stop)
+        after = log.read().decode(errors="replace")
+    for complaint in ("Connection refused", "Disconnected", "brokers are down", "Connect to"):
+        assert complaint not in after, after[-3000:]
+    # The registry's clients closed before the broker stopped.
+    assert 0 <= after.find("oxbow registry stopped cleanly") < after.find("oxbow broker stopped cleanly"), \
+        after[-3000:]
+    assert took < 5, f"stopping took {took:.1f} s\n{after[-3000:]}"
 
 
 def test_the_schema_tool_registers_lists_checks_configures_and_deletes(registry, tmp_path):

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <chrono>
 #include <csignal>
@@ -268,12 +269,20 @@ bool RegistryServer::start_election(std::string& error) {
   return true;
 }
 
+void RegistryServer::stop() {
+  boost::asio::post(impl_->context, [this] {
+    impl_->http.close();
+    impl_->context.stop();
+  });
+}
+
 uint16_t RegistryServer::port() const {
   return impl_->http.port();
 }
 
 int RegistryServer::run() {
-  impl_->signals.async_wait([this](const boost::system::error_code&, int signal) {
+  impl_->signals.async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
     spdlog::info("oxbow registry: signal {}, stopping", signal);
     impl_->http.close();
     impl_->context.stop();

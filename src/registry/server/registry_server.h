@@ -46,8 +46,10 @@ class RegistryServer {
   ~RegistryServer();
   // Reads the topic and starts listening; false with `error` when it cannot.
   bool start(std::string& error);
-  // Serves until SIGINT or SIGTERM; the exit code.
+  // Serves until SIGINT, SIGTERM or stop(); the exit code. Its Kafka clients are closed on return.
   int run();
+  // Ends run(); callable from any thread.
+  void stop();
   uint16_t port() const;
 
  private:
