@@ -43,8 +43,11 @@ struct PartitionListDestroyer {
 using PartitionListHandle =
     std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDestroyer>;
 
+// A producer handle (librdkafka's admin client) that never has the broker create a topic it asks
+// about: describing a topic deleted meanwhile must not bring it back.
 KafkaHandle make_admin_client(const ClientOptions& client) {
-  return make_kafka_handle(RD_KAFKA_PRODUCER, make_kafka_conf(client));
+  return make_kafka_handle(RD_KAFKA_PRODUCER,
+                           make_kafka_conf(client, {{"allow.auto.create.topics", "false"}}));
 }
 
 void check_topic_results(const rd_kafka_topic_result_t** results, size_t count) {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace oxbow::registry::server {
 
@@ -23,6 +25,10 @@ rd_kafka_t* make_client(rd_kafka_type_t type, const KafkaLogConfig& config,
     }
   };
   set("bootstrap.servers", config.bootstrap_servers);
+  // A lookup of the topic must not create it: a broker auto-creating topics would make it with
+  // its own num.partitions and cleanup policy, which ensure_topic() would then refuse. The topic
+  // is created here, as Confluent's registry does (one partition, compacted).
+  set("allow.auto.create.topics", "false");
   for (const auto& [key, value] : settings) set(key, value);
   if (delivered) rd_kafka_conf_set_dr_msg_cb(conf, delivered);
   rd_kafka_t* rk = rd_kafka_new(type, conf, error, sizeof error);
@@ -48,6 +54,65 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
 std::optional<std::string> bytes(const void* data, size_t size) {
   if (!data) return std::nullopt;
   return std::string(static_cast<const char*>(data), size);
+}
+
+struct TopicLookup {
+  bool exists = false;
+  int partitions = 0;
+  int brokers = 0;
+};
+
+// Asked on a client that cannot auto-create (make_client), as Confluent's registry describes
+// the topic without creating it. The answer also tells the client what it now knows of it.
+TopicLookup look_up(rd_kafka_t* client, const std::string& name, int timeout_ms) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_topic_t* handle = rd_kafka_topic_new(client, name.c_str(), nullptr);
+  rd_kafka_resp_err_t err = rd_kafka_metadata(client, 0, handle, &md, timeout_ms);
+  rd_kafka_topic_destroy(handle);
+  if (err)
+    throw std::runtime_error(std::string("cannot reach the cluster: ") + rd_kafka_err2str(err));
+  TopicLookup found;
+  found.brokers = md->broker_cnt;
+  found.exists = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR;
+  if (found.exists) found.partitions = md->topics[0].partition_cnt;
+  rd_kafka_metadata_destroy(md);
+  return found;
+}
+
+std::string or_name(const char* text, rd_kafka_resp_err_t err) {
+  return text ? text : rd_kafka_err2str(err);
+}
+
+// One partition, compacted; the reason it failed, if it did (one made meanwhile by another
+// instance is fine).
+std::optional<std::string> create(rd_kafka_t* client, const std::string& name, int replication,
+                                  int timeout_ms) {
+  char error[512];
+  rd_kafka_NewTopic_t* topic =
+      rd_kafka_NewTopic_new(name.c_str(), 1, replication, error, sizeof error);
+  if (!topic) return std::string(error);
+  rd_kafka_NewTopic_set_config(topic, "cleanup.policy", "compact");
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(client);
+  rd_kafka_CreateTopics(client, &topic, 1, nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, timeout_ms);
+  std::optional<std::string> failure;
+  if (!event) {
+    failure = "timed out";
+  } else {
+    size_t n = 0;
+    const auto* result = rd_kafka_event_CreateTopics_result(event);
+    const auto** topics = result ? rd_kafka_CreateTopics_result_topics(result, &n) : nullptr;
+    if (auto e = rd_kafka_event_error(event))
+      failure = or_name(rd_kafka_event_error_string(event), e);
+    for (size_t i = 0; i < n && !failure; ++i)
+      if (auto e = rd_kafka_topic_result_error(topics[i]);
+          e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+        failure = or_name(rd_kafka_topic_result_error_string(topics[i]), e);
+    rd_kafka_event_destroy(event);
+  }
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_NewTopic_destroy(topic);
+  return failure;
 }
 
 }  // namespace
@@ -105,48 +170,25 @@ void KafkaLog::stop() {
 }
 
 void KafkaLog::ensure_topic() {
-  const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_topic_t* handle = rd_kafka_topic_new(producer_, config_.topic.c_str(), nullptr);
-  rd_kafka_resp_err_t err = rd_kafka_metadata(producer_, 0, handle, &md, config_.timeout_ms);
-  rd_kafka_topic_destroy(handle);
-  if (err)
-    throw std::runtime_error(std::string("cannot reach the cluster: ") + rd_kafka_err2str(err));
-  int partitions = 0;
-  // As Confluent's: kafkastore.topic.replication.factor, at most the brokers there are.
-  int replication = std::min(std::max(md->broker_cnt, 1), config_.replication_factor);
-  bool exists = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR;
-  if (exists) partitions = md->topics[0].partition_cnt;
-  rd_kafka_metadata_destroy(md);
-  if (exists && partitions != 1)
+  TopicLookup found = look_up(producer_, config_.topic, config_.timeout_ms);
+  if (found.exists && found.partitions != 1)
     throw std::runtime_error("The schema topic " + config_.topic +
-                             " should have only 1 partition but has " + std::to_string(partitions));
-  if (exists) return;
-  char error[512];
-  rd_kafka_NewTopic_t* topic =
-      rd_kafka_NewTopic_new(config_.topic.c_str(), 1, replication, error, sizeof error);
-  if (!topic) throw std::runtime_error(error);
-  rd_kafka_NewTopic_set_config(topic, "cleanup.policy", "compact");
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(producer_);
-  rd_kafka_CreateTopics(producer_, &topic, 1, nullptr, queue);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, config_.timeout_ms);
-  std::string failure;
-  if (!event) {
-    failure = "timed out";
-  } else {
-    size_t n = 0;
-    const auto* result = rd_kafka_event_CreateTopics_result(event);
-    const auto** topics = result ? rd_kafka_CreateTopics_result_topics(result, &n) : nullptr;
-    if (rd_kafka_event_error(event)) failure = rd_kafka_event_error_string(event);
-    for (size_t i = 0; i < n && failure.empty(); ++i)
-      if (auto e = rd_kafka_topic_result_error(topics[i]);
-          e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
-        failure = rd_kafka_topic_result_error_string(topics[i]);
-    rd_kafka_event_destroy(event);
-  }
-  rd_kafka_queue_destroy(queue);
-  rd_kafka_NewTopic_destroy(topic);
-  if (!failure.empty()) throw std::runtime_error("cannot create " + config_.topic + ": " + failure);
+                             " should have only 1 partition but has " +
+                             std::to_string(found.partitions));
+  if (found.exists) return;
+  // As Confluent's: kafkastore.topic.replication.factor, at most the brokers there are.
+  int replication = std::min(std::max(found.brokers, 1), config_.replication_factor);
+  if (auto failure = create(producer_, config_.topic, replication, config_.timeout_ms))
+    throw std::runtime_error("cannot create " + config_.topic + ": " + *failure);
   spdlog::info("registry: created {} (1 partition, compacted)", config_.topic);
+  // The producer took the topic for missing when it asked, and would answer for it at once
+  // with an unknown partition until it learns otherwise.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.timeout_ms);
+  while (!look_up(producer_, config_.topic, config_.timeout_ms).exists) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw std::runtime_error("created " + config_.topic + ", which the cluster does not show");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 int64_t KafkaLog::end_offset() {

@@ -78,6 +78,7 @@ void PrimaryElection::start() {
       {"session.timeout.ms", std::to_string(config_.session_timeout_ms)},
       {"heartbeat.interval.ms", std::to_string(std::max(100, config_.session_timeout_ms / 10))},
       {"partition.assignment.strategy", "range"},
+      {"allow.auto.create.topics", "false"},  // the topic is KafkaLog's to create
   };
   for (const auto& [key, value] : settings)
     if (rd_kafka_conf_set(conf, key, value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {

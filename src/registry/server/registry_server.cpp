@@ -127,14 +127,21 @@ std::optional<RegistryConfig> make_registry_config(const std::map<std::string, s
   }
   c.bootstrap_servers = bootstrap_of(*bootstrap);
   if (const auto* t = get("kafkastore.topic")) c.topic = *t;
-  if (const auto* t = get("kafkastore.timeout.ms")) {
+  auto number = [&](const char* key, int& out) {
+    const auto* v = get(key);
+    if (!v) return true;
     try {
-      c.timeout_ms = std::stoi(*t);
+      out = std::stoi(*v);
+      return true;
     } catch (const std::exception&) {
-      error = "kafkastore.timeout.ms: not a number: " + *t;
-      return std::nullopt;
+      error = std::string(key) + ": not a number: " + *v;
+      return false;
     }
-  }
+  };
+  if (!number("kafkastore.timeout.ms", c.timeout_ms) ||
+      !number("kafkastore.topic.replication.factor", c.replication_factor) ||
+      !number("oxbow.election.session.timeout.ms", c.election_session_timeout_ms))
+    return std::nullopt;
   if (const auto* level = get("schema.compatibility.level")) {
     auto parsed = compatibility_level(*level);
     if (!parsed) {
@@ -148,21 +155,13 @@ std::optional<RegistryConfig> make_registry_config(const std::map<std::string, s
   if (const auto* v = get("schema.registry.group.id")) c.group_id = *v;
   if (const auto* v = get("leader.eligibility")) c.leader_eligibility = *v == "true";
   if (const auto* v = get("host.name")) c.advertised_host = *v;
-  if (const auto* v = get("oxbow.election.session.timeout.ms")) {
-    try {
-      c.election_session_timeout_ms = std::stoi(*v);
-    } catch (const std::exception&) {
-      error = "oxbow.election.session.timeout.ms: not a number: " + *v;
-      return std::nullopt;
-    }
-  }
   return c;
 }
 
 struct RegistryServer::Impl {
   explicit Impl(RegistryConfig c)
       : config(std::move(c)),
-        log({config.bootstrap_servers, config.topic, 3, config.timeout_ms}),
+        log({config.bootstrap_servers, config.topic, config.replication_factor, config.timeout_ms}),
         election(ElectionConfig{config.bootstrap_servers, config.topic, config.group_id, "",
                                 config.leader_eligibility, config.election_session_timeout_ms}),
         service(log, {*compatibility_level(config.compatibility), config.validate_defaults}),

@@ -28,6 +28,7 @@ struct RegistryConfig {
   std::string bootstrap_servers;
   std::string topic = "_schemas";
   int timeout_ms = 60000;
+  int replication_factor = 3;
   std::string compatibility = "BACKWARD";
   bool validate_defaults = true;
   std::string group_id = "schema-registry";

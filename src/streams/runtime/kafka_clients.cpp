@@ -53,6 +53,10 @@ rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& f
     for (const auto& [k, v] : app)
       if (k.rfind(prefix, 0) == 0) set(conf, k.substr(std::string(prefix).size()), v);
     for (const auto& [k, v] : fixed) set(conf, k, v);
+    // Streams creates the topics it needs with their own partition counts and settings; a
+    // client's lookup of a topic not there yet must not have the broker create it with its
+    // defaults (Kafka Streams likewise forces this off on its consumer).
+    set(conf, "allow.auto.create.topics", "false");
   } catch (...) {
     rd_kafka_conf_destroy(conf);
     throw;

@@ -42,7 +42,8 @@ class TopicHandles {
 
 // The client's librdkafka settings: bootstrap.servers, the security settings, and the properties
 // prefixed with the role's name (consumer., producer., admin.), then `fixed` on top.
-// `defaults` apply first (the application's settings override them), `fixed` last.
+// `defaults` apply first (the application's settings override them), `fixed` last; no client
+// may have the broker auto-create a topic (allow.auto.create.topics=false, whatever is asked).
 rd_kafka_conf_t* client_conf(const Config& app, ClientRole role, const Config& fixed,
                              const Config& defaults = {});
 // Throws std::runtime_error with librdkafka's reason.
@@ -53,7 +54,8 @@ RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf);
 // periodic metadata scan, up to a second later. Best effort: a failure leaves that scan to it.
 void learn_leaders(rd_kafka_t* client);
 
-// The topic's partition count, 0 when it does not exist; throws when the cluster cannot answer.
+// The topic's partition count, 0 when it does not exist (and not created by the asking, on a
+// client from client_conf); throws when the cluster cannot answer.
 int32_t partition_count(rd_kafka_t* client, const std::string& topic);
 
 struct NewTopic {
