@@ -41,11 +41,13 @@ def _truth(lines):
 
 
 class App:
-    def __init__(self, broker, tmp_path, name, app_id="wc", guarantee="at_least_once", state=None, extra=()):
+    def __init__(self, broker, tmp_path, name, app_id="wc", guarantee="at_least_once", state=None, extra=(),
+                 commit_interval_ms=200):
         self.log_path = tmp_path / f"{name}.log"
         self.state_dir = tmp_path / f"state-{state or name}"
+        commit = ["--commit-interval-ms", str(commit_interval_ms)] if commit_interval_ms else []
         self.cmd = [WORDCOUNT, "--bootstrap-server", broker.bootstrap, "--application-id", app_id,
-                    "--state-dir", str(self.state_dir), "--commit-interval-ms", "200",
+                    "--state-dir", str(self.state_dir), *commit,
                     "--processing-guarantee", guarantee,
                     # A killed instance's tasks move after 6 s rather than librdkafka's 45 s.
                     "--config", "consumer.session.timeout.ms=6000",
@@ -111,6 +113,25 @@ def topics(make_broker):
 def _produce(broker, lines):
     p = ck.producer(broker.bootstrap)
     ck.produce_all(p, [{"value": line.encode()} for line in lines], INPUT)
+
+
+def test_counts_show_within_a_second_with_the_examples_own_settings(topics, tmp_path):
+    """The README's walkthrough: with the example's settings (Kafka Streams' 30 s commit interval)
+    each line's counts reach the output topic within about a second, as the example turns the
+    record cache off (Kafka's WordCountDemo does too) rather than hold counts until a commit.
+    Three lines, each awaited in turn: commits 30 s apart could bring at most one in time."""
+    app = App(topics, tmp_path, "quick", commit_interval_ms=None).start()
+    out = Output(topics)
+    _produce(topics, ["warm up"])
+    out.read_until({"warm": 1, "up": 1}, at_least=True)  # the application has its tasks
+    for word in ("kafka", "streams", "oxbow"):
+        started = time.monotonic()
+        _produce(topics, [word])
+        out.read_until({word: 1}, at_least=True, timeout=5)
+        took = time.monotonic() - started
+        assert took < 1.5, f"{word}: its count came {took:.2f} s after the line"
+    app.stop()
+    out.close()
 
 
 def test_two_instances_then_a_restart_count_exactly(topics, tmp_path):
