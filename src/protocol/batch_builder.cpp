@@ -211,6 +211,38 @@ std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
   return bytes;
 }
 
+std::vector<uint8_t> rebuild_batch_with_delete_horizon(std::span<const uint8_t> original,
+                                                       const std::vector<RawRecord>& records,
+                                                       int64_t delete_horizon_ms, int level) {
+  std::vector<uint8_t> header(original.begin(), original.begin() + kBatchHeaderSize);
+  auto attributes = read_batch_header(original.data()).attributes;
+  write_i16(header.data() + kAttributesOffset,
+            static_cast<int16_t>(attributes | kDeleteHorizonBit));
+  write_i64(header.data() + kBaseTimestampOffset, delete_horizon_ms);
+  // Each record is (length, attributes, timestamp delta, the rest): only the delta changes.
+  Writer out;
+  std::vector<size_t> ends;
+  for (const auto& r : records) {
+    Reader in(std::span(const_cast<uint8_t*>(r.bytes.data()), r.bytes.size()));
+    in.varint();
+    int8_t record_attributes = in.i8();
+    in.varlong();
+    auto rest = r.bytes.subspan(in.position());
+    Writer body;
+    body.i8(record_attributes);
+    body.varlong(r.view.timestamp - delete_horizon_ms);
+    body.raw(rest.data(), rest.size());
+    out.varint(static_cast<int32_t>(body.buffer().size()));
+    out.raw(body.buffer().data(), body.buffer().size());
+    ends.push_back(out.buffer().size());
+  }
+  std::vector<RawRecord> rebased = records;
+  for (size_t i = 0, start = 0; i < rebased.size(); start = ends[i++]) {
+    rebased[i].bytes = std::span(out.buffer().data() + start, ends[i] - start);
+  }
+  return rebuild_batch(header, rebased, level);
+}
+
 bool needs_recompression(std::span<const uint8_t> batches, int codec) {
   for (size_t pos = 0; batches.size() - pos >= kBatchHeaderSize;) {
     auto header = read_batch_header(batches.data() + pos);

@@ -72,6 +72,14 @@ std::vector<uint8_t> rebuild_batch(std::span<const uint8_t> original,
                                    const std::vector<RawRecord>& records,
                                    int level = kDefaultCompressionLevel);
 
+// rebuild_batch's batch stamped with a delete horizon (record_batch.h): attribute bit 6 set and
+// base_timestamp = `delete_horizon_ms`, each record's timestamp delta re-encoded from that base so
+// that its timestamp reads as before.
+std::vector<uint8_t> rebuild_batch_with_delete_horizon(std::span<const uint8_t> original,
+                                                       const std::vector<RawRecord>& records,
+                                                       int64_t delete_horizon_ms,
+                                                       int level = kDefaultCompressionLevel);
+
 // Whether some batch of `batches` is not in `codec` (0: uncompressed).
 bool needs_recompression(std::span<const uint8_t> batches, int codec);
 

@@ -10,10 +10,21 @@
 //       16     1  magic                  2
 //       17     4  crc                    CRC-32C of bytes [21, end)
 //       21     2  attributes             bits 0-2 codec, 3 timestamp type, 4 transactional, 5
-//       control 23     4  last_offset_delta 27     8  base_timestamp 35     8  max_timestamp 43 8
-//       producer_id 51     2  producer_epoch 53     4  base_sequence 57     4  record_count
+//                                          control, 6 delete horizon
+//       23     4  last_offset_delta
+//       27     8  base_timestamp         with bit 6: the delete horizon (see below)
+//       35     8  max_timestamp
+//       43     8  producer_id
+//       51     2  producer_epoch
+//       53     4  base_sequence
+//       57     4  record_count
 // Since the CRC starts at attributes, the broker can assign offsets and the leader epoch without
 // recomputing it; setting LogAppendTime changes covered bytes and so does recompute it.
+//
+// The delete horizon (Kafka's KIP-534) is the log cleaner's: a batch whose tombstones or
+// transaction marker a pass keeps for the first time is stamped with the time after which a later
+// pass may drop them, held in base_timestamp (record timestamps stay base + delta, their deltas
+// re-encoded).
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -28,12 +39,14 @@ inline constexpr size_t kBatchLogOverhead = 12;  // base_offset + batch_length
 inline constexpr size_t kMagicOffset = 16;
 inline constexpr size_t kCrcOffset = 17;
 inline constexpr size_t kAttributesOffset = 21;
+inline constexpr size_t kBaseTimestampOffset = 27;
 inline constexpr size_t kMaxTimestampOffset = 35;
 
 inline constexpr int16_t kCodecMask = 0x07;
 inline constexpr int16_t kTimestampTypeBit = 0x08;
 inline constexpr int16_t kTransactionalBit = 0x10;
 inline constexpr int16_t kControlBit = 0x20;
+inline constexpr int16_t kDeleteHorizonBit = 0x40;
 
 struct BatchHeader {
   int64_t base_offset;
@@ -56,6 +69,7 @@ struct BatchHeader {
   bool is_control() const { return attributes & kControlBit; }
   bool is_transactional() const { return attributes & kTransactionalBit; }
   bool log_append_time() const { return attributes & kTimestampTypeBit; }
+  bool has_delete_horizon() const { return attributes & kDeleteHorizonBit; }
 };
 
 // Reads the header fields; `p` must hold at least kBatchHeaderSize bytes.

@@ -108,6 +108,51 @@ TEST(RecordBatch, RebuiltBatchKeepsItsCodec) {
   EXPECT_EQ(kept[1].view.value, "v3");
 }
 
+TEST(RecordBatch, ADeleteHorizonKeepsEveryRecordsTimestamp) {
+  auto plain = build_batch({{"k1", "v1", 0}, {"k2", std::nullopt, 7}, {"k3", "v3", 30}}, 5000, 40,
+                           {42, 3, 17, false});
+  std::vector<uint8_t> header(plain.begin(), plain.begin() + kBatchHeaderSize);
+  header[kAttributesOffset + 1] |= 4;  // zstd: the records are re-encoded, then compressed
+  std::string scratch;
+  std::vector<RawRecord> records;
+  ASSERT_TRUE(parse_raw_records(plain, scratch, records));
+  auto zstd_batch = rebuild_batch(header, records);
+  std::vector<RawRecord> all;
+  ASSERT_TRUE(parse_raw_records(zstd_batch, scratch, all));
+  // A horizon far from the records' times, so that the deltas take more bytes than before.
+  int64_t horizon = 5000 + 86'400'000;
+  auto stamped = rebuild_batch_with_delete_horizon(zstd_batch, {all[1], all[2]}, horizon);
+  auto h = read_batch_header(stamped.data());
+  EXPECT_EQ(h.crc, crc32c(stamped.data() + kAttributesOffset, stamped.size() - kAttributesOffset));
+  EXPECT_EQ(h.total_size(), stamped.size());
+  EXPECT_TRUE(h.has_delete_horizon());
+  EXPECT_EQ(h.base_timestamp, horizon);
+  EXPECT_EQ(h.codec(), 4);
+  EXPECT_EQ(h.max_timestamp, 5030);
+  EXPECT_EQ(h.last_offset(), 42);
+  EXPECT_EQ(h.producer_id, 42);
+  EXPECT_EQ(h.base_sequence, 17);
+  std::string scratch2;
+  std::vector<RawRecord> kept;
+  ASSERT_TRUE(parse_raw_records(stamped, scratch2, kept));
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].view.offset, 41);
+  EXPECT_EQ(kept[0].view.timestamp, 5007);
+  EXPECT_EQ(kept[0].view.key, "k2");
+  EXPECT_FALSE(kept[0].view.value);
+  EXPECT_EQ(kept[1].view.offset, 42);
+  EXPECT_EQ(kept[1].view.timestamp, 5030);
+  EXPECT_EQ(kept[1].view.value, "v3");
+  EXPECT_EQ(find_record_by_timestamp(stamped, 5008).offset, 42);
+  // A later rebuild keeps the horizon.
+  auto again = rebuild_batch(stamped, {kept[1]});
+  EXPECT_TRUE(read_batch_header(again.data()).has_delete_horizon());
+  std::vector<RawRecord> last;
+  ASSERT_TRUE(parse_raw_records(again, scratch2, last));
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last[0].view.timestamp, 5030);
+}
+
 }  // namespace oxbow::protocol
 
 namespace oxbow::protocol {

@@ -59,6 +59,135 @@ class AbortedRanges {
   std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> ranges_;
 };
 
+using KeyMap = std::unordered_map<std::string, int64_t>;  // key -> its latest dirty offset
+
+// What a pass keeps of each batch below its end: the latest record of each key, no aborted
+// records, and tombstones and transaction markers until their delete horizon. As in Kafka
+// (KIP-534), that horizon is delete.retention.ms counted from the pass that first keeps them,
+// stamped into their batch: the pass that removes a key's older values never removes its
+// tombstone, so a consumer that read an older value before the pass and reaches the tombstone
+// within delete.retention.ms after it sees the delete. (Counted from the tombstone's own
+// timestamp, both could go in one pass, and such a consumer kept a deleted key for good.)
+class BatchFilter {
+ public:
+  enum class Outcome { kDropped, kAsIs, kRebuilt };
+
+  BatchFilter(const KeyMap& latest, const AbortedRanges& aborted, int64_t now_ms,
+              int64_t delete_retention_ms)
+      : latest_(latest),
+        aborted_(aborted),
+        now_ms_(now_ms),
+        new_horizon_(delete_retention_ms > kNever - now_ms ? kNever
+                                                           : now_ms + delete_retention_ms) {}
+
+  // Batches are given in offset order, from the log's start. A batch whose records cannot be
+  // read is kept as it is.
+  Outcome filter(std::span<const uint8_t> batch, const pr::BatchHeader& h,
+                 std::vector<uint8_t>& rebuilt) {
+    if (h.is_control()) return filter_marker(batch, h, rebuilt);
+    records_.clear();
+    if (!pr::parse_raw_records(batch, scratch_, records_)) return Outcome::kAsIs;
+    bool aborted_batch = h.is_transactional() && aborted_.contains(h.producer_id, h.base_offset);
+    kept_.clear();
+    bool tombstones = false;
+    for (const auto& r : records_) {
+      if (aborted_batch || superseded(r.view) || (is_tombstone(r.view) && horizon_passed(h))) {
+        continue;
+      }
+      tombstones = tombstones || is_tombstone(r.view);
+      kept_.push_back(r);
+    }
+    records_removed_ += static_cast<int64_t>(records_.size() - kept_.size());
+    if (h.is_transactional() && !kept_.empty()) txn_has_data_.insert(h.producer_id);
+    if (kept_.empty()) return Outcome::kDropped;
+    if (tombstones && !h.has_delete_horizon()) {
+      rebuilt = pr::rebuild_batch_with_delete_horizon(batch, kept_, new_horizon_);
+      return Outcome::kRebuilt;
+    }
+    if (kept_.size() == records_.size()) return Outcome::kAsIs;
+    rebuilt = pr::rebuild_batch(batch, kept_);
+    return Outcome::kRebuilt;
+  }
+
+  int64_t records_removed() const { return records_removed_; }
+
+ private:
+  // A transaction's marker stays while records of its transaction do; then until its horizon.
+  Outcome filter_marker(std::span<const uint8_t> batch, const pr::BatchHeader& h,
+                        std::vector<uint8_t>& rebuilt) {
+    bool needed = txn_has_data_.erase(h.producer_id) > 0;
+    if (needed) return Outcome::kAsIs;
+    if (horizon_passed(h)) return Outcome::kDropped;
+    if (h.has_delete_horizon()) return Outcome::kAsIs;
+    records_.clear();
+    if (!pr::parse_raw_records(batch, scratch_, records_)) return Outcome::kAsIs;
+    rebuilt = pr::rebuild_batch_with_delete_horizon(batch, records_, new_horizon_);
+    return Outcome::kRebuilt;
+  }
+
+  static bool is_tombstone(const pr::RecordView& r) { return r.key && !r.value; }
+
+  bool superseded(const pr::RecordView& r) const {
+    if (!r.key) return false;
+    auto found = latest_.find(std::string(*r.key));
+    return found != latest_.end() && found->second > r.offset;
+  }
+
+  bool horizon_passed(const pr::BatchHeader& h) const {
+    return h.has_delete_horizon() && now_ms_ >= h.base_timestamp;
+  }
+
+  const KeyMap& latest_;
+  const AbortedRanges& aborted_;
+  int64_t now_ms_;
+  int64_t new_horizon_;
+  std::unordered_set<int64_t> txn_has_data_;  // producers whose open transaction kept records
+  std::string scratch_;
+  std::vector<pr::RawRecord> records_;
+  std::vector<pr::RawRecord> kept_;
+  int64_t records_removed_ = 0;
+};
+
+// Writes what `filter` keeps of `group` into a new segment in `cleaning` (emptied first), sealed
+// and durable; batches from `mapped_end` on (past a full key map) are copied untouched.
+bool write_cleaned(const std::vector<std::shared_ptr<Segment>>& group, const std::string& cleaning,
+                   int64_t mapped_end, int32_t index_interval_bytes, BatchFilter& filter,
+                   CleanResult& result, std::string& error) {
+  std::error_code ec;
+  fs::remove_all(cleaning, ec);
+  fs::create_directories(cleaning, ec);
+  auto cleaned =
+      Segment::create(cleaning, group.front()->base_offset(), index_interval_bytes, error);
+  if (!cleaned) return false;
+  bool write_failed = false;
+  auto write = [&](std::span<const uint8_t> bytes, const pr::BatchHeader& h) {
+    if (!cleaned->append(bytes.data(), bytes.size(), h.last_offset(), h.max_timestamp))
+      write_failed = true;
+    result.bytes_written += bytes.size();
+  };
+  std::vector<uint8_t> rebuilt;
+  for (auto& segment : group) {
+    segment->read_batches([&](std::span<const uint8_t> batch) {
+      auto h = pr::read_batch_header(batch.data());
+      result.bytes_read += batch.size();
+      auto outcome = h.base_offset >= mapped_end ? BatchFilter::Outcome::kAsIs
+                                                 : filter.filter(batch, h, rebuilt);
+      if (outcome == BatchFilter::Outcome::kAsIs) write(batch, h);
+      if (outcome == BatchFilter::Outcome::kRebuilt) write(rebuilt, h);
+      return !write_failed;
+    });
+    if (write_failed) break;
+  }
+  if (write_failed || !cleaned->flush()) {
+    error = "cannot write into " + cleaning;
+    return false;
+  }
+  cleaned->seal();
+  cleaned.reset();
+  sync_directory(cleaning);
+  return true;
+}
+
 }  // namespace
 
 struct PartitionLog::CleanPlan {
@@ -218,8 +347,7 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
     ends.pop_back();
   }
 
-  int64_t tombstone_horizon = now_ms - plan->config.delete_retention_ms;
-  std::unordered_set<int64_t> txn_has_data;  // producers whose open transaction kept records
+  BatchFilter filter(latest, aborted, now_ms, plan->config.delete_retention_ms);
   std::string cleaning = dir_ + "/" + kCleaningDir;
   size_t i = 0;
   while (i < plan->segments.size()) {
@@ -231,71 +359,15 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
       group_bytes += plan->segments[i]->size();
       group.push_back(plan->segments[i++]);
     }
-    std::error_code ec;
-    fs::remove_all(cleaning, ec);
-    fs::create_directories(cleaning, ec);
-    std::string error;
     int64_t base = group.front()->base_offset();
-    auto cleaned = Segment::create(cleaning, base, plan->config.index_interval_bytes, error);
-    if (!cleaned) {
-      spdlog::error("{}: compaction cannot write: {}", dir_, error);
-      return result;
-    }
-    bool write_failed = false;
-    auto write = [&](std::span<const uint8_t> bytes, const pr::BatchHeader& h) {
-      if (!cleaned->append(bytes.data(), bytes.size(), h.last_offset(), h.max_timestamp))
-        write_failed = true;
-      result.bytes_written += bytes.size();
-    };
-    for (auto& segment : group) {
-      segment->read_batches([&](std::span<const uint8_t> batch) {
-        auto h = pr::read_batch_header(batch.data());
-        result.bytes_read += batch.size();
-        if (h.base_offset >= plan->end) {  // past a full key map: unmapped, so untouched
-          write(batch, h);
-          return !write_failed;
-        }
-        if (h.is_control()) {
-          bool needed = txn_has_data.erase(h.producer_id) > 0;
-          if (needed || h.max_timestamp >= tombstone_horizon) write(batch, h);
-          return !write_failed;
-        }
-        records.clear();
-        if (!pr::parse_raw_records(batch, scratch, records)) {
-          write(batch, h);  // unreadable: kept as it is
-          return !write_failed;
-        }
-        bool aborted_batch = h.is_transactional() && aborted.contains(h.producer_id, h.base_offset);
-        std::vector<pr::RawRecord> kept;
-        for (const auto& r : records) {
-          if (aborted_batch) continue;
-          if (r.view.key) {
-            auto found = latest.find(std::string(*r.view.key));
-            if (found != latest.end() && found->second > r.view.offset) continue;
-            if (!r.view.value && h.max_timestamp < tombstone_horizon) continue;
-          }
-          kept.push_back(r);
-        }
-        result.records_removed += static_cast<int64_t>(records.size() - kept.size());
-        if (h.is_transactional() && !kept.empty()) txn_has_data.insert(h.producer_id);
-        if (kept.size() == records.size()) {
-          write(batch, h);
-        } else if (!kept.empty()) {
-          auto rebuilt = pr::rebuild_batch(batch, kept);
-          write(rebuilt, h);
-        }
-        return !write_failed;
-      });
-      if (write_failed) break;
-    }
-    if (write_failed || !cleaned->flush()) {
-      spdlog::error("{}: compaction cannot write the cleaned segment", dir_);
+    std::string error;
+    std::error_code ec;
+    if (!write_cleaned(group, cleaning, plan->end, plan->config.index_interval_bytes, filter,
+                       result, error)) {
+      spdlog::error("{}: compaction cannot write the cleaned segment: {}", dir_, error);
       fs::remove_all(cleaning, ec);
       return result;
     }
-    cleaned->seal();
-    cleaned.reset();
-    sync_directory(cleaning);
     int64_t end = ends[i - 1];
     if (!swap_cleaned(group, end, base)) {
       fs::remove_all(cleaning, ec);
@@ -310,6 +382,7 @@ CleanResult PartitionLog::clean(int64_t now_ms, bool force, size_t key_map_bytes
   write_file_atomically(dir_ + "/" + kCleanerCheckpoint, std::to_string(plan->end) + "\n", error,
                         false);
   result.cleaned = true;
+  result.records_removed = filter.records_removed();
   probe().cleaner_runs.add();
   probe().cleaner_seconds.observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
