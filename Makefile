@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PY ?= /usr/bin/python3
 
-.PHONY: all deps configure build run test unit-test integration-test format-check layer-check bench fuzz clean
+.PHONY: all deps configure build run test unit-test integration-test format-check layer-check bench soak fuzz clean
 
 all: build
 
@@ -42,6 +42,12 @@ test: format-check layer-check unit-test integration-test
 
 bench: build
 	bash bench/broker.sh
+
+# Not part of `make test`: SOAK_ROUNDS rounds of the compaction model check against a real broker
+# (writes, tombstones and reads while the cleaner runs; tests/soak/compaction_soak.py --help).
+SOAK_ROUNDS ?= 20
+soak: build
+	OXBOW_BIN=$(abspath $(BUILD))/oxbow $(PY) tests/soak/compaction_soak.py --rounds $(SOAK_ROUNDS)
 
 # Builds the fuzzers, then runs each for FUZZ_SECONDS; corpora and anything a fuzzer finds (crash-*,
 # slow-unit-*, ...) stay under build-fuzz/, never in the work tree.
