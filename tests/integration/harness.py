@@ -7,11 +7,15 @@ is attached to the failure report.
 """
 
 import collections
+import fcntl
 import os
 import pathlib
+import random
 import signal
 import socket
 import subprocess
+import tempfile
+import threading
 import time
 
 import pytest
@@ -26,20 +30,58 @@ STOP_TIMEOUT_S = 30.0
 # Faults the client-fault suite injected, by kind; the run's summary reports them.
 FAULTS = collections.Counter()
 
+# Listener ports come from below the kernel's ephemeral range (where outgoing connections take
+# their local ports, so a port handed out there could be taken by a client before the broker binds
+# it), at random, and each is reserved across processes by a lock on its byte of one shared file:
+# pytest-xdist workers, other pytest runs and the node tests (which listen on ephemeral ports) never
+# get the same one.  POSIX record locks belong to the process and go with it: nothing stale remains.
+_PORT_LOCK_PATH = os.path.join(tempfile.gettempdir(), "oxbow-test-ports.lock")
+_port_mutex = threading.Lock()
+_port_lock_fd = None
 _handed_out_ports = set()
+_port_random = random.Random(f"{os.getpid()}-{time.time_ns()}")
+
+
+def _listener_port_range():
+    try:
+        ephemeral_low = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    if ephemeral_low - 10000 >= 2000:
+        return 10000, ephemeral_low
+    return 1024, 65536  # an unusual kernel setting: any port, still reserved and checked
+
+
+def _bindable(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 nothing listens on right now, and never one this process was given
-    before: the kernel may hand the same free port out twice in a row, and a broker given it for
-    two listeners refuses to start."""
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _handed_out_ports:
-            _handed_out_ports.add(port)
-            return port
+    """A TCP port on 127.0.0.1 nothing listens on right now, that no other test process holds, and
+    never one this process was given before: a broker given one port for two listeners refuses to
+    start."""
+    global _port_lock_fd
+    with _port_mutex:
+        if _port_lock_fd is None:
+            _port_lock_fd = os.open(_PORT_LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o666)
+        low, high = _listener_port_range()
+        for _ in range(10_000):
+            port = _port_random.randrange(low, high)
+            if port in _handed_out_ports:
+                continue
+            try:
+                fcntl.lockf(_port_lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, port)
+            except OSError:
+                continue  # another process holds it
+            _handed_out_ports.add(port)  # this process keeps the lock either way
+            if _bindable(port):
+                return port
+        raise RuntimeError(f"no free port in [{low}, {high}) after 10000 tries")
 
 
 # Processes a test starts besides its brokers (Streams applications): conftest kills those still
