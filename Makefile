@@ -26,9 +26,10 @@ run: build
 unit-test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j 2
 
+# pytest in TEST_WORKERS processes (default three per core, at most 12: the tests mostly wait) with
+# the node tests beside them; the slowest tests are listed at the end (scripts/integration-tests.sh).
 integration-test: build
-	OXBOW_BIN=$(abspath $(BUILD))/oxbow $(PY) -m pytest -q -x tests/integration
-	cd tests/integration && OXBOW_BIN=$(abspath $(BUILD))/oxbow node --test
+	TEST_WORKERS=$(TEST_WORKERS) bash scripts/integration-tests.sh $(abspath $(BUILD))/oxbow $(PY)
 
 # The C++ sources as .clang-format lays them out (`clang-format -i` on the files it names).
 format-check:

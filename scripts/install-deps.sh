@@ -10,7 +10,7 @@ packages=(
   libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libmimalloc-dev libisal-dev libre2-dev
   librocksdb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-confluent-kafka python3-kafka python3-pytest
+  python3-confluent-kafka python3-kafka python3-pytest python3-pytest-xdist
   python3-snappy python3-lz4 python3-zstandard python3-prometheus-client
   python3-requests python3-avro python3-protobuf python3-jsonschema
   libprotobuf-dev libprotoc-dev

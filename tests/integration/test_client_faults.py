@@ -34,6 +34,8 @@ KCAT = shutil.which("kcat") or shutil.which("kafkacat")
 PY = sys.executable
 SEED = int(os.environ.get("OXBOW_FAULT_SEED", time.time_ns() % 1_000_000))
 rng = random.Random(SEED)
+# One broker and one guard see every case in turn: under pytest-xdist the module runs in one worker.
+pytestmark = pytest.mark.xdist_group("client_faults")
 
 PRODUCE, FETCH, METADATA, JOIN_GROUP, SYNC_GROUP, SASL_HANDSHAKE, SASL_AUTHENTICATE = 0, 1, 3, 11, 14, 17, 36
 USER, PASSWORD = "alice", "alice-secret"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The integration tests as `make integration-test` runs them: pytest in TEST_WORKERS processes
+# (pytest-xdist; three per core by default, at most 12) with the node tests beside them.  Most
+# tests wait on brokers, sessions and timeouts rather than compute, so more processes than cores
+# pay off (on 2 cores, 6 workers took 4.5 min where 4 took 6 and one process 25).  Each test owns its broker,
+# ports (harness.free_port reserves them across processes) and directories; a module whose tests
+# share one broker is an xdist_group and runs in one worker.  The first pytest failure stops
+# pytest; a failure of either suite fails the whole.  Usage: integration-tests.sh OXBOW_BIN [PYTHON]
+set -uo pipefail
+bin="$1"
+py="${2:-/usr/bin/python3}"
+workers="${TEST_WORKERS:-$(( $(nproc) * 3 > 12 ? 12 : $(nproc) * 3 ))}"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+
+node_log="$(mktemp)"
+trap 'rm -f "$node_log"' EXIT
+(cd "$here/tests/integration" && OXBOW_BIN="$bin" node --test >"$node_log" 2>&1) &
+node_pid=$!
+
+OXBOW_BIN="$bin" "$py" -m pytest -q -n "$workers" --dist loadgroup --maxfail=1 --durations=30 \
+  "$here/tests/integration"
+py_status=$?
+
+wait "$node_pid"
+node_status=$?
+echo "== node --test in tests/integration (exit $node_status)"
+if [ "$node_status" -eq 0 ]; then
+  grep -E '^# (tests|pass|fail|cancelled|duration_ms) ' "$node_log"
+else
+  cat "$node_log"
+fi
+[ "$py_status" -eq 0 ] && [ "$node_status" -eq 0 ]
