@@ -2,10 +2,12 @@
 # The integration tests as `make integration-test` runs them: pytest in TEST_WORKERS processes
 # (pytest-xdist; three per core by default, at most 12) with the node tests beside them.  Most
 # tests wait on brokers, sessions and timeouts rather than compute, so more processes than cores
-# pay off (on 2 cores, 6 workers took 4.5 min where 4 took 6 and one process 25).  Each test owns its broker,
-# ports (harness.free_port reserves them across processes) and directories; a module whose tests
-# share one broker is an xdist_group and runs in one worker.  The first pytest failure stops
-# pytest; a failure of either suite fails the whole.  Usage: integration-tests.sh OXBOW_BIN [PYTHON]
+# pay off.  Each test owns its broker, ports (harness.free_port reserves them across processes)
+# and directories; a module whose tests share one broker is an xdist_group, run by one worker.
+# Tests marked serial (they measure time, memory, CPU or throughput) run afterwards, one at a
+# time, with nothing beside them.  On 2 cores: 3.5 min with 6 workers, then 2 min of serial tests,
+# where all of it in one process took 21-25 min.  The first pytest failure stops pytest; a failure
+# of either suite fails the whole.  Usage: integration-tests.sh OXBOW_BIN [PYTHON]
 set -uo pipefail
 bin="$1"
 py="${2:-/usr/bin/python3}"
@@ -18,11 +20,20 @@ trap 'rm -f "$node_log"' EXIT
 node_pid=$!
 
 OXBOW_BIN="$bin" "$py" -m pytest -q -n "$workers" --dist loadgroup --maxfail=1 --durations=30 \
-  "$here/tests/integration"
+  -m "not serial" "$here/tests/integration"
 py_status=$?
+if [ "$py_status" -eq 0 ]; then
+  # Tests that measure time, memory, CPU or throughput: one at a time, once the rest is done.
+  echo "== the tests marked serial, one at a time"
+  wait "$node_pid"
+  node_status=$?
+  OXBOW_BIN="$bin" "$py" -m pytest -q -p no:xdist --maxfail=1 --durations=10 -m serial \
+    "$here/tests/integration"
+  py_status=$?
+  [ "$py_status" -eq 5 ] && py_status=0  # none marked
+fi
 
-wait "$node_pid"
-node_status=$?
+[ -n "${node_status:-}" ] || { wait "$node_pid"; node_status=$?; }
 echo "== node --test in tests/integration (exit $node_status)"
 if [ "$node_status" -eq 0 ]; then
   grep -E '^# (tests|pass|fail|cancelled|duration_ms) ' "$node_log"

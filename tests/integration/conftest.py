@@ -85,6 +85,8 @@ def _slow_tests():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "xdist_group(name): tests that share state run in one worker, in order")
+    config.addinivalue_line("markers", "serial: measures time, memory, CPU or throughput: `make test` runs it "
+                                       "alone, after the parallel run (-m 'not serial', then -m serial)")
 
 
 def pytest_collection_modifyitems(config, items):

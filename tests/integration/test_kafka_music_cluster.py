@@ -364,6 +364,7 @@ def check_chart(body, genre=None):
 SONG_BY_FIELDS = {(s["artist"], s["album"], s["name"]): s for s in SONGS}
 
 
+@pytest.mark.serial  # a load whose sessions must hold and whose throughput is checked
 def test_interactive_queries_from_100_clients_while_plays_flow(platform_factory):
     """100 clients query both instances (charts, genre charts, songs, unknown songs among them)
     for 10 s while plays flow and the group stays as it is: no answer is an error, every chart

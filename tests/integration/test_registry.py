@@ -252,6 +252,7 @@ def test_platform_runs_the_broker_and_the_registry_in_one_process(tmp_path):
     platform.stop()
 
 
+@pytest.mark.serial  # times the stop
 def test_platform_stops_the_registry_then_the_broker_quietly(tmp_path):
     """SIGTERM stops the parts in the reverse order of their start: the registry first, its Kafka
     clients closed while the broker still answers them, then the broker. It exits 0 at once, and

@@ -167,6 +167,7 @@ def test_fetch_beyond_end_is_out_of_range(broker):
     assert [m.offset() for m in msgs] == [0, 1, 2]
 
 
+@pytest.mark.serial  # times each record's arrival
 def test_long_poll_fetch_wakes_on_produce(broker):
     """A consumer waiting at the end of the log gets a new record quickly, not after fetch.wait.max.ms."""
     topic = ck.create_topic(broker.bootstrap, unique_topic("longpoll"))

@@ -9,6 +9,8 @@ the binary, its threads' stacks and the allocator's slack.
 
 import pathlib
 
+import pytest
+
 from harness import free_port, wait_until
 import ck_helpers as ck
 from test_streams_state import _scrape, _total
@@ -27,6 +29,7 @@ def _rss(pid, field="VmRSS"):
     return 0
 
 
+@pytest.mark.serial  # measures the process's peak RSS
 def test_five_million_keys_stay_within_the_memory_budget(topics, tmp_path):
     b = topics
     lines = [" ".join(f"k{i + j:08d}" for j in range(WORDS_PER_LINE)).encode()

@@ -13,6 +13,8 @@ import re
 import threading
 import time
 
+import pytest
+
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from harness import free_port, wait_until
@@ -192,6 +194,7 @@ def test_metadata_and_standby_failover(broker, tmp_path):
     survivor.stop()
 
 
+@pytest.mark.serial  # times the longest gap in processing
 def test_scale_out_warms_up_before_moving_tasks(broker, tmp_path):
     """A second instance joins an instance with state: it first gets warm-up replicas only (the
     tasks stay where their state is), takes tasks over once its copies caught up (within

@@ -115,6 +115,7 @@ def _produce(broker, lines):
     ck.produce_all(p, [{"value": line.encode()} for line in lines], INPUT)
 
 
+@pytest.mark.serial  # times each count's arrival
 def test_counts_show_within_a_second_with_the_examples_own_settings(topics, tmp_path):
     """The README's walkthrough: with the example's settings (Kafka Streams' 30 s commit interval)
     each line's counts reach the output topic within about a second, as the example turns the

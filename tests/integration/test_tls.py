@@ -418,6 +418,7 @@ def broker_cpu_seconds(broker):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+@pytest.mark.serial  # measures the broker's CPU time
 def test_a_request_longer_than_the_idle_limit_neither_closes_nor_spins(make_broker):
     """A JoinGroup parked for the initial rebalance delay (3 s) outlives connections.max.idle.ms (200 ms):
     the connection stays, and the broker does not busy-loop re-checking it meanwhile."""
