@@ -163,7 +163,6 @@ void Group::join(const JoinRequest& request, int64_t now, JoinCallback done, Com
           member.awaiting_sync = nullptr;
         }
         bool was_leader = leader_ == known->second;
-        bool same_protocols = member.protocols == request.protocols;
         member.id = id;
         member.protocols = request.protocols;
         member.session_timeout_ms = request.session_timeout_ms;
@@ -172,7 +171,9 @@ void Group::join(const JoinRequest& request, int64_t now, JoinCallback done, Com
         known->second = id;
         if (was_leader) leader_ = id;
         members_[id] = std::move(member);
-        if (state_ == GroupState::kStable && same_protocols) {
+        // As in Kafka, new metadata alone (a Streams instance's task lags after a restart) is kept
+        // without a rebalance: only a change of the protocol the group would select rebalances.
+        if (state_ == GroupState::kStable && select_protocol() == protocol_name_) {
           // Nothing changed for the others: no rebalance, the member syncs to get its assignment.
           // A returning leader is told so: its SyncGroup in a stable group keeps the assignment.
           JoinResult result = join_result_for(members_[id]);

@@ -192,6 +192,35 @@ TEST(Group, StaticMemberRejoinKeepsAssignmentWithoutRebalance) {
   EXPECT_EQ(as->sync->assignment, Bytes{1});
 }
 
+// As Kafka's coordinator: a static member back with other metadata for the same protocols (a
+// Streams instance's subscription carries its task lags) does not rebalance the group; one whose
+// protocols change the group's choice does.
+TEST(Group, StaticMemberRejoinWithNewMetadataRebalancesOnlyForANewProtocol) {
+  Group g("g", 0);
+  auto a = join(g, join_request("", {"range", "roundrobin"}, "instance-a"), 0);
+  std::string a_id = a->join->member_id;
+  auto b = join(g, join_request("", {"range", "roundrobin"}, "instance-b"), 0);
+  join(g, join_request(a_id, {"range", "roundrobin"}, "instance-a"), 1);
+  std::string b_id = b->join->member_id;
+  sync(g, a_id, 2, {{a_id, {1}}, {b_id, {2}}}, 2);
+  sync(g, b_id, 2, {}, 2);
+  ASSERT_EQ(g.state(), GroupState::kStable);
+
+  auto lags = join_request("", {"range", "roundrobin"}, "instance-b");
+  lags.protocols[0].second = Bytes{9, 9};
+  auto b2 = join(g, lags, 3);
+  ASSERT_TRUE(b2->join);
+  EXPECT_EQ(b2->join->error, ErrorCode::kNone);
+  EXPECT_EQ(b2->join->generation, 2);
+  EXPECT_EQ(g.state(), GroupState::kStable);
+  EXPECT_EQ(sync(g, b2->join->member_id, 2, {}, 4)->sync->assignment, Bytes{2});
+
+  // Back with roundrobin alone, which a supports too: the group's choice would change.
+  auto b3 = join(g, join_request("", {"roundrobin"}, "instance-b"), 6);
+  EXPECT_FALSE(b3->join);  // waits for the rebalance
+  EXPECT_EQ(g.state(), GroupState::kPreparingRebalance);
+}
+
 TEST(Group, ProtocolSelectionAndInconsistency) {
   Group g("g", 0);
   auto a = join(g, join_request("", {"cooperative-sticky", "range"}), 0);
