@@ -5,7 +5,7 @@
 # pay off.  Each test owns its broker, ports (harness.free_port reserves them across processes)
 # and directories; a module whose tests share one broker is an xdist_group, run by one worker.
 # Tests marked serial (they measure time, memory, CPU or throughput) run afterwards, one at a
-# time, with nothing beside them.  On 2 cores: 3.5 min with 6 workers, then 2 min of serial tests,
+# time, with nothing beside them.  On 2 cores: 3.5 min with 6 workers, then 2-3 min of serial tests,
 # where all of it in one process took 21-25 min.  The first pytest failure stops pytest; a failure
 # of either suite fails the whole.  Usage: integration-tests.sh OXBOW_BIN [PYTHON]
 set -uo pipefail
