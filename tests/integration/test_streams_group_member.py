@@ -178,6 +178,17 @@ def decode_assignment(data):
     return out
 
 
+def probe_joining_a_member(broker, group, **member_settings):
+    """A member spoken by hand alone in the group and heartbeating, then the probe, whose join
+    rebalances the group: (the member, its heartbeats' answers, the probe)."""
+    other = RawMember(broker, group, **member_settings)
+    assert other.join()[0] == NONE and other.sync({other.member_id: b""})[0] == NONE
+    answers = other.keep_heartbeating()
+    probe = Probe(broker, group)
+    wait_until(lambda: REBALANCE_IN_PROGRESS in answers, 20, message="the probe's join rebalancing")
+    return other, answers, probe
+
+
 # ---------------------------------------------------------------------------------------------
 # The rows: each drives the probe into one answer of the coordinator and checks it came through.
 
@@ -192,13 +203,9 @@ def member_id_required(broker, group):
 def join_held_for_the_rebalance_timeout(broker, group):
     # A member that heartbeats but never rejoins holds the probe's JoinGroup for the whole
     # rebalance timeout, longer than a request's timeout, before the coordinator drops it.
-    other = RawMember(broker, group, rebalance_ms=5000)
-    assert other.join()[0] == NONE and other.sync({other.member_id: b""})[0] == NONE
-    answers = other.keep_heartbeating()
-    probe = Probe(broker, group)
+    other, _, probe = probe_joining_a_member(broker, group, rebalance_ms=5000)
     assigned = probe.wait_assigned(40)
     other.stop_heartbeating()
-    assert REBALANCE_IN_PROGRESS in answers, "the probe's join did not start a rebalance"
     assert assigned["partitions"] == [0, 1, 2]
     assert other.heartbeat() == UNKNOWN_MEMBER_ID
 
@@ -206,11 +213,7 @@ def join_held_for_the_rebalance_timeout(broker, group):
 def sync_waiting_on_a_dead_leader(broker, group):
     # The leader dies between JoinGroup and SyncGroup: the probe's SyncGroup is answered only
     # when the leader's session (longer than the probe's request timeouts) expires.
-    leader = RawMember(broker, group, session_ms=12000)
-    assert leader.join()[0] == NONE and leader.sync({leader.member_id: b""})[0] == NONE
-    answers = leader.keep_heartbeating()
-    probe = Probe(broker, group)
-    wait_until(lambda: REBALANCE_IN_PROGRESS in answers, 20, message="the probe's rebalance")
+    leader, _, probe = probe_joining_a_member(broker, group, session_ms=12000)
     leader.stop_heartbeating()
     error, elected, members = leader.join()
     assert error == NONE and elected == leader.member_id and len(members) == 2
@@ -267,11 +270,7 @@ def illegal_generation(broker, group):
 def coordinator_silent_mid_join(broker, group):
     # The coordinator stops answering while the probe's JoinGroup is held: the request times
     # out on the probe's side, and the member must join again once the coordinator is back.
-    other = RawMember(broker, group, rebalance_ms=4000)
-    assert other.join()[0] == NONE and other.sync({other.member_id: b""})[0] == NONE
-    answers = other.keep_heartbeating()
-    probe = Probe(broker, group)
-    wait_until(lambda: REBALANCE_IN_PROGRESS in answers, 20, message="the probe's rebalance")
+    other, _, probe = probe_joining_a_member(broker, group, rebalance_ms=4000)
     broker.proc.send_signal(signal.SIGSTOP)
     try:
         # Past the probe's JoinGroup timeout (its rebalance timeout plus a request timeout).
