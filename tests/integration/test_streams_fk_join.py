@@ -235,8 +235,6 @@ def test_foreign_key_left_join_exactly_once_across_kill_9(broker, tmp_path):
             producer = _producer(broker)
             start = time.monotonic()
             for b, batch in enumerate(batches):
-                if b == len(batches) - 1:
-                    hurry.wait(600)  # the last batch after the kills, which under load can outlast the pace
                 _produce(producer, batch, b * BATCH)
                 hurry.wait(start + (b + 1) * WRITE_S / len(batches) - time.monotonic())
         except Exception as e:  # noqa: BLE001 - reported by the test thread

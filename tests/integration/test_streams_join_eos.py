@@ -306,8 +306,6 @@ def _run_app(broker, tmp_path, seed, kills):
             producer = ck.producer(broker.bootstrap, enable_idempotence=True)
             start = time.monotonic()
             for b in range(batches):
-                if b == batches - 1:
-                    hurry.wait(600)  # the last batch after the kills, which under load can outlast the pace
                 _produce_batch(producer, inputs, b)
                 hurry.wait(start + (b + 1) * WRITE_S / batches - time.monotonic())
         except Exception as e:  # noqa: BLE001 - reported by the test thread
