@@ -215,6 +215,7 @@ class Committed:
         self.consumer.close()
 
 
+@pytest.mark.serial  # its kills must come while input is paced in, which load from other tests can outlast
 def test_foreign_key_left_join_exactly_once_across_kill_9(broker, tmp_path):
     """exactly_once_v2: while the input is still being written, the application is killed -9 at
     random points twice (the second time also losing its state directory, so the subscription

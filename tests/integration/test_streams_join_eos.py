@@ -367,6 +367,7 @@ def test_left_join_matches_the_reference(broker, tmp_path):
     _run_app(broker, tmp_path, seed=11, kills=0)
 
 
+@pytest.mark.serial  # its kills must come while input is paced in, which load from other tests can outlast
 def test_left_join_exactly_once_across_kill_9(broker, tmp_path):
     """exactly_once_v2: while the input keeps arriving, the application is killed -9 at random
     points four times (once also losing its state directory, restored from the changelogs) and

@@ -298,6 +298,7 @@ def test_hopping_final_emits_each_closed_window_once(broker, tmp_path):
     assert ends == sorted(ends), "final results out of window-end order"
 
 
+@pytest.mark.serial  # its kills must come while input is paced in, which load from other tests can outlast
 def test_exactly_once_final_counts_across_kill_9(broker, tmp_path):
     """exactly_once_v2, tumbling windows, --emit final, three input partitions: while the input
     keeps arriving, the application is killed -9 at random points four times (once also losing
