@@ -503,7 +503,7 @@ TEST(Errors, TimestampExtractorAndInvalidTimestamps) {
       .stream<std::string, int64_t>(
           "in", Consumed<std::string, int64_t>::with(serdes::String(), serdes::Int64())
                     .withTimestampExtractor([](const Record& r, const RecordContext&, int64_t) {
-                      return std::any_cast<int64_t>(r.value);  // the value is the event time
+                      return datum_cast<int64_t>(r.value);  // the value is the event time
                     }))
       .to("out");
   TopologyTestDriver driver(builder.build());

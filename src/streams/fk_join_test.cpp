@@ -469,7 +469,7 @@ TEST(ForeignKeyJoin, SubscriptionAndResponseBytesAreKafkas) {
   std::string hash_bytes = std::string("\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0\x02", 16);
   std::string bytes = subscriptions.serialize("t", Datum(s));
   EXPECT_EQ(bytes, std::string("\x01\x02", 2) + hash_bytes + "pk" + std::string("\0\0\0\x03", 4));
-  auto back = std::any_cast<detail::Subscription>(subscriptions.deserialize("t", bytes));
+  auto back = datum_cast<detail::Subscription>(subscriptions.deserialize("t", bytes));
   EXPECT_EQ(back.hash, s.hash);
   EXPECT_EQ(back.instruction, s.instruction);
   EXPECT_EQ(detail::as<std::string>(back.primary_key), "pk");
@@ -487,7 +487,7 @@ TEST(ForeignKeyJoin, SubscriptionAndResponseBytesAreKafkas) {
   r.hash.reset();
   r.foreign_value = Datum();
   EXPECT_EQ(responses.serialize("t", Datum(r)), std::string("\x80", 1));
-  auto none = std::any_cast<detail::SubscriptionResponse>(responses.deserialize("t", "\x80"));
+  auto none = datum_cast<detail::SubscriptionResponse>(responses.deserialize("t", "\x80"));
   EXPECT_FALSE(none.hash);
   EXPECT_FALSE(none.foreign_value.has_value());
   EXPECT_THROW(responses.deserialize("t", std::string("\x00\x01", 2)), SerializationException);

@@ -59,7 +59,7 @@ ErasedSerde key_alone(const ErasedSerde& store_key_serde, size_t suffix, std::st
 
 WindowedRow decode(const StoreAccess& access, const BytesPair& row) {
   Datum key = access.windowed_key_serde.deserialize(access.name, row.first);
-  const auto* windowed = std::any_cast<WindowedDatum>(&key);
+  const auto* windowed = datum_cast<WindowedDatum>(&key);
   if (!windowed) access.type_mismatch("its key serde does not read windowed keys");
   auto [timestamp, bytes] = split_stored(access.timestamped, row.second);
   return WindowedRow{*windowed, access.value_serde.deserialize(access.name, bytes), timestamp};

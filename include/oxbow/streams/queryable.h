@@ -76,7 +76,7 @@ class StoreAccess {
 // A Datum read from a store as the facade's T.
 template <class T>
 T typed_datum(const StoreAccess& access, const Datum& d) {
-  if (const T* p = std::any_cast<T>(&d)) return *p;
+  if (const T* p = datum_cast<T>(&d)) return *p;
   if (!d.has_value()) return T{};
   access.type_mismatch("its serde reads another type");
 }

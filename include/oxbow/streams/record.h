@@ -4,7 +4,6 @@
 // The DSL's typed operations (KStream<K,V>::filter, ...) are thin templates over an untyped core
 // that moves Datum values: a key or value of any copyable type, or nothing for null. That keeps
 // compile times low and lets a topology be composed at run time, with serdes chosen at run time.
-#include <any>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -16,13 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "oxbow/streams/datum.h"
 #include "oxbow/streams/serde.h"
 #include "oxbow/streams/windows.h"
 
 namespace oxbow::streams {
-
-// A key or value; empty for null.
-using Datum = std::any;
 
 struct Header {
   std::string key;
@@ -79,7 +76,7 @@ struct DatumView {
       static const T empty{};
       return empty;
     }
-    if (const T* p = std::any_cast<T>(&d)) return *p;
+    if (const T* p = datum_cast<T>(&d)) return *p;
     throw_type_mismatch(typeid(T), d.type());
   }
 };
@@ -87,9 +84,9 @@ template <class K>
 struct DatumView<Windowed<K>> {
   static Windowed<K> get(const Datum& d) {
     if (!d.has_value()) return {};
-    if (const auto* w = std::any_cast<WindowedDatum>(&d))
+    if (const auto* w = datum_cast<WindowedDatum>(&d))
       return Windowed<K>{K(DatumView<K>::get(w->key)), w->window};
-    if (const auto* w = std::any_cast<Windowed<K>>(&d)) return *w;
+    if (const auto* w = datum_cast<Windowed<K>>(&d)) return *w;
     throw_type_mismatch(typeid(Windowed<K>), d.type());
   }
 };

@@ -119,7 +119,7 @@ class SubscriptionStoreUser : public Processor {
   }
   Subscription subscription_of(const std::string& bytes) {
     Datum d = spec_->subscription.deserialize(spec_->pseudo_topic(context(), ""), bytes);
-    return std::any_cast<Subscription>(std::move(d));
+    return datum_cast<Subscription>(std::move(d));
   }
 
   SpecPtr spec_;
@@ -132,7 +132,7 @@ class SubscriptionReceiveProcessor : public SubscriptionStoreUser {
  public:
   using SubscriptionStoreUser::SubscriptionStoreUser;
   void process(const Record& r) override {
-    const auto& s = std::any_cast<const Subscription&>(r.value);
+    const auto& s = datum_cast<const Subscription&>(r.value);
     if (!r.key.has_value()) {
       // Only a left join's null foreign key comes here without a key, for its null answer.
       if (s.instruction != Instruction::kPropagateNullIfNoForeignValue)
@@ -157,7 +157,7 @@ class SubscriptionJoinProcessor : public Processor {
   explicit SubscriptionJoinProcessor(std::shared_ptr<const TableLookup> right)
       : right_(std::move(right)) {}
   void process(const Record& r) override {
-    const auto& s = std::any_cast<const Subscription&>(r.value);
+    const auto& s = datum_cast<const Subscription&>(r.value);
     TableValue foreign = r.key.has_value() ? right_->get(context(), r.key) : TableValue{};
     bool found = foreign.value.has_value();
     int64_t timestamp = found ? std::max(r.timestamp, foreign.timestamp) : r.timestamp;
@@ -208,7 +208,7 @@ class ResponseJoinProcessor : public Processor {
   ResponseJoinProcessor(SpecPtr spec, std::shared_ptr<const TableLookup> left, ValueJoiner joiner)
       : spec_(std::move(spec)), left_(std::move(left)), joiner_(std::move(joiner)) {}
   void process(const Record& r) override {
-    const auto& response = std::any_cast<const SubscriptionResponse&>(r.value);
+    const auto& response = datum_cast<const SubscriptionResponse&>(r.value);
     TableValue current = left_->get(context(), r.key);
     std::optional<ValueHash> hash;
     if (current.value.has_value())
@@ -269,7 +269,7 @@ ProcessorFactory factory_of(A... args) {
 ErasedSerde identity_serde() {
   ErasedSerde out;
   out.name = "Bytes";
-  out.serialize = [](std::string_view, const Datum& d) { return std::any_cast<std::string>(d); };
+  out.serialize = [](std::string_view, const Datum& d) { return datum_cast<std::string>(d); };
   out.deserialize = [](std::string_view, std::string_view b) { return Datum(std::string(b)); };
   return out;
 }
@@ -286,7 +286,7 @@ Node subscription_side(const Node& send, const Node& right, const FkJoinNames& n
     if (other) return other(topic, key, Datum(), partitions);
     // A left join's null foreign key has no partition of its own; any will answer it.
     if (!key.has_value())
-      return std::any_cast<const Subscription&>(value).primary_partition % partitions;
+      return datum_cast<const Subscription&>(value).primary_partition % partitions;
     return std::nullopt;
   };
   add_internal_sink(send, names.subscription_sink, names.subscription_topic,
@@ -326,7 +326,7 @@ Node response_side(const Node& left, const Node& answers, const FkJoinNames& nam
                                      const std::string& topic, const Datum& key, const Datum& value,
                                      int32_t partitions) -> std::optional<int32_t> {
     if (mine) return mine(topic, key, Datum(), partitions);
-    return std::any_cast<const SubscriptionResponse&>(value).primary_partition;
+    return datum_cast<const SubscriptionResponse&>(value).primary_partition;
   };
   add_internal_sink(answers, names.response_sink, names.response_topic,
                     {spec->left_key, wrapper, to_primary, names.response_sink});

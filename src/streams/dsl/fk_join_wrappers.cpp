@@ -94,7 +94,7 @@ ErasedSerde subscription_serde(ErasedSerde primary_key) {
   ErasedSerde out;
   out.name = "SubscriptionWrapper<" + primary_key.name + ">";
   out.serialize = [primary_key](std::string_view topic, const Datum& d) {
-    const auto& s = std::any_cast<const Subscription&>(d);
+    const auto& s = datum_cast<const Subscription&>(d);
     std::string bytes;
     bytes.push_back(static_cast<char>(kSubscriptionVersion | (s.hash ? 0 : kNoHash)));
     bytes.push_back(static_cast<char>(s.instruction));
@@ -130,7 +130,7 @@ ErasedSerde subscription_response_serde(ErasedSerde foreign_value) {
   ErasedSerde out;
   out.name = "SubscriptionResponseWrapper<" + foreign_value.name + ">";
   out.serialize = [foreign_value](std::string_view topic, const Datum& d) {
-    const auto& r = std::any_cast<const SubscriptionResponse&>(d);
+    const auto& r = datum_cast<const SubscriptionResponse&>(d);
     std::string bytes;
     bytes.push_back(static_cast<char>(kResponseVersion | (r.hash ? 0 : kNoHash)));
     put_hash(bytes, r.hash);

@@ -21,7 +21,7 @@ ErasedSerde session_key_serde(ErasedSerde inner) {
   ErasedSerde out;
   out.name = "SessionWindowed(" + inner.name + ")";
   out.serialize = [inner](std::string_view topic, const Datum& d) {
-    const auto& w = std::any_cast<const WindowedDatum&>(d);
+    const auto& w = datum_cast<const WindowedDatum&>(d);
     return session_windowed_bytes(inner.serialize(topic, w.key), w.window);
   };
   out.deserialize = [inner](std::string_view topic, std::string_view bytes) {

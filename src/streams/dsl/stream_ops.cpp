@@ -312,7 +312,7 @@ ErasedSerde change_serde(ErasedSerde inner) {
   ErasedSerde out;
   out.name = "Change<" + inner.name + ">";
   out.serialize = [inner](std::string_view topic, const Datum& d) {
-    const auto& c = std::any_cast<const Change&>(d);
+    const auto& c = datum_cast<const Change&>(d);
     std::string n = c.new_value.has_value() ? inner.serialize(topic, c.new_value) : "";
     std::string o = c.old_value.has_value() ? inner.serialize(topic, c.old_value) : "";
     std::string bytes(5, '\0');

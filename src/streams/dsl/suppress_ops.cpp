@@ -162,7 +162,7 @@ class SuppressProcessor : public Processor {
       entries_.erase(it);
     } else {
       b.buffer_time = options_.until_window_closes
-                          ? std::any_cast<const WindowedDatum&>(r.key).window.end
+                          ? datum_cast<const WindowedDatum&>(r.key).window.end
                           : r.timestamp;
       b.seq = next_seq_++;
       b.prior_value = serialize(change.old_value);

@@ -9,7 +9,7 @@
 namespace oxbow::streams::detail {
 
 const Change& change_of(const Record& r) {
-  if (const Change* c = std::any_cast<Change>(&r.value)) return *c;
+  if (const Change* c = datum_cast<Change>(&r.value)) return *c;
   static const Change kEmpty;
   return kEmpty;
 }

@@ -25,7 +25,7 @@ ErasedSerde windowed_key_serde(ErasedSerde inner, int64_t window_size, size_t su
   ErasedSerde out;
   out.name = std::move(name) + "(" + inner.name + ")";
   out.serialize = [inner, suffix](std::string_view topic, const Datum& d) {
-    const auto& w = std::any_cast<const WindowedDatum&>(d);
+    const auto& w = datum_cast<const WindowedDatum&>(d);
     std::string bytes = time_windowed_bytes(inner.serialize(topic, w.key), w.window.start);
     bytes.append(suffix, '\0');
     return bytes;
