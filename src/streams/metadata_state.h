@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "oxbow/streams/streams_metadata.h"
-#include "streams/group/protocol_data.h"
+#include "streams/assignment/protocol_data.h"
 
 namespace oxbow::streams::detail {
 

@@ -1,4 +1,4 @@
-"""The Streams group member (src/streams/group/group_member.cpp) against the real broker's
+"""The Streams group member (src/streams/assignment/group_member.cpp) against the real broker's
 coordinator, one row for each answer and failure a member must get through: the member is the
 streams_member_probe process; the group's other members, and the member that dies at the wrong
 moment, are spoken byte by byte here.

@@ -1,5 +1,5 @@
 // A stream thread's membership in the application's group, through Oxbow's own group member
-// (streams/group/): its subscription (the tasks it runs, its instance's process id and
+// (streams/assignment/): its subscription (the tasks it runs, its instance's process id and
 // application.server), the leader's assignment of the whole group, and the thread's side of each
 // assignment it receives: tasks given up (committed and closed, then a rejoin so that the next
 // round can place them elsewhere), tasks taken on, the group's hosts for interactive queries,
@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "oxbow/streams/errors.h"
-#include "streams/group/streams_assignor.h"
+#include "streams/assignment/streams_assignor.h"
 #include "streams/runtime/stream_thread.h"
 #include "streams/state/state_directory.h"
 

@@ -4,9 +4,9 @@
 // flushed, the producer's writes acknowledged, then the input offsets committed (at least once),
 // or all of them in one transaction with the group's metadata, which fences zombies (exactly once).
 //
-// Tasks are assigned through the group by Oxbow's own member and assignor (streams/group/, in
-// Kafka Streams' protocol): the thread assigns its consumer the source partitions of its tasks.
-// Rebalances are cooperative: tasks a thread keeps process on through them. See
+// Tasks are assigned through the group by Oxbow's own member and assignor (streams/assignment/,
+// in Kafka Streams' protocol): the thread assigns its consumer the source partitions of its
+// tasks. Rebalances are cooperative: tasks a thread keeps process on through them. See
 // src/streams/README.md.
 #include <atomic>
 #include <chrono>
@@ -22,9 +22,9 @@
 
 #include "common/shared_mutex.h"
 #include "oxbow/streams/errors.h"
-#include "streams/group/group_member.h"
-#include "streams/group/streams_assignor.h"
-#include "streams/group/task_assignor.h"
+#include "streams/assignment/group_member.h"
+#include "streams/assignment/streams_assignor.h"
+#include "streams/assignment/task_assignor.h"
 #include "streams/runtime/fetch_restarter.h"
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/partition_group.h"

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "streams/group/protocol_data.h"
+#include "streams/assignment/protocol_data.h"
 
 namespace oxbow::streams::detail {
 

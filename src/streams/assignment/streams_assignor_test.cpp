@@ -1,4 +1,4 @@
-#include "streams/group/streams_assignor.h"
+#include "streams/assignment/streams_assignor.h"
 
 #include <gtest/gtest.h>
 

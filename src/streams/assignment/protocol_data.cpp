@@ -1,4 +1,4 @@
-#include "streams/group/protocol_data.h"
+#include "streams/assignment/protocol_data.h"
 
 #include <stdexcept>
 

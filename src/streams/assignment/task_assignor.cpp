@@ -1,4 +1,4 @@
-#include "streams/group/task_assignor.h"
+#include "streams/assignment/task_assignor.h"
 
 #include <algorithm>
 #include <tuple>

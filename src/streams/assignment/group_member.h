@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "client/connection.h"
-#include "streams/group/protocol_data.h"
+#include "streams/assignment/protocol_data.h"
 
 namespace oxbow::streams::detail {
 

@@ -1,4 +1,4 @@
-#include "streams/group/group_member.h"
+#include "streams/assignment/group_member.h"
 
 #include <spdlog/spdlog.h>
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "streams/group/group_member.h"
+#include "streams/assignment/group_member.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "streams/group/protocol_data.h"
-#include "streams/group/task_assignor.h"
+#include "streams/assignment/protocol_data.h"
+#include "streams/assignment/task_assignor.h"
 
 namespace oxbow::streams::detail {
 
