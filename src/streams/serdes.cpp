@@ -38,13 +38,17 @@ namespace serdes {
 
 Serde<std::string> String() {
   return {[](std::string_view, const std::string& v) { return v; },
-          [](std::string_view, std::string_view b) { return std::string(b); }, "String"};
+          [](std::string_view, std::string_view b) { return std::string(b); }, "String",
+          [](std::string_view, const std::string& v, std::string& out) { out.assign(v); },
+          [](std::string_view, std::string_view b, std::string& out) { out.assign(b); }};
 }
 
 Serde<Bytes> ByteArray() {
-  return {[](std::string_view, const Bytes& v) { return std::string(v.begin(), v.end()); },
-          [](std::string_view, std::string_view b) { return Bytes(b.begin(), b.end()); },
-          "ByteArray"};
+  return {
+      [](std::string_view, const Bytes& v) { return std::string(v.begin(), v.end()); },
+      [](std::string_view, std::string_view b) { return Bytes(b.begin(), b.end()); }, "ByteArray",
+      [](std::string_view, const Bytes& v, std::string& out) { out.assign(v.begin(), v.end()); },
+      [](std::string_view, std::string_view b, Bytes& out) { out.assign(b.begin(), b.end()); }};
 }
 
 Serde<int32_t> Int32() {

@@ -48,7 +48,7 @@ class Datum {
   template <class T, class U = std::decay_t<T>,
             class = std::enable_if_t<!std::is_same_v<U, Datum> && std::is_copy_constructible_v<U>>>
   Datum& operator=(T&& value) {
-    if (U* held = get_if<U>(); held && !borrowed()) {
+    if (U* held = owned_if<U>()) {
       *held = std::forward<T>(value);  // keeps the held value's buffers
     } else {
       reset();
@@ -66,6 +66,15 @@ class Datum {
     d.ops_ = &kBorrowedOps<T>;
     return d;
   }
+  // A Datum referring to what `owner` holds (null for null), under the same terms: how a node
+  // passes on a key or value it was given without copying it.
+  static Datum lend(const Datum& owner) noexcept {
+    Datum d;
+    if (!owner.ops_) return d;
+    d.storage_.pointer = const_cast<void*>(owner.address());
+    d.ops_ = owner.ops_->borrowed ? owner.ops_->borrowed : owner.ops_;
+    return d;
+  }
 
   bool has_value() const noexcept { return ops_ != nullptr; }
   const std::type_info& type() const noexcept { return ops_ ? ops_->type : typeid(void); }
@@ -75,19 +84,18 @@ class Datum {
     ops_ = nullptr;
   }
 
-  // The value as a T, or null when the Datum is null or holds another type. A borrowed value is
-  // read-only: get_if on a non-const Datum returns null for it (take a copy to change it).
+  // The value as a T, or null when the Datum is null or holds another type.
   template <class T>
   const T* get_if() const noexcept {
     if (!ops_ || !holds<T>()) return nullptr;
-    return static_cast<const T*>(
-        ops_->mode == Mode::kInline ? static_cast<const void*>(storage_.bytes) : storage_.pointer);
+    return static_cast<const T*>(address());
   }
+  // The value as a T to change, or null when the Datum does not own a T (a borrowed value is
+  // read-only).
   template <class T>
-  T* get_if() noexcept {
+  T* owned_if() noexcept {
     if (!ops_ || ops_->mode == Mode::kBorrowed || !holds<T>()) return nullptr;
-    return static_cast<T*>(ops_->mode == Mode::kInline ? static_cast<void*>(storage_.bytes)
-                                                       : storage_.pointer);
+    return const_cast<T*>(static_cast<const T*>(address()));
   }
 
   // Constructs a T in place, replacing what was held.
@@ -114,6 +122,7 @@ class Datum {
     void (*copy)(const Datum& from, Datum& to);     // to is empty
     void (*move)(Datum& from, Datum& to) noexcept;  // to is empty; from left empty
     void (*destroy)(Datum& self) noexcept;
+    const Ops* borrowed;  // the same type's ops for a borrowed value (null: these are)
   };
 
   static constexpr size_t kInlineSize = 32;
@@ -130,10 +139,13 @@ class Datum {
            ops_->type == typeid(T);
   }
 
+  const void* address() const noexcept {
+    return ops_->mode == Mode::kInline ? static_cast<const void*>(storage_.bytes)
+                                       : storage_.pointer;
+  }
   template <class T>
   const T& value_of() const noexcept {
-    return *static_cast<const T*>(
-        ops_->mode == Mode::kInline ? static_cast<const void*>(storage_.bytes) : storage_.pointer);
+    return *static_cast<const T*>(address());
   }
 
   template <class T>
@@ -164,14 +176,14 @@ class Datum {
   static void forget(Datum&) noexcept {}
 
   template <class T>
-  static constexpr Ops kInlineOps{typeid(T), Mode::kInline, &copy_value<T>, &move_inline<T>,
-                                  &destroy_inline<T>};
+  static constexpr Ops kBorrowedOps{typeid(T),     Mode::kBorrowed, &copy_value<T>,
+                                    &move_pointer, &forget,         nullptr};
   template <class T>
-  static constexpr Ops kBoxedOps{typeid(T), Mode::kBoxed, &copy_value<T>, &move_pointer,
-                                 &destroy_boxed<T>};
+  static constexpr Ops kInlineOps{typeid(T),       Mode::kInline,      &copy_value<T>,
+                                  &move_inline<T>, &destroy_inline<T>, &kBorrowedOps<T>};
   template <class T>
-  static constexpr Ops kBorrowedOps{typeid(T), Mode::kBorrowed, &copy_value<T>, &move_pointer,
-                                    &forget};
+  static constexpr Ops kBoxedOps{typeid(T),     Mode::kBoxed,      &copy_value<T>,
+                                 &move_pointer, &destroy_boxed<T>, &kBorrowedOps<T>};
 
   union Storage {
     void* pointer;
@@ -180,14 +192,10 @@ class Datum {
   const Ops* ops_ = nullptr;
 };
 
-// std::any_cast's counterparts. The pointer forms return null on a mismatch; the reference forms
-// throw std::bad_cast.
+// std::any_cast's counterparts, read-only: the pointer form returns null on a mismatch, the
+// reference form throws std::bad_cast.
 template <class T>
 const T* datum_cast(const Datum* d) noexcept {
-  return d ? d->get_if<T>() : nullptr;
-}
-template <class T>
-T* datum_cast(Datum* d) noexcept {
   return d ? d->get_if<T>() : nullptr;
 }
 template <class T, class V = std::remove_cv_t<std::remove_reference_t<T>>>

@@ -37,9 +37,9 @@ struct Record {
 
 // Where the record being processed came from (Kafka's RecordMetadata / ProcessorContext topic(),
 // partition(), offset()). Records made by punctuators or caches have no topic (empty) and offset
-// -1.
+// -1. The topic's name is the task's own, valid as long as the task (copy it to keep it longer).
 struct RecordContext {
-  std::string topic;
+  std::string_view topic;
   int32_t partition = -1;
   int64_t offset = -1;
   int64_t timestamp = 0;
@@ -125,7 +125,24 @@ struct ErasedSerde {
   std::string name;
   // The typed serde's T when made by erase(); null for one made at run time.
   const std::type_info* type = nullptr;
+  // Optional (Serde<T>'s of the same names): into a buffer or a Datum reused from call to call.
+  std::function<void(std::string_view topic, const Datum&, std::string& out)> serialize_into;
+  std::function<void(std::string_view topic, std::string_view bytes, Datum& out)> deserialize_into;
   explicit operator bool() const { return serialize && deserialize; }
+
+  // What the record path calls: the into-forms where the serde has them.
+  void serialize_to(std::string_view topic, const Datum& d, std::string& out) const {
+    if (serialize_into)
+      serialize_into(topic, d, out);
+    else
+      out = serialize(topic, d);
+  }
+  void deserialize_to(std::string_view topic, std::string_view bytes, Datum& out) const {
+    if (deserialize_into)
+      deserialize_into(topic, bytes, out);
+    else
+      out = deserialize(topic, bytes);
+  }
 };
 
 template <class T>
@@ -140,6 +157,19 @@ ErasedSerde erase(Serde<T> serde) {
   out.deserialize = [s = serde.deserialize](std::string_view topic, std::string_view bytes) {
     return to_datum(s(topic, bytes));
   };
+  if (serde.serialize_into)
+    out.serialize_into = [s = serde.serialize_into](std::string_view topic, const Datum& d,
+                                                    std::string& bytes) {
+      s(topic, as<T>(d), bytes);
+    };
+  if constexpr (!std::is_same_v<T, Void> && !IsWindowed<T>::value) {
+    if (serde.deserialize_into)
+      out.deserialize_into = [s = serde.deserialize_into](std::string_view topic,
+                                                          std::string_view bytes, Datum& d) {
+        T* held = d.owned_if<T>();
+        s(topic, bytes, held ? *held : d.emplace<T>());
+      };
+  }
   return out;
 }
 

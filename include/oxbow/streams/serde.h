@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace oxbow::streams {
@@ -34,10 +35,30 @@ struct Void {
 
 template <class T>
 struct Serde {
-  std::function<std::string(std::string_view topic, const T& value)> serialize;
-  std::function<T(std::string_view topic, std::string_view bytes)> deserialize;
+  using Serializer = std::function<std::string(std::string_view topic, const T& value)>;
+  using Deserializer = std::function<T(std::string_view topic, std::string_view bytes)>;
+  using SerializerInto =
+      std::function<void(std::string_view topic, const T& value, std::string& out)>;
+  using DeserializerInto =
+      std::function<void(std::string_view topic, std::string_view bytes, T& out)>;
+
+  Serde() = default;
+  Serde(Serializer serializer, Deserializer deserializer, std::string serde_name = {},
+        SerializerInto serializer_into = {}, DeserializerInto deserializer_into = {})
+      : serialize(std::move(serializer)),
+        deserialize(std::move(deserializer)),
+        name(std::move(serde_name)),
+        serialize_into(std::move(serializer_into)),
+        deserialize_into(std::move(deserializer_into)) {}
+
+  Serializer serialize;
+  Deserializer deserialize;
   // For describe() and error messages.
   std::string name;
+  // Optional, for the record path: the same results written into `out`, which holds the bytes or
+  // the value of the previous call, so that its memory is reused from record to record.
+  SerializerInto serialize_into;
+  DeserializerInto deserialize_into;
 
   explicit operator bool() const { return serialize && deserialize; }
 };

@@ -28,7 +28,7 @@ class UserContextImpl : public UserContext {
   std::optional<RecordMetadata> recordMetadata() const override {
     const auto& rc = context_.record_context();
     if (rc.topic.empty()) return std::nullopt;
-    return RecordMetadata{rc.topic, rc.partition, rc.offset};
+    return RecordMetadata{std::string(rc.topic), rc.partition, rc.offset};
   }
   Headers headers() const override {
     const auto& rc = context_.record_context();

@@ -31,20 +31,33 @@ class SinkProcessor : public Processor {
   }
   void process(const Record& r) override {
     auto& ctx = context();
-    std::string topic = extractor_ ? extractor_(r.key, r.value, ctx.record_context()) : topic_;
-    std::optional<std::string> key, value;
-    if (r.key.has_value()) key = options_.key_serde.serialize(topic, r.key);
-    if (r.value.has_value()) value = options_.value_serde.serialize(topic, r.value);
+    if (extractor_) dynamic_topic_ = extractor_(r.key, r.value, ctx.record_context());
+    const std::string& topic = extractor_ ? dynamic_topic_ : topic_;
+    serialize(options_.key_serde, topic, r.key, key_);
+    serialize(options_.value_serde, topic, r.value, value_);
     int32_t partition = -1;
     if (options_.partitioner) {
       int32_t n = ctx.collector().partitions_of(topic);
       if (auto p = options_.partitioner(topic, r.key, r.value, n)) partition = *p;
     }
-    ctx.collector().send(topic, key, value, r.timestamp, r.headers, partition);
+    ctx.collector().send(topic, key_, value_, r.timestamp, r.headers, partition);
   }
 
  private:
+  // Into the sink's own buffers, whose memory the next record reuses.
+  static void serialize(const ErasedSerde& serde, const std::string& topic, const Datum& d,
+                        std::optional<std::string>& out) {
+    if (!d.has_value()) {
+      out.reset();
+      return;
+    }
+    if (!out) out.emplace();
+    serde.serialize_to(topic, d, *out);
+  }
+
   std::string topic_;
+  std::string dynamic_topic_;
+  std::optional<std::string> key_, value_;
   bool internal_;
   TopicNameExtractor extractor_;
   ProducedOptions options_;
@@ -128,7 +141,7 @@ Node map(const Node& in, KeyValueMapper mapper, const std::string& name) {
 
 Node select_key(const Node& in, KeyMapper mapper, const std::string& name) {
   auto out = stateless(in, "KSTREAM-KEY-SELECT-", name, [=](ProcessorContext& c, const Record& r) {
-    c.forward(Record{mapper(r.key, r.value), r.value, r.timestamp, r.headers});
+    c.forward(Record{mapper(r.key, r.value), Datum::lend(r.value), r.timestamp, r.headers});
   });
   out.repartition_required = true;
   return out;
@@ -136,7 +149,7 @@ Node select_key(const Node& in, KeyMapper mapper, const std::string& name) {
 
 Node map_values(const Node& in, ValueMapper mapper, const std::string& name) {
   return stateless(in, "KSTREAM-MAPVALUES-", name, [=](ProcessorContext& c, const Record& r) {
-    c.forward(Record{r.key, mapper(r.key, r.value), r.timestamp, r.headers});
+    c.forward(Record{Datum::lend(r.key), mapper(r.key, r.value), r.timestamp, r.headers});
   });
 }
 
@@ -152,7 +165,7 @@ Node flat_map(const Node& in, FlatMapper mapper, const std::string& name) {
 Node flat_map_values(const Node& in, FlatValueMapper mapper, const std::string& name) {
   return stateless(in, "KSTREAM-FLATMAPVALUES-", name, [=](ProcessorContext& c, const Record& r) {
     for (auto& v : mapper(r.key, r.value))
-      c.forward(Record{r.key, std::move(v), r.timestamp, r.headers});
+      c.forward(Record{Datum::lend(r.key), std::move(v), r.timestamp, r.headers});
   });
 }
 

@@ -29,7 +29,7 @@ class GlobalStateUpdater::Context : public UserContext {
   void commit() override {}
   std::optional<RecordMetadata> recordMetadata() const override {
     if (!raw_) return std::nullopt;
-    return RecordMetadata{raw_->topic, raw_->partition, raw_->offset};
+    return RecordMetadata{std::string(raw_->topic), raw_->partition, raw_->offset};
   }
   Headers headers() const override { return raw_ ? raw_->headers : Headers{}; }
   int64_t currentStreamTimeMs() const override { return stream_time_; }

@@ -36,6 +36,7 @@ Task::Task(std::shared_ptr<const GraphBuilder> graph, const Subtopology& sub, Ta
       n.processor = n.spec->factory();
     }
   }
+  source_buffers_.resize(nodes_.size());
   create_stores(sub);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (!nodes_[i].processor) continue;
@@ -238,11 +239,17 @@ void Task::record_dropped(const char* reason) {
                 record_context_.partition, record_context_.offset);
 }
 
-bool Task::decode(const NodeSpec& source, const RawRecord& raw, Record& out) {
+bool Task::decode(const NodeSpec& source, const RawRecord& raw, SourceBuffers& into) {
   const auto& consumed = source.consumed;
   try {
-    if (raw.key) out.key = consumed.key_serde.deserialize(raw.topic, *raw.key);
-    if (raw.value) out.value = consumed.value_serde.deserialize(raw.topic, *raw.value);
+    if (raw.key)
+      consumed.key_serde.deserialize_to(raw.topic, *raw.key, into.key);
+    else
+      into.key.reset();
+    if (raw.value)
+      consumed.value_serde.deserialize_to(raw.topic, *raw.value, into.value);
+    else
+      into.value.reset();
     return true;
   } catch (const std::exception& e) {
     if (config_.on_deserialization_error == DeserializationPolicy::kLogAndFail)
@@ -263,12 +270,11 @@ void Task::process(const RawRecord& raw) {
   if (it == sources_.end()) return;
   size_t source = it->second;
   const NodeSpec& spec = *nodes_[source].spec;
-  Record record;
-  record.timestamp = raw.timestamp;
-  record.headers = raw.headers;
   record_context_ =
-      RecordContext{raw.topic, raw.partition, raw.offset, raw.timestamp, &raw.headers};
-  if (!decode(spec, raw, record)) return;
+      RecordContext{it->first, raw.partition, raw.offset, raw.timestamp, &raw.headers};
+  SourceBuffers& buffers = source_buffers_[source];
+  if (!decode(spec, raw, buffers)) return;
+  Record record{Datum::lend(buffers.key), Datum::lend(buffers.value), raw.timestamp, raw.headers};
   if (spec.consumed.timestamp_extractor)
     record.timestamp = spec.consumed.timestamp_extractor(record, record_context_, stream_time_);
   if (record.timestamp < 0) {

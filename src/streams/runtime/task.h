@@ -66,10 +66,10 @@ struct StoreSnapshot {
   int64_t disk_bytes = 0;
 };
 
-// A record as fetched. Key and value are views of bytes the caller keeps alive while the task
-// processes the record (the consumer's message, the test driver's copy): no copy per record.
+// A record as fetched. Topic, key and value are views of bytes the caller keeps alive while the
+// task processes the record (the consumer's message, the test driver's copy): no copy per record.
 struct RawRecord {
-  std::string topic;
+  std::string_view topic;
   int32_t partition = 0;
   int64_t offset = -1;
   int64_t timestamp = 0;
@@ -85,7 +85,7 @@ class Task : private ProcessorContext {
 
   // The topics this task reads, as named on the wire (internal ones with the application id).
   const std::vector<std::string>& input_topics() const { return input_topics_; }
-  bool reads(const std::string& topic) const { return sources_.count(topic) > 0; }
+  bool reads(std::string_view topic) const { return sources_.count(topic) > 0; }
   // Throws StreamsException when the record fails and the handler says fail.
   void process(const RawRecord& record);
   // Commit: every cache flushed (forwarding downstream), in node order.
@@ -172,6 +172,12 @@ class Task : private ProcessorContext {
     std::shared_ptr<bool> cancelled;
   };
 
+  // What each source node deserializes into, reused from record to record: the records it
+  // forwards borrow them (Datum::lend).
+  struct SourceBuffers {
+    Datum key, value;
+  };
+
   void run(size_t node, const Record& record);
   void create_stores(const Subtopology& sub);
   std::unique_ptr<KeyValueStore> make_bottom_store(const StoreSpec& spec);
@@ -179,13 +185,14 @@ class Task : private ProcessorContext {
   // Drops the windows of window stores that retention expired, as Kafka's segmented stores do: a
   // segment (max(retention / 2, 60 s) of window starts) at a time, once stream time is past it.
   void expire_windows();
-  bool decode(const NodeSpec& source, const RawRecord& raw, Record& out);
+  bool decode(const NodeSpec& source, const RawRecord& raw, SourceBuffers& into);
 
   std::shared_ptr<const GraphBuilder> graph_;
   TaskConfig config_;
   RecordCollector& collector_;
   std::vector<NodeRuntime> nodes_;
-  std::map<std::string, size_t> sources_;  // wire topic -> node
+  std::map<std::string, size_t, std::less<>> sources_;  // wire topic -> node
+  std::vector<SourceBuffers> source_buffers_;           // by node
   std::vector<std::string> input_topics_;
   std::unique_ptr<TaskDirectory> directory_;  // outlives the stores in it
   std::map<std::string, std::unique_ptr<KeyValueStore>> stores_;

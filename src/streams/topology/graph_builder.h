@@ -88,7 +88,7 @@ class GraphBuilder {
     global_tables_.push_back(std::move(spec));
   }
   const std::vector<GlobalTableSpec>& global_tables() const { return global_tables_; }
-  const GlobalTableSpec* global_table_of(const std::string& topic) const {
+  const GlobalTableSpec* global_table_of(std::string_view topic) const {
     for (const auto& g : global_tables_)
       if (g.topic == topic) return &g;
     return nullptr;
