@@ -74,10 +74,10 @@ TEST(OpsStateless, ForeachSeesEveryRecordAndEndsTheBranch) {
   StreamsBuilder builder;
   std::vector<std::pair<std::string, int64_t>> seen;
   auto s = builder.stream<std::string, int64_t>("in");
-  s.foreach ([&](const std::string& k, int64_t v) { seen.emplace_back(k, v); });
+  s.foreach([&](const std::string& k, int64_t v) { seen.emplace_back(k, v); });
   s.filter([](const std::string&, int64_t v) { return v > 0; })
-      .foreach ([&](const std::string& k, int64_t v) { seen.emplace_back("+" + k, v); },
-                Named::as("positives"));
+      .foreach([&](const std::string& k, int64_t v) { seen.emplace_back("+" + k, v); },
+               Named::as("positives"));
   auto topology = builder.build();
   EXPECT_EQ(shape(topology, "KSTREAM-FOREACH-0000000001"), "Processor KSTREAM-FOREACH-0000000001");
   EXPECT_EQ(shape(topology, "KSTREAM-FILTER-0000000002"),
@@ -93,6 +93,47 @@ TEST(OpsStateless, ForeachSeesEveryRecordAndEndsTheBranch) {
   EXPECT_EQ(seen, (std::vector<std::pair<std::string, int64_t>>{
                       {"a", 1}, {"+a", 1}, {"b", -1}, {"a", 3}, {"+a", 3}, {"c", 0}}));
   EXPECT_TRUE(driver.producedTopicNames().empty());
+}
+
+TEST(OpsStateless, TypeArgumentsComeFromTheCallablesWhenLeftOut) {
+  StreamsBuilder builder;
+  auto lines = builder.stream<std::string, std::string>("lines");
+  auto words = lines.flatMapValues([](const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+  });
+  static_assert(std::is_same_v<decltype(words), KStream<std::string, std::string>>);
+  auto lengths = words.mapValues([](const std::string& w) { return int64_t(w.size()); });
+  static_assert(std::is_same_v<decltype(lengths), KStream<std::string, int64_t>>);
+  auto by_word =
+      lengths.selectKey([](const std::string&, int64_t n) { return static_cast<int32_t>(n); });
+  static_assert(std::is_same_v<decltype(by_word), KStream<int32_t, int64_t>>);
+  auto swapped = lengths.map([](const std::string& k, int64_t n) {
+    return KeyValue<int64_t, std::string>{n, k};
+  });
+  static_assert(std::is_same_v<decltype(swapped), KStream<int64_t, std::string>>);
+  auto counts = words.groupBy([](const std::string&, const std::string& w) { return w; }).count();
+  static_assert(std::is_same_v<decltype(counts), KTable<std::string, int64_t>>);
+  auto doubled = counts.mapValues([](int64_t c) { return 2.0 * static_cast<double>(c); });
+  static_assert(std::is_same_v<decltype(doubled), KTable<std::string, double>>);
+  // Given, the type converts what the callable returns, as before.
+  auto widened = words.mapValues<int64_t>([](const std::string& w) { return int32_t(w.size()); });
+  static_assert(std::is_same_v<decltype(widened), KStream<std::string, int64_t>>);
+  swapped.to("swapped");
+  doubled.toStream().to("doubled");
+
+  TopologyTestDriver driver(builder.build());
+  driver.createInputTopic<std::string, std::string>("lines").pipeInput("k", "to be or");
+  auto out = driver.createOutputTopic<int64_t, std::string>("swapped").readKeyValuesToList();
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].key, 2);
+  EXPECT_EQ(out[0].value, "k");
+  auto d = driver.createOutputTopic<std::string, double>("doubled").readKeyValuesToList();
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[2].key, "or");
+  EXPECT_EQ(d[2].value, 2.0);
 }
 
 TEST(OpsStateless, FlatMapEmitsEachPairWithTheInputsTimeAndHeaders) {
@@ -234,7 +275,7 @@ TEST(OpsNaming, NamedOperationsNameTheirNodesAndDrawNoNumber) {
           Named::as("both"))
       .peek([](const std::string&, const std::string&) {}, Named::as("look"))
       .to("out", Produced<std::string, std::string>::as("write-out"));
-  s.foreach ([](const std::string&, const std::string&) {}, Named::as("each"));
+  s.foreach([](const std::string&, const std::string&) {}, Named::as("each"));
   // Named nodes take no number: the first generated name is still 0.
   s.filterNot([](const std::string&, const std::string&) { return false; }).to("copy");
   auto topology = builder.build();

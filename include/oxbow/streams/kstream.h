@@ -62,6 +62,32 @@ inline std::string name_of(const Named* named) {
   return named ? named->name() : std::string();
 }
 
+// Type arguments a caller may leave out: mapValues(f) takes its value type from what f returns,
+// mapValues<T>(f) converts what f returns to T.
+struct Deduced {};
+template <class Given, class Found>
+using given_or = std::conditional_t<std::is_same_v<Given, Deduced>, Found, Given>;
+// What mapper(key, value) or mapper(value) returns.
+template <class M, class K, class V, class = void>
+struct ValueMapperResult {
+  using type = std::invoke_result_t<const M&, const V&>;
+};
+template <class M, class K, class V>
+struct ValueMapperResult<M, K, V,
+                         std::enable_if_t<std::is_invocable_v<const M&, const K&, const V&>>> {
+  using type = std::invoke_result_t<const M&, const K&, const V&>;
+};
+template <class M, class K, class V>
+using value_mapper_result_t = std::decay_t<typename ValueMapperResult<M, K, V>::type>;
+template <class M, class K, class V>
+using key_value_mapper_result_t = std::decay_t<std::invoke_result_t<const M&, const K&, const V&>>;
+template <class R>
+using range_element_t = std::decay_t<decltype(*std::begin(std::declval<R&>()))>;
+template <class KV>
+using key_of_t = std::decay_t<decltype(std::declval<KV&>().key)>;
+template <class KV>
+using value_of_t = std::decay_t<decltype(std::declval<KV&>().value)>;
+
 }  // namespace detail
 
 template <class K, class V>
@@ -80,7 +106,10 @@ class KStream {
         detail::filter(node_, typed_predicate(std::move(predicate)), true, named.name()));
   }
   // mapper(key, value) -> KeyValue<K1, V1>
-  template <class K1, class V1, class M>
+  template <class KeyArg = detail::Deduced, class ValueArg = detail::Deduced, class M,
+            class R = detail::key_value_mapper_result_t<M, K, V>,
+            class K1 = detail::given_or<KeyArg, detail::key_of_t<R>>,
+            class V1 = detail::given_or<ValueArg, detail::value_of_t<R>>>
   KStream<K1, V1> map(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       KeyValue<K1, V1> kv = m(detail::as<K>(k), detail::as<V>(v));
@@ -89,7 +118,8 @@ class KStream {
     };
     return KStream<K1, V1>(retyped<K1, V1>(detail::map(node_, erased, named.name()), false, false));
   }
-  template <class K1, class M>
+  template <class KeyArg = detail::Deduced, class M,
+            class K1 = detail::given_or<KeyArg, detail::key_value_mapper_result_t<M, K, V>>>
   KStream<K1, V> selectKey(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       return detail::to_datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
@@ -98,7 +128,8 @@ class KStream {
         retyped<K1, V>(detail::select_key(node_, erased, named.name()), false, true));
   }
   // mapper(value) -> V1, or mapper(key, value) -> V1
-  template <class V1, class M>
+  template <class ValueArg = detail::Deduced, class M,
+            class V1 = detail::given_or<ValueArg, detail::value_mapper_result_t<M, K, V>>>
   KStream<K, V1> mapValues(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       return detail::to_datum(V1(call_value_mapper(m, k, v)));
@@ -107,7 +138,10 @@ class KStream {
         retyped<K, V1>(detail::map_values(node_, erased, named.name()), true, false));
   }
   // mapper(key, value) -> a range of KeyValue<K1, V1>
-  template <class K1, class V1, class M>
+  template <class KeyArg = detail::Deduced, class ValueArg = detail::Deduced, class M,
+            class E = detail::range_element_t<detail::key_value_mapper_result_t<M, K, V>>,
+            class K1 = detail::given_or<KeyArg, detail::key_of_t<E>>,
+            class V1 = detail::given_or<ValueArg, detail::value_of_t<E>>>
   KStream<K1, V1> flatMap(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       std::vector<detail::KeyValue> out;
@@ -119,11 +153,15 @@ class KStream {
         retyped<K1, V1>(detail::flat_map(node_, erased, named.name()), false, false));
   }
   // mapper(value) or mapper(key, value) -> a range of V1
-  template <class V1, class M>
+  template <class ValueArg = detail::Deduced, class M,
+            class V1 = detail::given_or<
+                ValueArg, detail::range_element_t<detail::value_mapper_result_t<M, K, V>>>>
   KStream<K, V1> flatMapValues(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       std::vector<Datum> out;
-      for (auto&& value : call_value_mapper(m, k, v)) out.push_back(detail::to_datum(V1(value)));
+      auto&& values = call_value_mapper(m, k, v);
+      if constexpr (requires { std::size(values); }) out.reserve(std::size(values));
+      for (auto&& value : values) out.push_back(detail::to_datum(V1(value)));
       return out;
     };
     return KStream<K, V1>(
@@ -134,8 +172,8 @@ class KStream {
     return KStream(detail::peek(node_, typed_action(std::move(action)), named.name()));
   }
   template <class A>
-  void foreach (A action, const Named& named = Named::as("")) const {
-    detail::foreach (node_, typed_action(std::move(action)), named.name());
+  void foreach(A action, const Named& named = Named::as("")) const {
+    detail::foreach(node_, typed_action(std::move(action)), named.name());
   }
   KStream merge(const KStream& other, const Named& named = Named::as("")) const {
     return KStream(detail::merge(node_, other.node_, named.name()));
@@ -167,7 +205,8 @@ class KStream {
   KGroupedStream<K, V> groupByKey(const Grouped<K, V>& grouped = Grouped<K, V>()) const {
     return KGroupedStream<K, V>(detail::group_by_key(node_, grouped_options(grouped)));
   }
-  template <class K1, class M>
+  template <class KeyArg = detail::Deduced, class M,
+            class K1 = detail::given_or<KeyArg, detail::key_value_mapper_result_t<M, K, V>>>
   KGroupedStream<K1, V> groupBy(M selector,
                                 const Grouped<K1, V>& grouped = Grouped<K1, V>()) const {
     auto erased = [m = std::move(selector)](const Datum& k, const Datum& v) {
@@ -403,7 +442,8 @@ class KTable {
     return KTable(keep_serdes(detail::table_filter(node_, typed_predicate(std::move(predicate)),
                                                    true, named.name(), store(materialized))));
   }
-  template <class V1, class M>
+  template <class ValueArg = detail::Deduced, class M,
+            class V1 = detail::given_or<ValueArg, detail::value_mapper_result_t<M, K, V>>>
   KTable<K, V1> mapValues(M mapper, const Named& named = Named::as(""),
                           const Materialized<K, V1>& materialized = Materialized<K, V1>()) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
@@ -424,7 +464,10 @@ class KTable {
     return KStream<K, V>(keep_serdes(detail::to_stream(node_, named.name())));
   }
   // selector(key, value) -> KeyValue<K1, V1>: the row's key and value in the new grouping.
-  template <class K1, class V1, class M>
+  template <class KeyArg = detail::Deduced, class ValueArg = detail::Deduced, class M,
+            class R = detail::key_value_mapper_result_t<M, K, V>,
+            class K1 = detail::given_or<KeyArg, detail::key_of_t<R>>,
+            class V1 = detail::given_or<ValueArg, detail::value_of_t<R>>>
   KGroupedTable<K1, V1> groupBy(M selector,
                                 const Grouped<K1, V1>& grouped = Grouped<K1, V1>()) const {
     auto erased = [m = std::move(selector)](const Datum& k, const Datum& v) {
@@ -467,32 +510,27 @@ class KTable {
   // std::optional<KO> with nullopt for none, picks the row of `other` a row joins; joiner(value,
   // otherValue) -> VR. Inner: rows whose foreign key `other` has; left: every row, the other side
   // null (std::optional in the joiner) when it has none. The tables need not be co-partitioned.
-  template <class VR, class KO, class VO, class F, class J>
-  requires detail::ForeignKeyExtractor<F, K, V> &&(!std::is_same_v<J, Named>)
-      KTable<K, VR> join(const KTable<KO, VO>& other, F extractor, J joiner,
-                         const TableJoined<K, KO>& joined = TableJoined<K, KO>(),
-                         const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
+  template <class VR, class KO, class VO, detail::ForeignKeyExtractor<K, V> F, detail::NotNamed J>
+  KTable<K, VR> join(const KTable<KO, VO>& other, F extractor, J joiner,
+                     const TableJoined<K, KO>& joined = TableJoined<K, KO>(),
+                     const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
     return fk_join<VR>(other, std::move(extractor), std::move(joiner), false, joined, materialized);
   }
-  template <class VR, class KO, class VO, class F, class J>
-  requires detail::ForeignKeyExtractor<F, K, V> &&
-      (!std::is_same_v<J, Named>)KTable<K, VR> join(const KTable<KO, VO>& other, F extractor,
-                                                    J joiner,
-                                                    const Materialized<K, VR>& materialized) const {
+  template <class VR, class KO, class VO, detail::ForeignKeyExtractor<K, V> F, detail::NotNamed J>
+  KTable<K, VR> join(const KTable<KO, VO>& other, F extractor, J joiner,
+                     const Materialized<K, VR>& materialized) const {
     return fk_join<VR>(other, std::move(extractor), std::move(joiner), false, TableJoined<K, KO>(),
                        materialized);
   }
-  template <class VR, class KO, class VO, class F, class J>
-  requires detail::ForeignKeyExtractor<F, K, V> &&(!std::is_same_v<J, Named>)KTable<K, VR> leftJoin(
-      const KTable<KO, VO>& other, F extractor, J joiner,
-      const TableJoined<K, KO>& joined = TableJoined<K, KO>(),
-      const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
+  template <class VR, class KO, class VO, detail::ForeignKeyExtractor<K, V> F, detail::NotNamed J>
+  KTable<K, VR> leftJoin(const KTable<KO, VO>& other, F extractor, J joiner,
+                         const TableJoined<K, KO>& joined = TableJoined<K, KO>(),
+                         const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
     return fk_join<VR>(other, std::move(extractor), std::move(joiner), true, joined, materialized);
   }
-  template <class VR, class KO, class VO, class F, class J>
-  requires detail::ForeignKeyExtractor<F, K, V> &&(!std::is_same_v<J, Named>)
-      KTable<K, VR> leftJoin(const KTable<KO, VO>& other, F extractor, J joiner,
-                             const Materialized<K, VR>& materialized) const {
+  template <class VR, class KO, class VO, detail::ForeignKeyExtractor<K, V> F, detail::NotNamed J>
+  KTable<K, VR> leftJoin(const KTable<KO, VO>& other, F extractor, J joiner,
+                         const Materialized<K, VR>& materialized) const {
     return fk_join<VR>(other, std::move(extractor), std::move(joiner), true, TableJoined<K, KO>(),
                        materialized);
   }

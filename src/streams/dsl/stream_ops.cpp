@@ -176,7 +176,7 @@ Node peek(const Node& in, ForeachAction action, const std::string& name) {
   });
 }
 
-void foreach (const Node& in, ForeachAction action, const std::string& name) {
+void foreach(const Node& in, ForeachAction action, const std::string& name) {
   stateless(in, "KSTREAM-FOREACH-", name,
             [=](ProcessorContext&, const Record& r) { action(r.key, r.value); });
 }

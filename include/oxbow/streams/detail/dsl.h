@@ -85,7 +85,7 @@ Node map_values(const Node& in, ValueMapper mapper, const std::string& name);
 Node flat_map(const Node& in, FlatMapper mapper, const std::string& name);
 Node flat_map_values(const Node& in, FlatValueMapper mapper, const std::string& name);
 Node peek(const Node& in, ForeachAction action, const std::string& name);
-void foreach (const Node& in, ForeachAction action, const std::string& name);
+void foreach(const Node& in, ForeachAction action, const std::string& name);
 Node merge(const Node& a, const Node& b, const std::string& name);
 // split(): one branch per predicate, the first that matches takes the record; a default branch
 // (no predicate) takes the rest. Returns the branch nodes in order.

@@ -54,6 +54,9 @@ ValueJoiner typed_joiner(J j) {
 template <class F, class K, class V>
 concept ForeignKeyExtractor =
     std::is_invocable_v<const F&, const V&> || std::is_invocable_v<const F&, const K&, const V&>;
+// A joiner, not a Named in its place (which another overload takes).
+template <class J>
+concept NotNamed = !std::is_same_v<J, Named>;
 
 template <class K, class V, class KO, class F>
 KeyMapper typed_foreign_key(F f) {
