@@ -1,7 +1,7 @@
 // Avro pairs under Confluent's levels: for each, whether the registry takes the new schema after
 // the old one under BACKWARD (the new reads the old's data), FORWARD (the old reads the new's) and
 // FULL (both), worked out from Avro's schema resolution rules as Confluent's registry applies them
-// (CONFLUENT.md section 5). Then the transitive levels over three versions.
+// (docs/registry/confluent.md section 5). Then the transitive levels over three versions.
 #include <gtest/gtest.h>
 
 #include <algorithm>

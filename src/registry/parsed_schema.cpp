@@ -72,7 +72,7 @@ SchemaParse parse_schema(std::string_view type, std::string_view text,
 }
 
 std::vector<std::string> schema_types() {
-  // As Confluent's GET /schemas/types lists them (CONFLUENT.md).
+  // As Confluent's GET /schemas/types lists them (docs/registry/confluent.md).
   return {"JSON", "PROTOBUF", "AVRO"};
 }
 

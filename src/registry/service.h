@@ -3,8 +3,9 @@
 // registering (the same schema in a subject is its existing version; the same schema anywhere
 // keeps its id; compatibility checked at the subject's level), looking up, reading versions and
 // subjects, soft and hard deletes, and compatibility settings. Every refusal carries Confluent's
-// HTTP status, error_code and message (CONFLUENT.md, section 1). The REST layer maps requests to
-// these calls; the store behind SchemaLog makes every write durable before it is answered.
+// HTTP status, error_code and message (docs/registry/confluent.md, section 1). The REST layer maps
+// requests to these calls; the store behind SchemaLog makes every write durable before it is
+// answered.
 #include <optional>
 #include <string>
 #include <utility>

@@ -1,5 +1,5 @@
 // The registry's operations over an in-memory log, against Confluent's documented behaviour and
-// error texts (CONFLUENT.md).
+// error texts (docs/registry/confluent.md).
 #include "registry/service.h"
 
 #include "registry/memory_log.h"

@@ -1,5 +1,5 @@
 // Reader/writer compatibility against pairs whose answers follow from Avro's resolution rules and
-// Confluent's message templates (src/registry/CONFLUENT.md, section 5).
+// Confluent's message templates (docs/registry/confluent.md, section 5).
 #include "registry/avro/compatibility.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 #pragma once
 // Confluent's JSON Schema compatibility check: the differences its SchemaDiff finds between an
 // original and an updated schema, which of them it accepts, and the texts it reports for the
-// others (CONFLUENT-JSON-PROTOBUF.md §1.4-1.8).
+// others (docs/registry/confluent-json-protobuf.md §1.4-1.8).
 //
 // A compatibility level picks the direction: BACKWARD compares original = the registered schema
 // with update = the new one; FORWARD the other way round.

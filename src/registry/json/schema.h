@@ -1,7 +1,7 @@
 #pragma once
 // JSON Schema as Confluent's registry handles it (its json-schema-provider: documents read with
 // Jackson, drafts 4/6/7 loaded by everit, schemas compared by its own diff). See
-// CONFLUENT-JSON-PROTOBUF.md §1 for the facts this follows.
+// docs/registry/confluent-json-protobuf.md §1 for the facts this follows.
 //
 // - The text must be JSON whose root is an object or a boolean. Nesting deeper than kMaxNesting
 //   is refused, so that nothing here recurses without bound.

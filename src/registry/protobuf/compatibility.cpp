@@ -1,8 +1,8 @@
-// Confluent's Protobuf diff (protobuf-provider diff/, CONFLUENT-JSON-PROTOBUF.md §2.5-2.6), the
-// 7.9.x branch's rules: fields by tag across the whole message (oneofs included), message and enum
-// types by simple name, a message-typed field compared recursively when its type comes from an
-// import. Names are resolved by the descriptor pools; labels and map/group sugar follow the tree
-// Confluent parses (schema_data.h).
+// Confluent's Protobuf diff (protobuf-provider diff/, docs/registry/confluent-json-protobuf.md
+// §2.5-2.6), the 7.9.x branch's rules: fields by tag across the whole message (oneofs included),
+// message and enum types by simple name, a message-typed field compared recursively when its type
+// comes from an import. Names are resolved by the descriptor pools; labels and map/group sugar
+// follow the tree Confluent parses (schema_data.h).
 #include <algorithm>
 #include <map>
 #include <optional>

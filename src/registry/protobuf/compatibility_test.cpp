@@ -200,8 +200,8 @@ message Person { s.Address home = 1; }
 }
 
 TEST(ProtobufCompatibility, ConfluentMessages) {
-  // CONFLUENT-JSON-PROTOBUF.md §2.6's example (FULL, string f2 -> int32 f2 in pkg3.Schema1): the
-  // old schema reading new data comes first, then the new reading old.
+  // docs/registry/confluent-json-protobuf.md §2.6's example (FULL, string f2 -> int32 f2 in
+  // pkg3.Schema1): the old schema reading new data comes first, then the new reading old.
   auto o = must_parse(
       "syntax = \"proto3\";\npackage pkg3;\nmessage Schema1 {\n  string f1 = 1;\n  string f2 = "
       "2;\n}\n");

@@ -1,6 +1,7 @@
-// Confluent's own .proto printer (ProtobufSchemaUtils.toString, CONFLUENT-JSON-PROTOBUF.md §2.2)
-// and its normalize (§2.3), over the file as parsed: messages before enums, sections separated by
-// blank lines, nested blocks re-indented line by line (so a blank line inside one is two spaces).
+// Confluent's own .proto printer (ProtobufSchemaUtils.toString,
+// docs/registry/confluent-json-protobuf.md §2.2) and its normalize (§2.3), over the file as parsed:
+// messages before enums, sections separated by blank lines, nested blocks re-indented line by line
+// (so a blank line inside one is two spaces).
 #include <algorithm>
 #include <array>
 #include <map>

@@ -1,6 +1,6 @@
-// The imports Confluent resolves with no reference (CONFLUENT-JSON-PROTOBUF.md §2.4). The
-// google/protobuf files come from libprotobuf's generated pool; the others are written here from
-// their published field lists (googleapis' google/type, Confluent's protobuf-types), since no
+// The imports Confluent resolves with no reference (docs/registry/confluent-json-protobuf.md §2.4).
+// The google/protobuf files come from libprotobuf's generated pool; the others are written here
+// from their published field lists (googleapis' google/type, Confluent's protobuf-types), since no
 // library on this machine carries them.
 #include <google/protobuf/compiler/parser.h>
 #include <google/protobuf/io/tokenizer.h>

@@ -1,9 +1,9 @@
 #pragma once
 // Confluent's REST API over the registry's operations: routes, query parameters, percent-decoded
 // path segments, request bodies, response bodies and content types, and every error as
-// {"error_code":N,"message":"..."} with Confluent's status (CONFLUENT.md, sections 1 and 2). The
-// handler is a plain function of the request, so it is tested without a socket; the server puts
-// it behind the HTTP listener.
+// {"error_code":N,"message":"..."} with Confluent's status (docs/registry/confluent.md, sections 1
+// and 2). The handler is a plain function of the request, so it is tested without a socket; the
+// server puts it behind the HTTP listener.
 #include "http/admin_server.h"
 #include "registry/service.h"
 
