@@ -8,7 +8,6 @@
 
 #include "oxbow/streams/errors.h"
 #include "streams/state/timestamped.h"
-#include "streams/state/window_key.h"
 
 namespace oxbow::streams::detail {
 
@@ -193,7 +192,9 @@ void Task::create_stores(const Subtopology& sub) {
       store = std::move(cache);
     }
     stores_[name] = std::move(store);
-    if (spec->options.retention_ms > 0) first_live_segment_[name] = -1;
+    if (spec->options.retention_ms > 0)
+      expiry_.add(*bottom_[name], *stores_[name], spec->options.retention_ms,
+                  spec->options.session_layout);
   }
   // Caches flush in node order, so that what one flush forwards into another cache is flushed too.
   for (const auto& n : nodes_)
@@ -310,7 +311,7 @@ void Task::forward(const Record& record, const std::string& child) {
 
 void Task::flush() {
   for (const auto& name : flush_order_) stores_.at(name)->flush();
-  expire_windows();
+  expiry_.expire(stream_time_);
 }
 
 std::shared_ptr<bool> Task::schedule(int64_t interval_ms, bool wall_clock, Punctuator punctuator) {
@@ -364,25 +365,6 @@ void Task::punctuate(bool wall_clock, int64_t now) {
   punctuations_.erase(std::remove_if(punctuations_.begin(), punctuations_.end(),
                                      [](const Punctuation& p) { return *p.cancelled; }),
                       punctuations_.end());
-}
-
-void Task::expire_windows() {
-  for (auto& [name, first_live] : first_live_segment_) {
-    int64_t retention = graph_->store(name)->options.retention_ms;
-    int64_t interval = std::max<int64_t>(retention / 2, 60000);
-    int64_t oldest_kept = stream_time_ - retention;
-    if (oldest_kept < 0 || oldest_kept / interval <= first_live) continue;
-    first_live = oldest_kept / interval;
-    int64_t cutoff = first_live * interval;
-    std::vector<std::string> expired;
-    bool sessions = graph_->store(name)->options.session_layout;
-    for (const auto& [key, value] : bottom_.at(name)->all()) {
-      if (key.size() < (sessions ? kSessionKeySuffix : kWindowKeySuffix)) continue;
-      if ((sessions ? session_store_end(key) : window_store_start(key)) < cutoff)
-        expired.push_back(key);
-    }
-    if (!expired.empty()) stores_.at(name)->erase_local(expired);
-  }
 }
 
 }  // namespace oxbow::streams::detail

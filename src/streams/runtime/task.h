@@ -182,9 +182,6 @@ class Task : private ProcessorContext {
   void create_stores(const Subtopology& sub);
   std::unique_ptr<KeyValueStore> make_bottom_store(const StoreSpec& spec);
   void lock_directory();
-  // Drops the windows of window stores that retention expired, as Kafka's segmented stores do: a
-  // segment (max(retention / 2, 60 s) of window starts) at a time, once stream time is past it.
-  void expire_windows();
   bool decode(const NodeSpec& source, const RawRecord& raw, SourceBuffers& into);
 
   std::shared_ptr<const GraphBuilder> graph_;
@@ -201,7 +198,7 @@ class Task : private ProcessorContext {
   std::map<std::string, KeyValueStore*> bottom_;  // the store under its layers
   std::map<std::string, size_t> cache_owner_;     // cached store -> node that forwards its flushes
   std::vector<std::string> flush_order_;
-  std::map<std::string, int64_t> first_live_segment_;  // window store -> segment (-1: none yet)
+  WindowExpiry expiry_;  // the window and session stores' segments
   size_t current_ = 0;
   RecordContext record_context_;
   int64_t stream_time_ = -1;

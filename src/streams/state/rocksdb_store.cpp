@@ -6,9 +6,13 @@
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 #include <rocksdb/write_buffer_manager.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <map>
+#include <unordered_map>
 
 #include "oxbow/streams/errors.h"
 
@@ -18,6 +22,7 @@ namespace {
 
 constexpr const char* kCommittedFamily = "oxbow-committed";
 constexpr const char* kOffsetKey = "changelog-offset";
+constexpr const char* kSegmentPrefix = "oxbow-segment-";
 constexpr size_t kRestoreBatchBytes = 4 << 20;
 constexpr size_t kDirectBatchBytes = 1 << 20;
 
@@ -70,22 +75,42 @@ struct RocksDbStore::Db {
   std::string path;
   std::shared_ptr<RocksDbMemory> memory;
   std::unique_ptr<rocksdb::DB> db;
-  rocksdb::ColumnFamilyHandle* data = nullptr;
+  rocksdb::ColumnFamilyHandle* data = nullptr;  // everything, or a segmented store's timeless keys
   rocksdb::ColumnFamilyHandle* committed = nullptr;
-  rocksdb::WriteBatchWithIndex pending{rocksdb::BytewiseComparator(), 0, true};
+  std::map<int64_t, rocksdb::ColumnFamilyHandle*> segments;
+  std::vector<rocksdb::ColumnFamilyHandle*> expired;  // buffered: hidden, dropped at commit
+  std::vector<rocksdb::ColumnFamilyHandle*> others;   // families of no known role, kept open
+  // Buffered mode's open batch, which reads see through its index.
+  rocksdb::WriteBatchWithIndex indexed{rocksdb::BytewiseComparator(), 0, true};
+  // Direct mode's open batch, and the latest write of each key in it (nullopt: a delete): a hash
+  // lookup is cheaper than the indexed batch's ordered one, and direct mode never needs its order
+  // (scans write the batch down first).
+  rocksdb::WriteBatch batch;
+  std::unordered_map<std::string, std::optional<std::string>> latest;
   rocksdb::WriteBatch restoring;
   rocksdb::WriteOptions write;
   rocksdb::ReadOptions read;
 
   ~Db() { close(); }
 
+  std::vector<rocksdb::ColumnFamilyHandle*> families() const {
+    std::vector<rocksdb::ColumnFamilyHandle*> out{data, committed};
+    for (const auto& [id, handle] : segments) out.push_back(handle);
+    out.insert(out.end(), expired.begin(), expired.end());
+    out.insert(out.end(), others.begin(), others.end());
+    return out;
+  }
+
   void close() {
     if (!db) return;
     // Memtables to disk, so that the next open has no write-ahead log to replay.
-    db->Flush(rocksdb::FlushOptions(), {data, committed});
-    if (data) db->DestroyColumnFamilyHandle(data);
-    if (committed) db->DestroyColumnFamilyHandle(committed);
+    auto all = families();
+    db->Flush(rocksdb::FlushOptions(), all);
+    for (auto* handle : all) db->DestroyColumnFamilyHandle(handle);
     data = committed = nullptr;
+    segments.clear();
+    expired.clear();
+    others.clear();
     db->Close();
     db.reset();
   }
@@ -98,6 +123,10 @@ struct RocksDbStore::Db {
     o.write_buffer_manager = shared.write_buffers;
     o.write_buffer_size = shared.write_buffer_size;
     o.max_write_buffer_number = 3;
+    // A small bloom filter over each memtable's keys: aggregations look up many keys that are
+    // not there yet (each new window), which then skip the memtables' skip lists.
+    o.memtable_prefix_bloom_size_ratio = 0.02;
+    o.memtable_whole_key_filtering = true;
     o.keep_log_file_num = 2;
     o.max_log_file_size = 1 << 20;
     o.compression = rocksdb::kLZ4Compression;
@@ -120,15 +149,63 @@ struct RocksDbStore::Db {
       throw StreamsException("cannot create state store directory " + path + ": " + ec.message());
     auto o = options();
     rocksdb::ColumnFamilyOptions family(o);
-    std::vector<rocksdb::ColumnFamilyDescriptor> families{
-        {rocksdb::kDefaultColumnFamilyName, family}, {kCommittedFamily, family}};
+    // Every family the database has must be opened: a window store's segments among them.
+    std::vector<std::string> names;
+    if (!rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(o), path, &names).ok()) names.clear();
+    for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), kCommittedFamily})
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& name : names) descriptors.emplace_back(name, family);
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     rocksdb::DB* raw = nullptr;
-    check(rocksdb::DB::Open(rocksdb::DBOptions(o), path, families, &handles, &raw),
+    check(rocksdb::DB::Open(rocksdb::DBOptions(o), path, descriptors, &handles, &raw),
           "cannot open state store at " + path);
     db.reset(raw);
-    data = handles[0];
-    committed = handles[1];
+    for (auto* handle : handles) {
+      const std::string& name = handle->GetName();
+      if (name == rocksdb::kDefaultColumnFamilyName)
+        data = handle;
+      else if (name == kCommittedFamily)
+        committed = handle;
+      else if (auto id = segment_id(name))
+        segments[*id] = handle;
+      else
+        others.push_back(handle);
+    }
+  }
+
+  static std::optional<int64_t> segment_id(const std::string& name) {
+    if (name.rfind(kSegmentPrefix, 0) != 0) return std::nullopt;
+    try {
+      return std::stoll(name.substr(std::strlen(kSegmentPrefix)));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+
+  rocksdb::ColumnFamilyHandle* create_segment(int64_t id) {
+    rocksdb::ColumnFamilyHandle* handle = nullptr;
+    check(db->CreateColumnFamily(rocksdb::ColumnFamilyOptions(options()),
+                                 kSegmentPrefix + std::to_string(id), &handle),
+          "state store at " + path + ": cannot create a segment");
+    segments[id] = handle;
+    return handle;
+  }
+
+  void drop(rocksdb::ColumnFamilyHandle* handle) {
+    check(db->DropColumnFamily(handle), "state store at " + path + ": cannot drop a segment");
+    db->DestroyColumnFamilyHandle(handle);
+  }
+
+  rocksdb::ColumnFamilyHandle* family(const SegmentFloor& floor, std::string_view key, bool create);
+  std::vector<rocksdb::ColumnFamilyHandle*> live() const;  // the families reads see
+
+  // Direct mode's open batch to the database.
+  void write_down(const std::string& store) {
+    if (batch.Count() == 0) return;
+    check(db->Write(write, &batch), "state store " + store + ": write");
+    batch.Clear();
+    latest.clear();
   }
 
   void destroy() {
@@ -160,10 +237,46 @@ RocksDbStore::RocksDbStore(std::string name, std::unique_ptr<Db> db, bool buffer
 
 RocksDbStore::~RocksDbStore() = default;
 
+namespace {
+
+bool key_less(const BytesPair& a, const BytesPair& b) {
+  return a.first < b.first;
+}
+
+}  // namespace
+
+// A scan's bounds: keys from `from`, up to `to` (inclusive) or while they start with `prefix`.
+struct RocksDbStore::Bounds {
+  const std::string& from;
+  const std::string* to = nullptr;
+  const std::string* prefix = nullptr;
+
+  bool past(std::string_view key) const {
+    return (to && key > *to) || (prefix && key.substr(0, prefix->size()) != *prefix);
+  }
+  bool contains(std::string_view key) const { return key >= from && !past(key); }
+};
+
+rocksdb::ColumnFamilyHandle* RocksDbStore::Db::family(const SegmentFloor& floor,
+                                                      std::string_view key, bool create) {
+  auto segment = floor.segment_of(key);
+  if (!segment) return data;
+  if (*segment < floor.first_live) return nullptr;
+  if (auto it = segments.find(*segment); it != segments.end()) return it->second;
+  return create ? create_segment(*segment) : nullptr;
+}
+
 std::optional<std::string> RocksDbStore::get(const std::string& key) {
+  rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, false);
+  if (!family) return std::nullopt;
   std::string value;
-  rocksdb::Status s =
-      db_->pending.GetFromBatchAndDB(db_->db.get(), db_->read, db_->data, key, &value);
+  rocksdb::Status s;
+  if (buffered_) {
+    s = db_->indexed.GetFromBatchAndDB(db_->db.get(), db_->read, family, key, &value);
+  } else {
+    if (auto it = db_->latest.find(key); it != db_->latest.end()) return it->second;
+    s = db_->db->Get(db_->read, family, key, &value);
+  }
   if (s.IsNotFound()) return std::nullopt;
   check(s, "state store " + name_ + ": read");
   return value;
@@ -171,68 +284,147 @@ std::optional<std::string> RocksDbStore::get(const std::string& key) {
 
 void RocksDbStore::put(const std::string& key, const std::optional<std::string>& value,
                        const RecordContext&) {
-  check(value ? db_->pending.Put(db_->data, key, *value) : db_->pending.Delete(db_->data, key),
-        "state store " + name_ + ": write");
-  // Direct mode writes in batches, one write-ahead-log append each, rather than one per update.
-  if (!buffered_ && db_->pending.GetDataSize() > kDirectBatchBytes) {
-    check(db_->db->Write(db_->write, db_->pending.GetWriteBatch()),
+  if (floor_.observe(key)) drop_expired();
+  rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, true);
+  if (!family) return;  // an expired segment's window: skipped, as Kafka's segmented stores do
+  if (buffered_) {
+    check(value ? db_->indexed.Put(family, key, *value) : db_->indexed.Delete(family, key),
           "state store " + name_ + ": write");
-    db_->pending.Clear();
+    return;
   }
+  check(value ? db_->batch.Put(family, key, *value) : db_->batch.Delete(family, key),
+        "state store " + name_ + ": write");
+  db_->latest.insert_or_assign(key, value);
+  // Written in batches, one write-ahead-log append each, rather than one per update.
+  if (db_->batch.GetDataSize() > kDirectBatchBytes) db_->write_down(name_);
 }
 
-std::vector<BytesPair> RocksDbStore::scan(const std::string& from, const std::string* to,
-                                          const std::string* prefix) {
-  std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(db_->read, db_->data));
-  it.reset(db_->pending.NewIteratorWithBase(db_->data, it.release()));
+std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds, bool write_down) {
+  if (!buffered_ && write_down) db_->write_down(name_);
   std::vector<BytesPair> out;
-  for (it->Seek(from); it->Valid(); it->Next()) {
-    rocksdb::Slice k = it->key();
-    if (to && k.compare(*to) > 0) break;
-    if (prefix && !k.starts_with(*prefix)) break;
-    out.emplace_back(k.ToString(), it->value().ToString());
+  auto scan_family = [&](rocksdb::ColumnFamilyHandle* family) {
+    auto middle = static_cast<std::ptrdiff_t>(out.size());
+    std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(db_->read, family));
+    if (buffered_) it.reset(db_->indexed.NewIteratorWithBase(family, it.release()));
+    for (it->Seek(bounds.from); it->Valid(); it->Next()) {
+      rocksdb::Slice k = it->key();
+      if (bounds.past(std::string_view(k.data(), k.size()))) break;
+      out.emplace_back(k.ToString(), it->value().ToString());
+    }
+    check(it->status(), "state store " + name_ + ": scan");
+    // A key lives in one family only: each family's run merges into key order.
+    std::inplace_merge(out.begin(), out.begin() + middle, out.end(), key_less);
+  };
+  scan_family(db_->data);
+  for (const auto& [id, family] : db_->segments)
+    if (id >= floor_.first_live) scan_family(family);
+  if (buffered_ || db_->latest.empty()) return out;
+  // A query from another thread: direct mode's open batch laid over the database's entries.
+  std::vector<std::pair<const std::string*, const std::optional<std::string>*>> mine;
+  for (const auto& [key, value] : db_->latest)
+    if (bounds.contains(key)) mine.emplace_back(&key, &value);
+  std::sort(mine.begin(), mine.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  std::vector<BytesPair> merged;
+  merged.reserve(out.size() + mine.size());
+  size_t i = 0;
+  for (const auto& [key, value] : mine) {
+    while (i < out.size() && out[i].first < *key) merged.push_back(std::move(out[i++]));
+    if (i < out.size() && out[i].first == *key) ++i;
+    if (*value) merged.emplace_back(*key, **value);
   }
-  check(it->status(), "state store " + name_ + ": scan");
-  return out;
+  while (i < out.size()) merged.push_back(std::move(out[i++]));
+  return merged;
 }
 
 std::vector<BytesPair> RocksDbStore::range(const std::string& from, const std::string& to) {
   if (from > to) return {};
-  return scan(from, &to, nullptr);
+  return scan(Bounds{from, &to}, true);
 }
 
 std::vector<BytesPair> RocksDbStore::prefix_scan(const std::string& prefix) {
-  return scan(prefix, nullptr, &prefix);
+  return scan(Bounds{prefix, nullptr, &prefix}, true);
 }
 
 std::vector<BytesPair> RocksDbStore::all() {
-  return scan(std::string(), nullptr, nullptr);
+  static const std::string kFirst;
+  return scan(Bounds{kFirst}, true);
+}
+
+std::vector<BytesPair> RocksDbStore::query_range(const std::string& from, const std::string& to) {
+  if (from > to) return {};
+  return scan(Bounds{from, &to}, false);
+}
+
+std::vector<BytesPair> RocksDbStore::query_prefix(const std::string& prefix) {
+  return scan(Bounds{prefix, nullptr, &prefix}, false);
+}
+
+std::vector<BytesPair> RocksDbStore::query_all() {
+  static const std::string kFirst;
+  return scan(Bounds{kFirst}, false);
+}
+
+namespace {
+
+int64_t sum_property(rocksdb::DB& db, const std::vector<rocksdb::ColumnFamilyHandle*>& families,
+                     const char* property) {
+  uint64_t total = 0;
+  for (auto* family : families) {
+    uint64_t n = 0;
+    db.GetIntProperty(family, property, &n);
+    total += n;
+  }
+  return static_cast<int64_t>(total);
+}
+
+}  // namespace
+
+std::vector<rocksdb::ColumnFamilyHandle*> RocksDbStore::Db::live() const {
+  std::vector<rocksdb::ColumnFamilyHandle*> out{data};
+  for (const auto& [id, handle] : segments) out.push_back(handle);
+  return out;
 }
 
 int64_t RocksDbStore::approximate_num_entries() {
-  uint64_t n = 0;
-  db_->db->GetIntProperty(db_->data, "rocksdb.estimate-num-keys", &n);
-  return static_cast<int64_t>(n) + db_->pending.GetWriteBatch()->Count();
+  int64_t pending = buffered_ ? db_->indexed.GetWriteBatch()->Count() : db_->batch.Count();
+  return sum_property(*db_->db, db_->live(), "rocksdb.estimate-num-keys") + pending;
 }
 
 void RocksDbStore::commit(std::optional<int64_t> next_offset) {
-  if (next_offset) db_->pending.Put(db_->committed, kOffsetKey, encode_offset(*next_offset));
-  if (db_->pending.GetWriteBatch()->Count() > 0)
-    check(db_->db->Write(db_->write, db_->pending.GetWriteBatch()),
+  rocksdb::WriteBatch* batch = buffered_ ? db_->indexed.GetWriteBatch() : &db_->batch;
+  if (next_offset) {
+    std::string offset = encode_offset(*next_offset);
+    check(buffered_ ? db_->indexed.Put(db_->committed, kOffsetKey, offset)
+                    : batch->Put(db_->committed, kOffsetKey, offset),
           "state store " + name_ + ": commit");
-  db_->pending.Clear();
+  }
+  if (batch->Count() > 0)
+    check(db_->db->Write(db_->write, batch), "state store " + name_ + ": commit");
+  db_->indexed.Clear();
+  db_->batch.Clear();
+  db_->latest.clear();
+  for (auto* family : db_->expired) db_->drop(family);
+  db_->expired.clear();
   if (next_offset) committed_offset_ = next_offset;
 }
 
 void RocksDbStore::discard() {
-  db_->pending.Clear();
+  db_->indexed.Clear();
+  db_->batch.Clear();
+  db_->latest.clear();
+  for (auto* family : db_->expired) db_->drop(family);
+  db_->expired.clear();
 }
 
 void RocksDbStore::restore(const std::string& key, const std::optional<std::string>& value) {
+  if (floor_.observe(key)) drop_expired();
+  rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, true);
+  if (!family) return;  // expired by the windows restored after it
   if (value)
-    db_->restoring.Put(db_->data, key, *value);
+    db_->restoring.Put(family, key, *value);
   else
-    db_->restoring.Delete(db_->data, key);
+    db_->restoring.Delete(family, key);
   // Written early without their offset, these are still records of the committed changelog:
   // a crash replays them onto the same values.
   if (db_->restoring.GetDataSize() > kRestoreBatchBytes) {
@@ -249,23 +441,88 @@ void RocksDbStore::finish_restore_batch(int64_t next_offset) {
 }
 
 void RocksDbStore::wipe() {
-  db_->pending.Clear();
+  db_->indexed.Clear();
+  db_->batch.Clear();
+  db_->latest.clear();
   db_->restoring.Clear();
   db_->destroy();
   db_->open();
   committed_offset_.reset();
+  floor_ = SegmentFloor{floor_.layout};
+}
+
+size_t RocksDbStore::segment_families() const {
+  return db_->segments.size() + db_->expired.size();
 }
 
 int64_t RocksDbStore::memtable_bytes() {
-  uint64_t n = 0;
-  db_->db->GetIntProperty(db_->data, "rocksdb.cur-size-all-mem-tables", &n);
-  return static_cast<int64_t>(n);
+  return sum_property(*db_->db, db_->live(), "rocksdb.cur-size-all-mem-tables");
 }
 
 int64_t RocksDbStore::disk_bytes() {
-  uint64_t n = 0;
-  db_->db->GetIntProperty(db_->data, "rocksdb.total-sst-files-size", &n);
-  return static_cast<int64_t>(n);
+  return sum_property(*db_->db, db_->live(), "rocksdb.total-sst-files-size");
+}
+
+void RocksDbStore::use_segments(const SegmentLayout& layout) {
+  floor_.layout = layout;
+  move_into_segments();
+}
+
+bool RocksDbStore::drop_segments_before(int64_t first_live) {
+  return floor_.raise(first_live) && drop_expired();
+}
+
+bool RocksDbStore::drop_expired() {
+  auto end = db_->segments.lower_bound(floor_.first_live);
+  std::vector<rocksdb::ColumnFamilyHandle*> going;
+  for (auto it = db_->segments.begin(); it != end; ++it) going.push_back(it->second);
+  if (going.empty()) return false;
+  db_->segments.erase(db_->segments.begin(), end);
+  // Writes already batched for them go first: restored records are the committed changelog's.
+  if (db_->restoring.Count() > 0) {
+    check(db_->db->Write(db_->write, &db_->restoring), "state store " + name_ + ": restore");
+    db_->restoring.Clear();
+  }
+  if (buffered_ && db_->indexed.GetWriteBatch()->Count() > 0) {
+    db_->expired.insert(db_->expired.end(), going.begin(), going.end());
+    return true;
+  }
+  db_->write_down(name_);
+  for (auto* family : going) db_->drop(family);
+  return true;
+}
+
+void RocksDbStore::move_into_segments() {
+  std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(db_->read, db_->data));
+  // The latest window first, so that windows it expired are deleted rather than moved.
+  bool any = false;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key(it->key().data(), it->key().size());
+    if (!floor_.segment_of(key)) continue;
+    any = true;
+    floor_.observe(key);
+  }
+  check(it->status(), "state store " + name_ + ": scan");
+  if (!any) return;
+  rocksdb::WriteBatch move;
+  int64_t moved = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key(it->key().data(), it->key().size());
+    if (!floor_.segment_of(key)) continue;
+    if (auto* family = db_->family(floor_, key, true)) {
+      check(move.Put(family, it->key(), it->value()), "state store " + name_ + ": write");
+      ++moved;
+    }
+    check(move.Delete(db_->data, it->key()), "state store " + name_ + ": write");
+    if (move.GetDataSize() > kRestoreBatchBytes) {
+      check(db_->db->Write(db_->write, &move), "state store " + name_ + ": write");
+      move.Clear();
+    }
+  }
+  check(it->status(), "state store " + name_ + ": scan");
+  check(db_->db->Write(db_->write, &move), "state store " + name_ + ": write");
+  spdlog::info("state store {}: {} windows moved into segments (local state from before them)",
+               name_, moved);
 }
 
 }  // namespace oxbow::streams::detail

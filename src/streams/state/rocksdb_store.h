@@ -8,16 +8,22 @@
 //    are timestamped, their values prefixed with 8 bytes of timestamp (state/timestamped.h);
 //  - column family "oxbow-committed": one entry, "changelog-offset" -> the next changelog offset
 //    the data reflects, as 8 bytes big-endian. It is written in the same write batch as the data
-//    it describes, so after any crash the two agree.
+//    it describes, so after any crash the two agree;
+//  - window and session stores (segments.h): column family "oxbow-segment-<n>" for each live
+//    segment n (keys and values as above), "default" only for keys too short to carry a time;
+//    expiry drops a segment's family. A window store written before segments existed has its
+//    windows in "default": they move to their segments when the store is first opened as one
+//    (each batch copies and deletes together, so a crash leaves every entry in one place).
 // The write-ahead log is on (not synced): a process killed with -9 loses nothing RocksDB
 // acknowledged; after a power cut RocksDB recovers a consistent prefix, with its offset.
 //
-// Two write modes. Direct (at-least-once): writes go to the database in batches of about 1 MiB
-// (reads see the open batch) and at each commit; a crash leaves the data at or ahead of its
-// offset, and replaying from there only repeats updates. Buffered
-// (exactly-once): writes wait in an indexed batch that reads see, and reach the database only with
-// commit(), after the transaction that carried them committed; a crash or an aborted transaction
-// leaves the store at its last committed state, so recovery replays only the changelog's tail.
+// Two write modes. Direct (at-least-once): writes go to the database in batches of about 1 MiB,
+// before a scan, and at each commit (reads see the open batch through a hash index); a crash
+// leaves the data at or ahead of its offset, and replaying from there only repeats updates.
+// Buffered (exactly-once): writes wait in an indexed batch that reads see, and reach the database
+// only with commit(), after the transaction that carried them committed; a crash or an aborted
+// transaction leaves the store at its last committed state, so recovery replays only the
+// changelog's tail.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,6 +31,7 @@
 #include <vector>
 
 #include "streams/state/key_value_store.h"
+#include "streams/state/segments.h"
 
 namespace oxbow::streams::detail {
 
@@ -46,7 +53,7 @@ class RocksDbMemory {
   std::unique_ptr<Shared> shared_;
 };
 
-class RocksDbStore : public KeyValueStore {
+class RocksDbStore : public KeyValueStore, public SegmentedStore {
  public:
   // Opens (creating) the database at `path`. Throws StreamsException with RocksDB's reason.
   static std::unique_ptr<RocksDbStore> open(std::string name, const std::string& path,
@@ -62,6 +69,13 @@ class RocksDbStore : public KeyValueStore {
   std::vector<BytesPair> all() override;
   int64_t approximate_num_entries() override;
   void flush() override {}
+  // Interactive queries (other threads): direct mode's open batch is laid over what the database
+  // holds rather than written down, which only the stream thread may do.
+  std::vector<BytesPair> query_range(const std::string& from, const std::string& to) override;
+  std::vector<BytesPair> query_prefix(const std::string& prefix) override;
+  std::vector<BytesPair> query_all() override;
+  void use_segments(const SegmentLayout& layout) override;
+  bool drop_segments_before(int64_t first_live) override;
 
   // The next changelog offset the database reflects; nullopt for a new store.
   std::optional<int64_t> committed_offset() const { return committed_offset_; }
@@ -74,6 +88,8 @@ class RocksDbStore : public KeyValueStore {
   void finish_restore_batch(int64_t next_offset);
   // Every entry and the offset removed (a changelog that no longer matches the local data).
   void wipe();
+  // The segments' column families the database holds (a window store's).
+  size_t segment_families() const;
   // Bytes of memtables and the on-disk size RocksDB estimates, for metrics.
   int64_t memtable_bytes();
   int64_t disk_bytes();
@@ -81,13 +97,20 @@ class RocksDbStore : public KeyValueStore {
  private:
   struct Db;
   RocksDbStore(std::string name, std::unique_ptr<Db> db, bool buffered);
-  std::vector<BytesPair> scan(const std::string& from, const std::string* to,
-                              const std::string* prefix);
+  struct Bounds;
+  // Entries within `bounds` in key order, every family merged; `write_down` first writes direct
+  // mode's open batch (the stream thread's scans), else it is laid over (queries').
+  std::vector<BytesPair> scan(const Bounds& bounds, bool write_down);
+  // Drops the families of segments the floor has passed (buffered: hidden now, dropped with the
+  // next commit, after the writes already made to them). True if any went.
+  bool drop_expired();
+  void move_into_segments();
 
   std::string name_;
   std::unique_ptr<Db> db_;
   bool buffered_;
   std::optional<int64_t> committed_offset_;
+  SegmentFloor floor_;
 };
 
 }  // namespace oxbow::streams::detail

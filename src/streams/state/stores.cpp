@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "streams/state/segments.h"
 #include "streams/state/timestamped.h"
 
 namespace oxbow::streams::detail {
@@ -21,43 +22,105 @@ std::optional<ValueAndTimestamp> split_timestamp(const std::optional<std::string
 
 namespace {
 
-class InMemoryStore : public KeyValueStore {
+// Segmented (window and session stores), each segment is a map of its own, so that expiry drops
+// whole maps; reads merge the segments into key order.
+class InMemoryStore : public KeyValueStore, public SegmentedStore {
  public:
+  using Map = std::map<std::string, std::string>;
   explicit InMemoryStore(std::string name) : name_(std::move(name)) {}
   const std::string& name() const override { return name_; }
   std::optional<std::string> get(const std::string& key) override {
-    auto it = map_.find(key);
-    if (it == map_.end()) return std::nullopt;
+    const Map* map = map_of(key, false);
+    if (!map) return std::nullopt;
+    auto it = map->find(key);
+    if (it == map->end()) return std::nullopt;
     return it->second;
   }
   void put(const std::string& key, const std::optional<std::string>& value,
            const RecordContext&) override {
+    if (floor_.observe(key)) drop_expired();
+    Map* map = map_of(key, true);
+    if (!map) return;  // an expired segment's
     if (value)
-      map_[key] = *value;
+      (*map)[key] = *value;
     else
-      map_.erase(key);
+      map->erase(key);
   }
   std::vector<BytesPair> range(const std::string& from, const std::string& to) override {
-    std::vector<BytesPair> out;
-    if (from > to) return out;
-    for (auto it = map_.lower_bound(from); it != map_.end() && it->first <= to; ++it)
-      out.emplace_back(it->first, it->second);
-    return out;
+    if (from > to) return {};
+    return collect([&](const Map& map, std::vector<BytesPair>& out) {
+      for (auto it = map.lower_bound(from); it != map.end() && it->first <= to; ++it)
+        out.emplace_back(it->first, it->second);
+    });
   }
   std::vector<BytesPair> prefix_scan(const std::string& prefix) override {
-    std::vector<BytesPair> out;
-    for (auto it = map_.lower_bound(prefix);
-         it != map_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
-      out.emplace_back(it->first, it->second);
-    return out;
+    return collect([&](const Map& map, std::vector<BytesPair>& out) {
+      for (auto it = map.lower_bound(prefix);
+           it != map.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+        out.emplace_back(it->first, it->second);
+    });
   }
-  std::vector<BytesPair> all() override { return {map_.begin(), map_.end()}; }
-  int64_t approximate_num_entries() override { return static_cast<int64_t>(map_.size()); }
+  std::vector<BytesPair> all() override {
+    return collect([](const Map& map, std::vector<BytesPair>& out) {
+      out.insert(out.end(), map.begin(), map.end());
+    });
+  }
+  int64_t approximate_num_entries() override {
+    size_t n = map_.size();
+    for (const auto& [id, map] : segments_) n += map.size();
+    return static_cast<int64_t>(n);
+  }
   void flush() override {}
 
+  void use_segments(const SegmentLayout& layout) override {
+    floor_.layout = layout;
+    Map unsegmented;
+    for (auto& [key, value] : map_) {
+      auto segment = floor_.segment_of(key);
+      (segment ? segments_[*segment] : unsegmented).emplace(key, std::move(value));
+    }
+    map_ = std::move(unsegmented);
+  }
+  bool drop_segments_before(int64_t first_live) override {
+    floor_.raise(first_live);
+    return drop_expired();
+  }
+
  private:
+  // The map that holds `key`: nullptr for an expired segment, or a missing one unless `create`.
+  Map* map_of(const std::string& key, bool create) {
+    auto segment = floor_.segment_of(key);
+    if (!segment) return &map_;
+    if (*segment < floor_.first_live) return nullptr;
+    auto it = segments_.find(*segment);
+    if (it != segments_.end()) return &it->second;
+    return create ? &segments_[*segment] : nullptr;
+  }
+  bool drop_expired() {
+    auto end = segments_.lower_bound(floor_.first_live);
+    bool any = false;
+    for (auto it = segments_.begin(); it != end; ++it) any = any || !it->second.empty();
+    segments_.erase(segments_.begin(), end);
+    return any;
+  }
+  // Each map's part, merged into key order (a key lives in one map only).
+  template <class Scan>
+  std::vector<BytesPair> collect(const Scan& scan) const {
+    std::vector<BytesPair> out;
+    scan(map_, out);
+    for (const auto& [id, map] : segments_) {
+      auto middle = static_cast<std::ptrdiff_t>(out.size());
+      scan(map, out);
+      std::inplace_merge(out.begin(), out.begin() + middle, out.end(),
+                         [](const BytesPair& a, const BytesPair& b) { return a.first < b.first; });
+    }
+    return out;
+  }
+
   std::string name_;
-  std::map<std::string, std::string> map_;
+  Map map_;  // everything when not segmented; else the keys that carry no time
+  std::map<int64_t, Map> segments_;
+  SegmentFloor floor_;
 };
 
 class LoggingStore : public KeyValueStore {
