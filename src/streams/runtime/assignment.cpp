@@ -28,7 +28,7 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
     tc.partition = partition;
     // Made before it is added: opening its stores may wait for the state directory's lock,
     // and queries must not wait with it.
-    auto task = std::make_unique<Task>(graph_, *sub, tc, *this);
+    auto task = std::make_unique<Task>(graph_, *sub, tc, *producer_);
     ActiveTask* slot = nullptr;
     {
       std::unique_lock lock(tasks_mutex_);
@@ -39,7 +39,7 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
     created.push_back(active.task.get());
     std::vector<std::string> read;
     for (const auto& t : active.task->input_topics()) {
-      if (partition >= partitions_of(t)) continue;
+      if (partition >= producer_->partitions_of(t)) continue;
       by_input_[{t, partition}] = &active;
       route_ = {};
       rd_kafka_topic_partition_list_add(inputs, t.c_str(), partition);
@@ -52,9 +52,9 @@ rd_kafka_topic_partition_list_t* StreamThread::on_assigned(
     spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
   }
   resume_stream_times(inputs);
-  start_restoration(created);
+  reader_->register_tasks(created);
   for (Task* task : created)
-    if (!pending_stores_.count(task)) set_queryable(task);
+    if (!reader_->restoring(task)) set_queryable(task);
   return inputs;
 }
 
@@ -92,10 +92,7 @@ rd_kafka_topic_partition_list_t* StreamThread::on_revoked(
     // The group has moved on without this member: its commit would be refused, and an open
     // transaction's output must not be committed by anyone. The tasks' inputs are processed again
     // from the last commit, wherever they land.
-    if (in_transaction_) {
-      if (auto* e = rd_kafka_abort_transaction(producer_.get(), 30000)) rd_kafka_error_destroy(e);
-      in_transaction_ = false;
-    }
+    producer_->abort_transaction();
   } else {
     try {
       // All tasks commit, as Kafka Streams does: a commit covers the thread's whole transaction.
@@ -123,7 +120,7 @@ rd_kafka_topic_partition_list_t* StreamThread::on_revoked(
   }
   if (held) rd_kafka_topic_partition_list_destroy(held);
   for (const auto& id : revoked) close_task(id);
-  rebalancing_ = !pending_stores_.empty();
+  rebalancing_ = !reader_->restoring_tasks().empty();
   return inputs;
 }
 
@@ -131,16 +128,7 @@ void StreamThread::close_task(std::pair<int, int32_t> id) {
   auto it = tasks_.find(id);
   if (it == tasks_.end()) return;
   Task* task = it->second.task.get();
-  bool was_restoring = false;
-  for (auto r = restoring_.begin(); r != restoring_.end();) {
-    if (r->second.task == task) {
-      r = restoring_.erase(r);
-      was_restoring = true;
-    } else {
-      ++r;
-    }
-  }
-  pending_stores_.erase(task);
+  bool was_restoring = reader_->unregister(task);
   for (const auto& t : task->input_topics()) {
     seek_on_resume_.erase({t, id.second});
     by_input_.erase({t, id.second});
@@ -152,7 +140,7 @@ void StreamThread::close_task(std::pair<int, int32_t> id) {
     std::unique_lock lock(tasks_mutex_);  // waits for queries reading it
     tasks_.erase(it);
   }
-  if (was_restoring) assign_restorer();
+  if (was_restoring) reader_->reassign();
 }
 
 // Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset, for
@@ -207,12 +195,33 @@ void StreamThread::restart_tasks_from_last_commit(const std::string& why) {
       rd_kafka_error_destroy(error);
   }
   rd_kafka_topic_partition_list_destroy(inputs);
-  for (auto& [task, n] : pending_stores_) {
+  for (Task* task : reader_->restoring_tasks()) {
     auto* paused = input_partitions(task);
     rd_kafka_pause_partitions(consumer_.get(), paused);
     rd_kafka_topic_partition_list_destroy(paused);
   }
-  rebalancing_ = !pending_stores_.empty();
+  rebalancing_ = !reader_->restoring_tasks().empty();
+}
+
+void StreamThread::finish_task_restoration(Task* task) {
+  set_queryable(task);
+  auto* list = input_partitions(task);
+  // Records fetched before the pause took effect were not processed: read them again.
+  auto* seeks = rd_kafka_topic_partition_list_new(0);
+  for (int i = 0; i < list->cnt; ++i) {
+    auto it = seek_on_resume_.find({list->elems[i].topic, list->elems[i].partition});
+    if (it == seek_on_resume_.end()) continue;
+    rd_kafka_topic_partition_list_add(seeks, it->first.first.c_str(), it->first.second)->offset =
+        it->second;
+    seek_on_resume_.erase(it);
+  }
+  if (seeks->cnt > 0)
+    if (auto* error = rd_kafka_seek_partitions(consumer_.get(), seeks, 10000))
+      rd_kafka_error_destroy(error);
+  rd_kafka_topic_partition_list_destroy(seeks);
+  rd_kafka_resume_partitions(consumer_.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  spdlog::info("stream thread {}: task {} restored, processing", config_.client_id, task->id());
 }
 
 }  // namespace oxbow::streams::detail

@@ -1,6 +1,9 @@
 #include "streams/runtime/kafka_clients.h"
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "oxbow/streams/errors.h"
 
 namespace oxbow::streams::detail {
 
@@ -130,6 +133,19 @@ void create_topics(rd_kafka_t* admin, const std::vector<NewTopic>& topics) {
   rd_kafka_queue_destroy(queue);
   rd_kafka_NewTopic_destroy_array(specs.data(), specs.size());
   if (!failure.empty()) throw std::runtime_error("cannot create internal topics: " + failure);
+}
+
+int64_t committed_offset(rd_kafka_t* consumer, const std::string& topic, int32_t partition) {
+  auto* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
+  auto err = rd_kafka_committed(consumer, list, 10000);
+  int64_t offset = list->elems[0].offset;
+  if (!err) err = list->elems[0].err;
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err)
+    throw StreamsException("committed offset of " + topic + "-" + std::to_string(partition) + ": " +
+                           rd_kafka_err2str(err));
+  return std::max<int64_t>(offset, 0);
 }
 
 }  // namespace oxbow::streams::detail

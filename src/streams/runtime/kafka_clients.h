@@ -54,6 +54,10 @@ RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf);
 // periodic metadata scan, up to a second later. Best effort: a failure leaves that scan to it.
 void learn_leaders(rd_kafka_t* client);
 
+// The group's committed offset of a partition, 0 when there is none, asked through `consumer`
+// (which has the group's id); throws StreamsException when the group cannot answer.
+int64_t committed_offset(rd_kafka_t* consumer, const std::string& topic, int32_t partition);
+
 // The topic's partition count, 0 when it does not exist (and not created by the asking, on a
 // client from client_conf); throws when the cluster cannot answer.
 int32_t partition_count(rd_kafka_t* client, const std::string& topic);

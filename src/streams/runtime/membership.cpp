@@ -99,7 +99,7 @@ void StreamThread::start_membership() {
         TaskConfig tc = config_.task;
         tc.subtopology = key.first;
         tc.partition = key.second;
-        return std::make_unique<Task>(graph_, *sub, tc, *this);
+        return std::make_unique<Task>(graph_, *sub, tc, *producer_);
       },
       [metrics = metrics_] { metrics->standby_applied.add(); });
   publish_group_snapshot();
@@ -135,15 +135,15 @@ std::map<std::string, std::string> StreamThread::assign_members(
   context.partitions_of = [&](const std::string& topic) {
     auto it = counts.find(topic);
     if (it == counts.end())
-      it = counts.emplace(topic, partition_count(producer_.get(), topic)).first;
+      it = counts.emplace(topic, partition_count(producer_->handle(), topic)).first;
     return it->second;
   };
   context.end_offsets = [&](const PartitionList& list) {
     std::map<std::pair<std::string, int32_t>, int64_t> out;
     for (const auto& [topic, p] : list) {
       int64_t low = 0, high = 0;
-      auto err =
-          rd_kafka_query_watermark_offsets(producer_.get(), topic.c_str(), p, &low, &high, 10000);
+      auto err = rd_kafka_query_watermark_offsets(producer_->handle(), topic.c_str(), p, &low,
+                                                  &high, 10000);
       if (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
           err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
         continue;  // a changelog not created yet: nothing to restore
@@ -286,13 +286,13 @@ void StreamThread::apply_assignment(const ReceivedAssignment& received) {
   }
   rd_kafka_topic_partition_list_destroy(revoked);
   rd_kafka_topic_partition_list_destroy(added);
-  for (auto& [task, n] : pending_stores_) {
+  for (Task* task : reader_->restoring_tasks()) {
     auto* paused = input_partitions(task);
     rd_kafka_pause_partitions(consumer_.get(), paused);
     rd_kafka_topic_partition_list_destroy(paused);
   }
   standbys_->assign(standby);
-  rebalancing_ = !pending_stores_.empty();
+  rebalancing_ = !reader_->restoring_tasks().empty();
   publish_group_snapshot();
   if (config_.group.on_hosts) config_.group.on_hosts(info, config_.thread_index);
   next_rebalance_ms_ = info.next_rebalance_ms;

@@ -16,15 +16,6 @@ namespace oxbow::streams::detail {
 
 namespace {
 
-// The loop's clock for intervals (commits, metrics, purges, serving delivery reports), read once
-// per record: the coarse monotonic clock (a few ms of resolution, no timestamp-counter read) is
-// enough for them, and clock reads were 11% of a stateless application's CPU samples.
-int64_t now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
 std::optional<std::string_view> view_of(const void* data, size_t size) {
   if (!data) return std::nullopt;
   return std::string_view(static_cast<const char*>(data), size);
@@ -66,40 +57,18 @@ void StreamThread::start() {
   rd_kafka_conf_set_opaque(cconf, this);
   consumer_ = make_client(RD_KAFKA_CONSUMER, cconf);
   fetch_restarter_ = std::make_unique<FetchRestarter>(consumer_.get());
+  reader_ = std::make_unique<ChangelogReader>(
+      config_, consumer_.get(), *metrics_, [this](Task* task) { finish_task_restoration(task); });
   rd_kafka_poll_set_consumer(consumer_.get());
   set_offset_reset_policies();
-  // murmur2 on the key bytes, as Java's producer: Java consumers and Kafka Streams agree on
-  // where a key lives.
-  auto* pconf = client_conf(config_.app, ClientRole::kProducer,
-                            {{"client.id", config_.client_id + "-producer"},
-                             {"partitioner", "murmur2_random"},
-                             {"acks", "all"},
-                             {"enable.idempotence", "true"},
-                             {"linger.ms", "5"},
-                             {"allow.auto.create.topics", "false"}});
-  if (config_.exactly_once) {
-    // As Kafka Streams: a short transaction timeout, so that a crashed thread's open transaction
-    // stops holding back read_committed readers within seconds.
-    char error[512];
-    if (rd_kafka_conf_set(pconf, "transactional.id", config_.transactional_id.c_str(), error,
-                          sizeof error) != RD_KAFKA_CONF_OK ||
-        rd_kafka_conf_set(pconf, "transaction.timeout.ms", "10000", error, sizeof error) !=
-            RD_KAFKA_CONF_OK)
-      throw std::invalid_argument(error);
-  }
-  rd_kafka_conf_set_dr_msg_cb(pconf, &StreamThread::delivered);
-  rd_kafka_conf_set_opaque(pconf, this);
-  producer_ = make_client(RD_KAFKA_PRODUCER, pconf);
-  if (config_.exactly_once)
-    throw_on_error(rd_kafka_init_transactions(producer_.get(), 60000), "init_transactions");
-  purge_results_.reset(rd_kafka_queue_new(producer_.get()));
+  producer_ = std::make_unique<StreamsProducer>(config_, *metrics_);
   for (const auto& spec : graph_->internal_topics())
     repartition_topics_.insert(app_id + "-" + spec.name);
   // Sink topics' metadata now, not on the producer's first send (librdkafka would hold the first
   // records for up to a second while it fetches it).
   for (const auto& n : graph_->nodes())
     if (n.kind == NodeDescription::Kind::kSink && !n.dynamic_topic)
-      for (const auto& t : n.topics) partitions_of(n.internal ? app_id + "-" + t : t);
+      for (const auto& t : n.topics) producer_->partitions_of(n.internal ? app_id + "-" + t : t);
 
   // The group sees one anchor topic per sub-topology, the source topic with the most partitions
   // (as Kafka, a sub-topology has as many tasks as its widest input; task p reads partition p of
@@ -111,7 +80,8 @@ void StreamThread::start() {
     for (const auto& t : sources) {
       subtopology_of_[t] = sub.id;
       auto anchor = anchor_of_.find(sub.id);
-      if (anchor == anchor_of_.end() || partitions_of(t) > partitions_of(anchor->second))
+      if (anchor == anchor_of_.end() ||
+          producer_->partitions_of(t) > producer_->partitions_of(anchor->second))
         anchor_of_[sub.id] = t;
     }
   }
@@ -132,24 +102,20 @@ void StreamThread::run() {
     failure_ = e.what();
     failed_ = true;
     spdlog::error("stream thread {} failed: {}", config_.client_id, e.what());
-    if (in_transaction_) {
-      if (auto* error = rd_kafka_abort_transaction(producer_.get(), 30000))
-        rd_kafka_error_destroy(error);
-      in_transaction_ = false;
-    }
+    producer_->abort_transaction();
   }
   // Leaves the group (a static member stays until its session times out).
   if (member_) member_->stop();
   if (standbys_) standbys_->assign({});  // made durable and closed; queries find none
   rd_kafka_consumer_close(consumer_.get());
-  if (restorer_) rd_kafka_consumer_close(restorer_.get());
+  reader_->close();
   {
     std::unique_lock lock(tasks_mutex_);
     tasks_.clear();
   }
   by_input_.clear();
   route_ = {};
-  rd_kafka_flush(producer_.get(), 10000);
+  producer_->close(10000);
   running_ = false;
 }
 
@@ -166,15 +132,15 @@ void StreamThread::loop() {
           drain(t);  // a partition it waited for may have caught up
           buffering = buffering || t.group->buffered() > 0;
         }
-    int timeout_ms = !restoring_.empty()            ? 0
+    int timeout_ms = reader_->restoring()           ? 0
                      : buffering                    ? 5
                      : fetch_restarter_->watching() ? 1
                                                     : 100;
     PartitionGroup::Message m(rd_kafka_consumer_poll(consumer_.get(), timeout_ms));
     bool idle = !m;
-    if (idle && restoring_.empty() && fetch_restarter_->idle([this](const char* topic, int32_t p) {
-          return paused_by_us(topic, p);
-        }))
+    if (idle && !reader_->restoring() &&
+        fetch_restarter_->idle(
+            [this](const char* topic, int32_t p) { return paused_by_us(topic, p); }))
       metrics_->fetch_restarts.add();
     if (m) {
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -188,8 +154,12 @@ void StreamThread::loop() {
     int64_t now = now_ms();
     // Restoration and the ready tasks' records take turns of about 50 ms each while both have
     // work: a slice of restoration after every record would leave those tasks ~20 records/s.
-    if (!restoring_.empty() && (idle || now - last_restore_step_ms_ >= kRestoreTurnMs)) {
-      restore_step();
+    if (reader_->restoring() &&
+        (idle || now - last_restore_step_ms_ >= ChangelogReader::kRestoreTurnMs)) {
+      if (reader_->restore()) {
+        rebalancing_ = false;
+        publish_metrics();
+      }
       now = last_restore_step_ms_ = now_ms();
     }
     if (idle || now - last_group_poll_ms_ >= 10) {
@@ -199,11 +169,11 @@ void StreamThread::loop() {
     // Delivery reports are served every 64 records, when the input is idle and at least every
     // 10 ms: once per record, the call was 3.5% of a stateless application's CPU.
     if (idle || ++unserved >= 64 || now - last_served_ms_ >= 10) {
-      rd_kafka_poll(producer_.get(), 0);
+      producer_->serve_delivery_reports();
       unserved = 0;
       last_served_ms_ = now;
     }
-    if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
+    producer_->throw_if_failed();
     if (now != last_wall_punctuation_ms_) punctuate_wall_clock(now);
     if (commit_requested_ || now - last_commit_ms_ >= config_.commit_interval_ms) commit();
     if (now - last_metrics_ms_ >= 1000) publish_metrics();
@@ -230,8 +200,7 @@ void StreamThread::publish_metrics() {
   std::vector<StorePosition> positions;
   for (auto& [id, t] : tasks_)
     for (const auto& [store, topic] : t.task->changelogs()) {
-      auto r = restoring_.find({topic, id.second});
-      int64_t position = r == restoring_.end() ? -1 : std::max<int64_t>(r->second.position, 0);
+      int64_t position = reader_->position(topic, id.second).value_or(-1);
       positions.push_back({store, topic, id.second, position, -1, false});
     }
   int standby_count = 0;
@@ -275,7 +244,7 @@ void StreamThread::process(const rd_kafka_message_t* m) {
     for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == 0; ++i)
       raw.headers.push_back({name, bytes_of(value, size)});
   }
-  begin_transaction_if_needed();
+  producer_->begin_transaction_if_needed();
   // Latency of one record in 16: two clock reads per record cost more than the histogram shows.
   bool timed = (++processed_ & 15) == 0;
   auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
@@ -296,43 +265,16 @@ void StreamThread::process(const rd_kafka_message_t* m) {
   }
 }
 
-void StreamThread::throw_on_error(rd_kafka_error_t* error, const char* step) {
-  if (!error) return;
-  std::string text = std::string(step) + ": " + rd_kafka_error_string(error);
-  bool abortable = rd_kafka_error_txn_requires_abort(error);
-  rd_kafka_resp_err_t code = rd_kafka_error_code(error);
-  rd_kafka_error_destroy(error);
-  if (abortable && in_transaction_) {
-    // The transaction's output and offsets are dropped; the stores are ahead of what is committed,
-    // so the tasks start again from the last commit: the thread fails, or, when the group merely
-    // moved on (Kafka's TaskMigratedException), it rebuilds its tasks and goes on.
-    if (auto* e = rd_kafka_abort_transaction(producer_.get(), 30000)) rd_kafka_error_destroy(e);
-    in_transaction_ = false;
-    if (code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
-        code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
-        code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS ||
-        code == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID)
-      throw TasksMigrated(text);
-  }
-  throw StreamsException(text);
-}
-
-void StreamThread::begin_transaction_if_needed() {
-  if (!config_.exactly_once || in_transaction_) return;
-  throw_on_error(rd_kafka_begin_transaction(producer_.get()), "begin_transaction");
-  in_transaction_ = true;
-}
-
 // Wall-clock punctuators, checked once per millisecond of the loop's clock; the time they see is
 // the task's clock (the system's).
 void StreamThread::punctuate_wall_clock(int64_t loop_now) {
   last_wall_punctuation_ms_ = loop_now;
   for (auto& [id, t] : tasks_) {
     Task& task = *t.task;
-    if (!task.has_punctuators() || pending_stores_.count(&task)) continue;
+    if (!task.has_punctuators() || reader_->restoring(&task)) continue;
     int64_t wall = task.wall_clock_ms();
     if (!task.punctuation_due(true, wall)) continue;
-    begin_transaction_if_needed();
+    producer_->begin_transaction_if_needed();
     std::unique_lock lock(t.lock);
     task.punctuate(true, wall);
     if (task.take_commit_request()) commit_requested_ = true;
@@ -347,7 +289,8 @@ void StreamThread::commit() {
     publish_group_snapshot();
   }
   if (tasks_.empty()) return;
-  if (config_.exactly_once && !in_transaction_) return;  // nothing processed since the last one
+  if (config_.exactly_once && !producer_->in_transaction())
+    return;  // nothing processed since the last one
   auto start = std::chrono::steady_clock::now();
   try {
     commit_tasks();
@@ -364,7 +307,9 @@ void StreamThread::commit_tasks() {
     std::unique_lock lock(t.lock);
     t.task->flush();  // under EOS, inside the open transaction
   }
-  auto* offsets = rd_kafka_topic_partition_list_new(0);
+  std::unique_ptr<rd_kafka_topic_partition_list_t, decltype(&rd_kafka_topic_partition_list_destroy)>
+      list(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
+  auto* offsets = list.get();
   for (auto& [id, t] : tasks_) {
     std::string time = encode_partition_time(t.task->stream_time());
     for (auto& [topic, offset] : t.next_offsets) {
@@ -377,29 +322,13 @@ void StreamThread::commit_tasks() {
     }
   }
   if (config_.exactly_once) {
-    rd_kafka_consumer_group_metadata_t* group = group_metadata();
-    rd_kafka_error_t* error = nullptr;
-    if (offsets->cnt > 0)
-      error = rd_kafka_send_offsets_to_transaction(producer_.get(), offsets, group, 60000);
-    rd_kafka_consumer_group_metadata_destroy(group);
-    rd_kafka_topic_partition_list_destroy(offsets);
-    throw_on_error(error, "send_offsets_to_transaction");
-    throw_on_error(rd_kafka_commit_transaction(producer_.get(), 60000), "commit_transaction");
-    in_transaction_ = false;
-    if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
-    checkpoint_tasks();
-    purge_repartition_topics();
-    return;
+    producer_->commit_transaction(offsets, group_metadata());
+  } else {
+    // At least once: everything the tasks wrote is acknowledged before their input is committed.
+    producer_->flush();
+    if (offsets->cnt > 0) commit_offsets(offsets);
   }
-  // At least once: everything the tasks wrote is acknowledged before their input is committed.
-  while (rd_kafka_outq_len(producer_.get()) > 0 && send_error_.empty())
-    rd_kafka_flush(producer_.get(), 1000);
-  if (!send_error_.empty()) {
-    rd_kafka_topic_partition_list_destroy(offsets);
-    throw StreamsException("a write failed: " + send_error_);
-  }
-  if (offsets->cnt > 0) commit_offsets(offsets);
-  rd_kafka_topic_partition_list_destroy(offsets);
+  list.reset();
   checkpoint_tasks();
   purge_repartition_topics();
 }
@@ -413,50 +342,21 @@ void StreamThread::purge_repartition_topics() {
   int64_t now = now_ms();
   if (now - last_purge_ms_ < config_.repartition_purge_interval_ms) return;
   last_purge_ms_ = now;
-  serve_purge_results();
   auto* committed = rd_kafka_topic_partition_list_new(0);
   for (auto& [id, t] : tasks_)
     for (auto& [topic, offset] : t.next_offsets)
       if (repartition_topics_.count(topic))
         rd_kafka_topic_partition_list_add(committed, topic.c_str(), id.second)->offset = offset;
-  if (committed->cnt > 0) {
-    rd_kafka_DeleteRecords_t* request = rd_kafka_DeleteRecords_new(committed);
-    rd_kafka_DeleteRecords(producer_.get(), &request, 1, nullptr, purge_results_.get());
-    rd_kafka_DeleteRecords_destroy(request);
-  }
+  producer_->delete_records(committed);
   rd_kafka_topic_partition_list_destroy(committed);
 }
 
-void StreamThread::serve_purge_results() {
-  while (rd_kafka_event_t* event = rd_kafka_queue_poll(purge_results_.get(), 0)) {
-    const rd_kafka_topic_partition_list_t* parts = nullptr;
-    if (rd_kafka_event_error(event)) {
-      spdlog::warn("stream thread {}: purging repartition topics failed: {}", config_.client_id,
-                   rd_kafka_event_error_string(event));
-    } else if (const auto* result = rd_kafka_event_DeleteRecords_result(event)) {
-      parts = rd_kafka_DeleteRecords_result_offsets(result);
-      for (int i = 0; parts && i < parts->cnt; ++i)
-        if (parts->elems[i].err)
-          spdlog::warn("stream thread {}: purging {}-{} failed: {}", config_.client_id,
-                       parts->elems[i].topic, parts->elems[i].partition,
-                       rd_kafka_err2str(parts->elems[i].err));
-    }
-    rd_kafka_event_destroy(event);
-  }
-}
-
 void StreamThread::checkpoint_tasks() {
-  // Every delivery report served, so each changelog's slot holds its last written offset.
-  for (int i = 0; i < 1000 && rd_kafka_outq_len(producer_.get()) > 0; ++i)
-    rd_kafka_poll(producer_.get(), 10);
+  producer_->await_delivery_reports();
   for (auto& [id, t] : tasks_) {
     std::unique_lock lock(t.lock);
     t.task->checkpoint(t.next_offsets);
   }
-}
-
-int64_t* StreamThread::delivery_slot(const std::string& topic, int32_t partition) {
-  return &delivered_offsets_.try_emplace({topic, partition}, -1).first->second;
 }
 
 rd_kafka_topic_partition_list_t* StreamThread::input_partitions(Task* task) const {
@@ -464,89 +364,6 @@ rd_kafka_topic_partition_list_t* StreamThread::input_partitions(Task* task) cons
   for (const auto& t : task->input_topics())
     rd_kafka_topic_partition_list_add(list, t.c_str(), task->task_partition_id());
   return list;
-}
-
-void StreamThread::send(const std::string& topic, const std::optional<std::string>& key,
-                        const std::optional<std::string>& value, int64_t timestamp,
-                        const Headers& headers, int32_t partition, int64_t* delivered) {
-  rd_kafka_headers_t* hdrs = headers.empty() ? nullptr : rd_kafka_headers_new(headers.size());
-  for (const auto& h : headers)
-    rd_kafka_header_add(hdrs, h.key.data(), static_cast<ssize_t>(h.key.size()),
-                        h.value ? h.value->data() : nullptr,
-                        h.value ? static_cast<ssize_t>(h.value->size()) : 0);
-  const void* key_data = key ? key->data() : nullptr;
-  size_t key_size = key ? key->size() : 0;
-  void* value_data = value ? const_cast<char*>(value->data()) : nullptr;
-  size_t value_size = value ? value->size() : 0;
-  int32_t target = partition < 0 ? RD_KAFKA_PARTITION_UA : partition;
-  rd_kafka_topic_t* handle = producer_topics_.get(producer_.get(), topic);
-  auto produce = [&] {
-    if (hdrs)
-      return rd_kafka_producev(
-          producer_.get(), RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(target),
-          RD_KAFKA_V_KEY(key_data, key_size), RD_KAFKA_V_VALUE(value_data, value_size),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
-          RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(delivered), RD_KAFKA_V_END);
-    return rd_kafka_producev(
-        producer_.get(), RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(target),
-        RD_KAFKA_V_KEY(key_data, key_size), RD_KAFKA_V_VALUE(value_data, value_size),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
-        RD_KAFKA_V_OPAQUE(delivered), RD_KAFKA_V_END);
-  };
-  rd_kafka_resp_err_t err = handle ? produce() : rd_kafka_last_error();
-  while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-    rd_kafka_poll(producer_.get(), 10);
-    err = produce();
-  }
-  if (!err) return;
-  if (hdrs) rd_kafka_headers_destroy(hdrs);
-  write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, delivered != nullptr, true);
-  if (!send_error_.empty()) throw StreamsException("cannot send to " + send_error_);
-}
-
-void StreamThread::delivered(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-  auto* self = static_cast<StreamThread*>(opaque);
-  if (!m->err && m->_private) {
-    auto* slot = static_cast<int64_t*>(m->_private);
-    *slot = std::max(*slot, m->offset);
-  }
-  if (m->err)
-    self->write_failed({rd_kafka_topic_name(m->rkt), m->partition, bytes_of(m->key, m->key_len),
-                        bytes_of(m->payload, m->len), rd_kafka_err2str(m->err)},
-                       m->_private != nullptr, false);
-}
-
-bool StreamThread::production_handler_continues(const ProductionError& failure) {
-  try {
-    return config_.production_handler(failure) == ProductionExceptionHandlerResponse::CONTINUE;
-  } catch (const std::exception& e) {
-    spdlog::error("stream thread {}: the production exception handler threw: {}", config_.client_id,
-                  e.what());
-    return false;
-  }
-}
-
-void StreamThread::write_failed(const ProductionError& failure, bool changelog, bool refused) {
-  // Under exactly-once a write the broker failed has made its transaction abortable: the thread
-  // fails whatever the handler would say, and its input is processed again.
-  if (config_.production_handler && !changelog && (refused || !config_.exactly_once) &&
-      production_handler_continues(failure)) {
-    metrics_->production_skipped.add();
-    spdlog::warn(
-        "stream thread {}: skipping a record the production exception handler lets go: "
-        "topic {} partition {}: {}",
-        config_.client_id, failure.topic, failure.partition, failure.error);
-    return;
-  }
-  if (send_error_.empty()) send_error_ = failure.topic + ": " + failure.error;
-}
-
-int32_t StreamThread::partitions_of(const std::string& topic) {
-  auto it = partition_counts_.find(topic);
-  if (it != partition_counts_.end()) return it->second;
-  int32_t n = std::max(1, partition_count(producer_.get(), topic));
-  partition_counts_[topic] = n;
-  return n;
 }
 
 void StreamThread::set_queryable(Task* task) {

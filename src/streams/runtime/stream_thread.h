@@ -25,57 +25,22 @@
 #include "streams/assignment/group_member.h"
 #include "streams/assignment/streams_assignor.h"
 #include "streams/assignment/task_assignor.h"
+#include "streams/runtime/changelog_reader.h"
 #include "streams/runtime/fetch_restarter.h"
 #include "streams/runtime/kafka_clients.h"
 #include "streams/runtime/partition_group.h"
 #include "streams/runtime/standby_tasks.h"
+#include "streams/runtime/streams_producer.h"
 #include "streams/runtime/task.h"
+#include "streams/runtime/thread_config.h"
 #include "streams/runtime/thread_metrics.h"
 
 namespace oxbow::streams::detail {
 
-// A message's key or payload as bytes (nullopt: null), and seconds elapsed, for the thread's
-// files (stream_thread.cpp, restoration.cpp, ...).
-inline std::optional<std::string> bytes_of(const void* data, size_t size) {
-  if (!data) return std::nullopt;
-  return std::string(static_cast<const char*>(data), size);
-}
-inline double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// What the threads of one instance share in the group.
-struct GroupSettings {
-  std::string process_id;  // the instance's, 32 hex digits
-  std::string endpoint;    // application.server, empty when unset
-  AssignorConfig assignor;
-  int64_t probing_rebalance_interval_ms = 600000;
-  // Called by a thread with each assignment it received (the group's hosts for queries).
-  std::function<void(const AssignmentInfo& info, int thread_index)> on_hosts;
-};
-
-struct ThreadConfig {
-  Config app;
-  GroupSettings group;
-  TaskConfig task;
-  int64_t commit_interval_ms = 30000;
-  // How often what was committed is deleted from the repartition topics the thread reads.
-  int64_t repartition_purge_interval_ms = 30000;
-  std::string client_id;
-  int thread_index = 1;  // 1-based, for group.instance.id "<id>-<index>"
-  // exactly_once_v2: one transactional producer; output, changelog writes and input offsets
-  // committed in one transaction per commit, input read read_committed.
-  bool exactly_once = false;
-  std::string transactional_id;
-  // Asked about an output or repartition record the producer could not write; none: the thread
-  // fails. At least once only: changelog writes and transactions always fail.
-  ProductionExceptionHandler production_handler;
-};
-
-class StreamThread : public RecordCollector {
+class StreamThread {
  public:
   StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config);
-  ~StreamThread() override;
+  ~StreamThread();
 
   void start();
   void request_stop() { stop_ = true; }
@@ -122,28 +87,13 @@ class StreamThread : public RecordCollector {
   rd_kafka_topic_partition_list_t* on_revoked(const rd_kafka_topic_partition_list_t* anchors,
                                               bool lost);
   void close_task(std::pair<int, int32_t> id);
-  // The restore consumer's assignment: every changelog partition still restoring, from where it
-  // stands.
-  void assign_restorer();
-  // Restoration runs beside processing: a task's input stays paused until its stores caught up
-  // with their changelogs, which the loop reads a slice at a time while ready tasks process.
-  void start_restoration(const std::vector<Task*>& tasks);
-  void restore_step();
-  bool open_transaction_ahead(const std::pair<std::string, int32_t>& partition, int64_t end);
+  // All the task's stores caught up with their changelogs: its input is processed.
   void finish_task_restoration(Task* task);
   rd_kafka_topic_partition_list_t* input_partitions(Task* task) const;
   void commit();
   void commit_tasks();
-  // The group moved on while a transaction was open (it is aborted): every task is made again
-  // from its last commit, its stores restored and its inputs read again from the committed
-  // offsets, as Kafka handles a TaskMigratedException.
-  struct TasksMigrated : StreamsException {
-    using StreamsException::StreamsException;
-  };
   void restart_tasks_from_last_commit(const std::string& why);
   void punctuate_wall_clock(int64_t loop_now);
-  void begin_transaction_if_needed();
-  void throw_on_error(rd_kafka_error_t* error, const char* step);
   // A fetched record: processed now, or buffered in its task's partition group.
   void dispatch(PartitionGroup::Message message);
   // The task the record's partition belongs to (route_ set for it), or null.
@@ -167,62 +117,25 @@ class StreamThread : public RecordCollector {
   void apply_assignment(const ReceivedAssignment& received);
   void commit_offsets(const rd_kafka_topic_partition_list_t* offsets);
   rd_kafka_consumer_group_metadata_t* group_metadata() const;
-  static void delivered(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
-
-  void send(const std::string& topic, const std::optional<std::string>& key,
-            const std::optional<std::string>& value, int64_t timestamp, const Headers& headers,
-            int32_t partition, int64_t* delivered) override;
-  int64_t* delivery_slot(const std::string& topic, int32_t partition) override;
   void checkpoint_tasks();
   void purge_repartition_topics();
   void set_offset_reset_policies();
   // Also sets the inputs' starting offsets to their committed ones.
   void resume_stream_times(rd_kafka_topic_partition_list_t* inputs);
-  int64_t committed_offset(const std::string& topic, int32_t partition);
-  // The changelog partition was read up to next_offset: its store is restored.
-  void finish_store_restoration(const std::pair<std::string, int32_t>& partition,
-                                int64_t next_offset);
-  void serve_purge_results();
-  // A write that failed: skipped when the handler says continue, else the thread fails.
-  // `refused`: the producer refused it before sending (too large, ...), so no transaction holds
-  // it and the handler may let it go under exactly-once too.
-  void write_failed(const ProductionError& failure, bool changelog, bool refused);
-  bool production_handler_continues(const ProductionError& failure);
   void publish_metrics();
-  int32_t partitions_of(const std::string& topic) override;
 
   std::shared_ptr<const GraphBuilder> graph_;
   std::vector<Subtopology> subtopologies_;
   ThreadConfig config_;
-  // Highest delivered offset per changelog partition; declared before the producer, whose
-  // delivery callbacks write here until it is gone.
-  std::map<std::pair<std::string, int32_t>, int64_t> delivered_offsets_;
-  RdKafkaHandle consumer_, producer_, restorer_;
-  std::unique_ptr<FetchRestarter> fetch_restarter_, restore_restarter_;
-  // Answers to the DeleteRecords requests that purge repartition topics; destroyed before
-  // producer_, which sends them.
-  struct QueueDeleter {
-    void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
-  };
-  std::unique_ptr<rd_kafka_queue_t, QueueDeleter> purge_results_;
+  RdKafkaHandle consumer_;
+  std::unique_ptr<StreamsProducer> producer_;
+  std::unique_ptr<ChangelogReader> reader_;
+  std::unique_ptr<FetchRestarter> fetch_restarter_;
   std::set<std::string> repartition_topics_;  // as on the wire, <application.id>-<name>
   int64_t last_purge_ms_ = 0;
-  TopicHandles producer_topics_;  // after producer_: destroyed before it
   TopicHandles consumer_topics_;  // sources with their own offset reset policy
-  struct RestoreTarget {
-    Task* task;
-    std::string store;
-    int64_t position;  // next changelog offset to read; RD_KAFKA_OFFSET_BEGINNING at first
-    int64_t end = -1;  // where restoration stops; -1: the end of the log
-  };
-  std::map<std::pair<std::string, int32_t>, RestoreTarget> restoring_;  // changelog partition
-  std::map<Task*, int> pending_stores_;                                 // tasks still restoring
   // Input records fetched for a paused task before the pause took: where to seek back to.
   std::map<std::pair<std::string, int32_t>, int64_t> seek_on_resume_;
-  std::set<std::pair<std::string, int32_t>> waiting_on_transaction_;  // logged once each
-  std::chrono::steady_clock::time_point restore_started_;
-  int64_t restored_ = 0, to_restore_ = 0;
-  size_t restore_stores_ = 0;
   std::map<std::pair<int, int32_t>, ActiveTask> tasks_;  // (sub-topology, partition)
   // Held exclusively while the thread adds or removes a task (and destroys it), shared by
   // queries while they read a task's stores; the thread itself reads tasks_ without it.
@@ -239,7 +152,6 @@ class StreamThread : public RecordCollector {
     std::string topic;
     int64_t* next_offset = nullptr;  // in task->next_offsets, once a record was processed
   } route_;
-  std::map<std::string, int32_t> partition_counts_;
   std::map<std::string, int> subtopology_of_;  // every source topic (resolved) -> sub-topology
   std::map<int, std::string> anchor_of_;       // sub-topology -> the topic the group assigns
   std::unique_ptr<GroupMember> member_;
@@ -258,18 +170,15 @@ class StreamThread : public RecordCollector {
   std::atomic<bool> stop_{false}, running_{false}, failed_{false};
   std::atomic<bool> rebalancing_{true};  // until the first assignment
   std::string failure_;
-  std::string send_error_;
   int64_t last_commit_ms_ = 0;
   int64_t last_metrics_ms_ = 0;
-  int64_t last_served_ms_ = 0;                   // when the producer's callbacks were last served
-  static constexpr int64_t kRestoreTurnMs = 50;  // see loop()
-  int64_t last_restore_step_ms_ = 0;             // when a slice of restoration last ended
+  int64_t last_served_ms_ = 0;        // when the producer's callbacks were last served
+  int64_t last_restore_step_ms_ = 0;  // when a slice of restoration last ended
   uint64_t processed_ = 0;
   size_t grouped_tasks_ = 0;  // tasks with a partition group
   int64_t last_wall_punctuation_ms_ = 0;
   bool commit_requested_ = false;  // a processor asked (ProcessorContext.commit())
   std::shared_ptr<ThreadMetrics> metrics_ = std::make_shared<ThreadMetrics>();
-  bool in_transaction_ = false;
 };
 
 }  // namespace oxbow::streams::detail

@@ -8,7 +8,7 @@ namespace oxbow::streams::detail {
 void StreamThread::dispatch(PartitionGroup::Message m) {
   ActiveTask* active = route(m.get());
   if (!active) return;
-  if (!pending_stores_.empty() && pending_stores_.count(active->task.get())) {
+  if (reader_->restoring(active->task.get())) {
     auto [slot, fresh] = seek_on_resume_.try_emplace({route_.topic, m->partition}, m->offset);
     if (!fresh) slot->second = std::min(slot->second, m->offset);
     return;
@@ -92,7 +92,7 @@ bool StreamThread::caught_up(ActiveTask& active, const std::string& topic) {
   rd_kafka_topic_partition_list_destroy(list);
   if (position < 0) {
     auto [start, fresh] = active.start_offsets.try_emplace(topic, 0);
-    if (fresh) start->second = committed_offset(topic, partition);
+    if (fresh) start->second = committed_offset(consumer_.get(), topic, partition);
     position = std::max(start->second, low);
   }
   return position >= high;

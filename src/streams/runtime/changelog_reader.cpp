@@ -1,17 +1,28 @@
-// A stream thread's restoration of its tasks' stores from their changelogs (or a source table's
-// topic), beside processing: the restore consumer, what each store still has to read, and the
-// end of a changelog under exactly-once (runtime/stream_thread.h).
+#include "streams/runtime/changelog_reader.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
+#include <tuple>
 
 #include "oxbow/streams/errors.h"
-#include "streams/runtime/stream_thread.h"
 
 namespace oxbow::streams::detail {
 
-void StreamThread::assign_restorer() {
+ChangelogReader::ChangelogReader(const ThreadConfig& config, rd_kafka_t* main_consumer,
+                                 ThreadMetrics& metrics, std::function<void(Task*)> on_restored)
+    : config_(config),
+      main_consumer_(main_consumer),
+      metrics_(metrics),
+      on_restored_(std::move(on_restored)) {}
+
+ChangelogReader::~ChangelogReader() = default;
+
+void ChangelogReader::close() {
+  if (restorer_) rd_kafka_consumer_close(restorer_.get());
+}
+
+void ChangelogReader::reassign() {
   if (!restorer_) return;
   auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(restoring_.size()));
   for (const auto& [tp, target] : restoring_)
@@ -21,7 +32,7 @@ void StreamThread::assign_restorer() {
   rd_kafka_topic_partition_list_destroy(list);
 }
 
-void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
+void ChangelogReader::register_tasks(const std::vector<Task*>& tasks) {
   if (restoring_.empty()) {
     restore_started_ = std::chrono::steady_clock::now();
     restored_ = to_restore_ = 0;
@@ -50,7 +61,7 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
                              // (bounded as the main consumer's, see there).
                              {{"queued.min.messages", "200000"}});
     restorer_ = make_client(RD_KAFKA_CONSUMER, conf);
-    restore_restarter_ = std::make_unique<FetchRestarter>(restorer_.get());
+    restarter_ = std::make_unique<FetchRestarter>(restorer_.get());
   }
   size_t restoring_before = restoring_.size();
   for (auto& [task, store, topic] : work) {
@@ -66,12 +77,12 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
     // old values they replace.
     const auto& inputs = task->input_topics();
     bool source_table = std::find(inputs.begin(), inputs.end(), topic) != inputs.end();
-    if (source_table) high = std::min(high, committed_offset(topic, partition));
+    if (source_table) high = std::min(high, committed_offset(main_consumer_, topic, partition));
     // -1: no local state to start from.
     int64_t from = task->restore_from(store).value_or(-1);
     // Under exactly-once, `high` is the last stable offset: an open transaction of a dead
     // owner holds it back, possibly before records a later owner committed (and this store may
-    // already hold). Such a changelog is read to its true end, known once fetched (restore_step);
+    // already hold). Such a changelog is read to its true end, known once fetched (restore());
     // a local offset past that end shows up as out of range there.
     bool verify_end = config_.exactly_once && !source_table;
     if (from >= 0 && ((from > high && !verify_end) || from < low)) {
@@ -90,47 +101,63 @@ void StreamThread::start_restoration(const std::vector<Task*>& tasks) {
     ++pending_stores_[task];
     ++restore_stores_;
   }
-  if (restoring_.size() != restoring_before) assign_restorer();
+  if (restoring_.size() != restoring_before) reassign();
   if (restoring_.empty())
     spdlog::info("stream thread {}: restored 0 records into 0 stores in 0 ms", config_.client_id);
 }
 
-void StreamThread::finish_store_restoration(const std::pair<std::string, int32_t>& partition,
-                                            int64_t next_offset) {
+bool ChangelogReader::unregister(Task* task) {
+  bool was_restoring = false;
+  for (auto r = restoring_.begin(); r != restoring_.end();) {
+    if (r->second.task == task) {
+      r = restoring_.erase(r);
+      was_restoring = true;
+    } else {
+      ++r;
+    }
+  }
+  pending_stores_.erase(task);
+  return was_restoring;
+}
+
+std::vector<Task*> ChangelogReader::restoring_tasks() const {
+  std::vector<Task*> out;
+  for (const auto& [task, n] : pending_stores_) out.push_back(task);
+  return out;
+}
+
+std::optional<int64_t> ChangelogReader::position(const std::string& topic,
+                                                 int32_t partition) const {
+  auto r = restoring_.find({topic, partition});
+  if (r == restoring_.end()) return std::nullopt;
+  return std::max<int64_t>(r->second.position, 0);
+}
+
+void ChangelogReader::finish_store_restoration(const std::pair<std::string, int32_t>& partition,
+                                               int64_t next_offset) {
   auto it = restoring_.find(partition);
   RestoreTarget target = it->second;
   restoring_.erase(it);
   waiting_on_transaction_.erase(partition);
   target.task->finish_restore(target.store, next_offset);
-  if (--pending_stores_[target.task] == 0) finish_task_restoration(target.task);
+  if (--pending_stores_[target.task] == 0) {
+    pending_stores_.erase(target.task);
+    on_restored_(target.task);
+  }
 }
 
-// The group's committed offset of an input partition, 0 when there is none.
-int64_t StreamThread::committed_offset(const std::string& topic, int32_t partition) {
-  auto* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
-  auto err = rd_kafka_committed(consumer_.get(), list, 10000);
-  int64_t offset = list->elems[0].offset;
-  if (!err) err = list->elems[0].err;
-  rd_kafka_topic_partition_list_destroy(list);
-  if (err)
-    throw StreamsException("committed offset of " + topic + "-" + std::to_string(partition) + ": " +
-                           rd_kafka_err2str(err));
-  return std::max<int64_t>(offset, 0);
-}
-
-void StreamThread::restore_step() {
+bool ChangelogReader::restore() {
   auto slice_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRestoreTurnMs);
   for (int n = 0; n < 50000 && !restoring_.empty(); ++n) {
     std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
-        rd_kafka_consumer_poll(restorer_.get(), n == 0 && !restore_restarter_->watching() ? 20 : 0),
+        rd_kafka_consumer_poll(restorer_.get(), n == 0 && !restarter_->watching() ? 20 : 0),
         &rd_kafka_message_destroy);
     if (!m) {
-      if (restore_restarter_->idle([](const char*, int32_t) { return false; }))
-        metrics_->fetch_restarts.add();
+      if (restarter_->idle([](const char*, int32_t) { return false; }))
+        metrics_.fetch_restarts.add();
       break;
     }
-    if (!m->err) restore_restarter_->got_record(m->key_len + m->len);
+    if (!m->err) restarter_->got_record(m->key_len + m->len);
     std::pair<std::string, int32_t> tp{m->rkt ? rd_kafka_topic_name(m->rkt) : "", m->partition};
     auto it = restoring_.find(tp);
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -140,7 +167,7 @@ void StreamThread::restore_step() {
       // The local state is ahead of the changelog: it was deleted, truncated or recreated.
       it->second.task->wipe(it->second.store);
       it->second.position = RD_KAFKA_OFFSET_BEGINNING;
-      assign_restorer();
+      reassign();
     } else if (!m->err && it != restoring_.end() && it->second.end >= 0 &&
                m->offset >= it->second.end) {
       finish_store_restoration(tp, it->second.end);
@@ -154,29 +181,29 @@ void StreamThread::restore_step() {
                                  rd_kafka_message_timestamp(m.get(), nullptr));
       it->second.position = m->offset + 1;
       ++restored_;
-      metrics_->restored.add();
+      metrics_.restored.add();
     }
     if ((n & 1023) == 0 && std::chrono::steady_clock::now() > slice_end) break;
   }
   {
-    std::lock_guard lock(metrics_->mutex);
-    metrics_->restore_remaining =
+    std::lock_guard lock(metrics_.mutex);
+    metrics_.restore_remaining =
         restoring_.empty() ? 0 : std::max<int64_t>(0, to_restore_ - restored_);
   }
-  if (!restoring_.empty()) return;
+  if (!restoring_.empty()) return false;
   rd_kafka_assign(restorer_.get(), nullptr);
   spdlog::info("stream thread {}: restored {} records into {} stores in {} ms", config_.client_id,
                restored_, restore_stores_,
                static_cast<int64_t>(seconds_since(restore_started_) * 1000));
-  rebalancing_ = false;
-  publish_metrics();
+  return true;
 }
 
 // Under exactly-once the restorer's end is the last stable offset. Past it, until an open
 // transaction (a dead owner's, which the broker aborts after its timeout) ends, may lie records a
 // later owner committed: restoration waits for them rather than start from an older state than
 // the committed input offsets reflect.
-bool StreamThread::open_transaction_ahead(const std::pair<std::string, int32_t>& tp, int64_t end) {
+bool ChangelogReader::open_transaction_ahead(const std::pair<std::string, int32_t>& tp,
+                                             int64_t end) {
   if (!config_.exactly_once) return false;
   int64_t low = -1, high = -1;
   if (rd_kafka_get_watermark_offsets(restorer_.get(), tp.first.c_str(), tp.second, &low, &high) !=
@@ -189,28 +216,6 @@ bool StreamThread::open_transaction_ahead(const std::pair<std::string, int32_t>&
         "restoration waits for it to end",
         config_.client_id, tp.first, tp.second, high, end);
   return true;
-}
-
-void StreamThread::finish_task_restoration(Task* task) {
-  pending_stores_.erase(task);
-  set_queryable(task);
-  auto* list = input_partitions(task);
-  // Records fetched before the pause took effect were not processed: read them again.
-  auto* seeks = rd_kafka_topic_partition_list_new(0);
-  for (int i = 0; i < list->cnt; ++i) {
-    auto it = seek_on_resume_.find({list->elems[i].topic, list->elems[i].partition});
-    if (it == seek_on_resume_.end()) continue;
-    rd_kafka_topic_partition_list_add(seeks, it->first.first.c_str(), it->first.second)->offset =
-        it->second;
-    seek_on_resume_.erase(it);
-  }
-  if (seeks->cnt > 0)
-    if (auto* error = rd_kafka_seek_partitions(consumer_.get(), seeks, 10000))
-      rd_kafka_error_destroy(error);
-  rd_kafka_topic_partition_list_destroy(seeks);
-  rd_kafka_resume_partitions(consumer_.get(), list);
-  rd_kafka_topic_partition_list_destroy(list);
-  spdlog::info("stream thread {}: task {} restored, processing", config_.client_id, task->id());
 }
 
 }  // namespace oxbow::streams::detail
