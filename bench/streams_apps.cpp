@@ -214,6 +214,7 @@ streams::Serde<std::string> counting_string(Progress* progress) {
     progress->table_row();
     return inner(topic, bytes);
   };
+  serde.deserialize_into = nullptr;  // sources prefer it: without it they call the counting one
   return serde;
 }
 
