@@ -94,7 +94,16 @@ class Output:
                 return all(self.latest.get(w, 0) >= c for w, c in expected.items())
             return self.latest == expected
 
-        wait_until(caught_up, timeout, interval=0, message="word counts in the output topic")
+        try:
+            wait_until(caught_up, timeout, interval=0, message="word counts in the output topic")
+        except AssertionError as e:
+            # Above the truth is a duplicate (exactly-once broken); below it, input not yet counted.
+            over = {w: (c, expected.get(w, 0)) for w, c in self.latest.items() if c > expected.get(w, 0)}
+            under = {w: (self.latest.get(w, 0), c) for w, c in expected.items()
+                     if self.latest.get(w, 0) < c}
+            raise AssertionError(f"{e}: {len(over)} words above their count (read, truth), e.g. "
+                                 f"{dict(list(over.items())[:5])}; {len(under)} below, e.g. "
+                                 f"{dict(list(under.items())[:5])}") from None
 
     def close(self):
         self.consumer.close()
