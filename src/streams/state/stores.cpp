@@ -161,6 +161,19 @@ std::unique_ptr<KeyValueStore> make_logging_store(std::unique_ptr<KeyValueStore>
   return std::make_unique<LoggingStore>(std::move(inner), std::move(writer));
 }
 
+void CachingStore::Order::push_back(Node* n) {
+  n->second.prev = tail;
+  n->second.next = nullptr;
+  (tail ? tail->second.next : head) = n;
+  tail = n;
+}
+
+void CachingStore::Order::remove(Node* n) {
+  (n->second.prev ? n->second.prev->second.next : head) = n->second.next;
+  (n->second.next ? n->second.next->second.prev : tail) = n->second.prev;
+  n->second.prev = n->second.next = nullptr;
+}
+
 CachingStore::~CachingStore() {
   for (auto& [key, entry] : dirty_) budget_.used -= size_of(key, entry);
 }
@@ -186,7 +199,7 @@ void CachingStore::put(const std::string& key, const std::optional<std::string>&
   Entry& e = it->second;
   if (!inserted) {
     budget_.used -= size_of(key, e);
-    order_.erase(e.order);
+    order_.remove(&*it);
   } else if (last_read_valid_ && last_read_key_ == key) {
     e.old = std::move(last_read_value_);
     e.old_known = true;
@@ -199,7 +212,7 @@ void CachingStore::put(const std::string& key, const std::optional<std::string>&
   e.partition = context.partition;
   e.offset = context.offset;
   e.headers = context.headers ? *context.headers : Headers{};
-  e.order = order_.insert(order_.end(), key);
+  order_.push_back(&*it);
   budget_.used += size_of(key, e);
   // Over budget, the oldest entries go down first, as Kafka's cache evicts: recent keys keep
   // absorbing their updates.
@@ -226,8 +239,11 @@ int64_t CachingStore::approximate_num_entries() {
   return inner_->approximate_num_entries();
 }
 
-void CachingStore::write_down(std::string key) {
-  auto node = dirty_.extract(key);
+void CachingStore::write_down(Node* n) {
+  order_.remove(n);
+  // Out of the map while it is forwarded: what the listener does may write to this cache again.
+  auto node = dirty_.extract(n->first);
+  const std::string& key = node.key();
   Entry& e = node.mapped();
   budget_.used -= size_of(key, e);
   std::optional<std::string> old;
@@ -240,22 +256,14 @@ void CachingStore::write_down(std::string key) {
 
 void CachingStore::evict_until(int64_t bytes) {
   flushing_ = true;
-  while (!order_.empty() && budget_.used > bytes) {
-    std::string key = std::move(order_.front());
-    order_.pop_front();
-    write_down(std::move(key));
-  }
+  while (order_.head && budget_.used > bytes) write_down(order_.head);
   flushing_ = false;
 }
 
 void CachingStore::flush() {
   if (flushing_) return;
   flushing_ = true;
-  while (!order_.empty()) {
-    std::string key = std::move(order_.front());
-    order_.pop_front();
-    write_down(std::move(key));
-  }
+  while (order_.head) write_down(order_.head);
   inner_->flush();
   flushing_ = false;
 }

@@ -5,11 +5,11 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "streams/state/key_value_store.h"
 
@@ -65,9 +65,17 @@ class CachingStore : public KeyValueStore {
   int64_t query_num_entries() override;
 
  private:
-  // `below` (sorted by key bytes) with the pending writes whose keys `in` accepts laid over it.
-  template <class In>
-  std::vector<BytesPair> merge_pending(std::vector<BytesPair> below, In in) const;
+  struct Entry;
+  using Map = std::unordered_map<std::string, Entry>;
+  using Node = std::pair<const std::string, Entry>;
+  // The dirty keys, oldest write first, threaded through the entries themselves: no allocation
+  // or copy of the key per entry (map nodes keep their addresses).
+  struct Order {
+    Node* head = nullptr;
+    Node* tail = nullptr;
+    void push_back(Node* n);
+    void remove(Node* n);
+  };
   struct Entry {
     std::optional<std::string> value;
     int64_t timestamp = 0;
@@ -75,23 +83,27 @@ class CachingStore : public KeyValueStore {
     int32_t partition = -1;
     int64_t offset = -1;
     Headers headers;
-    std::list<std::string>::iterator order;
     // The value below when the entry became dirty, when known (saves a read at flush).
     std::optional<std::string> old;
     bool old_known = false;
     bool held_value = false;  // some write since the last flush had a value
+    Node* prev = nullptr;
+    Node* next = nullptr;
   };
+  // `below` (sorted by key bytes) with the pending writes whose keys `in` accepts laid over it.
+  template <class In>
+  std::vector<BytesPair> merge_pending(std::vector<BytesPair> below, In in) const;
   static int64_t size_of(const std::string& key, const Entry& e);
   // Forwards and writes down the oldest dirty entries until the cache holds at most `bytes`.
   void evict_until(int64_t bytes);
-  void write_down(std::string key);
+  void write_down(Node* n);
 
   std::unique_ptr<KeyValueStore> inner_;
   bool forward_transient_deletes_ = false;
   CacheBudget& budget_;
   FlushListener listener_;
-  std::unordered_map<std::string, Entry> dirty_;
-  std::list<std::string> order_;  // dirty keys, oldest write first
+  Map dirty_;
+  Order order_;
   bool flushing_ = false;
   // The last value read from below: an aggregation reads a key, then writes it.
   std::string last_read_key_;
