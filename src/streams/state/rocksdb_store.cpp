@@ -25,6 +25,7 @@ constexpr const char* kOffsetKey = "changelog-offset";
 constexpr const char* kSegmentPrefix = "oxbow-segment-";
 constexpr size_t kRestoreBatchBytes = 4 << 20;
 constexpr size_t kDirectBatchBytes = 1 << 20;
+constexpr size_t kMaxOverlaid = 64;
 
 std::string encode_offset(int64_t offset) {
   std::string out(8, '\0');
@@ -300,7 +301,9 @@ void RocksDbStore::put(const std::string& key, const std::optional<std::string>&
 }
 
 std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds, bool write_down) {
-  if (!buffered_ && write_down) db_->write_down(name_);
+  // A few pending writes are laid over the scan, more are written down first: a session or
+  // sliding aggregation scans a key's windows for every record, between a write or two.
+  if (!buffered_ && write_down && db_->latest.size() > kMaxOverlaid) db_->write_down(name_);
   std::vector<BytesPair> out;
   auto scan_family = [&](rocksdb::ColumnFamilyHandle* family) {
     auto middle = static_cast<std::ptrdiff_t>(out.size());
@@ -319,7 +322,7 @@ std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds, bool write_down)
   for (const auto& [id, family] : db_->segments)
     if (id >= floor_.first_live) scan_family(family);
   if (buffered_ || db_->latest.empty()) return out;
-  // A query from another thread: direct mode's open batch laid over the database's entries.
+  // Direct mode's open batch laid over the database's entries.
   std::vector<std::pair<const std::string*, const std::optional<std::string>*>> mine;
   for (const auto& [key, value] : db_->latest)
     if (bounds.contains(key)) mine.emplace_back(&key, &value);

@@ -18,8 +18,9 @@
 // acknowledged; after a power cut RocksDB recovers a consistent prefix, with its offset.
 //
 // Two write modes. Direct (at-least-once): writes go to the database in batches of about 1 MiB,
-// before a scan, and at each commit (reads see the open batch through a hash index); a crash
-// leaves the data at or ahead of its offset, and replaying from there only repeats updates.
+// before a scan that would have to lay more than a few of them over, and at each commit (reads
+// see the open batch through a hash index); a crash leaves the data at or ahead of its offset,
+// and replaying from there only repeats updates.
 // Buffered (exactly-once): writes wait in an indexed batch that reads see, and reach the database
 // only with commit(), after the transaction that carried them committed; a crash or an aborted
 // transaction leaves the store at its last committed state, so recovery replays only the
@@ -98,8 +99,8 @@ class RocksDbStore : public KeyValueStore, public SegmentedStore {
   struct Db;
   RocksDbStore(std::string name, std::unique_ptr<Db> db, bool buffered);
   struct Bounds;
-  // Entries within `bounds` in key order, every family merged; `write_down` first writes direct
-  // mode's open batch (the stream thread's scans), else it is laid over (queries').
+  // Entries within `bounds` in key order, every family merged, direct mode's open batch laid
+  // over them; `write_down` (the stream thread's scans) first writes it down if it is large.
   std::vector<BytesPair> scan(const Bounds& bounds, bool write_down);
   // Drops the families of segments the floor has passed (buffered: hidden now, dropped with the
   // next commit, after the writes already made to them). True if any went.
