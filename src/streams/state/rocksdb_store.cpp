@@ -91,6 +91,7 @@ struct RocksDbStore::Db {
   rocksdb::WriteBatch restoring;
   rocksdb::WriteOptions write;
   rocksdb::ReadOptions read;
+  bool row_cache = true;  // off for window stores (use_segments)
 
   ~Db() { close(); }
 
@@ -131,6 +132,9 @@ struct RocksDbStore::Db {
     o.keep_log_file_num = 2;
     o.max_log_file_size = 1 << 20;
     o.compression = rocksdb::kLZ4Compression;
+    // Rows found in table files are kept in the shared cache too: a table's lookups (joins) then
+    // skip the index and data block searches (a quarter of a lookup's time).
+    if (row_cache) o.row_cache = shared.cache;
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = shared.cache;
     table.cache_index_and_filter_blocks = true;
@@ -468,6 +472,12 @@ int64_t RocksDbStore::disk_bytes() {
 
 void RocksDbStore::use_segments(const SegmentLayout& layout) {
   floor_.layout = layout;
+  // Aggregations look up mostly windows not written yet, which a row cache never holds but is
+  // asked for in every table file before its bloom filter: a fifth more time per window update.
+  // Reopened without it, before anything is written.
+  db_->row_cache = false;
+  db_->close();
+  db_->open();
   move_into_segments();
 }
 
