@@ -34,7 +34,7 @@ struct WindowedRow {
   int64_t timestamp = 0;
 };
 
-// The untyped core of both facades (src/streams/queryable.cpp). Null key bounds are open.
+// The untyped core of both facades (src/streams/query/queryable.cpp). Null key bounds are open.
 class WindowedReads {
  public:
   explicit WindowedReads(std::shared_ptr<const StoreAccess> access) : access_(std::move(access)) {}

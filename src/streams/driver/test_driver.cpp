@@ -7,7 +7,7 @@
 #include "streams/runtime/global_updater.h"
 #include "streams/runtime/task.h"
 #include "streams/state/timestamped.h"
-#include "streams/streams_config.h"
+#include "streams/app/streams_config.h"
 
 namespace oxbow::streams {
 

@@ -1,4 +1,4 @@
-#include "streams/streams_config.h"
+#include "streams/app/streams_config.h"
 
 #include <stdexcept>
 

@@ -10,7 +10,7 @@
 #include "oxbow/streams/kafka_streams.h"
 #include "oxbow/streams/streams_builder.h"
 #include "oxbow/streams/test_driver.h"
-#include "streams/queryable_core.h"
+#include "streams/query/queryable_core.h"
 #include "streams/state/stores.h"
 #include "streams/state/timestamped.h"
 #include "streams/state/window_key.h"

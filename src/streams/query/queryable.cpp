@@ -6,7 +6,7 @@
 #include <typeinfo>
 
 #include "oxbow/streams/queryable_windows.h"
-#include "streams/queryable_core.h"
+#include "streams/query/queryable_core.h"
 #include "streams/state/window_key.h"
 #include "streams/state/window_queries.h"
 

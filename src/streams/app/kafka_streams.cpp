@@ -17,14 +17,14 @@
 #include "common/properties.h"
 #include "common/shared_mutex.h"
 #include "oxbow/streams/errors.h"
-#include "streams/metadata_state.h"
-#include "streams/metrics_server.h"
-#include "streams/queryable_core.h"
+#include "streams/app/metrics_server.h"
+#include "streams/app/streams_config.h"
+#include "streams/query/metadata_state.h"
+#include "streams/query/queryable_core.h"
 #include "streams/runtime/global_thread.h"
 #include "streams/runtime/shutdown_signal.h"
 #include "streams/runtime/stream_thread.h"
 #include "streams/state/state_directory.h"
-#include "streams/streams_config.h"
 
 namespace oxbow::streams {
 

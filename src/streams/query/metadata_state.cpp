@@ -1,4 +1,4 @@
-#include "streams/metadata_state.h"
+#include "streams/query/metadata_state.h"
 
 #include <librdkafka/rdkafka.h>
 

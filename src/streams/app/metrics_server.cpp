@@ -1,4 +1,4 @@
-#include "streams/metrics_server.h"
+#include "streams/app/metrics_server.h"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
