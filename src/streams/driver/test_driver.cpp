@@ -4,10 +4,10 @@
 #include <set>
 #include <stdexcept>
 
+#include "streams/app/streams_config.h"
 #include "streams/runtime/global_updater.h"
 #include "streams/runtime/task.h"
 #include "streams/state/timestamped.h"
-#include "streams/app/streams_config.h"
 
 namespace oxbow::streams {
 
