@@ -7,7 +7,7 @@
 #   restart that keeps the state directory (nothing to restore); windowed counts of keyed events
 #   with event timestamps, 1 s tumbling and 10 s windows advancing by 1 s (Nexmark q5's shape);
 #   a stream-table join of keyed events against a table read into its store first.
-# Prints records/s, CPU seconds and records per CPU-second of each run, the ratios the Streams
+# Prints records/s, CPU seconds and records per CPU-second of each run, the ratios issue 41 set the Streams
 # performance targets are set on, and those of the windowed counts and the join (input records/s
 # against the raw pipe's records/s, the events about the size of its lines). As bench/broker.sh, it fills the page cache first (BENCH_COLD=1
 # skips that).
@@ -267,18 +267,23 @@ def row(name, value, target):
 if ran("wordcount ALOS"):
     alos = runs["wordcount ALOS"]["records_per_sec"]
     row("stateless ALOS / raw pipe", runs["stateless ALOS"]["records_per_sec"] / raw, "≥ 0.9")
-    row("wordcount ALOS / raw pipe (input records/s)", alos / raw, "≥ 0.5")
+    words = runs["wordcount ALOS"]["repartitioned"] / runs["wordcount ALOS"]["seconds"]
+    row("wordcount ALOS / raw pipe (words/s)", words / raw, "≥ 0.7")
     row("wordcount EOS / wordcount ALOS", runs["wordcount EOS"]["records_per_sec"] / alos, "≥ 0.8")
 if ran("restore (state dir deleted)"):
     restore = runs["restore (state dir deleted)"]
     changelog = runs["changelog consume"]
     row("restore / raw changelog consume",
-        restore["records_per_sec"] / changelog["records_per_sec"], "≥ 0.5")
-for label, name in [("tumbling count", "tumbling count (1 s windows) / raw pipe (input records/s)"),
-                    ("hopping count", "hopping count (10 s, 1 s advance) / raw pipe (input records/s)"),
-                    ("stream-table join", "stream-table join / raw pipe (input records/s)")]:
+        restore["records_per_sec"] / changelog["records_per_sec"], "≥ 0.7")
+for label, name, target in [
+        ("tumbling count", "tumbling count (1 s windows) / raw pipe (window updates/s)", "≥ 0.25"),
+        ("hopping count", "hopping count (10 s, 1 s advance) / raw pipe (window updates/s)",
+         "≥ 0.25"),
+        ("stream-table join", "stream-table join / raw pipe (input records/s)", "≥ 0.5")]:
     if ran(label):
-        row(name, runs[label]["records_per_sec"] / raw, "none set")
+        r = runs[label]
+        rate = r["window_updates"] / r["seconds"] if r.get("window_updates") else r["records_per_sec"]
+        row(name, rate / raw, target)
 if ran("wordcount ALOS"):
     print()
 for label in ran("wordcount ALOS", "wordcount EOS"):
