@@ -43,20 +43,32 @@ class SessionWindowedCogroupedKStream;
 template <class K, class V>
 class GlobalKTable {
  public:
-  explicit GlobalKTable(detail::Node node) : node_(std::move(node)) {}
   const std::string& queryableStoreName() const { return node_.store; }
-  const detail::Node& node() const { return node_; }
 
  private:
+  friend struct detail::Access;
+  explicit GlobalKTable(detail::Node node) : node_(std::move(node)) {}
+  const detail::Node& node() const { return node_; }
+
   detail::Node node_;
 };
 
 namespace detail {
+// The serdes of what an operation gives, of types K and V: the upstream's `key` or `value` where
+// the operation keeps that type (null where it does not), else the type's DefaultSerde.
 template <class K, class V>
 Node with_serdes(Node node, const ErasedSerde& key, const ErasedSerde& value) {
   node.key_serde = key ? key : default_serde<K>();
   node.value_serde = value ? value : default_serde<V>();
   return node;
+}
+// The same for the serdes a user may have set in Consumed, Grouped, Materialized, ...: those set
+// stay, the others are filled as with_serdes fills a node's.
+template <class K, class V, class Options>
+Options fill_serdes(Options options, const ErasedSerde& key, const ErasedSerde& value) {
+  if (!options.key_serde) options.key_serde = key ? key : default_serde<K>();
+  if (!options.value_serde) options.value_serde = value ? value : default_serde<V>();
+  return options;
 }
 inline std::string name_of(const Named* named) {
   return named ? named->name() : std::string();
@@ -93,8 +105,6 @@ using value_of_t = std::decay_t<decltype(std::declval<KV&>().value)>;
 template <class K, class V>
 class KStream {
  public:
-  explicit KStream(detail::Node node) : node_(std::move(node)) {}
-
   template <class P>
   KStream filter(P predicate, const Named& named = Named::as("")) const {
     return KStream(
@@ -116,7 +126,8 @@ class KStream {
       return detail::KeyValue(detail::to_datum(std::move(kv.key)),
                               detail::to_datum(std::move(kv.value)));
     };
-    return KStream<K1, V1>(retyped<K1, V1>(detail::map(node_, erased, named.name()), false, false));
+    return detail::shell<KStream<K1, V1>>(
+        retyped<K1, V1>(detail::map(node_, erased, named.name()), false, false));
   }
   template <class KeyArg = detail::Deduced, class M,
             class K1 = detail::given_or<KeyArg, detail::key_value_mapper_result_t<M, K, V>>>
@@ -124,7 +135,7 @@ class KStream {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       return detail::to_datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
     };
-    return KStream<K1, V>(
+    return detail::shell<KStream<K1, V>>(
         retyped<K1, V>(detail::select_key(node_, erased, named.name()), false, true));
   }
   // mapper(value) -> V1, or mapper(key, value) -> V1
@@ -134,7 +145,7 @@ class KStream {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       return detail::to_datum(V1(call_value_mapper(m, k, v)));
     };
-    return KStream<K, V1>(
+    return detail::shell<KStream<K, V1>>(
         retyped<K, V1>(detail::map_values(node_, erased, named.name()), true, false));
   }
   // mapper(key, value) -> a range of KeyValue<K1, V1>
@@ -149,7 +160,7 @@ class KStream {
         out.emplace_back(detail::to_datum(K1(kv.key)), detail::to_datum(V1(kv.value)));
       return out;
     };
-    return KStream<K1, V1>(
+    return detail::shell<KStream<K1, V1>>(
         retyped<K1, V1>(detail::flat_map(node_, erased, named.name()), false, false));
   }
   // mapper(value) or mapper(key, value) -> a range of V1
@@ -164,7 +175,7 @@ class KStream {
       for (auto&& value : values) out.push_back(detail::to_datum(V1(value)));
       return out;
     };
-    return KStream<K, V1>(
+    return detail::shell<KStream<K, V1>>(
         retyped<K, V1>(detail::flat_map_values(node_, erased, named.name()), true, false));
   }
   template <class A>
@@ -179,7 +190,7 @@ class KStream {
     return KStream(detail::merge(node_, other.node_, named.name()));
   }
   BranchedKStream<K, V> split(const Named& named = Named::as("")) const {
-    return BranchedKStream<K, V>(node_, named.name());
+    return detail::shell<BranchedKStream<K, V>>(node_, named.name());
   }
 
   void to(std::string topic, const Produced<K, V>& produced = Produced<K, V>()) const {
@@ -196,14 +207,14 @@ class KStream {
     detail::to(node_, detail::TopicNameExtractor(erased), produced_options(produced));
   }
   KStream repartition(const Repartitioned<K, V>& repartitioned = Repartitioned<K, V>()) const {
-    auto options = repartitioned.options();
-    if (!options.key_serde) options.key_serde = node_.key_serde;
-    if (!options.value_serde) options.value_serde = node_.value_serde;
+    auto options = detail::options_of(repartitioned);
+    options = detail::fill_serdes<K, V>(std::move(options), node_.key_serde, node_.value_serde);
     return KStream(detail::repartition(node_, std::move(options)));
   }
 
   KGroupedStream<K, V> groupByKey(const Grouped<K, V>& grouped = Grouped<K, V>()) const {
-    return KGroupedStream<K, V>(detail::group_by_key(node_, grouped_options(grouped)));
+    return detail::shell<KGroupedStream<K, V>>(
+        detail::group_by_key(node_, grouped_options(grouped)));
   }
   template <class KeyArg = detail::Deduced, class M,
             class K1 = detail::given_or<KeyArg, detail::key_value_mapper_result_t<M, K, V>>>
@@ -212,10 +223,10 @@ class KStream {
     auto erased = [m = std::move(selector)](const Datum& k, const Datum& v) {
       return detail::to_datum(K1(m(detail::as<K>(k), detail::as<V>(v))));
     };
-    auto options = grouped.options();
-    if (!options.key_serde) options.key_serde = detail::default_serde<K1>();
-    if (!options.value_serde) options.value_serde = node_.value_serde;
-    return KGroupedStream<K1, V>(detail::group_by(node_, erased, std::move(options)));
+    auto options = detail::options_of(grouped);
+    options = detail::fill_serdes<K1, V>(std::move(options), {}, node_.value_serde);
+    return detail::shell<KGroupedStream<K1, V>>(
+        detail::group_by(node_, erased, std::move(options)));
   }
 
   // Each record with the table's current value for its key (inner: only keys the table has).
@@ -279,7 +290,7 @@ class KStream {
     auto node = detail::user_process(
         node_, detail::processor_factory<K, V, KOut, VOut>(std::move(supplier)), std::move(stores),
         named.name(), false);
-    return KStream<KOut, VOut>(retyped<KOut, VOut>(std::move(node), false, false));
+    return detail::shell<KStream<KOut, VOut>>(retyped<KOut, VOut>(std::move(node), false, false));
   }
   // The same with an api::FixedKeyProcessor<K, V, VOut>, which cannot change the key.
   template <class S, class P = detail::SuppliedProcessor<S>>
@@ -289,12 +300,15 @@ class KStream {
     auto node =
         detail::user_process(node_, detail::fixed_key_factory<K, V, VOut>(std::move(supplier)),
                              std::move(stores), named.name(), true);
-    return KStream<K, VOut>(retyped<K, VOut>(std::move(node), true, false));
+    return detail::shell<KStream<K, VOut>>(retyped<K, VOut>(std::move(node), true, false));
   }
+
+ private:
+  friend struct detail::Access;
+  explicit KStream(detail::Node node) : node_(std::move(node)) {}
 
   const detail::Node& node() const { return node_; }
 
- private:
   template <class VR, class KG, class VG, class M, class J>
   KStream<K, VR> global_join(const GlobalKTable<KG, VG>& table, M selector, J joiner, bool left,
                              const Named& named) const {
@@ -307,39 +321,36 @@ class KStream {
         return detail::to_datum(KG(m(detail::as<K>(k), detail::as<V>(v))));
       }
     };
-    auto node = detail::stream_global_join(node_, table.node(), pick,
+    auto node = detail::stream_global_join(node_, detail::node_of(table), pick,
                                            detail::typed_joiner<K, V, VG, VR>(std::move(joiner)),
                                            left, named.name());
-    node.key_serde = node_.key_serde;
-    node.value_serde = detail::default_serde<VR>();
-    return KStream<K, VR>(std::move(node));
+    node = detail::with_serdes<K, VR>(std::move(node), node_.key_serde, {});
+    return detail::shell<KStream<K, VR>>(std::move(node));
   }
   template <class VR, class VO, class J>
   KStream<K, VR> stream_join(const KStream<K, VO>& other, J joiner, const JoinWindows& windows,
                              const StreamJoined<K, V, VO>& joined,
                              detail::StreamJoinKind kind) const {
-    auto node = detail::stream_stream_join(node_, other.node(),
+    auto node = detail::stream_stream_join(node_, detail::node_of(other),
                                            detail::typed_joiner<K, V, VO, VR>(std::move(joiner)),
-                                           kind, windows, joined.options());
-    node.key_serde = node_.key_serde;
-    node.value_serde = detail::default_serde<VR>();
-    return KStream<K, VR>(std::move(node));
+                                           kind, windows, detail::options_of(joined));
+    node = detail::with_serdes<K, VR>(std::move(node), node_.key_serde, {});
+    return detail::shell<KStream<K, VR>>(std::move(node));
   }
   template <class VR, class VT, class J>
   KStream<K, VR> table_join(const KTable<K, VT>& table, J joiner, const Joined<K, V, VT>& joined,
                             bool left) const {
-    auto node = detail::stream_table_join(node_, table.node(),
+    auto node = detail::stream_table_join(node_, detail::node_of(table),
                                           detail::typed_joiner<K, V, VT, VR>(std::move(joiner)),
-                                          left, joined.options());
-    node.key_serde = node_.key_serde;
-    node.value_serde = detail::default_serde<VR>();
-    return KStream<K, VR>(std::move(node));
+                                          left, detail::options_of(joined));
+    node = detail::with_serdes<K, VR>(std::move(node), node_.key_serde, {});
+    return detail::shell<KStream<K, VR>>(std::move(node));
   }
   template <class K1, class V1>
   detail::Node retyped(detail::Node node, bool same_key, bool same_value) const {
-    node.key_serde = same_key ? node_.key_serde : detail::default_serde<K1>();
-    node.value_serde = same_value ? node_.value_serde : detail::default_serde<V1>();
-    return node;
+    return detail::with_serdes<K1, V1>(std::move(node),
+                                       same_key ? node_.key_serde : detail::ErasedSerde(),
+                                       same_value ? node_.value_serde : detail::ErasedSerde());
   }
   template <class M>
   static decltype(auto) call_value_mapper(const M& m, const Datum& k, const Datum& v) {
@@ -361,15 +372,13 @@ class KStream {
     };
   }
   detail::ProducedOptions produced_options(const Produced<K, V>& produced) const {
-    auto options = produced.options();
-    if (!options.key_serde) options.key_serde = node_.key_serde;
-    if (!options.value_serde) options.value_serde = node_.value_serde;
+    auto options = detail::options_of(produced);
+    options = detail::fill_serdes<K, V>(std::move(options), node_.key_serde, node_.value_serde);
     return options;
   }
   detail::GroupedOptions grouped_options(const Grouped<K, V>& grouped) const {
-    auto options = grouped.options();
-    if (!options.key_serde) options.key_serde = node_.key_serde;
-    if (!options.value_serde) options.value_serde = node_.value_serde;
+    auto options = detail::options_of(grouped);
+    options = detail::fill_serdes<K, V>(std::move(options), node_.key_serde, node_.value_serde);
     return options;
   }
   detail::Node node_;
@@ -389,8 +398,6 @@ class Branched {
 template <class K, class V>
 class BranchedKStream {
  public:
-  BranchedKStream(detail::Node node, std::string prefix)
-      : node_(std::move(node)), prefix_(std::move(prefix)) {}
   template <class P>
   BranchedKStream& branch(P predicate, const Branched& branched = Branched::as("")) {
     predicates_.push_back([p = std::move(predicate)](const Datum& k, const Datum& v) {
@@ -408,14 +415,17 @@ class BranchedKStream {
   std::map<std::string, KStream<K, V>> noDefaultBranch() { return finish(false); }
 
  private:
+  friend struct detail::Access;
+  BranchedKStream(detail::Node node, std::string prefix)
+      : node_(std::move(node)), prefix_(std::move(prefix)) {}
+
   std::map<std::string, KStream<K, V>> finish(bool with_default) {
     auto nodes = detail::split(node_, predicates_, names_, with_default, prefix_);
     std::map<std::string, KStream<K, V>> out;
     for (auto node : nodes) {
-      node.key_serde = node_.key_serde;
-      node.value_serde = node_.value_serde;
+      node = detail::with_serdes<K, V>(std::move(node), node_.key_serde, node_.value_serde);
       std::string key = node.name;
-      out.emplace(std::move(key), KStream<K, V>(std::move(node)));
+      out.emplace(std::move(key), detail::shell<KStream<K, V>>(std::move(node)));
     }
     return out;
   }
@@ -428,8 +438,6 @@ class BranchedKStream {
 template <class K, class V>
 class KTable {
  public:
-  explicit KTable(detail::Node node) : node_(std::move(node)) {}
-
   template <class P>
   KTable filter(P predicate, const Named& named = Named::as(""),
                 const Materialized<K, V>& materialized = Materialized<K, V>()) const {
@@ -452,16 +460,14 @@ class KTable {
       else
         return detail::to_datum(V1(m(detail::as<V>(v))));
     };
-    auto options = materialized.options();
-    if (!options.key_serde) options.key_serde = node_.key_serde;
-    if (!options.value_serde) options.value_serde = detail::default_serde<V1>();
+    auto options = detail::options_of(materialized);
+    options = detail::fill_serdes<K, V1>(std::move(options), node_.key_serde, {});
     auto node = detail::table_map_values(node_, erased, named.name(), std::move(options));
-    node.key_serde = node_.key_serde;
-    node.value_serde = detail::default_serde<V1>();
-    return KTable<K, V1>(std::move(node));
+    node = detail::with_serdes<K, V1>(std::move(node), node_.key_serde, {});
+    return detail::shell<KTable<K, V1>>(std::move(node));
   }
   KStream<K, V> toStream(const Named& named = Named::as("")) const {
-    return KStream<K, V>(keep_serdes(detail::to_stream(node_, named.name())));
+    return detail::shell<KStream<K, V>>(keep_serdes(detail::to_stream(node_, named.name())));
   }
   // selector(key, value) -> KeyValue<K1, V1>: the row's key and value in the new grouping.
   template <class KeyArg = detail::Deduced, class ValueArg = detail::Deduced, class M,
@@ -475,15 +481,15 @@ class KTable {
       return detail::KeyValue(detail::to_datum(std::move(kv.key)),
                               detail::to_datum(std::move(kv.value)));
     };
-    auto options = grouped.options();
-    if (!options.key_serde) options.key_serde = detail::default_serde<K1>();
-    if (!options.value_serde) options.value_serde = detail::default_serde<V1>();
-    return KGroupedTable<K1, V1>(detail::table_group_by(node_, erased, std::move(options)));
+    auto options = detail::options_of(grouped);
+    options = detail::fill_serdes<K1, V1>(std::move(options), {}, {});
+    return detail::shell<KGroupedTable<K1, V1>>(
+        detail::table_group_by(node_, erased, std::move(options)));
   }
   // Holds updates back (oxbow/streams/suppressed.h): final results per window, or at most one
   // update per key per time limit.
   KTable suppress(const Suppressed<K>& suppressed) const {
-    return KTable(keep_serdes(detail::suppress(node_, suppressed.options())));
+    return KTable(keep_serdes(detail::suppress(node_, detail::options_of(suppressed))));
   }
   // Joins with another table on the key: joiner(value, otherValue) or joiner(key, value,
   // otherValue) -> VR, a nullable side declared std::optional<T> (see typed_joiner). Inner: keys
@@ -536,46 +542,44 @@ class KTable {
   }
   // The name of the store holding this table, empty when it is not materialized.
   const std::string& queryableStoreName() const { return node_.store; }
-  const detail::Node& node() const { return node_; }
 
  private:
+  friend struct detail::Access;
+  explicit KTable(detail::Node node) : node_(std::move(node)) {}
+
+  const detail::Node& node() const { return node_; }
+
   template <class VR, class VO, class J>
   KTable<K, VR> table_join(const KTable<K, VO>& other, J joiner, detail::TableJoinKind kind,
                            const Named& named, const Materialized<K, VR>& materialized) const {
-    auto options = materialized.options();
-    if (!options.key_serde) options.key_serde = node_.key_serde;
-    if (!options.value_serde) options.value_serde = detail::default_serde<VR>();
-    auto node = detail::table_table_join(node_, other.node(),
+    auto options = detail::options_of(materialized);
+    options = detail::fill_serdes<K, VR>(std::move(options), node_.key_serde, {});
+    auto node = detail::table_table_join(node_, detail::node_of(other),
                                          detail::typed_joiner<K, V, VO, VR>(std::move(joiner)),
                                          kind, named.name(), std::move(options));
-    node.key_serde = node_.key_serde;
-    node.value_serde = detail::default_serde<VR>();
-    return KTable<K, VR>(std::move(node));
+    node = detail::with_serdes<K, VR>(std::move(node), node_.key_serde, {});
+    return detail::shell<KTable<K, VR>>(std::move(node));
   }
   template <class VR, class KO, class VO, class F, class J>
   KTable<K, VR> fk_join(const KTable<KO, VO>& other, F extractor, J joiner, bool left,
                         const TableJoined<K, KO>& joined,
                         const Materialized<K, VR>& materialized) const {
-    auto options = materialized.options();
-    if (!options.key_serde) options.key_serde = node_.key_serde;
-    if (!options.value_serde) options.value_serde = detail::default_serde<VR>();
-    auto node = detail::foreign_key_join(node_, other.node(),
+    auto options = detail::options_of(materialized);
+    options = detail::fill_serdes<K, VR>(std::move(options), node_.key_serde, {});
+    auto node = detail::foreign_key_join(node_, detail::node_of(other),
                                          detail::typed_foreign_key<K, V, KO>(std::move(extractor)),
                                          detail::typed_joiner<K, V, VO, VR>(std::move(joiner)),
-                                         left, joined.options(), std::move(options));
-    node.key_serde = node_.key_serde;
-    node.value_serde = detail::default_serde<VR>();
-    return KTable<K, VR>(std::move(node));
+                                         left, detail::options_of(joined), std::move(options));
+    node = detail::with_serdes<K, VR>(std::move(node), node_.key_serde, {});
+    return detail::shell<KTable<K, VR>>(std::move(node));
   }
   detail::Node keep_serdes(detail::Node node) const {
-    node.key_serde = node_.key_serde;
-    node.value_serde = node_.value_serde;
+    node = detail::with_serdes<K, V>(std::move(node), node_.key_serde, node_.value_serde);
     return node;
   }
   detail::StoreOptions store(const Materialized<K, V>& materialized) const {
-    auto options = materialized.options();
-    if (!options.key_serde) options.key_serde = node_.key_serde;
-    if (!options.value_serde) options.value_serde = node_.value_serde;
+    auto options = detail::options_of(materialized);
+    options = detail::fill_serdes<K, V>(std::move(options), node_.key_serde, node_.value_serde);
     return options;
   }
   template <class P>
@@ -597,29 +601,26 @@ inline Datum count_add(const Datum&, const Datum&, const Datum& count) {
 }
 template <class K, class VA>
 StoreOptions aggregate_store(const Materialized<K, VA>& materialized, const Grouping& grouping) {
-  auto options = materialized.options();
-  if (!options.key_serde) options.key_serde = grouping.options.key_serde;
-  if (!options.value_serde) options.value_serde = default_serde<VA>();
+  auto options = detail::options_of(materialized);
+  options = fill_serdes<K, VA>(std::move(options), grouping.options.key_serde, {});
   return options;
 }
 template <class K, class VA>
 KTable<K, VA> aggregated(Node node, const StoreOptions& store) {
-  node.key_serde = store.key_serde;
-  node.value_serde = store.value_serde;
-  return KTable<K, VA>(std::move(node));
+  node = with_serdes<K, VA>(std::move(node), store.key_serde, store.value_serde);
+  return detail::shell<KTable<K, VA>>(std::move(node));
 }
 }  // namespace detail
 
 template <class K, class V>
 class KGroupedStream {
  public:
-  explicit KGroupedStream(detail::Grouping grouping) : grouping_(std::move(grouping)) {}
-
   KTable<K, int64_t> count(
       const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
+    if (!detail::options_of(materialized).value_serde)
+      store.value_serde = detail::erase(serdes::Int64());
     auto node = detail::aggregate(grouping_, detail::count_init, detail::count_add, store,
                                   named.name(), "count");
     return detail::aggregated<K, int64_t>(std::move(node), store);
@@ -629,7 +630,8 @@ class KGroupedStream {
   KTable<K, V> reduce(R reducer, const Materialized<K, V>& materialized = Materialized<K, V>(),
                       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    if (!materialized.options().value_serde) store.value_serde = grouping_.options.value_serde;
+    if (!detail::options_of(materialized).value_serde)
+      store.value_serde = grouping_.options.value_serde;
     auto erased = [r = std::move(reducer)](const Datum& agg, const Datum& v) {
       return Datum(V(r(detail::as<V>(agg), detail::as<V>(v))));
     };
@@ -652,37 +654,42 @@ class KGroupedStream {
 
   // Aggregations per key and time window (count, reduce, aggregate), as Kafka's windowedBy.
   TimeWindowedKStream<K, V> windowedBy(const TimeWindows& windows) const {
-    return TimeWindowedKStream<K, V>(grouping_, windows);
+    return detail::shell<TimeWindowedKStream<K, V>>(grouping_, windows);
   }
   // Sliding windows give a TimeWindowedKStream too, as in Kafka.
   TimeWindowedKStream<K, V> windowedBy(const SlidingWindows& windows) const {
-    return TimeWindowedKStream<K, V>(grouping_, windows);
+    return detail::shell<TimeWindowedKStream<K, V>>(grouping_, windows);
   }
   SessionWindowedKStream<K, V> windowedBy(const SessionWindows& windows) const {
-    return SessionWindowedKStream<K, V>(grouping_, windows);
+    return detail::shell<SessionWindowedKStream<K, V>>(grouping_, windows);
   }
   // Starts a cogroup (KIP-150): aggregator(key, value, aggregate) -> VOut; more grouped streams
   // join with CogroupedKStream::cogroup, then aggregate() makes the one table.
   template <class VOut, class A>
   CogroupedKStream<K, VOut> cogroup(A aggregator) const {
-    return CogroupedKStream<K, VOut>({}).template cogroup<V>(*this, std::move(aggregator));
+    return detail::shell<CogroupedKStream<K, VOut>>(
+               std::vector<std::pair<detail::Grouping, detail::Aggregator>>{})
+        .template cogroup<V>(*this, std::move(aggregator));
   }
-  const detail::Grouping& grouping() const { return grouping_; }
 
  private:
+  friend struct detail::Access;
+  explicit KGroupedStream(detail::Grouping grouping) : grouping_(std::move(grouping)) {}
+
+  const detail::Grouping& grouping() const { return grouping_; }
+
   detail::Grouping grouping_;
 };
 
 template <class K, class V>
 class KGroupedTable {
  public:
-  explicit KGroupedTable(detail::Grouping grouping) : grouping_(std::move(grouping)) {}
-
   KTable<K, int64_t> count(
       const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
+    if (!detail::options_of(materialized).value_serde)
+      store.value_serde = detail::erase(serdes::Int64());
     auto node = detail::table_aggregate(
         grouping_, [] { return Datum(int64_t{0}); },
         [](const Datum&, const Datum&, const Datum& agg) {
@@ -700,7 +707,8 @@ class KGroupedTable {
                       const Materialized<K, V>& materialized = Materialized<K, V>(),
                       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    if (!materialized.options().value_serde) store.value_serde = grouping_.options.value_serde;
+    if (!detail::options_of(materialized).value_serde)
+      store.value_serde = grouping_.options.value_serde;
     // A reduce starts from the first value: the initial aggregate is null.
     auto add = [a = std::move(adder)](const Datum&, const Datum& v, const Datum& agg) {
       if (!agg.has_value()) return v;
@@ -731,6 +739,9 @@ class KGroupedTable {
   }
 
  private:
+  friend struct detail::Access;
+  explicit KGroupedTable(detail::Grouping grouping) : grouping_(std::move(grouping)) {}
+
   detail::Grouping grouping_;
 };
 

@@ -8,7 +8,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 
+#include "oxbow/streams/detail/access.h"
 #include "oxbow/streams/record.h"
 
 namespace oxbow::streams {
@@ -24,6 +26,56 @@ using StreamPartitioner = std::function<std::optional<int32_t>(
     const std::string& topic, const Datum& key, const Datum& value, int32_t partitions)>;
 
 enum class AutoOffsetReset { kDefault, kEarliest, kLatest };
+
+namespace detail {
+// The typed forms an application writes, erased into the untyped ones above:
+// extractor(key, value, record, partition_time) -> int64_t and
+// partitioner(topic, key, value, partitions) -> std::optional<int32_t>. The untyped forms are
+// taken as they are (a topology composed at run time has no K and V).
+template <class K, class V, class E>
+TimestampExtractor typed_extractor(E extractor) {
+  if constexpr (std::is_invocable_r_v<int64_t, const E&, const K&, const V&, const RecordContext&,
+                                      int64_t>) {
+    return [e = std::move(extractor)](const Record& r, const RecordContext& source,
+                                      int64_t partition_time) -> int64_t {
+      return e(as<K>(r.key), as<V>(r.value), source, partition_time);
+    };
+  } else {
+    return TimestampExtractor(std::move(extractor));
+  }
+}
+template <class K, class V, class P>
+StreamPartitioner typed_partitioner(P partitioner) {
+  if constexpr (std::is_invocable_r_v<std::optional<int32_t>, const P&, const std::string&,
+                                      const K&, const V&, int32_t>) {
+    return
+        [p = std::move(partitioner)](const std::string& topic, const Datum& key, const Datum& value,
+                                     int32_t partitions) -> std::optional<int32_t> {
+          return p(topic, as<K>(key), as<V>(value), partitions);
+        };
+  } else {
+    return StreamPartitioner(std::move(partitioner));
+  }
+}
+// A foreign-key join's partitioners see keys only (Kafka's StreamPartitioner<K, Void>):
+// partitioner(topic, key, partitions), or the four-argument form with a Void value.
+template <class K, class P>
+StreamPartitioner typed_key_partitioner(P partitioner) {
+  if constexpr (std::is_invocable_r_v<std::optional<int32_t>, const P&, const std::string&,
+                                      const K&, int32_t>) {
+    return [p = std::move(partitioner)](const std::string& topic, const Datum& key, const Datum&,
+                                        int32_t partitions) -> std::optional<int32_t> {
+      return p(topic, as<K>(key), partitions);
+    };
+  } else {
+    return typed_partitioner<K, Void>(std::move(partitioner));
+  }
+}
+}  // namespace detail
+
+// Where a store lives (Kafka's Materialized.StoreType, with store_type::ROCKS_DB and IN_MEMORY
+// below). kDefault: as default.dsl.store says (rocksDB unless set to in_memory).
+enum class StoreType { kDefault, kRocksDb, kInMemory };
 
 namespace detail {
 struct ConsumedOptions {
@@ -57,8 +109,7 @@ struct TableJoinedOptions {
   StreamPartitioner partitioner, other_partitioner;
   std::string name;
 };
-// kDefault: as default.dsl.store says (rocksDB unless set to in_memory).
-enum class StoreType { kDefault, kRocksDb, kInMemory };
+using streams::StoreType;
 struct StoreOptions {
   std::string name;  // empty: generated, and then not queryable
   ErasedSerde key_serde, value_serde;
@@ -109,9 +160,12 @@ class Consumed {
     c.options_.name = std::move(name);
     return c;
   }
-  Consumed withTimestampExtractor(TimestampExtractor e) const {
+  // extractor(key, value, record, partition_time) -> int64_t: the record's time (Kafka's
+  // TimestampExtractor); negative for an invalid time, which skips the record.
+  template <class E>
+  Consumed withTimestampExtractor(E extractor) const {
     Consumed c(*this);
-    c.options_.timestamp_extractor = std::move(e);
+    c.options_.timestamp_extractor = detail::typed_extractor<K, V>(std::move(extractor));
     return c;
   }
   Consumed withOffsetResetPolicy(AutoOffsetReset reset) const {
@@ -119,9 +173,10 @@ class Consumed {
     c.options_.offset_reset = reset;
     return c;
   }
-  const detail::ConsumedOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::ConsumedOptions& options() const { return options_; }
   detail::ConsumedOptions options_;
 };
 
@@ -144,14 +199,18 @@ class Produced {
     p.options_.name = std::move(name);
     return p;
   }
-  Produced withStreamPartitioner(StreamPartitioner partitioner) const {
+  // partitioner(topic, key, value, partitions) -> std::optional<int32_t>: the partition, or
+  // nullopt for the default (Kafka's StreamPartitioner).
+  template <class P>
+  Produced withStreamPartitioner(P partitioner) const {
     Produced p(*this);
-    p.options_.partitioner = std::move(partitioner);
+    p.options_.partitioner = detail::typed_partitioner<K, V>(std::move(partitioner));
     return p;
   }
-  const detail::ProducedOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::ProducedOptions& options() const { return options_; }
   detail::ProducedOptions options_;
 };
 
@@ -170,9 +229,10 @@ class Grouped {
     g.options_.name = std::move(name);
     return g;
   }
-  const detail::GroupedOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::GroupedOptions& options() const { return options_; }
   detail::GroupedOptions options_;
 };
 
@@ -193,9 +253,10 @@ class Joined {
     j.options_.name = std::move(name);
     return j;
   }
-  const detail::JoinedOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::JoinedOptions& options() const { return options_; }
   detail::JoinedOptions options_;
 };
 
@@ -205,10 +266,13 @@ template <class K, class KO>
 class TableJoined {
  public:
   static TableJoined as(std::string name) { return TableJoined().withName(std::move(name)); }
-  static TableJoined with(StreamPartitioner partitioner, StreamPartitioner other_partitioner) {
+  // partitioner(topic, key, partitions) -> std::optional<int32_t> over this table's keys,
+  // other_partitioner over the other's (KO).
+  template <class P, class OP>
+  static TableJoined with(P partitioner, OP other_partitioner) {
     TableJoined j;
-    j.options_.partitioner = std::move(partitioner);
-    j.options_.other_partitioner = std::move(other_partitioner);
+    j.options_.partitioner = detail::typed_key_partitioner<K>(std::move(partitioner));
+    j.options_.other_partitioner = detail::typed_key_partitioner<KO>(std::move(other_partitioner));
     return j;
   }
   TableJoined withName(std::string name) const {
@@ -216,19 +280,22 @@ class TableJoined {
     j.options_.name = std::move(name);
     return j;
   }
-  TableJoined withPartitioner(StreamPartitioner partitioner) const {
+  template <class P>
+  TableJoined withPartitioner(P partitioner) const {
     TableJoined j(*this);
-    j.options_.partitioner = std::move(partitioner);
+    j.options_.partitioner = detail::typed_key_partitioner<K>(std::move(partitioner));
     return j;
   }
-  TableJoined withOtherPartitioner(StreamPartitioner partitioner) const {
+  template <class P>
+  TableJoined withOtherPartitioner(P partitioner) const {
     TableJoined j(*this);
-    j.options_.other_partitioner = std::move(partitioner);
+    j.options_.other_partitioner = detail::typed_key_partitioner<KO>(std::move(partitioner));
     return j;
   }
-  const detail::TableJoinedOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::TableJoinedOptions& options() const { return options_; }
   detail::TableJoinedOptions options_;
 };
 
@@ -261,9 +328,10 @@ class StreamJoined {
     j.options_.logging = false;
     return j;
   }
-  const detail::StreamJoinedOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::StreamJoinedOptions& options() const { return options_; }
   detail::StreamJoinedOptions options_;
 };
 
@@ -287,14 +355,17 @@ class Repartitioned {
     r.options_.partitions = n;
     return r;
   }
-  Repartitioned withStreamPartitioner(StreamPartitioner partitioner) const {
+  // As Produced's: partitioner(topic, key, value, partitions) -> std::optional<int32_t>.
+  template <class P>
+  Repartitioned withStreamPartitioner(P partitioner) const {
     Repartitioned r(*this);
-    r.options_.partitioner = std::move(partitioner);
+    r.options_.partitioner = detail::typed_partitioner<K, V>(std::move(partitioner));
     return r;
   }
-  const detail::RepartitionedOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::RepartitionedOptions& options() const { return options_; }
   detail::RepartitionedOptions options_;
 };
 
@@ -334,16 +405,17 @@ class Materialized {
   Materialized withLoggingDisabled() const {
     return set([](auto& o) { o.logging = false; });
   }
-  Materialized withStoreType(detail::StoreType type) const {
+  Materialized withStoreType(StoreType type) const {
     return set([&](auto& o) { o.type = type; });
   }
   // Window and session stores: how long windows are kept (at least window size plus grace).
   Materialized withRetention(std::chrono::milliseconds retention) const {
     return set([&](auto& o) { o.retention_ms = retention.count(); });
   }
-  const detail::StoreOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::StoreOptions& options() const { return options_; }
   template <class F>
   Materialized set(F f) const {
     Materialized m(*this);
@@ -355,8 +427,8 @@ class Materialized {
 
 // Store types for Materialized::withStoreType (Kafka's Materialized.StoreType).
 namespace store_type {
-inline constexpr detail::StoreType ROCKS_DB = detail::StoreType::kRocksDb;
-inline constexpr detail::StoreType IN_MEMORY = detail::StoreType::kInMemory;
+inline constexpr StoreType ROCKS_DB = StoreType::kRocksDb;
+inline constexpr StoreType IN_MEMORY = StoreType::kInMemory;
 }  // namespace store_type
 
 }  // namespace oxbow::streams

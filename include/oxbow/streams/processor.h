@@ -31,22 +31,22 @@ namespace oxbow::streams {
 
 template <class K, class V>
 struct KeyValue;
+namespace api {
+class ContextBase;
+}
 
 // A typed view of a key-value store, with the serdes the store was declared with.
 template <class K, class V>
 class KeyValueStore {
  public:
-  KeyValueStore(detail::KeyValueStore& store, detail::StoreOptions options,
-                const detail::UserContext* context)
-      : store_(store), options_(std::move(options)), context_(context) {}
-  const std::string& name() const { return store_.name(); }
+  const std::string& name() const { return detail::store_name(store_); }
   std::optional<V> get(const K& key) const {
-    auto bytes = store_.get(key_bytes(key));
+    auto bytes = detail::store_get(store_, key_bytes(key));
     if (!bytes) return std::nullopt;
     return value_of(*bytes);
   }
   void put(const K& key, const V& value) {
-    store_.put(key_bytes(key), value_bytes(value), context_of());
+    detail::store_put(store_, key_bytes(key), value_bytes(value), context_of());
   }
   // The previous value; the new one is written only when there was none.
   std::optional<V> putIfAbsent(const K& key, const V& value) {
@@ -56,25 +56,29 @@ class KeyValueStore {
   }
   std::optional<V> remove(const K& key) {
     auto old = get(key);
-    store_.put(key_bytes(key), std::nullopt, context_of());
+    detail::store_put(store_, key_bytes(key), std::nullopt, context_of());
     return old;
   }
   // [from, to], by the keys' bytes (as Kafka's range()).
   std::vector<KeyValue<K, V>> range(const K& from, const K& to) const {
-    return typed(store_.range(key_bytes(from), key_bytes(to)));
+    return typed(detail::store_range(store_, key_bytes(from), key_bytes(to)));
   }
-  std::vector<KeyValue<K, V>> all() const { return typed(store_.all()); }
-  int64_t approximateNumEntries() const { return store_.approximate_num_entries(); }
+  std::vector<KeyValue<K, V>> all() const { return typed(detail::store_all(store_)); }
+  int64_t approximateNumEntries() const { return detail::store_num_entries(store_); }
 
  private:
+  friend class api::ContextBase;
+  KeyValueStore(detail::KeyValueStore& store, detail::StoreOptions options,
+                const detail::UserContext* context)
+      : store_(store), options_(std::move(options)), context_(context) {}
   std::string key_bytes(const K& key) const {
-    return options_.key_serde.serialize(store_.name(), detail::to_datum(K(key)));
+    return options_.key_serde.serialize(name(), detail::to_datum(K(key)));
   }
   std::string value_bytes(const V& value) const {
-    return options_.value_serde.serialize(store_.name(), detail::to_datum(V(value)));
+    return options_.value_serde.serialize(name(), detail::to_datum(V(value)));
   }
   V value_of(const std::string& bytes) const {
-    return V(detail::as<V>(options_.value_serde.deserialize(store_.name(), bytes)));
+    return V(detail::as<V>(options_.value_serde.deserialize(name(), bytes)));
   }
   RecordContext context_of() const {
     RecordContext rc;
@@ -85,8 +89,7 @@ class KeyValueStore {
     std::vector<KeyValue<K, V>> out;
     out.reserve(pairs.size());
     for (const auto& [k, v] : pairs)
-      out.push_back(
-          {K(detail::as<K>(options_.key_serde.deserialize(store_.name(), k))), value_of(v)});
+      out.push_back({K(detail::as<K>(options_.key_serde.deserialize(name(), k))), value_of(v)});
     return out;
   }
   detail::KeyValueStore& store_;
@@ -97,14 +100,14 @@ class KeyValueStore {
 // Declares a store for processors (Kafka's Stores): where it lives, then its serdes and layers.
 class KeyValueBytesStoreSupplier {
  public:
-  KeyValueBytesStoreSupplier(std::string name, detail::StoreType type)
+  KeyValueBytesStoreSupplier(std::string name, StoreType type)
       : name_(std::move(name)), type_(type) {}
   const std::string& name() const { return name_; }
-  detail::StoreType type() const { return type_; }
+  StoreType type() const { return type_; }
 
  private:
   std::string name_;
-  detail::StoreType type_;
+  StoreType type_;
 };
 
 template <class K, class V>
@@ -133,9 +136,10 @@ class StoreBuilder {
     return set([](auto& o) { o.logging = false; });
   }
   const std::string& name() const { return options_.name; }
-  const detail::StoreOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
+  const detail::StoreOptions& options() const { return options_; }
   template <class F>
   StoreBuilder set(F f) const {
     StoreBuilder b(*this);
@@ -147,10 +151,10 @@ class StoreBuilder {
 
 struct Stores {
   static KeyValueBytesStoreSupplier persistentKeyValueStore(std::string name) {
-    return {std::move(name), detail::StoreType::kRocksDb};
+    return {std::move(name), StoreType::kRocksDb};
   }
   static KeyValueBytesStoreSupplier inMemoryKeyValueStore(std::string name) {
-    return {std::move(name), detail::StoreType::kInMemory};
+    return {std::move(name), StoreType::kInMemory};
   }
   template <class K, class V>
   static StoreBuilder<K, V> keyValueStoreBuilder(const KeyValueBytesStoreSupplier& supplier,
@@ -222,7 +226,6 @@ class FixedKeyRecord : private Record<K, V> {
 // What both contexts offer besides forwarding.
 class ContextBase {
  public:
-  explicit ContextBase(detail::UserContext& core) : core_(core) {}
   // Runs `punctuator(time)` every `interval` of stream time (once the task's stream time reaches
   // each multiple of it) or of wall-clock time, until cancelled.
   template <class F>
@@ -239,11 +242,12 @@ class ContextBase {
   // A store the processor was connected to; throws TopologyException otherwise.
   template <class K, class V>
   std::shared_ptr<KeyValueStore<K, V>> getStateStore(const std::string& name) {
-    return std::make_shared<KeyValueStore<K, V>>(core_.store(name), core_.store_options(name),
-                                                 &core_);
+    return std::shared_ptr<KeyValueStore<K, V>>(
+        new KeyValueStore<K, V>(core_.store(name), core_.store_options(name), &core_));
   }
 
  protected:
+  explicit ContextBase(detail::UserContext& core) : core_(core) {}
   detail::UserContext& core_;
 };
 
@@ -252,11 +256,12 @@ class ContextBase {
 template <template <class, class> class R, class K, class V>
 class TypedContext : public ContextBase {
  public:
-  using ContextBase::ContextBase;
   void forward(const R<K, V>& r) { core_.forward(untyped(r)); }
   void forward(const R<K, V>& r, const std::string& child) { core_.forward(untyped(r), child); }
 
  private:
+  friend struct detail::Access;
+  explicit TypedContext(detail::UserContext& core) : ContextBase(core) {}
   static streams::Record untyped(const R<K, V>& r) {
     return streams::Record{detail::to_datum(K(r.key())), detail::to_datum(V(r.value())),
                            r.timestamp(), r.headers()};
@@ -305,7 +310,7 @@ class TypedUserProcessor : public UserProcessor {
  public:
   explicit TypedUserProcessor(std::unique_ptr<P> processor) : processor_(std::move(processor)) {}
   void init(UserContext& context) override {
-    context_ = std::make_unique<Context>(context);
+    context_ = detail::Access::make_unique<Context>(context);
     processor_->init(*context_);
   }
   void process(const Record& r) override {

@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "oxbow/streams/detail/bytes_store.h"
+#include "oxbow/streams/detail/store_calls.h"
 #include "oxbow/streams/errors.h"
 #include "oxbow/streams/record.h"
 
@@ -126,7 +126,7 @@ class ReadOnlyKeyValueStore {
     std::string k = access_->key_serde.serialize(access_->name, detail::to_datum(key));
     std::optional<V> out;
     access_->visit([&](detail::KeyValueStore& s) {
-      if (auto bytes = s.query_get(k)) out = value_of(*bytes);
+      if (auto bytes = detail::query_get(s, k)) out = value_of(*bytes);
       return !out;
     });
     return out;
@@ -134,20 +134,20 @@ class ReadOnlyKeyValueStore {
   // Keys from `from` to `to`, both included; nothing when from's bytes sort after to's.
   std::vector<KeyValue<K, V>> range(const K& from, const K& to) const {
     return collect(false, [f = key_bytes(from), t = key_bytes(to)](detail::KeyValueStore& s) {
-      return f > t ? std::vector<detail::BytesPair>{} : s.query_range(f, t);
+      return f > t ? std::vector<detail::BytesPair>{} : detail::query_range(s, f, t);
     });
   }
   // As range(), largest keys first (in each store).
   std::vector<KeyValue<K, V>> reverseRange(const K& from, const K& to) const {
     return collect(true, [f = key_bytes(from), t = key_bytes(to)](detail::KeyValueStore& s) {
-      return f > t ? std::vector<detail::BytesPair>{} : s.query_range(f, t);
+      return f > t ? std::vector<detail::BytesPair>{} : detail::query_range(s, f, t);
     });
   }
   std::vector<KeyValue<K, V>> all() const {
-    return collect(false, [](detail::KeyValueStore& s) { return s.query_all(); });
+    return collect(false, [](detail::KeyValueStore& s) { return detail::query_all(s); });
   }
   std::vector<KeyValue<K, V>> reverseAll() const {
-    return collect(true, [](detail::KeyValueStore& s) { return s.query_all(); });
+    return collect(true, [](detail::KeyValueStore& s) { return detail::query_all(s); });
   }
   // The keys whose bytes start with the serialized prefix (Kafka: the range from the prefix to
   // the prefix's bytes incremented, that end excluded). With Int32 keys, prefix 1 does not
@@ -156,13 +156,13 @@ class ReadOnlyKeyValueStore {
   std::vector<KeyValue<K, V>> prefixScan(const P& prefix,
                                          const Serde<P>& prefixKeySerializer) const {
     std::string p = prefixKeySerializer.serialize(access_->name, prefix);
-    return collect(false, [p](detail::KeyValueStore& s) { return s.query_prefix(p); });
+    return collect(false, [p](detail::KeyValueStore& s) { return detail::query_prefix(s, p); });
   }
   // An estimate: the local stores' counts added (capped at INT64_MAX).
   int64_t approximateNumEntries() const {
     int64_t total = 0;
     access_->visit([&](detail::KeyValueStore& s) {
-      int64_t n = s.query_num_entries();
+      int64_t n = detail::query_num_entries(s);
       total = n > INT64_MAX - total ? INT64_MAX : total + n;
       return true;
     });

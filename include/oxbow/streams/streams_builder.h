@@ -21,13 +21,10 @@ class StreamsBuilder {
   template <class K, class V>
   KStream<K, V> stream(std::vector<std::string> topics,
                        const Consumed<K, V>& consumed = Consumed<K, V>()) const {
-    auto options = consumed.options();
-    if (!options.key_serde) options.key_serde = detail::default_serde<K>();
-    if (!options.value_serde) options.value_serde = detail::default_serde<V>();
+    auto options = detail::fill_serdes<K, V>(detail::options_of(consumed), {}, {});
     auto node = detail::stream_source(graph_, std::move(topics), options);
-    node.key_serde = options.key_serde;
-    node.value_serde = options.value_serde;
-    return KStream<K, V>(std::move(node));
+    node = detail::with_serdes<K, V>(std::move(node), options.key_serde, options.value_serde);
+    return detail::shell<KStream<K, V>>(std::move(node));
   }
   // The topic read as a changelog: its latest value per key, a null value deleting the key. The
   // topic itself is the store's changelog (no second copy is written), as Kafka does with
@@ -35,17 +32,12 @@ class StreamsBuilder {
   template <class K, class V>
   KTable<K, V> table(const std::string& topic, const Consumed<K, V>& consumed = Consumed<K, V>(),
                      const Materialized<K, V>& materialized = Materialized<K, V>()) const {
-    auto options = consumed.options();
-    auto node = detail::with_serdes<K, V>(detail::Node{}, options.key_serde, options.value_serde);
-    options.key_serde = node.key_serde;
-    options.value_serde = node.value_serde;
-    auto store = materialized.options();
-    if (!store.key_serde) store.key_serde = node.key_serde;
-    if (!store.value_serde) store.value_serde = node.value_serde;
+    auto options = detail::fill_serdes<K, V>(detail::options_of(consumed), {}, {});
+    auto store = detail::fill_serdes<K, V>(detail::options_of(materialized), options.key_serde,
+                                           options.value_serde);
     auto table = detail::table_source(graph_, topic, options, std::move(store));
-    table.key_serde = node.key_serde;
-    table.value_serde = node.value_serde;
-    return KTable<K, V>(std::move(table));
+    table = detail::with_serdes<K, V>(std::move(table), options.key_serde, options.value_serde);
+    return detail::shell<KTable<K, V>>(std::move(table));
   }
   template <class K, class V>
   KTable<K, V> table(const std::string& topic, const Materialized<K, V>& materialized) const {
@@ -57,17 +49,15 @@ class StreamsBuilder {
   GlobalKTable<K, V> globalTable(
       const std::string& topic, const Consumed<K, V>& consumed = Consumed<K, V>(),
       const Materialized<K, V>& materialized = Materialized<K, V>()) const {
-    auto options = consumed.options();
-    if (!options.key_serde) options.key_serde = detail::default_serde<K>();
-    if (!options.value_serde) options.value_serde = detail::default_serde<V>();
-    return GlobalKTable<K, V>(
-        detail::global_table(graph_, topic, std::move(options), materialized.options()));
+    auto options = detail::fill_serdes<K, V>(detail::options_of(consumed), {}, {});
+    return detail::shell<GlobalKTable<K, V>>(
+        detail::global_table(graph_, topic, std::move(options), detail::options_of(materialized)));
   }
 
   // A key-value store for processors of the Processor API, which name it in process().
   template <class K, class V>
   StreamsBuilder& addStateStore(const StoreBuilder<K, V>& store) {
-    detail::add_state_store(graph_, store.options());
+    detail::add_state_store(graph_, detail::options_of(store));
     return *this;
   }
 

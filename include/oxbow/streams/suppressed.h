@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "oxbow/streams/detail/access.h"
 #include "oxbow/streams/windows.h"
 
 namespace oxbow::streams {
@@ -72,10 +73,13 @@ class BufferConfig {
     c.options_.changelog_configs = std::move(configs);
     return c;
   }
-  const detail::SuppressOptions& options() const { return options_; }
 
  protected:
+  template <class>
+  friend class Suppressed;
+  friend class StrictBufferConfig;
   BufferConfig() { options_.shut_down_when_full = false; }
+  const detail::SuppressOptions& options() const { return options_; }
   detail::SuppressOptions options_;
 };
 
@@ -132,10 +136,11 @@ class Suppressed {
     s.options_.name = std::move(name);
     return s;
   }
-  const detail::SuppressOptions& options() const { return options_; }
 
  private:
+  friend struct detail::Access;
   explicit Suppressed(const BufferConfig& buffer) : options_(buffer.options()) {}
+  const detail::SuppressOptions& options() const { return options_; }
   detail::SuppressOptions options_;
 };
 

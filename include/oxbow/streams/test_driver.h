@@ -77,8 +77,7 @@ class TopologyTestDriver {
   std::optional<ProducedRecord> read(const std::string& topic);
   size_t queueSize(const std::string& topic) const;
   std::vector<std::string> producedTopicNames() const;
-  // Store access in bytes, with the store's serdes; throws std::invalid_argument for no such store.
-  const detail::StoreOptions& storeOptions(const std::string& store) const;
+  // Store access in bytes; throws std::invalid_argument for no such store.
   std::optional<std::string> storeGet(const std::string& store, const std::string& key);
   std::vector<std::pair<std::string, std::string>> storeAll(const std::string& store);
   // Records dropped by nodes (null keys, ...), skipped as undecodable, or skipped for a bad
@@ -87,6 +86,11 @@ class TopologyTestDriver {
   int64_t skippedRecords() const;
 
  private:
+  friend struct detail::Access;
+  template <class, class>
+  friend class KeyValueStoreView;
+  // The store's serdes and layers; throws std::invalid_argument for no such store.
+  const detail::StoreOptions& storeOptions(const std::string& store) const;
   class Core;
   std::unique_ptr<Core> core_;
   int64_t wall_clock_ms_;

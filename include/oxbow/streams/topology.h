@@ -62,7 +62,6 @@ class Topology {
  public:
   // An empty topology, to build by hand (or to extend what a StreamsBuilder built).
   Topology();
-  explicit Topology(std::shared_ptr<detail::GraphBuilder> graph) : graph_(std::move(graph)) {}
 
   // A source node reading `topics` with the serdes given.
   template <class K, class V>
@@ -88,7 +87,7 @@ class Topology {
   template <class K, class V>
   Topology& addStateStore(const StoreBuilder<K, V>& store,
                           const std::vector<std::string>& processors = {}) {
-    detail::add_state_store(graph_, store.options());
+    detail::add_state_store(graph_, detail::options_of(store));
     for (const auto& p : processors) detail::connect_store(graph_, p, store.name());
     return *this;
   }
@@ -107,7 +106,7 @@ class Topology {
                            const std::string& processorName, S supplier) {
     using P = detail::SuppliedProcessor<S>;
     detail::add_global_store(
-        graph_, store.options(), sourceName, topic, detail::erase(std::move(key)),
+        graph_, detail::options_of(store), sourceName, topic, detail::erase(std::move(key)),
         detail::erase(std::move(value)), processorName,
         detail::processor_factory<KS, VS, typename P::KeyOut, typename P::ValueOut>(
             std::move(supplier)));
@@ -123,9 +122,11 @@ class Topology {
   }
 
   TopologyDescription describe() const;
-  const std::shared_ptr<detail::GraphBuilder>& graph() const { return graph_; }
 
  private:
+  friend struct detail::Access;
+  explicit Topology(std::shared_ptr<detail::GraphBuilder> graph) : graph_(std::move(graph)) {}
+  const std::shared_ptr<detail::GraphBuilder>& graph() const { return graph_; }
   std::shared_ptr<detail::GraphBuilder> graph_;
 };
 

@@ -17,24 +17,19 @@ namespace oxbow::streams {
 template <class K, class V>
 class TimeWindowedKStream {
  public:
-  TimeWindowedKStream(detail::Grouping grouping, TimeWindows windows)
-      : grouping_(std::move(grouping)), windows_(windows) {}
   // KIP-825: onWindowClose emits each window's final result once, when it closes.
   TimeWindowedKStream emitStrategy(const EmitStrategy& strategy) const {
     TimeWindowedKStream out(*this);
     out.emit_on_close_ = strategy.onClose();
     return out;
   }
-  TimeWindowedKStream(detail::Grouping grouping, SlidingWindows sliding)
-      : grouping_(std::move(grouping)),
-        windows_(TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1))),
-        sliding_(sliding) {}
 
   KTable<Windowed<K>, int64_t> count(
       const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
+    if (!detail::options_of(materialized).value_serde)
+      store.value_serde = detail::erase(serdes::Int64());
     auto node =
         aggregate_core(detail::count_init, detail::count_add, store, named.name(), "AGGREGATE");
     return table<int64_t>(std::move(node), store);
@@ -45,7 +40,8 @@ class TimeWindowedKStream {
                                 const Materialized<K, V>& materialized = Materialized<K, V>(),
                                 const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    if (!materialized.options().value_serde) store.value_serde = grouping_.options.value_serde;
+    if (!detail::options_of(materialized).value_serde)
+      store.value_serde = grouping_.options.value_serde;
     auto erased = [r = std::move(reducer)](const Datum& agg, const Datum& v) {
       return detail::to_datum(V(r(detail::as<V>(agg), detail::as<V>(v))));
     };
@@ -78,6 +74,14 @@ class TimeWindowedKStream {
   }
 
  private:
+  friend struct detail::Access;
+  TimeWindowedKStream(detail::Grouping grouping, TimeWindows windows)
+      : grouping_(std::move(grouping)), windows_(windows) {}
+  TimeWindowedKStream(detail::Grouping grouping, SlidingWindows sliding)
+      : grouping_(std::move(grouping)),
+        windows_(TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1))),
+        sliding_(sliding) {}
+
   detail::Node aggregate_core(detail::Initializer init, detail::Aggregator adder,
                               const detail::StoreOptions& store, const std::string& name,
                               const char* kind) const {
@@ -90,7 +94,7 @@ class TimeWindowedKStream {
   template <class VA>
   static KTable<Windowed<K>, VA> table(detail::Node node, const detail::StoreOptions& store) {
     node.value_serde = store.value_serde;  // the key serde is the windowed one the node has
-    return KTable<Windowed<K>, VA>(std::move(node));
+    return detail::shell<KTable<Windowed<K>, VA>>(std::move(node));
   }
 
   detail::Grouping grouping_;
@@ -104,14 +108,13 @@ class TimeWindowedKStream {
 template <class K, class VOut>
 class CogroupedKStream {
  public:
-  explicit CogroupedKStream(std::vector<std::pair<detail::Grouping, detail::Aggregator>> inputs)
-      : inputs_(std::move(inputs)) {}
   // aggregator(key, value, aggregate) -> VOut
   template <class V, class A>
   CogroupedKStream cogroup(const KGroupedStream<K, V>& grouped, A aggregator) const {
     auto inputs = inputs_;
-    inputs.emplace_back(grouped.grouping(), [a = std::move(aggregator)](
-                                                const Datum& k, const Datum& v, const Datum& agg) {
+    inputs.emplace_back(detail::grouping_of(grouped), [a = std::move(aggregator)](
+                                                          const Datum& k, const Datum& v,
+                                                          const Datum& agg) {
       return detail::to_datum(VOut(a(detail::as<K>(k), detail::as<V>(v), detail::as<VOut>(agg))));
     });
     return CogroupedKStream(std::move(inputs));
@@ -121,26 +124,30 @@ class CogroupedKStream {
   KTable<K, VOut> aggregate(I initializer,
                             const Materialized<K, VOut>& materialized = Materialized<K, VOut>(),
                             const Named& named = Named::as("")) const {
-    auto store = materialized.options();
-    if (!store.key_serde) store.key_serde = inputs_.front().first.options.key_serde;
-    if (!store.value_serde) store.value_serde = detail::default_serde<VOut>();
+    auto store = detail::options_of(materialized);
+    store =
+        detail::fill_serdes<K, VOut>(std::move(store), inputs_.front().first.options.key_serde, {});
     auto node = detail::cogroup_aggregate(
         inputs_, [i = std::move(initializer)] { return detail::to_datum(VOut(i())); }, store,
         named.name());
-    return KTable<K, VOut>(std::move(node));
+    return detail::shell<KTable<K, VOut>>(std::move(node));
   }
   // Windowed cogroups: one aggregate per key and window (or session), as KGroupedStream's.
   TimeWindowedCogroupedKStream<K, VOut> windowedBy(const TimeWindows& windows) const {
-    return TimeWindowedCogroupedKStream<K, VOut>(inputs_, windows);
+    return detail::shell<TimeWindowedCogroupedKStream<K, VOut>>(inputs_, windows);
   }
   TimeWindowedCogroupedKStream<K, VOut> windowedBy(const SlidingWindows& windows) const {
-    return TimeWindowedCogroupedKStream<K, VOut>(inputs_, windows);
+    return detail::shell<TimeWindowedCogroupedKStream<K, VOut>>(inputs_, windows);
   }
   SessionWindowedCogroupedKStream<K, VOut> windowedBy(const SessionWindows& windows) const {
-    return SessionWindowedCogroupedKStream<K, VOut>(inputs_, windows);
+    return detail::shell<SessionWindowedCogroupedKStream<K, VOut>>(inputs_, windows);
   }
 
  private:
+  friend struct detail::Access;
+  explicit CogroupedKStream(std::vector<std::pair<detail::Grouping, detail::Aggregator>> inputs)
+      : inputs_(std::move(inputs)) {}
+
   std::vector<std::pair<detail::Grouping, detail::Aggregator>> inputs_;
 };
 
@@ -148,15 +155,15 @@ namespace detail {
 template <class K, class VOut>
 StoreOptions cogroup_store(const Materialized<K, VOut>& materialized,
                            const std::vector<std::pair<Grouping, Aggregator>>& inputs) {
-  auto store = materialized.options();
-  if (!store.key_serde) store.key_serde = inputs.front().first.options.key_serde;
-  if (!store.value_serde) store.value_serde = default_serde<VOut>();
+  auto store = detail::options_of(materialized);
+  store =
+      detail::fill_serdes<K, VOut>(std::move(store), inputs.front().first.options.key_serde, {});
   return store;
 }
 template <class K, class VOut>
 KTable<Windowed<K>, VOut> windowed_table(Node node, const StoreOptions& store) {
   node.value_serde = store.value_serde;  // the key serde is the windowed one the node has
-  return KTable<Windowed<K>, VOut>(std::move(node));
+  return detail::shell<KTable<Windowed<K>, VOut>>(std::move(node));
 }
 }  // namespace detail
 
@@ -165,12 +172,6 @@ template <class K, class VOut>
 class TimeWindowedCogroupedKStream {
  public:
   using Inputs = std::vector<std::pair<detail::Grouping, detail::Aggregator>>;
-  TimeWindowedCogroupedKStream(Inputs inputs, TimeWindows windows)
-      : inputs_(std::move(inputs)), windows_(windows) {}
-  TimeWindowedCogroupedKStream(Inputs inputs, SlidingWindows sliding)
-      : inputs_(std::move(inputs)),
-        windows_(TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1))),
-        sliding_(sliding) {}
   // initializer() -> VOut
   template <class I>
   KTable<Windowed<K>, VOut> aggregate(
@@ -185,6 +186,14 @@ class TimeWindowedCogroupedKStream {
   }
 
  private:
+  friend struct detail::Access;
+  TimeWindowedCogroupedKStream(Inputs inputs, TimeWindows windows)
+      : inputs_(std::move(inputs)), windows_(windows) {}
+  TimeWindowedCogroupedKStream(Inputs inputs, SlidingWindows sliding)
+      : inputs_(std::move(inputs)),
+        windows_(TimeWindows::ofSizeWithNoGrace(std::chrono::milliseconds(1))),
+        sliding_(sliding) {}
+
   Inputs inputs_;
   TimeWindows windows_;
   std::optional<SlidingWindows> sliding_;
@@ -195,8 +204,6 @@ template <class K, class VOut>
 class SessionWindowedCogroupedKStream {
  public:
   using Inputs = std::vector<std::pair<detail::Grouping, detail::Aggregator>>;
-  SessionWindowedCogroupedKStream(Inputs inputs, SessionWindows windows)
-      : inputs_(std::move(inputs)), windows_(windows) {}
   // initializer() -> VOut; merger(key, agg1, agg2) -> VOut when sessions merge
   template <class I, class M>
   KTable<Windowed<K>, VOut> aggregate(
@@ -214,6 +221,10 @@ class SessionWindowedCogroupedKStream {
   }
 
  private:
+  friend struct detail::Access;
+  SessionWindowedCogroupedKStream(Inputs inputs, SessionWindows windows)
+      : inputs_(std::move(inputs)), windows_(windows) {}
+
   Inputs inputs_;
   SessionWindows windows_;
 };
@@ -224,14 +235,12 @@ class SessionWindowedCogroupedKStream {
 template <class K, class V>
 class SessionWindowedKStream {
  public:
-  SessionWindowedKStream(detail::Grouping grouping, SessionWindows windows)
-      : grouping_(std::move(grouping)), windows_(windows) {}
-
   KTable<Windowed<K>, int64_t> count(
       const Materialized<K, int64_t>& materialized = Materialized<K, int64_t>(),
       const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    if (!materialized.options().value_serde) store.value_serde = detail::erase(serdes::Int64());
+    if (!detail::options_of(materialized).value_serde)
+      store.value_serde = detail::erase(serdes::Int64());
     auto node = detail::session_aggregate(
         grouping_, windows_, detail::count_init, detail::count_add,
         [](const Datum&, const Datum& a, const Datum& b) {
@@ -246,7 +255,8 @@ class SessionWindowedKStream {
                                 const Materialized<K, V>& materialized = Materialized<K, V>(),
                                 const Named& named = Named::as("")) const {
     auto store = detail::aggregate_store(materialized, grouping_);
-    if (!materialized.options().value_serde) store.value_serde = grouping_.options.value_serde;
+    if (!detail::options_of(materialized).value_serde)
+      store.value_serde = grouping_.options.value_serde;
     auto reduce = [r = std::move(reducer)](const Datum& agg, const Datum& v) {
       if (!agg.has_value()) return v;
       return detail::to_datum(V(r(detail::as<V>(agg), detail::as<V>(v))));
@@ -278,10 +288,14 @@ class SessionWindowedKStream {
   }
 
  private:
+  friend struct detail::Access;
+  SessionWindowedKStream(detail::Grouping grouping, SessionWindows windows)
+      : grouping_(std::move(grouping)), windows_(windows) {}
+
   template <class VA>
   static KTable<Windowed<K>, VA> table(detail::Node node, const detail::StoreOptions& store) {
     node.value_serde = store.value_serde;
-    return KTable<Windowed<K>, VA>(std::move(node));
+    return detail::shell<KTable<Windowed<K>, VA>>(std::move(node));
   }
 
   detail::Grouping grouping_;

@@ -51,9 +51,9 @@ std::map<std::string, bool> persistence(const Topology& topology, const Config& 
   task_config.rocksdb_memory = std::make_shared<detail::RocksDbMemory>(16 << 20);
   NullCollector collector;
   std::map<std::string, bool> out;
-  for (const auto& sub : topology.graph()->subtopologies()) {
+  for (const auto& sub : detail::graph_of(topology)->subtopologies()) {
     task_config.subtopology = sub.id;
-    detail::Task task(topology.graph(), sub, task_config, collector);
+    detail::Task task(detail::graph_of(topology), sub, task_config, collector);
     for (const auto& s : task.store_snapshots()) out[s.name] = s.persistent;
   }
   return out;
@@ -81,7 +81,7 @@ TEST(OpsMaterialized, StoreTypeAndDefaultDslStore) {
   driver.createInputTopic<std::string, std::string>("in").pipeInput("k", std::string("v"));
   for (const char* store : {"plain", "memory", "rocks"})
     EXPECT_EQ((driver.getKeyValueStore<std::string, int64_t>(store).get("k")), 1) << store;
-  EXPECT_EQ(driver.storeOptions("memory").type, store_type::IN_MEMORY);
+  EXPECT_EQ(detail::Access::store_options(driver, "memory").type, store_type::IN_MEMORY);
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ struct QueryHub {
 class KafkaStreams::Impl {
  public:
   Impl(const Topology& topology, Config config)
-      : graph_(topology.graph()),
+      : graph_(detail::graph_of(topology)),
         config_(std::move(config)),
         task_(detail::task_config_from(config_)) {
     if (!config_.count("application.id") || config_.at("application.id").empty())

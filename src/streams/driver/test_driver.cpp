@@ -17,7 +17,7 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
  public:
   Core(const Topology& topology, const std::map<std::string, std::string>& config,
        const int64_t* wall_clock_ms)
-      : graph_(topology.graph()) {
+      : graph_(detail::graph_of(topology)) {
     graph_->validate();
     auto task_config = detail::task_config_from(config);
     task_config.clock = [wall_clock_ms] { return *wall_clock_ms; };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -94,7 +95,7 @@ Emitted run(Kind kind, bool cogroup, const std::vector<Input>& input, int64_t si
                 .advanceBy(milliseconds(advance));
   auto sliding = SlidingWindows::ofTimeDifferenceAndGrace(milliseconds(size), milliseconds(grace));
   auto sessions = SessionWindows::ofInactivityGapAndGrace(milliseconds(size), milliseconds(grace));
-  KTable<Windowed<std::string>, int64_t> table(detail::Node{});
+  std::optional<KTable<Windowed<std::string>, int64_t>> table;
   if (cogroup) {
     auto co =
         clicks.groupByKey(grouped)
@@ -118,7 +119,7 @@ Emitted run(Kind kind, bool cogroup, const std::vector<Input>& input, int64_t si
     if (kind == Kind::kSession)
       table = g.windowedBy(sessions).aggregate<int64_t>(init, adder, merge_sessions, store);
   }
-  table.toStream().to("out");
+  table->toStream().to("out");
   TopologyTestDriver driver(builder.build(),
                             {{"application.id", "co"}, {"statestore.cache.max.bytes", "0"}});
   auto c = driver.createInputTopic<std::string, int64_t>("clicks", serdes::String(), long_serde);

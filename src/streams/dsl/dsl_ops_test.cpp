@@ -67,7 +67,7 @@ TEST(OpsStateless, GroupByKeyWithoutAKeyChangeDoesNotRepartition) {
       .count(Materialized<std::string, int64_t>::as("n"));
   auto topology = builder.build();
   EXPECT_EQ(subtopology_count(topology), 1u);
-  EXPECT_TRUE(topology.graph()->internal_topics().empty());
+  EXPECT_TRUE(detail::graph_of(topology)->internal_topics().empty());
 }
 
 TEST(OpsStateless, ForeachSeesEveryRecordAndEndsTheBranch) {
@@ -188,7 +188,7 @@ TEST(OpsStateless, RepartitionWithoutOptionsGoesThroughAGeneratedTopic) {
             "Source KSTREAM-SOURCE-0000000004 [KSTREAM-REPARTITION-0000000001-repartition]"
             " -> KSTREAM-SINK-0000000005");
   EXPECT_EQ(find_node(topology, "KSTREAM-SOURCE-0000000004").subtopology, 1);
-  const auto& topics = topology.graph()->internal_topics();
+  const auto& topics = detail::graph_of(topology)->internal_topics();
   ASSERT_EQ(topics.size(), 1u);
   EXPECT_EQ(topics[0].partitions, 0);  // as many as the input topic has
 
@@ -238,7 +238,7 @@ TEST(OpsStateless, RepartitionedNamesTheTopicAndCarriesItsPartitionsAndSerdes) {
   EXPECT_EQ(shape(topology, "by-value-repartition-source"),
             "Source by-value-repartition-source [by-value-repartition]"
             " -> KSTREAM-AGGREGATE-0000000005");
-  const auto& topics = topology.graph()->internal_topics();
+  const auto& topics = detail::graph_of(topology)->internal_topics();
   ASSERT_EQ(topics.size(), 1u);
   EXPECT_EQ(topics[0].name, "by-value-repartition");
   EXPECT_EQ(topics[0].partitions, 4);

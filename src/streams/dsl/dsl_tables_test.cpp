@@ -178,9 +178,9 @@ TEST(OpsMaterialized, LoggingDisabledWritesNoChangelogAndEnabledCarriesItsConfig
   in.pipeInput("k", std::string("v"));
   EXPECT_FALSE(produced(driver, "app-quiet-changelog"));
   EXPECT_EQ((driver.getKeyValueStore<std::string, int64_t>("quiet").get("k")), 2);
-  EXPECT_FALSE(driver.storeOptions("quiet").logging);
-  EXPECT_EQ(driver.storeOptions("logged").changelog_configs, configs);
-  EXPECT_TRUE(driver.storeOptions("default").changelog_configs.empty());
+  EXPECT_FALSE(detail::Access::store_options(driver, "quiet").logging);
+  EXPECT_EQ(detail::Access::store_options(driver, "logged").changelog_configs, configs);
+  EXPECT_TRUE(detail::Access::store_options(driver, "default").changelog_configs.empty());
   EXPECT_EQ((changes(driver.createOutputTopic<std::string, int64_t>("app-logged-changelog"))),
             (Changes<std::string, int64_t>{{"k", 1}, {"k", 2}}));
   EXPECT_TRUE(produced(driver, "app-default-changelog"));

@@ -129,7 +129,7 @@ class QueryableWindowFacades : public ::testing::Test {
     auto in = driver.createInputTopic<std::string, std::string>("in");
     for (const auto& r : kInput) in.pipeInput(r.key, "x", r.timestamp);
     for (const char* name : {"windows", "sessions", "counts"})
-      options_[name] = driver.storeOptions(name);
+      options_[name] = detail::Access::store_options(driver, name);
     // Key a in the first store, pending in its cache over stale values below; the others in the
     // second, flushed. The second also holds a window and a session of a with other values, to
     // show which store answers a query.

@@ -64,7 +64,7 @@ struct Input {
 // Allocations per record once the task is warm, over `records` records of `input` (by default a
 // key of 10 bytes and a value of 100: past std::string's 15 inline characters where it matters).
 double allocations_per_record(const Topology& topology, int records, const Input& input = {}) {
-  auto graph = topology.graph();
+  auto graph = detail::graph_of(topology);
   graph->validate();
   DiscardingCollector collector;
   detail::TaskConfig config;

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "oxbow/streams/detail/bytes_store.h"
 #include "oxbow/streams/record.h"
+#include "streams/state/bytes_store.h"
 
 namespace oxbow::streams::detail {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "oxbow/streams/detail/bytes_store.h"
+#include "streams/state/bytes_store.h"
 
 namespace oxbow::streams::detail {
 

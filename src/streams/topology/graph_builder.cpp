@@ -239,7 +239,7 @@ StreamsBuilder::StreamsBuilder() : graph_(std::make_shared<detail::GraphBuilder>
 
 Topology StreamsBuilder::build() {
   graph_->validate();
-  return Topology(graph_);
+  return detail::shell<Topology>(graph_);
 }
 
 }  // namespace oxbow::streams

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "oxbow/streams/detail/bytes_store.h"
 #include "oxbow/streams/detail/dsl.h"
+#include "oxbow/streams/detail/store_calls.h"
 
 namespace oxbow::streams {
 

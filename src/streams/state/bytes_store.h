@@ -1,18 +1,18 @@
 #pragma once
 // The byte-level key-value store every store is underneath its typed views (the DSL's, and the
 // KeyValueStore<K, V> a processor gets): RocksDB or memory at the bottom, then optional
-// changelogging and caching layers (src/streams/state/).
+// changelogging and caching layers (this folder). The public headers see only its name and the
+// calls of oxbow/streams/detail/store_calls.h.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "oxbow/streams/detail/store_calls.h"
 #include "oxbow/streams/record.h"
 
 namespace oxbow::streams::detail {
-
-using BytesPair = std::pair<std::string, std::string>;
 
 class KeyValueStore {
  public:
