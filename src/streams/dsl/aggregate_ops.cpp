@@ -22,7 +22,7 @@ class StreamAggregateProcessor : public AggregationProcessor {
       ctx.record_dropped("null key or value in an aggregation");
       return;
     }
-    update(options_.key_serde.serialize(store_name_, r.key), r.key, r, step_);
+    update(options_.key_serde.serialize(store_name_, r.key), Datum::lend(r.key), r, step_);
   }
 
  private:
@@ -62,7 +62,8 @@ Node grouped_aggregation(const Grouping& g, const char* kind, StoreOptions store
   store.name = store_name;
   store.timestamped = true;
   graph.add_store({store_name, store, ""});
-  Node out = add_processor(input, "", node_name, make(store_name, store), {store_name});
+  Node out =
+      add_processor(input, "", node_name, make(store_name, store), {store_name}, kStreamToTable);
   out.store = store_name;
   out.window_grace_ms = -1;
   out.lookup = store_lookup(store_name, store);
@@ -151,7 +152,7 @@ Node cogroup_node(const std::vector<std::pair<Grouping, Aggregator>>& inputs, St
     }
     topics.insert(topics.end(), input.source_topics.begin(), input.source_topics.end());
     Node node = add_processor(input, "COGROUPKSTREAM-AGGREGATE-", "",
-                              processor_of(adder)(store_name, store), {store_name});
+                              processor_of(adder)(store_name, store), {store_name}, kStreamToTable);
     if (i == 0) first = node;
     aggregators.push_back(node.name);
   }
@@ -159,7 +160,9 @@ Node cogroup_node(const std::vector<std::pair<Grouping, Aggregator>>& inputs, St
   NodeSpec spec;
   spec.name = graph.name_or_new(name, "COGROUPKSTREAM-MERGE-");
   spec.parents = aggregators;
-  spec.factory = function_processor([](ProcessorContext& c, const Record& r) { c.forward(r); });
+  spec.factory = change_function_processor(
+      [](ProcessorContext& c, const ChangeRecord& r) { c.forward_change(r); });
+  spec.takes = spec.forwards = Flow::kChanges;
   Node out = first;
   out.name = graph.add_node(std::move(spec)).name;
   out.store = store_name;

@@ -42,8 +42,8 @@ class WindowCloseEmitter {
       if (!stored) continue;
       Datum key = options.key_serde.deserialize(store_name, store_key);
       Datum value = options.value_serde.deserialize(store_name, stored->value);
-      ctx.forward(Record{std::move(key), Datum(Change{std::move(value), Datum()}),
-                         stored->timestamp, headers});
+      ctx.forward_change(ChangeRecord{std::move(key), Change{std::move(value), Datum()},
+                                      stored->timestamp, headers});
     }
   }
 

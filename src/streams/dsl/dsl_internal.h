@@ -1,6 +1,6 @@
 #pragma once
 // Helpers the DSL operations share: adding a processor node after another, the processor that runs
-// a plain function, checks for serdes, and the serde of KTable changes on repartition topics.
+// a plain function, checks for serdes, repartition topics.
 #include <memory>
 #include <string>
 
@@ -10,23 +10,28 @@
 namespace oxbow::streams::detail {
 
 using ProcessFn = std::function<void(ProcessorContext& context, const Record& record)>;
+using ChangeFn = std::function<void(ProcessorContext& context, const ChangeRecord& change)>;
 
 ProcessorFactory function_processor(ProcessFn fn);
+// A node after a table: its changes to `fn`.
+ProcessorFactory change_function_processor(ChangeFn fn);
+
+// What a node takes and forwards: a stream's records, or a table's changes.
+struct Flows {
+  Flow takes = Flow::kRecords;
+  Flow forwards = Flow::kRecords;
+};
+inline constexpr Flows kStreamToTable{Flow::kRecords, Flow::kChanges};
+inline constexpr Flows kTableToTable{Flow::kChanges, Flow::kChanges};
+inline constexpr Flows kTableToStream{Flow::kChanges, Flow::kRecords};
 
 // A processor node named `name` (or PREFIX-NNNNNNNNNN) after `in`; the returned node keeps `in`'s
 // serdes and flags.
 Node add_processor(const Node& in, const std::string& prefix, const std::string& name,
-                   ProcessorFactory factory, std::vector<std::string> stores = {});
-
-// The table change a record of a table node carries (an empty one when it carries none).
-const Change& change_of(const Record& r);
+                   ProcessorFactory factory, std::vector<std::string> stores = {},
+                   Flows flows = {});
 
 void require_serde(const ErasedSerde& serde, const std::string& what, const std::string& where);
-
-// Values of a KTable-grouping repartition topic: a change's new and old value, each serialized with
-// `inner`. Format: one flags byte (1: new present, 2: old present), the new value's length as 4
-// bytes big-endian, the new value's bytes, then the old value's bytes.
-ErasedSerde change_serde(ErasedSerde inner);
 
 // Writes `in` through the repartition topic `<base>-repartition` and reads it back: a sink in one
 // sub-topology, a source starting another. Records with a null key are dropped first (they have no
@@ -65,10 +70,10 @@ Node ktable_source(const Node& in, const char* prefix, const std::string& name,
 // A sink writing to the application's internal topic `topic` (named without the application id).
 void add_internal_sink(const Node& in, const std::string& name, const std::string& topic,
                        ProducedOptions options);
-// A source reading the internal topic `topic` (`changes`: its values are table changes); the
-// node keeps `like`'s flags.
+// A source reading the internal topic `topic`; the node keeps `like`'s flags. With `read_change`
+// its values are a table's changes, which it forwards as such.
 Node add_internal_source(const Node& like, const std::string& name, const std::string& topic,
-                         ErasedSerde key, ErasedSerde value, bool changes = false);
+                         ErasedSerde key, ErasedSerde value, ChangeReader read_change = {});
 
 // What an aggregation of a grouped stream makes of its input records, given its store.
 using AggregationFactory =

@@ -32,13 +32,13 @@ struct FkJoinSpec {
 using SpecPtr = std::shared_ptr<const FkJoinSpec>;
 
 // On the left table: turns each change into subscriptions (Kafka's SubscriptionSendProcessor).
-class SubscriptionSendProcessor : public Processor {
+class SubscriptionSendProcessor : public TableProcessor {
  public:
   SubscriptionSendProcessor(SpecPtr spec, KeyMapper extractor)
       : spec_(std::move(spec)), extractor_(std::move(extractor)) {}
 
-  void process(const Record& r) override {
-    const Change& c = change_of(r);
+  void process_change(const ChangeRecord& r) override {
+    const Change& c = r.change;
     hash_.reset();
     if (c.new_value.has_value())
       hash_ = murmur3_hash128(
@@ -52,7 +52,7 @@ class SubscriptionSendProcessor : public Processor {
   }
 
  private:
-  void left_join(const Record& r, const Change& c, const Datum& old_fk, const Datum& new_fk) {
+  void left_join(const ChangeRecord& r, const Change& c, const Datum& old_fk, const Datum& new_fk) {
     if (!c.old_value.has_value() && !c.new_value.has_value()) return;
     // The old subscription lives on another partition when the key moved: delete it there.
     if (old_fk.has_value() && !same_key(old_fk, new_fk))
@@ -62,7 +62,8 @@ class SubscriptionSendProcessor : public Processor {
     send(r, new_fk, Instruction::kPropagateNullIfNoForeignValue);
   }
 
-  void inner_join(const Record& r, const Change& c, const Datum& old_fk, const Datum& new_fk) {
+  void inner_join(const ChangeRecord& r, const Change& c, const Datum& old_fk,
+                  const Datum& new_fk) {
     bool subscribed = old_fk.has_value();
     if (!c.new_value.has_value()) {
       if (subscribed) send(r, old_fk, Instruction::kDeleteKeyAndPropagate);
@@ -89,7 +90,7 @@ class SubscriptionSendProcessor : public Processor {
     return spec_->foreign_key.serialize(topic, a) == spec_->foreign_key.serialize(topic, b);
   }
 
-  void send(const Record& r, const Datum& foreign_key, Instruction instruction) {
+  void send(const ChangeRecord& r, const Datum& foreign_key, Instruction instruction) {
     Subscription s{hash_, instruction, r.key, context().task_partition()};
     context().forward(Record{foreign_key, Datum(std::move(s)), r.timestamp, r.headers});
   }
@@ -99,38 +100,45 @@ class SubscriptionSendProcessor : public Processor {
   std::optional<ValueHash> hash_;
 };
 
-// Shared by the two processors that use the subscription store.
-class SubscriptionStoreUser : public Processor {
+// The subscription store, as the two processors that use it reach it.
+class SubscriptionStore {
  public:
-  SubscriptionStoreUser(SpecPtr spec, std::string store)
+  SubscriptionStore(SpecPtr spec, std::string store)
       : spec_(std::move(spec)), store_name_(std::move(store)) {}
-  void init(ProcessorContext& context) override {
-    Processor::init(context);
+  void init(ProcessorContext& context) {
+    context_ = &context;
     store_ = &context.store(store_name_);
   }
-
- protected:
+  KeyValueStore& store() { return *store_; }
+  const FkJoinSpec& spec() const { return *spec_; }
   std::string prefix_of(const Datum& foreign_key) {
     return combined_key_prefix(
-        spec_->foreign_key.serialize(spec_->pseudo_topic(context(), "-fk"), foreign_key));
+        spec_->foreign_key.serialize(spec_->pseudo_topic(*context_, "-fk"), foreign_key));
   }
   std::string subscription_bytes(const Datum& subscription) {
-    return spec_->subscription.serialize(spec_->pseudo_topic(context(), ""), subscription);
+    return spec_->subscription.serialize(spec_->pseudo_topic(*context_, ""), subscription);
   }
   Subscription subscription_of(const std::string& bytes) {
-    Datum d = spec_->subscription.deserialize(spec_->pseudo_topic(context(), ""), bytes);
+    Datum d = spec_->subscription.deserialize(spec_->pseudo_topic(*context_, ""), bytes);
     return datum_cast<Subscription>(std::move(d));
   }
 
+ private:
   SpecPtr spec_;
   std::string store_name_;
+  ProcessorContext* context_ = nullptr;
   KeyValueStore* store_ = nullptr;
 };
 
 // On the subscription topic: keeps the subscriptions (Kafka's SubscriptionReceiveProcessor).
-class SubscriptionReceiveProcessor : public SubscriptionStoreUser {
+class SubscriptionReceiveProcessor : public Processor {
  public:
-  using SubscriptionStoreUser::SubscriptionStoreUser;
+  SubscriptionReceiveProcessor(SpecPtr spec, std::string store)
+      : subscriptions_(std::move(spec), std::move(store)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    subscriptions_.init(context);
+  }
   void process(const Record& r) override {
     const auto& s = datum_cast<const Subscription&>(r.value);
     if (!r.key.has_value()) {
@@ -139,15 +147,19 @@ class SubscriptionReceiveProcessor : public SubscriptionStoreUser {
         return context().record_dropped("null foreign key in a subscription");
       return context().forward(r);
     }
-    std::string key = prefix_of(r.key) + spec_->left_key.serialize(
-                                             spec_->pseudo_topic(context(), "-pk"), s.primary_key);
+    const FkJoinSpec& spec = subscriptions_.spec();
+    std::string key = subscriptions_.prefix_of(r.key) +
+                      spec.left_key.serialize(spec.pseudo_topic(context(), "-pk"), s.primary_key);
     bool remove = s.instruction == Instruction::kDeleteKeyAndPropagate ||
                   s.instruction == Instruction::kDeleteKeyNoPropagate;
     std::optional<std::string> value;
-    if (!remove) value = with_timestamp(r.timestamp, subscription_bytes(r.value));
-    store_->put(key, value, context_at(context(), r.timestamp));
+    if (!remove) value = with_timestamp(r.timestamp, subscriptions_.subscription_bytes(r.value));
+    subscriptions_.store().put(key, value, context_at(context(), r.timestamp));
     context().forward(r);
   }
+
+ private:
+  SubscriptionStore subscriptions_;
 };
 
 // After the receiver: answers a subscription with the right row's value, as its instruction says
@@ -184,21 +196,30 @@ class SubscriptionJoinProcessor : public Processor {
 
 // On the right table: a right update answers every row subscribed to its key (Kafka's
 // ForeignTableJoinProcessor), found by a prefix scan of the subscription store.
-class ForeignTableJoinProcessor : public SubscriptionStoreUser {
+class ForeignTableJoinProcessor : public TableProcessor {
  public:
-  using SubscriptionStoreUser::SubscriptionStoreUser;
-  void process(const Record& r) override {
+  ForeignTableJoinProcessor(SpecPtr spec, std::string store)
+      : subscriptions_(std::move(spec), std::move(store)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    subscriptions_.init(context);
+  }
+  void process_change(const ChangeRecord& r) override {
     if (!r.key.has_value()) return context().record_dropped("null key in a foreign-key join");
-    const Change& c = change_of(r);
-    for (const auto& [key, value] : store_->prefix_scan(prefix_of(r.key))) {
+    const Change& c = r.change;
+    for (const auto& [key, value] :
+         subscriptions_.store().prefix_scan(subscriptions_.prefix_of(r.key))) {
       auto stored = split_timestamp(value);
       if (!stored) continue;
-      Subscription s = subscription_of(stored->value);
+      Subscription s = subscriptions_.subscription_of(stored->value);
       SubscriptionResponse response{s.hash, c.new_value, s.primary_partition};
       context().forward(
           Record{std::move(s.primary_key), Datum(std::move(response)), r.timestamp, r.headers});
     }
   }
+
+ private:
+  SubscriptionStore subscriptions_;
 };
 
 // On the response topic: joins an answer that still matches the left row, drops a stale one
@@ -311,7 +332,8 @@ Node subscription_side(const Node& send, const Node& right, const FkJoinNames& n
       add_processor(receive, "", names.join_foreign,
                     factory_of<SubscriptionJoinProcessor>(right.lookup), right.lookup->stores);
   add_processor(right, "", names.foreign_join,
-                factory_of<ForeignTableJoinProcessor>(spec, names.store), {names.store});
+                factory_of<ForeignTableJoinProcessor>(spec, names.store), {names.store},
+                kTableToStream);
   return join;
 }
 
@@ -381,7 +403,8 @@ Node foreign_key_join(const Node& left, const Node& right, KeyMapper extractor, 
   if (right.send_old_values) right.send_old_values(true);
 
   Node send = add_processor(left, "", names.send,
-                            factory_of<SubscriptionSendProcessor>(SpecPtr(spec), extractor));
+                            factory_of<SubscriptionSendProcessor>(SpecPtr(spec), extractor), {},
+                            kTableToStream);
   Node answers = subscription_side(send, right, names, spec, joined);
   return response_side(left, answers, names, spec, joined, std::move(joiner), std::move(store));
 }

@@ -241,6 +241,38 @@ class Lookup : public api::Processor<std::string, std::string, std::string, std:
   std::shared_ptr<KeyValueStore<std::string, std::string>> store_;
 };
 
+// A table's updates are changes, not records: a stream's processor or sink put after a table node
+// (instead of after its toStream()) is refused as the topology is built, both nodes named.
+TEST(ProcessorApi, ANodeAfterATableMustTakeItsChanges) {
+  StreamsBuilder builder;
+  builder.table<std::string, std::string>("rows", Consumed<std::string, std::string>::as("rows"))
+      .toStream(Named::as("rows-stream"));
+  Topology topology = builder.build();
+  try {
+    topology.addProcessor("dedup", [] { return std::make_unique<FirstPerKey>(); }, {"rows"});
+    FAIL() << "a stream processor after a table node was accepted";
+  } catch (const TopologyException& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "rows forwards a table's changes but dedup takes stream records"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(topology.addSink("sink", "out", serdes::String(), serdes::String(), {"rows"}),
+               TopologyException);
+  // After toStream() they are what they take; what was refused left no node behind.
+  topology.addProcessor("dedup", [] { return std::make_unique<FirstPerKey>(); }, {"rows-stream"})
+      .addStateStore(Stores::keyValueStoreBuilder<std::string, int64_t>(
+                         Stores::persistentKeyValueStore("seen")),
+                     {"dedup"})
+      .addSink("sink", "out", serdes::String(), serdes::String(), {"dedup"});
+  TopologyTestDriver driver(topology, {{"application.id", "p"}});
+  auto in = driver.createInputTopic<std::string, std::string>("rows");
+  in.pipeInput("k", std::string("a"));
+  in.pipeInput("k", std::string("b"));
+  auto out = driver.createOutputTopic<std::string, std::string>("out").readValuesToList();
+  EXPECT_EQ(out, (std::vector<std::string>{"a@rows/0/0"}));
+}
+
 TEST(ProcessorApi, AGlobalStoreIsFilledByItsProcessorAndReadByTasks) {
   Topology topology;
   topology

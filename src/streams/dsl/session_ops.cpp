@@ -78,16 +78,18 @@ class SessionAggregateProcessor : public AggregationProcessor {
       for (auto& [skey, value] : absorbed) {
         auto [bytes, window] = parse_session_windowed(skey);
         store_->put(skey, std::nullopt, context_at(ctx, window.end));
-        forwarder_.maybe_forward(ctx, Record{Datum(WindowedDatum{r.key, window}),
-                                             Datum(Change{Datum(), value}), window.end, r.headers});
+        forwarder_.maybe_forward(
+            ctx, ChangeRecord{Datum(WindowedDatum{r.key, window}),
+                              Change{Datum(), std::move(value)}, window.end, r.headers});
       }
     }
     aggregate = adder_(r.key, r.value, aggregate);
     store_->put(session_windowed_bytes(key, merged),
                 with_timestamp(merged.end, options_.value_serde.serialize(store_name_, aggregate)),
                 context_at(ctx, merged.end));
-    forwarder_.maybe_forward(ctx, Record{Datum(WindowedDatum{r.key, merged}),
-                                         Datum(Change{aggregate, Datum()}), merged.end, r.headers});
+    forwarder_.maybe_forward(
+        ctx, ChangeRecord{Datum(WindowedDatum{r.key, merged}),
+                          Change{std::move(aggregate), Datum()}, merged.end, r.headers});
   }
 
  private:

@@ -107,8 +107,8 @@ class SlidingAggregateProcessor : public AggregationProcessor {
     store_->put(store_key, with_timestamp(time, options_.value_serde.serialize(store_name_, value)),
                 context_at(ctx, time));
     if (emit_on_close_) return closer_.opened(start, std::move(store_key));
-    forwarder_.maybe_forward(ctx, Record{Datum(WindowedDatum{record_->key, window}),
-                                         Datum(Change{value, old}), time, record_->headers});
+    forwarder_.maybe_forward(ctx, ChangeRecord{Datum(WindowedDatum{record_->key, window}),
+                                               Change{value, old}, time, record_->headers});
   }
 
   // Newest window first, as Kafka's RocksDB-backed stores iterate (its processReverse): updates

@@ -91,12 +91,14 @@ ProcessorFactory function_processor(ProcessFn fn) {
 }
 
 Node add_processor(const Node& in, const std::string& prefix, const std::string& name,
-                   ProcessorFactory factory, std::vector<std::string> stores) {
+                   ProcessorFactory factory, std::vector<std::string> stores, Flows flows) {
   NodeSpec spec;
   spec.name = in.graph->name_or_new(name, prefix);
   spec.parents = {in.name};
   spec.factory = std::move(factory);
   spec.stores = std::move(stores);
+  spec.takes = flows.takes;
+  spec.forwards = flows.forwards;
   Node out = in;
   out.name = in.graph->add_node(std::move(spec)).name;
   return out;
@@ -244,25 +246,20 @@ bool generated_name(const std::string& name) {
 
 Node through_topic(const Node& in, const std::string& topic, const std::string& filter_name,
                    const std::string& sink_name, const std::string& source_name, ErasedSerde key,
-                   ErasedSerde value, int32_t partitions, StreamPartitioner partitioner,
-                   bool changes) {
+                   ErasedSerde value, int32_t partitions, StreamPartitioner partitioner) {
   auto& graph = *in.graph;
   require_serde(key, "key", "repartition topic " + topic);
   require_serde(value, "value", "repartition topic " + topic);
-  if (changes) value = change_serde(value);
-  Node upstream = in;
-  if (!changes) {
-    upstream = stateless(in, "", filter_name, [](ProcessorContext& c, const Record& r) {
-      if (r.key.has_value())
-        c.forward(r);
-      else
-        c.record_dropped("null key before a repartition topic");
-    });
-  }
+  Node upstream = stateless(in, "", filter_name, [](ProcessorContext& c, const Record& r) {
+    if (r.key.has_value())
+      c.forward(r);
+    else
+      c.record_dropped("null key before a repartition topic");
+  });
   graph.add_internal_topic({topic, partitions, in.source_topics});
   ProducedOptions produced{key, value, std::move(partitioner), sink_name};
   add_sink(upstream, sink_name, topic, true, {}, produced);
-  return add_internal_source(in, source_name, topic, key, value, changes);
+  return add_internal_source(in, source_name, topic, key, value);
 }
 
 }  // namespace
@@ -273,13 +270,14 @@ void add_internal_sink(const Node& in, const std::string& name, const std::strin
 }
 
 Node add_internal_source(const Node& like, const std::string& name, const std::string& topic,
-                         ErasedSerde key, ErasedSerde value, bool changes) {
+                         ErasedSerde key, ErasedSerde value, ChangeReader read_change) {
   NodeSpec source;
   source.name = name;
   source.kind = NodeDescription::Kind::kSource;
   source.topics = {topic};
   source.internal = true;
-  source.carries_changes = changes;
+  if (read_change) source.forwards = Flow::kChanges;
+  source.read_change = std::move(read_change);
   source.consumed.key_serde = key;
   source.consumed.value_serde = std::move(value);
   Node out = like;
@@ -304,12 +302,7 @@ Node through_repartition_topic(const Node& in, const std::string& base, ErasedSe
     source_name = topic + "-source";
   }
   return through_topic(in, topic, filter_name, sink_name, source_name, std::move(key),
-                       std::move(value), partitions, std::move(partitioner), false);
-}
-
-Node through_changes_topic(const Node& in, const std::string& topic, const std::string& sink,
-                           const std::string& source, ErasedSerde key, ErasedSerde value) {
-  return through_topic(in, topic, "", sink, source, std::move(key), std::move(value), 0, {}, true);
+                       std::move(value), partitions, std::move(partitioner));
 }
 
 Node repartition(const Node& in, RepartitionedOptions options) {
@@ -318,34 +311,6 @@ Node repartition(const Node& in, RepartitionedOptions options) {
   auto out = through_repartition_topic(in, base, options.key_serde, options.value_serde,
                                        options.partitions, options.partitioner);
   out.value_serde = options.value_serde;
-  return out;
-}
-
-ErasedSerde change_serde(ErasedSerde inner) {
-  ErasedSerde out;
-  out.name = "Change<" + inner.name + ">";
-  out.serialize = [inner](std::string_view topic, const Datum& d) {
-    const auto& c = datum_cast<const Change&>(d);
-    std::string n = c.new_value.has_value() ? inner.serialize(topic, c.new_value) : "";
-    std::string o = c.old_value.has_value() ? inner.serialize(topic, c.old_value) : "";
-    std::string bytes(5, '\0');
-    bytes[0] =
-        static_cast<char>((c.new_value.has_value() ? 1 : 0) | (c.old_value.has_value() ? 2 : 0));
-    uint32_t len = static_cast<uint32_t>(n.size());
-    for (int i = 0; i < 4; ++i) bytes[1 + i] = static_cast<char>(len >> (24 - 8 * i));
-    return bytes + n + o;
-  };
-  out.deserialize = [inner](std::string_view topic, std::string_view bytes) {
-    if (bytes.size() < 5) throw SerializationException("a table change shorter than 5 bytes");
-    uint32_t len = 0;
-    for (int i = 0; i < 4; ++i) len = len << 8 | static_cast<uint8_t>(bytes[1 + i]);
-    if (len > bytes.size() - 5)
-      throw SerializationException("a table change's length is past its end");
-    Change c;
-    if (bytes[0] & 1) c.new_value = inner.deserialize(topic, bytes.substr(5, len));
-    if (bytes[0] & 2) c.old_value = inner.deserialize(topic, bytes.substr(5 + len));
-    return Datum(std::move(c));
-  };
   return out;
 }
 

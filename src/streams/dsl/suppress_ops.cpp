@@ -99,7 +99,7 @@ Buffered decode(std::string_view bytes) {
   return b;
 }
 
-class SuppressProcessor : public Processor {
+class SuppressProcessor : public TableProcessor {
  public:
   SuppressProcessor(std::string store, SuppressOptions options, int64_t wait_ms,
                     ErasedSerde key_serde, ErasedSerde value_serde)
@@ -114,7 +114,7 @@ class SuppressProcessor : public Processor {
     store_ = &context.store(store_name_);
   }
 
-  void process(const Record& r) override {
+  void process_change(const ChangeRecord& r) override {
     load();  // after restoration, which follows init
     observed_time_ = std::max(observed_time_, r.timestamp);
     buffer(r);
@@ -147,9 +147,9 @@ class SuppressProcessor : public Processor {
     entries_[key] = Entry{std::move(b), static_cast<int64_t>(key.size() + encoded_size)};
   }
 
-  void buffer(const Record& r) {
+  void buffer(const ChangeRecord& r) {
     auto& ctx = context();
-    const Change& change = change_of(r);
+    const Change& change = r.change;
     std::string key = key_serde_.serialize(store_name_, r.key);
     auto serialize = [&](const Datum& d) -> std::optional<std::string> {
       if (!d.has_value()) return std::nullopt;
@@ -191,9 +191,10 @@ class SuppressProcessor : public Processor {
     auto deserialize = [&](const std::optional<std::string>& bytes) {
       return bytes ? value_serde_.deserialize(store_name_, *bytes) : Datum();
     };
-    Change change{deserialize(b.new_value), deserialize(b.prior_value)};
-    context().forward(Record{key_serde_.deserialize(store_name_, key), Datum(std::move(change)),
-                             b.timestamp, std::move(b.headers)});
+    context().forward_change(ChangeRecord{key_serde_.deserialize(store_name_, key),
+                                          {deserialize(b.new_value), deserialize(b.prior_value)},
+                                          b.timestamp,
+                                          std::move(b.headers)});
   }
 
   bool over_capacity() const {
@@ -249,7 +250,7 @@ Node suppress(const Node& table, SuppressOptions options) {
                              return std::make_unique<SuppressProcessor>(store_name, options, wait,
                                                                         key_serde, value_serde);
                            }),
-                           {store_name});
+                           {store_name}, kTableToTable);
   out.store.clear();
   out.send_old_values = nullptr;  // it always sends the prior values
   out.lookup = nullptr;           // a view of the buffer is not there yet

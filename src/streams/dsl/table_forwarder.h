@@ -27,18 +27,19 @@ class TableForwarder {
         store, [&context, store, key_serde, value_serde](
                    const std::string& key, const std::optional<std::string>& new_value,
                    const std::optional<std::string>& old_value, const RecordContext& rc) {
-          Change change;
+          ChangeRecord update{key_serde.deserialize(store, key),
+                              {},
+                              rc.timestamp,
+                              rc.headers ? *rc.headers : Headers{}};
           if (auto split = split_timestamp(new_value))
-            change.new_value = value_serde.deserialize(store, split->value);
+            update.change.new_value = value_serde.deserialize(store, split->value);
           if (auto split = split_timestamp(old_value))
-            change.old_value = value_serde.deserialize(store, split->value);
-          Record r{key_serde.deserialize(store, key), Datum(std::move(change)), rc.timestamp,
-                   rc.headers ? *rc.headers : Headers{}};
-          context.forward(r);
+            update.change.old_value = value_serde.deserialize(store, split->value);
+          context.forward_change(update);
         });
   }
-  void maybe_forward(ProcessorContext& context, Record record) {
-    if (!cached_) context.forward(record);
+  void maybe_forward(ProcessorContext& context, const ChangeRecord& update) {
+    if (!cached_) context.forward_change(update);
   }
 
  private:
@@ -79,7 +80,8 @@ class AggregationProcessor : public Processor {
                 context_at(ctx, timestamp));
     if (forward)
       forwarder_.maybe_forward(
-          ctx, Record{std::move(out_key), Datum(Change{next, old}), timestamp, r.headers});
+          ctx, ChangeRecord{std::move(out_key), Change{std::move(next), std::move(old)}, timestamp,
+                            r.headers});
   }
 
   std::string store_name_;

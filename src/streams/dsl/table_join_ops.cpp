@@ -16,7 +16,7 @@ struct JoinOldValues {
   bool send = false;
 };
 
-class TableJoinSideProcessor : public Processor {
+class TableJoinSideProcessor : public TableProcessor {
  public:
   TableJoinSideProcessor(bool this_is_left, TableJoinKind kind,
                          std::shared_ptr<const TableLookup> other, ValueJoiner joiner,
@@ -27,13 +27,13 @@ class TableJoinSideProcessor : public Processor {
         joiner_(std::move(joiner)),
         old_values_(std::move(old_values)) {}
 
-  void process(const Record& r) override {
+  void process_change(const ChangeRecord& r) override {
     auto& ctx = context();
     if (!r.key.has_value()) {
       ctx.record_dropped("null key in a table-table join");
       return;
     }
-    const Change& c = change_of(r);
+    const Change& c = r.change;
     TableValue other = other_->get(ctx, r.key);
     bool have_other = other.value.has_value();
     bool send_old = old_values_->send;
@@ -52,7 +52,7 @@ class TableJoinSideProcessor : public Processor {
     };
     Change out{join(c.new_value), send_old ? join(c.old_value) : Datum()};
     int64_t timestamp = have_other ? std::max(r.timestamp, other.timestamp) : r.timestamp;
-    ctx.forward(Record{r.key, Datum(std::move(out)), timestamp, r.headers});
+    ctx.forward_change(ChangeRecord{Datum::lend(r.key), std::move(out), timestamp, r.headers});
   }
 
  private:
@@ -64,7 +64,7 @@ class TableJoinSideProcessor : public Processor {
 };
 
 // KTABLE-MERGE: the joined table; with a store it keeps each result and forwards through it.
-class JoinMergeProcessor : public Processor {
+class JoinMergeProcessor : public TableProcessor {
  public:
   JoinMergeProcessor(std::string store, StoreOptions options)
       : store_name_(std::move(store)), options_(std::move(options)) {}
@@ -74,10 +74,10 @@ class JoinMergeProcessor : public Processor {
     store_ = &context.store(store_name_);
     forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
   }
-  void process(const Record& r) override {
+  void process_change(const ChangeRecord& r) override {
     auto& ctx = context();
-    if (!store_) return ctx.forward(r);
-    const Change& c = change_of(r);
+    if (!store_) return ctx.forward_change(r);
+    const Change& c = r.change;
     std::optional<std::string> bytes;
     if (c.new_value.has_value())
       bytes = with_timestamp(r.timestamp, options_.value_serde.serialize(store_name_, c.new_value));
@@ -149,7 +149,8 @@ Node table_table_join(const Node& left, const Node& right, ValueJoiner joiner, T
     ProcessorFactory factory = [is_left, kind, lookup = other.lookup, joiner, old_values] {
       return std::make_unique<TableJoinSideProcessor>(is_left, kind, lookup, joiner, old_values);
     };
-    return add_processor(in, "", node_name, std::move(factory), other.lookup->stores);
+    return add_processor(in, "", node_name, std::move(factory), other.lookup->stores,
+                         kTableToTable);
   };
   Node this_side = side(left, right, true, this_name);
   Node other_side = side(right, left, false, other_name);
@@ -170,6 +171,7 @@ Node table_table_join(const Node& left, const Node& right, ValueJoiner joiner, T
     return std::make_unique<JoinMergeProcessor>(store_name, store);
   };
   spec.stores = stores;
+  spec.takes = spec.forwards = Flow::kChanges;
   Node out = this_side;
   out.name = graph.add_node(std::move(spec)).name;
   out.source_topics = topics;

@@ -1,6 +1,6 @@
 // KTables: from a topic, filter, mapValues, toStream, and re-grouping with adder and subtractor.
-// Table nodes pass Change values (new and old) so that a re-grouped aggregate can take a row's old
-// value out of the group it leaves.
+// Table nodes pass changes (new and old value: ChangeRecord, Processor::process_change) so that a
+// re-grouped aggregate can take a row's old value out of the group it leaves.
 #include <algorithm>
 
 #include "streams/dsl/dsl_internal.h"
@@ -8,10 +8,22 @@
 
 namespace oxbow::streams::detail {
 
-const Change& change_of(const Record& r) {
-  if (const Change* c = datum_cast<Change>(&r.value)) return *c;
-  static const Change kEmpty;
-  return kEmpty;
+namespace {
+
+class ChangeFunctionProcessor : public TableProcessor {
+ public:
+  explicit ChangeFunctionProcessor(std::shared_ptr<const ChangeFn> fn) : fn_(std::move(fn)) {}
+  void process_change(const ChangeRecord& change) override { (*fn_)(context(), change); }
+
+ private:
+  std::shared_ptr<const ChangeFn> fn_;
+};
+
+}  // namespace
+
+ProcessorFactory change_function_processor(ChangeFn fn) {
+  auto shared = std::make_shared<const ChangeFn>(std::move(fn));
+  return [shared] { return std::make_unique<ChangeFunctionProcessor>(shared); };
 }
 
 namespace {
@@ -52,20 +64,16 @@ std::function<bool(bool)> derived_old_values(std::shared_ptr<OldValues> s) {
   };
 }
 
-// A node that keeps its output in a store (a table source, or a materialized filter or mapValues):
-// writes each update there and forwards through the store's cache, if any.
-class MaterializingProcessor : public Processor {
+// What a node that keeps its output in a store (a table source, or a materialized filter or
+// mapValues) does with each update: writes it there and forwards it, through the store's cache if
+// any. Without a store it forwards the update as it is.
+class TableWriter {
  public:
-  using Compute = std::function<std::optional<Change>(ProcessorContext&, const Record&,
-                                                      KeyValueStore*, const StoreOptions&)>;
-  MaterializingProcessor(std::string store, StoreOptions options, Compute compute,
-                         std::shared_ptr<const OldValues> old_values)
+  TableWriter(std::string store, StoreOptions options, std::shared_ptr<const OldValues> old_values)
       : store_name_(std::move(store)),
         options_(std::move(options)),
-        compute_(std::move(compute)),
         old_values_(std::move(old_values)) {}
-  void init(ProcessorContext& context) override {
-    Processor::init(context);
+  void init(ProcessorContext& context) {
     if (store_name_.empty()) return;
     store_ = &context.store(store_name_);
     // A source table Kafka would not materialize has no cache in front of its updates: each one is
@@ -73,49 +81,87 @@ class MaterializingProcessor : public Processor {
     if (old_values_->materialized)
       forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
   }
-  void process(const Record& r) override {
-    auto& ctx = context();
-    auto change = compute_(ctx, r, store_, options_);
-    if (!change) return;
-    if (!store_) {
-      ctx.forward(Record{r.key, Datum(std::move(*change)), r.timestamp, r.headers});
-      return;
-    }
-    std::string key = options_.key_serde.serialize(store_name_, r.key);
+  void write(ProcessorContext& ctx, const ChangeRecord& update) {
+    if (!store_) return ctx.forward_change(update);
+    std::string key = options_.key_serde.serialize(store_name_, update.key);
     std::optional<std::string> bytes;
-    if (change->new_value.has_value())
-      bytes = with_timestamp(r.timestamp,
-                             options_.value_serde.serialize(store_name_, change->new_value));
+    if (update.change.new_value.has_value())
+      bytes = with_timestamp(update.timestamp,
+                             options_.value_serde.serialize(store_name_, update.change.new_value));
     // Kafka's caching layer, there even with a zero cache budget (its ThreadCache then evicts each
     // write at once), forwards no delete of a key the store does not have.
     bool absent = false;
     if (!bytes && options_.caching && old_values_->materialized) absent = !store_->get(key);
-    store_->put(key, bytes, context_at(ctx, r.timestamp));
+    store_->put(key, bytes, context_at(ctx, update.timestamp));
     if (absent) return;
-    forwarder_.maybe_forward(ctx, Record{r.key, Datum(std::move(*change)), r.timestamp, r.headers});
+    forwarder_.maybe_forward(ctx, update);
   }
+  const std::shared_ptr<const OldValues>& old_values() const { return old_values_; }
+  // The key's value before this update (null without a store).
+  Datum stored(const Datum& key) const;
 
  private:
   std::string store_name_;
   StoreOptions options_;
-  Compute compute_;
   std::shared_ptr<const OldValues> old_values_;
   KeyValueStore* store_ = nullptr;
   TableForwarder forwarder_;
 };
 
-Datum stored_value(KeyValueStore* store, const StoreOptions& options, const std::string& store_name,
-                   const Datum& key) {
-  if (!store) return {};
-  auto stored = split_timestamp(store->get(options.key_serde.serialize(store_name, key)));
-  return stored ? options.value_serde.deserialize(store_name, stored->value) : Datum();
+// KTableSource: a topic's records (a null value deletes) as the table's changes.
+class TableSourceProcessor : public Processor {
+ public:
+  explicit TableSourceProcessor(TableWriter writer) : writer_(std::move(writer)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    writer_.init(context);
+  }
+  void process(const Record& r) override {
+    auto& ctx = context();
+    if (!r.key.has_value()) return ctx.record_dropped("null key in a table's topic");
+    Datum old = writer_.old_values()->send ? writer_.stored(r.key) : Datum();
+    writer_.write(ctx,
+                  ChangeRecord{Datum::lend(r.key), Change{Datum::lend(r.value), std::move(old)},
+                               r.timestamp, r.headers});
+  }
+
+ private:
+  TableWriter writer_;
+};
+
+// KTableFilter and KTableMapValues: each change through `compute`, which may leave it out.
+class TableDerivingProcessor : public TableProcessor {
+ public:
+  using Compute = std::function<std::optional<Change>(const ChangeRecord&)>;
+  TableDerivingProcessor(TableWriter writer, Compute compute)
+      : writer_(std::move(writer)), compute_(std::move(compute)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    writer_.init(context);
+  }
+  void process_change(const ChangeRecord& r) override {
+    auto change = compute_(r);
+    if (!change) return;
+    writer_.write(context(),
+                  ChangeRecord{Datum::lend(r.key), std::move(*change), r.timestamp, r.headers});
+  }
+
+ private:
+  TableWriter writer_;
+  Compute compute_;
+};
+
+Datum TableWriter::stored(const Datum& key) const {
+  if (!store_) return {};
+  auto bytes = split_timestamp(store_->get(options_.key_serde.serialize(store_name_, key)));
+  return bytes ? options_.value_serde.deserialize(store_name_, bytes->value) : Datum();
 }
 
 // `derive`: the value of a key from the parent's, for reading the table when it has no store.
 using Derive = std::function<Datum(const Datum& key, const Datum& parent_value)>;
 
 Node materializing(const Node& in, const char* prefix, const std::string& name, StoreOptions store,
-                   std::shared_ptr<OldValues> old_values, MaterializingProcessor::Compute compute,
+                   std::shared_ptr<OldValues> old_values, TableDerivingProcessor::Compute compute,
                    Derive derive) {
   auto& graph = *in.graph;
   std::string store_name = store.name;
@@ -131,9 +177,10 @@ Node materializing(const Node& in, const char* prefix, const std::string& name, 
     graph.add_store({store_name, store, ""});
   }
   ProcessorFactory factory = [store_name, store, compute, old_values] {
-    return std::make_unique<MaterializingProcessor>(store_name, store, compute, old_values);
+    return std::make_unique<TableDerivingProcessor>(TableWriter(store_name, store, old_values),
+                                                    compute);
   };
-  Node out = add_processor(in, "", node_name, std::move(factory), stores);
+  Node out = add_processor(in, "", node_name, std::move(factory), stores, kTableToTable);
   out.store = store_name;
   out.send_old_values = derived_old_values(old_values);
   if (!store_name.empty()) {
@@ -157,19 +204,10 @@ Node ktable_source(const Node& in, const char* prefix, const std::string& name,
   auto old_values = std::make_shared<OldValues>();
   old_values->materialized = queryable;
   std::string store_name = store.name;
-  auto compute = [store_name, old_values](ProcessorContext& ctx, const Record& r, KeyValueStore* s,
-                                          const StoreOptions& options) -> std::optional<Change> {
-    if (!r.key.has_value()) {
-      ctx.record_dropped("null key in a table's topic");
-      return std::nullopt;
-    }
-    Datum old = old_values->send ? stored_value(s, options, store_name, r.key) : Datum();
-    return Change{r.value, std::move(old)};
+  ProcessorFactory factory = [store_name, store, old_values] {
+    return std::make_unique<TableSourceProcessor>(TableWriter(store_name, store, old_values));
   };
-  ProcessorFactory factory = [store_name, store, compute, old_values] {
-    return std::make_unique<MaterializingProcessor>(store_name, store, compute, old_values);
-  };
-  Node out = add_processor(in, prefix, name, std::move(factory), {store_name});
+  Node out = add_processor(in, prefix, name, std::move(factory), {store_name}, kStreamToTable);
   out.store = store_name;
   out.send_old_values = source_old_values(old_values);
   out.lookup = store_lookup(store_name, store);
@@ -202,11 +240,10 @@ Node table_filter(const Node& table, Predicate predicate, bool negate, const std
   if (!old_values->parent) old_values->parent = [](bool) { return true; };
   // As KTableFilter: old values when the parent already sends them, or when asked later.
   old_values->send = old_values->parent(false);
-  auto compute = [predicate, negate, old_values](ProcessorContext&, const Record& r, KeyValueStore*,
-                                                 const StoreOptions&) -> std::optional<Change> {
-    const Change& c = change_of(r);
+  auto compute = [predicate, negate, old_values](const ChangeRecord& r) -> std::optional<Change> {
+    const Change& c = r.change;
     auto keep = [&](const Datum& v) {
-      return v.has_value() && predicate(r.key, v) != negate ? v : Datum();
+      return v.has_value() && predicate(r.key, v) != negate ? Datum::lend(v) : Datum();
     };
     Change out{keep(c.new_value), old_values->send ? keep(c.old_value) : Datum()};
     if (old_values->send && !out.new_value.has_value() && !out.old_value.has_value())
@@ -225,9 +262,8 @@ Node table_map_values(const Node& table, ValueMapper mapper, const std::string& 
   auto old_values = std::make_shared<OldValues>();
   old_values->parent = table.send_old_values;
   if (!old_values->parent) old_values->parent = [](bool) { return true; };
-  auto compute = [mapper, old_values](ProcessorContext&, const Record& r, KeyValueStore*,
-                                      const StoreOptions&) -> std::optional<Change> {
-    const Change& c = change_of(r);
+  auto compute = [mapper, old_values](const ChangeRecord& r) -> std::optional<Change> {
+    const Change& c = r.change;
     auto map = [&](const Datum& v) { return v.has_value() ? mapper(r.key, v) : Datum(); };
     return Change{map(c.new_value), old_values->send ? map(c.old_value) : Datum()};
   };
@@ -237,10 +273,13 @@ Node table_map_values(const Node& table, ValueMapper mapper, const std::string& 
 }
 
 Node to_stream(const Node& table, const std::string& name) {
-  Node out = add_processor(
-      table, "KTABLE-TOSTREAM-", name, function_processor([](ProcessorContext& c, const Record& r) {
-        c.forward(Record{r.key, change_of(r).new_value, r.timestamp, r.headers});
-      }));
+  Node out =
+      add_processor(table, "KTABLE-TOSTREAM-", name,
+                    change_function_processor([](ProcessorContext& c, const ChangeRecord& r) {
+                      c.forward(Record{Datum::lend(r.key), Datum::lend(r.change.new_value),
+                                       r.timestamp, r.headers});
+                    }),
+                    {}, kTableToStream);
   out.store.clear();
   out.window_grace_ms = -1;
   out.lookup = nullptr;
@@ -254,8 +293,8 @@ Grouping table_group_by(const Node& table, KeyValueMapper selector, GroupedOptio
   ErasedSerde key_serde = options.key_serde;
   auto node = add_processor(
       table, "KTABLE-SELECT-", options.name,
-      function_processor([selector, key_serde](ProcessorContext& c, const Record& r) {
-        const Change& change = change_of(r);
+      change_function_processor([selector, key_serde](ProcessorContext& c, const ChangeRecord& r) {
+        const Change& change = r.change;
         auto select = [&](const Datum& v) -> std::optional<KeyValue> {
           if (!v.has_value()) return std::nullopt;
           auto kv = selector(r.key, v);
@@ -268,7 +307,7 @@ Grouping table_group_by(const Node& table, KeyValueMapper selector, GroupedOptio
         auto old_pair = select(change.old_value);
         auto new_pair = select(change.new_value);
         auto send = [&](Datum key, Change out) {
-          c.forward(Record{std::move(key), Datum(std::move(out)), r.timestamp, r.headers});
+          c.forward_change(ChangeRecord{std::move(key), std::move(out), r.timestamp, r.headers});
         };
         // A row that stays in its group is one change (Kafka 3.5+, KIP-904): the aggregate then
         // subtracts and adds in one step and forwards once, never the state in between.
@@ -281,7 +320,8 @@ Grouping table_group_by(const Node& table, KeyValueMapper selector, GroupedOptio
         // Old value first: a row that moves leaves its old group before it joins the new one.
         if (old_pair) send(std::move(old_pair->first), Change{{}, std::move(old_pair->second)});
         if (new_pair) send(std::move(new_pair->first), Change{std::move(new_pair->second), {}});
-      }));
+      }),
+      {}, kTableToTable);
   node.repartition_required = true;
   node.store.clear();
   node.send_old_values = nullptr;
@@ -290,21 +330,29 @@ Grouping table_group_by(const Node& table, KeyValueMapper selector, GroupedOptio
 
 namespace {
 
-class TableAggregateProcessor : public AggregationProcessor {
+// KTABLE-AGGREGATE / KTABLE-REDUCE: a re-grouped table's changes, each row's old value subtracted
+// from its group and its new one added.
+class TableAggregateProcessor : public TableProcessor {
  public:
   TableAggregateProcessor(std::string store, StoreOptions options, Initializer init,
                           Aggregator adder, Aggregator subtractor)
-      : AggregationProcessor(std::move(store), std::move(options)),
+      : store_name_(std::move(store)),
+        options_(std::move(options)),
         init_(std::move(init)),
         adder_(std::move(adder)),
         subtractor_(std::move(subtractor)) {}
-  void process(const Record& r) override {
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    store_ = &context.store(store_name_);
+    forwarder_.init(context, store_name_, options_.key_serde, options_.value_serde);
+  }
+  void process_change(const ChangeRecord& r) override {
     auto& ctx = context();
     if (!r.key.has_value()) {
       ctx.record_dropped("null key in a table aggregation");
       return;
     }
-    const Change& c = change_of(r);
+    const Change& c = r.change;
     std::string key = options_.key_serde.serialize(store_name_, r.key);
     Datum old;
     int64_t old_timestamp = r.timestamp;
@@ -329,15 +377,105 @@ class TableAggregateProcessor : public AggregationProcessor {
     if (agg.has_value())
       bytes = with_timestamp(timestamp, options_.value_serde.serialize(store_name_, agg));
     store_->put(key, bytes, context_at(ctx, timestamp));
-    forwarder_.maybe_forward(ctx, Record{r.key, Datum(Change{agg, old}), timestamp, r.headers});
+    forwarder_.maybe_forward(
+        ctx, ChangeRecord{Datum::lend(r.key), Change{std::move(agg), std::move(old)}, timestamp,
+                          r.headers});
   }
 
  private:
+  std::string store_name_;
+  StoreOptions options_;
   Initializer init_;
   Aggregator adder_, subtractor_;
+  KeyValueStore* store_ = nullptr;
+  TableForwarder forwarder_;
 };
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The repartition topic of a re-grouped table's changes. A value is a change's new and old value,
+// each serialized with the grouping's value serde: one flags byte (1: new present, 2: old present),
+// the new value's length as 4 bytes big-endian, the new value's bytes, then the old value's bytes.
+
+namespace {
+
+class ChangeSinkProcessor : public TableProcessor {
+ public:
+  ChangeSinkProcessor(std::string topic, ErasedSerde key_serde, ErasedSerde value_serde)
+      : topic_(std::move(topic)),
+        key_serde_(std::move(key_serde)),
+        value_serde_(std::move(value_serde)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    topic_ = context.application_id() + "-" + topic_;
+  }
+  void process_change(const ChangeRecord& r) override {
+    if (r.key.has_value()) {
+      if (!key_) key_.emplace();
+      key_serde_.serialize_to(topic_, r.key, *key_);
+    } else {
+      key_.reset();
+    }
+    const Change& c = r.change;
+    bool has_new = c.new_value.has_value(), has_old = c.old_value.has_value();
+    if (has_new) value_serde_.serialize_to(topic_, c.new_value, new_bytes_);
+    if (has_old) value_serde_.serialize_to(topic_, c.old_value, old_bytes_);
+    uint32_t length = has_new ? static_cast<uint32_t>(new_bytes_.size()) : 0;
+    std::string& out = value_.emplace();
+    out.push_back(static_cast<char>((has_new ? 1 : 0) | (has_old ? 2 : 0)));
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(length >> shift));
+    if (has_new) out += new_bytes_;
+    if (has_old) out += old_bytes_;
+    context().collector().send(topic_, key_, value_, r.timestamp, r.headers, -1);
+  }
+
+ private:
+  std::string topic_;
+  ErasedSerde key_serde_, value_serde_;
+  std::optional<std::string> key_, value_;
+  std::string new_bytes_, old_bytes_;
+};
+
+ChangeReader change_reader(ErasedSerde inner) {
+  return [inner](std::string_view topic, std::string_view bytes, Change& out) {
+    if (bytes.size() < 5) throw SerializationException("a table change shorter than 5 bytes");
+    uint32_t length = 0;
+    for (int i = 0; i < 4; ++i) length = length << 8 | static_cast<uint8_t>(bytes[1 + i]);
+    if (length > bytes.size() - 5)
+      throw SerializationException("a table change's length is past its end");
+    if (bytes[0] & 1)
+      inner.deserialize_to(topic, bytes.substr(5, length), out.new_value);
+    else
+      out.new_value.reset();
+    if (bytes[0] & 2)
+      inner.deserialize_to(topic, bytes.substr(5 + length), out.old_value);
+    else
+      out.old_value.reset();
+  };
+}
+
+}  // namespace
+
+Node through_changes_topic(const Node& in, const std::string& topic, const std::string& sink,
+                           const std::string& source, ErasedSerde key, ErasedSerde value) {
+  auto& graph = *in.graph;
+  require_serde(key, "key", "repartition topic " + topic);
+  require_serde(value, "value", "repartition topic " + topic);
+  graph.add_internal_topic({topic, 0, in.source_topics});
+  NodeSpec spec;
+  spec.name = sink;
+  spec.kind = NodeDescription::Kind::kSink;
+  spec.internal = true;
+  spec.topics = {topic};
+  spec.parents = {in.name};
+  spec.takes = Flow::kChanges;
+  spec.factory = [topic, key, value] {
+    return std::make_unique<ChangeSinkProcessor>(topic, key, value);
+  };
+  graph.add_node(std::move(spec));
+  return add_internal_source(in, source, topic, key, value, change_reader(value));
+}
 
 Node table_aggregate(const Grouping& g, Initializer init, Aggregator adder, Aggregator subtractor,
                      StoreOptions store, const std::string& name, const char* kind) {
@@ -360,7 +498,7 @@ Node table_aggregate(const Grouping& g, Initializer init, Aggregator adder, Aggr
   auto factory = [=] {
     return std::make_unique<TableAggregateProcessor>(store_name, store, init, adder, subtractor);
   };
-  Node out = add_processor(input, "", node_name, factory, {store_name});
+  Node out = add_processor(input, "", node_name, factory, {store_name}, kTableToTable);
   out.store = store_name;
   out.send_old_values = nullptr;
   out.lookup = store_lookup(store_name, store);

@@ -5,11 +5,27 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "oxbow/streams/record.h"
 #include "streams/state/key_value_store.h"
 
 namespace oxbow::streams::detail {
+
+// A table's update as table nodes pass it to each other (Kafka's Record<K, Change<V>>): the change
+// is a member, not a value boxed in a Datum, and it reaches Processor::process_change only, so a
+// table's update is never taken for a stream record nor a stream record for an update.
+struct ChangeRecord {
+  Datum key;
+  Change change;
+  int64_t timestamp = 0;
+  Headers headers;
+};
+
+// How the bytes of a table change read (a re-grouped table's repartition topic), into `out`'s
+// values, which it may reuse.
+using ChangeReader =
+    std::function<void(std::string_view topic, std::string_view bytes, Change& out)>;
 
 // Where a task sends what its sinks and changelogging stores write: the producer, or the test
 // driver's topics. Keys and values are bytes; nullopt is null.
@@ -39,6 +55,8 @@ class ProcessorContext {
   virtual void forward(const Record& record) = 0;
   // To the child named `child` only.
   virtual void forward(const Record& record, const std::string& child) = 0;
+  // A table node's update, to every child (each a node that takes table changes).
+  virtual void forward_change(const ChangeRecord& change) = 0;
   virtual KeyValueStore& store(const std::string& name) = 0;
   virtual const RecordContext& record_context() const = 0;
   virtual const std::string& application_id() const = 0;
@@ -68,11 +86,16 @@ class ProcessorContext {
   virtual int task_subtopology() const = 0;
 };
 
+// A node of a stream: takes records. A node after a table takes its changes instead
+// (TableProcessor); the topology wires each node to parents that forward what it takes
+// (topology/graph_builder.h, Flow), and a task checks each processor against its node.
 class Processor {
  public:
   virtual ~Processor() = default;
   virtual void init(ProcessorContext& context) { context_ = &context; }
   virtual void process(const Record& record) = 0;
+  virtual void process_change(const ChangeRecord& change);  // throws std::logic_error
+  virtual bool takes_changes() const { return false; }
   virtual void close() {}
 
  protected:
@@ -81,6 +104,22 @@ class Processor {
  private:
   ProcessorContext* context_ = nullptr;
 };
+
+// A node after a table (Kafka's KTableProcessorSupplier's processors): takes its changes.
+class TableProcessor : public Processor {
+ public:
+  void process(const Record& record) final;  // throws std::logic_error
+  void process_change(const ChangeRecord& change) override = 0;
+  bool takes_changes() const final { return true; }
+};
+
+// Never reached through a topology that was built: its nodes' edges and processors agree.
+inline void Processor::process_change(const ChangeRecord&) {
+  throw std::logic_error("a table's change was given to a node that takes stream records");
+}
+inline void TableProcessor::process(const Record&) {
+  throw std::logic_error("a stream record was given to a node that takes a table's changes");
+}
 
 using ProcessorFactory = std::function<std::unique_ptr<Processor>()>;
 

@@ -33,6 +33,11 @@ Task::Task(std::shared_ptr<const GraphBuilder> graph, const Subtopology& sub, Ta
       }
     } else {
       n.processor = n.spec->factory();
+      bool changes = n.processor->takes_changes();
+      if (changes != (n.spec->takes == Flow::kChanges))
+        throw TopologyException(fmt::format("the processor of {} takes {}, not what the node takes",
+                                            n.spec->name,
+                                            changes ? "a table's changes" : "stream records"));
     }
   }
   source_buffers_.resize(nodes_.size());
@@ -247,10 +252,15 @@ bool Task::decode(const NodeSpec& source, const RawRecord& raw, SourceBuffers& i
       consumed.key_serde.deserialize_to(raw.topic, *raw.key, into.key);
     else
       into.key.reset();
-    if (raw.value)
+    if (source.read_change) {
+      into.change.new_value.reset();
+      into.change.old_value.reset();
+      if (raw.value) source.read_change(raw.topic, *raw.value, into.change);
+    } else if (raw.value) {
       consumed.value_serde.deserialize_to(raw.topic, *raw.value, into.value);
-    else
+    } else {
       into.value.reset();
+    }
     return true;
   } catch (const std::exception& e) {
     if (config_.on_deserialization_error == DeserializationPolicy::kLogAndFail)
@@ -289,6 +299,11 @@ void Task::process(const RawRecord& raw) {
   stream_time_ = std::max(stream_time_, record.timestamp);
   ++counters_.processed;
   current_ = source;
+  if (spec.forwards == Flow::kChanges)
+    return forward_change(ChangeRecord{
+        std::move(record.key),
+        Change{Datum::lend(buffers.change.new_value), Datum::lend(buffers.change.old_value)},
+        record.timestamp, std::move(record.headers)});
   forward(record);
 }
 
@@ -301,6 +316,15 @@ void Task::run(size_t node, const Record& record) {
 
 void Task::forward(const Record& record) {
   for (size_t child : nodes_[current_].children) run(child, record);
+}
+
+void Task::forward_change(const ChangeRecord& change) {
+  size_t saved = current_;
+  for (size_t child : nodes_[saved].children) {
+    current_ = child;
+    nodes_[child].processor->process_change(change);
+  }
+  current_ = saved;
 }
 
 void Task::forward(const Record& record, const std::string& child) {

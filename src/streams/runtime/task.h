@@ -151,6 +151,7 @@ class Task : private ProcessorContext {
 
   void forward(const Record& record) override;
   void forward(const Record& record, const std::string& child) override;
+  void forward_change(const ChangeRecord& change) override;
   KeyValueStore& store(const std::string& name) override;
   const RecordContext& record_context() const override { return record_context_; }
   const std::string& application_id() const override { return config_.application_id; }
@@ -176,6 +177,7 @@ class Task : private ProcessorContext {
   // forwards borrow them (Datum::lend).
   struct SourceBuffers {
     Datum key, value;
+    Change change;  // a source of table changes
   };
 
   void run(size_t node, const Record& record);

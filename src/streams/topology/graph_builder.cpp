@@ -21,9 +21,20 @@ std::string GraphBuilder::name_or_new(const std::string& name, const std::string
   return name.empty() ? new_name(prefix) : name;
 }
 
+std::string flow_mismatch(const NodeSpec& parent, const NodeSpec& child) {
+  auto what = [](Flow f) { return f == Flow::kChanges ? "a table's changes" : "stream records"; };
+  return fmt::format(
+      "{} forwards {} but {} takes {}{}", parent.name, what(parent.forwards), child.name,
+      what(child.takes),
+      parent.forwards == Flow::kChanges ? " (a table becomes a stream by toStream())" : "");
+}
+
 NodeSpec& GraphBuilder::add_node(NodeSpec spec) {
   if (index_.count(spec.name) || stores_.count(spec.name))
     throw TopologyException("name " + spec.name + " is already used by another node or store");
+  // Refused before it is added, so that the graph stays as it was.
+  for (const auto& p : spec.parents)
+    if (node(p).forwards != spec.takes) throw TopologyException(flow_mismatch(node(p), spec));
   index_[spec.name] = nodes_.size();
   auto parents = spec.parents;
   spec.parents.clear();
@@ -58,6 +69,7 @@ void GraphBuilder::connect(const std::string& parent, const std::string& child) 
   auto& c = nodes_.at(index_of(child));
   if (p.kind == NodeDescription::Kind::kSink)
     throw TopologyException("sink " + parent + " cannot have children");
+  if (p.forwards != c.takes) throw TopologyException(flow_mismatch(p, c));
   p.children.push_back(child);
   c.parents.push_back(parent);
 }

@@ -17,6 +17,10 @@
 
 namespace oxbow::streams::detail {
 
+// What flows along a node's edges: stream records (Processor::process) or a table's changes
+// (Processor::process_change). A node is connected only to parents that forward what it takes.
+enum class Flow : unsigned char { kRecords, kChanges };
+
 struct NodeSpec {
   std::string name;
   NodeDescription::Kind kind = NodeDescription::Kind::kProcessor;
@@ -27,8 +31,13 @@ struct NodeSpec {
   bool internal = false;            // topics are the application's own: named <application.id>-...
   bool dynamic_topic = false;       // a sink choosing its topic per record
   ConsumedOptions consumed;         // sources
-  bool carries_changes = false;     // a source whose values are KTable changes
+  Flow takes = Flow::kRecords;      // processors and sinks
+  Flow forwards = Flow::kRecords;   // sources and processors
+  ChangeReader read_change;         // a source of table changes: how its values read
 };
+
+// Why `child` may not follow `parent`: one forwards what the other does not take.
+std::string flow_mismatch(const NodeSpec& parent, const NodeSpec& child);
 
 struct StoreSpec {
   std::string name;
