@@ -4,6 +4,8 @@
 
 #include <map>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "streams/state/segments.h"
 #include "streams/state/timestamped.h"
@@ -186,7 +188,10 @@ int64_t CachingStore::size_of(const std::string& key, const Entry& e) {
 
 std::optional<std::string> CachingStore::get(const std::string& key) {
   auto it = dirty_.find(key);
-  if (it != dirty_.end()) return it->second.value;
+  if (it != dirty_.end()) {
+    last_hit_ = &*it;
+    return it->second.value;
+  }
   last_read_value_ = inner_->get(key);
   last_read_key_ = key;
   last_read_valid_ = true;
@@ -195,11 +200,14 @@ std::optional<std::string> CachingStore::get(const std::string& key) {
 
 void CachingStore::put(const std::string& key, const std::optional<std::string>& value,
                        const RecordContext& context) {
-  auto [it, inserted] = dirty_.try_emplace(key);
-  Entry& e = it->second;
+  // An aggregation reads the key it then writes: the entry its read found saves a second lookup.
+  Node* n = std::exchange(last_hit_, nullptr);
+  bool inserted = false;
+  if (!n || n->first != key) std::tie(n, inserted) = emplace(key);
+  Entry& e = n->second;
   if (!inserted) {
     budget_.used -= size_of(key, e);
-    order_.remove(&*it);
+    order_.remove(n);
   } else if (last_read_valid_ && last_read_key_ == key) {
     e.old = std::move(last_read_value_);
     e.old_known = true;
@@ -212,7 +220,7 @@ void CachingStore::put(const std::string& key, const std::optional<std::string>&
   e.partition = context.partition;
   e.offset = context.offset;
   e.headers = context.headers ? *context.headers : Headers{};
-  order_.push_back(&*it);
+  order_.push_back(n);
   budget_.used += size_of(key, e);
   // Over budget, the oldest entries go down first, as Kafka's cache evicts: recent keys keep
   // absorbing their updates.
@@ -239,7 +247,13 @@ int64_t CachingStore::approximate_num_entries() {
   return inner_->approximate_num_entries();
 }
 
+std::pair<CachingStore::Node*, bool> CachingStore::emplace(const std::string& key) {
+  auto [it, inserted] = dirty_.try_emplace(key);
+  return {&*it, inserted};
+}
+
 void CachingStore::write_down(Node* n) {
+  if (n == last_hit_) last_hit_ = nullptr;
   order_.remove(n);
   // Out of the map while it is forwarded: what the listener does may write to this cache again.
   auto node = dirty_.extract(n->first);

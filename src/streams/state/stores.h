@@ -94,6 +94,7 @@ class CachingStore : public KeyValueStore {
   template <class In>
   std::vector<BytesPair> merge_pending(std::vector<BytesPair> below, In in) const;
   static int64_t size_of(const std::string& key, const Entry& e);
+  std::pair<Node*, bool> emplace(const std::string& key);
   // Forwards and writes down the oldest dirty entries until the cache holds at most `bytes`.
   void evict_until(int64_t bytes);
   void write_down(Node* n);
@@ -109,6 +110,8 @@ class CachingStore : public KeyValueStore {
   std::string last_read_key_;
   std::optional<std::string> last_read_value_;
   bool last_read_valid_ = false;
+  // The entry the last get() found, until the next put() or until it is written down.
+  Node* last_hit_ = nullptr;
 };
 
 }  // namespace oxbow::streams::detail
