@@ -91,11 +91,11 @@ Grouping group_by_key(const Node& in, GroupedOptions options) {
 
 Grouping group_by(const Node& in, KeyMapper selector, GroupedOptions options) {
   // As Kafka's KStreamImpl.groupBy, a Grouped name also names the key selector.
-  auto node =
-      add_processor(in, "KSTREAM-KEY-SELECT-", options.name,
-                    function_processor([selector](ProcessorContext& c, const Record& r) {
-                      c.forward(Record{selector(r.key, r.value), r.value, r.timestamp, r.headers});
-                    }));
+  auto node = add_processor(
+      in, "KSTREAM-KEY-SELECT-", options.name,
+      function_processor([selector](ProcessorContext& c, const Record& r) {
+        c.forward(Record{selector(r.key, r.value), Datum::lend(r.value), r.timestamp, r.headers});
+      }));
   node.repartition_required = true;
   node.key_serde = options.key_serde;
   return Grouping{node, std::move(options)};

@@ -4,6 +4,7 @@
 // timestamped: the flushed values carry their timestamps, which are left out here.
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -75,9 +76,11 @@ class AggregationProcessor : public Processor {
       timestamp = std::max(timestamp, stored->timestamp);
     }
     Datum next = step(r.key, r.value, old);
-    store_->put(store_key,
-                with_timestamp(timestamp, options_.value_serde.serialize(store_name_, next)),
-                context_at(ctx, timestamp));
+    // Through buffers kept from update to update: the store copies what it keeps.
+    options_.value_serde.serialize_to(store_name_, next, value_bytes_);
+    if (!stored_bytes_) stored_bytes_.emplace();
+    with_timestamp_into(timestamp, value_bytes_, *stored_bytes_);
+    store_->put(store_key, stored_bytes_, context_at(ctx, timestamp));
     if (forward)
       forwarder_.maybe_forward(
           ctx, ChangeRecord{std::move(out_key), Change{std::move(next), std::move(old)}, timestamp,
@@ -89,6 +92,10 @@ class AggregationProcessor : public Processor {
   KeyValueStore* store_ = nullptr;
   TableForwarder forwarder_;
   bool forwards_updates_ = true;  // false: the cache forwards nothing on flush
+
+ private:
+  std::string value_bytes_;
+  std::optional<std::string> stored_bytes_;
 };
 
 }  // namespace oxbow::streams::detail

@@ -15,10 +15,16 @@ struct ValueAndTimestamp {
   int64_t timestamp = 0;
 };
 
-inline std::string with_timestamp(int64_t timestamp, std::string_view value) {
-  std::string out(8, '\0');
+// Into `out`, whose memory a caller writing many values reuses.
+inline void with_timestamp_into(int64_t timestamp, std::string_view value, std::string& out) {
+  out.resize(8);
   for (int i = 7; i >= 0; --i, timestamp >>= 8) out[i] = static_cast<char>(timestamp & 0xff);
   out.append(value);
+}
+
+inline std::string with_timestamp(int64_t timestamp, std::string_view value) {
+  std::string out;
+  with_timestamp_into(timestamp, value, out);
   return out;
 }
 
