@@ -8,34 +8,6 @@
 
 namespace oxbow::streams::detail {
 
-namespace {
-
-std::optional<std::string_view> view_of(const void* data, size_t size) {
-  if (!data) return std::nullopt;
-  return std::string_view(static_cast<const char*>(data), size);
-}
-
-}  // namespace
-
-RawRecord raw_record(const rd_kafka_message_t* m, const std::string& topic) {
-  RawRecord raw;
-  raw.topic = topic;
-  raw.partition = m->partition;
-  raw.offset = m->offset;
-  raw.timestamp = rd_kafka_message_timestamp(m, nullptr);
-  raw.key = view_of(m->key, m->key_len);
-  raw.value = view_of(m->payload, m->len);
-  rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    const char* name;
-    const void* value;
-    size_t size;
-    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == 0; ++i)
-      raw.headers.push_back({name, bytes_of(value, size)});
-  }
-  return raw;
-}
-
 void ActiveTask::buffer(rd_kafka_t* consumer, const std::string& topic, PartitionGroup::Message m) {
   int32_t partition = m->partition;
   fetched_next[topic] = m->offset + 1;

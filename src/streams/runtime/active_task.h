@@ -18,9 +18,6 @@
 
 namespace oxbow::streams::detail {
 
-// A fetched message as its task takes it: views of the message's bytes, valid while it lives.
-RawRecord raw_record(const rd_kafka_message_t* message, const std::string& topic);
-
 struct ActiveTask {
   std::unique_ptr<Task> task;
   std::map<std::string, int64_t> next_offsets;  // input topic -> next offset to commit

@@ -104,24 +104,7 @@ void GlobalThread::run() {
 }
 
 void GlobalThread::apply(const rd_kafka_message_t* m) {
-  RawRecord raw;
-  raw.topic = rd_kafka_topic_name(m->rkt);
-  raw.partition = m->partition;
-  raw.offset = m->offset;
-  raw.timestamp = rd_kafka_message_timestamp(m, nullptr);
-  if (m->key) raw.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
-  if (m->payload) raw.value = std::string_view(static_cast<const char*>(m->payload), m->len);
-  rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    const char* name;
-    const void* value;
-    size_t size;
-    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == 0; ++i)
-      raw.headers.push_back({name, value ? std::optional<std::string>(
-                                               std::string(static_cast<const char*>(value), size))
-                                         : std::nullopt});
-  }
-  updater_->apply(raw);
+  updater_->apply(raw_record(m, rd_kafka_topic_name(m->rkt)));
 }
 
 }  // namespace oxbow::streams::detail

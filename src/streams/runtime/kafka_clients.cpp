@@ -1,9 +1,12 @@
 #include "streams/runtime/kafka_clients.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "oxbow/streams/errors.h"
+#include "streams/runtime/task.h"
 
 namespace oxbow::streams::detail {
 
@@ -146,6 +149,37 @@ int64_t committed_offset(rd_kafka_t* consumer, const std::string& topic, int32_t
     throw StreamsException("committed offset of " + topic + "-" + std::to_string(partition) + ": " +
                            rd_kafka_err2str(err));
   return std::max<int64_t>(offset, 0);
+}
+
+namespace {
+
+std::optional<std::string_view> view_of(const void* data, size_t size) {
+  if (!data) return std::nullopt;
+  return std::string_view(static_cast<const char*>(data), size);
+}
+
+}  // namespace
+
+RawRecord raw_record(const rd_kafka_message_t* m, std::string_view topic) {
+  RawRecord raw;
+  raw.topic = topic;
+  raw.partition = m->partition;
+  raw.offset = m->offset;
+  raw.timestamp = rd_kafka_message_timestamp(m, nullptr);
+  raw.key = view_of(m->key, m->key_len);
+  raw.value = view_of(m->payload, m->len);
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const char* name;
+    const void* value;
+    size_t size;
+    for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == 0; ++i) {
+      std::optional<std::string> bytes;
+      if (value) bytes.emplace(static_cast<const char*>(value), size);
+      raw.headers.push_back({name, std::move(bytes)});
+    }
+  }
+  return raw;
 }
 
 }  // namespace oxbow::streams::detail

@@ -6,10 +6,13 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace oxbow::streams::detail {
+
+struct RawRecord;
 
 using Config = std::map<std::string, std::string>;
 
@@ -61,6 +64,10 @@ int64_t committed_offset(rd_kafka_t* consumer, const std::string& topic, int32_t
 // The topic's partition count, 0 when it does not exist (and not created by the asking, on a
 // client from client_conf); throws when the cluster cannot answer.
 int32_t partition_count(rd_kafka_t* client, const std::string& topic);
+
+// A fetched message as a task takes it: views of the message's bytes and of `topic`, valid while
+// both live.
+RawRecord raw_record(const rd_kafka_message_t* message, std::string_view topic);
 
 struct NewTopic {
   std::string name;
