@@ -122,7 +122,7 @@ void Task::checkpoint(const std::map<std::string, int64_t>& next_input_offsets) 
     if (next && (spec->options.logging || !spec->source_topic.empty()))
       file[{changelog_topic(name), config_.partition}] = *next;
   }
-  directory_->write_checkpoint(file);
+  directory_->checkpoint(file);
 }
 
 void Task::discard_uncommitted() {

@@ -1,6 +1,7 @@
 #include "streams/state/state_directory.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -32,12 +33,41 @@ std::unique_ptr<TaskDirectory> TaskDirectory::lock(const std::string& path) {
 }
 
 TaskDirectory::~TaskDirectory() {
+  if (pending_write_) {
+    try {
+      write_checkpoint(pending_);
+    } catch (const std::exception& e) {
+      spdlog::warn("{}", e.what());  // only the offset sums a restart reports are older
+    }
+  }
   ::flock(fd_, LOCK_UN);
   ::close(fd_);
 }
 
 std::string TaskDirectory::store_path(const std::string& store) const {
   return path_ + "/rocksdb/" + store;
+}
+
+void TaskDirectory::checkpoint(const TopicPartitionOffsets& offsets) {
+  int64_t moved = 0;
+  bool same_partitions = wrote_ && offsets.size() == written_.size();
+  for (const auto& [tp, offset] : offsets) {
+    auto it = written_.find(tp);
+    if (it == written_.end()) {
+      same_partitions = false;
+      break;
+    }
+    moved += offset > it->second ? offset - it->second : it->second - offset;
+  }
+  if (same_partitions && moved < kCheckpointDelta) {
+    pending_ = offsets;
+    pending_write_ = offsets != written_;
+    return;
+  }
+  write_checkpoint(offsets);
+  written_ = offsets;
+  wrote_ = true;
+  pending_write_ = false;
 }
 
 void TaskDirectory::write_checkpoint(const TopicPartitionOffsets& offsets) const {

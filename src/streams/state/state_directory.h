@@ -6,10 +6,13 @@
 //                  instances sharing a state directory cannot both open one task's state;
 //  - .checkpoint   Kafka Streams' offset-checkpoint text: a version line "0", a count line, then
 //                  one "<topic> <partition> <offset>" line per changelog partition, the next offset
-//                  the local stores reflect. Rewritten whole (temporary file, then rename) at every
-//                  commit and at close. Each RocksDB store also keeps its own offset inside its
-//                  database (rocksdb_store.h), which is what restoration trusts; this file is what
-//                  operators and tools read.
+//                  the local stores reflect. Rewritten whole (temporary file, then rename) at a
+//                  commit once the offsets moved by kCheckpointDelta records since it was written,
+//                  and at close, as Kafka Streams does: at a 100 ms commit interval a file per
+//                  task per commit cost more than the commit's own writes. Each RocksDB store also
+//                  keeps its own offset inside its database (rocksdb_store.h), which is what
+//                  restoration trusts; this file is what the assignor's offset sums (a restarted
+//                  instance's tasks) and operators read, and may lag the stores until the close.
 //  - rocksdb/<store>/  one RocksDB database per persistent store.
 //
 // Beside the task directories, <state.dir>/<application.id>/kafka-streams-process-metadata holds
@@ -42,6 +45,11 @@ class TaskDirectory {
 
   const std::string& path() const { return path_; }
   std::string store_path(const std::string& store) const;
+  // Records moved since the file was written before a commit rewrites it.
+  static constexpr int64_t kCheckpointDelta = 10000;
+  // The offsets a commit reached: written now when they name other partitions than the file or
+  // moved by kCheckpointDelta since it was written, else when the directory is closed.
+  void checkpoint(const TopicPartitionOffsets& offsets);
   void write_checkpoint(const TopicPartitionOffsets& offsets) const;
   // Empty when missing or unreadable (a damaged file only costs a longer restore).
   TopicPartitionOffsets read_checkpoint() const;
@@ -50,6 +58,9 @@ class TaskDirectory {
   TaskDirectory(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   std::string path_;
   int fd_;
+  TopicPartitionOffsets written_;  // what this directory's .checkpoint holds, once written
+  TopicPartitionOffsets pending_;  // a commit's offsets not written yet
+  bool wrote_ = false, pending_write_ = false;
 };
 
 // The process id of an instance using <app_dir>, kept for its lifetime.

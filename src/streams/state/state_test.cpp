@@ -169,6 +169,27 @@ TEST(StateStores, CheckpointFileRoundTripsInKafkasFormat) {
   EXPECT_EQ((back[{"app-counts-changelog", 0}]), 42);
 }
 
+// A commit rewrites .checkpoint only once its offsets moved far enough or name other partitions;
+// what it skipped is written when the directory closes.
+TEST(StateStores, CheckpointFileIsRewrittenAfterEnoughRecordsAndAtClose) {
+  TempDir dir;
+  const std::pair<std::string, int32_t> changelog{"app-counts-changelog", 0};
+  auto file_offset = [&] { return read_checkpoint_file(dir.path("app/1_0"))[changelog]; };
+  auto task = TaskDirectory::lock(dir.path("app/1_0"));
+  task->checkpoint({{changelog, 5}});
+  EXPECT_EQ(file_offset(), 5);  // the first commit's offsets are written at once
+  task->checkpoint({{changelog, 5 + TaskDirectory::kCheckpointDelta - 1}});
+  EXPECT_EQ(file_offset(), 5);
+  task->checkpoint({{changelog, 5 + TaskDirectory::kCheckpointDelta}});
+  EXPECT_EQ(file_offset(), 5 + TaskDirectory::kCheckpointDelta);
+  task->checkpoint({{changelog, 10 + TaskDirectory::kCheckpointDelta}, {{"words", 0}, 1}});
+  EXPECT_EQ(read_checkpoint_file(dir.path("app/1_0")).size(), 2u);  // another partition
+  task->checkpoint({{changelog, 20 + TaskDirectory::kCheckpointDelta}, {{"words", 0}, 2}});
+  EXPECT_EQ(file_offset(), 10 + TaskDirectory::kCheckpointDelta);
+  task.reset();
+  EXPECT_EQ(file_offset(), 20 + TaskDirectory::kCheckpointDelta);
+}
+
 }  // namespace
 }  // namespace oxbow::streams::detail
 
