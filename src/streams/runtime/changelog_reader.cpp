@@ -175,10 +175,13 @@ bool ChangelogReader::restore() {
       throw StreamsException("restoring from " + tp.first + ": " +
                              rd_kafka_message_errstr(m.get()));
     } else if (it != restoring_.end()) {
-      auto key = bytes_of(m->key, m->key_len);
-      if (key)
-        it->second.task->restore(it->second.store, *key, bytes_of(m->payload, m->len),
-                                 rd_kafka_message_timestamp(m.get(), nullptr));
+      // Read in place: restoring copies each record once, into the store's write batch.
+      if (m->key) {
+        std::optional<std::string_view> value;
+        if (m->payload) value.emplace(static_cast<const char*>(m->payload), m->len);
+        it->second.task->restore(it->second.store, {static_cast<const char*>(m->key), m->key_len},
+                                 value, rd_kafka_message_timestamp(m.get(), nullptr));
+      }
       it->second.position = m->offset + 1;
       ++restored_;
       metrics_.restored.add();

@@ -88,17 +88,20 @@ void Task::wipe(const std::string& store) {
   }
 }
 
-void Task::restore(const std::string& store, const std::string& key,
-                   const std::optional<std::string>& value, int64_t timestamp) {
+void Task::restore(const std::string& store, std::string_view key,
+                   std::optional<std::string_view> value, int64_t timestamp) {
   static const RecordContext kRestoring;
   ++counters_.restored;
-  std::optional<std::string> stored = value;
-  if (value && graph_->store(store)->options.timestamped)
-    stored = with_timestamp(timestamp, *value);
+  // The stamped value is built in a buffer kept for the next record: no allocation per record.
+  if (value && graph_->store(store)->options.timestamped) {
+    with_timestamp_into(timestamp, *value, restore_buffer_);
+    value = restore_buffer_;
+  }
   if (auto it = persistent_.find(store); it != persistent_.end())
-    it->second->restore(key, stored);
-  else
-    bottom_.at(store)->put(key, stored, kRestoring);
+    return it->second->restore(key, value);
+  std::optional<std::string> copy;
+  if (value) copy.emplace(*value);
+  bottom_.at(store)->put(std::string(key), copy, kRestoring);
 }
 
 void Task::finish_restore(const std::string& store, int64_t next_offset) {

@@ -129,8 +129,8 @@ class Task : private ProcessorContext {
   void wipe(const std::string& store);
   // Writes a restored record into the store's bottom layer: no changelog, no cache, no forwarding.
   // `timestamp`, the changelog record's, is kept with the value in a timestamped store.
-  void restore(const std::string& store, const std::string& key,
-               const std::optional<std::string>& value, int64_t timestamp);
+  void restore(const std::string& store, std::string_view key,
+               std::optional<std::string_view> value, int64_t timestamp);
   // The changelog was read up to `next_offset`: the restored data is made durable with it.
   void finish_restore(const std::string& store, int64_t next_offset);
 
@@ -206,6 +206,7 @@ class Task : private ProcessorContext {
   int64_t stream_time_ = -1;
   int64_t previous_stream_time_ = -1;
   TaskCounters counters_;
+  std::string restore_buffer_;  // a restored value with its timestamp
   std::vector<Punctuation> punctuations_;
   bool commit_requested_ = false;
 };

@@ -424,7 +424,7 @@ void RocksDbStore::discard() {
   db_->expired.clear();
 }
 
-void RocksDbStore::restore(const std::string& key, const std::optional<std::string>& value) {
+void RocksDbStore::restore(std::string_view key, std::optional<std::string_view> value) {
   if (floor_.observe(key)) drop_expired();
   rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, true);
   if (!family) return;  // expired by the windows restored after it

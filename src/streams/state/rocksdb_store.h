@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "streams/state/key_value_store.h"
@@ -85,7 +86,7 @@ class RocksDbStore : public KeyValueStore, public SegmentedStore {
   // Drops buffered writes: the store returns to its last commit.
   void discard();
   // Restoration: writes straight to the database, in batches that carry their offset.
-  void restore(const std::string& key, const std::optional<std::string>& value);
+  void restore(std::string_view key, std::optional<std::string_view> value);
   void finish_restore_batch(int64_t next_offset);
   // Every entry and the offset removed (a changelog that no longer matches the local data).
   void wipe();
