@@ -99,6 +99,16 @@ template <class KV>
 using key_of_t = std::decay_t<decltype(std::declval<KV&>().key)>;
 template <class KV>
 using value_of_t = std::decay_t<decltype(std::declval<KV&>().value)>;
+// An element of what a mapper returned: moved out when the mapper returned the range by value
+// (the range is the caller's), copied when it returned a reference to a range it keeps.
+template <class Range, class T>
+decltype(auto) take_if_owned(T&& element) {
+  using Element = std::remove_reference_t<T>;
+  if constexpr (std::is_lvalue_reference_v<Range>)
+    return static_cast<const Element&>(element);
+  else
+    return static_cast<Element&&>(element);
+}
 
 }  // namespace detail
 
@@ -156,8 +166,11 @@ class KStream {
   KStream<K1, V1> flatMap(M mapper, const Named& named = Named::as("")) const {
     auto erased = [m = std::move(mapper)](const Datum& k, const Datum& v) {
       std::vector<detail::KeyValue> out;
-      for (auto&& kv : m(detail::as<K>(k), detail::as<V>(v)))
-        out.emplace_back(detail::to_datum(K1(kv.key)), detail::to_datum(V1(kv.value)));
+      auto&& pairs = m(detail::as<K>(k), detail::as<V>(v));
+      if constexpr (requires { std::size(pairs); }) out.reserve(std::size(pairs));
+      for (auto&& kv : pairs)
+        out.emplace_back(detail::to_datum(K1(detail::take_if_owned<decltype(pairs)>(kv.key))),
+                         detail::to_datum(V1(detail::take_if_owned<decltype(pairs)>(kv.value))));
       return out;
     };
     return detail::shell<KStream<K1, V1>>(
@@ -172,7 +185,8 @@ class KStream {
       std::vector<Datum> out;
       auto&& values = call_value_mapper(m, k, v);
       if constexpr (requires { std::size(values); }) out.reserve(std::size(values));
-      for (auto&& value : values) out.push_back(detail::to_datum(V1(value)));
+      for (auto&& value : values)
+        out.push_back(detail::to_datum(V1(detail::take_if_owned<decltype(values)>(value))));
       return out;
     };
     return detail::shell<KStream<K, V1>>(

@@ -95,6 +95,37 @@ TEST(OpsStateless, ForeachSeesEveryRecordAndEndsTheBranch) {
   EXPECT_TRUE(driver.producedTopicNames().empty());
 }
 
+// flatMap and flatMapValues move the elements of a range the mapper returns by value, and copy
+// those of a range it returns by reference (its own, which it may return again).
+TEST(OpsStateless, FlatMapsCopyRangesTheMapperKeeps) {
+  const std::vector<std::string> kept = {std::string(40, 'x'), std::string(40, 'y')};
+  const std::vector<KeyValue<std::string, std::string>> kept_pairs = {
+      {std::string(30, 'k'), std::string(40, 'v')}};
+  StreamsBuilder builder;
+  auto in = builder.stream<std::string, std::string>("in");
+  in.flatMapValues([&](const std::string&) -> const std::vector<std::string>& {
+      return kept;
+    }).to("values");
+  in.flatMap([&](const std::string&,
+                 const std::string&) -> const std::vector<KeyValue<std::string, std::string>>& {
+      return kept_pairs;
+    }).to("pairs");
+  TopologyTestDriver driver(builder.build());
+  auto input = driver.createInputTopic<std::string, std::string>("in");
+  input.pipeInput("a", std::string("1"));
+  input.pipeInput("b", std::string("2"));
+  std::vector<std::string> values;
+  for (auto& r : driver.createOutputTopic<std::string, std::string>("values").readRecordsToList())
+    values.push_back(*r.value);
+  EXPECT_EQ(values, (std::vector<std::string>{kept[0], kept[1], kept[0], kept[1]}));
+  auto pairs = driver.createOutputTopic<std::string, std::string>("pairs").readRecordsToList();
+  ASSERT_EQ(pairs.size(), 2u);
+  for (const auto& r : pairs) {
+    EXPECT_EQ(*r.key, kept_pairs[0].key);
+    EXPECT_EQ(*r.value, kept_pairs[0].value);
+  }
+}
+
 TEST(OpsStateless, TypeArgumentsComeFromTheCallablesWhenLeftOut) {
   StreamsBuilder builder;
   auto lines = builder.stream<std::string, std::string>("lines");
