@@ -24,20 +24,22 @@ class TableForwarder {
  public:
   void init(ProcessorContext& context, const std::string& store, ErasedSerde key_serde,
             ErasedSerde value_serde) {
-    cached_ = context.set_flush_listener(
-        store, [&context, store, key_serde, value_serde](
-                   const std::string& key, const std::optional<std::string>& new_value,
-                   const std::optional<std::string>& old_value, const RecordContext& rc) {
-          ChangeRecord update{key_serde.deserialize(store, key),
-                              {},
-                              rc.timestamp,
-                              rc.headers ? *rc.headers : Headers{}};
-          if (auto split = split_timestamp(new_value))
-            update.change.new_value = value_serde.deserialize(store, split->value);
-          if (auto split = split_timestamp(old_value))
-            update.change.old_value = value_serde.deserialize(store, split->value);
-          context.forward_change(update);
-        });
+    // The key is read into a Datum kept from flush to flush (a flush does not start another of
+    // the same cache) and lent to the change: a windowed key is past a Datum's inline bytes.
+    cached_ = context.set_flush_listener(store, [&context, store, key_serde, value_serde,
+                                                 key = Datum()](
+                                                    const std::string& key_bytes,
+                                                    const std::optional<std::string>& new_value,
+                                                    const std::optional<std::string>& old_value,
+                                                    const RecordContext& rc) mutable {
+      key_serde.deserialize_to(store, key_bytes, key);
+      ChangeRecord update{Datum::lend(key), {}, rc.timestamp, rc.headers ? *rc.headers : Headers{}};
+      if (auto split = split_timestamp(new_value))
+        update.change.new_value = value_serde.deserialize(store, split->value);
+      if (auto split = split_timestamp(old_value))
+        update.change.old_value = value_serde.deserialize(store, split->value);
+      context.forward_change(update);
+    });
   }
   void maybe_forward(ProcessorContext& context, const ChangeRecord& update) {
     if (!cached_) context.forward_change(update);

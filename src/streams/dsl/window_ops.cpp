@@ -35,7 +35,33 @@ ErasedSerde windowed_key_serde(ErasedSerde inner, int64_t window_size, size_t su
     auto [key, window] = parse_time_windowed(bytes.substr(0, bytes.size() - suffix), window_size);
     return Datum(WindowedDatum{inner.deserialize(topic, key), window});
   };
+  // The record path's forms: a sink writes each key into its own buffer, and a cache's flush reads
+  // each key into a WindowedDatum it keeps (a windowed key is past a Datum's inline bytes).
+  out.serialize_into = [inner, suffix](std::string_view topic, const Datum& d, std::string& bytes) {
+    const auto& w = datum_cast<const WindowedDatum&>(d);
+    inner.serialize_to(topic, w.key, bytes);
+    for (int shift = 56; shift >= 0; shift -= 8)  // time_windowed_bytes' start
+      bytes.push_back(static_cast<char>(static_cast<uint64_t>(w.window.start) >> shift & 0xff));
+    bytes.append(suffix, '\0');
+  };
+  out.deserialize_into = [inner, window_size, suffix](std::string_view topic,
+                                                      std::string_view bytes, Datum& d) {
+    if (bytes.size() < suffix) throw SerializationException("a windowed key too short");
+    auto [key, window] = parse_time_windowed(bytes.substr(0, bytes.size() - suffix), window_size);
+    WindowedDatum* w = d.owned_if<WindowedDatum>();
+    if (!w) w = &d.emplace<WindowedDatum>();
+    inner.deserialize_to(topic, key, w->key);
+    w->window = window;
+  };
   return out;
+}
+
+// TimeWindows::windowsFor without its vector (up to size / advance windows, allocated per record).
+template <class F>
+void for_each_window(const TimeWindows& windows, int64_t timestamp, F&& f) {
+  const int64_t size = windows.size(), advance = windows.advance();
+  int64_t start = std::max<int64_t>(0, timestamp - size + advance) / advance * advance;
+  for (; start <= timestamp; start += advance) f(Window{start, start + size});
 }
 
 class WindowAggregateProcessor : public AggregationProcessor {
@@ -61,8 +87,8 @@ class WindowAggregateProcessor : public AggregationProcessor {
       return;
     }
     int64_t close_time = ctx.stream_time() - windows_.gracePeriodMs();
-    std::string key = key_serde_.serialize(store_name_, r.key);
-    for (const Window& window : windows_.windowsFor(r.timestamp)) {
+    key_serde_.serialize_to(store_name_, r.key, key_bytes_);
+    for_each_window(windows_, r.timestamp, [&](const Window& window) {
       if (window.end <= close_time) {
         const auto& rc = ctx.record_context();
         spdlog::debug(
@@ -71,12 +97,15 @@ class WindowAggregateProcessor : public AggregationProcessor {
             rc.topic, rc.partition, rc.offset, r.timestamp, window.start, window.end,
             ctx.stream_time());
         ctx.record_dropped("record for a closed window");
-        continue;
+        return;
       }
-      std::string store_key = window_store_key(key, window.start);
-      update(store_key, Datum(WindowedDatum{r.key, window}), r, step_, !emit_on_close_);
-      if (emit_on_close_) closer_.opened(window.start, store_key);
-    }
+      window_store_key_into(key_bytes_, window.start, 0, store_key_);
+      // Lent for the call: what keeps the key past it (a cache-less forward's children) copies
+      // it, so no windowed key is boxed per update.
+      WindowedDatum out_key{Datum::lend(r.key), window};
+      update(store_key_, Datum::borrow(out_key), r, step_, !emit_on_close_);
+      if (emit_on_close_) closer_.opened(window.start, store_key_);
+    });
     if (emit_on_close_)
       closer_.emit_closed(ctx, *store_, store_name_, options_, close_time, r.headers);
   }
@@ -87,6 +116,8 @@ class WindowAggregateProcessor : public AggregationProcessor {
   Step step_;
   bool emit_on_close_;
   WindowCloseEmitter closer_{windows_.size()};
+  // Kept from record to record, so that their memory is reused.
+  std::string key_bytes_, store_key_;
 };
 
 }  // namespace

@@ -12,12 +12,19 @@ namespace oxbow::streams::detail {
 
 inline constexpr size_t kWindowKeySuffix = 12;
 
-inline std::string window_store_key(std::string_view key, int64_t start, uint32_t seqnum = 0) {
-  std::string out(key);
+// Into `out`, whose memory a caller writing many keys reuses.
+inline void window_store_key_into(std::string_view key, int64_t start, uint32_t seqnum,
+                                  std::string& out) {
+  out.assign(key);
   for (int shift = 56; shift >= 0; shift -= 8)
     out.push_back(static_cast<char>((static_cast<uint64_t>(start) >> shift) & 0xff));
   for (int shift = 24; shift >= 0; shift -= 8)
     out.push_back(static_cast<char>((seqnum >> shift) & 0xff));
+}
+
+inline std::string window_store_key(std::string_view key, int64_t start, uint32_t seqnum = 0) {
+  std::string out;
+  window_store_key_into(key, start, seqnum, out);
   return out;
 }
 
