@@ -36,10 +36,11 @@ std::shared_ptr<const TableLookup> store_lookup(const std::string& store,
   auto lookup = std::make_shared<TableLookup>();
   lookup->stores = {store};
   lookup->get = [store, options](ProcessorContext& context, const Datum& key) {
-    auto stored =
-        split_timestamp(context.store(store).get(options.key_serde.serialize(store, key)));
+    auto stored = context.store(store).get(options.key_serde.serialize(store, key));
     if (!stored) return TableValue{};
-    return TableValue{options.value_serde.deserialize(store, stored->value), stored->timestamp};
+    // Deserialized from the bytes read, not from a copy of them (a join's row per event).
+    auto [value, timestamp] = split_timestamp_view(*stored);
+    return TableValue{options.value_serde.deserialize(store, value), timestamp};
   };
   return lookup;
 }

@@ -47,6 +47,11 @@ void check(const rocksdb::Status& status, const std::string& what) {
   if (!status.ok()) throw StreamsException(what + ": " + status.ToString());
 }
 
+// For the reads and writes of every record: the message is built only on a failure.
+void check(const rocksdb::Status& status, const std::string& store, const char* what) {
+  if (!status.ok()) check(status, "state store " + store + ": " + what);
+}
+
 }  // namespace
 
 struct RocksDbMemory::Shared {
@@ -283,7 +288,7 @@ std::optional<std::string> RocksDbStore::get(const std::string& key) {
     s = db_->db->Get(db_->read, family, key, &value);
   }
   if (s.IsNotFound()) return std::nullopt;
-  check(s, "state store " + name_ + ": read");
+  check(s, name_, "read");
   return value;
 }
 
@@ -293,12 +298,12 @@ void RocksDbStore::put(const std::string& key, const std::optional<std::string>&
   rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, true);
   if (!family) return;  // an expired segment's window: skipped, as Kafka's segmented stores do
   if (buffered_) {
-    check(value ? db_->indexed.Put(family, key, *value) : db_->indexed.Delete(family, key),
-          "state store " + name_ + ": write");
+    check(value ? db_->indexed.Put(family, key, *value) : db_->indexed.Delete(family, key), name_,
+          "write");
     return;
   }
-  check(value ? db_->batch.Put(family, key, *value) : db_->batch.Delete(family, key),
-        "state store " + name_ + ": write");
+  check(value ? db_->batch.Put(family, key, *value) : db_->batch.Delete(family, key), name_,
+        "write");
   db_->latest.insert_or_assign(key, value);
   // Written in batches, one write-ahead-log append each, rather than one per update.
   if (db_->batch.GetDataSize() > kDirectBatchBytes) db_->write_down(name_);

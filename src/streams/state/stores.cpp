@@ -14,12 +14,17 @@ namespace oxbow::streams::detail {
 
 std::optional<ValueAndTimestamp> split_timestamp(const std::optional<std::string>& stored) {
   if (!stored) return std::nullopt;
-  if (stored->size() < 8)
-    throw std::runtime_error("a timestamped store holds " + std::to_string(stored->size()) +
+  auto [value, timestamp] = split_timestamp_view(*stored);
+  return ValueAndTimestamp{std::string(value), timestamp};
+}
+
+ValueAndTimestampView split_timestamp_view(std::string_view stored) {
+  if (stored.size() < 8)
+    throw std::runtime_error("a timestamped store holds " + std::to_string(stored.size()) +
                              " bytes, fewer than a timestamp");
   uint64_t ts = 0;
-  for (int i = 0; i < 8; ++i) ts = ts << 8 | static_cast<unsigned char>((*stored)[i]);
-  return ValueAndTimestamp{stored->substr(8), static_cast<int64_t>(ts)};
+  for (int i = 0; i < 8; ++i) ts = ts << 8 | static_cast<unsigned char>(stored[i]);
+  return {stored.substr(8), static_cast<int64_t>(ts)};
 }
 
 namespace {

@@ -31,4 +31,12 @@ inline std::string with_timestamp(int64_t timestamp, std::string_view value) {
 // nullopt for nullopt; bytes shorter than a timestamp (never written by with_timestamp) throw.
 std::optional<ValueAndTimestamp> split_timestamp(const std::optional<std::string>& stored);
 
+// The same without copying the value, for a reader that only deserializes it: a view into
+// `stored`, which must outlive it.
+struct ValueAndTimestampView {
+  std::string_view value;
+  int64_t timestamp = 0;
+};
+ValueAndTimestampView split_timestamp_view(std::string_view stored);
+
 }  // namespace oxbow::streams::detail
