@@ -36,10 +36,12 @@ std::shared_ptr<const TableLookup> store_lookup(const std::string& store,
   auto lookup = std::make_shared<TableLookup>();
   lookup->stores = {store};
   lookup->get = [store, options](ProcessorContext& context, const Datum& key) {
-    auto stored = context.store(store).get(options.key_serde.serialize(store, key));
-    if (!stored) return TableValue{};
-    // Deserialized from the bytes read, not from a copy of them (a join's row per event).
-    auto [value, timestamp] = split_timestamp_view(*stored);
+    // A lookup per event (a join's): its key and the row read through buffers each thread keeps,
+    // the row deserialized from them.
+    thread_local std::string key_bytes, stored;
+    options.key_serde.serialize_to(store, key, key_bytes);
+    if (!context.store(store).get_into(key_bytes, stored)) return TableValue{};
+    auto [value, timestamp] = split_timestamp_view(stored);
     return TableValue{options.value_serde.deserialize(store, value), timestamp};
   };
   return lookup;

@@ -73,9 +73,10 @@ class AggregationProcessor : public Processor {
     auto& ctx = context();
     Datum old;
     int64_t timestamp = r.timestamp;
-    if (auto stored = split_timestamp(store_->get(store_key))) {
-      old = options_.value_serde.deserialize(store_name_, stored->value);
-      timestamp = std::max(timestamp, stored->timestamp);
+    if (store_->get_into(store_key, read_bytes_)) {
+      auto stored = split_timestamp_view(read_bytes_);
+      old = options_.value_serde.deserialize(store_name_, stored.value);
+      timestamp = std::max(timestamp, stored.timestamp);
     }
     Datum next = step(r.key, r.value, old);
     // Through buffers kept from update to update: the store copies what it keeps.
@@ -96,7 +97,7 @@ class AggregationProcessor : public Processor {
   bool forwards_updates_ = true;  // false: the cache forwards nothing on flush
 
  private:
-  std::string value_bytes_;
+  std::string read_bytes_, value_bytes_;
   std::optional<std::string> stored_bytes_;
 };
 

@@ -19,6 +19,14 @@ class KeyValueStore {
   virtual ~KeyValueStore() = default;
   virtual const std::string& name() const = 0;
   virtual std::optional<std::string> get(const std::string& key) = 0;
+  // The same into `out`, whose capacity is reused (RocksDB's PinnableSlice idea): a reader that
+  // keeps its buffer from record to record reads without allocating. False when there is none
+  // (`out` is then unspecified).
+  virtual bool get_into(const std::string& key, std::string& out) {
+    auto value = get(key);
+    if (value) out.assign(*value);
+    return value.has_value();
+  }
   // value nullopt deletes. `context`: the record that caused the write (caches forward it).
   virtual void put(const std::string& key, const std::optional<std::string>& value,
                    const RecordContext& context) = 0;

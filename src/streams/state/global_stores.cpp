@@ -14,6 +14,10 @@ class GuardedStore : public KeyValueStore {
     std::shared_lock lock(mutex_);
     return inner_->get(key);
   }
+  bool get_into(const std::string& key, std::string& out) override {
+    std::shared_lock lock(mutex_);
+    return inner_->get_into(key, out);
+  }
   void put(const std::string& key, const std::optional<std::string>& value,
            const RecordContext& context) override {
     std::unique_lock lock(mutex_);

@@ -277,19 +277,28 @@ rocksdb::ColumnFamilyHandle* RocksDbStore::Db::family(const SegmentFloor& floor,
 }
 
 std::optional<std::string> RocksDbStore::get(const std::string& key) {
-  rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, false);
-  if (!family) return std::nullopt;
   std::string value;
+  if (!get_into(key, value)) return std::nullopt;
+  return value;
+}
+
+bool RocksDbStore::get_into(const std::string& key, std::string& out) {
+  rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, false);
+  if (!family) return false;
   rocksdb::Status s;
   if (buffered_) {
-    s = db_->indexed.GetFromBatchAndDB(db_->db.get(), db_->read, family, key, &value);
+    s = db_->indexed.GetFromBatchAndDB(db_->db.get(), db_->read, family, key, &out);
   } else {
-    if (auto it = db_->latest.find(key); it != db_->latest.end()) return it->second;
-    s = db_->db->Get(db_->read, family, key, &value);
+    if (auto it = db_->latest.find(key); it != db_->latest.end()) {
+      if (!it->second) return false;
+      out.assign(*it->second);
+      return true;
+    }
+    s = db_->db->Get(db_->read, family, key, &out);
   }
-  if (s.IsNotFound()) return std::nullopt;
+  if (s.IsNotFound()) return false;
   check(s, name_, "read");
-  return value;
+  return true;
 }
 
 void RocksDbStore::put(const std::string& key, const std::optional<std::string>& value,

@@ -64,6 +64,7 @@ class RocksDbStore : public KeyValueStore, public SegmentedStore {
 
   const std::string& name() const override { return name_; }
   std::optional<std::string> get(const std::string& key) override;
+  bool get_into(const std::string& key, std::string& out) override;
   void put(const std::string& key, const std::optional<std::string>& value,
            const RecordContext& context) override;
   std::vector<BytesPair> range(const std::string& from, const std::string& to) override;

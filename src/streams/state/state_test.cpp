@@ -51,6 +51,7 @@ void check_against_model(KeyValueStore& store, uint32_t seed) {
   std::mt19937 rng(seed);
   std::map<std::string, std::string> model;
   auto key = [&] { return std::string("k") + std::to_string(rng() % 300); };
+  std::string into;  // get_into's buffer, reused from read to read as a processor reuses it
   for (int i = 0; i < 5000; ++i) {
     int op = static_cast<int>(rng() % 10);
     std::string k = key();
@@ -65,6 +66,8 @@ void check_against_model(KeyValueStore& store, uint32_t seed) {
       auto it = model.find(k);
       auto expected = it == model.end() ? std::nullopt : std::optional<std::string>(it->second);
       ASSERT_EQ(store.get(k), expected) << k;
+      ASSERT_EQ(store.get_into(k, into), expected.has_value()) << k;
+      if (expected) ASSERT_EQ(into, *expected) << k;
     } else if (op < 9) {
       std::string a = key(), b = key();
       ASSERT_EQ(store.range(a, b), model_range(model, a, b)) << a << ".." << b;
@@ -82,6 +85,22 @@ void check_against_model(KeyValueStore& store, uint32_t seed) {
 TEST(StateStores, InMemoryStoreMatchesTheModel) {
   auto store = make_in_memory_store("s");
   check_against_model(*store, 1);
+}
+
+// Through a cache small enough to write most keys down, over memory and over RocksDB in both
+// write modes: reads answer from its entries, deletes included, or from below.
+TEST(StateStores, CachingStoreMatchesTheModel) {
+  TempDir dir;
+  auto below = [&](int i) -> std::unique_ptr<KeyValueStore> {
+    if (i == 0) return make_in_memory_store("s");
+    return RocksDbStore::open("s", dir.path(i == 1 ? "direct" : "buffered"), memory(), i == 2);
+  };
+  for (int i = 0; i < 3; ++i) {
+    CacheBudget budget;
+    budget.max_bytes = 2000;
+    CachingStore cache(below(i), budget);
+    check_against_model(cache, 4 + i);
+  }
 }
 
 TEST(StateStores, RocksDbStoreMatchesTheModelInBothWriteModes) {

@@ -43,6 +43,14 @@ class InMemoryStore : public KeyValueStore, public SegmentedStore {
     if (it == map->end()) return std::nullopt;
     return it->second;
   }
+  bool get_into(const std::string& key, std::string& out) override {
+    const Map* map = map_of(key, false);
+    if (!map) return false;
+    auto it = map->find(key);
+    if (it == map->end()) return false;
+    out.assign(it->second);
+    return true;
+  }
   void put(const std::string& key, const std::optional<std::string>& value,
            const RecordContext&) override {
     if (floor_.observe(key)) drop_expired();
@@ -136,6 +144,9 @@ class LoggingStore : public KeyValueStore {
       : inner_(std::move(inner)), writer_(std::move(writer)) {}
   const std::string& name() const override { return inner_->name(); }
   std::optional<std::string> get(const std::string& key) override { return inner_->get(key); }
+  bool get_into(const std::string& key, std::string& out) override {
+    return inner_->get_into(key, out);
+  }
   void put(const std::string& key, const std::optional<std::string>& value,
            const RecordContext& context) override {
     inner_->put(key, value, context);
@@ -201,6 +212,24 @@ std::optional<std::string> CachingStore::get(const std::string& key) {
   last_read_key_ = key;
   last_read_valid_ = true;
   return last_read_value_;
+}
+
+bool CachingStore::get_into(const std::string& key, std::string& out) {
+  auto it = dirty_.find(key);
+  if (it != dirty_.end()) {
+    last_hit_ = &*it;
+    if (it->second.value) out.assign(*it->second.value);
+    return it->second.value.has_value();
+  }
+  // Kept as get() keeps it: the old value of the put that usually follows, which makes an entry.
+  bool found = inner_->get_into(key, out);
+  if (found)
+    last_read_value_ = out;
+  else
+    last_read_value_.reset();
+  last_read_key_.assign(key);
+  last_read_valid_ = true;
+  return found;
 }
 
 void CachingStore::put(const std::string& key, const std::optional<std::string>& value,
