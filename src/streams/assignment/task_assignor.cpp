@@ -61,26 +61,30 @@ class Planner {
   }
 
   // Tasks stay with their previous owner up to its share; the others go to the emptiest client.
+  // Stateful tasks are placed first, those their owner keeps and then the others, before the
+  // stateless ones are: a stateless task is the cheaper one to move, and a new client whose
+  // share were filled with the stateless tasks it took earlier would never run a stateful one.
   void place_targets() {
+    std::vector<TaskId> stateful_tasks, stateless_tasks;
+    for (const auto& t : tasks_) (stateful(t) ? stateful_tasks : stateless_tasks).push_back(t);
+    place(stateful_tasks);
+    place(stateless_tasks);
+  }
+  void place(const std::vector<TaskId>& tasks) {
     int64_t total_capacity = 0;
     for (const auto& [id, c] : clients_) total_capacity += capacity(id);
     auto quota = [&](const std::string& id) {
       int64_t n = static_cast<int64_t>(tasks_.size()) * capacity(id);
       return static_cast<size_t>((n + total_capacity - 1) / total_capacity);
     };
-    // Stateful tasks claim their owner's share first: a stateless task is the cheaper one to move.
-    std::vector<TaskId> order(tasks_.begin(), tasks_.end());
-    std::stable_partition(order.begin(), order.end(), [&](const TaskId& t) { return stateful(t); });
     std::vector<TaskId> unplaced;
-    for (const auto& t : order) {
+    for (const auto& t : tasks) {
       std::string owner = previous_owner(t);
       if (!owner.empty() && actives(owner) < quota(owner))
         result_.clients[owner].active.insert(t);
       else
         unplaced.push_back(t);
     }
-    std::stable_partition(unplaced.begin(), unplaced.end(),
-                          [&](const TaskId& t) { return stateful(t); });
     for (const auto& t : unplaced) {
       const std::string* best = nullptr;
       for (const auto& [id, c] : clients_) {

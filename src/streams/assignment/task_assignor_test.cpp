@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace oxbow::streams::detail {
@@ -132,6 +133,44 @@ TEST(TaskAssignor, StatelessTasksMoveAtOnce) {
   expect_valid(r, tasks);
   EXPECT_EQ(r.clients["a"].active.size(), 2u);
   EXPECT_EQ(r.clients["b"].active.size(), 2u);
+  EXPECT_FALSE(r.probing_rebalance_needed);
+}
+
+// Scaling one instance out to three (word count: six stateless tasks, six counting ones), the
+// new instances' warm-ups caught up on some counting tasks: each new instance runs a counting task
+// it caught up on, not only the stateless ones it took before. (When the stateless tasks a client
+// owned were placed before the stateful tasks their owner gave up, two's four stateless tasks
+// filled its share, three took both caught-up counting tasks, and two never ran one.)
+TEST(TaskAssignor, EveryClientRunsItsShareOfTheStatefulTasks) {
+  auto stateless = tasks_of(1, 6);
+  std::set<TaskId> tasks = stateless;
+  std::map<TaskId, int64_t> ends;
+  std::map<TaskId, int64_t> running;
+  for (int p = 0; p < 6; ++p) {
+    tasks.insert({1, p});
+    ends[{1, p}] = 1'000'000;
+    running[{1, p}] = kLatestOffsetSum;
+  }
+  // one ran everything; two and three took stateless tasks in earlier rounds, and their warm-ups
+  // caught up on the last counting tasks (two on 1_5, three on 1_4 and 1_5).
+  std::set<TaskId> counting;
+  for (int p = 0; p < 6; ++p) counting.insert({1, p});
+  std::map<std::string, ClientState> clients{
+      {"one", {1, counting, running}},
+      {"two", {1, {{0, 1}, {0, 3}, {0, 4}, {0, 5}}, {{{1, 5}, 1'000'000}}}},
+      {"three", {1, {{0, 0}, {0, 2}}, {{{1, 4}, 1'000'000}, {{1, 5}, 1'000'000}}}}};
+  auto r = assign_tasks(clients, tasks, ends, {});
+  expect_valid(r, tasks);
+  for (const char* id : {"one", "two", "three"}) {
+    const auto& active = r.clients[id].active;
+    auto stateful = std::count_if(active.begin(), active.end(),
+                                  [](const TaskId& t) { return t.subtopology == 1; });
+    EXPECT_GE(stateful, 1) << id;
+    EXPECT_EQ(active.size(), 4u) << id;
+  }
+  // The counting tasks two and three take are the ones they caught up on: nothing to warm up.
+  EXPECT_TRUE(r.clients["two"].active.count({1, 5}));
+  EXPECT_TRUE(r.clients["three"].active.count({1, 4}));
   EXPECT_FALSE(r.probing_rebalance_needed);
 }
 
