@@ -30,6 +30,7 @@ import collections
 import random
 import re
 import shutil
+import signal
 import threading
 import time
 
@@ -272,14 +273,17 @@ def _output(broker):
     return [(m.key().decode(), m.value().decode(), m.timestamp()[1]) for m in read[(OUTPUT, 0)]]
 
 
-def _compare(got, expected):
+def _compare(got, expected, app=None):
+    """`app`: an instance whose log the failure shows (what it logged of rebalances, aborts)."""
     counted = collections.Counter(got)
     duplicates = {r: n for r, n in counted.items() if n > 1}
-    assert not duplicates, f"{len(duplicates)} results committed more than once: {list(duplicates.items())[:5]}"
     extra, missing = counted - expected, expected - counted
+    log = f"\n{app.tail()}" if app and (duplicates or extra or missing) else ""
+    assert not duplicates, (
+        f"{len(duplicates)} results committed more than once: {list(duplicates.items())[:5]}{log}")
     assert not extra and not missing, (
         f"{len(extra)} results not expected, e.g. {list(extra)[:5]}; "
-        f"{len(missing)} expected results missing, e.g. {list(missing)[:5]}")
+        f"{len(missing)} expected results missing, e.g. {list(missing)[:5]}{log}")
 
 
 def _run_app(broker, tmp_path, seed, kills):
@@ -378,10 +382,9 @@ def test_left_join_exactly_once_across_kill_9(broker, tmp_path):
     assert re.search(r"restored [1-9]\d* records", (tmp_path / "sj.log").read_text())
 
 
-def test_left_join_over_a_backlog_matches_the_reference(broker, tmp_path):
-    """All the input is written before the application starts, thousands of records a partition:
-    the task must still take both sides in timestamp order (a full partition is paused, never
-    overtaken), so the output is exactly the reference's."""
+def _run_over_a_backlog(broker, tmp_path, stall=None):
+    """Writes the whole input, then runs one instance over it until every result is committed;
+    `stall` (process, seconds), if given, is stopped that long once a tenth of them are."""
     inputs = _inputs(77, per_side=BACKLOG_PER_SIDE)
     expected = expected_output(inputs)
     assert sum(n for (_, v, _), n in expected.items() if v.endswith("+null")) > 300
@@ -394,8 +397,34 @@ def test_left_join_over_a_backlog_matches_the_reference(broker, tmp_path):
     app = App(broker, tmp_path, "stream-join", "backlog", "sj-backlog", guarantee=GUARANTEE,
               extra=("--config", "statestore.cache.max.bytes=0")).start()
     reader = Reader(broker, OUTPUT, 1, isolation="read_committed")
-    _wait(app, lambda: len(reader.poll()) >= sum(expected.values()), 120,
-          f"{sum(expected.values())} committed results")
+    total = sum(expected.values())
+    if stall:
+        who, seconds = stall
+        _wait(app, lambda: len(reader.poll()) >= total // 10, 120, f"{total // 10} committed results")
+        proc = broker.proc if who == "broker" else app.proc
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(seconds)  # the fault itself: a process that does not run for this long
+        finally:
+            proc.send_signal(signal.SIGCONT)
+    _wait(app, lambda: len(reader.poll()) >= total, 120, f"{total} committed results")
     reader.close()
     app.stop()
-    _compare(_output(broker), expected)
+    _compare(_output(broker), expected, app)
+
+
+def test_left_join_over_a_backlog_matches_the_reference(broker, tmp_path):
+    """All the input is written before the application starts, thousands of records a partition:
+    the task must still take both sides in timestamp order (a full partition is paused, never
+    overtaken), so the output is exactly the reference's."""
+    _run_over_a_backlog(broker, tmp_path)
+
+
+@pytest.mark.parametrize("who", ["broker", "app"])
+def test_left_join_through_a_stall_past_the_timeouts_matches_the_reference(broker, tmp_path, who):
+    """The broker, or the application, stops for 11 s mid-backlog: past the member's 6 s session
+    and the transaction's 10 s timeout, so the member is dropped from the group, writes in flight
+    time out and the open transaction can only be aborted. The thread must not fail: it aborts,
+    takes its tasks back from their last commit and ends with exactly the reference's output (as
+    Kafka Streams goes on after a TaskMigratedException or TaskCorruptedException)."""
+    _run_over_a_backlog(broker, tmp_path, stall=(who, 11))

@@ -1,6 +1,9 @@
 #include "streams/runtime/kafka_clients.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -138,10 +141,20 @@ void create_topics(rd_kafka_t* admin, const std::vector<NewTopic>& topics) {
   if (!failure.empty()) throw std::runtime_error("cannot create internal topics: " + failure);
 }
 
+rd_kafka_resp_err_t committed_offsets(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* list) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  for (;;) {
+    auto err = rd_kafka_committed(consumer, list, 10000);
+    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || std::chrono::steady_clock::now() >= deadline)
+      return err;
+    spdlog::warn("the group's committed offsets: {}; asking again", rd_kafka_err2str(err));
+  }
+}
+
 int64_t committed_offset(rd_kafka_t* consumer, const std::string& topic, int32_t partition) {
   auto* list = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
-  auto err = rd_kafka_committed(consumer, list, 10000);
+  auto err = committed_offsets(consumer, list);
   int64_t offset = list->elems[0].offset;
   if (!err) err = list->elems[0].err;
   rd_kafka_topic_partition_list_destroy(list);

@@ -57,6 +57,10 @@ RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf);
 // periodic metadata scan, up to a second later. Best effort: a failure leaves that scan to it.
 void learn_leaders(rd_kafka_t* client);
 
+// rd_kafka_committed, asked again while it times out (the coordinator slow or moving) for up to
+// five minutes, as Kafka Streams retries until task.timeout.ms.
+rd_kafka_resp_err_t committed_offsets(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* list);
+
 // The group's committed offset of a partition, 0 when there is none, asked through `consumer`
 // (which has the group's id); throws StreamsException when the group cannot answer.
 int64_t committed_offset(rd_kafka_t* consumer, const std::string& topic, int32_t partition);

@@ -103,59 +103,71 @@ void StreamThread::run() {
 void StreamThread::loop() {
   int unserved = 0;  // records processed since the producer's callbacks were last served
   while (!stop_) {
-    bool buffering = tasks_->process_buffered();
-    int timeout_ms = reader_->restoring()           ? 0
-                     : buffering                    ? 5
-                     : fetch_restarter_->watching() ? 1
-                                                    : 100;
-    // Owned, so that a record whose processing throws is still given back: librdkafka's
-    // rd_kafka_destroy() waits for every message it handed out.
-    PartitionGroup::Message m(rd_kafka_consumer_poll(consumer_.get(), timeout_ms));
-    bool idle = !m;
-    if (idle && !reader_->restoring() &&
-        fetch_restarter_->idle(
-            [this](const char* topic, int32_t p) { return tasks_->paused_by_us(topic, p); }))
-      metrics_->fetch_restarts.add();
-    if (m) {
-      if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        fetch_restarter_->got_record(m->key_len + m->len);
-        tasks_->add_record(std::move(m));
-      } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        spdlog::warn("stream thread {}: consumer: {}", config_.client_id,
-                     rd_kafka_message_errstr(m.get()));
-      }
+    try {
+      turn(unserved);
+    } catch (const TasksMigrated& e) {
+      // Exactly-once's transaction was aborted (a write timed out, the broker bumped the epoch):
+      // the tasks go back to their last commit and the thread goes on, as Kafka Streams does.
+      tasks_->restart_tasks_from_last_commit(e.what());
     }
-    int64_t now = now_ms();
-    // Restoration and the ready tasks' records take turns of about 50 ms each while both have
-    // work: a slice of restoration after every record would leave those tasks ~20 records/s.
-    if (reader_->restoring() &&
-        (idle || now - last_restore_step_ms_ >= ChangelogReader::kRestoreTurnMs)) {
-      if (reader_->restore()) {
-        tasks_->all_restored();
-        publish_metrics();
-      }
-      now = last_restore_step_ms_ = now_ms();
-    }
-    if (idle || now - last_group_poll_ms_ >= 10) {
-      last_group_poll_ms_ = now;
-      membership_->poll(*tasks_);
-    }
-    // Delivery reports are served every 64 records, when the input is idle and at least every
-    // 10 ms: once per record, the call was 3.5% of a stateless application's CPU.
-    if (idle || ++unserved >= 64 || now - last_served_ms_ >= 10) {
-      producer_->serve_delivery_reports();
-      unserved = 0;
-      last_served_ms_ = now;
-    }
-    producer_->throw_if_failed();
-    // Wall-clock punctuators are looked at once per millisecond of the loop's clock.
-    if (now != last_wall_punctuation_ms_) {
-      last_wall_punctuation_ms_ = now;
-      tasks_->punctuate();
-    }
-    if (tasks_->commit_needed(now)) tasks_->commit();
-    if (now - last_metrics_ms_ >= 1000) publish_metrics();
   }
+}
+
+// One pass of the loop: poll, process, restore, serve the group and the producer, punctuate,
+// commit.
+void StreamThread::turn(int& unserved) {
+  bool buffering = tasks_->process_buffered();
+  int timeout_ms = reader_->restoring()           ? 0
+                   : buffering                    ? 5
+                   : fetch_restarter_->watching() ? 1
+                                                  : 100;
+  // Owned, so that a record whose processing throws is still given back: librdkafka's
+  // rd_kafka_destroy() waits for every message it handed out.
+  PartitionGroup::Message m(rd_kafka_consumer_poll(consumer_.get(), timeout_ms));
+  bool idle = !m;
+  if (idle && !reader_->restoring() && fetch_restarter_->idle([this](const char* topic, int32_t p) {
+        return tasks_->paused_by_us(topic, p);
+      }))
+    metrics_->fetch_restarts.add();
+  if (m) {
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      fetch_restarter_->got_record(m->key_len + m->len);
+      tasks_->add_record(std::move(m));
+    } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      spdlog::warn("stream thread {}: consumer: {}", config_.client_id,
+                   rd_kafka_message_errstr(m.get()));
+    }
+  }
+  int64_t now = now_ms();
+  // Restoration and the ready tasks' records take turns of about 50 ms each while both have
+  // work: a slice of restoration after every record would leave those tasks ~20 records/s.
+  if (reader_->restoring() &&
+      (idle || now - last_restore_step_ms_ >= ChangelogReader::kRestoreTurnMs)) {
+    if (reader_->restore()) {
+      tasks_->all_restored();
+      publish_metrics();
+    }
+    now = last_restore_step_ms_ = now_ms();
+  }
+  if (idle || now - last_group_poll_ms_ >= 10) {
+    last_group_poll_ms_ = now;
+    membership_->poll(*tasks_);
+  }
+  // Delivery reports are served every 64 records, when the input is idle and at least every
+  // 10 ms: once per record, the call was 3.5% of a stateless application's CPU.
+  if (idle || ++unserved >= 64 || now - last_served_ms_ >= 10) {
+    producer_->serve_delivery_reports();
+    unserved = 0;
+    last_served_ms_ = now;
+  }
+  producer_->throw_if_failed();
+  // Wall-clock punctuators are looked at once per millisecond of the loop's clock.
+  if (now != last_wall_punctuation_ms_) {
+    last_wall_punctuation_ms_ = now;
+    tasks_->punctuate();
+  }
+  if (tasks_->commit_needed(now)) tasks_->commit();
+  if (now - last_metrics_ms_ >= 1000) publish_metrics();
 }
 
 void StreamThread::publish_metrics() {

@@ -57,6 +57,7 @@ class StreamThread {
  private:
   void run();
   void loop();
+  void turn(int& unserved);
   void publish_metrics();
   // Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset.
   void set_offset_reset_policies();

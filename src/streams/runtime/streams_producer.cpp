@@ -3,12 +3,19 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 #include <stdexcept>
+#include <string_view>
 
 namespace oxbow::streams::detail {
 
 StreamsProducer::StreamsProducer(const ThreadConfig& config, ThreadMetrics& metrics)
     : config_(config), metrics_(metrics) {
+  open();
+}
+
+void StreamsProducer::open() {
   // murmur2 on the key bytes, as Java's producer: Java consumers and Kafka Streams agree on
   // where a key lives.
   auto* pconf = client_conf(config_.app, ClientRole::kProducer,
@@ -34,6 +41,26 @@ StreamsProducer::StreamsProducer(const ThreadConfig& config, ThreadMetrics& metr
   if (config_.exactly_once)
     throw_on_error(rd_kafka_init_transactions(producer_.get(), 60000), "init_transactions");
   purge_results_.reset(rd_kafka_queue_new(producer_.get()));
+}
+
+// Under exactly-once, librdkafka (2.0) takes a write refused for an old epoch as being fenced, a
+// fatal error; here that is the broker's own abort of a transaction that outlived
+// transaction.timeout.ms (it bumps the epoch), since each thread's transactional.id is its own.
+// As Kafka Streams does on a ProducerFencedException, a new producer takes over (a new epoch) and
+// the tasks start again from their last commit.
+void StreamsProducer::replace_failed_producer(const std::string& why) {
+  spdlog::warn("stream thread {}: the transactional producer failed ({}); a new one takes over",
+               config_.client_id, why);
+  in_transaction_ = false;
+  send_error_.clear();
+  send_error_code_ = RD_KAFKA_RESP_ERR_NO_ERROR;
+  topics_.clear();
+  purge_results_.reset();
+  // Kept, idle, for what holds its handle for metadata queries (the group member's thread).
+  rd_kafka_purge(producer_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  retired_.push_back(std::move(producer_));
+  open();
+  throw TasksMigrated(why);
 }
 
 StreamsProducer::~StreamsProducer() = default;
@@ -72,7 +99,10 @@ void StreamsProducer::send(const std::string& topic, const std::optional<std::st
   }
   if (!err) return;
   if (hdrs) rd_kafka_headers_destroy(hdrs);
-  write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, delivered != nullptr, true);
+  if ((err == RD_KAFKA_RESP_ERR__STATE || err == RD_KAFKA_RESP_ERR__FATAL) && config_.exactly_once)
+    transaction_failed(topic, err);
+  write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, err, delivered != nullptr,
+               true);
   if (!send_error_.empty()) throw StreamsException("cannot send to " + send_error_);
 }
 
@@ -94,10 +124,14 @@ void StreamsProducer::delivered(rd_kafka_t*, const rd_kafka_message_t* m, void* 
     auto* slot = static_cast<int64_t*>(m->_private);
     *slot = std::max(*slot, m->offset);
   }
-  if (m->err)
+  // An aborted transaction's writes come back purged; its input is processed again, so they
+  // are not failures (a membership lost mid-transaction would otherwise fail the thread).
+  bool purged =
+      m->err == RD_KAFKA_RESP_ERR__PURGE_QUEUE || m->err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT;
+  if (m->err && !(purged && self->config_.exactly_once))
     self->write_failed({rd_kafka_topic_name(m->rkt), m->partition, bytes_of(m->key, m->key_len),
                         bytes_of(m->payload, m->len), rd_kafka_err2str(m->err)},
-                       m->_private != nullptr, false);
+                       m->err, m->_private != nullptr, false);
 }
 
 bool StreamsProducer::production_handler_continues(const ProductionError& failure) {
@@ -110,7 +144,8 @@ bool StreamsProducer::production_handler_continues(const ProductionError& failur
   }
 }
 
-void StreamsProducer::write_failed(const ProductionError& failure, bool changelog, bool refused) {
+void StreamsProducer::write_failed(const ProductionError& failure, rd_kafka_resp_err_t code,
+                                   bool changelog, bool refused) {
   // Under exactly-once a write the broker failed has made its transaction abortable: the thread
   // fails whatever the handler would say, and its input is processed again.
   if (config_.production_handler && !changelog && (refused || !config_.exactly_once) &&
@@ -122,29 +157,63 @@ void StreamsProducer::write_failed(const ProductionError& failure, bool changelo
         config_.client_id, failure.topic, failure.partition, failure.error);
     return;
   }
-  if (send_error_.empty()) send_error_ = failure.topic + ": " + failure.error;
+  if (send_error_.empty()) {
+    send_error_ = failure.topic + ": " + failure.error;
+    send_error_code_ = code;
+  }
 }
 
-void StreamsProducer::throw_if_failed() const {
-  if (!send_error_.empty()) throw StreamsException("a write failed: " + send_error_);
+void StreamsProducer::throw_if_failed() {
+  if (send_error_.empty()) return;
+  if (config_.exactly_once && in_transaction_ && transient(send_error_code_))
+    transaction_failed(send_error_, send_error_code_);
+  throw StreamsException("a write failed: " + send_error_);
+}
+
+// Under exactly-once, writes that timed out (the broker stalled past transaction.timeout.ms,
+// which bounds message.timeout.ms) or that the broker refused for an old epoch (it aborted the
+// transaction itself) leave a transaction that can only be aborted; the input is processed again.
+bool StreamsProducer::transient(rd_kafka_resp_err_t code) {
+  switch (code) {
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__STATE:
+    case RD_KAFKA_RESP_ERR__FATAL:
+    case RD_KAFKA_RESP_ERR__FENCED:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void StreamsProducer::transaction_failed(const std::string& what, rd_kafka_resp_err_t code) {
+  char reason[512] = "";
+  if (rd_kafka_fatal_error(producer_.get(), reason, sizeof reason)) replace_failed_producer(reason);
+  std::string text = "the transaction failed (" + what + ": " + rd_kafka_err2str(code) + ")";
+  abort_transaction();
+  throw TasksMigrated(text);
 }
 
 void StreamsProducer::throw_on_error(rd_kafka_error_t* error, const char* step) {
   if (!error) return;
   std::string text = std::string(step) + ": " + rd_kafka_error_string(error);
   bool abortable = rd_kafka_error_txn_requires_abort(error);
-  rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+  bool fatal = rd_kafka_error_is_fatal(error);
   rd_kafka_error_destroy(error);
+  if (fatal && config_.exactly_once && std::string_view(step) != "init_transactions")
+    replace_failed_producer(text);
   if (abortable && in_transaction_) {
     // The transaction's output and offsets are dropped; the stores are ahead of what is committed,
-    // so the tasks start again from the last commit: the thread fails, or, when the group merely
-    // moved on (Kafka's TaskMigratedException), it rebuilds its tasks and goes on.
+    // so every task starts again from the last commit, as Kafka handles a TaskMigratedException
+    // (the group moved on, the producer's epoch was bumped) or a TaskCorruptedException.
     abort_transaction();
-    if (code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
-        code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
-        code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS ||
-        code == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID)
-      throw TasksMigrated(text);
+    throw TasksMigrated(text);
   }
   throw StreamsException(text);
 }
@@ -155,14 +224,44 @@ void StreamsProducer::begin_transaction_if_needed() {
   in_transaction_ = true;
 }
 
+namespace {
+
+// librdkafka's transactional calls resume where they stopped when called again after a
+// retriable error (the coordinator slow, moving or away): they are called again for up to five
+// minutes, as Kafka Streams retries a task's commit until task.timeout.ms (5 minutes).
+constexpr auto kRetryTransactionalFor = std::chrono::minutes(5);
+
+template <typename Call>
+rd_kafka_error_t* retried(const std::string& client, const char* step, Call call) {
+  auto deadline = std::chrono::steady_clock::now() + kRetryTransactionalFor;
+  for (;;) {
+    rd_kafka_error_t* error = call();
+    if (!error || !rd_kafka_error_is_retriable(error) ||
+        std::chrono::steady_clock::now() >= deadline)
+      return error;
+    spdlog::warn("stream thread {}: {} will be retried: {}", client, step,
+                 rd_kafka_error_string(error));
+    rd_kafka_error_destroy(error);
+  }
+}
+
+}  // namespace
+
 void StreamsProducer::commit_transaction(const rd_kafka_topic_partition_list_t* offsets,
                                          rd_kafka_consumer_group_metadata_t* group) {
-  rd_kafka_error_t* error = nullptr;
+  std::unique_ptr<rd_kafka_consumer_group_metadata_t,
+                  decltype(&rd_kafka_consumer_group_metadata_destroy)>
+      metadata(group, &rd_kafka_consumer_group_metadata_destroy);
   if (offsets->cnt > 0)
-    error = rd_kafka_send_offsets_to_transaction(producer_.get(), offsets, group, 60000);
-  rd_kafka_consumer_group_metadata_destroy(group);
-  throw_on_error(error, "send_offsets_to_transaction");
-  throw_on_error(rd_kafka_commit_transaction(producer_.get(), 60000), "commit_transaction");
+    throw_on_error(retried(config_.client_id, "send_offsets_to_transaction",
+                           [&] {
+                             return rd_kafka_send_offsets_to_transaction(producer_.get(), offsets,
+                                                                         metadata.get(), 60000);
+                           }),
+                   "send_offsets_to_transaction");
+  throw_on_error(retried(config_.client_id, "commit_transaction",
+                         [&] { return rd_kafka_commit_transaction(producer_.get(), 60000); }),
+                 "commit_transaction");
   in_transaction_ = false;
   throw_if_failed();
 }
@@ -172,6 +271,9 @@ void StreamsProducer::abort_transaction() {
   if (auto* error = rd_kafka_abort_transaction(producer_.get(), 30000))
     rd_kafka_error_destroy(error);
   in_transaction_ = false;
+  // What failed in it failed in a transaction no one will see; its input is processed again.
+  send_error_.clear();
+  send_error_code_ = RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
 void StreamsProducer::flush() {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "oxbow/streams/errors.h"
 #include "streams/runtime/kafka_clients.h"
@@ -21,9 +22,10 @@
 
 namespace oxbow::streams::detail {
 
-// The group moved on while a transaction was open (it is aborted): every task is made again
-// from its last commit, its stores restored and its inputs read again from the committed
-// offsets, as Kafka handles a TaskMigratedException.
+// The open transaction could only be aborted (the group moved on, the broker bumped the
+// producer's epoch, a write timed out): every task is made again from its last commit, its
+// stores restored and its inputs read again from the committed offsets, as Kafka handles a
+// TaskMigratedException or TaskCorruptedException.
 struct TasksMigrated : StreamsException {
   using StreamsException::StreamsException;
 };
@@ -36,7 +38,8 @@ class StreamsProducer : public RecordCollector {
   StreamsProducer(const StreamsProducer&) = delete;
   StreamsProducer& operator=(const StreamsProducer&) = delete;
 
-  // For metadata queries (librdkafka's calls are thread-safe).
+  // For metadata queries (librdkafka's calls are thread-safe); it stays valid when a failed
+  // producer is replaced.
   rd_kafka_t* handle() const { return producer_.get(); }
 
   // RecordCollector: what tasks write, and the partition counts their partitioners ask for.
@@ -50,7 +53,8 @@ class StreamsProducer : public RecordCollector {
   void begin_transaction_if_needed();
   bool in_transaction() const { return in_transaction_; }
   // Sends the input offsets (unless there are none) with the group's metadata (taken) into the
-  // transaction and commits it; throws TasksMigrated when the group moved on.
+  // transaction and commits it, calling again while librdkafka says the call may be retried;
+  // throws TasksMigrated when the transaction could only be aborted.
   void commit_transaction(const rd_kafka_topic_partition_list_t* offsets,
                           rd_kafka_consumer_group_metadata_t* group);
   // Aborts the open transaction, if any.
@@ -63,8 +67,9 @@ class StreamsProducer : public RecordCollector {
   // Before checkpoints: every delivery report served, so each changelog's slot holds its last
   // written offset.
   void await_delivery_reports();
-  // Throws when a write failed that the production exception handler did not let go.
-  void throw_if_failed() const;
+  // Throws when a write failed that the production exception handler did not let go; under
+  // exactly-once, TasksMigrated when the failure was transient (the transaction is aborted).
+  void throw_if_failed();
   // On the way out: what is still queued gets up to `timeout_ms` to be written.
   void close(int timeout_ms) { rd_kafka_flush(producer_.get(), timeout_ms); }
 
@@ -74,11 +79,20 @@ class StreamsProducer : public RecordCollector {
 
  private:
   static void delivered(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
+  // Makes the librdkafka producer; under exactly-once, transactional with its transactions
+  // initialized.
+  void open();
+  [[noreturn]] void replace_failed_producer(const std::string& why);
   void throw_on_error(rd_kafka_error_t* error, const char* step);
   // A write that failed: skipped when the handler says continue, else the thread fails.
   // `refused`: the producer refused it before sending (too large, ...), so no transaction holds
   // it and the handler may let it go under exactly-once too.
-  void write_failed(const ProductionError& failure, bool changelog, bool refused);
+  void write_failed(const ProductionError& failure, rd_kafka_resp_err_t code, bool changelog,
+                    bool refused);
+  static bool transient(rd_kafka_resp_err_t code);
+  // Under exactly-once, a write's failure that only an abort gets out of: a fatal producer fails
+  // the thread, else the transaction is aborted and TasksMigrated thrown.
+  [[noreturn]] void transaction_failed(const std::string& what, rd_kafka_resp_err_t code);
   bool production_handler_continues(const ProductionError& failure);
   void serve_purge_results();
 
@@ -88,6 +102,7 @@ class StreamsProducer : public RecordCollector {
   // delivery callbacks write here until it is gone.
   std::map<std::pair<std::string, int32_t>, int64_t> delivered_offsets_;
   RdKafkaHandle producer_;
+  std::vector<RdKafkaHandle> retired_;  // producers replaced after a fatal error
   // Answers to the DeleteRecords requests; destroyed before producer_, which sends them.
   struct QueueDeleter {
     void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
@@ -96,6 +111,7 @@ class StreamsProducer : public RecordCollector {
   TopicHandles topics_;  // after producer_: destroyed before it
   std::map<std::string, int32_t> partition_counts_;
   std::string send_error_;
+  rd_kafka_resp_err_t send_error_code_ = RD_KAFKA_RESP_ERR_NO_ERROR;
   bool in_transaction_ = false;
 };
 

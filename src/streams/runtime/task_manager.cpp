@@ -173,7 +173,7 @@ rd_kafka_topic_partition_list_t* TaskManager::on_assigned(
 void TaskManager::resume_stream_times(rd_kafka_topic_partition_list_t* inputs) {
   if (inputs->cnt == 0) return;
   auto* committed = rd_kafka_topic_partition_list_copy(inputs);
-  auto err = rd_kafka_committed(consumer_, committed, 10000);
+  auto err = committed_offsets(consumer_, committed);
   if (err) {
     rd_kafka_topic_partition_list_destroy(committed);
     throw StreamsException(std::string("committed offsets of the assigned tasks: ") +
@@ -209,6 +209,9 @@ rd_kafka_topic_partition_list_t* TaskManager::on_revoked(
     } catch (const std::exception& e) {
       spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id,
                    e.what());
+      // Nothing of the open transaction may be committed later beside inputs read again: it is
+      // aborted, and the tasks start again from their last commit.
+      if (config_.exactly_once) restart_tasks_from_last_commit(e.what());
     }
   }
   // Every input partition of the revoked tasks that the consumer holds.
@@ -261,9 +264,10 @@ void TaskManager::pause_restoring_tasks() {
 
 void TaskManager::restart_tasks_from_last_commit(const std::string& why) {
   spdlog::warn(
-      "stream thread {}: the group moved on during a commit ({}); its tasks start again from "
-      "their last commit",
+      "stream thread {}: its transaction was aborted ({}); its tasks start again from their last "
+      "commit",
       config_.client_id, why);
+  producer_.abort_transaction();
   rd_kafka_topic_partition_list_t* assignment = nullptr;
   if (rd_kafka_assignment(consumer_, &assignment) != RD_KAFKA_RESP_ERR_NO_ERROR || !assignment)
     throw StreamsException("after a migrated commit: the consumer's assignment is unknown");
@@ -282,12 +286,20 @@ void TaskManager::restart_tasks_from_last_commit(const std::string& why) {
   for (const auto& id : ids) close_task(id);
   auto* inputs = on_assigned(anchors);
   rd_kafka_topic_partition_list_destroy(anchors);
-  // Back to the committed offsets (the beginning where none is).
-  if (rd_kafka_committed(consumer_, inputs, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    for (int i = 0; i < inputs->cnt; ++i)
-      if (inputs->elems[i].offset < 0) inputs->elems[i].offset = RD_KAFKA_OFFSET_BEGINNING;
-    if (auto* error = rd_kafka_seek_partitions(consumer_, inputs, 10000))
-      rd_kafka_error_destroy(error);
+  // Back to the committed offsets (the beginning where none is): reading on from where the
+  // consumer is would skip the aborted transaction's input.
+  auto err = committed_offsets(consumer_, inputs);
+  if (err) {
+    rd_kafka_topic_partition_list_destroy(inputs);
+    throw StreamsException(std::string("after an aborted transaction: committed offsets: ") +
+                           rd_kafka_err2str(err));
+  }
+  for (int i = 0; i < inputs->cnt; ++i)
+    if (inputs->elems[i].offset < 0) inputs->elems[i].offset = RD_KAFKA_OFFSET_BEGINNING;
+  if (rd_kafka_error_t* error = rd_kafka_seek_partitions(consumer_, inputs, 10000)) {
+    spdlog::warn("stream thread {}: seeking to the committed offsets: {}", config_.client_id,
+                 rd_kafka_error_string(error));
+    rd_kafka_error_destroy(error);
   }
   rd_kafka_topic_partition_list_destroy(inputs);
   pause_restoring_tasks();

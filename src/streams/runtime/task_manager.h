@@ -106,6 +106,10 @@ class TaskManager {
   void close_standbys() { standbys_->assign({}); }
   void close_active();
 
+  // Under exactly-once, after the open transaction was aborted: every task is made again from
+  // its last commit (stores restored, inputs read again from the committed offsets).
+  void restart_tasks_from_last_commit(const std::string& why);
+
  private:
   using Partitions = std::unique_ptr<rd_kafka_topic_partition_list_t,
                                      decltype(&rd_kafka_topic_partition_list_destroy)>;
@@ -120,7 +124,6 @@ class TaskManager {
   // Also sets the inputs' starting offsets to their committed ones.
   void resume_stream_times(rd_kafka_topic_partition_list_t* inputs);
   void pause_restoring_tasks();
-  void restart_tasks_from_last_commit(const std::string& why);
   rd_kafka_topic_partition_list_t* input_partitions(Task* task) const;
   void set_queryable(Task* task);
   void publish_group_snapshot();
