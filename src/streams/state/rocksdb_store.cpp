@@ -4,7 +4,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
-#include <rocksdb/utilities/write_batch_with_index.h>
+#include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
 #include <spdlog/spdlog.h>
 
@@ -86,13 +86,16 @@ struct RocksDbStore::Db {
   std::map<int64_t, rocksdb::ColumnFamilyHandle*> segments;
   std::vector<rocksdb::ColumnFamilyHandle*> expired;  // buffered: hidden, dropped at commit
   std::vector<rocksdb::ColumnFamilyHandle*> others;   // families of no known role, kept open
-  // Buffered mode's open batch, which reads see through its index.
-  rocksdb::WriteBatchWithIndex indexed{rocksdb::BytewiseComparator(), 0, true};
-  // Direct mode's open batch, and the latest write of each key in it (nullopt: a delete): a hash
-  // lookup is cheaper than the indexed batch's ordered one, and direct mode never needs its order
-  // (scans write the batch down first).
+  // The open batch, and the latest write of each key in it (nullopt: a delete): reads look keys
+  // up in the hash map first, which is cheaper than RocksDB's indexed batch (an ordered skip
+  // list, and a merge of it with the database on every read).
   rocksdb::WriteBatch batch;
   std::unordered_map<std::string, std::optional<std::string>> latest;
+  // Buffered mode, which cannot write the batch down before a scan: the latest writes in key
+  // order too, kept from a store's first scan over more than a few of them (only stores that
+  // scan pay for it).
+  std::map<std::string, std::optional<std::string>> ordered;
+  bool keep_ordered = false;
   rocksdb::WriteBatch restoring;
   rocksdb::WriteOptions write;
   rocksdb::ReadOptions read;
@@ -214,8 +217,13 @@ struct RocksDbStore::Db {
   void write_down(const std::string& store) {
     if (batch.Count() == 0) return;
     check(db->Write(write, &batch), "state store " + store + ": write");
+    forget_pending();
+  }
+
+  void forget_pending() {
     batch.Clear();
     latest.clear();
+    ordered.clear();
   }
 
   void destroy() {
@@ -286,16 +294,12 @@ bool RocksDbStore::get_into(const std::string& key, std::string& out) {
   rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, false);
   if (!family) return false;
   rocksdb::Status s;
-  if (buffered_) {
-    s = db_->indexed.GetFromBatchAndDB(db_->db.get(), db_->read, family, key, &out);
-  } else {
-    if (auto it = db_->latest.find(key); it != db_->latest.end()) {
-      if (!it->second) return false;
-      out.assign(*it->second);
-      return true;
-    }
-    s = db_->db->Get(db_->read, family, key, &out);
+  if (auto it = db_->latest.find(key); it != db_->latest.end()) {
+    if (!it->second) return false;
+    out.assign(*it->second);
+    return true;
   }
+  s = db_->db->Get(db_->read, family, key, &out);
   if (s.IsNotFound()) return false;
   check(s, name_, "read");
   return true;
@@ -306,14 +310,13 @@ void RocksDbStore::put(const std::string& key, const std::optional<std::string>&
   if (floor_.observe(key)) drop_expired();
   rocksdb::ColumnFamilyHandle* family = db_->family(floor_, key, true);
   if (!family) return;  // an expired segment's window: skipped, as Kafka's segmented stores do
-  if (buffered_) {
-    check(value ? db_->indexed.Put(family, key, *value) : db_->indexed.Delete(family, key), name_,
-          "write");
-    return;
-  }
   check(value ? db_->batch.Put(family, key, *value) : db_->batch.Delete(family, key), name_,
         "write");
   db_->latest.insert_or_assign(key, value);
+  if (buffered_) {
+    if (db_->keep_ordered) db_->ordered.insert_or_assign(key, value);
+    return;
+  }
   // Written in batches, one write-ahead-log append each, rather than one per update.
   if (db_->batch.GetDataSize() > kDirectBatchBytes) db_->write_down(name_);
 }
@@ -326,7 +329,6 @@ std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds, bool write_down)
   auto scan_family = [&](rocksdb::ColumnFamilyHandle* family) {
     auto middle = static_cast<std::ptrdiff_t>(out.size());
     std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(db_->read, family));
-    if (buffered_) it.reset(db_->indexed.NewIteratorWithBase(family, it.release()));
     for (it->Seek(bounds.from); it->Valid(); it->Next()) {
       rocksdb::Slice k = it->key();
       if (bounds.past(std::string_view(k.data(), k.size()))) break;
@@ -339,13 +341,28 @@ std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds, bool write_down)
   scan_family(db_->data);
   for (const auto& [id, family] : db_->segments)
     if (id >= floor_.first_live) scan_family(family);
-  if (buffered_ || db_->latest.empty()) return out;
-  // Direct mode's open batch laid over the database's entries.
+  if (db_->latest.empty()) return out;
+  // The open batch laid over the database's entries, in key order.
   std::vector<std::pair<const std::string*, const std::optional<std::string>*>> mine;
-  for (const auto& [key, value] : db_->latest)
-    if (bounds.contains(key)) mine.emplace_back(&key, &value);
-  std::sort(mine.begin(), mine.end(),
-            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  if (buffered_ && write_down && !db_->keep_ordered && db_->latest.size() > kMaxOverlaid) {
+    db_->ordered.insert(db_->latest.begin(), db_->latest.end());
+    db_->keep_ordered = true;
+  }
+  // Buffered writes to segments expired since wait for the commit to go; reads skip them.
+  auto live = [&](const std::string& key) {
+    auto segment = floor_.segment_of(key);
+    return !segment || *segment >= floor_.first_live;
+  };
+  if (db_->keep_ordered) {
+    for (auto it = db_->ordered.lower_bound(bounds.from);
+         it != db_->ordered.end() && !bounds.past(it->first); ++it)
+      if (live(it->first)) mine.emplace_back(&it->first, &it->second);
+  } else {
+    for (const auto& [key, value] : db_->latest)
+      if (bounds.contains(key) && live(key)) mine.emplace_back(&key, &value);
+    std::sort(mine.begin(), mine.end(),
+              [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  }
   std::vector<BytesPair> merged;
   merged.reserve(out.size() + mine.size());
   size_t i = 0;
@@ -408,32 +425,25 @@ std::vector<rocksdb::ColumnFamilyHandle*> RocksDbStore::Db::live() const {
 }
 
 int64_t RocksDbStore::approximate_num_entries() {
-  int64_t pending = buffered_ ? db_->indexed.GetWriteBatch()->Count() : db_->batch.Count();
+  int64_t pending = db_->batch.Count();
   return sum_property(*db_->db, db_->live(), "rocksdb.estimate-num-keys") + pending;
 }
 
 void RocksDbStore::commit(std::optional<int64_t> next_offset) {
-  rocksdb::WriteBatch* batch = buffered_ ? db_->indexed.GetWriteBatch() : &db_->batch;
-  if (next_offset) {
-    std::string offset = encode_offset(*next_offset);
-    check(buffered_ ? db_->indexed.Put(db_->committed, kOffsetKey, offset)
-                    : batch->Put(db_->committed, kOffsetKey, offset),
+  rocksdb::WriteBatch& batch = db_->batch;
+  if (next_offset)
+    check(batch.Put(db_->committed, kOffsetKey, encode_offset(*next_offset)),
           "state store " + name_ + ": commit");
-  }
-  if (batch->Count() > 0)
-    check(db_->db->Write(db_->write, batch), "state store " + name_ + ": commit");
-  db_->indexed.Clear();
-  db_->batch.Clear();
-  db_->latest.clear();
+  if (batch.Count() > 0)
+    check(db_->db->Write(db_->write, &batch), "state store " + name_ + ": commit");
+  db_->forget_pending();
   for (auto* family : db_->expired) db_->drop(family);
   db_->expired.clear();
   if (next_offset) committed_offset_ = next_offset;
 }
 
 void RocksDbStore::discard() {
-  db_->indexed.Clear();
-  db_->batch.Clear();
-  db_->latest.clear();
+  db_->forget_pending();
   for (auto* family : db_->expired) db_->drop(family);
   db_->expired.clear();
 }
@@ -462,9 +472,7 @@ void RocksDbStore::finish_restore_batch(int64_t next_offset) {
 }
 
 void RocksDbStore::wipe() {
-  db_->indexed.Clear();
-  db_->batch.Clear();
-  db_->latest.clear();
+  db_->forget_pending();
   db_->restoring.Clear();
   db_->destroy();
   db_->open();
@@ -510,7 +518,7 @@ bool RocksDbStore::drop_expired() {
     check(db_->db->Write(db_->write, &db_->restoring), "state store " + name_ + ": restore");
     db_->restoring.Clear();
   }
-  if (buffered_ && db_->indexed.GetWriteBatch()->Count() > 0) {
+  if (buffered_ && db_->batch.Count() > 0) {
     db_->expired.insert(db_->expired.end(), going.begin(), going.end());
     return true;
   }

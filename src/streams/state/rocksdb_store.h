@@ -21,8 +21,10 @@
 // before a scan that would have to lay more than a few of them over, and at each commit (reads
 // see the open batch through a hash index); a crash leaves the data at or ahead of its offset,
 // and replaying from there only repeats updates.
-// Buffered (exactly-once): writes wait in an indexed batch that reads see, and reach the database
-// only with commit(), after the transaction that carried them committed; a crash or an aborted
+// Buffered (exactly-once): writes wait in the open batch, which reads see through the same hash
+// index (and scans through a sorted copy of it, kept once a store has scanned over more than a
+// few), and reach the database only with commit(), after the transaction that carried them
+// committed; a crash or an aborted
 // transaction leaves the store at its last committed state, so recovery replays only the
 // changelog's tail.
 #include <cstdint>

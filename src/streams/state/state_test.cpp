@@ -67,7 +67,9 @@ void check_against_model(KeyValueStore& store, uint32_t seed) {
       auto expected = it == model.end() ? std::nullopt : std::optional<std::string>(it->second);
       ASSERT_EQ(store.get(k), expected) << k;
       ASSERT_EQ(store.get_into(k, into), expected.has_value()) << k;
-      if (expected) ASSERT_EQ(into, *expected) << k;
+      if (expected) {
+        ASSERT_EQ(into, *expected) << k;
+      }
     } else if (op < 9) {
       std::string a = key(), b = key();
       ASSERT_EQ(store.range(a, b), model_range(model, a, b)) << a << ".." << b;
