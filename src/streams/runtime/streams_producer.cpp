@@ -268,8 +268,13 @@ void StreamsProducer::commit_transaction(const rd_kafka_topic_partition_list_t* 
 
 void StreamsProducer::abort_transaction() {
   if (!in_transaction_) return;
-  if (auto* error = rd_kafka_abort_transaction(producer_.get(), 30000))
+  // A failure left here shows at the next begin_transaction (a fatal one replaces the producer).
+  if (auto* error = retried(config_.client_id, "abort_transaction",
+                            [&] { return rd_kafka_abort_transaction(producer_.get(), 30000); })) {
+    spdlog::warn("stream thread {}: abort_transaction: {}", config_.client_id,
+                 rd_kafka_error_string(error));
     rd_kafka_error_destroy(error);
+  }
   in_transaction_ = false;
   // What failed in it failed in a transaction no one will see; its input is processed again.
   send_error_.clear();
