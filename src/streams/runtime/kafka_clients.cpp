@@ -142,7 +142,7 @@ void create_topics(rd_kafka_t* admin, const std::vector<NewTopic>& topics) {
 }
 
 rd_kafka_resp_err_t committed_offsets(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* list) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  auto deadline = std::chrono::steady_clock::now() + kRetryTimedOutFor;
   for (;;) {
     auto err = rd_kafka_committed(consumer, list, 10000);
     if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || std::chrono::steady_clock::now() >= deadline)

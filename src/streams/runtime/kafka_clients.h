@@ -3,6 +3,7 @@
 // application's properties, and the admin steps at start (partition counts, internal topics).
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,8 +58,11 @@ RdKafkaHandle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf);
 // periodic metadata scan, up to a second later. Best effort: a failure leaves that scan to it.
 void learn_leaders(rd_kafka_t* client);
 
-// rd_kafka_committed, asked again while it times out (the coordinator slow or moving) for up to
-// five minutes, as Kafka Streams retries until task.timeout.ms.
+// How long the thread asks again a call that timed out (the coordinator slow, moving or away)
+// before it fails: Kafka Streams' task.timeout.ms default.
+inline constexpr std::chrono::minutes kRetryTimedOutFor{5};
+
+// rd_kafka_committed, asked again while it times out, for up to kRetryTimedOutFor.
 rd_kafka_resp_err_t committed_offsets(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* list);
 
 // The group's committed offset of a partition, 0 when there is none, asked through `consumer`

@@ -227,13 +227,11 @@ void StreamsProducer::begin_transaction_if_needed() {
 namespace {
 
 // librdkafka's transactional calls resume where they stopped when called again after a
-// retriable error (the coordinator slow, moving or away): they are called again for up to five
-// minutes, as Kafka Streams retries a task's commit until task.timeout.ms (5 minutes).
-constexpr auto kRetryTransactionalFor = std::chrono::minutes(5);
+// retriable error: they are called again for up to kRetryTimedOutFor.
 
 template <typename Call>
 rd_kafka_error_t* retried(const std::string& client, const char* step, Call call) {
-  auto deadline = std::chrono::steady_clock::now() + kRetryTransactionalFor;
+  auto deadline = std::chrono::steady_clock::now() + kRetryTimedOutFor;
   for (;;) {
     rd_kafka_error_t* error = call();
     if (!error || !rd_kafka_error_is_retriable(error) ||
