@@ -53,6 +53,12 @@ void thread_families(PrometheusWriter& w, const MetricsView& view) {
   for (const auto& t : view.threads)
     w.sample("oxbow_streams_thread_fetch_restarts_total", {{"thread_id", t->thread_id}},
              static_cast<double>(t->fetch_restarts.value()));
+  w.family("oxbow_streams_thread_redelivered_records_skipped_total", "counter",
+           "Input records librdkafka 2.0.2 handed a stream thread again after a fetch restarted "
+           "from an older offset, skipped as already processed.");
+  for (const auto& t : view.threads)
+    w.sample("oxbow_streams_thread_redelivered_records_skipped_total",
+             {{"thread_id", t->thread_id}}, static_cast<double>(t->redelivered_skipped.value()));
 }
 
 void task_families(PrometheusWriter& w, const MetricsView& view) {

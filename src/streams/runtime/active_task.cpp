@@ -10,7 +10,6 @@ namespace oxbow::streams::detail {
 
 void ActiveTask::buffer(rd_kafka_t* consumer, const std::string& topic, PartitionGroup::Message m) {
   int32_t partition = m->partition;
-  fetched_next[topic] = m->offset + 1;
   group->add(topic, std::move(m));
   if (group->buffered(topic) > PartitionGroup::kMaxBufferedPerPartition &&
       full.insert(topic).second) {

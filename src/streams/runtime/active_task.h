@@ -24,7 +24,9 @@ struct ActiveTask {
   // Tasks with several input partitions: their records in timestamp order.
   std::unique_ptr<PartitionGroup> group;
   std::map<std::string, int64_t> start_offsets;  // where an input began, once asked
-  std::map<std::string, int64_t> fetched_next;   // grouped inputs: after the last buffered
+  // Each input: after the last record the consumer handed out (buffered or processed). A record
+  // before it is one librdkafka handed out again (task_manager.cpp, add_record).
+  std::map<std::string, int64_t> fetched_next;
   std::set<std::string> full;                    // grouped inputs paused while full
   std::map<std::string, int64_t> queried_ends;   // grouped inputs' ends, asked before a fetch
   // Interactive queries: the thread holds it exclusively while it changes the task's stores

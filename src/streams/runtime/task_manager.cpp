@@ -375,6 +375,10 @@ void TaskManager::add_record(PartitionGroup::Message m) {
     if (!fresh) slot->second = std::min(slot->second, m->offset);
     return;
   }
+  if (!route_.fetched_next)
+    route_.fetched_next = &active->fetched_next.try_emplace(route_.topic, -1).first->second;
+  if (m->offset < *route_.fetched_next) return skip_redelivered(m.get(), *route_.fetched_next);
+  *route_.fetched_next = m->offset + 1;
   if (!active->group) {
     std::unique_lock lock(active->lock);
     return process(m.get());
@@ -382,6 +386,25 @@ void TaskManager::add_record(PartitionGroup::Message m) {
   std::string topic = route_.topic;
   active->buffer(consumer_, topic, std::move(m));
   drain(*active);
+}
+
+// librdkafka 2.0.2 can hand out a partition's records again, from an older offset than the last
+// one it handed out, without a seek of ours: its fetcher starts over from the offset it last
+// started from whenever an operation changes the partition's version without setting that offset
+// (a resume of a partition that is not paused is one, fixed in librdkafka 2.4: its issues #4637
+// and #4686). CI once saw a whole input partition handed out a second time, in a run with no
+// rebalance and no seek. Those records were processed already: processed twice, exactly-once
+// would commit their results twice.
+void TaskManager::skip_redelivered(const rd_kafka_message_t* m, int64_t expected) {
+  metrics_.redelivered_skipped.add();
+  int64_t now = now_ms();
+  if (now - last_redelivery_log_ms_ < 1000) return;
+  last_redelivery_log_ms_ = now;
+  spdlog::warn(
+      "stream thread {}: the consumer handed out {} [{}] offset {} again (it had handed out up to "
+      "{}): skipped, as are the other records handed out twice ({} so far)",
+      config_.client_id, route_.topic, m->partition, m->offset, expected - 1,
+      metrics_.redelivered_skipped.value());
 }
 
 bool TaskManager::process_buffered() {

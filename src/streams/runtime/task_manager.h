@@ -131,6 +131,7 @@ class TaskManager {
   // The task the record's partition belongs to (route_ set for it), or null.
   ActiveTask* route(const rd_kafka_message_t* message);
   void process(const rd_kafka_message_t* message);
+  void skip_redelivered(const rd_kafka_message_t* message, int64_t expected);
   // Processes what a task's partition group can release.
   void drain(ActiveTask& task);
 
@@ -162,7 +163,8 @@ class TaskManager {
     int32_t partition = -1;
     ActiveTask* task = nullptr;
     std::string topic;
-    int64_t* next_offset = nullptr;  // in task->next_offsets, once a record was processed
+    int64_t* next_offset = nullptr;   // in task->next_offsets, once a record was processed
+    int64_t* fetched_next = nullptr;  // in task->fetched_next, once a record was handed out
   } route_;
   // Input records fetched for a paused task before the pause took: where to seek back to.
   std::map<std::pair<std::string, int32_t>, int64_t> seek_on_resume_;
@@ -171,6 +173,7 @@ class TaskManager {
   int64_t last_commit_ms_ = 0;
   bool commit_requested_ = false;  // a processor asked (ProcessorContext.commit())
   int64_t last_purge_ms_ = 0;
+  int64_t last_redelivery_log_ms_ = 0;
   std::atomic<bool> rebalancing_{true};  // until the first assignment
 };
 
