@@ -27,8 +27,8 @@ struct ActiveTask {
   // Each input: after the last record the consumer handed out (buffered or processed). A record
   // before it is one librdkafka handed out again (task_manager.cpp, add_record).
   std::map<std::string, int64_t> fetched_next;
-  std::set<std::string> full;                    // grouped inputs paused while full
-  std::map<std::string, int64_t> queried_ends;   // grouped inputs' ends, asked before a fetch
+  std::set<std::string> full;                   // grouped inputs paused while full
+  std::map<std::string, int64_t> queried_ends;  // grouped inputs' ends, asked before a fetch
   // Interactive queries: the thread holds it exclusively while it changes the task's stores
   // (processing a record or a partition group's run of records, punctuating, flushing,
   // checkpointing), a query shared while it reads them.

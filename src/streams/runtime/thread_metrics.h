@@ -39,10 +39,10 @@ struct StorePosition {
 struct ThreadMetrics {
   std::string thread_id;
   metrics::Counter processed, commits, restored;
-  metrics::Counter production_skipped;  // writes the production-exception handler let go
-  metrics::Counter fetch_restarts;      // stalled fetchers restarted (runtime/fetch_restarter.h)
+  metrics::Counter production_skipped;   // writes the production-exception handler let go
+  metrics::Counter fetch_restarts;       // stalled fetchers restarted (runtime/fetch_restarter.h)
   metrics::Counter redelivered_skipped;  // input records the consumer handed out twice, skipped
-  metrics::Counter standby_applied;     // changelog records written into standby tasks' stores
+  metrics::Counter standby_applied;      // changelog records written into standby tasks' stores
   metrics::Histogram process_latency{metrics::latency_buckets()};
   metrics::Histogram commit_latency{metrics::latency_buckets()};
 
