@@ -66,6 +66,23 @@ std::string token_text(const Token& token) {
 
 }  // namespace
 
+std::optional<int64_t> time_unit_ms(std::string_view unit) {
+  static const std::array<std::pair<std::string_view, int64_t>, 10> kUnits = {
+      {{"MILLISECOND", 1},
+       {"MILLISECONDS", 1},
+       {"SECOND", 1000},
+       {"SECONDS", 1000},
+       {"MINUTE", 60'000},
+       {"MINUTES", 60'000},
+       {"HOUR", 3'600'000},
+       {"HOURS", 3'600'000},
+       {"DAY", 86'400'000},
+       {"DAYS", 86'400'000}}};
+  for (const auto& [name, ms] : kUnits)
+    if (unit == name) return ms;
+  return std::nullopt;
+}
+
 bool is_reserved(std::string_view upper) {
   return reserved_words().count(upper) > 0;
 }
@@ -182,21 +199,11 @@ int64_t Parser::duration_ms() {
   Position position = peek().position;
   int64_t n = integer();
   const Token& unit = peek();
-  static const std::array<std::pair<const char*, int64_t>, 10> kUnits = {{{"MILLISECOND", 1},
-                                                                          {"MILLISECONDS", 1},
-                                                                          {"SECOND", 1000},
-                                                                          {"SECONDS", 1000},
-                                                                          {"MINUTE", 60'000},
-                                                                          {"MINUTES", 60'000},
-                                                                          {"HOUR", 3'600'000},
-                                                                          {"HOURS", 3'600'000},
-                                                                          {"DAY", 86'400'000},
-                                                                          {"DAYS", 86'400'000}}};
-  for (const auto& [word, ms] : kUnits)
-    if (unit.is_word(word)) {
+  if (unit.kind == TokenKind::kWord)
+    if (auto ms = time_unit_ms(unit.upper)) {
       next();
-      if (n > INT64_MAX / ms) throw ParseError(position, "Duration out of range");
-      return n * ms;
+      if (n > INT64_MAX / *ms) throw ParseError(position, "Duration out of range");
+      return n * *ms;
     }
   fail_expecting("a time unit (MILLISECONDS, SECONDS, MINUTES, HOURS, DAYS)");
 }

@@ -3,6 +3,8 @@
 // ksqlDB's grammar file is under the Confluent Community License and was not used), with ksqlDB's
 // positions and messages in its errors (parse_error.h). The statements it knows are those of
 // docs/sql/ksqldb-facts.md §1.1; what they mean is the binder's business.
+#include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +19,10 @@ std::vector<Statement> parse(std::string_view text);
 
 // One expression, alone (tests, the CLI, defaults). Throws ParseError.
 ExprPtr parse_expression(std::string_view text);
+
+// The milliseconds in one of ksqlDB's time units, upper-cased (MILLISECOND(S), SECOND(S),
+// MINUTE(S), HOUR(S), DAY(S)); nullopt for any other word.
+std::optional<int64_t> time_unit_ms(std::string_view unit);
 
 // Whether `upper` (upper-cased) is one of ksqlDB's reserved words, which an unquoted name may
 // not be.

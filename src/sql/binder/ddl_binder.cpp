@@ -1,0 +1,292 @@
+#include "sql/binder/ddl_binder.h"
+
+#include <algorithm>
+#include <set>
+
+#include "sql/binder/sql_error.h"
+#include "sql/binder/with_properties.h"
+
+namespace oxbow::sql {
+
+namespace {
+
+using parser::ColumnConstraint;
+
+// Pseudo and window-bound columns (docs/sql/ksqldb-facts.md §1.6): no column may take their names.
+const std::set<std::string>& reserved_column_names() {
+  static const std::set<std::string> names = {"ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART",
+                                              "WINDOWEND"};
+  return names;
+}
+
+bool contains_map(const SqlType& type) {
+  switch (type.base()) {
+    case SqlBaseType::kMap:
+      return true;
+    case SqlBaseType::kArray:
+      return contains_map(*type.element());
+    case SqlBaseType::kStruct:
+      for (const auto& f : type.fields())
+        if (contains_map(*f.type)) return true;
+      return false;
+    default:
+      return false;
+  }
+}
+
+const SqlTypePtr& headers_type() {
+  static const SqlTypePtr type =
+      SqlType::array(SqlType::structure({{"KEY", SqlType::string()}, {"VALUE", SqlType::bytes()}}));
+  return type;
+}
+
+Column bind_column(const parser::ColumnDef& def, bool table, const Catalog& catalog) {
+  Column column;
+  column.name = def.name.text;
+  if (reserved_column_names().count(column.name))
+    throw SqlError(def.name.position, "'" + column.name +
+                                          "' is a reserved column name. You cannot use it as a "
+                                          "name for a column.");
+  column.type = bind_type(def.type, catalog);
+  switch (def.constraint) {
+    case ColumnConstraint::kKey:
+      if (table)
+        throw SqlError(def.name.position, "Column `" + column.name +
+                                              "` is a 'KEY' column: please use 'PRIMARY KEY' for "
+                                              "tables.");
+      column.ns = ColumnNamespace::kKey;
+      break;
+    case ColumnConstraint::kPrimaryKey:
+      if (!table)
+        throw SqlError(def.name.position, "Column `" + column.name +
+                                              "` is a 'PRIMARY KEY' column: please use 'KEY' for "
+                                              "streams.");
+      column.ns = ColumnNamespace::kKey;
+      break;
+    case ColumnConstraint::kHeaders:
+      if (!column.type->equals(*headers_type()))
+        throw SqlError(def.name.position, "Invalid type for HEADERS column: expected " +
+                                              headers_type()->to_string() + ", got " +
+                                              column.type->to_string());
+      column.ns = ColumnNamespace::kHeaders;
+      break;
+    case ColumnConstraint::kHeader:
+      if (column.type->base() != SqlBaseType::kBytes)
+        throw SqlError(def.name.position, "Invalid type for HEADER('" + def.header_key +
+                                              "') column: expected BYTES, got " +
+                                              column.type->to_string());
+      column.ns = ColumnNamespace::kHeader;
+      column.header_key = def.header_key;
+      break;
+    case ColumnConstraint::kNone:
+      column.ns = ColumnNamespace::kValue;
+      break;
+  }
+  if (column.ns == ColumnNamespace::kKey && contains_map(*column.type))
+    throw SqlError(
+        "Map keys, including types that contain maps, are not supported as they may "
+        "lead to unexpected behavior due to inconsistent serialization. Key column "
+        "name: `" +
+        column.name + "`. Column type: " + column.type->to_string() +
+        ". See https://github.com/confluentinc/ksql/issues/6621 for more.");
+  return column;
+}
+
+void bind_formats(DataSource& source, const WithProperties& with, const DdlSettings& settings) {
+  if (with.has("FORMAT") && with.has("KEY_FORMAT"))
+    throw SqlError(
+        "Cannot supply both 'KEY_FORMAT' and 'FORMAT' properties, as 'FORMAT' sets both key and "
+        "value formats. Either use just 'FORMAT', or use 'KEY_FORMAT' and 'VALUE_FORMAT'.");
+  if (with.has("FORMAT") && with.has("VALUE_FORMAT"))
+    throw SqlError(
+        "Cannot supply both 'VALUE_FORMAT' and 'FORMAT' properties, as 'FORMAT' sets both key "
+        "and value formats. Either use just 'FORMAT', or use 'KEY_FORMAT' and 'VALUE_FORMAT'.");
+  Formats& f = source.formats;
+  auto both = with.text("FORMAT");
+  auto key = both ? both : with.text("KEY_FORMAT");
+  auto value = both ? both : with.text("VALUE_FORMAT");
+  f.key_format = checked_format(key.value_or(settings.default_key_format));
+  if (!value && settings.default_value_format.empty())
+    throw SqlError(
+        "Statement is missing the 'VALUE_FORMAT' property from the WITH clause. Either provide "
+        "one or set a default via the 'ksql.persistence.default.format.value' config.");
+  f.value_format = checked_format(value.value_or(settings.default_value_format));
+  for (const char* property : {"KEY_DELIMITER", "VALUE_DELIMITER"}) {
+    auto delimiter = with.text(property);
+    if (!delimiter) continue;
+    bool key_side = property[0] == 'K';
+    const std::string& format = key_side ? f.key_format : f.value_format;
+    if (format != "DELIMITED")
+      throw SqlError(format + " does not support the following configs: [delimiter]");
+    (key_side ? f.key_delimiter : f.value_delimiter) = checked_delimiter(property, *delimiter);
+  }
+  f.wrap_single_value = with.boolean("WRAP_SINGLE_VALUE");
+}
+
+void bind_key_columns(const DataSource& source) {
+  std::vector<const Column*> keys;
+  for (const auto& c : source.columns)
+    if (c.ns == ColumnNamespace::kKey) keys.push_back(&c);
+  if (source.kind == SourceKind::kTable && keys.empty())
+    throw SqlError("Tables require a PRIMARY KEY. Please define the PRIMARY KEY.");
+  if (source.window && keys.empty()) throw SqlError("Windowed sources require a key column.");
+  if (source.formats.key_format == "KAFKA" && keys.size() > 1) {
+    std::string listed;
+    for (const Column* k : keys)
+      listed += (listed.empty() ? "" : ", ") + ("`" + k->name + "` " + k->type->to_string());
+    throw SqlError("The 'KAFKA' format only supports a single field. Got: [" + listed + "]");
+  }
+  if (source.formats.key_format == "DELIMITED")
+    for (const Column* k : keys)
+      if (k->type->base() == SqlBaseType::kArray || k->type->base() == SqlBaseType::kMap ||
+          k->type->base() == SqlBaseType::kStruct)
+        throw SqlError("The 'DELIMITED' format does not support type '" + k->type->to_string() +
+                       "', column: `" + k->name + "`");
+}
+
+void bind_timestamp(DataSource& source, const WithProperties& with) {
+  source.timestamp_format = with.text("TIMESTAMP_FORMAT");
+  auto name = with.text("TIMESTAMP");
+  if (!name) return;
+  std::string column_name = *name;
+  for (char& c : column_name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const Column* column = source.column(column_name);
+  if (!column)
+    throw SqlError("The TIMESTAMP column set in the WITH clause does not exist in the schema: '" +
+                   column_name + "'");
+  SqlBaseType base = column->type->base();
+  bool ok = base == SqlBaseType::kBigint || base == SqlBaseType::kTimestamp ||
+            (base == SqlBaseType::kString && source.timestamp_format);
+  if (!ok)
+    throw SqlError("Timestamp column, `" + column_name +
+                   "`, should be LONG(INT64), TIMESTAMP, or a String with a timestamp_format "
+                   "specified");
+  source.timestamp_column = column_name;
+}
+
+void bind_window(DataSource& source, const WithProperties& with) {
+  auto type = with.text("WINDOW_TYPE");
+  if (!type) {
+    if (with.has("WINDOW_SIZE"))
+      throw SqlError("'WINDOW_SIZE' should only be set together with 'WINDOW_TYPE'.");
+    return;
+  }
+  std::string t = *type;
+  for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  SourceWindow window;
+  if (t == "SESSION")
+    window.type = SourceWindowType::kSession;
+  else if (t == "HOPPING")
+    window.type = SourceWindowType::kHopping;
+  else if (t == "TUMBLING")
+    window.type = SourceWindowType::kTumbling;
+  else
+    throw SqlError("Configuration WINDOW_TYPE is invalid: Unknown window type: '" + *type +
+                   "'. Valid values: SESSION, HOPPING, TUMBLING");
+  auto size = with.text("WINDOW_SIZE");
+  if (window.type == SourceWindowType::kSession && size)
+    throw SqlError("'WINDOW_SIZE' should not be set for SESSION windows.");
+  if (window.type != SourceWindowType::kSession && !size)
+    throw SqlError("'WINDOW_SIZE' must be set for " + t + " windows.");
+  if (size) window.size_ms = parse_duration_ms("WINDOW_SIZE", *size);
+  source.window = window;
+}
+
+}  // namespace
+
+SqlTypePtr bind_type(const parser::TypeSpec& spec, const Catalog& catalog) {
+  try {
+    if (spec.custom) {
+      if (auto named = catalog.find_type(spec.base)) return named;
+      throw SqlError("Cannot resolve unknown type or alias: " + spec.base);
+    }
+    static const std::pair<const char*, SqlBaseType> kPrimitives[] = {
+        {"BOOLEAN", SqlBaseType::kBoolean},    {"INTEGER", SqlBaseType::kInteger},
+        {"BIGINT", SqlBaseType::kBigint},      {"DOUBLE", SqlBaseType::kDouble},
+        {"STRING", SqlBaseType::kString},      {"BYTES", SqlBaseType::kBytes},
+        {"DATE", SqlBaseType::kDate},          {"TIME", SqlBaseType::kTime},
+        {"TIMESTAMP", SqlBaseType::kTimestamp}};
+    for (const auto& [name, base] : kPrimitives)
+      if (spec.base == name) return SqlType::of(base);
+    if (spec.base == "DECIMAL")
+      return SqlType::decimal(spec.parameters.at(0), spec.parameters.at(1));
+    if (spec.base == "ARRAY") return SqlType::array(bind_type(spec.elements.at(0), catalog));
+    if (spec.base == "MAP")
+      return SqlType::map(bind_type(spec.elements.at(0), catalog),
+                          bind_type(spec.elements.at(1), catalog));
+    if (spec.base == "STRUCT") {
+      std::vector<SqlField> fields;
+      for (size_t i = 0; i < spec.elements.size(); ++i)
+        fields.push_back({spec.field_names.at(i), bind_type(spec.elements[i], catalog)});
+      return SqlType::structure(std::move(fields));
+    }
+    throw SqlError("Cannot resolve unknown type or alias: " + spec.base);
+  } catch (const SqlTypeError& e) {
+    throw SqlError(e.what());
+  }
+}
+
+BoundCreate bind_create_source(const parser::CreateSource& create, const Catalog& catalog,
+                               const DdlSettings& settings) {
+  BoundCreate out;
+  DataSource& source = out.source;
+  source.kind = create.table ? SourceKind::kTable : SourceKind::kStream;
+  source.name = create.name.text;
+  source.read_only = create.source;
+  if (const DataSource* existing = catalog.find_source(source.name)) {
+    if (create.if_not_exists) {
+      out.skip = true;
+      out.warning =
+          std::string("A ") + existing->kind_name() + " with the same name already exists.";
+      return out;
+    }
+    if (!create.or_replace || existing->kind != source.kind)
+      throw SqlError(std::string("Cannot add ") + source.kind_name() + " '" + source.name +
+                     "': A " + existing->kind_name() + " with the same name already exists");
+    if (existing->read_only || create.source)
+      throw SqlError(std::string("Cannot add ") + source.kind_name() + " '" + source.name +
+                     "': CREATE OR REPLACE is not supported on source " + source.kind_name() +
+                     "s.");
+  }
+  if (create.columns.empty()) throw SqlError("The statement does not define any columns.");
+  std::set<std::string> seen;
+  for (const auto& def : create.columns) {
+    Column column = bind_column(def, create.table, catalog);
+    if (!seen.insert(column.name).second)
+      throw SqlError(def.name.position, "Duplicate column names: `" + column.name + "`");
+    source.columns.push_back(std::move(column));
+  }
+  WithProperties with = read_create_properties(create.properties);
+  auto topic = with.text("KAFKA_TOPIC");
+  if (!topic)
+    throw SqlError("Missing required configuration \"KAFKA_TOPIC\" which has no default value.");
+  if (topic->empty()) throw SqlError("KAFKA_TOPIC cannot be empty.");
+  source.topic = *topic;
+  if (auto partitions = with.integer("PARTITIONS")) {
+    if (*partitions < 1 || *partitions > INT32_MAX)
+      throw SqlError("Invalid number of partitions in WITH clause: " + std::to_string(*partitions));
+    source.partitions = static_cast<int32_t>(*partitions);
+  }
+  if (auto replicas = with.integer("REPLICAS")) {
+    if (*replicas < 1 || *replicas > INT16_MAX)
+      throw SqlError("Invalid number of replicas in WITH clause: " + std::to_string(*replicas));
+    source.replicas = static_cast<int16_t>(*replicas);
+  }
+  bind_formats(source, with, settings);
+  bind_window(source, with);
+  if (auto retention = with.integer("RETENTION_MS")) {
+    if (source.kind == SourceKind::kTable && !source.window)
+      throw SqlError(
+          "Invalid config variable in the WITH clause: RETENTION_MS. Non-windowed tables do not "
+          "support retention.");
+    source.retention_ms = *retention;
+  }
+  bind_key_columns(source);
+  bind_timestamp(source, with);
+  // Keys first, as ksqlDB lists a schema.
+  std::stable_partition(source.columns.begin(), source.columns.end(),
+                        [](const Column& c) { return c.ns == ColumnNamespace::kKey; });
+  return out;
+}
+
+}  // namespace oxbow::sql

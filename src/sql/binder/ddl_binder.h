@@ -1,0 +1,32 @@
+#pragma once
+// Binds the statements that define things (CREATE STREAM|TABLE without AS, CREATE TYPE) against
+// the catalog: types resolved, columns and WITH properties checked by ksqlDB's rules
+// (docs/sql/ksqldb-facts.md §1.5-1.8), each refusal with ksqlDB's message (SqlError).
+#include <optional>
+#include <string>
+
+#include "sql/catalog/catalog.h"
+#include "sql/parser/ast.h"
+
+namespace oxbow::sql {
+
+// The engine's settings that DDL reads (ksqlDB's names).
+struct DdlSettings {
+  std::string default_key_format = "KAFKA";  // ksql.persistence.default.format.key
+  std::string default_value_format;          // ksql.persistence.default.format.value
+};
+
+struct BoundCreate {
+  DataSource source;
+  bool skip = false;  // IF NOT EXISTS and the name is taken: nothing to do
+  std::optional<std::string> warning;
+};
+
+// The source a CREATE STREAM|TABLE (with columns, not AS SELECT) defines. Throws SqlError.
+BoundCreate bind_create_source(const parser::CreateSource& create, const Catalog& catalog,
+                               const DdlSettings& settings);
+
+// A type as written, with CREATE TYPE's names resolved from the catalog. Throws SqlError.
+SqlTypePtr bind_type(const parser::TypeSpec& spec, const Catalog& catalog);
+
+}  // namespace oxbow::sql

@@ -1,0 +1,58 @@
+#pragma once
+// What the engine knows of a stream or table (ksqlDB's metastore entry): its columns in their
+// namespaces (key, value, headers), its topic and formats, its timestamp column and window.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sql/types/sql_type.h"
+
+namespace oxbow::sql {
+
+enum class SourceKind { kStream, kTable };
+
+enum class ColumnNamespace { kKey, kValue, kHeaders, kHeader };
+
+struct Column {
+  std::string name;
+  SqlTypePtr type;
+  ColumnNamespace ns = ColumnNamespace::kValue;
+  std::string header_key;  // kHeader: HEADER('key')
+};
+
+struct Formats {
+  std::string key_format = "KAFKA";
+  std::string value_format;
+  std::string key_delimiter = ",", value_delimiter = ",";  // DELIMITED
+  std::optional<bool> wrap_single_value;
+};
+
+enum class SourceWindowType { kTumbling, kHopping, kSession };
+
+struct SourceWindow {
+  SourceWindowType type = SourceWindowType::kTumbling;
+  std::optional<int64_t> size_ms;  // not for SESSION
+};
+
+struct DataSource {
+  SourceKind kind = SourceKind::kStream;
+  std::string name;
+  std::vector<Column> columns;  // keys first, as declared
+  std::string topic;
+  Formats formats;
+  std::optional<int32_t> partitions;
+  std::optional<int16_t> replicas;
+  std::optional<int64_t> retention_ms;
+  std::optional<std::string> timestamp_column, timestamp_format;
+  std::optional<SourceWindow> window;
+  bool read_only = false;  // CREATE SOURCE STREAM|TABLE
+
+  const Column* column(const std::string& name) const;
+  const char* kind_name() const { return kind == SourceKind::kTable ? "table" : "stream"; }
+  // ksqlDB's schema text: "`ID` BIGINT KEY, `NAME` STRING" (PRIMARY KEY for tables, HEADERS,
+  // HEADER('k')).
+  std::string schema_text() const;
+};
+
+}  // namespace oxbow::sql
