@@ -1,0 +1,72 @@
+#pragma once
+// An expression bound to a query's scope: every column resolved to its place in the scope, every
+// node typed (docs/sql/ksqldb-facts.md §2). The evaluator is compiled from this tree; messages
+// print the parsed expression it keeps (`parsed`) in ksqlDB's canonical text.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sql/catalog/data_source.h"
+#include "sql/parser/ast.h"
+#include "sql/types/sql_type.h"
+
+namespace oxbow::sql {
+
+// The columns a query's expressions may name: each source's (by alias), and its pseudo columns.
+struct ScopeColumn {
+  std::string source;  // the alias (or the source's name when it has none)
+  std::string name;
+  SqlTypePtr type;
+  ColumnNamespace ns = ColumnNamespace::kValue;
+  bool pseudo = false;  // ROWTIME, ROWPARTITION, ROWOFFSET, WINDOWSTART, WINDOWEND
+};
+
+struct Scope {
+  std::vector<ScopeColumn> columns;
+  std::vector<std::string> sources;  // aliases, in FROM then JOIN order
+
+  // The columns of `source` under `alias`, with its pseudo columns (the window bounds when it is
+  // windowed).
+  void add_source(const DataSource& source, const std::string& alias);
+};
+
+enum class BoundKind {
+  kColumn,      // column: the index in the scope
+  kNull,        // a NULL literal (type null until a context types it)
+  kLiteral,     // text: the literal as written; type
+  kArithmetic,  // op: + - * / %
+  kNegate,
+  kConcat,
+  kComparison,  // op: = <> < <= > >= IS DISTINCT FROM, IS NOT DISTINCT FROM
+  kAnd,
+  kOr,
+  kNot,
+  kIsNull,
+  kBetween,
+  kIn,
+  kLike,
+  kCase,
+  kCast,
+  kFunction,  // name; aggregate
+  kSubscript,
+  kDereference,  // name: the field
+  kArray,
+  kMap,
+  kStruct,
+};
+
+struct BoundExpr {
+  BoundKind kind = BoundKind::kNull;
+  SqlTypePtr type;  // null only for a bare NULL
+  const parser::Expr* parsed = nullptr;
+  std::vector<std::unique_ptr<BoundExpr>> args;
+  int column = -1;
+  std::string op;    // operator, function name or field name
+  std::string text;  // literal text
+  bool negated = false;
+  bool aggregate = false;                      // an aggregate function's call
+  bool has_operand = false, has_else = false;  // kCase
+};
+using BoundExprPtr = std::unique_ptr<BoundExpr>;
+
+}  // namespace oxbow::sql

@@ -1,0 +1,52 @@
+#pragma once
+// Binds expressions of a query clause against its scope: names resolved (ambiguity and unknown
+// qualifiers refused), types inferred and checked, each refusal in ksqlDB's words with the
+// clause named as ksqlDB names it ("SELECT column 'X' cannot be resolved.", "Error in WHERE
+// expression: Cannot compare ...").
+#include <string>
+
+#include "sql/binder/bound_expression.h"
+#include "sql/binder/function_registry.h"
+#include "sql/catalog/catalog.h"
+
+namespace oxbow::sql {
+
+class ExpressionBinder {
+ public:
+  // `clause`: "SELECT", "WHERE", "HAVING", "GROUP BY", "PARTITION BY", "JOIN ON".
+  ExpressionBinder(const Scope& scope, const FunctionRegistry& functions, const Catalog& catalog,
+                   std::string clause)
+      : scope_(scope), functions_(functions), catalog_(catalog), clause_(std::move(clause)) {}
+
+  // Throws SqlError.
+  BoundExprPtr bind(const parser::Expr& expr);
+  // As bind(), and the result must be a BOOLEAN (WHERE, HAVING, JOIN ON).
+  BoundExprPtr bind_condition(const parser::Expr& expr);
+
+ private:
+  BoundExprPtr bind_node(const parser::Expr& e);
+  BoundExprPtr column(const parser::Expr& e);
+  BoundExprPtr literal(const parser::Expr& e);
+  BoundExprPtr arithmetic(const parser::Expr& e);
+  BoundExprPtr comparison(const parser::Expr& e);
+  BoundExprPtr logical(const parser::Expr& e);
+  BoundExprPtr predicate(const parser::Expr& e);
+  BoundExprPtr case_expression(const parser::Expr& e);
+  BoundExprPtr cast(const parser::Expr& e);
+  BoundExprPtr function(const parser::Expr& e);
+  BoundExprPtr access(const parser::Expr& e);
+  BoundExprPtr constructor(const parser::Expr& e);
+  std::vector<BoundExprPtr> bind_all(const parser::Expr& e, size_t from = 0);
+  // ksqlDB's prefix for errors of this clause's expressions ("Error in WHERE expression: ").
+  [[noreturn]] void fail(const std::string& message) const;
+  void require_comparable(const parser::Expr& e, const BoundExpr& l, const BoundExpr& r,
+                          const std::string& op) const;
+
+  const Scope& scope_;
+  const FunctionRegistry& functions_;
+  const Catalog& catalog_;
+  std::string clause_;
+  int aggregate_depth_ = 0;
+};
+
+}  // namespace oxbow::sql
