@@ -12,13 +12,6 @@ namespace {
 
 using parser::ColumnConstraint;
 
-// Pseudo and window-bound columns (docs/sql/ksqldb-facts.md §1.6): no column may take their names.
-const std::set<std::string>& reserved_column_names() {
-  static const std::set<std::string> names = {"ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART",
-                                              "WINDOWEND"};
-  return names;
-}
-
 bool contains_map(const SqlType& type) {
   switch (type.base()) {
     case SqlBaseType::kMap:
@@ -43,7 +36,7 @@ const SqlTypePtr& headers_type() {
 Column bind_column(const parser::ColumnDef& def, bool table, const Catalog& catalog) {
   Column column;
   column.name = def.name.text;
-  if (reserved_column_names().count(column.name))
+  if (is_system_column_name(column.name))
     throw SqlError(def.name.position, "'" + column.name +
                                           "' is a reserved column name. You cannot use it as a "
                                           "name for a column.");

@@ -198,8 +198,11 @@ BoundExprPtr ExpressionBinder::column(const Expr& e) {
     }
   }
   if (found < 0) throw SqlError(clause_ + " column '" + shown + "' cannot be resolved.");
-  if (candidates.find(',') != std::string::npos)
-    throw SqlError("Column '" + e.name + "' is ambiguous. Could be any of: " + candidates);
+  size_t last = candidates.rfind(", ");
+  if (last != std::string::npos)
+    throw SqlError(e.position, "Column '" + e.name + "' is ambiguous. Could be " +
+                                   candidates.substr(0, last) + " or " +
+                                   candidates.substr(last + 2) + ".");
   auto b = node(BoundKind::kColumn, e, scope_.columns[found].type);
   b->column = found;
   return b;

@@ -53,7 +53,7 @@ TEST_F(ExpressionBinderTest, ColumnsResolveByNameAndAlias) {
   EXPECT_EQ(type_of("unknown"), "SELECT column 'UNKNOWN' cannot be resolved.");
   EXPECT_EQ(type_of("bob = 1", "WHERE"), "WHERE column 'BOB' cannot be resolved.");
   EXPECT_EQ(type_of("x.name"), "'X' is not a valid stream/table name or alias.");
-  EXPECT_EQ(type_of("id"), "Column 'ID' is ambiguous. Could be any of: S.ID, U.ID");
+  EXPECT_EQ(type_of("id"), "Line: 1, Col: 1: Column 'ID' is ambiguous. Could be S.ID or U.ID.");
   EXPECT_EQ(type_of("windowstart"), "SELECT column 'WINDOWSTART' cannot be resolved.");
 }
 

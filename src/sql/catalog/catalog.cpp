@@ -2,6 +2,11 @@
 
 namespace oxbow::sql {
 
+bool is_system_column_name(const std::string& name) {
+  return name == "ROWTIME" || name == "ROWPARTITION" || name == "ROWOFFSET" ||
+         name == "WINDOWSTART" || name == "WINDOWEND";
+}
+
 const Column* DataSource::column(const std::string& name) const {
   for (const auto& c : columns)
     if (c.name == name) return &c;

@@ -12,6 +12,10 @@ namespace oxbow::sql {
 
 enum class SourceKind { kStream, kTable };
 
+// ROWTIME, ROWPARTITION, ROWOFFSET, WINDOWSTART, WINDOWEND: the pseudo and window-bound columns
+// (docs/sql/ksqldb-facts.md §1.6), whose names no column or alias may take.
+bool is_system_column_name(const std::string& name);
+
 enum class ColumnNamespace { kKey, kValue, kHeaders, kHeader };
 
 struct Column {
