@@ -12,33 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "common/allocation_counter.h"
 #include "oxbow/streams/kstream.h"
 #include "oxbow/streams/streams_builder.h"
 #include "oxbow/streams/topology.h"
 #include "streams/runtime/task.h"
-
-namespace {
-
-thread_local bool counting = false;
-thread_local int64_t allocations = 0;
-
-}  // namespace
-
-// GCC pairs the replacements' malloc and free with the new and delete expressions it inlines them
-// into, and warns of a mismatch that is not one.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-void* operator new(std::size_t size) {
-  if (counting) ++allocations;
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
 
 namespace oxbow::streams {
 namespace {
@@ -80,14 +58,13 @@ double allocations_per_record(const Topology& topology, int records, const Input
   raw.timestamp = input.first_timestamp;
   for (int i = 0; i < 100; ++i) task.process(raw);  // warm: buffers reach their size
   int64_t sent = collector.sent;
-  allocations = 0;
-  counting = true;
+  oxbow::testing::start_counting_allocations();
   for (int i = 0; i < records; ++i) {
     raw.offset = i;
     raw.timestamp = input.first_timestamp + i;
     task.process(raw);
   }
-  counting = false;
+  int64_t allocations = oxbow::testing::stop_counting_allocations();
   task.flush();  // what a cache holds is sent as it flushes
   EXPECT_GT(collector.sent, sent);
   return static_cast<double>(allocations) / records;

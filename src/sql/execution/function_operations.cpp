@@ -1,0 +1,334 @@
+// LIKE, CAST, subscripts, struct fields, constructors and the scalar functions.
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+#include "sql/execution/operations.h"
+
+namespace oxbow::sql::ops {
+
+namespace {
+
+using Kind = Value::Kind;
+
+void fail(Frame& f, Value& out, const std::string& message) {
+  if (f.error.empty()) f.error = message;
+  out.set_null();
+}
+
+// `%` any run, `_` one character, `escape` before either takes it literally.
+bool like_match(const std::string& s, size_t si, const std::string& p, size_t pi, char escape) {
+  while (pi < p.size()) {
+    char c = p[pi];
+    if (escape && c == escape && pi + 1 < p.size()) {
+      if (si >= s.size() || s[si] != p[pi + 1]) return false;
+      si++, pi += 2;
+    } else if (c == '%') {
+      for (size_t k = si; k <= s.size(); ++k)
+        if (like_match(s, k, p, pi + 1, escape)) return true;
+      return false;
+    } else if (c == '_' || (si < s.size() && s[si] == c)) {
+      if (si >= s.size()) return false;
+      si++, pi++;
+    } else {
+      return false;
+    }
+  }
+  return si == s.size();
+}
+
+__int128 pow10(int n) {
+  __int128 v = 1;
+  for (int k = 0; k < n; ++k) v *= 10;
+  return v;
+}
+
+// Java's Double.toString, which ksqlDB's CAST to STRING prints: 1.5, 100.0, 1.0E10, 1.0E-4.
+std::string java_double(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  double a = std::fabs(d);
+  char buffer[64];
+  if (a == 0 || (a >= 1e-3 && a < 1e7)) {
+    auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, d, std::chars_format::fixed);
+    (void)error;
+    std::string s(buffer, end);
+    if (s.find('.') == std::string::npos) s += ".0";
+    return s;
+  }
+  auto [end, error] =
+      std::to_chars(buffer, buffer + sizeof buffer, d, std::chars_format::scientific);
+  (void)error;
+  std::string s(buffer, end);  // 1e+10, 1.5e-04
+  size_t e = s.find('e');
+  std::string mantissa = s.substr(0, e), exponent = s.substr(e + 1);
+  if (mantissa.find('.') == std::string::npos) mantissa += ".0";
+  int n = std::stoi(exponent);
+  return mantissa + "E" + std::to_string(n);
+}
+
+bool parse_decimal(const std::string& text, int scale, __int128& out) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
+  __int128 digits = 0;
+  int fraction = -1;
+  bool any = false;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '.' && fraction < 0) {
+      fraction = 0;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    any = true;
+    if (fraction >= 0 && fraction == scale) {
+      if (c >= '5') digits += 1;  // half up on the first digit dropped
+      break;
+    }
+    digits = digits * 10 + (c - '0');
+    if (fraction >= 0) ++fraction;
+  }
+  if (!any) return false;
+  int have = std::max(fraction, 0);
+  digits *= pow10(scale - have);
+  out = negative ? -digits : digits;
+  return true;
+}
+
+// The text CAST(x AS STRING) gives (docs/sql/ksqldb-facts.md §2.4).
+std::string cast_text(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kDouble:
+      return java_double(v.dbl());
+    case Kind::kDecimal:
+      return decimal_text(v.unscaled(), v.scale());
+    case Kind::kString:
+    case Kind::kBytes:
+      return v.text();
+    case Kind::kArray:
+    case Kind::kMap:
+    case Kind::kStruct: {
+      std::string out = v.kind() == Kind::kArray ? "[" : v.kind() == Kind::kMap ? "{" : "Struct{";
+      const auto& items = v.items();
+      for (size_t k = 0; k < items.size(); ++k) {
+        if (v.kind() == Kind::kMap && k % 2 == 1) {
+          out += "=" + cast_text(items[k]);
+          continue;
+        }
+        out += (k == 0 ? "" : v.kind() == Kind::kStruct ? "," : ", ") + cast_text(items[k]);
+      }
+      return out + (v.kind() == Kind::kArray ? "]" : "}");
+    }
+    default:
+      return v.debug_string();
+  }
+}
+
+}  // namespace
+
+size_t like(const Instr& i, Frame& f, size_t pc) {
+  const Value &s = f.registers[i.a], &p = f.registers[i.b];
+  Value& out = f.registers[i.dst];
+  if (s.is_null() || p.is_null()) return out.set_boolean(false), pc + 1;
+  char escape = i.c >= 0 && !f.registers[i.c].text().empty() ? f.registers[i.c].text()[0] : 0;
+  bool match = like_match(s.text(), 0, p.text(), 0, escape);
+  out.set_boolean(i.data == 1 ? !match : match);
+  return pc + 1;
+}
+
+size_t cast(const Instr& i, Frame& f, size_t pc) {
+  const Value& v = f.registers[i.a];
+  Value& out = f.registers[i.dst];
+  if (v.is_null()) return out.set_null(), pc + 1;
+  auto to = static_cast<Kind>(i.data);
+  bool number = v.kind() == Kind::kInteger || v.kind() == Kind::kBigint ||
+                v.kind() == Kind::kDouble || v.kind() == Kind::kDecimal;
+  const std::string& text = v.text();
+  switch (to) {
+    case Kind::kString:
+      out.set_string(cast_text(v));
+      return pc + 1;
+    case Kind::kBoolean:
+      if (v.kind() == Kind::kString) {
+        bool t = text.size() == 4 && std::tolower(static_cast<unsigned char>(text[0])) == 't' &&
+                 std::tolower(static_cast<unsigned char>(text[1])) == 'r' &&
+                 std::tolower(static_cast<unsigned char>(text[2])) == 'u' &&
+                 std::tolower(static_cast<unsigned char>(text[3])) == 'e';
+        out.set_boolean(t);
+      } else {
+        out.set_boolean(v.boolean());
+      }
+      return pc + 1;
+    case Kind::kInteger:
+    case Kind::kBigint: {
+      int64_t n = 0;
+      if (number) {
+        n = v.kind() == Kind::kDouble    ? static_cast<int64_t>(v.dbl())
+            : v.kind() == Kind::kDecimal ? static_cast<int64_t>(v.unscaled() / pow10(v.scale()))
+                                         : v.as_int64();
+      } else {
+        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (error != std::errc() || end != text.data() + text.size())
+          return fail(f, out, "Cannot cast '" + text + "' to a number"), pc + 1;
+      }
+      if (to == Kind::kInteger)
+        out.set_integer(static_cast<int32_t>(n));
+      else
+        out.set_bigint(n);
+      return pc + 1;
+    }
+    case Kind::kDouble: {
+      if (number) return out.set_double(v.as_double()), pc + 1;
+      double d = 0;
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (error != std::errc() || end != text.data() + text.size())
+        return fail(f, out, "Cannot cast '" + text + "' to DOUBLE"), pc + 1;
+      out.set_double(d);
+      return pc + 1;
+    }
+    case Kind::kDecimal: {
+      __int128 unscaled = 0;
+      std::string digits = v.kind() == Kind::kString    ? text
+                           : v.kind() == Kind::kDouble  ? java_double(v.dbl())
+                           : v.kind() == Kind::kDecimal ? decimal_text(v.unscaled(), v.scale())
+                                                        : std::to_string(v.as_int64());
+      if (digits.find('E') != std::string::npos || !parse_decimal(digits, i.scale, unscaled))
+        return fail(f, out, "Cannot cast '" + digits + "' to DECIMAL"), pc + 1;
+      __int128 limit = pow10(i.precision);
+      if (unscaled >= limit || unscaled <= -limit)
+        return fail(f, out, "Numeric field overflow: " + digits), pc + 1;
+      out.set_decimal(unscaled, i.scale);
+      return pc + 1;
+    }
+    default:
+      if (v.kind() == to) return out = v, pc + 1;
+      return fail(f, out, "Cast not supported yet"), pc + 1;
+  }
+}
+
+size_t subscript(const Instr& i, Frame& f, size_t pc) {
+  const Value &container = f.registers[i.a], &index = f.registers[i.b];
+  Value& out = f.registers[i.dst];
+  if (container.is_null() || index.is_null()) return out.set_null(), pc + 1;
+  const auto& items = container.items();
+  if (container.kind() == Kind::kArray) {
+    // From 1; a negative index counts from the end; outside the array is NULL.
+    int64_t n = index.as_int64(), size = static_cast<int64_t>(items.size());
+    int64_t at = n > 0 ? n - 1 : size + n;
+    if (n == 0 || at < 0 || at >= size) return out.set_null(), pc + 1;
+    out = items[static_cast<size_t>(at)];
+    return pc + 1;
+  }
+  for (size_t k = 0; k + 1 < items.size(); k += 2)
+    if (!items[k].is_null() && compare_values(items[k], index) == 0) {
+      out = items[k + 1];
+      return pc + 1;
+    }
+  out.set_null();
+  return pc + 1;
+}
+
+size_t field(const Instr& i, Frame& f, size_t pc) {
+  const Value& s = f.registers[i.a];
+  Value& out = f.registers[i.dst];
+  if (s.is_null()) return out.set_null(), pc + 1;
+  out = s.items()[static_cast<size_t>(i.data)];
+  return pc + 1;
+}
+
+size_t make_container(const Instr& i, Frame& f, size_t pc) {
+  auto items = std::make_shared<std::vector<Value>>();
+  for (int r : (*f.lists)[i.data]) items->push_back(f.registers[r]);
+  f.registers[i.dst].set_items(static_cast<Kind>(i.scale), std::move(items));
+  return pc + 1;
+}
+
+size_t call_function(const Instr& i, Frame& f, size_t pc) {
+  const std::vector<int>& args = (*f.lists)[i.data];
+  Value& out = f.registers[i.dst];
+  auto arg = [&](size_t k) -> const Value& { return f.registers[args[k]]; };
+  if (i.c == kCoalesce || i.c == kIfnull) {
+    for (size_t k = 0; k < args.size(); ++k)
+      if (!arg(k).is_null()) return out = arg(k), pc + 1;
+    return out.set_null(), pc + 1;
+  }
+  for (size_t k = 0; k < args.size(); ++k)
+    if (arg(k).is_null()) return out.set_null(), pc + 1;
+  const Value& x = arg(0);
+  switch (i.c) {
+    case kUcase:
+    case kLcase: {
+      out.set_string(x.text());
+      std::string s = out.text();
+      for (char& c : s)
+        c = static_cast<char>(i.c == kUcase ? std::toupper(static_cast<unsigned char>(c))
+                                            : std::tolower(static_cast<unsigned char>(c)));
+      out.set_string(s);
+      break;
+    }
+    case kLen:
+      out.set_integer(static_cast<int32_t>(x.text().size()));
+      break;
+    case kTrim: {
+      const std::string& s = x.text();
+      size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+      out.set_string(b == std::string::npos ? "" : s.substr(b, e - b + 1));
+      break;
+    }
+    case kAbs:
+    case kCeil:
+    case kFloor:
+    case kRound:
+      if (x.kind() == Kind::kInteger || x.kind() == Kind::kBigint) {
+        int64_t n = x.as_int64();
+        int64_t r = i.c == kAbs && n < 0 ? static_cast<int64_t>(0u - static_cast<uint64_t>(n)) : n;
+        if (x.kind() == Kind::kInteger)
+          out.set_integer(static_cast<int32_t>(r));
+        else
+          out.set_bigint(r);
+      } else {
+        double d = x.as_double();
+        double r = i.c == kAbs     ? std::fabs(d)
+                   : i.c == kCeil  ? std::ceil(d)
+                   : i.c == kFloor ? std::floor(d)
+                                   : std::floor(d + 0.5);  // half up
+        if (i.c == kRound && args.size() == 2) {
+          double scale = std::pow(10.0, arg(1).as_int64());
+          out.set_double(std::floor(d * scale + 0.5) / scale);
+        } else if (i.c == kRound) {
+          out.set_bigint(static_cast<int64_t>(r));
+        } else {
+          out.set_double(r);
+        }
+      }
+      break;
+    case kSqrt:
+      out.set_double(std::sqrt(x.as_double()));
+      break;
+    case kConcat: {
+      out.set_string(x.text());
+      for (size_t k = 1; k < args.size(); ++k) out.append_text(arg(k).text());
+      break;
+    }
+    case kSubstring: {
+      // From 1; a negative start counts from the end.
+      const std::string& s = x.text();
+      int64_t size = static_cast<int64_t>(s.size()), start = arg(1).as_int64();
+      int64_t from = start > 0 ? start - 1 : std::max<int64_t>(0, size + start);
+      int64_t length = args.size() > 2 ? arg(2).as_int64() : size;
+      if (from >= size || length <= 0) {
+        out.set_string("");
+        break;
+      }
+      out.set_string(s.substr(static_cast<size_t>(from), static_cast<size_t>(length)));
+      break;
+    }
+    case kArrayLength:
+      out.set_integer(static_cast<int32_t>(x.items().size()));
+      break;
+  }
+  return pc + 1;
+}
+
+}  // namespace oxbow::sql::ops

@@ -1,0 +1,297 @@
+#include "sql/execution/program.h"
+
+#include <charconv>
+
+#include "sql/binder/sql_error.h"
+#include "sql/execution/operations.h"
+
+namespace oxbow::sql {
+
+namespace {
+
+using Kind = Value::Kind;
+
+Kind kind_of(const SqlType& t) {
+  switch (t.base()) {
+    case SqlBaseType::kBoolean:
+      return Kind::kBoolean;
+    case SqlBaseType::kInteger:
+      return Kind::kInteger;
+    case SqlBaseType::kBigint:
+      return Kind::kBigint;
+    case SqlBaseType::kDecimal:
+      return Kind::kDecimal;
+    case SqlBaseType::kDouble:
+      return Kind::kDouble;
+    case SqlBaseType::kString:
+      return Kind::kString;
+    case SqlBaseType::kBytes:
+      return Kind::kBytes;
+    case SqlBaseType::kDate:
+      return Kind::kDate;
+    case SqlBaseType::kTime:
+      return Kind::kTime;
+    case SqlBaseType::kTimestamp:
+      return Kind::kTimestamp;
+    case SqlBaseType::kArray:
+      return Kind::kArray;
+    case SqlBaseType::kMap:
+      return Kind::kMap;
+    case SqlBaseType::kStruct:
+      return Kind::kStruct;
+  }
+  return Kind::kNull;
+}
+
+int comparison_of(const std::string& op) {
+  if (op == "=") return ops::kEqual;
+  if (op == "<>") return ops::kNotEqual;
+  if (op == "<") return ops::kLess;
+  if (op == "<=") return ops::kLessOrEqual;
+  if (op == ">") return ops::kGreater;
+  if (op == ">=") return ops::kGreaterOrEqual;
+  if (op == "IS DISTINCT FROM") return ops::kDistinct;
+  return ops::kNotDistinct;
+}
+
+}  // namespace
+
+class ProgramCompiler {
+ public:
+  ProgramCompiler(Program& program, const std::vector<int>& row_index)
+      : p_(program), row_index_(row_index) {}
+
+  int emit(const BoundExpr& e) {
+    switch (e.kind) {
+      case BoundKind::kColumn: {
+        int index = row_index_.at(static_cast<size_t>(e.column));
+        if (index < 0)
+          throw SqlError("Column not available to the evaluator: " + format(*e.parsed));
+        return add(ops::load_column, {}, index);
+      }
+      case BoundKind::kNull:
+        return add(ops::set_null, {});
+      case BoundKind::kLiteral:
+        return add(ops::load_constant, {}, constant(e));
+      case BoundKind::kArithmetic:
+        return arithmetic(e);
+      case BoundKind::kNegate:
+        return add(ops::negate, {emit(*e.args[0])}, e.op[0]);
+      case BoundKind::kConcat:
+        return add(ops::concat, {emit(*e.args[0]), emit(*e.args[1])});
+      case BoundKind::kComparison:
+        return add(ops::compare, {emit(*e.args[0]), emit(*e.args[1])}, comparison_of(e.op));
+      case BoundKind::kAnd:
+        return add(ops::logical_and, {emit(*e.args[0]), emit(*e.args[1])});
+      case BoundKind::kOr:
+        return add(ops::logical_or, {emit(*e.args[0]), emit(*e.args[1])});
+      case BoundKind::kNot:
+        return add(ops::logical_not, {emit(*e.args[0])});
+      case BoundKind::kIsNull:
+        return add(ops::is_null, {emit(*e.args[0])}, e.negated ? 1 : 0);
+      case BoundKind::kBetween:
+        return add(ops::between, {emit(*e.args[0]), emit(*e.args[1]), emit(*e.args[2])},
+                   e.negated ? 1 : 0);
+      case BoundKind::kIn: {
+        int value = emit(*e.args[0]);
+        int list = this->list(e, 1);
+        int r = add(ops::in_list, {value}, list);
+        p_.code_.back().scale = e.negated ? 1 : 0;
+        return r;
+      }
+      case BoundKind::kLike: {
+        std::vector<int> operands = {emit(*e.args[0]), emit(*e.args[1])};
+        if (e.args.size() > 2) operands.push_back(emit(*e.args[2]));
+        return add(ops::like, operands, e.negated ? 1 : 0);
+      }
+      case BoundKind::kCase:
+        return case_expression(e);
+      case BoundKind::kCast: {
+        int r = add(ops::cast, {emit(*e.args[0])}, static_cast<int>(kind_of(*e.type)));
+        p_.code_.back().scale = e.type->scale();
+        p_.code_.back().precision = e.type->precision();
+        return r;
+      }
+      case BoundKind::kFunction:
+        return function(e);
+      case BoundKind::kSubscript:
+        return add(ops::subscript, {emit(*e.args[0]), emit(*e.args[1])});
+      case BoundKind::kDereference: {
+        const SqlType& s = *e.args[0]->type;
+        int index = 0;
+        for (size_t k = 0; k < s.fields().size(); ++k)
+          if (s.fields()[k].name == e.op) index = static_cast<int>(k);
+        return add(ops::field, {emit(*e.args[0])}, index);
+      }
+      case BoundKind::kArray:
+      case BoundKind::kMap:
+      case BoundKind::kStruct: {
+        int r = add(ops::make_container, {}, list(e, 0));
+        p_.code_.back().scale = static_cast<int>(kind_of(*e.type));
+        return r;
+      }
+    }
+    throw SqlError("Expression not supported by the evaluator: " + format(*e.parsed));
+  }
+
+ private:
+  int add(Operation op, std::vector<int> operands, int data = -1) {
+    Instr i;
+    i.op = op;
+    i.dst = p_.registers_++;
+    if (!operands.empty()) i.a = operands[0];
+    if (operands.size() > 1) i.b = operands[1];
+    if (operands.size() > 2) i.c = operands[2];
+    i.data = data;
+    p_.code_.push_back(i);
+    return i.dst;
+  }
+
+  int list(const BoundExpr& e, size_t from) {
+    std::vector<int> registers;
+    for (size_t k = from; k < e.args.size(); ++k) registers.push_back(emit(*e.args[k]));
+    p_.lists_.push_back(std::move(registers));
+    return static_cast<int>(p_.lists_.size() - 1);
+  }
+
+  int constant(const BoundExpr& e) {
+    Value v;
+    switch (e.type->base()) {
+      case SqlBaseType::kBoolean:
+        v.set_boolean(e.text == "true");
+        break;
+      case SqlBaseType::kInteger:
+        v.set_integer(std::stoi(e.text));
+        break;
+      case SqlBaseType::kBigint:
+        v.set_bigint(std::stoll(e.text));
+        break;
+      case SqlBaseType::kDouble:
+        v.set_double(std::stod(e.text));
+        break;
+      case SqlBaseType::kDecimal: {
+        __int128 digits = 0;
+        for (char c : e.text)
+          if (c != '.') digits = digits * 10 + (c - '0');
+        v.set_decimal(digits, e.type->scale());
+        break;
+      }
+      case SqlBaseType::kString:
+        v.set_string(e.text);
+        break;
+      default:
+        throw SqlError("Literal not supported by the evaluator yet: " + format(*e.parsed));
+    }
+    p_.constants_.push_back(v);
+    return static_cast<int>(p_.constants_.size() - 1);
+  }
+
+  int arithmetic(const BoundExpr& e) {
+    int a = emit(*e.args[0]), b = emit(*e.args[1]);
+    if (!e.type) return add(ops::set_null, {});
+    switch (e.type->base()) {
+      case SqlBaseType::kInteger:
+        return add(ops::arithmetic_integer, {a, b}, e.op[0]);
+      case SqlBaseType::kBigint:
+        return add(ops::arithmetic_bigint, {a, b}, e.op[0]);
+      case SqlBaseType::kDouble:
+        return add(ops::arithmetic_double, {a, b}, e.op[0]);
+      case SqlBaseType::kString:
+        return add(ops::concat, {a, b});
+      case SqlBaseType::kDecimal: {
+        int r = add(ops::arithmetic_decimal, {a, b}, e.op[0]);
+        p_.code_.back().scale = e.type->scale();
+        p_.code_.back().precision = e.type->precision();
+        return r;
+      }
+      default:
+        throw SqlError("Arithmetic not supported by the evaluator: " + format(*e.parsed));
+    }
+  }
+
+  // Each WHEN evaluated only when the ones before it were not TRUE, each THEN only when taken.
+  int case_expression(const BoundExpr& e) {
+    int result = p_.registers_++;
+    std::vector<size_t> to_end;
+    size_t k = e.has_operand ? 1 : 0, end = e.args.size() - (e.has_else ? 1 : 0);
+    int operand = e.has_operand ? emit(*e.args[0]) : -1;
+    for (; k + 1 < end; k += 2) {
+      int when = emit(*e.args[k]);
+      if (operand >= 0) when = add(ops::compare, {operand, when}, ops::kEqual);
+      size_t test = p_.code_.size();
+      add(ops::jump_unless_true, {when});
+      int then = emit(*e.args[k + 1]);
+      move_into(result, then);
+      to_end.push_back(p_.code_.size());
+      add(ops::jump, {});
+      p_.code_[test].data = static_cast<int>(p_.code_.size());
+    }
+    if (e.has_else)
+      move_into(result, emit(*e.args.back()));
+    else
+      move_into(result, -1);
+    for (size_t j : to_end) p_.code_[j].data = static_cast<int>(p_.code_.size());
+    return result;
+  }
+
+  void move_into(int dst, int from) {
+    Instr i;
+    i.op = from < 0 ? ops::set_null : ops::copy;
+    i.dst = dst;
+    i.a = from;
+    p_.code_.push_back(i);
+  }
+
+  int function(const BoundExpr& e) {
+    if (e.aggregate)
+      throw SqlError("Aggregate " + e.op + " is computed by the aggregation, not an expression");
+    static const std::pair<const char*, int> kFunctions[] = {{"UCASE", ops::kUcase},
+                                                             {"LCASE", ops::kLcase},
+                                                             {"LEN", ops::kLen},
+                                                             {"TRIM", ops::kTrim},
+                                                             {"ABS", ops::kAbs},
+                                                             {"CEIL", ops::kCeil},
+                                                             {"FLOOR", ops::kFloor},
+                                                             {"ROUND", ops::kRound},
+                                                             {"SQRT", ops::kSqrt},
+                                                             {"CONCAT", ops::kConcat},
+                                                             {"SUBSTRING", ops::kSubstring},
+                                                             {"COALESCE", ops::kCoalesce},
+                                                             {"IFNULL", ops::kIfnull},
+                                                             {"ARRAY_LENGTH", ops::kArrayLength}};
+    for (const auto& [name, id] : kFunctions)
+      if (e.op == name) {
+        int r = add(ops::call_function, {}, list(e, 0));
+        p_.code_.back().c = id;
+        return r;
+      }
+    throw SqlError("Function not supported by the evaluator yet: " + e.op);
+  }
+
+  Program& p_;
+  const std::vector<int>& row_index_;
+};
+
+Program Program::compile(const BoundExpr& expr, const std::vector<int>& row_index) {
+  Program p;
+  ProgramCompiler compiler(p, row_index);
+  p.result_ = compiler.emit(expr);
+  return p;
+}
+
+Frame Program::new_frame() const {
+  Frame f;
+  f.registers.resize(static_cast<size_t>(registers_));
+  f.constants = &constants_;
+  f.lists = &lists_;
+  return f;
+}
+
+const Value& Program::evaluate(const Row& row, Frame& frame) const {
+  frame.row = &row;
+  frame.error.clear();
+  for (size_t pc = 0; pc < code_.size();) pc = code_[pc].op(code_[pc], frame, pc);
+  return frame.registers[static_cast<size_t>(result_)];
+}
+
+}  // namespace oxbow::sql

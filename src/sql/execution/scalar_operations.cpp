@@ -1,0 +1,384 @@
+// Loads, jumps, arithmetic (with DECIMAL's exact rules), comparisons and logic.
+#include <cmath>
+#include <cstdlib>
+
+#include "sql/execution/operations.h"
+
+namespace oxbow::sql::ops {
+
+namespace {
+
+using Kind = Value::Kind;
+
+Value& dst(const Instr& i, Frame& f) {
+  return f.registers[i.dst];
+}
+const Value& reg(Frame& f, int r) {
+  return f.registers[r];
+}
+
+void fail(Frame& f, Value& out, const std::string& message) {
+  if (f.error.empty()) f.error = message;
+  out.set_null();
+}
+
+__int128 pow10(int n) {
+  __int128 v = 1;
+  for (int k = 0; k < n; ++k) v *= 10;
+  return v;
+}
+
+// A number as a DECIMAL's unscaled digits at its own scale.
+void as_decimal(const Value& v, __int128& unscaled, int& scale) {
+  if (v.kind() == Kind::kDecimal) {
+    unscaled = v.unscaled();
+    scale = v.scale();
+  } else {
+    unscaled = v.as_int64();
+    scale = 0;
+  }
+}
+
+// To `to` digits after the point; false if that would drop digits that are not zero.
+bool rescale(__int128& unscaled, int from, int to) {
+  if (to >= from) {
+    unscaled *= pow10(to - from);
+    return true;
+  }
+  __int128 divisor = pow10(from - to);
+  if (unscaled % divisor != 0) return false;
+  unscaled /= divisor;
+  return true;
+}
+
+bool fits(__int128 unscaled, int precision) {
+  __int128 limit = pow10(precision);
+  return unscaled < limit && unscaled > -limit;
+}
+
+bool any_null(Frame& f, const Instr& i) {
+  return reg(f, i.a).is_null() || (i.b >= 0 && reg(f, i.b).is_null());
+}
+
+}  // namespace
+
+size_t load_column(const Instr& i, Frame& f, size_t pc) {
+  dst(i, f) = (*f.row)[i.data];
+  return pc + 1;
+}
+
+size_t load_constant(const Instr& i, Frame& f, size_t pc) {
+  dst(i, f) = (*f.constants)[i.data];
+  return pc + 1;
+}
+
+size_t copy(const Instr& i, Frame& f, size_t pc) {
+  if (i.dst != i.a) dst(i, f) = reg(f, i.a);
+  return pc + 1;
+}
+
+size_t set_null(const Instr& i, Frame& f, size_t pc) {
+  dst(i, f).set_null();
+  return pc + 1;
+}
+
+size_t jump(const Instr& i, Frame&, size_t) {
+  return static_cast<size_t>(i.data);
+}
+
+size_t jump_unless_true(const Instr& i, Frame& f, size_t pc) {
+  const Value& v = reg(f, i.a);
+  return v.kind() == Kind::kBoolean && v.boolean() ? pc + 1 : static_cast<size_t>(i.data);
+}
+
+// Two's complement: INTEGER and BIGINT overflow wraps, as Java's arithmetic does.
+size_t arithmetic_integer(const Instr& i, Frame& f, size_t pc) {
+  Value& out = dst(i, f);
+  if (any_null(f, i)) return out.set_null(), pc + 1;
+  uint32_t x = static_cast<uint32_t>(reg(f, i.a).integer()),
+           y = static_cast<uint32_t>(reg(f, i.b).integer());
+  int32_t sx = reg(f, i.a).integer(), sy = reg(f, i.b).integer();
+  switch (i.data) {
+    case '+':
+      out.set_integer(static_cast<int32_t>(x + y));
+      break;
+    case '-':
+      out.set_integer(static_cast<int32_t>(x - y));
+      break;
+    case '*':
+      out.set_integer(static_cast<int32_t>(x * y));
+      break;
+    case '/':
+    case '%':
+      if (sy == 0) return fail(f, out, "/ by zero"), pc + 1;
+      if (sy == -1) {  // INT_MIN / -1 wraps; % -1 is 0
+        out.set_integer(i.data == '/' ? static_cast<int32_t>(0u - x) : 0);
+        break;
+      }
+      out.set_integer(i.data == '/' ? sx / sy : sx % sy);
+      break;
+  }
+  return pc + 1;
+}
+
+size_t arithmetic_bigint(const Instr& i, Frame& f, size_t pc) {
+  Value& out = dst(i, f);
+  if (any_null(f, i)) return out.set_null(), pc + 1;
+  int64_t sx = reg(f, i.a).as_int64(), sy = reg(f, i.b).as_int64();
+  uint64_t x = static_cast<uint64_t>(sx), y = static_cast<uint64_t>(sy);
+  switch (i.data) {
+    case '+':
+      out.set_bigint(static_cast<int64_t>(x + y));
+      break;
+    case '-':
+      out.set_bigint(static_cast<int64_t>(x - y));
+      break;
+    case '*':
+      out.set_bigint(static_cast<int64_t>(x * y));
+      break;
+    case '/':
+    case '%':
+      if (sy == 0) return fail(f, out, "/ by zero"), pc + 1;
+      if (sy == -1) {
+        out.set_bigint(i.data == '/' ? static_cast<int64_t>(0u - x) : 0);
+        break;
+      }
+      out.set_bigint(i.data == '/' ? sx / sy : sx % sy);
+      break;
+  }
+  return pc + 1;
+}
+
+size_t arithmetic_double(const Instr& i, Frame& f, size_t pc) {
+  Value& out = dst(i, f);
+  if (any_null(f, i)) return out.set_null(), pc + 1;
+  double x = reg(f, i.a).as_double(), y = reg(f, i.b).as_double();
+  switch (i.data) {
+    case '+':
+      out.set_double(x + y);
+      break;
+    case '-':
+      out.set_double(x - y);
+      break;
+    case '*':
+      out.set_double(x * y);
+      break;
+    case '/':
+      out.set_double(x / y);
+      break;
+    case '%':
+      out.set_double(std::fmod(x, y));
+      break;
+  }
+  return pc + 1;
+}
+
+// Exact, as ksqlDB's MathContext(precision, UNNECESSARY) then setScale(scale): a result that
+// would need rounding, or more digits than the type holds, is an error.
+size_t arithmetic_decimal(const Instr& i, Frame& f, size_t pc) {
+  Value& out = dst(i, f);
+  if (any_null(f, i)) return out.set_null(), pc + 1;
+  __int128 x, y;
+  int sx, sy;
+  as_decimal(reg(f, i.a), x, sx);
+  as_decimal(reg(f, i.b), y, sy);
+  __int128 result = 0;
+  bool exact = true;
+  switch (i.data) {
+    case '+':
+    case '-':
+    case '%': {
+      int s = std::max(sx, sy);
+      rescale(x, sx, s);
+      rescale(y, sy, s);
+      if (i.data == '%' && y == 0) return fail(f, out, "Division by zero"), pc + 1;
+      result = i.data == '+' ? x + y : i.data == '-' ? x - y : x % y;
+      exact = rescale(result, s, i.scale);
+      break;
+    }
+    case '*':
+      result = x * y;
+      exact = rescale(result, sx + sy, i.scale);
+      break;
+    case '/': {
+      if (y == 0) return fail(f, out, "Division by zero"), pc + 1;
+      // x / y at the result's scale: x * 10^(scale - sx + sy) / y, which must divide exactly.
+      int shift = i.scale - sx + sy;
+      __int128 numerator = x;
+      if (shift >= 0)
+        numerator *= pow10(shift);
+      else
+        y *= pow10(-shift);
+      exact = numerator % y == 0;
+      result = numerator / y;
+      break;
+    }
+  }
+  if (!exact) return fail(f, out, "Rounding necessary"), pc + 1;
+  if (!fits(result, i.precision))
+    return fail(f, out,
+                "Numeric field overflow: DECIMAL(" + std::to_string(i.precision) + ", " +
+                    std::to_string(i.scale) + ")"),
+           pc + 1;
+  out.set_decimal(result, i.scale);
+  return pc + 1;
+}
+
+size_t negate(const Instr& i, Frame& f, size_t pc) {
+  Value& out = dst(i, f);
+  const Value& v = reg(f, i.a);
+  if (i.data == '+' || v.is_null()) return copy(i, f, pc);
+  switch (v.kind()) {
+    case Kind::kInteger:
+      out.set_integer(static_cast<int32_t>(0u - static_cast<uint32_t>(v.integer())));
+      break;
+    case Kind::kBigint:
+      out.set_bigint(static_cast<int64_t>(0u - static_cast<uint64_t>(v.bigint())));
+      break;
+    case Kind::kDouble:
+      out.set_double(-v.dbl());
+      break;
+    case Kind::kDecimal:
+      out.set_decimal(-v.unscaled(), v.scale());
+      break;
+    default:
+      out.set_null();
+      break;
+  }
+  return pc + 1;
+}
+
+// The compiler gives every node its own register: dst is neither operand.
+size_t concat(const Instr& i, Frame& f, size_t pc) {
+  Value& out = dst(i, f);
+  if (any_null(f, i)) return out.set_null(), pc + 1;
+  out.set_string(reg(f, i.a).text());
+  out.append_text(reg(f, i.b).text());
+  return pc + 1;
+}
+
+int compare_values(const Value& x, const Value& y) {
+  auto sign = [](auto a, auto b) { return a < b ? -1 : a > b ? 1 : 0; };
+  Kind a = x.kind(), b = y.kind();
+  bool numbers =
+      (a == Kind::kInteger || a == Kind::kBigint || a == Kind::kDouble || a == Kind::kDecimal) &&
+      (b == Kind::kInteger || b == Kind::kBigint || b == Kind::kDouble || b == Kind::kDecimal);
+  if (numbers) {
+    if (a == Kind::kDouble || b == Kind::kDouble) return sign(x.as_double(), y.as_double());
+    if (a == Kind::kDecimal || b == Kind::kDecimal) {
+      __int128 ux, uy;
+      int sx, sy;
+      as_decimal(x, ux, sx);
+      as_decimal(y, uy, sy);
+      int s = std::max(sx, sy);
+      rescale(ux, sx, s);
+      rescale(uy, sy, s);
+      return sign(ux, uy);
+    }
+    return sign(x.as_int64(), y.as_int64());
+  }
+  switch (a) {
+    case Kind::kString:
+    case Kind::kBytes:
+      return x.text().compare(y.text()) < 0 ? -1 : x.text() == y.text() ? 0 : 1;
+    case Kind::kBoolean:
+      return sign(x.boolean(), y.boolean());
+    case Kind::kDate:
+    case Kind::kTime:
+    case Kind::kTimestamp:
+      return sign(x.bigint(), y.bigint());
+    default:
+      return x.debug_string() == y.debug_string() ? 0 : 1;
+  }
+}
+
+size_t compare(const Instr& i, Frame& f, size_t pc) {
+  Value& out = dst(i, f);
+  const Value &x = reg(f, i.a), &y = reg(f, i.b);
+  if (i.data == kDistinct || i.data == kNotDistinct) {
+    bool same = x.is_null() || y.is_null() ? x.is_null() && y.is_null() : compare_values(x, y) == 0;
+    out.set_boolean(i.data == kDistinct ? !same : same);
+    return pc + 1;
+  }
+  if (x.is_null() || y.is_null()) return out.set_boolean(false), pc + 1;  // ksqlDB: false, not NULL
+  int c = compare_values(x, y);
+  bool r = false;
+  switch (i.data) {
+    case kEqual:
+      r = c == 0;
+      break;
+    case kNotEqual:
+      r = c != 0;
+      break;
+    case kLess:
+      r = c < 0;
+      break;
+    case kLessOrEqual:
+      r = c <= 0;
+      break;
+    case kGreater:
+      r = c > 0;
+      break;
+    case kGreaterOrEqual:
+      r = c >= 0;
+      break;
+  }
+  out.set_boolean(r);
+  return pc + 1;
+}
+
+// Three-valued: FALSE AND NULL is FALSE, TRUE OR NULL is TRUE, else NULL wins.
+size_t logical_and(const Instr& i, Frame& f, size_t pc) {
+  const Value &x = reg(f, i.a), &y = reg(f, i.b);
+  Value& out = dst(i, f);
+  if ((!x.is_null() && !x.boolean()) || (!y.is_null() && !y.boolean()))
+    return out.set_boolean(false), pc + 1;
+  if (x.is_null() || y.is_null()) return out.set_null(), pc + 1;
+  out.set_boolean(true);
+  return pc + 1;
+}
+
+size_t logical_or(const Instr& i, Frame& f, size_t pc) {
+  const Value &x = reg(f, i.a), &y = reg(f, i.b);
+  Value& out = dst(i, f);
+  if ((!x.is_null() && x.boolean()) || (!y.is_null() && y.boolean()))
+    return out.set_boolean(true), pc + 1;
+  if (x.is_null() || y.is_null()) return out.set_null(), pc + 1;
+  out.set_boolean(false);
+  return pc + 1;
+}
+
+size_t logical_not(const Instr& i, Frame& f, size_t pc) {
+  const Value& x = reg(f, i.a);
+  Value& out = dst(i, f);
+  if (x.is_null()) return out.set_null(), pc + 1;
+  out.set_boolean(!x.boolean());
+  return pc + 1;
+}
+
+size_t is_null(const Instr& i, Frame& f, size_t pc) {
+  bool null = reg(f, i.a).is_null();
+  dst(i, f).set_boolean(i.data == 1 ? !null : null);
+  return pc + 1;
+}
+
+size_t between(const Instr& i, Frame& f, size_t pc) {
+  const Value &x = reg(f, i.a), &low = reg(f, i.b), &high = reg(f, i.c);
+  Value& out = dst(i, f);
+  if (x.is_null() || low.is_null() || high.is_null()) return out.set_boolean(false), pc + 1;
+  bool inside = compare_values(x, low) >= 0 && compare_values(x, high) <= 0;
+  out.set_boolean(i.data == 1 ? !inside : inside);
+  return pc + 1;
+}
+
+size_t in_list(const Instr& i, Frame& f, size_t pc) {
+  const Value& x = reg(f, i.a);
+  bool found = false;
+  if (!x.is_null())
+    for (int r : (*f.lists)[i.data])
+      if (!reg(f, r).is_null() && compare_values(x, reg(f, r)) == 0) found = true;
+  dst(i, f).set_boolean(i.scale == 1 ? !x.is_null() && !found : found);
+  return pc + 1;
+}
+
+}  // namespace oxbow::sql::ops
