@@ -1,0 +1,121 @@
+#include "sql/engine/engine.h"
+
+#include "sql/binder/sql_error.h"
+#include "sql/binder/with_properties.h"
+#include "sql/parser/parser.h"
+
+namespace oxbow::sql {
+
+namespace {
+
+std::string capitalized(const char* kind) {
+  std::string s = kind;
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+}  // namespace
+
+std::vector<StatementResult> Engine::execute(std::string_view text) {
+  std::vector<StatementResult> results;
+  for (const parser::Statement& s : parser::parse(text)) {
+    StatementResult r;
+    if (const auto* create = std::get_if<parser::CreateSource>(&s.body)) {
+      r = create->query ? create_as_select(*create, s.text) : create_source(*create);
+    } else if (const auto* drop = std::get_if<parser::DropSource>(&s.body)) {
+      r = drop_source(*drop);
+    } else {
+      throw SqlError("This statement is not supported by the engine yet: " + s.text);
+    }
+    r.statement = s.text;
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+const PersistentQuery* Engine::query(const std::string& id) const {
+  for (const auto& q : queries_)
+    if (q.id == id) return &q;
+  return nullptr;
+}
+
+StatementResult Engine::create_source(const parser::CreateSource& create) {
+  BoundCreate bound = bind_create_source(create, catalog_, settings_);
+  StatementResult r;
+  if (bound.warning) r.warnings.push_back(*bound.warning);
+  if (bound.skip) return r;
+  r.message = capitalized(bound.source.kind_name()) + " created";
+  catalog_.put_source(std::move(bound.source));
+  return r;
+}
+
+// CREATE STREAM ... AS SELECT: the sink takes the result's columns, the source's formats and
+// partition count unless WITH says otherwise, and the sink's name as its topic.
+StatementResult Engine::create_as_select(const parser::CreateSource& create,
+                                         const std::string& text) {
+  const std::string& name = create.name.text;
+  if (create.table) throw SqlError("CREATE TABLE AS SELECT is not supported by the engine yet.");
+  if (const DataSource* existing = catalog_.find_source(name)) {
+    if (create.if_not_exists) return {"", "", "", {"A stream with the same name already exists."}};
+    throw SqlError(std::string("Cannot add stream '") + name + "': A " + existing->kind_name() +
+                   " with the same name already exists");
+  }
+  BoundQuery query = bind_query(*create.query, catalog_, functions_, QueryContext{name});
+  WithProperties with = read_create_properties(create.properties);
+  DataSource sink;
+  sink.kind = query.result_kind;
+  sink.name = name;
+  sink.topic = with.text("KAFKA_TOPIC").value_or(name);
+  sink.formats = query.from->formats;
+  if (auto f = with.text("FORMAT")) sink.formats.key_format = sink.formats.value_format = *f;
+  if (auto f = with.text("KEY_FORMAT")) sink.formats.key_format = *f;
+  if (auto f = with.text("VALUE_FORMAT")) sink.formats.value_format = *f;
+  for (auto* format : {&sink.formats.key_format, &sink.formats.value_format})
+    *format = checked_format(*format);
+  sink.partitions = with.integer("PARTITIONS").value_or(query.from->partitions.value_or(1));
+  for (const auto& c : query.columns)
+    sink.columns.push_back(
+        {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
+  PersistentQuery q;
+  q.id = "CSAS_" + name + "_" + std::to_string(next_query_);
+  q.sink = name;
+  q.sources.push_back(query.from->name);
+  for (const auto& j : query.joins) q.sources.push_back(j.right->name);
+  q.statement = text;
+  q.counters = std::make_shared<QueryCounters>();
+  q.topology = plan_query(query, sink, q.counters);
+  q.streams_config = {{"default.deserialization.exception.handler",
+                       "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler"}};
+  ++next_query_;
+  StatementResult r;
+  r.message = "Created query with ID " + q.id;
+  r.query_id = q.id;
+  catalog_.put_source(std::move(sink));
+  queries_.push_back(std::move(q));
+  return r;
+}
+
+StatementResult Engine::drop_source(const parser::DropSource& drop) {
+  const std::string& name = drop.name.text;
+  const DataSource* source = catalog_.find_source(name);
+  const char* kind = drop.table ? "Table" : "Stream";
+  if (!source) {
+    if (drop.if_exists) return {};
+    throw SqlError(std::string(kind) + " " + name + " does not exist.");
+  }
+  std::string readers, writers;
+  for (const auto& q : queries_) {
+    if (q.sink == name) writers += (writers.empty() ? "" : ", ") + q.id;
+    for (const auto& read : q.sources)
+      if (read == name) readers += (readers.empty() ? "" : ", ") + q.id;
+  }
+  if (!writers.empty() || !readers.empty())
+    throw SqlError("Cannot drop " + name + ".\nThe following queries read from this source: " +
+                   "[" + readers + "].\nThe following queries write into this source: [" + writers +
+                   "].\nYou need to terminate them before dropping " + name + ".");
+  std::string message = "Source `" + name + "` (topic: " + source->topic + ") was dropped.";
+  catalog_.drop_source(name);
+  return {"", message, "", {}};
+}
+
+}  // namespace oxbow::sql

@@ -1,0 +1,62 @@
+#pragma once
+// The SQL engine: statements in, the catalog changed and persistent queries made (each with the
+// Streams topology that runs it). What runs the topologies (one shared runtime for all queries)
+// is the SQL server's (issue 43); tests run them in the TopologyTestDriver.
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oxbow/streams/topology.h"
+#include "sql/binder/ddl_binder.h"
+#include "sql/binder/function_registry.h"
+#include "sql/catalog/catalog.h"
+#include "sql/planner/query_planner.h"
+
+namespace oxbow::sql {
+
+struct PersistentQuery {
+  std::string id;  // CSAS_<SINK>_<n>, as ksqlDB names them
+  std::string sink;
+  std::vector<std::string> sources;  // what it reads
+  std::string statement;
+  streams::Topology topology;
+  // The Streams settings it runs with: as ksqlDB, a record that does not deserialize is logged,
+  // counted and skipped (its LogMetricAndContinueExceptionHandler), never stops the query.
+  std::map<std::string, std::string> streams_config;
+  std::shared_ptr<QueryCounters> counters;
+};
+
+struct StatementResult {
+  std::string statement;
+  std::string message;   // ksqlDB's currentStatus message
+  std::string query_id;  // a persistent query's, if one was made
+  std::vector<std::string> warnings;
+};
+
+class Engine {
+ public:
+  explicit Engine(DdlSettings settings = {}) : settings_(std::move(settings)) {}
+
+  // Each statement of `text` in order; stops at the first that fails (throws ParseError or
+  // SqlError, with what the statements before it did kept).
+  std::vector<StatementResult> execute(std::string_view text);
+
+  const Catalog& catalog() const { return catalog_; }
+  const std::vector<PersistentQuery>& queries() const { return queries_; }
+  const PersistentQuery* query(const std::string& id) const;
+
+ private:
+  StatementResult create_source(const parser::CreateSource& create);
+  StatementResult create_as_select(const parser::CreateSource& create, const std::string& text);
+  StatementResult drop_source(const parser::DropSource& drop);
+
+  DdlSettings settings_;
+  Catalog catalog_;
+  FunctionRegistry functions_;
+  std::vector<PersistentQuery> queries_;
+  int next_query_ = 0;
+};
+
+}  // namespace oxbow::sql

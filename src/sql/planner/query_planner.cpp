@@ -1,0 +1,126 @@
+#include "sql/planner/query_planner.h"
+
+#include <spdlog/spdlog.h>
+
+#include "oxbow/streams/kstream.h"
+#include "oxbow/streams/processor.h"
+#include "oxbow/streams/streams_builder.h"
+#include "sql/binder/sql_error.h"
+#include "sql/execution/program.h"
+#include "sql/serde/row_serde.h"
+
+namespace oxbow::sql {
+
+namespace {
+
+// The compiled parts of a filter-and-project step, shared by its tasks' processors.
+struct SelectPlan {
+  std::optional<Program> where;
+  std::vector<Program> values;  // the value columns of the result, in order
+  std::vector<std::string> value_names;
+  size_t key_count = 0, value_count = 0;  // of the source's row
+  std::shared_ptr<QueryCounters> counters;
+};
+
+// One task's step: the record's key and value rows laid side by side with ROWTIME, ROWPARTITION
+// and ROWOFFSET (the scope's order), WHERE, then the projection into the output value.
+class SelectProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
+ public:
+  explicit SelectProcessor(std::shared_ptr<const SelectPlan> plan) : plan_(std::move(plan)) {
+    if (plan_->where) where_frame_ = plan_->where->new_frame();
+    for (const auto& p : plan_->values) frames_.push_back(p.new_frame());
+    row_.resize(plan_->key_count + plan_->value_count + 3);
+  }
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::FixedKeyRecord<Row, Row>& record) override {
+    if (record.value().empty()) return;  // a null value: nothing to select from
+    size_t at = 0;
+    for (size_t k = 0; k < plan_->key_count; ++k)
+      if (k < record.key().size())
+        row_[at++] = record.key()[k];
+      else
+        row_[at++].set_null();
+    for (size_t k = 0; k < plan_->value_count; ++k) row_[at++] = record.value()[k];
+    auto metadata = context_->recordMetadata();
+    row_[at++].set_bigint(record.timestamp());
+    row_[at++].set_integer(metadata ? metadata->partition : 0);
+    row_[at++].set_bigint(metadata ? metadata->offset : 0);
+    if (plan_->where) {
+      const Value& keep = plan_->where->evaluate(row_, where_frame_);
+      if (!where_frame_.error.empty()) report(where_frame_.error, "WHERE");
+      if (keep.is_null() || !keep.boolean()) return;
+    }
+    Row out(plan_->values.size());
+    for (size_t k = 0; k < plan_->values.size(); ++k) {
+      out[k] = plan_->values[k].evaluate(row_, frames_[k]);
+      if (!frames_[k].error.empty()) report(frames_[k].error, plan_->value_names[k]);
+    }
+    context_->forward(record.withValue(std::move(out)));
+  }
+
+ private:
+  void report(const std::string& error, const std::string& column) {
+    plan_->counters->expression_errors.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("Error computing expression for column {}: {}", column, error);
+  }
+
+  std::shared_ptr<const SelectPlan> plan_;
+  Context* context_ = nullptr;
+  Frame where_frame_;
+  std::vector<Frame> frames_;
+  Row row_;
+};
+
+void refuse_unsupported(const BoundQuery& q) {
+  auto no = [](const std::string& what) {
+    throw SqlError(what + " is not supported by the engine yet.");
+  };
+  if (q.from->kind != SourceKind::kStream) no("A query over a table");
+  if (!q.joins.empty()) no("A join");
+  if (q.aggregate) no("An aggregation");
+  if (!q.partition_by.empty()) no("PARTITION BY");
+  if (q.window) no("A windowed query");
+}
+
+}  // namespace
+
+streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
+                             std::shared_ptr<QueryCounters> counters) {
+  refuse_unsupported(q);
+  const DataSource& source = *q.from;
+  // The evaluator's row is the scope's first source with its pseudo columns: keys, values,
+  // ROWTIME, ROWPARTITION, ROWOFFSET; header columns and window bounds are not read yet.
+  std::vector<int> row_index;
+  int next = 0;
+  for (const auto& c : q.scope.columns) {
+    bool readable = c.pseudo
+                        ? (c.name == "ROWTIME" || c.name == "ROWPARTITION" || c.name == "ROWOFFSET")
+                        : c.ns == ColumnNamespace::kKey || c.ns == ColumnNamespace::kValue;
+    row_index.push_back(readable ? next++ : -1);
+  }
+  auto plan = std::make_shared<SelectPlan>();
+  plan->counters = std::move(counters);
+  plan->key_count = key_columns(source).size();
+  plan->value_count = value_columns(source).size();
+  if (q.where) plan->where = Program::compile(*q.where, row_index);
+  for (const auto& c : q.columns) {
+    if (c.key) continue;
+    plan->values.push_back(Program::compile(*c.expr, row_index));
+    plan->value_names.push_back(c.name);
+  }
+  streams::StreamsBuilder builder;
+  auto consumed = streams::Consumed<Row, Row>::with(
+      row_serde(source.formats.key_format, key_columns(source), true),
+      row_serde(source.formats.value_format, value_columns(source), false));
+  auto produced = streams::Produced<Row, Row>::with(
+      row_serde(sink.formats.key_format, key_columns(sink), true),
+      row_serde(sink.formats.value_format, value_columns(sink), false));
+  std::shared_ptr<const SelectPlan> shared = plan;
+  builder.stream<Row, Row>(source.topic, consumed)
+      .processValues([shared] { return std::make_unique<SelectProcessor>(shared); }, {},
+                     streams::Named::as("Project"))
+      .to(sink.topic, produced);
+  return builder.build();
+}
+
+}  // namespace oxbow::sql

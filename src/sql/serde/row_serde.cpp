@@ -1,0 +1,304 @@
+#include "sql/serde/row_serde.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+#include "sql/binder/sql_error.h"
+
+namespace oxbow::sql {
+
+namespace {
+
+using Kind = Value::Kind;
+using nlohmann::json;
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+[[noreturn]] void unreadable(const std::string& what) {
+  throw streams::SerializationException(what);
+}
+
+void from_json(const json& j, const SqlType& type, Value& out);
+
+void container_from_json(const json& j, const SqlType& type, Value& out) {
+  auto items = std::make_shared<std::vector<Value>>();
+  if (type.base() == SqlBaseType::kArray) {
+    if (!j.is_array())
+      unreadable("Can't convert type. sourceType: " + std::string(j.type_name()) +
+                 ", requiredType: " + type.to_string());
+    for (const auto& e : j) from_json(e, *type.element(), items->emplace_back());
+    out.set_items(Kind::kArray, std::move(items));
+  } else if (type.base() == SqlBaseType::kMap) {
+    if (!j.is_object())
+      unreadable("Can't convert type. sourceType: " + std::string(j.type_name()) +
+                 ", requiredType: " + type.to_string());
+    for (const auto& [k, v] : j.items()) {
+      items->emplace_back().set_string(k);
+      from_json(v, *type.element(), items->emplace_back());
+    }
+    out.set_items(Kind::kMap, std::move(items));
+  } else {
+    if (!j.is_object())
+      unreadable("Can't convert type. sourceType: " + std::string(j.type_name()) +
+                 ", requiredType: " + type.to_string());
+    for (const auto& f : type.fields()) {
+      Value& v = items->emplace_back();
+      for (const auto& [k, e] : j.items())
+        if (upper(k) == upper(f.name)) from_json(e, *f.type, v);
+    }
+    out.set_items(Kind::kStruct, std::move(items));
+  }
+}
+
+void from_json(const json& j, const SqlType& type, Value& out) {
+  if (j.is_null()) return out.set_null();
+  auto mismatch = [&] {
+    return "Can't convert type. sourceType: " + std::string(j.type_name()) +
+           ", requiredType: " + type.to_string();
+  };
+  switch (type.base()) {
+    case SqlBaseType::kBoolean:
+      if (j.is_boolean()) return out.set_boolean(j.get<bool>());
+      if (j.is_string()) return out.set_boolean(upper(j.get<std::string>()) == "TRUE");
+      unreadable(mismatch());
+    case SqlBaseType::kInteger:
+    case SqlBaseType::kBigint:
+    case SqlBaseType::kDate:
+    case SqlBaseType::kTime:
+    case SqlBaseType::kTimestamp: {
+      int64_t n = 0;
+      if (j.is_number_integer())
+        n = j.get<int64_t>();
+      else if (j.is_number_float())
+        n = static_cast<int64_t>(j.get<double>());
+      else if (j.is_string())
+        try {
+          n = std::stoll(j.get<std::string>());
+        } catch (...) {
+          unreadable(mismatch());
+        }
+      else
+        unreadable(mismatch());
+      if (type.base() == SqlBaseType::kInteger) return out.set_integer(static_cast<int32_t>(n));
+      if (type.base() == SqlBaseType::kBigint) return out.set_bigint(n);
+      return out.set_time(type.base() == SqlBaseType::kDate   ? Kind::kDate
+                          : type.base() == SqlBaseType::kTime ? Kind::kTime
+                                                              : Kind::kTimestamp,
+                          n);
+    }
+    case SqlBaseType::kDouble:
+      if (j.is_number()) return out.set_double(j.get<double>());
+      if (j.is_string()) try {
+          return out.set_double(std::stod(j.get<std::string>()));
+        } catch (...) {
+        }
+      unreadable(mismatch());
+    case SqlBaseType::kDecimal: {
+      std::string text = j.is_string() ? j.get<std::string>() : j.is_number() ? j.dump() : "";
+      if (text.empty()) unreadable(mismatch());
+      // Digits to the type's scale, half up.
+      bool negative = !text.empty() && text[0] == '-';
+      size_t dot = text.find('.');
+      std::string whole =
+          text.substr(negative ? 1 : 0,
+                      dot == std::string::npos ? std::string::npos : dot - (negative ? 1 : 0));
+      std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
+      __int128 v = 0;
+      for (char c : whole) {
+        if (!std::isdigit(static_cast<unsigned char>(c))) unreadable(mismatch());
+        v = v * 10 + (c - '0');
+      }
+      for (int k = 0; k < type.scale(); ++k)
+        v = v * 10 +
+            (k < static_cast<int>(fraction.size()) ? fraction[static_cast<size_t>(k)] - '0' : 0);
+      if (static_cast<int>(fraction.size()) > type.scale() &&
+          fraction[static_cast<size_t>(type.scale())] >= '5')
+        v += 1;
+      return out.set_decimal(negative ? -v : v, type.scale());
+    }
+    case SqlBaseType::kString:
+      if (j.is_string()) return out.set_string(j.get_ref<const std::string&>());
+      return out.set_string(j.dump());  // ksqlDB reads any JSON into a STRING as its text
+    case SqlBaseType::kBytes:
+      if (!j.is_string()) unreadable(mismatch());
+      return out.set_text(Kind::kBytes, j.get_ref<const std::string&>().data(),
+                          j.get_ref<const std::string&>().size());
+    default:
+      return container_from_json(j, type, out);
+  }
+}
+
+json to_json(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kNull:
+      return nullptr;
+    case Kind::kBoolean:
+      return v.boolean();
+    case Kind::kInteger:
+      return v.integer();
+    case Kind::kBigint:
+    case Kind::kDate:
+    case Kind::kTime:
+    case Kind::kTimestamp:
+      return v.bigint();
+    case Kind::kDouble:
+      return v.dbl();
+    case Kind::kDecimal:
+      return json::parse(decimal_text(v.unscaled(), v.scale()));
+    case Kind::kString:
+    case Kind::kBytes:
+      return v.text();
+    case Kind::kArray: {
+      json a = json::array();
+      for (const auto& e : v.items()) a.push_back(to_json(e));
+      return a;
+    }
+    case Kind::kMap: {
+      json o = json::object();
+      for (size_t k = 0; k + 1 < v.items().size(); k += 2)
+        o[v.items()[k].text()] = to_json(v.items()[k + 1]);
+      return o;
+    }
+    case Kind::kStruct:
+      return json::array();  // written by the caller, which knows the field names
+  }
+  return nullptr;
+}
+
+json struct_json(const Value& v, const SqlType& type);
+
+json typed_json(const Value& v, const SqlType& type) {
+  if (v.is_null()) return nullptr;
+  if (type.base() == SqlBaseType::kStruct) return struct_json(v, type);
+  if (type.base() == SqlBaseType::kArray) {
+    json a = json::array();
+    for (const auto& e : v.items()) a.push_back(typed_json(e, *type.element()));
+    return a;
+  }
+  return to_json(v);
+}
+
+json struct_json(const Value& v, const SqlType& type) {
+  json o = json::object();
+  for (size_t k = 0; k < type.fields().size() && k < v.items().size(); ++k)
+    o[type.fields()[k].name] = typed_json(v.items()[k], *type.fields()[k].type);
+  return o;
+}
+
+streams::Serde<Row> json_serde(std::vector<Column> columns) {
+  auto shared = std::make_shared<std::vector<Column>>(std::move(columns));
+  auto serialize = [shared](std::string_view, const Row& row) {
+    json o = json::object();
+    for (size_t k = 0; k < shared->size() && k < row.size(); ++k)
+      o[(*shared)[k].name] = typed_json(row[k], *(*shared)[k].type);
+    return o.dump();
+  };
+  auto deserialize = [shared](std::string_view, std::string_view bytes) {
+    json j = json::parse(bytes, nullptr, false);
+    if (j.is_discarded()) unreadable("Invalid JSON: " + std::string(bytes.substr(0, 100)));
+    Row row(shared->size());
+    if (!j.is_object()) unreadable("Expected a JSON object, got " + std::string(j.type_name()));
+    for (const auto& [k, e] : j.items()) {
+      std::string name = upper(k);
+      for (size_t c = 0; c < shared->size(); ++c)
+        if (upper((*shared)[c].name) == name) from_json(e, *(*shared)[c].type, row[c]);
+    }
+    return row;
+  };
+  return streams::Serde<Row>(serialize, deserialize, "JSON");
+}
+
+streams::Serde<Row> kafka_key_serde(std::vector<Column> columns) {
+  if (columns.size() > 1) throw SqlError("The 'KAFKA' format only supports a single field.");
+  if (columns.empty())
+    return streams::Serde<Row>([](std::string_view, const Row&) { return std::string(); },
+                               [](std::string_view, std::string_view) { return Row(); }, "KAFKA");
+  SqlTypePtr type = columns[0].type;
+  auto serialize = [type](std::string_view, const Row& row) {
+    const Value& v = row.at(0);
+    std::string out;
+    auto put = [&](uint64_t bits, int bytes) {
+      for (int k = bytes - 1; k >= 0; --k) out.push_back(static_cast<char>(bits >> (8 * k)));
+    };
+    switch (type->base()) {
+      case SqlBaseType::kInteger:
+        put(static_cast<uint32_t>(v.integer()), 4);
+        break;
+      case SqlBaseType::kBigint:
+        put(static_cast<uint64_t>(v.bigint()), 8);
+        break;
+      case SqlBaseType::kDouble: {
+        uint64_t bits;
+        double d = v.dbl();
+        std::memcpy(&bits, &d, 8);
+        put(bits, 8);
+        break;
+      }
+      default:
+        out = v.text();
+        break;
+    }
+    return out;
+  };
+  auto deserialize = [type](std::string_view, std::string_view bytes) {
+    Row row(1);
+    auto get = [&](size_t n) {
+      if (bytes.size() != n)
+        unreadable("Size of data received by " + type->to_string() + " deserializer is not " +
+                   std::to_string(n));
+      uint64_t v = 0;
+      for (unsigned char c : bytes) v = (v << 8) | c;
+      return v;
+    };
+    switch (type->base()) {
+      case SqlBaseType::kInteger:
+        row[0].set_integer(static_cast<int32_t>(get(4)));
+        break;
+      case SqlBaseType::kBigint:
+        row[0].set_bigint(static_cast<int64_t>(get(8)));
+        break;
+      case SqlBaseType::kDouble: {
+        uint64_t bits = get(8);
+        double d;
+        std::memcpy(&d, &bits, 8);
+        row[0].set_double(d);
+        break;
+      }
+      case SqlBaseType::kString:
+        row[0].set_text(Kind::kString, bytes.data(), bytes.size());
+        break;
+      default:
+        throw SqlError("The 'KAFKA' format does not support type '" + type->to_string() + "'");
+    }
+    return row;
+  };
+  return streams::Serde<Row>(serialize, deserialize, "KAFKA");
+}
+
+}  // namespace
+
+std::vector<Column> key_columns(const DataSource& source) {
+  std::vector<Column> out;
+  for (const auto& c : source.columns)
+    if (c.ns == ColumnNamespace::kKey) out.push_back(c);
+  return out;
+}
+
+std::vector<Column> value_columns(const DataSource& source) {
+  std::vector<Column> out;
+  for (const auto& c : source.columns)
+    if (c.ns == ColumnNamespace::kValue) out.push_back(c);
+  return out;
+}
+
+streams::Serde<Row> row_serde(const std::string& format, std::vector<Column> columns, bool key) {
+  if (format == "JSON") return json_serde(std::move(columns));
+  if (format == "KAFKA" && key) return kafka_key_serde(std::move(columns));
+  throw SqlError("The " + format + " format is not supported yet for " + (key ? "keys" : "values"));
+}
+
+}  // namespace oxbow::sql

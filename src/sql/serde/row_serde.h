@@ -1,0 +1,24 @@
+#pragma once
+// How a source's rows become bytes and back, as Streams serdes built at run time from the
+// source's columns and formats (docs/sql/ksqldb-facts.md §3): the key's columns in the key
+// format, the value's in the value format. A Row here holds that side's columns in the source's
+// order. Supported so far: KAFKA (one key column: STRING as its bytes, INTEGER 4 and BIGINT 8
+// bytes big-endian, DOUBLE 8), JSON (an object whose fields match columns case-insensitively, as
+// ksqlDB reads it; written with the columns' names). Bytes that do not read throw
+// streams::SerializationException, so that the record is skipped and counted.
+#include <vector>
+
+#include "oxbow/streams/serde.h"
+#include "sql/catalog/data_source.h"
+#include "sql/execution/value.h"
+
+namespace oxbow::sql {
+
+// The columns of one side of a source: its key columns, or its value columns.
+std::vector<Column> key_columns(const DataSource& source);
+std::vector<Column> value_columns(const DataSource& source);
+
+// Throws SqlError for a format not supported yet.
+streams::Serde<Row> row_serde(const std::string& format, std::vector<Column> columns, bool key);
+
+}  // namespace oxbow::sql
