@@ -27,11 +27,14 @@ void aggregate_names(const BoundExpr& e, std::set<std::string>& out) {
 
 // Whether every column `e` reads outside aggregate calls is one of the grouping expressions (as
 // ksqlDB matches them: by their text, so `a + b` is not `b + a`).
-bool covered(const BoundExpr& e, const std::set<std::string>& grouped) {
+bool covered(const BoundExpr& e, const std::set<std::string>& grouped, const Scope& scope) {
   if (grouped.count(format(*e.parsed)) || e.aggregate) return true;
-  if (e.kind == BoundKind::kColumn) return false;
+  if (e.kind == BoundKind::kColumn) {
+    const ScopeColumn& c = scope.columns[static_cast<size_t>(e.column)];
+    return c.pseudo && (c.name == "WINDOWSTART" || c.name == "WINDOWEND");  // the key's window
+  }
   for (const auto& a : e.args)
-    if (!covered(*a, grouped)) return false;
+    if (!covered(*a, grouped, scope)) return false;
   return true;
 }
 
@@ -74,6 +77,11 @@ class QueryBinder {
     out_.from_alias = q_.from.alias ? q_.from.alias->text : out_.from->name;
     out_.scope.add_source(*out_.from, out_.from_alias);
     bind_joins(q_, catalog_, functions_, out_);
+    // A windowed aggregation's rows carry their window's bounds.
+    if (q_.window && !out_.from->window)
+      for (const char* bound : {"WINDOWSTART", "WINDOWEND"})
+        out_.scope.columns.push_back(
+            {out_.from_alias, bound, SqlType::bigint(), ColumnNamespace::kKey, true});
   }
 
   void bind_grouping() {
@@ -165,14 +173,14 @@ class QueryBinder {
     for (const auto& g : out_.group_by) grouped.insert(format(*g->parsed));
     std::vector<std::string> uncovered;
     for (const auto& s : select_)
-      if (!covered(*s, grouped)) uncovered.push_back(format(*s->parsed));
+      if (!covered(*s, grouped, out_.scope)) uncovered.push_back(format(*s->parsed));
     if (!uncovered.empty()) {
       std::string listed;
       for (const auto& u : uncovered) listed += (listed.empty() ? "" : ", ") + u;
       throw SqlError("Non-aggregate SELECT expression(s) not part of GROUP BY: " + listed +
                      "\nEither add the column(s) to the GROUP BY or remove them from the SELECT.");
     }
-    if (out_.having && !covered(*out_.having, grouped))
+    if (out_.having && !covered(*out_.having, grouped, out_.scope))
       throw SqlError(
           "Non-aggregate HAVING expression not part of GROUP BY: " + format(*out_.having->parsed) +
           "\nConsider switching the HAVING clause to a WHERE clause before the GROUP "

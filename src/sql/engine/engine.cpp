@@ -54,13 +54,19 @@ StatementResult Engine::create_source(const parser::CreateSource& create) {
 StatementResult Engine::create_as_select(const parser::CreateSource& create,
                                          const std::string& text) {
   const std::string& name = create.name.text;
-  if (create.table) throw SqlError("CREATE TABLE AS SELECT is not supported by the engine yet.");
+  const char* kind = create.table ? "table" : "stream";
   if (const DataSource* existing = catalog_.find_source(name)) {
-    if (create.if_not_exists) return {"", "", "", {"A stream with the same name already exists."}};
-    throw SqlError(std::string("Cannot add stream '") + name + "': A " + existing->kind_name() +
-                   " with the same name already exists");
+    if (create.if_not_exists)
+      return {"", "", "", {std::string("A ") + kind + " with the same name already exists."}};
+    throw SqlError(std::string("Cannot add ") + kind + " '" + name + "': A " +
+                   existing->kind_name() + " with the same name already exists");
   }
   BoundQuery query = bind_query(*create.query, catalog_, functions_, QueryContext{name});
+  if (create.table != (query.result_kind == SourceKind::kTable))
+    throw SqlError(create.table ? "Invalid result type. Your SELECT query produces a STREAM. "
+                                  "Please use CREATE STREAM AS SELECT statement instead."
+                                : "Invalid result type. Your SELECT query produces a TABLE. "
+                                  "Please use CREATE TABLE AS SELECT statement instead.");
   WithProperties with = read_create_properties(create.properties);
   DataSource sink;
   sink.kind = query.result_kind;
@@ -76,8 +82,16 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   for (const auto& c : query.columns)
     sink.columns.push_back(
         {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
+  if (query.window) {
+    SourceWindow w;
+    w.type = query.window->type == parser::WindowType::kSession   ? SourceWindowType::kSession
+             : query.window->type == parser::WindowType::kHopping ? SourceWindowType::kHopping
+                                                                  : SourceWindowType::kTumbling;
+    if (w.type != SourceWindowType::kSession) w.size_ms = query.window->size_ms;
+    sink.window = w;
+  }
   PersistentQuery q;
-  q.id = "CSAS_" + name + "_" + std::to_string(next_query_);
+  q.id = std::string(create.table ? "CTAS_" : "CSAS_") + name + "_" + std::to_string(next_query_);
   q.sink = name;
   q.sources.push_back(query.from->name);
   for (const auto& j : query.joins) q.sources.push_back(j.right->name);

@@ -58,10 +58,13 @@ int comparison_of(const std::string& op) {
 
 class ProgramCompiler {
  public:
-  ProgramCompiler(Program& program, const std::vector<int>& row_index)
-      : p_(program), row_index_(row_index) {}
+  ProgramCompiler(Program& program, const std::vector<int>& row_index,
+                  const std::function<int(const BoundExpr&)>& substitute)
+      : p_(program), row_index_(row_index), substitute_(substitute) {}
 
   int emit(const BoundExpr& e) {
+    if (substitute_)
+      if (int index = substitute_(e); index >= 0) return add(ops::load_column, {}, index);
     switch (e.kind) {
       case BoundKind::kColumn: {
         int index = row_index_.at(static_cast<size_t>(e.column));
@@ -270,11 +273,13 @@ class ProgramCompiler {
 
   Program& p_;
   const std::vector<int>& row_index_;
+  const std::function<int(const BoundExpr&)>& substitute_;
 };
 
-Program Program::compile(const BoundExpr& expr, const std::vector<int>& row_index) {
+Program Program::compile(const BoundExpr& expr, const std::vector<int>& row_index,
+                         const std::function<int(const BoundExpr&)>& substitute) {
   Program p;
-  ProgramCompiler compiler(p, row_index);
+  ProgramCompiler compiler(p, row_index, substitute);
   p.result_ = compiler.emit(expr);
   return p;
 }

@@ -8,6 +8,7 @@
 // INTEGER and BIGINT overflow wraps; an integer divided by zero, a DECIMAL that would need
 // rounding or overflows its precision, and a CAST that cannot convert give NULL and report the
 // error (the caller logs it and counts the record, as ksqlDB's processing log does).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,11 @@ class Program {
   Frame new_frame() const;
 
   // `expr` bound against a scope whose column i is the row's value `row_index[i]` (-1: not in
-  // the row). Throws SqlError for what the evaluator does not support yet.
-  static Program compile(const BoundExpr& expr, const std::vector<int>& row_index);
+  // the row). `substitute(node)`, if given: the row's value that stands for a whole node (after
+  // an aggregation, a grouping expression or an aggregate's result), or -1 to compute it.
+  // Throws SqlError for what the evaluator does not support yet.
+  static Program compile(const BoundExpr& expr, const std::vector<int>& row_index,
+                         const std::function<int(const BoundExpr&)>& substitute = {});
 
  private:
   friend class ProgramCompiler;

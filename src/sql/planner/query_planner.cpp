@@ -1,5 +1,7 @@
 #include "sql/planner/query_planner.h"
 
+#include "sql/planner/planner_internal.h"
+
 #include <spdlog/spdlog.h>
 
 #include "oxbow/streams/kstream.h"
@@ -26,60 +28,43 @@ struct SelectPlan {
 // and ROWOFFSET (the scope's order), WHERE, then the projection into the output value.
 class SelectProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
  public:
-  explicit SelectProcessor(std::shared_ptr<const SelectPlan> plan) : plan_(std::move(plan)) {
+  explicit SelectProcessor(std::shared_ptr<const SelectPlan> plan)
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
     if (plan_->where) where_frame_ = plan_->where->new_frame();
     for (const auto& p : plan_->values) frames_.push_back(p.new_frame());
-    row_.resize(plan_->key_count + plan_->value_count + 3);
   }
   void init(Context& context) override { context_ = &context; }
   void process(const streams::api::FixedKeyRecord<Row, Row>& record) override {
     if (record.value().empty()) return;  // a null value: nothing to select from
-    size_t at = 0;
-    for (size_t k = 0; k < plan_->key_count; ++k)
-      if (k < record.key().size())
-        row_[at++] = record.key()[k];
-      else
-        row_[at++].set_null();
-    for (size_t k = 0; k < plan_->value_count; ++k) row_[at++] = record.value()[k];
-    auto metadata = context_->recordMetadata();
-    row_[at++].set_bigint(record.timestamp());
-    row_[at++].set_integer(metadata ? metadata->partition : 0);
-    row_[at++].set_bigint(metadata ? metadata->offset : 0);
+    const Row& row =
+        input_.fill(record.key(), record.value(), record.timestamp(), context_->recordMetadata());
     if (plan_->where) {
-      const Value& keep = plan_->where->evaluate(row_, where_frame_);
-      if (!where_frame_.error.empty()) report(where_frame_.error, "WHERE");
+      const Value& keep = plan_->where->evaluate(row, where_frame_);
+      if (!where_frame_.error.empty())
+        planning::report_error(*plan_->counters, where_frame_.error, "WHERE");
       if (keep.is_null() || !keep.boolean()) return;
     }
     Row out(plan_->values.size());
     for (size_t k = 0; k < plan_->values.size(); ++k) {
-      out[k] = plan_->values[k].evaluate(row_, frames_[k]);
-      if (!frames_[k].error.empty()) report(frames_[k].error, plan_->value_names[k]);
+      out[k] = plan_->values[k].evaluate(row, frames_[k]);
+      if (!frames_[k].error.empty())
+        planning::report_error(*plan_->counters, frames_[k].error, plan_->value_names[k]);
     }
     context_->forward(record.withValue(std::move(out)));
   }
 
  private:
-  void report(const std::string& error, const std::string& column) {
-    plan_->counters->expression_errors.fetch_add(1, std::memory_order_relaxed);
-    spdlog::warn("Error computing expression for column {}: {}", column, error);
-  }
-
   std::shared_ptr<const SelectPlan> plan_;
   Context* context_ = nullptr;
+  planning::InputRow input_;
   Frame where_frame_;
   std::vector<Frame> frames_;
-  Row row_;
 };
 
 void refuse_unsupported(const BoundQuery& q) {
-  auto no = [](const std::string& what) {
-    throw SqlError(what + " is not supported by the engine yet.");
-  };
-  if (q.from->kind != SourceKind::kStream) no("A query over a table");
-  if (!q.joins.empty()) no("A join");
-  if (q.aggregate) no("An aggregation");
-  if (!q.partition_by.empty()) no("PARTITION BY");
-  if (q.window) no("A windowed query");
+  if (q.from->kind != SourceKind::kStream) planning::unsupported("A query over a table");
+  if (!q.joins.empty()) planning::unsupported("A join");
+  if (!q.partition_by.empty()) planning::unsupported("PARTITION BY");
 }
 
 }  // namespace
@@ -87,17 +72,9 @@ void refuse_unsupported(const BoundQuery& q) {
 streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
                              std::shared_ptr<QueryCounters> counters) {
   refuse_unsupported(q);
+  if (q.aggregate) return planning::plan_aggregate(q, sink, std::move(counters));
   const DataSource& source = *q.from;
-  // The evaluator's row is the scope's first source with its pseudo columns: keys, values,
-  // ROWTIME, ROWPARTITION, ROWOFFSET; header columns and window bounds are not read yet.
-  std::vector<int> row_index;
-  int next = 0;
-  for (const auto& c : q.scope.columns) {
-    bool readable = c.pseudo
-                        ? (c.name == "ROWTIME" || c.name == "ROWPARTITION" || c.name == "ROWOFFSET")
-                        : c.ns == ColumnNamespace::kKey || c.ns == ColumnNamespace::kValue;
-    row_index.push_back(readable ? next++ : -1);
-  }
+  std::vector<int> row_index = planning::input_row_index(q.scope);
   auto plan = std::make_shared<SelectPlan>();
   plan->counters = std::move(counters);
   plan->key_count = key_columns(source).size();
@@ -122,5 +99,49 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
       .to(sink.topic, produced);
   return builder.build();
 }
+
+namespace planning {
+
+std::vector<int> input_row_index(const Scope& scope) {
+  std::vector<int> row_index;
+  int next = 0;
+  for (const auto& c : scope.columns) {
+    bool readable = c.pseudo
+                        ? (c.name == "ROWTIME" || c.name == "ROWPARTITION" || c.name == "ROWOFFSET")
+                        : c.ns == ColumnNamespace::kKey || c.ns == ColumnNamespace::kValue;
+    row_index.push_back(readable ? next++ : -1);
+  }
+  return row_index;
+}
+
+const Row& InputRow::fill(const Row& key, const Row& value, int64_t timestamp,
+                          const std::optional<streams::RecordMetadata>& metadata) {
+  size_t at = 0;
+  for (size_t k = 0; k < key_count_; ++k)
+    if (k < key.size())
+      row_[at++] = key[k];
+    else
+      row_[at++].set_null();
+  for (size_t k = 0; k < value_count_; ++k)
+    if (k < value.size())
+      row_[at++] = value[k];
+    else
+      row_[at++].set_null();
+  row_[at++].set_bigint(timestamp);
+  row_[at++].set_integer(metadata ? metadata->partition : 0);
+  row_[at++].set_bigint(metadata ? metadata->offset : 0);
+  return row_;
+}
+
+void report_error(QueryCounters& counters, const std::string& error, const std::string& where) {
+  counters.expression_errors.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("Error computing expression for {}: {}", where, error);
+}
+
+void unsupported(const std::string& what) {
+  throw SqlError(what + " is not supported by the engine yet.");
+}
+
+}  // namespace planning
 
 }  // namespace oxbow::sql

@@ -1,0 +1,277 @@
+// GROUP BY over a stream, windowed or not, onto Streams' DSL as ksqlDB lays it out: a step that
+// filters each record (WHERE), keys it by its grouping expressions and keeps the aggregates'
+// arguments; groupByKey (through the repartition topic Aggregate-GroupBy-repartition); aggregate
+// into the store Aggregate-Aggregate-Materialize, whose rows are the aggregates' states; then a
+// step that makes the result's value from the key and the states (HAVING, the projection).
+#include <map>
+
+#include "oxbow/streams/kstream.h"
+#include "oxbow/streams/streams_builder.h"
+#include "oxbow/streams/windowed_kstream.h"
+#include "sql/binder/sql_error.h"
+#include "sql/execution/aggregates.h"
+#include "sql/planner/planner_internal.h"
+#include "sql/serde/row_serde.h"
+
+namespace oxbow::sql::planning {
+
+namespace {
+
+using streams::Windowed;
+
+struct AggregatePlan {
+  size_t key_count = 0, value_count = 0;  // of the source
+  std::optional<Program> where;
+  std::vector<Program> group;  // the grouping expressions
+  std::vector<Program> args;   // every aggregate call's arguments, in order
+  std::vector<AggregateCall> calls;
+  size_t state_width = 0;
+  // After the aggregation, over [group values..., WINDOWSTART, WINDOWEND, call results...].
+  std::optional<Program> having;
+  std::vector<Program> values;
+  std::vector<std::string> value_names;
+  std::shared_ptr<QueryCounters> counters;
+};
+
+void find_calls(const BoundExpr& e, std::vector<const BoundExpr*>& out) {
+  if (e.aggregate) {
+    for (const BoundExpr* seen : out)
+      if (format(*seen->parsed) == format(*e.parsed)) return;
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& a : e.args) find_calls(*a, out);
+}
+
+// Records keyed by their grouping expressions, with the aggregates' arguments as the value.
+class GroupProcessor : public streams::api::Processor<Row, Row, Row, Row> {
+ public:
+  explicit GroupProcessor(std::shared_ptr<const AggregatePlan> plan)
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
+    if (plan_->where) where_ = plan_->where->new_frame();
+    for (const auto& p : plan_->group) group_frames_.push_back(p.new_frame());
+    for (const auto& p : plan_->args) arg_frames_.push_back(p.new_frame());
+  }
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::Record<Row, Row>& record) override {
+    if (record.value().empty()) return;
+    const Row& row =
+        input_.fill(record.key(), record.value(), record.timestamp(), context_->recordMetadata());
+    if (plan_->where) {
+      const Value& keep = plan_->where->evaluate(row, where_);
+      if (!where_.error.empty()) report_error(*plan_->counters, where_.error, "WHERE");
+      if (keep.is_null() || !keep.boolean()) return;
+    }
+    Row key(plan_->group.size()), args(plan_->args.size());
+    for (size_t k = 0; k < plan_->group.size(); ++k) {
+      key[k] = plan_->group[k].evaluate(row, group_frames_[k]);
+      if (key[k].is_null()) return;  // ksqlDB drops a record whose grouping is NULL
+    }
+    for (size_t k = 0; k < plan_->args.size(); ++k)
+      args[k] = plan_->args[k].evaluate(row, arg_frames_[k]);
+    context_->forward(streams::api::Record<Row, Row>(std::move(key), std::move(args),
+                                                     record.timestamp(), record.headers()));
+  }
+
+ private:
+  std::shared_ptr<const AggregatePlan> plan_;
+  Context* context_ = nullptr;
+  InputRow input_;
+  Frame where_;
+  std::vector<Frame> group_frames_, arg_frames_;
+};
+
+// The result's value from the key and the aggregates' states. `K` is Row, or Windowed<Row>.
+template <class K>
+class ResultProcessor : public streams::api::FixedKeyProcessor<K, Row, Row> {
+ public:
+  using Context = typename streams::api::FixedKeyProcessor<K, Row, Row>::Context;
+  explicit ResultProcessor(std::shared_ptr<const AggregatePlan> plan) : plan_(std::move(plan)) {
+    if (plan_->having) having_ = plan_->having->new_frame();
+    for (const auto& p : plan_->values) frames_.push_back(p.new_frame());
+    row_.resize(plan_->group.size() + 2 + plan_->calls.size());
+  }
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::FixedKeyRecord<K, Row>& record) override {
+    if (record.value().empty()) return;
+    const Row* key;
+    if constexpr (std::is_same_v<K, Row>) {
+      key = &record.key();
+      row_[plan_->group.size()].set_null();
+      row_[plan_->group.size() + 1].set_null();
+    } else {
+      key = &record.key().key;
+      row_[plan_->group.size()].set_bigint(record.key().window.start);
+      row_[plan_->group.size() + 1].set_bigint(record.key().window.end);
+    }
+    for (size_t k = 0; k < plan_->group.size() && k < key->size(); ++k) row_[k] = (*key)[k];
+    for (size_t k = 0; k < plan_->calls.size(); ++k)
+      aggregate_result(plan_->calls[k], record.value(), row_[plan_->group.size() + 2 + k]);
+    if (plan_->having) {
+      const Value& keep = plan_->having->evaluate(row_, having_);
+      if (!having_.error.empty()) report_error(*plan_->counters, having_.error, "HAVING");
+      if (keep.is_null() || !keep.boolean()) return;
+    }
+    Row out(plan_->values.size());
+    for (size_t k = 0; k < plan_->values.size(); ++k) {
+      out[k] = plan_->values[k].evaluate(row_, frames_[k]);
+      if (!frames_[k].error.empty())
+        report_error(*plan_->counters, frames_[k].error, plan_->value_names[k]);
+    }
+    context_->forward(record.withValue(std::move(out)));
+  }
+
+ private:
+  std::shared_ptr<const AggregatePlan> plan_;
+  Context* context_ = nullptr;
+  Frame having_;
+  std::vector<Frame> frames_;
+  Row row_;
+};
+
+// ksqlDB's default grace: 24 hours less the window's size, and no less than 0.
+std::chrono::milliseconds grace_of(const parser::WindowClause& w) {
+  if (w.grace_ms) return std::chrono::milliseconds(*w.grace_ms);
+  return std::chrono::milliseconds(std::max<int64_t>(86'400'000 - w.size_ms, 0));
+}
+
+}  // namespace
+
+streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
+                                 std::shared_ptr<QueryCounters> counters) {
+  const DataSource& source = *q.from;
+  if (source.window) unsupported("An aggregation over a windowed source");
+  auto plan = std::make_shared<AggregatePlan>();
+  plan->counters = std::move(counters);
+  plan->key_count = key_columns(source).size();
+  plan->value_count = value_columns(source).size();
+  std::vector<int> row_index = input_row_index(q.scope);
+  if (q.where) plan->where = Program::compile(*q.where, row_index);
+  for (const auto& g : q.group_by) plan->group.push_back(Program::compile(*g, row_index));
+
+  std::vector<const BoundExpr*> calls;
+  for (const auto& c : q.columns) find_calls(*c.expr, calls);
+  if (q.having) find_calls(*q.having, calls);
+  for (const BoundExpr* call : calls) {
+    AggregateCall a;
+    a.function = call->op;
+    a.result = call->type;
+    for (const auto& arg : call->args) {
+      a.args.push_back(arg->type);
+      plan->args.push_back(Program::compile(*arg, row_index));
+    }
+    plan->calls.push_back(std::move(a));
+  }
+  std::vector<Column> state = layout_aggregates(plan->calls);
+  plan->state_width = state.size();
+
+  // After the aggregation: grouping expressions and calls by their text, window bounds by name.
+  std::map<std::string, int> slots;
+  for (size_t k = 0; k < q.group_by.size(); ++k)
+    slots[format(*q.group_by[k]->parsed)] = static_cast<int>(k);
+  for (size_t k = 0; k < calls.size(); ++k)
+    slots[format(*calls[k]->parsed)] = static_cast<int>(q.group_by.size() + 2 + k);
+  const Scope& scope = q.scope;
+  auto substitute = [&](const BoundExpr& e) {
+    if (e.kind == BoundKind::kColumn) {
+      const ScopeColumn& c = scope.columns[static_cast<size_t>(e.column)];
+      if (c.pseudo && c.name == "WINDOWSTART") return static_cast<int>(q.group_by.size());
+      if (c.pseudo && c.name == "WINDOWEND") return static_cast<int>(q.group_by.size() + 1);
+    }
+    auto it = slots.find(format(*e.parsed));
+    return it == slots.end() ? -1 : it->second;
+  };
+  std::vector<int> none(scope.columns.size(), -1);
+  if (q.having) plan->having = Program::compile(*q.having, none, substitute);
+  for (const auto& c : q.columns) {
+    if (c.key) continue;
+    plan->values.push_back(Program::compile(*c.expr, none, substitute));
+    plan->value_names.push_back(c.name);
+  }
+
+  // Serdes: the grouping key as the sink's key, the arguments and states in JSON (internal).
+  std::vector<Column> group_columns, arg_columns;
+  for (const auto& c : sink.columns)
+    if (c.ns == ColumnNamespace::kKey) group_columns.push_back(c);
+  for (size_t k = 0; k < plan->args.size(); ++k)
+    arg_columns.push_back({"ARG_" + std::to_string(k), nullptr, ColumnNamespace::kValue, ""});
+  {
+    size_t k = 0;
+    for (const auto& call : plan->calls)
+      for (const auto& t : call.args) arg_columns[k++].type = t;
+  }
+  auto key_serde = row_serde(sink.formats.key_format, group_columns, true);
+  auto args_serde = row_serde("JSON", arg_columns, false);
+  auto state_serde = row_serde("JSON", state, false);
+  auto value_serde = row_serde(sink.formats.value_format, value_columns(sink), false);
+
+  std::shared_ptr<const AggregatePlan> shared = plan;
+  streams::StreamsBuilder builder;
+  auto grouped = builder
+                     .stream<Row, Row>(
+                         source.topic,
+                         streams::Consumed<Row, Row>::with(
+                             row_serde(source.formats.key_format, key_columns(source), true),
+                             row_serde(source.formats.value_format, value_columns(source), false)))
+                     .process([shared] { return std::make_unique<GroupProcessor>(shared); }, {},
+                              streams::Named::as("Aggregate-Prepare"))
+                     .groupByKey(streams::Grouped<Row, Row>::with(key_serde, args_serde)
+                                     .withName("Aggregate-GroupBy"));
+  auto initializer = [shared] {
+    Row s(shared->state_width);
+    for (const auto& call : shared->calls) init_aggregate(call, s);
+    return s;
+  };
+  auto aggregator = [shared](const Row&, const Row& args, const Row& current) {
+    Row s = current;
+    for (const auto& call : shared->calls) accumulate(call, args, s);
+    return s;
+  };
+  const char* store = "Aggregate-Aggregate-Materialize";
+  if (!q.window) {
+    grouped
+        .aggregate(
+            initializer, aggregator,
+            streams::Materialized<Row, Row>::as(store).withKeySerde(key_serde).withValueSerde(
+                state_serde))
+        .toStream()
+        .processValues([shared] { return std::make_unique<ResultProcessor<Row>>(shared); }, {},
+                       streams::Named::as("Aggregate-Project"))
+        .to(sink.topic, streams::Produced<Row, Row>::with(key_serde, value_serde));
+    return builder.build();
+  }
+  const parser::WindowClause& w = *q.window;
+  auto materialized =
+      streams::Materialized<Row, Row>::as(store).withKeySerde(key_serde).withValueSerde(
+          state_serde);
+  if (w.retention_ms)
+    materialized = materialized.withRetention(std::chrono::milliseconds(*w.retention_ms));
+  auto finish = [&](auto table, streams::Serde<Windowed<Row>> windowed_key) {
+    table.toStream()
+        .processValues(
+            [shared] { return std::make_unique<ResultProcessor<Windowed<Row>>>(shared); }, {},
+            streams::Named::as("Aggregate-Project"))
+        .to(sink.topic, streams::Produced<Windowed<Row>, Row>::with(windowed_key, value_serde));
+  };
+  if (w.type == parser::WindowType::kSession) {
+    auto windows = streams::SessionWindows::ofInactivityGapAndGrace(
+        std::chrono::milliseconds(w.size_ms), grace_of(w));
+    auto merger = [shared](const Row&, const Row& one, const Row& two) {
+      Row s = one;
+      for (const auto& call : shared->calls) merge_aggregate(call, two, s);
+      return s;
+    };
+    finish(grouped.windowedBy(windows).aggregate(initializer, aggregator, merger, materialized),
+           streams::serdes::SessionWindowed(key_serde));
+  } else {
+    auto windows =
+        streams::TimeWindows::ofSizeAndGrace(std::chrono::milliseconds(w.size_ms), grace_of(w));
+    if (w.type == parser::WindowType::kHopping)
+      windows = windows.advanceBy(std::chrono::milliseconds(w.advance_ms));
+    finish(grouped.windowedBy(windows).aggregate(initializer, aggregator, materialized),
+           streams::serdes::TimeWindowed(key_serde, w.size_ms));
+  }
+  return builder.build();
+}
+
+}  // namespace oxbow::sql::planning
