@@ -204,6 +204,7 @@ class QueryBinder {
     for (const auto& p : q_.partition_by) has_null = has_null || p->kind == ExprKind::kNull;
     if (has_null && q_.partition_by.size() > 1)
       throw SqlError("Cannot PARTITION BY multiple columns including NULL");
+    if (has_null) throw SqlError("PARTITION BY NULL (a keyless stream) is not supported yet.");
     for (const auto& p : q_.partition_by) {
       if (p->kind == ExprKind::kNull) continue;
       try {

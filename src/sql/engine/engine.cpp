@@ -8,6 +8,35 @@ namespace oxbow::sql {
 
 namespace {
 
+// The logical plan, from the sink down to the sources, one step a line.
+std::string logical_plan(const BoundQuery& q, const std::string& sink) {
+  std::string schema;
+  for (const auto& c : q.columns)
+    schema += (schema.empty() ? "" : ", ") + ("`" + c.name + "` " + c.type->to_string()) +
+              (c.key ? " KEY" : "");
+  std::vector<std::string> steps;
+  steps.push_back("[ SINK ] | " + (sink.empty() ? std::string("(transient)") : sink) +
+                  " | Schema: " + schema);
+  steps.push_back("[ PROJECT ] | Schema: " + schema);
+  if (q.having) steps.push_back("[ FILTER ] | HAVING " + format(*q.having->parsed));
+  if (q.aggregate) {
+    std::string groups;
+    for (const auto& g : q.group_by) groups += (groups.empty() ? "" : ", ") + format(*g->parsed);
+    steps.push_back(std::string("[ AGGREGATE ] | GROUP BY ") + groups +
+                    (q.window ? " | windowed" : ""));
+  }
+  if (!q.partition_by.empty()) steps.push_back("[ REPARTITION ] | PARTITION BY");
+  if (q.where) steps.push_back("[ FILTER ] | WHERE " + format(*q.where->parsed));
+  for (const auto& j : q.joins)
+    steps.push_back("[ JOIN ] | " + j.alias + " ON " + format(*j.left_key->parsed) + " = " +
+                    format(*j.right_key->parsed));
+  steps.push_back("[ SOURCE ] | " + q.from->name + " (topic " + q.from->topic + ")");
+  std::string out;
+  for (size_t i = 0; i < steps.size(); ++i)
+    out += std::string(i * 2, ' ') + " > " + steps[i] + "\n";
+  return out;
+}
+
 std::string capitalized(const char* kind) {
   std::string s = kind;
   s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
@@ -24,6 +53,8 @@ std::vector<StatementResult> Engine::execute(std::string_view text) {
       r = create->query ? create_as_select(*create, s.text) : create_source(*create);
     } else if (const auto* drop = std::get_if<parser::DropSource>(&s.body)) {
       r = drop_source(*drop);
+    } else if (const auto* explained = std::get_if<parser::Explain>(&s.body)) {
+      r = explain(*explained);
     } else {
       throw SqlError("This statement is not supported by the engine yet: " + s.text);
     }
@@ -56,8 +87,11 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   const std::string& name = create.name.text;
   const char* kind = create.table ? "table" : "stream";
   if (const DataSource* existing = catalog_.find_source(name)) {
-    if (create.if_not_exists)
-      return {"", "", "", {std::string("A ") + kind + " with the same name already exists."}};
+    if (create.if_not_exists) {
+      StatementResult r;
+      r.warnings.push_back(std::string("A ") + kind + " with the same name already exists.");
+      return r;
+    }
     throw SqlError(std::string("Cannot add ") + kind + " '" + name + "': A " +
                    existing->kind_name() + " with the same name already exists");
   }
@@ -109,12 +143,46 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   return r;
 }
 
+StatementResult Engine::explain(const parser::Explain& e) {
+  StatementResult r;
+  if (!e.statement) {
+    const PersistentQuery* q = query(e.query_id);
+    if (!q)
+      throw SqlError("Query with id:" + e.query_id +
+                     " does not exist, use SHOW QUERIES to view the full set of running queries.");
+    r.explanation = q->statement + "\n\nTopology:\n" + q->topology.describe().toString();
+    return r;
+  }
+  const parser::Query* select = nullptr;
+  std::string sink;
+  if (const auto* q = std::get_if<std::unique_ptr<parser::Query>>(&e.statement->body))
+    select = q->get();
+  if (const auto* c = std::get_if<parser::CreateSource>(&e.statement->body)) {
+    if (c->query) select = c->query.get();
+    sink = c->name.text;
+  }
+  if (!select) throw SqlError("EXPLAIN is supported for queries only: " + e.statement->text);
+  BoundQuery bound = bind_query(*select, catalog_, functions_,
+                                QueryContext{sink.empty() ? std::nullopt : std::optional(sink)});
+  DataSource target;
+  target.name = sink.empty() ? "EXPLAINED" : sink;
+  target.topic = target.name;
+  target.formats = bound.from->formats;
+  for (const auto& c : bound.columns)
+    target.columns.push_back(
+        {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
+  streams::Topology topology = plan_query(bound, target, std::make_shared<QueryCounters>());
+  r.explanation = "Logical plan:\n" + logical_plan(bound, sink) + "\nTopology:\n" +
+                  topology.describe().toString();
+  return r;
+}
+
 StatementResult Engine::drop_source(const parser::DropSource& drop) {
   const std::string& name = drop.name.text;
   const DataSource* source = catalog_.find_source(name);
   const char* kind = drop.table ? "Table" : "Stream";
   if (!source) {
-    if (drop.if_exists) return {};
+    if (drop.if_exists) return StatementResult{};
     throw SqlError(std::string(kind) + " " + name + " does not exist.");
   }
   std::string readers, writers;
@@ -129,7 +197,9 @@ StatementResult Engine::drop_source(const parser::DropSource& drop) {
                    "].\nYou need to terminate them before dropping " + name + ".");
   std::string message = "Source `" + name + "` (topic: " + source->topic + ") was dropped.";
   catalog_.drop_source(name);
-  return {"", message, "", {}};
+  StatementResult r;
+  r.message = message;
+  return r;
 }
 
 }  // namespace oxbow::sql

@@ -33,6 +33,7 @@ struct StatementResult {
   std::string message;   // ksqlDB's currentStatus message
   std::string query_id;  // a persistent query's, if one was made
   std::vector<std::string> warnings;
+  std::string explanation;  // EXPLAIN: the logical plan and the Streams topology
 };
 
 class Engine {
@@ -51,6 +52,7 @@ class Engine {
   StatementResult create_source(const parser::CreateSource& create);
   StatementResult create_as_select(const parser::CreateSource& create, const std::string& text);
   StatementResult drop_source(const parser::DropSource& drop);
+  StatementResult explain(const parser::Explain& explain);
 
   DdlSettings settings_;
   Catalog catalog_;

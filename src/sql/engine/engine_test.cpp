@@ -106,6 +106,34 @@ TEST_F(EngineTest, CatalogStatementsAndTheirRefusals) {
   }
 }
 
+TEST_F(EngineTest, PartitionByRekeysStraightToTheSink) {
+  engine_.execute(
+      "CREATE STREAM by_page AS SELECT page, userid, viewtime FROM pageviews "
+      "PARTITION BY page;");
+  const PersistentQuery* q = engine_.query("CSAS_BY_PAGE_0");
+  EXPECT_EQ(engine_.catalog().find_source("BY_PAGE")->schema_text(),
+            "`PAGE` STRING KEY, `USERID` STRING, `VIEWTIME` BIGINT");
+  TopologyTestDriver driver(q->topology, q->streams_config);
+  driver.pipe("pageviews", "alice", R"({"page":"home","viewtime":1})", 1);
+  EXPECT_EQ(drain(driver, "BY_PAGE"),
+            (std::vector<std::string>{R"(home|{"USERID":"alice","VIEWTIME":1})"}));
+}
+
+TEST_F(EngineTest, ExplainShowsThePlanAndTheTopology) {
+  auto r = engine_.execute(
+      "EXPLAIN SELECT page, COUNT(*) AS n FROM pageviews WHERE viewtime > 1 GROUP BY page "
+      "EMIT CHANGES;");
+  const std::string& text = r.at(0).explanation;
+  EXPECT_NE(text.find("[ AGGREGATE ] | GROUP BY PAGE"), std::string::npos) << text;
+  EXPECT_NE(text.find("[ FILTER ] | WHERE (VIEWTIME > 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("[ SOURCE ] | PAGEVIEWS (topic pageviews)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Aggregate-GroupBy-repartition"), std::string::npos) << text;
+  EXPECT_NE(text.find("Aggregate-Aggregate-Materialize"), std::string::npos) << text;
+  engine_.execute("CREATE STREAM s5 AS SELECT userid, page FROM pageviews;");
+  EXPECT_NE(engine_.execute("EXPLAIN CSAS_S5_0;").at(0).explanation.find("Sub-topology: 0"),
+            std::string::npos);
+}
+
 // The reference: per key, what each aggregate is after each of that key's records, in order.
 TEST_F(EngineTest, GroupByAggregatesEveryUpdate) {
   auto r = engine_.execute(

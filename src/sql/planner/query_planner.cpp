@@ -20,51 +20,88 @@ struct SelectPlan {
   std::optional<Program> where;
   std::vector<Program> values;  // the value columns of the result, in order
   std::vector<std::string> value_names;
+  std::vector<Program> keys;              // PARTITION BY: the result's key columns, in order
   size_t key_count = 0, value_count = 0;  // of the source's row
   std::shared_ptr<QueryCounters> counters;
 };
 
-// One task's step: the record's key and value rows laid side by side with ROWTIME, ROWPARTITION
-// and ROWOFFSET (the scope's order), WHERE, then the projection into the output value.
-class SelectProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
+// One task's evaluation of a SelectPlan: WHERE, then the projection.
+class Selector {
  public:
-  explicit SelectProcessor(std::shared_ptr<const SelectPlan> plan)
+  explicit Selector(std::shared_ptr<const SelectPlan> plan)
       : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
-    if (plan_->where) where_frame_ = plan_->where->new_frame();
-    for (const auto& p : plan_->values) frames_.push_back(p.new_frame());
+    if (plan_->where) where_ = plan_->where->new_frame();
+    for (const auto& p : plan_->values) values_.push_back(p.new_frame());
+    for (const auto& p : plan_->keys) keys_.push_back(p.new_frame());
   }
-  void init(Context& context) override { context_ = &context; }
-  void process(const streams::api::FixedKeyRecord<Row, Row>& record) override {
-    if (record.value().empty()) return;  // a null value: nothing to select from
-    const Row& row =
-        input_.fill(record.key(), record.value(), record.timestamp(), context_->recordMetadata());
-    if (plan_->where) {
-      const Value& keep = plan_->where->evaluate(row, where_frame_);
-      if (!where_frame_.error.empty())
-        planning::report_error(*plan_->counters, where_frame_.error, "WHERE");
-      if (keep.is_null() || !keep.boolean()) return;
-    }
-    Row out(plan_->values.size());
-    for (size_t k = 0; k < plan_->values.size(); ++k) {
-      out[k] = plan_->values[k].evaluate(row, frames_[k]);
-      if (!frames_[k].error.empty())
-        planning::report_error(*plan_->counters, frames_[k].error, plan_->value_names[k]);
-    }
-    context_->forward(record.withValue(std::move(out)));
+  // The record's row, or null when WHERE drops it.
+  const Row* input(const Row& key, const Row& value, int64_t timestamp,
+                   const std::optional<streams::RecordMetadata>& metadata) {
+    if (value.empty()) return nullptr;  // a null value: nothing to select from
+    const Row& row = input_.fill(key, value, timestamp, metadata);
+    if (!plan_->where) return &row;
+    const Value& keep = plan_->where->evaluate(row, where_);
+    if (!where_.error.empty()) planning::report_error(*plan_->counters, where_.error, "WHERE");
+    return keep.is_null() || !keep.boolean() ? nullptr : &row;
   }
+  Row project(const Row& row, const std::vector<Program>& programs, std::vector<Frame>& frames) {
+    Row out(programs.size());
+    for (size_t k = 0; k < programs.size(); ++k) {
+      out[k] = programs[k].evaluate(row, frames[k]);
+      if (!frames[k].error.empty())
+        planning::report_error(*plan_->counters, frames[k].error,
+                               k < plan_->value_names.size() ? plan_->value_names[k] : "the key");
+    }
+    return out;
+  }
+  Row value(const Row& row) { return project(row, plan_->values, values_); }
+  Row key(const Row& row) { return project(row, plan_->keys, keys_); }
 
  private:
   std::shared_ptr<const SelectPlan> plan_;
-  Context* context_ = nullptr;
   planning::InputRow input_;
-  Frame where_frame_;
-  std::vector<Frame> frames_;
+  Frame where_;
+  std::vector<Frame> values_, keys_;
+};
+
+// The key kept.
+class SelectProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
+ public:
+  explicit SelectProcessor(std::shared_ptr<const SelectPlan> plan) : selector_(std::move(plan)) {}
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::FixedKeyRecord<Row, Row>& record) override {
+    const Row* row = selector_.input(record.key(), record.value(), record.timestamp(),
+                                     context_->recordMetadata());
+    if (row) context_->forward(record.withValue(selector_.value(*row)));
+  }
+
+ private:
+  Selector selector_;
+  Context* context_ = nullptr;
+};
+
+// PARTITION BY: the key made from the row.
+class RekeyProcessor : public streams::api::Processor<Row, Row, Row, Row> {
+ public:
+  explicit RekeyProcessor(std::shared_ptr<const SelectPlan> plan) : selector_(std::move(plan)) {}
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::Record<Row, Row>& record) override {
+    const Row* row = selector_.input(record.key(), record.value(), record.timestamp(),
+                                     context_->recordMetadata());
+    if (!row) return;
+    Row key = selector_.key(*row);
+    context_->forward(streams::api::Record<Row, Row>(std::move(key), selector_.value(*row),
+                                                     record.timestamp(), record.headers()));
+  }
+
+ private:
+  Selector selector_;
+  Context* context_ = nullptr;
 };
 
 void refuse_unsupported(const BoundQuery& q) {
   if (q.from->kind != SourceKind::kStream) planning::unsupported("A query over a table");
   if (!q.joins.empty()) planning::unsupported("A join");
-  if (!q.partition_by.empty()) planning::unsupported("PARTITION BY");
 }
 
 }  // namespace
@@ -81,7 +118,10 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
   plan->value_count = value_columns(source).size();
   if (q.where) plan->where = Program::compile(*q.where, row_index);
   for (const auto& c : q.columns) {
-    if (c.key) continue;
+    if (c.key) {
+      if (!q.partition_by.empty()) plan->keys.push_back(Program::compile(*c.expr, row_index));
+      continue;
+    }
     plan->values.push_back(Program::compile(*c.expr, row_index));
     plan->value_names.push_back(c.name);
   }
@@ -93,10 +133,17 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
       row_serde(sink.formats.key_format, key_columns(sink), true),
       row_serde(sink.formats.value_format, value_columns(sink), false));
   std::shared_ptr<const SelectPlan> shared = plan;
-  builder.stream<Row, Row>(source.topic, consumed)
-      .processValues([shared] { return std::make_unique<SelectProcessor>(shared); }, {},
-                     streams::Named::as("Project"))
-      .to(sink.topic, produced);
+  auto stream = builder.stream<Row, Row>(source.topic, consumed);
+  if (q.partition_by.empty())
+    stream
+        .processValues([shared] { return std::make_unique<SelectProcessor>(shared); }, {},
+                       streams::Named::as("Project"))
+        .to(sink.topic, produced);
+  else  // straight to the sink, as ksqlDB: no repartition topic
+    stream
+        .process([shared] { return std::make_unique<RekeyProcessor>(shared); }, {},
+                 streams::Named::as("PartitionBy-SelectKey"))
+        .to(sink.topic, produced);
   return builder.build();
 }
 
