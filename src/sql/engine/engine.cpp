@@ -53,6 +53,8 @@ std::vector<StatementResult> Engine::execute(std::string_view text) {
       r = create->query ? create_as_select(*create, s.text) : create_source(*create);
     } else if (const auto* drop = std::get_if<parser::DropSource>(&s.body)) {
       r = drop_source(*drop);
+    } else if (const auto* insert = std::get_if<parser::InsertInto>(&s.body)) {
+      r = insert_into(*insert, s.text);
     } else if (const auto* explained = std::get_if<parser::Explain>(&s.body)) {
       r = explain(*explained);
     } else {
@@ -124,9 +126,17 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
     if (w.type != SourceWindowType::kSession) w.size_ms = query.window->size_ms;
     sink.window = w;
   }
+  std::string prefix = create.table ? "CTAS_" : "CSAS_";
+  StatementResult r = start_query(prefix + name + "_", query, sink, text);
+  catalog_.put_source(std::move(sink));
+  return r;
+}
+
+StatementResult Engine::start_query(const std::string& id_prefix, const BoundQuery& query,
+                                    const DataSource& sink, const std::string& text) {
   PersistentQuery q;
-  q.id = std::string(create.table ? "CTAS_" : "CSAS_") + name + "_" + std::to_string(next_query_);
-  q.sink = name;
+  q.id = id_prefix + std::to_string(next_query_);
+  q.sink = sink.name;
   q.sources.push_back(query.from->name);
   for (const auto& j : query.joins) q.sources.push_back(j.right->name);
   q.statement = text;
@@ -138,9 +148,32 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   StatementResult r;
   r.message = "Created query with ID " + q.id;
   r.query_id = q.id;
-  catalog_.put_source(std::move(sink));
   queries_.push_back(std::move(q));
   return r;
+}
+
+// INSERT INTO a stream that exists, from a query whose result has exactly its schema.
+StatementResult Engine::insert_into(const parser::InsertInto& insert, const std::string& text) {
+  const std::string& name = insert.target.text;
+  const DataSource* target = catalog_.find_source(name);
+  if (!target) throw SqlError(insert.target.position, "Source `" + name + "` does not exist.");
+  if (target->kind != SourceKind::kStream)
+    throw SqlError("INSERT INTO can only be used to insert into a stream. " + name +
+                   " is a table.");
+  if (target->read_only) throw SqlError("Cannot insert into read-only stream: " + name);
+  for (const auto& c : target->columns)
+    if (c.ns == ColumnNamespace::kHeaders || c.ns == ColumnNamespace::kHeader)
+      throw SqlError("Cannot insert into " + name + " because it has header columns");
+  BoundQuery query = bind_query(*insert.query, catalog_, functions_, QueryContext{name});
+  DataSource result;
+  result.kind = query.result_kind;
+  for (const auto& c : query.columns)
+    result.columns.push_back(
+        {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
+  if (result.kind != SourceKind::kStream || result.schema_text() != target->schema_text())
+    throw SqlError("Incompatible schema between results and sink.\nResult schema is " +
+                   result.schema_text() + "\nSink schema is " + target->schema_text());
+  return start_query("INSERTQUERY_", query, *target, text);
 }
 
 StatementResult Engine::explain(const parser::Explain& e) {

@@ -53,6 +53,10 @@ class Engine {
   StatementResult create_as_select(const parser::CreateSource& create, const std::string& text);
   StatementResult drop_source(const parser::DropSource& drop);
   StatementResult explain(const parser::Explain& explain);
+  StatementResult insert_into(const parser::InsertInto& insert, const std::string& text);
+  // A persistent query writing `query`'s rows into `sink`, its id `id_prefix` and a counter.
+  StatementResult start_query(const std::string& id_prefix, const BoundQuery& query,
+                              const DataSource& sink, const std::string& text);
 
   DdlSettings settings_;
   Catalog catalog_;

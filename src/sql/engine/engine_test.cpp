@@ -134,6 +134,31 @@ TEST_F(EngineTest, ExplainShowsThePlanAndTheTopology) {
             std::string::npos);
 }
 
+TEST_F(EngineTest, InsertIntoWritesAQueryIntoAnExistingStream) {
+  engine_.execute(
+      "CREATE STREAM all_views (userid STRING KEY, page STRING) WITH (kafka_topic='all', "
+      "value_format='json');");
+  auto r = engine_.execute("INSERT INTO all_views SELECT userid, page FROM pageviews;");
+  EXPECT_EQ(r[0].query_id, "INSERTQUERY_0");
+  const PersistentQuery* q = engine_.query("INSERTQUERY_0");
+  TopologyTestDriver driver(q->topology, q->streams_config);
+  driver.pipe("pageviews", "a", R"({"page":"x"})", 1);
+  EXPECT_EQ(drain(driver, "all"), (std::vector<std::string>{R"(a|{"PAGE":"x"})"}));
+  auto error = [&](const std::string& statement) {
+    try {
+      engine_.execute(statement);
+    } catch (const SqlError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(ran)");
+  };
+  EXPECT_EQ(error("INSERT INTO all_views SELECT userid, viewtime FROM pageviews;"),
+            "Incompatible schema between results and sink.\nResult schema is `USERID` STRING KEY, "
+            "`VIEWTIME` BIGINT\nSink schema is `USERID` STRING KEY, `PAGE` STRING");
+  EXPECT_EQ(error("INSERT INTO nowhere SELECT userid, page FROM pageviews;"),
+            "Line: 1, Col: 13: Source `NOWHERE` does not exist.");
+}
+
 // The reference: per key, what each aggregate is after each of that key's records, in order.
 TEST_F(EngineTest, GroupByAggregatesEveryUpdate) {
   auto r = engine_.execute(
