@@ -331,10 +331,15 @@ def test_exactly_once_final_counts_across_kill_9(broker, tmp_path):
     def produce():
         try:
             producer, batch = _producer(broker), 10
+            slow_from = len(inputs[0]) * 4 // 5
             for i in range(0, len(inputs[0]), batch):
                 for p, records in inputs.items():
                     _produce(producer, records[i:i + batch], partition=p)
-                hurry.wait(0.1)
+                # The last fifth comes a batch a second while the kills go on, so that each new
+                # instance has input of its own to commit even when kills run long: the one after
+                # the lost state directory cannot fence its predecessor (a new transactional id) and
+                # waits out that instance's open transaction (10 s) before it restores.
+                hurry.wait(0.1 if i < slow_from else 1.0)
         except Exception as e:  # noqa: BLE001 - reported by the test thread
             failure.append(e)
         finally:
