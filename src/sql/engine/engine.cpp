@@ -55,6 +55,10 @@ std::vector<StatementResult> Engine::execute(std::string_view text) {
       r = drop_source(*drop);
     } else if (const auto* insert = std::get_if<parser::InsertInto>(&s.body)) {
       r = insert_into(*insert, s.text);
+    } else if (const auto* listed = std::get_if<parser::ShowList>(&s.body)) {
+      r = show(*listed);
+    } else if (const auto* described = std::get_if<parser::Describe>(&s.body)) {
+      r = describe(*described);
     } else if (const auto* explained = std::get_if<parser::Explain>(&s.body)) {
       r = explain(*explained);
     } else {
@@ -174,6 +178,42 @@ StatementResult Engine::insert_into(const parser::InsertInto& insert, const std:
     throw SqlError("Incompatible schema between results and sink.\nResult schema is " +
                    result.schema_text() + "\nSink schema is " + target->schema_text());
   return start_query("INSERTQUERY_", query, *target, text);
+}
+
+// "STREAMS" or "TABLES": the catalog's sources of that kind, by name.
+std::vector<DataSource> Engine::sources_of(const std::string& kinds) const {
+  SourceKind kind = kinds == "TABLES" ? SourceKind::kTable : SourceKind::kStream;
+  std::vector<DataSource> out;
+  for (const auto& [name, source] : catalog_.sources())
+    if (source.kind == kind) out.push_back(source);
+  return out;
+}
+
+StatementResult Engine::show(const parser::ShowList& show) {
+  StatementResult r;
+  if (show.what == "STREAMS" || show.what == "TABLES") {
+    r.sources = sources_of(show.what);
+    return r;
+  }
+  if (show.what == "QUERIES") {
+    for (const auto& q : queries_) r.queries.push_back({q.id, q.sink, q.statement});
+    return r;
+  }
+  throw SqlError("SHOW " + show.what + " is not supported by the engine yet.");
+}
+
+StatementResult Engine::describe(const parser::Describe& d) {
+  StatementResult r;
+  if (d.what == "STREAMS" || d.what == "TABLES") {
+    r.sources = sources_of(d.what);
+    return r;
+  }
+  if (d.what != "SOURCE")
+    throw SqlError("DESCRIBE " + d.what + " is not supported by the engine yet.");
+  const DataSource* source = catalog_.find_source(d.name.text);
+  if (!source) throw SqlError("Could not find STREAM/TABLE '" + d.name.text + "' in the Metastore");
+  r.sources.push_back(*source);
+  return r;
 }
 
 StatementResult Engine::explain(const parser::Explain& e) {

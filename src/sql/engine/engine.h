@@ -34,6 +34,13 @@ struct StatementResult {
   std::string query_id;  // a persistent query's, if one was made
   std::vector<std::string> warnings;
   std::string explanation;  // EXPLAIN: the logical plan and the Streams topology
+  // SHOW|LIST STREAMS / TABLES, DESCRIBE: the sources, as they were then.
+  std::vector<DataSource> sources;
+  // SHOW QUERIES: the persistent queries' ids, sinks and statements.
+  struct QuerySummary {
+    std::string id, sink, statement;
+  };
+  std::vector<QuerySummary> queries;
 };
 
 class Engine {
@@ -53,6 +60,9 @@ class Engine {
   StatementResult create_as_select(const parser::CreateSource& create, const std::string& text);
   StatementResult drop_source(const parser::DropSource& drop);
   StatementResult explain(const parser::Explain& explain);
+  StatementResult show(const parser::ShowList& show);
+  StatementResult describe(const parser::Describe& describe);
+  std::vector<DataSource> sources_of(const std::string& kinds) const;
   StatementResult insert_into(const parser::InsertInto& insert, const std::string& text);
   // A persistent query writing `query`'s rows into `sink`, its id `id_prefix` and a counter.
   StatementResult start_query(const std::string& id_prefix, const BoundQuery& query,

@@ -159,6 +159,29 @@ TEST_F(EngineTest, InsertIntoWritesAQueryIntoAnExistingStream) {
             "Line: 1, Col: 13: Source `NOWHERE` does not exist.");
 }
 
+TEST_F(EngineTest, ShowAndDescribe) {
+  engine_.execute(
+      "CREATE TABLE users (id STRING PRIMARY KEY, level STRING) WITH (kafka_topic='u', "
+      "value_format='json'); CREATE STREAM s6 AS SELECT userid, page FROM pageviews;");
+  auto streams = engine_.execute("SHOW STREAMS;").at(0).sources;
+  ASSERT_EQ(streams.size(), 2u);
+  EXPECT_EQ(streams[0].name, "PAGEVIEWS");
+  EXPECT_EQ(streams[1].name, "S6");
+  EXPECT_EQ(engine_.execute("LIST TABLES;").at(0).sources.at(0).name, "USERS");
+  auto queries = engine_.execute("SHOW QUERIES;").at(0).queries;
+  ASSERT_EQ(queries.size(), 1u);
+  EXPECT_EQ(queries[0].id, "CSAS_S6_0");
+  EXPECT_EQ(queries[0].sink, "S6");
+  EXPECT_EQ(engine_.execute("DESCRIBE users;").at(0).sources.at(0).schema_text(),
+            "`ID` STRING PRIMARY KEY, `LEVEL` STRING");
+  try {
+    engine_.execute("DESCRIBE nothing;");
+    ADD_FAILURE();
+  } catch (const SqlError& e) {
+    EXPECT_EQ(std::string(e.what()), "Could not find STREAM/TABLE 'NOTHING' in the Metastore");
+  }
+}
+
 // The reference: per key, what each aggregate is after each of that key's records, in order.
 TEST_F(EngineTest, GroupByAggregatesEveryUpdate) {
   auto r = engine_.execute(
