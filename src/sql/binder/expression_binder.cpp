@@ -290,9 +290,8 @@ BoundExprPtr ExpressionBinder::arithmetic(const Expr& e) {
   return b;
 }
 
-void ExpressionBinder::require_comparable(const Expr& e, const BoundExpr& l, const BoundExpr& r,
+void ExpressionBinder::require_comparable(const BoundExpr& l, const BoundExpr& r,
                                           const std::string& op) const {
-  (void)e;
   if (!l.type || !r.type) return;
   const SqlType &a = *l.type, &b = *r.type;
   bool ordering = op != "=" && op != "<>" && op.find("DISTINCT") == std::string::npos;
@@ -317,7 +316,7 @@ BoundExprPtr ExpressionBinder::comparison(const Expr& e) {
            text_of(*e.args[1]));
   }
   auto args = bind_all(e);
-  require_comparable(e, *args[0], *args[1], e.text);
+  require_comparable(*args[0], *args[1], e.text);
   auto b = node(BoundKind::kComparison, e, SqlType::boolean());
   b->op = e.text;
   b->args = std::move(args);
@@ -343,11 +342,11 @@ BoundExprPtr ExpressionBinder::predicate(const Expr& e) {
   BoundKind kind = BoundKind::kIsNull;
   if (e.kind == ExprKind::kBetween) {
     kind = BoundKind::kBetween;
-    require_comparable(e, *args[0], *args[1], ">=");
-    require_comparable(e, *args[0], *args[2], "<=");
+    require_comparable(*args[0], *args[1], ">=");
+    require_comparable(*args[0], *args[2], "<=");
   } else if (e.kind == ExprKind::kIn) {
     kind = BoundKind::kIn;
-    for (size_t i = 1; i < args.size(); ++i) require_comparable(e, *args[0], *args[i], "=");
+    for (size_t i = 1; i < args.size(); ++i) require_comparable(*args[0], *args[i], "=");
   } else if (e.kind == ExprKind::kLike) {
     kind = BoundKind::kLike;
     for (size_t i = 0; i < args.size(); ++i)
@@ -366,7 +365,7 @@ BoundExprPtr ExpressionBinder::case_expression(const Expr& e) {
   for (; i + 1 < end; i += 2) {
     const BoundExpr& when = *args[i];
     if (e.has_operand)
-      require_comparable(e, *args[0], when, "=");
+      require_comparable(*args[0], when, "=");
     else if (!when.type || when.type->base() != SqlBaseType::kBoolean)
       fail("WHEN operand type should be boolean. Type for '" + text_of(*e.args[i]) + "' is " +
            (when.type ? when.type->to_string() : "NULL"));

@@ -39,8 +39,7 @@ class ExpressionBinder {
   std::vector<BoundExprPtr> bind_all(const parser::Expr& e, size_t from = 0);
   // ksqlDB's prefix for errors of this clause's expressions ("Error in WHERE expression: ").
   [[noreturn]] void fail(const std::string& message) const;
-  void require_comparable(const parser::Expr& e, const BoundExpr& l, const BoundExpr& r,
-                          const std::string& op) const;
+  void require_comparable(const BoundExpr& l, const BoundExpr& r, const std::string& op) const;
 
   const Scope& scope_;
   const FunctionRegistry& functions_;

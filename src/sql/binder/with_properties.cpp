@@ -1,6 +1,5 @@
 #include "sql/binder/with_properties.h"
 
-#include <array>
 #include <cctype>
 #include <charconv>
 #include <set>

@@ -12,10 +12,6 @@ using Kind = Value::Kind;
 // ksql.functions.collect_list.limit / collect_set.limit: values past it are dropped.
 constexpr size_t kCollectLimit = 1000;
 
-int state_width(const std::string& f) {
-  return f == "AVG" ? 2 : 1;
-}
-
 void add_into(Value& sum, const Value& x) {
   switch (sum.kind()) {
     case Kind::kInteger:

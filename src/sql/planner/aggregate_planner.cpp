@@ -190,17 +190,12 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
   }
 
   // Serdes: the grouping key as the sink's key, the arguments and states in JSON (internal).
-  std::vector<Column> group_columns, arg_columns;
-  for (const auto& c : sink.columns)
-    if (c.ns == ColumnNamespace::kKey) group_columns.push_back(c);
-  for (size_t k = 0; k < plan->args.size(); ++k)
-    arg_columns.push_back({"ARG_" + std::to_string(k), nullptr, ColumnNamespace::kValue, ""});
-  {
-    size_t k = 0;
-    for (const auto& call : plan->calls)
-      for (const auto& t : call.args) arg_columns[k++].type = t;
-  }
-  auto key_serde = row_serde(sink.formats.key_format, group_columns, true);
+  std::vector<Column> arg_columns;
+  for (const auto& call : plan->calls)
+    for (const auto& t : call.args)
+      arg_columns.push_back(
+          {"ARG_" + std::to_string(arg_columns.size()), t, ColumnNamespace::kValue, ""});
+  auto key_serde = row_serde(sink.formats.key_format, key_columns(sink), true);
   auto args_serde = row_serde("JSON", arg_columns, false);
   auto state_serde = row_serde("JSON", state, false);
   auto value_serde = row_serde(sink.formats.value_format, value_columns(sink), false);

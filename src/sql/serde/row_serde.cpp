@@ -132,7 +132,8 @@ void from_json(const json& j, const SqlType& type, Value& out) {
   }
 }
 
-json to_json(const Value& v) {
+// A value as JSON, by its column's type (a struct's fields need their names).
+json to_json(const Value& v, const SqlType& type) {
   switch (v.kind()) {
     case Kind::kNull:
       return nullptr;
@@ -154,39 +155,23 @@ json to_json(const Value& v) {
       return v.text();
     case Kind::kArray: {
       json a = json::array();
-      for (const auto& e : v.items()) a.push_back(to_json(e));
+      for (const auto& e : v.items()) a.push_back(to_json(e, *type.element()));
       return a;
     }
     case Kind::kMap: {
       json o = json::object();
       for (size_t k = 0; k + 1 < v.items().size(); k += 2)
-        o[v.items()[k].text()] = to_json(v.items()[k + 1]);
+        o[v.items()[k].text()] = to_json(v.items()[k + 1], *type.element());
       return o;
     }
-    case Kind::kStruct:
-      return json::array();  // written by the caller, which knows the field names
+    case Kind::kStruct: {
+      json o = json::object();
+      for (size_t k = 0; k < type.fields().size() && k < v.items().size(); ++k)
+        o[type.fields()[k].name] = to_json(v.items()[k], *type.fields()[k].type);
+      return o;
+    }
   }
   return nullptr;
-}
-
-json struct_json(const Value& v, const SqlType& type);
-
-json typed_json(const Value& v, const SqlType& type) {
-  if (v.is_null()) return nullptr;
-  if (type.base() == SqlBaseType::kStruct) return struct_json(v, type);
-  if (type.base() == SqlBaseType::kArray) {
-    json a = json::array();
-    for (const auto& e : v.items()) a.push_back(typed_json(e, *type.element()));
-    return a;
-  }
-  return to_json(v);
-}
-
-json struct_json(const Value& v, const SqlType& type) {
-  json o = json::object();
-  for (size_t k = 0; k < type.fields().size() && k < v.items().size(); ++k)
-    o[type.fields()[k].name] = typed_json(v.items()[k], *type.fields()[k].type);
-  return o;
 }
 
 streams::Serde<Row> json_serde(std::vector<Column> columns) {
@@ -194,7 +179,7 @@ streams::Serde<Row> json_serde(std::vector<Column> columns) {
   auto serialize = [shared](std::string_view, const Row& row) {
     json o = json::object();
     for (size_t k = 0; k < shared->size() && k < row.size(); ++k)
-      o[(*shared)[k].name] = typed_json(row[k], *(*shared)[k].type);
+      o[(*shared)[k].name] = to_json(row[k], *(*shared)[k].type);
     return o.dump();
   };
   auto deserialize = [shared](std::string_view, std::string_view bytes) {
