@@ -226,6 +226,20 @@ class KStream {
     return KStream(detail::repartition(node_, std::move(options)));
   }
 
+  // The records as a table's updates, kept in a store (a null value deletes the key); through a
+  // repartition topic first if the key changed.
+  KTable<K, V> toTable(const Named& named = Named::as(""),
+                       const Materialized<K, V>& materialized = Materialized<K, V>()) const {
+    auto options = detail::options_of(materialized);
+    options = detail::fill_serdes<K, V>(std::move(options), node_.key_serde, node_.value_serde);
+    auto node = detail::stream_to_table(node_, named.name(), std::move(options));
+    node = detail::with_serdes<K, V>(std::move(node), node_.key_serde, node_.value_serde);
+    return detail::shell<KTable<K, V>>(std::move(node));
+  }
+  KTable<K, V> toTable(const Materialized<K, V>& materialized) const {
+    return toTable(Named::as(""), materialized);
+  }
+
   KGroupedStream<K, V> groupByKey(const Grouped<K, V>& grouped = Grouped<K, V>()) const {
     return detail::shell<KGroupedStream<K, V>>(
         detail::group_by_key(node_, grouped_options(grouped)));
@@ -479,6 +493,24 @@ class KTable {
     auto node = detail::table_map_values(node_, erased, named.name(), std::move(options));
     node = detail::with_serdes<K, V1>(std::move(node), node_.key_serde, {});
     return detail::shell<KTable<K, V1>>(std::move(node));
+  }
+  // supplier() -> std::unique_ptr<api::ValueTransformerWithKey<K, V, VR>>: each row's value
+  // through a transformer that sees the update's context (its timestamp, partition, offset).
+  template <class S, class P = detail::SuppliedProcessor<S>, class VR = typename P::ValueOut>
+  KTable<K, VR> transformValues(
+      S supplier, const Named& named = Named::as(""),
+      const Materialized<K, VR>& materialized = Materialized<K, VR>()) const {
+    detail::ValueTransformerFactory factory = [supplier = std::move(supplier)] {
+      std::unique_ptr<api::ValueTransformerWithKey<K, V, VR>> t = supplier();
+      return std::unique_ptr<detail::ValueTransformerCore>(
+          std::make_unique<detail::TypedValueTransformer<K, V, VR>>(std::move(t)));
+    };
+    auto options = detail::options_of(materialized);
+    options = detail::fill_serdes<K, VR>(std::move(options), node_.key_serde, {});
+    auto node =
+        detail::table_transform_values(node_, std::move(factory), named.name(), std::move(options));
+    node = detail::with_serdes<K, VR>(std::move(node), node_.key_serde, {});
+    return detail::shell<KTable<K, VR>>(std::move(node));
   }
   KStream<K, V> toStream(const Named& named = Named::as("")) const {
     return detail::shell<KStream<K, V>>(keep_serdes(detail::to_stream(node_, named.name())));

@@ -300,9 +300,54 @@ class FixedKeyProcessor {
   virtual void close() {}
 };
 
+// The context KTable::transformValues' transformer sees: the update being processed (its
+// recordMetadata(), timestamp-bearing stores, ...). It forwards nothing: the transformer returns.
+class TransformerContext : public ContextBase {
+ public:
+  // The timestamp of the input record behind the update.
+  int64_t timestamp() const { return core_.timestamp(); }
+
+ private:
+  friend struct detail::Access;
+  explicit TransformerContext(detail::UserContext& core) : ContextBase(core) {}
+};
+
+// Kafka's ValueTransformerWithKey, for KTable::transformValues: a row's new value from its key and
+// value. Made once per task; never given a null value (a deleted row stays deleted).
+template <class K, class V, class VR>
+class ValueTransformerWithKey {
+ public:
+  using KeyIn = K;
+  using ValueIn = V;
+  using ValueOut = VR;
+  virtual ~ValueTransformerWithKey() = default;
+  virtual void init(TransformerContext& context) { (void)context; }
+  virtual VR transform(const K& key, const V& value) = 0;
+  virtual void close() {}
+};
+
 }  // namespace api
 
 namespace detail {
+
+template <class K, class V, class VR>
+class TypedValueTransformer : public ValueTransformerCore {
+ public:
+  explicit TypedValueTransformer(std::unique_ptr<api::ValueTransformerWithKey<K, V, VR>> t)
+      : transformer_(std::move(t)) {}
+  void init(UserContext& context) override {
+    context_ = Access::make_unique<api::TransformerContext>(context);
+    transformer_->init(*context_);
+  }
+  Datum transform(const Datum& key, const Datum& value) override {
+    return to_datum(VR(transformer_->transform(as<K>(key), as<V>(value))));
+  }
+  void close() override { transformer_->close(); }
+
+ private:
+  std::unique_ptr<api::ValueTransformerWithKey<K, V, VR>> transformer_;
+  std::unique_ptr<api::TransformerContext> context_;
+};
 
 // Runs a typed processor over the untyped core.
 template <class P, class KIn, class VIn, class Context, template <class, class> class In>

@@ -48,6 +48,13 @@ Node through_repartition_topic(const Node& in, const std::string& base, ErasedSe
 Node through_changes_topic(const Node& in, const std::string& topic, const std::string& sink,
                            const std::string& source, ErasedSerde key, ErasedSerde value);
 
+class UserContext;
+// What a user's processor or transformer sees of the task, over the node's context: `stores` are
+// the ones it was connected to.
+std::unique_ptr<UserContext> make_user_context(ProcessorContext& context,
+                                               std::vector<std::string> stores,
+                                               std::shared_ptr<const GraphBuilder> graph);
+
 // Window-store keys (state/window_key.h) read as WindowedDatum, windows of `window_size`.
 ErasedSerde window_store_key_serde(ErasedSerde inner, int64_t window_size);
 

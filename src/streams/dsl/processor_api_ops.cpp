@@ -34,6 +34,7 @@ class UserContextImpl : public UserContext {
     const auto& rc = context_.record_context();
     return rc.headers ? *rc.headers : Headers{};
   }
+  int64_t timestamp() const override { return context_.record_context().timestamp; }
   int64_t currentStreamTimeMs() const override { return context_.stream_time(); }
   int64_t currentSystemTimeMs() const override { return context_.wall_clock_ms(); }
   const std::string& applicationId() const override { return context_.application_id(); }
@@ -81,6 +82,16 @@ class UserProcessorNode : public Processor {
   std::shared_ptr<const GraphBuilder> graph_;
   std::unique_ptr<UserContextImpl> user_context_;
 };
+
+}  // namespace
+
+std::unique_ptr<UserContext> make_user_context(ProcessorContext& context,
+                                               std::vector<std::string> stores,
+                                               std::shared_ptr<const GraphBuilder> graph) {
+  return std::make_unique<UserContextImpl>(context, std::move(stores), std::move(graph));
+}
+
+namespace {
 
 ProcessorFactory node_factory(UserProcessorFactory factory, std::vector<std::string> stores,
                               std::weak_ptr<GraphBuilder> graph) {

@@ -3,6 +3,7 @@
 // re-grouped aggregate can take a row's old value out of the group it leaves.
 #include <algorithm>
 
+#include "oxbow/streams/detail/user_processor.h"
 #include "streams/dsl/dsl_internal.h"
 #include "streams/dsl/table_forwarder.h"
 
@@ -99,6 +100,7 @@ class TableWriter {
   const std::shared_ptr<const OldValues>& old_values() const { return old_values_; }
   // The key's value before this update (null without a store).
   Datum stored(const Datum& key) const;
+  bool has_store() const { return !store_name_.empty(); }
 
  private:
   std::string store_name_;
@@ -151,17 +153,63 @@ class TableDerivingProcessor : public TableProcessor {
   Compute compute_;
 };
 
+using Compute = TableDerivingProcessor::Compute;
+
+std::function<std::unique_ptr<Processor>(TableWriter)> deriving(Compute compute) {
+  return [compute = std::move(compute)](TableWriter writer) {
+    return std::make_unique<TableDerivingProcessor>(std::move(writer), compute);
+  };
+}
+
 Datum TableWriter::stored(const Datum& key) const {
   if (!store_) return {};
   auto bytes = split_timestamp(store_->get(options_.key_serde.serialize(store_name_, key)));
   return bytes ? options_.value_serde.deserialize(store_name_, bytes->value) : Datum();
 }
 
+// KTableTransformValues: each change through the task's transformer, which sees the update's
+// context. A null value stays null (the typed transformer never sees one).
+class TableTransformingProcessor : public TableProcessor {
+ public:
+  TableTransformingProcessor(TableWriter writer, std::unique_ptr<ValueTransformerCore> transformer,
+                             std::shared_ptr<const GraphBuilder> graph)
+      : writer_(std::move(writer)),
+        transformer_(std::move(transformer)),
+        graph_(std::move(graph)) {}
+  void init(ProcessorContext& context) override {
+    Processor::init(context);
+    writer_.init(context);
+    user_context_ = make_user_context(context, {}, graph_);
+    transformer_->init(*user_context_);
+  }
+  void process_change(const ChangeRecord& r) override {
+    auto transform = [&](const Datum& v) {
+      return v.has_value() ? transformer_->transform(r.key, v) : Datum();
+    };
+    Datum old;
+    if (writer_.old_values()->send)  // as Kafka: the stored value when there is a store
+      old = writer_.has_store() ? writer_.stored(r.key) : transform(r.change.old_value);
+    writer_.write(context(), ChangeRecord{Datum::lend(r.key),
+                                          Change{transform(r.change.new_value), std::move(old)},
+                                          r.timestamp, r.headers});
+  }
+  void close() override { transformer_->close(); }
+
+ private:
+  TableWriter writer_;
+  std::unique_ptr<ValueTransformerCore> transformer_;
+  std::shared_ptr<const GraphBuilder> graph_;
+  std::unique_ptr<UserContext> user_context_;
+};
+
 // `derive`: the value of a key from the parent's, for reading the table when it has no store.
-using Derive = std::function<Datum(const Datum& key, const Datum& parent_value)>;
+using Derive =
+    std::function<Datum(ProcessorContext& context, const Datum& key, const Datum& parent_value)>;
+// The node's processor, around the writer of its updates.
+using WritingProcessorFactory = std::function<std::unique_ptr<Processor>(TableWriter writer)>;
 
 Node materializing(const Node& in, const char* prefix, const std::string& name, StoreOptions store,
-                   std::shared_ptr<OldValues> old_values, TableDerivingProcessor::Compute compute,
+                   std::shared_ptr<OldValues> old_values, WritingProcessorFactory make,
                    Derive derive) {
   auto& graph = *in.graph;
   std::string store_name = store.name;
@@ -176,9 +224,8 @@ Node materializing(const Node& in, const char* prefix, const std::string& name, 
     stores.push_back(store_name);
     graph.add_store({store_name, store, ""});
   }
-  ProcessorFactory factory = [store_name, store, compute, old_values] {
-    return std::make_unique<TableDerivingProcessor>(TableWriter(store_name, store, old_values),
-                                                    compute);
+  ProcessorFactory factory = [store_name, store, make, old_values] {
+    return make(TableWriter(store_name, store, old_values));
   };
   Node out = add_processor(in, "", node_name, std::move(factory), stores, kTableToTable);
   out.store = store_name;
@@ -189,7 +236,7 @@ Node materializing(const Node& in, const char* prefix, const std::string& name, 
     auto lookup = std::make_shared<TableLookup>(*in.lookup);
     lookup->get = [parent = in.lookup, derive](ProcessorContext& context, const Datum& key) {
       TableValue v = parent->get(context, key);
-      if (v.value.has_value()) v.value = derive(key, v.value);
+      if (v.value.has_value()) v.value = derive(context, key, v.value);
       return v;
     };
     out.lookup = lookup;
@@ -250,11 +297,11 @@ Node table_filter(const Node& table, Predicate predicate, bool negate, const std
       return std::nullopt;  // it did not pass before either
     return out;
   };
-  auto derive = [predicate, negate](const Datum& key, const Datum& value) {
+  auto derive = [predicate, negate](ProcessorContext&, const Datum& key, const Datum& value) {
     return predicate(key, value) != negate ? value : Datum();
   };
-  return materializing(table, "KTABLE-FILTER-", name, std::move(store), old_values, compute,
-                       derive);
+  return materializing(table, "KTABLE-FILTER-", name, std::move(store), old_values,
+                       deriving(std::move(compute)), derive);
 }
 
 Node table_map_values(const Node& table, ValueMapper mapper, const std::string& name,
@@ -267,9 +314,50 @@ Node table_map_values(const Node& table, ValueMapper mapper, const std::string& 
     auto map = [&](const Datum& v) { return v.has_value() ? mapper(r.key, v) : Datum(); };
     return Change{map(c.new_value), old_values->send ? map(c.old_value) : Datum()};
   };
-  auto derive = [mapper](const Datum& key, const Datum& value) { return mapper(key, value); };
-  return materializing(table, "KTABLE-MAPVALUES-", name, std::move(store), old_values, compute,
-                       derive);
+  auto derive = [mapper](ProcessorContext&, const Datum& key, const Datum& value) {
+    return mapper(key, value);
+  };
+  return materializing(table, "KTABLE-MAPVALUES-", name, std::move(store), old_values,
+                       deriving(std::move(compute)), derive);
+}
+
+Node table_transform_values(const Node& table, ValueTransformerFactory factory,
+                            const std::string& name, StoreOptions store) {
+  auto old_values = std::make_shared<OldValues>();
+  old_values->parent = table.send_old_values;
+  if (!old_values->parent) old_values->parent = [](bool) { return true; };
+  std::weak_ptr<GraphBuilder> graph = table.graph;
+  WritingProcessorFactory make = [factory, graph](TableWriter writer) {
+    return std::make_unique<TableTransformingProcessor>(std::move(writer), factory(), graph.lock());
+  };
+  // Read through a join without a store of its own: a transformer for the lookup, in the context
+  // of the record looking it up (Kafka's KTableTransformValuesGetter).
+  auto derive = [factory, graph](ProcessorContext& context, const Datum& key, const Datum& value) {
+    auto transformer = factory();
+    auto user_context = make_user_context(context, {}, graph.lock());
+    transformer->init(*user_context);
+    Datum out = transformer->transform(key, value);
+    transformer->close();
+    return out;
+  };
+  return materializing(table, "KTABLE-TRANSFORMVALUES-", name, std::move(store), old_values,
+                       std::move(make), derive);
+}
+
+Node stream_to_table(const Node& stream, const std::string& name, StoreOptions store) {
+  auto& graph = *stream.graph;
+  // Kafka's order: the node's name, then its store's, then the repartition topic's nodes.
+  std::string table_name = graph.name_or_new(name, "KSTREAM-TOTABLE-");
+  bool queryable = !store.name.empty();
+  if (store.name.empty()) store.name = graph.new_name("KSTREAM-TOTABLE-STATE-STORE-");
+  store.timestamped = true;
+  require_serde(store.key_serde, "key", "store " + store.name);
+  require_serde(store.value_serde, "value", "store " + store.name);
+  Node in = stream;
+  if (stream.repartition_required)
+    in = through_repartition_topic(stream, table_name, store.key_serde, store.value_serde, 0, {});
+  graph.add_store({store.name, store, ""});
+  return ktable_source(in, "", table_name, store, queryable);
 }
 
 Node to_stream(const Node& table, const std::string& name) {

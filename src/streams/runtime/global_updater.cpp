@@ -32,6 +32,7 @@ class GlobalStateUpdater::Context : public UserContext {
     return RecordMetadata{std::string(raw_->topic), raw_->partition, raw_->offset};
   }
   Headers headers() const override { return raw_ ? raw_->headers : Headers{}; }
+  int64_t timestamp() const override { return raw_ ? raw_->timestamp : 0; }
   int64_t currentStreamTimeMs() const override { return stream_time_; }
   int64_t currentSystemTimeMs() const override {
     return std::chrono::duration_cast<std::chrono::milliseconds>(

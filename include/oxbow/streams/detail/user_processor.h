@@ -60,6 +60,8 @@ class UserContext {
   virtual std::optional<RecordMetadata> recordMetadata() const = 0;
   // The headers of the record being processed (empty while punctuating).
   virtual Headers headers() const = 0;
+  // The timestamp of the input record being processed (the punctuation's time while punctuating).
+  virtual int64_t timestamp() const = 0;
   virtual int64_t currentStreamTimeMs() const = 0;
   virtual int64_t currentSystemTimeMs() const = 0;
   virtual const std::string& applicationId() const = 0;
@@ -83,6 +85,24 @@ using UserProcessorFactory = std::function<std::unique_ptr<UserProcessor>()>;
 // (added before with add_state_store). fixed_key: processValues, which keeps the key.
 Node user_process(const Node& in, UserProcessorFactory factory, std::vector<std::string> stores,
                   const std::string& name, bool fixed_key);
+
+// KTable.transformValues: the untyped transformer a task makes for itself; `transform` sees the
+// context of the update being processed (or, reading the table through a join, the record
+// looking it up, as in Kafka).
+class ValueTransformerCore {
+ public:
+  virtual ~ValueTransformerCore() = default;
+  virtual void init(UserContext& context) = 0;
+  virtual Datum transform(const Datum& key, const Datum& value) = 0;
+  virtual void close() = 0;
+};
+using ValueTransformerFactory = std::function<std::unique_ptr<ValueTransformerCore>()>;
+Node table_transform_values(const Node& table, ValueTransformerFactory factory,
+                            const std::string& name, StoreOptions store);
+
+// KStream.toTable: the stream's records as a table's updates (a null value deletes), kept in
+// `store` (its name generated when empty), repartitioned first if the key changed.
+Node stream_to_table(const Node& stream, const std::string& name, StoreOptions store);
 
 // A key-value store for processors (StreamsBuilder.addStateStore, Topology.addStateStore).
 void add_state_store(const std::shared_ptr<GraphBuilder>& graph, StoreOptions store);
