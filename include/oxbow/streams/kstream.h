@@ -507,9 +507,10 @@ class KTable {
     };
     auto options = detail::options_of(materialized);
     options = detail::fill_serdes<K, VR>(std::move(options), node_.key_serde, {});
+    auto value_serde = options.value_serde;  // the result's, as Kafka takes it from Materialized
     auto node =
         detail::table_transform_values(node_, std::move(factory), named.name(), std::move(options));
-    node = detail::with_serdes<K, VR>(std::move(node), node_.key_serde, {});
+    node = detail::with_serdes<K, VR>(std::move(node), node_.key_serde, value_serde);
     return detail::shell<KTable<K, VR>>(std::move(node));
   }
   KStream<K, V> toStream(const Named& named = Named::as("")) const {

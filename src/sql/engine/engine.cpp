@@ -146,7 +146,9 @@ StatementResult Engine::start_query(const std::string& id_prefix, const BoundQue
   q.statement = text;
   q.counters = std::make_shared<QueryCounters>();
   q.topology = plan_query(query, sink, q.counters);
-  q.streams_config = {{"default.deserialization.exception.handler",
+  // ksqlDB's application id (QueryApplicationId), with its default service id "default_".
+  q.streams_config = {{"application.id", "_confluent-ksql-default_query_" + q.id},
+                      {"default.deserialization.exception.handler",
                        "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler"}};
   ++next_query_;
   StatementResult r;

@@ -31,8 +31,65 @@ class InputRow {
 // Counts an expression's error and logs it, as ksqlDB's processing log records it.
 void report_error(QueryCounters& counters, const std::string& error, const std::string& where);
 
+// The compiled parts of a filter-and-project step, shared by its tasks' processors.
+struct SelectPlan {
+  std::optional<Program> where;
+  std::vector<Program> values;  // the value columns of the result, in order
+  std::vector<std::string> value_names;
+  std::vector<Program> keys;              // PARTITION BY: the result's key columns, in order
+  size_t key_count = 0, value_count = 0;  // of the source's row
+  std::shared_ptr<QueryCounters> counters;
+};
+
+// One task's evaluation of a SelectPlan: WHERE, then the projection.
+class Selector {
+ public:
+  explicit Selector(std::shared_ptr<const SelectPlan> plan)
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
+    if (plan_->where) where_ = plan_->where->new_frame();
+    for (const auto& p : plan_->values) values_.push_back(p.new_frame());
+    for (const auto& p : plan_->keys) keys_.push_back(p.new_frame());
+  }
+  // The record's row, or null when WHERE drops it.
+  const Row* input(const Row& key, const Row& value, int64_t timestamp,
+                   const std::optional<streams::RecordMetadata>& metadata) {
+    if (value.empty()) return nullptr;  // a null value: nothing to select from
+    return accept(input_.fill(key, value, timestamp, metadata));
+  }
+  // `row` (a whole input row: a join's), or null when WHERE drops it.
+  const Row* accept(const Row& row) {
+    if (!plan_->where) return &row;
+    const Value& keep = plan_->where->evaluate(row, where_);
+    if (!where_.error.empty()) report_error(*plan_->counters, where_.error, "WHERE");
+    return keep.is_null() || !keep.boolean() ? nullptr : &row;
+  }
+  Row project(const Row& row, const std::vector<Program>& programs, std::vector<Frame>& frames) {
+    Row out(programs.size());
+    for (size_t k = 0; k < programs.size(); ++k) {
+      out[k] = programs[k].evaluate(row, frames[k]);
+      if (!frames[k].error.empty())
+        report_error(*plan_->counters, frames[k].error,
+                     k < plan_->value_names.size() ? plan_->value_names[k] : "the key");
+    }
+    return out;
+  }
+  Row value(const Row& row) { return project(row, plan_->values, values_); }
+  Row key(const Row& row) { return project(row, plan_->keys, keys_); }
+
+ private:
+  std::shared_ptr<const SelectPlan> plan_;
+  InputRow input_;
+  Frame where_;
+  std::vector<Frame> values_, keys_;
+};
+
 // Throws SqlError for what the engine does not run yet.
 [[noreturn]] void unsupported(const std::string& what);
+
+// Queries over tables and joins: sources read as rows of their scope columns, joined by ksqlDB's
+// rules (join_planner.cpp).
+streams::Topology plan_relational(const BoundQuery& query, const DataSource& sink,
+                                  std::shared_ptr<QueryCounters> counters);
 
 streams::Topology plan_aggregate(const BoundQuery& query, const DataSource& sink,
                                  std::shared_ptr<QueryCounters> counters);

@@ -15,54 +15,8 @@ namespace oxbow::sql {
 
 namespace {
 
-// The compiled parts of a filter-and-project step, shared by its tasks' processors.
-struct SelectPlan {
-  std::optional<Program> where;
-  std::vector<Program> values;  // the value columns of the result, in order
-  std::vector<std::string> value_names;
-  std::vector<Program> keys;              // PARTITION BY: the result's key columns, in order
-  size_t key_count = 0, value_count = 0;  // of the source's row
-  std::shared_ptr<QueryCounters> counters;
-};
-
-// One task's evaluation of a SelectPlan: WHERE, then the projection.
-class Selector {
- public:
-  explicit Selector(std::shared_ptr<const SelectPlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
-    if (plan_->where) where_ = plan_->where->new_frame();
-    for (const auto& p : plan_->values) values_.push_back(p.new_frame());
-    for (const auto& p : plan_->keys) keys_.push_back(p.new_frame());
-  }
-  // The record's row, or null when WHERE drops it.
-  const Row* input(const Row& key, const Row& value, int64_t timestamp,
-                   const std::optional<streams::RecordMetadata>& metadata) {
-    if (value.empty()) return nullptr;  // a null value: nothing to select from
-    const Row& row = input_.fill(key, value, timestamp, metadata);
-    if (!plan_->where) return &row;
-    const Value& keep = plan_->where->evaluate(row, where_);
-    if (!where_.error.empty()) planning::report_error(*plan_->counters, where_.error, "WHERE");
-    return keep.is_null() || !keep.boolean() ? nullptr : &row;
-  }
-  Row project(const Row& row, const std::vector<Program>& programs, std::vector<Frame>& frames) {
-    Row out(programs.size());
-    for (size_t k = 0; k < programs.size(); ++k) {
-      out[k] = programs[k].evaluate(row, frames[k]);
-      if (!frames[k].error.empty())
-        planning::report_error(*plan_->counters, frames[k].error,
-                               k < plan_->value_names.size() ? plan_->value_names[k] : "the key");
-    }
-    return out;
-  }
-  Row value(const Row& row) { return project(row, plan_->values, values_); }
-  Row key(const Row& row) { return project(row, plan_->keys, keys_); }
-
- private:
-  std::shared_ptr<const SelectPlan> plan_;
-  planning::InputRow input_;
-  Frame where_;
-  std::vector<Frame> values_, keys_;
-};
+using planning::Selector;
+using planning::SelectPlan;
 
 // The key kept.
 class SelectProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
@@ -99,17 +53,17 @@ class RekeyProcessor : public streams::api::Processor<Row, Row, Row, Row> {
   Context* context_ = nullptr;
 };
 
-void refuse_unsupported(const BoundQuery& q) {
-  if (q.from->kind != SourceKind::kStream) planning::unsupported("A query over a table");
-  if (!q.joins.empty()) planning::unsupported("A join");
-}
-
 }  // namespace
 
 streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
                              std::shared_ptr<QueryCounters> counters) {
-  refuse_unsupported(q);
-  if (q.aggregate) return planning::plan_aggregate(q, sink, std::move(counters));
+  if (q.aggregate) {
+    if (!q.joins.empty()) planning::unsupported("An aggregation over a join");
+    if (q.from->kind != SourceKind::kStream) planning::unsupported("An aggregation over a table");
+    return planning::plan_aggregate(q, sink, std::move(counters));
+  }
+  if (!q.joins.empty() || q.from->kind == SourceKind::kTable)
+    return planning::plan_relational(q, sink, std::move(counters));
   const DataSource& source = *q.from;
   std::vector<int> row_index = planning::input_row_index(q.scope);
   auto plan = std::make_shared<SelectPlan>();

@@ -1,0 +1,431 @@
+// Queries over tables, and joins, onto Streams' DSL as ksqlDB lays them out
+// (docs/sql/ksqldb-facts.md §4.4). Each source becomes a relation whose row is its scope columns
+// (keys, values, ROWTIME, ROWPARTITION, ROWOFFSET): a stream's through a step that builds the row
+// and, when the join is not on the stream's key, re-keys it and goes through a repartition topic
+// (Join-left / Join-right); a table's through transformValues into a store of its own
+// (KafkaTopic_Left-Reduce / KafkaTopic_Right-Reduce), so that a row read by a join keeps its own
+// pseudo columns. A join's row is its sides' rows side by side (a missing side all NULL), keyed
+// by the join key; WHERE and the projection run on that row. A table's result goes out through
+// transformValues and filter, so that a row that stops matching becomes a tombstone.
+#include "oxbow/streams/kstream.h"
+#include "oxbow/streams/streams_builder.h"
+#include "sql/binder/sql_error.h"
+#include "sql/planner/planner_internal.h"
+#include "sql/serde/row_serde.h"
+
+namespace oxbow::sql::planning {
+
+namespace {
+
+using streams::KStream;
+using streams::KTable;
+
+// The types of a source's row in a relation: its scope columns that a record gives.
+std::vector<SqlTypePtr> row_types(const DataSource& s) {
+  std::vector<SqlTypePtr> out;
+  for (const auto& c : key_columns(s)) out.push_back(c.type);
+  for (const auto& c : value_columns(s)) out.push_back(c.type);
+  out.push_back(SqlType::bigint());   // ROWTIME
+  out.push_back(SqlType::integer());  // ROWPARTITION
+  out.push_back(SqlType::bigint());   // ROWOFFSET
+  return out;
+}
+
+// Rows in the query's own topics and stores: JSON with positional names.
+streams::Serde<Row> internal_serde(const std::vector<SqlTypePtr>& types) {
+  std::vector<Column> columns;
+  for (size_t i = 0; i < types.size(); ++i)
+    columns.push_back({"C" + std::to_string(i), types[i], ColumnNamespace::kValue, ""});
+  return row_serde("JSON", columns, false);
+}
+
+streams::Serde<Row> key_serde_of(const DataSource& s) {
+  return row_serde(s.formats.key_format, key_columns(s), true);
+}
+
+// A stream record's row; with `rekey`, keyed by that expression of the row instead (a record
+// whose new key is NULL cannot join and is dropped, as ksqlDB drops it).
+struct SidePlan {
+  size_t key_count = 0, value_count = 0;
+  bool from_source = true;  // the record is a source's: its row is built from key and value
+  std::optional<Program> rekey;
+  std::shared_ptr<QueryCounters> counters;
+};
+
+class StreamSideValues : public streams::api::FixedKeyProcessor<Row, Row, Row> {
+ public:
+  explicit StreamSideValues(std::shared_ptr<const SidePlan> plan)
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {}
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::FixedKeyRecord<Row, Row>& r) override {
+    if (r.value().empty()) return;
+    context_->forward(
+        r.withValue(input_.fill(r.key(), r.value(), r.timestamp(), context_->recordMetadata())));
+  }
+
+ private:
+  std::shared_ptr<const SidePlan> plan_;
+  InputRow input_;
+  Context* context_ = nullptr;
+};
+
+class StreamSideRekey : public streams::api::Processor<Row, Row, Row, Row> {
+ public:
+  explicit StreamSideRekey(std::shared_ptr<const SidePlan> plan)
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
+    frame_ = plan_->rekey->new_frame();
+  }
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::Record<Row, Row>& r) override {
+    if (r.value().empty()) return;
+    const Row& row = plan_->from_source ? input_.fill(r.key(), r.value(), r.timestamp(),
+                                                      context_->recordMetadata())
+                                        : r.value();
+    const Value& key = plan_->rekey->evaluate(row, frame_);
+    if (!frame_.error.empty()) report_error(*plan_->counters, frame_.error, "the join key");
+    if (key.is_null()) return;
+    context_->forward(streams::api::Record<Row, Row>(Row{key}, row, r.timestamp(), r.headers()));
+  }
+
+ private:
+  std::shared_ptr<const SidePlan> plan_;
+  InputRow input_;
+  Frame frame_;
+  Context* context_ = nullptr;
+};
+
+class TableSide : public streams::api::ValueTransformerWithKey<Row, Row, Row> {
+ public:
+  TableSide(size_t key_count, size_t value_count) : input_(key_count, value_count) {}
+  void init(streams::api::TransformerContext& context) override { context_ = &context; }
+  Row transform(const Row& key, const Row& value) override {
+    return input_.fill(key, value, context_->timestamp(), context_->recordMetadata());
+  }
+
+ private:
+  InputRow input_;
+  streams::api::TransformerContext* context_ = nullptr;
+};
+
+// WHERE and the projection over a relation's row (or, from a table source, over the row its key
+// and value make); a row WHERE drops becomes an empty row, which the filter after it deletes.
+class TableSelect : public streams::api::ValueTransformerWithKey<Row, Row, Row> {
+ public:
+  TableSelect(std::shared_ptr<const SelectPlan> plan, bool from_source)
+      : selector_(std::move(plan)), from_source_(from_source) {}
+  void init(streams::api::TransformerContext& context) override { context_ = &context; }
+  Row transform(const Row& key, const Row& value) override {
+    const Row* row = from_source_ ? selector_.input(key, value, context_->timestamp(),
+                                                    context_->recordMetadata())
+                                  : selector_.accept(value);
+    return row ? selector_.value(*row) : Row();
+  }
+
+ private:
+  Selector selector_;
+  bool from_source_;
+  streams::api::TransformerContext* context_ = nullptr;
+};
+
+class StreamSelect : public streams::api::FixedKeyProcessor<Row, Row, Row> {
+ public:
+  explicit StreamSelect(std::shared_ptr<const SelectPlan> plan) : selector_(std::move(plan)) {}
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::FixedKeyRecord<Row, Row>& r) override {
+    if (const Row* row = selector_.accept(r.value()))
+      context_->forward(r.withValue(selector_.value(*row)));
+  }
+
+ private:
+  Selector selector_;
+  Context* context_ = nullptr;
+};
+
+// The rows of two sides joined: left then right, a missing side as NULLs.
+struct Concat {
+  size_t left_width = 0, right_width = 0;
+  Row operator()(const Row* left, const Row* right) const {
+    Row out(left_width + right_width);
+    if (left) std::copy(left->begin(), left->end(), out.begin());
+    if (right) std::copy(right->begin(), right->end(), out.begin() + left_width);
+    return out;
+  }
+};
+
+// A source or a join so far: a stream or a table of rows, keyed by `key_serde`'s key, whose
+// positions `key_positions` hold the key's value.
+struct Relation {
+  std::optional<KStream<Row, Row>> stream;
+  std::optional<KTable<Row, Row>> table;
+  std::vector<SqlTypePtr> types;
+  std::vector<int> key_positions;
+  streams::Serde<Row> key_serde;
+  std::string key_format;
+};
+
+class RelationalPlanner {
+ public:
+  RelationalPlanner(const BoundQuery& q, const DataSource& sink,
+                    std::shared_ptr<QueryCounters> counters)
+      : q_(q), sink_(sink), counters_(std::move(counters)), row_index_(input_row_index(q.scope)) {}
+
+  streams::Topology plan() {
+    if (!q_.partition_by.empty()) unsupported("PARTITION BY over a join or a table");
+    for (const auto* s : sources())
+      if (s->window) unsupported("A join or query over a windowed source");
+    if (q_.joins.empty()) return plan_table_query();
+    Relation left = read(*q_.from, q_.joins.size(), "Left");
+    for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
+    auto plan = select_plan();
+    auto produced = streams::Produced<Row, Row>::with(key_serde_of(sink_), value_serde_of(sink_));
+    if (left.stream) {
+      left.stream
+          ->processValues([plan] { return std::make_unique<StreamSelect>(plan); }, {},
+                          streams::Named::as("Project"))
+          .to(sink_.topic, produced);
+    } else {
+      finish_table(*left.table, plan, false).toStream().to(sink_.topic, produced);
+    }
+    return builder_.build();
+  }
+
+ private:
+  std::vector<const DataSource*> sources() const {
+    std::vector<const DataSource*> out = {q_.from};
+    for (const auto& j : q_.joins) out.push_back(j.right);
+    return out;
+  }
+
+  static streams::Serde<Row> value_serde_of(const DataSource& s) {
+    return row_serde(s.formats.value_format, value_columns(s), false);
+  }
+
+  std::shared_ptr<const SelectPlan> select_plan() const {
+    auto plan = std::make_shared<SelectPlan>();
+    plan->counters = counters_;
+    plan->key_count = key_columns(*q_.from).size();
+    plan->value_count = value_columns(*q_.from).size();
+    if (q_.where) plan->where = Program::compile(*q_.where, row_index_);
+    for (const auto& c : q_.columns) {
+      if (c.key) continue;  // the record's key: the source's, or the join's
+      plan->values.push_back(Program::compile(*c.expr, row_index_));
+      plan->value_names.push_back(c.name);
+    }
+    return plan;
+  }
+
+  KTable<Row, Row> finish_table(const KTable<Row, Row>& table,
+                                std::shared_ptr<const SelectPlan> plan, bool from_source) {
+    return table
+        .transformValues(
+            [plan, from_source] { return std::make_unique<TableSelect>(plan, from_source); },
+            streams::Named::as("Project"))
+        .filter([](const Row&, const Row& row) { return !row.empty(); },
+                streams::Named::as("Project-Filter"));
+  }
+
+  // SELECT ... FROM table: the table's changes, WHERE and the projection applied, to the sink.
+  streams::Topology plan_table_query() {
+    const DataSource& source = *q_.from;
+    auto table = builder_.table<Row, Row>(
+        source.topic,
+        streams::Consumed<Row, Row>::with(key_serde_of(source), value_serde_of(source)));
+    finish_table(table, select_plan(), true)
+        .toStream()
+        .to(sink_.topic,
+            streams::Produced<Row, Row>::with(key_serde_of(sink_), value_serde_of(sink_)));
+    return builder_.build();
+  }
+
+  // Names of the n-th join's steps: the outermost join's plain, nested ones prefixed "L_".
+  std::string level(size_t joins_after) const {
+    std::string prefix;
+    for (size_t i = 0; i < joins_after; ++i) prefix += "L_";
+    return prefix;
+  }
+
+  // A source as a relation, keyed by its own key.
+  Relation read(const DataSource& s, size_t joins_after, const std::string& side) {
+    Relation r;
+    r.types = row_types(s);
+    r.key_serde = key_serde_of(s);
+    r.key_format = s.formats.key_format;
+    size_t keys = key_columns(s).size();
+    if (keys == 1) r.key_positions = {0};
+    auto consumed = streams::Consumed<Row, Row>::with(key_serde_of(s), value_serde_of(s));
+    if (s.kind == SourceKind::kStream) {
+      auto plan = std::make_shared<SidePlan>();
+      plan->key_count = keys;
+      plan->value_count = value_columns(s).size();
+      plan->counters = counters_;
+      r.stream = builder_.stream<Row, Row>(s.topic, consumed).processValues([plan] {
+        return std::make_unique<StreamSideValues>(plan);
+      });
+    } else {
+      size_t values = value_columns(s).size();
+      r.table =
+          builder_.table<Row, Row>(s.topic, consumed)
+              .transformValues([keys, values] { return std::make_unique<TableSide>(keys, values); },
+                               streams::Named::as("KafkaTopic_" + level(joins_after) + side),
+                               streams::Materialized<Row, Row>::as(
+                                   "KafkaTopic_" + level(joins_after) + side + "-Reduce")
+                                   .withKeySerde(r.key_serde)
+                                   .withValueSerde(internal_serde(r.types)));
+    }
+    return r;
+  }
+
+  // The row position of a join condition's side, when it is a plain column; else -1.
+  int position_of(const BoundExpr& e, int offset) const {
+    if (e.kind != BoundKind::kColumn) return -1;
+    return row_index_[e.column] - offset;
+  }
+
+  // `r` keyed by `key` (an expression over its row) through the repartition topic `<name>`,
+  // unless it already is, with `key_serde` and `key_format`.
+  Relation keyed(Relation r, const BoundExpr& key, int offset, const std::string& name,
+                 const streams::Serde<Row>& key_serde, const std::string& key_format) {
+    int at = position_of(key, offset);
+    bool on_key = at >= 0 && std::find(r.key_positions.begin(), r.key_positions.end(), at) !=
+                                 r.key_positions.end();
+    if (on_key && key_format == r.key_format) return r;
+    if (!r.stream) unsupported("A join of a table on anything but its primary key");
+    auto plan = std::make_shared<SidePlan>();
+    plan->from_source = false;
+    std::vector<int> shifted = row_index_;
+    for (auto& i : shifted)
+      if (i >= 0) i -= offset;
+    plan->rekey = Program::compile(key, shifted);
+    plan->counters = counters_;
+    r.stream =
+        r.stream
+            ->process([plan] { return std::make_unique<StreamSideRekey>(plan); }, {},
+                      streams::Named::as(name + "-SelectKey"))
+            .repartition(streams::Repartitioned<Row, Row>::with(key_serde, internal_serde(r.types))
+                             .withName(name));
+    r.key_positions = at >= 0 ? std::vector<int>{at} : std::vector<int>{};
+    r.key_serde = key_serde;
+    r.key_format = key_format;
+    return r;
+  }
+
+  Relation join(Relation left, size_t n) {
+    const BoundJoin& j = q_.joins[n];
+    const DataSource& right_source = *j.right;
+    std::string prefix = level(q_.joins.size() - 1 - n);
+    if (j.kind == JoinKind::kForeignKey) unsupported("A foreign-key join");
+    Relation right = read(right_source, q_.joins.size() - 1 - n, "Right");
+    int left_width = static_cast<int>(left.types.size());
+    // The join's key in the format of the side that keeps its partitioning (a table always does).
+    int right_at = position_of(*j.right_key, left_width);
+    bool right_keyed =
+        right.table || std::find(right.key_positions.begin(), right.key_positions.end(),
+                                 right_at) != right.key_positions.end();
+    const Relation& keeps = right_keyed ? right : left;
+    streams::Serde<Row> key_serde = keeps.key_serde;
+    std::string key_format = keeps.key_format;
+    left = keyed(std::move(left), *j.left_key, 0, prefix + "Join-left", key_serde, key_format);
+    right = keyed(std::move(right), *j.right_key, left_width, prefix + "Join-right", key_serde,
+                  key_format);
+    Concat concat{left.types.size(), right.types.size()};
+    Relation out;
+    out.types = left.types;
+    out.types.insert(out.types.end(), right.types.begin(), right.types.end());
+    out.key_serde = key_serde;
+    out.key_format = key_format;
+    out.key_positions = left.key_positions;
+    for (int p : right.key_positions) out.key_positions.push_back(p + left_width);
+    auto left_serde = internal_serde(left.types), right_serde = internal_serde(right.types);
+    using parser::JoinType;
+    auto both = [concat](const Row& l, const Row& r) { return concat(&l, &r); };
+    auto left_only = [concat](const Row& l, const std::optional<Row>& r) {
+      return concat(&l, r ? &*r : nullptr);
+    };
+    auto right_only = [concat](const Row& r, const std::optional<Row>& l) {
+      return concat(l ? &*l : nullptr, &r);
+    };
+    auto either = [concat](const std::optional<Row>& l, const std::optional<Row>& r) {
+      return concat(l ? &*l : nullptr, r ? &*r : nullptr);
+    };
+    if (j.kind == JoinKind::kStreamTable) {
+      auto joined = streams::Joined<Row, Row, Row>::with(key_serde, left_serde, right_serde)
+                        .withName(prefix + "Join");
+      out.stream = j.type == JoinType::kInner
+                       ? left.stream->join<Row>(*right.table, both, joined)
+                       : left.stream->leftJoin<Row>(*right.table, left_only, joined);
+    } else if (j.kind == JoinKind::kStreamStream) {
+      auto windows = join_windows(*j.within);
+      auto stores = [&](const streams::Serde<Row>& one, const streams::Serde<Row>& other) {
+        return streams::StreamJoined<Row, Row, Row>::with(key_serde, one, other);
+      };
+      switch (j.type) {
+        case JoinType::kInner:
+          out.stream =
+              left.stream->join<Row>(*right.stream, both, windows, stores(left_serde, right_serde));
+          break;
+        case JoinType::kLeft:
+          out.stream = left.stream->leftJoin<Row>(*right.stream, left_only, windows,
+                                                  stores(left_serde, right_serde));
+          break;
+        case JoinType::kRight:  // as ksqlDB: a left join the other way round
+          out.stream = right.stream->leftJoin<Row>(*left.stream, right_only, mirrored(windows),
+                                                   stores(right_serde, left_serde));
+          break;
+        case JoinType::kFull:
+          out.stream = left.stream->outerJoin<Row>(*right.stream, either, windows,
+                                                   stores(left_serde, right_serde));
+          break;
+      }
+    } else {
+      auto materialized =
+          streams::Materialized<Row, Row>::with(key_serde, internal_serde(out.types));
+      auto named = streams::Named::as(prefix + "Join");
+      switch (j.type) {
+        case JoinType::kInner:
+          out.table = left.table->join<Row>(*right.table, both, named, materialized);
+          break;
+        case JoinType::kLeft:
+          out.table = left.table->leftJoin<Row>(*right.table, left_only, named, materialized);
+          break;
+        case JoinType::kRight:
+          out.table = right.table->leftJoin<Row>(*left.table, right_only, named, materialized);
+          break;
+        case JoinType::kFull:
+          out.table = left.table->outerJoin<Row>(*right.table, either, named, materialized);
+          break;
+      }
+    }
+    return out;
+  }
+
+  // WITHIN (before, after) or WITHIN n; without GRACE PERIOD ksqlDB keeps Kafka's old default of
+  // 24 hours less the window.
+  static streams::JoinWindows join_windows(const parser::WithinClause& w) {
+    constexpr int64_t kDay = 24 * 60 * 60 * 1000;
+    int64_t size = w.before_ms + w.after_ms;
+    int64_t grace = w.grace_ms.value_or(std::max<int64_t>(kDay - size, 0));
+    return streams::JoinWindows::ofTimeDifferenceAndGrace(std::chrono::milliseconds(w.before_ms),
+                                                          std::chrono::milliseconds(grace))
+        .after(std::chrono::milliseconds(w.after_ms));
+  }
+  static streams::JoinWindows mirrored(const streams::JoinWindows& w) {
+    return streams::JoinWindows::ofTimeDifferenceAndGrace(
+               std::chrono::milliseconds(w.afterMs()), std::chrono::milliseconds(w.gracePeriodMs()))
+        .after(std::chrono::milliseconds(w.beforeMs()));
+  }
+
+  const BoundQuery& q_;
+  const DataSource& sink_;
+  std::shared_ptr<QueryCounters> counters_;
+  std::vector<int> row_index_;
+  streams::StreamsBuilder builder_;
+};
+
+}  // namespace
+
+streams::Topology plan_relational(const BoundQuery& q, const DataSource& sink,
+                                  std::shared_ptr<QueryCounters> counters) {
+  return RelationalPlanner(q, sink, std::move(counters)).plan();
+}
+
+}  // namespace oxbow::sql::planning
