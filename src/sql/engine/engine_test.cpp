@@ -236,6 +236,23 @@ TEST_F(EngineTest, TumblingWindowWithHavingAndWindowBounds) {
                                            R"(card1@5000|{"N":2,"WS":5000})"}));
 }
 
+TEST_F(EngineTest, AGroupThatStopsMatchingHavingIsDeleted) {
+  engine_.execute(
+      "CREATE TABLE big_spenders AS SELECT userid, SUM(viewtime) AS total FROM pageviews "
+      "GROUP BY userid HAVING SUM(viewtime) > 10;");
+  const PersistentQuery* q = engine_.query("CTAS_BIG_SPENDERS_0");
+  ASSERT_TRUE(q);
+  auto config = q->streams_config;
+  config["statestore.cache.max.bytes"] = "0";
+  TopologyTestDriver driver(q->topology, config);
+  for (auto [t, v] :
+       std::vector<std::pair<int64_t, int>>{{1, 4}, {2, 11}, {3, -10}, {4, 1}, {5, 20}})
+    driver.pipe("pageviews", "ann", R"({"viewtime":)" + std::to_string(v) + "}", t);
+  // 4 never matched: nothing; 15 matches; 5 stops matching: a tombstone; 6 still does not: nothing.
+  EXPECT_EQ(drain(driver, "BIG_SPENDERS"),
+            (std::vector<std::string>{R"(ann|{"TOTAL":15})", "ann|<null>", R"(ann|{"TOTAL":26})"}));
+}
+
 TEST_F(EngineTest, SessionWindowsMergeTheirAggregates) {
   engine_.execute(
       "CREATE TABLE sessions AS SELECT userid, COUNT(*) AS n, SUM(viewtime) AS t FROM pageviews "

@@ -81,36 +81,35 @@ class GroupProcessor : public streams::api::Processor<Row, Row, Row, Row> {
   std::vector<Frame> group_frames_, arg_frames_;
 };
 
-// The result's value from the key and the aggregates' states. `K` is Row, or Windowed<Row>.
+// The result's value from the key and the aggregates' states. `K` is Row, or Windowed<Row>. A row
+// HAVING rejects is empty: the filter after it turns it into a tombstone, as ksqlDB deletes a
+// group that stops matching.
 template <class K>
-class ResultProcessor : public streams::api::FixedKeyProcessor<K, Row, Row> {
+class ResultTransformer : public streams::api::ValueTransformerWithKey<K, Row, Row> {
  public:
-  using Context = typename streams::api::FixedKeyProcessor<K, Row, Row>::Context;
-  explicit ResultProcessor(std::shared_ptr<const AggregatePlan> plan) : plan_(std::move(plan)) {
+  explicit ResultTransformer(std::shared_ptr<const AggregatePlan> plan) : plan_(std::move(plan)) {
     if (plan_->having) having_ = plan_->having->new_frame();
     for (const auto& p : plan_->values) frames_.push_back(p.new_frame());
     row_.resize(plan_->group.size() + 2 + plan_->calls.size());
   }
-  void init(Context& context) override { context_ = &context; }
-  void process(const streams::api::FixedKeyRecord<K, Row>& record) override {
-    if (record.value().empty()) return;
+  Row transform(const K& grouping, const Row& states) override {
     const Row* key;
     if constexpr (std::is_same_v<K, Row>) {
-      key = &record.key();
+      key = &grouping;
       row_[plan_->group.size()].set_null();
       row_[plan_->group.size() + 1].set_null();
     } else {
-      key = &record.key().key;
-      row_[plan_->group.size()].set_bigint(record.key().window.start);
-      row_[plan_->group.size() + 1].set_bigint(record.key().window.end);
+      key = &grouping.key;
+      row_[plan_->group.size()].set_bigint(grouping.window.start);
+      row_[plan_->group.size() + 1].set_bigint(grouping.window.end);
     }
     for (size_t k = 0; k < plan_->group.size() && k < key->size(); ++k) row_[k] = (*key)[k];
     for (size_t k = 0; k < plan_->calls.size(); ++k)
-      aggregate_result(plan_->calls[k], record.value(), row_[plan_->group.size() + 2 + k]);
+      aggregate_result(plan_->calls[k], states, row_[plan_->group.size() + 2 + k]);
     if (plan_->having) {
       const Value& keep = plan_->having->evaluate(row_, having_);
       if (!having_.error.empty()) report_error(*plan_->counters, having_.error, "HAVING");
-      if (keep.is_null() || !keep.boolean()) return;
+      if (keep.is_null() || !keep.boolean()) return Row();
     }
     Row out(plan_->values.size());
     for (size_t k = 0; k < plan_->values.size(); ++k) {
@@ -118,16 +117,28 @@ class ResultProcessor : public streams::api::FixedKeyProcessor<K, Row, Row> {
       if (!frames_[k].error.empty())
         report_error(*plan_->counters, frames_[k].error, plan_->value_names[k]);
     }
-    context_->forward(record.withValue(std::move(out)));
+    return out;
   }
 
  private:
   std::shared_ptr<const AggregatePlan> plan_;
-  Context* context_ = nullptr;
   Frame having_;
   std::vector<Frame> frames_;
   Row row_;
 };
+
+// The aggregation's table through the result step (and, with HAVING, the filter that deletes).
+template <class K>
+streams::KTable<K, Row> result_of(const streams::KTable<K, Row>& aggregated,
+                                  std::shared_ptr<const AggregatePlan> plan) {
+  bool having = plan->having.has_value();
+  auto table =
+      aggregated.transformValues([plan] { return std::make_unique<ResultTransformer<K>>(plan); },
+                                 streams::Named::as("Aggregate-Project"));
+  if (!having) return table;
+  return table.filter([](const K&, const Row& row) { return !row.empty(); },
+                      streams::Named::as("Aggregate-Having"));
+}
 
 // ksqlDB's default grace: 24 hours less the window's size, and no less than 0.
 std::chrono::milliseconds grace_of(const parser::WindowClause& w) {
@@ -224,14 +235,12 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
   };
   const char* store = "Aggregate-Aggregate-Materialize";
   if (!q.window) {
-    grouped
-        .aggregate(
-            initializer, aggregator,
-            streams::Materialized<Row, Row>::as(store).withKeySerde(key_serde).withValueSerde(
-                state_serde))
+    result_of(grouped.aggregate(
+                  initializer, aggregator,
+                  streams::Materialized<Row, Row>::as(store).withKeySerde(key_serde).withValueSerde(
+                      state_serde)),
+              shared)
         .toStream()
-        .processValues([shared] { return std::make_unique<ResultProcessor<Row>>(shared); }, {},
-                       streams::Named::as("Aggregate-Project"))
         .to(sink.topic, streams::Produced<Row, Row>::with(key_serde, value_serde));
     return builder.build();
   }
@@ -242,10 +251,8 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
   if (w.retention_ms)
     materialized = materialized.withRetention(std::chrono::milliseconds(*w.retention_ms));
   auto finish = [&](auto table, streams::Serde<Windowed<Row>> windowed_key) {
-    table.toStream()
-        .processValues(
-            [shared] { return std::make_unique<ResultProcessor<Windowed<Row>>>(shared); }, {},
-            streams::Named::as("Aggregate-Project"))
+    result_of(table, shared)
+        .toStream()
         .to(sink.topic, streams::Produced<Windowed<Row>, Row>::with(windowed_key, value_serde));
   };
   if (w.type == parser::WindowType::kSession) {
