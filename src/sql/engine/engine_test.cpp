@@ -28,6 +28,14 @@ class EngineTest : public ::testing::Test {
     return out;
   }
 
+  // The query's topology in a driver without a cache: every update, as ksqlDB's tests see them.
+  TopologyTestDriver uncached(const std::string& query_id) {
+    const PersistentQuery* q = engine_.query(query_id);
+    auto config = q->streams_config;
+    config["statestore.cache.max.bytes"] = "0";
+    return TopologyTestDriver(q->topology, config);
+  }
+
   Engine engine_;
 };
 
@@ -194,10 +202,7 @@ TEST_F(EngineTest, GroupByAggregatesEveryUpdate) {
   EXPECT_EQ(sink->schema_text(),
             "`PAGE` STRING PRIMARY KEY, `VIEWS` BIGINT, `TOTAL` BIGINT, `LONGEST` BIGINT, `MEAN` "
             "DOUBLE, `WHO` ARRAY<STRING>");
-  const PersistentQuery* q = engine_.query("CTAS_PER_PAGE_0");
-  auto config = q->streams_config;
-  config["statestore.cache.max.bytes"] = "0";  // every update, as ksqlDB's tests see them
-  TopologyTestDriver driver(q->topology, config);
+  TopologyTestDriver driver = uncached("CTAS_PER_PAGE_0");
   driver.pipe("pageviews", "a", R"({"page":"home","viewtime":10})", 1);
   driver.pipe("pageviews", "b", R"({"page":"cart","viewtime":5})", 2);
   driver.pipe("pageviews", "c", R"({"page":"home","viewtime":30})", 3);
@@ -215,11 +220,8 @@ TEST_F(EngineTest, TumblingWindowWithHavingAndWindowBounds) {
       "CREATE TABLE possible_fraud AS SELECT userid, WINDOWSTART AS ws, COUNT(*) AS n FROM "
       "pageviews WINDOW TUMBLING (SIZE 5 SECONDS, GRACE PERIOD 0 SECONDS) GROUP BY userid "
       "HAVING COUNT(*) > 1;");
-  const PersistentQuery* q = engine_.query("CTAS_POSSIBLE_FRAUD_0");
-  ASSERT_TRUE(q);
-  auto config = q->streams_config;
-  config["statestore.cache.max.bytes"] = "0";
-  TopologyTestDriver driver(q->topology, config);
+  ASSERT_TRUE(engine_.query("CTAS_POSSIBLE_FRAUD_0"));
+  TopologyTestDriver driver = uncached("CTAS_POSSIBLE_FRAUD_0");
   for (int64_t t : {1000, 2000, 3000, 6000, 7000})
     driver.pipe("pageviews", "card1", R"({"viewtime":1})", t);
   std::vector<std::string> got;
@@ -240,11 +242,8 @@ TEST_F(EngineTest, AGroupThatStopsMatchingHavingIsDeleted) {
   engine_.execute(
       "CREATE TABLE big_spenders AS SELECT userid, SUM(viewtime) AS total FROM pageviews "
       "GROUP BY userid HAVING SUM(viewtime) > 10;");
-  const PersistentQuery* q = engine_.query("CTAS_BIG_SPENDERS_0");
-  ASSERT_TRUE(q);
-  auto config = q->streams_config;
-  config["statestore.cache.max.bytes"] = "0";
-  TopologyTestDriver driver(q->topology, config);
+  ASSERT_TRUE(engine_.query("CTAS_BIG_SPENDERS_0"));
+  TopologyTestDriver driver = uncached("CTAS_BIG_SPENDERS_0");
   for (auto [t, v] :
        std::vector<std::pair<int64_t, int>>{{1, 4}, {2, 11}, {3, -10}, {4, 1}, {5, 20}})
     driver.pipe("pageviews", "ann", R"({"viewtime":)" + std::to_string(v) + "}", t);
@@ -257,10 +256,7 @@ TEST_F(EngineTest, SessionWindowsMergeTheirAggregates) {
   engine_.execute(
       "CREATE TABLE sessions AS SELECT userid, COUNT(*) AS n, SUM(viewtime) AS t FROM pageviews "
       "WINDOW SESSION (20 SECONDS) GROUP BY userid;");
-  const PersistentQuery* q = engine_.query("CTAS_SESSIONS_0");
-  auto config = q->streams_config;
-  config["statestore.cache.max.bytes"] = "0";
-  TopologyTestDriver driver(q->topology, config);
+  TopologyTestDriver driver = uncached("CTAS_SESSIONS_0");
   driver.pipe("pageviews", "u", R"({"viewtime":1})", 0);
   driver.pipe("pageviews", "u", R"({"viewtime":2})", 30000);
   driver.pipe("pageviews", "u", R"({"viewtime":4})", 15000);  // bridges both sessions
