@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "common/base64.h"
+
 namespace oxbow::client {
 
 // Kafka's mechanism numbering in the SCRAM credential APIs.
@@ -30,9 +32,8 @@ std::string scram_salted_password(ScramMechanism m, const std::string& password,
 std::string random_bytes(size_t n);
 std::string hmac(ScramMechanism m, const std::string& key, const std::string& data);
 std::string hash(ScramMechanism m, const std::string& data);
-// Base64 (RFC 4648, padded); decoding answers nullopt when malformed.
-std::string base64(const std::string& bytes);
-std::optional<std::string> unbase64(const std::string& text);
+using oxbow::base64;
+using oxbow::unbase64;
 // The value of attribute `name` ("r" in "r=abc") among a message's comma-separated attributes.
 std::optional<std::string> attribute(const std::string& message, char name);
 // SCRAM user names escape ',' as =2C and '=' as =3D.

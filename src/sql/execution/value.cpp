@@ -1,8 +1,25 @@
 #include "sql/execution/value.h"
 
 #include <charconv>
+#include <cmath>
 
 namespace oxbow::sql {
+
+std::string java_double_text(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  double magnitude = std::fabs(d);
+  bool plain = magnitude == 0 || (magnitude >= 1e-3 && magnitude < 1e7);
+  char buffer[64];
+  auto written = std::to_chars(buffer, buffer + sizeof buffer, d,
+                               plain ? std::chars_format::fixed : std::chars_format::scientific);
+  std::string text(buffer, written.ptr);
+  if (plain) return text.find('.') == std::string::npos ? text + ".0" : text;
+  size_t e = text.find('e');  // 1.5e-04: Java writes 1.5E-4
+  std::string digits = text.substr(0, e);
+  if (digits.find('.') == std::string::npos) digits += ".0";
+  return digits + "E" + std::to_string(std::stoi(text.substr(e + 1)));
+}
 
 std::string decimal_text(__int128 unscaled, int scale) {
   bool negative = unscaled < 0;

@@ -91,4 +91,8 @@ using Row = std::vector<Value>;
 // The decimal's text at its scale: (150, 2) is "1.50".
 std::string decimal_text(__int128 unscaled, int scale);
 
+// A DOUBLE's text as Java's Double.toString writes it, which ksqlDB's CAST and its DELIMITED
+// format print: plain between 10^-3 and 10^7 (1.5, 100.0), else 1.0E10 or 1.0E-4.
+std::string java_double_text(double d);
+
 }  // namespace oxbow::sql

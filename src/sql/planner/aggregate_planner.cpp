@@ -206,19 +206,18 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
     for (const auto& t : call.args)
       arg_columns.push_back(
           {"ARG_" + std::to_string(arg_columns.size()), t, ColumnNamespace::kValue, ""});
-  auto key_serde = row_serde(sink.formats.key_format, key_columns(sink), true);
+  auto key_serde = row_serde(sink.formats, key_columns(sink), true);
   auto args_serde = row_serde("JSON", arg_columns, false);
   auto state_serde = row_serde("JSON", state, false);
-  auto value_serde = row_serde(sink.formats.value_format, value_columns(sink), false);
+  auto value_serde = row_serde(sink.formats, value_columns(sink), false);
 
   std::shared_ptr<const AggregatePlan> shared = plan;
   streams::StreamsBuilder builder;
   auto grouped = builder
-                     .stream<Row, Row>(
-                         source.topic,
-                         streams::Consumed<Row, Row>::with(
-                             row_serde(source.formats.key_format, key_columns(source), true),
-                             row_serde(source.formats.value_format, value_columns(source), false)))
+                     .stream<Row, Row>(source.topic,
+                                       streams::Consumed<Row, Row>::with(
+                                           row_serde(source.formats, key_columns(source), true),
+                                           row_serde(source.formats, value_columns(source), false)))
                      .process([shared] { return std::make_unique<GroupProcessor>(shared); }, {},
                               streams::Named::as("Aggregate-Prepare"))
                      .groupByKey(streams::Grouped<Row, Row>::with(key_serde, args_serde)

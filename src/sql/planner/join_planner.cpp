@@ -40,7 +40,7 @@ streams::Serde<Row> internal_serde(const std::vector<SqlTypePtr>& types) {
 }
 
 streams::Serde<Row> key_serde_of(const DataSource& s) {
-  return row_serde(s.formats.key_format, key_columns(s), true);
+  return row_serde(s.formats, key_columns(s), true);
 }
 
 // A stream record's row; with `rekey`, keyed by that expression of the row instead (a record
@@ -197,7 +197,7 @@ class RelationalPlanner {
   }
 
   static streams::Serde<Row> value_serde_of(const DataSource& s) {
-    return row_serde(s.formats.value_format, value_columns(s), false);
+    return row_serde(s.formats, value_columns(s), false);
   }
 
   std::shared_ptr<const SelectPlan> select_plan() const {

@@ -80,12 +80,12 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
     plan->value_names.push_back(c.name);
   }
   streams::StreamsBuilder builder;
-  auto consumed = streams::Consumed<Row, Row>::with(
-      row_serde(source.formats.key_format, key_columns(source), true),
-      row_serde(source.formats.value_format, value_columns(source), false));
-  auto produced = streams::Produced<Row, Row>::with(
-      row_serde(sink.formats.key_format, key_columns(sink), true),
-      row_serde(sink.formats.value_format, value_columns(sink), false));
+  auto consumed =
+      streams::Consumed<Row, Row>::with(row_serde(source.formats, key_columns(source), true),
+                                        row_serde(source.formats, value_columns(source), false));
+  auto produced =
+      streams::Produced<Row, Row>::with(row_serde(sink.formats, key_columns(sink), true),
+                                        row_serde(sink.formats, value_columns(sink), false));
   std::shared_ptr<const SelectPlan> shared = plan;
   auto stream = builder.stream<Row, Row>(source.topic, consumed);
   if (q.partition_by.empty())

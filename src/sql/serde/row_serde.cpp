@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "common/base64.h"
 #include "sql/binder/sql_error.h"
 
 namespace oxbow::sql {
@@ -20,6 +21,17 @@ std::string upper(std::string s) {
 
 [[noreturn]] void unreadable(const std::string& what) {
   throw streams::SerializationException(what);
+}
+
+// BYTES travel as base64 in JSON and DELIMITED (ksqlDB's Java Base64, with padding).
+std::string to_base64(const std::string& bytes) {
+  return base64(bytes);
+}
+
+std::string from_base64(const std::string& text) {
+  auto bytes = unbase64(text);
+  if (!bytes) unreadable("Illegal base64 value: " + text.substr(0, 100));
+  return *bytes;
 }
 
 void from_json(const json& j, const SqlType& type, Value& out);
@@ -123,10 +135,11 @@ void from_json(const json& j, const SqlType& type, Value& out) {
     case SqlBaseType::kString:
       if (j.is_string()) return out.set_string(j.get_ref<const std::string&>());
       return out.set_string(j.dump());  // ksqlDB reads any JSON into a STRING as its text
-    case SqlBaseType::kBytes:
+    case SqlBaseType::kBytes: {
       if (!j.is_string()) unreadable(mismatch());
-      return out.set_text(Kind::kBytes, j.get_ref<const std::string&>().data(),
-                          j.get_ref<const std::string&>().size());
+      std::string bytes = from_base64(j.get_ref<const std::string&>());
+      return out.set_text(Kind::kBytes, bytes.data(), bytes.size());
+    }
     default:
       return container_from_json(j, type, out);
   }
@@ -151,8 +164,9 @@ json to_json(const Value& v, const SqlType& type) {
     case Kind::kDecimal:
       return json::parse(decimal_text(v.unscaled(), v.scale()));
     case Kind::kString:
-    case Kind::kBytes:
       return v.text();
+    case Kind::kBytes:
+      return to_base64(v.text());
     case Kind::kArray: {
       json a = json::array();
       for (const auto& e : v.items()) a.push_back(to_json(e, *type.element()));
@@ -174,18 +188,26 @@ json to_json(const Value& v, const SqlType& type) {
   return nullptr;
 }
 
-streams::Serde<Row> json_serde(std::vector<Column> columns) {
+// `wrapped`: the row as an object of its columns; else (a single key column, or a single value
+// column with WRAP_SINGLE_VALUE=false) the column's value alone.
+streams::Serde<Row> json_serde(std::vector<Column> columns, bool wrapped) {
   auto shared = std::make_shared<std::vector<Column>>(std::move(columns));
-  auto serialize = [shared](std::string_view, const Row& row) {
+  auto serialize = [shared, wrapped](std::string_view, const Row& row) {
+    if (!wrapped)
+      return row.empty() ? std::string("null") : to_json(row[0], *(*shared)[0].type).dump();
     json o = json::object();
     for (size_t k = 0; k < shared->size() && k < row.size(); ++k)
       o[(*shared)[k].name] = to_json(row[k], *(*shared)[k].type);
     return o.dump();
   };
-  auto deserialize = [shared](std::string_view, std::string_view bytes) {
+  auto deserialize = [shared, wrapped](std::string_view, std::string_view bytes) {
     json j = json::parse(bytes, nullptr, false);
     if (j.is_discarded()) unreadable("Invalid JSON: " + std::string(bytes.substr(0, 100)));
     Row row(shared->size());
+    if (!wrapped) {
+      if (!row.empty()) from_json(j, *(*shared)[0].type, row[0]);
+      return row;
+    }
     if (!j.is_object()) unreadable("Expected a JSON object, got " + std::string(j.type_name()));
     for (const auto& [k, e] : j.items()) {
       std::string name = upper(k);
@@ -197,7 +219,8 @@ streams::Serde<Row> json_serde(std::vector<Column> columns) {
   return streams::Serde<Row>(serialize, deserialize, "JSON");
 }
 
-streams::Serde<Row> kafka_key_serde(std::vector<Column> columns) {
+// KAFKA: one column in the bytes of Kafka's own serializers (for keys and values alike).
+streams::Serde<Row> kafka_serde(std::vector<Column> columns) {
   if (columns.size() > 1) throw SqlError("The 'KAFKA' format only supports a single field.");
   if (columns.empty())
     return streams::Serde<Row>([](std::string_view, const Row&) { return std::string(); },
@@ -264,6 +287,107 @@ streams::Serde<Row> kafka_key_serde(std::vector<Column> columns) {
   return streams::Serde<Row>(serialize, deserialize, "KAFKA");
 }
 
+// DELIMITED (ksqlDB's, over Commons CSV): one field a column, in order, split on `delimiter`;
+// a field with the delimiter, a quote or a line break, or that starts with a character Commons
+// CSV quotes, is quoted with '"' (a quote inside doubled). An empty field is NULL.
+std::string delimited_field(const Value& v) {
+  switch (v.kind()) {
+    case Kind::kNull:
+      return "";
+    case Kind::kBoolean:
+      return v.boolean() ? "true" : "false";
+    case Kind::kInteger:
+      return std::to_string(v.integer());
+    case Kind::kDouble:
+      return java_double_text(v.dbl());
+    case Kind::kDecimal:
+      return decimal_text(v.unscaled(), v.scale());
+    case Kind::kString:
+      return v.text();
+    case Kind::kBytes:
+      return to_base64(v.text());
+    default:  // BIGINT, DATE (days), TIME (ms of day), TIMESTAMP (ms)
+      return std::to_string(v.bigint());
+  }
+}
+
+bool needs_quotes(const std::string& field, char delimiter) {
+  if (field.empty()) return false;
+  if (static_cast<unsigned char>(field[0]) <= '#') return true;
+  if (static_cast<unsigned char>(field.back()) <= ' ') return true;
+  return field.find_first_of(std::string{delimiter, '"', '\r', '\n'}) != std::string::npos;
+}
+
+std::vector<std::string> split_delimited(std::string_view bytes, char delimiter) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    char c = bytes[k];
+    if (quoted) {
+      if (c != '"') {
+        fields.back() += c;
+      } else if (k + 1 < bytes.size() && bytes[k + 1] == '"') {
+        fields.back() += '"', ++k;
+      } else {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == delimiter) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  if (quoted) unreadable("Unterminated quoted field in a DELIMITED record");
+  return fields;
+}
+
+streams::Serde<Row> delimited_serde(std::vector<Column> columns, char delimiter) {
+  for (const auto& c : columns)
+    if (c.type->base() == SqlBaseType::kArray || c.type->base() == SqlBaseType::kMap ||
+        c.type->base() == SqlBaseType::kStruct)
+      throw SqlError(std::string("The 'DELIMITED' format does not support type '") +
+                     c.type->base_name() + "'");
+  auto shared = std::make_shared<std::vector<Column>>(std::move(columns));
+  auto serialize = [delimiter](std::string_view, const Row& row) {
+    std::string out;
+    for (size_t k = 0; k < row.size(); ++k) {
+      if (k) out += delimiter;
+      std::string field = delimited_field(row[k]);
+      if (!needs_quotes(field, delimiter)) {
+        out += field;
+        continue;
+      }
+      out += '"';
+      for (char c : field) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+      out += '"';
+    }
+    return out;
+  };
+  auto deserialize = [shared, delimiter](std::string_view, std::string_view bytes) {
+    std::vector<std::string> fields = split_delimited(bytes, delimiter);
+    if (fields.size() != shared->size())
+      unreadable("Column count mismatch on deserialization. expected: " +
+                 std::to_string(shared->size()) + ", got: " + std::to_string(fields.size()));
+    Row row(shared->size());
+    for (size_t k = 0; k < fields.size(); ++k) {
+      if (fields[k].empty()) continue;  // NULL
+      const SqlType& type = *(*shared)[k].type;
+      if (type.base() == SqlBaseType::kBytes) {
+        std::string raw = from_base64(fields[k]);
+        row[k].set_text(Kind::kBytes, raw.data(), raw.size());
+      } else if (type.base() == SqlBaseType::kString) {
+        row[k].set_string(fields[k]);
+      } else {
+        from_json(json(fields[k]), type, row[k]);
+      }
+    }
+    return row;
+  };
+  return streams::Serde<Row>(serialize, deserialize, "DELIMITED");
+}
+
 }  // namespace
 
 std::vector<Column> key_columns(const DataSource& source) {
@@ -280,10 +404,29 @@ std::vector<Column> value_columns(const DataSource& source) {
   return out;
 }
 
-streams::Serde<Row> row_serde(const std::string& format, std::vector<Column> columns, bool key) {
-  if (format == "JSON") return json_serde(std::move(columns));
-  if (format == "KAFKA" && key) return kafka_key_serde(std::move(columns));
+streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> columns, bool key) {
+  const std::string& format = key ? formats.key_format : formats.value_format;
+  if (format == "JSON") {
+    bool wrapped = columns.size() != 1 || (!key && formats.wrap_single_value.value_or(true));
+    return json_serde(std::move(columns), wrapped);
+  }
+  if (format == "KAFKA") return kafka_serde(std::move(columns));
+  if (format == "DELIMITED") {
+    const std::string& delimiter = key ? formats.key_delimiter : formats.value_delimiter;
+    return delimited_serde(std::move(columns), delimiter.empty() ? ',' : delimiter[0]);
+  }
+  if (format == "NONE") {
+    if (!columns.empty())
+      throw SqlError("The 'NONE' format can only be used when no columns are defined.");
+    return kafka_serde({});
+  }
   throw SqlError("The " + format + " format is not supported yet for " + (key ? "keys" : "values"));
+}
+
+streams::Serde<Row> row_serde(const std::string& format, std::vector<Column> columns, bool key) {
+  Formats formats;
+  (key ? formats.key_format : formats.value_format) = format;
+  return row_serde(formats, std::move(columns), key);
 }
 
 }  // namespace oxbow::sql

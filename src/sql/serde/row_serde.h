@@ -2,9 +2,11 @@
 // How a source's rows become bytes and back, as Streams serdes built at run time from the
 // source's columns and formats (docs/sql/ksqldb-facts.md §3): the key's columns in the key
 // format, the value's in the value format. A Row here holds that side's columns in the source's
-// order. Supported so far: KAFKA (one key column: STRING as its bytes, INTEGER 4 and BIGINT 8
-// bytes big-endian, DOUBLE 8), JSON (an object whose fields match columns case-insensitively, as
-// ksqlDB reads it; written with the columns' names). Bytes that do not read throw
+// order. Supported so far: KAFKA (one column: STRING as its bytes, INTEGER 4 and BIGINT 8 bytes
+// big-endian, DOUBLE 8), JSON (an object whose fields match columns case-insensitively, as ksqlDB
+// reads it, written with the columns' names; a single key, or a single value with
+// WRAP_SINGLE_VALUE=false, bare; BYTES base64), DELIMITED (see delimited_serde) and NONE (no
+// key). Bytes that do not read throw
 // streams::SerializationException, so that the record is skipped and counted.
 #include <vector>
 
@@ -19,6 +21,10 @@ std::vector<Column> key_columns(const DataSource& source);
 std::vector<Column> value_columns(const DataSource& source);
 
 // Throws SqlError for a format not supported yet.
+// The serde of `columns` in the source's key or value format, with its delimiter and single-value
+// wrapping. Throws SqlError for a format or type the format cannot hold.
+streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> columns, bool key);
+// The same with the format's defaults (JSON wrapped, ',' delimited).
 streams::Serde<Row> row_serde(const std::string& format, std::vector<Column> columns, bool key);
 
 }  // namespace oxbow::sql
