@@ -118,6 +118,10 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   if (auto f = with.text("VALUE_FORMAT")) sink.formats.value_format = *f;
   for (auto* format : {&sink.formats.key_format, &sink.formats.value_format})
     *format = checked_format(*format);
+  // As ksqlDB: the sink's serde settings are its own statement's, not the source's.
+  sink.formats.wrap_single_value = with.boolean("WRAP_SINGLE_VALUE");
+  sink.formats.key_delimiter = with.text("KEY_DELIMITER").value_or(",");
+  sink.formats.value_delimiter = with.text("VALUE_DELIMITER").value_or(",");
   sink.partitions = with.integer("PARTITIONS").value_or(query.from->partitions.value_or(1));
   for (const auto& c : query.columns)
     sink.columns.push_back(
