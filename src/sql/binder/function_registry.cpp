@@ -1,6 +1,7 @@
 #include "sql/binder/function_registry.h"
 
 #include <cctype>
+#include <stdexcept>
 
 #include "sql/binder/sql_error.h"
 
@@ -9,32 +10,7 @@ namespace oxbow::sql {
 namespace {
 
 using Family = ParamType::Family;
-
-ParamType numeric() {
-  return {Family::kNumeric, nullptr};
-}
-ParamType comparable() {
-  return {Family::kComparable, nullptr};
-}
-ParamType array() {
-  return {Family::kArray, nullptr};
-}
-ParamType same_as_first() {
-  return {Family::kSameAsFirst, nullptr};
-}
-ParamType exact(SqlTypePtr t) {
-  return ParamType::exact(std::move(t));
-}
-
-ResultType returns(SqlTypePtr t) {
-  return [t](const std::vector<SqlTypePtr>&) { return t; };
-}
-ResultType same_as_argument(size_t i) {
-  return [i](const std::vector<SqlTypePtr>& args) { return args.at(i); };
-}
-ResultType array_of_argument(size_t i) {
-  return [i](const std::vector<SqlTypePtr>& args) { return SqlType::array(args.at(i)); };
-}
+using Bindings = std::map<std::string, SqlTypePtr>;
 
 bool is_comparable(const SqlType& t) {
   switch (t.base()) {
@@ -49,12 +25,17 @@ bool is_comparable(const SqlType& t) {
   }
 }
 
-// 2: the argument is the parameter's type; 1: it widens to it; 0: no.
-int match(const ParamType& param, const SqlTypePtr& arg, const SqlTypePtr& first) {
+// 2: `arg` is the type wanted; 1: it widens to it; 0: no.
+int widens(const SqlType& arg, const SqlType& wanted) {
+  return arg.equals(wanted) ? 2 : can_implicitly_cast(arg, wanted) ? 1 : 0;
+}
+
+// How `arg` fits `param` (2 exactly, 1 widened, 0 not), binding generics on the way.
+int match(const ParamType& param, const SqlTypePtr& arg, const SqlTypePtr& first, Bindings& b) {
   if (!arg) return 1;  // NULL fits anything
   switch (param.family) {
     case Family::kExact:
-      return arg->equals(*param.type) ? 2 : can_implicitly_cast(*arg, *param.type) ? 1 : 0;
+      return widens(*arg, *param.type);
     case Family::kAny:
       return 2;
     case Family::kNumeric:
@@ -62,25 +43,81 @@ int match(const ParamType& param, const SqlTypePtr& arg, const SqlTypePtr& first
     case Family::kComparable:
       return is_comparable(*arg) ? 2 : 0;
     case Family::kArray:
-      return arg->base() == SqlBaseType::kArray ? 2 : 0;
+      if (arg->base() != SqlBaseType::kArray) return 0;
+      return param.children.empty() ? 2 : match(param.children[0], arg->element(), first, b);
+    case Family::kMap:
+      if (arg->base() != SqlBaseType::kMap) return 0;
+      return std::min(match(param.children[0], arg->key(), first, b),
+                      match(param.children[1], arg->element(), first, b));
+    case Family::kGeneric: {
+      auto [it, fresh] = b.emplace(param.generic, arg);
+      return fresh ? 2 : widens(*arg, *it->second);
+    }
+    case Family::kDecimal:
+      if (arg->base() == SqlBaseType::kDecimal) return 2;
+      return as_decimal(*arg) && arg->base() != SqlBaseType::kDouble ? 1 : 0;
+    case Family::kIntervalUnit:
+      return arg->base() == SqlBaseType::kString ? 2 : 0;
     case Family::kSameAsFirst:
-      if (!first) return 1;
-      return arg->equals(*first) ? 2 : can_implicitly_cast(*arg, *first) ? 1 : 0;
+      return first ? widens(*arg, *first) : 1;
   }
   return 0;
 }
 
+const ParamType& param_at(const FunctionVariant& v, size_t i) {
+  return v.params[std::min(i, v.params.size() - 1)];
+}
+
 // 0: the arguments do not fit; 2: each is its parameter's type; 1: some widen.
-int fit(const FunctionVariant& v, const std::vector<SqlTypePtr>& args) {
+int fit(const FunctionVariant& v, const std::vector<SqlTypePtr>& args, Bindings& b) {
   if (args.size() < v.params.size() - (v.variadic ? 1 : 0)) return 0;
   if (!v.variadic && args.size() != v.params.size()) return 0;
   int worst = 2;
   SqlTypePtr first = args.empty() ? nullptr : args[0];
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ParamType& p = v.params[std::min(i, v.params.size() - 1)];
-    worst = std::min(worst, match(p, args[i], first));
-  }
+  for (size_t i = 0; i < args.size() && worst > 0; ++i)
+    worst = std::min(worst, match(param_at(v, i), args[i], first, b));
   return worst;
+}
+
+// The type a pattern stands for once its generics are bound; null where one is not.
+SqlTypePtr substitute(const ParamType& p, const Bindings& b) {
+  switch (p.family) {
+    case Family::kExact:
+      return p.type;
+    case Family::kGeneric: {
+      auto it = b.find(p.generic);
+      return it == b.end() ? nullptr : it->second;
+    }
+    case Family::kArray: {
+      auto element = p.children.empty() ? nullptr : substitute(p.children[0], b);
+      return element ? SqlType::array(element) : nullptr;
+    }
+    case Family::kMap: {
+      auto key = substitute(p.children[0], b), value = substitute(p.children[1], b);
+      return key && value ? SqlType::map(key, value) : nullptr;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+// What the argument becomes for the call: the parameter's type where it names one.
+SqlTypePtr concrete(const ParamType& p, const SqlTypePtr& arg, const SqlTypePtr& first,
+                    const Bindings& b) {
+  switch (p.family) {
+    case Family::kExact:
+    case Family::kGeneric:
+    case Family::kArray:
+    case Family::kMap:
+      if (auto t = substitute(p, b)) return t;
+      return arg;
+    case Family::kDecimal:
+      return arg ? as_decimal(*arg) : nullptr;
+    case Family::kSameAsFirst:
+      return first ? first : arg;
+    default:
+      return arg;
+  }
 }
 
 std::string type_list(const std::vector<SqlTypePtr>& args) {
@@ -90,59 +127,191 @@ std::string type_list(const std::vector<SqlTypePtr>& args) {
   return out + ")";
 }
 
-FunctionInfo scalar(std::string name, std::vector<FunctionVariant> variants) {
-  return {std::move(name), false, std::move(variants)};
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
 }
-FunctionInfo aggregate(std::string name, std::vector<FunctionVariant> variants) {
-  return {std::move(name), true, std::move(variants)};
+
+// Reads the signature words of function_registry.h's signature().
+class SignatureReader {
+ public:
+  explicit SignatureReader(std::string_view text) : text_(text) {}
+
+  ParamType type() {
+    std::string word = this->word();
+    if (word == "ARRAY" || word == "MAP") {
+      ParamType p{word == "ARRAY" ? Family::kArray : Family::kMap, nullptr, {}, {}, {}};
+      expect('<');
+      p.children.push_back(type());
+      if (word == "MAP") expect(','), p.children.push_back(type());
+      expect('>');
+      return p;
+    }
+    static const std::map<std::string, SqlBaseType> kPrimitive = {
+        {"VARCHAR", SqlBaseType::kString},     {"STRING", SqlBaseType::kString},
+        {"INT", SqlBaseType::kInteger},        {"INTEGER", SqlBaseType::kInteger},
+        {"BIGINT", SqlBaseType::kBigint},      {"DOUBLE", SqlBaseType::kDouble},
+        {"BOOLEAN", SqlBaseType::kBoolean},    {"BYTES", SqlBaseType::kBytes},
+        {"DATE", SqlBaseType::kDate},          {"TIME", SqlBaseType::kTime},
+        {"TIMESTAMP", SqlBaseType::kTimestamp}};
+    if (auto it = kPrimitive.find(word); it != kPrimitive.end())
+      return ParamType::exact(SqlType::of(it->second));
+    if (word == "DECIMAL") return {Family::kDecimal, nullptr, {}, {}, {}};
+    if (word == "NUMBER") return {Family::kNumeric, nullptr, {}, {}, {}};
+    if (word == "COMPARABLE") return {Family::kComparable, nullptr, {}, {}, {}};
+    if (word == "ANY") return ParamType::any();
+    if (word == "INTERVALUNIT") return {Family::kIntervalUnit, nullptr, {}, {}, {}};
+    if (word.size() <= 2 && std::isupper(static_cast<unsigned char>(word[0])))
+      return {Family::kGeneric, nullptr, word, {}, {}};
+    throw std::invalid_argument("Unknown type in a function signature: " + word);
+  }
+
+  // "name TYPE, name TYPE..." into `v`.
+  void parameters(FunctionVariant& v) {
+    skip();
+    while (at_ < text_.size()) {
+      std::string name = word();
+      ParamType p = type();
+      p.name = name;
+      v.params.push_back(std::move(p));
+      skip();
+      if (text_.substr(at_, 3) == "...") v.variadic = true, at_ += 3, skip();
+      if (at_ < text_.size()) expect(',');
+      skip();
+    }
+  }
+
+  void end() {
+    skip();
+    if (at_ != text_.size())
+      throw std::invalid_argument("Unexpected text in a function signature: " + std::string(text_));
+  }
+
+ private:
+  void skip() {
+    while (at_ < text_.size() && text_[at_] == ' ') ++at_;
+  }
+  std::string word() {
+    skip();
+    size_t start = at_;
+    while (at_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[at_])) || text_[at_] == '_'))
+      ++at_;
+    if (start == at_)
+      throw std::invalid_argument("Expected a word in a function signature: " + std::string(text_));
+    return std::string(text_.substr(start, at_ - start));
+  }
+  void expect(char c) {
+    skip();
+    if (at_ >= text_.size() || text_[at_] != c)
+      throw std::invalid_argument(std::string("Expected '") + c +
+                                  "' in a function signature: " + std::string(text_));
+    ++at_;
+  }
+
+  std::string_view text_;
+  size_t at_ = 0;
+};
+
+// The generics `args` bind in `v`'s parameters.
+Bindings bind(const std::vector<ParamType>& params, bool variadic,
+              const std::vector<SqlTypePtr>& args) {
+  FunctionVariant v;
+  v.params = params;
+  v.variadic = variadic;
+  Bindings b;
+  if (!params.empty()) fit(v, args, b);
+  return b;
 }
 
 }  // namespace
 
+std::string ParamType::to_string() const {
+  switch (family) {
+    case Family::kExact:
+      if (type->base() == SqlBaseType::kString) return "VARCHAR";
+      if (type->base() == SqlBaseType::kInteger) return "INT";
+      return type->to_string();
+    case Family::kAny:
+      return "ANY";
+    case Family::kNumeric:
+      return "NUMBER";
+    case Family::kComparable:
+    case Family::kSameAsFirst:
+      return "T";
+    case Family::kArray:
+      return "ARRAY<" + (children.empty() ? std::string("T") : children[0].to_string()) + ">";
+    case Family::kMap:
+      return "MAP<" + children[0].to_string() + ", " + children[1].to_string() + ">";
+    case Family::kGeneric:
+      return generic;
+    case Family::kDecimal:
+      return "DECIMAL";
+    case Family::kIntervalUnit:
+      return "INTERVAL UNIT";
+  }
+  return "?";
+}
+
+FunctionVariant signature(std::string_view params, std::string_view returns,
+                          ScalarImplementation implementation, std::string description) {
+  SignatureReader reader(returns);
+  ParamType result = reader.type();
+  reader.end();
+  FunctionVariant v =
+      signature(params, result.to_string(), nullptr, implementation, std::move(description));
+  v.result = [result, params = v.params,
+              variadic = v.variadic](const std::vector<SqlTypePtr>& args) {
+    return substitute(result, bind(params, variadic, args));
+  };
+  return v;
+}
+
+FunctionVariant signature(std::string_view params, std::string returns_text, ResultType result,
+                          ScalarImplementation implementation, std::string description) {
+  FunctionVariant v;
+  SignatureReader reader(params);
+  reader.parameters(v);
+  v.returns = std::move(returns_text);
+  v.result = std::move(result);
+  v.implementation = implementation;
+  v.description = std::move(description);
+  return v;
+}
+
+const char* FunctionInfo::type_name() const {
+  switch (kind) {
+    case FunctionKind::kAggregate:
+      return "AGGREGATE";
+    case FunctionKind::kTable:
+      return "TABLE";
+    case FunctionKind::kScalar:
+      break;
+  }
+  return "SCALAR";
+}
+
+std::string FunctionInfo::signature_text(const FunctionVariant& v) const {
+  std::string out = name + "(";
+  for (size_t i = 0; i < v.params.size(); ++i) {
+    const ParamType& p = v.params[i];
+    out += (i ? ", " : "") + p.name + " " + p.to_string();
+    if (v.variadic && i + 1 == v.params.size()) out += "[]";
+  }
+  return out + ")";
+}
+
 FunctionRegistry::FunctionRegistry() {
-  auto integer = SqlType::integer(), bigint = SqlType::bigint(), dbl = SqlType::double_type(),
-       string = SqlType::string();
-  // Aggregates (ksqlDB's udaf/): COUNT(*) comes as COUNT with no argument.
-  add(aggregate("COUNT",
-                {{{}, false, returns(bigint)}, {{ParamType::any()}, false, returns(bigint)}}));
-  add(aggregate("SUM", {{{exact(integer)}, false, returns(integer)},
-                        {{exact(bigint)}, false, returns(bigint)},
-                        {{exact(dbl)}, false, returns(dbl)},
-                        {{numeric()}, false, same_as_argument(0)}}));
-  add(aggregate("AVG", {{{exact(integer)}, false, returns(dbl)},
-                        {{exact(bigint)}, false, returns(dbl)},
-                        {{exact(dbl)}, false, returns(dbl)}}));
-  for (const char* name : {"MIN", "MAX"})
-    add(aggregate(name, {{{comparable()}, false, same_as_argument(0)}}));
-  for (const char* name : {"COLLECT_LIST", "COLLECT_SET"})
-    add(aggregate(name, {{{ParamType::any()}, false, array_of_argument(0)}}));
-  for (const char* name : {"LATEST_BY_OFFSET", "EARLIEST_BY_OFFSET"})
-    add(aggregate(name,
-                  {{{ParamType::any()}, false, same_as_argument(0)},
-                   {{ParamType::any(), exact(SqlType::boolean())}, false, same_as_argument(0)}}));
-  add(aggregate("COUNT_DISTINCT", {{{ParamType::any()}, false, returns(bigint)}}));
-  // Scalars (REF/scalar-functions.md).
-  add(scalar("ABS", {{{numeric()}, false, same_as_argument(0)}}));
-  for (const char* name : {"CEIL", "FLOOR"})
-    add(scalar(name, {{{numeric()}, false, same_as_argument(0)}}));
-  add(scalar("ROUND", {{{exact(integer)}, false, returns(integer)},
-                       {{exact(bigint)}, false, returns(bigint)},
-                       {{exact(dbl)}, false, returns(bigint)},
-                       {{exact(dbl), exact(integer)}, false, returns(dbl)}}));
-  add(scalar("SQRT", {{{exact(dbl)}, false, returns(dbl)}}));
-  add(scalar("LEN", {{{exact(string)}, false, returns(integer)}}));
-  for (const char* name : {"UCASE", "LCASE", "TRIM"})
-    add(scalar(name, {{{exact(string)}, false, returns(string)}}));
-  add(scalar("CONCAT", {{{exact(string)}, true, returns(string)}}));
-  add(scalar("SUBSTRING",
-             {{{exact(string), exact(integer)}, false, returns(string)},
-              {{exact(string), exact(integer), exact(integer)}, false, returns(string)}}));
-  add(scalar("COALESCE", {{{ParamType::any(), same_as_first()}, true, same_as_argument(0)}}));
-  add(scalar("IFNULL", {{{ParamType::any(), same_as_first()}, false, same_as_argument(0)}}));
-  add(scalar("ARRAY_LENGTH", {{{array()}, false, returns(integer)}}));
+  for (const FunctionInfo& info : builtin_functions()) add(info);
+}
+
+const FunctionRegistry& FunctionRegistry::builtins() {
+  static const FunctionRegistry registry;
+  return registry;
 }
 
 void FunctionRegistry::add(FunctionInfo info) {
+  if (info.aggregate) info.kind = FunctionKind::kAggregate;
   std::string name = info.name;
   functions_.insert_or_assign(std::move(name), std::move(info));
 }
@@ -152,16 +321,27 @@ const FunctionInfo* FunctionRegistry::find(const std::string& name) const {
   return it == functions_.end() ? nullptr : &it->second;
 }
 
+std::vector<const FunctionInfo*> FunctionRegistry::list() const {
+  std::vector<const FunctionInfo*> out;
+  for (const auto& [name, info] : functions_) out.push_back(&info);
+  return out;
+}
+
+const FunctionInfo& FunctionRegistry::describe(const std::string& name) const {
+  const FunctionInfo* info = find(upper(name));
+  if (!info) throw SqlError("Can't find any functions with the name '" + name + "'");
+  return *info;
+}
+
 ResolvedFunction FunctionRegistry::resolve(const std::string& name,
                                            const std::vector<SqlTypePtr>& args) const {
-  std::string upper = name;
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  const FunctionInfo* info = find(upper);
+  const FunctionInfo* info = find(upper(name));
   if (!info) throw SqlError("Can't find any functions with the name '" + name + "'");
   const FunctionVariant* exact = nullptr;
   std::vector<const FunctionVariant*> widened;
   for (const auto& v : info->variants) {
-    int f = fit(v, args);
+    Bindings b;
+    int f = fit(v, args, b);
     if (f == 2 && !exact) exact = &v;
     if (f == 1) widened.push_back(&v);
   }
@@ -173,17 +353,15 @@ ResolvedFunction FunctionRegistry::resolve(const std::string& name,
   if (!chosen && widened.size() == 1) chosen = widened[0];
   if (!chosen)
     throw SqlError("Function '" + name + "' does not accept parameters " + type_list(args) + ".");
-  // A NULL argument takes the type its parameter names, where it names one.
-  std::vector<SqlTypePtr> typed = args;
-  for (size_t i = 0; i < typed.size(); ++i)
-    if (!typed[i] && !chosen->params.empty()) {
-      const ParamType& p = chosen->params[std::min(i, chosen->params.size() - 1)];
-      if (p.family == Family::kExact) typed[i] = p.type;
-      if (p.family == Family::kSameAsFirst) typed[i] = typed[0];
-    }
-  for (size_t i = 1; i < typed.size(); ++i)
-    if (!typed[0] && typed[i]) typed[0] = typed[i];  // COALESCE(NULL, x)
-  return {info, chosen, chosen->result(typed)};
+  Bindings b;
+  fit(*chosen, args, b);
+  SqlTypePtr first;
+  for (const auto& a : args)
+    if (!first && a) first = a;  // COALESCE(NULL, x) is x's type
+  std::vector<SqlTypePtr> typed(args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    typed[i] = concrete(param_at(*chosen, i), args[i], first, b);
+  return {info, chosen, chosen->result(typed), typed};
 }
 
 }  // namespace oxbow::sql

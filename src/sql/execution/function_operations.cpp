@@ -2,6 +2,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "sql/execution/operations.h"
 
@@ -43,6 +45,8 @@ __int128 pow10(int n) {
   return v;
 }
 
+}  // namespace
+
 // Java's Double.toString, which ksqlDB's CAST to STRING prints: 1.5, 100.0, 1.0E10, 1.0E-4.
 std::string java_double(double d) {
   if (std::isnan(d)) return "NaN";
@@ -66,6 +70,8 @@ std::string java_double(double d) {
   int n = std::stoi(exponent);
   return mantissa + "E" + std::to_string(n);
 }
+
+namespace {
 
 bool parse_decimal(const std::string& text, int scale, __int128& out) {
   size_t i = 0;
@@ -96,6 +102,8 @@ bool parse_decimal(const std::string& text, int scale, __int128& out) {
   return true;
 }
 
+}  // namespace
+
 // The text CAST(x AS STRING) gives (docs/sql/ksqldb-facts.md §2.4).
 std::string cast_text(const Value& v) {
   switch (v.kind()) {
@@ -124,8 +132,6 @@ std::string cast_text(const Value& v) {
       return v.debug_string();
   }
 }
-
-}  // namespace
 
 size_t like(const Instr& i, Frame& f, size_t pc) {
   const Value &s = f.registers[i.a], &p = f.registers[i.b];
@@ -244,90 +250,80 @@ size_t make_container(const Instr& i, Frame& f, size_t pc) {
   return pc + 1;
 }
 
+}  // namespace oxbow::sql::ops
+
+namespace oxbow::sql {
+
+// What an instruction calling a function needs besides its registers. Interned for the
+// process (a handful per distinct signature used), because an Instr holds only ints: its address
+// is split over a and b.
+struct CallSite {
+  ScalarImplementation implementation = nullptr;
+  bool sees_nulls = false;
+  SqlTypePtr result;
+  std::vector<SqlTypePtr> args;
+};
+
+namespace {
+
+const CallSite& intern(CallSite site, const std::string& key) {
+  static std::mutex mutex;
+  static std::map<std::string, CallSite> sites;  // nodes never move
+  std::lock_guard lock(mutex);
+  return sites.try_emplace(key, std::move(site)).first->second;
+}
+
+const CallSite& site_of(const Instr& i) {
+  auto bits = static_cast<uint64_t>(static_cast<uint32_t>(i.a)) |
+              (static_cast<uint64_t>(static_cast<uint32_t>(i.b)) << 32);
+  return *reinterpret_cast<const CallSite*>(static_cast<uintptr_t>(bits));
+}
+
+std::string type_text(const SqlTypePtr& t) {
+  return t ? t->to_string() : "NULL";
+}
+
+}  // namespace
+
+const SqlTypePtr& FunctionCall::arg_type(size_t k) const {
+  return site_.args[k];
+}
+
+const SqlTypePtr& FunctionCall::result_type() const {
+  return site_.result;
+}
+
+void FunctionCall::fail(const std::string& message) {
+  if (frame_.error.empty()) frame_.error = message;
+  out_.set_null();
+}
+
+}  // namespace oxbow::sql
+
+namespace oxbow::sql::ops {
+
+void set_call_site(Instr& i, const ResolvedFunction& resolved,
+                   const std::vector<SqlTypePtr>& args) {
+  CallSite site{resolved.variant->implementation, resolved.variant->sees_nulls, resolved.type,
+                args};
+  std::string key = resolved.function->name + "#" +
+                    std::to_string(resolved.variant - resolved.function->variants.data()) + ":" +
+                    type_text(resolved.type);
+  for (const auto& a : args) key += "," + type_text(a);
+  auto bits = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&intern(std::move(site), key)));
+  i.a = static_cast<int>(static_cast<uint32_t>(bits));
+  i.b = static_cast<int>(static_cast<uint32_t>(bits >> 32));
+}
+
 size_t call_function(const Instr& i, Frame& f, size_t pc) {
   const std::vector<int>& args = (*f.lists)[i.data];
+  const CallSite& site = site_of(i);
   Value& out = f.registers[i.dst];
-  auto arg = [&](size_t k) -> const Value& { return f.registers[args[k]]; };
-  if (i.c == kCoalesce || i.c == kIfnull) {
-    for (size_t k = 0; k < args.size(); ++k)
-      if (!arg(k).is_null()) return out = arg(k), pc + 1;
-    return out.set_null(), pc + 1;
-  }
-  for (size_t k = 0; k < args.size(); ++k)
-    if (arg(k).is_null()) return out.set_null(), pc + 1;
-  const Value& x = arg(0);
-  switch (i.c) {
-    case kUcase:
-    case kLcase: {
-      out.set_string(x.text());
-      std::string s = out.text();
-      for (char& c : s)
-        c = static_cast<char>(i.c == kUcase ? std::toupper(static_cast<unsigned char>(c))
-                                            : std::tolower(static_cast<unsigned char>(c)));
-      out.set_string(s);
-      break;
-    }
-    case kLen:
-      out.set_integer(static_cast<int32_t>(x.text().size()));
-      break;
-    case kTrim: {
-      const std::string& s = x.text();
-      size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
-      out.set_string(b == std::string::npos ? "" : s.substr(b, e - b + 1));
-      break;
-    }
-    case kAbs:
-    case kCeil:
-    case kFloor:
-    case kRound:
-      if (x.kind() == Kind::kInteger || x.kind() == Kind::kBigint) {
-        int64_t n = x.as_int64();
-        int64_t r = i.c == kAbs && n < 0 ? static_cast<int64_t>(0u - static_cast<uint64_t>(n)) : n;
-        if (x.kind() == Kind::kInteger)
-          out.set_integer(static_cast<int32_t>(r));
-        else
-          out.set_bigint(r);
-      } else {
-        double d = x.as_double();
-        double r = i.c == kAbs     ? std::fabs(d)
-                   : i.c == kCeil  ? std::ceil(d)
-                   : i.c == kFloor ? std::floor(d)
-                                   : std::floor(d + 0.5);  // half up
-        if (i.c == kRound && args.size() == 2) {
-          double scale = std::pow(10.0, arg(1).as_int64());
-          out.set_double(std::floor(d * scale + 0.5) / scale);
-        } else if (i.c == kRound) {
-          out.set_bigint(static_cast<int64_t>(r));
-        } else {
-          out.set_double(r);
-        }
-      }
-      break;
-    case kSqrt:
-      out.set_double(std::sqrt(x.as_double()));
-      break;
-    case kConcat: {
-      out.set_string(x.text());
-      for (size_t k = 1; k < args.size(); ++k) out.append_text(arg(k).text());
-      break;
-    }
-    case kSubstring: {
-      // From 1; a negative start counts from the end.
-      const std::string& s = x.text();
-      int64_t size = static_cast<int64_t>(s.size()), start = arg(1).as_int64();
-      int64_t from = start > 0 ? start - 1 : std::max<int64_t>(0, size + start);
-      int64_t length = args.size() > 2 ? arg(2).as_int64() : size;
-      if (from >= size || length <= 0) {
-        out.set_string("");
-        break;
-      }
-      out.set_string(s.substr(static_cast<size_t>(from), static_cast<size_t>(length)));
-      break;
-    }
-    case kArrayLength:
-      out.set_integer(static_cast<int32_t>(x.items().size()));
-      break;
-  }
+  if (!site.sees_nulls)
+    for (int r : args)
+      if (f.registers[r].is_null()) return out.set_null(), pc + 1;
+  FunctionCall call(f, args, site, out);
+  site.implementation(call);
   return pc + 1;
 }
 

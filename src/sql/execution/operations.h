@@ -1,6 +1,34 @@
 #pragma once
 // The evaluator's instructions (program.h), each a function over a frame's registers.
+#include "sql/binder/function_registry.h"
 #include "sql/execution/program.h"
+
+namespace oxbow::sql {
+
+// A scalar function's call (binder/function_registry.h), as its implementation sees it: the
+// arguments, already of the variant's parameter types, the result to write, and the error to
+// report (which makes the result NULL).
+struct CallSite;
+class FunctionCall {
+ public:
+  FunctionCall(Frame& frame, const std::vector<int>& args, const CallSite& site, Value& out)
+      : frame_(frame), args_(args), site_(site), out_(out) {}
+  size_t size() const { return args_.size(); }
+  const Value& operator[](size_t k) const { return frame_.registers[args_[k]]; }
+  // The argument's type as the call takes it (null for a NULL literal that no parameter types).
+  const SqlTypePtr& arg_type(size_t k) const;
+  const SqlTypePtr& result_type() const;
+  Value& out() { return out_; }
+  void fail(const std::string& message);
+
+ private:
+  Frame& frame_;
+  const std::vector<int>& args_;
+  const CallSite& site_;
+  Value& out_;
+};
+
+}  // namespace oxbow::sql
 
 namespace oxbow::sql::ops {
 
@@ -48,24 +76,15 @@ size_t subscript(const Instr& i, Frame& f, size_t pc);       // a[b]: arrays fro
 size_t field(const Instr& i, Frame& f, size_t pc);           // a's field number data
 size_t make_container(const Instr& i, Frame& f, size_t pc);  // lists[data] into kind scale
 
-// Functions: c the function, arguments in lists[data].
-enum Function {
-  kUcase,
-  kLcase,
-  kLen,
-  kTrim,
-  kAbs,
-  kCeil,
-  kFloor,
-  kRound,
-  kSqrt,
-  kConcat,
-  kSubstring,
-  kCoalesce,
-  kIfnull,
-  kArrayLength
-};
+// Calls a scalar function: arguments in lists[data], the call site (implementation and types)
+// in a and b (see function_operations.cpp).
 size_t call_function(const Instr& i, Frame& f, size_t pc);
+// An instruction's call site for `resolved` with arguments of types `args`: a and b set.
+void set_call_site(Instr& i, const ResolvedFunction& resolved, const std::vector<SqlTypePtr>& args);
+
+// Java's Double.toString (1.5, 100.0, 1.0E10), and the text CAST(v AS STRING) gives.
+std::string java_double(double d);
+std::string cast_text(const Value& v);
 
 // Three-way comparison of two non-null values of comparable kinds.
 int compare_values(const Value& x, const Value& y);

@@ -245,30 +245,38 @@ class ProgramCompiler {
     p_.code_.push_back(i);
   }
 
+  // A scalar function through its entry in the built-in functions (sql/functions/): each
+  // argument first widened to what the chosen variant takes, so that implementations see the
+  // parameter's type (an INT given to a DOUBLE parameter arrives as a DOUBLE).
   int function(const BoundExpr& e) {
     if (e.aggregate)
       throw SqlError("Aggregate " + e.op + " is computed by the aggregation, not an expression");
-    static const std::pair<const char*, int> kFunctions[] = {{"UCASE", ops::kUcase},
-                                                             {"LCASE", ops::kLcase},
-                                                             {"LEN", ops::kLen},
-                                                             {"TRIM", ops::kTrim},
-                                                             {"ABS", ops::kAbs},
-                                                             {"CEIL", ops::kCeil},
-                                                             {"FLOOR", ops::kFloor},
-                                                             {"ROUND", ops::kRound},
-                                                             {"SQRT", ops::kSqrt},
-                                                             {"CONCAT", ops::kConcat},
-                                                             {"SUBSTRING", ops::kSubstring},
-                                                             {"COALESCE", ops::kCoalesce},
-                                                             {"IFNULL", ops::kIfnull},
-                                                             {"ARRAY_LENGTH", ops::kArrayLength}};
-    for (const auto& [name, id] : kFunctions)
-      if (e.op == name) {
-        int r = add(ops::call_function, {}, list(e, 0));
-        p_.code_.back().c = id;
-        return r;
-      }
-    throw SqlError("Function not supported by the evaluator yet: " + e.op);
+    std::vector<SqlTypePtr> types;
+    for (const auto& a : e.args) types.push_back(a->type);
+    ResolvedFunction resolved = FunctionRegistry::builtins().resolve(e.op, types);
+    if (!resolved.variant->implementation)
+      throw SqlError("Function not supported by the evaluator yet: " + e.op);
+    std::vector<int> registers;
+    for (size_t k = 0; k < e.args.size(); ++k)
+      registers.push_back(widen(emit(*e.args[k]), types[k], resolved.params[k]));
+    p_.lists_.push_back(std::move(registers));
+    int r = add(ops::call_function, {}, static_cast<int>(p_.lists_.size() - 1));
+    ops::set_call_site(p_.code_.back(), resolved, resolved.params);
+    return r;
+  }
+
+  // `from` (of type `have`) as `want`: numbers converted; other types are passed as they are.
+  int widen(int from, const SqlTypePtr& have, const SqlTypePtr& want) {
+    if (!have || !want || have->equals(*want)) return from;
+    bool numbers = have->is_numeric() && want->is_numeric();
+    bool text_to_time = have->base() == SqlBaseType::kString &&
+                        (want->base() == SqlBaseType::kDate || want->base() == SqlBaseType::kTime ||
+                         want->base() == SqlBaseType::kTimestamp);
+    if (!numbers && !text_to_time) return from;
+    int r = add(ops::cast, {from}, static_cast<int>(kind_of(*want)));
+    p_.code_.back().scale = want->scale();
+    p_.code_.back().precision = want->precision();
+    return r;
   }
 
   Program& p_;
