@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/base64.h"
@@ -112,24 +113,36 @@ void from_json(const json& j, const SqlType& type, Value& out) {
     case SqlBaseType::kDecimal: {
       std::string text = j.is_string() ? j.get<std::string>() : j.is_number() ? j.dump() : "";
       if (text.empty()) unreadable(mismatch());
-      // Digits to the type's scale, half up.
+      // Digits to the type's scale, half up; more whole digits than the type holds do not read.
       bool negative = !text.empty() && text[0] == '-';
       size_t dot = text.find('.');
       std::string whole =
           text.substr(negative ? 1 : 0,
                       dot == std::string::npos ? std::string::npos : dot - (negative ? 1 : 0));
       std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
+      auto digits = [](const std::string& part) {
+        return std::all_of(part.begin(), part.end(),
+                           [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+      };
+      if ((whole.empty() && fraction.empty()) || !digits(whole) || !digits(fraction))
+        unreadable(mismatch());
+      whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size()));
+      auto too_big = [&] {
+        unreadable("Cannot fit decimal '" + text + "' into " + type.to_string() +
+                   " without rounding.");
+      };
+      if (static_cast<int>(whole.size()) > type.precision() - type.scale()) too_big();
       __int128 v = 0;
-      for (char c : whole) {
-        if (!std::isdigit(static_cast<unsigned char>(c))) unreadable(mismatch());
-        v = v * 10 + (c - '0');
-      }
+      for (char c : whole) v = v * 10 + (c - '0');
       for (int k = 0; k < type.scale(); ++k)
         v = v * 10 +
             (k < static_cast<int>(fraction.size()) ? fraction[static_cast<size_t>(k)] - '0' : 0);
       if (static_cast<int>(fraction.size()) > type.scale() &&
           fraction[static_cast<size_t>(type.scale())] >= '5')
         v += 1;
+      __int128 limit = 1;
+      for (int k = 0; k < type.precision(); ++k) limit *= 10;
+      if (v >= limit) too_big();
       return out.set_decimal(negative ? -v : v, type.scale());
     }
     case SqlBaseType::kString:

@@ -106,6 +106,16 @@ TEST(JsonFormat, BytesAreBase64) {
   EXPECT_THROW(serde.deserialize("t", R"({"Y":"a"})"), streams::SerializationException);
 }
 
+// Found by the fuzzer: digits past the type's precision, or that are not digits, do not read.
+TEST(JsonFormat, ADecimalThatDoesNotFitItsTypeDoesNotRead) {
+  auto serde = row_serde(formats("JSON"), {column("M", SqlType::decimal(5, 2))}, false);
+  EXPECT_EQ(serde.deserialize("t", R"({"M":"123.456"})")[0].unscaled(), 12346);
+  EXPECT_EQ(serde.deserialize("t", R"({"M":-0.5})")[0].unscaled(), -50);
+  for (const char* bad : {R"({"M":"1234.5"})", R"({"M":"999.995"})", R"({"M":"1.2S5"})",
+                          R"({"M":"-"})", R"({"M":1e300})"})
+    EXPECT_THROW(serde.deserialize("t", bad), streams::SerializationException) << bad;
+}
+
 TEST(KafkaFormat, AValueIsOneColumnInKafkasSerializerBytes) {
   auto serde = row_serde(formats("KAFKA"), {column("N", SqlType::bigint())}, false);
   Row row(1);
