@@ -18,6 +18,7 @@ class Catalog {
   SqlTypePtr find_type(const std::string& name) const;
   bool put_type(const std::string& name, SqlTypePtr type);  // false if the name is taken
   bool drop_type(const std::string& name);
+  const std::map<std::string, SqlTypePtr>& types() const { return types_; }
 
  private:
   std::map<std::string, DataSource> sources_;

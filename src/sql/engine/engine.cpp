@@ -2,6 +2,7 @@
 
 #include "sql/binder/sql_error.h"
 #include "sql/binder/with_properties.h"
+#include "sql/engine/variables.h"
 #include "sql/parser/parser.h"
 
 namespace oxbow::sql {
@@ -47,7 +48,19 @@ std::string capitalized(const char* kind) {
 
 std::vector<StatementResult> Engine::execute(std::string_view text) {
   std::vector<StatementResult> results;
-  for (const parser::Statement& s : parser::parse(text)) {
+  if (text.find("${") == std::string_view::npos) {
+    for (const parser::Statement& s : parser::parse(text)) results.push_back(execute_one(s));
+    return results;
+  }
+  // Variables DEFINEd by one statement stand in the next: each statement substituted on its own.
+  for (const std::string& piece : split_statements(text))
+    for (const parser::Statement& s : parser::parse(substitute_variables(piece, variables_)))
+      results.push_back(execute_one(s));
+  return results;
+}
+
+StatementResult Engine::execute_one(const parser::Statement& s) {
+  {
     StatementResult r;
     if (const auto* create = std::get_if<parser::CreateSource>(&s.body)) {
       r = create->query ? create_as_select(*create, s.text) : create_source(*create);
@@ -61,13 +74,24 @@ std::vector<StatementResult> Engine::execute(std::string_view text) {
       r = describe(*described);
     } else if (const auto* explained = std::get_if<parser::Explain>(&s.body)) {
       r = explain(*explained);
+    } else if (const auto* control = std::get_if<parser::QueryControl>(&s.body)) {
+      r = control_query(*control);
+    } else if (const auto* type = std::get_if<parser::CreateType>(&s.body)) {
+      r = create_type(*type);
+    } else if (const auto* dropped = std::get_if<parser::DropType>(&s.body)) {
+      r = drop_type(*dropped);
+    } else if (const auto* set = std::get_if<parser::SetProperty>(&s.body)) {
+      r = set_property(*set);
+    } else if (const auto* define = std::get_if<parser::DefineVariable>(&s.body)) {
+      r = define_variable(*define);
+    } else if (const auto* values = std::get_if<parser::InsertValues>(&s.body)) {
+      r = insert_values(*values);
     } else {
       throw SqlError("This statement is not supported by the engine yet: " + s.text);
     }
     r.statement = s.text;
-    results.push_back(std::move(r));
+    return r;
   }
-  return results;
 }
 
 const PersistentQuery* Engine::query(const std::string& id) const {
@@ -205,6 +229,8 @@ StatementResult Engine::show(const parser::ShowList& show) {
     for (const auto& q : queries_) r.queries.push_back({q.id, q.sink, q.statement});
     return r;
   }
+  if (show.what == "PROPERTIES" || show.what == "VARIABLES" || show.what == "TYPES")
+    return show_settings(show);
   throw SqlError("SHOW " + show.what + " is not supported by the engine yet.");
 }
 

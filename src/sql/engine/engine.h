@@ -4,6 +4,7 @@
 // is the SQL server's (issue 43); tests run them in the TopologyTestDriver.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,15 @@ struct PersistentQuery {
   // counted and skipped (its LogMetricAndContinueExceptionHandler), never stops the query.
   std::map<std::string, std::string> streams_config;
   std::shared_ptr<QueryCounters> counters;
+  bool paused = false;  // PAUSE / RESUME: the runner's to honour
+};
+
+// A record INSERT VALUES made, for the caller to produce.
+struct InsertedRecord {
+  std::string topic;
+  std::optional<std::string> key;  // none for a stream without key columns
+  std::string value;
+  int64_t timestamp = 0;
 };
 
 struct StatementResult {
@@ -41,6 +51,11 @@ struct StatementResult {
     std::string id, sink, statement;
   };
   std::vector<QuerySummary> queries;
+  // TERMINATE / PAUSE / RESUME: the queries it applied to (the runner stops or pauses them).
+  std::vector<std::string> affected_queries;
+  // SHOW PROPERTIES / VARIABLES / TYPES: names and values.
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::vector<InsertedRecord> inserted;  // INSERT VALUES
 };
 
 class Engine {
@@ -48,7 +63,8 @@ class Engine {
   explicit Engine(DdlSettings settings = {}) : settings_(std::move(settings)) {}
 
   // Each statement of `text` in order; stops at the first that fails (throws ParseError or
-  // SqlError, with what the statements before it did kept).
+  // SqlError, with what the statements before it did kept). ${name} stands for the value of a
+  // variable DEFINEd before the statement (ksqlDB's variable substitution).
   std::vector<StatementResult> execute(std::string_view text);
 
   const Catalog& catalog() const { return catalog_; }
@@ -64,6 +80,15 @@ class Engine {
   StatementResult describe(const parser::Describe& describe);
   std::vector<DataSource> sources_of(const std::string& kinds) const;
   StatementResult insert_into(const parser::InsertInto& insert, const std::string& text);
+  StatementResult execute_one(const parser::Statement& statement);
+  // session_statements.cpp
+  StatementResult control_query(const parser::QueryControl& control);
+  StatementResult create_type(const parser::CreateType& create);
+  StatementResult drop_type(const parser::DropType& drop);
+  StatementResult set_property(const parser::SetProperty& set);
+  StatementResult define_variable(const parser::DefineVariable& define);
+  StatementResult show_settings(const parser::ShowList& show);
+  StatementResult insert_values(const parser::InsertValues& insert);
   // A persistent query writing `query`'s rows into `sink`, its id `id_prefix` and a counter.
   StatementResult start_query(const std::string& id_prefix, const BoundQuery& query,
                               const DataSource& sink, const std::string& text);
@@ -72,6 +97,8 @@ class Engine {
   Catalog catalog_;
   FunctionRegistry functions_;
   std::vector<PersistentQuery> queries_;
+  std::map<std::string, std::string> properties_;  // SET
+  std::map<std::string, std::string> variables_;   // DEFINE
   int next_query_ = 0;
 };
 
