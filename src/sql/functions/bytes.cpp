@@ -1,6 +1,8 @@
 // BYTES to and from text and numbers (ksqlDB's CONVERSIONS), and ENCODE between text encodings.
 #include <cstring>
 
+#include "common/base64.h"
+
 #include "sql/functions/library.h"
 
 namespace oxbow::sql::functions {
@@ -17,34 +19,6 @@ Encoding encoding_of(const std::string& name) {
          : n == "ascii"  ? Encoding::kAscii
          : n == "base64" ? Encoding::kBase64
                          : Encoding::kUnknown;
-}
-
-constexpr const char* kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string to_base64(std::string_view in) {
-  std::string out;
-  for (size_t i = 0; i < in.size(); i += 3) {
-    size_t n = std::min<size_t>(3, in.size() - i);
-    uint32_t v = 0;
-    for (size_t k = 0; k < 3; ++k)
-      v = (v << 8) | (k < n ? static_cast<unsigned char>(in[i + k]) : 0u);
-    for (size_t k = 0; k < 4; ++k) out += k <= n ? kBase64[(v >> (18 - 6 * k)) & 63] : '=';
-  }
-  return out;
-}
-
-bool from_base64(std::string_view in, std::string& out) {
-  if (in.size() % 4 != 0) return false;
-  uint32_t n = 0;
-  int bits = 0;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '=') return i + 2 >= in.size();
-    const char* at = std::strchr(kBase64, in[i]);
-    if (!at || !*at) return false;
-    n = (n << 6) | static_cast<uint32_t>(at - kBase64);
-    if ((bits += 6) >= 8) bits -= 8, out += static_cast<char>((n >> bits) & 0xFF);
-  }
-  return true;
 }
 
 std::string to_hex(std::string_view in, bool upper) {
@@ -90,8 +64,10 @@ bool decode(std::string_view text, Encoding e, std::string& bytes) {
   switch (e) {
     case Encoding::kHex:
       return from_hex(text, bytes);
-    case Encoding::kBase64:
-      return from_base64(text, bytes);
+    case Encoding::kBase64: {
+      auto decoded = unbase64(text);
+      return decoded ? (bytes = std::move(*decoded), true) : false;
+    }
     case Encoding::kAscii:
       return bytes = ascii_bytes(text), true;
     default:
@@ -104,7 +80,7 @@ std::string encode(std::string_view bytes, Encoding e, bool upper_hex) {
     case Encoding::kHex:
       return to_hex(bytes, upper_hex);
     case Encoding::kBase64:
-      return to_base64(bytes);
+      return base64(bytes);
     case Encoding::kAscii:
       return ascii_text(bytes);
     default:
