@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "sql/functions/function_test_util.h"
 
 namespace oxbow::sql {
@@ -128,6 +130,40 @@ TEST_F(StringFunctions, EncodingsAndBytes) {
   EXPECT_EQ(eval("DOUBLE_FROM_BYTES(TO_BYTES('3FF8000000000000', 'hex'))"), "1.5");
   EXPECT_EQ(eval("INT_FROM_BYTES(bs, 'MIDDLE')"),
             "ERROR: Byte order must be BIG_ENDIAN or LITTLE_ENDIAN. Unknown byte order 'MIDDLE'.");
+}
+
+}  // namespace
+}  // namespace oxbow::sql
+
+namespace oxbow::sql {
+namespace {
+
+// What SHOW FUNCTIONS and DESCRIBE FUNCTION read.
+TEST(FunctionDescriptions, ListAndDescribe) {
+  FunctionRegistry registry;
+  auto all = registry.list();
+  ASSERT_GT(all.size(), 100u);
+  EXPECT_TRUE(
+      std::is_sorted(all.begin(), all.end(), [](auto* a, auto* b) { return a->name < b->name; }));
+  const FunctionInfo& substring = registry.describe("substring");
+  EXPECT_STREQ(substring.type_name(), "SCALAR");
+  EXPECT_EQ(substring.category, "STRING");
+  EXPECT_EQ(substring.signature_text(substring.variants[0]), "SUBSTRING(str VARCHAR, pos INT)");
+  EXPECT_EQ(substring.variants[0].returns, "VARCHAR");
+  const FunctionInfo& concat = registry.describe("CONCAT");
+  EXPECT_EQ(concat.signature_text(concat.variants[0]), "CONCAT(inputs VARCHAR[])");
+  const FunctionInfo& slice = registry.describe("SLICE");
+  EXPECT_EQ(slice.signature_text(slice.variants[0]), "SLICE(in ARRAY<T>, from INT, to INT)");
+  EXPECT_EQ(slice.variants[0].returns, "ARRAY<T>");
+  EXPECT_STREQ(registry.describe("topk").type_name(), "AGGREGATE");
+  EXPECT_STREQ(registry.describe("EXPLODE").type_name(), "TABLE");
+  EXPECT_THROW(registry.describe("WONT_FIND_ME"), SqlError);
+  for (const FunctionInfo* f : all) {
+    EXPECT_FALSE(f->description.empty()) << f->name;
+    EXPECT_FALSE(f->category.empty()) << f->name;
+    for (const auto& v : f->variants)
+      EXPECT_TRUE(f->kind != FunctionKind::kScalar || v.implementation) << f->name;
+  }
 }
 
 }  // namespace
