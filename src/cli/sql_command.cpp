@@ -1,0 +1,145 @@
+// `oxbow sql run FILE`: the SQL engine in one process, until the server of issue 43 exists. The
+// file's statements are executed in order; the topics of sources and sinks that WITH gives a
+// partition count are created if missing (as ksqlDB creates them), INSERT VALUES records are
+// produced, and every persistent query runs on Oxbow Streams against the cluster until SIGINT or
+// SIGTERM. A statement that fails stops the command before anything runs, with ksqlDB's message.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli/client_config.h"
+#include "cli/commands.h"
+#include "oxbow/streams/kafka_streams.h"
+#include "sql/engine/engine.h"
+
+namespace oxbow::cli {
+namespace {
+
+struct SqlRunOptions {
+  ClientOptions client;
+  std::string file;
+  std::string state_dir = "/tmp/oxbow-sql";
+  std::vector<std::string> streams_configs;  // key=value, for every query's Streams runtime
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(fmt::format("cannot read {}", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Creates each topic of `wanted` (name, partitions) the cluster does not have.
+void create_missing_topics(const ClientOptions& client,
+                           const std::vector<std::pair<std::string, int>>& wanted) {
+  if (wanted.empty()) return;
+  const KafkaHandle rk = make_kafka_handle(RD_KAFKA_PRODUCER, make_kafka_conf(client));
+  const MetadataHandle md = fetch_metadata(rk.get());
+  std::vector<rd_kafka_NewTopic_t*> topics;
+  char errstr[512];
+  for (const auto& [name, partitions] : wanted)
+    if (!find_topic(*md, name))
+      topics.push_back(rd_kafka_NewTopic_new(name.c_str(), partitions, -1, errstr, sizeof errstr));
+  if (topics.empty()) return;
+  const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  const QueueHandle queue{rd_kafka_queue_new(rk.get())};
+  rd_kafka_CreateTopics(rk.get(), topics.data(), topics.size(), admin_options.get(), queue.get());
+  for (auto* t : topics) rd_kafka_NewTopic_destroy(t);
+  const EventHandle event = wait_for_admin_result(queue.get(), "creating topics");
+  size_t count = 0;
+  const auto** results =
+      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event.get()), &count);
+  for (size_t i = 0; i < count; ++i) {
+    auto err = rd_kafka_topic_result_error(results[i]);
+    if (err && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+      fail(rd_kafka_topic_result_name(results[i]), err,
+           or_empty(rd_kafka_topic_result_error_string(results[i])));
+  }
+}
+
+void produce_inserted(const ClientOptions& client,
+                      const std::vector<sql::InsertedRecord>& records) {
+  if (records.empty()) return;
+  const KafkaHandle rk = make_kafka_handle(
+      RD_KAFKA_PRODUCER, make_kafka_conf(client, {{"enable.idempotence", "true"}}));
+  for (const auto& r : records) {
+    // The macros cast their arguments without parentheses: plain variables only.
+    void* key = r.key ? const_cast<char*>(r.key->data()) : nullptr;
+    size_t key_size = r.key ? r.key->size() : 0;
+    auto err = rd_kafka_producev(
+        rk.get(), RD_KAFKA_V_TOPIC(r.topic.c_str()), RD_KAFKA_V_KEY(key, key_size),
+        RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
+        RD_KAFKA_V_TIMESTAMP(r.timestamp), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_END);
+    if (err) fail(r.topic, err);
+  }
+  if (auto err = rd_kafka_flush(rk.get(), kRequestTimeoutMs)) fail("INSERT VALUES", err);
+}
+
+void run_sql(const SqlRunOptions& options) {
+  sql::Engine engine;
+  std::vector<sql::InsertedRecord> inserted;
+  try {
+    for (auto& r : engine.execute(read_file(options.file))) {
+      if (!r.message.empty()) fmt::print("{}\n", r.message);
+      for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
+      for (auto& record : r.inserted) inserted.push_back(std::move(record));
+    }
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  std::vector<std::pair<std::string, int>> topics;
+  for (const auto& [name, source] : engine.catalog().sources())
+    if (source.partitions) topics.emplace_back(source.topic, *source.partitions);
+  create_missing_topics(options.client, topics);
+  produce_inserted(options.client, inserted);
+
+  std::vector<std::unique_ptr<streams::KafkaStreams>> running;
+  for (const auto& q : engine.queries()) {
+    if (q.paused) continue;
+    auto config = q.streams_config;
+    config["bootstrap.servers"] = options.client.bootstrap_servers;
+    config["state.dir"] = options.state_dir;
+    for (const auto& kv : options.streams_configs) {
+      std::string key, value;
+      if (!split_key_value(kv, key, value)) fail(fmt::format("invalid config '{}'", kv));
+      config[key] = value;
+    }
+    running.push_back(std::make_unique<streams::KafkaStreams>(q.topology, config));
+    running.back()->start();
+    fmt::print("running {}\n", q.id);
+  }
+  std::fflush(stdout);
+  install_stop_signal_handlers();
+  bool failed = false;
+  while (!stop_requested() && !failed) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (const auto& s : running)
+      failed = failed || s->state() == streams::KafkaStreams::State::ERROR;
+  }
+  for (const auto& s : running) s->close();
+  if (failed) fail("a query failed: see the log above");
+}
+
+}  // namespace
+
+void add_sql_command(CLI::App& app) {
+  CLI::App* sql = app.add_subcommand("sql", "Streaming SQL in ksqlDB's dialect");
+  sql->require_subcommand(1);
+  auto options = std::make_shared<SqlRunOptions>();
+  CLI::App* run = sql->add_subcommand(
+      "run", "Execute a file of statements and run its persistent queries until interrupted");
+  run->add_option("file", options->file, "The statements, each ending with ';'")->required();
+  add_client_options(*run, options->client);
+  run->add_option("--state-dir", options->state_dir, "Where the queries keep their state stores")
+      ->capture_default_str();
+  run->add_option("--streams-config", options->streams_configs,
+                  "A Streams setting for every query, key=value (repeatable)");
+  run->callback([options] { run_sql(*options); });
+}
+
+}  // namespace oxbow::cli

@@ -1,0 +1,207 @@
+"""The SQL engine end to end: `oxbow sql run` against a real broker, fed and read with confluent-kafka.
+
+The two queries issue 42 opens with, with the data that makes them interesting: attempts in and
+out of their windows, one late but within the grace period and one past it; and a user whose level
+changes between clicks. Expected results are computed here from the input.
+"""
+
+import json
+import signal
+import struct
+import subprocess
+
+import ck_helpers as ck
+from harness import OXBOW_BIN, track, wait_until
+
+STATEMENTS = """
+CREATE STREAM authorization_attempts (card_number STRING KEY, amount DOUBLE)
+  WITH (kafka_topic='authorization_attempts', value_format='json', partitions=2);
+CREATE TABLE possible_fraud AS
+  SELECT card_number, COUNT(*) AS attempts FROM authorization_attempts
+  WINDOW TUMBLING (SIZE 5 SECONDS, GRACE PERIOD 2 SECONDS)
+  GROUP BY card_number HAVING COUNT(*) > 3;
+
+CREATE STREAM clickstream (userid STRING KEY, page STRING, action STRING)
+  WITH (kafka_topic='clickstream', value_format='json', partitions=2);
+CREATE TABLE users (userid STRING PRIMARY KEY, level STRING)
+  WITH (kafka_topic='users', value_format='json', partitions=2);
+CREATE STREAM vip_actions AS
+  SELECT c.userid, page, action FROM clickstream c
+  LEFT JOIN users u ON c.userid = u.userid
+  WHERE u.level = 'Platinum';
+"""
+
+APP_PREFIX = "_confluent-ksql-default_query_"
+# Event times are BASE + offset: a timestamp of 0 means "now" to librdkafka. BASE is a multiple of
+# the windows' size.
+BASE = 1_700_000_000_000
+
+
+class SqlRun:
+    def __init__(self, broker, tmp_path, statements):
+        self.file = tmp_path / "statements.sql"
+        self.file.write_text(statements)
+        self.log = tmp_path / "sql.log"
+        cmd = [OXBOW_BIN, "sql", "run", str(self.file), "-b", broker.bootstrap,
+               "--state-dir", str(tmp_path / "state"),
+               "--streams-config", "commit.interval.ms=100",
+               "--streams-config", "statestore.cache.max.bytes=0"]
+        with open(self.log, "ab") as log:
+            self.proc = track(subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL))
+
+    def text(self):
+        return self.log.read_text(errors="replace")
+
+    def wait_running(self, count):
+        wait_until(lambda: self.text().count("running ") >= count or self.proc.poll() is not None, 60,
+                   message="queries running")
+        assert self.proc.poll() is None, self.text()[-3000:]
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(60) == 0, self.text()[-3000:]
+
+
+def _records(bootstrap, topic, expected_count, timeout=60):
+    """Reads `topic` from the start until it holds `expected_count` records (or times out)."""
+    consumer = ck.consumer(bootstrap, **{"group.id": f"reader-{topic}-{id(object())}",
+                                         "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got = []
+    try:
+        def enough():
+            for m in consumer.consume(500, 0.2):
+                if m.error() is None:
+                    got.append(m)
+            return len(got) >= expected_count
+        wait_until(enough, timeout, message=f"{expected_count} records on {topic}")
+        return got
+    finally:
+        consumer.close()
+
+
+def test_possible_fraud_counts_attempts_per_window_with_late_records(broker, tmp_path):
+    run = SqlRun(broker, tmp_path, STATEMENTS)
+    run.wait_running(2)
+    producer = ck.producer(broker.bootstrap)
+    attempts = [  # (card, event time ms)
+        ("c1", 0), ("c1", 1000), ("c2", 1100), ("c1", 2000), ("c1", 3000),  # c1: 4 in [0, 5000)
+        ("c2", 1200), ("c2", 1300),                                          # c2: 3, not fraud
+        ("c1", 6000), ("c1", 6100), ("c1", 6200),                            # c1: 3 in [5000, 10000)
+        ("c1", 4500),       # late, within the 2 s grace: the first window's fifth
+        ("c1", 9000),       # the second window's fourth; stream time 9000 closes the first (5000 + 2000)
+        ("c1", 4800),       # too late: dropped
+        ("c2", 4900),       # too late for c2 as well (stream time is the partition's)
+    ]
+    for card, t in attempts:
+        producer.produce("authorization_attempts", key=card, value=b'{"amount": 1.0}', timestamp=BASE + t)
+        producer.flush()
+    # The reference: counts per window of the attempts not later than the window's close, each
+    # partition's stream time advancing on its own.
+    partition_of = {}
+    counts, stream_time = {}, {}
+    expected_updates = []
+    md = ck.admin(broker.bootstrap).list_topics("authorization_attempts", timeout=10)
+    assert len(md.topics["authorization_attempts"].partitions) == 2
+    for card, t in attempts:
+        p = _partition(card, 2)
+        partition_of[card] = p
+        stream_time[p] = max(stream_time.get(p, -1), t)
+        start = t - t % 5000
+        if stream_time[p] >= start + 5000 + 2000:
+            continue  # the window has closed
+        counts[(card, start)] = counts.get((card, start), 0) + 1
+        if counts[(card, start)] > 3:
+            expected_updates.append((card, start, counts[(card, start)]))
+    assert expected_updates == [("c1", 0, 4), ("c1", 0, 5), ("c1", 5000, 4)], "the test's own reference"
+    got = _records(broker.bootstrap, "POSSIBLE_FRAUD", len(expected_updates))
+    decoded = []
+    for m in got:
+        key = m.key()
+        card, start = key[:-8].decode(), struct.unpack(">q", key[-8:])[0] - BASE
+        decoded.append((card, start, json.loads(m.value())["ATTEMPTS"]))
+    assert decoded == expected_updates
+    run.stop()
+
+
+def _partition(key, partitions):
+    """librdkafka's and Java's default partitioner: murmur2 of the key bytes."""
+    data = key.encode()
+    m, r = 0x5BD1E995, 24
+    length = len(data)
+    h = (0x9747B28C ^ length) & 0xFFFFFFFF
+    i = 0
+    while length - i >= 4:
+        k = int.from_bytes(data[i:i + 4], "little")
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> r
+        k = (k * m) & 0xFFFFFFFF
+        h = (h * m) & 0xFFFFFFFF
+        h ^= k
+        i += 4
+    rest = length - i
+    if rest == 3:
+        h ^= data[i + 2] << 16
+    if rest >= 2:
+        h ^= data[i + 1] << 8
+    if rest >= 1:
+        h ^= data[i]
+        h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 15
+    return (h & 0x7FFFFFFF) % partitions
+
+
+def test_vip_actions_follow_a_users_level_as_it_changes(broker, tmp_path):
+    run = SqlRun(broker, tmp_path, STATEMENTS)
+    run.wait_running(2)
+    app = APP_PREFIX + "CSAS_VIP_ACTIONS_1"
+    changelog = f"{app}-KafkaTopic_Right-Reduce-changelog"
+    producer = ck.producer(broker.bootstrap)
+    table_updates = 0
+
+    def set_levels(levels, t):
+        nonlocal table_updates
+        for user, level in levels.items():
+            producer.produce("users", key=user, value=('{"level": "%s"}' % level).encode(),
+                             timestamp=BASE + t)
+        producer.flush()
+        table_updates += len(levels)
+        # The join has the users table as of these updates once its store's changelog holds them.
+        _records(broker.bootstrap, changelog, table_updates)
+
+    def click(user, page, t):
+        producer.produce("clickstream", key=user, value=('{"page": "%s", "action": "view"}' % page).encode(),
+                         timestamp=BASE + t)
+        producer.flush()
+
+    levels = {"alice": "Platinum", "bob": "Silver", "carol": "Gold"}
+    set_levels(levels, 1)
+    expected = []
+    t = 10
+    for round_ in range(3):
+        for user in ["alice", "bob", "carol", "dave"]:  # dave has no row: left join, no level
+            page = f"p{round_}-{user}"
+            click(user, page, t)
+            t += 1
+            if levels.get(user) == "Platinum":
+                expected.append((user, page))
+        # Mid-stream changes: bob promoted, alice demoted and promoted again, carol promoted.
+        changes = [{"bob": "Platinum", "alice": "Gold"}, {"carol": "Platinum", "alice": "Platinum"},
+                   {"bob": "Bronze"}][round_]
+        levels.update(changes)
+        set_levels(changes, t)
+        t += 1
+    got = _records(broker.bootstrap, "VIP_ACTIONS", len(expected))
+    actual = sorted((m.key().decode(), json.loads(m.value())["PAGE"]) for m in got)
+    assert actual == sorted(expected)
+    run.stop()
+
+
+def test_a_statement_that_does_not_bind_fails_with_one_line_and_runs_nothing(broker, tmp_path):
+    statements = STATEMENTS.replace("SELECT c.userid, page", "SELECT userid, page")
+    run = SqlRun(broker, tmp_path, statements)
+    assert run.proc.wait(30) == 1
+    assert "Column 'USERID' is ambiguous. Could be C.USERID or U.USERID." in run.text()
+    assert "running" not in run.text()
