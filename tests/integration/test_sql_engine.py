@@ -12,6 +12,7 @@ import subprocess
 
 import ck_helpers as ck
 from harness import OXBOW_BIN, track, wait_until
+from test_streams_standby import murmur2_partition
 
 STATEMENTS = """
 CREATE STREAM authorization_attempts (card_number STRING KEY, amount DOUBLE)
@@ -83,7 +84,9 @@ def _records(bootstrap, topic, expected_count, timeout=60):
 def test_possible_fraud_counts_attempts_per_window_with_late_records(broker, tmp_path):
     run = SqlRun(broker, tmp_path, STATEMENTS)
     run.wait_running(2)
-    producer = ck.producer(broker.bootstrap)
+    # Keys where Java's default partitioner puts them, as Streams' own repartitioning does: each
+    # card's attempts then reach its aggregation in the order they were produced.
+    producer = ck.producer(broker.bootstrap, partitioner="murmur2_random")
     attempts = [  # (card, event time ms)
         ("c1", 0), ("c1", 1000), ("c2", 1100), ("c1", 2000), ("c1", 3000),  # c1: 4 in [0, 5000)
         ("c2", 1200), ("c2", 1300),                                          # c2: 3, not fraud
@@ -104,7 +107,7 @@ def test_possible_fraud_counts_attempts_per_window_with_late_records(broker, tmp
     md = ck.admin(broker.bootstrap).list_topics("authorization_attempts", timeout=10)
     assert len(md.topics["authorization_attempts"].partitions) == 2
     for card, t in attempts:
-        p = _partition(card, 2)
+        p = murmur2_partition(card.encode(), 2)
         partition_of[card] = p
         stream_time[p] = max(stream_time.get(p, -1), t)
         start = t - t % 5000
@@ -124,41 +127,12 @@ def test_possible_fraud_counts_attempts_per_window_with_late_records(broker, tmp
     run.stop()
 
 
-def _partition(key, partitions):
-    """librdkafka's and Java's default partitioner: murmur2 of the key bytes."""
-    data = key.encode()
-    m, r = 0x5BD1E995, 24
-    length = len(data)
-    h = (0x9747B28C ^ length) & 0xFFFFFFFF
-    i = 0
-    while length - i >= 4:
-        k = int.from_bytes(data[i:i + 4], "little")
-        k = (k * m) & 0xFFFFFFFF
-        k ^= k >> r
-        k = (k * m) & 0xFFFFFFFF
-        h = (h * m) & 0xFFFFFFFF
-        h ^= k
-        i += 4
-    rest = length - i
-    if rest == 3:
-        h ^= data[i + 2] << 16
-    if rest >= 2:
-        h ^= data[i + 1] << 8
-    if rest >= 1:
-        h ^= data[i]
-        h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 15
-    return (h & 0x7FFFFFFF) % partitions
-
-
 def test_vip_actions_follow_a_users_level_as_it_changes(broker, tmp_path):
     run = SqlRun(broker, tmp_path, STATEMENTS)
     run.wait_running(2)
     app = APP_PREFIX + "CSAS_VIP_ACTIONS_1"
     changelog = f"{app}-KafkaTopic_Right-Reduce-changelog"
-    producer = ck.producer(broker.bootstrap)
+    producer = ck.producer(broker.bootstrap, partitioner="murmur2_random")
     table_updates = 0
 
     def set_levels(levels, t):
