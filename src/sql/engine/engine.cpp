@@ -231,6 +231,7 @@ StatementResult Engine::show(const parser::ShowList& show) {
   }
   if (show.what == "PROPERTIES" || show.what == "VARIABLES" || show.what == "TYPES")
     return show_settings(show);
+  if (show.what == "FUNCTIONS") return show_functions();
   throw SqlError("SHOW " + show.what + " is not supported by the engine yet.");
 }
 
@@ -240,6 +241,7 @@ StatementResult Engine::describe(const parser::Describe& d) {
     r.sources = sources_of(d.what);
     return r;
   }
+  if (d.what == "FUNCTION") return describe_function(d.name.text);
   if (d.what != "SOURCE")
     throw SqlError("DESCRIBE " + d.what + " is not supported by the engine yet.");
   const DataSource* source = catalog_.find_source(d.name.text);

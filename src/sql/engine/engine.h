@@ -56,6 +56,15 @@ struct StatementResult {
   // SHOW PROPERTIES / VARIABLES / TYPES: names and values.
   std::vector<std::pair<std::string, std::string>> settings;
   std::vector<InsertedRecord> inserted;  // INSERT VALUES
+  // SHOW FUNCTIONS (every function, by name) and DESCRIBE FUNCTION (one, with its variants).
+  struct FunctionText {
+    std::string name, type, category, description;
+    struct Variant {
+      std::string signature, returns, description;
+    };
+    std::vector<Variant> variants;  // DESCRIBE FUNCTION only
+  };
+  std::vector<FunctionText> functions;
 };
 
 class Engine {
@@ -88,6 +97,8 @@ class Engine {
   StatementResult set_property(const parser::SetProperty& set);
   StatementResult define_variable(const parser::DefineVariable& define);
   StatementResult show_settings(const parser::ShowList& show);
+  StatementResult show_functions() const;
+  StatementResult describe_function(const std::string& name) const;
   StatementResult insert_values(const parser::InsertValues& insert);
   // A persistent query writing `query`'s rows into `sink`, its id `id_prefix` and a counter.
   StatementResult start_query(const std::string& id_prefix, const BoundQuery& query,

@@ -94,6 +94,23 @@ StatementResult Engine::show_settings(const parser::ShowList& show) {
   return r;
 }
 
+StatementResult Engine::show_functions() const {
+  StatementResult r;
+  for (const FunctionInfo* f : functions_.list())
+    r.functions.push_back({f->name, f->type_name(), f->category, f->description, {}});
+  return r;
+}
+
+StatementResult Engine::describe_function(const std::string& name) const {
+  const FunctionInfo& f = functions_.describe(name);
+  StatementResult::FunctionText text{f.name, f.type_name(), f.category, f.description, {}};
+  for (const auto& v : f.variants)
+    text.variants.push_back({f.signature_text(v), v.returns, v.description});
+  StatementResult r;
+  r.functions.push_back(std::move(text));
+  return r;
+}
+
 namespace {
 
 // The value of a constant expression in VALUES, as the column's type (implicitly widened, as

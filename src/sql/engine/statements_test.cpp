@@ -2,6 +2,8 @@
 // TERMINATE, CREATE / DROP TYPE, SET / UNSET, DEFINE / UNDEFINE and ${var} substitution.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "oxbow/streams/test_driver.h"
 #include "sql/binder/sql_error.h"
 #include "sql/engine/engine.h"
@@ -125,6 +127,25 @@ TEST(Variables, SubstitutionEscapesAndSplitting) {
   EXPECT_EQ(substitute_variables("${missing} ${name", vars), "${missing} ${name");
   EXPECT_EQ(split_statements("DEFINE a = 'x;y'; -- c;\nSELECT `b;c` FROM t;  "),
             (std::vector<std::string>{"DEFINE a = 'x;y';", " -- c;\nSELECT `b;c` FROM t;"}));
+}
+
+TEST_F(StatementsTest, ShowFunctionsListsThemAndDescribeFunctionGivesTheVariants) {
+  auto listed = engine_.execute("SHOW FUNCTIONS;")[0].functions;
+  ASSERT_GT(listed.size(), 50u);
+  EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end(),
+                             [](const auto& a, const auto& b) { return a.name < b.name; }));
+  auto count =
+      std::find_if(listed.begin(), listed.end(), [](auto& f) { return f.name == "COUNT"; });
+  ASSERT_NE(count, listed.end());
+  EXPECT_EQ(count->type, "AGGREGATE");
+  auto described = engine_.execute("DESCRIBE FUNCTION substring;")[0].functions;
+  ASSERT_EQ(described.size(), 1u);
+  EXPECT_EQ(described[0].name, "SUBSTRING");
+  EXPECT_EQ(described[0].type, "SCALAR");
+  ASSERT_GE(described[0].variants.size(), 2u);
+  EXPECT_EQ(described[0].variants[0].signature.rfind("SUBSTRING(", 0), 0u);
+  EXPECT_EQ(refusal("DESCRIBE FUNCTION wont_find_me;"),
+            "Can't find any functions with the name 'WONT_FIND_ME'");
 }
 
 TEST_F(StatementsTest, SetAndUnsetKeepTheSessionsProperties) {
