@@ -2,8 +2,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <map>
-#include <mutex>
 
 #include "sql/execution/operations.h"
 
@@ -254,36 +252,13 @@ size_t make_container(const Instr& i, Frame& f, size_t pc) {
 
 namespace oxbow::sql {
 
-// What an instruction calling a function needs besides its registers. Interned for the
-// process (a handful per distinct signature used), because an Instr holds only ints: its address
-// is split over a and b.
+// What an instruction calling a function needs besides its registers.
 struct CallSite {
   ScalarImplementation implementation = nullptr;
   bool sees_nulls = false;
   SqlTypePtr result;
   std::vector<SqlTypePtr> args;
 };
-
-namespace {
-
-const CallSite& intern(CallSite site, const std::string& key) {
-  static std::mutex mutex;
-  static std::map<std::string, CallSite> sites;  // nodes never move
-  std::lock_guard lock(mutex);
-  return sites.try_emplace(key, std::move(site)).first->second;
-}
-
-const CallSite& site_of(const Instr& i) {
-  auto bits = static_cast<uint64_t>(static_cast<uint32_t>(i.a)) |
-              (static_cast<uint64_t>(static_cast<uint32_t>(i.b)) << 32);
-  return *reinterpret_cast<const CallSite*>(static_cast<uintptr_t>(bits));
-}
-
-std::string type_text(const SqlTypePtr& t) {
-  return t ? t->to_string() : "NULL";
-}
-
-}  // namespace
 
 const SqlTypePtr& FunctionCall::arg_type(size_t k) const {
   return site_.args[k];
@@ -304,20 +279,13 @@ namespace oxbow::sql::ops {
 
 void set_call_site(Instr& i, const ResolvedFunction& resolved,
                    const std::vector<SqlTypePtr>& args) {
-  CallSite site{resolved.variant->implementation, resolved.variant->sees_nulls, resolved.type,
-                args};
-  std::string key = resolved.function->name + "#" +
-                    std::to_string(resolved.variant - resolved.function->variants.data()) + ":" +
-                    type_text(resolved.type);
-  for (const auto& a : args) key += "," + type_text(a);
-  auto bits = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&intern(std::move(site), key)));
-  i.a = static_cast<int>(static_cast<uint32_t>(bits));
-  i.b = static_cast<int>(static_cast<uint32_t>(bits >> 32));
+  i.call = std::make_shared<const CallSite>(CallSite{
+      resolved.variant->implementation, resolved.variant->sees_nulls, resolved.type, args});
 }
 
 size_t call_function(const Instr& i, Frame& f, size_t pc) {
   const std::vector<int>& args = (*f.lists)[i.data];
-  const CallSite& site = site_of(i);
+  const CallSite& site = *i.call;
   Value& out = f.registers[i.dst];
   if (!site.sees_nulls)
     for (int r : args)

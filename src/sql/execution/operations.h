@@ -8,7 +8,6 @@ namespace oxbow::sql {
 // A scalar function's call (binder/function_registry.h), as its implementation sees it: the
 // arguments, already of the variant's parameter types, the result to write, and the error to
 // report (which makes the result NULL).
-struct CallSite;
 class FunctionCall {
  public:
   FunctionCall(Frame& frame, const std::vector<int>& args, const CallSite& site, Value& out)
@@ -77,9 +76,9 @@ size_t field(const Instr& i, Frame& f, size_t pc);           // a's field number
 size_t make_container(const Instr& i, Frame& f, size_t pc);  // lists[data] into kind scale
 
 // Calls a scalar function: arguments in lists[data], the call site (implementation and types)
-// in a and b (see function_operations.cpp).
+// in `call`.
 size_t call_function(const Instr& i, Frame& f, size_t pc);
-// An instruction's call site for `resolved` with arguments of types `args`: a and b set.
+// An instruction's call site for `resolved` with arguments of types `args`: `call` set.
 void set_call_site(Instr& i, const ResolvedFunction& resolved, const std::vector<SqlTypePtr>& args);
 
 // Java's Double.toString (1.5, 100.0, 1.0E10), and the text CAST(v AS STRING) gives.

@@ -9,6 +9,7 @@
 // rounding or overflows its precision, and a CAST that cannot convert give NULL and report the
 // error (the caller logs it and counts the record, as ksqlDB's processing log does).
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ namespace oxbow::sql {
 
 struct Frame;
 struct Instr;
+struct CallSite;    // operations.h: a scalar function's implementation and types
+struct LambdaLoop;  // operations.h: TRANSFORM / FILTER / REDUCE's loop over a collection
 // Runs one instruction; returns the next instruction's index.
 using Operation = size_t (*)(const Instr& instr, Frame& frame, size_t pc);
 
@@ -28,6 +31,10 @@ struct Instr {
   int data = -1;  // a constant, a list of registers, a field's index, a jump's target, a type
   int scale = 0;  // DECIMAL results: the scale
   int precision = 0;
+  // What a call or a lambda's loop needs besides ints, made once when the program is compiled
+  // and shared by its copies (reading it per row costs nothing).
+  std::shared_ptr<const CallSite> call;
+  std::shared_ptr<const LambdaLoop> loop;
 };
 
 struct Frame {
@@ -35,6 +42,9 @@ struct Frame {
   std::vector<Value> registers;
   const std::vector<Value>* constants = nullptr;
   const std::vector<std::vector<int>>* lists = nullptr;
+  // The collections lambdas are building: one per loop of the program, so that a loop nested in
+  // another's body keeps its own.
+  std::vector<std::vector<Value>> builders;
   std::string error;  // the first error of this evaluation, empty if none
 };
 
