@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "oxbow/streams/test_driver.h"
 #include "sql/binder/sql_error.h"
 
@@ -250,6 +252,24 @@ TEST_F(EngineTest, AGroupThatStopsMatchingHavingIsDeleted) {
   // 4 never matched: nothing; 15 matches; 5 stops matching: a tombstone; 6 still does not: nothing.
   EXPECT_EQ(drain(driver, "BIG_SPENDERS"),
             (std::vector<std::string>{R"(ann|{"TOTAL":15})", "ann|<null>", R"(ann|{"TOTAL":26})"}));
+}
+
+TEST_F(EngineTest, GroupingByTheSourcesKeyNeedsNoRepartitionButByAValueColumnDoes) {
+  engine_.execute(
+      "CREATE TABLE per_user AS SELECT userid, COUNT(*) AS n FROM pageviews GROUP BY userid;"
+      "CREATE TABLE per_page AS SELECT page, COUNT(*) AS n FROM pageviews GROUP BY page;");
+  auto repartitioned = [&](const std::string& id) {
+    TopologyTestDriver driver = uncached(id);
+    driver.pipe("pageviews", "ann", R"({"page":"home"})", 1);
+    driver.pipe("pageviews", "ann", R"({"page":"cart"})", 2);
+    auto topics = driver.producedTopicNames();
+    std::string want = "_confluent-ksql-default_query_" + id + "-Aggregate-GroupBy-repartition";
+    bool found = std::find(topics.begin(), topics.end(), want) != topics.end();
+    EXPECT_EQ(drain(driver, id == "CTAS_PER_USER_0" ? "PER_USER" : "PER_PAGE").size(), 2u);
+    return found;
+  };
+  EXPECT_FALSE(repartitioned("CTAS_PER_USER_0"));
+  EXPECT_TRUE(repartitioned("CTAS_PER_PAGE_1"));
 }
 
 TEST_F(EngineTest, SessionWindowsMergeTheirAggregates) {

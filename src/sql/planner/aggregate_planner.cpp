@@ -43,43 +43,96 @@ void find_calls(const BoundExpr& e, std::vector<const BoundExpr*>& out) {
   for (const auto& a : e.args) find_calls(*a, out);
 }
 
-// Records keyed by their grouping expressions, with the aggregates' arguments as the value.
-class GroupProcessor : public streams::api::Processor<Row, Row, Row, Row> {
+// A record's grouping and the aggregates' arguments, or nothing when WHERE drops it or its
+// grouping is NULL (ksqlDB drops those).
+class Grouper {
  public:
-  explicit GroupProcessor(std::shared_ptr<const AggregatePlan> plan)
+  explicit Grouper(std::shared_ptr<const AggregatePlan> plan)
       : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
     if (plan_->where) where_ = plan_->where->new_frame();
     for (const auto& p : plan_->group) group_frames_.push_back(p.new_frame());
     for (const auto& p : plan_->args) arg_frames_.push_back(p.new_frame());
   }
-  void init(Context& context) override { context_ = &context; }
-  void process(const streams::api::Record<Row, Row>& record) override {
-    if (record.value().empty()) return;
-    const Row& row =
-        input_.fill(record.key(), record.value(), record.timestamp(), context_->recordMetadata());
+  // False when the record is left out; else `key` (when asked for) and `args` are set.
+  bool group(const Row& key_in, const Row& value, int64_t timestamp,
+             const std::optional<streams::RecordMetadata>& metadata, Row* key, Row& args) {
+    if (value.empty()) return false;
+    const Row& row = input_.fill(key_in, value, timestamp, metadata);
     if (plan_->where) {
       const Value& keep = plan_->where->evaluate(row, where_);
       if (!where_.error.empty()) report_error(*plan_->counters, where_.error, "WHERE");
-      if (keep.is_null() || !keep.boolean()) return;
+      if (keep.is_null() || !keep.boolean()) return false;
     }
-    Row key(plan_->group.size()), args(plan_->args.size());
+    if (key) key->resize(plan_->group.size());
     for (size_t k = 0; k < plan_->group.size(); ++k) {
-      key[k] = plan_->group[k].evaluate(row, group_frames_[k]);
-      if (key[k].is_null()) return;  // ksqlDB drops a record whose grouping is NULL
+      const Value& v = plan_->group[k].evaluate(row, group_frames_[k]);
+      if (v.is_null()) return false;
+      if (key) (*key)[k] = v;
     }
+    args.resize(plan_->args.size());
     for (size_t k = 0; k < plan_->args.size(); ++k)
       args[k] = plan_->args[k].evaluate(row, arg_frames_[k]);
-    context_->forward(streams::api::Record<Row, Row>(std::move(key), std::move(args),
-                                                     record.timestamp(), record.headers()));
+    return true;
   }
 
  private:
   std::shared_ptr<const AggregatePlan> plan_;
-  Context* context_ = nullptr;
   InputRow input_;
   Frame where_;
   std::vector<Frame> group_frames_, arg_frames_;
 };
+
+// Records keyed by their grouping expressions, with the aggregates' arguments as the value.
+class GroupProcessor : public streams::api::Processor<Row, Row, Row, Row> {
+ public:
+  explicit GroupProcessor(std::shared_ptr<const AggregatePlan> plan) : grouper_(std::move(plan)) {}
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::Record<Row, Row>& record) override {
+    Row key, args;
+    if (grouper_.group(record.key(), record.value(), record.timestamp(), context_->recordMetadata(),
+                       &key, args))
+      context_->forward(streams::api::Record<Row, Row>(std::move(key), std::move(args),
+                                                       record.timestamp(), record.headers()));
+  }
+
+ private:
+  Grouper grouper_;
+  Context* context_ = nullptr;
+};
+
+// Grouped by exactly the source's key: the key stays, and so does the partitioning.
+class GroupByKeyProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
+ public:
+  explicit GroupByKeyProcessor(std::shared_ptr<const AggregatePlan> plan)
+      : grouper_(std::move(plan)) {}
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::FixedKeyRecord<Row, Row>& record) override {
+    Row args;
+    if (grouper_.group(record.key(), record.value(), record.timestamp(), context_->recordMetadata(),
+                       nullptr, args))
+      context_->forward(record.withValue(std::move(args)));
+  }
+
+ private:
+  Grouper grouper_;
+  Context* context_ = nullptr;
+};
+
+// Whether the grouping is the source's key columns, in order, in the same key format: then the
+// records already are where their groups are, and ksqlDB does not repartition them either.
+bool groups_by_source_key(const BoundQuery& q, const DataSource& sink) {
+  const DataSource& source = *q.from;
+  std::vector<Column> keys = key_columns(source);
+  if (keys.empty() || keys.size() != q.group_by.size()) return false;
+  if (sink.formats.key_format != source.formats.key_format) return false;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const BoundExpr& g = *q.group_by[k];
+    if (g.kind != BoundKind::kColumn) return false;
+    const ScopeColumn& c = q.scope.columns[static_cast<size_t>(g.column)];
+    if (c.pseudo || c.ns != ColumnNamespace::kKey || c.name != keys[k].name) return false;
+  }
+  return true;
+}
 
 // The result's value from the key and the aggregates' states. `K` is Row, or Windowed<Row>. A row
 // HAVING rejects is empty: the filter after it turns it into a tombstone, as ksqlDB deletes a
@@ -213,15 +266,18 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
 
   std::shared_ptr<const AggregatePlan> shared = plan;
   streams::StreamsBuilder builder;
-  auto grouped = builder
-                     .stream<Row, Row>(source.topic,
-                                       streams::Consumed<Row, Row>::with(
-                                           row_serde(source.formats, key_columns(source), true),
-                                           row_serde(source.formats, value_columns(source), false)))
-                     .process([shared] { return std::make_unique<GroupProcessor>(shared); }, {},
-                              streams::Named::as("Aggregate-Prepare"))
-                     .groupByKey(streams::Grouped<Row, Row>::with(key_serde, args_serde)
-                                     .withName("Aggregate-GroupBy"));
+  auto input = builder.stream<Row, Row>(
+      source.topic,
+      streams::Consumed<Row, Row>::with(row_serde(source.formats, key_columns(source), true),
+                                        row_serde(source.formats, value_columns(source), false)));
+  auto prepared =
+      groups_by_source_key(q, sink)
+          ? input.processValues([shared] { return std::make_unique<GroupByKeyProcessor>(shared); },
+                                {}, streams::Named::as("Aggregate-Prepare"))
+          : input.process([shared] { return std::make_unique<GroupProcessor>(shared); }, {},
+                          streams::Named::as("Aggregate-Prepare"));
+  auto grouped = prepared.groupByKey(
+      streams::Grouped<Row, Row>::with(key_serde, args_serde).withName("Aggregate-GroupBy"));
   auto initializer = [shared] {
     Row s(shared->state_width);
     for (const auto& call : shared->calls) init_aggregate(call, s);
