@@ -40,7 +40,7 @@ TEST_F(StatementsTest, InsertValuesMakesTheRecordAQueryReads) {
   const InsertedRecord& ann = results[0].inserted[0];
   EXPECT_EQ(ann.topic, "riders");
   EXPECT_EQ(ann.key, std::optional<std::string>(std::string("\0\0\0\x07", 4)));
-  EXPECT_EQ(ann.value, R"({"NAME":"Ann","SINCE":null,"SPEED":12.0})");
+  EXPECT_EQ(ann.value, R"({"NAME":"Ann","SPEED":12.0,"SINCE":null})");
   EXPECT_EQ(ann.timestamp, 1000);
   const PersistentQuery* q = engine_.query("CSAS_FAST_0");
   streams::TopologyTestDriver driver(q->topology, q->streams_config);

@@ -24,6 +24,12 @@ std::vector<Column> value_columns(const DataSource& source);
 // The serde of `columns` in the source's key or value format, with its delimiter and single-value
 // wrapping. Throws SqlError for a format or type the format cannot hold.
 streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> columns, bool key);
+// A value as ksqlDB's JSON writes it (Jackson's: columns of a struct in order, doubles as Java
+// prints them, DECIMAL at its scale, BYTES base64), appended to `out`; and a string, quoted and
+// escaped.
+void append_json(const Value& value, const SqlType& type, std::string& out);
+void append_json_string(std::string_view text, std::string& out);
+
 // The same with the format's defaults (JSON wrapped, ',' delimited).
 streams::Serde<Row> row_serde(const std::string& format, std::vector<Column> columns, bool key);
 

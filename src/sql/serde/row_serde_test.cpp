@@ -97,6 +97,17 @@ TEST(JsonFormat, ASingleKeyIsBareAndASingleValueIsWrappedUnlessToldNot) {
   EXPECT_EQ(row_serde(formats("JSON"), two, true).serialize("t", pair), R"({"A":1,"B":"x"})");
 }
 
+TEST(JsonFormat, ColumnsAreWrittenInTheirOrderAsJacksonWritesThem) {
+  auto serde = row_serde(formats("JSON"), primitives(), false);
+  Row row = sample();
+  row[3].set_double(1e10);
+  row[5].set_string("say \"hi\"\n\x01");
+  EXPECT_EQ(serde.serialize("t", row),
+            R"({"B":true,"I":-7,"L":10000000000,"D":1.0E10,"M":123.45,"S":"say \"hi\"\n\u0001",)"
+            R"("Y":"AQI=","T":1700000000000})");
+  EXPECT_EQ(text_of(serde.deserialize("t", serde.serialize("t", row))), text_of(row));
+}
+
 TEST(JsonFormat, BytesAreBase64) {
   auto serde = row_serde(formats("JSON"), {column("Y", SqlType::bytes())}, false);
   Row row(1);
