@@ -253,15 +253,10 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
     plan->value_names.push_back(c.name);
   }
 
-  // Serdes: the grouping key as the sink's key, the arguments and states in JSON (internal).
-  std::vector<Column> arg_columns;
-  for (const auto& call : plan->calls)
-    for (const auto& t : call.args)
-      arg_columns.push_back(
-          {"ARG_" + std::to_string(arg_columns.size()), t, ColumnNamespace::kValue, ""});
+  // Serdes: the grouping key as the sink's key; the arguments and states are the query's own.
   auto key_serde = row_serde(sink.formats, key_columns(sink), true);
-  auto args_serde = row_serde("JSON", arg_columns, false);
-  auto state_serde = row_serde("JSON", state, false);
+  auto args_serde = internal_row_serde();
+  auto state_serde = internal_row_serde();
   auto value_serde = row_serde(sink.formats, value_columns(sink), false);
 
   std::shared_ptr<const AggregatePlan> shared = plan;

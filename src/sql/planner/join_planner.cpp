@@ -31,14 +31,6 @@ std::vector<SqlTypePtr> row_types(const DataSource& s) {
   return out;
 }
 
-// Rows in the query's own topics and stores: JSON with positional names.
-streams::Serde<Row> internal_serde(const std::vector<SqlTypePtr>& types) {
-  std::vector<Column> columns;
-  for (size_t i = 0; i < types.size(); ++i)
-    columns.push_back({"C" + std::to_string(i), types[i], ColumnNamespace::kValue, ""});
-  return row_serde("JSON", columns, false);
-}
-
 streams::Serde<Row> key_serde_of(const DataSource& s) {
   return row_serde(s.formats, key_columns(s), true);
 }
@@ -270,7 +262,7 @@ class RelationalPlanner {
                                streams::Materialized<Row, Row>::as(
                                    "KafkaTopic_" + level(joins_after) + side + "-Reduce")
                                    .withKeySerde(r.key_serde)
-                                   .withValueSerde(internal_serde(r.types)));
+                                   .withValueSerde(internal_row_serde()));
     }
     return r;
   }
@@ -301,7 +293,7 @@ class RelationalPlanner {
         r.stream
             ->process([plan] { return std::make_unique<StreamSideRekey>(plan); }, {},
                       streams::Named::as(name + "-SelectKey"))
-            .repartition(streams::Repartitioned<Row, Row>::with(key_serde, internal_serde(r.types))
+            .repartition(streams::Repartitioned<Row, Row>::with(key_serde, internal_row_serde())
                              .withName(name));
     r.key_positions = at >= 0 ? std::vector<int>{at} : std::vector<int>{};
     r.key_serde = key_serde;
@@ -335,7 +327,7 @@ class RelationalPlanner {
     out.key_format = key_format;
     out.key_positions = left.key_positions;
     for (int p : right.key_positions) out.key_positions.push_back(p + left_width);
-    auto left_serde = internal_serde(left.types), right_serde = internal_serde(right.types);
+    auto left_serde = internal_row_serde(), right_serde = internal_row_serde();
     using parser::JoinType;
     auto both = [concat](const Row& l, const Row& r) { return concat(&l, &r); };
     auto left_only = [concat](const Row& l, const std::optional<Row>& r) {
@@ -377,8 +369,7 @@ class RelationalPlanner {
           break;
       }
     } else {
-      auto materialized =
-          streams::Materialized<Row, Row>::with(key_serde, internal_serde(out.types));
+      auto materialized = streams::Materialized<Row, Row>::with(key_serde, internal_row_serde());
       auto named = streams::Named::as(prefix + "Join");
       switch (j.type) {
         case JoinType::kInner:

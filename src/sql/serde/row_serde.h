@@ -30,6 +30,10 @@ streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> column
 void append_json(const Value& value, const SqlType& type, std::string& out);
 void append_json_string(std::string_view text, std::string& out);
 
+// The rows of a query's own repartition topics and stores: binary, self-describing
+// (internal_format.cpp documents the bytes).
+streams::Serde<Row> internal_row_serde();
+
 // The same with the format's defaults (JSON wrapped, ',' delimited).
 streams::Serde<Row> row_serde(const std::string& format, std::vector<Column> columns, bool key);
 

@@ -127,6 +127,23 @@ TEST(JsonFormat, ADecimalThatDoesNotFitItsTypeDoesNotRead) {
     EXPECT_THROW(serde.deserialize("t", bad), streams::SerializationException) << bad;
 }
 
+TEST(InternalFormat, EveryKindRoundTripsAndTruncatedBytesDoNotRead) {
+  auto serde = internal_row_serde();
+  Row row = sample();
+  row.resize(10);
+  row[8].set_items(Value::Kind::kArray,
+                   std::make_shared<std::vector<Value>>(std::vector<Value>(2, row[1])));
+  row[9].set_time(Value::Kind::kDate, 19000);
+  std::string bytes = serde.serialize("t", row);
+  EXPECT_EQ(text_of(serde.deserialize("t", bytes)), text_of(row));
+  for (size_t cut : {size_t{0}, size_t{3}, bytes.size() / 2, bytes.size() - 1})
+    EXPECT_THROW(serde.deserialize("t", bytes.substr(0, cut)), streams::SerializationException)
+        << cut;
+  EXPECT_THROW(serde.deserialize("t", bytes + "x"), streams::SerializationException);
+  EXPECT_THROW(serde.deserialize("t", std::string("\x01\0\0\0\x7f", 5)),
+               streams::SerializationException);
+}
+
 TEST(KafkaFormat, AValueIsOneColumnInKafkasSerializerBytes) {
   auto serde = row_serde(formats("KAFKA"), {column("N", SqlType::bigint())}, false);
   Row row(1);
