@@ -1,6 +1,6 @@
-// libFuzzer: any bytes, read as a row in a value format (the first byte picks JSON, DELIMITED or
-// KAFKA), either fail with a SerializationException or give a row that writes and reads back to
-// the same row.
+// libFuzzer: any bytes, read as a row in a value format (the first byte picks JSON, DELIMITED,
+// KAFKA or the queries' internal format), either fail with a SerializationException or give a row
+// that writes and reads back to the same row.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,10 +41,12 @@ std::string text_of(const Row& row) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  static const char* kFormats[] = {"JSON", "DELIMITED", "KAFKA"};
+  static const char* kFormats[] = {"JSON", "DELIMITED", "KAFKA", "INTERNAL"};
   Formats formats;
-  formats.value_format = kFormats[data[0] % 3];
-  auto serde = row_serde(formats, columns_for(formats.value_format), false);
+  formats.value_format = kFormats[data[0] % 4];
+  auto serde = formats.value_format == "INTERNAL"
+                   ? internal_row_serde()
+                   : row_serde(formats, columns_for(formats.value_format), false);
   std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   Row row;
   try {
