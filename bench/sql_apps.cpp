@@ -10,7 +10,8 @@
 // of its input topics (commit.interval.ms is 100 for both), and prints one JSON object: input
 // records/s from RUNNING to then, CPU seconds and records per CPU-second.
 // Usage: sql_apps load|sql|hand --bootstrap-server B [--query Q] [--format json|delimited]
-//        [--input T] [--table T] [--output T] [--records N] [--keys K] [--state-dir D]
+//        [--input T] [--table T] [--output T] [--records N] [--keys K] [--pad N] [--state-dir D]
+// (--pad N: N more characters in each order's item, for larger records)
 #include <librdkafka/rdkafka.h>
 #include <sys/resource.h>
 
@@ -38,7 +39,7 @@ struct Options {
   std::string mode, bootstrap = "localhost:9092", query = "project", format = "json";
   std::string input = "sql-orders", table = "sql-customers", output = "sql-output";
   std::string state_dir = "/tmp/sql-bench";
-  int64_t records = 1'000'000, keys = 10'000;
+  int64_t records = 1'000'000, keys = 10'000, pad = 0;
 };
 
 int64_t now_ns() {
@@ -61,7 +62,8 @@ bool delimited(const Options& o) {
 // ---- load ----------------------------------------------------------------------------------
 
 std::string order_value(const Options& o, int64_t i) {
-  std::string item = "item-" + std::to_string(i % 977);
+  std::string item =
+      "item-" + std::to_string(i % 977) + std::string(static_cast<size_t>(o.pad), 'x');
   int qty = static_cast<int>(i % 5);
   double price = 1.25 * static_cast<double>(i % 40);
   if (delimited(o)) return item + "," + std::to_string(qty) + "," + std::to_string(price);
@@ -77,6 +79,7 @@ int load(const Options& o) {
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (!rk) return std::fprintf(stderr, "sql_apps: %s\n", err), 1;
   const int64_t base = 1'700'000'000'000;
+  int64_t order_bytes = 0;
   auto send = [&](const std::string& topic, const std::string& key, const std::string& value,
                   int64_t ts) {
     while (rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()),
@@ -92,10 +95,15 @@ int load(const Options& o) {
            delimited(o) ? "region-" + std::to_string(k % 7)
                         : json{{"REGION", "region-" + std::to_string(k % 7)}}.dump(),
            base);
-  for (int64_t i = 0; i < o.records; ++i)
-    send(o.input, "c" + std::to_string(i % o.keys), order_value(o, i), base + 1 + i / 10);
+  for (int64_t i = 0; i < o.records; ++i) {
+    std::string key = "c" + std::to_string(i % o.keys), value = order_value(o, i);
+    order_bytes += static_cast<int64_t>(key.size() + value.size());
+    send(o.input, key, value, base + 1 + i / 10);
+  }
   rd_kafka_flush(rk, 60000);
   rd_kafka_destroy(rk);
+  std::printf("{\"orders\": %lld, \"order_bytes\": %lld}\n", static_cast<long long>(o.records),
+              static_cast<long long>(order_bytes));
   return 0;
 }
 
@@ -267,7 +275,8 @@ int main(int argc, char** argv) {
                                               {"--table", &o.table},
                                               {"--output", &o.output},
                                               {"--state-dir", &o.state_dir}};
-  std::map<std::string, int64_t*> numbers = {{"--records", &o.records}, {"--keys", &o.keys}};
+  std::map<std::string, int64_t*> numbers = {
+      {"--records", &o.records}, {"--keys", &o.keys}, {"--pad", &o.pad}};
   for (int i = 2; i + 1 < argc; i += 2) {
     if (auto t = text.find(argv[i]); t != text.end())
       *t->second = argv[i + 1];

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sql/binder/function_registry.h"
 #include "sql/catalog/data_source.h"
 #include "sql/parser/ast.h"
 #include "sql/types/sql_type.h"
@@ -47,7 +48,9 @@ enum class BoundKind {
   kLike,
   kCase,
   kCast,
-  kFunction,  // name; aggregate
+  kFunction,        // name; aggregate; lambda: the loop of TRANSFORM, FILTER or REDUCE
+  kLambda,          // args: the body; lambda_params: its parameters' variables; type: the body's
+  kLambdaVariable,  // column: the variable (numbered across the whole expression)
   kSubscript,
   kDereference,  // name: the field
   kArray,
@@ -66,6 +69,9 @@ struct BoundExpr {
   bool negated = false;
   bool aggregate = false;                      // an aggregate function's call
   bool has_operand = false, has_else = false;  // kCase
+  LambdaCall lambda = LambdaCall::kNone;       // kFunction taking lambdas
+  std::vector<int> lambda_params;              // kLambda
+  bool interval_unit = false;  // a STRING literal naming a unit written bare (DATEADD(DAYS, ...))
 };
 using BoundExprPtr = std::unique_ptr<BoundExpr>;
 

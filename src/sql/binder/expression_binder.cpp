@@ -5,6 +5,7 @@
 
 #include "sql/binder/ddl_binder.h"
 #include "sql/binder/sql_error.h"
+#include "sql/parser/parser.h"
 
 namespace oxbow::sql {
 
@@ -30,6 +31,10 @@ std::string operator_name(const std::string& op) {
   if (op == ">") return "GREATER_THAN";
   if (op == ">=") return "GREATER_THAN_OR_EQUAL";
   return "IS_DISTINCT_FROM";
+}
+
+bool unit_param(const FunctionVariant& v, size_t i) {
+  return i < v.params.size() && v.params[i].family == ParamType::Family::kIntervalUnit;
 }
 
 bool is_time(SqlBaseType b) {
@@ -167,7 +172,10 @@ BoundExprPtr ExpressionBinder::bind_node(const Expr& e) {
     case ExprKind::kStar:
       fail("'*' is only allowed as COUNT(*) or a select item");
     case ExprKind::kLambda:
-      fail("Lambdas are not supported yet: " + format(e));
+      fail("Lambda functions are only allowed as arguments of TRANSFORM, FILTER and REDUCE: " +
+           format(e));
+    case ExprKind::kIntervalUnit:
+      return column(e);
     case ExprKind::kAtTimeZone:
       fail("AT TIME ZONE is not supported yet: " + format(e));
     case ExprKind::kVariable:
@@ -177,7 +185,17 @@ BoundExprPtr ExpressionBinder::bind_node(const Expr& e) {
 }
 
 BoundExprPtr ExpressionBinder::column(const Expr& e) {
-  std::string shown = e.qualifier.empty() ? e.name : e.qualifier + "." + e.name;
+  const std::string& name = e.kind == ExprKind::kIntervalUnit ? e.text : e.name;
+  if (e.qualifier.empty())
+    for (auto v = lambda_scope_.rbegin(); v != lambda_scope_.rend(); ++v)
+      if (v->name == name) {
+        auto b = node(BoundKind::kLambdaVariable, e, v->type);
+        b->column = v->variable;
+        return b;
+      }
+  if (e.kind == ExprKind::kIntervalUnit && parser::is_reserved(name))
+    fail("Time unit " + name + " is only allowed as an argument of functions taking one");
+  std::string shown = e.qualifier.empty() ? name : e.qualifier + "." + name;
   if (!e.qualifier.empty()) {
     bool known = false;
     for (const auto& s : scope_.sources) known = known || s == e.qualifier;
@@ -187,7 +205,7 @@ BoundExprPtr ExpressionBinder::column(const Expr& e) {
   std::string candidates;
   for (size_t i = 0; i < scope_.columns.size(); ++i) {
     const ScopeColumn& c = scope_.columns[i];
-    if (c.name != e.name || (!e.qualifier.empty() && c.source != e.qualifier)) continue;
+    if (c.name != name || (!e.qualifier.empty() && c.source != e.qualifier)) continue;
     if (found >= 0 && !c.pseudo) {
       candidates += ", " + c.source + "." + c.name;
       continue;
@@ -200,7 +218,7 @@ BoundExprPtr ExpressionBinder::column(const Expr& e) {
   if (found < 0) throw SqlError(clause_ + " column '" + shown + "' cannot be resolved.");
   size_t last = candidates.rfind(", ");
   if (last != std::string::npos)
-    throw SqlError(e.position, "Column '" + e.name + "' is ambiguous. Could be " +
+    throw SqlError(e.position, "Column '" + name + "' is ambiguous. Could be " +
                                    candidates.substr(0, last) + " or " +
                                    candidates.substr(last + 2) + ".");
   auto b = node(BoundKind::kColumn, e, scope_.columns[found].type);
@@ -403,6 +421,8 @@ BoundExprPtr ExpressionBinder::cast(const Expr& e) {
 }
 
 BoundExprPtr ExpressionBinder::function(const Expr& e) {
+  for (const auto& a : e.args)
+    if (a->kind == ExprKind::kLambda) return lambda_function(e);
   const FunctionInfo* info = functions_.find(e.name);
   bool aggregate = info && info->aggregate;
   if (aggregate && aggregate_depth_ > 0) {
@@ -413,7 +433,8 @@ BoundExprPtr ExpressionBinder::function(const Expr& e) {
   std::vector<BoundExprPtr> args;
   bool star = e.args.size() == 1 && e.args[0]->kind == ExprKind::kStar;
   try {
-    if (!star) args = bind_all(e);
+    if (!star)
+      for (size_t i = 0; i < e.args.size(); ++i) args.push_back(argument(*e.args[i], info, i));
   } catch (const SqlError& error) {
     if (aggregate) --aggregate_depth_;
     std::string what = error.what();
@@ -429,10 +450,77 @@ BoundExprPtr ExpressionBinder::function(const Expr& e) {
   std::vector<SqlTypePtr> types;
   for (const auto& a : args) types.push_back(a->type);
   ResolvedFunction resolved = functions_.resolve(e.name, types);
+  // A unit's parameter takes a bare unit only, not just any STRING: refused as ksqlDB would.
+  for (size_t i = 0; i < args.size(); ++i)
+    if (unit_param(*resolved.variant, i) && !args[i]->interval_unit) {
+      std::string list;
+      for (const auto& t : types)
+        list += (list.empty() ? "(" : ", ") + (t ? t->to_string() : "NULL");
+      fail("Function '" + e.name + "' does not accept parameters " + list + ").");
+    }
   auto b = node(BoundKind::kFunction, e, resolved.type);
   b->op = resolved.function->name;
   b->aggregate = aggregate;
   b->args = std::move(args);
+  return b;
+}
+
+BoundExprPtr ExpressionBinder::argument(const Expr& e, const FunctionInfo* info, size_t index) {
+  if (e.kind != ExprKind::kIntervalUnit) return bind_node(e);
+  bool takes_unit = false;
+  for (const auto& v : info ? info->variants : std::vector<FunctionVariant>{})
+    takes_unit = takes_unit || unit_param(v, index);
+  if (!takes_unit) return column(e);
+  auto b = node(BoundKind::kLiteral, e, SqlType::string());
+  b->text = e.text;
+  b->interval_unit = true;
+  return b;
+}
+
+BoundExprPtr ExpressionBinder::lambda_function(const Expr& e) {
+  std::vector<BoundExprPtr> args(e.args.size());
+  std::vector<SqlTypePtr> types(e.args.size());
+  std::vector<bool> is_lambda(e.args.size());
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    is_lambda[i] = e.args[i]->kind == ExprKind::kLambda;
+    if (!is_lambda[i]) args[i] = bind_node(*e.args[i]), types[i] = args[i]->type;
+  }
+  ResolvedFunction resolved = functions_.resolve_lambda_call(
+      e.name, types, is_lambda, [&](size_t i, const std::vector<SqlTypePtr>& parameters) {
+        args[i] = lambda(*e.args[i], parameters);
+        return args[i]->type;
+      });
+  if (resolved.variant->lambda == LambdaCall::kNone)
+    fail("Function '" + e.name + "' does not take lambda functions");
+  auto b = node(BoundKind::kFunction, e, resolved.type);
+  b->op = resolved.function->name;
+  b->lambda = resolved.variant->lambda;
+  b->args = std::move(args);
+  return b;
+}
+
+// The lambda's body bound with its parameters (of `parameters`' types) in scope.
+BoundExprPtr ExpressionBinder::lambda(const Expr& e, const std::vector<SqlTypePtr>& parameters) {
+  if (e.field_names.size() != parameters.size()) {
+    std::string names;
+    for (const auto& n : e.field_names) names += (names.empty() ? "" : ", ") + n;
+    fail("Was expecting " + std::to_string(parameters.size()) + " arguments but found " +
+         std::to_string(e.field_names.size()) + ", [" + names + "]. Check your lambda statement.");
+  }
+  auto b = node(BoundKind::kLambda, e, nullptr);
+  size_t outer = lambda_scope_.size();
+  for (size_t k = 0; k < parameters.size(); ++k) {
+    b->lambda_params.push_back(lambda_variables_++);
+    lambda_scope_.push_back({e.field_names[k], b->lambda_params.back(), parameters[k]});
+  }
+  try {
+    b->args.push_back(bind_node(*e.args[0]));
+  } catch (...) {
+    lambda_scope_.resize(outer);
+    throw;
+  }
+  lambda_scope_.resize(outer);
+  b->type = b->args[0]->type;
   return b;
 }
 

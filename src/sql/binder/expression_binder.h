@@ -34,6 +34,11 @@ class ExpressionBinder {
   BoundExprPtr case_expression(const parser::Expr& e);
   BoundExprPtr cast(const parser::Expr& e);
   BoundExprPtr function(const parser::Expr& e);
+  // An argument of a call to `info` (null: unknown) at `index`: a bare unit is the unit's name
+  // where a variant takes a unit there, else a column of that name.
+  BoundExprPtr argument(const parser::Expr& e, const FunctionInfo* info, size_t index);
+  BoundExprPtr lambda_function(const parser::Expr& e);
+  BoundExprPtr lambda(const parser::Expr& e, const std::vector<SqlTypePtr>& parameters);
   BoundExprPtr access(const parser::Expr& e);
   BoundExprPtr constructor(const parser::Expr& e);
   std::vector<BoundExprPtr> bind_all(const parser::Expr& e, size_t from = 0);
@@ -46,6 +51,14 @@ class ExpressionBinder {
   const Catalog& catalog_;
   std::string clause_;
   int aggregate_depth_ = 0;
+  // The lambda parameters in scope, innermost last: name, variable, type.
+  struct LambdaVariable {
+    std::string name;
+    int variable;
+    SqlTypePtr type;
+  };
+  std::vector<LambdaVariable> lambda_scope_;
+  int lambda_variables_ = 0;
 };
 
 }  // namespace oxbow::sql

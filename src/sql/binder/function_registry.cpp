@@ -60,6 +60,8 @@ int match(const ParamType& param, const SqlTypePtr& arg, const SqlTypePtr& first
       return arg->base() == SqlBaseType::kString ? 2 : 0;
     case Family::kSameAsFirst:
       return first ? widens(*arg, *first) : 1;
+    case Family::kLambda:  // the argument's type is its body's
+      return match(param.children.back(), arg, first, b);
   }
   return 0;
 }
@@ -139,6 +141,14 @@ class SignatureReader {
 
   ParamType type() {
     std::string word = this->word();
+    if (word == "LAMBDA") {
+      ParamType p{Family::kLambda, nullptr, {}, {}, {}};
+      expect('<');
+      do p.children.push_back(type());
+      while (accept(','));
+      expect('>');
+      return p;
+    }
     if (word == "ARRAY" || word == "MAP") {
       ParamType p{word == "ARRAY" ? Family::kArray : Family::kMap, nullptr, {}, {}, {}};
       expect('<');
@@ -201,6 +211,12 @@ class SignatureReader {
       throw std::invalid_argument("Expected a word in a function signature: " + std::string(text_));
     return std::string(text_.substr(start, at_ - start));
   }
+  bool accept(char c) {
+    skip();
+    if (at_ >= text_.size() || text_[at_] != c) return false;
+    ++at_;
+    return true;
+  }
   void expect(char c) {
     skip();
     if (at_ >= text_.size() || text_[at_] != c)
@@ -249,6 +265,12 @@ std::string ParamType::to_string() const {
       return "DECIMAL";
     case Family::kIntervalUnit:
       return "INTERVAL UNIT";
+    case Family::kLambda: {
+      std::string out = "LAMBDA (";
+      for (size_t i = 0; i + 1 < children.size(); ++i)
+        out += (i ? ", " : "") + children[i].to_string();
+      return out + ") => " + children.back().to_string();
+    }
   }
   return "?";
 }
@@ -353,15 +375,61 @@ ResolvedFunction FunctionRegistry::resolve(const std::string& name,
   if (!chosen && widened.size() == 1) chosen = widened[0];
   if (!chosen)
     throw SqlError("Function '" + name + "' does not accept parameters " + type_list(args) + ".");
+  return resolve_variant(info, *chosen, args);
+}
+
+ResolvedFunction FunctionRegistry::resolve_lambda_call(const std::string& name,
+                                                       const std::vector<SqlTypePtr>& args,
+                                                       const std::vector<bool>& lambda,
+                                                       const LambdaBinder& bind_lambda) const {
+  const FunctionInfo* info = find(upper(name));
+  if (!info) throw SqlError("Can't find any functions with the name '" + name + "'");
+  for (const auto& v : info->variants) {
+    bool shape = !v.variadic && v.params.size() == args.size();
+    for (size_t i = 0; shape && i < args.size(); ++i)
+      shape = lambda[i] == (v.params[i].family == Family::kLambda);
+    Bindings b;
+    if (!shape || fit(v, args, b) == 0) continue;
+    std::vector<SqlTypePtr> typed = args;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!lambda[i]) continue;
+      const ParamType& p = v.params[i];
+      std::vector<SqlTypePtr> parameters;
+      for (size_t k = 0; k + 1 < p.children.size(); ++k) {
+        parameters.push_back(substitute(p.children[k], b));
+        if (!parameters.back())
+          throw SqlError("Could not resolve type for generic " + p.children[k].to_string() + ".");
+      }
+      typed[i] = bind_lambda(i, parameters);
+    }
+    ResolvedFunction r = resolve_variant(info, v, typed);
+    if (r.variant) return r;
+    args_text_error(name, typed, lambda);
+  }
+  args_text_error(name, args, lambda);
+}
+
+ResolvedFunction FunctionRegistry::resolve_variant(const FunctionInfo* info,
+                                                   const FunctionVariant& v,
+                                                   const std::vector<SqlTypePtr>& args) const {
   Bindings b;
-  fit(*chosen, args, b);
+  if (fit(v, args, b) == 0) return {};
   SqlTypePtr first;
   for (const auto& a : args)
-    if (!first && a) first = a;  // COALESCE(NULL, x) is x's type
+    if (!first && a) first = a;
   std::vector<SqlTypePtr> typed(args.size());
+  for (size_t i = 0; i < args.size(); ++i) typed[i] = concrete(param_at(v, i), args[i], first, b);
+  return {info, &v, v.result(typed), typed};
+}
+
+void FunctionRegistry::args_text_error(const std::string& name, const std::vector<SqlTypePtr>& args,
+                                       const std::vector<bool>& lambda) const {
+  std::string out = "(";
   for (size_t i = 0; i < args.size(); ++i)
-    typed[i] = concrete(param_at(*chosen, i), args[i], first, b);
-  return {info, chosen, chosen->result(typed), typed};
+    out += (i ? ", " : "") + (lambda[i] && !args[i] ? std::string("LAMBDA")
+                              : args[i]             ? args[i]->to_string()
+                                                    : std::string("NULL"));
+  throw SqlError("Function '" + name + "' does not accept parameters " + out + ").");
 }
 
 }  // namespace oxbow::sql

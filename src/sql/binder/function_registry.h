@@ -35,6 +35,7 @@ struct ParamType {
     kDecimal,       // any DECIMAL (an integer widens to its DECIMAL)
     kIntervalUnit,  // DAYS, HOURS, ...: taken as the unit's name in a STRING
     kSameAsFirst,   // the first argument's type
+    kLambda,        // a lambda: children are its parameters' types, then its body's
   };
   Family family = Family::kExact;
   SqlTypePtr type;                  // kExact
@@ -44,13 +45,26 @@ struct ParamType {
 
   static ParamType exact(SqlTypePtr t) { return {Family::kExact, std::move(t), {}, {}, {}}; }
   static ParamType any() { return {Family::kAny, nullptr, {}, {}, {}}; }
-  // As ksqlDB's DESCRIBE FUNCTION prints it: VARCHAR, INT, ARRAY<T>, MAP<K, V>, INTERVAL UNIT.
+  // As ksqlDB's DESCRIBE FUNCTION prints it: VARCHAR, INT, ARRAY<T>, MAP<K, V>, INTERVAL UNIT,
+  // LAMBDA (T) => U.
   std::string to_string() const;
 };
 
 // The arguments' types (as the chosen variant takes them; null for a NULL literal) to the
 // result's type.
 using ResultType = std::function<SqlTypePtr(const std::vector<SqlTypePtr>& args)>;
+
+// The functions that take lambdas, which the evaluator compiles into loops over the collection
+// (each lambda's body inlined) rather than calling an implementation.
+enum class LambdaCall {
+  kNone,
+  kTransformArray,
+  kTransformMap,
+  kFilterArray,
+  kFilterMap,
+  kReduceArray,
+  kReduceMap
+};
 
 struct FunctionVariant {
   std::vector<ParamType> params;
@@ -60,11 +74,13 @@ struct FunctionVariant {
   std::string description;                        // this variant's, for DESCRIBE FUNCTION
   ScalarImplementation implementation = nullptr;  // scalars; null for those not run yet
   bool sees_nulls = false;  // the implementation decides; otherwise a NULL argument gives NULL
+  LambdaCall lambda = LambdaCall::kNone;  // a loop the evaluator compiles, for lambdas' variants
 };
 
 // A variant from ksqlDB-like signature text: `params` as "str VARCHAR, pos INT" (a trailing
 // "..." after the last type makes it variadic; generic names are single capitals or T1, K...;
-// DECIMAL is any DECIMAL, NUMBER any number, ANY any type, INTERVALUNIT a time unit), `returns` a
+// DECIMAL is any DECIMAL, NUMBER any number, ANY any type, INTERVALUNIT a time unit, LAMBDA<T, U>
+// a lambda from T to U, LAMBDA<S, T, S> one of two parameters), `returns` a
 // type in the same words, generics standing for what their arguments bound them to. Throws
 // std::invalid_argument on text it cannot read (a programming error, caught by tests).
 FunctionVariant signature(std::string_view params, std::string_view returns,
@@ -116,6 +132,16 @@ class FunctionRegistry {
   // parameters (T1, T2).", "Function 'X' cannot be resolved due to ambiguous method parameters
   // (T1, T2).".
   ResolvedFunction resolve(const std::string& name, const std::vector<SqlTypePtr>& args) const;
+  // A call with lambdas among its arguments (`lambda[i]`; `args[i]` is null there), resolved as
+  // ksqlDB does: the variant chosen by the other arguments, whose generics type each lambda's
+  // parameters; `bind_lambda(i, parameter types)` binds lambda i's body and returns its type,
+  // which the variant's lambda result must accept. The resolution's `params` hold, for a lambda,
+  // its body's type.
+  using LambdaBinder =
+      std::function<SqlTypePtr(size_t i, const std::vector<SqlTypePtr>& parameters)>;
+  ResolvedFunction resolve_lambda_call(const std::string& name, const std::vector<SqlTypePtr>& args,
+                                       const std::vector<bool>& lambda,
+                                       const LambdaBinder& bind_lambda) const;
 
   // SHOW FUNCTIONS: every function, by name.
   std::vector<const FunctionInfo*> list() const;
@@ -123,6 +149,13 @@ class FunctionRegistry {
   const FunctionInfo& describe(const std::string& name) const;
 
  private:
+  // `v` for `args` (`variant` null when they do not fit it); the first non-null argument's type
+  // stands for "the first's" (COALESCE(NULL, x) is x's type).
+  ResolvedFunction resolve_variant(const FunctionInfo* info, const FunctionVariant& v,
+                                   const std::vector<SqlTypePtr>& args) const;
+  [[noreturn]] void args_text_error(const std::string& name, const std::vector<SqlTypePtr>& args,
+                                    const std::vector<bool>& lambda) const;
+
   std::map<std::string, FunctionInfo> functions_;
 };
 

@@ -102,6 +102,202 @@ bool parse_decimal(const std::string& text, int scale, __int128& out) {
 
 }  // namespace
 
+// ---- the calendar and the ISO texts of CAST
+
+int64_t floor_div(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+  return a - floor_div(a, b) * b;
+}
+
+// Eras of 400 years (146097 days) repeat the Gregorian calendar exactly; counting years from
+// March makes February's variable length the year's last day.
+int64_t days_from_civil(int64_t year, int month, int day) {
+  year -= month <= 2 ? 1 : 0;
+  int64_t era = floor_div(year, 400);
+  int64_t year_of_era = year - era * 400;
+  int64_t day_of_year = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  int64_t day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+  return era * 146097 + day_of_era - 719468;
+}
+
+CivilDate civil_from_days(int64_t days) {
+  days += 719468;
+  int64_t era = floor_div(days, 146097);
+  int64_t day_of_era = days - era * 146097;
+  int64_t year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+  int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  int64_t mp = (5 * day_of_year + 2) / 153;
+  int day = static_cast<int>(day_of_year - (153 * mp + 2) / 5 + 1);
+  int month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  return {year_of_era + era * 400 + (month <= 2 ? 1 : 0), month, day};
+}
+
+int days_in_month(int64_t year, int month) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = floor_mod(year, 4) == 0 && (floor_mod(year, 100) != 0 || floor_mod(year, 400) == 0);
+  return month == 2 && leap ? 29 : kDays[month - 1];
+}
+
+namespace {
+
+void append_padded(std::string& out, int64_t v, int width) {
+  if (v < 0) out += '-', v = -v;
+  std::string digits = std::to_string(v);
+  if (static_cast<int>(digits.size()) < width) out.append(width - digits.size(), '0');
+  out += digits;
+}
+
+// A cursor over ISO text with Java's messages for what it cannot read.
+struct IsoReader {
+  explicit IsoReader(std::string_view text) : s(text) {}
+  std::string_view s;
+  size_t at = 0;
+  std::string error;
+
+  bool digits(int n, int& out) {
+    out = 0;
+    for (int k = 0; k < n; ++k, ++at) {
+      if (at >= s.size() || !std::isdigit(static_cast<unsigned char>(s[at]))) return bad_index();
+      out = out * 10 + (s[at] - '0');
+    }
+    return true;
+  }
+  bool accept(char c) {
+    if (at < s.size() && s[at] == c) return ++at, true;
+    return false;
+  }
+  bool bad_index() {
+    error = "Text '" + std::string(s) + "' could not be parsed at index " + std::to_string(at);
+    return false;
+  }
+  bool bad_value(const char* field, int low, const char* high, int v) {
+    error = "Text '" + std::string(s) + "' could not be parsed: Invalid value for " + field +
+            " (valid values " + std::to_string(low) + " - " + high + "): " + std::to_string(v);
+    return false;
+  }
+  bool in_range(const char* field, int low, int high, int v) {
+    return (v >= low && v <= high) || bad_value(field, low, std::to_string(high).c_str(), v);
+  }
+  // yyyy[-MM[-dd]].
+  bool date(int64_t& days) {
+    int y = 0, m = 1, d = 1;
+    if (!digits(4, y)) return false;
+    if (accept('-') && (!digits(2, m) || (accept('-') && !digits(2, d)))) return false;
+    if (!in_range("MonthOfYear", 1, 12, m)) return false;
+    if (d < 1 || d > 31) return bad_value("DayOfMonth", 1, "28/31", d);
+    if (d > days_in_month(y, m)) {
+      static constexpr const char* kMonths[] = {"JANUARY",   "FEBRUARY", "MARCH",    "APRIL",
+                                                "MAY",       "JUNE",     "JULY",     "AUGUST",
+                                                "SEPTEMBER", "OCTOBER",  "NOVEMBER", "DECEMBER"};
+      error = "Text '" + std::string(s) + "' could not be parsed: Invalid date '" + kMonths[m - 1] +
+              " " + std::to_string(d) + "'";
+      return false;
+    }
+    days = days_from_civil(y, m, d);
+    return true;
+  }
+  // HH[:mm[:ss[.fraction]]]; `minutes_required` for a lone TIME, as Java's LocalTime wants.
+  bool time(int64_t& ms, bool minutes_required) {
+    int h = 0, m = 0, sec = 0, fraction = 0;
+    if (!digits(2, h)) return false;
+    if (minutes_required && (at >= s.size() || s[at] != ':')) return bad_index();
+    if (accept(':') && !digits(2, m)) return false;
+    if (accept(':')) {
+      if (!digits(2, sec)) return false;
+      if (accept('.')) {
+        size_t start = at;
+        for (int scale = 100; at < s.size() && std::isdigit(static_cast<unsigned char>(s[at]));
+             ++at, scale /= 10)
+          fraction += (s[at] - '0') * scale;
+        if (at == start || at - start > 9) return bad_index();
+      }
+    }
+    if (!in_range("HourOfDay", 0, 23, h) || !in_range("MinuteOfHour", 0, 59, m) ||
+        !in_range("SecondOfMinute", 0, 59, sec))
+      return false;
+    ms = ((h * 60 + m) * 60 + sec) * 1000LL + fraction;
+    return true;
+  }
+  // Z, or +HH[[:]mm]: the offset in ms east of UTC.
+  bool zone(int64_t& offset_ms) {
+    offset_ms = 0;
+    if (accept('Z')) return true;
+    if (at >= s.size() || (s[at] != '+' && s[at] != '-')) return bad_index();
+    int sign = s[at++] == '-' ? -1 : 1, h = 0, m = 0;
+    if (!digits(2, h)) return false;
+    accept(':');
+    if (at < s.size() && !digits(2, m)) return false;
+    offset_ms = sign * (h * 60 + m) * 60'000LL;
+    return true;
+  }
+  bool end() { return at == s.size() || bad_index(); }
+};
+
+}  // namespace
+
+void append_date_text(std::string& out, int64_t days) {
+  CivilDate c = civil_from_days(days);
+  append_padded(out, c.year, 4);
+  out += '-';
+  append_padded(out, c.month, 2);
+  out += '-';
+  append_padded(out, c.day, 2);
+}
+
+void append_time_text(std::string& out, int64_t ms_of_day) {
+  int64_t seconds = floor_div(ms_of_day, 1000);
+  append_padded(out, seconds / 3600, 2);
+  out += ':';
+  append_padded(out, seconds / 60 % 60, 2);
+  if (seconds % 60 == 0) return;  // Java's LocalTime leaves out zero seconds
+  out += ':';
+  append_padded(out, seconds % 60, 2);
+}
+
+void append_timestamp_text(std::string& out, int64_t epoch_ms) {
+  append_date_text(out, floor_div(epoch_ms, 86'400'000));
+  int64_t ms = floor_mod(epoch_ms, 86'400'000);
+  out += 'T';
+  append_padded(out, ms / 3'600'000, 2);
+  out += ':';
+  append_padded(out, ms / 60'000 % 60, 2);
+  out += ':';
+  append_padded(out, ms / 1000 % 60, 2);
+  out += '.';
+  append_padded(out, ms % 1000, 3);
+}
+
+bool parse_date_text(std::string_view s, int64_t& days, std::string& error) {
+  IsoReader r(s);
+  if (r.date(days) && r.end()) return true;
+  error = "Failed to parse date '" + std::string(s) + "': " + r.error;
+  return false;
+}
+
+bool parse_time_text(std::string_view s, int64_t& ms_of_day, std::string& error) {
+  IsoReader r(s);
+  if (r.time(ms_of_day, true) && r.end()) return true;
+  error = "Failed to parse time '" + std::string(s) + "': " + r.error;
+  return false;
+}
+
+bool parse_timestamp_text(std::string_view s, int64_t& epoch_ms, std::string& error) {
+  IsoReader r(s);
+  int64_t days = 0, ms = 0, offset = 0;
+  bool ok = r.date(days) && (!r.accept('T') || r.time(ms, false)) &&
+            (r.at == s.size() || r.zone(offset)) && r.end();
+  if (ok) {
+    epoch_ms = days * 86'400'000 + ms - offset;
+    return true;
+  }
+  error = "Failed to parse timestamp '" + std::string(s) + "': " + r.error;
+  return false;
+}
+
 // The text CAST(x AS STRING) gives (docs/sql/ksqldb-facts.md §2.4).
 std::string cast_text(const Value& v) {
   switch (v.kind()) {
@@ -126,6 +322,15 @@ std::string cast_text(const Value& v) {
       }
       return out + (v.kind() == Kind::kArray ? "]" : "}");
     }
+    case Kind::kDate:
+    case Kind::kTime:
+    case Kind::kTimestamp: {
+      std::string out;
+      if (v.kind() == Kind::kDate) append_date_text(out, v.bigint());
+      if (v.kind() == Kind::kTime) append_time_text(out, v.bigint());
+      if (v.kind() == Kind::kTimestamp) append_timestamp_text(out, v.bigint());
+      return out;
+    }
     default:
       return v.debug_string();
   }
@@ -140,6 +345,33 @@ size_t like(const Instr& i, Frame& f, size_t pc) {
   out.set_boolean(i.data == 1 ? !match : match);
   return pc + 1;
 }
+
+namespace {
+
+constexpr int64_t kDayMs = 86'400'000;
+
+// STRING (ISO text), DATE, TIME or TIMESTAMP to `to`, one of the last three.
+void cast_to_time(const Value& v, Kind to, Frame& f, Value& out) {
+  int64_t n = v.bigint();
+  std::string error;
+  if (v.kind() == Kind::kString) {
+    bool ok = to == Kind::kDate   ? parse_date_text(v.text(), n, error)
+              : to == Kind::kTime ? parse_time_text(v.text(), n, error)
+                                  : parse_timestamp_text(v.text(), n, error);
+    if (!ok) return fail(f, out, error);
+  } else if (v.kind() == Kind::kTimestamp && to == Kind::kDate) {
+    n = floor_div(n, kDayMs);
+  } else if (v.kind() == Kind::kTimestamp && to == Kind::kTime) {
+    n = floor_mod(n, kDayMs);
+  } else if (v.kind() == Kind::kDate && to == Kind::kTimestamp) {
+    n *= kDayMs;
+  } else if (v.kind() != to) {
+    return fail(f, out, "Cast not supported yet");
+  }
+  out.set_time(to, n);
+}
+
+}  // namespace
 
 size_t cast(const Instr& i, Frame& f, size_t pc) {
   const Value& v = f.registers[i.a];
@@ -205,6 +437,11 @@ size_t cast(const Instr& i, Frame& f, size_t pc) {
       out.set_decimal(unscaled, i.scale);
       return pc + 1;
     }
+    case Kind::kDate:
+    case Kind::kTime:
+    case Kind::kTimestamp:
+      cast_to_time(v, to, f, out);
+      return pc + 1;
     default:
       if (v.kind() == to) return out = v, pc + 1;
       return fail(f, out, "Cast not supported yet"), pc + 1;

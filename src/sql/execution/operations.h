@@ -1,5 +1,7 @@
 #pragma once
 // The evaluator's instructions (program.h), each a function over a frame's registers.
+#include <string_view>
+
 #include "sql/binder/function_registry.h"
 #include "sql/execution/program.h"
 
@@ -25,6 +27,19 @@ class FunctionCall {
   const std::vector<int>& args_;
   const CallSite& site_;
   Value& out_;
+};
+
+// TRANSFORM, FILTER or REDUCE compiled into a loop (program.cpp): lambda_begin; then for each
+// element lambda_next (the parameters loaded), the lambdas' bodies, lambda_step (the element's
+// result kept, back to lambda_next); after the last, lambda_finish (the collection made).
+struct LambdaLoop {
+  LambdaCall call = LambdaCall::kNone;
+  int collection = -1;          // the array's or map's register
+  int index = -1;               // the next element's position (a BIGINT register)
+  int params[2] = {-1, -1};     // the element (array), or the key and the value (map)
+  int bodies[2] = {-1, -1};     // the bodies' results (TRANSFORM of a map: key, value)
+  int builder = -1;             // the frame's collection under construction
+  size_t next = 0, finish = 0;  // lambda_next's and lambda_finish's instructions
 };
 
 }  // namespace oxbow::sql
@@ -81,9 +96,39 @@ size_t call_function(const Instr& i, Frame& f, size_t pc);
 // An instruction's call site for `resolved` with arguments of types `args`: `call` set.
 void set_call_site(Instr& i, const ResolvedFunction& resolved, const std::vector<SqlTypePtr>& args);
 
+// Lambdas' loops (see LambdaLoop): dst the result; lambda_begin's b: REDUCE's initial state.
+size_t lambda_begin(const Instr& i, Frame& f, size_t pc);
+size_t lambda_next(const Instr& i, Frame& f, size_t pc);
+size_t lambda_step(const Instr& i, Frame& f, size_t pc);
+size_t lambda_finish(const Instr& i, Frame& f, size_t pc);
+
 // Java's Double.toString (1.5, 100.0, 1.0E10), and the text CAST(v AS STRING) gives.
 std::string java_double(double d);
 std::string cast_text(const Value& v);
+
+// The proleptic Gregorian calendar (Java's ISO chronology), by days since 1970-01-01.
+struct CivilDate {
+  int64_t year;
+  int month, day;
+};
+int64_t days_from_civil(int64_t year, int month, int day);
+CivilDate civil_from_days(int64_t days);
+int days_in_month(int64_t year, int month);
+// Floor division and its remainder (never negative for a positive divisor).
+int64_t floor_div(int64_t a, int64_t b);
+int64_t floor_mod(int64_t a, int64_t b);
+
+// The ISO texts of ksqlDB's CAST (docs/sql/ksqldb-facts.md §2.4): DATE 2021-01-01, TIME
+// 12:34:56 (whole seconds, HH:mm when they are 0, as Java's LocalTime prints), TIMESTAMP
+// 2021-01-01T12:34:56.789 in UTC.
+void append_date_text(std::string& out, int64_t days);
+void append_time_text(std::string& out, int64_t ms_of_day);
+void append_timestamp_text(std::string& out, int64_t epoch_ms);
+// And back, ksqlDB's partials accepted (2021-01 is its first day; 2021-01-01T10 is 10:00;
+// a timestamp may end with Z or an offset, else it is UTC). False with ksqlDB's message.
+bool parse_date_text(std::string_view s, int64_t& days, std::string& error);
+bool parse_time_text(std::string_view s, int64_t& ms_of_day, std::string& error);
+bool parse_timestamp_text(std::string_view s, int64_t& epoch_ms, std::string& error);
 
 // Three-way comparison of two non-null values of comparable kinds.
 int compare_values(const Value& x, const Value& y);

@@ -1,6 +1,7 @@
 #include "sql/execution/program.h"
 
 #include <charconv>
+#include <map>
 
 #include "sql/binder/sql_error.h"
 #include "sql/execution/operations.h"
@@ -83,7 +84,7 @@ class ProgramCompiler {
       case BoundKind::kConcat:
         return add(ops::concat, {emit(*e.args[0]), emit(*e.args[1])});
       case BoundKind::kComparison:
-        return add(ops::compare, {emit(*e.args[0]), emit(*e.args[1])}, comparison_of(e.op));
+        return add(ops::compare, {compared(e, 0, 1), compared(e, 1, 0)}, comparison_of(e.op));
       case BoundKind::kAnd:
         return add(ops::logical_and, {emit(*e.args[0]), emit(*e.args[1])});
       case BoundKind::kOr:
@@ -93,11 +94,11 @@ class ProgramCompiler {
       case BoundKind::kIsNull:
         return add(ops::is_null, {emit(*e.args[0])}, e.negated ? 1 : 0);
       case BoundKind::kBetween:
-        return add(ops::between, {emit(*e.args[0]), emit(*e.args[1]), emit(*e.args[2])},
+        return add(ops::between, {compared(e, 0, 1), compared(e, 1, 0), compared(e, 2, 0)},
                    e.negated ? 1 : 0);
       case BoundKind::kIn: {
         int value = emit(*e.args[0]);
-        int list = this->list(e, 1);
+        int list = this->list(e, 1, e.args[0].get());
         int r = add(ops::in_list, {value}, list);
         p_.code_.back().scale = e.negated ? 1 : 0;
         return r;
@@ -116,7 +117,11 @@ class ProgramCompiler {
         return r;
       }
       case BoundKind::kFunction:
-        return function(e);
+        return e.lambda == LambdaCall::kNone ? function(e) : lambda_loop(e);
+      case BoundKind::kLambdaVariable:
+        return lambda_registers_.at(e.column);
+      case BoundKind::kLambda:
+        break;  // only inside a lambda_loop
       case BoundKind::kSubscript:
         return add(ops::subscript, {emit(*e.args[0]), emit(*e.args[1])});
       case BoundKind::kDereference: {
@@ -150,9 +155,14 @@ class ProgramCompiler {
     return i.dst;
   }
 
-  int list(const BoundExpr& e, size_t from) {
+  // `compared_to`: the value an IN list's items are compared with, which they are made
+  // comparable to.
+  int list(const BoundExpr& e, size_t from, const BoundExpr* compared_to = nullptr) {
     std::vector<int> registers;
-    for (size_t k = from; k < e.args.size(); ++k) registers.push_back(emit(*e.args[k]));
+    for (size_t k = from; k < e.args.size(); ++k)
+      registers.push_back(compared_to
+                              ? comparable(emit(*e.args[k]), e.args[k]->type, compared_to->type)
+                              : emit(*e.args[k]));
     p_.lists_.push_back(std::move(registers));
     return static_cast<int>(p_.lists_.size() - 1);
   }
@@ -265,6 +275,72 @@ class ProgramCompiler {
     return r;
   }
 
+  // Operand k of a comparison, made comparable with operand `other`.
+  int compared(const BoundExpr& e, size_t k, size_t other) {
+    return comparable(emit(*e.args[k]), e.args[k]->type, e.args[other]->type);
+  }
+
+  // A value compared with one of type `other`: a STRING read as the DATE, TIME or TIMESTAMP it
+  // is compared with, a DATE compared with a TIMESTAMP as its midnight (ksqlDB's comparisons).
+  int comparable(int from, const SqlTypePtr& have, const SqlTypePtr& other) {
+    if (!have || !other) return from;
+    SqlBaseType h = have->base(), o = other->base();
+    bool time = o == SqlBaseType::kDate || o == SqlBaseType::kTime || o == SqlBaseType::kTimestamp;
+    if ((h == SqlBaseType::kString && time) ||
+        (h == SqlBaseType::kDate && o == SqlBaseType::kTimestamp))
+      return add(ops::cast, {from}, static_cast<int>(kind_of(*other)));
+    return from;
+  }
+
+  // TRANSFORM, FILTER or REDUCE as a loop (operations.h, LambdaLoop), each lambda's body
+  // compiled once inside it with its parameters bound to the loop's registers.
+  int lambda_loop(const BoundExpr& e) {
+    auto loop = std::make_shared<LambdaLoop>();
+    loop->call = e.lambda;
+    bool reduce = e.lambda == LambdaCall::kReduceArray || e.lambda == LambdaCall::kReduceMap;
+    bool map = e.lambda == LambdaCall::kTransformMap || e.lambda == LambdaCall::kFilterMap ||
+               e.lambda == LambdaCall::kReduceMap;
+    loop->collection = emit(*e.args[0]);
+    int initial = reduce ? emit(*e.args[1]) : -1;
+    if (reduce) initial = widen(initial, e.args[1]->type, e.type);
+    int result = p_.registers_++;
+    loop->index = p_.registers_++;
+    loop->params[0] = p_.registers_++;
+    if (map) loop->params[1] = p_.registers_++;
+    if (!reduce) loop->builder = p_.builders_++;
+    size_t begin = p_.code_.size();
+    add_loop_instr(ops::lambda_begin, result, initial);
+    loop->next = p_.code_.size();
+    add_loop_instr(ops::lambda_next, result);
+    for (size_t k = reduce ? 2 : 1, body = 0; k < e.args.size(); ++k, ++body) {
+      const BoundExpr& lambda = *e.args[k];
+      // REDUCE's state is the result's register itself; the others are the element's.
+      size_t first = reduce ? 1 : 0;
+      if (reduce) lambda_registers_[lambda.lambda_params[0]] = result;
+      for (size_t j = first; j < lambda.lambda_params.size(); ++j)
+        lambda_registers_[lambda.lambda_params[j]] = loop->params[j - first];
+      int r = emit(*lambda.args[0]);
+      if (reduce) r = widen(r, lambda.args[0]->type, e.type);
+      loop->bodies[body] = r;
+    }
+    add_loop_instr(ops::lambda_step, result);
+    loop->finish = p_.code_.size();
+    add_loop_instr(ops::lambda_finish, result);
+    for (size_t k = begin; k < p_.code_.size(); ++k)
+      if (p_.code_[k].op == ops::lambda_begin || p_.code_[k].op == ops::lambda_next ||
+          p_.code_[k].op == ops::lambda_step || p_.code_[k].op == ops::lambda_finish)
+        if (!p_.code_[k].loop) p_.code_[k].loop = loop;
+    return result;
+  }
+
+  void add_loop_instr(Operation op, int result, int b = -1) {
+    Instr i;
+    i.op = op;
+    i.dst = result;
+    i.b = b;
+    p_.code_.push_back(i);
+  }
+
   // `from` (of type `have`) as `want`: numbers converted; other types are passed as they are.
   int widen(int from, const SqlTypePtr& have, const SqlTypePtr& want) {
     if (!have || !want || have->equals(*want)) return from;
@@ -280,6 +356,7 @@ class ProgramCompiler {
   }
 
   Program& p_;
+  std::map<int, int> lambda_registers_;  // a lambda variable's register
   const std::vector<int>& row_index_;
   const std::function<int(const BoundExpr&)>& substitute_;
 };
@@ -297,6 +374,7 @@ Frame Program::new_frame() const {
   f.registers.resize(static_cast<size_t>(registers_));
   f.constants = &constants_;
   f.lists = &lists_;
+  f.builders.resize(static_cast<size_t>(builders_));
   return f;
 }
 

@@ -68,6 +68,7 @@ class Program {
   std::vector<Value> constants_;
   std::vector<std::vector<int>> lists_;
   int registers_ = 0;
+  int builders_ = 0;  // lambdas' loops making a collection
   int result_ = 0;
 };
 

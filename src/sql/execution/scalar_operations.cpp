@@ -381,4 +381,111 @@ size_t in_list(const Instr& i, Frame& f, size_t pc) {
   return pc + 1;
 }
 
+// ---- lambdas' loops
+
+namespace {
+
+bool over_map(LambdaCall call) {
+  return call == LambdaCall::kTransformMap || call == LambdaCall::kFilterMap ||
+         call == LambdaCall::kReduceMap;
+}
+
+bool reduces(LambdaCall call) {
+  return call == LambdaCall::kReduceArray || call == LambdaCall::kReduceMap;
+}
+
+bool same_key(const Value& x, const Value& y) {
+  if (x.is_null() || y.is_null()) return x.is_null() && y.is_null();
+  return compare_values(x, y) == 0;
+}
+
+// TRANSFORM of a map: Java's Collectors.toMap refuses a key made twice.
+bool add_entry(std::vector<Value>& entries, const Value& key, const Value& value, Frame& f,
+               Value& out) {
+  for (size_t k = 0; k < entries.size(); k += 2)
+    if (same_key(entries[k], key)) {
+      fail(f, out,
+           "Duplicate key " + cast_text(key) + " (attempted merging values " +
+               cast_text(entries[k + 1]) + " and " + cast_text(value) + ")");
+      return false;
+    }
+  entries.push_back(key);
+  entries.push_back(value);
+  return true;
+}
+
+}  // namespace
+
+// NULL collections: NULL (REDUCE: its initial state, itself NULL-in NULL-out).
+size_t lambda_begin(const Instr& i, Frame& f, size_t pc) {
+  const LambdaLoop& l = *i.loop;
+  Value& out = dst(i, f);
+  const Value& collection = reg(f, l.collection);
+  if (reduces(l.call)) {
+    const Value& initial = reg(f, i.b);
+    if (initial.is_null()) return out.set_null(), l.finish + 1;
+    out = initial;
+    if (collection.is_null()) return l.finish + 1;
+  } else {
+    if (collection.is_null()) return out.set_null(), l.finish + 1;
+    auto& builder = f.builders[static_cast<size_t>(l.builder)];
+    builder.clear();
+    builder.reserve(collection.items().size());  // the only allocation of the result's elements
+  }
+  f.registers[l.index].set_bigint(0);
+  return pc + 1;
+}
+
+size_t lambda_next(const Instr& i, Frame& f, size_t pc) {
+  const LambdaLoop& l = *i.loop;
+  const auto& items = reg(f, l.collection).items();
+  Value& index = f.registers[l.index];
+  auto at = static_cast<size_t>(index.bigint());
+  if (at >= items.size()) return l.finish;
+  f.registers[l.params[0]] = items[at];  // a copy that reuses the register's buffer
+  if (over_map(l.call)) f.registers[l.params[1]] = items[at + 1];
+  index.set_bigint(static_cast<int64_t>(at + (over_map(l.call) ? 2 : 1)));
+  return pc + 1;
+}
+
+size_t lambda_step(const Instr& i, Frame& f, size_t pc) {
+  (void)pc;
+  const LambdaLoop& l = *i.loop;
+  if (reduces(l.call)) {
+    dst(i, f) = reg(f, l.bodies[0]);  // the next state
+    return l.next;
+  }
+  auto& builder = f.builders[static_cast<size_t>(l.builder)];
+  const Value& result = reg(f, l.bodies[0]);
+  switch (l.call) {
+    case LambdaCall::kTransformArray:
+      builder.push_back(result);
+      break;
+    case LambdaCall::kTransformMap:
+      if (!add_entry(builder, result, reg(f, l.bodies[1]), f, dst(i, f))) return l.finish + 1;
+      break;
+    case LambdaCall::kFilterArray:
+    case LambdaCall::kFilterMap:
+      // Java unboxes the predicate's result: NULL fails the call.
+      if (result.is_null())
+        return fail(f, dst(i, f), "FILTER's function returned NULL"), l.finish + 1;
+      if (!result.boolean()) break;
+      builder.push_back(reg(f, l.params[0]));
+      if (l.call == LambdaCall::kFilterMap) builder.push_back(reg(f, l.params[1]));
+      break;
+    default:
+      break;
+  }
+  return l.next;
+}
+
+size_t lambda_finish(const Instr& i, Frame& f, size_t pc) {
+  const LambdaLoop& l = *i.loop;
+  if (reduces(l.call)) return pc + 1;
+  auto& builder = f.builders[static_cast<size_t>(l.builder)];
+  dst(i, f).set_items(over_map(l.call) ? Kind::kMap : Kind::kArray,
+                      std::make_shared<const std::vector<Value>>(std::move(builder)));
+  return pc + 1;
+}
+
 }  // namespace oxbow::sql::ops

@@ -6,10 +6,10 @@ const std::vector<FunctionInfo>& builtin_functions() {
   static const std::vector<FunctionInfo> all = [] {
     std::vector<FunctionInfo> out;
     using namespace functions;
-    for (auto add :
-         {add_string_functions, add_regex_functions, add_math_functions, add_collection_functions,
-          add_null_functions, add_bytes_functions, add_json_functions, add_url_functions,
-          add_date_time_functions, add_aggregate_functions, add_table_functions})
+    for (auto add : {add_string_functions, add_regex_functions, add_math_functions,
+                     add_collection_functions, add_null_functions, add_bytes_functions,
+                     add_json_functions, add_url_functions, add_date_time_functions,
+                     add_lambda_functions, add_aggregate_functions, add_table_functions})
       add(out);
     return out;
   }();

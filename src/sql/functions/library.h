@@ -27,6 +27,7 @@ inline constexpr const char* kConversions = "CONVERSIONS";
 inline constexpr const char* kOther = "OTHER";
 inline constexpr const char* kAggregate = "AGGREGATE";
 inline constexpr const char* kTable = "TABLE";
+inline constexpr const char* kLambda = "LAMBDA";
 
 // A scalar function whose variants give NULL for any NULL argument.
 FunctionInfo scalar(std::string name, std::string category, std::string description,
@@ -44,6 +45,7 @@ void add_bytes_functions(std::vector<FunctionInfo>& out);
 void add_json_functions(std::vector<FunctionInfo>& out);
 void add_url_functions(std::vector<FunctionInfo>& out);
 void add_date_time_functions(std::vector<FunctionInfo>& out);
+void add_lambda_functions(std::vector<FunctionInfo>& out);
 void add_aggregate_functions(std::vector<FunctionInfo>& out);
 void add_table_functions(std::vector<FunctionInfo>& out);
 

@@ -304,9 +304,17 @@ ExprPtr Parser::function_call(Name name) {
   return e;
 }
 
-// A function's argument: `x => body`, `(x, y) => body`, or an expression.
+// A function's argument: `x => body`, `(x, y) => body`, a time unit standing alone (DAYS in
+// DATEADD(DAYS, 1, d), where DAYS is a reserved word that no expression could read), or an
+// expression.
 ExprPtr Parser::lambda_or_expression() {
   size_t start = at_;
+  if (peek().kind == TokenKind::kWord && time_unit_ms(peek().upper) &&
+      (peek(1).is_symbol(",") || peek(1).is_symbol(")"))) {
+    auto unit = make_expr(ExprKind::kIntervalUnit, peek().position);
+    unit->text = next().upper;
+    return unit;
+  }
   std::vector<std::string> parameters;
   Position position = peek().position;
   if (at_name() && peek(1).is_symbol("=>")) {
