@@ -174,7 +174,7 @@ BoundExprPtr ExpressionBinder::bind_node(const Expr& e) {
     case ExprKind::kLambda:
       fail("Lambda functions are only allowed as arguments of TRANSFORM, FILTER and REDUCE: " +
            format(e));
-    case ExprKind::kIntervalUnit:
+    case ExprKind::kTimeUnit:
       return column(e);
     case ExprKind::kAtTimeZone:
       fail("AT TIME ZONE is not supported yet: " + format(e));
@@ -185,7 +185,7 @@ BoundExprPtr ExpressionBinder::bind_node(const Expr& e) {
 }
 
 BoundExprPtr ExpressionBinder::column(const Expr& e) {
-  const std::string& name = e.kind == ExprKind::kIntervalUnit ? e.text : e.name;
+  const std::string& name = e.kind == ExprKind::kTimeUnit ? e.text : e.name;
   if (e.qualifier.empty())
     for (auto v = lambda_scope_.rbegin(); v != lambda_scope_.rend(); ++v)
       if (v->name == name) {
@@ -193,7 +193,7 @@ BoundExprPtr ExpressionBinder::column(const Expr& e) {
         b->column = v->variable;
         return b;
       }
-  if (e.kind == ExprKind::kIntervalUnit && parser::is_reserved(name))
+  if (e.kind == ExprKind::kTimeUnit && parser::is_reserved(name))
     fail("Time unit " + name + " is only allowed as an argument of functions taking one");
   std::string shown = e.qualifier.empty() ? name : e.qualifier + "." + name;
   if (!e.qualifier.empty()) {
@@ -466,7 +466,7 @@ BoundExprPtr ExpressionBinder::function(const Expr& e) {
 }
 
 BoundExprPtr ExpressionBinder::argument(const Expr& e, const FunctionInfo* info, size_t index) {
-  if (e.kind != ExprKind::kIntervalUnit) return bind_node(e);
+  if (e.kind != ExprKind::kTimeUnit) return bind_node(e);
   bool takes_unit = false;
   for (const auto& v : info ? info->variants : std::vector<FunctionVariant>{})
     takes_unit = takes_unit || unit_param(v, index);

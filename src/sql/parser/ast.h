@@ -41,23 +41,23 @@ enum class ExprKind {
   kAnd,
   kOr,
   kNot,
-  kIsNull,        // negated: IS NOT NULL
-  kBetween,       // args: value, low, high; negated
-  kIn,            // args: value, then the list; negated
-  kLike,          // args: value, pattern[, escape]; negated
-  kCase,          // args: [operand], then when/then pairs, [else]; has_operand, has_else
-  kCast,          // args: 1; type
-  kFunction,      // name; args (lambdas among them); distinct: COUNT(DISTINCT x)
-  kStar,          // `*` as a function's argument (COUNT(*)) or a select item; qualifier for `s.*`
-  kSubscript,     // args: container, index
-  kDereference,   // args: 1 struct; name: the field (s->f)
-  kArray,         // ARRAY[...]
-  kMap,           // MAP(k := v, ...): args alternate key, value
-  kStruct,        // STRUCT(f := v, ...): field_names and args
-  kLambda,        // field_names: the parameters; args: the body
-  kIntervalUnit,  // a function's argument DAYS, HOUR...: text, upper-cased (DATEADD(DAYS, 1, d))
-  kAtTimeZone,    // args: value, zone
-  kVariable,      // ${name}, if left unsubstituted
+  kIsNull,       // negated: IS NOT NULL
+  kBetween,      // args: value, low, high; negated
+  kIn,           // args: value, then the list; negated
+  kLike,         // args: value, pattern[, escape]; negated
+  kCase,         // args: [operand], then when/then pairs, [else]; has_operand, has_else
+  kCast,         // args: 1; type
+  kFunction,     // name; args (lambdas among them); distinct: COUNT(DISTINCT x)
+  kStar,         // `*` as a function's argument (COUNT(*)) or a select item; qualifier for `s.*`
+  kSubscript,    // args: container, index
+  kDereference,  // args: 1 struct; name: the field (s->f)
+  kArray,        // ARRAY[...]
+  kMap,          // MAP(k := v, ...): args alternate key, value
+  kStruct,       // STRUCT(f := v, ...): field_names and args
+  kLambda,       // field_names: the parameters; args: the body
+  kTimeUnit,     // a function's argument DAYS, HOUR...: text, upper-cased (DATEADD(DAYS, ...))
+  kAtTimeZone,   // args: value, zone
+  kVariable,     // ${name}, if left unsubstituted
 };
 
 struct Expr {

@@ -145,7 +145,7 @@ std::string format(const Expr& e) {
         out += (i > 0 ? ", " : "") + e.field_names[i];
       return out + ") => " + format(*a[0]);
     }
-    case ExprKind::kIntervalUnit:
+    case ExprKind::kTimeUnit:
       return e.text;
     case ExprKind::kAtTimeZone:
       return format(*a[0]) + " AT TIME ZONE " + format(*a[1]);

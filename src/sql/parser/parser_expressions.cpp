@@ -311,7 +311,7 @@ ExprPtr Parser::lambda_or_expression() {
   size_t start = at_;
   if (peek().kind == TokenKind::kWord && time_unit_ms(peek().upper) &&
       (peek(1).is_symbol(",") || peek(1).is_symbol(")"))) {
-    auto unit = make_expr(ExprKind::kIntervalUnit, peek().position);
+    auto unit = make_expr(ExprKind::kTimeUnit, peek().position);
     unit->text = next().upper;
     return unit;
   }
