@@ -33,6 +33,15 @@ std::string operator_name(const std::string& op) {
   return "IS_DISTINCT_FROM";
 }
 
+// A literal, signed or not (-1).
+bool is_literal(const Expr& e) {
+  if (e.kind == ExprKind::kNegate) return is_literal(*e.args[0]);
+  for (ExprKind k : {ExprKind::kNull, ExprKind::kBoolean, ExprKind::kInteger, ExprKind::kDecimal,
+                     ExprKind::kDouble, ExprKind::kString, ExprKind::kTypedLiteral})
+    if (e.kind == k) return true;
+  return false;
+}
+
 bool unit_param(const FunctionVariant& v, size_t i) {
   return i < v.params.size() && v.params[i].family == ParamType::Family::kIntervalUnit;
 }
@@ -458,6 +467,10 @@ BoundExprPtr ExpressionBinder::function(const Expr& e) {
         list += (list.empty() ? "(" : ", ") + (t ? t->to_string() : "NULL");
       fail("Function '" + e.name + "' does not accept parameters " + list + ").");
     }
+  for (size_t i = resolved.function->literal_args_from; i > 0 && i < e.args.size(); ++i)
+    if (!is_literal(*e.args[i]))
+      fail("Parameter " + std::to_string(i + 1) + " passed to function " + resolved.function->name +
+           " must be a literal constant, but was expression: '" + format(*e.args[i]) + "'");
   auto b = node(BoundKind::kFunction, e, resolved.type);
   b->op = resolved.function->name;
   b->aggregate = aggregate;

@@ -100,6 +100,9 @@ struct FunctionInfo {
   FunctionKind kind = FunctionKind::kScalar;  // kAggregate exactly when `aggregate`
   std::string category;                       // ksqlDB's: STRING, MATHEMATICAL, DATE / TIME, ...
   std::string description;
+  // Aggregates whose arguments from this position on are fixed when the query starts (TOPK's k,
+  // EARLIEST_BY_OFFSET's ignoreNulls) and must be literals, as ksqlDB requires; 0: none.
+  size_t literal_args_from = 0;
 
   // SCALAR, AGGREGATE or TABLE, as SHOW FUNCTIONS prints the type.
   const char* type_name() const;

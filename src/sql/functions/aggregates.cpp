@@ -56,17 +56,20 @@ void add_aggregate_functions(std::vector<FunctionInfo>& out) {
                           {signature("val T", "ARRAY<T>")}));
   out.push_back(aggregate("COLLECT_SET", "The distinct values, at most 1000 (the rest dropped).",
                           {signature("val T", "ARRAY<T>")}));
-  for (const char* name : {"LATEST_BY_OFFSET", "EARLIEST_BY_OFFSET"})
+  for (const char* name : {"LATEST_BY_OFFSET", "EARLIEST_BY_OFFSET"}) {
     out.push_back(
         aggregate(name,
                   std::string("The value of the ") + (name[0] == 'L' ? "latest" : "earliest") +
                       " record by offset, NULLs ignored unless ignoreNulls is false.",
                   {signature("val T", "T"), signature("val T, ignoreNulls BOOLEAN", "T")}));
+    out.back().literal_args_from = 1;
+  }
   out.push_back(aggregate(
       "COUNT_DISTINCT", "The number of distinct non-NULL values (exact; ksqlDB's is an estimate).",
       {signature("val T", "BIGINT")}));
   out.push_back(aggregate("TOPK", "The k greatest values, greatest first.",
                           per_type({"INT", "BIGINT", "DOUBLE", "VARCHAR"}, ", k INT", "ARRAY<T>")));
+  out.back().literal_args_from = 1;
   auto distinct =
       per_type({"INT", "BIGINT", "DOUBLE", "VARCHAR", "DATE", "TIME", "TIMESTAMP", "BYTES"},
                ", k INT", "ARRAY<T>");
@@ -76,6 +79,7 @@ void add_aggregate_functions(std::vector<FunctionInfo>& out) {
       }));
   out.push_back(
       aggregate("TOPKDISTINCT", "The k greatest distinct values, greatest first.", distinct));
+  out.back().literal_args_from = 1;
   out.push_back(aggregate("HISTOGRAM",
                           "How many times each string came, for at most 1000 distinct strings.",
                           {signature("val VARCHAR", "MAP<VARCHAR, BIGINT>")}));
