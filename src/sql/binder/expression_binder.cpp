@@ -434,6 +434,9 @@ BoundExprPtr ExpressionBinder::function(const Expr& e) {
     if (a->kind == ExprKind::kLambda) return lambda_function(e);
   const FunctionInfo* info = functions_.find(e.name);
   bool aggregate = info && info->aggregate;
+  // The aggregation computes its calls before any row's lambda runs.
+  if (aggregate && !lambda_scope_.empty())
+    fail("Aggregate functions can not be used inside lambda functions: " + format(e));
   if (aggregate && aggregate_depth_ > 0) {
     std::string inner = e.name + "()";
     fail("Aggregate functions can not be nested: " + inner);

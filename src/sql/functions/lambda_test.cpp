@@ -66,6 +66,8 @@ TEST_F(Lambdas, Misuse) {
   EXPECT_EQ(eval("TRANSFORM(arr, x => y)"), "REFUSED: SELECT column 'Y' cannot be resolved.");
   EXPECT_EQ(eval("TRANSFORM(arr)"),
             "REFUSED: Function 'TRANSFORM' does not accept parameters (ARRAY<INTEGER>).");
+  EXPECT_EQ(eval("TRANSFORM(arr, x => SUM(x))"),
+            "REFUSED: Aggregate functions can not be used inside lambda functions: SUM(X)");
   // The lambda's parameter is out of scope after it.
   EXPECT_EQ(eval("ARRAY_LENGTH(TRANSFORM(arr, q => q)) + q"),
             "REFUSED: SELECT column 'Q' cannot be resolved.");
