@@ -230,7 +230,10 @@ class ProgramCompiler {
     int operand = e.has_operand ? emit(*e.args[0]) : -1;
     for (; k + 1 < end; k += 2) {
       int when = emit(*e.args[k]);
-      if (operand >= 0) when = add(ops::compare, {operand, when}, ops::kEqual);
+      if (operand >= 0) {
+        const SqlTypePtr &o = e.args[0]->type, &w = e.args[k]->type;
+        when = add(ops::compare, {comparable(operand, o, w), comparable(when, w, o)}, ops::kEqual);
+      }
       size_t test = p_.code_.size();
       add(ops::jump_unless_true, {when});
       int then = emit(*e.args[k + 1]);

@@ -189,6 +189,10 @@ TEST_F(DateTimeFunctions, ComparisonsWithStrings) {
   EXPECT_EQ(eval("ts BETWEEN '2021' AND '2021-01-02'"), "true");
   EXPECT_EQ(eval("dt IN ('2020-01-01', '2021-01-01')"), "true");
   EXPECT_EQ(eval("CAST(dt AS TIMESTAMP) < ts"), "true");
+  EXPECT_EQ(eval("CASE dt WHEN '2020-01-01' THEN 1 WHEN '2021-01-01' THEN 2 END"), "2");
+  // A STRING given for a DATE, TIME or TIMESTAMP parameter is read as one.
+  EXPECT_EQ(eval("FORMAT_DATE('2021-03-04', 'd MMM')"), "'4 Mar'");
+  EXPECT_EQ(eval("UNIX_TIMESTAMP('1970-01-01T00:00:01Z')"), "1000");
   EXPECT_EQ(eval("dt = 'soon'"),
             "ERROR: Failed to parse date 'soon': Text 'soon' could not be parsed at index 0");
 }
