@@ -54,6 +54,12 @@ TEST_F(DateTimeFunctions, Format) {
   EXPECT_EQ(eval("FORMAT_TIMESTAMP(FROM_UNIXTIME(4118097600000), 'yyyy-MM-dd HH:mm z', "
                  "'America/New_York')"),
             "'2100-07-01 00:00 EDT'");
+  // The southern hemisphere's summer spans the new year.
+  EXPECT_EQ(eval("FORMAT_TIMESTAMP(FROM_UNIXTIME(4102444800000), 'HH:mm z', "
+                 "'Australia/Sydney')"),
+            "'11:00 AEDT'");
+  EXPECT_EQ(eval("FORMAT_TIMESTAMP(FROM_UNIXTIME(4118097600000), 'HH:mm z', 'Europe/London')"),
+            "'05:00 BST'");
   EXPECT_EQ(eval("FORMAT_DATE(dt, 'dd/MM/yyyy D E')"), "'01/01/2021 1 Fri'");
   EXPECT_EQ(eval("FORMAT_TIME(t, 'hh:mm:ss.SS a')"), "'12:34:56.78 PM'");
   EXPECT_EQ(eval("TIMESTAMPTOSTRING(n, 'yyyy-MM-dd HH:mm:ss.SSS')"), "'1970-01-01 00:00:00.010'");
@@ -96,6 +102,13 @@ TEST_F(DateTimeFunctions, Parse) {
             "1609500896000");
   EXPECT_EQ(eval("UNIX_TIMESTAMP(PARSE_TIMESTAMP('01/01/2021 04:34 PST', 'MM/dd/yyyy HH:mm z'))"),
             "1609504440000");
+  // A local time in a gap is moved later by the gap; one in an overlap is the earlier instant.
+  EXPECT_EQ(eval("CAST(PARSE_TIMESTAMP('2021-03-14 02:30', 'yyyy-MM-dd HH:mm', "
+                 "'America/New_York') AS STRING)"),
+            "'2021-03-14T07:30:00.000'");
+  EXPECT_EQ(eval("CAST(PARSE_TIMESTAMP('2021-11-07 01:30', 'yyyy-MM-dd HH:mm', "
+                 "'America/New_York') AS STRING)"),
+            "'2021-11-07T05:30:00.000'");
   // Fields not given default to 1970-01-01T00:00.
   EXPECT_EQ(eval("CAST(PARSE_TIMESTAMP('10:15', 'HH:mm') AS STRING)"), "'1970-01-01T10:15:00.000'");
   EXPECT_EQ(eval("STRINGTOTIMESTAMP('20210101123456', 'yyyyMMddHHmmss')"), "1609504496000");
