@@ -1,8 +1,9 @@
 // `oxbow sql run FILE`: the SQL engine in one process, until the server of issue 43 exists. The
-// file's statements are executed in order; the topics of sources and sinks that WITH gives a
-// partition count are created if missing (as ksqlDB creates them), INSERT VALUES records are
-// produced, and every persistent query runs on Oxbow Streams against the cluster until SIGINT or
-// SIGTERM. A statement that fails stops the command before anything runs, with ksqlDB's message.
+// KSQL_PROCESSING_LOG stream exists from the start (its topic takes the queries' processing-log
+// entries); the file's statements are executed in order; the topics of sources and sinks that WITH
+// gives a partition count are created if missing (as ksqlDB creates them), INSERT VALUES records
+// are produced, and every persistent query runs on Oxbow Streams against the cluster until SIGINT
+// or SIGTERM. A statement that fails stops the command before anything runs, with ksqlDB's message.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,7 @@ namespace {
 struct SqlRunOptions {
   ClientOptions client;
   std::string file;
+  std::string processing_log_topic = "default_ksql_processing_log";
   std::string state_dir = "/tmp/oxbow-sql";
   std::vector<std::string> streams_configs;  // key=value, for every query's Streams runtime
 };
@@ -80,8 +82,44 @@ void produce_inserted(const ClientOptions& client,
   if (auto err = rd_kafka_flush(rk.get(), kRequestTimeoutMs)) fail("INSERT VALUES", err);
 }
 
+// ksqlDB's processing-log stream, over the topic the entries go to.
+std::string processing_log_stream(const std::string& topic) {
+  return "CREATE STREAM KSQL_PROCESSING_LOG (LOGGER STRING, LEVEL STRING, TIME BIGINT, MESSAGE "
+         "STRUCT<TYPE INT, DESERIALIZATIONERROR STRUCT<TARGET STRING, ERRORMESSAGE STRING, "
+         "RECORDB64 STRING, CAUSE ARRAY<STRING>, `topic` STRING>, RECORDPROCESSINGERROR "
+         "STRUCT<ERRORMESSAGE STRING, RECORD STRING, CAUSE ARRAY<STRING>>, PRODUCTIONERROR "
+         "STRUCT<ERRORMESSAGE STRING>, SERIALIZATIONERROR STRUCT<TARGET STRING, ERRORMESSAGE "
+         "STRING, RECORD STRING, CAUSE ARRAY<STRING>, `topic` STRING>, KAFKASTREAMSTHREADERROR "
+         "STRUCT<ERRORMESSAGE STRING, THREADNAME STRING, CAUSE ARRAY<STRING>>>) WITH "
+         "(KAFKA_TOPIC='" +
+         topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);";
+}
+
+// The processing log's entries as records of its topic, keyless, as ksqlDB writes them.
+class TopicProcessingLog : public sql::ProcessingLog {
+ public:
+  TopicProcessingLog(const ClientOptions& client, std::string topic)
+      : producer_(make_kafka_handle(RD_KAFKA_PRODUCER, make_kafka_conf(client))),
+        topic_(std::move(topic)) {}
+  ~TopicProcessingLog() override { rd_kafka_flush(producer_.get(), kRequestTimeoutMs); }
+  void log(const sql::ProcessingLogEntry& entry) override {
+    std::string value = sql::processing_log_json(entry);
+    rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(topic_.c_str()),
+                      RD_KAFKA_V_VALUE(value.data(), value.size()),
+                      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    rd_kafka_poll(producer_.get(), 0);
+  }
+
+ private:
+  KafkaHandle producer_;
+  std::string topic_;
+};
+
 void run_sql(const SqlRunOptions& options) {
   sql::Engine engine;
+  engine.execute(processing_log_stream(options.processing_log_topic));
+  engine.set_processing_log(
+      std::make_shared<TopicProcessingLog>(options.client, options.processing_log_topic));
   std::vector<sql::InsertedRecord> inserted;
   try {
     for (auto& r : engine.execute(read_file(options.file))) {
@@ -136,6 +174,10 @@ void add_sql_command(CLI::App& app) {
   run->add_option("file", options->file, "The statements, each ending with ';'")->required();
   add_client_options(*run, options->client);
   run->add_option("--state-dir", options->state_dir, "Where the queries keep their state stores")
+      ->capture_default_str();
+  run->add_option("--processing-log-topic", options->processing_log_topic,
+                  "Where the queries write what they could not do with a record (the "
+                  "KSQL_PROCESSING_LOG stream reads it)")
       ->capture_default_str();
   run->add_option("--streams-config", options->streams_configs,
                   "A Streams setting for every query, key=value (repeatable)");

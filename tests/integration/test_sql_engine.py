@@ -179,3 +179,28 @@ def test_a_statement_that_does_not_bind_fails_with_one_line_and_runs_nothing(bro
     assert run.proc.wait(30) == 1
     assert "Column 'USERID' is ambiguous. Could be C.USERID or U.USERID." in run.text()
     assert "running" not in run.text()
+
+
+def test_a_record_that_does_not_deserialize_goes_to_the_processing_log(broker, tmp_path):
+    statements = STATEMENTS + """
+CREATE STREAM errors AS SELECT logger, message->deserializationerror->errormessage AS reason
+  FROM ksql_processing_log WHERE message->type = 0;
+"""
+    run = SqlRun(broker, tmp_path, statements)
+    run.wait_running(3)
+    producer = ck.producer(broker.bootstrap, partitioner="murmur2_random")
+    producer.produce("clickstream", key="alice", value=b"{not json", timestamp=BASE)
+    producer.produce("clickstream", key="alice", value=b'{"page": "home"}', timestamp=BASE + 1)
+    producer.produce("users", key="alice", value=b'{"level": "Platinum"}', timestamp=BASE)
+    producer.flush()
+    [entry] = _records(broker.bootstrap, "default_ksql_processing_log", 1)
+    logged = json.loads(entry.value())
+    assert logged["LOGGER"] == "CSAS_VIP_ACTIONS_1.KsqlTopic.Source.deserializer"
+    assert logged["LEVEL"] == "ERROR"
+    assert logged["MESSAGE"]["TYPE"] == 0
+    assert logged["MESSAGE"]["DESERIALIZATIONERROR"]["TARGET"] == "value"
+    assert logged["MESSAGE"]["DESERIALIZATIONERROR"]["topic"] == "clickstream"
+    # The log is a stream like any other: a query over it sees the entry.
+    [derived] = _records(broker.bootstrap, "ERRORS", 1)
+    assert json.loads(derived.value())["REASON"].startswith("Failed to deserialize value from topic: clickstream")
+    run.stop()

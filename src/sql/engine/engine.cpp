@@ -173,6 +173,8 @@ StatementResult Engine::start_query(const std::string& id_prefix, const BoundQue
   for (const auto& j : query.joins) q.sources.push_back(j.right->name);
   q.statement = text;
   q.counters = std::make_shared<QueryCounters>();
+  q.counters->query_id = q.id;
+  q.counters->log = processing_log_;
   q.topology = plan_query(query, sink, q.counters);
   // ksqlDB's application id (QueryApplicationId), with its default service id "default_".
   q.streams_config = {{"application.id", "_confluent-ksql-default_query_" + q.id},

@@ -80,6 +80,12 @@ class Engine {
   const std::vector<PersistentQuery>& queries() const { return queries_; }
   const PersistentQuery* query(const std::string& id) const;
 
+  // Where the queries started from now on write what they could not do with a record (a record
+  // that does not deserialize, an expression that fails): by default the last 1,000 entries,
+  // kept in memory (a MemoryProcessingLog).
+  void set_processing_log(std::shared_ptr<ProcessingLog> log) { processing_log_ = std::move(log); }
+  const std::shared_ptr<ProcessingLog>& processing_log() const { return processing_log_; }
+
  private:
   StatementResult create_source(const parser::CreateSource& create);
   StatementResult create_as_select(const parser::CreateSource& create, const std::string& text);
@@ -110,6 +116,7 @@ class Engine {
   std::vector<PersistentQuery> queries_;
   std::map<std::string, std::string> properties_;  // SET
   std::map<std::string, std::string> variables_;   // DEFINE
+  std::shared_ptr<ProcessingLog> processing_log_ = std::make_shared<MemoryProcessingLog>();
   int next_query_ = 0;
 };
 

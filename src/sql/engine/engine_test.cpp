@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
 #include "oxbow/streams/test_driver.h"
@@ -73,6 +75,22 @@ TEST_F(EngineTest, PoisonRecordsAreSkippedAndCountedAndTheQueryGoesOn) {
   driver.pipe("pageviews", "c", R"({"viewtime":7})", 3);
   EXPECT_EQ(drain(driver, "S2"), (std::vector<std::string>{R"(c|{"VIEWTIME":7})"}));
   EXPECT_EQ(driver.skippedRecords(), 2);
+  EXPECT_EQ(q->counters->deserialization_errors.load(), 2);
+  // Each in the processing log, in ksqlDB's entry format.
+  auto log = std::dynamic_pointer_cast<MemoryProcessingLog>(engine_.processing_log());
+  auto entries = log->entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].logger, "CSAS_S2_0.KsqlTopic.Source.deserializer");
+  EXPECT_EQ(entries[0].target, "value");
+  EXPECT_EQ(entries[0].topic, "pageviews");
+  EXPECT_EQ(entries[0].message.rfind("Failed to deserialize value from topic: pageviews. ", 0), 0u);
+  auto json = nlohmann::json::parse(processing_log_json(entries[1]));
+  EXPECT_EQ(json["LEVEL"], "ERROR");
+  EXPECT_EQ(json["MESSAGE"]["TYPE"], 0);
+  EXPECT_EQ(json["MESSAGE"]["DESERIALIZATIONERROR"]["TARGET"], "value");
+  EXPECT_EQ(json["MESSAGE"]["DESERIALIZATIONERROR"]["topic"], "pageviews");
+  EXPECT_TRUE(json["MESSAGE"]["DESERIALIZATIONERROR"]["RECORDB64"].is_null());
+  EXPECT_TRUE(json["MESSAGE"]["RECORDPROCESSINGERROR"].is_null());
 }
 
 TEST_F(EngineTest, ExpressionErrorsGiveNullAndAreCounted) {
@@ -82,6 +100,14 @@ TEST_F(EngineTest, ExpressionErrorsGiveNullAndAreCounted) {
   driver.pipe("pageviews", "a", R"({"viewtime":3})", 1);
   EXPECT_EQ(drain(driver, "S3"), (std::vector<std::string>{R"(a|{"BROKEN":null})"}));
   EXPECT_EQ(q->counters->expression_errors.load(), 1);
+  auto log = std::dynamic_pointer_cast<MemoryProcessingLog>(engine_.processing_log());
+  ASSERT_EQ(log->entries().size(), 1u);
+  auto json = nlohmann::json::parse(processing_log_json(log->entries()[0]));
+  EXPECT_EQ(json["LOGGER"], "CSAS_S3_0.Project");
+  EXPECT_EQ(json["MESSAGE"]["TYPE"], 1);
+  EXPECT_EQ(json["MESSAGE"]["RECORDPROCESSINGERROR"]["ERRORMESSAGE"].get<std::string>().rfind(
+                "Error computing expression for column BROKEN: ", 0),
+            0u);
 }
 
 TEST_F(EngineTest, CatalogStatementsAndTheirRefusals) {

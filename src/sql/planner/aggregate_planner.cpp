@@ -261,10 +261,7 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
 
   std::shared_ptr<const AggregatePlan> shared = plan;
   streams::StreamsBuilder builder;
-  auto input = builder.stream<Row, Row>(
-      source.topic,
-      streams::Consumed<Row, Row>::with(row_serde(source.formats, key_columns(source), true),
-                                        row_serde(source.formats, value_columns(source), false)));
+  auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, plan->counters));
   auto prepared =
       groups_by_source_key(q, sink)
           ? input.processValues([shared] { return std::make_unique<GroupByKeyProcessor>(shared); },

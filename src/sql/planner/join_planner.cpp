@@ -219,9 +219,7 @@ class RelationalPlanner {
   // SELECT ... FROM table: the table's changes, WHERE and the projection applied, to the sink.
   streams::Topology plan_table_query() {
     const DataSource& source = *q_.from;
-    auto table = builder_.table<Row, Row>(
-        source.topic,
-        streams::Consumed<Row, Row>::with(key_serde_of(source), value_serde_of(source)));
+    auto table = builder_.table<Row, Row>(source.topic, consumed_from(source, counters_));
     finish_table(table, select_plan(), true)
         .toStream()
         .to(sink_.topic,
@@ -244,7 +242,7 @@ class RelationalPlanner {
     r.key_format = s.formats.key_format;
     size_t keys = key_columns(s).size();
     if (keys == 1) r.key_positions = {0};
-    auto consumed = streams::Consumed<Row, Row>::with(key_serde_of(s), value_serde_of(s));
+    auto consumed = consumed_from(s, counters_);
     if (s.kind == SourceKind::kStream) {
       auto plan = std::make_shared<SidePlan>();
       plan->key_count = keys;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "oxbow/streams/options.h"
 #include "oxbow/streams/processor.h"
 #include "sql/binder/query_binder.h"
 #include "sql/execution/program.h"
@@ -82,6 +83,11 @@ class Selector {
   Frame where_;
   std::vector<Frame> values_, keys_;
 };
+
+// How a query reads a source: its formats' serdes, a record that does not deserialize counted
+// and written to the processing log before Streams skips it.
+streams::Consumed<Row, Row> consumed_from(const DataSource& source,
+                                          const std::shared_ptr<QueryCounters>& counters);
 
 // Throws SqlError for what the engine does not run yet.
 [[noreturn]] void unsupported(const std::string& what);

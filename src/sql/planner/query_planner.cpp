@@ -80,9 +80,7 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
     plan->value_names.push_back(c.name);
   }
   streams::StreamsBuilder builder;
-  auto consumed =
-      streams::Consumed<Row, Row>::with(row_serde(source.formats, key_columns(source), true),
-                                        row_serde(source.formats, value_columns(source), false));
+  auto consumed = planning::consumed_from(source, plan->counters);
   auto produced =
       streams::Produced<Row, Row>::with(row_serde(sink.formats, key_columns(sink), true),
                                         row_serde(sink.formats, value_columns(sink), false));
@@ -134,9 +132,49 @@ const Row& InputRow::fill(const Row& key, const Row& value, int64_t timestamp,
   return row_;
 }
 
+namespace {
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 void report_error(QueryCounters& counters, const std::string& error, const std::string& where) {
   counters.expression_errors.fetch_add(1, std::memory_order_relaxed);
-  spdlog::warn("Error computing expression for {}: {}", where, error);
+  std::string message = "Error computing expression for column " + where + ": " + error;
+  if (!counters.log) return spdlog::warn("{}", message);
+  counters.log->log({counters.query_id + ".Project", now_ms(),
+                     ProcessingLogEntry::Type::kRecordProcessingError, message, "", ""});
+}
+
+streams::Serde<Row> logged_source_serde(const DataSource& source, bool key,
+                                        std::shared_ptr<QueryCounters> counters) {
+  auto inner = row_serde(source.formats, key ? key_columns(source) : value_columns(source), key);
+  auto read = inner.deserialize;
+  inner.deserialize = [read, key, counters](std::string_view topic, std::string_view bytes) {
+    try {
+      return read(topic, bytes);
+    } catch (const streams::SerializationException& e) {
+      counters->deserialization_errors.fetch_add(1, std::memory_order_relaxed);
+      if (counters->log)
+        counters->log->log({counters->query_id + ".KsqlTopic.Source.deserializer", now_ms(),
+                            ProcessingLogEntry::Type::kDeserializationError,
+                            std::string("Failed to deserialize ") + (key ? "key" : "value") +
+                                " from topic: " + std::string(topic) + ". " + e.what(),
+                            key ? "key" : "value", std::string(topic)});
+      throw;  // the record is then skipped and counted by Streams' handler
+    }
+  };
+  return inner;
+}
+
+streams::Consumed<Row, Row> consumed_from(const DataSource& source,
+                                          const std::shared_ptr<QueryCounters>& counters) {
+  return streams::Consumed<Row, Row>::with(logged_source_serde(source, true, counters),
+                                           logged_source_serde(source, false, counters));
 }
 
 void unsupported(const std::string& what) {

@@ -11,13 +11,19 @@
 
 #include "oxbow/streams/topology.h"
 #include "sql/binder/query_binder.h"
+#include "sql/execution/processing_log.h"
 
 namespace oxbow::sql {
 
-// What a query's rows went through that ksqlDB's processing log would record: expressions that
-// failed (their column NULL, or, in WHERE, the row dropped).
+// What a query's records went through that ksqlDB's processing log records: expressions that
+// failed (their column NULL, or, in WHERE, the row dropped) and records that did not deserialize
+// (skipped), each counted and, when `log` is set, written there (else warned about in the
+// process's log).
 struct QueryCounters {
   std::atomic<int64_t> expression_errors{0};
+  std::atomic<int64_t> deserialization_errors{0};
+  std::string query_id;
+  std::shared_ptr<ProcessingLog> log;
 };
 
 streams::Topology plan_query(const BoundQuery& query, const DataSource& sink,
