@@ -210,6 +210,14 @@ TEST_F(DateTimeFunctions, ComparisonsWithStrings) {
             "ERROR: Failed to parse date 'soon': Text 'soon' could not be parsed at index 0");
 }
 
+// to_json_string.json: the temporal types as their CAST texts.
+TEST_F(DateTimeFunctions, ToJsonString) {
+  EXPECT_EQ(eval("TO_JSON_STRING(CAST(PARSE_TIME('16:43:40', 'HH:mm:ss') AS TIME))"),
+            "'\"16:43:40\"'");
+  EXPECT_EQ(eval("TO_JSON_STRING(FROM_DAYS(1000))"), "'\"1972-09-27\"'");
+  EXPECT_EQ(eval("TO_JSON_STRING(FROM_UNIXTIME(60220000000))"), "'\"1971-11-28T23:46:40.000\"'");
+}
+
 TEST_F(DateTimeFunctions, Described) {
   const FunctionInfo& dateadd = functions_.describe("DATEADD");
   EXPECT_EQ(dateadd.category, "DATE / TIME");
