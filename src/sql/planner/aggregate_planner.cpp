@@ -7,6 +7,7 @@
 
 #include "oxbow/streams/kstream.h"
 #include "oxbow/streams/streams_builder.h"
+#include "oxbow/streams/suppressed.h"
 #include "oxbow/streams/windowed_kstream.h"
 #include "sql/binder/sql_error.h"
 #include "sql/execution/aggregates.h"
@@ -297,7 +298,13 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
           state_serde);
   if (w.retention_ms)
     materialized = materialized.withRetention(std::chrono::milliseconds(*w.retention_ms));
+  // EMIT FINAL: one result per window, once it has closed (ksqlDB suppresses until then).
+  bool final_only = q.emit == parser::EmitType::kFinal;
   auto finish = [&](auto table, streams::Serde<Windowed<Row>> windowed_key) {
+    if (final_only)
+      table = table.suppress(
+          streams::Suppressed<Windowed<Row>>::untilWindowCloses(streams::BufferConfig::unbounded())
+              .withName("Suppress"));
     result_of(table, shared)
         .toStream()
         .to(sink.topic, streams::Produced<Windowed<Row>, Row>::with(windowed_key, value_serde));
