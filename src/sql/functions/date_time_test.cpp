@@ -30,6 +30,8 @@ TEST_F(DateTimeFunctions, UnitsAreKeywordsOnly) {
             "REFUSED: Function 'DATEADD' does not accept parameters (STRING, INTEGER, DATE).");
   EXPECT_EQ(eval("DATEADD(s, 1, dt)"),
             "REFUSED: Function 'DATEADD' does not accept parameters (STRING, INTEGER, DATE).");
+  EXPECT_EQ(eval("DATEADD(dt, 5, dt)"),  // dateadd.json, "throws on incorrect type"
+            "REFUSED: Function 'DATEADD' does not accept parameters (DATE, INTEGER, DATE).");
   EXPECT_EQ(eval("DATEADD(DAYS, 1, t)"),
             "REFUSED: Function 'DATEADD' does not accept parameters (STRING, INTEGER, TIME).");
   EXPECT_EQ(eval("ABS(DAYS)"),
