@@ -247,17 +247,39 @@ TEST_F(JoinTest, StreamTableJoinsMatchAModelOverRandomUpdatesAndDeletes) {
   EXPECT_EQ(drain(inner, "I"), want_inner);
 }
 
+TEST_F(JoinTest, AForeignKeyJoinFollowsTheLeftRowsForeignKeyAndTheRightRowsChanges) {
+  engine_.execute(
+      "CREATE TABLE levels (level STRING PRIMARY KEY, discount INT) WITH "
+      "(kafka_topic='levels', value_format='json', partitions=1);");
+  auto inner = start(
+      "CREATE TABLE discounts AS SELECT u.userid, name, discount FROM users u "
+      "JOIN levels l ON u.level = l.level;",
+      "CTAS_DISCOUNTS_0");
+  auto left = start(
+      "CREATE TABLE maybe_discounts AS SELECT u.userid, name, discount FROM users u "
+      "LEFT JOIN levels l ON u.level = l.level;",
+      "CTAS_MAYBE_DISCOUNTS_1");
+  for (auto* d : {&inner, &left}) {
+    d->pipe("levels", "Gold", R"({"discount":10})", 1);
+    d->pipe("users", "u1", R"({"level":"Gold","name":"Ann"})", 2);
+    d->pipe("users", "u2", R"({"level":"Tin","name":"Bob"})", 3);  // no such level
+    d->pipe("levels", "Gold", R"({"discount":15})", 4);            // u1's row follows
+    d->pipe("users", "u1", R"({"level":"Tin","name":"Ann"})", 5);  // u1 leaves Gold
+  }
+  EXPECT_EQ(drain(inner, "DISCOUNTS"), (Lines{R"(u1|{"NAME":"Ann","DISCOUNT":10})",
+                                              R"(u1|{"NAME":"Ann","DISCOUNT":15})", "u1|<null>"}));
+  EXPECT_EQ(drain(left, "MAYBE_DISCOUNTS"),
+            (Lines{R"(u1|{"NAME":"Ann","DISCOUNT":10})", R"(u2|{"NAME":"Bob","DISCOUNT":null})",
+                   R"(u1|{"NAME":"Ann","DISCOUNT":15})", R"(u1|{"NAME":"Ann","DISCOUNT":null})"}));
+}
+
 TEST_F(JoinTest, WhatTheEngineDoesNotRunYetIsRefusedBeforeAnythingIsCreated) {
   engine_.execute(
       "CREATE TABLE levels (level STRING PRIMARY KEY, discount INT) WITH "
       "(kafka_topic='levels', value_format='json', partitions=1);");
-  EXPECT_EQ(refusal("CREATE TABLE x AS SELECT u.userid, discount FROM users u "
-                    "JOIN levels l ON u.level = l.level;"),
-            "A foreign-key join is not supported by the engine yet.");
   EXPECT_EQ(refusal("CREATE TABLE y AS SELECT c.userid, COUNT(*) FROM clickstream c "
                     "JOIN users u ON c.userid = u.userid GROUP BY c.userid;"),
             "An aggregation over a join is not supported by the engine yet.");
-  EXPECT_EQ(engine_.catalog().find_source("X"), nullptr);
   EXPECT_EQ(engine_.catalog().find_source("Y"), nullptr);
 }
 

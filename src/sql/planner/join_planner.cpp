@@ -303,8 +303,9 @@ class RelationalPlanner {
     const BoundJoin& j = q_.joins[n];
     const DataSource& right_source = *j.right;
     std::string prefix = level(q_.joins.size() - 1 - n);
-    if (j.kind == JoinKind::kForeignKey) unsupported("A foreign-key join");
     Relation right = read(right_source, q_.joins.size() - 1 - n, "Right");
+    if (j.kind == JoinKind::kForeignKey)
+      return foreign_key_join(std::move(left), std::move(right), j);
     int left_width = static_cast<int>(left.types.size());
     // The join's key in the format of the side that keeps its partitioning (a table always does).
     int right_at = position_of(*j.right_key, left_width);
@@ -384,6 +385,39 @@ class RelationalPlanner {
           break;
       }
     }
+    return out;
+  }
+
+  // A left table's column names the right table's row (KIP-213, through Streams' subscription
+  // topics): the result is keyed by the left table's key. INNER or LEFT, as ksqlDB allows.
+  Relation foreign_key_join(Relation left, Relation right, const BoundJoin& j) {
+    int at = position_of(*j.left_key, 0);
+    if (at < 0 || !left.table) unsupported("A foreign-key join on an expression");
+    auto extractor = [at](const Row& row) -> std::optional<Row> {
+      const Value& fk = row[static_cast<size_t>(at)];
+      if (fk.is_null()) return std::nullopt;
+      return Row{fk};
+    };
+    Concat concat{left.types.size(), right.types.size()};
+    Relation out;
+    out.types = left.types;
+    out.types.insert(out.types.end(), right.types.begin(), right.types.end());
+    out.key_serde = left.key_serde;
+    out.key_format = left.key_format;
+    out.key_positions = left.key_positions;
+    auto joined = streams::TableJoined<Row, Row>::as("FkJoin");
+    auto materialized = streams::Materialized<Row, Row>::with(left.key_serde, internal_row_serde());
+    if (j.type == parser::JoinType::kInner)
+      out.table = left.table->join<Row>(
+          *right.table, extractor, [concat](const Row& l, const Row& r) { return concat(&l, &r); },
+          joined, materialized);
+    else
+      out.table = left.table->leftJoin<Row>(
+          *right.table, extractor,
+          [concat](const Row& l, const std::optional<Row>& r) {
+            return concat(&l, r ? &*r : nullptr);
+          },
+          joined, materialized);
     return out;
   }
 
