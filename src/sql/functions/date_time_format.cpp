@@ -201,92 +201,91 @@ bool DateTimePattern::compile(std::string_view p, std::string& error) {
 
 // ---- formatting
 
+namespace {
+
+// A date letter (y u M L d D E) of the day `days`, `n` letters long.
+void append_date_field(std::string& out, char letter, int n, int64_t days) {
+  ops::CivilDate c = ops::civil_from_days(days);
+  auto text = [&](const char* name) {
+    out += std::string_view(name).substr(0, n <= 3 ? 3 : n == 5 ? 1 : 9);  // Jan, January, J
+  };
+  switch (letter) {
+    case 'y':
+    case 'u': {
+      int64_t year = letter == 'y' && c.year <= 0 ? 1 - c.year : c.year;  // y: of the era
+      return n == 2 ? pad(out, ops::floor_mod(year, 100), 2) : pad(out, year, n);
+    }
+    case 'M':
+    case 'L':
+      return n <= 2 ? pad(out, c.month, n) : text(kMonthNames[c.month - 1]);
+    case 'd':
+      return pad(out, c.day, n);
+    case 'D':
+      return pad(out, days - ops::days_from_civil(c.year, 1, 1) + 1, n);
+    default:                                                // E
+      return text(kDayNames[ops::floor_mod(days + 3, 7)]);  // 1970-01-01 was a Thursday
+  }
+}
+
+// A time letter (a H k K h m s S n A) of the time of day `ms`, `n` letters long.
+void append_time_field(std::string& out, char letter, int n, int64_t ms) {
+  int64_t hour = ms / 3'600'000;
+  switch (letter) {
+    case 'a':
+      out += hour < 12 ? "AM" : "PM";
+      return;
+    case 'H':
+      return pad(out, hour, n);
+    case 'k':
+      return pad(out, hour == 0 ? 24 : hour, n);
+    case 'K':
+      return pad(out, hour % 12, n);
+    case 'h':
+      return pad(out, hour % 12 == 0 ? 12 : hour % 12, n);
+    case 'm':
+      return pad(out, ms / 60'000 % 60, n);
+    case 's':
+      return pad(out, ms / 1000 % 60, n);
+    case 'S': {  // the fraction's first n digits
+      std::string nanos;
+      pad(nanos, ms % 1000 * 1'000'000, 9);
+      out += nanos.substr(0, static_cast<size_t>(n));
+      return;
+    }
+    case 'n':
+      return pad(out, ms % 1000 * 1'000'000, n);
+    default:  // A
+      return pad(out, ms, n);
+  }
+}
+
+}  // namespace
+
 bool DateTimePattern::format(std::string& out, int64_t days, int64_t ms, bool has_date,
                              bool has_time, const TimeZone* zone, int64_t utc_ms,
                              std::string& error) const {
-  ops::CivilDate c = ops::civil_from_days(days);
-  int64_t hour = ms / 3'600'000, minute = ms / 60'000 % 60, second = ms / 1000 % 60;
   for (const Item& i : items_) {
     if (i.kind == Item::kLiteral) out += i.literal;
     if (i.kind != Item::kLetter) continue;
     char l = i.letter;
+    // What Java's LocalDate, LocalTime and ZonedDateTime refuse to give.
     if ((is_date_letter(l) && !has_date) || (is_time_letter(l) && !has_time))
       return error = std::string("Unsupported field: ") + field_name(l), false;
-    if (!zone && (l == 'z' || l == 'V'))
-      return error = "Unable to extract ZoneId from temporal", false;
-    if (!zone && std::string_view("ZXxO").find(l) != std::string_view::npos)
-      return error = "Unsupported field: OffsetSeconds", false;
-    int n = i.count;
-    switch (l) {
-      case 'y':
-      case 'u': {
-        int64_t year = l == 'y' && c.year <= 0 ? 1 - c.year : c.year;
-        if (n == 2)
-          pad(out, ops::floor_mod(year, 100), 2);
-        else
-          pad(out, year, n);
-        break;
-      }
-      case 'M':
-      case 'L':
-        if (n <= 2) pad(out, c.month, n);
-        if (n >= 3)
-          out += std::string_view(kMonthNames[c.month - 1]).substr(0, n == 3 ? 3 : n == 5 ? 1 : 9);
-        break;
-      case 'd':
-        pad(out, c.day, n);
-        break;
-      case 'D':
-        pad(out, days - ops::days_from_civil(c.year, 1, 1) + 1, n);
-        break;
-      case 'E':
-        out += std::string_view(kDayNames[ops::floor_mod(days + 3, 7)])
-                   .substr(0, n <= 3   ? 3
-                              : n == 5 ? 1
-                                       : 9);
-        break;
-      case 'a':
-        out += hour < 12 ? "AM" : "PM";
-        break;
-      case 'H':
-        pad(out, hour, n);
-        break;
-      case 'k':
-        pad(out, hour == 0 ? 24 : hour, n);
-        break;
-      case 'K':
-        pad(out, hour % 12, n);
-        break;
-      case 'h':
-        pad(out, hour % 12 == 0 ? 12 : hour % 12, n);
-        break;
-      case 'm':
-        pad(out, minute, n);
-        break;
-      case 's':
-        pad(out, second, n);
-        break;
-      case 'S': {
-        std::string nanos;
-        pad(nanos, ms % 1000 * 1'000'000, 9);
-        out += nanos.substr(0, static_cast<size_t>(n));
-        break;
-      }
-      case 'n':
-        pad(out, ms % 1000 * 1'000'000, n);
-        break;
-      case 'A':
-        pad(out, ms, n);
-        break;
-      case 'z':
-        out += n == 4 ? zone->id() : zone->abbreviation(utc_ms);
-        break;
-      case 'V':
-        out += zone->id();
-        break;
-      default:
-        append_offset(out, l, n, zone->offset_ms(utc_ms) / 1000);
-    }
+    bool zone_letter = std::string_view("zVZXxO").find(l) != std::string_view::npos;
+    if (!zone && zone_letter)
+      return error = l == 'z' || l == 'V' ? "Unable to extract ZoneId from temporal"
+                                          : "Unsupported field: OffsetSeconds",
+             false;
+    if (is_date_letter(l))
+      append_date_field(out, l, i.count, days);
+    else if (is_time_letter(l))
+      append_time_field(out, l, i.count, ms);
+    else if (l == 'z')
+      out += i.count == 4 ? zone->id() : zone->abbreviation(utc_ms);
+    else if (l == 'V')
+      out += zone->id();
+    else
+      append_offset(out, l, i.count, zone->offset_ms(utc_ms) / 1000);
   }
   return true;
 }
