@@ -81,6 +81,17 @@ TEST_F(Lambdas, Described) {
   EXPECT_EQ(transform.variants[0].returns, "ARRAY<U>");
 }
 
+// A program's call sites and loops are shared by its copies, so a copy outlives the original.
+TEST_F(Lambdas, ProgramCopiesOutliveTheOriginal) {
+  parsed_.push_back(parser::parse_expression("TRANSFORM(sarr, x => UCASE(x))"));
+  bound_.push_back(ExpressionBinder(scope_, functions_, catalog_, "SELECT").bind(*parsed_.back()));
+  auto original = std::make_unique<Program>(Program::compile(*bound_.back(), row_index_));
+  Program copy = *original;
+  original.reset();
+  Frame f = copy.new_frame();
+  EXPECT_EQ(copy.evaluate(row_, f).debug_string(), "['A', 'B', 'A']");
+}
+
 // A loop allocates its result (the elements' buffer and the shared vector), not per element.
 TEST_F(Lambdas, AllocationsDoNotGrowWithTheArray) {
   auto count = [&](size_t size) {
