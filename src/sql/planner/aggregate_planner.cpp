@@ -22,6 +22,7 @@ using streams::Windowed;
 
 struct AggregatePlan {
   size_t key_count = 0, value_count = 0;  // of the source
+  bool rows_ready = false;                // the input's values are whole scope rows (a join's)
   std::optional<Program> where;
   std::vector<Program> group;  // the grouping expressions
   std::vector<Program> args;   // every aggregate call's arguments, in order
@@ -58,7 +59,7 @@ class Grouper {
   bool group(const Row& key_in, const Row& value, int64_t timestamp,
              const std::optional<streams::RecordMetadata>& metadata, Row* key, Row& args) {
     if (value.empty()) return false;
-    const Row& row = input_.fill(key_in, value, timestamp, metadata);
+    const Row& row = plan_->rows_ready ? value : input_.fill(key_in, value, timestamp, metadata);
     if (plan_->where) {
       const Value& keep = plan_->where->evaluate(row, where_);
       if (!where_.error.empty()) report_error(*plan_->counters, where_.error, "WHERE");
@@ -206,7 +207,18 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
                                  std::shared_ptr<QueryCounters> counters) {
   const DataSource& source = *q.from;
   if (source.window) unsupported("An aggregation over a windowed source");
+  streams::StreamsBuilder builder;
+  auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, counters));
+  aggregate_onto(builder, input, q, sink, std::move(counters), false);
+  return builder.build();
+}
+
+void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,
+                    const BoundQuery& q, const DataSource& sink,
+                    std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+  const DataSource& source = *q.from;
   auto plan = std::make_shared<AggregatePlan>();
+  plan->rows_ready = rows_ready;
   plan->counters = std::move(counters);
   plan->key_count = key_columns(source).size();
   plan->value_count = value_columns(source).size();
@@ -261,10 +273,8 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
   auto value_serde = row_serde(sink.formats, value_columns(sink), false);
 
   std::shared_ptr<const AggregatePlan> shared = plan;
-  streams::StreamsBuilder builder;
-  auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, plan->counters));
   auto prepared =
-      groups_by_source_key(q, sink)
+      !rows_ready && groups_by_source_key(q, sink)
           ? input.processValues([shared] { return std::make_unique<GroupByKeyProcessor>(shared); },
                                 {}, streams::Named::as("Aggregate-Prepare"))
           : input.process([shared] { return std::make_unique<GroupProcessor>(shared); }, {},
@@ -290,7 +300,7 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
               shared)
         .toStream()
         .to(sink.topic, streams::Produced<Row, Row>::with(key_serde, value_serde));
-    return builder.build();
+    return;
   }
   const parser::WindowClause& w = *q.window;
   auto materialized =
@@ -327,7 +337,6 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
     finish(grouped.windowedBy(windows).aggregate(initializer, aggregator, materialized),
            streams::serdes::TimeWindowed(key_serde, w.size_ms));
   }
-  return builder.build();
 }
 
 }  // namespace oxbow::sql::planning

@@ -168,6 +168,11 @@ class RelationalPlanner {
     if (q_.joins.empty()) return plan_table_query();
     Relation left = read(*q_.from, q_.joins.size(), "Left");
     for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
+    if (q_.aggregate) {
+      if (!left.stream) unsupported("An aggregation over a table-table join");
+      aggregate_onto(builder_, *left.stream, q_, sink_, counters_, true);
+      return builder_.build();
+    }
     auto plan = select_plan();
     auto produced = streams::Produced<Row, Row>::with(key_serde_of(sink_), value_serde_of(sink_));
     if (left.stream) {

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "oxbow/streams/kstream.h"
 #include "oxbow/streams/options.h"
 #include "oxbow/streams/processor.h"
+#include "oxbow/streams/streams_builder.h"
 #include "sql/binder/query_binder.h"
 #include "sql/execution/program.h"
 #include "sql/planner/query_planner.h"
@@ -99,5 +101,10 @@ streams::Topology plan_relational(const BoundQuery& query, const DataSource& sin
 
 streams::Topology plan_aggregate(const BoundQuery& query, const DataSource& sink,
                                  std::shared_ptr<QueryCounters> counters);
+// The aggregation of `input` into the sink: a source's records, or (`rows_ready`) records whose
+// values are whole scope rows, as a join gives them.
+void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,
+                    const BoundQuery& query, const DataSource& sink,
+                    std::shared_ptr<QueryCounters> counters, bool rows_ready);
 
 }  // namespace oxbow::sql::planning

@@ -57,8 +57,7 @@ class RekeyProcessor : public streams::api::Processor<Row, Row, Row, Row> {
 
 streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
                              std::shared_ptr<QueryCounters> counters) {
-  if (q.aggregate) {
-    if (!q.joins.empty()) planning::unsupported("An aggregation over a join");
+  if (q.aggregate && q.joins.empty()) {
     if (q.from->kind != SourceKind::kStream) planning::unsupported("An aggregation over a table");
     return planning::plan_aggregate(q, sink, std::move(counters));
   }
