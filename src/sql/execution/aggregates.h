@@ -30,4 +30,9 @@ void accumulate(const AggregateCall& call, const Row& args, Row& state);
 void merge_aggregate(const AggregateCall& call, const Row& other, Row& state);
 void aggregate_result(const AggregateCall& call, const Row& state, Value& out);
 
+// Aggregations over tables (aggregate_retraction.cpp): whether ksqlDB can take a row back out of
+// `function`'s state, and doing so.
+bool can_retract(const std::string& function);
+void retract(const AggregateCall& call, const Row& args, Row& state);
+
 }  // namespace oxbow::sql

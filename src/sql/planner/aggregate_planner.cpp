@@ -120,6 +120,26 @@ class GroupByKeyProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row
   Context* context_ = nullptr;
 };
 
+// A table row's grouping followed by its aggregates' arguments, or an empty row when WHERE drops
+// it or its grouping is NULL (the filter after it then takes it out of its group).
+class TableGrouper : public streams::api::ValueTransformerWithKey<Row, Row, Row> {
+ public:
+  explicit TableGrouper(std::shared_ptr<const AggregatePlan> plan) : grouper_(std::move(plan)) {}
+  void init(streams::api::TransformerContext& context) override { context_ = &context; }
+  Row transform(const Row& key, const Row& value) override {
+    Row group, args;
+    if (!grouper_.group(key, value, context_->timestamp(), context_->recordMetadata(), &group,
+                        args))
+      return Row();
+    group.insert(group.end(), args.begin(), args.end());
+    return group;
+  }
+
+ private:
+  Grouper grouper_;
+  streams::api::TransformerContext* context_ = nullptr;
+};
+
 // Whether the grouping is the source's key columns, in order, in the same key format: then the
 // records already are where their groups are, and ksqlDB does not repartition them either.
 bool groups_by_source_key(const BoundQuery& q, const DataSource& sink) {
@@ -201,21 +221,10 @@ std::chrono::milliseconds grace_of(const parser::WindowClause& w) {
   return std::chrono::milliseconds(std::max<int64_t>(86'400'000 - w.size_ms, 0));
 }
 
-}  // namespace
-
-streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
-                                 std::shared_ptr<QueryCounters> counters) {
-  const DataSource& source = *q.from;
-  if (source.window) unsupported("An aggregation over a windowed source");
-  streams::StreamsBuilder builder;
-  auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, counters));
-  aggregate_onto(builder, input, q, sink, std::move(counters), false);
-  return builder.build();
-}
-
-void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,
-                    const BoundQuery& q, const DataSource& sink,
-                    std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+// The compiled parts of an aggregation: WHERE, the grouping, the aggregates' arguments and
+// states, then HAVING and the projection over the grouping and the results.
+std::shared_ptr<AggregatePlan> make_plan(const BoundQuery& q,
+                                         std::shared_ptr<QueryCounters> counters, bool rows_ready) {
   const DataSource& source = *q.from;
   auto plan = std::make_shared<AggregatePlan>();
   plan->rows_ready = rows_ready;
@@ -266,12 +275,82 @@ void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row
     plan->value_names.push_back(c.name);
   }
 
+  return plan;
+}
+
+}  // namespace
+
+streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
+                                 std::shared_ptr<QueryCounters> counters) {
+  const DataSource& source = *q.from;
+  if (source.window) unsupported("An aggregation over a windowed source");
+  streams::StreamsBuilder builder;
+  auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, counters));
+  aggregate_onto(builder, input, q, sink, std::move(counters), false);
+  return builder.build();
+}
+
+streams::Topology plan_table_aggregate(const BoundQuery& q, const DataSource& sink,
+                                       std::shared_ptr<QueryCounters> counters) {
+  const DataSource& source = *q.from;
+  std::shared_ptr<AggregatePlan> plan = make_plan(q, counters, false);
+  for (const auto& call : plan->calls)
+    if (!can_retract(call.function))
+      throw SqlError("The aggregation function " + call.function +
+                     " cannot be applied to a table source, only to a stream source.");
+  std::shared_ptr<const AggregatePlan> shared = plan;
+  auto key_serde = row_serde(sink.formats, key_columns(sink), true);
+  size_t group_width = plan->group.size();
+  streams::StreamsBuilder builder;
+  auto grouped =
+      builder.table<Row, Row>(source.topic, consumed_from(source, std::move(counters)))
+          .transformValues([shared] { return std::make_unique<TableGrouper>(shared); },
+                           streams::Named::as("Aggregate-Prepare"))
+          .filter([](const Row&, const Row& row) { return !row.empty(); },
+                  streams::Named::as("Aggregate-Prepare-Filter"))
+          .groupBy(
+              [group_width](const Row&, const Row& row) {
+                auto split = row.begin() + static_cast<std::ptrdiff_t>(group_width);
+                return streams::KeyValue<Row, Row>{Row(row.begin(), split), Row(split, row.end())};
+              },
+              streams::Grouped<Row, Row>::with(key_serde, internal_row_serde())
+                  .withName("Aggregate-GroupBy"));
+  auto initializer = [shared] {
+    Row s(shared->state_width);
+    for (const auto& call : shared->calls) init_aggregate(call, s);
+    return s;
+  };
+  auto adder = [shared](const Row&, const Row& args, const Row& current) {
+    Row s = current;
+    for (const auto& call : shared->calls) accumulate(call, args, s);
+    return s;
+  };
+  auto subtractor = [shared](const Row&, const Row& args, const Row& current) {
+    Row s = current;
+    for (const auto& call : shared->calls) retract(call, args, s);
+    return s;
+  };
+  result_of(
+      grouped.aggregate<Row>(initializer, adder, subtractor,
+                             streams::Materialized<Row, Row>::as("Aggregate-Aggregate-Materialize")
+                                 .withKeySerde(key_serde)
+                                 .withValueSerde(internal_row_serde())),
+      shared)
+      .toStream()
+      .to(sink.topic, streams::Produced<Row, Row>::with(
+                          key_serde, row_serde(sink.formats, value_columns(sink), false)));
+  return builder.build();
+}
+
+void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,
+                    const BoundQuery& q, const DataSource& sink,
+                    std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+  std::shared_ptr<AggregatePlan> plan = make_plan(q, std::move(counters), rows_ready);
   // Serdes: the grouping key as the sink's key; the arguments and states are the query's own.
   auto key_serde = row_serde(sink.formats, key_columns(sink), true);
   auto args_serde = internal_row_serde();
   auto state_serde = internal_row_serde();
   auto value_serde = row_serde(sink.formats, value_columns(sink), false);
-
   std::shared_ptr<const AggregatePlan> shared = plan;
   auto prepared =
       !rows_ready && groups_by_source_key(q, sink)

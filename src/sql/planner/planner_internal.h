@@ -101,6 +101,10 @@ streams::Topology plan_relational(const BoundQuery& query, const DataSource& sin
 
 streams::Topology plan_aggregate(const BoundQuery& query, const DataSource& sink,
                                  std::shared_ptr<QueryCounters> counters);
+// GROUP BY over a table: rows re-grouped with their old values, retracted from the groups they
+// leave (only the aggregates ksqlDB can undo).
+streams::Topology plan_table_aggregate(const BoundQuery& query, const DataSource& sink,
+                                       std::shared_ptr<QueryCounters> counters);
 // The aggregation of `input` into the sink: a source's records, or (`rows_ready`) records whose
 // values are whole scope rows, as a join gives them.
 void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,

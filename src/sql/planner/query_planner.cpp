@@ -58,7 +58,8 @@ class RekeyProcessor : public streams::api::Processor<Row, Row, Row, Row> {
 streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
                              std::shared_ptr<QueryCounters> counters) {
   if (q.aggregate && q.joins.empty()) {
-    if (q.from->kind != SourceKind::kStream) planning::unsupported("An aggregation over a table");
+    if (q.from->kind != SourceKind::kStream)
+      return planning::plan_table_aggregate(q, sink, std::move(counters));
     return planning::plan_aggregate(q, sink, std::move(counters));
   }
   if (!q.joins.empty() || q.from->kind == SourceKind::kTable)
