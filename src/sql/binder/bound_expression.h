@@ -68,6 +68,7 @@ struct BoundExpr {
   std::string text;  // literal text
   bool negated = false;
   bool aggregate = false;                      // an aggregate function's call
+  bool table_function = false;                 // EXPLODE, CUBE_EXPLODE: rows, not a value
   bool has_operand = false, has_else = false;  // kCase
   LambdaCall lambda = LambdaCall::kNone;       // kFunction taking lambdas
   std::vector<int> lambda_params;              // kLambda

@@ -477,8 +477,21 @@ BoundExprPtr ExpressionBinder::function(const Expr& e) {
   auto b = node(BoundKind::kFunction, e, resolved.type);
   b->op = resolved.function->name;
   b->aggregate = aggregate;
+  b->table_function = resolved.function->kind == FunctionKind::kTable;
+  if (b->table_function && clause_ != "SELECT")
+    fail("Table functions can only be used in the SELECT clause: " + format(e));
+  if (b->table_function)
+    for (const auto& a : args)
+      if (has_table_function(*a)) fail("Table functions cannot be nested: " + format(e));
   b->args = std::move(args);
   return b;
+}
+
+bool has_table_function(const BoundExpr& e) {
+  if (e.table_function) return true;
+  for (const auto& a : e.args)
+    if (has_table_function(*a)) return true;
+  return false;
 }
 
 BoundExprPtr ExpressionBinder::argument(const Expr& e, const FunctionInfo* info, size_t index) {

@@ -11,6 +11,9 @@
 
 namespace oxbow::sql {
 
+// Whether `e` calls a table function (EXPLODE, CUBE_EXPLODE) anywhere.
+bool has_table_function(const BoundExpr& e);
+
 class ExpressionBinder {
  public:
   // `clause`: "SELECT", "WHERE", "HAVING", "GROUP BY", "PARTITION BY", "JOIN ON".

@@ -148,6 +148,13 @@ class QueryBinder {
   void bind_aggregation() {
     bool aggregates = false;
     for (const auto& s : select_) aggregates = aggregates || has_aggregate(*s);
+    bool table_functions = false;
+    for (const auto& s : select_) table_functions = table_functions || has_table_function(*s);
+    if (table_functions && (aggregates || !q_.group_by.empty()))
+      throw SqlError("Table functions cannot be used with aggregations.");
+    if (table_functions && out_.from->kind == SourceKind::kTable && q_.joins.empty())
+      throw SqlError("Table source is not supported with table functions");
+    out_.table_functions = table_functions;
     if (q_.having) {
       out_.having = binder("HAVING").bind_condition(*q_.having);
       aggregates = aggregates || has_aggregate(*out_.having);

@@ -49,6 +49,7 @@ struct BoundQuery {
   parser::EmitType emit = parser::EmitType::kNone;
   std::optional<int64_t> limit;
   bool aggregate = false;
+  bool table_functions = false;  // EXPLODE or CUBE_EXPLODE in the projection
   SourceKind result_kind = SourceKind::kStream;
   std::vector<OutputColumn> columns;  // keys first
   // Column references the binder wrote for `*`: the bound projection points into them.

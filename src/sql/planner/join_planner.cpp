@@ -163,6 +163,7 @@ class RelationalPlanner {
 
   streams::Topology plan() {
     if (!q_.partition_by.empty()) unsupported("PARTITION BY over a join or a table");
+    if (q_.table_functions) unsupported("A table function over a join");
     for (const auto* s : sources())
       if (s->window) unsupported("A join or query over a windowed source");
     if (q_.joins.empty()) return plan_table_query();

@@ -42,6 +42,10 @@ struct SelectPlan {
   std::vector<Program> keys;              // PARTITION BY: the result's key columns, in order
   size_t key_count = 0, value_count = 0;  // of the source's row
   std::shared_ptr<QueryCounters> counters;
+  // Table functions (table_functions.cpp): each call's array argument, and whether it is
+  // CUBE_EXPLODE; `values` then read each call's current element after the input row's columns.
+  std::vector<Program> table_args;
+  std::vector<bool> cube;
 };
 
 // One task's evaluation of a SelectPlan: WHERE, then the projection.
@@ -52,6 +56,7 @@ class Selector {
     if (plan_->where) where_ = plan_->where->new_frame();
     for (const auto& p : plan_->values) values_.push_back(p.new_frame());
     for (const auto& p : plan_->keys) keys_.push_back(p.new_frame());
+    for (const auto& p : plan_->table_args) table_args_.push_back(p.new_frame());
   }
   // The record's row, or null when WHERE drops it.
   const Row* input(const Row& key, const Row& value, int64_t timestamp,
@@ -78,13 +83,23 @@ class Selector {
   }
   Row value(const Row& row) { return project(row, plan_->values, values_); }
   Row key(const Row& row) { return project(row, plan_->keys, keys_); }
+  bool has_table_functions() const { return !plan_->table_args.empty(); }
+  // The rows a table function makes of `row`: each `row` followed by the calls' current elements
+  // (NULL for a call whose array is shorter); none for an empty or NULL array.
+  std::vector<Row> expand(const Row& row);
 
  private:
   std::shared_ptr<const SelectPlan> plan_;
   InputRow input_;
   Frame where_;
-  std::vector<Frame> values_, keys_;
+  std::vector<Frame> values_, keys_, table_args_;
 };
+
+// Compiles `q`'s table function calls into `plan` (their arguments over `row_index`) and returns
+// the substitution that makes `values` read each call's current element.
+std::function<int(const BoundExpr&)> plan_table_functions(const BoundQuery& q,
+                                                          const std::vector<int>& row_index,
+                                                          SelectPlan& plan);
 
 // How a query reads a source: its formats' serdes, a record that does not deserialize counted
 // and written to the processing log before Streams skips it.

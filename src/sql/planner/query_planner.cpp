@@ -26,7 +26,11 @@ class SelectProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
   void process(const streams::api::FixedKeyRecord<Row, Row>& record) override {
     const Row* row = selector_.input(record.key(), record.value(), record.timestamp(),
                                      context_->recordMetadata());
-    if (row) context_->forward(record.withValue(selector_.value(*row)));
+    if (!row) return;
+    if (!selector_.has_table_functions())
+      return context_->forward(record.withValue(selector_.value(*row)));
+    for (const Row& expanded : selector_.expand(*row))
+      context_->forward(record.withValue(selector_.value(expanded)));
   }
 
  private:
@@ -71,12 +75,15 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
   plan->key_count = key_columns(source).size();
   plan->value_count = value_columns(source).size();
   if (q.where) plan->where = Program::compile(*q.where, row_index);
+  if (q.table_functions && !q.partition_by.empty())
+    planning::unsupported("A table function with PARTITION BY");
+  auto table_calls = planning::plan_table_functions(q, row_index, *plan);
   for (const auto& c : q.columns) {
     if (c.key) {
       if (!q.partition_by.empty()) plan->keys.push_back(Program::compile(*c.expr, row_index));
       continue;
     }
-    plan->values.push_back(Program::compile(*c.expr, row_index));
+    plan->values.push_back(Program::compile(*c.expr, row_index, table_calls));
     plan->value_names.push_back(c.name);
   }
   streams::StreamsBuilder builder;
