@@ -211,7 +211,7 @@ class QueryBinder {
     for (const auto& p : q_.partition_by) has_null = has_null || p->kind == ExprKind::kNull;
     if (has_null && q_.partition_by.size() > 1)
       throw SqlError("Cannot PARTITION BY multiple columns including NULL");
-    if (has_null) throw SqlError("PARTITION BY NULL (a keyless stream) is not supported yet.");
+    out_.partition_by_null = has_null;
     for (const auto& p : q_.partition_by) {
       if (p->kind == ExprKind::kNull) continue;
       try {
@@ -282,6 +282,8 @@ class QueryBinder {
     if (out_.aggregate) {
       what = "grouping expression";
       for (const auto& g : out_.group_by) wanted.push_back(format(*g->parsed));
+    } else if (out_.partition_by_null) {
+      return;  // no key: the source's key columns, if projected, are values
     } else if (!out_.partition_by.empty()) {
       what = "partitioning expression";
       for (const auto& p : out_.partition_by) wanted.push_back(format(*p->parsed));

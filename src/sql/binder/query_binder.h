@@ -44,6 +44,7 @@ struct BoundQuery {
   Scope scope;
   BoundExprPtr where;
   std::vector<BoundExprPtr> group_by, partition_by;
+  bool partition_by_null = false;  // PARTITION BY NULL: a keyless result
   BoundExprPtr having;
   std::optional<parser::WindowClause> window;
   parser::EmitType emit = parser::EmitType::kNone;

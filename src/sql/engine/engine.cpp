@@ -139,6 +139,11 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   sink.formats = query.from->formats;
   if (auto f = with.text("FORMAT")) sink.formats.key_format = sink.formats.value_format = *f;
   if (auto f = with.text("KEY_FORMAT")) sink.formats.key_format = *f;
+  if (query.partition_by_null) {  // as ksqlDB: a keyless stream's key format is NONE
+    if (with.text("KEY_FORMAT") || with.text("FORMAT"))
+      throw SqlError("Key format specified for stream without key columns.");
+    sink.formats.key_format = "NONE";
+  }
   if (auto f = with.text("VALUE_FORMAT")) sink.formats.value_format = *f;
   for (auto* format : {&sink.formats.key_format, &sink.formats.value_format})
     *format = checked_format(*format);

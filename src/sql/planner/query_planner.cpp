@@ -38,6 +38,24 @@ class SelectProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
   Context* context_ = nullptr;
 };
 
+// PARTITION BY NULL: no key at all.
+class DropKeyProcessor : public streams::api::Processor<Row, Row, streams::Void, Row> {
+ public:
+  explicit DropKeyProcessor(std::shared_ptr<const SelectPlan> plan) : selector_(std::move(plan)) {}
+  void init(Context& context) override { context_ = &context; }
+  void process(const streams::api::Record<Row, Row>& record) override {
+    const Row* row = selector_.input(record.key(), record.value(), record.timestamp(),
+                                     context_->recordMetadata());
+    if (row)
+      context_->forward(streams::api::Record<streams::Void, Row>(
+          streams::Void{}, selector_.value(*row), record.timestamp(), record.headers()));
+  }
+
+ private:
+  Selector selector_;
+  Context* context_ = nullptr;
+};
+
 // PARTITION BY: the key made from the row.
 class RekeyProcessor : public streams::api::Processor<Row, Row, Row, Row> {
  public:
@@ -75,7 +93,7 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
   plan->key_count = key_columns(source).size();
   plan->value_count = value_columns(source).size();
   if (q.where) plan->where = Program::compile(*q.where, row_index);
-  if (q.table_functions && !q.partition_by.empty())
+  if (q.table_functions && (!q.partition_by.empty() || q.partition_by_null))
     planning::unsupported("A table function with PARTITION BY");
   auto table_calls = planning::plan_table_functions(q, row_index, *plan);
   for (const auto& c : q.columns) {
@@ -93,7 +111,14 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
                                         row_serde(sink.formats, value_columns(sink), false));
   std::shared_ptr<const SelectPlan> shared = plan;
   auto stream = builder.stream<Row, Row>(source.topic, consumed);
-  if (q.partition_by.empty())
+  if (q.partition_by_null)
+    stream
+        .process([shared] { return std::make_unique<DropKeyProcessor>(shared); }, {},
+                 streams::Named::as("PartitionBy-SelectKey"))
+        .to(sink.topic,
+            streams::Produced<streams::Void, Row>::with(
+                streams::serdes::VoidSerde(), row_serde(sink.formats, value_columns(sink), false)));
+  else if (q.partition_by.empty())
     stream
         .processValues([shared] { return std::make_unique<SelectProcessor>(shared); }, {},
                        streams::Named::as("Project"))
