@@ -14,6 +14,9 @@ namespace oxbow::sql {
 struct DdlSettings {
   std::string default_key_format = "KAFKA";  // ksql.persistence.default.format.key
   std::string default_value_format;          // ksql.persistence.default.format.value
+  // ksql.schema.registry.url: where AVRO, JSON_SR and PROTOBUF sources infer their columns from
+  // (and, through the engine, where their serdes register and fetch schemas). Empty: none.
+  std::string schema_registry_url;
 };
 
 struct BoundCreate {

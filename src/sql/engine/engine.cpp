@@ -4,6 +4,7 @@
 #include "sql/binder/with_properties.h"
 #include "sql/engine/variables.h"
 #include "sql/parser/parser.h"
+#include "sql/serde/schema_registry.h"
 
 namespace oxbow::sql {
 
@@ -47,6 +48,8 @@ std::string capitalized(const char* kind) {
 }  // namespace
 
 std::vector<StatementResult> Engine::execute(std::string_view text) {
+  // The serdes the statements build find ksql.schema.registry.url here.
+  SchemaRegistryScope registry(settings_.schema_registry_url);
   std::vector<StatementResult> results;
   if (text.find("${") == std::string_view::npos) {
     for (const parser::Statement& s : parser::parse(text)) results.push_back(execute_one(s));
@@ -163,6 +166,7 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
     if (w.type != SourceWindowType::kSession) w.size_ms = query.window->size_ms;
     sink.window = w;
   }
+  check_schema_registry(sink, settings_.schema_registry_url);
   std::string prefix = create.table ? "CTAS_" : "CSAS_";
   StatementResult r = start_query(prefix + name + "_", query, sink, text);
   catalog_.put_source(std::move(sink));

@@ -2,9 +2,12 @@
 // The formats' serdes behind row_serde(), and what they share. Internal to sql/serde/.
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "oxbow/registry/client.h"
 #include "oxbow/streams/serde.h"
 #include "sql/catalog/data_source.h"
 #include "sql/execution/value.h"
@@ -25,5 +28,17 @@ streams::Serde<Row> json_serde(std::vector<Column> columns, bool wrapped);
 streams::Serde<Row> delimited_serde(std::vector<Column> columns, char delimiter);
 // KAFKA: one column in the bytes of Kafka's own serializers (for keys and values alike).
 streams::Serde<Row> kafka_serde(std::vector<Column> columns);
+
+// The Schema Registry formats (Confluent's wire format; schema_registry.h): `wrapped` as for JSON.
+// Each throws SqlError when the thread's scope names no registry.
+streams::Serde<Row> avro_serde(std::vector<Column> columns, bool key, bool wrapped);
+streams::Serde<Row> json_sr_serde(std::vector<Column> columns, bool key, bool wrapped);
+// PROTOBUF rows are always messages (ksqlDB cannot unwrap them).
+streams::Serde<Row> protobuf_serde(std::vector<Column> columns, bool key);
+std::shared_ptr<registry::SchemaRegistryClient> registry_client_or_throw(const std::string& format);
+// DECIMAL's unscaled value as Java's BigInteger.toByteArray writes it (Avro's and Confluent's
+// Protobuf decimal bytes), and back.
+std::string decimal_bytes(__int128 unscaled);
+__int128 decimal_from_bytes(std::string_view bytes);
 
 }  // namespace oxbow::sql::formats

@@ -121,6 +121,12 @@ streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> column
     const std::string& delimiter = key ? formats.key_delimiter : formats.value_delimiter;
     return delimited_serde(std::move(columns), delimiter.empty() ? ',' : delimiter[0]);
   }
+  if (format == "AVRO" || format == "JSON_SR") {
+    bool wrapped = columns.size() != 1 || (!key && formats.wrap_single_value.value_or(true));
+    return format == "AVRO" ? formats::avro_serde(std::move(columns), key, wrapped)
+                            : formats::json_sr_serde(std::move(columns), key, wrapped);
+  }
+  if (format == "PROTOBUF") return formats::protobuf_serde(std::move(columns), key);
   if (format == "NONE") {
     if (!columns.empty())
       throw SqlError("The 'NONE' format can only be used when no columns are defined.");

@@ -5,8 +5,9 @@
 // order. Supported so far: KAFKA (one column: STRING as its bytes, INTEGER 4 and BIGINT 8 bytes
 // big-endian, DOUBLE 8), JSON (an object whose fields match columns case-insensitively, as ksqlDB
 // reads it, written with the columns' names; a single key, or a single value with
-// WRAP_SINGLE_VALUE=false, bare; BYTES base64), DELIMITED (see delimited_serde) and NONE (no
-// key). Bytes that do not read throw
+// WRAP_SINGLE_VALUE=false, bare; BYTES base64), DELIMITED (see delimited_serde), NONE (no
+// key), and AVRO, JSON_SR and PROTOBUF through the Schema Registry of the thread's
+// SchemaRegistryScope (schema_registry.h). Bytes that do not read throw
 // streams::SerializationException, so that the record is skipped and counted.
 #include <vector>
 

@@ -1,0 +1,93 @@
+// CREATE's schema inference from the registry (docs/sql/ksqldb-facts.md §3), against the
+// registry library's fake registry, with ksqlDB's refusals.
+#include <gtest/gtest.h>
+
+#include "sql/binder/sql_error.h"
+#include "sql/engine/engine.h"
+#include "sql/serde/fake_schema_registry.h"
+#include "sql/serde/schema_registry.h"
+
+namespace oxbow::sql {
+namespace {
+
+class InferenceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DdlSettings settings;
+    settings.schema_registry_url = fake_.url();
+    engine_ = std::make_unique<Engine>(settings);
+  }
+  void register_value(const std::string& subject, const std::string& schema,
+                      const std::string& type = "AVRO") {
+    client_->register_schema(subject, {schema, type, {}});
+  }
+  std::string schema_of(const std::string& name) {
+    return engine_->catalog().find_source(name)->schema_text();
+  }
+
+  testing::FakeSchemaRegistry fake_;
+  std::shared_ptr<registry::SchemaRegistryClient> client_ = schema_registry_client(fake_.url());
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(InferenceTest, ValueColumnsComeFromTheLatestSchema) {
+  register_value("src-value",
+                 R"({"type":"record","name":"R","fields":[{"name":"id","type":"long"},)"
+                 R"({"name":"tags","type":{"type":"array","items":"string"}},)"
+                 R"({"name":"at","type":{"type":"long","logicalType":"timestamp-millis"}},)"
+                 R"({"name":"kind","type":{"type":"enum","name":"K","symbols":["A"]}}]})");
+  engine_->execute("CREATE STREAM s WITH (kafka_topic='src', value_format='AVRO');");
+  EXPECT_EQ(schema_of("S"), "`ID` BIGINT, `TAGS` ARRAY<STRING>, `AT` TIMESTAMP, `KIND` STRING");
+}
+
+TEST_F(InferenceTest, KeysFromTheKeySubjectAndRowkey) {
+  register_value("k-key", R"("string")");
+  register_value("k-value",
+                 R"({"type":"object","properties":{"V":{"type":"integer",)"
+                 R"("connect.type":"int32"}}})",
+                 "JSON");
+  engine_->execute(
+      "CREATE TABLE t WITH (kafka_topic='k', key_format='AVRO', value_format='JSON_SR');");
+  EXPECT_EQ(schema_of("T"), "`ROWKEY` STRING PRIMARY KEY, `V` INTEGER");
+}
+
+TEST_F(InferenceTest, SchemaIdPinsASchema) {
+  register_value("x-value", R"({"type":"record","name":"A","fields":[{"name":"a","type":"int"}]})");
+  register_value("x-value", R"({"type":"record","name":"A","fields":[{"name":"b","type":"int"}]})");
+  engine_->execute(
+      "CREATE STREAM x WITH (kafka_topic='x', value_format='AVRO', value_schema_id=1);");
+  EXPECT_EQ(schema_of("X"), "`A` INTEGER");
+}
+
+TEST_F(InferenceTest, KsqlDbsRefusals) {
+  auto message = [&](const std::string& statement) {
+    try {
+      engine_->execute(statement);
+    } catch (const SqlError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("CREATE STREAM a WITH (kafka_topic='input_topic', value_format='AVRO');"),
+            "Schema for message values on topic 'input_topic' does not exist in the Schema "
+            "Registry.");
+  EXPECT_EQ(message("CREATE STREAM a (v INT) WITH (kafka_topic='a', value_format='AVRO', "
+                    "value_schema_id=1);"),
+            "Table elements and VALUE_SCHEMA_ID cannot both exist for create statement.");
+  EXPECT_EQ(message("CREATE STREAM a (v INT) WITH (kafka_topic='a', value_format='KAFKA', "
+                    "value_schema_id=1);"),
+            "VALUE_FORMAT should support schema inference when VALUE_SCHEMA_ID is provided. "
+            "Current format is KAFKA.");
+  Engine unconfigured;
+  try {
+    unconfigured.execute("CREATE STREAM a (v INT) WITH (kafka_topic='a', value_format='AVRO');");
+    FAIL();
+  } catch (const SqlError& e) {
+    EXPECT_STREQ(e.what(),
+                 "Cannot create topic 'a' with format AVRO without configuring "
+                 "'ksql.schema.registry.url'");
+  }
+}
+
+}  // namespace
+}  // namespace oxbow::sql

@@ -1,0 +1,70 @@
+// What the Schema Registry formats share (the registry of the thread's scope, DECIMAL's bytes)
+// and JSON_SR: the JSON format's own text behind Confluent's 5-byte header.
+#include "oxbow/registry/serdes.h"
+#include "sql/binder/sql_error.h"
+#include "sql/serde/formats.h"
+#include "sql/serde/schema_registry.h"
+
+namespace oxbow::sql::formats {
+
+std::shared_ptr<registry::SchemaRegistryClient> registry_client_or_throw(
+    const std::string& format) {
+  const std::string& url = schema_registry_url();
+  if (url.empty())
+    throw SqlError("Cannot use format " + format +
+                   " without configuring 'ksql.schema.registry.url'");
+  return schema_registry_client(url);
+}
+
+std::string decimal_bytes(__int128 unscaled) {
+  // Java's BigInteger.toByteArray: the fewest big-endian bytes whose top bit is the sign.
+  std::string out;
+  auto bits = static_cast<unsigned __int128>(unscaled);
+  for (int i = 15; i >= 0; --i) out += static_cast<char>(static_cast<uint8_t>(bits >> (8 * i)));
+  size_t skip = 0;
+  while (skip + 1 < out.size()) {
+    const auto b = static_cast<uint8_t>(out[skip]), next = static_cast<uint8_t>(out[skip + 1]);
+    if ((b == 0x00 && !(next & 0x80)) || (b == 0xFF && (next & 0x80)))
+      ++skip;
+    else
+      break;
+  }
+  return out.substr(skip);
+}
+
+__int128 decimal_from_bytes(std::string_view bytes) {
+  if (bytes.empty() || bytes.size() > 16) unreadable("Invalid decimal bytes");
+  unsigned __int128 v =
+      (static_cast<uint8_t>(bytes[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
+  for (char c : bytes) v = (v << 8) | static_cast<uint8_t>(c);
+  return static_cast<__int128>(v);
+}
+
+streams::Serde<Row> json_sr_serde(std::vector<Column> columns, bool key, bool wrapped) {
+  auto client = registry_client_or_throw("JSON_SR");
+  const registry::SchemaInfo schema = derived_schema("JSON_SR", columns, wrapped);
+  auto serializer = std::make_shared<registry::Serializer>(
+      client, registry::SerdeConfig{}, registry::Format::kJson, schema.schema, key);
+  auto json = std::make_shared<streams::Serde<Row>>(json_serde(std::move(columns), wrapped));
+  auto serialize = [serializer, json](std::string_view topic, const Row& row) {
+    int32_t id = 0;
+    try {
+      id = serializer->schema_id(topic);
+    } catch (const registry::SerdeError& e) {
+      throw streams::SerializationException(e.what());
+    }
+    return registry::wire::header(id) + json->serialize(topic, row);
+  };
+  auto deserialize = [json](std::string_view topic, std::string_view bytes) {
+    std::string_view payload;
+    try {
+      payload = registry::wire::parse(bytes).payload;
+    } catch (const registry::SerdeError& e) {
+      unreadable(e.what());
+    }
+    return json->deserialize(topic, payload);
+  };
+  return streams::Serde<Row>(serialize, deserialize, "JSON_SR");
+}
+
+}  // namespace oxbow::sql::formats

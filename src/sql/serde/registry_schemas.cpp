@@ -1,0 +1,339 @@
+// The schemas ksqlDB registers for its columns, derived as Connect's AvroData, JsonSchemaData and
+// ProtobufData print the Connect schema ksqlDB builds (every field optional; the root made
+// required). docs/sql/engine.md (Formats) lists the details not confirmed against ksqlDB.
+#include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "sql/binder/sql_error.h"
+#include "sql/serde/schema_registry.h"
+
+namespace oxbow::sql {
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+thread_local std::string current_url;
+
+constexpr const char* kAvroNamespace = "io.confluent.ksql.avro_schemas";
+constexpr const char* kAvroName = "KsqlDataSourceSchema";
+
+// Avro names hold no dots: ksqlDB's avroCompatibleFieldName.
+std::string avro_field_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (c == '.') c = '_';
+  return out;
+}
+
+// Connect's logical types as AvroData prints them (its connect.* properties, then logicalType).
+OJson avro_logical(const char* base, const char* connect_name, const char* logical) {
+  return OJson{{"type", base},
+               {"connect.version", 1},
+               {"connect.name", std::string("org.apache.kafka.connect.data.") + connect_name},
+               {"logicalType", logical}};
+}
+
+OJson avro_type(const SqlType& type, const std::string& name);
+
+OJson avro_optional(const SqlType& type, const std::string& name) {
+  return OJson::array({"null", avro_type(type, name)});
+}
+
+OJson avro_field(const std::string& field, const SqlType& type, const std::string& context) {
+  return OJson{{"name", avro_field_name(field)},
+               {"type", avro_optional(type, context + "_" + field)},
+               {"default", nullptr}};
+}
+
+// A nested record is printed by its short name: it shares the root's namespace.
+OJson avro_record(const std::vector<SqlField>& fields, const std::string& name) {
+  OJson out{{"type", "record"}, {"name", name}, {"fields", OJson::array()}};
+  for (const auto& f : fields) out["fields"].push_back(avro_field(f.name, *f.type, name));
+  out["connect.name"] = std::string(kAvroNamespace) + "." + name;
+  return out;
+}
+
+OJson avro_type(const SqlType& type, const std::string& name) {
+  switch (type.base()) {
+    case SqlBaseType::kBoolean:
+      return "boolean";
+    case SqlBaseType::kInteger:
+      return "int";
+    case SqlBaseType::kBigint:
+      return "long";
+    case SqlBaseType::kDouble:
+      return "double";
+    case SqlBaseType::kString:
+      return "string";
+    case SqlBaseType::kBytes:
+      return "bytes";
+    case SqlBaseType::kDecimal: {
+      const std::string p = std::to_string(type.precision()), s = std::to_string(type.scale());
+      return OJson{{"type", "bytes"},
+                   {"scale", type.scale()},
+                   {"precision", type.precision()},
+                   {"connect.version", 1},
+                   {"connect.parameters", {{"scale", s}, {"connect.decimal.precision", p}}},
+                   {"connect.name", "org.apache.kafka.connect.data.Decimal"},
+                   {"logicalType", "decimal"}};
+    }
+    case SqlBaseType::kDate:
+      return avro_logical("int", "Date", "date");
+    case SqlBaseType::kTime:
+      return avro_logical("int", "Time", "time-millis");
+    case SqlBaseType::kTimestamp:
+      return avro_logical("long", "Timestamp", "timestamp-millis");
+    case SqlBaseType::kArray:
+      return OJson{{"type", "array"}, {"items", avro_optional(*type.element(), name)}};
+    case SqlBaseType::kMap: {
+      // Connect's optional map keys make AvroData write an array of MapEntry records.
+      OJson entry{{"type", "record"}, {"name", name}, {"fields", OJson::array()}};
+      for (const auto& [field, part, suffix] :
+           {std::tuple{"key", type.key().get(), "_MapKey"},
+            std::tuple{"value", type.element().get(), "_MapValue"}})
+        entry["fields"].push_back(OJson{
+            {"name", field}, {"type", avro_optional(*part, name + suffix)}, {"default", nullptr}});
+      entry["connect.internal.type"] = "MapEntry";
+      return OJson{{"type", "array"},
+                   {"items", entry},
+                   {"connect.name", std::string(kAvroNamespace) + "." + name}};
+    }
+    case SqlBaseType::kStruct:
+      return avro_record(type.fields(), name);
+  }
+  return "null";
+}
+
+// The root record carries the namespace; a single unwrapped column is its type at the root.
+std::string avro_schema(const std::vector<Column>& columns, bool wrapped) {
+  std::vector<SqlField> fields;
+  if (wrapped) {
+    for (const auto& c : columns) fields.push_back({c.name, c.type});
+  } else if (columns.at(0).type->base() == SqlBaseType::kStruct) {
+    fields = columns[0].type->fields();
+  } else {
+    return avro_type(*columns[0].type, kAvroName).dump();
+  }
+  OJson root{{"type", "record"},
+             {"name", kAvroName},
+             {"namespace", kAvroNamespace},
+             {"fields", OJson::array()}};
+  for (const auto& f : fields) root["fields"].push_back(avro_field(f.name, *f.type, kAvroName));
+  root["connect.name"] = std::string(kAvroNamespace) + "." + kAvroName;
+  return root.dump();
+}
+
+// JSON_SR: Connect's JsonSchemaData (connect.index orders the fields; optional is a oneOf).
+OJson json_type(const SqlType& type);
+
+OJson json_optional(const SqlType& type) {
+  return OJson{{"oneOf", OJson::array({OJson{{"type", "null"}}, json_type(type)})}};
+}
+
+OJson json_logical(const char* base, const char* connect_name, const char* connect_type) {
+  return OJson{{"type", base},
+               {"title", std::string("org.apache.kafka.connect.data.") + connect_name},
+               {"connect.version", 1},
+               {"connect.type", connect_type}};
+}
+
+OJson json_object(const std::vector<std::pair<std::string, const SqlType*>>& fields) {
+  OJson properties = OJson::object();
+  int index = 0;
+  for (const auto& [name, type] : fields) {
+    OJson field{{"connect.index", index++}};
+    field.update(json_optional(*type));
+    properties[name] = field;
+  }
+  return OJson{{"type", "object"}, {"properties", properties}};
+}
+
+OJson json_type(const SqlType& type) {
+  switch (type.base()) {
+    case SqlBaseType::kBoolean:
+      return {{"type", "boolean"}};
+    case SqlBaseType::kInteger:
+      return {{"type", "integer"}, {"connect.type", "int32"}};
+    case SqlBaseType::kBigint:
+      return {{"type", "integer"}, {"connect.type", "int64"}};
+    case SqlBaseType::kDouble:
+      return {{"type", "number"}, {"connect.type", "float64"}};
+    case SqlBaseType::kString:
+      return {{"type", "string"}};
+    case SqlBaseType::kBytes:
+      return {{"type", "string"}, {"connect.type", "bytes"}};
+    case SqlBaseType::kDecimal: {
+      OJson out = json_logical("number", "Decimal", "bytes");
+      out["connect.parameters"] = {{"scale", std::to_string(type.scale())},
+                                   {"connect.decimal.precision", std::to_string(type.precision())}};
+      return out;
+    }
+    case SqlBaseType::kDate:
+      return json_logical("integer", "Date", "int32");
+    case SqlBaseType::kTime:
+      return json_logical("integer", "Time", "int32");
+    case SqlBaseType::kTimestamp:
+      return json_logical("integer", "Timestamp", "int64");
+    case SqlBaseType::kArray:
+      return {{"type", "array"}, {"items", json_optional(*type.element())}};
+    case SqlBaseType::kMap:
+      return {{"type", "object"},
+              {"additionalProperties", json_optional(*type.element())},
+              {"connect.type", "map"}};
+    case SqlBaseType::kStruct: {
+      std::vector<std::pair<std::string, const SqlType*>> fields;
+      for (const auto& f : type.fields()) fields.emplace_back(f.name, f.type.get());
+      return json_object(fields);
+    }
+  }
+  return {};
+}
+
+std::string json_schema(const std::vector<Column>& columns, bool wrapped) {
+  if (!wrapped) return json_type(*columns.at(0).type).dump();
+  std::vector<std::pair<std::string, const SqlType*>> fields;
+  for (const auto& c : columns) fields.emplace_back(c.name, c.type.get());
+  return json_object(fields).dump();
+}
+
+// PROTOBUF: ProtobufData's text. Unnamed structs are messages ConnectDefault<n>, numbered as
+// met depth first, each nested in the message that uses it.
+class ProtoWriter {
+ public:
+  std::string file(const std::vector<Column>& columns) {
+    std::vector<std::pair<std::string, const SqlType*>> fields;
+    for (const auto& c : columns) fields.emplace_back(c.name, c.type.get());
+    const std::string body = message(fields, "");
+    std::string out = "syntax = \"proto3\";\n\n";
+    for (const auto& i : imports_) out += "import \"" + i + "\";\n";
+    if (!imports_.empty()) out += "\n";
+    return out + body;
+  }
+
+ private:
+  std::string message(const std::vector<std::pair<std::string, const SqlType*>>& fields,
+                      const std::string& indent) {
+    const std::string name = "ConnectDefault" + std::to_string(++counter_);
+    std::string out = indent + "message " + name + " {\n", nested;
+    int number = 0;
+    for (const auto& [field, type] : fields) {
+      std::string options;
+      out += indent + "  " + field_type(*type, indent + "  ", nested, options) + " " + field +
+             " = " + std::to_string(++number) + options + ";\n";
+    }
+    if (!nested.empty()) out += "\n" + nested;
+    return out + indent + "}\n";
+  }
+
+  std::string scalar(const SqlType& type, const std::string& indent, std::string& nested,
+                     std::string& options) {
+    switch (type.base()) {
+      case SqlBaseType::kBoolean:
+        return "bool";
+      case SqlBaseType::kInteger:
+        return "int32";
+      case SqlBaseType::kBigint:
+        return "int64";
+      case SqlBaseType::kDouble:
+        return "double";
+      case SqlBaseType::kString:
+        return "string";
+      case SqlBaseType::kBytes:
+        return "bytes";
+      case SqlBaseType::kDecimal:
+        imports_.insert("confluent/meta.proto");
+        imports_.insert("confluent/type/decimal.proto");
+        options = " [(confluent.field_meta) = { params: [ { key: \"precision\", value: \"" +
+                  std::to_string(type.precision()) + "\" }, { key: \"scale\", value: \"" +
+                  std::to_string(type.scale()) + "\" } ] }]";
+        return "confluent.type.Decimal";
+      case SqlBaseType::kDate:
+        imports_.insert("google/type/date.proto");
+        return "google.type.Date";
+      case SqlBaseType::kTime:
+        imports_.insert("google/type/timeofday.proto");
+        return "google.type.TimeOfDay";
+      case SqlBaseType::kTimestamp:
+        imports_.insert("google/protobuf/timestamp.proto");
+        return "google.protobuf.Timestamp";
+      case SqlBaseType::kStruct: {
+        std::vector<std::pair<std::string, const SqlType*>> fields;
+        for (const auto& f : type.fields()) fields.emplace_back(f.name, f.type.get());
+        const int number = counter_ + 1;
+        nested += message(fields, indent);
+        return "ConnectDefault" + std::to_string(number);
+      }
+      default:
+        throw SqlError("The 'PROTOBUF' format does not support type '" + type.to_string() +
+                       "' inside an ARRAY or MAP");
+    }
+  }
+
+  std::string field_type(const SqlType& type, const std::string& indent, std::string& nested,
+                         std::string& options) {
+    if (type.base() == SqlBaseType::kArray)
+      return "repeated " + scalar(*type.element(), indent, nested, options);
+    if (type.base() == SqlBaseType::kMap) {
+      std::string unused;
+      return "map<" + scalar(*type.key(), indent, nested, unused) + ", " +
+             scalar(*type.element(), indent, nested, unused) + ">";
+    }
+    return scalar(type, indent, nested, options);
+  }
+
+  int counter_ = 0;
+  std::set<std::string> imports_;
+};
+
+}  // namespace
+
+bool is_schema_registry_format(const std::string& format) {
+  return format == "AVRO" || format == "JSON_SR" || format == "PROTOBUF";
+}
+
+SchemaRegistryScope::SchemaRegistryScope(std::string url) : previous_(std::move(current_url)) {
+  current_url = std::move(url);
+}
+
+SchemaRegistryScope::~SchemaRegistryScope() {
+  current_url = std::move(previous_);
+}
+
+const std::string& schema_registry_url() {
+  return current_url;
+}
+
+std::shared_ptr<registry::SchemaRegistryClient> schema_registry_client(const std::string& url) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<registry::SchemaRegistryClient>> clients;
+  std::lock_guard lock(mutex);
+  auto& client = clients[url];
+  if (!client) {
+    registry::ClientConfig config;
+    config.urls = registry::ClientConfig::from_properties({{"schema.registry.url", url}}).urls;
+    client = std::make_shared<registry::SchemaRegistryClient>(config);
+  }
+  return client;
+}
+
+void check_schema_registry(const DataSource& source, const std::string& url) {
+  if (!url.empty()) return;
+  for (const std::string* format : {&source.formats.key_format, &source.formats.value_format})
+    if (is_schema_registry_format(*format))
+      throw SqlError("Cannot create topic '" + source.topic + "' with format " + *format +
+                     " without configuring 'ksql.schema.registry.url'");
+}
+
+registry::SchemaInfo derived_schema(const std::string& format, const std::vector<Column>& columns,
+                                    bool wrapped) {
+  if (format == "AVRO") return {avro_schema(columns, wrapped), "AVRO", {}};
+  if (format == "JSON_SR") return {json_schema(columns, wrapped), "JSON", {}};
+  return {ProtoWriter().file(columns), "PROTOBUF", {}};
+}
+
+}  // namespace oxbow::sql

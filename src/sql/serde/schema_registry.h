@@ -1,0 +1,49 @@
+#pragma once
+// The Schema Registry formats, AVRO, JSON_SR and PROTOBUF (docs/sql/ksqldb-facts.md §3): which
+// registry a thread's serdes use, the schemas ksqlDB derives from columns, and the check that a
+// registry is configured. The engine opens a SchemaRegistryScope around each statement, so that
+// row_serde() (whose callers know only formats and columns) finds the registry of
+// ksql.schema.registry.url.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oxbow/registry/client.h"
+#include "sql/catalog/data_source.h"
+
+namespace oxbow::sql {
+
+// AVRO, JSON_SR or PROTOBUF: Confluent's wire format through the registry.
+bool is_schema_registry_format(const std::string& format);
+
+// While it lives, serdes built on this thread use the registry at `url` (empty: none). Scopes
+// nest; the innermost wins.
+class SchemaRegistryScope {
+ public:
+  explicit SchemaRegistryScope(std::string url);
+  ~SchemaRegistryScope();
+  SchemaRegistryScope(const SchemaRegistryScope&) = delete;
+  SchemaRegistryScope& operator=(const SchemaRegistryScope&) = delete;
+
+ private:
+  std::string previous_;
+};
+// The innermost scope's URL on this thread, or empty.
+const std::string& schema_registry_url();
+
+// One client per URL for the process, so that every serde shares its caches of ids.
+std::shared_ptr<registry::SchemaRegistryClient> schema_registry_client(const std::string& url);
+
+// SqlError "Cannot create topic 'T' with format AVRO without configuring
+// 'ksql.schema.registry.url'" when a format of `source` needs a registry and `url` is empty.
+void check_schema_registry(const DataSource& source, const std::string& url);
+
+// The schema ksqlDB registers for `columns` in `format`: `wrapped`, a record (object, message) of
+// the columns; else the single column's type at the root. AVRO as Connect's AvroData prints
+// ksqlDB's schema (record io.confluent.ksql.avro_schemas.KsqlDataSourceSchema, optional fields
+// as ["null", T] with default null); JSON_SR as Connect's JsonSchemaData; PROTOBUF as its
+// ProtobufData (message ConnectDefault1).
+registry::SchemaInfo derived_schema(const std::string& format, const std::vector<Column>& columns,
+                                    bool wrapped);
+
+}  // namespace oxbow::sql
