@@ -25,6 +25,7 @@ struct SqlRunOptions {
   std::string processing_log_topic = "default_ksql_processing_log";
   std::string state_dir = "/tmp/oxbow-sql";
   std::vector<std::string> streams_configs;  // key=value, for every query's Streams runtime
+  std::string registry_url;                  // ksql.schema.registry.url; empty: none
 };
 
 std::string read_file(const std::string& path) {
@@ -116,7 +117,9 @@ class TopicProcessingLog : public sql::ProcessingLog {
 };
 
 void run_sql(const SqlRunOptions& options) {
-  sql::Engine engine;
+  sql::DdlSettings settings;
+  settings.schema_registry_url = options.registry_url;
+  sql::Engine engine(settings);
   engine.execute(processing_log_stream(options.processing_log_topic));
   engine.set_processing_log(
       std::make_shared<TopicProcessingLog>(options.client, options.processing_log_topic));
@@ -181,6 +184,9 @@ void add_sql_command(CLI::App& app) {
       ->capture_default_str();
   run->add_option("--streams-config", options->streams_configs,
                   "A Streams setting for every query, key=value (repeatable)");
+  run->add_option("--registry-url", options->registry_url,
+                  "The Schema Registry of the AVRO, JSON_SR and PROTOBUF formats "
+                  "(ksql.schema.registry.url)");
   run->callback([options] { run_sql(*options); });
 }
 
