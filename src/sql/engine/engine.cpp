@@ -119,14 +119,17 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
                                          const std::string& text) {
   const std::string& name = create.name.text;
   const char* kind = create.table ? "table" : "stream";
+  std::optional<DataSource> replaced;
   if (const DataSource* existing = catalog_.find_source(name)) {
     if (create.if_not_exists) {
       StatementResult r;
       r.warnings.push_back(std::string("A ") + kind + " with the same name already exists.");
       return r;
     }
-    throw SqlError(std::string("Cannot add ") + kind + " '" + name + "': A " +
-                   existing->kind_name() + " with the same name already exists");
+    if (!create.or_replace || (existing->kind == SourceKind::kTable) != create.table)
+      throw SqlError(std::string("Cannot add ") + kind + " '" + name + "': A " +
+                     existing->kind_name() + " with the same name already exists");
+    replaced = *existing;
   }
   BoundQuery query = bind_query(*create.query, catalog_, functions_, QueryContext{name});
   if (create.table != (query.result_kind == SourceKind::kTable))
@@ -168,7 +171,8 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   }
   check_schema_registry(sink, settings_.schema_registry_url);
   std::string prefix = create.table ? "CTAS_" : "CSAS_";
-  StatementResult r = start_query(prefix + name + "_", query, sink, text);
+  StatementResult r = replaced ? replace_query(*replaced, query, sink, text)
+                               : start_query(prefix + name + "_", query, sink, text);
   catalog_.put_source(std::move(sink));
   return r;
 }

@@ -51,7 +51,8 @@ struct StatementResult {
     std::string id, sink, statement;
   };
   std::vector<QuerySummary> queries;
-  // TERMINATE / PAUSE / RESUME: the queries it applied to (the runner stops or pauses them).
+  // TERMINATE / PAUSE / RESUME: the queries it applied to (the runner stops or pauses them);
+  // CREATE OR REPLACE: the query whose topology it replaced (the runner restarts it).
   std::vector<std::string> affected_queries;
   // SHOW PROPERTIES / VARIABLES / TYPES: names and values.
   std::vector<std::pair<std::string, std::string>> settings;
@@ -96,6 +97,9 @@ class Engine {
   std::vector<DataSource> sources_of(const std::string& kinds) const;
   StatementResult insert_into(const parser::InsertInto& insert, const std::string& text);
   StatementResult execute_one(const parser::Statement& statement);
+  // replace_query.cpp: CREATE OR REPLACE ... AS SELECT over an existing sink.
+  StatementResult replace_query(const DataSource& old, const BoundQuery& query,
+                                const DataSource& sink, const std::string& text);
   // session_statements.cpp
   StatementResult control_query(const parser::QueryControl& control);
   StatementResult create_type(const parser::CreateType& create);

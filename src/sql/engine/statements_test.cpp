@@ -120,6 +120,31 @@ TEST_F(StatementsTest, VariablesAreSubstitutedInTheStatementsAfterTheirDefinitio
             "accepted");
 }
 
+TEST_F(StatementsTest, CreateOrReplaceKeepsTheQueryIdForChangesKsqlDbAllows) {
+  engine_.execute("CREATE STREAM fast AS SELECT id, name FROM riders WHERE speed > 10;");
+  auto r = engine_.execute(
+      "CREATE OR REPLACE STREAM fast AS SELECT id, name, speed FROM riders WHERE speed > 20;");
+  EXPECT_EQ(r[0].message, "Created query with ID CSAS_FAST_0");
+  EXPECT_EQ(r[0].affected_queries, (std::vector<std::string>{"CSAS_FAST_0"}));
+  ASSERT_EQ(engine_.queries().size(), 1u);
+  EXPECT_EQ(engine_.catalog().find_source("FAST")->schema_text(),
+            "`ID` INTEGER KEY, `NAME` STRING, `SPEED` DOUBLE");
+  const PersistentQuery* q = engine_.query("CSAS_FAST_0");
+  streams::TopologyTestDriver driver(q->topology, q->streams_config);
+  driver.pipe("riders", std::string("\0\0\0\x01", 4), R"({"name":"Ann","speed":15})", 1);
+  driver.pipe("riders", std::string("\0\0\0\x02", 4), R"({"name":"Bob","speed":25})", 2);
+  auto out = driver.read("FAST");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->value, std::optional<std::string>(R"({"NAME":"Bob","SPEED":25.0})"));
+  EXPECT_FALSE(driver.read("FAST"));
+  EXPECT_EQ(refusal("CREATE OR REPLACE STREAM fast AS SELECT id, speed FROM riders;"),
+            "Cannot upgrade data source: DataSource '`FAST`' has schema = `ID` INTEGER KEY, "
+            "`NAME` STRING, `SPEED` DOUBLE which is not upgrade compatible with `ID` INTEGER "
+            "KEY, `SPEED` DOUBLE");
+  EXPECT_EQ(refusal("CREATE STREAM fast AS SELECT id, name FROM riders;"),
+            "Cannot add stream 'FAST': A stream with the same name already exists");
+}
+
 TEST(Variables, SubstitutionEscapesAndSplitting) {
   std::map<std::string, std::string> vars = {{"Name", "t1"}};
   EXPECT_EQ(substitute_variables("SELECT * FROM ${name} WHERE x = '$${name}';", vars),
