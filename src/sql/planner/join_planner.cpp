@@ -41,6 +41,9 @@ struct SidePlan {
   size_t key_count = 0, value_count = 0;
   bool from_source = true;  // the record is a source's: its row is built from key and value
   std::optional<Program> rekey;
+  // WHERE's conjuncts that read this side alone, pushed down before the join (an inner or left
+  // join's left stream): rows they drop are never joined. WHERE still runs whole after the join.
+  std::vector<Program> pushed;
   std::shared_ptr<QueryCounters> counters;
 };
 
@@ -48,16 +51,24 @@ class StreamSideValues : public streams::api::FixedKeyProcessor<Row, Row, Row> {
  public:
   explicit StreamSideValues(std::shared_ptr<const SidePlan> plan)
       : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {}
-  void init(Context& context) override { context_ = &context; }
+  void init(Context& context) override {
+    context_ = &context;
+    for (const auto& p : plan_->pushed) frames_.push_back(p.new_frame());
+  }
   void process(const streams::api::FixedKeyRecord<Row, Row>& r) override {
     if (r.value().empty()) return;
-    context_->forward(
-        r.withValue(input_.fill(r.key(), r.value(), r.timestamp(), context_->recordMetadata())));
+    const Row& row = input_.fill(r.key(), r.value(), r.timestamp(), context_->recordMetadata());
+    for (size_t k = 0; k < plan_->pushed.size(); ++k) {
+      const Value& keep = plan_->pushed[k].evaluate(row, frames_[k]);
+      if (keep.is_null() || !keep.boolean()) return;  // errors are reported by WHERE itself
+    }
+    context_->forward(r.withValue(row));
   }
 
  private:
   std::shared_ptr<const SidePlan> plan_;
   InputRow input_;
+  std::vector<Frame> frames_;
   Context* context_ = nullptr;
 };
 
@@ -254,6 +265,7 @@ class RelationalPlanner {
       plan->key_count = keys;
       plan->value_count = value_columns(s).size();
       plan->counters = counters_;
+      if (&s == q_.from) push_down_where(*plan);
       r.stream = builder_.stream<Row, Row>(s.topic, consumed).processValues([plan] {
         return std::make_unique<StreamSideValues>(plan);
       });
@@ -269,6 +281,31 @@ class RelationalPlanner {
                                    .withValueSerde(internal_row_serde()));
     }
     return r;
+  }
+
+  // Predicate push-down: WHERE's conjuncts over the FROM stream's columns alone, when its rows
+  // survive the first join as they are (INNER or LEFT).
+  void push_down_where(SidePlan& plan) const {
+    if (!q_.where || q_.joins.empty()) return;
+    parser::JoinType first = q_.joins.front().type;
+    if (first != parser::JoinType::kInner && first != parser::JoinType::kLeft) return;
+    std::vector<const BoundExpr*> conjuncts;
+    split_and(*q_.where, conjuncts);
+    for (const BoundExpr* c : conjuncts)
+      if (reads_only_from(*c)) plan.pushed.push_back(Program::compile(*c, row_index_));
+  }
+  static void split_and(const BoundExpr& e, std::vector<const BoundExpr*>& out) {
+    if (e.kind != BoundKind::kAnd) return out.push_back(&e);
+    for (const auto& a : e.args) split_and(*a, out);
+  }
+  bool reads_only_from(const BoundExpr& e) const {
+    if (e.kind == BoundKind::kColumn) {
+      const ScopeColumn& c = q_.scope.columns[static_cast<size_t>(e.column)];
+      return c.source == q_.from_alias && row_index_[static_cast<size_t>(e.column)] >= 0;
+    }
+    for (const auto& a : e.args)
+      if (!reads_only_from(*a)) return false;
+    return true;
   }
 
   // The row position of a join condition's side, when it is a plain column; else -1.
