@@ -291,14 +291,23 @@ TEST_F(JoinTest, AJoinsRowsCanBeAggregated) {
                    R"(Silver|{"CLICKS":1,"PAGES":["d"]})"}));
 }
 
-TEST_F(JoinTest, WhatTheEngineDoesNotRunYetIsRefusedBeforeAnythingIsCreated) {
+TEST_F(JoinTest, ATableTableJoinsRowsCanBeAggregated) {
   engine_.execute(
       "CREATE TABLE accounts (userid STRING PRIMARY KEY, balance INT) WITH "
       "(kafka_topic='accounts', value_format='json', partitions=1);");
-  EXPECT_EQ(refusal("CREATE TABLE y AS SELECT u.userid, COUNT(*) FROM users u "
-                    "JOIN accounts a ON u.userid = a.userid GROUP BY u.userid;"),
-            "An aggregation over a table-table join is not supported by the engine yet.");
-  EXPECT_EQ(engine_.catalog().find_source("Y"), nullptr);
+  auto driver = start(
+      "CREATE TABLE balance_per_level AS SELECT level, SUM(balance) AS total FROM users u "
+      "JOIN accounts a ON u.userid = a.userid GROUP BY level;",
+      "CTAS_BALANCE_PER_LEVEL_0");
+  driver.pipe("users", "u1", R"({"level":"Gold"})", 1);
+  driver.pipe("accounts", "u1", R"({"balance":10})", 2);
+  driver.pipe("users", "u2", R"({"level":"Gold"})", 3);
+  driver.pipe("accounts", "u2", R"({"balance":5})", 4);
+  driver.pipe("accounts", "u1", R"({"balance":7})", 5);  // u1's row changes: 10 out, 7 in
+  driver.pipe("users", "u2", R"({"level":"Tin"})", 6);   // u2 moves group
+  EXPECT_EQ(drain(driver, "BALANCE_PER_LEVEL"),
+            (Lines{R"(Gold|{"TOTAL":10})", R"(Gold|{"TOTAL":15})", R"(Gold|{"TOTAL":12})",
+                   R"(Gold|{"TOTAL":7})", R"(Tin|{"TOTAL":5})"}));
 }
 
 }  // namespace

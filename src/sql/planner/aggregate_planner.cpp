@@ -293,7 +293,16 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
 streams::Topology plan_table_aggregate(const BoundQuery& q, const DataSource& sink,
                                        std::shared_ptr<QueryCounters> counters) {
   const DataSource& source = *q.from;
-  std::shared_ptr<AggregatePlan> plan = make_plan(q, counters, false);
+  streams::StreamsBuilder builder;
+  auto table = builder.table<Row, Row>(source.topic, consumed_from(source, counters));
+  table_aggregate_onto(table, q, sink, std::move(counters), false);
+  return builder.build();
+}
+
+void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQuery& q,
+                          const DataSource& sink, std::shared_ptr<QueryCounters> counters,
+                          bool rows_ready) {
+  std::shared_ptr<AggregatePlan> plan = make_plan(q, std::move(counters), rows_ready);
   for (const auto& call : plan->calls)
     if (!can_retract(call.function))
       throw SqlError("The aggregation function " + call.function +
@@ -301,9 +310,8 @@ streams::Topology plan_table_aggregate(const BoundQuery& q, const DataSource& si
   std::shared_ptr<const AggregatePlan> shared = plan;
   auto key_serde = row_serde(sink.formats, key_columns(sink), true);
   size_t group_width = plan->group.size();
-  streams::StreamsBuilder builder;
   auto grouped =
-      builder.table<Row, Row>(source.topic, consumed_from(source, std::move(counters)))
+      table
           .transformValues([shared] { return std::make_unique<TableGrouper>(shared); },
                            streams::Named::as("Aggregate-Prepare"))
           .filter([](const Row&, const Row& row) { return !row.empty(); },
@@ -339,7 +347,6 @@ streams::Topology plan_table_aggregate(const BoundQuery& q, const DataSource& si
       .toStream()
       .to(sink.topic, streams::Produced<Row, Row>::with(
                           key_serde, row_serde(sink.formats, value_columns(sink), false)));
-  return builder.build();
 }
 
 void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,

@@ -181,8 +181,10 @@ class RelationalPlanner {
     Relation left = read(*q_.from, q_.joins.size(), "Left");
     for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
     if (q_.aggregate) {
-      if (!left.stream) unsupported("An aggregation over a table-table join");
-      aggregate_onto(builder_, *left.stream, q_, sink_, counters_, true);
+      if (left.stream)
+        aggregate_onto(builder_, *left.stream, q_, sink_, counters_, true);
+      else
+        table_aggregate_onto(*left.table, q_, sink_, counters_, true);
       return builder_.build();
     }
     auto plan = select_plan();

@@ -120,6 +120,10 @@ streams::Topology plan_aggregate(const BoundQuery& query, const DataSource& sink
 // leave (only the aggregates ksqlDB can undo).
 streams::Topology plan_table_aggregate(const BoundQuery& query, const DataSource& sink,
                                        std::shared_ptr<QueryCounters> counters);
+// The same over `table`: a source's rows, or (`rows_ready`) a table-table join's whole rows.
+void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQuery& query,
+                          const DataSource& sink, std::shared_ptr<QueryCounters> counters,
+                          bool rows_ready);
 // The aggregation of `input` into the sink: a source's records, or (`rows_ready`) records whose
 // values are whole scope rows, as a join gives them.
 void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,
