@@ -3,10 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
-#include "oxbow/registry/client.h"
-
 #include "sql/binder/sql_error.h"
 #include "sql/binder/with_properties.h"
 
@@ -189,11 +185,7 @@ void bind_window(DataSource& source, const WithProperties& with) {
   source.window = window;
 }
 
-// ---- Schema inference (docs/sql/ksqldb-facts.md §3): columns from the registry's schema, as
-// ksqlDB's ConnectKsqlSchemaTranslator makes them: names upper-cased, every type nullable, map
-// keys STRING, fields of types KSQL lacks left out.
-
-using SchemaJson = nlohmann::ordered_json;
+// ---- Schema inference (docs/sql/ksqldb-facts.md §3): a CREATE's columns from the registry.
 
 bool is_registry_format(const std::string& format) {
   return format == "AVRO" || format == "JSON_SR" || format == "PROTOBUF";
@@ -202,158 +194,6 @@ bool is_registry_format(const std::string& format) {
 std::string upper_name(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
-}
-
-class AvroColumns {
- public:
-  // nullptr: a type KSQL cannot hold.
-  SqlTypePtr type(const SchemaJson& s) {
-    if (s.is_array()) {
-      const SchemaJson* only = nullptr;
-      for (const auto& b : s)
-        if (!(b.is_string() && b == "null")) {
-          if (only) return nullptr;
-          only = &b;
-        }
-      return only ? type(*only) : nullptr;
-    }
-    if (s.is_string()) return named(s.get<std::string>());
-    if (!s.is_object() || !s.contains("type")) return nullptr;
-    const std::string t = s["type"].is_string() ? s["type"].get<std::string>() : "";
-    const std::string logical = s.value("logicalType", "");
-    if ((t == "bytes" || t == "fixed") && logical == "decimal")
-      return SqlType::decimal(s.value("precision", 0), s.value("scale", 0));
-    if (t == "int" && logical == "date") return SqlType::of(SqlBaseType::kDate);
-    if (t == "int" && logical == "time-millis") return SqlType::of(SqlBaseType::kTime);
-    if (t == "long" && logical == "timestamp-millis") return SqlType::of(SqlBaseType::kTimestamp);
-    if (t == "record") return record(s);
-    if (t == "enum") return remember(s, SqlType::string());
-    if (t == "fixed") return remember(s, SqlType::bytes());
-    if (t == "map") {
-      auto v = type(s["values"]);
-      return v ? SqlType::map(SqlType::string(), v) : nullptr;
-    }
-    if (t == "array") return array(s["items"]);
-    return s["type"].is_string() ? named(t) : type(s["type"]);
-  }
-
-  std::vector<SqlField> fields(const SchemaJson& record) {
-    std::vector<SqlField> out;
-    for (const auto& f : record.value("fields", SchemaJson::array()))
-      if (auto t = type(f["type"])) out.push_back({upper_name(f.value("name", "")), t});
-    return out;
-  }
-
- private:
-  SqlTypePtr named(const std::string& name) {
-    static const std::pair<const char*, SqlBaseType> kPrimitives[] = {
-        {"boolean", SqlBaseType::kBoolean}, {"int", SqlBaseType::kInteger},
-        {"long", SqlBaseType::kBigint},     {"float", SqlBaseType::kDouble},
-        {"double", SqlBaseType::kDouble},   {"string", SqlBaseType::kString},
-        {"bytes", SqlBaseType::kBytes}};
-    for (const auto& [n, base] : kPrimitives)
-      if (name == n) return SqlType::of(base);
-    for (const auto& [full, t] : named_)
-      if (full == name || full.ends_with("." + name)) return t;
-    return nullptr;
-  }
-
-  SqlTypePtr remember(const SchemaJson& s, SqlTypePtr t) {
-    std::string name = s.value("name", "");
-    if (s.contains("namespace") && name.find('.') == std::string::npos)
-      name = s["namespace"].get<std::string>() + "." + name;
-    named_.emplace_back(name, t);
-    return t;
-  }
-
-  SqlTypePtr record(const SchemaJson& s) {
-    auto f = fields(s);
-    return f.empty() ? nullptr : remember(s, SqlType::structure(std::move(f)));
-  }
-
-  // Connect writes a map with optional keys as an array of MapEntry records.
-  SqlTypePtr array(const SchemaJson& items) {
-    const SchemaJson* entry = &items;
-    if (items.is_array())
-      for (const auto& b : items)
-        if (b.is_object()) entry = &b;
-    if (entry->is_object() && entry->value("connect.internal.type", "") == "MapEntry") {
-      for (const auto& f : (*entry)["fields"])
-        if (f.value("name", "") == "value") {
-          auto v = type(f["type"]);
-          return v ? SqlType::map(SqlType::string(), v) : nullptr;
-        }
-      return nullptr;
-    }
-    auto e = type(items);
-    return e ? SqlType::array(e) : nullptr;
-  }
-
-  std::vector<std::pair<std::string, SqlTypePtr>> named_;
-};
-
-SqlTypePtr json_schema_type(const SchemaJson& s);
-
-std::vector<SqlField> json_schema_fields(const SchemaJson& object) {
-  std::vector<std::pair<int64_t, SqlField>> indexed;
-  int64_t n = 0;
-  const SchemaJson properties = object.value("properties", SchemaJson::object());
-  for (const auto& [name, p] : properties.items()) {
-    const int64_t order = p.is_object() ? p.value("connect.index", n) : n;
-    ++n;
-    if (auto t = json_schema_type(p)) indexed.push_back({order, {upper_name(name), t}});
-  }
-  std::stable_sort(indexed.begin(), indexed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<SqlField> out;
-  for (auto& [order, f] : indexed) out.push_back(std::move(f));
-  return out;
-}
-
-SqlTypePtr json_schema_type(const SchemaJson& s) {
-  if (!s.is_object()) return nullptr;
-  for (const char* any : {"oneOf", "anyOf"})
-    if (s.contains(any)) {
-      const SchemaJson* only = nullptr;
-      for (const auto& b : s[any])
-        if (b.value("type", "") != "null") {
-          if (only) return nullptr;
-          only = &b;
-        }
-      return only ? json_schema_type(*only) : nullptr;
-    }
-  const std::string t =
-      s.contains("type") && s["type"].is_string() ? s["type"].get<std::string>() : "";
-  const std::string title = s.value("title", ""), connect = s.value("connect.type", "");
-  const std::string prefix = "org.apache.kafka.connect.data.";
-  if (title == prefix + "Decimal") {
-    const auto& p = s.value("connect.parameters", SchemaJson::object());
-    return SqlType::decimal(std::stoi(p.value("connect.decimal.precision", "64")),
-                            std::stoi(p.value("scale", "0")));
-  }
-  if (title == prefix + "Date") return SqlType::of(SqlBaseType::kDate);
-  if (title == prefix + "Time") return SqlType::of(SqlBaseType::kTime);
-  if (title == prefix + "Timestamp") return SqlType::of(SqlBaseType::kTimestamp);
-  if (t == "boolean") return SqlType::boolean();
-  if (t == "integer")
-    return connect == "int8" || connect == "int16" || connect == "int32" ? SqlType::integer()
-                                                                         : SqlType::bigint();
-  if (t == "number") return SqlType::double_type();
-  if (t == "string") return connect == "bytes" ? SqlType::bytes() : SqlType::string();
-  if (t == "array") {
-    auto e = s.contains("items") ? json_schema_type(s["items"]) : nullptr;
-    return e ? SqlType::array(e) : nullptr;
-  }
-  if (t == "object" && (connect == "map" || s.contains("additionalProperties"))) {
-    auto v =
-        s.contains("additionalProperties") ? json_schema_type(s["additionalProperties"]) : nullptr;
-    return v ? SqlType::map(SqlType::string(), v) : nullptr;
-  }
-  if (t == "object") {
-    auto f = json_schema_fields(s);
-    return f.empty() ? nullptr : SqlType::structure(std::move(f));
-  }
-  return nullptr;
 }
 
 // The registry's schema of one side, `schema_id` or the subject's latest.
@@ -373,38 +213,6 @@ registry::SchemaInfo fetch_schema(const std::string& url, const std::string& top
     throw SqlError("Failed to fetch the schema for message " + side + " on topic '" + topic +
                    "' from the Schema Registry: " + e.what());
   }
-}
-
-// The columns of one side from its registered schema.
-std::vector<Column> inferred_columns(const registry::SchemaInfo& info, const std::string& format,
-                                     bool key, bool unwrapped_value) {
-  if (format == "PROTOBUF")
-    throw SqlError(
-        "Schema inference from PROTOBUF schemas is not supported yet: declare the "
-        "columns.");
-  SchemaJson schema = SchemaJson::parse(info.schema, nullptr, false);
-  if (schema.is_discarded()) throw SqlError("The registered schema does not parse");
-  const bool avro = format == "AVRO";
-  AvroColumns avro_columns;
-  const bool structured = schema.is_object() && (avro ? schema.value("type", "") == "record"
-                                                      : schema.value("type", "") == "object" &&
-                                                            schema.contains("properties"));
-  std::vector<SqlField> fields;
-  if (structured && !(unwrapped_value && !key)) {
-    fields = avro ? avro_columns.fields(schema) : json_schema_fields(schema);
-  } else if (key || unwrapped_value) {
-    auto t = avro ? avro_columns.type(schema) : json_schema_type(schema);
-    if (t) fields.push_back({key ? "ROWKEY" : "ROWVAL", t});
-  } else {
-    throw SqlError("KSQL stream/table schema must be structured");
-  }
-  if (fields.empty())
-    throw SqlError("Schema does not include any columns with types that ksqlDB supports.");
-  std::vector<Column> out;
-  for (auto& f : fields)
-    out.push_back(
-        {f.name, f.type, key ? ColumnNamespace::kKey : ColumnNamespace::kValue, std::string()});
-  return out;
 }
 
 // CREATE without value (or key) columns in an SR format: they come from the registry.
@@ -429,7 +237,9 @@ void infer_columns(DataSource& source, const WithProperties& with, const DdlSett
     if (declared) continue;
     auto info = fetch_schema(settings.schema_registry_url, source.topic, key, schema_id);
     const bool unwrapped = !key && source.formats.wrap_single_value == false;
-    for (auto& c : inferred_columns(info, format, key, unwrapped)) {
+    if (!settings.registry_columns)
+      throw SqlError("Schema inference is not available: no translator of registered schemas");
+    for (auto& c : settings.registry_columns(info, format, key, unwrapped)) {
       if (source.column(c.name)) throw SqlError("Duplicate column names: `" + c.name + "`");
       source.columns.push_back(std::move(c));
     }

@@ -2,8 +2,12 @@
 // Binds the statements that define things (CREATE STREAM|TABLE without AS, CREATE TYPE) against
 // the catalog: types resolved, columns and WITH properties checked by ksqlDB's rules
 // (docs/sql/ksqldb-facts.md §1.5-1.8), each refusal with ksqlDB's message (SqlError).
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "oxbow/registry/client.h"
 
 #include "sql/catalog/catalog.h"
 #include "sql/parser/ast.h"
@@ -17,6 +21,11 @@ struct DdlSettings {
   // ksql.schema.registry.url: where AVRO, JSON_SR and PROTOBUF sources infer their columns from
   // (and, through the engine, where their serdes register and fetch schemas). Empty: none.
   std::string schema_registry_url;
+  // How a registered schema (its format, the key's or the value's, a value unwrapped) becomes
+  // columns: the serde layer's registry_columns(), which the engine sets; throws SqlError.
+  std::function<std::vector<Column>(const registry::SchemaInfo&, const std::string& format,
+                                    bool key, bool unwrapped_value)>
+      registry_columns;
 };
 
 struct BoundCreate {

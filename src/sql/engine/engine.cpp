@@ -50,6 +50,7 @@ std::string capitalized(const char* kind) {
 std::vector<StatementResult> Engine::execute(std::string_view text) {
   // The serdes the statements build find ksql.schema.registry.url here.
   SchemaRegistryScope registry(settings_.schema_registry_url);
+  if (!settings_.registry_columns) settings_.registry_columns = registry_columns;
   std::vector<StatementResult> results;
   if (text.find("${") == std::string_view::npos) {
     for (const parser::Statement& s : parser::parse(text)) results.push_back(execute_one(s));

@@ -51,6 +51,34 @@ TEST_F(InferenceTest, KeysFromTheKeySubjectAndRowkey) {
   EXPECT_EQ(schema_of("T"), "`ROWKEY` STRING PRIMARY KEY, `V` INTEGER");
 }
 
+TEST_F(InferenceTest, ProtobufColumnsFromTheFirstMessage) {
+  register_value("pb-value", R"(syntax = "proto3";
+package shop;
+import "google/protobuf/timestamp.proto";
+import "confluent/meta.proto";
+import "confluent/type/decimal.proto";
+
+message Order {
+  int64 id = 1;
+  repeated string tags = 2;
+  map<string, int32> counts = 3;
+  Item item = 4;
+  google.protobuf.Timestamp at = 5;
+  confluent.type.Decimal price = 6 [(confluent.field_meta) = { params: [ { key: "precision", value: "6" }, { key: "scale", value: "2" } ] }];
+  Kind kind = 7;
+  message Item {
+    string name = 1;
+  }
+  enum Kind { A = 0; }
+}
+)",
+                 "PROTOBUF");
+  engine_->execute("CREATE STREAM pb WITH (kafka_topic='pb', value_format='PROTOBUF');");
+  EXPECT_EQ(schema_of("PB"),
+            "`ID` BIGINT, `TAGS` ARRAY<STRING>, `COUNTS` MAP<STRING, INTEGER>, "
+            "`ITEM` STRUCT<`NAME` STRING>, `AT` TIMESTAMP, `PRICE` DECIMAL(6, 2), `KIND` STRING");
+}
+
 TEST_F(InferenceTest, SchemaIdPinsASchema) {
   register_value("x-value", R"({"type":"record","name":"A","fields":[{"name":"a","type":"int"}]})");
   register_value("x-value", R"({"type":"record","name":"A","fields":[{"name":"b","type":"int"}]})");

@@ -174,6 +174,27 @@ TEST_F(RegistryFormatsTest, ProtobufRoundTripsAndRegistersConnectDefault1) {
   for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(back[i].debug_string(), r[i].debug_string());
 }
 
+TEST(RegistryFormats, DerivedSchemasInferBackToTheirColumns) {
+  const std::vector<Column> columns = {
+      column("ID", SqlType::bigint()),
+      column("N", SqlType::integer()),
+      column("AMOUNT", SqlType::decimal(4, 2)),
+      column("D", SqlType::of(SqlBaseType::kDate)),
+      column("T", SqlType::of(SqlBaseType::kTime)),
+      column("TS", SqlType::of(SqlBaseType::kTimestamp)),
+      column("A", SqlType::array(SqlType::integer())),
+      column("M", SqlType::map(SqlType::string(), SqlType::double_type())),
+      column("S", SqlType::structure({{"X", SqlType::boolean()}, {"Y", SqlType::bytes()}}))};
+  for (const char* format : {"AVRO", "JSON_SR", "PROTOBUF"}) {
+    const auto back = registry_columns(derived_schema(format, columns, true), format, false, false);
+    ASSERT_EQ(back.size(), columns.size()) << format;
+    for (size_t i = 0; i < columns.size(); ++i)
+      EXPECT_EQ(back[i].name + " " + back[i].type->to_string(),
+                columns[i].name + " " + columns[i].type->to_string())
+          << format;
+  }
+}
+
 TEST(RegistryFormats, WithoutARegistryTheFormatIsRefused) {
   EXPECT_THROW(row_serde(formats("AVRO"), id_name(), false), SqlError);
 }

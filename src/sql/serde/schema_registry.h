@@ -46,4 +46,11 @@ void check_schema_registry(const DataSource& source, const std::string& url);
 registry::SchemaInfo derived_schema(const std::string& format, const std::vector<Column>& columns,
                                     bool wrapped);
 
+// A CREATE's columns from a registered schema (inference, docs/sql/ksqldb-facts.md §3) as
+// ksqlDB's ConnectKsqlSchemaTranslator reads it: a record's (object's, first message's) fields
+// upper-cased, or for a key (or an unwrapped value) of another type one column ROWKEY (ROWVAL).
+// The binder calls it through DdlSettings::registry_columns. Throws SqlError.
+std::vector<Column> registry_columns(const registry::SchemaInfo& schema, const std::string& format,
+                                     bool key, bool unwrapped_value);
+
 }  // namespace oxbow::sql
