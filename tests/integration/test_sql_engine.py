@@ -6,9 +6,12 @@ changes between clicks. Expected results are computed here from the input.
 """
 
 import json
+import random
 import signal
 import struct
 import subprocess
+import threading
+import time
 
 import ck_helpers as ck
 from harness import OXBOW_BIN, track, wait_until
@@ -39,14 +42,16 @@ BASE = 1_700_000_000_000
 
 
 class SqlRun:
-    def __init__(self, broker, tmp_path, statements):
+    def __init__(self, broker, tmp_path, statements, extra_config=(), name="sql"):
         self.file = tmp_path / "statements.sql"
         self.file.write_text(statements)
-        self.log = tmp_path / "sql.log"
+        self.log = tmp_path / f"{name}.log"
         cmd = [OXBOW_BIN, "sql", "run", str(self.file), "-b", broker.bootstrap,
                "--state-dir", str(tmp_path / "state"),
                "--streams-config", "commit.interval.ms=100",
                "--streams-config", "statestore.cache.max.bytes=0"]
+        for c in extra_config:
+            cmd += ["--streams-config", c]
         with open(self.log, "ab") as log:
             self.proc = track(subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL))
 
@@ -204,3 +209,92 @@ CREATE STREAM errors AS SELECT logger, message->deserializationerror->errormessa
     [derived] = _records(broker.bootstrap, "ERRORS", 1)
     assert json.loads(derived.value())["REASON"].startswith("Failed to deserialize value from topic: clickstream")
     run.stop()
+
+
+def test_exactly_once_aggregations_across_kill_9(broker, tmp_path):
+    """exactly_once_v2 through the SQL layer: two aggregations (one grouping by the key, one by a
+    value column through the repartition topic and the internal row format) while `oxbow sql run`
+    is killed -9 three times and started again. With caching off each input record is one update,
+    so the committed updates of each group are exactly its counts 1, 2, 3, ... with no repeat and
+    no gap, and the last one is the reference's."""
+    statements = """
+CREATE STREAM events (k STRING KEY, v INT) WITH (kafka_topic='events', value_format='json', partitions=2);
+CREATE TABLE per_key AS SELECT k, COUNT(*) AS n, SUM(v) AS total FROM events GROUP BY k;
+CREATE TABLE per_bucket AS SELECT v % 4 AS bucket, COUNT(*) AS n FROM events GROUP BY v % 4;
+"""
+    rng = random.Random(4242)
+    records = [(f"k{rng.randrange(20)}", rng.randrange(100)) for _ in range(3000)]
+    # A killed instance leaves the group after 6 s rather than 45.
+    config = ["processing.guarantee=exactly_once_v2", "commit.interval.ms=100",
+              "consumer.session.timeout.ms=6000", "consumer.heartbeat.interval.ms=1000"]
+
+    instances = []
+
+    def start():
+        instances.append(SqlRun(broker, tmp_path, statements, extra_config=config,
+                                name=f"sql{len(instances)}"))
+        instances[-1].wait_running(2)
+        return instances[-1]
+
+    run = start()
+    producer = ck.producer(broker.bootstrap, partitioner="murmur2_random")
+    done = threading.Event()
+
+    def produce():
+        for i in range(0, len(records), 30):
+            for k, v in records[i:i + 30]:
+                producer.produce("events", key=k, value=json.dumps({"v": v}).encode(), timestamp=BASE + i)
+            producer.flush()
+            time.sleep(0.05)
+        done.set()
+
+    feeder = threading.Thread(target=produce)
+    feeder.start()
+    for _ in range(3):
+        time.sleep(rng.uniform(1.0, 2.5))
+        run.proc.kill()
+        run.proc.wait()
+        run = start()
+    feeder.join()
+
+    per_key, per_bucket = {}, {}
+    for k, v in records:
+        n, total = per_key.get(k, (0, 0))
+        per_key[k] = (n + 1, total + v)
+        per_bucket[v % 4] = per_bucket.get(v % 4, 0) + 1
+    updates_key = _committed_updates(broker, "PER_KEY", len(records))
+    updates_bucket = _committed_updates(broker, "PER_BUCKET", len(records))
+    for group, counts in _by_group(updates_key, lambda m: m.key().decode()).items():
+        assert [c["N"] for c in counts] == list(range(1, len(counts) + 1)), group
+        assert (counts[-1]["N"], counts[-1]["TOTAL"]) == per_key[group]
+    assert len(_by_group(updates_key, lambda m: m.key().decode())) == len(per_key)
+    buckets = _by_group(updates_bucket, lambda m: struct.unpack(">i", m.key())[0])
+    assert {b: c[-1]["N"] for b, c in buckets.items()} == per_bucket
+    for bucket, counts in buckets.items():
+        assert [c["N"] for c in counts] == list(range(1, len(counts) + 1)), bucket
+    run.stop()
+
+
+def _committed_updates(broker, topic, expected, timeout=120):
+    """Every committed record of `topic` once it holds `expected` of them."""
+    consumer = ck.consumer(broker.bootstrap, **{"group.id": f"eos-{topic}", "auto.offset.reset": "earliest",
+                                                "isolation.level": "read_committed"})
+    consumer.subscribe([topic])
+    got = []
+    try:
+        def enough():
+            got.extend(m for m in consumer.consume(1000, 0.2) if m.error() is None)
+            return len(got) >= expected
+        wait_until(enough, timeout, message=f"{expected} committed records on {topic}")
+        # Anything more would be a duplicate: read what a second more brings too.
+        got.extend(m for m in consumer.consume(1000, 1.0) if m.error() is None)
+        return got
+    finally:
+        consumer.close()
+
+
+def _by_group(messages, key_of):
+    groups = {}
+    for m in messages:
+        groups.setdefault(key_of(m), []).append(json.loads(m.value()))
+    return groups
