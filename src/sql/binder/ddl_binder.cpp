@@ -114,6 +114,9 @@ void bind_formats(DataSource& source, const WithProperties& with, const DdlSetti
     (key_side ? f.key_delimiter : f.value_delimiter) = checked_delimiter(property, *delimiter);
   }
   f.wrap_single_value = with.boolean("WRAP_SINGLE_VALUE");
+  // ksqlDB's Protobuf rows are always messages.
+  if (f.value_format == "PROTOBUF" && f.wrap_single_value == false)
+    throw SqlError("Format 'PROTOBUF' does not support 'WRAP_SINGLE_VALUE' set to 'false'.");
 }
 
 void bind_key_columns(const DataSource& source) {

@@ -283,8 +283,14 @@ Row read_avro(AvroReader& reader, const std::vector<Column>& columns, bool wrapp
 streams::Serde<Row> avro_serde(std::vector<Column> columns, bool key, bool wrapped) {
   auto client = registry_client_or_throw("AVRO");
   const registry::SchemaInfo schema = derived_schema("AVRO", columns, wrapped);
-  auto serializer = std::make_shared<registry::Serializer>(
-      client, registry::SerdeConfig{}, registry::Format::kAvro, schema.schema, key);
+  std::shared_ptr<registry::Serializer> serializer;
+  try {
+    serializer = std::make_shared<registry::Serializer>(
+        client, registry::SerdeConfig{}, registry::Format::kAvro, schema.schema, key);
+  } catch (const registry::SerdeError& e) {
+    // A column name Avro does not take (ksqlDB's message; the reason is our parser's).
+    throw SqlError(std::string("Schema is not compatible with Avro: ") + e.what());
+  }
   auto reader = std::make_shared<AvroReader>(client);
   auto shared = std::make_shared<const std::vector<Column>>(std::move(columns));
   auto serialize = [serializer, shared, wrapped](std::string_view topic, const Row& row) {

@@ -195,6 +195,15 @@ TEST(RegistryFormats, DerivedSchemasInferBackToTheirColumns) {
   }
 }
 
+TEST_F(RegistryFormatsTest, AvroRefusesNamesAvroDoesNotTake) {
+  try {
+    row_serde(formats("AVRO"), {column("1AVRO", SqlType::integer())}, false);
+    FAIL();
+  } catch (const SqlError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("Schema is not compatible with Avro: ", 0), 0u);
+  }
+}
+
 TEST(RegistryFormats, WithoutARegistryTheFormatIsRefused) {
   EXPECT_THROW(row_serde(formats("AVRO"), id_name(), false), SqlError);
 }
