@@ -109,6 +109,7 @@ StatementResult Engine::create_source(const parser::CreateSource& create) {
   StatementResult r;
   if (bound.warning) r.warnings.push_back(*bound.warning);
   if (bound.skip) return r;
+  register_schemas(bound.source, settings_.schema_registry_url, false);
   r.message = capitalized(bound.source.kind_name()) + " created";
   catalog_.put_source(std::move(bound.source));
   return r;
@@ -170,7 +171,7 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
     if (w.type != SourceWindowType::kSession) w.size_ms = query.window->size_ms;
     sink.window = w;
   }
-  check_schema_registry(sink, settings_.schema_registry_url);
+  register_schemas(sink, settings_.schema_registry_url, true);
   std::string prefix = create.table ? "CTAS_" : "CSAS_";
   StatementResult r = replaced ? replace_query(*replaced, query, sink, text)
                                : start_query(prefix + name + "_", query, sink, text);

@@ -87,6 +87,28 @@ TEST_F(InferenceTest, SchemaIdPinsASchema) {
   EXPECT_EQ(schema_of("X"), "`A` INTEGER");
 }
 
+TEST_F(InferenceTest, SchemasAreRegisteredByTheStatements) {
+  // CREATE with columns: registered when the subject has none, left when it has one.
+  register_value("taken-value",
+                 R"({"type":"record","name":"Own","fields":[{"name":"V","type":"int"}]})");
+  engine_->execute(
+      "CREATE STREAM fresh (k STRING KEY, v INT) WITH (kafka_topic='fresh', format='AVRO', "
+      "partitions=1);"
+      "CREATE STREAM taken (v INT) WITH (kafka_topic='taken', value_format='AVRO', "
+      "partitions=1);");
+  EXPECT_EQ(client_->latest("fresh-key").info.schema, "\"string\"");
+  EXPECT_EQ(client_->latest("fresh-value").info.schema,
+            derived_schema("AVRO", {{"V", SqlType::integer(), ColumnNamespace::kValue, ""}}, true)
+                .schema);
+  EXPECT_EQ(client_->latest("taken-value").version, 1);
+  // C*AS: the sink's schemas at once, before any record.
+  engine_->execute(
+      "CREATE STREAM doubled WITH (value_format='JSON_SR') AS SELECT k, v * 2 AS w "
+      "FROM fresh;");
+  EXPECT_EQ(client_->latest("DOUBLED-value").info.type, "JSON");
+  EXPECT_EQ(client_->latest("DOUBLED-key").info.schema, "\"string\"");
+}
+
 TEST_F(InferenceTest, KsqlDbsRefusals) {
   auto message = [&](const std::string& statement) {
     try {

@@ -321,12 +321,39 @@ std::shared_ptr<registry::SchemaRegistryClient> schema_registry_client(const std
   return client;
 }
 
-void check_schema_registry(const DataSource& source, const std::string& url) {
-  if (!url.empty()) return;
-  for (const std::string* format : {&source.formats.key_format, &source.formats.value_format})
-    if (is_schema_registry_format(*format))
-      throw SqlError("Cannot create topic '" + source.topic + "' with format " + *format +
+bool registry_wrapped(const Formats& formats, size_t columns, bool key) {
+  const std::string& format = key ? formats.key_format : formats.value_format;
+  if (format == "PROTOBUF" || columns != 1) return true;
+  return !key && formats.wrap_single_value.value_or(true);
+}
+
+void register_schemas(const DataSource& source, const std::string& url, bool always) {
+  for (bool key : {true, false}) {
+    const std::string& format = key ? source.formats.key_format : source.formats.value_format;
+    if (!is_schema_registry_format(format)) continue;
+    if (url.empty())
+      throw SqlError("Cannot create topic '" + source.topic + "' with format " + format +
                      " without configuring 'ksql.schema.registry.url'");
+    std::vector<Column> columns;
+    for (const auto& c : source.columns)
+      if (c.ns == (key ? ColumnNamespace::kKey : ColumnNamespace::kValue)) columns.push_back(c);
+    if (columns.empty()) continue;
+    const std::string subject = source.topic + (key ? "-key" : "-value");
+    auto client = schema_registry_client(url);
+    try {
+      if (!always) try {
+          client->latest(subject);
+          continue;  // the subject has a schema: a CREATE leaves it
+        } catch (const registry::RegistryClientError& e) {
+          if (e.http_status() != 404) throw;
+        }
+      client->register_schema(
+          subject,
+          derived_schema(format, columns, registry_wrapped(source.formats, columns.size(), key)));
+    } catch (const registry::RegistryClientError& e) {
+      throw SqlError(std::string("Could not register schema for topic: ") + e.what());
+    }
+  }
 }
 
 registry::SchemaInfo derived_schema(const std::string& format, const std::vector<Column>& columns,

@@ -5,6 +5,7 @@
 #include "common/base64.h"
 #include "sql/binder/sql_error.h"
 #include "sql/serde/formats.h"
+#include "sql/serde/schema_registry.h"
 
 namespace oxbow::sql {
 
@@ -122,7 +123,7 @@ streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> column
     return delimited_serde(std::move(columns), delimiter.empty() ? ',' : delimiter[0]);
   }
   if (format == "AVRO" || format == "JSON_SR") {
-    bool wrapped = columns.size() != 1 || (!key && formats.wrap_single_value.value_or(true));
+    const bool wrapped = registry_wrapped(formats, columns.size(), key);
     return format == "AVRO" ? formats::avro_serde(std::move(columns), key, wrapped)
                             : formats::json_sr_serde(std::move(columns), key, wrapped);
   }

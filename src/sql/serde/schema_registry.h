@@ -34,9 +34,16 @@ const std::string& schema_registry_url();
 // One client per URL for the process, so that every serde shares its caches of ids.
 std::shared_ptr<registry::SchemaRegistryClient> schema_registry_client(const std::string& url);
 
-// SqlError "Cannot create topic 'T' with format AVRO without configuring
-// 'ksql.schema.registry.url'" when a format of `source` needs a registry and `url` is empty.
-void check_schema_registry(const DataSource& source, const std::string& url);
+// Whether a side of `columns.size()` columns is a record in an SR format: several columns, a
+// value unless WRAP_SINGLE_VALUE=false, and always in PROTOBUF (ksqlDB's wrapping rules).
+bool registry_wrapped(const Formats& formats, size_t columns, bool key);
+
+// What ksqlDB's SchemaRegisterInjector does for a CREATE (`always` false: each side's derived
+// schema registered when its subject has none) and a C*AS sink (`always`: registered, a new
+// version if it differs). SqlError "Cannot create topic 'T' with format AVRO without configuring
+// 'ksql.schema.registry.url'" when an SR format has no registry, "Could not register schema for
+// topic: ..." when the registry refuses.
+void register_schemas(const DataSource& source, const std::string& url, bool always);
 
 // The schema ksqlDB registers for `columns` in `format`: `wrapped`, a record (object, message) of
 // the columns; else the single column's type at the root. AVRO as Connect's AvroData prints
