@@ -14,42 +14,48 @@ namespace oxbow::sql {
 using Kind = Value::Kind;
 using nlohmann::json;
 
-void append_json_string(std::string_view text, std::string& out) {
-  static const char* kHex = "0123456789abcdef";
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out += kHex[(c >> 4) & 0xf];
-          out += kHex[c & 0xf];
-        } else {
-          out += c;
-        }
-    }
+namespace {
+
+// The escape of a character JSON cannot hold as it is, or null for one it can.
+const char* escape_of(unsigned char c, char (&buffer)[7]) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    default:
+      if (c >= 0x20) return nullptr;
+      static const char* kHex = "0123456789abcdef";
+      buffer[0] = '\\', buffer[1] = 'u', buffer[2] = '0', buffer[3] = '0';
+      buffer[4] = kHex[c >> 4], buffer[5] = kHex[c & 0xf], buffer[6] = '\0';
+      return buffer;
   }
+}
+
+}  // namespace
+
+void append_json_string(std::string_view text, std::string& out) {
+  out += '"';
+  char buffer[7];
+  size_t plain = 0;  // the start of the run of characters copied as they are
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char* escape = escape_of(static_cast<unsigned char>(text[i]), buffer);
+    if (!escape) continue;
+    out.append(text.data() + plain, i - plain);
+    out += escape;
+    plain = i + 1;
+  }
+  out.append(text.data() + plain, text.size() - plain);
   out += '"';
 }
 
