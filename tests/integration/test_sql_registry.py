@@ -3,13 +3,18 @@ from `oxbow registry`, fed in Confluent's wire format, and a sink whose schema k
 registered under `<topic>-value` and whose records are read back by the id they carry.
 
 Debian's python3-confluent-kafka AvroSerializer needs fastavro, which is not installed here, so the
-records are encoded and decoded by hand (Avro's binary encoding is small); the registry is driven
-by python3-confluent-kafka's SchemaRegistryClient.
+records are encoded and decoded by Debian's python3-avro (Apache Avro's own Python implementation)
+behind the 5-byte header; the registry is driven by python3-confluent-kafka's SchemaRegistryClient.
 """
 
+import decimal
+import io
 import json
 import struct
 import subprocess
+
+import avro.io
+import avro.schema
 
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -27,62 +32,35 @@ SOURCE_SCHEMA = {
 
 STATEMENTS = """
 CREATE STREAM orders WITH (kafka_topic='orders', value_format='AVRO', partitions=1);
-CREATE STREAM big AS SELECT id, item, amount * 2 AS doubled FROM orders WHERE amount > 10;
+CREATE STREAM big AS SELECT id, item, amount * 2 AS doubled, CAST(amount AS DECIMAL(10, 2)) AS price
+  FROM orders WHERE amount > 10;
+CREATE STREAM big_json WITH (value_format='JSON_SR') AS SELECT id, item FROM orders WHERE amount > 10;
 """
 
 SINK_SCHEMA = (
     '{"type":"record","name":"KsqlDataSourceSchema","namespace":"io.confluent.ksql.avro_schemas",'
     '"fields":[{"name":"ID","type":["null","long"],"default":null},'
     '{"name":"ITEM","type":["null","string"],"default":null},'
-    '{"name":"DOUBLED","type":["null","double"],"default":null}],'
+    '{"name":"DOUBLED","type":["null","double"],"default":null},'
+    '{"name":"PRICE","type":["null",{"type":"bytes","scale":2,"precision":10,"connect.version":1,'
+    '"connect.parameters":{"scale":"2","connect.decimal.precision":"10"},'
+    '"connect.name":"org.apache.kafka.connect.data.Decimal","logicalType":"decimal"}],"default":null}],'
     '"connect.name":"io.confluent.ksql.avro_schemas.KsqlDataSourceSchema"}')
 
 
-def zigzag(n):
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
+def encode_order(schema_id, order):
+    out = io.BytesIO()
+    avro.io.DatumWriter(avro.schema.parse(json.dumps(SOURCE_SCHEMA))).write(
+        order, avro.io.BinaryEncoder(out))
+    return b"\0" + struct.pack(">I", schema_id) + out.getvalue()
 
 
-def read_long(data, pos):
-    shift = z = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        z |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return (z >> 1) ^ -(z & 1), pos
-
-
-def encode_order(schema_id, order_id, item, amount):
-    item_bytes = item.encode()
-    body = zigzag(order_id) + zigzag(len(item_bytes)) + item_bytes + struct.pack("<d", amount)
-    return b"\0" + struct.pack(">I", schema_id) + body
-
-
-def decode_big(payload):
-    """The sink's record: each field a ["null", T] union."""
-    pos, row = 0, []
-    for kind in ("long", "string", "double"):
-        branch, pos = read_long(payload, pos)
-        if branch == 0:
-            row.append(None)
-            continue
-        if kind == "long":
-            value, pos = read_long(payload, pos)
-        elif kind == "string":
-            n, pos = read_long(payload, pos)
-            value, pos = payload[pos:pos + n].decode(), pos + n
-        else:
-            value, pos = struct.unpack("<d", payload[pos:pos + 8])[0], pos + 8
-        row.append(value)
-    assert pos == len(payload)
-    return row
+def decode(client, framed):
+    """A record read with the writer's schema its id names, as Confluent's deserializers do."""
+    assert framed[0] == 0
+    schema_id = struct.unpack(">I", framed[1:5])[0]
+    writer = avro.schema.parse(client.get_schema(schema_id).schema_str)
+    return schema_id, avro.io.DatumReader(writer).read(avro.io.BinaryDecoder(io.BytesIO(framed[5:])))
 
 
 @pytest.fixture
@@ -116,21 +94,30 @@ def test_avro_source_inferred_and_sink_registered(broker, registry, tmp_path):
     client = SchemaRegistryClient({"url": registry.url})
     source_id = client.register_schema("orders-value", Schema(json.dumps(SOURCE_SCHEMA), "AVRO"))
     run = SqlRunWithRegistry(broker, tmp_path, STATEMENTS, registry.url)
-    run.wait_running(1)
+    run.wait_running(2)
+
+    # The sinks' schemas are registered by the statements, before any record.
+    latest = client.get_latest_version("BIG-value")
+    assert json.loads(latest.schema.schema_str) == json.loads(SINK_SCHEMA)
+    json_latest = client.get_latest_version("BIG_JSON-value")
+    assert json_latest.schema.schema_type == "JSON"
 
     producer = ck.producer(broker.bootstrap)
     orders = [(1, "tea", 4.5), (2, "piano", 900.0), (3, "lamp", 12.25)]
-    for order in orders:
-        producer.produce("orders", value=encode_order(source_id, *order))
+    for order_id, item, amount in orders:
+        producer.produce("orders", value=encode_order(source_id, {"id": order_id, "item": item,
+                                                                   "amount": amount}))
     producer.produce("orders", value=b"not avro")  # skipped and logged, not fatal
     producer.flush()
 
-    got = _records(broker.bootstrap, "BIG", 2)
-    sink_ids = {struct.unpack(">I", m.value()[1:5])[0] for m in got}
-    assert all(m.value()[0] == 0 for m in got)
-    assert [decode_big(m.value()[5:]) for m in got] == [[2, "piano", 1800.0], [3, "lamp", 24.5]]
-    latest = client.get_latest_version("BIG-value")
-    assert sink_ids == {latest.schema_id}
-    assert json.loads(latest.schema.schema_str) == json.loads(SINK_SCHEMA)
+    got = [decode(client, m.value()) for m in _records(broker.bootstrap, "BIG", 2)]
+    assert {schema_id for schema_id, _ in got} == {latest.schema_id}
+    assert [row for _, row in got] == [
+        {"ID": 2, "ITEM": "piano", "DOUBLED": 1800.0, "PRICE": decimal.Decimal("900.00")},
+        {"ID": 3, "ITEM": "lamp", "DOUBLED": 24.5, "PRICE": decimal.Decimal("12.25")}]
+    framed = [m.value() for m in _records(broker.bootstrap, "BIG_JSON", 2)]
+    assert [f[:5] for f in framed] == [b"\0" + struct.pack(">I", json_latest.schema_id)] * 2
+    assert [json.loads(f[5:]) for f in framed] == [{"ID": 2, "ITEM": "piano"},
+                                                   {"ID": 3, "ITEM": "lamp"}]
     assert run.proc.poll() is None, run.text()[-3000:]
     run.stop()
