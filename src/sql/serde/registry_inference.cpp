@@ -179,7 +179,11 @@ SqlTypePtr json_schema_type(const SchemaJson& s) {
 // Confluent's canonical text; a user's own text reads too), as ProtobufData reads them.
 class ProtoText {
  public:
-  explicit ProtoText(const std::string& text) { tokenize(text); }
+  explicit ProtoText(const std::string& text) {
+    tokenize(text);
+    // Empty tokens past the end, so that a field's look-ahead on a truncated text stays inside.
+    tokens_.insert(tokens_.end(), 8, std::string());
+  }
 
   std::vector<SqlField> first_message() {
     collect_names(0, "", tokens_.size());
@@ -245,13 +249,13 @@ class ProtoText {
   // A name as a field writes it, from the innermost scope out.
   std::string resolve(const std::string& name, const std::string& scope,
                       const std::map<std::string, size_t>& known) const {
-    std::string s = scope;
+    std::string s = scope;  // "A.B." or empty
     for (;;) {
       if (known.count(s + name)) return s + name;
       if (s.empty()) return "";
-      s = s.substr(0, s.find_last_of('.', s.size() - 2) == std::string::npos
-                          ? 0
-                          : s.find_last_of('.', s.size() - 2) + 1);
+      s.pop_back();  // the scope's own dot: each turn is one scope shorter
+      const size_t dot = s.find_last_of('.');
+      s.resize(dot == std::string::npos ? 0 : dot + 1);
     }
   }
 

@@ -204,6 +204,16 @@ TEST_F(RegistryFormatsTest, AvroRefusesNamesAvroDoesNotTake) {
   }
 }
 
+TEST(RegistryFormats, BrokenProtobufTextsAreRefusedNotCrashed) {
+  for (const char* text : {"message", "message M { map<", "message M { int32",
+                           "syntax = \"proto3\";", "message M { repeated M m = 1; }"}) {
+    try {
+      registry_columns({text, "PROTOBUF", {}}, "PROTOBUF", false, false);
+    } catch (const SqlError&) {
+    }
+  }
+}
+
 TEST(RegistryFormats, WithoutARegistryTheFormatIsRefused) {
   EXPECT_THROW(row_serde(formats("AVRO"), id_name(), false), SqlError);
 }
