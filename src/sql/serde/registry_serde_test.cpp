@@ -2,6 +2,8 @@
 // registers and the bytes of Confluent's wire format both ways.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "oxbow/registry/serdes.h"
 #include "oxbow/streams/errors.h"
 #include "registry/serde/fake_registry.h"
@@ -139,6 +141,27 @@ TEST_F(RegistryFormatsTest, UnreadableBytesThrowSerializationException) {
     EXPECT_THROW(serde.deserialize("t", std::string("\0\0\0\0\x63xx", 7)),
                  streams::SerializationException)
         << format;
+  }
+}
+
+// Random payloads behind a valid header: a row or SerializationException, nothing else.
+TEST_F(RegistryFormatsTest, RandomPayloadsReadOrThrowSerializationException) {
+  std::vector<Column> columns = id_name();
+  columns.push_back(column("M", SqlType::map(SqlType::string(), SqlType::decimal(6, 2))));
+  columns.push_back(column("S", SqlType::structure({{"A", SqlType::array(SqlType::bytes())}})));
+  std::mt19937 random(42);
+  for (const char* format : {"AVRO", "JSON_SR", "PROTOBUF"}) {
+    auto serde = row_serde(formats(format), columns, false);
+    Row empty(columns.size());
+    const std::string header = serde.serialize("fuzz", empty).substr(0, 5);
+    for (int n = 0; n < 2000; ++n) {
+      std::string payload(random() % 24, '\0');
+      for (char& c : payload) c = static_cast<char>(random());
+      try {
+        serde.deserialize("fuzz", header + payload);
+      } catch (const streams::SerializationException&) {
+      }
+    }
   }
 }
 
