@@ -45,6 +45,21 @@ void find_calls(const BoundExpr& e, std::vector<const BoundExpr*>& out) {
   for (const auto& a : e.args) find_calls(*a, out);
 }
 
+// The states of `plan`'s calls before any row, and after one more row's arguments go through
+// `step` (accumulate, retract or merge_aggregate).
+Row initial_state(const AggregatePlan& plan) {
+  Row state(plan.state_width);
+  for (const auto& call : plan.calls) init_aggregate(call, state);
+  return state;
+}
+
+Row stepped(const AggregatePlan& plan, const Row& current, const Row& args,
+            void (*step)(const AggregateCall&, const Row&, Row&)) {
+  Row state = current;
+  for (const auto& call : plan.calls) step(call, args, state);
+  return state;
+}
+
 // A record's grouping and the aggregates' arguments, or nothing when WHERE drops it or its
 // grouping is NULL (ksqlDB drops those).
 class Grouper {
@@ -323,20 +338,12 @@ void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQue
               },
               streams::Grouped<Row, Row>::with(key_serde, internal_row_serde())
                   .withName("Aggregate-GroupBy"));
-  auto initializer = [shared] {
-    Row s(shared->state_width);
-    for (const auto& call : shared->calls) init_aggregate(call, s);
-    return s;
-  };
+  auto initializer = [shared] { return initial_state(*shared); };
   auto adder = [shared](const Row&, const Row& args, const Row& current) {
-    Row s = current;
-    for (const auto& call : shared->calls) accumulate(call, args, s);
-    return s;
+    return stepped(*shared, current, args, accumulate);
   };
   auto subtractor = [shared](const Row&, const Row& args, const Row& current) {
-    Row s = current;
-    for (const auto& call : shared->calls) retract(call, args, s);
-    return s;
+    return stepped(*shared, current, args, retract);
   };
   result_of(
       grouped.aggregate<Row>(initializer, adder, subtractor,
@@ -367,15 +374,9 @@ void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row
                           streams::Named::as("Aggregate-Prepare"));
   auto grouped = prepared.groupByKey(
       streams::Grouped<Row, Row>::with(key_serde, args_serde).withName("Aggregate-GroupBy"));
-  auto initializer = [shared] {
-    Row s(shared->state_width);
-    for (const auto& call : shared->calls) init_aggregate(call, s);
-    return s;
-  };
+  auto initializer = [shared] { return initial_state(*shared); };
   auto aggregator = [shared](const Row&, const Row& args, const Row& current) {
-    Row s = current;
-    for (const auto& call : shared->calls) accumulate(call, args, s);
-    return s;
+    return stepped(*shared, current, args, accumulate);
   };
   const char* store = "Aggregate-Aggregate-Materialize";
   if (!q.window) {
@@ -409,9 +410,7 @@ void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row
     auto windows = streams::SessionWindows::ofInactivityGapAndGrace(
         std::chrono::milliseconds(w.size_ms), grace_of(w));
     auto merger = [shared](const Row&, const Row& one, const Row& two) {
-      Row s = one;
-      for (const auto& call : shared->calls) merge_aggregate(call, two, s);
-      return s;
+      return stepped(*shared, one, two, merge_aggregate);
     };
     finish(grouped.windowedBy(windows).aggregate(initializer, aggregator, merger, materialized),
            streams::serdes::SessionWindowed(key_serde));
