@@ -1,11 +1,15 @@
 #pragma once
-// The library's exceptions, named as Kafka Streams' are, and the production-exception handler's
-// types.
+// The library's exceptions, named as Kafka Streams' are, and the production- and
+// processing-exception handlers' types.
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+
+#include "oxbow/streams/record.h"
 
 namespace oxbow::streams {
 
@@ -63,5 +67,64 @@ enum class ProductionExceptionHandlerResponse { FAIL, CONTINUE };
 // exception it throws counts as FAIL.
 using ProductionExceptionHandler =
     std::function<ProductionExceptionHandlerResponse(const ProductionError& error)>;
+
+// Where a processing error happened (Kafka's ErrorHandlerContext, KIP-1033): the input record the
+// task was processing (its topic, partition, offset, headers and timestamp), the node whose
+// processor threw and the task ("<sub-topology>_<partition>"). For a punctuator there is no input
+// record: the topic is empty, partition and offset -1, no headers, and the timestamp is the
+// punctuation's time. Views of the task's own data, valid during the handler's call only.
+class ErrorHandlerContext {
+ public:
+  ErrorHandlerContext(std::string_view topic, int32_t partition, int64_t offset,
+                      const Headers* headers, std::string_view processor_node_id,
+                      std::string_view task_id, int64_t timestamp)
+      : topic_(topic),
+        partition_(partition),
+        offset_(offset),
+        headers_(headers),
+        processor_node_id_(processor_node_id),
+        task_id_(task_id),
+        timestamp_(timestamp) {}
+
+  std::string_view topic() const { return topic_; }
+  int32_t partition() const { return partition_; }
+  int64_t offset() const { return offset_; }
+  const Headers& headers() const {
+    static const Headers kNone;
+    return headers_ ? *headers_ : kNone;
+  }
+  std::string_view processorNodeId() const { return processor_node_id_; }
+  std::string_view taskId() const { return task_id_; }
+  int64_t timestamp() const { return timestamp_; }
+
+ private:
+  std::string_view topic_;
+  int32_t partition_;
+  int64_t offset_;
+  const Headers* headers_;
+  std::string_view processor_node_id_;
+  std::string_view task_id_;
+  int64_t timestamp_;
+};
+
+enum class ProcessingExceptionHandlerResponse { FAIL, CONTINUE };
+
+// Asked, on the stream thread, about an exception a processor threw (a DSL callable such as a
+// mapValues lambda or an aggregator, a Processor's process, a punctuator), as Kafka's
+// processing.exception.handler. `record` is the record as the failing node received it (a table
+// node's: the key and the change's new value), null for a punctuator; its key and value are the
+// untyped Datums the node took. CONTINUE drops that record at that node (counted in the task's
+// dropped-records) and goes on with the next; FAIL fails the thread as an exception in user code
+// always did. An exception the handler itself throws counts as FAIL. Deserialization and
+// production errors have handlers of their own and never come here.
+using ProcessingExceptionHandler = std::function<ProcessingExceptionHandlerResponse(
+    const ErrorHandlerContext& context, const Record* record, const std::exception& exception)>;
+
+// The built-ins, as processing.exception.handler names them: both log the error (with its node,
+// task and input record's position); the first answers FAIL (the default), the second CONTINUE.
+ProcessingExceptionHandlerResponse LogAndFailProcessingExceptionHandler(
+    const ErrorHandlerContext& context, const Record* record, const std::exception& exception);
+ProcessingExceptionHandlerResponse LogAndContinueProcessingExceptionHandler(
+    const ErrorHandlerContext& context, const Record* record, const std::exception& exception);
 
 }  // namespace oxbow::streams

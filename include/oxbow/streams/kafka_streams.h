@@ -5,7 +5,10 @@
 // Required: application.id and bootstrap.servers. Also read: num.stream.threads (1),
 // processing.guarantee (at_least_once), commit.interval.ms (30000), statestore.cache.max.bytes
 // (10485760), state.dir, replication.factor (-1: the broker's default),
-// default.deserialization.exception.handler, default.production.exception.handler
+// default.deserialization.exception.handler, processing.exception.handler
+// (LogAndFailProcessingExceptionHandler, the default, or LogAndContinueProcessingExceptionHandler:
+// what a processor throws fails the thread, or drops that record and is counted),
+// default.production.exception.handler
 // (DefaultProductionExceptionHandler fails; Oxbow's LogAndContinueProductionExceptionHandler skips
 // and counts an output record the broker rejects, at least once only), default.dsl.store (rocksDB),
 // and Oxbow's own
@@ -74,6 +77,9 @@ class KafkaStreams {
   // failed write aborts its transaction and fails the thread (its input is processed again), and
   // changelog writes are never skipped.
   void setProductionExceptionHandler(ProductionExceptionHandler handler);
+  // Decides on what processors and punctuators throw (errors.h); set before start(), in place of
+  // processing.exception.handler. Called on each stream thread, possibly at once from several.
+  void setProcessingExceptionHandler(ProcessingExceptionHandler handler);
   // Deletes this application's local state (state.dir/<application.id>); not while running.
   void cleanUp();
   // Starts one more stream thread; its name, or nothing unless RUNNING or REBALANCING.

@@ -67,6 +67,9 @@ class TopologyTestDriver {
     return KeyValueStoreView<K, V>(*this, store);
   }
 
+  // Decides on what processors and punctuators throw, in place of processing.exception.handler.
+  void setProcessingExceptionHandler(ProcessingExceptionHandler handler);
+
   // Moves the driver's wall clock on, running the wall-clock punctuators that become due.
   void advanceWallClockTime(std::chrono::milliseconds by);
   int64_t wallClockTime() const { return wall_clock_ms_; }
@@ -80,8 +83,8 @@ class TopologyTestDriver {
   // Store access in bytes; throws std::invalid_argument for no such store.
   std::optional<std::string> storeGet(const std::string& store, const std::string& key);
   std::vector<std::pair<std::string, std::string>> storeAll(const std::string& store);
-  // Records dropped by nodes (null keys, ...), skipped as undecodable, or skipped for a bad
-  // timestamp, over all tasks.
+  // Records dropped by nodes (null keys, ..., or by the processing-exception handler), skipped
+  // as undecodable, or skipped for a bad timestamp, over all tasks.
   int64_t droppedRecords() const;
   int64_t skippedRecords() const;
 

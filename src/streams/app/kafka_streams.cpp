@@ -448,6 +448,9 @@ class KafkaStreams::Impl {
   void set_listener(StateListener l) { listener_ = std::move(l); }
   void set_handler(UncaughtExceptionHandler h) { handler_ = std::move(h); }
   void set_production_handler(ProductionExceptionHandler h) { production_handler_ = std::move(h); }
+  void set_processing_handler(ProcessingExceptionHandler h) {
+    task_.on_processing_error = std::move(h);
+  }
 
   void clean_up() {
     auto s = state();
@@ -759,6 +762,9 @@ void KafkaStreams::setUncaughtExceptionHandler(UncaughtExceptionHandler h) {
 }
 void KafkaStreams::setProductionExceptionHandler(ProductionExceptionHandler h) {
   impl_->set_production_handler(std::move(h));
+}
+void KafkaStreams::setProcessingExceptionHandler(ProcessingExceptionHandler h) {
+  impl_->set_processing_handler(std::move(h));
 }
 void KafkaStreams::cleanUp() {
   impl_->clean_up();

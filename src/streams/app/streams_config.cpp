@@ -13,16 +13,28 @@ const std::string* find(const std::map<std::string, std::string>& config, const 
   return it == config.end() ? nullptr : &it->second;
 }
 
+// Kafka's class names are accepted with or without their package.
+bool ends_with(const std::string& value, const std::string& suffix) {
+  return value.size() >= suffix.size() &&
+         value.compare(value.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 DeserializationPolicy deserialization_policy(const std::string& value) {
-  // Kafka's class names, with or without their package.
-  auto ends_with = [&](const std::string& suffix) {
-    return value.size() >= suffix.size() &&
-           value.compare(value.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
+  auto ends_with = [&](const char* suffix) { return detail::ends_with(value, suffix); };
   if (ends_with("LogAndContinueExceptionHandler")) return DeserializationPolicy::kLogAndContinue;
   if (ends_with("LogAndFailExceptionHandler")) return DeserializationPolicy::kLogAndFail;
   throw std::invalid_argument(std::string(kDeserializationHandler) + ": unknown handler '" + value +
                               "' (LogAndContinueExceptionHandler or LogAndFailExceptionHandler)");
+}
+
+ProcessingExceptionHandler processing_handler(const std::string& value) {
+  if (ends_with(value, "LogAndContinueProcessingExceptionHandler"))
+    return LogAndContinueProcessingExceptionHandler;
+  if (ends_with(value, "LogAndFailProcessingExceptionHandler"))
+    return LogAndFailProcessingExceptionHandler;
+  throw std::invalid_argument(std::string(kProcessingHandler) + ": unknown handler '" + value +
+                              "' (LogAndFailProcessingExceptionHandler or "
+                              "LogAndContinueProcessingExceptionHandler)");
 }
 
 }  // namespace
@@ -51,6 +63,8 @@ TaskConfig task_config_from(const std::map<std::string, std::string>& config) {
   }
   if (auto* handler = find(config, kDeserializationHandler))
     out.on_deserialization_error = deserialization_policy(*handler);
+  if (auto* handler = find(config, kProcessingHandler))
+    out.on_processing_error = processing_handler(*handler);
   return out;
 }
 

@@ -11,6 +11,7 @@ inline constexpr const char* kApplicationId = "application.id";
 inline constexpr const char* kCacheMaxBytes = "statestore.cache.max.bytes";
 inline constexpr const char* kCacheMaxBytesOld = "cache.max.bytes.buffering";  // before KIP-770
 inline constexpr const char* kDeserializationHandler = "default.deserialization.exception.handler";
+inline constexpr const char* kProcessingHandler = "processing.exception.handler";  // KIP-1033
 inline constexpr const char* kDefaultDslStore = "default.dsl.store";  // rocksDB | in_memory
 // Oxbow's one budget for every RocksDB store of a KafkaStreams instance (block cache, index and
 // filter blocks, memtables); Kafka Streams has no such setting.

@@ -89,6 +89,9 @@ class TopologyTestDriver::Core : public detail::RecordCollector {
     if (!spec) throw std::invalid_argument("no store named " + name);
     return spec->options;
   }
+  void set_processing_handler(const ProcessingExceptionHandler& handler) {
+    for (auto& t : tasks_) t->set_processing_exception_handler(handler);
+  }
   int64_t dropped() const {
     int64_t n = 0;
     for (const auto& t : tasks_) n += t->counters().dropped;
@@ -151,6 +154,10 @@ void TopologyTestDriver::advanceWallClockTime(std::chrono::milliseconds by) {
 }
 
 TopologyTestDriver::~TopologyTestDriver() = default;
+
+void TopologyTestDriver::setProcessingExceptionHandler(ProcessingExceptionHandler handler) {
+  core_->set_processing_handler(handler);
+}
 
 void TopologyTestDriver::pipe(const std::string& topic, std::optional<std::string> key,
                               std::optional<std::string> value, int64_t timestamp,

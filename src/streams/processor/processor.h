@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "oxbow/streams/errors.h"
 #include "oxbow/streams/record.h"
 #include "streams/state/key_value_store.h"
 
@@ -26,6 +27,13 @@ struct ChangeRecord {
 // values, which it may reuse.
 using ChangeReader =
     std::function<void(std::string_view topic, std::string_view bytes, Change& out)>;
+
+// A collector that could not write (the production-exception handler said fail, a transaction
+// could only be aborted): the thread's business, which the processing-exception handler, asked
+// about what processors throw, must never swallow.
+struct CollectorError : StreamsException {
+  using StreamsException::StreamsException;
+};
 
 // Where a task sends what its sinks and changelogging stores write: the producer, or the test
 // driver's topics. Keys and values are bytes; nullopt is null.

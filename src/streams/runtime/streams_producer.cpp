@@ -103,7 +103,7 @@ void StreamsProducer::send(const std::string& topic, const std::optional<std::st
     transaction_failed(topic, err);
   write_failed({topic, partition, key, value, rd_kafka_err2str(err)}, err, delivered != nullptr,
                true);
-  if (!send_error_.empty()) throw StreamsException("cannot send to " + send_error_);
+  if (!send_error_.empty()) throw CollectorError("cannot send to " + send_error_);
 }
 
 int64_t* StreamsProducer::delivery_slot(const std::string& topic, int32_t partition) {
@@ -167,7 +167,7 @@ void StreamsProducer::throw_if_failed() {
   if (send_error_.empty()) return;
   if (config_.exactly_once && in_transaction_ && transient(send_error_code_))
     transaction_failed(send_error_, send_error_code_);
-  throw StreamsException("a write failed: " + send_error_);
+  throw CollectorError("a write failed: " + send_error_);
 }
 
 // Under exactly-once, writes that timed out (the broker stalled past transaction.timeout.ms,

@@ -26,8 +26,8 @@ namespace oxbow::streams::detail {
 // producer's epoch, a write timed out): every task is made again from its last commit, its
 // stores restored and its inputs read again from the committed offsets, as Kafka handles a
 // TaskMigratedException or TaskCorruptedException.
-struct TasksMigrated : StreamsException {
-  using StreamsException::StreamsException;
+struct TasksMigrated : CollectorError {
+  using CollectorError::CollectorError;
 };
 
 class StreamsProducer : public RecordCollector {

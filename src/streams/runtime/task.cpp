@@ -11,6 +11,16 @@
 
 namespace oxbow::streams::detail {
 
+namespace {
+
+// A processing error the handler chose to fail on (Kafka's FailedProcessingException): the nodes
+// upstream of the failing one pass it on rather than asking the handler again.
+struct ProcessingFailed : StreamsException {
+  using StreamsException::StreamsException;
+};
+
+}  // namespace
+
 Task::Task(std::shared_ptr<const GraphBuilder> graph, const Subtopology& sub, TaskConfig config,
            RecordCollector& collector)
     : graph_(std::move(graph)), config_(std::move(config)), collector_(collector) {
@@ -313,8 +323,66 @@ void Task::process(const RawRecord& raw) {
 void Task::run(size_t node, const Record& record) {
   size_t saved = current_;
   current_ = node;
-  nodes_[node].processor->process(record);
+  try {
+    nodes_[node].processor->process(record);
+  } catch (...) {
+    on_processing_exception(node, &record);
+  }
   current_ = saved;
+}
+
+void Task::run_change(size_t node, const ChangeRecord& change) {
+  size_t saved = current_;
+  current_ = node;
+  try {
+    nodes_[node].processor->process_change(change);
+  } catch (...) {
+    // The handler sees the update as a record of its key and new value.
+    Record record{Datum::lend(change.key), Datum::lend(change.change.new_value), change.timestamp,
+                  change.headers};
+    on_processing_exception(node, &record);
+  }
+  current_ = saved;
+}
+
+void Task::on_processing_exception(size_t node, const Record* record) {
+  try {
+    throw;
+  } catch (const ProcessingFailed&) {
+    throw;
+  } catch (const CollectorError&) {
+    throw;
+  } catch (const std::exception& e) {
+    decide(node, record, e);
+  } catch (...) {
+    decide(node, record, std::runtime_error("an exception not derived from std::exception"));
+  }
+}
+
+void Task::decide(size_t node, const Record* record, const std::exception& error) {
+  const std::string& name = nodes_[node].spec->name;
+  std::string task = id();
+  ErrorHandlerContext context(record_context_.topic, record_context_.partition,
+                              record_context_.offset, record_context_.headers, name, task,
+                              record_context_.timestamp);
+  auto where = [&] {
+    return fmt::format("task {}, processor {}, topic '{}', partition {}, offset {}", task, name,
+                       record_context_.topic, record_context_.partition, record_context_.offset);
+  };
+  ProcessingExceptionHandlerResponse response;
+  try {
+    const auto& handler = config_.on_processing_error;
+    response = handler ? handler(context, record, error)
+                       : LogAndFailProcessingExceptionHandler(context, record, error);
+  } catch (const std::exception& fatal) {
+    throw ProcessingFailed(fmt::format("the processing exception handler threw ({}) on: {}: {}",
+                                       fatal.what(), where(), error.what()));
+  }
+  if (response != ProcessingExceptionHandlerResponse::CONTINUE)
+    throw ProcessingFailed(
+        fmt::format("Processing exception handler is set to fail upon a processing error: {}: {}",
+                    where(), error.what()));
+  ++counters_.dropped;
 }
 
 void Task::forward(const Record& record) {
@@ -323,11 +391,7 @@ void Task::forward(const Record& record) {
 
 void Task::forward_change(const ChangeRecord& change) {
   size_t saved = current_;
-  for (size_t child : nodes_[saved].children) {
-    current_ = child;
-    nodes_[child].processor->process_change(change);
-  }
-  current_ = saved;
+  for (size_t child : nodes_[saved].children) run_change(child, change);
 }
 
 void Task::forward(const Record& record, const std::string& child) {
@@ -383,9 +447,14 @@ void Task::punctuate(bool wall_clock, int64_t now) {
     Punctuator run = due->run;  // the punctuator may schedule more, moving the vector
     size_t saved = current_;
     RecordContext saved_context = record_context_;
-    current_ = due->node;
+    size_t node = due->node;
+    current_ = node;
     record_context_ = RecordContext{"", -1, -1, now, nullptr};
-    run(now);
+    try {
+      run(now);
+    } catch (...) {
+      on_processing_exception(node, nullptr);
+    }
     current_ = saved;
     record_context_ = saved_context;
   }

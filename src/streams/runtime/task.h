@@ -39,6 +39,9 @@ struct TaskConfig {
   // its own of `cache_max_bytes`.
   std::shared_ptr<CacheBudget> cache_budget;
   DeserializationPolicy on_deserialization_error = DeserializationPolicy::kLogAndFail;
+  // Asked about what a processor or punctuator throws (processing.exception.handler); none:
+  // LogAndFailProcessingExceptionHandler.
+  ProcessingExceptionHandler on_processing_error;
   // Wall-clock time for punctuation, in ms since the epoch; unset: the system's.
   std::function<int64_t()> clock;
   // The instance's global tables' stores, which every task may read.
@@ -48,7 +51,8 @@ struct TaskConfig {
 // Counters a task keeps for its metrics.
 struct TaskCounters {
   int64_t processed = 0;
-  int64_t dropped = 0;              // records nodes could not use (null keys, ...)
+  // records nodes could not use (null keys, ...) or dropped by the processing-exception handler
+  int64_t dropped = 0;
   int64_t skipped_undecodable = 0;  // by the deserialization-exception handler
   int64_t skipped_timestamp = 0;    // negative or invalid timestamps
   int64_t restored = 0;             // changelog records restored into the stores
@@ -88,6 +92,9 @@ class Task : private ProcessorContext {
   bool reads(std::string_view topic) const { return sources_.count(topic) > 0; }
   // Throws StreamsException when the record fails and the handler says fail.
   void process(const RawRecord& record);
+  void set_processing_exception_handler(ProcessingExceptionHandler handler) {
+    config_.on_processing_error = std::move(handler);
+  }
   // Commit: every cache flushed (forwarding downstream), in node order.
   void flush();
 
@@ -181,6 +188,12 @@ class Task : private ProcessorContext {
   };
 
   void run(size_t node, const Record& record);
+  void run_change(size_t node, const ChangeRecord& change);
+  // In a catch block: what node `node` threw while processing `record` (null: punctuating) goes
+  // to the processing-exception handler, and is rethrown as ProcessingFailed unless it answers
+  // CONTINUE. A collector's failure, or a failure already decided downstream, is rethrown as is.
+  void on_processing_exception(size_t node, const Record* record);
+  void decide(size_t node, const Record* record, const std::exception& error);
   void create_stores(const Subtopology& sub);
   std::unique_ptr<KeyValueStore> make_bottom_store(const StoreSpec& spec);
   void lock_directory();
