@@ -15,6 +15,8 @@
 #include "cli/commands.h"
 #include "oxbow/streams/kafka_streams.h"
 #include "sql/engine/engine.h"
+#include "sql/engine/topic_output.h"
+#include "sql/kafka/kafka_topic_access.h"
 
 namespace oxbow::cli {
 namespace {
@@ -116,6 +118,25 @@ class TopicProcessingLog : public sql::ProcessingLog {
   std::string topic_;
 };
 
+// SHOW TOPICS and PRINT look at the cluster as it is when the statement runs (before this file's
+// topics are created and its INSERT VALUES produced). PRINT's lines go to stdout as they come; a
+// PRINT without LIMIT ends at the end of the topic's current records, or at SIGINT/SIGTERM, so
+// that the statements after it run.
+void connect_topics(sql::Engine& engine, const ClientOptions& client) {
+  std::map<std::string, std::string> config{{"bootstrap.servers", client.bootstrap_servers}};
+  for (const auto& property : client.properties) {
+    std::string key, value;
+    if (split_key_value(property, key, value)) config[key] = value;
+  }
+  install_stop_signal_handlers();
+  sql::PrintOutput output{[](const std::string& line) {
+                            fmt::print("{}\n", line);
+                            std::fflush(stdout);
+                          },
+                          [] { return stop_requested(); }, true};
+  engine.set_topic_access(std::make_shared<sql::KafkaTopicAccess>(config), output);
+}
+
 void run_sql(const SqlRunOptions& options) {
   sql::DdlSettings settings;
   settings.schema_registry_url = options.registry_url;
@@ -123,9 +144,11 @@ void run_sql(const SqlRunOptions& options) {
   engine.execute(processing_log_stream(options.processing_log_topic));
   engine.set_processing_log(
       std::make_shared<TopicProcessingLog>(options.client, options.processing_log_topic));
+  connect_topics(engine, options.client);
   std::vector<sql::InsertedRecord> inserted;
   try {
     for (auto& r : engine.execute(read_file(options.file))) {
+      if (r.topics) fmt::print("{}", sql::topics_table(r.topics->topics, r.topics->extended));
       if (!r.message.empty()) fmt::print("{}\n", r.message);
       for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
       for (auto& record : r.inserted) inserted.push_back(std::move(record));

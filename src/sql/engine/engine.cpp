@@ -90,6 +90,8 @@ StatementResult Engine::execute_one(const parser::Statement& s) {
       r = define_variable(*define);
     } else if (const auto* values = std::get_if<parser::InsertValues>(&s.body)) {
       r = insert_values(*values);
+    } else if (const auto* print = std::get_if<parser::Print>(&s.body)) {
+      r = print_topic(*print, s.text);
     } else {
       throw SqlError("This statement is not supported by the engine yet: " + s.text);
     }
@@ -249,6 +251,7 @@ StatementResult Engine::show(const parser::ShowList& show) {
   if (show.what == "PROPERTIES" || show.what == "VARIABLES" || show.what == "TYPES")
     return show_settings(show);
   if (show.what == "FUNCTIONS") return show_functions();
+  if (show.what == "TOPICS") return show_topics(show);
   throw SqlError("SHOW " + show.what + " is not supported by the engine yet.");
 }
 

@@ -13,6 +13,7 @@
 #include "sql/binder/ddl_binder.h"
 #include "sql/binder/function_registry.h"
 #include "sql/catalog/catalog.h"
+#include "sql/engine/topic_access.h"
 #include "sql/planner/query_planner.h"
 
 namespace oxbow::sql {
@@ -66,6 +67,13 @@ struct StatementResult {
     std::vector<Variant> variants;  // DESCRIBE FUNCTION only
   };
   std::vector<FunctionText> functions;
+  // SHOW TOPICS (topic_statements.cpp): the cluster's topics by name, hidden ones left out.
+  struct TopicList {
+    bool extended = false;
+    std::vector<TopicInfo> topics;
+  };
+  std::optional<TopicList> topics;
+  std::vector<std::string> printed;  // PRINT: its lines, unless a PrintOutput took them
 };
 
 class Engine {
@@ -86,6 +94,12 @@ class Engine {
   // kept in memory (a MemoryProcessingLog).
   void set_processing_log(std::shared_ptr<ProcessingLog> log) { processing_log_ = std::move(log); }
   const std::shared_ptr<ProcessingLog>& processing_log() const { return processing_log_; }
+
+  // The cluster SHOW TOPICS and PRINT look at (without one they fail), and PRINT's output.
+  void set_topic_access(std::shared_ptr<TopicAccess> access, PrintOutput output = {}) {
+    topic_access_ = std::move(access);
+    print_output_ = std::move(output);
+  }
 
  private:
   StatementResult create_source(const parser::CreateSource& create);
@@ -110,6 +124,10 @@ class Engine {
   StatementResult show_functions() const;
   StatementResult describe_function(const std::string& name) const;
   StatementResult insert_values(const parser::InsertValues& insert);
+  // topic_statements.cpp
+  StatementResult show_topics(const parser::ShowList& show);
+  StatementResult print_topic(const parser::Print& print, const std::string& text);
+  TopicAccess& cluster(const std::string& text) const;
   // A persistent query writing `query`'s rows into `sink`, its id `id_prefix` and a counter.
   StatementResult start_query(const std::string& id_prefix, const BoundQuery& query,
                               const DataSource& sink, const std::string& text);
@@ -121,6 +139,8 @@ class Engine {
   std::map<std::string, std::string> properties_;  // SET
   std::map<std::string, std::string> variables_;   // DEFINE
   std::shared_ptr<ProcessingLog> processing_log_ = std::make_shared<MemoryProcessingLog>();
+  std::shared_ptr<TopicAccess> topic_access_;
+  PrintOutput print_output_;
   int next_query_ = 0;
 };
 
