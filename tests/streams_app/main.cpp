@@ -114,7 +114,8 @@ Counts counts_store(const streams::KafkaStreams& app, const std::string& name,
                        .withPartition(partition));
 }
 
-std::string joined(const std::vector<streams::KeyValue<std::string, int64_t>>& kvs) {
+// A scan's entries, read through once.
+std::string joined(streams::KeyValueIterator<std::string, int64_t> kvs) {
   std::string out;
   for (const auto& kv : kvs) {
     if (!out.empty()) out += ",";
@@ -140,6 +141,12 @@ std::string text(const streams::ValueAndTimestamp<int64_t>& v) {
 template <class T>
 std::string text(const std::optional<T>& v) {
   return v ? text(*v) : "null";
+}
+template <class K, class T>
+std::string text(const std::vector<streams::KeyValue<K, T>>& kvs);
+template <class K, class T>
+std::string text(streams::KeyValueIterator<K, T> kvs) {
+  return text(std::vector<streams::KeyValue<K, T>>(kvs.begin(), kvs.end()));
 }
 template <class K, class T>
 std::string text(const std::vector<streams::KeyValue<K, T>>& kvs) {
@@ -248,7 +255,9 @@ std::string answer_query(const streams::KafkaStreams& app, const std::string& li
       // The store's values are Int64: asked as strings, the store() call refuses.
       auto s = app.store(streams::StoreQueryParameters<>::fromNameAndType(
           "counts", streams::QueryableStoreTypes::keyValueStore<std::string, std::string>()));
-      return std::to_string(s.all().size());
+      size_t n = 0;
+      for ([[maybe_unused]] const auto& kv : s.all()) ++n;
+      return std::to_string(n);
     }
     if (cmd == "meta" || cmd == "storemeta") {
       // host:port{stores}{partitions}{standby stores}{standby partitions};...

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "oxbow/streams/detail/user_processor.h"
+#include "oxbow/streams/key_value_iterator.h"
 
 namespace oxbow::streams {
 
@@ -37,7 +38,7 @@ class ContextBase;
 
 // A typed view of a key-value store, with the serdes the store was declared with.
 template <class K, class V>
-class KeyValueStore {
+class KeyValueStore : public detail::KeyValueScans<KeyValueStore<K, V>, K, V> {
  public:
   const std::string& name() const { return detail::store_name(store_); }
   std::optional<V> get(const K& key) const {
@@ -59,15 +60,14 @@ class KeyValueStore {
     detail::store_put(store_, key_bytes(key), std::nullopt, context_of());
     return old;
   }
-  // [from, to], by the keys' bytes (as Kafka's range()).
-  std::vector<KeyValue<K, V>> range(const K& from, const K& to) const {
-    return typed(detail::store_range(store_, key_bytes(from), key_bytes(to)));
-  }
-  std::vector<KeyValue<K, V>> all() const { return typed(detail::store_all(store_)); }
+  // Scans (range, reverseRange, all, reverseAll, prefixScan: key_value_iterator.h) read the
+  // store lazily through its cache (pending writes win, pending deletes hide what is below)
+  // without flushing it.
   int64_t approximateNumEntries() const { return detail::store_num_entries(store_); }
 
  private:
   friend class api::ContextBase;
+  friend class detail::KeyValueScans<KeyValueStore<K, V>, K, V>;
   KeyValueStore(detail::KeyValueStore& store, detail::StoreOptions options,
                 const detail::UserContext* context)
       : store_(store), options_(std::move(options)), context_(context) {}
@@ -85,12 +85,17 @@ class KeyValueStore {
     if (context_) rc.timestamp = context_->currentStreamTimeMs();
     return rc;
   }
-  std::vector<KeyValue<K, V>> typed(const std::vector<detail::BytesPair>& pairs) const {
-    std::vector<KeyValue<K, V>> out;
-    out.reserve(pairs.size());
-    for (const auto& [k, v] : pairs)
-      out.push_back({K(detail::as<K>(options_.key_serde.deserialize(name(), k))), value_of(v)});
-    return out;
+  const std::string& scan_topic() const { return name(); }
+  // The decoders own what they use: the iterator may outlive this view.
+  KeyValueIterator<K, V> scan(const detail::KeyRange& range) const {
+    return KeyValueIterator<K, V>(
+        detail::store_scan(store_, range),
+        [serde = options_.key_serde, name = name()](std::string_view bytes) {
+          return K(detail::as<K>(serde.deserialize(name, bytes)));
+        },
+        [serde = options_.value_serde, name = name()](std::string_view bytes) {
+          return V(detail::as<V>(serde.deserialize(name, bytes)));
+        });
   }
   detail::KeyValueStore& store_;
   detail::StoreOptions options_;

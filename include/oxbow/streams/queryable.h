@@ -12,9 +12,15 @@
 // call looks the local stores up again, so a store that moved away (a rebalance) or an instance
 // that stopped shows up as an InvalidStateStoreException at that call, as in Kafka.
 //
-// Kafka's range(), all() and prefixScan() return closeable iterators; these return the whole
-// result as a vector. Across several local partitions the results come one store after another
-// (each store's part sorted by key bytes, the whole not), as Kafka's composite iterators do.
+// range(), reverseRange(), all(), reverseAll() and prefixScan() return a KeyValueIterator
+// (key_value_iterator.h), read lazily as Kafka's closeable iterators are: a batch of entries of
+// one store at a time, each batch read under its task's lock, no lock held between calls (so an
+// iterator left open never holds up a stream thread), its memory one batch whatever the store's
+// size. Each batch is consistent; a write made between batches ahead of the scan's position is
+// seen. A store that moves away (a rebalance) during a scan makes its next batch throw
+// InvalidStateStoreException. Across several local partitions the entries come one store after
+// another (each store's part sorted by key bytes, the whole not), as Kafka's composite iterators
+// do. Window and session fetches (queryable_windows.h) still return vectors.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -29,6 +35,7 @@
 
 #include "oxbow/streams/detail/store_calls.h"
 #include "oxbow/streams/errors.h"
+#include "oxbow/streams/key_value_iterator.h"
 #include "oxbow/streams/record.h"
 
 namespace oxbow::streams {
@@ -111,7 +118,7 @@ V typed_value(const StoreAccess& access, const Datum& value, int64_t timestamp) 
 // type, or ValueAndTimestamp<X> for QueryableStoreTypes::timestampedKeyValueStore<K, X>().
 // Ranges are by the serialized keys' bytes.
 template <class K, class V>
-class ReadOnlyKeyValueStore {
+class ReadOnlyKeyValueStore : public detail::KeyValueScans<ReadOnlyKeyValueStore<K, V>, K, V> {
  public:
   using key_type = K;
   using value_type = V;
@@ -131,33 +138,7 @@ class ReadOnlyKeyValueStore {
     });
     return out;
   }
-  // Keys from `from` to `to`, both included; nothing when from's bytes sort after to's.
-  std::vector<KeyValue<K, V>> range(const K& from, const K& to) const {
-    return collect(false, [f = key_bytes(from), t = key_bytes(to)](detail::KeyValueStore& s) {
-      return f > t ? std::vector<detail::BytesPair>{} : detail::query_range(s, f, t);
-    });
-  }
-  // As range(), largest keys first (in each store).
-  std::vector<KeyValue<K, V>> reverseRange(const K& from, const K& to) const {
-    return collect(true, [f = key_bytes(from), t = key_bytes(to)](detail::KeyValueStore& s) {
-      return f > t ? std::vector<detail::BytesPair>{} : detail::query_range(s, f, t);
-    });
-  }
-  std::vector<KeyValue<K, V>> all() const {
-    return collect(false, [](detail::KeyValueStore& s) { return detail::query_all(s); });
-  }
-  std::vector<KeyValue<K, V>> reverseAll() const {
-    return collect(true, [](detail::KeyValueStore& s) { return detail::query_all(s); });
-  }
-  // The keys whose bytes start with the serialized prefix (Kafka: the range from the prefix to
-  // the prefix's bytes incremented, that end excluded). With Int32 keys, prefix 1 does not
-  // match 11: it is bytes, not digits.
-  template <class P>
-  std::vector<KeyValue<K, V>> prefixScan(const P& prefix,
-                                         const Serde<P>& prefixKeySerializer) const {
-    std::string p = prefixKeySerializer.serialize(access_->name, prefix);
-    return collect(false, [p](detail::KeyValueStore& s) { return detail::query_prefix(s, p); });
-  }
+  // range, reverseRange, all, reverseAll, prefixScan: key_value_iterator.h (detail::KeyValueScans).
   // An estimate: the local stores' counts added (capped at INT64_MAX).
   int64_t approximateNumEntries() const {
     int64_t total = 0;
@@ -179,19 +160,22 @@ class ReadOnlyKeyValueStore {
     return detail::typed_value<V>(*access_, access_->value_serde.deserialize(access_->name, bytes),
                                   timestamp);
   }
-  template <class Scan>
-  std::vector<KeyValue<K, V>> collect(bool reverse, const Scan& scan) const {
-    std::vector<KeyValue<K, V>> out;
-    access_->visit([&](detail::KeyValueStore& s) {
-      std::vector<detail::BytesPair> part = scan(s);
-      if (reverse) std::reverse(part.begin(), part.end());
-      for (const auto& [k, v] : part)
-        out.push_back(
-            {detail::typed_datum<K>(*access_, access_->key_serde.deserialize(access_->name, k)),
-             value_of(v)});
-      return true;
-    });
-    return out;
+  friend class detail::KeyValueScans<ReadOnlyKeyValueStore<K, V>, K, V>;
+  const std::string& scan_topic() const { return access_->name; }
+  // The decoders keep the access alive: the iterator may outlive this facade.
+  KeyValueIterator<K, V> scan(const detail::KeyRange& range) const {
+    auto access = access_;
+    return KeyValueIterator<K, V>(
+        detail::query_scan(access, range),
+        [access](std::string_view bytes) {
+          return detail::typed_datum<K>(*access,
+                                        access->key_serde.deserialize(access->name, bytes));
+        },
+        [access](std::string_view stored) {
+          auto [timestamp, bytes] = detail::split_stored(access->timestamped, stored);
+          return detail::typed_value<V>(
+              *access, access->value_serde.deserialize(access->name, bytes), timestamp);
+        });
   }
 
   std::shared_ptr<const detail::StoreAccess> access_;

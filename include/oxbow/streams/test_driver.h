@@ -4,6 +4,7 @@
 // per topic for TestOutputTopic to read, and what it writes to a topic it also reads (repartition
 // topics) is processed in turn. After each input record the driver commits, so caches forward every
 // update: with caching off, the output is exactly what the real runtime writes for the same input.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "oxbow/streams/key_value_iterator.h"
 #include "oxbow/streams/kstream.h"
 #include "oxbow/streams/topology.h"
 
@@ -83,6 +85,9 @@ class TopologyTestDriver {
   // Store access in bytes; throws std::invalid_argument for no such store.
   std::optional<std::string> storeGet(const std::string& store, const std::string& key);
   std::vector<std::pair<std::string, std::string>> storeAll(const std::string& store);
+  // A cursor through the store's layers (its cache's pending writes over it); values as stored
+  // (a timestamped store's with their timestamps).
+  detail::CursorPtr storeScan(const std::string& store, const detail::KeyRange& range);
   // Records dropped by nodes (null keys, ..., or by the processing-exception handler), skipped
   // as undecodable, or skipped for a bad timestamp, over all tasks.
   int64_t droppedRecords() const;
@@ -206,7 +211,7 @@ class TestOutputTopic {
 };
 
 template <class K, class V>
-class KeyValueStoreView {
+class KeyValueStoreView : public detail::KeyValueScans<KeyValueStoreView<K, V>, K, V> {
  public:
   KeyValueStoreView(TopologyTestDriver& driver, std::string store)
       : driver_(driver), store_(std::move(store)), options_(driver.storeOptions(store_)) {}
@@ -215,16 +220,29 @@ class KeyValueStoreView {
     if (!bytes) return std::nullopt;
     return detail::as<V>(options_.value_serde.deserialize(store_, *bytes));
   }
-  std::vector<KeyValue<K, V>> all() {
-    std::vector<KeyValue<K, V>> out;
-    for (auto& [k, v] : driver_.storeAll(store_))
-      out.push_back({detail::as<K>(options_.key_serde.deserialize(store_, k)),
-                     detail::as<V>(options_.value_serde.deserialize(store_, v))});
-    return out;
-  }
+  // range, reverseRange, all, reverseAll, prefixScan (key_value_iterator.h): lazy scans
+  // through the cache, as a processor's.
   int64_t approximateNumEntries() { return static_cast<int64_t>(driver_.storeAll(store_).size()); }
 
  private:
+  friend class detail::KeyValueScans<KeyValueStoreView<K, V>, K, V>;
+  const std::string& scan_topic() const { return store_; }
+  std::string key_bytes(const K& key) const {
+    return options_.key_serde.serialize(store_, Datum(key));
+  }
+  // As the driver's storeGet(), a timestamped store's values without their timestamps.
+  KeyValueIterator<K, V> scan(const detail::KeyRange& range) const {
+    return KeyValueIterator<K, V>(
+        driver_.storeScan(store_, range),
+        [serde = options_.key_serde, name = store_](std::string_view bytes) {
+          return K(detail::as<K>(serde.deserialize(name, bytes)));
+        },
+        [serde = options_.value_serde, name = store_,
+         stamped = options_.timestamped](std::string_view bytes) {
+          if (stamped) bytes.remove_prefix(std::min<size_t>(8, bytes.size()));
+          return V(detail::as<V>(serde.deserialize(name, bytes)));
+        });
+  }
   TopologyTestDriver& driver_;
   std::string store_;
   detail::StoreOptions options_;

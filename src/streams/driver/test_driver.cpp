@@ -200,6 +200,11 @@ std::vector<std::pair<std::string, std::string>> TopologyTestDriver::storeAll(
   return all;
 }
 
+detail::CursorPtr TopologyTestDriver::storeScan(const std::string& store,
+                                                const detail::KeyRange& range) {
+  return detail::store_scan(core_->store(store), range);
+}
+
 int64_t TopologyTestDriver::droppedRecords() const {
   return core_->dropped();
 }

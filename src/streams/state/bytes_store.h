@@ -4,6 +4,7 @@
 // changelogging and caching layers (this folder). The public headers see only its name and the
 // calls of oxbow/streams/detail/store_calls.h.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +14,21 @@
 #include "oxbow/streams/record.h"
 
 namespace oxbow::streams::detail {
+
+// A scan's position (store_calls.h). key() and value() are valid until next() or the cursor's end;
+// a cursor lives no longer than its store.
+class KeyValueCursor {
+ public:
+  virtual ~KeyValueCursor() = default;
+  virtual bool valid() const = 0;
+  virtual std::string_view key() const = 0;
+  virtual std::string_view value() const = 0;
+  virtual void next() = 0;
+};
+
+// What stores without a cursor of their own scan through (window and session stores, global
+// stores): the whole result read at once, as before cursors.
+std::unique_ptr<KeyValueCursor> vector_cursor(std::vector<BytesPair> rows, const KeyRange& range);
 
 class KeyValueStore {
  public:
@@ -35,6 +51,10 @@ class KeyValueStore {
   virtual std::vector<BytesPair> prefix_scan(const std::string& prefix) = 0;
   virtual std::vector<BytesPair> all() = 0;
   virtual int64_t approximate_num_entries() = 0;
+  // A cursor over `range` for the stream thread, which may write to the store while it scans.
+  // Key-value stores read lazily (memory bounded by their layers' pending writes, never by the
+  // store's size); the default reads the whole range first.
+  virtual std::unique_ptr<KeyValueCursor> scan(const KeyRange& range);
   // Makes buffered writes visible below (caches forward their dirty entries).
   virtual void flush() = 0;
   // Interactive queries' reads, from another thread while the task's lock is held shared (the
@@ -49,6 +69,8 @@ class KeyValueStore {
     return prefix_scan(prefix);
   }
   virtual std::vector<BytesPair> query_all() { return all(); }
+  // As scan(), for a query: it changes nothing, and lives only while the task's lock is held.
+  virtual std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range);
   virtual int64_t query_num_entries() { return approximate_num_entries(); }
   // Deletes `keys` from this task's copy only, not from the changelog: entries that retention
   // expired, which the changelog topic's own retention removes there.

@@ -15,6 +15,8 @@
 #include <unordered_map>
 
 #include "oxbow/streams/errors.h"
+#include "streams/state/cursors.h"
+#include "streams/state/rocksdb_cursor.h"
 
 namespace oxbow::streams::detail {
 
@@ -401,6 +403,30 @@ std::vector<BytesPair> RocksDbStore::query_prefix(const std::string& prefix) {
 std::vector<BytesPair> RocksDbStore::query_all() {
   static const std::string kFirst;
   return scan(Bounds{kFirst}, false);
+}
+
+std::unique_ptr<KeyValueCursor> RocksDbStore::scan(const KeyRange& range) {
+  return cursor(range, true);
+}
+
+std::unique_ptr<KeyValueCursor> RocksDbStore::query_scan(const KeyRange& range) {
+  return cursor(range, false);
+}
+
+// The stream thread writes direct mode's open batch down first, so that the snapshot holds it; a
+// query may not write, nor may exactly-once before its commit: their open batch (about a batch's
+// worth, or one transaction's writes, never the store) is copied over the snapshot's cursor.
+std::unique_ptr<KeyValueCursor> RocksDbStore::cursor(const KeyRange& range, bool stream_thread) {
+  if (floor_.layout)  // window and session stores keep their merged reads
+    return stream_thread ? KeyValueStore::scan(range) : KeyValueStore::query_scan(range);
+  if (!buffered_ && stream_thread) db_->write_down(name_);
+  PendingWrites pending;
+  for (const auto& [key, value] : db_->latest)
+    if (range.contains(key)) pending.emplace_back(key, value);
+  sort_pending(pending, range.reverse);
+  return overlay_cursor(std::move(pending),
+                        rocksdb_cursor(*db_->db, db_->data, db_->read, range, name_),
+                        range.reverse);
 }
 
 namespace {

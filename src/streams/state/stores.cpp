@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "streams/state/cursors.h"
 #include "streams/state/segments.h"
 #include "streams/state/timestamped.h"
 
@@ -80,6 +81,12 @@ class InMemoryStore : public KeyValueStore, public SegmentedStore {
       out.insert(out.end(), map.begin(), map.end());
     });
   }
+  // Window and session stores (segmented) keep their merged reads.
+  std::unique_ptr<KeyValueCursor> scan(const KeyRange& range) override {
+    if (floor_.layout) return KeyValueStore::scan(range);
+    return map_cursor(map_, range);
+  }
+  std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) override { return scan(range); }
   int64_t approximate_num_entries() override {
     size_t n = map_.size();
     for (const auto& [id, map] : segments_) n += map.size();
@@ -159,6 +166,12 @@ class LoggingStore : public KeyValueStore {
     return inner_->prefix_scan(prefix);
   }
   std::vector<BytesPair> all() override { return inner_->all(); }
+  std::unique_ptr<KeyValueCursor> scan(const KeyRange& range) override {
+    return inner_->scan(range);
+  }
+  std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) override {
+    return inner_->query_scan(range);
+  }
   int64_t approximate_num_entries() override { return inner_->approximate_num_entries(); }
   void flush() override { inner_->flush(); }
   void erase_local(const std::vector<std::string>& keys) override { inner_->erase_local(keys); }
@@ -274,6 +287,26 @@ std::vector<BytesPair> CachingStore::prefix_scan(const std::string& prefix) {
 std::vector<BytesPair> CachingStore::all() {
   flush();
   return inner_->all();
+}
+
+// Unlike range() and all(), which flush first (the DSL's own scans), a cursor forwards nothing: the
+// dirty entries in range are copied (the cache's budget bounds them, not the store's size) and
+// laid over the cursor below, as Kafka's merged cache iterator. The copy keeps the scan
+// consistent while the stream thread writes on through the cache, or evicts, during it.
+PendingWrites CachingStore::pending_in(const KeyRange& range) const {
+  PendingWrites pending;
+  for (const auto& [key, entry] : dirty_)
+    if (range.contains(key)) pending.emplace_back(key, entry.value);
+  sort_pending(pending, range.reverse);
+  return pending;
+}
+
+std::unique_ptr<KeyValueCursor> CachingStore::scan(const KeyRange& range) {
+  return overlay_cursor(pending_in(range), inner_->scan(range), range.reverse);
+}
+
+std::unique_ptr<KeyValueCursor> CachingStore::query_scan(const KeyRange& range) {
+  return overlay_cursor(pending_in(range), inner_->query_scan(range), range.reverse);
 }
 
 int64_t CachingStore::approximate_num_entries() {

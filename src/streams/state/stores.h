@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "streams/state/cursors.h"
 #include "streams/state/key_value_store.h"
 
 namespace oxbow::streams::detail {
@@ -56,6 +57,8 @@ class CachingStore : public KeyValueStore {
   std::vector<BytesPair> range(const std::string& from, const std::string& to) override;
   std::vector<BytesPair> prefix_scan(const std::string& prefix) override;
   std::vector<BytesPair> all() override;
+  std::unique_ptr<KeyValueCursor> scan(const KeyRange& range) override;
+  std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) override;
   int64_t approximate_num_entries() override;
   void flush() override;
   void erase_local(const std::vector<std::string>& keys) override;
@@ -94,6 +97,7 @@ class CachingStore : public KeyValueStore {
   // `below` (sorted by key bytes) with the pending writes whose keys `in` accepts laid over it.
   template <class In>
   std::vector<BytesPair> merge_pending(std::vector<BytesPair> below, In in) const;
+  PendingWrites pending_in(const KeyRange& range) const;
   static int64_t size_of(const std::string& key, const Entry& e);
   std::pair<Node*, bool> emplace(const std::string& key);
   // Forwards and writes down the oldest dirty entries until the cache holds at most `bytes`.

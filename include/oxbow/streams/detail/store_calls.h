@@ -4,8 +4,10 @@
 // inside the library (src/streams/state/bytes_store.h); these calls are compiled there, so an
 // application sees neither its layers nor its virtual functions.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,7 +18,58 @@ struct RecordContext;
 namespace oxbow::streams::detail {
 
 class KeyValueStore;
+class StoreAccess;
 using BytesPair = std::pair<std::string, std::string>;
+
+// The keys a scan reads, by their bytes: from `from` (included) to `to` (included unless
+// `to_exclusive`; none: to the last key), only those starting with `prefix`, smallest first or
+// (`reverse`) largest first. A `from` after `to` reads nothing.
+struct KeyRange {
+  std::string from;
+  std::optional<std::string> to;
+  bool to_exclusive = false;
+  std::string prefix;
+  bool reverse = false;
+
+  static KeyRange between(std::string from, std::string to, bool reverse = false) {
+    KeyRange r;
+    r.from = std::move(from);
+    r.to = std::move(to);
+    r.reverse = reverse;
+    return r;
+  }
+  static KeyRange everything(bool reverse = false) {
+    KeyRange r;
+    r.reverse = reverse;
+    return r;
+  }
+  static KeyRange with_prefix(const std::string& prefix) {
+    KeyRange r;
+    r.from = prefix;
+    r.prefix = prefix;
+    return r;
+  }
+
+  bool after_to(std::string_view key) const {
+    return to && (to_exclusive ? key >= *to : key > *to);
+  }
+  bool has_prefix(std::string_view key) const { return key.substr(0, prefix.size()) == prefix; }
+  bool contains(std::string_view key) const {
+    return key >= from && !after_to(key) && has_prefix(key);
+  }
+};
+
+// A scan's position in a store (its class stays inside the library, bytes_store.h): the entry
+// under it, until next().
+class KeyValueCursor;
+struct CursorDeleter {
+  void operator()(KeyValueCursor* cursor) const;
+};
+using CursorPtr = std::unique_ptr<KeyValueCursor, CursorDeleter>;
+bool cursor_valid(const KeyValueCursor& cursor);
+std::string_view cursor_key(const KeyValueCursor& cursor);
+std::string_view cursor_value(const KeyValueCursor& cursor);
+void cursor_next(KeyValueCursor& cursor);
 
 // From the stream thread, through the store's cache and changelog.
 const std::string& store_name(const KeyValueStore& store);
@@ -24,17 +77,15 @@ std::optional<std::string> store_get(KeyValueStore& store, const std::string& ke
 // value nullopt deletes.
 void store_put(KeyValueStore& store, const std::string& key,
                const std::optional<std::string>& value, const RecordContext& context);
-std::vector<BytesPair> store_range(KeyValueStore& store, const std::string& from,
-                                   const std::string& to);
-std::vector<BytesPair> store_all(KeyValueStore& store);
+// A cursor through the store's layers; the stream thread may write to the store while it scans.
+CursorPtr store_scan(KeyValueStore& store, const KeyRange& range);
 int64_t store_num_entries(KeyValueStore& store);
 
 // Interactive queries, from other threads: reads that change nothing (bytes_store.h).
 std::optional<std::string> query_get(KeyValueStore& store, const std::string& key);
-std::vector<BytesPair> query_range(KeyValueStore& store, const std::string& from,
-                                   const std::string& to);
-std::vector<BytesPair> query_prefix(KeyValueStore& store, const std::string& prefix);
-std::vector<BytesPair> query_all(KeyValueStore& store);
+// Every local store of `access` one after another, each read a bounded batch at a time under
+// its task's lock (query/query_scan.cpp says why and what a rebalance meanwhile does).
+CursorPtr query_scan(std::shared_ptr<const StoreAccess> access, const KeyRange& range);
 int64_t query_num_entries(KeyValueStore& store);
 
 }  // namespace oxbow::streams::detail

@@ -1,0 +1,162 @@
+#include "streams/state/cursors.h"
+
+#include <algorithm>
+
+namespace oxbow::streams::detail {
+
+namespace {
+
+class VectorCursor : public KeyValueCursor {
+ public:
+  explicit VectorCursor(std::vector<BytesPair> rows) : rows_(std::move(rows)) {}
+  bool valid() const override { return i_ < rows_.size(); }
+  std::string_view key() const override { return rows_[i_].first; }
+  std::string_view value() const override { return rows_[i_].second; }
+  void next() override { ++i_; }
+
+ private:
+  std::vector<BytesPair> rows_;
+  size_t i_ = 0;
+};
+
+class OverlayCursor : public KeyValueCursor {
+ public:
+  OverlayCursor(PendingWrites pending, std::unique_ptr<KeyValueCursor> below, bool reverse)
+      : pending_(std::move(pending)), below_(std::move(below)), reverse_(reverse) {
+    settle();
+  }
+  bool valid() const override { return valid_; }
+  std::string_view key() const override {
+    return from_pending_ ? std::string_view(pending_[i_].first) : below_->key();
+  }
+  std::string_view value() const override {
+    return from_pending_ ? std::string_view(*pending_[i_].second) : below_->value();
+  }
+  void next() override {
+    if (from_pending_)
+      ++i_;
+    else
+      below_->next();
+    settle();
+  }
+
+ private:
+  bool before(std::string_view a, std::string_view b) const { return reverse_ ? a > b : a < b; }
+  // Moves to the next entry to show: the pending write when it comes first or at the same key.
+  void settle() {
+    while (true) {
+      bool pending = i_ < pending_.size();
+      bool below = below_->valid();
+      valid_ = pending || below;
+      from_pending_ = pending && (!below || !before(below_->key(), pending_[i_].first));
+      if (!from_pending_) return;
+      if (below && below_->key() == pending_[i_].first) below_->next();
+      if (pending_[i_].second) return;
+      ++i_;  // a pending delete: neither it nor the entry below is shown
+    }
+  }
+
+  PendingWrites pending_;
+  size_t i_ = 0;
+  std::unique_ptr<KeyValueCursor> below_;
+  bool reverse_;
+  bool valid_ = false;
+  bool from_pending_ = false;
+};
+
+class MapCursor : public KeyValueCursor {
+ public:
+  using Map = std::map<std::string, std::string>;
+  MapCursor(const Map& map, const KeyRange& range) : map_(map), range_(range) {
+    if (!range_.reverse)
+      settle(map_.lower_bound(range_.from));
+    else if (!range_.to)
+      settle(map_.end());
+    else
+      settle(range_.to_exclusive ? map_.lower_bound(*range_.to) : map_.upper_bound(*range_.to));
+  }
+  bool valid() const override { return valid_; }
+  std::string_view key() const override { return key_; }
+  std::string_view value() const override { return value_; }
+  void next() override { settle(range_.reverse ? map_.lower_bound(key_) : map_.upper_bound(key_)); }
+
+ private:
+  // Forward: the entry at `it` or after it; reverse: the one before `it` or earlier. Copied, so
+  // that it stays valid whatever the map does next.
+  void settle(Map::const_iterator it) {
+    valid_ = false;
+    while (range_.reverse ? it != map_.begin() : it != map_.end()) {
+      if (range_.reverse) --it;
+      ScanStep step = classify(range_, it->first);
+      if (step == ScanStep::kStop) return;
+      if (step == ScanStep::kTake) {
+        key_ = it->first;
+        value_ = it->second;
+        valid_ = true;
+        return;
+      }
+      if (!range_.reverse) ++it;
+    }
+  }
+
+  const Map& map_;
+  KeyRange range_;
+  std::string key_, value_;
+  bool valid_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<KeyValueCursor> vector_cursor(std::vector<BytesPair> rows, const KeyRange& range) {
+  std::erase_if(rows, [&](const BytesPair& row) { return !range.contains(row.first); });
+  if (range.reverse) std::reverse(rows.begin(), rows.end());
+  return std::make_unique<VectorCursor>(std::move(rows));
+}
+
+std::unique_ptr<KeyValueCursor> KeyValueStore::scan(const KeyRange& range) {
+  if (range.to && range.from > *range.to) return vector_cursor({}, range);
+  if (!range.prefix.empty()) return vector_cursor(prefix_scan(range.prefix), range);
+  return vector_cursor(range.to ? this->range(range.from, *range.to) : all(), range);
+}
+
+std::unique_ptr<KeyValueCursor> KeyValueStore::query_scan(const KeyRange& range) {
+  if (range.to && range.from > *range.to) return vector_cursor({}, range);
+  if (!range.prefix.empty()) return vector_cursor(query_prefix(range.prefix), range);
+  return vector_cursor(range.to ? query_range(range.from, *range.to) : query_all(), range);
+}
+
+void sort_pending(PendingWrites& pending, bool reverse) {
+  std::sort(pending.begin(), pending.end(), [reverse](const auto& a, const auto& b) {
+    return reverse ? a.first > b.first : a.first < b.first;
+  });
+}
+
+std::unique_ptr<KeyValueCursor> overlay_cursor(PendingWrites pending,
+                                               std::unique_ptr<KeyValueCursor> below,
+                                               bool reverse) {
+  if (pending.empty()) return below;
+  return std::make_unique<OverlayCursor>(std::move(pending), std::move(below), reverse);
+}
+
+std::unique_ptr<KeyValueCursor> map_cursor(const std::map<std::string, std::string>& map,
+                                           const KeyRange& range) {
+  return std::make_unique<MapCursor>(map, range);
+}
+
+void CursorDeleter::operator()(KeyValueCursor* cursor) const {
+  delete cursor;
+}
+bool cursor_valid(const KeyValueCursor& cursor) {
+  return cursor.valid();
+}
+std::string_view cursor_key(const KeyValueCursor& cursor) {
+  return cursor.key();
+}
+std::string_view cursor_value(const KeyValueCursor& cursor) {
+  return cursor.value();
+}
+void cursor_next(KeyValueCursor& cursor) {
+  cursor.next();
+}
+
+}  // namespace oxbow::streams::detail

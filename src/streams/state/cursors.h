@@ -1,0 +1,49 @@
+#pragma once
+// The cursors the store layers scan with (bytes_store.h's KeyValueCursor): over an in-memory
+// map, and pending writes (a cache's, a buffered RocksDB batch's) laid over the cursor below.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "streams/state/bytes_store.h"
+
+namespace oxbow::streams::detail {
+
+// What a scan does with the next key in its direction.
+enum class ScanStep { kTake, kSkip, kStop };
+
+inline ScanStep classify(const KeyRange& range, std::string_view key) {
+  if (!range.reverse) {
+    if (range.after_to(key)) return ScanStep::kStop;
+    if (range.has_prefix(key)) return ScanStep::kTake;
+    // Keys with the prefix are together, right after the prefix itself.
+    return key < range.prefix ? ScanStep::kSkip : ScanStep::kStop;
+  }
+  if (key < range.from) return ScanStep::kStop;
+  if (range.after_to(key)) return ScanStep::kSkip;
+  if (range.has_prefix(key)) return ScanStep::kTake;
+  return key > range.prefix ? ScanStep::kSkip : ScanStep::kStop;
+}
+
+// Writes not yet in the store below, in the scan's order: a value, or nullopt for a delete.
+using PendingWrites = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+// Sorts `pending` (the writes within the range) into the scan's direction.
+void sort_pending(PendingWrites& pending, bool reverse);
+
+// `pending` over `below`: a pending key replaces the entry below, a pending delete hides it.
+std::unique_ptr<KeyValueCursor> overlay_cursor(PendingWrites pending,
+                                               std::unique_ptr<KeyValueCursor> below, bool reverse);
+
+// A cursor over a live map that the stream thread may change while it scans. It holds no map
+// iterator: each step looks the next key up from the last one it returned, so an insert or an
+// erase (even of the entry under the cursor) never invalidates it; it sees the map as it is at
+// each step (a key written ahead of the cursor is read, one written behind it is not). Kafka's
+// in-memory store iterates a copy of the key set instead, which grows with the store.
+std::unique_ptr<KeyValueCursor> map_cursor(const std::map<std::string, std::string>& map,
+                                           const KeyRange& range);
+
+}  // namespace oxbow::streams::detail
