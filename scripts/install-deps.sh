@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config clang
   libboost-dev libboost-system-dev
   librdkafka-dev kcat
-  libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev
   libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libssl-dev libmimalloc-dev libisal-dev libre2-dev
   librocksdb-dev
   libgtest-dev libgmock-dev libbenchmark-dev

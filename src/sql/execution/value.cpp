@@ -2,23 +2,99 @@
 
 #include <charconv>
 #include <cmath>
+#include <string_view>
 
 namespace oxbow::sql {
 
-std::string java_double_text(double d) {
-  if (std::isnan(d)) return "NaN";
-  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+namespace row_arrays {
+namespace {
+
+// Rows of up to kLongest values are recycled, at most kKept arrays of each length per thread: a
+// task's rows in flight at once are a handful per length.
+constexpr size_t kLongest = 64;
+constexpr size_t kKept = 256;
+
+struct FreeArray {
+  FreeArray* next;
+};
+
+struct FreeLists {
+  FreeArray* head[kLongest + 1] = {};
+  size_t count[kLongest + 1] = {};
+  bool alive = true;  // false once this thread's lists are gone (rows dropped at thread exit)
+  ~FreeLists() {
+    alive = false;
+    for (size_t n = 0; n <= kLongest; ++n)
+      while (FreeArray* a = head[n]) {
+        head[n] = a->next;
+        ::operator delete(a);
+      }
+  }
+};
+
+FreeLists& lists() {
+  thread_local FreeLists free_lists;
+  return free_lists;
+}
+
+}  // namespace
+
+void* allocate(size_t values) {
+  if (values > 0 && values <= kLongest) {
+    FreeLists& l = lists();
+    if (FreeArray* a = l.head[values]) {
+      l.head[values] = a->next;
+      --l.count[values];
+      return a;
+    }
+  }
+  return ::operator new(values * sizeof(Value));
+}
+
+void release(void* array, size_t values) noexcept {
+  if (values > 0 && values <= kLongest) {
+    FreeLists& l = lists();
+    if (l.alive && l.count[values] < kKept) {
+      auto* a = static_cast<FreeArray*>(array);
+      a->next = l.head[values];
+      l.head[values] = a;
+      ++l.count[values];
+      return;
+    }
+  }
+  ::operator delete(array);
+}
+
+}  // namespace row_arrays
+
+void append_java_double(double d, std::string& out) {
+  if (std::isnan(d)) return void(out += "NaN");
+  if (std::isinf(d)) return void(out += d > 0 ? "Infinity" : "-Infinity");
   double magnitude = std::fabs(d);
   bool plain = magnitude == 0 || (magnitude >= 1e-3 && magnitude < 1e7);
   char buffer[64];
-  auto written = std::to_chars(buffer, buffer + sizeof buffer, d,
-                               plain ? std::chars_format::fixed : std::chars_format::scientific);
-  std::string text(buffer, written.ptr);
-  if (plain) return text.find('.') == std::string::npos ? text + ".0" : text;
-  size_t e = text.find('e');  // 1.5e-04: Java writes 1.5E-4
-  std::string digits = text.substr(0, e);
-  if (digits.find('.') == std::string::npos) digits += ".0";
-  return digits + "E" + std::to_string(std::stoi(text.substr(e + 1)));
+  char* end = std::to_chars(buffer, buffer + sizeof buffer, d,
+                            plain ? std::chars_format::fixed : std::chars_format::scientific)
+                  .ptr;
+  std::string_view text(buffer, static_cast<size_t>(end - buffer));
+  size_t e = plain ? text.size() : text.find('e');  // 1.5e-04: Java writes 1.5E-4
+  std::string_view digits = text.substr(0, e);
+  out += digits;
+  if (digits.find('.') == std::string_view::npos) out += ".0";
+  if (plain) return;
+  out += 'E';
+  int exponent = 0;
+  std::string_view written = text.substr(e + 1);
+  if (!written.empty() && written[0] == '+') written.remove_prefix(1);
+  std::from_chars(written.data(), written.data() + written.size(), exponent);
+  end = std::to_chars(buffer, buffer + sizeof buffer, exponent).ptr;
+  out.append(buffer, end);
+}
+
+std::string java_double_text(double d) {
+  std::string out;
+  append_java_double(d, out);
+  return out;
 }
 
 std::string decimal_text(__int128 unscaled, int scale) {

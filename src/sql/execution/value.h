@@ -2,7 +2,9 @@
 // A KSQL value at run time (docs/sql/ksqldb-facts.md §2.1) and a row of them. Fixed-width values
 // live in the Value itself, so that a row of them is read, computed and written with no
 // allocation; a string keeps its buffer across the rows it is reused for, and containers share
-// their elements.
+// their elements. A row's array of values comes from its thread's free list of row arrays (below),
+// so that the rows a query makes, copies and drops per record cost no heap allocation once warm.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -86,7 +88,33 @@ class Value {
   std::shared_ptr<const std::vector<Value>> items_;
 };
 
-using Row = std::vector<Value>;
+// Row arrays are recycled per thread: an array freed goes onto the freeing thread's list for its
+// length (a row made on one thread and dropped on another simply changes lists), up to a bound per
+// length, past which, and for long rows, it goes back to the heap. Rows pass through Streams as
+// values (copied into processors, made by each projection) at a rate where malloc's own costs and
+// the allocation counts of the record path (src/sql/engine/record_path_test.cpp) both matter; a
+// std::pmr pool would be per resource rather than per thread, and its vectors would not keep their
+// resource across the copies Streams makes.
+namespace row_arrays {
+void* allocate(size_t values);
+void release(void* array, size_t values) noexcept;
+}  // namespace row_arrays
+
+template <class T>
+struct RowAllocator {
+  using value_type = T;
+  RowAllocator() noexcept = default;
+  template <class U>
+  RowAllocator(const RowAllocator<U>&) noexcept {}  // NOLINT: rebinding, as std::allocator's
+  T* allocate(size_t n) {
+    static_assert(sizeof(T) == sizeof(Value), "row arrays hold Values");
+    return static_cast<T*>(row_arrays::allocate(n));
+  }
+  void deallocate(T* p, size_t n) noexcept { row_arrays::release(p, n); }
+  friend bool operator==(const RowAllocator&, const RowAllocator&) noexcept { return true; }
+};
+
+using Row = std::vector<Value, RowAllocator<Value>>;
 
 // The decimal's text at its scale: (150, 2) is "1.50".
 std::string decimal_text(__int128 unscaled, int scale);
@@ -94,5 +122,6 @@ std::string decimal_text(__int128 unscaled, int scale);
 // A DOUBLE's text as Java's Double.toString writes it, which ksqlDB's CAST and its DELIMITED
 // format print: plain between 10^-3 and 10^7 (1.5, 100.0), else 1.0E10 or 1.0E-4.
 std::string java_double_text(double d);
+void append_java_double(double d, std::string& out);
 
 }  // namespace oxbow::sql

@@ -185,21 +185,35 @@ void report_error(QueryCounters& counters, const std::string& error, const std::
 streams::Serde<Row> logged_source_serde(const DataSource& source, bool key,
                                         std::shared_ptr<QueryCounters> counters) {
   auto inner = row_serde(source.formats, key ? key_columns(source) : value_columns(source), key);
+  // Logs a record that does not deserialize, then lets Streams' handler skip and count it.
+  auto logged = [key, counters](std::string_view topic, const std::exception& e) {
+    counters->deserialization_errors.fetch_add(1, std::memory_order_relaxed);
+    if (counters->log)
+      counters->log->log({counters->query_id + ".KsqlTopic.Source.deserializer", now_ms(),
+                          ProcessingLogEntry::Type::kDeserializationError,
+                          std::string("Failed to deserialize ") + (key ? "key" : "value") +
+                              " from topic: " + std::string(topic) + ". " + e.what(),
+                          key ? "key" : "value", std::string(topic)});
+  };
   auto read = inner.deserialize;
-  inner.deserialize = [read, key, counters](std::string_view topic, std::string_view bytes) {
+  inner.deserialize = [read, logged](std::string_view topic, std::string_view bytes) {
     try {
       return read(topic, bytes);
     } catch (const streams::SerializationException& e) {
-      counters->deserialization_errors.fetch_add(1, std::memory_order_relaxed);
-      if (counters->log)
-        counters->log->log({counters->query_id + ".KsqlTopic.Source.deserializer", now_ms(),
-                            ProcessingLogEntry::Type::kDeserializationError,
-                            std::string("Failed to deserialize ") + (key ? "key" : "value") +
-                                " from topic: " + std::string(topic) + ". " + e.what(),
-                            key ? "key" : "value", std::string(topic)});
-      throw;  // the record is then skipped and counted by Streams' handler
+      logged(topic, e);
+      throw;
     }
   };
+  if (auto read_into = inner.deserialize_into)
+    inner.deserialize_into = [read_into, logged](std::string_view topic, std::string_view bytes,
+                                                 Row& row) {
+      try {
+        read_into(topic, bytes, row);
+      } catch (const streams::SerializationException& e) {
+        logged(topic, e);
+        throw;
+      }
+    };
   return inner;
 }
 

@@ -5,6 +5,7 @@
 // datum lacks are NULL).
 #include <map>
 #include <mutex>
+#include <span>
 
 #include "oxbow/registry/serdes.h"
 #include "registry/avro/binary.h"
@@ -114,10 +115,10 @@ void from_avro(const avro::Node& node, const Json& datum, const SqlType& type, V
              type.to_string());
 }
 
-// A record's fields into the struct's (or the row's) fields, by name ignoring case.
+// A record's fields into the struct's (or the row's) fields, by name ignoring case: `out` holds
+// one value per field.
 void record_fields(const avro::Node& node, const Json& datum, const std::vector<SqlField>& fields,
-                   std::vector<Value>& out) {
-  out.resize(fields.size());
+                   std::span<Value> out) {
   for (size_t i = 0; i < fields.size(); ++i) {
     const std::string wanted = upper(fields[i].name);
     for (const auto& f : node.fields)
@@ -162,6 +163,7 @@ void container_from_avro(const avro::Node& node, const Json& datum, const SqlTyp
   }
   if (type.base() == SqlBaseType::kMap) return map_from_avro(node, datum, type, out);
   if (node.kind != avro::Kind::kRecord) mismatch(node, type);
+  items->resize(type.fields().size());
   record_fields(node, datum, type.fields(), *items);
   out.set_items(Kind::kStruct, std::move(items));
 }
@@ -267,6 +269,7 @@ Row read_avro(AvroReader& reader, const std::vector<Column>& columns, bool wrapp
     if (root.kind != avro::Kind::kRecord) unreadable("Expected an Avro record");
     std::vector<SqlField> fields;
     for (const auto& c : columns) fields.push_back({c.name, c.type});
+    row.resize(fields.size());
     record_fields(root, datum, fields, row);
   } catch (const registry::SerdeError& e) {
     unreadable(e.what());

@@ -2,6 +2,7 @@
 // The formats' serdes behind row_serde(), and what they share. Internal to sql/serde/.
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,8 +20,24 @@ namespace oxbow::sql::formats {
 // BYTES travel as base64 in JSON and DELIMITED (ksqlDB's Java Base64, with padding).
 std::string from_base64(const std::string& text);
 
+// A serde whose record-path forms write into the caller's buffer and row, reused from record to
+// record (Streams' serialize_into / deserialize_into): `write` appends to an empty `out`; `read`
+// sets every value of `out`, which it has sized to the columns (it may hold the last record's).
+using RowWriter = std::function<void(std::string_view topic, const Row& row, std::string& out)>;
+using RowReader = std::function<void(std::string_view topic, std::string_view bytes, Row& out)>;
+streams::Serde<Row> serde_of(std::string name, RowWriter write, RowReader read);
+
+// A DECIMAL's text ("-12.345") as a value of `type`, rounded half up to its scale: false for text
+// that is not a decimal number; unreadable() for one with more whole digits than the type holds.
+bool decimal_from_text(std::string_view text, const SqlType& type, Value& out);
+
 // A JSON value as a column of `type`, coerced as ksqlDB's JSON reader coerces it.
 void value_from_json(const nlohmann::json& j, const SqlType& type, Value& out);
+
+// JSON bytes into `row` (json_reader.cpp), its columns matched to fields ignoring case:
+// `upper_names` are the columns' names in upper case.
+void read_json_row(std::string_view bytes, const std::vector<Column>& columns,
+                   const std::vector<std::string>& upper_names, bool wrapped, Row& row);
 
 // `wrapped`: the row as an object of its columns; else (a single key column, or a single value
 // column with WRAP_SINGLE_VALUE=false) the column's value alone.

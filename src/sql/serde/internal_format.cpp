@@ -127,20 +127,17 @@ class Reader {
 }  // namespace
 
 streams::Serde<Row> internal_row_serde() {
-  auto serialize = [](std::string_view, const Row& row) {
-    std::string out;
+  auto serialize = [](std::string_view, const Row& row, std::string& out) {
     put(out, static_cast<uint32_t>(row.size()));
     for (const auto& v : row) write_value(v, out);
-    return out;
   };
-  auto deserialize = [](std::string_view, std::string_view bytes) {
+  auto deserialize = [](std::string_view, std::string_view bytes, Row& row) {
     Reader reader(bytes);
-    Row row(reader.count());
+    row.resize(reader.count());
     for (auto& v : row) reader.read_value(v, 0);
     if (!reader.done()) formats::unreadable("Bytes after an internal row");
-    return row;
   };
-  return streams::Serde<Row>(serialize, deserialize, "INTERNAL");
+  return formats::serde_of("INTERNAL", serialize, deserialize);
 }
 
 }  // namespace oxbow::sql

@@ -134,14 +134,6 @@ std::string upper(std::string s) {
   return s;
 }
 
-// `key` equals `upper_name` but for the case of ASCII letters.
-bool same_ignoring_case(std::string_view key, const std::string& upper_name) {
-  if (key.size() != upper_name.size()) return false;
-  for (size_t i = 0; i < key.size(); ++i)
-    if (std::toupper(static_cast<unsigned char>(key[i])) != upper_name[i]) return false;
-  return true;
-}
-
 void container_value_from_json(const json& j, const SqlType& type, Value& out) {
   auto items = std::make_shared<std::vector<Value>>();
   if (type.base() == SqlBaseType::kArray) {
@@ -173,6 +165,40 @@ void container_value_from_json(const json& j, const SqlType& type, Value& out) {
 }
 
 }  // namespace
+
+bool decimal_from_text(std::string_view text, const SqlType& type, Value& out) {
+  // Digits to the type's scale, half up; more whole digits than the type holds do not read.
+  bool negative = !text.empty() && text[0] == '-';
+  std::string_view number = text.substr(negative ? 1 : 0);
+  size_t dot = number.find('.');
+  std::string_view whole = number.substr(0, dot);
+  std::string_view fraction =
+      dot == std::string_view::npos ? std::string_view() : number.substr(dot + 1);
+  auto digits = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  if ((whole.empty() && fraction.empty()) || !digits(whole) || !digits(fraction)) return false;
+  whole.remove_prefix(std::min(whole.find_first_not_of('0'), whole.size()));
+  auto too_big = [&] {
+    unreadable("Cannot fit decimal '" + std::string(text) + "' into " + type.to_string() +
+               " without rounding.");
+  };
+  if (static_cast<int>(whole.size()) > type.precision() - type.scale()) too_big();
+  __int128 v = 0;
+  for (char c : whole) v = v * 10 + (c - '0');
+  for (int k = 0; k < type.scale(); ++k)
+    v = v * 10 +
+        (k < static_cast<int>(fraction.size()) ? fraction[static_cast<size_t>(k)] - '0' : 0);
+  if (static_cast<int>(fraction.size()) > type.scale() &&
+      fraction[static_cast<size_t>(type.scale())] >= '5')
+    v += 1;
+  __int128 limit = 1;
+  for (int k = 0; k < type.precision(); ++k) limit *= 10;
+  if (v >= limit) too_big();
+  out.set_decimal(negative ? -v : v, type.scale());
+  return true;
+}
 
 void value_from_json(const json& j, const SqlType& type, Value& out) {
   if (j.is_null()) return out.set_null();
@@ -219,38 +245,8 @@ void value_from_json(const json& j, const SqlType& type, Value& out) {
       unreadable(mismatch());
     case SqlBaseType::kDecimal: {
       std::string text = j.is_string() ? j.get<std::string>() : j.is_number() ? j.dump() : "";
-      if (text.empty()) unreadable(mismatch());
-      // Digits to the type's scale, half up; more whole digits than the type holds do not read.
-      bool negative = !text.empty() && text[0] == '-';
-      size_t dot = text.find('.');
-      std::string whole =
-          text.substr(negative ? 1 : 0,
-                      dot == std::string::npos ? std::string::npos : dot - (negative ? 1 : 0));
-      std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
-      auto digits = [](const std::string& part) {
-        return std::all_of(part.begin(), part.end(),
-                           [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-      };
-      if ((whole.empty() && fraction.empty()) || !digits(whole) || !digits(fraction))
-        unreadable(mismatch());
-      whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size()));
-      auto too_big = [&] {
-        unreadable("Cannot fit decimal '" + text + "' into " + type.to_string() +
-                   " without rounding.");
-      };
-      if (static_cast<int>(whole.size()) > type.precision() - type.scale()) too_big();
-      __int128 v = 0;
-      for (char c : whole) v = v * 10 + (c - '0');
-      for (int k = 0; k < type.scale(); ++k)
-        v = v * 10 +
-            (k < static_cast<int>(fraction.size()) ? fraction[static_cast<size_t>(k)] - '0' : 0);
-      if (static_cast<int>(fraction.size()) > type.scale() &&
-          fraction[static_cast<size_t>(type.scale())] >= '5')
-        v += 1;
-      __int128 limit = 1;
-      for (int k = 0; k < type.precision(); ++k) limit *= 10;
-      if (v >= limit) too_big();
-      return out.set_decimal(negative ? -v : v, type.scale());
+      if (!decimal_from_text(text, type, out)) unreadable(mismatch());
+      return;
     }
     case SqlBaseType::kString:
       if (j.is_string()) return out.set_string(j.get_ref<const std::string&>());
@@ -271,12 +267,10 @@ streams::Serde<Row> json_serde(std::vector<Column> columns, bool wrapped) {
   auto shared = std::make_shared<std::vector<Column>>(std::move(columns));
   auto upper_names = std::make_shared<std::vector<std::string>>();
   for (const auto& c : *shared) upper_names->push_back(upper(c.name));
-  auto serialize = [shared, wrapped](std::string_view, const Row& row) {
-    std::string out;
+  auto serialize = [shared, wrapped](std::string_view, const Row& row, std::string& out) {
     if (!wrapped) {
-      if (row.empty()) return std::string("null");
-      append_json(row[0], *(*shared)[0].type, out);
-      return out;
+      if (row.empty()) return void(out += "null");
+      return append_json(row[0], *(*shared)[0].type, out);
     }
     out += '{';
     for (size_t k = 0; k < shared->size() && k < row.size(); ++k) {
@@ -286,24 +280,12 @@ streams::Serde<Row> json_serde(std::vector<Column> columns, bool wrapped) {
       append_json(row[k], *(*shared)[k].type, out);
     }
     out += '}';
-    return out;
   };
-  auto deserialize = [shared, upper_names, wrapped](std::string_view, std::string_view bytes) {
-    json j = json::parse(bytes, nullptr, false);
-    if (j.is_discarded()) unreadable("Invalid JSON: " + std::string(bytes.substr(0, 100)));
-    Row row(shared->size());
-    if (!wrapped) {
-      if (!row.empty()) value_from_json(j, *(*shared)[0].type, row[0]);
-      return row;
-    }
-    if (!j.is_object()) unreadable("Expected a JSON object, got " + std::string(j.type_name()));
-    for (const auto& [k, e] : j.items())
-      for (size_t c = 0; c < shared->size(); ++c)
-        if (same_ignoring_case(k, (*upper_names)[c]))
-          value_from_json(e, *(*shared)[c].type, row[c]);
-    return row;
+  auto deserialize = [shared, upper_names, wrapped](std::string_view, std::string_view bytes,
+                                                    Row& row) {
+    read_json_row(bytes, *shared, *upper_names, wrapped, row);
   };
-  return streams::Serde<Row>(serialize, deserialize, "JSON");
+  return serde_of("JSON", serialize, deserialize);
 }
 
 }  // namespace formats

@@ -4,6 +4,7 @@
 // default (no *_PROTOBUF_NULLABLE_REPRESENTATION), a NULL is not written and reads back as the
 // field's default.
 #include <cstdio>
+#include <span>
 
 #include "common/base64.h"
 #include "oxbow/registry/serdes.h"
@@ -83,7 +84,7 @@ std::string squashed(const std::string& name) {
 
 Json to_proto(const Value& v, const SqlType& type);
 
-Json message_to_proto(const std::vector<Value>& values, const std::vector<SqlField>& fields) {
+Json message_to_proto(std::span<const Value> values, const std::vector<SqlField>& fields) {
   Json out = Json::object();
   for (size_t i = 0; i < fields.size() && i < values.size(); ++i)
     if (!values[i].is_null()) out[fields[i].name] = to_proto(values[i], *fields[i].type);
@@ -144,9 +145,8 @@ Json to_proto(const Value& v, const SqlType& type) {
 
 void from_proto(const Json& j, const SqlType& type, Value& out);
 
-void message_from_proto(const Json& j, const std::vector<SqlField>& fields,
-                        std::vector<Value>& out) {
-  out.resize(fields.size());
+// `out` holds one value per field.
+void message_from_proto(const Json& j, const std::vector<SqlField>& fields, std::span<Value> out) {
   if (!j.is_object()) unreadable("Expected a Protobuf message, got " + std::string(j.type_name()));
   for (size_t i = 0; i < fields.size(); ++i) {
     const std::string wanted = squashed(fields[i].name);
@@ -179,6 +179,7 @@ void container_from_proto(const Json& j, const SqlType& type, Value& out) {
     }
     return out.set_items(Kind::kMap, std::move(items));
   }
+  items->resize(type.fields().size());
   message_from_proto(j, type.fields(), *items);
   out.set_items(Kind::kStruct, std::move(items));
 }
@@ -244,7 +245,7 @@ streams::Serde<Row> protobuf_serde(std::vector<Column> columns, bool key) {
     } catch (const registry::SerdeError& e) {
       unreadable(e.what());
     }
-    Row row;
+    Row row(fields->size());
     message_from_proto(message, *fields, row);
     return row;
   };

@@ -23,16 +23,34 @@ std::string from_base64(const std::string& text) {
   return *bytes;
 }
 
+streams::Serde<Row> serde_of(std::string name, RowWriter write, RowReader read) {
+  auto serialize = [write](std::string_view topic, const Row& row) {
+    std::string out;
+    write(topic, row, out);
+    return out;
+  };
+  auto deserialize = [read](std::string_view topic, std::string_view bytes) {
+    Row row;
+    read(topic, bytes, row);
+    return row;
+  };
+  auto serialize_into = [write](std::string_view topic, const Row& row, std::string& out) {
+    out.clear();
+    write(topic, row, out);
+  };
+  return streams::Serde<Row>(serialize, deserialize, std::move(name), serialize_into, read);
+}
+
 // KAFKA: one column in the bytes of Kafka's own serializers (for keys and values alike).
 streams::Serde<Row> kafka_serde(std::vector<Column> columns) {
   if (columns.size() > 1) throw SqlError("The 'KAFKA' format only supports a single field.");
   if (columns.empty())
-    return streams::Serde<Row>([](std::string_view, const Row&) { return std::string(); },
-                               [](std::string_view, std::string_view) { return Row(); }, "KAFKA");
+    return serde_of(
+        "KAFKA", [](std::string_view, const Row&, std::string&) {},
+        [](std::string_view, std::string_view, Row& row) { row.clear(); });
   SqlTypePtr type = columns[0].type;
-  auto serialize = [type](std::string_view, const Row& row) {
+  auto serialize = [type](std::string_view, const Row& row, std::string& out) {
     const Value& v = row.at(0);
-    std::string out;
     auto put = [&](uint64_t bits, int bytes) {
       for (int k = bytes - 1; k >= 0; --k) out.push_back(static_cast<char>(bits >> (8 * k)));
     };
@@ -54,10 +72,9 @@ streams::Serde<Row> kafka_serde(std::vector<Column> columns) {
         out = v.text();
         break;
     }
-    return out;
   };
-  auto deserialize = [type](std::string_view, std::string_view bytes) {
-    Row row(1);
+  auto deserialize = [type](std::string_view, std::string_view bytes, Row& row) {
+    row.resize(1);
     auto get = [&](size_t n) {
       if (bytes.size() != n)
         unreadable("Size of data received by " + type->to_string() + " deserializer is not " +
@@ -86,9 +103,8 @@ streams::Serde<Row> kafka_serde(std::vector<Column> columns) {
       default:
         throw SqlError("The 'KAFKA' format does not support type '" + type->to_string() + "'");
     }
-    return row;
   };
-  return streams::Serde<Row>(serialize, deserialize, "KAFKA");
+  return serde_of("KAFKA", serialize, deserialize);
 }
 
 }  // namespace formats

@@ -155,3 +155,67 @@ TEST(KafkaFormat, AValueIsOneColumnInKafkasSerializerBytes) {
 
 }  // namespace
 }  // namespace oxbow::sql
+
+namespace oxbow::sql {
+namespace {
+
+// The record path reads into the row of the record before: every column is overwritten.
+TEST(RecordPathReads, EachFormatOverwritesTheRowItReadsInto) {
+  for (const std::string format : {"JSON", "DELIMITED"}) {
+    auto serde = row_serde(formats(format), primitives(), false);
+    ASSERT_TRUE(serde.deserialize_into) << format;
+    Row row = sample();
+    serde.deserialize_into("t", format == "JSON" ? R"({"I":3})" : ",3,,,,,,", row);
+    EXPECT_EQ(text_of(row), "null 3 null null null null null null") << format;
+    std::string bytes = "left over";
+    serde.serialize_into("t", sample(), bytes);
+    EXPECT_EQ(bytes, serde.serialize("t", sample())) << format;
+  }
+}
+
+TEST(JsonFormat, ReadsCommonValuesInPlaceAndTheRestAsBefore) {
+  auto serde = row_serde(formats("JSON"), primitives(), false);
+  auto read = [&](const std::string& json) { return text_of(serde.deserialize("t", json)); };
+  // Each column's own JSON type; DECIMAL from a number's own digits; keys in any case.
+  EXPECT_EQ(read(R"({"b":true,"i":-7,"L":10000000000,"d":2,"m":1.005,"s":"\u00e9\"","T":5})"),
+            "true -7 10000000000 2 1.01 'é\"' null 5");
+  // Coercions go the slow way, with the same results: strings into numbers, numbers into a
+  // STRING (their JSON text), floats into integers, integers past 64 bits.
+  EXPECT_EQ(read(R"({"I":"12","L":1.9,"S":[1, {"a":2}],"D":"2.5","M":"3.333"})"),
+            "null 12 1 2.5 3.33 '[1,{\"a\":2}]' null null");
+  EXPECT_EQ(read(R"({"L":18446744073709551615})"), "null null -1 null null null null null");
+  EXPECT_EQ(read(R"({"M":1e2})"), "null null null null 100.00 null null null");
+  // Not JSON, or not an object: refused with what the bytes are.
+  auto refusal = [&](const std::string& json) {
+    try {
+      serde.deserialize("t", json);
+    } catch (const streams::SerializationException& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(refusal("not json"), "Invalid JSON: not json");
+  EXPECT_EQ(refusal(R"({"I":1} x)"), R"(Invalid JSON: {"I":1} x)");
+  EXPECT_EQ(refusal(R"({"I":1)"), R"(Invalid JSON: {"I":1)");
+  EXPECT_EQ(refusal("null"), "Expected a JSON object, got null");
+  EXPECT_EQ(refusal("[1]"), "Expected a JSON object, got array");
+  EXPECT_EQ(refusal(R"({"I":true})"),
+            "Can't convert type. sourceType: boolean, requiredType: INTEGER");
+  EXPECT_EQ(refusal(R"({"M":123456})"),
+            "Cannot fit decimal '123456' into DECIMAL(5, 2) without rounding.");
+}
+
+TEST(DelimitedFormat, NumbersParseAsJavaParsesThem) {
+  auto serde = row_serde(formats("DELIMITED"), primitives(), false);
+  auto read = [&](const std::string& text) { return text_of(serde.deserialize("t", text)); };
+  EXPECT_EQ(read("TRUE,1,2,NaN,0.125,\"x\"\"y\",,3"), "true 1 2 nan 0.13 'x\"y' null 3");
+  EXPECT_EQ(read("no,-1,-2,-Infinity,-1,,,0"), "false -1 -2 -inf -1.00 null null 0");
+  // Quotes may open and close anywhere in a field (found by the fuzzer).
+  EXPECT_EQ(read(",,,,,a\"b\"c\"d\"e,,"), "null null null null null 'abcde' null null");
+  for (const std::string bad : {"true,12abc,,,,,,", "true,,1.5,,,,,", "true,,,x,,,,",
+                                "true,,,,1.2.3,,,", "true,99999999999,,,,,,"})
+    EXPECT_THROW(serde.deserialize("t", bad), streams::SerializationException) << bad;
+}
+
+}  // namespace
+}  // namespace oxbow::sql
