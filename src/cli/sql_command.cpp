@@ -17,6 +17,7 @@
 #include "sql/engine/engine.h"
 #include "sql/engine/topic_output.h"
 #include "sql/kafka/kafka_topic_access.h"
+#include "sql/kafka/registry_decoders.h"
 
 namespace oxbow::cli {
 namespace {
@@ -121,8 +122,10 @@ class TopicProcessingLog : public sql::ProcessingLog {
 // SHOW TOPICS and PRINT look at the cluster as it is when the statement runs (before this file's
 // topics are created and its INSERT VALUES produced). PRINT's lines go to stdout as they come; a
 // PRINT without LIMIT ends at the end of the topic's current records, or at SIGINT/SIGTERM, so
-// that the statements after it run.
-void connect_topics(sql::Engine& engine, const ClientOptions& client) {
+// that the statements after it run. With --registry-url, PRINT also recognises AVRO, PROTOBUF and
+// JSON_SR records.
+void connect_topics(sql::Engine& engine, const ClientOptions& client,
+                    const std::string& registry_url) {
   std::map<std::string, std::string> config{{"bootstrap.servers", client.bootstrap_servers}};
   for (const auto& property : client.properties) {
     std::string key, value;
@@ -134,6 +137,11 @@ void connect_topics(sql::Engine& engine, const ClientOptions& client) {
                             std::fflush(stdout);
                           },
                           [] { return stop_requested(); }, true};
+  try {
+    output.registry = sql::registry_decoders(registry_url);
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
   engine.set_topic_access(std::make_shared<sql::KafkaTopicAccess>(config), output);
 }
 
@@ -144,7 +152,7 @@ void run_sql(const SqlRunOptions& options) {
   engine.execute(processing_log_stream(options.processing_log_topic));
   engine.set_processing_log(
       std::make_shared<TopicProcessingLog>(options.client, options.processing_log_topic));
-  connect_topics(engine, options.client);
+  connect_topics(engine, options.client, options.registry_url);
   std::vector<sql::InsertedRecord> inserted;
   try {
     for (auto& r : engine.execute(read_file(options.file))) {

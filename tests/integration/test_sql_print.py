@@ -2,22 +2,30 @@
 with confluent-kafka, the output compared line by line with what ksqlDB prints.
 """
 
+import io
+import json
 import signal
+import struct
 import subprocess
+
+import avro.io
+import avro.schema
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 import ck_helpers as ck
 from harness import OXBOW_BIN, track, wait_until
+from test_registry import Registry
 
 BASE = 1_700_000_000_000  # 2023/11/14 22:13:20.000 Z
 
 
 class SqlRun:
-    def __init__(self, broker, tmp_path, statements, name="sql"):
+    def __init__(self, broker, tmp_path, statements, name="sql", args=()):
         self.file = tmp_path / f"{name}.sql"
         self.file.write_text(statements)
         self.log = tmp_path / f"{name}.log"
         cmd = [OXBOW_BIN, "sql", "run", str(self.file), "-b", broker.bootstrap,
-               "--state-dir", str(tmp_path / "state")]
+               "--state-dir", str(tmp_path / "state"), *args]
         with open(self.log, "ab") as log:
             self.proc = track(subprocess.Popen(cmd, stdout=log, stderr=log, stdin=subprocess.DEVNULL))
 
@@ -110,3 +118,32 @@ def test_print_of_a_missing_topic_fails_with_ksqldbs_suggestion(broker, tmp_path
     assert run.proc.wait(60) == 1, run.text()[-3000:]
     assert ("Could not find topic 'Prints', or the KSQL user does not have permissions to list the "
             "topic. Topic names are case-sensitive.\nDid you mean:\n\tprint prints;") in run.text()
+
+
+ORDER = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"},
+                                                       {"name": "item", "type": "string"}]}
+
+
+def test_print_recognises_avro_through_the_registry(broker, tmp_path):
+    registry = Registry(broker, tmp_path).start()
+    try:
+        schema_id = SchemaRegistryClient({"url": registry.url}).register_schema(
+            "orders-value", Schema(json.dumps(ORDER), "AVRO"))
+        out = io.BytesIO()
+        avro.io.DatumWriter(avro.schema.parse(json.dumps(ORDER))).write(
+            {"id": 7, "item": "tea/2"}, avro.io.BinaryEncoder(out))
+        ck.create_topic(broker.bootstrap, "orders", 1)
+        p = ck.producer(broker.bootstrap)
+        p.produce("orders", key=b"k1", value=b"\0" + struct.pack(">I", schema_id) + out.getvalue(),
+                  timestamp=BASE)
+        assert p.flush(30) == 0
+        run = SqlRun(broker, tmp_path, "PRINT orders FROM BEGINNING LIMIT 1;\n",
+                     args=("--registry-url", registry.url))
+        run.wait_for(lambda t: "rowtime" in t, "the record printed")
+        run.stop()
+    finally:
+        registry.stop()
+    printed = [line for line in run.text().splitlines()
+               if line.startswith(("Key format", "Value format", "rowtime"))]
+    assert printed == ["Key format: KAFKA_STRING", "Value format: AVRO or KAFKA_STRING",
+                       _line("k1", '{"id": 7, "item": "tea/2"}', 0)]

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace oxbow::sql {
@@ -45,6 +46,15 @@ class TopicAccess {
                     const std::function<bool(const ReadBatch&)>& on_batch) = 0;
 };
 
+// A format's reading of bytes as text, or nothing when the bytes are not in that format.
+using FormatDecoder = std::function<std::optional<std::string>(std::string_view bytes)>;
+
+// The Schema Registry's formats for PRINT, tried in ksqlDB's order when given (ksqlDB tries them
+// with its registry client; without a registry they never match).
+struct RegistryDecoders {
+  FormatDecoder avro, protobuf, json_sr;
+};
+
 // Where PRINT's lines go and when a PRINT without LIMIT ends; a caller with no `line` gets the
 // lines in StatementResult::printed.
 struct PrintOutput {
@@ -53,6 +63,7 @@ struct PrintOutput {
   // A PRINT without LIMIT ends once every partition has been read to its end (a file run); false
   // waits for records until `stop` says so (an interactive session).
   bool end_when_caught_up = true;
+  RegistryDecoders registry;
 };
 
 }  // namespace oxbow::sql

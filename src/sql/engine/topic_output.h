@@ -13,15 +13,6 @@
 
 namespace oxbow::sql {
 
-// A format's reading of bytes as text, or nothing when the bytes are not in that format.
-using FormatDecoder = std::function<std::optional<std::string>(std::string_view bytes)>;
-
-// The Schema Registry's formats, tried first when given (ksqlDB tries them with its registry
-// client; without a registry they never match).
-struct RegistryDecoders {
-  FormatDecoder avro, protobuf, json_sr;
-};
-
 // ksqlDB's guess of a topic's key and value formats (its RecordFormatter): each side starts with
 // every format in ksqlDB's order (keys also windowed: SESSION(f), HOPPING(f), TUMBLING(f), f)
 // and drops those that fail to read a record; a record is written in the first format left.

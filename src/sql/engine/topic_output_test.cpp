@@ -109,6 +109,32 @@ TEST(TopicOutputTest, FormatsNarrowOverTheRecordsAndAreAnnouncedWhenTheyChange) 
   EXPECT_NE(batch[2].find(std::string("key: \0\0\0*,", 10)), std::string::npos);
 }
 
+TEST(TopicOutputTest, RegistryFormatsComeFirstWhenGiven) {
+  // Stand-ins for the registry's deserializers: Confluent's magic byte, then a tag per format.
+  auto tagged = [](char tag, const char* text) -> FormatDecoder {
+    return [tag, text](std::string_view b) -> std::optional<std::string> {
+      if (b.size() < 2 || b[0] != 0 || b[1] != tag) return std::nullopt;
+      return text;
+    };
+  };
+  RegistryDecoders registry{tagged('a', "{\"id\": 1}"), tagged('p', "id: 1"),
+                            tagged('j', "{\"id\":1}")};
+  PrintSession session(1, std::nullopt, registry);
+  std::vector<TopicRecord> avro = {record(std::string("\0a", 2), std::string("\0a", 2))};
+  auto lines = session.lines(avro);
+  EXPECT_EQ(lines[0], "Key format: AVRO or KAFKA_STRING");
+  EXPECT_EQ(lines[1], "Value format: AVRO or KAFKA_STRING");
+  EXPECT_EQ(
+      lines[2],
+      R"(rowtime: 2020/05/06 10:28:01.123 Z, key: {"id": 1}, value: {"id": 1}, partition: 0)");
+  PrintSession json_sr(1, std::nullopt, registry);
+  std::vector<TopicRecord> json = {record(std::nullopt, std::string("\0j", 2))};
+  EXPECT_EQ(json_sr.lines(json)[1], "Value format: JSON_SR or KAFKA_STRING");
+  std::vector<TopicRecord> protobuf = {record(std::nullopt, std::string("\0p", 2))};
+  EXPECT_EQ(PrintSession(1, std::nullopt, registry).lines(protobuf)[1],
+            "Value format: PROTOBUF or KAFKA_STRING");
+}
+
 TEST(TopicOutputTest, IntervalAndLimit) {
   PrintSession session(2, 2);
   std::vector<TopicRecord> records;

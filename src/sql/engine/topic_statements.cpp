@@ -88,7 +88,7 @@ StatementResult Engine::print_topic(const parser::Print& print, const std::strin
   if (interval < 1)
     throw SqlError("INTERVAL must be greater than one, but was: " + std::to_string(interval));
   StatementResult r;
-  PrintSession session(interval, print.limit);
+  PrintSession session(interval, print.limit, print_output_.registry);
   if (session.done()) return r;  // LIMIT 0
   access.read(topic, print.from_beginning, [&](const ReadBatch& batch) {
     for (const auto& line : session.lines(batch.records)) {
