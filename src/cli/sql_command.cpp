@@ -182,6 +182,7 @@ void run_sql(const SqlRunOptions& options) {
       config[key] = value;
     }
     running.push_back(std::make_unique<streams::KafkaStreams>(q.topology, config));
+    running.back()->setProcessingExceptionHandler(q.processing_errors);
     running.back()->start();
     fmt::print("running {}\n", q.id);
   }

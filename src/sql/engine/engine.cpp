@@ -193,10 +193,14 @@ StatementResult Engine::start_query(const std::string& id_prefix, const BoundQue
   q.counters->query_id = q.id;
   q.counters->log = processing_log_;
   q.topology = plan_query(query, sink, q.counters);
+  q.processing_errors = processing_error_handler(q.counters);
   // ksqlDB's application id (QueryApplicationId), with its default service id "default_".
   q.streams_config = {{"application.id", "_confluent-ksql-default_query_" + q.id},
                       {"default.deserialization.exception.handler",
-                       "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler"}};
+                       "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler"},
+                      // A runner that does not install processing_errors still goes on.
+                      {"processing.exception.handler",
+                       "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler"}};
   ++next_query_;
   StatementResult r;
   r.message = "Created query with ID " + q.id;

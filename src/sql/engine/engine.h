@@ -28,6 +28,10 @@ struct PersistentQuery {
   // counted and skipped (its LogMetricAndContinueExceptionHandler), never stops the query.
   std::map<std::string, std::string> streams_config;
   std::shared_ptr<QueryCounters> counters;
+  // For the runtime that runs it (KafkaStreams' or the test driver's
+  // setProcessingExceptionHandler): a node's exception on a record is logged and counted, and
+  // the query goes on.
+  streams::ProcessingExceptionHandler processing_errors;
   bool paused = false;  // PAUSE / RESUME: the runner's to honour
 };
 

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include "oxbow/streams/kstream.h"
+#include "oxbow/streams/streams_builder.h"
 #include "oxbow/streams/test_driver.h"
 #include "sql/binder/sql_error.h"
 
@@ -310,6 +312,52 @@ TEST_F(EngineTest, SessionWindowsMergeTheirAggregates) {
   while (auto r = driver.read("SESSIONS")) values.push_back(r->value.value_or("<tombstone>"));
   ASSERT_FALSE(values.empty());
   EXPECT_EQ(values.back(), R"({"N":3,"T":7})");
+}
+
+}  // namespace
+}  // namespace oxbow::sql
+
+namespace oxbow::sql {
+namespace {
+
+// A node that throws on a record (a bug, a store that fails) is the processing-exception
+// handler's: the engine's logs the record's error and counts it, and the query goes on.
+TEST(ProcessingErrors, ANodeThatThrowsIsLoggedCountedAndSkipped) {
+  Engine engine;
+  engine.execute(
+      "CREATE STREAM s (id STRING KEY, a BIGINT) WITH (kafka_topic='s', value_format='json', "
+      "partitions=1);"
+      "CREATE STREAM o AS SELECT id, a FROM s;");
+  const PersistentQuery* q = engine.query("CSAS_O_0");
+  ASSERT_TRUE(q && q->processing_errors);
+  // The query's handler, installed on a topology with a node that fails on one record.
+  streams::StreamsBuilder builder;
+  builder.stream<std::string, std::string>("in")
+      .mapValues<std::string>([](const std::string& v) {
+        if (v == "bad") throw std::runtime_error("cannot process " + v);
+        return v;
+      })
+      .to("out");
+  TopologyTestDriver driver(builder.build(), {{"application.id", "errors"}});
+  driver.setProcessingExceptionHandler(q->processing_errors);
+  driver.pipe("in", "k", "good", 1);
+  driver.pipe("in", "k", "bad", 2);
+  driver.pipe("in", "k", "fine", 3);
+  std::vector<std::string> out;
+  while (auto r = driver.read("out")) out.push_back(*r->value);
+  EXPECT_EQ(out, (std::vector<std::string>{"good", "fine"}));
+  EXPECT_EQ(q->counters->processing_errors.load(), 1);
+  auto log = std::dynamic_pointer_cast<MemoryProcessingLog>(engine.processing_log());
+  ASSERT_EQ(log->entries().size(), 1u);
+  const ProcessingLogEntry entry = log->entries()[0];
+  EXPECT_EQ(entry.type, ProcessingLogEntry::Type::kRecordProcessingError);
+  EXPECT_EQ(entry.logger, "CSAS_O_0.KSTREAM-MAPVALUES-0000000001");
+  EXPECT_EQ(entry.message,
+            "Error processing record in KSTREAM-MAPVALUES-0000000001 (task 0_0): cannot process "
+            "bad");
+  // And the query itself runs with it as its fallback, by name, where no handler is installed.
+  EXPECT_EQ(q->streams_config.at("processing.exception.handler"),
+            "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler");
 }
 
 }  // namespace

@@ -229,4 +229,21 @@ void unsupported(const std::string& what) {
 
 }  // namespace planning
 
+streams::ProcessingExceptionHandler processing_error_handler(
+    std::shared_ptr<QueryCounters> counters) {
+  return [counters](const streams::ErrorHandlerContext& context, const streams::Record*,
+                    const std::exception& e) {
+    counters->processing_errors.fetch_add(1, std::memory_order_relaxed);
+    std::string message = "Error processing record in " + std::string(context.processorNodeId()) +
+                          " (task " + std::string(context.taskId()) + "): " + e.what();
+    if (counters->log)
+      counters->log->log({counters->query_id + "." + std::string(context.processorNodeId()),
+                          planning::now_ms(), ProcessingLogEntry::Type::kRecordProcessingError,
+                          message, "", ""});
+    else
+      spdlog::warn("{}", message);
+    return streams::ProcessingExceptionHandlerResponse::CONTINUE;
+  };
+}
+
 }  // namespace oxbow::sql

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "oxbow/streams/errors.h"
 #include "oxbow/streams/topology.h"
 #include "sql/binder/query_binder.h"
 #include "sql/execution/processing_log.h"
@@ -22,9 +23,16 @@ namespace oxbow::sql {
 struct QueryCounters {
   std::atomic<int64_t> expression_errors{0};
   std::atomic<int64_t> deserialization_errors{0};
+  // Exceptions a node of the query threw on a record (Streams' processing-exception handler).
+  std::atomic<int64_t> processing_errors{0};
   std::string query_id;
   std::shared_ptr<ProcessingLog> log;
 };
+
+// The query's processing-exception handler, as ksqlDB's: what a node throws on a record is
+// counted and written to the processing log, and the query goes on with the next record.
+streams::ProcessingExceptionHandler processing_error_handler(
+    std::shared_ptr<QueryCounters> counters);
 
 streams::Topology plan_query(const BoundQuery& query, const DataSource& sink,
                              std::shared_ptr<QueryCounters> counters);
