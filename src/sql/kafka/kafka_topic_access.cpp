@@ -56,12 +56,39 @@ Metadata metadata(rd_kafka_t* rk, rd_kafka_topic_t* only) {
   return Metadata(md);
 }
 
-// The topics and partition counts of one consumer protocol assignment (version, then topics with
-// their partitions, then user data), as the consumer groups' members hold it.
-std::map<std::string, int> assigned(const void* data, int size) {
+// Per topic: consumers (a member counted once per partition it is assigned, as ksqlDB counts)
+// and the consumer groups with such a member.
+void count_consumers(rd_kafka_t* rk, std::map<std::string, TopicInfo*>& topics) {
+  const rd_kafka_group_list* groups = nullptr;
+  if (auto err = rd_kafka_list_groups(rk, nullptr, &groups, kTimeoutMs))
+    fail("Failed to retrieve Kafka consumer groups", err);
+  for (int g = 0; g < groups->group_cnt; ++g) {
+    const rd_kafka_group_info& group = groups->groups[g];
+    std::string protocol_type = group.protocol_type ? group.protocol_type : "";
+    if (protocol_type != "consumer" && !protocol_type.empty()) continue;
+    std::set<std::string> reached;
+    for (int m = 0; m < group.member_cnt; ++m) {
+      const auto& member = group.members[m];
+      for (const auto& [topic, partitions] : assigned_partitions(
+               std::string_view(static_cast<const char*>(member.member_assignment),
+                                static_cast<size_t>(std::max(member.member_assignment_size, 0))))) {
+        auto it = topics.find(topic);
+        if (it == topics.end() || partitions == 0) continue;
+        it->second->consumers += partitions;
+        reached.insert(topic);
+      }
+    }
+    for (const auto& topic : reached) ++topics[topic]->consumer_groups;
+  }
+  rd_kafka_group_list_destroy(groups);
+}
+
+}  // namespace
+
+std::map<std::string, int> assigned_partitions(std::string_view assignment) {
   std::map<std::string, int> out;
-  const auto* p = static_cast<const unsigned char*>(data);
-  size_t n = size > 0 ? static_cast<size_t>(size) : 0, at = 2;  // past the version
+  const auto* p = reinterpret_cast<const unsigned char*>(assignment.data());
+  size_t n = assignment.size(), at = 2;  // past the version
   auto number = [&](size_t width) -> int64_t {
     if (at + width > n) throw std::out_of_range("assignment");
     int64_t v = 0;
@@ -85,34 +112,6 @@ std::map<std::string, int> assigned(const void* data, int size) {
   }
   return out;
 }
-
-// Per topic: consumers (a member counted once per partition it is assigned, as ksqlDB counts)
-// and the consumer groups with such a member.
-void count_consumers(rd_kafka_t* rk, std::map<std::string, TopicInfo*>& topics) {
-  const rd_kafka_group_list* groups = nullptr;
-  if (auto err = rd_kafka_list_groups(rk, nullptr, &groups, kTimeoutMs))
-    fail("Failed to retrieve Kafka consumer groups", err);
-  for (int g = 0; g < groups->group_cnt; ++g) {
-    const rd_kafka_group_info& group = groups->groups[g];
-    std::string protocol_type = group.protocol_type ? group.protocol_type : "";
-    if (protocol_type != "consumer" && !protocol_type.empty()) continue;
-    std::set<std::string> reached;
-    for (int m = 0; m < group.member_cnt; ++m) {
-      const auto& member = group.members[m];
-      for (const auto& [topic, partitions] :
-           assigned(member.member_assignment, member.member_assignment_size)) {
-        auto it = topics.find(topic);
-        if (it == topics.end() || partitions == 0) continue;
-        it->second->consumers += partitions;
-        reached.insert(topic);
-      }
-    }
-    for (const auto& topic : reached) ++topics[topic]->consumer_groups;
-  }
-  rd_kafka_group_list_destroy(groups);
-}
-
-}  // namespace
 
 KafkaTopicAccess::KafkaTopicAccess(std::map<std::string, std::string> config)
     : config_(std::move(config)) {}

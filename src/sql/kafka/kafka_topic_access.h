@@ -5,12 +5,17 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "sql/engine/topic_access.h"
 
 struct rd_kafka_s;
 
 namespace oxbow::sql {
+
+// The topics of one consumer protocol assignment (version, topics with their partitions, user
+// data) with how many partitions of each it holds; what cannot be read counts for nothing.
+std::map<std::string, int> assigned_partitions(std::string_view assignment);
 
 class KafkaTopicAccess : public TopicAccess {
  public:
