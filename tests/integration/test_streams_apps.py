@@ -538,6 +538,28 @@ def test_shutdown_client_goes_to_error(broker, tmp_path, response):
     reader.close()
 
 
+def test_processing_exception_handler_continues_past_a_failing_record(broker, tmp_path):
+    """processing.exception.handler=LogAndContinueProcessingExceptionHandler (KIP-1033): the
+    record the mapValues throws on is logged and dropped, the records after it are processed, the
+    thread never fails."""
+    _create(broker, {"fail-input": 1, "fail-output": 1})
+    app = App(broker, tmp_path, "fail", "continue", "fail-continue",
+              extra=("--config", "processing.exception.handler="
+                     "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler")).start()
+    app.wait_state("RUNNING")
+    _produce(broker, "fail-input", _strings("a", range(10)) + [{"key": b"kb", "value": b"boom"}]
+             + _strings("b", range(10)))
+    reader = Reader(broker, "fail-output", 1)
+    wanted = {f"a{i}" for i in range(10)} | {f"b{i}" for i in range(10)}
+    reader.wait_for(lambda msgs: wanted <= set(_values(msgs)), 30, "records around boom")
+    assert "boom" not in _values(reader.poll())
+    text = app.text()
+    assert "UNCAUGHT" not in text and "processor node KSTREAM-MAPVALUES-0000000001" in text, app.tail()
+    assert app.state() == "RUNNING", app.states()
+    app.stop()
+    reader.close()
+
+
 def test_shutdown_application_stops_every_instance(broker, tmp_path):
     """SHUTDOWN_APPLICATION: the instance whose thread failed asks the group to shut down, and
     every instance (also one that never failed) goes PENDING_ERROR -> ERROR and exits 3."""

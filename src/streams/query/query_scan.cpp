@@ -7,7 +7,7 @@
 // as a whole sees writes made between batches ahead of its position, as Kafka's in-memory
 // store's iterator does. Its memory is one batch, whatever the store's size.
 #include "oxbow/streams/queryable.h"
-#include "streams/state/bytes_store.h"
+#include "streams/state/cursors.h"
 
 namespace oxbow::streams::detail {
 
@@ -29,19 +29,6 @@ class QueryCursor : public KeyValueCursor {
   }
 
  private:
-  // Where the current store's next batch starts: just past the last key returned.
-  KeyRange resumed() const {
-    KeyRange r = range_;
-    if (!last_) return r;
-    if (range_.reverse) {
-      r.to = *last_;
-      r.to_exclusive = true;
-    } else {
-      r.from = *last_ + '\0';  // the smallest key after it
-    }
-    return r;
-  }
-
   // The next non-empty batch, from this store or the ones after it; none at the end.
   void fill() {
     batch_.clear();
@@ -53,22 +40,20 @@ class QueryCursor : public KeyValueCursor {
       access_->visit([&](KeyValueStore& store) {
         if (index++ < store_index_) return true;
         more = true;
-        read_batch(store);
+        read_from(store);
         return false;
       });
     }
   }
 
-  void read_batch(KeyValueStore& store) {
+  void read_from(KeyValueStore& store) {
     // The same store as the last batch's, unless a rebalance moved or closed it meanwhile.
     if (last_ && &store != store_)
       throw InvalidStateStoreException("the state store " + access_->name +
                                        " was migrated or closed during a scan of it");
     store_ = &store;
-    auto cursor = store.query_scan(resumed());
-    for (; cursor->valid() && batch_.size() < kBatch; cursor->next())
-      batch_.emplace_back(cursor->key(), cursor->value());
-    if (cursor->valid()) {
+    auto cursor = store.query_scan(resumed_after(range_, last_));
+    if (read_batch(*cursor, kBatch, batch_)) {
       last_ = batch_.back().first;
       return;
     }

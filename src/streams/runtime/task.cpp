@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <thread>
 
 #include "oxbow/streams/errors.h"
@@ -375,13 +376,14 @@ void Task::decide(size_t node, const Record* record, const std::exception& error
     response = handler ? handler(context, record, error)
                        : LogAndFailProcessingExceptionHandler(context, record, error);
   } catch (const std::exception& fatal) {
-    throw ProcessingFailed(fmt::format("the processing exception handler threw ({}) on: {}: {}",
-                                       fatal.what(), where(), error.what()));
+    throw ProcessingFailed(fmt::format("{} (the processing exception handler threw: {}; {})",
+                                       error.what(), fatal.what(), where()));
   }
+  // The message starts with the original's, as before the handler existed, and the original is
+  // kept inside (std::rethrow_if_nested), as Kafka's StreamsException keeps its cause.
   if (response != ProcessingExceptionHandlerResponse::CONTINUE)
-    throw ProcessingFailed(
-        fmt::format("Processing exception handler is set to fail upon a processing error: {}: {}",
-                    where(), error.what()));
+    std::throw_with_nested(ProcessingFailed(
+        fmt::format("{} (processing exception handler: FAIL; {})", error.what(), where())));
   ++counters_.dropped;
 }
 

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "oxbow/streams/queryable.h"
+#include "streams/state/global_stores.h"
 #include "streams/state/rocksdb_store.h"
 #include "streams/state/stores.h"
 
@@ -205,6 +206,25 @@ TEST(QueryScan, ReadsStoreAfterStoreInBatches) {
   access->stores[0] = replacement.get();
   for (int i = 0; i < 255; ++i) cursor_next(*moved);
   EXPECT_THROW(cursor_next(*moved), InvalidStateStoreException);
+}
+
+// A global store is read a batch at a time under its lock: the global thread writes between them.
+TEST(GlobalStoreScan, ReadsInBatchesBothWays) {
+  GlobalStores globals;
+  KeyValueStore& store = globals.store("g");
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 600; ++i) {
+    store.put(key_of(i), "v", kNoContext);
+    model[key_of(i)] = "v";
+  }
+  for (const auto& range : ranges()) {
+    EXPECT_EQ(drain(store.scan(range)), expected(model, range));
+    EXPECT_EQ(drain(store.query_scan(range)), expected(model, range));
+  }
+  auto cursor = store.scan(KeyRange::everything());
+  store.put(key_of(599), "later", kNoContext);  // past the first batch
+  for (int i = 0; i < 599; ++i) cursor->next();
+  EXPECT_EQ(cursor->value(), "later");
 }
 
 }  // namespace

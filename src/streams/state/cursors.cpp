@@ -105,7 +105,64 @@ class MapCursor : public KeyValueCursor {
   bool valid_ = false;
 };
 
+constexpr size_t kLockedBatch = 256;
+
+class LockedBatchCursor : public KeyValueCursor {
+ public:
+  LockedBatchCursor(KeyValueStore& inner, std::shared_mutex& mutex, const KeyRange& range)
+      : inner_(inner), mutex_(mutex), range_(range) {
+    fill();
+  }
+  bool valid() const override { return i_ < batch_.size(); }
+  std::string_view key() const override { return batch_[i_].first; }
+  std::string_view value() const override { return batch_[i_].second; }
+  void next() override {
+    if (++i_ == batch_.size() && more_) fill();
+  }
+
+ private:
+  void fill() {
+    std::optional<std::string> last;
+    if (!batch_.empty()) last = batch_.back().first;
+    batch_.clear();
+    i_ = 0;
+    std::shared_lock lock(mutex_);
+    auto cursor = inner_.scan(resumed_after(range_, last));
+    more_ = read_batch(*cursor, kLockedBatch, batch_);
+  }
+
+  KeyValueStore& inner_;
+  std::shared_mutex& mutex_;
+  KeyRange range_;
+  std::vector<BytesPair> batch_;
+  size_t i_ = 0;
+  bool more_ = false;
+};
+
 }  // namespace
+
+KeyRange resumed_after(const KeyRange& range, const std::optional<std::string>& last) {
+  KeyRange r = range;
+  if (!last) return r;
+  if (range.reverse) {
+    r.to = *last;
+    r.to_exclusive = true;
+  } else {
+    r.from = *last + '\0';  // the smallest key after it
+  }
+  return r;
+}
+
+bool read_batch(KeyValueCursor& cursor, size_t max, std::vector<BytesPair>& out) {
+  for (size_t n = 0; cursor.valid() && n < max; cursor.next(), ++n)
+    out.emplace_back(cursor.key(), cursor.value());
+  return cursor.valid();
+}
+
+std::unique_ptr<KeyValueCursor> locked_batch_cursor(KeyValueStore& inner, std::shared_mutex& mutex,
+                                                    const KeyRange& range) {
+  return std::make_unique<LockedBatchCursor>(inner, mutex, range);
+}
 
 std::unique_ptr<KeyValueCursor> vector_cursor(std::vector<BytesPair> rows, const KeyRange& range) {
   std::erase_if(rows, [&](const BytesPair& row) { return !range.contains(row.first); });

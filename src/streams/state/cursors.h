@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,5 +46,16 @@ std::unique_ptr<KeyValueCursor> overlay_cursor(PendingWrites pending,
 // in-memory store iterates a copy of the key set instead, which grows with the store.
 std::unique_ptr<KeyValueCursor> map_cursor(const std::map<std::string, std::string>& map,
                                            const KeyRange& range);
+
+// Scans read a batch at a time (a lock held for each batch, nothing between them): where the scan
+// goes on after `last`, the last key it returned (none: from the start).
+KeyRange resumed_after(const KeyRange& range, const std::optional<std::string>& last);
+// Up to `max` entries of `cursor` appended to `out`; true when the cursor has more.
+bool read_batch(KeyValueCursor& cursor, size_t max, std::vector<BytesPair>& out);
+
+// A global store's scan: batches of `inner` read under `mutex` held shared, so the global thread
+// writes between them.
+std::unique_ptr<KeyValueCursor> locked_batch_cursor(KeyValueStore& inner, std::shared_mutex& mutex,
+                                                    const KeyRange& range);
 
 }  // namespace oxbow::streams::detail

@@ -1,5 +1,6 @@
 #include "streams/state/global_stores.h"
 
+#include "streams/state/cursors.h"
 #include "streams/state/stores.h"
 
 namespace oxbow::streams::detail {
@@ -34,6 +35,12 @@ class GuardedStore : public KeyValueStore {
   std::vector<BytesPair> all() override {
     std::shared_lock lock(mutex_);
     return inner_->all();
+  }
+  std::unique_ptr<KeyValueCursor> scan(const KeyRange& range) override {
+    return locked_batch_cursor(*inner_, mutex_, range);
+  }
+  std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) override {
+    return locked_batch_cursor(*inner_, mutex_, range);
   }
   int64_t approximate_num_entries() override {
     std::shared_lock lock(mutex_);

@@ -413,13 +413,14 @@ std::unique_ptr<KeyValueCursor> RocksDbStore::query_scan(const KeyRange& range) 
   return cursor(range, false);
 }
 
-// The stream thread writes direct mode's open batch down first, so that the snapshot holds it; a
-// query may not write, nor may exactly-once before its commit: their open batch (about a batch's
-// worth, or one transaction's writes, never the store) is copied over the snapshot's cursor.
+// The open batch's writes in range are copied over the snapshot's cursor: a few of them (more
+// are written down first by the stream thread in direct mode, as scan() does), a query's (which
+// may not write), or exactly-once's (which may not before its commit): a batch's worth, or one
+// transaction's writes, never the store.
 std::unique_ptr<KeyValueCursor> RocksDbStore::cursor(const KeyRange& range, bool stream_thread) {
   if (floor_.layout)  // window and session stores keep their merged reads
     return stream_thread ? KeyValueStore::scan(range) : KeyValueStore::query_scan(range);
-  if (!buffered_ && stream_thread) db_->write_down(name_);
+  if (!buffered_ && stream_thread && db_->latest.size() > kMaxOverlaid) db_->write_down(name_);
   PendingWrites pending;
   for (const auto& [key, value] : db_->latest)
     if (range.contains(key)) pending.emplace_back(key, value);
