@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "common/allocation_counter.h"
 #include "oxbow/streams/queryable.h"
 #include "streams/state/global_stores.h"
 #include "streams/state/rocksdb_store.h"
@@ -149,6 +150,31 @@ TEST_P(CursorTest, WritesDuringAScanNeitherBreakItNorRepeatKeys) {
     cache->flush();
     model.clear();
     for (auto& [k, v] : drain(cache->scan(KeyRange::everything()))) model[k] = v;
+  }
+}
+
+// A scan holds one entry at a time: reading 5000 entries, each longer than std::string's own
+// buffer, allocates a bounded number of times, where a vector of them would allocate thousands.
+TEST_P(CursorTest, AScansAllocationsDoNotGrowWithTheStore) {
+  budget_.max_bytes = 1 << 20;
+  auto bottom = bottom_.open();
+  auto* rocksdb = dynamic_cast<RocksDbStore*>(bottom.get());
+  CachingStore cache(std::move(bottom), budget_);
+  const std::string value(40, 'v');
+  for (int i = 0; i < 5000; ++i) cache.put("k" + std::to_string(i), value, kNoContext);
+  cache.flush();
+  if (rocksdb) rocksdb->commit(std::nullopt);  // exactly-once's pending writes committed
+  for (int i = 0; i < 10; ++i) cache.put("k" + std::to_string(i * 7), "dirty", kNoContext);
+  for (bool reverse : {false, true}) {
+    int64_t entries = 0;
+    oxbow::testing::start_counting_allocations();
+    {
+      auto cursor = cache.scan(KeyRange::everything(reverse));
+      for (; cursor->valid(); cursor->next()) ++entries;
+    }
+    int64_t allocations = oxbow::testing::stop_counting_allocations();
+    EXPECT_EQ(entries, 5000);
+    EXPECT_LT(allocations, 200) << (reverse ? "reverse" : "forward");
   }
 }
 
