@@ -122,7 +122,7 @@ class SuppressProcessor : public TableProcessor {
       emit_first();
     if (!over_capacity()) return;
     if (options_.shut_down_when_full)
-      throw StreamsException(fmt::format(
+      throw TaskFatalError(fmt::format(
           "{} buffer exceeded its max capacity. Currently [{}/{}] records and [{}/{}] bytes.",
           store_name_, entries_.size(), options_.max_records, bytes_, options_.max_bytes));
     while (over_capacity()) emit_first();

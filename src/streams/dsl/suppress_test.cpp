@@ -223,6 +223,13 @@ TEST(Suppress, AFullBufferEmitsItsOldestEarlyWhenAskedTo) {
 TEST(Suppress, AFullStrictBufferStopsTheApplication) {
   StreamsBuilder builder;
   auto driver = limited_driver(builder, BufferConfig::maxRecords(1).shutDownWhenFull());
+  // A deliberate stop, not a record's failure: a processing-exception handler is not asked.
+  bool asked = false;
+  driver.setProcessingExceptionHandler(
+      [&](const ErrorHandlerContext&, const Record*, const std::exception&) {
+        asked = true;
+        return ProcessingExceptionHandlerResponse::CONTINUE;
+      });
   auto in = driver.createInputTopic<std::string, std::string>("in");
   in.pipeInput("a", std::string("v"), 1);
   try {
@@ -234,6 +241,7 @@ TEST(Suppress, AFullStrictBufferStopsTheApplication) {
               std::string::npos)
         << e.what();
   }
+  EXPECT_FALSE(asked);
 }
 
 TEST(Suppress, UntilWindowClosesNeedsAWindowedTableAndNamesItsNodes) {

@@ -28,11 +28,17 @@ struct ChangeRecord {
 using ChangeReader =
     std::function<void(std::string_view topic, std::string_view bytes, Change& out)>;
 
-// A collector that could not write (the production-exception handler said fail, a transaction
-// could only be aborted): the thread's business, which the processing-exception handler, asked
-// about what processors throw, must never swallow.
-struct CollectorError : StreamsException {
+// What stops a task whatever the processing-exception handler would answer: the handler is asked
+// about user code failing on a record, not about a deliberate stop (a suppression buffer full
+// with shutDownWhenFull) or the thread's own failures below.
+struct TaskFatalError : StreamsException {
   using StreamsException::StreamsException;
+};
+
+// A collector that could not write (the production-exception handler said fail, a transaction
+// could only be aborted): the thread's business.
+struct CollectorError : TaskFatalError {
+  using TaskFatalError::TaskFatalError;
 };
 
 // Where a task sends what its sinks and changelogging stores write: the producer, or the test

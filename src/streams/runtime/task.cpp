@@ -351,7 +351,7 @@ void Task::on_processing_exception(size_t node, const Record* record) {
     throw;
   } catch (const ProcessingFailed&) {
     throw;
-  } catch (const CollectorError&) {
+  } catch (const TaskFatalError&) {
     throw;
   } catch (const std::exception& e) {
     decide(node, record, e);

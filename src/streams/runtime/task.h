@@ -191,7 +191,8 @@ class Task : private ProcessorContext {
   void run_change(size_t node, const ChangeRecord& change);
   // In a catch block: what node `node` threw while processing `record` (null: punctuating) goes
   // to the processing-exception handler, and is rethrown as ProcessingFailed unless it answers
-  // CONTINUE. A collector's failure, or a failure already decided downstream, is rethrown as is.
+  // CONTINUE. A TaskFatalError (a collector's failure, a deliberate stop), or a failure already
+  // decided downstream, is rethrown as is.
   void on_processing_exception(size_t node, const Record* record);
   void decide(size_t node, const Record* record, const std::exception& error);
   void create_stores(const Subtopology& sub);
