@@ -26,8 +26,8 @@ class KeyValueCursor {
   virtual void next() = 0;
 };
 
-// What stores without a cursor of their own scan through (window and session stores, global
-// stores): the whole result read at once, as before cursors.
+// What stores without a cursor of their own scan through (window and session stores, whose
+// segments are not merged lazily yet): the whole result read at once, as before cursors.
 std::unique_ptr<KeyValueCursor> vector_cursor(std::vector<BytesPair> rows, const KeyRange& range);
 
 class KeyValueStore {
