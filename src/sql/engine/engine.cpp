@@ -10,6 +10,13 @@ namespace oxbow::sql {
 
 namespace {
 
+// A query's rows keep the windowed keys of its one windowed source unless it re-keys them (GROUP
+// BY, PARTITION BY) or joins.
+bool windowed_result(const BoundQuery& query) {
+  return query.from->window && !query.aggregate && query.joins.empty() &&
+         query.partition_by.empty() && !query.partition_by_null;
+}
+
 // The logical plan, from the sink down to the sources, one step a line.
 std::string logical_plan(const BoundQuery& q, const std::string& sink) {
   std::string schema;
@@ -172,6 +179,8 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
                                                                   : SourceWindowType::kTumbling;
     if (w.type != SourceWindowType::kSession) w.size_ms = query.window->size_ms;
     sink.window = w;
+  } else if (windowed_result(query)) {
+    sink.window = query.from->window;  // the rows keep their source's windowed keys
   }
   register_schemas(sink, settings_.schema_registry_url, true);
   std::string prefix = create.table ? "CTAS_" : "CSAS_";

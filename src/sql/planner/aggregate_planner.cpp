@@ -22,6 +22,7 @@ using streams::Windowed;
 
 struct AggregatePlan {
   size_t key_count = 0, value_count = 0;  // of the source
+  bool windowed = false;                  // a windowed source (InputRow)
   bool rows_ready = false;                // the input's values are whole scope rows (a join's)
   std::optional<Program> where;
   std::vector<Program> group;  // the grouping expressions
@@ -65,7 +66,7 @@ Row stepped(const AggregatePlan& plan, const Row& current, const Row& args,
 class Grouper {
  public:
   explicit Grouper(std::shared_ptr<const AggregatePlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count, plan_->windowed) {
     if (plan_->where) where_ = plan_->where->new_frame();
     for (const auto& p : plan_->group) group_frames_.push_back(p.new_frame());
     for (const auto& p : plan_->args) arg_frames_.push_back(p.new_frame());
@@ -160,6 +161,7 @@ class TableGrouper : public streams::api::ValueTransformerWithKey<Row, Row, Row>
 bool groups_by_source_key(const BoundQuery& q, const DataSource& sink) {
   const DataSource& source = *q.from;
   std::vector<Column> keys = key_columns(source);
+  if (source.window) return false;  // its key bytes hold the window too
   if (keys.empty() || keys.size() != q.group_by.size()) return false;
   if (sink.formats.key_format != source.formats.key_format) return false;
   for (size_t k = 0; k < keys.size(); ++k) {
@@ -246,7 +248,8 @@ std::shared_ptr<AggregatePlan> make_plan(const BoundQuery& q,
   plan->counters = std::move(counters);
   plan->key_count = key_columns(source).size();
   plan->value_count = value_columns(source).size();
-  std::vector<int> row_index = input_row_index(q.scope);
+  plan->windowed = windowed_source(q);
+  std::vector<int> row_index = input_row_index(q.scope, windowed_source(q));
   if (q.where) plan->where = Program::compile(*q.where, row_index);
   for (const auto& g : q.group_by) plan->group.push_back(Program::compile(*g, row_index));
 
@@ -298,7 +301,6 @@ std::shared_ptr<AggregatePlan> make_plan(const BoundQuery& q,
 streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
                                  std::shared_ptr<QueryCounters> counters) {
   const DataSource& source = *q.from;
-  if (source.window) unsupported("An aggregation over a windowed source");
   streams::StreamsBuilder builder;
   auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, counters));
   aggregate_onto(builder, input, q, sink, std::move(counters), false);

@@ -32,7 +32,7 @@ std::vector<SqlTypePtr> row_types(const DataSource& s) {
 }
 
 streams::Serde<Row> key_serde_of(const DataSource& s) {
-  return row_serde(s.formats, key_columns(s), true);
+  return source_key_serde(s);
 }
 
 // A stream record's row; with `rekey`, keyed by that expression of the row instead (a record
@@ -170,13 +170,17 @@ class RelationalPlanner {
  public:
   RelationalPlanner(const BoundQuery& q, const DataSource& sink,
                     std::shared_ptr<QueryCounters> counters)
-      : q_(q), sink_(sink), counters_(std::move(counters)), row_index_(input_row_index(q.scope)) {}
+      : q_(q),
+        sink_(sink),
+        counters_(std::move(counters)),
+        row_index_(input_row_index(q.scope, windowed_source(q))) {}
 
   streams::Topology plan() {
     if (!q_.partition_by.empty()) unsupported("PARTITION BY over a join or a table");
     if (q_.table_functions) unsupported("A table function over a join");
-    for (const auto* s : sources())
-      if (s->window) unsupported("A join or query over a windowed source");
+    if (!q_.joins.empty())
+      for (const auto* s : sources())
+        if (s->window) unsupported("A join of windowed sources");
     if (q_.joins.empty()) return plan_table_query();
     Relation left = read(*q_.from, q_.joins.size(), "Left");
     for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
@@ -216,6 +220,7 @@ class RelationalPlanner {
     plan->counters = counters_;
     plan->key_count = key_columns(*q_.from).size();
     plan->value_count = value_columns(*q_.from).size();
+    plan->windowed = windowed_source(q_);
     if (q_.where) plan->where = Program::compile(*q_.where, row_index_);
     for (const auto& c : q_.columns) {
       if (c.key) continue;  // the record's key: the source's, or the join's

@@ -17,17 +17,26 @@
 namespace oxbow::sql::planning {
 
 // For each scope column, its place in the input row, or -1 (not read from a record).
-std::vector<int> input_row_index(const Scope& scope);
+// Where each of the scope's columns is in the row InputRow makes (-1: not there): the source's
+// columns, its pseudo columns and, when `windowed` (a query of one windowed source), the window's
+// bounds.
+std::vector<int> input_row_index(const Scope& scope, bool windowed);
+bool windowed_source(const BoundQuery& q);
 
 class InputRow {
  public:
-  InputRow(size_t key_count, size_t value_count)
-      : key_count_(key_count), value_count_(value_count), row_(key_count + value_count + 3) {}
+  // `windowed`: the key ends with its window's bounds, which the row then ends with too.
+  InputRow(size_t key_count, size_t value_count, bool windowed = false)
+      : key_count_(key_count),
+        value_count_(value_count),
+        windowed_(windowed),
+        row_(key_count + value_count + (windowed ? 5 : 3)) {}
   const Row& fill(const Row& key, const Row& value, int64_t timestamp,
                   const std::optional<streams::RecordMetadata>& metadata);
 
  private:
   size_t key_count_, value_count_;
+  bool windowed_;
   Row row_;
 };
 
@@ -41,6 +50,7 @@ struct SelectPlan {
   std::vector<std::string> value_names;
   std::vector<Program> keys;              // PARTITION BY: the result's key columns, in order
   size_t key_count = 0, value_count = 0;  // of the source's row
+  bool windowed = false;                  // a windowed source: the row ends with its bounds
   std::shared_ptr<QueryCounters> counters;
   // Table functions (table_functions.cpp): each call's array argument, and whether it is
   // CUBE_EXPLODE; `values` then read each call's current element after the input row's columns.
@@ -52,7 +62,7 @@ struct SelectPlan {
 class Selector {
  public:
   explicit Selector(std::shared_ptr<const SelectPlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count, plan_->windowed) {
     if (plan_->where) where_ = plan_->where->new_frame();
     for (const auto& p : plan_->values) values_.push_back(p.new_frame());
     for (const auto& p : plan_->keys) keys_.push_back(p.new_frame());

@@ -87,11 +87,12 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
   if (!q.joins.empty() || q.from->kind == SourceKind::kTable)
     return planning::plan_relational(q, sink, std::move(counters));
   const DataSource& source = *q.from;
-  std::vector<int> row_index = planning::input_row_index(q.scope);
+  std::vector<int> row_index = planning::input_row_index(q.scope, planning::windowed_source(q));
   auto plan = std::make_shared<SelectPlan>();
   plan->counters = std::move(counters);
   plan->key_count = key_columns(source).size();
   plan->value_count = value_columns(source).size();
+  plan->windowed = planning::windowed_source(q);
   if (q.where) plan->where = Program::compile(*q.where, row_index);
   if (q.table_functions && (!q.partition_by.empty() || q.partition_by_null))
     planning::unsupported("A table function with PARTITION BY");
@@ -106,9 +107,8 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
   }
   streams::StreamsBuilder builder;
   auto consumed = planning::consumed_from(source, plan->counters);
-  auto produced =
-      streams::Produced<Row, Row>::with(row_serde(sink.formats, key_columns(sink), true),
-                                        row_serde(sink.formats, value_columns(sink), false));
+  auto produced = streams::Produced<Row, Row>::with(
+      source_key_serde(sink), row_serde(sink.formats, value_columns(sink), false));
   std::shared_ptr<const SelectPlan> shared = plan;
   auto stream = builder.stream<Row, Row>(source.topic, consumed);
   if (q.partition_by_null)
@@ -133,13 +133,18 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
 
 namespace planning {
 
-std::vector<int> input_row_index(const Scope& scope) {
+bool windowed_source(const BoundQuery& q) {
+  return q.from->window && q.joins.empty();
+}
+
+std::vector<int> input_row_index(const Scope& scope, bool windowed) {
   std::vector<int> row_index;
   int next = 0;
   for (const auto& c : scope.columns) {
-    bool readable = c.pseudo
-                        ? (c.name == "ROWTIME" || c.name == "ROWPARTITION" || c.name == "ROWOFFSET")
-                        : c.ns == ColumnNamespace::kKey || c.ns == ColumnNamespace::kValue;
+    bool window_bound = c.name == "WINDOWSTART" || c.name == "WINDOWEND";
+    bool readable = c.pseudo ? (c.name == "ROWTIME" || c.name == "ROWPARTITION" ||
+                                c.name == "ROWOFFSET" || (windowed && window_bound))
+                             : c.ns == ColumnNamespace::kKey || c.ns == ColumnNamespace::kValue;
     row_index.push_back(readable ? next++ : -1);
   }
   return row_index;
@@ -161,6 +166,12 @@ const Row& InputRow::fill(const Row& key, const Row& value, int64_t timestamp,
   row_[at++].set_bigint(timestamp);
   row_[at++].set_integer(metadata ? metadata->partition : 0);
   row_[at++].set_bigint(metadata ? metadata->offset : 0);
+  if (windowed_)  // the key's window bounds (source_key_serde)
+    for (size_t k = key_count_; k < key_count_ + 2; ++k)
+      if (k < key.size())
+        row_[at++] = key[k];
+      else
+        row_[at++].set_null();
   return row_;
 }
 
@@ -184,7 +195,8 @@ void report_error(QueryCounters& counters, const std::string& error, const std::
 
 streams::Serde<Row> logged_source_serde(const DataSource& source, bool key,
                                         std::shared_ptr<QueryCounters> counters) {
-  auto inner = row_serde(source.formats, key ? key_columns(source) : value_columns(source), key);
+  auto inner =
+      key ? source_key_serde(source) : row_serde(source.formats, value_columns(source), false);
   // Logs a record that does not deserialize, then lets Streams' handler skip and count it.
   auto logged = [key, counters](std::string_view topic, const std::exception& e) {
     counters->deserialization_errors.fetch_add(1, std::memory_order_relaxed);

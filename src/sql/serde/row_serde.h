@@ -31,6 +31,11 @@ streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> column
 void append_json(const Value& value, const SqlType& type, std::string& out);
 void append_json_string(std::string_view text, std::string& out);
 
+// The serde of `source`'s keys: its key columns in its key format and, for a windowed source, the
+// window in Kafka's windowed key bytes (the key, then a time window's start, or a session's end
+// and start), read into two more values at the row's end: WINDOWSTART and WINDOWEND.
+streams::Serde<Row> source_key_serde(const DataSource& source);
+
 // The rows of a query's own repartition topics and stores: binary, self-describing
 // (internal_format.cpp documents the bytes).
 streams::Serde<Row> internal_row_serde();
