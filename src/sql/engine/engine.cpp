@@ -10,11 +10,11 @@ namespace oxbow::sql {
 
 namespace {
 
-// A query's rows keep the windowed keys of its one windowed source unless it re-keys them (GROUP
-// BY, PARTITION BY) or joins.
+// A query's rows keep the windowed keys of its windowed sources (a join's are all windowed or
+// none) unless it re-keys them (GROUP BY, PARTITION BY).
 bool windowed_result(const BoundQuery& query) {
-  return query.from->window && !query.aggregate && query.joins.empty() &&
-         query.partition_by.empty() && !query.partition_by_null;
+  return query.from->window && !query.aggregate && query.partition_by.empty() &&
+         !query.partition_by_null;
 }
 
 // The logical plan, from the sink down to the sources, one step a line.

@@ -115,6 +115,54 @@ TEST_F(WindowedSourceTest, AStreamOverWindowedKeysFiltersOnTheWindow) {
   EXPECT_EQ(out[0].value, "{\"N\":1}");
 }
 
+TEST_F(WindowedSourceTest, WindowedTablesJoinOnTheirKeysAndWindows) {
+  engine_.execute(
+      "CREATE STREAM views (user STRING KEY, page STRING) WITH (kafka_topic='views', "
+      "value_format='json', partitions=1);"
+      "CREATE TABLE views_per_window AS SELECT user, COUNT(*) AS m FROM views "
+      "WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY user;"
+      "CREATE TABLE both_counts AS SELECT c.user AS user, n, m, c.WINDOWSTART AS ws "
+      "FROM per_window c JOIN views_per_window v ON c.user = v.user;");
+  std::vector<ProducedRecord> views;
+  for (auto [user, ts] : std::vector<std::pair<std::string, int64_t>>{
+           {"ann", 500}, {"bob", 15000}, {"ann", 11000}, {"ann", 13000}})
+    views.push_back({"views", user, R"({"page":"p"})", ts, {}});
+  auto view_counts = run("CTAS_VIEWS_PER_WINDOW_1", "VIEWS_PER_WINDOW", views);
+  for (auto& r : view_counts) r.topic = "VIEWS_PER_WINDOW";
+  std::vector<ProducedRecord> input = counts();
+  input.insert(input.end(), view_counts.begin(), view_counts.end());
+  std::map<std::string, std::string> latest;
+  for (const auto& r : run("CTAS_BOTH_COUNTS_2", "BOTH_COUNTS", input))
+    latest[key_text("BOTH_COUNTS", r.key)] = r.value.value_or("<tombstone>");
+  // Only a user's window that both sides have joins: ann's two windows (bob's clicks and views
+  // fall in different windows).
+  EXPECT_EQ(latest, (std::map<std::string, std::string>{
+                        {"ann@0-10000", R"({"N":3,"M":1,"WS":0})"},
+                        {"ann@10000-20000", R"({"N":1,"M":2,"WS":10000})"}}));
+  EXPECT_TRUE(engine_.catalog().find_source("BOTH_COUNTS")->window);
+}
+
+TEST_F(WindowedSourceTest, SessionWindowedKeysCarryBothBounds) {
+  engine_.execute(
+      "CREATE TABLE sessions AS SELECT user, COUNT(*) AS n FROM clicks "
+      "WINDOW SESSION (5 SECONDS) GROUP BY user;"
+      "CREATE TABLE long_sessions AS SELECT user, n, WINDOWEND - WINDOWSTART AS span "
+      "FROM sessions WHERE WINDOWEND - WINDOWSTART >= 1000;");
+  auto sessions = run("CTAS_SESSIONS_1", "SESSIONS",
+                      {{"clicks", "ann", "{}", 1000, {}},
+                       {"clicks", "ann", "{}", 3000, {}},
+                       {"clicks", "bob", "{}", 3000, {}}});
+  for (auto& r : sessions) r.topic = "SESSIONS";
+  std::map<std::string, std::string> latest;
+  for (const auto& r : run("CTAS_LONG_SESSIONS_2", "LONG_SESSIONS", sessions))
+    latest[key_text("LONG_SESSIONS", r.key)] = r.value.value_or("<tombstone>");
+  // ann's first one-record session [1000, 1000] was merged away (its tombstone), then
+  // [1000, 3000] spans 2 seconds; bob's session is a single instant.
+  EXPECT_EQ(latest, (std::map<std::string, std::string>{{"ann@1000-1000", "<tombstone>"},
+                                                        {"ann@1000-3000", R"({"N":2,"SPAN":2000})"},
+                                                        {"bob@3000-3000", "<tombstone>"}}));
+}
+
 TEST_F(WindowedSourceTest, JoinsOfWindowedSourcesAreRefusedAsKsqlDbRefusesThem) {
   engine_.execute(
       "CREATE TABLE users (user STRING PRIMARY KEY, level STRING) WITH (kafka_topic='users', "

@@ -249,7 +249,7 @@ std::shared_ptr<AggregatePlan> make_plan(const BoundQuery& q,
   plan->key_count = key_columns(source).size();
   plan->value_count = value_columns(source).size();
   plan->windowed = windowed_source(q);
-  std::vector<int> row_index = input_row_index(q.scope, windowed_source(q));
+  std::vector<int> row_index = input_row_index(q);
   if (q.where) plan->where = Program::compile(*q.where, row_index);
   for (const auto& g : q.group_by) plan->group.push_back(Program::compile(*g, row_index));
 

@@ -28,6 +28,8 @@ std::vector<SqlTypePtr> row_types(const DataSource& s) {
   out.push_back(SqlType::bigint());   // ROWTIME
   out.push_back(SqlType::integer());  // ROWPARTITION
   out.push_back(SqlType::bigint());   // ROWOFFSET
+  if (s.window)                       // WINDOWSTART, WINDOWEND
+    out.insert(out.end(), {SqlType::bigint(), SqlType::bigint()});
   return out;
 }
 
@@ -39,6 +41,7 @@ streams::Serde<Row> key_serde_of(const DataSource& s) {
 // whose new key is NULL cannot join and is dropped, as ksqlDB drops it).
 struct SidePlan {
   size_t key_count = 0, value_count = 0;
+  bool windowed = false;    // a windowed source: its rows end with the window's bounds
   bool from_source = true;  // the record is a source's: its row is built from key and value
   std::optional<Program> rekey;
   // WHERE's conjuncts that read this side alone, pushed down before the join (an inner or left
@@ -50,7 +53,7 @@ struct SidePlan {
 class StreamSideValues : public streams::api::FixedKeyProcessor<Row, Row, Row> {
  public:
   explicit StreamSideValues(std::shared_ptr<const SidePlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {}
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count, plan_->windowed) {}
   void init(Context& context) override {
     context_ = &context;
     for (const auto& p : plan_->pushed) frames_.push_back(p.new_frame());
@@ -75,7 +78,7 @@ class StreamSideValues : public streams::api::FixedKeyProcessor<Row, Row, Row> {
 class StreamSideRekey : public streams::api::Processor<Row, Row, Row, Row> {
  public:
   explicit StreamSideRekey(std::shared_ptr<const SidePlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count) {
+      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count, plan_->windowed) {
     frame_ = plan_->rekey->new_frame();
   }
   void init(Context& context) override { context_ = &context; }
@@ -99,7 +102,8 @@ class StreamSideRekey : public streams::api::Processor<Row, Row, Row, Row> {
 
 class TableSide : public streams::api::ValueTransformerWithKey<Row, Row, Row> {
  public:
-  TableSide(size_t key_count, size_t value_count) : input_(key_count, value_count) {}
+  TableSide(size_t key_count, size_t value_count, bool windowed)
+      : input_(key_count, value_count, windowed) {}
   void init(streams::api::TransformerContext& context) override { context_ = &context; }
   Row transform(const Row& key, const Row& value) override {
     return input_.fill(key, value, context_->timestamp(), context_->recordMetadata());
@@ -170,17 +174,11 @@ class RelationalPlanner {
  public:
   RelationalPlanner(const BoundQuery& q, const DataSource& sink,
                     std::shared_ptr<QueryCounters> counters)
-      : q_(q),
-        sink_(sink),
-        counters_(std::move(counters)),
-        row_index_(input_row_index(q.scope, windowed_source(q))) {}
+      : q_(q), sink_(sink), counters_(std::move(counters)), row_index_(input_row_index(q)) {}
 
   streams::Topology plan() {
     if (!q_.partition_by.empty()) unsupported("PARTITION BY over a join or a table");
     if (q_.table_functions) unsupported("A table function over a join");
-    if (!q_.joins.empty())
-      for (const auto* s : sources())
-        if (s->window) unsupported("A join of windowed sources");
     if (q_.joins.empty()) return plan_table_query();
     Relation left = read(*q_.from, q_.joins.size(), "Left");
     for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
@@ -271,6 +269,7 @@ class RelationalPlanner {
       auto plan = std::make_shared<SidePlan>();
       plan->key_count = keys;
       plan->value_count = value_columns(s).size();
+      plan->windowed = s.window.has_value();
       plan->counters = counters_;
       if (&s == q_.from) push_down_where(*plan);
       r.stream = builder_.stream<Row, Row>(s.topic, consumed).processValues([plan] {
@@ -278,14 +277,17 @@ class RelationalPlanner {
       });
     } else {
       size_t values = value_columns(s).size();
-      r.table =
-          builder_.table<Row, Row>(s.topic, consumed)
-              .transformValues([keys, values] { return std::make_unique<TableSide>(keys, values); },
-                               streams::Named::as("KafkaTopic_" + level(joins_after) + side),
-                               streams::Materialized<Row, Row>::as(
-                                   "KafkaTopic_" + level(joins_after) + side + "-Reduce")
-                                   .withKeySerde(r.key_serde)
-                                   .withValueSerde(internal_row_serde()));
+      bool windowed = s.window.has_value();
+      r.table = builder_.table<Row, Row>(s.topic, consumed)
+                    .transformValues(
+                        [keys, values, windowed] {
+                          return std::make_unique<TableSide>(keys, values, windowed);
+                        },
+                        streams::Named::as("KafkaTopic_" + level(joins_after) + side),
+                        streams::Materialized<Row, Row>::as("KafkaTopic_" + level(joins_after) +
+                                                            side + "-Reduce")
+                            .withKeySerde(r.key_serde)
+                            .withValueSerde(internal_row_serde()));
     }
     return r;
   }
@@ -330,6 +332,8 @@ class RelationalPlanner {
                                  r.key_positions.end();
     if (on_key && key_format == r.key_format) return r;
     if (!r.stream) unsupported("A join of a table on anything but its primary key");
+    // A new key would drop the window the records are keyed by.
+    if (q_.from->window) unsupported("A join of windowed sources on anything but their keys");
     auto plan = std::make_shared<SidePlan>();
     plan->from_source = false;
     std::vector<int> shifted = row_index_;
@@ -354,8 +358,10 @@ class RelationalPlanner {
     const DataSource& right_source = *j.right;
     std::string prefix = level(q_.joins.size() - 1 - n);
     Relation right = read(right_source, q_.joins.size() - 1 - n, "Right");
-    if (j.kind == JoinKind::kForeignKey)
+    if (j.kind == JoinKind::kForeignKey) {
+      if (q_.from->window) unsupported("A foreign-key join of windowed tables");
       return foreign_key_join(std::move(left), std::move(right), j);
+    }
     int left_width = static_cast<int>(left.types.size());
     // The join's key in the format of the side that keeps its partitioning (a table always does).
     int right_at = position_of(*j.right_key, left_width);

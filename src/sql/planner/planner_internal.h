@@ -17,10 +17,11 @@
 namespace oxbow::sql::planning {
 
 // For each scope column, its place in the input row, or -1 (not read from a record).
-// Where each of the scope's columns is in the row InputRow makes (-1: not there): the source's
-// columns, its pseudo columns and, when `windowed` (a query of one windowed source), the window's
-// bounds.
-std::vector<int> input_row_index(const Scope& scope, bool windowed);
+// Where each of `q`'s scope columns is in the row its sources' records make (-1: not there): each
+// source's columns and pseudo columns and, for a windowed source, its window's bounds (InputRow's
+// layout, side after side for a join).
+std::vector<int> input_row_index(const BoundQuery& q);
+// A query of one windowed source (no joins): its InputRow carries the bounds.
 bool windowed_source(const BoundQuery& q);
 
 class InputRow {

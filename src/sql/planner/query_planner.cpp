@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "oxbow/streams/kstream.h"
 #include "oxbow/streams/processor.h"
 #include "oxbow/streams/streams_builder.h"
@@ -87,7 +89,7 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
   if (!q.joins.empty() || q.from->kind == SourceKind::kTable)
     return planning::plan_relational(q, sink, std::move(counters));
   const DataSource& source = *q.from;
-  std::vector<int> row_index = planning::input_row_index(q.scope, planning::windowed_source(q));
+  std::vector<int> row_index = planning::input_row_index(q);
   auto plan = std::make_shared<SelectPlan>();
   plan->counters = std::move(counters);
   plan->key_count = key_columns(source).size();
@@ -137,13 +139,17 @@ bool windowed_source(const BoundQuery& q) {
   return q.from->window && q.joins.empty();
 }
 
-std::vector<int> input_row_index(const Scope& scope, bool windowed) {
+std::vector<int> input_row_index(const BoundQuery& q) {
+  std::set<std::string> windowed;  // the aliases of windowed sources
+  if (q.from->window) windowed.insert(q.from_alias);
+  for (const auto& j : q.joins)
+    if (j.right->window) windowed.insert(j.alias);
   std::vector<int> row_index;
   int next = 0;
-  for (const auto& c : scope.columns) {
+  for (const auto& c : q.scope.columns) {
     bool window_bound = c.name == "WINDOWSTART" || c.name == "WINDOWEND";
     bool readable = c.pseudo ? (c.name == "ROWTIME" || c.name == "ROWPARTITION" ||
-                                c.name == "ROWOFFSET" || (windowed && window_bound))
+                                c.name == "ROWOFFSET" || (window_bound && windowed.count(c.source)))
                              : c.ns == ColumnNamespace::kKey || c.ns == ColumnNamespace::kValue;
     row_index.push_back(readable ? next++ : -1);
   }
