@@ -202,6 +202,7 @@ StatementResult Engine::start_query(const std::string& id_prefix, const BoundQue
   q.counters->query_id = q.id;
   q.counters->log = processing_log_;
   q.topology = plan_query(query, sink, q.counters);
+  q.upgrade_plan = upgrade_plan_of(query, sink.kind);
   q.processing_errors = processing_error_handler(q.counters);
   // ksqlDB's application id (QueryApplicationId), with its default service id "default_".
   q.streams_config = {{"application.id", "_confluent-ksql-default_query_" + q.id},

@@ -18,6 +18,10 @@
 
 namespace oxbow::sql {
 
+// The query's execution plan as ksqlDB's CREATE OR REPLACE compares it (replace_query.cpp).
+struct PlanStep;
+std::shared_ptr<const PlanStep> upgrade_plan_of(const BoundQuery& query, SourceKind sink_kind);
+
 struct PersistentQuery {
   std::string id;  // CSAS_<SINK>_<n>, as ksqlDB names them
   std::string sink;
@@ -33,6 +37,8 @@ struct PersistentQuery {
   // the query goes on.
   streams::ProcessingExceptionHandler processing_errors;
   bool paused = false;  // PAUSE / RESUME: the runner's to honour
+  std::shared_ptr<const PlanStep>
+      upgrade_plan;  // what a CREATE OR REPLACE must stay compatible with
 };
 
 // A record INSERT VALUES made, for the caller to produce.
