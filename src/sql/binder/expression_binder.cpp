@@ -470,7 +470,8 @@ BoundExprPtr ExpressionBinder::function(const Expr& e) {
         list += (list.empty() ? "(" : ", ") + (t ? t->to_string() : "NULL");
       fail("Function '" + e.name + "' does not accept parameters " + list + ").");
     }
-  for (size_t i = resolved.function->literal_args_from; i > 0 && i < e.args.size(); ++i)
+  for (size_t i = resolved.function->first_literal_arg(*resolved.variant, e.args.size());
+       i > 0 && i < e.args.size(); ++i)
     if (!is_literal(*e.args[i]))
       fail("Parameter " + std::to_string(i + 1) + " passed to function " + resolved.function->name +
            " must be a literal constant, but was expression: '" + format(*e.args[i]) + "'");

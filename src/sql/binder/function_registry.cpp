@@ -66,8 +66,11 @@ int match(const ParamType& param, const SqlTypePtr& arg, const SqlTypePtr& first
   return 0;
 }
 
-const ParamType& param_at(const FunctionVariant& v, size_t i) {
-  return v.params[std::min(i, v.params.size() - 1)];
+// The parameter argument `i` of `n` meets: the repeating one takes what the others leave.
+const ParamType& param_at(const FunctionVariant& v, size_t i, size_t n) {
+  size_t after = v.variadic ? v.after_variadic : 0;
+  if (i + after >= n) return v.params[v.params.size() - (n - i)];
+  return v.params[std::min(i, v.params.size() - 1 - after)];
 }
 
 // 0: the arguments do not fit; 2: each is its parameter's type; 1: some widen.
@@ -77,7 +80,7 @@ int fit(const FunctionVariant& v, const std::vector<SqlTypePtr>& args, Bindings&
   int worst = 2;
   SqlTypePtr first = args.empty() ? nullptr : args[0];
   for (size_t i = 0; i < args.size() && worst > 0; ++i)
-    worst = std::min(worst, match(param_at(v, i), args[i], first, b));
+    worst = std::min(worst, match(param_at(v, i, args.size()), args[i], first, b));
   return worst;
 }
 
@@ -185,6 +188,7 @@ class SignatureReader {
       p.name = name;
       v.params.push_back(std::move(p));
       skip();
+      if (v.variadic) ++v.after_variadic;
       if (text_.substr(at_, 3) == "...") v.variadic = true, at_ += 3, skip();
       if (at_ < text_.size()) expect(',');
       skip();
@@ -318,9 +322,16 @@ std::string FunctionInfo::signature_text(const FunctionVariant& v) const {
   for (size_t i = 0; i < v.params.size(); ++i) {
     const ParamType& p = v.params[i];
     out += (i ? ", " : "") + p.name + " " + p.to_string();
-    if (v.variadic && i + 1 == v.params.size()) out += "[]";
+    if (v.variadic && i + 1 + v.after_variadic == v.params.size()) out += "[]";
   }
   return out + ")";
+}
+
+size_t FunctionInfo::first_literal_arg(const FunctionVariant& v, size_t args) const {
+  if (literal_args_from == 0 || !v.variadic ||
+      literal_args_from + v.after_variadic < v.params.size())
+    return literal_args_from;
+  return args - (v.params.size() - literal_args_from);
 }
 
 FunctionRegistry::FunctionRegistry() {
@@ -418,7 +429,8 @@ ResolvedFunction FunctionRegistry::resolve_variant(const FunctionInfo* info,
   for (const auto& a : args)
     if (!first && a) first = a;
   std::vector<SqlTypePtr> typed(args.size());
-  for (size_t i = 0; i < args.size(); ++i) typed[i] = concrete(param_at(v, i), args[i], first, b);
+  for (size_t i = 0; i < args.size(); ++i)
+    typed[i] = concrete(param_at(v, i, args.size()), args[i], first, b);
   return {info, &v, v.result(typed), typed};
 }
 

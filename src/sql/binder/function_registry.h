@@ -68,7 +68,8 @@ enum class LambdaCall {
 
 struct FunctionVariant {
   std::vector<ParamType> params;
-  bool variadic = false;  // the last parameter repeats
+  bool variadic = false;      // a parameter repeats: the last, or the one before `after_variadic`
+  size_t after_variadic = 0;  // parameters after the repeating one (TOPK's k after its columns)
   ResultType result;
   std::string returns;                            // the result as DESCRIBE FUNCTION prints it
   std::string description;                        // this variant's, for DESCRIBE FUNCTION
@@ -77,8 +78,8 @@ struct FunctionVariant {
   LambdaCall lambda = LambdaCall::kNone;  // a loop the evaluator compiles, for lambdas' variants
 };
 
-// A variant from ksqlDB-like signature text: `params` as "str VARCHAR, pos INT" (a trailing
-// "..." after the last type makes it variadic; generic names are single capitals or T1, K...;
+// A variant from ksqlDB-like signature text: `params` as "str VARCHAR, pos INT" (a "..." after
+// a type makes that parameter repeat, at most one; generic names are single capitals or T1, K...;
 // DECIMAL is any DECIMAL, NUMBER any number, ANY any type, INTERVALUNIT a time unit, LAMBDA<T, U>
 // a lambda from T to U, LAMBDA<S, T, S> one of two parameters), `returns` a
 // type in the same words, generics standing for what their arguments bound them to. Throws
@@ -102,12 +103,16 @@ struct FunctionInfo {
   std::string description;
   // Aggregates whose arguments from this position on are fixed when the query starts (TOPK's k,
   // EARLIEST_BY_OFFSET's ignoreNulls) and must be literals, as ksqlDB requires; 0: none.
+  // A parameter's position: with a repeating parameter before it, counted in the variant's
+  // parameters, so that the call's trailing arguments are the literal ones.
   size_t literal_args_from = 0;
 
   // SCALAR, AGGREGATE or TABLE, as SHOW FUNCTIONS prints the type.
   const char* type_name() const;
   // "SUBSTRING(str VARCHAR, pos INT)": a variant as DESCRIBE FUNCTION prints it.
   std::string signature_text(const FunctionVariant& v) const;
+  // Where a call of `v` with `args` arguments starts its literal ones (0: none).
+  size_t first_literal_arg(const FunctionVariant& v, size_t args) const;
 };
 
 struct ResolvedFunction {

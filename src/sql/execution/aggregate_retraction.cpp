@@ -78,7 +78,7 @@ void retract(const AggregateCall& call, const Row& args, Row& state) {
   if (x.is_null()) return;
   if (f == "SUM") return subtract_from(s, x);
   if (f == "AVG") {
-    s.set_double(s.dbl() - x.as_double());
+    subtract_from(s, x);
     Value& n = state[static_cast<size_t>(call.state) + 1];
     return n.set_bigint(n.bigint() - 1);
   }

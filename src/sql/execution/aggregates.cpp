@@ -55,12 +55,21 @@ void zero_of(const SqlType& type, Value& v) {
   }
 }
 
+// AVG sums in its argument's Java type, as ksqlDB's does (an INT sum wraps at 32 bits); what
+// else widens to DOUBLE sums as one.
+SqlTypePtr average_sum_type(const AggregateCall& call) {
+  const SqlTypePtr& arg = call.args.at(0);
+  if (arg && (arg->base() == SqlBaseType::kInteger || arg->base() == SqlBaseType::kBigint))
+    return arg;
+  return SqlType::double_type();
+}
+
 // The columns of a call's state: most keep their result; AVG a sum and a count; the moment-based
 // ones their sums and count; COUNT_DISTINCT the distinct values seen.
 std::vector<SqlTypePtr> state_types(const AggregateCall& call) {
   const std::string& f = call.function;
   auto dbl = SqlType::double_type(), bigint = SqlType::bigint();
-  if (f == "AVG") return {dbl, bigint};
+  if (f == "AVG") return {average_sum_type(call), bigint};
   if (f == "STDDEV_SAMP" || f == "STDDEV_SAMPLE") return {bigint, dbl, dbl};  // n, sum, M2
   if (f == "CORRELATION") return {dbl, dbl, dbl, dbl, dbl, bigint};  // x, y, x², y², xy sums, n
   if (f == "COUNT_DISTINCT") return {SqlType::array(call.args.at(0))};
@@ -77,14 +86,31 @@ bool contains(const std::vector<Value>& items, const Value& x) {
   return false;
 }
 
-// TOPK and TOPKDISTINCT: `x` into `top` (greatest first), kept to `k` values.
+// What TOPK orders by: the value, or for TOPK with other columns its struct's sort_col.
+const Value& sort_key(const Value& v) {
+  return v.kind() == Kind::kStruct ? v.items().front() : v;
+}
+
+// TOPK and TOPKDISTINCT: `x` into `top` (greatest first), kept to `k` values. A value equal to
+// some already there goes after them, as ksqlDB's stable sort leaves it.
 void add_to_top(std::vector<Value>& top, const Value& x, size_t k, bool distinct) {
   if (distinct && contains(top, x)) return;
-  auto at = std::find_if(top.begin(), top.end(),
-                         [&](const Value& e) { return ops::compare_values(x, e) > 0; });
+  auto at = std::find_if(top.begin(), top.end(), [&](const Value& e) {
+    return ops::compare_values(sort_key(x), sort_key(e)) > 0;
+  });
   if (static_cast<size_t>(at - top.begin()) >= k) return;
   top.insert(at, x);
   if (top.size() > k) top.resize(k);
+}
+
+// TOPK with other columns: the row's sort column and the others (NULLs kept), as one STRUCT.
+Value top_k_row(const AggregateCall& call, const Row& args) {
+  auto fields = std::make_shared<std::vector<Value>>();
+  for (size_t i = 0; i + 1 < call.args.size(); ++i)
+    fields->push_back(args[static_cast<size_t>(call.first_arg) + i]);
+  Value row;
+  row.set_items(Kind::kStruct, std::move(fields));
+  return row;
 }
 
 void count_into_histogram(std::vector<Value>& map, const Value& key, int64_t n) {
@@ -156,7 +182,8 @@ void accumulate_more(const AggregateCall& call, const Row& args, Row& state) {
     const Value& k = args[static_cast<size_t>(call.first_arg) + call.args.size() - 1];
     int32_t size = static_cast<int32_t>(std::max<int64_t>(k.is_null() ? 0 : k.as_int64(), 0));
     cell(state, call, 1)->set_integer(size);  // for session merges, which see no arguments
-    add_to_top(*items, x, static_cast<size_t>(size), f == "TOPKDISTINCT");
+    add_to_top(*items, call.args.size() > 2 ? top_k_row(call, args) : x, static_cast<size_t>(size),
+               f == "TOPKDISTINCT");
   }
   s.set_items(kind, std::move(items));
 }
@@ -270,7 +297,7 @@ void init_aggregate(const AggregateCall& call, Row& state) {
   if (f == "COUNT") return s.set_bigint(0);
   if (f == "SUM") return zero_of(*call.result, s);
   if (f == "AVG") {
-    s.set_double(0);
+    zero_of(*average_sum_type(call), s);
     state[static_cast<size_t>(call.state) + 1].set_bigint(0);
     return;
   }
@@ -303,7 +330,7 @@ void accumulate(const AggregateCall& call, const Row& args, Row& state) {
   if (x.is_null()) return;
   if (f == "SUM") return add_into(s, x);
   if (f == "AVG") {
-    s.set_double(s.dbl() + x.as_double());
+    add_into(s, x);
     Value& n = state[static_cast<size_t>(call.state) + 1];
     n.set_bigint(n.bigint() + 1);
     return;
@@ -341,7 +368,7 @@ void merge_aggregate(const AggregateCall& call, const Row& other, Row& state) {
   if (f == "COUNT") return s.set_bigint(s.bigint() + o.bigint());
   if (f == "SUM") return add_into(s, o);
   if (f == "AVG") {
-    s.set_double(s.dbl() + o.dbl());
+    add_into(s, o);
     state[at + 1].set_bigint(state[at + 1].bigint() + other[at + 1].bigint());
     return;
   }
@@ -368,9 +395,9 @@ void aggregate_result(const AggregateCall& call, const Row& state, Value& out) {
   if (result_more(call, state, out)) return;
   const Value& s = state[static_cast<size_t>(call.state)];
   if (call.function == "AVG") {
+    // ksqlDB's AVG of no values (none yet, all NULL, or all retracted) is 0.0, not NULL.
     int64_t n = state[static_cast<size_t>(call.state) + 1].bigint();
-    if (n == 0) return out.set_null();
-    return out.set_double(s.dbl() / static_cast<double>(n));
+    return out.set_double(n == 0 ? 0.0 : s.as_double() / static_cast<double>(n));
   }
   out = s;
 }

@@ -32,6 +32,34 @@ std::vector<FunctionVariant> per_type(std::initializer_list<const char*> types, 
   return out;
 }
 
+// TOPK's sort column alone gives its values; with other columns, one STRUCT a row: the sort
+// column as `sort_col`, the others as `col0`, `col1`... (ksqlDB 0.29's TopkKudaf).
+SqlTypePtr top_k_result(const std::vector<SqlTypePtr>& args) {
+  if (args.size() <= 2) return args.at(0) ? SqlType::array(args[0]) : nullptr;
+  std::vector<SqlField> fields{{"sort_col", args[0]}};
+  for (size_t i = 1; i + 1 < args.size(); ++i) {
+    if (!args[i]) return nullptr;  // a bare NULL has no type to give its field
+    fields.push_back({"col" + std::to_string(i - 1), args[i]});
+  }
+  return SqlType::array(SqlType::structure(std::move(fields)));
+}
+
+// As ksqlDB 0.29 lists it: one variant a sort type, the other columns repeating before k, the
+// result's element a generic since it depends on them.
+FunctionInfo top_k() {
+  std::vector<FunctionVariant> variants;
+  for (const char* type : {"INT", "BIGINT", "DOUBLE", "VARCHAR"})
+    variants.push_back(
+        signature(std::string("val1 ") + type + ", val2 ANY..., k INT", "ARRAY<S>", top_k_result));
+  FunctionInfo info = aggregate(
+      "TOPK",
+      "The k greatest values of the first column, greatest first; with other columns, a STRUCT "
+      "a row of the sort column (sort_col) and theirs (col0, col1, ...).",
+      std::move(variants));
+  info.literal_args_from = 2;  // k, after the other columns
+  return info;
+}
+
 }  // namespace
 
 void add_aggregate_functions(std::vector<FunctionInfo>& out) {
@@ -67,9 +95,7 @@ void add_aggregate_functions(std::vector<FunctionInfo>& out) {
   out.push_back(aggregate(
       "COUNT_DISTINCT", "The number of distinct non-NULL values (exact; ksqlDB's is an estimate).",
       {signature("val T", "BIGINT")}));
-  out.push_back(aggregate("TOPK", "The k greatest values, greatest first.",
-                          per_type({"INT", "BIGINT", "DOUBLE", "VARCHAR"}, ", k INT", "ARRAY<T>")));
-  out.back().literal_args_from = 1;
+  out.push_back(top_k());
   auto distinct =
       per_type({"INT", "BIGINT", "DOUBLE", "VARCHAR", "DATE", "TIME", "TIMESTAMP", "BYTES"},
                ", k INT", "ARRAY<T>");
