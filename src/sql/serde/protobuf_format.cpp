@@ -3,6 +3,7 @@
 // lowerCamel json names, so fields match columns ignoring case and underscores. As ksqlDB's
 // default (no *_PROTOBUF_NULLABLE_REPRESENTATION), a NULL is not written and reads back as the
 // field's default.
+#include <cmath>
 #include <cstdio>
 #include <span>
 
@@ -100,6 +101,9 @@ Json to_proto(const Value& v, const SqlType& type) {
     case SqlBaseType::kBigint:
       return v.bigint();
     case SqlBaseType::kDouble:
+      // Protobuf's JSON form spells the values JSON has no numbers for.
+      if (std::isnan(v.dbl())) return "NaN";
+      if (std::isinf(v.dbl())) return v.dbl() > 0 ? "Infinity" : "-Infinity";
       return v.dbl();
     case SqlBaseType::kString:
       return v.text();

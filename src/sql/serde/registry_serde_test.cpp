@@ -2,6 +2,7 @@
 // registers and the bytes of Confluent's wire format both ways.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "oxbow/registry/serdes.h"
@@ -195,6 +196,17 @@ TEST_F(RegistryFormatsTest, ProtobufRoundTripsAndRegistersConnectDefault1) {
             std::string::npos);
   const Row back = serde.deserialize("p", bytes);
   for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(back[i].debug_string(), r[i].debug_string());
+}
+
+// Found by the value formats' fuzzer: NaN written as a JSON number became 0.
+TEST_F(RegistryFormatsTest, ProtobufKeepsDoublesJsonHasNoNumbersFor) {
+  auto serde = row_serde(formats("PROTOBUF"), {column("D", SqlType::double_type())}, false);
+  for (double d : {std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    Row r(1);
+    r[0].set_double(d);
+    EXPECT_EQ(serde.deserialize("p", serde.serialize("p", r))[0].debug_string(),
+              r[0].debug_string());
+  }
 }
 
 TEST(RegistryFormats, DerivedSchemasInferBackToTheirColumns) {

@@ -1,9 +1,9 @@
 #include "sql/serde/row_serde.h"
 
-#include <cstddef>
+#include <algorithm>
+#include <cctype>
 #include <cstring>
-
-#include "oxbow/streams/windows.h"
+#include <optional>
 
 #include "common/base64.h"
 #include "sql/binder/sql_error.h"
@@ -21,7 +21,12 @@ void unreadable(const std::string& what) {
 }
 
 std::string from_base64(const std::string& text) {
-  auto bytes = unbase64(text);
+  // Java's basic decoder, which ksqlDB reads BYTES with, takes the alphabet and padding only
+  // (OpenSSL's would skip white space: a field of spaces then read as empty bytes).
+  bool alphabet = std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' || c == '=';
+  });
+  auto bytes = alphabet ? unbase64(text) : std::nullopt;
   if (!bytes) unreadable("Illegal base64 value: " + text.substr(0, 100));
   return *bytes;
 }
@@ -153,32 +158,6 @@ streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> column
     return kafka_serde({});
   }
   throw SqlError("The " + format + " format is not supported yet for " + (key ? "keys" : "values"));
-}
-
-streams::Serde<Row> source_key_serde(const DataSource& source) {
-  std::vector<Column> columns = key_columns(source);
-  const size_t n = columns.size();
-  auto inner = row_serde(source.formats, std::move(columns), true);
-  if (!source.window) return inner;
-  auto windowed = source.window->type == SourceWindowType::kSession
-                      ? streams::serdes::SessionWindowed(inner)
-                      : streams::serdes::TimeWindowed(inner, source.window->size_ms.value_or(0));
-  auto serialize = [windowed, n](std::string_view topic, const Row& row) {
-    if (row.size() < n + 2)
-      throw streams::SerializationException("A windowed key without its window");
-    streams::Windowed<Row> key{Row(row.begin(), row.begin() + static_cast<ptrdiff_t>(n)),
-                               {row[n].bigint(), row[n + 1].bigint()}};
-    return windowed.serialize(topic, key);
-  };
-  auto deserialize = [windowed, n](std::string_view topic, std::string_view bytes) {
-    streams::Windowed<Row> key = windowed.deserialize(topic, bytes);
-    Row row = std::move(key.key);
-    row.resize(n + 2);
-    row[n].set_bigint(key.window.start);
-    row[n + 1].set_bigint(key.window.end);
-    return row;
-  };
-  return streams::Serde<Row>(serialize, deserialize, windowed.name);
 }
 
 streams::Serde<Row> row_serde(const std::string& format, std::vector<Column> columns, bool key) {
