@@ -163,6 +163,24 @@ TEST_F(ReplaceQueryTest, AGroupByKeyAndItsHavingMayChange) {
   EXPECT_EQ(out.back().value, std::optional<std::string>(R"({"COUNT":2})"));
 }
 
+// ksqlDB's filters.sql cases of a StreamAggregate whose filter changes over columns it reads
+// anyway.
+TEST_F(ReplaceQueryTest, AnAggregationsFilterMayUseTheColumnsItReads) {
+  const std::string agg = "SELECT id, COUNT(col1) AS count FROM foo ";
+  engine_.execute("CREATE TABLE c1 AS " + agg + "GROUP BY id;" + "CREATE TABLE c2 AS " + agg +
+                  "WHERE col1 > 0 GROUP BY id;" + "CREATE TABLE c3 AS " + agg +
+                  "WHERE col1 >= 0 GROUP BY id;");
+  for (const std::string& replacement :
+       {"CREATE OR REPLACE TABLE c1 AS " + agg + "WHERE col1 > 0 GROUP BY id;",
+        "CREATE OR REPLACE TABLE c2 AS " + agg + "GROUP BY id;",
+        "CREATE OR REPLACE TABLE c3 AS " + agg + "WHERE id > 1 GROUP BY id;"})
+    EXPECT_EQ(refusal(replacement), "accepted") << replacement;
+  const PersistentQuery* c3 = engine_.query("CTAS_C3_2");
+  ASSERT_NE(c3, nullptr);
+  EXPECT_EQ(c3->statement, "CREATE OR REPLACE TABLE c3 AS " + agg + "WHERE id > 1 GROUP BY id;");
+  EXPECT_EQ(engine_.queries().size(), 3u);
+}
+
 // ksqlDB's filters.sql cases around tables, PARTITION BY and a table over an aggregation.
 TEST_F(ReplaceQueryTest, FiltersOverTablesAndPartitionByStillUpgrade) {
   engine_.execute(
