@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "common/allocation_counter.h"
 #include "sql/binder/ddl_binder.h"
 #include "sql/binder/expression_binder.h"
@@ -130,6 +132,25 @@ TEST_F(ProgramTest, FixedWidthRowsCostNoAllocation) {
   }
   EXPECT_EQ(oxbow::testing::stop_counting_allocations(), 0);
   EXPECT_TRUE(all);
+}
+
+// Double.toString: where the shortest digits are one, Java writes the two nearest the exact
+// value (JDK's own cases: Double.MIN_VALUE is 4.9E-324, 1e23 is 1.0E23, 2e-323 is 2.0E-323).
+TEST(JavaDoubleText, ScientificFormWithOneShortestDigit) {
+  EXPECT_EQ(java_double_text(std::numeric_limits<double>::denorm_min()), "4.9E-324");
+  EXPECT_EQ(java_double_text(-std::numeric_limits<double>::denorm_min()), "-4.9E-324");
+  EXPECT_EQ(java_double_text(2 * std::numeric_limits<double>::denorm_min()), "9.9E-324");
+  EXPECT_EQ(java_double_text(4 * std::numeric_limits<double>::denorm_min()), "2.0E-323");
+  EXPECT_EQ(java_double_text(1e23), "1.0E23");
+  EXPECT_EQ(java_double_text(-1e23), "-1.0E23");
+  EXPECT_EQ(java_double_text(1e7), "1.0E7");
+  EXPECT_EQ(java_double_text(2e-4), "2.0E-4");
+  // Unchanged: more than one shortest digit, and the plain form.
+  EXPECT_EQ(java_double_text(1.5e-323), "1.5E-323");
+  EXPECT_EQ(java_double_text(std::numeric_limits<double>::max()), "1.7976931348623157E308");
+  EXPECT_EQ(java_double_text(1.25e-5), "1.25E-5");
+  EXPECT_EQ(java_double_text(0.001), "0.001");
+  EXPECT_EQ(java_double_text(5.0), "5.0");
 }
 
 }  // namespace

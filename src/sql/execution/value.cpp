@@ -78,6 +78,13 @@ void append_java_double(double d, std::string& out) {
                   .ptr;
   std::string_view text(buffer, static_cast<size_t>(end - buffer));
   size_t e = plain ? text.size() : text.find('e');  // 1.5e-04: Java writes 1.5E-4
+  if (!plain && e == (d < 0 ? 2u : 1u)) {
+    // One shortest digit: Java writes two, the pair nearest the exact binary value (so
+    // Double.MIN_VALUE, 4.94...e-324, is 4.9E-324, and 1e23, 9.99...e22, is 1.0E23).
+    end = std::to_chars(buffer, buffer + sizeof buffer, d, std::chars_format::scientific, 1).ptr;
+    text = std::string_view(buffer, static_cast<size_t>(end - buffer));
+    e = text.find('e');
+  }
   std::string_view digits = text.substr(0, e);
   out += digits;
   if (digits.find('.') == std::string_view::npos) out += ".0";
