@@ -182,7 +182,8 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   } else if (windowed_result(query)) {
     sink.window = query.from->window;  // the rows keep their source's windowed keys
   }
-  register_schemas(sink, settings_.schema_registry_url, true);
+  // A replacement registers its schemas once ksqlDB's checks have let it through.
+  if (!replaced) register_schemas(sink, settings_.schema_registry_url, true);
   std::string prefix = create.table ? "CTAS_" : "CSAS_";
   StatementResult r = replaced ? replace_query(*replaced, query, sink, text)
                                : start_query(prefix + name + "_", query, sink, text);

@@ -12,6 +12,7 @@
 
 #include "sql/binder/sql_error.h"
 #include "sql/engine/engine.h"
+#include "sql/serde/schema_registry.h"
 
 namespace oxbow::sql {
 
@@ -412,12 +413,14 @@ StatementResult Engine::replace_query(const DataSource& old, const BoundQuery& q
   }
   check_schema_upgrade(old, sink);
   std::shared_ptr<const PlanStep> plan = upgrade_plan_of(query, sink.kind);
+  if (!writers.empty() && writers.front()->upgrade_plan)
+    validate(*writers.front()->upgrade_plan, *plan);
+  register_schemas(sink, settings_.schema_registry_url, true);
   if (writers.empty())
     return start_query(
         std::string(old.kind == SourceKind::kTable ? "CTAS_" : "CSAS_") + old.name + "_", query,
         sink, text);
   PersistentQuery& q = *writers.front();
-  if (q.upgrade_plan) validate(*q.upgrade_plan, *plan);
   // The id, application id and counters stay: the new topology names its stores and internal
   // topics as the old one did, so it carries on from the old one's state.
   streams::Topology topology = plan_query(query, sink, q.counters);
