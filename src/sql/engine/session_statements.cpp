@@ -1,6 +1,8 @@
 // The statements that change no query's topology: TERMINATE / PAUSE / RESUME, CREATE and DROP
 // TYPE, SET / UNSET, DEFINE / UNDEFINE, SHOW TYPES / PROPERTIES / VARIABLES, and INSERT VALUES,
 // whose record the engine makes and its caller produces (docs/sql/ksqldb-facts.md §1.8).
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "sql/binder/ddl_binder.h"
@@ -72,12 +74,37 @@ StatementResult Engine::set_property(const parser::SetProperty& set) {
   return r;
 }
 
+namespace {
+
+// ksqlDB keeps variables in a map ordered ignoring case: a name is one variable however it is
+// written, keeps the spelling of its first DEFINE, and SHOW VARIABLES lists them in that order.
+bool less_ignoring_case(const std::string& a, const std::string& b) {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) <
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+std::map<std::string, std::string>::iterator find_variable(
+    std::map<std::string, std::string>& variables, const std::string& name) {
+  return std::find_if(variables.begin(), variables.end(), [&](const auto& entry) {
+    return !less_ignoring_case(entry.first, name) && !less_ignoring_case(name, entry.first);
+  });
+}
+
+}  // namespace
+
 StatementResult Engine::define_variable(const parser::DefineVariable& define) {
   StatementResult r;
+  auto it = find_variable(variables_, define.name);
   if (define.undefine) {
-    if (!variables_.erase(define.name))
+    if (it == variables_.end())
       r.warnings.push_back("Cannot undefine variable '" + define.name +
                            "' which was never defined");
+    else
+      variables_.erase(it);
+  } else if (it != variables_.end()) {
+    it->second = define.value;
   } else {
     variables_[define.name] = define.value;
   }
@@ -88,6 +115,10 @@ StatementResult Engine::show_settings(const parser::ShowList& show) {
   StatementResult r;
   const auto& listed = show.what == "PROPERTIES" ? properties_ : variables_;
   for (const auto& [name, value] : listed) r.settings.push_back({name, value});
+  if (show.what == "VARIABLES")
+    std::stable_sort(r.settings.begin(), r.settings.end(), [](const auto& a, const auto& b) {
+      return less_ignoring_case(a.first, b.first);
+    });
   if (show.what == "TYPES")
     for (const auto& [name, type] : catalog_.types())
       r.settings.push_back({name, type->to_string()});

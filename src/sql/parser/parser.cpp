@@ -286,7 +286,8 @@ Statement Parser::statement() {
     s.body = std::move(alter);
   } else if (first.is_word("DEFINE") || first.is_word("UNDEFINE")) {
     DefineVariable define{next().upper == "UNDEFINE", "", ""};
-    define.name = name().text;
+    define.name = peek().text;  // as written: ksqlDB lists variables so
+    name();
     if (!define.undefine) {
       expect_symbol("=");
       define.value = string_literal();
