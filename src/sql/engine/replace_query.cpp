@@ -360,8 +360,36 @@ std::vector<std::string> moved_columns(const DataSource& old, const DataSource& 
   return moved;
 }
 
-// ksqlDB's metastore check of the sink's new schema (StructuredDataSource.canUpgradeTo).
-void check_schema_upgrade(const DataSource& old, const DataSource& replacement) {
+// The sink's topic as ksqlDB's KsqlTopic prints it: its name, key format (with the window) and
+// value format. The serde features and format properties ksqlDB prints too are left out.
+std::string topic_text(const DataSource& s) {
+  std::string window = "Optional.empty";
+  if (s.window) {
+    const char* type = s.window->type == SourceWindowType::kSession   ? "SESSION"
+                       : s.window->type == SourceWindowType::kHopping ? "HOPPING"
+                                                                      : "TUMBLING";
+    std::string size = s.window->size_ms ? "Optional[" + std::to_string(*s.window->size_ms) + "]"
+                                         : "Optional.empty";
+    window = std::string("Optional[WindowInfo{type=") + type + ", size=" + size +
+             ", emitStrategy=Optional.empty}]";
+  }
+  return "KsqlTopic{kafkaTopicName='" + s.topic +
+         "', keyFormat=KeyFormat{format=FormatInfo{format=" + s.formats.key_format +
+         ", properties={}}, features=[], window=" + window +
+         "}, valueFormat=ValueFormat{format=FormatInfo{format=" + s.formats.value_format +
+         ", properties={}}, features=[]}}";
+}
+
+// ksqlDB's metastore check of the sink's replacement (StructuredDataSource.canUpgradeTo): the same
+// topic in the same formats, and every old column where it was.
+void check_source_upgrade(const DataSource& old, const DataSource& replacement) {
+  std::vector<std::string> issues;
+  auto issue = [&](const std::string& what, const std::string& a, const std::string& b) {
+    issues.push_back("DataSource '`" + old.name + "`' has " + what + " = " + a +
+                     " which is not upgradeable to " + b);
+  };
+  if (topic_text(old) != topic_text(replacement))
+    issue("topic", topic_text(old), topic_text(replacement));
   std::string why;
   if (auto keys = moved_columns(old, replacement, true); !keys.empty())
     why =
@@ -370,10 +398,14 @@ void check_schema_upgrade(const DataSource& old, const DataSource& replacement) 
         list_text(keys);
   else if (auto values = moved_columns(old, replacement, false); !values.empty())
     why = "The following columns are changed, missing or reordered: " + list_text(values);
-  if (why.empty()) return;
-  throw SqlError("Cannot upgrade data source: DataSource '`" + old.name +
-                 "`' has schema = " + schema_text(old) + " which is not upgradeable to " +
-                 schema_text(replacement) + ". (" + why + ")");
+  if (!why.empty()) {
+    issue("schema", schema_text(old), schema_text(replacement));
+    issues.back() += ". (" + why + ")";
+  }
+  if (issues.empty()) return;
+  std::string message = "Cannot upgrade data source: ";
+  for (size_t i = 0; i < issues.size(); ++i) message += (i ? "\n\tAND " : "") + issues[i];
+  throw SqlError(message);
 }
 
 std::vector<PersistentQuery*> writers_of(std::vector<PersistentQuery>& queries,
@@ -411,7 +443,7 @@ StatementResult Engine::replace_query(const DataSource& old, const BoundQuery& q
                    " is not supported because there are multiple queries writing into it: [" + ids +
                    "]");
   }
-  check_schema_upgrade(old, sink);
+  check_source_upgrade(old, sink);
   std::shared_ptr<const PlanStep> plan = upgrade_plan_of(query, sink.kind);
   if (!writers.empty() && writers.front()->upgrade_plan)
     validate(*writers.front()->upgrade_plan, *plan);

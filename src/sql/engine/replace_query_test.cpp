@@ -280,6 +280,35 @@ TEST_F(ReplaceQueryTest, GroupingAndKeysMustStay) {
             "changed, missing or reordered: [`COL1` INTEGER KEY])");
 }
 
+TEST_F(ReplaceQueryTest, TheSinksTopicAndFormatsMustStay) {
+  EXPECT_EQ(refused_upgrade("CREATE STREAM f1 AS SELECT * FROM foo;",
+                            "CREATE OR REPLACE STREAM f1 WITH (value_format='delimited') AS SELECT "
+                            "* FROM foo;"),
+            "Cannot upgrade data source: DataSource '`F1`' has topic = "
+            "KsqlTopic{kafkaTopicName='F1', keyFormat=KeyFormat{format=FormatInfo{format=KAFKA, "
+            "properties={}}, features=[], window=Optional.empty}, "
+            "valueFormat=ValueFormat{format=FormatInfo{format=JSON, properties={}}, "
+            "features=[]}} which is not upgradeable to KsqlTopic{kafkaTopicName='F1', "
+            "keyFormat=KeyFormat{format=FormatInfo{format=KAFKA, properties={}}, features=[], "
+            "window=Optional.empty}, valueFormat=ValueFormat{format=FormatInfo{format=DELIMITED, "
+            "properties={}}, features=[]}}");
+  std::string windowed = refused_upgrade(
+      "CREATE TABLE f2 AS SELECT id, COUNT(*) AS n FROM foo GROUP BY id;",
+      "CREATE OR REPLACE TABLE f2 AS SELECT id, COUNT(*) AS n FROM foo WINDOW TUMBLING (SIZE 30 "
+      "SECONDS) GROUP BY id;");
+  EXPECT_EQ(
+      windowed,
+      "Cannot upgrade data source: DataSource '`F2`' has topic = "
+      "KsqlTopic{kafkaTopicName='F2', keyFormat=KeyFormat{format=FormatInfo{format=KAFKA, "
+      "properties={}}, features=[], window=Optional.empty}, "
+      "valueFormat=ValueFormat{format=FormatInfo{format=JSON, properties={}}, "
+      "features=[]}} which is not upgradeable to KsqlTopic{kafkaTopicName='F2', "
+      "keyFormat=KeyFormat{format=FormatInfo{format=KAFKA, properties={}}, features=[], "
+      "window=Optional[WindowInfo{type=TUMBLING, size=Optional[30000], "
+      "emitStrategy=Optional.empty}]}, valueFormat=ValueFormat{format=FormatInfo{format=JSON, "
+      "properties={}}, features=[]}}");
+}
+
 TEST_F(ReplaceQueryTest, TheSourceMustStay) {
   EXPECT_EQ(refused_upgrade("CREATE STREAM s1 AS SELECT * FROM foo WHERE col1 > 0;",
                             "CREATE OR REPLACE STREAM s1 AS SELECT * FROM foo2 WHERE col1 > 0;"),
