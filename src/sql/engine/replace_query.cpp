@@ -1,12 +1,13 @@
 // CREATE OR REPLACE ... AS SELECT over a sink that exists (docs/sql/ksqldb-facts.md §1.8): the
 // query writing into it keeps its id, its application id and so its state, and gets the new
 // statement's topology, for the changes ksqlDB allows. ksqlDB decides in two steps, and so does
-// this file: the sink's schema must keep every old column where it was (its metastore's check),
-// then the two queries' execution plans must agree step by step (its ExecutionStep upgrade
-// validation). The plan is modelled here as ksqlDB lays it out, reduced to what that validation
-// looks at: filters and projections are passive (may come and go), sinks, sources, PARTITION BY,
-// GROUP BY and unwindowed stream aggregations must match, and every other step (joins, windowed
-// sources and aggregations, table aggregations, table functions) refuses any upgrade.
+// this file: the sink must keep its topic and formats and every old column where it was (its
+// metastore's check), then the two queries' execution plans must agree step by step (its
+// ExecutionStep upgrade validation). The plan is modelled here as ksqlDB lays it out, reduced to
+// what that validation looks at: filters and projections are passive (may come and go), sinks,
+// sources, PARTITION BY, GROUP BY and unwindowed stream aggregations must match, and every other
+// step (joins, windowed sources and aggregations, table aggregations, table functions) refuses any
+// upgrade.
 #include <algorithm>
 #include <map>
 
