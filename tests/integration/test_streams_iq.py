@@ -243,16 +243,23 @@ def parse_starts(answer):
     return [(int(s), n) for s, n in parse(answer)]
 
 
+# The stores' segment interval: max(retention / 2, 60 s) of their two days' retention. A store is
+# read segment by segment (a window's start, a session's end), each segment by key bytes.
+SEGMENT = 86_400_000
+
+
 def window_store_key(k, start):
-    return k.encode() + start.to_bytes(8, "big") + bytes(4)
+    """Where a window comes in a store's scan: its segment, then its key's bytes."""
+    return start // SEGMENT, k.encode() + start.to_bytes(8, "big") + bytes(4)
 
 
 def session_store_key(k, start, end):
-    return k.encode() + end.to_bytes(8, "big") + start.to_bytes(8, "big")
+    return end // SEGMENT, k.encode() + end.to_bytes(8, "big") + start.to_bytes(8, "big")
 
 
 def sorted_runs(keys, reverse=False):
-    """How many sorted runs the sequence is made of (one per local store at most)."""
+    """How many sorted runs the sequence is made of (one per local store at most, in scan
+    order)."""
     return 1 + sum(1 for a, b in zip(keys, keys[1:]) if (b > a if reverse else b < a))
 
 
@@ -300,7 +307,7 @@ def test_interactive_queries_of_window_and_session_stores(broker, tmp_path):
                                                     for s, e, n in ss), 60,
                    message="the session store to equal the reference sessions")
 
-        # all(), backwardAll(): windows of SIZE, each local store's part in store order.
+        # all(), backwardAll(): windows of SIZE, each local store's part in scan order.
         rows = parse_windowed(app.query("wall"))
         assert all(e == s + SIZE for _, s, e, _ in rows)
         assert sorted_runs([window_store_key(k, s) for k, s, _, _ in rows]) <= PARTITIONS
@@ -379,7 +386,7 @@ def test_interactive_queries_of_window_and_session_stores(broker, tmp_path):
         assert app.query(f"sget nokey {base} {base}") == "null"
         assert app.query(f"sfind nokey 0 {base * 2}") == ""
 
-        # Key ranges of sessions: each local store's part in store order.
+        # Key ranges of sessions: each local store's part in scan order.
         got = parse_windowed(app.query("srange ab b"))
         want = sorted((k, s, e, n) for k, ss in sref.items() if "ab" <= k <= "b" for s, e, n in ss)
         assert sorted(got) == want

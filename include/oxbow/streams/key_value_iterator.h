@@ -1,7 +1,10 @@
 #pragma once
 // KeyValueIterator<K, V>: what a key-value store's scans return (range, reverseRange, all,
-// reverseAll, prefixScan), as Kafka's. It reads the store lazily, one entry at a time, and
-// deserializes each entry as it is reached, so a scan's memory does not grow with the store.
+// reverseAll, prefixScan), as Kafka's, and a window or session store's fetches
+// (queryable_windows.h: KeyValueIterator<Windowed<K>, V>, and WindowStoreIterator<V>, which is
+// KeyValueIterator<int64_t, V> keyed by window start). It reads the store lazily, one entry at a
+// time, and deserializes each entry as it is reached, so a scan's memory does not grow with the
+// store.
 //
 //   auto it = store.range("a", "m");
 //   while (it.hasNext()) { KeyValue<std::string, int64_t> kv = it.next(); ... }

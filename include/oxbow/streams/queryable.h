@@ -20,7 +20,7 @@
 // seen. A store that moves away (a rebalance) during a scan makes its next batch throw
 // InvalidStateStoreException. Across several local partitions the entries come one store after
 // another (each store's part sorted by key bytes, the whole not), as Kafka's composite iterators
-// do. Window and session fetches (queryable_windows.h) still return vectors.
+// do. Window and session fetches (queryable_windows.h) return iterators read the same way.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -112,6 +112,16 @@ V typed_value(const StoreAccess& access, const Datum& value, int64_t timestamp) 
   }
 }
 
+// Reads a value as stored into the facade's V; keeps the access alive (an iterator holding it may
+// outlive the facade).
+template <class V>
+std::function<V(std::string_view)> value_decoder(std::shared_ptr<const StoreAccess> access) {
+  return [access = std::move(access)](std::string_view stored) {
+    auto [timestamp, bytes] = split_stored(access->timestamped, stored);
+    return typed_value<V>(*access, access->value_serde.deserialize(access->name, bytes), timestamp);
+  };
+}
+
 }  // namespace detail
 
 // A read-only view of a key-value store (Kafka's ReadOnlyKeyValueStore<K, V>). V is the value's
@@ -133,7 +143,7 @@ class ReadOnlyKeyValueStore : public detail::KeyValueScans<ReadOnlyKeyValueStore
     std::string k = access_->key_serde.serialize(access_->name, detail::to_datum(key));
     std::optional<V> out;
     access_->visit([&](detail::KeyValueStore& s) {
-      if (auto bytes = detail::query_get(s, k)) out = value_of(*bytes);
+      if (auto bytes = detail::query_get(s, k)) out = detail::value_decoder<V>(access_)(*bytes);
       return !out;
     });
     return out;
@@ -155,11 +165,6 @@ class ReadOnlyKeyValueStore : public detail::KeyValueScans<ReadOnlyKeyValueStore
   std::string key_bytes(const K& key) const {
     return access_->key_serde.serialize(access_->name, detail::to_datum(key));
   }
-  V value_of(const std::string& stored) const {
-    auto [timestamp, bytes] = detail::split_stored(access_->timestamped, stored);
-    return detail::typed_value<V>(*access_, access_->value_serde.deserialize(access_->name, bytes),
-                                  timestamp);
-  }
   friend class detail::KeyValueScans<ReadOnlyKeyValueStore<K, V>, K, V>;
   const std::string& scan_topic() const { return access_->name; }
   // The decoders keep the access alive: the iterator may outlive this facade.
@@ -171,11 +176,7 @@ class ReadOnlyKeyValueStore : public detail::KeyValueScans<ReadOnlyKeyValueStore
           return detail::typed_datum<K>(*access,
                                         access->key_serde.deserialize(access->name, bytes));
         },
-        [access](std::string_view stored) {
-          auto [timestamp, bytes] = detail::split_stored(access->timestamped, stored);
-          return detail::typed_value<V>(
-              *access, access->value_serde.deserialize(access->name, bytes), timestamp);
-        });
+        detail::value_decoder<V>(access));
   }
 
   std::shared_ptr<const detail::StoreAccess> access_;

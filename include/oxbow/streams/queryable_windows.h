@@ -8,67 +8,98 @@
 //   for (const auto& [start, n] : clicks.fetch("alice", from_ms, to_ms)) ...
 //
 // Times are milliseconds since the epoch, or system_clock time points; time bounds include both
-// ends, as Kafka's. Results are vectors rather than closeable iterators. Across several local
-// partitions, as Kafka's composite stores: a query of one key answers from the first store that
-// has anything for it; key ranges and all() come one store after another, each store's part in
-// store order (by key bytes, then window, oldest first; backward: the reverse), the whole not
-// sorted.
+// ends, as Kafka's. Fetches of several windows return Kafka's iterators: a WindowStoreIterator<V>
+// (window start, value) for one key's windows, a KeyValueIterator<Windowed<K>, V> otherwise
+// (key_value_iterator.h: hasNext, next, peekNextKey, close, range-for). They read as the
+// key-value scans do (queryable.h): a batch of entries of one store at a time under its task's
+// lock, none held between calls, memory one batch whatever the store's size; a store that moves
+// away meanwhile makes the next batch throw InvalidStateStoreException.
+//
+// Order, as Kafka's segmented stores: each store is read segment by segment (a segment holds the
+// windows whose start, or sessions whose end, falls in one interval of max(retention / 2, 60 s)),
+// oldest segment first (backward: newest first), each segment's entries by key bytes, then
+// window (backward: the reverse). So one key's windows come oldest first; a key range's entries
+// are by key only within a segment. Across several local partitions, as Kafka's composite stores:
+// a fetch of one key answers from the first store that has anything for it; key ranges and all()
+// come one store after another.
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
-#include <vector>
 
 #include "oxbow/streams/queryable.h"
 
 namespace oxbow::streams {
+
+// One key's windows from a window store: (window start, value) pairs, as Kafka's.
+template <class V>
+using WindowStoreIterator = KeyValueIterator<int64_t, V>;
+
 namespace detail {
 
-// A window or session as read from a store: the key with its window, the value, and the
-// timestamp of the update that wrote it.
-struct WindowedRow {
-  WindowedDatum key;
-  Datum value;
-  int64_t timestamp = 0;
-};
+// The stored value of one window (by its start) or session of `key`, from the first local store
+// that has it (src/streams/query/queryable.cpp).
+std::optional<std::string> query_window_value(const StoreAccess& access, const Datum& key,
+                                              int64_t start);
+std::optional<std::string> query_session_value(const StoreAccess& access, const Datum& key,
+                                               int64_t start, int64_t end);
 
-// The untyped core of both facades (src/streams/query/queryable.cpp). Null key bounds are open.
+// What both facades share: the serialized keys they scan by, and iterators over the scans.
 class WindowedReads {
  public:
   explicit WindowedReads(std::shared_ptr<const StoreAccess> access) : access_(std::move(access)) {}
-  std::optional<WindowedRow> window(const Datum& key, int64_t start) const;
-  std::vector<WindowedRow> windows_of(const Datum& key, int64_t from, int64_t to,
-                                      bool backward) const;
-  std::vector<WindowedRow> windows(const Datum* key_from, const Datum* key_to, int64_t from,
-                                   int64_t to, bool backward) const;
-  std::optional<WindowedRow> session(const Datum& key, int64_t start, int64_t end) const;
-  std::vector<WindowedRow> sessions_of(const Datum& key, int64_t earliest_end, int64_t latest_start,
-                                       bool backward) const;
-  std::vector<WindowedRow> sessions(const Datum* key_from, const Datum* key_to,
-                                    int64_t earliest_end, int64_t latest_start,
-                                    bool backward) const;
 
+  template <class K>
+  std::string key_bytes(const K& key) const {
+    return access_->key_serde.serialize(access_->name, to_datum(key));
+  }
   template <class V>
-  V value(const WindowedRow& row) const {
-    return typed_value<V>(*access_, row.value, row.timestamp);
+  std::optional<V> value(const std::optional<std::string>& stored) const {
+    if (!stored) return std::nullopt;
+    return value_decoder<V>(access_)(*stored);
   }
+  // One key's windows, keyed by their start.
+  template <class V>
+  WindowStoreIterator<V> starts(const WindowScan& scan) const {
+    return WindowStoreIterator<V>(query_window_scan(access_, scan, true), &window_start_of,
+                                  value_decoder<V>(access_));
+  }
+  // The decoders keep the access alive: the iterator may outlive the facade.
   template <class K, class V>
-  std::vector<streams::KeyValue<Windowed<K>, V>> windowed(
-      const std::vector<WindowedRow>& rows) const {
-    std::vector<streams::KeyValue<Windowed<K>, V>> out;
-    out.reserve(rows.size());
-    for (const auto& row : rows)
-      out.push_back(
-          {Windowed<K>{typed_datum<K>(*access_, row.key.key), row.key.window}, value<V>(row)});
-    return out;
+  KeyValueIterator<Windowed<K>, V> windowed(const WindowScan& scan, bool one_key) const {
+    auto access = access_;
+    return KeyValueIterator<Windowed<K>, V>(
+        query_window_scan(access, scan, one_key),
+        [access](std::string_view bytes) {
+          Datum key = access->windowed_key_serde.deserialize(access->name, bytes);
+          const auto* windowed = datum_cast<WindowedDatum>(&key);
+          if (!windowed) access->type_mismatch("its key serde does not read windowed keys");
+          return Windowed<K>{typed_datum<K>(*access, windowed->key), windowed->window};
+        },
+        value_decoder<V>(access));
   }
+  const StoreAccess& access() const { return *access_; }
   const std::string& name() const { return access_->name; }
 
  private:
   std::shared_ptr<const StoreAccess> access_;
 };
+
+inline WindowScan window_scan(std::optional<std::string> key_from,
+                              std::optional<std::string> key_to, int64_t from, int64_t to,
+                              bool sessions, bool backward) {
+  WindowScan scan;
+  scan.key_from = std::move(key_from);
+  scan.key_to = std::move(key_to);
+  scan.from = from;
+  scan.to = to;
+  scan.sessions = sessions;
+  scan.backward = backward;
+  return scan;
+}
 
 inline int64_t epoch_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -93,76 +124,78 @@ class ReadOnlyWindowStore {
 
   // The value of the window of `key` that starts exactly at `time`, or nothing.
   std::optional<V> fetch(const K& key, int64_t time) const {
-    auto row = reads_.window(detail::to_datum(key), time);
-    if (!row) return std::nullopt;
-    return reads_.value<V>(*row);
+    return reads_.template value<V>(
+        detail::query_window_value(reads_.access(), detail::to_datum(key), time));
   }
   std::optional<V> fetch(const K& key, TimePoint time) const {
     return fetch(key, detail::epoch_ms(time));
   }
-  // The windows of `key` that start in [from, to], oldest first, as (window start, value).
-  std::vector<KeyValue<int64_t, V>> fetch(const K& key, int64_t from, int64_t to) const {
-    return starts(reads_.windows_of(detail::to_datum(key), from, to, false));
+  // The windows of `key` that start in [timeFrom, timeTo], oldest first, as (window start, value).
+  WindowStoreIterator<V> fetch(const K& key, int64_t timeFrom, int64_t timeTo) const {
+    return of_key(key, timeFrom, timeTo, false);
   }
-  std::vector<KeyValue<int64_t, V>> fetch(const K& key, TimePoint from, TimePoint to) const {
-    return fetch(key, detail::epoch_ms(from), detail::epoch_ms(to));
+  WindowStoreIterator<V> fetch(const K& key, TimePoint timeFrom, TimePoint timeTo) const {
+    return of_key(key, detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo), false);
   }
-  // As fetch(key, from, to), newest first.
-  std::vector<KeyValue<int64_t, V>> backwardFetch(const K& key, int64_t from, int64_t to) const {
-    return starts(reads_.windows_of(detail::to_datum(key), from, to, true));
+  // As fetch(key, timeFrom, timeTo), newest first.
+  WindowStoreIterator<V> backwardFetch(const K& key, int64_t timeFrom, int64_t timeTo) const {
+    return of_key(key, timeFrom, timeTo, true);
   }
-  std::vector<KeyValue<int64_t, V>> backwardFetch(const K& key, TimePoint from,
-                                                  TimePoint to) const {
-    return backwardFetch(key, detail::epoch_ms(from), detail::epoch_ms(to));
+  WindowStoreIterator<V> backwardFetch(const K& key, TimePoint timeFrom, TimePoint timeTo) const {
+    return of_key(key, detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo), true);
   }
-  // The windows starting in [from, to] of the keys from keyFrom to keyTo (by their serialized
-  // bytes, both included; nothing when keyFrom's bytes sort after keyTo's).
-  std::vector<KeyValue<Windowed<K>, V>> fetch(const K& keyFrom, const K& keyTo, int64_t from,
-                                              int64_t to) const {
-    return key_range(keyFrom, keyTo, from, to, false);
+  // The windows starting in [timeFrom, timeTo] of the keys from keyFrom to keyTo (by their
+  // serialized bytes, both included; nothing when keyFrom's bytes sort after keyTo's).
+  KeyValueIterator<Windowed<K>, V> fetch(const K& keyFrom, const K& keyTo, int64_t timeFrom,
+                                         int64_t timeTo) const {
+    return key_range(keyFrom, keyTo, timeFrom, timeTo, false);
   }
-  std::vector<KeyValue<Windowed<K>, V>> fetch(const K& keyFrom, const K& keyTo, TimePoint from,
-                                              TimePoint to) const {
-    return key_range(keyFrom, keyTo, detail::epoch_ms(from), detail::epoch_ms(to), false);
+  KeyValueIterator<Windowed<K>, V> fetch(const K& keyFrom, const K& keyTo, TimePoint timeFrom,
+                                         TimePoint timeTo) const {
+    return key_range(keyFrom, keyTo, detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo), false);
   }
-  std::vector<KeyValue<Windowed<K>, V>> backwardFetch(const K& keyFrom, const K& keyTo,
-                                                      int64_t from, int64_t to) const {
-    return key_range(keyFrom, keyTo, from, to, true);
+  KeyValueIterator<Windowed<K>, V> backwardFetch(const K& keyFrom, const K& keyTo, int64_t timeFrom,
+                                                 int64_t timeTo) const {
+    return key_range(keyFrom, keyTo, timeFrom, timeTo, true);
   }
-  std::vector<KeyValue<Windowed<K>, V>> backwardFetch(const K& keyFrom, const K& keyTo,
-                                                      TimePoint from, TimePoint to) const {
-    return key_range(keyFrom, keyTo, detail::epoch_ms(from), detail::epoch_ms(to), true);
+  KeyValueIterator<Windowed<K>, V> backwardFetch(const K& keyFrom, const K& keyTo,
+                                                 TimePoint timeFrom, TimePoint timeTo) const {
+    return key_range(keyFrom, keyTo, detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo), true);
   }
-  std::vector<KeyValue<Windowed<K>, V>> all() const { return fetchAll(INT64_MIN, INT64_MAX); }
-  std::vector<KeyValue<Windowed<K>, V>> backwardAll() const {
+  KeyValueIterator<Windowed<K>, V> all() const { return fetchAll(INT64_MIN, INT64_MAX); }
+  KeyValueIterator<Windowed<K>, V> backwardAll() const {
     return backwardFetchAll(INT64_MIN, INT64_MAX);
   }
-  // Every key's windows that start in [from, to].
-  std::vector<KeyValue<Windowed<K>, V>> fetchAll(int64_t from, int64_t to) const {
-    return reads_.windowed<K, V>(reads_.windows(nullptr, nullptr, from, to, false));
+  // Every key's windows that start in [timeFrom, timeTo].
+  KeyValueIterator<Windowed<K>, V> fetchAll(int64_t timeFrom, int64_t timeTo) const {
+    return every_key(timeFrom, timeTo, false);
   }
-  std::vector<KeyValue<Windowed<K>, V>> fetchAll(TimePoint from, TimePoint to) const {
-    return fetchAll(detail::epoch_ms(from), detail::epoch_ms(to));
+  KeyValueIterator<Windowed<K>, V> fetchAll(TimePoint timeFrom, TimePoint timeTo) const {
+    return fetchAll(detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo));
   }
-  std::vector<KeyValue<Windowed<K>, V>> backwardFetchAll(int64_t from, int64_t to) const {
-    return reads_.windowed<K, V>(reads_.windows(nullptr, nullptr, from, to, true));
+  KeyValueIterator<Windowed<K>, V> backwardFetchAll(int64_t timeFrom, int64_t timeTo) const {
+    return every_key(timeFrom, timeTo, true);
   }
-  std::vector<KeyValue<Windowed<K>, V>> backwardFetchAll(TimePoint from, TimePoint to) const {
-    return backwardFetchAll(detail::epoch_ms(from), detail::epoch_ms(to));
+  KeyValueIterator<Windowed<K>, V> backwardFetchAll(TimePoint timeFrom, TimePoint timeTo) const {
+    return backwardFetchAll(detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo));
   }
   const std::string& storeName() const { return reads_.name(); }
 
  private:
-  std::vector<KeyValue<int64_t, V>> starts(const std::vector<detail::WindowedRow>& rows) const {
-    std::vector<KeyValue<int64_t, V>> out;
-    out.reserve(rows.size());
-    for (const auto& row : rows) out.push_back({row.key.window.start, reads_.value<V>(row)});
-    return out;
+  WindowStoreIterator<V> of_key(const K& key, int64_t from, int64_t to, bool backward) const {
+    std::string k = reads_.key_bytes(key);
+    return reads_.template starts<V>(detail::window_scan(k, k, from, to, false, backward));
   }
-  std::vector<KeyValue<Windowed<K>, V>> key_range(const K& key_from, const K& key_to, int64_t from,
-                                                  int64_t to, bool backward) const {
-    Datum f = detail::to_datum(key_from), t = detail::to_datum(key_to);
-    return reads_.windowed<K, V>(reads_.windows(&f, &t, from, to, backward));
+  KeyValueIterator<Windowed<K>, V> key_range(const K& key_from, const K& key_to, int64_t from,
+                                             int64_t to, bool backward) const {
+    return reads_.template windowed<K, V>(
+        detail::window_scan(reads_.key_bytes(key_from), reads_.key_bytes(key_to), from, to, false,
+                            backward),
+        false);
+  }
+  KeyValueIterator<Windowed<K>, V> every_key(int64_t from, int64_t to, bool backward) const {
+    return reads_.template windowed<K, V>(
+        detail::window_scan(std::nullopt, std::nullopt, from, to, false, backward), false);
   }
 
   detail::WindowedReads reads_;
@@ -184,74 +217,77 @@ class ReadOnlySessionStore {
 
   // The sessions of `key` that end at or after earliestSessionEndTime and start at or before
   // latestSessionStartTime (those overlapping that interval), earliest first.
-  std::vector<KeyValue<Windowed<K>, AGG>> findSessions(const K& key, int64_t earliestSessionEndTime,
-                                                       int64_t latestSessionStartTime) const {
+  KeyValueIterator<Windowed<K>, AGG> findSessions(const K& key, int64_t earliestSessionEndTime,
+                                                  int64_t latestSessionStartTime) const {
     return of_key(key, earliestSessionEndTime, latestSessionStartTime, false);
   }
-  std::vector<KeyValue<Windowed<K>, AGG>> findSessions(const K& key,
-                                                       TimePoint earliestSessionEndTime,
-                                                       TimePoint latestSessionStartTime) const {
+  KeyValueIterator<Windowed<K>, AGG> findSessions(const K& key, TimePoint earliestSessionEndTime,
+                                                  TimePoint latestSessionStartTime) const {
     return of_key(key, detail::epoch_ms(earliestSessionEndTime),
                   detail::epoch_ms(latestSessionStartTime), false);
   }
-  std::vector<KeyValue<Windowed<K>, AGG>> backwardFindSessions(
-      const K& key, int64_t earliestSessionEndTime, int64_t latestSessionStartTime) const {
+  KeyValueIterator<Windowed<K>, AGG> backwardFindSessions(const K& key,
+                                                          int64_t earliestSessionEndTime,
+                                                          int64_t latestSessionStartTime) const {
     return of_key(key, earliestSessionEndTime, latestSessionStartTime, true);
   }
-  std::vector<KeyValue<Windowed<K>, AGG>> backwardFindSessions(
-      const K& key, TimePoint earliestSessionEndTime, TimePoint latestSessionStartTime) const {
+  KeyValueIterator<Windowed<K>, AGG> backwardFindSessions(const K& key,
+                                                          TimePoint earliestSessionEndTime,
+                                                          TimePoint latestSessionStartTime) const {
     return of_key(key, detail::epoch_ms(earliestSessionEndTime),
                   detail::epoch_ms(latestSessionStartTime), true);
   }
   // As findSessions(key, ...), for the keys from keyFrom to keyTo (by bytes, both included).
-  std::vector<KeyValue<Windowed<K>, AGG>> findSessions(const K& keyFrom, const K& keyTo,
-                                                       int64_t earliestSessionEndTime,
-                                                       int64_t latestSessionStartTime) const {
+  KeyValueIterator<Windowed<K>, AGG> findSessions(const K& keyFrom, const K& keyTo,
+                                                  int64_t earliestSessionEndTime,
+                                                  int64_t latestSessionStartTime) const {
     return key_range(keyFrom, keyTo, earliestSessionEndTime, latestSessionStartTime, false);
   }
-  std::vector<KeyValue<Windowed<K>, AGG>> backwardFindSessions(
-      const K& keyFrom, const K& keyTo, int64_t earliestSessionEndTime,
-      int64_t latestSessionStartTime) const {
+  KeyValueIterator<Windowed<K>, AGG> backwardFindSessions(const K& keyFrom, const K& keyTo,
+                                                          int64_t earliestSessionEndTime,
+                                                          int64_t latestSessionStartTime) const {
     return key_range(keyFrom, keyTo, earliestSessionEndTime, latestSessionStartTime, true);
   }
   // The aggregate of the session of `key` that is exactly [sessionStartTime, sessionEndTime].
   std::optional<AGG> fetchSession(const K& key, int64_t sessionStartTime,
                                   int64_t sessionEndTime) const {
-    auto row = reads_.session(detail::to_datum(key), sessionStartTime, sessionEndTime);
-    if (!row) return std::nullopt;
-    return reads_.value<AGG>(*row);
+    return reads_.template value<AGG>(detail::query_session_value(
+        reads_.access(), detail::to_datum(key), sessionStartTime, sessionEndTime));
   }
   std::optional<AGG> fetchSession(const K& key, TimePoint sessionStartTime,
                                   TimePoint sessionEndTime) const {
     return fetchSession(key, detail::epoch_ms(sessionStartTime), detail::epoch_ms(sessionEndTime));
   }
   // Every session of `key`, earliest first.
-  std::vector<KeyValue<Windowed<K>, AGG>> fetch(const K& key) const {
+  KeyValueIterator<Windowed<K>, AGG> fetch(const K& key) const {
     return of_key(key, INT64_MIN, INT64_MAX, false);
   }
-  std::vector<KeyValue<Windowed<K>, AGG>> backwardFetch(const K& key) const {
+  KeyValueIterator<Windowed<K>, AGG> backwardFetch(const K& key) const {
     return of_key(key, INT64_MIN, INT64_MAX, true);
   }
   // Every session of the keys from keyFrom to keyTo.
-  std::vector<KeyValue<Windowed<K>, AGG>> fetch(const K& keyFrom, const K& keyTo) const {
+  KeyValueIterator<Windowed<K>, AGG> fetch(const K& keyFrom, const K& keyTo) const {
     return key_range(keyFrom, keyTo, INT64_MIN, INT64_MAX, false);
   }
-  std::vector<KeyValue<Windowed<K>, AGG>> backwardFetch(const K& keyFrom, const K& keyTo) const {
+  KeyValueIterator<Windowed<K>, AGG> backwardFetch(const K& keyFrom, const K& keyTo) const {
     return key_range(keyFrom, keyTo, INT64_MIN, INT64_MAX, true);
   }
   const std::string& storeName() const { return reads_.name(); }
 
  private:
-  std::vector<KeyValue<Windowed<K>, AGG>> of_key(const K& key, int64_t earliest_end,
-                                                 int64_t latest_start, bool backward) const {
-    return reads_.windowed<K, AGG>(
-        reads_.sessions_of(detail::to_datum(key), earliest_end, latest_start, backward));
+  KeyValueIterator<Windowed<K>, AGG> of_key(const K& key, int64_t earliest_end,
+                                            int64_t latest_start, bool backward) const {
+    std::string k = reads_.key_bytes(key);
+    return reads_.template windowed<K, AGG>(
+        detail::window_scan(k, k, earliest_end, latest_start, true, backward), true);
   }
-  std::vector<KeyValue<Windowed<K>, AGG>> key_range(const K& key_from, const K& key_to,
-                                                    int64_t earliest_end, int64_t latest_start,
-                                                    bool backward) const {
-    Datum f = detail::to_datum(key_from), t = detail::to_datum(key_to);
-    return reads_.windowed<K, AGG>(reads_.sessions(&f, &t, earliest_end, latest_start, backward));
+  KeyValueIterator<Windowed<K>, AGG> key_range(const K& key_from, const K& key_to,
+                                               int64_t earliest_end, int64_t latest_start,
+                                               bool backward) const {
+    return reads_.template windowed<K, AGG>(
+        detail::window_scan(reads_.key_bytes(key_from), reads_.key_bytes(key_to), earliest_end,
+                            latest_start, true, backward),
+        false);
   }
 
   detail::WindowedReads reads_;

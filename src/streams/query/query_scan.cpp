@@ -6,8 +6,14 @@
 // consistent (the store's own cursor: a RocksDB snapshot, the cache's pending writes); the scan
 // as a whole sees writes made between batches ahead of its position, as Kafka's in-memory
 // store's iterator does. Its memory is one batch, whatever the store's size.
+//
+// Window and session stores' fetches read the same way, over their stores' segment-ordered
+// cursors (state/window_queries.h); a fetch of one key stops after the first store that had
+// anything for it.
 #include "oxbow/streams/queryable.h"
 #include "streams/state/cursors.h"
+#include "streams/state/window_key.h"
+#include "streams/state/window_queries.h"
 
 namespace oxbow::streams::detail {
 
@@ -15,10 +21,14 @@ namespace {
 
 constexpr size_t kBatch = 256;
 
+// A cursor over one store from just past `last` (none: from the start), read under its lock.
+using Opener = std::function<std::unique_ptr<KeyValueCursor>(
+    KeyValueStore& store, const std::optional<std::string>& last)>;
+
 class QueryCursor : public KeyValueCursor {
  public:
-  QueryCursor(std::shared_ptr<const StoreAccess> access, const KeyRange& range)
-      : access_(std::move(access)), range_(range) {
+  QueryCursor(std::shared_ptr<const StoreAccess> access, Opener open, bool first_only)
+      : access_(std::move(access)), open_(std::move(open)), first_only_(first_only) {
     fill();
   }
   bool valid() const override { return i_ < batch_.size(); }
@@ -33,7 +43,7 @@ class QueryCursor : public KeyValueCursor {
   void fill() {
     batch_.clear();
     i_ = 0;
-    bool more = true;
+    bool more = !done_;
     while (batch_.empty() && more) {
       size_t index = 0;
       more = false;
@@ -52,17 +62,20 @@ class QueryCursor : public KeyValueCursor {
       throw InvalidStateStoreException("the state store " + access_->name +
                                        " was migrated or closed during a scan of it");
     store_ = &store;
-    auto cursor = store.query_scan(resumed_after(range_, last_));
+    auto cursor = open_(store, last_);
     if (read_batch(*cursor, kBatch, batch_)) {
       last_ = batch_.back().first;
       return;
     }
     ++store_index_;  // this store is done
+    done_ = first_only_ && (last_ || !batch_.empty());
     last_.reset();
   }
 
   std::shared_ptr<const StoreAccess> access_;
-  KeyRange range_;
+  Opener open_;
+  bool first_only_;
+  bool done_ = false;
   size_t store_index_ = 0;
   const KeyValueStore* store_ = nullptr;
   std::optional<std::string> last_;
@@ -73,7 +86,25 @@ class QueryCursor : public KeyValueCursor {
 }  // namespace
 
 CursorPtr query_scan(std::shared_ptr<const StoreAccess> access, const KeyRange& range) {
-  return CursorPtr(new QueryCursor(std::move(access), range));
+  Opener open = [range](KeyValueStore& store, const std::optional<std::string>& last) {
+    return store.query_scan(resumed_after(range, last, ScanOrder::of(store, range.reverse)));
+  };
+  return CursorPtr(new QueryCursor(std::move(access), std::move(open), false));
+}
+
+CursorPtr query_window_scan(std::shared_ptr<const StoreAccess> access, const WindowScan& scan,
+                            bool first_only) {
+  std::optional<KeyRange> range = window_range(scan);
+  Opener open = [range, scan](KeyValueStore& store, const std::optional<std::string>& last) {
+    if (!range) return vector_cursor({}, KeyRange::everything());
+    KeyRange resumed = resumed_after(*range, last, ScanOrder::of(store, range->reverse));
+    return window_cursor(store.query_scan(resumed), scan);
+  };
+  return CursorPtr(new QueryCursor(std::move(access), std::move(open), first_only));
+}
+
+int64_t window_start_of(std::string_view store_key) {
+  return window_store_start(store_key);
 }
 
 }  // namespace oxbow::streams::detail

@@ -1,5 +1,5 @@
 // The untyped core of the interactive-query facades (queryable.h, queryable_windows.h): store
-// type checks, and reads of window and session stores through the stores' query_* methods.
+// type checks, and lookups of one window or session (their scans: query_scan.cpp).
 #include <algorithm>
 #include <iterator>
 #include <stdexcept>
@@ -57,58 +57,16 @@ ErasedSerde key_alone(const ErasedSerde& store_key_serde, size_t suffix, std::st
   return out;
 }
 
-WindowedRow decode(const StoreAccess& access, const BytesPair& row) {
-  Datum key = access.windowed_key_serde.deserialize(access.name, row.first);
-  const auto* windowed = datum_cast<WindowedDatum>(&key);
-  if (!windowed) access.type_mismatch("its key serde does not read windowed keys");
-  auto [timestamp, bytes] = split_stored(access.timestamped, row.second);
-  return WindowedRow{*windowed, access.value_serde.deserialize(access.name, bytes), timestamp};
-}
-
-// Rows are decoded after the visit, outside the tasks' locks, which the stream threads wait for.
-std::vector<WindowedRow> decode_all(const StoreAccess& access, const std::vector<BytesPair>& rows) {
-  std::vector<WindowedRow> out;
-  out.reserve(rows.size());
-  for (const auto& row : rows) out.push_back(decode(access, row));
-  return out;
-}
-
-// Kafka's composite stores for one key: the first local store with anything for it.
-template <class Scan>
-std::vector<WindowedRow> first_found(const StoreAccess& access, bool backward, const Scan& scan) {
-  std::vector<BytesPair> rows;
-  access.visit([&](KeyValueStore& store) {
-    rows = scan(store);
-    return rows.empty();
-  });
-  if (backward) std::reverse(rows.begin(), rows.end());
-  return decode_all(access, rows);
-}
-
-// For key ranges: every local store's part, one after another.
-template <class Scan>
-std::vector<WindowedRow> concatenated(const StoreAccess& access, bool backward, const Scan& scan) {
-  std::vector<BytesPair> rows;
-  access.visit([&](KeyValueStore& store) {
-    std::vector<BytesPair> part = scan(store);
-    if (backward) std::reverse(part.begin(), part.end());
-    rows.insert(rows.end(), std::make_move_iterator(part.begin()),
-                std::make_move_iterator(part.end()));
-    return true;
-  });
-  return decode_all(access, rows);
-}
-
-std::optional<WindowedRow> first_value(
-    const StoreAccess& access, const std::string& store_key,
+// Kafka's composite stores for one window or session: the first local store that has it.
+std::optional<std::string> first_value(
+    const StoreAccess& access,
     const std::function<std::optional<std::string>(KeyValueStore&)>& get) {
   std::optional<std::string> found;
   access.visit([&](KeyValueStore& store) {
     found = get(store);
     return !found;
   });
-  if (!found) return std::nullopt;
-  return decode(access, BytesPair{store_key, std::move(*found)});
+  return found;
 }
 
 }  // namespace
@@ -160,53 +118,17 @@ void describe_store(StoreAccess& access, const StoreOptions& o, StoreKind kind, 
                 mismatch_message(access, "its key serde writes another type"));
 }
 
-std::optional<WindowedRow> WindowedReads::window(const Datum& key, int64_t start) const {
-  std::string k = access_->key_serde.serialize(access_->name, key);
-  return first_value(*access_, window_store_key(k, start),
-                     [&](KeyValueStore& store) { return query_window(store, k, start); });
+std::optional<std::string> query_window_value(const StoreAccess& access, const Datum& key,
+                                              int64_t start) {
+  std::string k = access.key_serde.serialize(access.name, key);
+  return first_value(access, [&](KeyValueStore& store) { return query_window(store, k, start); });
 }
 
-std::vector<WindowedRow> WindowedReads::windows_of(const Datum& key, int64_t from, int64_t to,
-                                                   bool backward) const {
-  std::string k = access_->key_serde.serialize(access_->name, key);
-  return first_found(*access_, backward,
-                     [&](KeyValueStore& store) { return query_windows(store, &k, &k, from, to); });
-}
-
-std::vector<WindowedRow> WindowedReads::windows(const Datum* key_from, const Datum* key_to,
-                                                int64_t from, int64_t to, bool backward) const {
-  std::optional<std::string> f, t;
-  if (key_from) f = access_->key_serde.serialize(access_->name, *key_from);
-  if (key_to) t = access_->key_serde.serialize(access_->name, *key_to);
-  return concatenated(*access_, backward, [&](KeyValueStore& store) {
-    return query_windows(store, f ? &*f : nullptr, t ? &*t : nullptr, from, to);
-  });
-}
-
-std::optional<WindowedRow> WindowedReads::session(const Datum& key, int64_t start,
-                                                  int64_t end) const {
-  std::string k = access_->key_serde.serialize(access_->name, key);
-  return first_value(*access_, session_windowed_bytes(k, Window{start, end}),
+std::optional<std::string> query_session_value(const StoreAccess& access, const Datum& key,
+                                               int64_t start, int64_t end) {
+  std::string k = access.key_serde.serialize(access.name, key);
+  return first_value(access,
                      [&](KeyValueStore& store) { return query_session(store, k, start, end); });
-}
-
-std::vector<WindowedRow> WindowedReads::sessions_of(const Datum& key, int64_t earliest_end,
-                                                    int64_t latest_start, bool backward) const {
-  std::string k = access_->key_serde.serialize(access_->name, key);
-  return first_found(*access_, backward, [&](KeyValueStore& store) {
-    return query_sessions(store, &k, &k, earliest_end, latest_start);
-  });
-}
-
-std::vector<WindowedRow> WindowedReads::sessions(const Datum* key_from, const Datum* key_to,
-                                                 int64_t earliest_end, int64_t latest_start,
-                                                 bool backward) const {
-  std::optional<std::string> f, t;
-  if (key_from) f = access_->key_serde.serialize(access_->name, *key_from);
-  if (key_to) t = access_->key_serde.serialize(access_->name, *key_to);
-  return concatenated(*access_, backward, [&](KeyValueStore& store) {
-    return query_sessions(store, f ? &*f : nullptr, t ? &*t : nullptr, earliest_end, latest_start);
-  });
 }
 
 }  // namespace oxbow::streams::detail

@@ -11,6 +11,7 @@
 #include "oxbow/streams/streams_builder.h"
 #include "oxbow/streams/test_driver.h"
 #include "streams/query/queryable_core.h"
+#include "streams/state/segments.h"
 #include "streams/state/stores.h"
 #include "streams/state/timestamped.h"
 #include "streams/state/window_key.h"
@@ -28,69 +29,98 @@ int64_t big_endian_at(const std::string& bytes, size_t at) {
   return static_cast<int64_t>(v);
 }
 
+// What a fetch reads of one store: window_cursor over the store's query cursor.
+V scan_store(detail::KeyValueStore& store, const detail::WindowScan& scan) {
+  V out;
+  auto range = detail::window_range(scan);
+  if (!range) return out;
+  for (auto c = detail::window_cursor(store.query_scan(*range), scan); c->valid(); c->next())
+    out.emplace_back(c->key(), c->value());
+  return out;
+}
+
+// Against a model, over a cache with pending writes and deletes over the store below, that store
+// unsegmented (scans in key order) and segmented in 10 ms segments (scans segment by segment,
+// each in key order), forward and backward.
 TEST(QueryableWindows, ScansMatchAModelOverPendingWrites) {
   const RecordContext none;
   const std::vector<std::string> keys = {
       "", "a", std::string("a\0", 2), "a\x01", "a\xff", "ab", "abc", "b", "\xff"};
-  for (bool sessions : {false, true}) {
-    SCOPED_TRACE(sessions ? "sessions" : "windows");
-    const size_t suffix = sessions ? detail::kSessionKeySuffix : detail::kWindowKeySuffix;
-    std::mt19937 rng(sessions ? 5 : 7);
-    detail::CacheBudget budget;
-    budget.max_bytes = 1 << 20;
-    detail::CachingStore cache(detail::make_in_memory_store("s"), budget);
-    int flushed = 0;
-    cache.set_flush_listener([&](const std::string&, const std::optional<std::string>&,
-                                 const std::optional<std::string>&,
-                                 const RecordContext&) { ++flushed; });
-    std::map<std::string, std::string> model;
-    for (int i = 0; i < 600; ++i) {
-      const std::string& k = keys[rng() % keys.size()];
-      int64_t a = static_cast<int64_t>(rng() % 60) - 10;  // some negative: sign handling
-      int64_t b = a + static_cast<int64_t>(rng() % 20);
-      std::string store_key = sessions ? detail::session_windowed_bytes(k, Window{a, b})
-                                       : detail::window_store_key(k, a);
-      std::optional<std::string> value;
-      if (rng() % 6 != 0) value = std::to_string(i);
-      cache.put(store_key, value, none);
-      if (value)
-        model[store_key] = *value;
-      else
-        model.erase(store_key);
-      if (i == 300) cache.flush();  // half below, half pending
-    }
-    flushed = 0;
-    for (int q = 0; q < 500; ++q) {
-      const std::string* from_key = rng() % 5 ? &keys[rng() % keys.size()] : nullptr;
-      const std::string* to_key = rng() % 5 ? &keys[rng() % keys.size()] : nullptr;
-      if (q % 4 == 0) to_key = from_key;  // one key
-      int64_t lo = static_cast<int64_t>(rng() % 90) - 15;
-      int64_t hi = lo + static_cast<int64_t>(rng() % 50) - 8;
-      V want;
+  for (bool sessions : {false, true})
+    for (bool segmented : {false, true}) {
+      SCOPED_TRACE(std::string(sessions ? "sessions" : "windows") +
+                   (segmented ? ", segmented" : ""));
+      const size_t suffix = sessions ? detail::kSessionKeySuffix : detail::kWindowKeySuffix;
+      std::mt19937 rng(sessions ? 5 : 7);
+      detail::CacheBudget budget;
+      budget.max_bytes = 1 << 20;
+      auto bottom = detail::make_in_memory_store("s");
+      detail::SegmentLayout layout{1000000, 10, sessions};
+      if (segmented) dynamic_cast<detail::SegmentedStore&>(*bottom).use_segments(layout);
+      detail::CachingStore cache(std::move(bottom), budget);
+      int flushed = 0;
+      cache.set_flush_listener([&](const std::string&, const std::optional<std::string>&,
+                                   const std::optional<std::string>&,
+                                   const RecordContext&) { ++flushed; });
+      std::map<std::string, std::string> model;
+      for (int i = 0; i < 600; ++i) {
+        const std::string& k = keys[rng() % keys.size()];
+        int64_t a = static_cast<int64_t>(rng() % 60) - 10;  // some negative: sign handling
+        int64_t b = a + static_cast<int64_t>(rng() % 20);
+        std::string store_key = sessions ? detail::session_windowed_bytes(k, Window{a, b})
+                                         : detail::window_store_key(k, a);
+        std::optional<std::string> value;
+        if (rng() % 6 != 0) value = std::to_string(i);
+        cache.put(store_key, value, none);
+        if (value)
+          model[store_key] = *value;
+        else
+          model.erase(store_key);
+        if (i == 300) cache.flush();  // half below, half pending
+      }
+      flushed = 0;
+      // The model's entries in the store's scan order.
+      detail::ScanOrder order;
+      if (segmented) order.layout = layout;
+      for (int q = 0; q < 500; ++q) {
+        detail::WindowScan scan;
+        if (rng() % 5) scan.key_from = keys[rng() % keys.size()];
+        if (rng() % 5) scan.key_to = keys[rng() % keys.size()];
+        if (q % 4 == 0) scan.key_to = scan.key_from;  // one key
+        scan.from = static_cast<int64_t>(rng() % 90) - 15;
+        scan.to = scan.from + static_cast<int64_t>(rng() % 50) - 8;
+        scan.sessions = sessions;
+        scan.backward = q % 3 == 0;
+        V want;
+        for (const auto& [k, v] : model) {
+          std::string part = k.substr(0, k.size() - suffix);
+          if ((scan.key_from && part < *scan.key_from) || (scan.key_to && part > *scan.key_to))
+            continue;
+          int64_t first = big_endian_at(k, part.size());
+          bool in = sessions ? first >= scan.from && big_endian_at(k, part.size() + 8) <= scan.to
+                             : first >= scan.from && first <= scan.to;
+          if (in) want.emplace_back(k, v);
+        }
+        order.reverse = scan.backward;
+        std::stable_sort(want.begin(), want.end(), [&](const auto& x, const auto& y) {
+          return order.before(x.first, y.first);
+        });
+        ASSERT_EQ(scan_store(cache, scan), want)
+            << "keys " << scan.key_from.value_or("(open)") << " .. "
+            << scan.key_to.value_or("(open)") << ", times " << scan.from << " .. " << scan.to
+            << (scan.backward ? " backward" : "");
+      }
       for (const auto& [k, v] : model) {
         std::string part = k.substr(0, k.size() - suffix);
-        if ((from_key && part < *from_key) || (to_key && part > *to_key)) continue;
         int64_t first = big_endian_at(k, part.size());
-        bool in = sessions ? first >= lo && big_endian_at(k, part.size() + 8) <= hi
-                           : first >= lo && first <= hi;
-        if (in) want.emplace_back(k, v);
-      }
-      V got = sessions ? detail::query_sessions(cache, from_key, to_key, lo, hi)
-                       : detail::query_windows(cache, from_key, to_key, lo, hi);
-      ASSERT_EQ(got, want) << "keys " << (from_key ? *from_key : "(open)") << " .. "
-                           << (to_key ? *to_key : "(open)") << ", times " << lo << " .. " << hi;
-    }
-    for (const auto& [k, v] : model) {
-      std::string part = k.substr(0, k.size() - suffix);
-      int64_t first = big_endian_at(k, part.size());
-      auto got = sessions
-                     ? detail::query_session(cache, part, big_endian_at(k, part.size() + 8), first)
+        auto got =
+            sessions ? detail::query_session(cache, part, big_endian_at(k, part.size() + 8), first)
                      : detail::query_window(cache, part, first);
-      EXPECT_EQ(got, v);
+        EXPECT_EQ(got, v);
+      }
+      EXPECT_EQ(detail::query_window(cache, "zz", 0), std::nullopt);
+      EXPECT_EQ(flushed, 0);  // queries forward nothing
     }
-    EXPECT_EQ(detail::query_window(cache, "zz", 0), std::nullopt);
-    EXPECT_EQ(flushed, 0);  // queries forward nothing
-  }
 }
 
 // The stores a windowed topology fills, read through a StoreAccess over local stores.
@@ -191,8 +221,7 @@ class QueryableWindowFacades : public ::testing::Test {
 };
 
 template <class K, class T>
-std::vector<std::tuple<K, int64_t, int64_t, T>> flat(
-    const std::vector<KeyValue<Windowed<K>, T>>& in) {
+std::vector<std::tuple<K, int64_t, int64_t, T>> flat(KeyValueIterator<Windowed<K>, T> in) {
   std::vector<std::tuple<K, int64_t, int64_t, T>> out;
   for (const auto& kv : in)
     out.emplace_back(kv.key.key, kv.key.window.start, kv.key.window.end, kv.value);
@@ -211,7 +240,7 @@ TEST_F(QueryableWindowFacades, WindowStoreQueries) {
   EXPECT_EQ(w.fetch("a", std::chrono::system_clock::time_point(milliseconds(5))), 2);
 
   using Starts = std::vector<std::pair<int64_t, int64_t>>;
-  auto starts = [](const std::vector<KeyValue<int64_t, int64_t>>& in) {
+  auto starts = [](WindowStoreIterator<int64_t> in) {
     Starts out;
     for (const auto& kv : in) out.emplace_back(kv.key, kv.value);
     return out;
@@ -264,7 +293,8 @@ TEST_F(QueryableWindowFacades, WindowStoreQueries) {
   auto t = facade<ReadOnlyWindowStore<std::string, ValueAndTimestamp<int64_t>>>("windows");
   EXPECT_EQ(t.fetch("a", 0), (ValueAndTimestamp<int64_t>{2, 3}));
   EXPECT_EQ(t.fetch("a", 5), (ValueAndTimestamp<int64_t>{2, 13}));
-  auto ranged = t.fetch("b", 0, 5);
+  auto it = t.fetch("b", 0, 5);
+  std::vector<KeyValue<int64_t, ValueAndTimestamp<int64_t>>> ranged(it.begin(), it.end());
   ASSERT_EQ(ranged.size(), 2u);
   EXPECT_EQ(ranged[1].value, (ValueAndTimestamp<int64_t>{1, 7}));
 }

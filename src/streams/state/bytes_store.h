@@ -26,9 +26,10 @@ class KeyValueCursor {
   virtual void next() = 0;
 };
 
-// What stores without a cursor of their own scan through (window and session stores, whose
-// segments are not merged lazily yet): the whole result read at once, as before cursors.
+// What stores without a cursor of their own scan through: the whole result read at once.
 std::unique_ptr<KeyValueCursor> vector_cursor(std::vector<BytesPair> rows, const KeyRange& range);
+
+struct SegmentLayout;
 
 class KeyValueStore {
  public:
@@ -72,6 +73,9 @@ class KeyValueStore {
   // As scan(), for a query: it changes nothing, and lives only while the task's lock is held.
   virtual std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range);
   virtual int64_t query_num_entries() { return approximate_num_entries(); }
+  // A window or session store's segments (segments.h), whose scans come segment by segment;
+  // nullptr for a store scanned in key order. The layers above answer for the store below.
+  virtual const SegmentLayout* segment_layout() const { return nullptr; }
   // Deletes `keys` from this task's copy only, not from the changelog: entries that retention
   // expired, which the changelog topic's own retention removes there.
   virtual void erase_local(const std::vector<std::string>& keys) {

@@ -12,6 +12,7 @@
 
 #include "common/allocation_counter.h"
 #include "oxbow/streams/queryable.h"
+#include "streams/state/cursor_test_util.h"
 #include "streams/state/global_stores.h"
 #include "streams/state/rocksdb_store.h"
 #include "streams/state/stores.h"
@@ -19,14 +20,7 @@
 namespace oxbow::streams::detail {
 namespace {
 
-const RecordContext kNoContext;
-using Rows = std::vector<BytesPair>;
-
-Rows drain(std::unique_ptr<KeyValueCursor> cursor) {
-  Rows out;
-  for (; cursor->valid(); cursor->next()) out.emplace_back(cursor->key(), cursor->value());
-  return out;
-}
+using namespace scan_test;
 
 Rows expected(const std::map<std::string, std::string>& model, const KeyRange& range) {
   Rows out;
@@ -145,11 +139,8 @@ TEST_P(CursorTest, WritesDuringAScanNeitherBreakItNorRepeatKeys) {
       cache->put("y" + key, "x", kNoContext);
       cache->put("0" + key, "x", kNoContext);
     }
-    for (const auto& [k, v] : before) EXPECT_TRUE(seen.count(k)) << k;
     EXPECT_GT(written_down_, 0);
-    cache->flush();
-    model.clear();
-    for (auto& [k, v] : drain(cache->scan(KeyRange::everything()))) model[k] = v;
+    expect_all_seen_then_reload(*cache, before, seen, model);
   }
 }
 
@@ -182,14 +173,6 @@ INSTANTIATE_TEST_SUITE_P(Bottoms, CursorTest,
                          ::testing::Values("memory", "rocksdb-direct", "rocksdb-buffered"));
 
 // Interactive queries' cursor over several local stores.
-class FakeAccess : public StoreAccess {
- public:
-  void visit(const std::function<bool(KeyValueStore&)>& read) const override {
-    for (auto* store : stores)
-      if (!read(*store)) return;
-  }
-  std::vector<KeyValueStore*> stores;
-};
 
 TEST(QueryScan, ReadsStoreAfterStoreInBatches) {
   auto one = make_in_memory_store("s");
@@ -207,12 +190,7 @@ TEST(QueryScan, ReadsStoreAfterStoreInBatches) {
   auto access = std::make_shared<FakeAccess>();
   access->name = "s";
   access->stores = {one.get(), empty.get(), two.get()};
-  auto read = [&](const KeyRange& range) {
-    Rows out;
-    for (auto c = query_scan(access, range); cursor_valid(*c); cursor_next(*c))
-      out.emplace_back(cursor_key(*c), cursor_value(*c));
-    return out;
-  };
+  auto read = [&](const KeyRange& range) { return drain(query_scan(access, range)); };
   Rows all = first;
   all.insert(all.end(), second.begin(), second.end());
   EXPECT_EQ(read(KeyRange::everything()), all);

@@ -21,8 +21,8 @@ class VectorCursor : public KeyValueCursor {
 
 class OverlayCursor : public KeyValueCursor {
  public:
-  OverlayCursor(PendingWrites pending, std::unique_ptr<KeyValueCursor> below, bool reverse)
-      : pending_(std::move(pending)), below_(std::move(below)), reverse_(reverse) {
+  OverlayCursor(PendingWrites pending, std::unique_ptr<KeyValueCursor> below, ScanOrder order)
+      : pending_(std::move(pending)), below_(std::move(below)), order_(std::move(order)) {
     settle();
   }
   bool valid() const override { return valid_; }
@@ -41,14 +41,13 @@ class OverlayCursor : public KeyValueCursor {
   }
 
  private:
-  bool before(std::string_view a, std::string_view b) const { return reverse_ ? a > b : a < b; }
   // Moves to the next entry to show: the pending write when it comes first or at the same key.
   void settle() {
     while (true) {
       bool pending = i_ < pending_.size();
       bool below = below_->valid();
       valid_ = pending || below;
-      from_pending_ = pending && (!below || !before(below_->key(), pending_[i_].first));
+      from_pending_ = pending && (!below || !order_.before(below_->key(), pending_[i_].first));
       if (!from_pending_) return;
       if (below && below_->key() == pending_[i_].first) below_->next();
       if (pending_[i_].second) return;
@@ -59,7 +58,7 @@ class OverlayCursor : public KeyValueCursor {
   PendingWrites pending_;
   size_t i_ = 0;
   std::unique_ptr<KeyValueCursor> below_;
-  bool reverse_;
+  ScanOrder order_;
   bool valid_ = false;
   bool from_pending_ = false;
 };
@@ -105,6 +104,43 @@ class MapCursor : public KeyValueCursor {
   bool valid_ = false;
 };
 
+class FilterCursor : public KeyValueCursor {
+ public:
+  FilterCursor(std::unique_ptr<KeyValueCursor> below, std::function<bool(std::string_view)> keep)
+      : below_(std::move(below)), keep_(std::move(keep)) {
+    settle();
+  }
+  bool valid() const override { return below_->valid(); }
+  std::string_view key() const override { return below_->key(); }
+  std::string_view value() const override { return below_->value(); }
+  void next() override {
+    below_->next();
+    settle();
+  }
+
+ private:
+  void settle() {
+    while (below_->valid() && !keep_(below_->key())) below_->next();
+  }
+
+  std::unique_ptr<KeyValueCursor> below_;
+  std::function<bool(std::string_view)> keep_;
+};
+
+class HeldCursor : public KeyValueCursor {
+ public:
+  HeldCursor(std::shared_ptr<const void> held, std::unique_ptr<KeyValueCursor> cursor)
+      : held_(std::move(held)), cursor_(std::move(cursor)) {}
+  bool valid() const override { return cursor_->valid(); }
+  std::string_view key() const override { return cursor_->key(); }
+  std::string_view value() const override { return cursor_->value(); }
+  void next() override { cursor_->next(); }
+
+ private:
+  std::shared_ptr<const void> held_;  // first in, last out: the cursor goes before it
+  std::unique_ptr<KeyValueCursor> cursor_;
+};
+
 constexpr size_t kLockedBatch = 256;
 
 class LockedBatchCursor : public KeyValueCursor {
@@ -127,7 +163,7 @@ class LockedBatchCursor : public KeyValueCursor {
     batch_.clear();
     i_ = 0;
     std::shared_lock lock(mutex_);
-    auto cursor = inner_.scan(resumed_after(range_, last));
+    auto cursor = inner_.scan(resumed_after(range_, last, ScanOrder::of(inner_, range_.reverse)));
     more_ = read_batch(*cursor, kLockedBatch, batch_);
   }
 
@@ -141,10 +177,13 @@ class LockedBatchCursor : public KeyValueCursor {
 
 }  // namespace
 
-KeyRange resumed_after(const KeyRange& range, const std::optional<std::string>& last) {
+KeyRange resumed_after(const KeyRange& range, const std::optional<std::string>& last,
+                       const ScanOrder& order) {
   KeyRange r = range;
   if (!last) return r;
-  if (range.reverse) {
+  if (order.layout) {
+    r.after = last;  // segment by segment: the segmented cursor resumes in its order
+  } else if (range.reverse) {
     r.to = *last;
     r.to_exclusive = true;
   } else {
@@ -182,17 +221,26 @@ std::unique_ptr<KeyValueCursor> KeyValueStore::query_scan(const KeyRange& range)
   return vector_cursor(range.to ? query_range(range.from, *range.to) : query_all(), range);
 }
 
-void sort_pending(PendingWrites& pending, bool reverse) {
-  std::sort(pending.begin(), pending.end(), [reverse](const auto& a, const auto& b) {
-    return reverse ? a.first > b.first : a.first < b.first;
-  });
+void sort_pending(PendingWrites& pending, const ScanOrder& order) {
+  std::sort(pending.begin(), pending.end(),
+            [&order](const auto& a, const auto& b) { return order.before(a.first, b.first); });
 }
 
 std::unique_ptr<KeyValueCursor> overlay_cursor(PendingWrites pending,
                                                std::unique_ptr<KeyValueCursor> below,
-                                               bool reverse) {
+                                               const ScanOrder& order) {
   if (pending.empty()) return below;
-  return std::make_unique<OverlayCursor>(std::move(pending), std::move(below), reverse);
+  return std::make_unique<OverlayCursor>(std::move(pending), std::move(below), order);
+}
+
+std::unique_ptr<KeyValueCursor> filter_cursor(std::unique_ptr<KeyValueCursor> below,
+                                              std::function<bool(std::string_view key)> keep) {
+  return std::make_unique<FilterCursor>(std::move(below), std::move(keep));
+}
+
+std::unique_ptr<KeyValueCursor> held_cursor(std::shared_ptr<const void> held,
+                                            std::unique_ptr<KeyValueCursor> cursor) {
+  return std::make_unique<HeldCursor>(std::move(held), std::move(cursor));
 }
 
 std::unique_ptr<KeyValueCursor> map_cursor(const std::map<std::string, std::string>& map,

@@ -17,6 +17,7 @@
 #include "oxbow/streams/errors.h"
 #include "streams/state/cursors.h"
 #include "streams/state/rocksdb_cursor.h"
+#include "streams/state/segment_cursor.h"
 
 namespace oxbow::streams::detail {
 
@@ -417,17 +418,32 @@ std::unique_ptr<KeyValueCursor> RocksDbStore::query_scan(const KeyRange& range) 
 // are written down first by the stream thread in direct mode, as scan() does), a query's (which
 // may not write), or exactly-once's (which may not before its commit): a batch's worth, or one
 // transaction's writes, never the store.
+// A window or session store's cursor walks its segments' families (segment_cursor.h), each
+// opened with its own snapshot when reached; the open batch is laid over them in that order, its
+// writes to segments already expired left out (buffered mode drops them only at the commit).
 std::unique_ptr<KeyValueCursor> RocksDbStore::cursor(const KeyRange& range, bool stream_thread) {
-  if (floor_.layout)  // window and session stores keep their merged reads
-    return stream_thread ? KeyValueStore::scan(range) : KeyValueStore::query_scan(range);
   if (!buffered_ && stream_thread && db_->latest.size() > kMaxOverlaid) db_->write_down(name_);
+  ScanOrder order{floor_.layout, range.reverse};
   PendingWrites pending;
   for (const auto& [key, value] : db_->latest)
-    if (range.contains(key)) pending.emplace_back(key, value);
-  sort_pending(pending, range.reverse);
-  return overlay_cursor(std::move(pending),
-                        rocksdb_cursor(*db_->db, db_->data, db_->read, range, name_),
-                        range.reverse);
+    if (order.wants(range, key) && db_->family(floor_, key, false))
+      pending.emplace_back(key, value);
+  sort_pending(pending, order);
+  std::unique_ptr<KeyValueCursor> below;
+  if (!floor_.layout) {
+    below = rocksdb_cursor(*db_->db, db_->data, db_->read, range, name_);
+  } else {
+    SegmentSource source;
+    source.seek = [this, reverse = range.reverse](int64_t bound) {
+      return seek_segment(db_->segments, floor_.first_live, bound, reverse);
+    };
+    source.open = [this](int64_t segment, const KeyRange& r) {
+      auto* family = segment == ScanOrder::kUnsegmented ? db_->data : db_->segments.at(segment);
+      return rocksdb_cursor(*db_->db, family, db_->read, r, name_);
+    };
+    below = segment_cursor(std::move(source), order, range);
+  }
+  return overlay_cursor(std::move(pending), std::move(below), order);
 }
 
 namespace {

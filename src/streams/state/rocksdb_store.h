@@ -83,6 +83,9 @@ class RocksDbStore : public KeyValueStore, public SegmentedStore {
   std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) override;
   void use_segments(const SegmentLayout& layout) override;
   bool drop_segments_before(int64_t first_live) override;
+  const SegmentLayout* segment_layout() const override {
+    return floor_.layout ? &*floor_.layout : nullptr;
+  }
 
   // The next changelog offset the database reflects; nullopt for a new store.
   std::optional<int64_t> committed_offset() const { return committed_offset_; }

@@ -69,3 +69,54 @@ void WindowExpiry::expire(int64_t stream_time) {
 }
 
 }  // namespace oxbow::streams::detail
+
+namespace oxbow::streams::detail {
+
+ScanOrder ScanOrder::of(const KeyValueStore& store, bool reverse) {
+  ScanOrder order;
+  if (const SegmentLayout* layout = store.segment_layout()) order.layout = *layout;
+  order.reverse = reverse;
+  return order;
+}
+
+int64_t ScanOrder::segment(std::string_view key) const {
+  auto segment = layout ? layout->segment_of(key) : std::nullopt;
+  return segment ? *segment : kUnsegmented;
+}
+
+bool ScanOrder::before(std::string_view a, std::string_view b) const {
+  if (layout) {
+    int64_t sa = segment(a), sb = segment(b);
+    if (sa != sb) return reverse ? sa > sb : sa < sb;
+  }
+  return reverse ? a > b : a < b;
+}
+
+std::pair<int64_t, int64_t> ScanOrder::segments_of(const KeyRange& range) const {
+  if (!layout) return {kUnsegmented, kUnsegmented};
+  // The extreme times mean no bound (segment_at would overflow on the smallest).
+  int64_t first = range.time_from == std::numeric_limits<int64_t>::min()
+                      ? kUnsegmented
+                      : layout->segment_at(range.time_from);
+  int64_t last = range.time_to == std::numeric_limits<int64_t>::max()
+                     ? std::numeric_limits<int64_t>::max()
+                     : layout->segment_at(range.time_to);
+  if (range.after) {
+    int64_t resumed = segment(*range.after);
+    if (reverse)
+      last = std::min(last, resumed);
+    else
+      first = std::max(first, resumed);
+  }
+  return {first, last};
+}
+
+bool ScanOrder::wants(const KeyRange& range, std::string_view key) const {
+  if (!range.contains(key) || (range.after && !before(*range.after, key))) return false;
+  if (!layout) return true;
+  auto [first, last] = segments_of(range);
+  int64_t s = segment(key);
+  return s >= first && s <= last;
+}
+
+}  // namespace oxbow::streams::detail

@@ -4,11 +4,13 @@
 // interval of max(retention / 2, 60 s), and windows past retention go a whole segment at a time.
 // The bottom stores (RocksDB, memory) keep each segment apart, so that dropping one costs what it
 // deletes, not a scan of the store. Keys keep Kafka's layout inside each segment (window_key.h);
-// every read answers in that byte order across segments, as a store without segments would.
+// the vector reads (range, all) answer in that byte order across segments, the cursors segment
+// by segment (ScanOrder), as Kafka's segmented stores iterate.
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "streams/state/key_value_store.h"
@@ -28,6 +30,25 @@ struct SegmentLayout {
   int64_t segment_at(int64_t time) const;
   // The first segment still live once time `observed` has been seen; nullopt while none expired.
   std::optional<int64_t> first_live_at(int64_t observed) const;
+};
+
+// The order a store's scans come in: by key bytes, or for a segmented store segment by segment
+// (oldest first; keys too short to carry a time before them all), each segment's keys by bytes,
+// as Kafka's segmented stores iterate. Layers that lay pending writes over a scan merge in it.
+struct ScanOrder {
+  static constexpr int64_t kUnsegmented = std::numeric_limits<int64_t>::min();
+  std::optional<SegmentLayout> layout;
+  bool reverse = false;
+
+  static ScanOrder of(const KeyValueStore& store, bool reverse);
+  // kUnsegmented for a key without a time, or every key of an unsegmented store.
+  int64_t segment(std::string_view key) const;
+  // Whether `a` comes before `b` in the scan.
+  bool before(std::string_view a, std::string_view b) const;
+  // The segments `range`'s times may fall in, and past its `after`: [first, last].
+  std::pair<int64_t, int64_t> segments_of(const KeyRange& range) const;
+  // Whether a scan of `range` in this order takes `key`.
+  bool wants(const KeyRange& range, std::string_view key) const;
 };
 
 // What a segmented store knows of its segments: the layout, the latest window time written to it

@@ -1,13 +1,14 @@
 #include "streams/state/stores.h"
 
 #include <algorithm>
-
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
 
 #include "streams/state/cursors.h"
+#include "streams/state/segment_cursor.h"
 #include "streams/state/segments.h"
 #include "streams/state/timestamped.h"
 
@@ -31,7 +32,9 @@ ValueAndTimestampView split_timestamp_view(std::string_view stored) {
 namespace {
 
 // Segmented (window and session stores), each segment is a map of its own, so that expiry drops
-// whole maps; reads merge the segments into key order.
+// whole maps; the vector reads merge the segments into key order, cursors walk them in segment
+// order (segment_cursor.h). A segment's map is shared with the cursor reading it, so that
+// expiry during a scan drops it from the store without pulling it from under the cursor.
 class InMemoryStore : public KeyValueStore, public SegmentedStore {
  public:
   using Map = std::map<std::string, std::string>;
@@ -81,15 +84,27 @@ class InMemoryStore : public KeyValueStore, public SegmentedStore {
       out.insert(out.end(), map.begin(), map.end());
     });
   }
-  // Window and session stores (segmented) keep their merged reads.
   std::unique_ptr<KeyValueCursor> scan(const KeyRange& range) override {
-    if (floor_.layout) return KeyValueStore::scan(range);
-    return map_cursor(map_, range);
+    if (!floor_.layout) return map_cursor(map_, range);
+    SegmentSource source;
+    source.seek = [this, reverse = range.reverse](int64_t bound) {
+      return seek_segment(segments_, floor_.first_live, bound, reverse);
+    };
+    source.open = [this](int64_t segment, const KeyRange& r) -> std::unique_ptr<KeyValueCursor> {
+      if (segment == ScanOrder::kUnsegmented) return map_cursor(map_, r);
+      std::shared_ptr<const Map> map = segments_.at(segment);
+      const Map& held = *map;
+      return held_cursor(std::move(map), map_cursor(held, r));
+    };
+    return segment_cursor(std::move(source), ScanOrder{floor_.layout, range.reverse}, range);
+  }
+  const SegmentLayout* segment_layout() const override {
+    return floor_.layout ? &*floor_.layout : nullptr;
   }
   std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) override { return scan(range); }
   int64_t approximate_num_entries() override {
     size_t n = map_.size();
-    for (const auto& [id, map] : segments_) n += map.size();
+    for (const auto& [id, map] : segments_) n += map->size();
     return static_cast<int64_t>(n);
   }
   void flush() override {}
@@ -99,7 +114,7 @@ class InMemoryStore : public KeyValueStore, public SegmentedStore {
     Map unsegmented;
     for (auto& [key, value] : map_) {
       auto segment = floor_.segment_of(key);
-      (segment ? segments_[*segment] : unsegmented).emplace(key, std::move(value));
+      (segment ? segment_map(*segment) : unsegmented).emplace(key, std::move(value));
     }
     map_ = std::move(unsegmented);
   }
@@ -115,13 +130,18 @@ class InMemoryStore : public KeyValueStore, public SegmentedStore {
     if (!segment) return &map_;
     if (*segment < floor_.first_live) return nullptr;
     auto it = segments_.find(*segment);
-    if (it != segments_.end()) return &it->second;
-    return create ? &segments_[*segment] : nullptr;
+    if (it != segments_.end()) return it->second.get();
+    return create ? &segment_map(*segment) : nullptr;
+  }
+  Map& segment_map(int64_t segment) {
+    auto& map = segments_[segment];
+    if (!map) map = std::make_shared<Map>();
+    return *map;
   }
   bool drop_expired() {
     auto end = segments_.lower_bound(floor_.first_live);
     bool any = false;
-    for (auto it = segments_.begin(); it != end; ++it) any = any || !it->second.empty();
+    for (auto it = segments_.begin(); it != end; ++it) any = any || !it->second->empty();
     segments_.erase(segments_.begin(), end);
     return any;
   }
@@ -132,7 +152,7 @@ class InMemoryStore : public KeyValueStore, public SegmentedStore {
     scan(map_, out);
     for (const auto& [id, map] : segments_) {
       auto middle = static_cast<std::ptrdiff_t>(out.size());
-      scan(map, out);
+      scan(*map, out);
       std::inplace_merge(out.begin(), out.begin() + middle, out.end(),
                          [](const BytesPair& a, const BytesPair& b) { return a.first < b.first; });
     }
@@ -141,7 +161,7 @@ class InMemoryStore : public KeyValueStore, public SegmentedStore {
 
   std::string name_;
   Map map_;  // everything when not segmented; else the keys that carry no time
-  std::map<int64_t, Map> segments_;
+  std::map<int64_t, std::shared_ptr<Map>> segments_;
   SegmentFloor floor_;
 };
 
@@ -172,6 +192,7 @@ class LoggingStore : public KeyValueStore {
   std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) override {
     return inner_->query_scan(range);
   }
+  const SegmentLayout* segment_layout() const override { return inner_->segment_layout(); }
   int64_t approximate_num_entries() override { return inner_->approximate_num_entries(); }
   void flush() override { inner_->flush(); }
   void erase_local(const std::vector<std::string>& keys) override { inner_->erase_local(keys); }
@@ -293,20 +314,24 @@ std::vector<BytesPair> CachingStore::all() {
 // dirty entries in range are copied (the cache's budget bounds them, not the store's size) and
 // laid over the cursor below, as Kafka's merged cache iterator. The copy keeps the scan
 // consistent while the stream thread writes on through the cache, or evicts, during it.
-PendingWrites CachingStore::pending_in(const KeyRange& range) const {
+// A window or session store's scan comes segment by segment (ScanOrder), and the pending writes
+// are merged in that order.
+PendingWrites CachingStore::pending_in(const KeyRange& range, const ScanOrder& order) const {
   PendingWrites pending;
   for (const auto& [key, entry] : dirty_)
-    if (range.contains(key)) pending.emplace_back(key, entry.value);
-  sort_pending(pending, range.reverse);
+    if (order.wants(range, key)) pending.emplace_back(key, entry.value);
+  sort_pending(pending, order);
   return pending;
 }
 
 std::unique_ptr<KeyValueCursor> CachingStore::scan(const KeyRange& range) {
-  return overlay_cursor(pending_in(range), inner_->scan(range), range.reverse);
+  ScanOrder order = ScanOrder::of(*inner_, range.reverse);
+  return overlay_cursor(pending_in(range, order), inner_->scan(range), order);
 }
 
 std::unique_ptr<KeyValueCursor> CachingStore::query_scan(const KeyRange& range) {
-  return overlay_cursor(pending_in(range), inner_->query_scan(range), range.reverse);
+  ScanOrder order = ScanOrder::of(*inner_, range.reverse);
+  return overlay_cursor(pending_in(range, order), inner_->query_scan(range), order);
 }
 
 int64_t CachingStore::approximate_num_entries() {

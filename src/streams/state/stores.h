@@ -67,6 +67,7 @@ class CachingStore : public KeyValueStore {
   std::vector<BytesPair> query_prefix(const std::string& prefix) override;
   std::vector<BytesPair> query_all() override;
   int64_t query_num_entries() override;
+  const SegmentLayout* segment_layout() const override { return inner_->segment_layout(); }
 
  private:
   struct Entry;
@@ -97,7 +98,7 @@ class CachingStore : public KeyValueStore {
   // `below` (sorted by key bytes) with the pending writes whose keys `in` accepts laid over it.
   template <class In>
   std::vector<BytesPair> merge_pending(std::vector<BytesPair> below, In in) const;
-  PendingWrites pending_in(const KeyRange& range) const;
+  PendingWrites pending_in(const KeyRange& range, const ScanOrder& order) const;
   static int64_t size_of(const std::string& key, const Entry& e);
   std::pair<Node*, bool> emplace(const std::string& key);
   // Forwards and writes down the oldest dirty entries until the cache holds at most `bytes`.

@@ -30,6 +30,14 @@ struct KeyRange {
   bool to_exclusive = false;
   std::string prefix;
   bool reverse = false;
+  // Window and session stores scan segment by segment (segments.h), each segment's keys by bytes,
+  // as Kafka's segmented stores do. For them only: the times (window starts, session ends) of
+  // the keys wanted, which spares the segments outside (a reader still filters: keys of other
+  // times may come), and where a resumed scan goes on, strictly after `after` in that order.
+  // Other stores ignore these (their scans resume through from and to).
+  int64_t time_from = INT64_MIN;
+  int64_t time_to = INT64_MAX;
+  std::optional<std::string> after;
 
   static KeyRange between(std::string from, std::string to, bool reverse = false) {
     KeyRange r;
@@ -59,6 +67,18 @@ struct KeyRange {
   }
 };
 
+// What a window or session store's fetch reads: the keys from key_from to key_to by their
+// serialized bytes (both included; none: unbounded), and of those the windows that start in
+// [from, to], or (`sessions`) the sessions that end at or after `from` and start at or before
+// `to`, both included; smallest first, or largest first (`backward`).
+struct WindowScan {
+  std::optional<std::string> key_from, key_to;
+  int64_t from = INT64_MIN;
+  int64_t to = INT64_MAX;
+  bool sessions = false;
+  bool backward = false;
+};
+
 // A scan's position in a store (its class stays inside the library, bytes_store.h): the entry
 // under it, until next().
 class KeyValueCursor;
@@ -86,6 +106,13 @@ std::optional<std::string> query_get(KeyValueStore& store, const std::string& ke
 // Every local store of `access` one after another, each read a bounded batch at a time under
 // its task's lock (query/query_scan.cpp says why and what a rebalance meanwhile does).
 CursorPtr query_scan(std::shared_ptr<const StoreAccess> access, const KeyRange& range);
+// The same for a window or session store's fetch: its cursor's keys are the store's (the key's
+// bytes, then its window) and its values as stored. `first_only` (a fetch of one key): only the
+// first local store with anything for it, as Kafka's composite stores answer.
+CursorPtr query_window_scan(std::shared_ptr<const StoreAccess> access, const WindowScan& scan,
+                            bool first_only);
+// The window start of a window store's key (query_window_scan's keys).
+int64_t window_start_of(std::string_view store_key);
 int64_t query_num_entries(KeyValueStore& store);
 
 }  // namespace oxbow::streams::detail
