@@ -84,7 +84,7 @@ bool is_window_bound(const BoundQuery& q, int column) {
 class AggregateAnalysis {
  public:
   explicit AggregateAnalysis(const BoundQuery& q) : q_(q) {
-    for (const auto& c : q.columns) visit(*c.expr);
+    for (const BoundExpr* e : written_order(q)) visit(*e);
     if (q.where) visit(*q.where);
     for (const auto& g : q.group_by) visit(*g);
     if (q.having) visit(*q.having);
@@ -110,6 +110,17 @@ class AggregateAnalysis {
   }
 
  private:
+  // The projection as written: the bound columns put the keys first.
+  static std::vector<const BoundExpr*> written_order(const BoundQuery& q) {
+    std::vector<const BoundExpr*> exprs;
+    for (const auto& c : q.columns) exprs.push_back(c.expr.get());
+    auto at = [](const BoundExpr* e) {
+      return std::make_pair(e->parsed->position.line, e->parsed->position.column);
+    };
+    if (std::all_of(exprs.begin(), exprs.end(), [](auto* e) { return e->parsed; }))
+      std::stable_sort(exprs.begin(), exprs.end(), [&](auto* a, auto* b) { return at(a) < at(b); });
+    return exprs;
+  }
   void require(const std::string& name) {
     if (std::find(required_.begin(), required_.end(), name) == required_.end())
       required_.push_back(name);

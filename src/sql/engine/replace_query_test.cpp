@@ -237,6 +237,12 @@ TEST_F(ReplaceQueryTest, AnAggregationKeepsItsInputColumnsAndFunctions) {
                             "GROUP BY id;"),
             "Query is not upgradeable. Plan step of type StreamAggregate must have matching "
             "aggregate functions. Values differ: [MAX(COL1)] vs. [MIN(COL1)]");
+  EXPECT_EQ(refused_upgrade("CREATE TABLE a5 AS SELECT COUNT(*) AS n, id FROM foo GROUP BY id;",
+                            "CREATE OR REPLACE TABLE a5 AS SELECT id, COUNT(*) AS n FROM foo "
+                            "GROUP BY id;"),
+            "Query is not upgradeable. Plan step of type StreamAggregate must have matching "
+            "columns not part of aggregate. Values differ: [`ROWTIME`, `ID`] vs. [`ID`, "
+            "`ROWTIME`]");
   // ksqlDB compares the calls over the internal columns their arguments are computed into, so an
   // argument's expression may change; here only while its type stays (the state's layout).
   engine_.execute(
