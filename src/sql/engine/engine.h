@@ -37,8 +37,8 @@ struct PersistentQuery {
   // the query goes on.
   streams::ProcessingExceptionHandler processing_errors;
   bool paused = false;  // PAUSE / RESUME: the runner's to honour
-  std::shared_ptr<const PlanStep>
-      upgrade_plan;  // what a CREATE OR REPLACE must stay compatible with
+  // What a CREATE OR REPLACE of the query must stay compatible with.
+  std::shared_ptr<const PlanStep> upgrade_plan;
 };
 
 // A record INSERT VALUES made, for the caller to produce.
