@@ -106,14 +106,16 @@ TEST_F(StatementsTest, VariablesAreSubstitutedInTheStatementsAfterTheirDefinitio
       "CREATE STREAM bikes (id INT KEY, color STRING) WITH (kafka_topic='${topic_name}', "
       "value_format='${FMT}', partitions=1);");
   EXPECT_EQ(engine_.catalog().find_source("BIKES")->topic, "bikes");
-  // Names as the parser gives them, upper-cased (ksqlDB shows them as written).
+  // Names as written, ordered ignoring case, one variable however a later statement spells it
+  // (ksqlDB's SessionProperties: a TreeMap with CASE_INSENSITIVE_ORDER of the names as parsed).
+  engine_.execute("DEFINE Color = 'red'; DEFINE TOPIC_NAME = 'cars';");
   auto shown = engine_.execute("SHOW VARIABLES;")[0].settings;
-  EXPECT_EQ(shown, (std::vector<std::pair<std::string, std::string>>{{"FMT", "json"},
-                                                                     {"TOPIC_NAME", "bikes"}}));
-  EXPECT_TRUE(engine_.execute("UNDEFINE topic_name;")[0].warnings.empty());
+  EXPECT_EQ(shown, (std::vector<std::pair<std::string, std::string>>{
+                       {"Color", "red"}, {"fmt", "json"}, {"topic_name", "cars"}}));
+  EXPECT_TRUE(engine_.execute("UNDEFINE Topic_Name;")[0].warnings.empty());
   EXPECT_EQ(
       engine_.execute("UNDEFINE topic_name;")[0].warnings,
-      (std::vector<std::string>{"Cannot undefine variable 'TOPIC_NAME' which was never defined"}));
+      (std::vector<std::string>{"Cannot undefine variable 'topic_name' which was never defined"}));
   // Undefined, the reference stays as written and the statement fails where it stands.
   EXPECT_NE(refusal("CREATE STREAM ${topic_name} (id INT KEY) WITH (kafka_topic='x', "
                     "value_format='json');"),
