@@ -141,8 +141,9 @@ TEST_F(StatementsTest, CreateOrReplaceKeepsTheQueryIdForChangesKsqlDbAllows) {
   EXPECT_FALSE(driver.read("FAST"));
   EXPECT_EQ(refusal("CREATE OR REPLACE STREAM fast AS SELECT id, speed FROM riders;"),
             "Cannot upgrade data source: DataSource '`FAST`' has schema = `ID` INTEGER KEY, "
-            "`NAME` STRING, `SPEED` DOUBLE which is not upgrade compatible with `ID` INTEGER "
-            "KEY, `SPEED` DOUBLE");
+            "`NAME` STRING, `SPEED` DOUBLE which is not upgradeable to `ID` INTEGER KEY, "
+            "`SPEED` DOUBLE. (The following columns are changed, missing or reordered: [`NAME` "
+            "STRING, `SPEED` DOUBLE])");
   EXPECT_EQ(refusal("CREATE STREAM fast AS SELECT id, name FROM riders;"),
             "Cannot add stream 'FAST': A stream with the same name already exists");
 }
