@@ -64,15 +64,21 @@ TEST(Queryable, CacheQueriesMergePendingWritesWithoutFlushing) {
   cache.put("d", "4", none);           // pending update
   cache.put("e", "5", none);
   using V = std::vector<detail::BytesPair>;
-  EXPECT_EQ(cache.query_all(), (V{{"a", "3"}, {"d", "4"}, {"e", "5"}}));
-  EXPECT_EQ(cache.query_range("b", "d"), (V{{"d", "4"}}));
-  EXPECT_EQ(cache.query_range("e", "a"), V{});
-  EXPECT_EQ(cache.query_prefix("d"), (V{{"d", "4"}}));
+  auto read = [&](const detail::KeyRange& range) {
+    V out;
+    for (auto c = cache.query_scan(range); c->valid(); c->next())
+      out.emplace_back(c->key(), c->value());
+    return out;
+  };
+  EXPECT_EQ(read(detail::KeyRange::everything()), (V{{"a", "3"}, {"d", "4"}, {"e", "5"}}));
+  EXPECT_EQ(read(detail::KeyRange::between("b", "d")), (V{{"d", "4"}}));
+  EXPECT_EQ(read(detail::KeyRange::between("e", "a")), V{});
+  EXPECT_EQ(read(detail::KeyRange::with_prefix("d")), (V{{"d", "4"}}));
   EXPECT_EQ(cache.query_get("b"), std::nullopt);
   EXPECT_EQ(cache.query_get("d"), "4");
   EXPECT_EQ(flushed, 0);  // nothing forwarded from a query
   cache.flush();
-  EXPECT_EQ(cache.query_all(), (V{{"a", "3"}, {"d", "4"}, {"e", "5"}}));
+  EXPECT_EQ(read(detail::KeyRange::everything()), (V{{"a", "3"}, {"d", "4"}, {"e", "5"}}));
 }
 
 }  // namespace

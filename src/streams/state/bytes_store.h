@@ -63,15 +63,8 @@ class KeyValueStore {
   // bookkeeping. A cache answers from its pending writes merged over the store below, without
   // flushing (a flush forwards downstream, which only the stream thread may do).
   virtual std::optional<std::string> query_get(const std::string& key) { return get(key); }
-  virtual std::vector<BytesPair> query_range(const std::string& from, const std::string& to) {
-    return range(from, to);
-  }
-  virtual std::vector<BytesPair> query_prefix(const std::string& prefix) {
-    return prefix_scan(prefix);
-  }
-  virtual std::vector<BytesPair> query_all() { return all(); }
   // As scan(), for a query: it changes nothing, and lives only while the task's lock is held.
-  virtual std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range);
+  virtual std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) = 0;
   virtual int64_t query_num_entries() { return approximate_num_entries(); }
   // A window or session store's segments (segments.h), whose scans come segment by segment;
   // nullptr for a store scanned in key order. The layers above answer for the store below.

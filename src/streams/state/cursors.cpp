@@ -215,12 +215,6 @@ std::unique_ptr<KeyValueCursor> KeyValueStore::scan(const KeyRange& range) {
   return vector_cursor(range.to ? this->range(range.from, *range.to) : all(), range);
 }
 
-std::unique_ptr<KeyValueCursor> KeyValueStore::query_scan(const KeyRange& range) {
-  if (range.to && range.from > *range.to) return vector_cursor({}, range);
-  if (!range.prefix.empty()) return vector_cursor(query_prefix(range.prefix), range);
-  return vector_cursor(range.to ? query_range(range.from, *range.to) : query_all(), range);
-}
-
 void sort_pending(PendingWrites& pending, const ScanOrder& order) {
   std::sort(pending.begin(), pending.end(),
             [&order](const auto& a, const auto& b) { return order.before(a.first, b.first); });

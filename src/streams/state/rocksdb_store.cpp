@@ -324,10 +324,10 @@ void RocksDbStore::put(const std::string& key, const std::optional<std::string>&
   if (db_->batch.GetDataSize() > kDirectBatchBytes) db_->write_down(name_);
 }
 
-std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds, bool write_down) {
+std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds) {
   // A few pending writes are laid over the scan, more are written down first: a session or
   // sliding aggregation scans a key's windows for every record, between a write or two.
-  if (!buffered_ && write_down && db_->latest.size() > kMaxOverlaid) db_->write_down(name_);
+  if (!buffered_ && db_->latest.size() > kMaxOverlaid) db_->write_down(name_);
   std::vector<BytesPair> out;
   auto scan_family = [&](rocksdb::ColumnFamilyHandle* family) {
     auto middle = static_cast<std::ptrdiff_t>(out.size());
@@ -347,7 +347,7 @@ std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds, bool write_down)
   if (db_->latest.empty()) return out;
   // The open batch laid over the database's entries, in key order.
   std::vector<std::pair<const std::string*, const std::optional<std::string>*>> mine;
-  if (buffered_ && write_down && !db_->keep_ordered && db_->latest.size() > kMaxOverlaid) {
+  if (buffered_ && !db_->keep_ordered && db_->latest.size() > kMaxOverlaid) {
     db_->ordered.insert(db_->latest.begin(), db_->latest.end());
     db_->keep_ordered = true;
   }
@@ -380,30 +380,16 @@ std::vector<BytesPair> RocksDbStore::scan(const Bounds& bounds, bool write_down)
 
 std::vector<BytesPair> RocksDbStore::range(const std::string& from, const std::string& to) {
   if (from > to) return {};
-  return scan(Bounds{from, &to}, true);
+  return scan(Bounds{from, &to});
 }
 
 std::vector<BytesPair> RocksDbStore::prefix_scan(const std::string& prefix) {
-  return scan(Bounds{prefix, nullptr, &prefix}, true);
+  return scan(Bounds{prefix, nullptr, &prefix});
 }
 
 std::vector<BytesPair> RocksDbStore::all() {
   static const std::string kFirst;
-  return scan(Bounds{kFirst}, true);
-}
-
-std::vector<BytesPair> RocksDbStore::query_range(const std::string& from, const std::string& to) {
-  if (from > to) return {};
-  return scan(Bounds{from, &to}, false);
-}
-
-std::vector<BytesPair> RocksDbStore::query_prefix(const std::string& prefix) {
-  return scan(Bounds{prefix, nullptr, &prefix}, false);
-}
-
-std::vector<BytesPair> RocksDbStore::query_all() {
-  static const std::string kFirst;
-  return scan(Bounds{kFirst}, false);
+  return scan(Bounds{kFirst});
 }
 
 std::unique_ptr<KeyValueCursor> RocksDbStore::scan(const KeyRange& range) {

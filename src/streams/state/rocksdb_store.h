@@ -74,12 +74,9 @@ class RocksDbStore : public KeyValueStore, public SegmentedStore {
   std::vector<BytesPair> all() override;
   int64_t approximate_num_entries() override;
   void flush() override {}
+  std::unique_ptr<KeyValueCursor> scan(const KeyRange& range) override;
   // Interactive queries (other threads): direct mode's open batch is laid over what the database
   // holds rather than written down, which only the stream thread may do.
-  std::vector<BytesPair> query_range(const std::string& from, const std::string& to) override;
-  std::vector<BytesPair> query_prefix(const std::string& prefix) override;
-  std::vector<BytesPair> query_all() override;
-  std::unique_ptr<KeyValueCursor> scan(const KeyRange& range) override;
   std::unique_ptr<KeyValueCursor> query_scan(const KeyRange& range) override;
   void use_segments(const SegmentLayout& layout) override;
   bool drop_segments_before(int64_t first_live) override;
@@ -109,8 +106,8 @@ class RocksDbStore : public KeyValueStore, public SegmentedStore {
   RocksDbStore(std::string name, std::unique_ptr<Db> db, bool buffered);
   struct Bounds;
   // Entries within `bounds` in key order, every family merged, direct mode's open batch laid
-  // over them; `write_down` (the stream thread's scans) first writes it down if it is large.
-  std::vector<BytesPair> scan(const Bounds& bounds, bool write_down);
+  // over them (written down first if it is large).
+  std::vector<BytesPair> scan(const Bounds& bounds);
   std::unique_ptr<KeyValueCursor> cursor(const KeyRange& range, bool stream_thread);
   // Drops the families of segments the floor has passed (buffered: hidden now, dropped with the
   // next commit, after the writes already made to them). True if any went.

@@ -391,42 +391,6 @@ std::optional<std::string> CachingStore::query_get(const std::string& key) {
   return inner_->query_get(key);
 }
 
-template <class In>
-std::vector<BytesPair> CachingStore::merge_pending(std::vector<BytesPair> below, In in) const {
-  std::vector<std::pair<const std::string*, const Entry*>> mine;
-  for (const auto& [key, entry] : dirty_)
-    if (in(key)) mine.emplace_back(&key, &entry);
-  if (mine.empty()) return below;
-  std::sort(mine.begin(), mine.end(),
-            [](const auto& a, const auto& b) { return *a.first < *b.first; });
-  std::vector<BytesPair> out;
-  out.reserve(below.size() + mine.size());
-  size_t i = 0;
-  for (const auto& [key, entry] : mine) {
-    while (i < below.size() && below[i].first < *key) out.push_back(std::move(below[i++]));
-    if (i < below.size() && below[i].first == *key) ++i;      // the pending write replaces it
-    if (entry->value) out.emplace_back(*key, *entry->value);  // nullopt: a pending delete
-  }
-  while (i < below.size()) out.push_back(std::move(below[i++]));
-  return out;
-}
-
-std::vector<BytesPair> CachingStore::query_range(const std::string& from, const std::string& to) {
-  if (from > to) return {};
-  return merge_pending(inner_->query_range(from, to),
-                       [&](const std::string& k) { return k >= from && k <= to; });
-}
-
-std::vector<BytesPair> CachingStore::query_prefix(const std::string& prefix) {
-  return merge_pending(inner_->query_prefix(prefix), [&](const std::string& k) {
-    return k.compare(0, prefix.size(), prefix) == 0;
-  });
-}
-
-std::vector<BytesPair> CachingStore::query_all() {
-  return merge_pending(inner_->query_all(), [](const std::string&) { return true; });
-}
-
 int64_t CachingStore::query_num_entries() {
   // An estimate, as Kafka's: pending new keys may already be below.
   int64_t pending = 0;

@@ -63,9 +63,6 @@ class CachingStore : public KeyValueStore {
   void flush() override;
   void erase_local(const std::vector<std::string>& keys) override;
   std::optional<std::string> query_get(const std::string& key) override;
-  std::vector<BytesPair> query_range(const std::string& from, const std::string& to) override;
-  std::vector<BytesPair> query_prefix(const std::string& prefix) override;
-  std::vector<BytesPair> query_all() override;
   int64_t query_num_entries() override;
   const SegmentLayout* segment_layout() const override { return inner_->segment_layout(); }
 
@@ -95,9 +92,6 @@ class CachingStore : public KeyValueStore {
     Node* prev = nullptr;
     Node* next = nullptr;
   };
-  // `below` (sorted by key bytes) with the pending writes whose keys `in` accepts laid over it.
-  template <class In>
-  std::vector<BytesPair> merge_pending(std::vector<BytesPair> below, In in) const;
   PendingWrites pending_in(const KeyRange& range, const ScanOrder& order) const;
   static int64_t size_of(const std::string& key, const Entry& e);
   std::pair<Node*, bool> emplace(const std::string& key);
