@@ -99,6 +99,10 @@ class KeyValueIterator {
   ValueDecoder value_;
 };
 
+// One key's windows from a window store: (window start, value) pairs, as Kafka's.
+template <class V>
+using WindowStoreIterator = KeyValueIterator<int64_t, V>;
+
 namespace detail {
 
 // The scans of Kafka's ReadOnlyKeyValueStore, shared by the store views (a processor's store, a

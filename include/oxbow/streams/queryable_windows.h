@@ -30,13 +30,10 @@
 #include <string_view>
 #include <utility>
 
+#include "oxbow/streams/detail/window_fetches.h"
 #include "oxbow/streams/queryable.h"
 
 namespace oxbow::streams {
-
-// One key's windows from a window store: (window start, value) pairs, as Kafka's.
-template <class V>
-using WindowStoreIterator = KeyValueIterator<int64_t, V>;
 
 namespace detail {
 
@@ -52,9 +49,18 @@ class WindowedReads {
  public:
   explicit WindowedReads(std::shared_ptr<const StoreAccess> access) : access_(std::move(access)) {}
 
+  // What a fetch reads; null keys are unbounded.
   template <class K>
-  std::string key_bytes(const K& key) const {
-    return access_->key_serde.serialize(access_->name, to_datum(key));
+  WindowScan scan(const K* key_from, const K* key_to, int64_t from, int64_t to, bool sessions,
+                  bool backward) const {
+    WindowScan scan;
+    if (key_from) scan.key_from = access_->key_serde.serialize(access_->name, to_datum(*key_from));
+    if (key_to) scan.key_to = access_->key_serde.serialize(access_->name, to_datum(*key_to));
+    scan.from = from;
+    scan.to = to;
+    scan.sessions = sessions;
+    scan.backward = backward;
+    return scan;
   }
   template <class V>
   std::optional<V> value(const std::optional<std::string>& stored) const {
@@ -88,206 +94,66 @@ class WindowedReads {
   std::shared_ptr<const StoreAccess> access_;
 };
 
-inline WindowScan window_scan(std::optional<std::string> key_from,
-                              std::optional<std::string> key_to, int64_t from, int64_t to,
-                              bool sessions, bool backward) {
-  WindowScan scan;
-  scan.key_from = std::move(key_from);
-  scan.key_to = std::move(key_to);
-  scan.from = from;
-  scan.to = to;
-  scan.sessions = sessions;
-  scan.backward = backward;
-  return scan;
-}
-
-inline int64_t epoch_ms(std::chrono::system_clock::time_point t) {
-  return std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
 }  // namespace detail
 
 // A read-only view of a window store (Kafka's ReadOnlyWindowStore<K, V>): one value per key and
 // window, windows named by their start. V is the value's type, or ValueAndTimestamp<X> for
-// QueryableStoreTypes::timestampedWindowStore<K, X>().
+// QueryableStoreTypes::timestampedWindowStore<K, X>(). Its fetches: detail/window_fetches.h.
 template <class K, class V>
-class ReadOnlyWindowStore {
+class ReadOnlyWindowStore : public detail::WindowFetches<ReadOnlyWindowStore<K, V>, K, V> {
  public:
   using key_type = K;
   using value_type = V;
-  using TimePoint = std::chrono::system_clock::time_point;
   static constexpr bool kTimestamped = detail::IsValueAndTimestamp<V>::value;
   static constexpr detail::StoreKind kKind = detail::StoreKind::kWindow;
 
   explicit ReadOnlyWindowStore(std::shared_ptr<const detail::StoreAccess> access)
       : reads_(std::move(access)) {}
-
-  // The value of the window of `key` that starts exactly at `time`, or nothing.
-  std::optional<V> fetch(const K& key, int64_t time) const {
-    return reads_.template value<V>(
-        detail::query_window_value(reads_.access(), detail::to_datum(key), time));
-  }
-  std::optional<V> fetch(const K& key, TimePoint time) const {
-    return fetch(key, detail::epoch_ms(time));
-  }
-  // The windows of `key` that start in [timeFrom, timeTo], oldest first, as (window start, value).
-  WindowStoreIterator<V> fetch(const K& key, int64_t timeFrom, int64_t timeTo) const {
-    return of_key(key, timeFrom, timeTo, false);
-  }
-  WindowStoreIterator<V> fetch(const K& key, TimePoint timeFrom, TimePoint timeTo) const {
-    return of_key(key, detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo), false);
-  }
-  // As fetch(key, timeFrom, timeTo), newest first.
-  WindowStoreIterator<V> backwardFetch(const K& key, int64_t timeFrom, int64_t timeTo) const {
-    return of_key(key, timeFrom, timeTo, true);
-  }
-  WindowStoreIterator<V> backwardFetch(const K& key, TimePoint timeFrom, TimePoint timeTo) const {
-    return of_key(key, detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo), true);
-  }
-  // The windows starting in [timeFrom, timeTo] of the keys from keyFrom to keyTo (by their
-  // serialized bytes, both included; nothing when keyFrom's bytes sort after keyTo's).
-  KeyValueIterator<Windowed<K>, V> fetch(const K& keyFrom, const K& keyTo, int64_t timeFrom,
-                                         int64_t timeTo) const {
-    return key_range(keyFrom, keyTo, timeFrom, timeTo, false);
-  }
-  KeyValueIterator<Windowed<K>, V> fetch(const K& keyFrom, const K& keyTo, TimePoint timeFrom,
-                                         TimePoint timeTo) const {
-    return key_range(keyFrom, keyTo, detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo), false);
-  }
-  KeyValueIterator<Windowed<K>, V> backwardFetch(const K& keyFrom, const K& keyTo, int64_t timeFrom,
-                                                 int64_t timeTo) const {
-    return key_range(keyFrom, keyTo, timeFrom, timeTo, true);
-  }
-  KeyValueIterator<Windowed<K>, V> backwardFetch(const K& keyFrom, const K& keyTo,
-                                                 TimePoint timeFrom, TimePoint timeTo) const {
-    return key_range(keyFrom, keyTo, detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo), true);
-  }
-  KeyValueIterator<Windowed<K>, V> all() const { return fetchAll(INT64_MIN, INT64_MAX); }
-  KeyValueIterator<Windowed<K>, V> backwardAll() const {
-    return backwardFetchAll(INT64_MIN, INT64_MAX);
-  }
-  // Every key's windows that start in [timeFrom, timeTo].
-  KeyValueIterator<Windowed<K>, V> fetchAll(int64_t timeFrom, int64_t timeTo) const {
-    return every_key(timeFrom, timeTo, false);
-  }
-  KeyValueIterator<Windowed<K>, V> fetchAll(TimePoint timeFrom, TimePoint timeTo) const {
-    return fetchAll(detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo));
-  }
-  KeyValueIterator<Windowed<K>, V> backwardFetchAll(int64_t timeFrom, int64_t timeTo) const {
-    return every_key(timeFrom, timeTo, true);
-  }
-  KeyValueIterator<Windowed<K>, V> backwardFetchAll(TimePoint timeFrom, TimePoint timeTo) const {
-    return backwardFetchAll(detail::epoch_ms(timeFrom), detail::epoch_ms(timeTo));
-  }
   const std::string& storeName() const { return reads_.name(); }
 
  private:
-  WindowStoreIterator<V> of_key(const K& key, int64_t from, int64_t to, bool backward) const {
-    std::string k = reads_.key_bytes(key);
-    return reads_.template starts<V>(detail::window_scan(k, k, from, to, false, backward));
+  friend class detail::WindowFetches<ReadOnlyWindowStore<K, V>, K, V>;
+  std::optional<V> value_at(const K& key, int64_t start) const {
+    return reads_.template value<V>(
+        detail::query_window_value(reads_.access(), detail::to_datum(key), start));
   }
-  KeyValueIterator<Windowed<K>, V> key_range(const K& key_from, const K& key_to, int64_t from,
-                                             int64_t to, bool backward) const {
-    return reads_.template windowed<K, V>(
-        detail::window_scan(reads_.key_bytes(key_from), reads_.key_bytes(key_to), from, to, false,
-                            backward),
-        false);
+  WindowStoreIterator<V> starts(const K& key, int64_t from, int64_t to, bool backward) const {
+    return reads_.template starts<V>(reads_.scan(&key, &key, from, to, false, backward));
   }
-  KeyValueIterator<Windowed<K>, V> every_key(int64_t from, int64_t to, bool backward) const {
-    return reads_.template windowed<K, V>(
-        detail::window_scan(std::nullopt, std::nullopt, from, to, false, backward), false);
+  KeyValueIterator<Windowed<K>, V> scan(const K* key_from, const K* key_to, int64_t from,
+                                        int64_t to, bool backward, bool one_key) const {
+    return reads_.template windowed<K, V>(reads_.scan(key_from, key_to, from, to, false, backward),
+                                          one_key);
   }
 
   detail::WindowedReads reads_;
 };
 
 // A read-only view of a session store (Kafka's ReadOnlySessionStore<K, AGG>): one aggregate per
-// key and session, a session being [start, end] with both ends its records' times.
+// key and session, a session being [start, end] with both ends its records' times. Its fetches:
+// detail/window_fetches.h.
 template <class K, class AGG>
-class ReadOnlySessionStore {
+class ReadOnlySessionStore : public detail::SessionFetches<ReadOnlySessionStore<K, AGG>, K, AGG> {
  public:
   using key_type = K;
   using value_type = AGG;
-  using TimePoint = std::chrono::system_clock::time_point;
   static constexpr bool kTimestamped = false;
   static constexpr detail::StoreKind kKind = detail::StoreKind::kSession;
 
   explicit ReadOnlySessionStore(std::shared_ptr<const detail::StoreAccess> access)
       : reads_(std::move(access)) {}
-
-  // The sessions of `key` that end at or after earliestSessionEndTime and start at or before
-  // latestSessionStartTime (those overlapping that interval), earliest first.
-  KeyValueIterator<Windowed<K>, AGG> findSessions(const K& key, int64_t earliestSessionEndTime,
-                                                  int64_t latestSessionStartTime) const {
-    return of_key(key, earliestSessionEndTime, latestSessionStartTime, false);
-  }
-  KeyValueIterator<Windowed<K>, AGG> findSessions(const K& key, TimePoint earliestSessionEndTime,
-                                                  TimePoint latestSessionStartTime) const {
-    return of_key(key, detail::epoch_ms(earliestSessionEndTime),
-                  detail::epoch_ms(latestSessionStartTime), false);
-  }
-  KeyValueIterator<Windowed<K>, AGG> backwardFindSessions(const K& key,
-                                                          int64_t earliestSessionEndTime,
-                                                          int64_t latestSessionStartTime) const {
-    return of_key(key, earliestSessionEndTime, latestSessionStartTime, true);
-  }
-  KeyValueIterator<Windowed<K>, AGG> backwardFindSessions(const K& key,
-                                                          TimePoint earliestSessionEndTime,
-                                                          TimePoint latestSessionStartTime) const {
-    return of_key(key, detail::epoch_ms(earliestSessionEndTime),
-                  detail::epoch_ms(latestSessionStartTime), true);
-  }
-  // As findSessions(key, ...), for the keys from keyFrom to keyTo (by bytes, both included).
-  KeyValueIterator<Windowed<K>, AGG> findSessions(const K& keyFrom, const K& keyTo,
-                                                  int64_t earliestSessionEndTime,
-                                                  int64_t latestSessionStartTime) const {
-    return key_range(keyFrom, keyTo, earliestSessionEndTime, latestSessionStartTime, false);
-  }
-  KeyValueIterator<Windowed<K>, AGG> backwardFindSessions(const K& keyFrom, const K& keyTo,
-                                                          int64_t earliestSessionEndTime,
-                                                          int64_t latestSessionStartTime) const {
-    return key_range(keyFrom, keyTo, earliestSessionEndTime, latestSessionStartTime, true);
-  }
-  // The aggregate of the session of `key` that is exactly [sessionStartTime, sessionEndTime].
-  std::optional<AGG> fetchSession(const K& key, int64_t sessionStartTime,
-                                  int64_t sessionEndTime) const {
-    return reads_.template value<AGG>(detail::query_session_value(
-        reads_.access(), detail::to_datum(key), sessionStartTime, sessionEndTime));
-  }
-  std::optional<AGG> fetchSession(const K& key, TimePoint sessionStartTime,
-                                  TimePoint sessionEndTime) const {
-    return fetchSession(key, detail::epoch_ms(sessionStartTime), detail::epoch_ms(sessionEndTime));
-  }
-  // Every session of `key`, earliest first.
-  KeyValueIterator<Windowed<K>, AGG> fetch(const K& key) const {
-    return of_key(key, INT64_MIN, INT64_MAX, false);
-  }
-  KeyValueIterator<Windowed<K>, AGG> backwardFetch(const K& key) const {
-    return of_key(key, INT64_MIN, INT64_MAX, true);
-  }
-  // Every session of the keys from keyFrom to keyTo.
-  KeyValueIterator<Windowed<K>, AGG> fetch(const K& keyFrom, const K& keyTo) const {
-    return key_range(keyFrom, keyTo, INT64_MIN, INT64_MAX, false);
-  }
-  KeyValueIterator<Windowed<K>, AGG> backwardFetch(const K& keyFrom, const K& keyTo) const {
-    return key_range(keyFrom, keyTo, INT64_MIN, INT64_MAX, true);
-  }
   const std::string& storeName() const { return reads_.name(); }
 
  private:
-  KeyValueIterator<Windowed<K>, AGG> of_key(const K& key, int64_t earliest_end,
-                                            int64_t latest_start, bool backward) const {
-    std::string k = reads_.key_bytes(key);
-    return reads_.template windowed<K, AGG>(
-        detail::window_scan(k, k, earliest_end, latest_start, true, backward), true);
+  friend class detail::SessionFetches<ReadOnlySessionStore<K, AGG>, K, AGG>;
+  std::optional<AGG> session_at(const K& key, int64_t start, int64_t end) const {
+    return reads_.template value<AGG>(
+        detail::query_session_value(reads_.access(), detail::to_datum(key), start, end));
   }
-  KeyValueIterator<Windowed<K>, AGG> key_range(const K& key_from, const K& key_to,
-                                               int64_t earliest_end, int64_t latest_start,
-                                               bool backward) const {
+  KeyValueIterator<Windowed<K>, AGG> scan(const K* key_from, const K* key_to, int64_t earliest_end,
+                                          int64_t latest_start, bool backward, bool one_key) const {
     return reads_.template windowed<K, AGG>(
-        detail::window_scan(reads_.key_bytes(key_from), reads_.key_bytes(key_to), earliest_end,
-                            latest_start, true, backward),
-        false);
+        reads_.scan(key_from, key_to, earliest_end, latest_start, true, backward), one_key);
   }
 
   detail::WindowedReads reads_;

@@ -34,12 +34,21 @@ struct TestRecord {
   Headers headers;
 };
 
+namespace detail {
+template <class K, class V>
+class DriverWindowReads;
+}
+
 template <class K, class V>
 class TestInputTopic;
 template <class K, class V>
 class TestOutputTopic;
 template <class K, class V>
 class KeyValueStoreView;
+template <class K, class V>
+class WindowStoreView;
+template <class K, class AGG>
+class SessionStoreView;
 
 class TopologyTestDriver {
  public:
@@ -68,6 +77,15 @@ class TopologyTestDriver {
   KeyValueStoreView<K, V> getKeyValueStore(const std::string& store) {
     return KeyValueStoreView<K, V>(*this, store);
   }
+  // A window or session store's view (test_driver_windows.h), values without their timestamps.
+  template <class K, class V>
+  WindowStoreView<K, V> getWindowStore(const std::string& store) {
+    return WindowStoreView<K, V>(*this, store);
+  }
+  template <class K, class AGG>
+  SessionStoreView<K, AGG> getSessionStore(const std::string& store) {
+    return SessionStoreView<K, AGG>(*this, store);
+  }
 
   // Decides on what processors and punctuators throw, in place of processing.exception.handler.
   void setProcessingExceptionHandler(ProcessingExceptionHandler handler);
@@ -88,6 +106,11 @@ class TopologyTestDriver {
   // A cursor through the store's layers (its cache's pending writes over it); values as stored
   // (a timestamped store's with their timestamps).
   detail::CursorPtr storeScan(const std::string& store, const detail::KeyRange& range);
+  // A window or session store's fetch through its layers, lazily (segment by segment), as a
+  // processor reads; keys and values as stored. windowKeyBytes: a key's bytes as that store's
+  // keys begin with them (its windowed serde's, less the window).
+  detail::CursorPtr windowScan(const std::string& store, const detail::WindowScan& scan);
+  std::string windowKeyBytes(const std::string& store, const Datum& key) const;
   // Records dropped by nodes (null keys, ..., or by the processing-exception handler), skipped
   // as undecodable, or skipped for a bad timestamp, over all tasks.
   int64_t droppedRecords() const;
@@ -97,6 +120,8 @@ class TopologyTestDriver {
   friend struct detail::Access;
   template <class, class>
   friend class KeyValueStoreView;
+  template <class, class>
+  friend class detail::DriverWindowReads;
   // The store's serdes and layers; throws std::invalid_argument for no such store.
   const detail::StoreOptions& storeOptions(const std::string& store) const;
   class Core;
@@ -249,3 +274,6 @@ class KeyValueStoreView : public detail::KeyValueScans<KeyValueStoreView<K, V>, 
 };
 
 }  // namespace oxbow::streams
+
+// Window and session stores' views, after the driver they read through.
+#include "oxbow/streams/test_driver_windows.h"

@@ -1,5 +1,6 @@
 #include "oxbow/streams/test_driver.h"
 
+#include <algorithm>
 #include <deque>
 #include <set>
 #include <stdexcept>
@@ -8,6 +9,8 @@
 #include "streams/runtime/global_updater.h"
 #include "streams/runtime/task.h"
 #include "streams/state/timestamped.h"
+#include "streams/state/window_key.h"
+#include "streams/state/window_queries.h"
 
 namespace oxbow::streams {
 
@@ -203,6 +206,24 @@ std::vector<std::pair<std::string, std::string>> TopologyTestDriver::storeAll(
 detail::CursorPtr TopologyTestDriver::storeScan(const std::string& store,
                                                 const detail::KeyRange& range) {
   return detail::store_scan(core_->store(store), range);
+}
+
+detail::CursorPtr TopologyTestDriver::windowScan(const std::string& store,
+                                                 const detail::WindowScan& scan) {
+  auto range = detail::window_range(scan);
+  if (!range) return detail::CursorPtr(detail::vector_cursor({}, detail::KeyRange()).release());
+  auto& bytes_store = core_->store(store);
+  return detail::CursorPtr(detail::window_cursor(bytes_store.scan(*range), scan).release());
+}
+
+// The store's serde writes a key with its window; the window's bytes (a window's start and
+// sequence number, a session's end and start) are cut off.
+std::string TopologyTestDriver::windowKeyBytes(const std::string& store, const Datum& key) const {
+  const auto& options = core_->store_options(store);
+  std::string bytes = options.key_serde.serialize(store, Datum(detail::WindowedDatum{key, {}}));
+  size_t suffix = options.session_layout ? detail::kSessionKeySuffix : detail::kWindowKeySuffix;
+  bytes.resize(bytes.size() - std::min(suffix, bytes.size()));
+  return bytes;
 }
 
 int64_t TopologyTestDriver::droppedRecords() const {

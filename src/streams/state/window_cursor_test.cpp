@@ -55,7 +55,11 @@ std::unique_ptr<KeyValueCursor> fetch(KeyValueStore& store, const WindowScan& sc
 
 WindowScan scan_of(std::optional<std::string> from_key, std::optional<std::string> to_key,
                    int64_t from, int64_t to, bool backward) {
-  return window_scan(std::move(from_key), std::move(to_key), from, to, false, backward);
+  return WindowScan{.key_from = std::move(from_key),
+                    .key_to = std::move(to_key),
+                    .from = from,
+                    .to = to,
+                    .backward = backward};
 }
 
 std::vector<WindowScan> scans() {
