@@ -136,7 +136,9 @@ void connect_topics(sql::Engine& engine, const ClientOptions& client,
                             fmt::print("{}\n", line);
                             std::fflush(stdout);
                           },
-                          [] { return stop_requested(); }, true};
+                          [] { return stop_requested(); },
+                          true,
+                          {}};
   try {
     output.registry = sql::registry_decoders(registry_url);
   } catch (const std::exception& e) {

@@ -114,7 +114,9 @@ TEST_F(TopicStatementsTest, PrintWithoutLimitEndsOnceCaughtUpOrStopped) {
   std::vector<std::string> lines;
   int asked = 0;
   PrintOutput output{[&](const std::string& line) { lines.push_back(line); },
-                     [&] { return ++asked == 5; }, false};
+                     [&] { return ++asked == 5; },
+                     false,
+                     {}};
   engine_.set_topic_access(fake_, output);
   fake_->reads = 0;
   EXPECT_TRUE(engine_.execute("PRINT Events;").at(0).printed.empty());

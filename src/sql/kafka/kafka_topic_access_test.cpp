@@ -30,7 +30,9 @@ TEST(KafkaTopicAccessTest, AssignmentsCountPartitionsPerTopic) {
   for (size_t cut = 0; cut < assignment.size(); ++cut) {
     auto partial = assigned_partitions(assignment.substr(0, cut));
     EXPECT_LE(partial.size(), 2u);
-    if (cut < 6 + topic("orders", {0, 2}).size()) EXPECT_TRUE(partial.empty()) << cut;
+    if (cut < 6 + topic("orders", {0, 2}).size()) {
+      EXPECT_TRUE(partial.empty()) << cut;
+    }
   }
   EXPECT_TRUE(assigned_partitions(be(0, 2) + be(1, 4) + be(-1, 2)).empty());
 }

@@ -303,7 +303,7 @@ streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
   const DataSource& source = *q.from;
   streams::StreamsBuilder builder;
   auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, counters));
-  aggregate_onto(builder, input, q, sink, std::move(counters), false);
+  aggregate_onto(input, q, sink, std::move(counters), false);
   return builder.build();
 }
 
@@ -358,9 +358,9 @@ void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQue
                           key_serde, row_serde(sink.formats, value_columns(sink), false)));
 }
 
-void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,
-                    const BoundQuery& q, const DataSource& sink,
-                    std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
+                    const DataSource& sink, std::shared_ptr<QueryCounters> counters,
+                    bool rows_ready) {
   std::shared_ptr<AggregatePlan> plan = make_plan(q, std::move(counters), rows_ready);
   // Serdes: the grouping key as the sink's key; the arguments and states are the query's own.
   auto key_serde = row_serde(sink.formats, key_columns(sink), true);

@@ -184,7 +184,7 @@ class RelationalPlanner {
     for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
     if (q_.aggregate) {
       if (left.stream)
-        aggregate_onto(builder_, *left.stream, q_, sink_, counters_, true);
+        aggregate_onto(*left.stream, q_, sink_, counters_, true);
       else
         table_aggregate_onto(*left.table, q_, sink_, counters_, true);
       return builder_.build();

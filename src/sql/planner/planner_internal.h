@@ -137,8 +137,8 @@ void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQue
                           bool rows_ready);
 // The aggregation of `input` into the sink: a source's records, or (`rows_ready`) records whose
 // values are whole scope rows, as a join gives them.
-void aggregate_onto(streams::StreamsBuilder& builder, const streams::KStream<Row, Row>& input,
-                    const BoundQuery& query, const DataSource& sink,
-                    std::shared_ptr<QueryCounters> counters, bool rows_ready);
+void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& query,
+                    const DataSource& sink, std::shared_ptr<QueryCounters> counters,
+                    bool rows_ready);
 
 }  // namespace oxbow::sql::planning

@@ -172,12 +172,14 @@ const Row& InputRow::fill(const Row& key, const Row& value, int64_t timestamp,
   row_[at++].set_bigint(timestamp);
   row_[at++].set_integer(metadata ? metadata->partition : 0);
   row_[at++].set_bigint(metadata ? metadata->offset : 0);
-  if (windowed_)  // the key's window bounds (source_key_serde)
-    for (size_t k = key_count_; k < key_count_ + 2; ++k)
+  if (windowed_) {  // the key's window bounds (source_key_serde)
+    for (size_t k = key_count_; k < key_count_ + 2; ++k) {
       if (k < key.size())
         row_[at++] = key[k];
       else
         row_[at++].set_null();
+    }
+  }
   return row_;
 }
 

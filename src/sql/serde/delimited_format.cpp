@@ -144,7 +144,7 @@ void read_field(std::string_view text, const SqlType& type, Value& out) {
       if (text == "NaN") return out.set_double(std::nan(""));
       if (text == "Infinity" || text == "-Infinity")
         return out.set_double(text[0] == '-' ? -HUGE_VAL : HUGE_VAL);
-      mismatch();
+      return mismatch();
     }
     case SqlBaseType::kDecimal:
       if (!decimal_from_text(text, type, out)) mismatch();
