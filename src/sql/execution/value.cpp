@@ -18,23 +18,36 @@ struct FreeArray {
   FreeArray* next;
 };
 
+// Trivially destructible, so that a row dropped by another thread-local's destructor after the
+// lists were emptied still reads valid memory (`closed`) and frees its array instead.
 struct FreeLists {
-  FreeArray* head[kLongest + 1] = {};
-  size_t count[kLongest + 1] = {};
-  bool alive = true;  // false once this thread's lists are gone (rows dropped at thread exit)
-  ~FreeLists() {
-    alive = false;
+  FreeArray* head[kLongest + 1];
+  size_t count[kLongest + 1];
+  bool closed;
+};
+
+thread_local constinit FreeLists free_lists{};
+
+// Empties the lists when the thread exits; made on the first array kept.
+struct ListsCloser {
+  ListsCloser() = default;
+  ~ListsCloser() {
+    free_lists.closed = true;
     for (size_t n = 0; n <= kLongest; ++n)
-      while (FreeArray* a = head[n]) {
-        head[n] = a->next;
+      while (FreeArray* a = free_lists.head[n]) {
+        free_lists.head[n] = a->next;
         ::operator delete(a);
       }
   }
 };
 
 FreeLists& lists() {
-  thread_local FreeLists free_lists;
   return free_lists;
+}
+
+void ensure_closed_at_thread_exit() {
+  thread_local ListsCloser closer;
+  (void)closer;
 }
 
 }  // namespace
@@ -54,7 +67,8 @@ void* allocate(size_t values) {
 void release(void* array, size_t values) noexcept {
   if (values > 0 && values <= kLongest) {
     FreeLists& l = lists();
-    if (l.alive && l.count[values] < kKept) {
+    if (!l.closed && l.count[values] < kKept) {
+      if (l.count[values] == 0) ensure_closed_at_thread_exit();
       auto* a = static_cast<FreeArray*>(array);
       a->next = l.head[values];
       l.head[values] = a;
