@@ -117,6 +117,7 @@ void bind_formats(DataSource& source, const WithProperties& with, const DdlSetti
   // ksqlDB's Protobuf rows are always messages.
   if (f.value_format == "PROTOBUF" && f.wrap_single_value == false)
     throw SqlError("Format 'PROTOBUF' does not support 'WRAP_SINGLE_VALUE' set to 'false'.");
+  bind_registry_properties(f, with, source.name);
 }
 
 void bind_key_columns(const DataSource& source) {

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <climits>
+#include <cstdint>
 #include <set>
 
 #include "sql/binder/sql_error.h"
@@ -116,6 +118,93 @@ std::string checked_delimiter(const std::string& property, const std::string& va
                    "'. Delimiter must be a single character or TAB,SPACE\nExample valid value: "
                    "';'");
   return value;
+}
+
+namespace {
+
+bool takes_schema_properties(const std::string& format) {
+  return format == "AVRO" || format == "JSON_SR" || format == "PROTOBUF";
+}
+
+// Guava's UPPER_UNDERSCORE to UPPER_CAMEL, as ksqlDB names an AVRO key's record: MY_SINK ->
+// MySink.
+std::string upper_camel(const std::string& name) {
+  std::string out;
+  bool word_start = true;
+  for (char c : name) {
+    if (c == '_') {
+      word_start = true;
+      continue;
+    }
+    const auto u = static_cast<unsigned char>(c);
+    out += static_cast<char>(word_start ? std::toupper(u) : std::tolower(u));
+    word_start = false;
+  }
+  return out;
+}
+
+// One side's full schema name: ksqlDB's format properties refuse it for a format without a
+// schema, and an empty one.
+std::string bound_full_name(const std::optional<std::string>& name, const std::string& format) {
+  if (!name) return "";
+  if (!takes_schema_properties(format))
+    throw SqlError(format + " does not support the following configs: [fullSchemaName]");
+  const std::string trimmed = trim(*name);
+  if (trimmed.empty())
+    throw SqlError("fullSchemaName cannot be empty. Format configuration: {fullSchemaName=}");
+  return trimmed;
+}
+
+std::string bound_nullable(const WithProperties& with, const std::string& property,
+                           const std::string& format) {
+  const auto value = with.text(property);
+  if (!value) return "";
+  const std::string u = upper(*value);
+  if (u != "OPTIONAL" && u != "WRAPPER")
+    throw SqlError("Invalid value " + *value + " for configuration " + property +
+                   ": String must be one of: OPTIONAL, WRAPPER, null");
+  if (format != "PROTOBUF" && format != "PROTOBUF_NOSR")
+    throw SqlError("Property " + property + " can only be enabled with protobuf format");
+  return u;
+}
+
+std::optional<int32_t> bound_schema_id(const WithProperties& with, const std::string& side,
+                                       const std::string& format) {
+  const auto id = with.integer(side + "_SCHEMA_ID");
+  if (!id) return std::nullopt;
+  if (!takes_schema_properties(format))
+    throw SqlError(side + "_FORMAT should support schema inference when " + side +
+                   "_SCHEMA_ID is provided. Current format is " + format + ".");
+  if (*id < 0 || *id > INT32_MAX)
+    throw SqlError("Invalid value for " + side + "_SCHEMA_ID: " + std::to_string(*id));
+  return static_cast<int32_t>(*id);
+}
+
+}  // namespace
+
+void bind_registry_properties(Formats& formats, const WithProperties& with,
+                              const std::string& source_name) {
+  if (with.has("VALUE_AVRO_SCHEMA_FULL_NAME") && with.has("VALUE_SCHEMA_FULL_NAME"))
+    throw SqlError(
+        "Cannot supply both 'VALUE_AVRO_SCHEMA_FULL_NAME' and 'VALUE_SCHEMA_FULL_NAME' "
+        "properties. Please only set 'VALUE_SCHEMA_FULL_NAME'.");
+  const auto value_name = with.has("VALUE_AVRO_SCHEMA_FULL_NAME")
+                              ? with.text("VALUE_AVRO_SCHEMA_FULL_NAME")
+                              : with.text("VALUE_SCHEMA_FULL_NAME");
+  formats.key_schema_full_name =
+      bound_full_name(with.text("KEY_SCHEMA_FULL_NAME"), formats.key_format);
+  formats.value_schema_full_name = bound_full_name(value_name, formats.value_format);
+  // A key record's name is the source's own, so that generated classes do not clash
+  // (ksqlDB's issue 6465).
+  if (formats.key_schema_full_name.empty() && formats.key_format == "AVRO")
+    formats.key_schema_full_name =
+        "io.confluent.ksql.avro_schemas." + upper_camel(source_name) + "Key";
+  formats.key_protobuf_nullable =
+      bound_nullable(with, "KEY_PROTOBUF_NULLABLE_REPRESENTATION", formats.key_format);
+  formats.value_protobuf_nullable =
+      bound_nullable(with, "VALUE_PROTOBUF_NULLABLE_REPRESENTATION", formats.value_format);
+  formats.key_schema_id = bound_schema_id(with, "KEY", formats.key_format);
+  formats.value_schema_id = bound_schema_id(with, "VALUE", formats.value_format);
 }
 
 int64_t parse_duration_ms(const std::string& property, const std::string& text) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sql/catalog/data_source.h"
 #include "sql/parser/ast.h"
 
 namespace oxbow::sql {
@@ -31,6 +32,15 @@ std::string checked_format(const std::string& name);
 // `,`, `TAB` (a tab), `SPACE` (a space) or any one character; SqlError otherwise, naming the
 // property.
 std::string checked_delimiter(const std::string& property, const std::string& value);
+
+// The Schema Registry formats' properties of a CREATE or a C*AS sink named `source_name` into
+// `formats` (whose key and value formats are set): *_SCHEMA_FULL_NAME and
+// VALUE_AVRO_SCHEMA_FULL_NAME (an AVRO key's default, as ksqlDB's,
+// io.confluent.ksql.avro_schemas.<SourceName>Key), *_PROTOBUF_NULLABLE_REPRESENTATION and
+// *_SCHEMA_ID, with ksqlDB's refusals (a property the side's format does not take, an empty
+// name, an unknown representation).
+void bind_registry_properties(Formats& formats, const WithProperties& with,
+                              const std::string& source_name);
 
 // "30 SECONDS", "1 HOUR" to milliseconds; SqlError naming the property otherwise.
 int64_t parse_duration_ms(const std::string& property, const std::string& text);

@@ -30,6 +30,12 @@ struct Formats {
   std::string value_format;
   std::string key_delimiter = ",", value_delimiter = ",";  // DELIMITED
   std::optional<bool> wrap_single_value;
+  // The Schema Registry formats' settings of each side (sql/serde/schema_registry.h): the full
+  // name of the schema registered (empty: the format's default), the Protobuf nullable
+  // representation ("", "OPTIONAL" or "WRAPPER") and a pinned schema id (*_SCHEMA_ID).
+  std::string key_schema_full_name, value_schema_full_name;
+  std::string key_protobuf_nullable, value_protobuf_nullable;
+  std::optional<int32_t> key_schema_id, value_schema_id;
 };
 
 enum class SourceWindowType { kTumbling, kHopping, kSession };

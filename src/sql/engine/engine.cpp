@@ -168,6 +168,7 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   sink.formats.wrap_single_value = with.boolean("WRAP_SINGLE_VALUE");
   sink.formats.key_delimiter = with.text("KEY_DELIMITER").value_or(",");
   sink.formats.value_delimiter = with.text("VALUE_DELIMITER").value_or(",");
+  bind_registry_properties(sink.formats, with, name);
   sink.partitions = with.integer("PARTITIONS").value_or(query.from->partitions.value_or(1));
   for (const auto& c : query.columns)
     sink.columns.push_back(

@@ -281,22 +281,79 @@ Row read_avro(AvroReader& reader, const std::vector<Column>& columns, bool wrapp
   return row;
 }
 
+// A datum's record fields renamed to those of a pinned schema, matched ignoring case (columns
+// may be upper-cased names of the schema's fields); a field the schema lacks is refused as ksqlDB
+// refuses it. Fields the schema has besides take their defaults when encoded.
+void conform(const avro::Node& node, Json& datum) {
+  const avro::Node* n = &node;
+  if (n->kind == avro::Kind::kUnion)
+    for (const avro::Node* b : node.branches)
+      if ((b->kind == avro::Kind::kRecord && datum.is_object()) ||
+          (b->kind == avro::Kind::kArray && datum.is_array()))
+        n = b;
+  if (n->kind == avro::Kind::kRecord && datum.is_object()) {
+    Json out = Json::object();
+    for (auto& [name, value] : datum.items()) {
+      const avro::Field* field = nullptr;
+      for (const auto& f : n->fields)
+        if (upper(f.name) == upper(name)) field = &f;
+      if (!field) missing_in_pinned_schema(name);
+      conform(*field->type, value);
+      out[field->name] = std::move(value);
+    }
+    datum = std::move(out);
+  } else if (n->kind == avro::Kind::kArray && datum.is_array()) {
+    for (auto& item : datum) conform(*n->items, item);
+  }
+}
+
+// Rows written with a pinned schema (*_SCHEMA_ID) under its id, as ksqlDB's use.schema.id.
+class PinnedAvroWriter {
+ public:
+  PinnedAvroWriter(registry::SchemaRegistryClient& client, int32_t id) : id_(id) {
+    avro::ParseOptions options;
+    options.validate_defaults = false;
+    auto parsed = avro::parse(pinned_schema(client, id, "AVRO").schema, options);
+    if (!parsed) throw SqlError("The Avro schema of id " + std::to_string(id) + " does not parse");
+    schema_ = std::make_shared<const avro::Schema>(std::move(*parsed.schema));
+  }
+
+  std::string write(Json datum) const {
+    conform(schema_->root(), datum);
+    try {
+      return registry::wire::header(id_) + avro::encode(*schema_, datum);
+    } catch (const avro::BinaryError& e) {
+      throw streams::SerializationException(std::string("Unable to serialize record: ") + e.what());
+    }
+  }
+
+ private:
+  int32_t id_;
+  std::shared_ptr<const avro::Schema> schema_;
+};
+
 }  // namespace
 
-streams::Serde<Row> avro_serde(std::vector<Column> columns, bool key, bool wrapped) {
+streams::Serde<Row> avro_serde(std::vector<Column> columns, bool key, bool wrapped,
+                               const RegistrySide& side) {
   auto client = registry_client_or_throw("AVRO");
-  const registry::SchemaInfo schema = derived_schema("AVRO", columns, wrapped);
   std::shared_ptr<registry::Serializer> serializer;
-  try {
-    serializer = std::make_shared<registry::Serializer>(
-        client, registry::SerdeConfig{}, registry::Format::kAvro, schema.schema, key);
-  } catch (const registry::SerdeError& e) {
-    // A column name Avro does not take (ksqlDB's message; the reason is our parser's).
-    throw SqlError(std::string("Schema is not compatible with Avro: ") + e.what());
+  std::shared_ptr<const PinnedAvroWriter> pinned;
+  if (side.schema_id) {
+    pinned = std::make_shared<const PinnedAvroWriter>(*client, *side.schema_id);
+  } else {
+    const registry::SchemaInfo schema = derived_schema("AVRO", columns, wrapped, side);
+    try {
+      serializer = std::make_shared<registry::Serializer>(
+          client, registry::SerdeConfig{}, registry::Format::kAvro, schema.schema, key);
+    } catch (const registry::SerdeError& e) {
+      // A column name Avro does not take (ksqlDB's message; the reason is our parser's).
+      throw SqlError(std::string("Schema is not compatible with Avro: ") + e.what());
+    }
   }
   auto reader = std::make_shared<AvroReader>(client);
   auto shared = std::make_shared<const std::vector<Column>>(std::move(columns));
-  auto serialize = [serializer, shared, wrapped](std::string_view topic, const Row& row) {
+  auto serialize = [serializer, pinned, shared, wrapped](std::string_view topic, const Row& row) {
     Json datum;
     if (!wrapped) {
       datum = row.empty() ? Json() : to_avro(row[0], *(*shared)[0].type);
@@ -309,6 +366,7 @@ streams::Serde<Row> avro_serde(std::vector<Column> columns, bool key, bool wrapp
         datum[name] = to_avro(row[i], *(*shared)[i].type);
       }
     }
+    if (pinned) return pinned->write(std::move(datum));
     try {
       return serializer->serialize(topic, datum);
     } catch (const registry::SerdeError& e) {

@@ -12,6 +12,7 @@
 #include "oxbow/streams/serde.h"
 #include "sql/catalog/data_source.h"
 #include "sql/execution/value.h"
+#include "sql/serde/schema_registry.h"
 
 namespace oxbow::sql::formats {
 
@@ -48,11 +49,22 @@ streams::Serde<Row> kafka_serde(std::vector<Column> columns);
 
 // The Schema Registry formats (Confluent's wire format; schema_registry.h): `wrapped` as for JSON.
 // Each throws SqlError when the thread's scope names no registry.
-streams::Serde<Row> avro_serde(std::vector<Column> columns, bool key, bool wrapped);
-streams::Serde<Row> json_sr_serde(std::vector<Column> columns, bool key, bool wrapped);
+// `side` (schema_registry.h): the schema's name and Protobuf's nullable representation; with a
+// pinned schema id, rows are written with that registered schema and its id, not the derived one.
+streams::Serde<Row> avro_serde(std::vector<Column> columns, bool key, bool wrapped,
+                               const RegistrySide& side = {});
+streams::Serde<Row> json_sr_serde(std::vector<Column> columns, bool key, bool wrapped,
+                                  const RegistrySide& side = {});
 // PROTOBUF rows are always messages (ksqlDB cannot unwrap them).
-streams::Serde<Row> protobuf_serde(std::vector<Column> columns, bool key);
+streams::Serde<Row> protobuf_serde(std::vector<Column> columns, bool key,
+                                   const RegistrySide& side = {});
 std::shared_ptr<registry::SchemaRegistryClient> registry_client_or_throw(const std::string& format);
+// The schema a *_SCHEMA_ID pins, which must be in `format`; SqlError when the registry has none.
+registry::SchemaInfo pinned_schema(registry::SchemaRegistryClient& client, int32_t id,
+                                   const std::string& format);
+// "Schema from Schema Registry misses field with name: X" (ksqlDB's), as a record that does not
+// serialize.
+[[noreturn]] void missing_in_pinned_schema(const std::string& field);
 // DECIMAL's unscaled value as Java's BigInteger.toByteArray writes it (Avro's and Confluent's
 // Protobuf decimal bytes), and back.
 std::string decimal_bytes(__int128 unscaled);

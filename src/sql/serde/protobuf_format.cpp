@@ -5,10 +5,13 @@
 // field's default.
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <span>
 
 #include "common/base64.h"
 #include "oxbow/registry/serdes.h"
+#include "registry/protobuf/schema.h"
+#include "sql/binder/sql_error.h"
 #include "sql/serde/formats.h"
 #include "sql/serde/schema_registry.h"
 
@@ -224,18 +227,70 @@ void from_proto(const Json& j, const SqlType& type, Value& out) {
   }
 }
 
+// Rows written with a pinned schema (*_SCHEMA_ID) under its id, as ksqlDB's use.schema.id: the
+// message of the side's full name, else the first; columns matched to its fields ignoring case.
+class PinnedProtobufWriter {
+ public:
+  PinnedProtobufWriter(registry::SchemaRegistryClient& client, int32_t id,
+                       const std::string& full_name, bool key) {
+    const registry::SchemaInfo info = pinned_schema(client, id, "PROTOBUF");
+    auto parsed = registry::protobuf::parse(info.schema, {});
+    if (!parsed)
+      throw SqlError("The Protobuf schema of id " + std::to_string(id) + " does not parse");
+    schema_ = std::make_shared<const registry::protobuf::Schema>(std::move(*parsed.schema));
+    message_ = registry::protobuf::message_name(*schema_, {0}).value_or("");
+    if (!full_name.empty())
+      for (const auto& name : schema_->message_names())
+        if (name == full_name || name.ends_with("." + full_name)) message_ = name;
+    const auto indexes = registry::protobuf::message_indexes(*schema_, message_);
+    if (!indexes)
+      throw SqlError("The Protobuf schema of id " + std::to_string(id) + " has no message");
+    prefix_ = registry::wire::header(id) + registry::protobuf::encode_message_indexes(*indexes);
+    if (full_name.empty())
+      for (const auto& c : registry_columns_as_written(info, "PROTOBUF", key, false))
+        field_names_[squashed(c.name)] = c.name;
+  }
+
+  std::string write(const Json& message) const {
+    Json renamed = Json::object();
+    for (const auto& [name, value] : message.items()) {
+      const auto it = field_names_.find(squashed(name));
+      if (!field_names_.empty() && it == field_names_.end()) missing_in_pinned_schema(name);
+      renamed[it == field_names_.end() ? name : it->second] = value;
+    }
+    auto binary = registry::protobuf::json_to_binary(*schema_, message_, renamed.dump());
+    if (!binary)
+      throw streams::SerializationException("Unable to serialize record: " + binary.error);
+    return prefix_ + *binary.value;
+  }
+
+ private:
+  std::shared_ptr<const registry::protobuf::Schema> schema_;
+  std::string message_, prefix_;
+  std::map<std::string, std::string> field_names_;  // squashed -> the schema's field name
+};
+
 }  // namespace
 
-streams::Serde<Row> protobuf_serde(std::vector<Column> columns, bool key) {
+streams::Serde<Row> protobuf_serde(std::vector<Column> columns, bool key,
+                                   const RegistrySide& side) {
   auto client = registry_client_or_throw("PROTOBUF");
-  const registry::SchemaInfo schema = derived_schema("PROTOBUF", columns, true);
-  auto serializer = std::make_shared<registry::Serializer>(
-      client, registry::SerdeConfig{}, registry::Format::kProtobuf, schema.schema, key);
+  std::shared_ptr<registry::Serializer> serializer;
+  std::shared_ptr<const PinnedProtobufWriter> pinned;
+  if (side.schema_id) {
+    pinned =
+        std::make_shared<const PinnedProtobufWriter>(*client, *side.schema_id, side.full_name, key);
+  } else {
+    const registry::SchemaInfo schema = derived_schema("PROTOBUF", columns, true, side);
+    serializer = std::make_shared<registry::Serializer>(
+        client, registry::SerdeConfig{}, registry::Format::kProtobuf, schema.schema, key);
+  }
   auto deserializer = std::make_shared<registry::Deserializer>(client, registry::SerdeConfig{},
                                                                registry::Format::kProtobuf, key);
   auto fields = std::make_shared<std::vector<SqlField>>();
   for (const auto& c : columns) fields->push_back({c.name, c.type});
-  auto serialize = [serializer, fields](std::string_view topic, const Row& row) {
+  auto serialize = [serializer, pinned, fields](std::string_view topic, const Row& row) {
+    if (pinned) return pinned->write(message_to_proto(row, *fields));
     try {
       return serializer->serialize(topic, message_to_proto(row, *fields));
     } catch (const registry::SerdeError& e) {

@@ -16,6 +16,29 @@ std::shared_ptr<registry::SchemaRegistryClient> registry_client_or_throw(
   return schema_registry_client(url);
 }
 
+registry::SchemaInfo pinned_schema(registry::SchemaRegistryClient& client, int32_t id,
+                                   const std::string& format) {
+  registry::SchemaInfo info;
+  try {
+    info = client.schema_by_id(id);
+  } catch (const std::exception& e) {
+    throw SqlError("Failed to fetch the schema of id " + std::to_string(id) +
+                   " from the Schema Registry: " + e.what());
+  }
+  const std::string type = format == "JSON_SR" ? "JSON" : format;
+  if (info.type != type)
+    throw SqlError("Schema id " + std::to_string(id) + " is a " + info.type + " schema, not " +
+                   type);
+  if (!info.references.empty())
+    throw SqlError("Schema id " + std::to_string(id) + " has references, which are not supported");
+  return info;
+}
+
+void missing_in_pinned_schema(const std::string& field) {
+  throw streams::SerializationException("Schema from Schema Registry misses field with name: " +
+                                        field);
+}
+
 std::string decimal_bytes(__int128 unscaled) {
   // Java's BigInteger.toByteArray: the fewest big-endian bytes whose top bit is the sign.
   std::string out;
@@ -40,16 +63,25 @@ __int128 decimal_from_bytes(std::string_view bytes) {
   return static_cast<__int128>(v);
 }
 
-streams::Serde<Row> json_sr_serde(std::vector<Column> columns, bool key, bool wrapped) {
+streams::Serde<Row> json_sr_serde(std::vector<Column> columns, bool key, bool wrapped,
+                                  const RegistrySide& side) {
   auto client = registry_client_or_throw("JSON_SR");
-  const registry::SchemaInfo schema = derived_schema("JSON_SR", columns, wrapped);
-  auto serializer = std::make_shared<registry::Serializer>(
-      client, registry::SerdeConfig{}, registry::Format::kJson, schema.schema, key);
+  // A pinned schema's id heads the JSON of the columns (ksqlDB's fields the schema has besides
+  // are not written).
+  std::shared_ptr<registry::Serializer> serializer;
+  if (side.schema_id) {
+    pinned_schema(*client, *side.schema_id, "JSON_SR");
+  } else {
+    const registry::SchemaInfo schema = derived_schema("JSON_SR", columns, wrapped, side);
+    serializer = std::make_shared<registry::Serializer>(
+        client, registry::SerdeConfig{}, registry::Format::kJson, schema.schema, key);
+  }
+  const std::optional<int32_t> pinned_id = side.schema_id;
   auto json = std::make_shared<streams::Serde<Row>>(json_serde(std::move(columns), wrapped));
-  auto serialize = [serializer, json](std::string_view topic, const Row& row) {
-    int32_t id = 0;
+  auto serialize = [serializer, json, pinned_id](std::string_view topic, const Row& row) {
+    int32_t id = pinned_id.value_or(0);
     try {
-      id = serializer->schema_id(topic);
+      if (!pinned_id) id = serializer->schema_id(topic);
     } catch (const registry::SerdeError& e) {
       throw streams::SerializationException(e.what());
     }

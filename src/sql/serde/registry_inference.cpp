@@ -18,7 +18,11 @@ using SchemaJson = nlohmann::ordered_json;
 
 using SchemaJson = nlohmann::ordered_json;
 
+// Set while registry_columns_as_written reads a schema: names are kept as written.
+thread_local bool names_as_written = false;
+
 std::string upper_name(std::string s) {
+  if (names_as_written) return s;
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
@@ -395,6 +399,16 @@ std::vector<Column> registry_columns(const registry::SchemaInfo& info, const std
     throw SqlError("KSQL stream/table schema must be structured");
   }
   return columns_of(std::move(fields), key);
+}
+
+std::vector<Column> registry_columns_as_written(const registry::SchemaInfo& info,
+                                                const std::string& format, bool key,
+                                                bool unwrapped_value) {
+  struct Scope {
+    Scope() { names_as_written = true; }
+    ~Scope() { names_as_written = false; }
+  } scope;
+  return registry_columns(info, format, key, unwrapped_value);
 }
 
 }  // namespace oxbow::sql

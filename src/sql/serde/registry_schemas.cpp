@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -19,8 +20,7 @@ using OJson = nlohmann::ordered_json;
 
 thread_local std::string current_url;
 
-constexpr const char* kAvroNamespace = "io.confluent.ksql.avro_schemas";
-constexpr const char* kAvroName = "KsqlDataSourceSchema";
+constexpr const char* kAvroDefaultName = "io.confluent.ksql.avro_schemas.KsqlDataSourceSchema";
 
 // Avro names hold no dots: ksqlDB's avroCompatibleFieldName.
 std::string avro_field_name(const std::string& name) {
@@ -38,95 +38,106 @@ OJson avro_logical(const char* base, const char* connect_name, const char* logic
                {"logicalType", logical}};
 }
 
-OJson avro_type(const SqlType& type, const std::string& name);
-
-OJson avro_optional(const SqlType& type, const std::string& name) {
-  return OJson::array({"null", avro_type(type, name)});
-}
-
-OJson avro_field(const std::string& field, const SqlType& type, const std::string& context) {
-  return OJson{{"name", avro_field_name(field)},
-               {"type", avro_optional(type, context + "_" + field)},
-               {"default", nullptr}};
-}
-
-// A nested record is printed by its short name: it shares the root's namespace.
-OJson avro_record(const std::vector<SqlField>& fields, const std::string& name) {
-  OJson out{{"type", "record"}, {"name", name}, {"fields", OJson::array()}};
-  for (const auto& f : fields) out["fields"].push_back(avro_field(f.name, *f.type, name));
-  out["connect.name"] = std::string(kAvroNamespace) + "." + name;
-  return out;
-}
-
-OJson avro_type(const SqlType& type, const std::string& name) {
-  switch (type.base()) {
-    case SqlBaseType::kBoolean:
-      return "boolean";
-    case SqlBaseType::kInteger:
-      return "int";
-    case SqlBaseType::kBigint:
-      return "long";
-    case SqlBaseType::kDouble:
-      return "double";
-    case SqlBaseType::kString:
-      return "string";
-    case SqlBaseType::kBytes:
-      return "bytes";
-    case SqlBaseType::kDecimal: {
-      const std::string p = std::to_string(type.precision()), s = std::to_string(type.scale());
-      return OJson{{"type", "bytes"},
-                   {"scale", type.scale()},
-                   {"precision", type.precision()},
-                   {"connect.version", 1},
-                   {"connect.parameters", {{"scale", s}, {"connect.decimal.precision", p}}},
-                   {"connect.name", "org.apache.kafka.connect.data.Decimal"},
-                   {"logicalType", "decimal"}};
-    }
-    case SqlBaseType::kDate:
-      return avro_logical("int", "Date", "date");
-    case SqlBaseType::kTime:
-      return avro_logical("int", "Time", "time-millis");
-    case SqlBaseType::kTimestamp:
-      return avro_logical("long", "Timestamp", "timestamp-millis");
-    case SqlBaseType::kArray:
-      return OJson{{"type", "array"}, {"items", avro_optional(*type.element(), name)}};
-    case SqlBaseType::kMap: {
-      // Connect's optional map keys make AvroData write an array of MapEntry records.
-      OJson entry{{"type", "record"}, {"name", name}, {"fields", OJson::array()}};
-      for (const auto& [field, part, suffix] :
-           {std::tuple{"key", type.key().get(), "_MapKey"},
-            std::tuple{"value", type.element().get(), "_MapValue"}})
-        entry["fields"].push_back(OJson{
-            {"name", field}, {"type", avro_optional(*part, name + suffix)}, {"default", nullptr}});
-      entry["connect.internal.type"] = "MapEntry";
-      return OJson{{"type", "array"},
-                   {"items", entry},
-                   {"connect.name", std::string(kAvroNamespace) + "." + name}};
-    }
-    case SqlBaseType::kStruct:
-      return avro_record(type.fields(), name);
+// AvroData's printing of ksqlDB's schema named `full_name` (namespace.Name): nested records are
+// named <full name>_<FIELD> (ksqlDB's AvroSchemas) and, sharing the root's namespace, printed by
+// their short names.
+class AvroWriter {
+ public:
+  explicit AvroWriter(const std::string& full_name) {
+    const size_t dot = full_name.rfind('.');
+    if (dot != std::string::npos) ns_ = full_name.substr(0, dot);
+    name_ = dot == std::string::npos ? full_name : full_name.substr(dot + 1);
   }
-  return "null";
-}
 
-// The root record carries the namespace; a single unwrapped column is its type at the root.
-std::string avro_schema(const std::vector<Column>& columns, bool wrapped) {
-  std::vector<SqlField> fields;
-  if (wrapped) {
-    for (const auto& c : columns) fields.push_back({c.name, c.type});
-  } else if (columns.at(0).type->base() == SqlBaseType::kStruct) {
-    fields = columns[0].type->fields();
-  } else {
-    return avro_type(*columns[0].type, kAvroName).dump();
+  // The root record carries the namespace; a single unwrapped column is its type at the root.
+  std::string schema(const std::vector<Column>& columns, bool wrapped) {
+    std::vector<SqlField> fields;
+    if (wrapped) {
+      for (const auto& c : columns) fields.push_back({c.name, c.type});
+    } else if (columns.at(0).type->base() == SqlBaseType::kStruct) {
+      fields = columns[0].type->fields();
+    } else {
+      return type(*columns[0].type, name_).dump();
+    }
+    OJson root{{"type", "record"}, {"name", name_}};
+    if (!ns_.empty()) root["namespace"] = ns_;
+    root["fields"] = OJson::array();
+    for (const auto& f : fields) root["fields"].push_back(field(f.name, *f.type, name_));
+    root["connect.name"] = full(name_);
+    return root.dump();
   }
-  OJson root{{"type", "record"},
-             {"name", kAvroName},
-             {"namespace", kAvroNamespace},
-             {"fields", OJson::array()}};
-  for (const auto& f : fields) root["fields"].push_back(avro_field(f.name, *f.type, kAvroName));
-  root["connect.name"] = std::string(kAvroNamespace) + "." + kAvroName;
-  return root.dump();
-}
+
+ private:
+  std::string full(const std::string& name) const { return ns_.empty() ? name : ns_ + "." + name; }
+
+  OJson optional(const SqlType& t, const std::string& name) {
+    return OJson::array({"null", type(t, name)});
+  }
+
+  OJson field(const std::string& field, const SqlType& t, const std::string& context) {
+    return OJson{{"name", avro_field_name(field)},
+                 {"type", optional(t, context + "_" + field)},
+                 {"default", nullptr}};
+  }
+
+  OJson record(const std::vector<SqlField>& fields, const std::string& name) {
+    OJson out{{"type", "record"}, {"name", name}, {"fields", OJson::array()}};
+    for (const auto& f : fields) out["fields"].push_back(field(f.name, *f.type, name));
+    out["connect.name"] = full(name);
+    return out;
+  }
+
+  OJson type(const SqlType& t, const std::string& name) {
+    switch (t.base()) {
+      case SqlBaseType::kBoolean:
+        return "boolean";
+      case SqlBaseType::kInteger:
+        return "int";
+      case SqlBaseType::kBigint:
+        return "long";
+      case SqlBaseType::kDouble:
+        return "double";
+      case SqlBaseType::kString:
+        return "string";
+      case SqlBaseType::kBytes:
+        return "bytes";
+      case SqlBaseType::kDecimal: {
+        const std::string p = std::to_string(t.precision()), s = std::to_string(t.scale());
+        return OJson{{"type", "bytes"},
+                     {"scale", t.scale()},
+                     {"precision", t.precision()},
+                     {"connect.version", 1},
+                     {"connect.parameters", {{"scale", s}, {"connect.decimal.precision", p}}},
+                     {"connect.name", "org.apache.kafka.connect.data.Decimal"},
+                     {"logicalType", "decimal"}};
+      }
+      case SqlBaseType::kDate:
+        return avro_logical("int", "Date", "date");
+      case SqlBaseType::kTime:
+        return avro_logical("int", "Time", "time-millis");
+      case SqlBaseType::kTimestamp:
+        return avro_logical("long", "Timestamp", "timestamp-millis");
+      case SqlBaseType::kArray:
+        return OJson{{"type", "array"}, {"items", optional(*t.element(), name)}};
+      case SqlBaseType::kMap: {
+        // Connect's optional map keys make AvroData write an array of MapEntry records.
+        OJson entry{{"type", "record"}, {"name", name}, {"fields", OJson::array()}};
+        for (const auto& [field, part, suffix] :
+             {std::tuple{"key", t.key().get(), "_MapKey"},
+              std::tuple{"value", t.element().get(), "_MapValue"}})
+          entry["fields"].push_back(OJson{
+              {"name", field}, {"type", optional(*part, name + suffix)}, {"default", nullptr}});
+        entry["connect.internal.type"] = "MapEntry";
+        return OJson{{"type", "array"}, {"items", entry}, {"connect.name", full(name)}};
+      }
+      case SqlBaseType::kStruct:
+        return record(t.fields(), name);
+    }
+    return "null";
+  }
+
+  std::string ns_, name_;
+};
 
 // JSON_SR: Connect's JsonSchemaData (connect.index orders the fields; optional is a oneOf).
 OJson json_type(const SqlType& type);
@@ -202,14 +213,27 @@ std::string json_schema(const std::vector<Column>& columns, bool wrapped) {
 }
 
 // PROTOBUF: ProtobufData's text. Unnamed structs are messages ConnectDefault<n>, numbered as
-// met depth first, each nested in the message that uses it.
+// met depth first, each nested in the message that uses it; a named root (*_SCHEMA_FULL_NAME,
+// package.Message) leaves the numbers to the nested ones. With a nullable representation, fields
+// say presence: OPTIONAL as proto3 `optional`, WRAPPER as google.protobuf's wrapper messages.
 class ProtoWriter {
  public:
+  explicit ProtoWriter(const RegistrySide& side) : nullable_(side.protobuf_nullable) {
+    // As ksqlDB, a ConnectDefault name is the default's, not a chosen one.
+    if (!side.full_name.empty() && !side.full_name.starts_with("ConnectDefault")) {
+      const size_t dot = side.full_name.rfind('.');
+      if (dot != std::string::npos) package_ = side.full_name.substr(0, dot);
+      root_name_ = side.full_name.substr(dot == std::string::npos ? 0 : dot + 1);
+    }
+  }
+
   std::string file(const std::vector<Column>& columns) {
     std::vector<std::pair<std::string, const SqlType*>> fields;
     for (const auto& c : columns) fields.emplace_back(c.name, c.type.get());
-    const std::string body = message(fields, "");
-    std::string out = "syntax = \"proto3\";\n\n";
+    const std::string body = message(fields, "", root_name_);
+    std::string out = "syntax = \"proto3\";\n";
+    if (!package_.empty()) out += "package " + package_ + ";\n";
+    out += "\n";
     for (const auto& i : imports_) out += "import \"" + i + "\";\n";
     if (!imports_.empty()) out += "\n";
     return out + body;
@@ -217,8 +241,9 @@ class ProtoWriter {
 
  private:
   std::string message(const std::vector<std::pair<std::string, const SqlType*>>& fields,
-                      const std::string& indent) {
-    const std::string name = "ConnectDefault" + std::to_string(++counter_);
+                      const std::string& indent, const std::string& given_name = "") {
+    const std::string name =
+        given_name.empty() ? "ConnectDefault" + std::to_string(++counter_) : given_name;
     std::string out = indent + "message " + name + " {\n", nested;
     int number = 0;
     for (const auto& [field, type] : fields) {
@@ -230,21 +255,32 @@ class ProtoWriter {
     return out + indent + "}\n";
   }
 
+  // A nullable scalar as WRAPPER writes it: google.protobuf's wrapper of the type.
+  std::string wrapped(const std::string& scalar_type) {
+    static const std::map<std::string, std::string> kWrappers = {
+        {"bool", "BoolValue"},     {"int32", "Int32Value"},   {"int64", "Int64Value"},
+        {"double", "DoubleValue"}, {"string", "StringValue"}, {"bytes", "BytesValue"}};
+    const auto it = kWrappers.find(scalar_type);
+    if (nullable_ != "WRAPPER" || it == kWrappers.end()) return scalar_type;
+    imports_.insert("google/protobuf/wrappers.proto");
+    return "google.protobuf." + it->second;
+  }
+
   std::string scalar(const SqlType& type, const std::string& indent, std::string& nested,
                      std::string& options) {
     switch (type.base()) {
       case SqlBaseType::kBoolean:
-        return "bool";
+        return wrapped("bool");
       case SqlBaseType::kInteger:
-        return "int32";
+        return wrapped("int32");
       case SqlBaseType::kBigint:
-        return "int64";
+        return wrapped("int64");
       case SqlBaseType::kDouble:
-        return "double";
+        return wrapped("double");
       case SqlBaseType::kString:
-        return "string";
+        return wrapped("string");
       case SqlBaseType::kBytes:
-        return "bytes";
+        return wrapped("bytes");
       case SqlBaseType::kDecimal:
         imports_.insert("confluent/meta.proto");
         imports_.insert("confluent/type/decimal.proto");
@@ -279,16 +315,52 @@ class ProtoWriter {
     if (type.base() == SqlBaseType::kArray)
       return "repeated " + scalar(*type.element(), indent, nested, options);
     if (type.base() == SqlBaseType::kMap) {
+      // Map keys stay scalars (Protobuf takes no message keys).
       std::string unused;
-      return "map<" + scalar(*type.key(), indent, nested, unused) + ", " +
-             scalar(*type.element(), indent, nested, unused) + ">";
+      const std::string representation = std::exchange(nullable_, "");
+      const std::string key = scalar(*type.key(), indent, nested, unused);
+      nullable_ = representation;
+      return "map<" + key + ", " + scalar(*type.element(), indent, nested, unused) + ">";
     }
-    return scalar(type, indent, nested, options);
+    const std::string t = scalar(type, indent, nested, options);
+    return nullable_ == "OPTIONAL" ? "optional " + t : t;
   }
 
+  std::string nullable_, package_, root_name_;
   int counter_ = 0;
   std::set<std::string> imports_;
 };
+
+std::string columns_text(const std::vector<Column>& columns) {
+  std::string out;
+  for (const auto& c : columns)
+    out += (out.empty() ? "" : ", ") + ("`" + c.name + "` " + c.type->to_string()) +
+           (c.ns == ColumnNamespace::kKey ? " KEY" : "");
+  return "[" + out + "]";
+}
+
+// ksqlDB's DefaultSchemaInjector for a C*AS with *_SCHEMA_ID: each of the sink's columns must be
+// the pinned schema's column at its place (name as written, type).
+void check_pinned_columns(registry::SchemaRegistryClient& client, int32_t id,
+                          const std::string& format, const std::vector<Column>& columns, bool key) {
+  registry::SchemaInfo info;
+  try {
+    info = client.schema_by_id(id);
+  } catch (const std::exception& e) {
+    throw SqlError("Schema for message " + std::string(key ? "keys" : "values") + " on schema id " +
+                   std::to_string(id) + " does not exist in the Schema Registry: " + e.what());
+  }
+  const auto pinned = registry_columns_as_written(info, format, key, false);
+  std::vector<Column> differing;
+  for (size_t i = 0; i < columns.size(); ++i)
+    if (i >= pinned.size() || pinned[i].name != columns[i].name ||
+        !pinned[i].type->equals(*columns[i].type))
+      differing.push_back(columns[i]);
+  if (!differing.empty())
+    throw SqlError("The following " + std::string(key ? "key " : "value ") +
+                   "columns are changed, missing or reordered: " + columns_text(differing) +
+                   ". Schema from schema registry is " + columns_text(pinned));
+}
 
 }  // namespace
 
@@ -340,6 +412,12 @@ void register_schemas(const DataSource& source, const std::string& url, bool alw
     if (columns.empty()) continue;
     const std::string subject = source.topic + (key ? "-key" : "-value");
     auto client = schema_registry_client(url);
+    const RegistrySide side = registry_side(source.formats, key);
+    if (side.schema_id) {
+      // A pinned schema is registered already; a C*AS's columns must fit it.
+      if (always) check_pinned_columns(*client, *side.schema_id, format, columns, key);
+      continue;
+    }
     try {
       if (!always) try {
           client->latest(subject);
@@ -348,19 +426,31 @@ void register_schemas(const DataSource& source, const std::string& url, bool alw
           if (e.http_status() != 404) throw;
         }
       client->register_schema(
-          subject,
-          derived_schema(format, columns, registry_wrapped(source.formats, columns.size(), key)));
+          subject, derived_schema(format, columns,
+                                  registry_wrapped(source.formats, columns.size(), key), side));
     } catch (const registry::RegistryClientError& e) {
       throw SqlError(std::string("Could not register schema for topic: ") + e.what());
     }
   }
 }
 
+RegistrySide registry_side(const Formats& formats, bool key) {
+  return key ? RegistrySide{formats.key_schema_full_name, formats.key_protobuf_nullable,
+                            formats.key_schema_id}
+             : RegistrySide{formats.value_schema_full_name, formats.value_protobuf_nullable,
+                            formats.value_schema_id};
+}
+
 registry::SchemaInfo derived_schema(const std::string& format, const std::vector<Column>& columns,
-                                    bool wrapped) {
-  if (format == "AVRO") return {avro_schema(columns, wrapped), "AVRO", {}};
+                                    bool wrapped, const RegistrySide& side) {
+  if (format == "AVRO")
+    return {AvroWriter(side.full_name.empty() ? kAvroDefaultName : side.full_name)
+                .schema(columns, wrapped),
+            "AVRO",
+            {}};
+  // JSON_SR takes a full name but, as ksqlDB's JsonSchemaTranslator, does not print it.
   if (format == "JSON_SR") return {json_schema(columns, wrapped), "JSON", {}};
-  return {ProtoWriter().file(columns), "PROTOBUF", {}};
+  return {ProtoWriter(side).file(columns), "PROTOBUF", {}};
 }
 
 }  // namespace oxbow::sql

@@ -148,10 +148,12 @@ streams::Serde<Row> row_serde(const Formats& formats, std::vector<Column> column
   }
   if (format == "AVRO" || format == "JSON_SR") {
     const bool wrapped = registry_wrapped(formats, columns.size(), key);
-    return format == "AVRO" ? formats::avro_serde(std::move(columns), key, wrapped)
-                            : formats::json_sr_serde(std::move(columns), key, wrapped);
+    const RegistrySide side = registry_side(formats, key);
+    return format == "AVRO" ? formats::avro_serde(std::move(columns), key, wrapped, side)
+                            : formats::json_sr_serde(std::move(columns), key, wrapped, side);
   }
-  if (format == "PROTOBUF") return formats::protobuf_serde(std::move(columns), key);
+  if (format == "PROTOBUF")
+    return formats::protobuf_serde(std::move(columns), key, registry_side(formats, key));
   if (format == "NONE") {
     if (!columns.empty())
       throw SqlError("The 'NONE' format can only be used when no columns are defined.");

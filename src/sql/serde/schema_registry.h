@@ -5,6 +5,7 @@
 // row_serde() (whose callers know only formats and columns) finds the registry of
 // ksql.schema.registry.url.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,25 @@ bool registry_wrapped(const Formats& formats, size_t columns, bool key);
 // topic: ..." when the registry refuses.
 void register_schemas(const DataSource& source, const std::string& url, bool always);
 
+// One side's settings from its WITH properties (Formats): the schema's full name (empty: the
+// format's default), the Protobuf nullable representation ("", "OPTIONAL", "WRAPPER") and a
+// pinned schema id, with which a serde writes with that registered schema.
+struct RegistrySide {
+  std::string full_name;
+  std::string protobuf_nullable;
+  std::optional<int32_t> schema_id;
+};
+RegistrySide registry_side(const Formats& formats, bool key);
+
 // The schema ksqlDB registers for `columns` in `format`: `wrapped`, a record (object, message) of
 // the columns; else the single column's type at the root. AVRO as Connect's AvroData prints
 // ksqlDB's schema (record io.confluent.ksql.avro_schemas.KsqlDataSourceSchema, optional fields
 // as ["null", T] with default null); JSON_SR as Connect's JsonSchemaData; PROTOBUF as its
 // ProtobufData (message ConnectDefault1).
+// `side` names the record (AVRO: record and namespace, nested records <name>_<FIELD>; PROTOBUF:
+// package and message) and makes Protobuf's fields nullable.
 registry::SchemaInfo derived_schema(const std::string& format, const std::vector<Column>& columns,
-                                    bool wrapped);
+                                    bool wrapped, const RegistrySide& side = {});
 
 // A CREATE's columns from a registered schema (inference, docs/sql/ksqldb-facts.md §3) as
 // ksqlDB's ConnectKsqlSchemaTranslator reads it: a record's (object's, first message's) fields
@@ -59,5 +72,11 @@ registry::SchemaInfo derived_schema(const std::string& format, const std::vector
 // The binder calls it through DdlSettings::registry_columns. Throws SqlError.
 std::vector<Column> registry_columns(const registry::SchemaInfo& schema, const std::string& format,
                                      bool key, bool unwrapped_value);
+
+// The same with the schema's field names as written, as ksqlDB reads a schema pinned by
+// *_SCHEMA_ID (its ORIGINAL_FIELD_NAME policy).
+std::vector<Column> registry_columns_as_written(const registry::SchemaInfo& schema,
+                                                const std::string& format, bool key,
+                                                bool unwrapped_value);
 
 }  // namespace oxbow::sql
