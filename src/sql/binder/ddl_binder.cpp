@@ -243,7 +243,10 @@ void infer_columns(DataSource& source, const WithProperties& with, const DdlSett
     const bool unwrapped = !key && source.formats.wrap_single_value == false;
     if (!settings.registry_columns)
       throw SqlError("Schema inference is not available: no translator of registered schemas");
-    for (auto& c : settings.registry_columns(info, format, key, unwrapped)) {
+    const std::string& full_name =
+        key ? source.formats.key_schema_full_name : source.formats.value_schema_full_name;
+    for (auto& c : settings.registry_columns(info, format, key, unwrapped, full_name,
+                                             schema_id.has_value())) {
       if (source.column(c.name)) throw SqlError("Duplicate column names: `" + c.name + "`");
       source.columns.push_back(std::move(c));
     }

@@ -23,8 +23,10 @@ struct DdlSettings {
   std::string schema_registry_url;
   // How a registered schema (its format, the key's or the value's, a value unwrapped) becomes
   // columns: the serde layer's registry_columns(), which the engine sets; throws SqlError.
+  // `message`: the side's *_SCHEMA_FULL_NAME; `names_as_written` for a pinned *_SCHEMA_ID.
   std::function<std::vector<Column>(const registry::SchemaInfo&, const std::string& format,
-                                    bool key, bool unwrapped_value)>
+                                    bool key, bool unwrapped_value, const std::string& message,
+                                    bool names_as_written)>
       registry_columns;
 };
 

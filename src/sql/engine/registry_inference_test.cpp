@@ -84,7 +84,8 @@ TEST_F(InferenceTest, SchemaIdPinsASchema) {
   register_value("x-value", R"({"type":"record","name":"A","fields":[{"name":"b","type":"int"}]})");
   engine_->execute(
       "CREATE STREAM x WITH (kafka_topic='x', value_format='AVRO', value_schema_id=1);");
-  EXPECT_EQ(schema_of("X"), "`A` INTEGER");
+  // A pinned schema's names stay as written (ksqlDB's ORIGINAL_FIELD_NAME policy).
+  EXPECT_EQ(schema_of("X"), "`a` INTEGER");
 }
 
 TEST_F(InferenceTest, SchemasAreRegisteredByTheStatements) {

@@ -5,9 +5,9 @@
 
 #include "oxbow/registry/serdes.h"
 #include "oxbow/streams/errors.h"
-#include "sql/serde/fake_schema_registry.h"
 #include "sql/binder/sql_error.h"
 #include "sql/engine/engine.h"
+#include "sql/serde/fake_schema_registry.h"
 #include "sql/serde/row_serde.h"
 #include "sql/serde/schema_registry.h"
 
@@ -192,6 +192,28 @@ TEST_F(RegistryPropertiesTest, KsqlDbsRefusals) {
                      "value_protobuf_nullable_representation='MAYBE', partitions=1);"),
             "Invalid value MAYBE for configuration VALUE_PROTOBUF_NULLABLE_REPRESENTATION: String "
             "must be one of: OPTIONAL, WRAPPER, null");
+}
+
+// ksqlDB's protobuf.json cases: a full name picks one of several messages; none is refused.
+TEST_F(RegistryPropertiesTest, ProtobufFullNamePicksTheMessageInferred) {
+  client_->register_schema("input-key", {"syntax = \"proto3\"; message ProtobufKey1 {uint32 k1 = "
+                                         "1;} message ProtobufKey2 {string k1 = 1;}",
+                                         "PROTOBUF",
+                                         {}});
+  client_->register_schema("input-value",
+                           {"syntax = \"proto3\"; package shop; message ProtobufValue1 {float c1 "
+                            "= 1; uint32 c2 = 2;} message ProtobufValue2 {uint32 c1 = 1;}",
+                            "PROTOBUF",
+                            {}});
+  EXPECT_EQ(error_of("CREATE STREAM input WITH (kafka_topic='input', format='PROTOBUF', "
+                     "key_schema_full_name='ProtobufKey2');"),
+            "Value schema has multiple schema definitions. \n\n- shop.ProtobufValue1\n- "
+            "shop.ProtobufValue2\n\nPlease specify a schema full name in the WITH clause using "
+            "VALUE_SCHEMA_FULL_NAME");
+  engine_->execute(
+      "CREATE STREAM input WITH (kafka_topic='input', format='PROTOBUF', "
+      "key_schema_full_name='ProtobufKey2', value_schema_full_name='shop.ProtobufValue2');");
+  EXPECT_EQ(engine_->catalog().find_source("INPUT")->schema_text(), "`K1` STRING KEY, `C1` BIGINT");
 }
 
 TEST_F(RegistryPropertiesTest, CsasColumnsMustFitThePinnedSchema) {

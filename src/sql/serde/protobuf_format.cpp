@@ -246,9 +246,8 @@ class PinnedProtobufWriter {
     if (!indexes)
       throw SqlError("The Protobuf schema of id " + std::to_string(id) + " has no message");
     prefix_ = registry::wire::header(id) + registry::protobuf::encode_message_indexes(*indexes);
-    if (full_name.empty())
-      for (const auto& c : registry_columns_as_written(info, "PROTOBUF", key, false))
-        field_names_[squashed(c.name)] = c.name;
+    for (const auto& c : registry_columns(info, "PROTOBUF", key, false, full_name, true))
+      field_names_[squashed(c.name)] = c.name;
   }
 
   std::string write(const Json& message) const {

@@ -18,11 +18,11 @@ using SchemaJson = nlohmann::ordered_json;
 
 using SchemaJson = nlohmann::ordered_json;
 
-// Set while registry_columns_as_written reads a schema: names are kept as written.
-thread_local bool names_as_written = false;
+// Set while registry_columns reads a schema whose names are kept as written.
+thread_local bool keep_names = false;
 
 std::string upper_name(std::string s) {
-  if (names_as_written) return s;
+  if (keep_names) return s;
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
@@ -189,12 +189,33 @@ class ProtoText {
     tokens_.insert(tokens_.end(), 8, std::string());
   }
 
-  std::vector<SqlField> first_message() {
+  // The fields of the top-level message `wanted` (with or without the package; empty: the only
+  // top-level type). Several types and no name are refused as ksqlDB's DefaultSchemaInjector
+  // refuses them.
+  std::vector<SqlField> message(const std::string& wanted, bool key) {
     collect_names(0, "", tokens_.size());
-    for (size_t i = 0; i + 1 < tokens_.size(); ++i) {
+    for (size_t i = 0; i + 1 < tokens_.size() && package_.empty(); ++i)
       if (tokens_[i] == "package") package_ = tokens_[i + 1] + ".";
-      if (tokens_[i] == "message") return fields(i + 3, tokens_[i + 1]);
+    std::vector<std::pair<size_t, std::string>> top;  // by place in the text
+    for (const auto* names : {&messages_, &enums_})
+      for (const auto& [name, open] : *names)
+        if (name.find('.') == std::string::npos) top.emplace_back(open, name);
+    std::sort(top.begin(), top.end());
+    std::string name = wanted;
+    if (!package_.empty() && name.starts_with(package_)) name = name.substr(package_.size());
+    if (wanted.empty() && top.size() > 1) {
+      std::string listed;
+      for (const auto& [open, n] : top)
+        listed += (listed.empty() ? "" : "\n") + ("- " + package_ + n);
+      throw SqlError(std::string(key ? "Key" : "Value") +
+                     " schema has multiple schema definitions. \n\n" + listed +
+                     "\n\nPlease specify a schema full name in the WITH clause using " +
+                     (key ? "KEY" : "VALUE") + "_SCHEMA_FULL_NAME");
     }
+    if (wanted.empty() && !top.empty()) name = top.front().second;
+    if (const auto it = messages_.find(name); it != messages_.end() && !name.empty())
+      return fields(it->second + 1, name);
+    if (!wanted.empty()) throw SqlError("The registered Protobuf schema has no message " + wanted);
     throw SqlError("The registered Protobuf schema has no message");
   }
 
@@ -363,8 +384,9 @@ class ProtoText {
   std::map<std::string, size_t> messages_, enums_;  // full path -> the index of its "{"
 };
 
-std::vector<SqlField> protobuf_fields(const std::string& text) {
-  return ProtoText(text).first_message();
+std::vector<SqlField> protobuf_fields(const std::string& text, const std::string& message,
+                                      bool key) {
+  return ProtoText(text).message(message, key);
 }
 
 std::vector<Column> columns_of(std::vector<SqlField> fields, bool key) {
@@ -380,8 +402,13 @@ std::vector<Column> columns_of(std::vector<SqlField> fields, bool key) {
 }  // namespace
 
 std::vector<Column> registry_columns(const registry::SchemaInfo& info, const std::string& format,
-                                     bool key, bool unwrapped_value) {
-  if (format == "PROTOBUF") return columns_of(protobuf_fields(info.schema), key);
+                                     bool key, bool unwrapped_value, const std::string& message,
+                                     bool names_as_written) {
+  struct Scope {
+    explicit Scope(bool as_written) { keep_names = as_written; }
+    ~Scope() { keep_names = false; }
+  } scope(names_as_written);
+  if (format == "PROTOBUF") return columns_of(protobuf_fields(info.schema, message, key), key);
   SchemaJson schema = SchemaJson::parse(info.schema, nullptr, false);
   if (schema.is_discarded()) throw SqlError("The registered schema does not parse");
   const bool avro = format == "AVRO";
@@ -399,16 +426,6 @@ std::vector<Column> registry_columns(const registry::SchemaInfo& info, const std
     throw SqlError("KSQL stream/table schema must be structured");
   }
   return columns_of(std::move(fields), key);
-}
-
-std::vector<Column> registry_columns_as_written(const registry::SchemaInfo& info,
-                                                const std::string& format, bool key,
-                                                bool unwrapped_value) {
-  struct Scope {
-    Scope() { names_as_written = true; }
-    ~Scope() { names_as_written = false; }
-  } scope;
-  return registry_columns(info, format, key, unwrapped_value);
 }
 
 }  // namespace oxbow::sql

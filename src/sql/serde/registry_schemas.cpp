@@ -341,8 +341,9 @@ std::string columns_text(const std::vector<Column>& columns) {
 
 // ksqlDB's DefaultSchemaInjector for a C*AS with *_SCHEMA_ID: each of the sink's columns must be
 // the pinned schema's column at its place (name as written, type).
-void check_pinned_columns(registry::SchemaRegistryClient& client, int32_t id,
+void check_pinned_columns(registry::SchemaRegistryClient& client, const RegistrySide& side,
                           const std::string& format, const std::vector<Column>& columns, bool key) {
+  const int32_t id = *side.schema_id;
   registry::SchemaInfo info;
   try {
     info = client.schema_by_id(id);
@@ -350,7 +351,7 @@ void check_pinned_columns(registry::SchemaRegistryClient& client, int32_t id,
     throw SqlError("Schema for message " + std::string(key ? "keys" : "values") + " on schema id " +
                    std::to_string(id) + " does not exist in the Schema Registry: " + e.what());
   }
-  const auto pinned = registry_columns_as_written(info, format, key, false);
+  const auto pinned = registry_columns(info, format, key, false, side.full_name, true);
   std::vector<Column> differing;
   for (size_t i = 0; i < columns.size(); ++i)
     if (i >= pinned.size() || pinned[i].name != columns[i].name ||
@@ -415,7 +416,7 @@ void register_schemas(const DataSource& source, const std::string& url, bool alw
     const RegistrySide side = registry_side(source.formats, key);
     if (side.schema_id) {
       // A pinned schema is registered already; a C*AS's columns must fit it.
-      if (always) check_pinned_columns(*client, *side.schema_id, format, columns, key);
+      if (always) check_pinned_columns(*client, side, format, columns, key);
       continue;
     }
     try {

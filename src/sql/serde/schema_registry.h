@@ -67,16 +67,15 @@ registry::SchemaInfo derived_schema(const std::string& format, const std::vector
                                     bool wrapped, const RegistrySide& side = {});
 
 // A CREATE's columns from a registered schema (inference, docs/sql/ksqldb-facts.md §3) as
-// ksqlDB's ConnectKsqlSchemaTranslator reads it: a record's (object's, first message's) fields
+// ksqlDB's ConnectKsqlSchemaTranslator reads it: a record's (object's, message's) fields
 // upper-cased, or for a key (or an unwrapped value) of another type one column ROWKEY (ROWVAL).
-// The binder calls it through DdlSettings::registry_columns. Throws SqlError.
+// PROTOBUF reads the top-level message `message` (*_SCHEMA_FULL_NAME), or the schema's only
+// one. `names_as_written`: names are kept as the schema writes them, as ksqlDB reads a schema
+// pinned by *_SCHEMA_ID (its ORIGINAL_FIELD_NAME policy). The binder calls it through
+// DdlSettings::registry_columns. Throws SqlError.
 std::vector<Column> registry_columns(const registry::SchemaInfo& schema, const std::string& format,
-                                     bool key, bool unwrapped_value);
-
-// The same with the schema's field names as written, as ksqlDB reads a schema pinned by
-// *_SCHEMA_ID (its ORIGINAL_FIELD_NAME policy).
-std::vector<Column> registry_columns_as_written(const registry::SchemaInfo& schema,
-                                                const std::string& format, bool key,
-                                                bool unwrapped_value);
+                                     bool key, bool unwrapped_value,
+                                     const std::string& message = "",
+                                     bool names_as_written = false);
 
 }  // namespace oxbow::sql
