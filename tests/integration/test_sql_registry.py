@@ -121,3 +121,43 @@ def test_avro_source_inferred_and_sink_registered(broker, registry, tmp_path):
                                                    {"ID": 3, "ITEM": "lamp"}]
     assert run.proc.poll() is None, run.text()[-3000:]
     run.stop()
+
+
+PINNED_SCHEMA = {
+    "type": "record", "name": "Pinned", "namespace": "shop",
+    "fields": [{"name": "ID", "type": "long"}, {"name": "ITEM", "type": "string"},
+               {"name": "NOTE", "type": "string", "default": "n/a"}],
+}
+
+
+def test_named_and_pinned_sink_schemas(broker, registry, tmp_path):
+    """VALUE_SCHEMA_FULL_NAME names the registered record; VALUE_SCHEMA_ID writes with the pinned
+    schema under its id and registers nothing for the sink (issue 42)."""
+    client = SchemaRegistryClient({"url": registry.url})
+    source_id = client.register_schema("orders-value", Schema(json.dumps(SOURCE_SCHEMA), "AVRO"))
+    pinned_id = client.register_schema("pinned-elsewhere-value",
+                                       Schema(json.dumps(PINNED_SCHEMA), "AVRO"))
+    statements = f"""
+CREATE STREAM orders WITH (kafka_topic='orders', value_format='AVRO', partitions=1);
+CREATE STREAM named WITH (value_schema_full_name='shop.Named') AS SELECT id, item FROM orders;
+CREATE STREAM pinned WITH (value_schema_id={pinned_id}) AS SELECT id, item FROM orders;
+"""
+    run = SqlRunWithRegistry(broker, tmp_path, statements, registry.url)
+    run.wait_running(2)
+
+    named = json.loads(client.get_latest_version("NAMED-value").schema.schema_str)
+    assert (named["name"], named["namespace"]) == ("Named", "shop")
+    assert "PINNED-value" not in client.get_subjects()
+
+    producer = ck.producer(broker.bootstrap)
+    producer.produce("orders", value=encode_order(source_id, {"id": 7, "item": "cup",
+                                                               "amount": 1.0}))
+    producer.flush()
+    [(named_id, named_row)] = [decode(client, m.value())
+                               for m in _records(broker.bootstrap, "NAMED", 1)]
+    assert named_row == {"ID": 7, "ITEM": "cup"}
+    [(schema_id, row)] = [decode(client, m.value()) for m in _records(broker.bootstrap, "PINNED", 1)]
+    assert schema_id == pinned_id != named_id
+    assert row == {"ID": 7, "ITEM": "cup", "NOTE": "n/a"}
+    assert run.proc.poll() is None, run.text()[-3000:]
+    run.stop()
