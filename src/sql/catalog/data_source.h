@@ -57,6 +57,7 @@ struct DataSource {
   std::optional<std::string> timestamp_column, timestamp_format;
   std::optional<SourceWindow> window;
   bool read_only = false;  // CREATE SOURCE STREAM|TABLE
+  std::string statement;   // the statement that made it (DESCRIBE EXTENDED shows it)
 
   const Column* column(const std::string& name) const;
   const char* kind_name() const { return kind == SourceKind::kTable ? "table" : "stream"; }

@@ -17,6 +17,14 @@ bool windowed_result(const BoundQuery& query) {
          !query.partition_by_null;
 }
 
+std::string capitalized(const char* kind) {
+  std::string s = kind;
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+}  // namespace
+
 // The logical plan, from the sink down to the sources, one step a line.
 std::string logical_plan(const BoundQuery& q, const std::string& sink) {
   std::string schema;
@@ -46,14 +54,6 @@ std::string logical_plan(const BoundQuery& q, const std::string& sink) {
   return out;
 }
 
-std::string capitalized(const char* kind) {
-  std::string s = kind;
-  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
-  return s;
-}
-
-}  // namespace
-
 std::vector<StatementResult> Engine::execute(std::string_view text) {
   // The serdes the statements build find ksql.schema.registry.url here.
   SchemaRegistryScope registry(settings_.schema_registry_url);
@@ -74,7 +74,7 @@ StatementResult Engine::execute_one(const parser::Statement& s) {
   {
     StatementResult r;
     if (const auto* create = std::get_if<parser::CreateSource>(&s.body)) {
-      r = create->query ? create_as_select(*create, s.text) : create_source(*create);
+      r = create->query ? create_as_select(*create, s.text) : create_source(*create, s.text);
     } else if (const auto* drop = std::get_if<parser::DropSource>(&s.body)) {
       r = drop_source(*drop);
     } else if (const auto* insert = std::get_if<parser::InsertInto>(&s.body)) {
@@ -113,13 +113,14 @@ const PersistentQuery* Engine::query(const std::string& id) const {
   return nullptr;
 }
 
-StatementResult Engine::create_source(const parser::CreateSource& create) {
+StatementResult Engine::create_source(const parser::CreateSource& create, const std::string& text) {
   BoundCreate bound = bind_create_source(create, catalog_, settings_);
   StatementResult r;
   if (bound.warning) r.warnings.push_back(*bound.warning);
   if (bound.skip) return r;
   register_schemas(bound.source, settings_.schema_registry_url, false);
   r.message = capitalized(bound.source.kind_name()) + " created";
+  bound.source.statement = text;
   catalog_.put_source(std::move(bound.source));
   return r;
 }
@@ -170,6 +171,7 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   sink.formats.value_delimiter = with.text("VALUE_DELIMITER").value_or(",");
   bind_registry_properties(sink.formats, with, name);
   sink.partitions = with.integer("PARTITIONS").value_or(query.from->partitions.value_or(1));
+  sink.statement = text;
   for (const auto& c : query.columns)
     sink.columns.push_back(
         {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
@@ -205,6 +207,8 @@ StatementResult Engine::start_query(const std::string& id_prefix, const BoundQue
   q.counters->log = processing_log_;
   q.topology = plan_query(query, sink, q.counters);
   q.upgrade_plan = upgrade_plan_of(query, sink.kind);
+  q.execution_plan = logical_plan(query, sink.name);
+  q.overridden_properties = properties_;
   q.processing_errors = processing_error_handler(q.counters);
   // ksqlDB's application id (QueryApplicationId), with its default service id "default_".
   q.streams_config = {{"application.id", "_confluent-ksql-default_query_" + q.id},
@@ -245,47 +249,6 @@ StatementResult Engine::insert_into(const parser::InsertInto& insert, const std:
   return start_query("INSERTQUERY_", query, *target, text);
 }
 
-// "STREAMS" or "TABLES": the catalog's sources of that kind, by name.
-std::vector<DataSource> Engine::sources_of(const std::string& kinds) const {
-  SourceKind kind = kinds == "TABLES" ? SourceKind::kTable : SourceKind::kStream;
-  std::vector<DataSource> out;
-  for (const auto& [name, source] : catalog_.sources())
-    if (source.kind == kind) out.push_back(source);
-  return out;
-}
-
-StatementResult Engine::show(const parser::ShowList& show) {
-  StatementResult r;
-  if (show.what == "STREAMS" || show.what == "TABLES") {
-    r.sources = sources_of(show.what);
-    return r;
-  }
-  if (show.what == "QUERIES") {
-    for (const auto& q : queries_) r.queries.push_back({q.id, q.sink, q.statement});
-    return r;
-  }
-  if (show.what == "PROPERTIES" || show.what == "VARIABLES" || show.what == "TYPES")
-    return show_settings(show);
-  if (show.what == "FUNCTIONS") return show_functions();
-  if (show.what == "TOPICS") return show_topics(show);
-  throw SqlError("SHOW " + show.what + " is not supported by the engine yet.");
-}
-
-StatementResult Engine::describe(const parser::Describe& d) {
-  StatementResult r;
-  if (d.what == "STREAMS" || d.what == "TABLES") {
-    r.sources = sources_of(d.what);
-    return r;
-  }
-  if (d.what == "FUNCTION") return describe_function(d.name.text);
-  if (d.what != "SOURCE")
-    throw SqlError("DESCRIBE " + d.what + " is not supported by the engine yet.");
-  const DataSource* source = catalog_.find_source(d.name.text);
-  if (!source) throw SqlError("Could not find STREAM/TABLE '" + d.name.text + "' in the Metastore");
-  r.sources.push_back(*source);
-  return r;
-}
-
 StatementResult Engine::explain(const parser::Explain& e) {
   StatementResult r;
   if (!e.statement) {
@@ -294,6 +257,8 @@ StatementResult Engine::explain(const parser::Explain& e) {
       throw SqlError("Query with id:" + e.query_id +
                      " does not exist, use SHOW QUERIES to view the full set of running queries.");
     r.explanation = q->statement + "\n\nTopology:\n" + q->topology.describe().toString();
+    r.query_descriptions.push_back(describe_query(*q, catalog_));
+    r.entity = StatementResult::Entity::kQueryDescription;
     return r;
   }
   const parser::Query* select = nullptr;

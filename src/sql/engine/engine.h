@@ -13,6 +13,7 @@
 #include "sql/binder/ddl_binder.h"
 #include "sql/binder/function_registry.h"
 #include "sql/catalog/catalog.h"
+#include "sql/engine/descriptions.h"
 #include "sql/engine/topic_access.h"
 #include "sql/planner/query_planner.h"
 
@@ -21,6 +22,8 @@ namespace oxbow::sql {
 // The query's execution plan as ksqlDB's CREATE OR REPLACE compares it (replace_query.cpp).
 struct PlanStep;
 std::shared_ptr<const PlanStep> upgrade_plan_of(const BoundQuery& query, SourceKind sink_kind);
+// The logical plan as EXPLAIN prints it: from the sink (none: transient) down to the sources.
+std::string logical_plan(const BoundQuery& query, const std::string& sink);
 
 struct PersistentQuery {
   std::string id;  // CSAS_<SINK>_<n>, as ksqlDB names them
@@ -39,6 +42,8 @@ struct PersistentQuery {
   bool paused = false;  // PAUSE / RESUME: the runner's to honour
   // What a CREATE OR REPLACE of the query must stay compatible with.
   std::shared_ptr<const PlanStep> upgrade_plan;
+  std::string execution_plan;                                // logical_plan
+  std::map<std::string, std::string> overridden_properties;  // SET when it started
 };
 
 // A record INSERT VALUES made, for the caller to produce.
@@ -55,13 +60,23 @@ struct StatementResult {
   std::string query_id;  // a persistent query's, if one was made
   std::vector<std::string> warnings;
   std::string explanation;  // EXPLAIN: the logical plan and the Streams topology
-  // SHOW|LIST STREAMS / TABLES, DESCRIBE: the sources, as they were then.
-  std::vector<DataSource> sources;
-  // SHOW QUERIES: the persistent queries' ids, sinks and statements.
-  struct QuerySummary {
-    std::string id, sink, statement;
+  // Which of ksqlDB's entities (its JSON "@type") the fields below make, for the statements of
+  // describe_statements.cpp: kNone for the others.
+  enum class Entity {
+    kNone,
+    kStreams,                // SHOW|LIST STREAMS: `sources`
+    kTables,                 // SHOW|LIST TABLES: `sources`
+    kQueries,                // SHOW QUERIES: `queries`
+    kSourceDescription,      // DESCRIBE <source>: one of `source_descriptions`
+    kSourceDescriptionList,  // DESCRIBE STREAMS|TABLES, SHOW STREAMS|TABLES EXTENDED
+    kQueryDescription,       // EXPLAIN <id>: one of `query_descriptions`
+    kQueryDescriptionList,   // SHOW QUERIES EXTENDED
   };
-  std::vector<QuerySummary> queries;
+  Entity entity = Entity::kNone;
+  std::vector<DataSource> sources;  // as they were then, by name
+  std::vector<SourceDescription> source_descriptions;
+  std::vector<QueryDescription> query_descriptions;
+  std::vector<RunningQuery> queries;
   // TERMINATE / PAUSE / RESUME: the queries it applied to (the runner stops or pauses them);
   // CREATE OR REPLACE: the query whose topology it replaced (the runner restarts it).
   std::vector<std::string> affected_queries;
@@ -85,6 +100,12 @@ struct StatementResult {
   std::optional<TopicList> topics;
   std::vector<std::string> printed;  // PRINT: its lines, unless a PrintOutput took them
 };
+
+// EXPLAIN <id>'s and SHOW QUERIES EXTENDED's description of `query`, its sink's columns and
+// window from `catalog` (describe_statements.cpp).
+QueryDescription describe_query(const PersistentQuery& query, const Catalog& catalog);
+// SHOW QUERIES' row of `query`, and the sink's topic from `catalog`.
+RunningQuery running_query(const PersistentQuery& query, const Catalog& catalog);
 
 class Engine {
  public:
@@ -112,13 +133,16 @@ class Engine {
   }
 
  private:
-  StatementResult create_source(const parser::CreateSource& create);
+  StatementResult create_source(const parser::CreateSource& create, const std::string& text);
   StatementResult create_as_select(const parser::CreateSource& create, const std::string& text);
   StatementResult drop_source(const parser::DropSource& drop);
   StatementResult explain(const parser::Explain& explain);
+  // describe_statements.cpp
   StatementResult show(const parser::ShowList& show);
   StatementResult describe(const parser::Describe& describe);
   std::vector<DataSource> sources_of(const std::string& kinds) const;
+  StatementResult describe_sources(const std::vector<const DataSource*>& sources, bool extended,
+                                   bool list);
   StatementResult insert_into(const parser::InsertInto& insert, const std::string& text);
   StatementResult execute_one(const parser::Statement& statement);
   // replace_query.cpp: CREATE OR REPLACE ... AS SELECT over an existing sink.

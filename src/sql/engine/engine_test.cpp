@@ -209,9 +209,10 @@ TEST_F(EngineTest, ShowAndDescribe) {
   auto queries = engine_.execute("SHOW QUERIES;").at(0).queries;
   ASSERT_EQ(queries.size(), 1u);
   EXPECT_EQ(queries[0].id, "CSAS_S6_0");
-  EXPECT_EQ(queries[0].sink, "S6");
-  EXPECT_EQ(engine_.execute("DESCRIBE users;").at(0).sources.at(0).schema_text(),
-            "`ID` STRING PRIMARY KEY, `LEVEL` STRING");
+  EXPECT_EQ(queries[0].sinks, std::vector<std::string>{"S6"});
+  auto users = engine_.execute("DESCRIBE users;").at(0).source_descriptions.at(0);
+  EXPECT_EQ(users.name, "USERS");
+  EXPECT_EQ(users.type, "TABLE");
   try {
     engine_.execute("DESCRIBE nothing;");
     ADD_FAILURE();

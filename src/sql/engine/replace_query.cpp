@@ -473,6 +473,7 @@ StatementResult Engine::replace_query(const DataSource& old, const BoundQuery& q
   for (const auto& j : query.joins) q.sources.push_back(j.right->name);
   q.topology = std::move(topology);
   q.upgrade_plan = std::move(plan);
+  q.execution_plan = logical_plan(query, sink.name);
   StatementResult r;
   r.message = "Created query with ID " + q.id;
   r.query_id = q.id;

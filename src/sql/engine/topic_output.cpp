@@ -231,6 +231,10 @@ std::string topics_table(const std::vector<TopicInfo>& topics, bool extended) {
       rows.back().push_back(std::to_string(t.consumer_groups));
     }
   }
+  return text_table(rows);
+}
+
+std::string text_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths(rows[0].size(), 0);
   for (const auto& row : rows)
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());

@@ -77,4 +77,8 @@ bool is_jackson_json(std::string_view text);          // what ksqlDB's JSON read
 // the same, else a list.
 std::string topics_table(const std::vector<TopicInfo>& topics, bool extended);
 
+// A table as ksqlDB's CLI draws one: rows[0] the headers, a rule of dashes under them and after
+// the last row, the cells padded to their column's widest and separated by " | ".
+std::string text_table(const std::vector<std::vector<std::string>>& rows);
+
 }  // namespace oxbow::sql

@@ -354,8 +354,8 @@ void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQue
                                  .withValueSerde(internal_row_serde())),
       shared)
       .toStream()
-      .to(sink.topic, streams::Produced<Row, Row>::with(
-                          key_serde, row_serde(sink.formats, value_columns(sink), false)));
+      .to(sink.topic,
+          streams::Produced<Row, Row>::with(key_serde, sink_value_serde(sink, plan->counters)));
 }
 
 void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
@@ -366,7 +366,7 @@ void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q
   auto key_serde = row_serde(sink.formats, key_columns(sink), true);
   auto args_serde = internal_row_serde();
   auto state_serde = internal_row_serde();
-  auto value_serde = row_serde(sink.formats, value_columns(sink), false);
+  auto value_serde = sink_value_serde(sink, plan->counters);
   std::shared_ptr<const AggregatePlan> shared = plan;
   auto prepared =
       !rows_ready && groups_by_source_key(q, sink)

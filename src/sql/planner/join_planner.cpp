@@ -190,7 +190,8 @@ class RelationalPlanner {
       return builder_.build();
     }
     auto plan = select_plan();
-    auto produced = streams::Produced<Row, Row>::with(key_serde_of(sink_), value_serde_of(sink_));
+    auto produced =
+        streams::Produced<Row, Row>::with(key_serde_of(sink_), sink_value_serde(sink_, counters_));
     if (left.stream) {
       left.stream
           ->processValues([plan] { return std::make_unique<StreamSelect>(plan); }, {},
@@ -207,10 +208,6 @@ class RelationalPlanner {
     std::vector<const DataSource*> out = {q_.from};
     for (const auto& j : q_.joins) out.push_back(j.right);
     return out;
-  }
-
-  static streams::Serde<Row> value_serde_of(const DataSource& s) {
-    return row_serde(s.formats, value_columns(s), false);
   }
 
   std::shared_ptr<const SelectPlan> select_plan() const {
@@ -244,8 +241,8 @@ class RelationalPlanner {
     auto table = builder_.table<Row, Row>(source.topic, consumed_from(source, counters_));
     finish_table(table, select_plan(), true)
         .toStream()
-        .to(sink_.topic,
-            streams::Produced<Row, Row>::with(key_serde_of(sink_), value_serde_of(sink_)));
+        .to(sink_.topic, streams::Produced<Row, Row>::with(key_serde_of(sink_),
+                                                           sink_value_serde(sink_, counters_)));
     return builder_.build();
   }
 

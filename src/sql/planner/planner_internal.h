@@ -117,6 +117,11 @@ std::function<int(const BoundExpr&)> plan_table_functions(const BoundQuery& q,
 streams::Consumed<Row, Row> consumed_from(const DataSource& source,
                                           const std::shared_ptr<QueryCounters>& counters);
 
+// How a query writes its sink's values: the sink's format, each record counted in the
+// counters' `produced` traffic of the sink's topic.
+streams::Serde<Row> sink_value_serde(const DataSource& sink,
+                                     const std::shared_ptr<QueryCounters>& counters);
+
 // Throws SqlError for what the engine does not run yet.
 [[noreturn]] void unsupported(const std::string& what);
 

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <time.h>
+
 #include <set>
 
 #include "oxbow/streams/kstream.h"
@@ -110,7 +112,7 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
   streams::StreamsBuilder builder;
   auto consumed = planning::consumed_from(source, plan->counters);
   auto produced = streams::Produced<Row, Row>::with(
-      source_key_serde(sink), row_serde(sink.formats, value_columns(sink), false));
+      source_key_serde(sink), planning::sink_value_serde(sink, plan->counters));
   std::shared_ptr<const SelectPlan> shared = plan;
   auto stream = builder.stream<Row, Row>(source.topic, consumed);
   if (q.partition_by_null)
@@ -119,7 +121,7 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
                  streams::Named::as("PartitionBy-SelectKey"))
         .to(sink.topic,
             streams::Produced<streams::Void, Row>::with(
-                streams::serdes::VoidSerde(), row_serde(sink.formats, value_columns(sink), false)));
+                streams::serdes::VoidSerde(), planning::sink_value_serde(sink, plan->counters)));
   else if (q.partition_by.empty())
     stream
         .processValues([shared] { return std::make_unique<SelectProcessor>(shared); }, {},
@@ -206,8 +208,12 @@ streams::Serde<Row> logged_source_serde(const DataSource& source, bool key,
   auto inner =
       key ? source_key_serde(source) : row_serde(source.formats, value_columns(source), false);
   // Logs a record that does not deserialize, then lets Streams' handler skip and count it.
-  auto logged = [key, counters](std::string_view topic, const std::exception& e) {
+  // Records are counted as their values are read (a tombstone, never deserialized, is not).
+  std::shared_ptr<TopicTraffic> traffic = QueryCounters::traffic(counters->consumed, source.topic);
+  auto logged = [key, counters, traffic](std::string_view topic, const std::exception& e) {
     counters->deserialization_errors.fetch_add(1, std::memory_order_relaxed);
+    if (key) traffic->count_message();  // its value is never read
+    traffic->count_failure();
     if (counters->log)
       counters->log->log({counters->query_id + ".KsqlTopic.Source.deserializer", now_ms(),
                           ProcessingLogEntry::Type::kDeserializationError,
@@ -216,7 +222,9 @@ streams::Serde<Row> logged_source_serde(const DataSource& source, bool key,
                           key ? "key" : "value", std::string(topic)});
   };
   auto read = inner.deserialize;
-  inner.deserialize = [read, logged](std::string_view topic, std::string_view bytes) {
+  auto counted = key ? std::shared_ptr<TopicTraffic>() : traffic;
+  inner.deserialize = [read, logged, counted](std::string_view topic, std::string_view bytes) {
+    if (counted) counted->count_message();
     try {
       return read(topic, bytes);
     } catch (const streams::SerializationException& e) {
@@ -225,8 +233,9 @@ streams::Serde<Row> logged_source_serde(const DataSource& source, bool key,
     }
   };
   if (auto read_into = inner.deserialize_into)
-    inner.deserialize_into = [read_into, logged](std::string_view topic, std::string_view bytes,
-                                                 Row& row) {
+    inner.deserialize_into = [read_into, logged, counted](std::string_view topic,
+                                                          std::string_view bytes, Row& row) {
+      if (counted) counted->count_message();
       try {
         read_into(topic, bytes, row);
       } catch (const streams::SerializationException& e) {
@@ -235,6 +244,24 @@ streams::Serde<Row> logged_source_serde(const DataSource& source, bool key,
       }
     };
   return inner;
+}
+
+streams::Serde<Row> sink_value_serde(const DataSource& sink,
+                                     const std::shared_ptr<QueryCounters>& counters) {
+  auto serde = row_serde(sink.formats, value_columns(sink), false);
+  std::shared_ptr<TopicTraffic> traffic = QueryCounters::traffic(counters->produced, sink.topic);
+  auto write = serde.serialize;
+  serde.serialize = [write, traffic](std::string_view topic, const Row& row) {
+    traffic->count_message();
+    return write(topic, row);
+  };
+  if (auto write_into = serde.serialize_into)
+    serde.serialize_into = [write_into, traffic](std::string_view topic, const Row& row,
+                                                 std::string& out) {
+      traffic->count_message();
+      write_into(topic, row, out);
+    };
+  return serde;
 }
 
 streams::Consumed<Row, Row> consumed_from(const DataSource& source,
@@ -248,6 +275,29 @@ void unsupported(const std::string& what) {
 }
 
 }  // namespace planning
+
+int64_t coarse_now_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+void TopicTraffic::count_message() {
+  messages.fetch_add(1, std::memory_order_relaxed);
+  last_message_ms.store(coarse_now_ms(), std::memory_order_relaxed);
+}
+
+void TopicTraffic::count_failure() {
+  failed.fetch_add(1, std::memory_order_relaxed);
+  last_failed_ms.store(coarse_now_ms(), std::memory_order_relaxed);
+}
+
+std::shared_ptr<TopicTraffic> QueryCounters::traffic(
+    std::map<std::string, std::shared_ptr<TopicTraffic>>& by_topic, const std::string& topic) {
+  auto& slot = by_topic[topic];
+  if (!slot) slot = std::make_shared<TopicTraffic>();
+  return slot;
+}
 
 streams::ProcessingExceptionHandler processing_error_handler(
     std::shared_ptr<QueryCounters> counters) {

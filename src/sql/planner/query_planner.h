@@ -6,6 +6,7 @@
 // SqlError until then.
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,21 @@ namespace oxbow::sql {
 // failed (their column NULL, or, in WHERE, the row dropped) and records that did not deserialize
 // (skipped), each counted and, when `log` is set, written there (else warned about in the
 // process's log).
+// A query's traffic on one topic, for DESCRIBE EXTENDED's runtime statistics (ksqlDB's
+// per-topic consumer, producer and deserialization-error metrics): per record one relaxed
+// increment and a relaxed store of the time (a coarse clock, a few nanoseconds).
+struct TopicTraffic {
+  std::atomic<int64_t> messages{0};
+  std::atomic<int64_t> last_message_ms{0};  // 0: none yet
+  std::atomic<int64_t> failed{0};           // records read that did not deserialize
+  std::atomic<int64_t> last_failed_ms{0};
+  void count_message();
+  void count_failure();
+};
+
+// Wall-clock milliseconds from the coarse clock (within a few milliseconds, cheap per record).
+int64_t coarse_now_ms();
+
 struct QueryCounters {
   std::atomic<int64_t> expression_errors{0};
   std::atomic<int64_t> deserialization_errors{0};
@@ -27,6 +43,11 @@ struct QueryCounters {
   std::atomic<int64_t> processing_errors{0};
   std::string query_id;
   std::shared_ptr<ProcessingLog> log;
+  // By topic: what the query read and what it wrote. Filled while the query is planned, only
+  // read (and the counts inside updated) once it runs.
+  std::map<std::string, std::shared_ptr<TopicTraffic>> consumed, produced;
+  static std::shared_ptr<TopicTraffic> traffic(
+      std::map<std::string, std::shared_ptr<TopicTraffic>>& by_topic, const std::string& topic);
 };
 
 // The query's processing-exception handler, as ksqlDB's: what a node throws on a record is
