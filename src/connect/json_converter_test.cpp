@@ -368,9 +368,8 @@ TEST_F(JsonConverterTest, BadInputIsADataException) {
             "Invalid value for STRING: expected a JSON string but found NUMBER");
   EXPECT_EQ(errorOf(R"({"schema":{"type":"bytes"},"payload":"not base64!"})"),
             "Invalid bytes field");
-  EXPECT_EQ(errorOf(std::string(5000, '[') + std::string(5000, ']')).find("nesting"),
-            errorOf(std::string(5000, '[') + std::string(5000, ']')).find("nesting"));
-  EXPECT_NE(errorOf(std::string(5000, '[') + std::string(5000, ']')), "no exception");
+  EXPECT_EQ(errorOf(std::string(5000, '[') + std::string(5000, ']')),
+            "JSON nesting is deeper than 1000");
 }
 
 TEST_F(JsonConverterTest, WritingMismatchesIsADataException) {
