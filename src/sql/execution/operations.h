@@ -1,5 +1,6 @@
 #pragma once
 // The evaluator's instructions (program.h), each a function over a frame's registers.
+#include <cstdint>
 #include <string_view>
 
 #include "sql/binder/function_registry.h"
@@ -46,6 +47,10 @@ struct LambdaLoop {
 
 namespace oxbow::sql::ops {
 
+// What an instruction returns to stop the program: the expression has failed (frame.error says
+// why) and its value is NULL, whatever its parts computed.
+inline constexpr size_t kAbort = SIZE_MAX;
+
 // Loads and control.
 size_t load_column(const Instr& i, Frame& f, size_t pc);       // dst = row[data]
 size_t load_constant(const Instr& i, Frame& f, size_t pc);     // dst = constants[data]
@@ -74,8 +79,13 @@ enum Comparison {
   kNotDistinct
 };
 size_t compare(const Instr& i, Frame& f, size_t pc);
-size_t logical_and(const Instr& i, Frame& f, size_t pc);
-size_t logical_or(const Instr& i, Frame& f, size_t pc);
+// AND and OR as ksqlDB's generated Java evaluates them (`a && b`, `a || b` over Booleans):
+// logical_left tests the left operand a (scale 1: OR): FALSE for AND, TRUE for OR, is the result
+// and the right operand is skipped (a jump to data); else logical_right takes the right operand
+// a as the result. NOT negates a. A NULL operand fails the whole expression (kAbort), as Java's
+// unboxing of a null Boolean throws there.
+size_t logical_left(const Instr& i, Frame& f, size_t pc);
+size_t logical_right(const Instr& i, Frame& f, size_t pc);
 size_t logical_not(const Instr& i, Frame& f, size_t pc);
 size_t is_null(const Instr& i, Frame& f, size_t pc);  // data 1: IS NOT NULL
 size_t between(const Instr& i, Frame& f, size_t pc);  // a BETWEEN b AND c; data 1: NOT

@@ -86,9 +86,8 @@ class ProgramCompiler {
       case BoundKind::kComparison:
         return add(ops::compare, {compared(e, 0, 1), compared(e, 1, 0)}, comparison_of(e.op));
       case BoundKind::kAnd:
-        return add(ops::logical_and, {emit(*e.args[0]), emit(*e.args[1])});
       case BoundKind::kOr:
-        return add(ops::logical_or, {emit(*e.args[0]), emit(*e.args[1])});
+        return logical(e);
       case BoundKind::kNot:
         return add(ops::logical_not, {emit(*e.args[0])});
       case BoundKind::kIsNull:
@@ -220,6 +219,26 @@ class ProgramCompiler {
       default:
         throw SqlError("Arithmetic not supported by the evaluator: " + format(*e.parsed));
     }
+  }
+
+  // AND / OR: the right operand evaluated only when the left does not decide (Java's && and ||).
+  int logical(const BoundExpr& e) {
+    int result = p_.registers_++;
+    int left = emit(*e.args[0]);
+    size_t test = p_.code_.size();
+    add_into(ops::logical_left, result, left, e.kind == BoundKind::kOr);
+    add_into(ops::logical_right, result, emit(*e.args[1]), e.kind == BoundKind::kOr);
+    p_.code_[test].data = static_cast<int>(p_.code_.size());
+    return result;
+  }
+
+  void add_into(Operation op, int dst, int a, bool is_or) {
+    Instr i;
+    i.op = op;
+    i.dst = dst;
+    i.a = a;
+    i.scale = is_or ? 1 : 0;
+    p_.code_.push_back(i);
   }
 
   // Each WHEN evaluated only when the ones before it were not TRUE, each THEN only when taken.
@@ -384,7 +403,9 @@ Frame Program::new_frame() const {
 const Value& Program::evaluate(const Row& row, Frame& frame) const {
   frame.row = &row;
   frame.error.clear();
-  for (size_t pc = 0; pc < code_.size();) pc = code_[pc].op(code_[pc], frame, pc);
+  size_t pc = 0;
+  while (pc < code_.size()) pc = code_[pc].op(code_[pc], frame, pc);
+  if (pc == ops::kAbort) frame.registers[static_cast<size_t>(result_)].set_null();
   return frame.registers[static_cast<size_t>(result_)];
 }
 

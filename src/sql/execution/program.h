@@ -4,7 +4,8 @@
 // Values of fixed width are computed in place, so a row costs no allocation for them.
 //
 // Run-time semantics are ksqlDB's (docs/sql/ksqldb-facts.md §2.5-2.6): NULL in, NULL out for
-// arithmetic and functions; a comparison with NULL is false; AND, OR and NOT in three values;
+// arithmetic and functions; a comparison with NULL is false; AND and OR short-circuit as Java's
+// && and || and, with NOT, fail the whole expression on a NULL operand they read (unboxing);
 // INTEGER and BIGINT overflow wraps; an integer divided by zero, a DECIMAL that would need
 // rounding or overflows its precision, and a CAST that cannot convert give NULL and report the
 // error (the caller logs it and counts the record, as ksqlDB's processing log does).

@@ -96,6 +96,21 @@ TEST_F(ProgramTest, NullsAndComparisons) {
   EXPECT_EQ(eval("'50%' LIKE '50!%' ESCAPE '!'"), "true");
 }
 
+// ksqlDB's generated `a && b` / `a || b` over Booleans: short-circuit, and a NULL that is read
+// unboxes to a NullPointerException, which fails the whole expression.
+TEST_F(ProgramTest, LogicShortCircuitsAndFailsOnANullItReads) {
+  row_[5].set_null();  // b
+  const std::string npe = "ERROR: java.lang.NullPointerException: a NULL operand of ";
+  EXPECT_EQ(eval("id = 0 AND b"), "false");
+  EXPECT_EQ(eval("id = 7 OR b"), "true");
+  EXPECT_EQ(eval("id = 7 AND b"), npe + "AND -> null");
+  EXPECT_EQ(eval("b OR id = 7"), npe + "OR -> null");
+  EXPECT_EQ(eval("NOT b"), npe + "NOT -> null");
+  EXPECT_EQ(eval("(id = 7 AND b) IS NULL"), npe + "AND -> null");  // not TRUE: all of it fails
+  EXPECT_EQ(eval("id = 7 OR 1 / (id - 7) > 0"), "true");           // the division never runs
+  EXPECT_EQ(eval("id = 0 AND 1 / (id - 7) > 0"), "false");
+}
+
 TEST_F(ProgramTest, CaseCastsAccessAndFunctions) {
   EXPECT_EQ(eval("CASE WHEN id > 10 THEN 'big' WHEN id > 5 THEN 'mid' ELSE 'small' END"), "'mid'");
   EXPECT_EQ(eval("CASE id WHEN 7 THEN 1 END"), "1");

@@ -327,32 +327,38 @@ size_t compare(const Instr& i, Frame& f, size_t pc) {
   return pc + 1;
 }
 
-// Three-valued: FALSE AND NULL is FALSE, TRUE OR NULL is TRUE, else NULL wins.
-size_t logical_and(const Instr& i, Frame& f, size_t pc) {
-  const Value &x = reg(f, i.a), &y = reg(f, i.b);
-  Value& out = dst(i, f);
-  if ((!x.is_null() && !x.boolean()) || (!y.is_null() && !y.boolean()))
-    return out.set_boolean(false), pc + 1;
-  if (x.is_null() || y.is_null()) return out.set_null(), pc + 1;
-  out.set_boolean(true);
-  return pc + 1;
+namespace {
+
+// Java's unboxing of a null Boolean in ksqlDB's generated code: a NullPointerException that
+// fails the whole expression.
+size_t unboxed_null(Frame& f, const char* op) {
+  if (f.error.empty())
+    f.error = std::string("java.lang.NullPointerException: a NULL operand of ") + op;
+  return kAbort;
 }
 
-size_t logical_or(const Instr& i, Frame& f, size_t pc) {
-  const Value &x = reg(f, i.a), &y = reg(f, i.b);
-  Value& out = dst(i, f);
-  if ((!x.is_null() && x.boolean()) || (!y.is_null() && y.boolean()))
-    return out.set_boolean(true), pc + 1;
-  if (x.is_null() || y.is_null()) return out.set_null(), pc + 1;
-  out.set_boolean(false);
+}  // namespace
+
+size_t logical_left(const Instr& i, Frame& f, size_t pc) {
+  const Value& x = reg(f, i.a);
+  bool is_or = i.scale == 1;
+  if (x.is_null()) return unboxed_null(f, is_or ? "OR" : "AND");
+  if (x.boolean() != is_or) return pc + 1;  // TRUE AND ..., FALSE OR ...: the right decides
+  dst(i, f).set_boolean(is_or);
+  return static_cast<size_t>(i.data);
+}
+
+size_t logical_right(const Instr& i, Frame& f, size_t pc) {
+  const Value& y = reg(f, i.a);
+  if (y.is_null()) return unboxed_null(f, i.scale == 1 ? "OR" : "AND");
+  dst(i, f).set_boolean(y.boolean());
   return pc + 1;
 }
 
 size_t logical_not(const Instr& i, Frame& f, size_t pc) {
   const Value& x = reg(f, i.a);
-  Value& out = dst(i, f);
-  if (x.is_null()) return out.set_null(), pc + 1;
-  out.set_boolean(!x.boolean());
+  if (x.is_null()) return unboxed_null(f, "NOT");
+  dst(i, f).set_boolean(!x.boolean());
   return pc + 1;
 }
 
