@@ -185,22 +185,31 @@ void bind_joins(const parser::Query& query, const Catalog& catalog,
             "Invalid join condition: table-table joins require to join on the "
             "primary key of the right input table. Got " +
             condition + ".");
-      // Joined from a column that is not the left table's key: a foreign-key join.
-      bool left_on_key = a->kind == BoundKind::kColumn &&
-                         bound.scope.columns[a->column].ns == ColumnNamespace::kKey;
+      // Joined from anything but a single-column key of a left table: a foreign-key join.
+      bool left_on_key = false;
+      if (a->kind == BoundKind::kColumn) {
+        const ScopeColumn& c = bound.scope.columns[a->column];
+        size_t keys = 0;
+        for (const auto& other : bound.scope.columns)
+          if (other.source == c.source && !other.pseudo && other.ns == ColumnNamespace::kKey)
+            ++keys;
+        left_on_key = c.ns == ColumnNamespace::kKey && !c.pseudo && keys == 1;
+      }
       join.kind = left_on_key ? JoinKind::kTableTable : JoinKind::kForeignKey;
       if (!left_on_key && n > 0)
         throw SqlError(
             "Invalid join condition: foreign-key table-table joins are not supported "
             "as part of n-way joins. Got " +
             condition + ".");
-      if (join.kind == JoinKind::kForeignKey && clause.type == JoinType::kRight)
-        throw SqlError("RIGHT OUTER JOIN on a foreign key is not supported");
       if (join.kind == JoinKind::kForeignKey && clause.type == JoinType::kFull)
         throw SqlError(
             "Invalid join type: full-outer join not supported for foreign-key "
             "table-table join. Got " +
             text + ".");
+      if (join.kind == JoinKind::kForeignKey && right.window)
+        throw SqlError("Foreign-key table-table joins are not supported on windowed tables.");
+      if (join.kind == JoinKind::kForeignKey && clause.type == JoinType::kRight)
+        throw SqlError("RIGHT OUTER JOIN on a foreign key is not supported");
     }
     const DataSource& left_source = *bound.from;
     if (join.kind != JoinKind::kForeignKey && left_source.partitions && right.partitions &&

@@ -152,7 +152,8 @@ class QueryBinder {
     for (const auto& s : select_) table_functions = table_functions || has_table_function(*s);
     if (table_functions && (aggregates || !q_.group_by.empty()))
       throw SqlError("Table functions cannot be used with aggregations.");
-    if (table_functions && out_.from->kind == SourceKind::kTable && q_.joins.empty())
+    // ksqlDB's QueryAnalyzer looks at the FROM source only: a stream joined to tables may.
+    if (table_functions && out_.from->kind == SourceKind::kTable)
       throw SqlError("Table source is not supported with table functions");
     out_.table_functions = table_functions;
     if (q_.having) {

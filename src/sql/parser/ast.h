@@ -4,6 +4,7 @@
 // turns it into typed, resolved plans; `format()` prints expressions and types back in ksqlDB's
 // canonical text (what DESCRIBE and error messages show).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -256,5 +257,9 @@ struct Statement {
 // binary operations parenthesized ("(A + 1)"), names upper-cased unless quoted, strings quoted.
 std::string format(const Expr& expr);
 std::string format(const TypeSpec& type);
+// The same, each column reference written as `column_text` gives it (nullopt: as written):
+// ksqlDB's planner prints expressions after rewriting their column references.
+std::string format(const Expr& expr,
+                   const std::function<std::optional<std::string>(const Expr&)>& column_text);
 
 }  // namespace oxbow::sql::parser

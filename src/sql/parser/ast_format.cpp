@@ -68,10 +68,32 @@ std::string format(const TypeSpec& type) {
   return type.base;
 }
 
+namespace {
+// format()'s column rewriting, for the one call under way on this thread.
+thread_local const std::function<std::optional<std::string>(const Expr&)>* column_rewrite = nullptr;
+}  // namespace
+
+std::string format(const Expr& e,
+                   const std::function<std::optional<std::string>(const Expr&)>& column_text) {
+  const auto* outer = column_rewrite;
+  column_rewrite = &column_text;
+  std::string out;
+  try {
+    out = format(e);
+  } catch (...) {
+    column_rewrite = outer;
+    throw;
+  }
+  column_rewrite = outer;
+  return out;
+}
+
 std::string format(const Expr& e) {
   const auto& a = e.args;
   switch (e.kind) {
     case ExprKind::kColumn:
+      if (column_rewrite)
+        if (auto text = (*column_rewrite)(e)) return *text;
       return e.qualifier.empty() ? name_text(e.name)
                                  : name_text(e.qualifier) + "." + name_text(e.name);
     case ExprKind::kNull:

@@ -5,8 +5,9 @@
 // (Join-left / Join-right); a table's through transformValues into a store of its own
 // (KafkaTopic_Left-Reduce / KafkaTopic_Right-Reduce), so that a row read by a join keeps its own
 // pseudo columns. A join's row is its sides' rows side by side (a missing side all NULL), keyed
-// by the join key; WHERE and the projection run on that row. A table's result goes out through
-// transformValues and filter, so that a row that stops matching becomes a tombstone.
+// by the join key; a stream result's WHERE, PARTITION BY, table functions and projection run on
+// that row (stream_select.cpp). A table's result goes out through transformValues and filter, so
+// that a row that stops matching becomes a tombstone.
 #include "oxbow/streams/kstream.h"
 #include "oxbow/streams/streams_builder.h"
 #include "sql/binder/sql_error.h"
@@ -134,20 +135,6 @@ class TableSelect : public streams::api::ValueTransformerWithKey<Row, Row, Row> 
   streams::api::TransformerContext* context_ = nullptr;
 };
 
-class StreamSelect : public streams::api::FixedKeyProcessor<Row, Row, Row> {
- public:
-  explicit StreamSelect(std::shared_ptr<const SelectPlan> plan) : selector_(std::move(plan)) {}
-  void init(Context& context) override { context_ = &context; }
-  void process(const streams::api::FixedKeyRecord<Row, Row>& r) override {
-    if (const Row* row = selector_.accept(r.value()))
-      context_->forward(r.withValue(selector_.value(*row)));
-  }
-
- private:
-  Selector selector_;
-  Context* context_ = nullptr;
-};
-
 // The rows of two sides joined: left then right, a missing side as NULLs.
 struct Concat {
   size_t left_width = 0, right_width = 0;
@@ -160,7 +147,8 @@ struct Concat {
 };
 
 // A source or a join so far: a stream or a table of rows, keyed by `key_serde`'s key, whose
-// positions `key_positions` hold the key's value.
+// positions `key_positions` hold the key's value (none after a FULL join, whose key is either
+// side's: ksqlDB's synthetic ROWKEY).
 struct Relation {
   std::optional<KStream<Row, Row>> stream;
   std::optional<KTable<Row, Row>> table;
@@ -177,8 +165,6 @@ class RelationalPlanner {
       : q_(q), sink_(sink), counters_(std::move(counters)), row_index_(input_row_index(q)) {}
 
   streams::Topology plan() {
-    if (!q_.partition_by.empty()) unsupported("PARTITION BY over a join or a table");
-    if (q_.table_functions) unsupported("A table function over a join");
     if (q_.joins.empty()) return plan_table_query();
     Relation left = read(*q_.from, q_.joins.size(), "Left");
     for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
@@ -189,17 +175,15 @@ class RelationalPlanner {
         table_aggregate_onto(*left.table, q_, sink_, counters_, true);
       return builder_.build();
     }
-    auto plan = select_plan();
-    auto produced =
-        streams::Produced<Row, Row>::with(key_serde_of(sink_), sink_value_serde(sink_, counters_));
     if (left.stream) {
-      left.stream
-          ->processValues([plan] { return std::make_unique<StreamSelect>(plan); }, {},
-                          streams::Named::as("Project"))
-          .to(sink_.topic, produced);
-    } else {
-      finish_table(*left.table, plan, false).toStream().to(sink_.topic, produced);
+      select_onto(*left.stream, q_, sink_, counters_, true);
+      return builder_.build();
     }
+    check_table_partition_by(q_, relation_key_names(q_, q_.joins.size()));
+    finish_table(*left.table, select_plan(), false)
+        .toStream()
+        .to(sink_.topic, streams::Produced<Row, Row>::with(key_serde_of(sink_),
+                                                           sink_value_serde(sink_, counters_)));
     return builder_.build();
   }
 
@@ -238,6 +222,7 @@ class RelationalPlanner {
   // SELECT ... FROM table: the table's changes, WHERE and the projection applied, to the sink.
   streams::Topology plan_table_query() {
     const DataSource& source = *q_.from;
+    check_table_partition_by(q_, relation_key_names(q_, 0));
     auto table = builder_.table<Row, Row>(source.topic, consumed_from(source, counters_));
     finish_table(table, select_plan(), true)
         .toStream()
@@ -321,16 +306,23 @@ class RelationalPlanner {
   }
 
   // `r` keyed by `key` (an expression over its row) through the repartition topic `<name>`,
-  // unless it already is, with `key_serde` and `key_format`.
+  // unless it already is, with `key_serde` and `key_format`. `joins_done`: the joins `r` is made
+  // of. Refused as ksqlDB refuses it (SchemaKStream / SchemaKTable.selectKey): a table by
+  // another expression, and a windowed source at all (its records would lose their windows).
   Relation keyed(Relation r, const BoundExpr& key, int offset, const std::string& name,
-                 const streams::Serde<Row>& key_serde, const std::string& key_format) {
+                 const streams::Serde<Row>& key_serde, const std::string& key_format,
+                 size_t joins_done) {
     int at = position_of(key, offset);
     bool on_key = at >= 0 && std::find(r.key_positions.begin(), r.key_positions.end(), at) !=
                                  r.key_positions.end();
     if (on_key && key_format == r.key_format) return r;
-    if (!r.stream) unsupported("A join of a table on anything but its primary key");
-    // A new key would drop the window the records are keyed by.
-    if (q_.from->window) unsupported("A join of windowed sources on anything but their keys");
+    if (r.table && !on_key)
+      refuse_table_repartition(relation_key_names(q_, joins_done), planner_text(q_, key));
+    if (q_.from->window)
+      throw SqlError(
+          "Implicit repartitioning of windowed sources is not supported. See "
+          "https://github.com/confluentinc/ksql/issues/4385.");
+    if (r.table) unsupported("Re-keying a table into another key format for a join");
     auto plan = std::make_shared<SidePlan>();
     plan->from_source = false;
     std::vector<int> shifted = row_index_;
@@ -355,10 +347,8 @@ class RelationalPlanner {
     const DataSource& right_source = *j.right;
     std::string prefix = level(q_.joins.size() - 1 - n);
     Relation right = read(right_source, q_.joins.size() - 1 - n, "Right");
-    if (j.kind == JoinKind::kForeignKey) {
-      if (q_.from->window) unsupported("A foreign-key join of windowed tables");
+    if (j.kind == JoinKind::kForeignKey)  // windowed tables are refused by the binder
       return foreign_key_join(std::move(left), std::move(right), j);
-    }
     int left_width = static_cast<int>(left.types.size());
     // The join's key in the format of the side that keeps its partitioning (a table always does).
     int right_at = position_of(*j.right_key, left_width);
@@ -368,9 +358,9 @@ class RelationalPlanner {
     const Relation& keeps = right_keyed ? right : left;
     streams::Serde<Row> key_serde = keeps.key_serde;
     std::string key_format = keeps.key_format;
-    left = keyed(std::move(left), *j.left_key, 0, prefix + "Join-left", key_serde, key_format);
+    left = keyed(std::move(left), *j.left_key, 0, prefix + "Join-left", key_serde, key_format, n);
     right = keyed(std::move(right), *j.right_key, left_width, prefix + "Join-right", key_serde,
-                  key_format);
+                  key_format, 0);
     Concat concat{left.types.size(), right.types.size()};
     Relation out;
     out.types = left.types;
@@ -379,6 +369,7 @@ class RelationalPlanner {
     out.key_format = key_format;
     out.key_positions = left.key_positions;
     for (int p : right.key_positions) out.key_positions.push_back(p + left_width);
+    if (j.type == parser::JoinType::kFull) out.key_positions.clear();  // either side may be NULL
     auto left_serde = internal_row_serde(), right_serde = internal_row_serde();
     using parser::JoinType;
     auto both = [concat](const Row& l, const Row& r) { return concat(&l, &r); };
@@ -444,13 +435,24 @@ class RelationalPlanner {
   // A left table's column names the right table's row (KIP-213, through Streams' subscription
   // topics): the result is keyed by the left table's key. INNER or LEFT, as ksqlDB allows.
   Relation foreign_key_join(Relation left, Relation right, const BoundJoin& j) {
-    int at = position_of(*j.left_key, 0);
-    if (at < 0 || !left.table) unsupported("A foreign-key join on an expression");
-    auto extractor = [at](const Row& row) -> std::optional<Row> {
-      const Value& fk = row[static_cast<size_t>(at)];
-      if (fk.is_null()) return std::nullopt;
-      return Row{fk};
-    };
+    std::function<std::optional<Row>(const Row&)> extractor;
+    if (int at = position_of(*j.left_key, 0); at >= 0) {
+      extractor = [at](const Row& row) -> std::optional<Row> {
+        const Value& fk = row[static_cast<size_t>(at)];
+        if (fk.is_null()) return std::nullopt;
+        return Row{fk};
+      };
+    } else {  // an expression of the left row (`ON a.x + 1 = b.id`), as ksqlDB allows
+      auto program = std::make_shared<const Program>(Program::compile(*j.left_key, row_index_));
+      auto counters = counters_;
+      extractor = [program, counters](const Row& row) -> std::optional<Row> {
+        Frame frame = program->new_frame();  // its own: any task's thread may call it
+        const Value& fk = program->evaluate(row, frame);
+        if (!frame.error.empty()) report_error(*counters, frame.error, "the foreign key");
+        if (fk.is_null()) return std::nullopt;
+        return Row{fk};
+      };
+    }
     Concat concat{left.types.size(), right.types.size()};
     Relation out;
     out.types = left.types;

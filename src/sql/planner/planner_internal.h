@@ -106,6 +106,11 @@ class Selector {
   std::vector<Frame> values_, keys_, table_args_;
 };
 
+// A stream query's filter, PARTITION BY, table functions and projection over `input`, into the
+// sink (stream_select.cpp): a source's records or (`rows_ready`) a join's whole scope rows.
+void select_onto(const streams::KStream<Row, Row>& input, const BoundQuery& query,
+                 const DataSource& sink, std::shared_ptr<QueryCounters> counters, bool rows_ready);
+
 // Compiles `q`'s table function calls into `plan` (their arguments over `row_index`) and returns
 // the substitution that makes `values` read each call's current element.
 std::function<int(const BoundExpr&)> plan_table_functions(const BoundQuery& q,
@@ -121,6 +126,19 @@ streams::Consumed<Row, Row> consumed_from(const DataSource& source,
 // counters' `produced` traffic of the sink's topic.
 streams::Serde<Row> sink_value_serde(const DataSource& sink,
                                      const std::shared_ptr<QueryCounters>& counters);
+
+// Tables keep their key (table_keys.cpp). The names ksqlDB's plan gives the key columns of the
+// relation after `q`'s first `joins` joins (0: the FROM table's); a join's is its first join
+// column equivalent to the key that the projection selects (`ALIAS_NAME`), a FULL join's ROWKEY.
+std::vector<std::string> relation_key_names(const BoundQuery& q, size_t joins);
+// `e` as ksqlDB's planner prints it: column references unqualified, or `ALIAS_NAME` in a join.
+std::string planner_text(const BoundQuery& q, const BoundExpr& e);
+// ksqlDB's refusal to re-key a table whose key columns are `key_names` by `new_key`.
+[[noreturn]] void refuse_table_repartition(const std::vector<std::string>& key_names,
+                                           const std::string& new_key);
+// PARTITION BY over a table whose key columns are `key_names`: by that one column it changes
+// nothing; by anything else it is refused.
+void check_table_partition_by(const BoundQuery& q, const std::vector<std::string>& key_names);
 
 // Throws SqlError for what the engine does not run yet.
 [[noreturn]] void unsupported(const std::string& what);

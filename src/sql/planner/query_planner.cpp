@@ -17,70 +17,6 @@
 
 namespace oxbow::sql {
 
-namespace {
-
-using planning::Selector;
-using planning::SelectPlan;
-
-// The key kept.
-class SelectProcessor : public streams::api::FixedKeyProcessor<Row, Row, Row> {
- public:
-  explicit SelectProcessor(std::shared_ptr<const SelectPlan> plan) : selector_(std::move(plan)) {}
-  void init(Context& context) override { context_ = &context; }
-  void process(const streams::api::FixedKeyRecord<Row, Row>& record) override {
-    const Row* row = selector_.input(record.key(), record.value(), record.timestamp(),
-                                     context_->recordMetadata());
-    if (!row) return;
-    if (!selector_.has_table_functions())
-      return context_->forward(record.withValue(selector_.value(*row)));
-    for (const Row& expanded : selector_.expand(*row))
-      context_->forward(record.withValue(selector_.value(expanded)));
-  }
-
- private:
-  Selector selector_;
-  Context* context_ = nullptr;
-};
-
-// PARTITION BY NULL: no key at all.
-class DropKeyProcessor : public streams::api::Processor<Row, Row, streams::Void, Row> {
- public:
-  explicit DropKeyProcessor(std::shared_ptr<const SelectPlan> plan) : selector_(std::move(plan)) {}
-  void init(Context& context) override { context_ = &context; }
-  void process(const streams::api::Record<Row, Row>& record) override {
-    const Row* row = selector_.input(record.key(), record.value(), record.timestamp(),
-                                     context_->recordMetadata());
-    if (row)
-      context_->forward(streams::api::Record<streams::Void, Row>(
-          streams::Void{}, selector_.value(*row), record.timestamp(), record.headers()));
-  }
-
- private:
-  Selector selector_;
-  Context* context_ = nullptr;
-};
-
-// PARTITION BY: the key made from the row.
-class RekeyProcessor : public streams::api::Processor<Row, Row, Row, Row> {
- public:
-  explicit RekeyProcessor(std::shared_ptr<const SelectPlan> plan) : selector_(std::move(plan)) {}
-  void init(Context& context) override { context_ = &context; }
-  void process(const streams::api::Record<Row, Row>& record) override {
-    const Row* row = selector_.input(record.key(), record.value(), record.timestamp(),
-                                     context_->recordMetadata());
-    if (!row) return;
-    Row key = selector_.key(*row);
-    context_->forward(streams::api::Record<Row, Row>(std::move(key), selector_.value(*row),
-                                                     record.timestamp(), record.headers()));
-  }
-
- private:
-  Selector selector_;
-  Context* context_ = nullptr;
-};
-
-}  // namespace
-
 streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
                              std::shared_ptr<QueryCounters> counters) {
   if (q.aggregate && q.joins.empty()) {
@@ -90,48 +26,9 @@ streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
   }
   if (!q.joins.empty() || q.from->kind == SourceKind::kTable)
     return planning::plan_relational(q, sink, std::move(counters));
-  const DataSource& source = *q.from;
-  std::vector<int> row_index = planning::input_row_index(q);
-  auto plan = std::make_shared<SelectPlan>();
-  plan->counters = std::move(counters);
-  plan->key_count = key_columns(source).size();
-  plan->value_count = value_columns(source).size();
-  plan->windowed = planning::windowed_source(q);
-  if (q.where) plan->where = Program::compile(*q.where, row_index);
-  if (q.table_functions && (!q.partition_by.empty() || q.partition_by_null))
-    planning::unsupported("A table function with PARTITION BY");
-  auto table_calls = planning::plan_table_functions(q, row_index, *plan);
-  for (const auto& c : q.columns) {
-    if (c.key) {
-      if (!q.partition_by.empty()) plan->keys.push_back(Program::compile(*c.expr, row_index));
-      continue;
-    }
-    plan->values.push_back(Program::compile(*c.expr, row_index, table_calls));
-    plan->value_names.push_back(c.name);
-  }
   streams::StreamsBuilder builder;
-  auto consumed = planning::consumed_from(source, plan->counters);
-  auto produced = streams::Produced<Row, Row>::with(
-      source_key_serde(sink), planning::sink_value_serde(sink, plan->counters));
-  std::shared_ptr<const SelectPlan> shared = plan;
-  auto stream = builder.stream<Row, Row>(source.topic, consumed);
-  if (q.partition_by_null)
-    stream
-        .process([shared] { return std::make_unique<DropKeyProcessor>(shared); }, {},
-                 streams::Named::as("PartitionBy-SelectKey"))
-        .to(sink.topic,
-            streams::Produced<streams::Void, Row>::with(
-                streams::serdes::VoidSerde(), planning::sink_value_serde(sink, plan->counters)));
-  else if (q.partition_by.empty())
-    stream
-        .processValues([shared] { return std::make_unique<SelectProcessor>(shared); }, {},
-                       streams::Named::as("Project"))
-        .to(sink.topic, produced);
-  else  // straight to the sink, as ksqlDB: no repartition topic
-    stream
-        .process([shared] { return std::make_unique<RekeyProcessor>(shared); }, {},
-                 streams::Named::as("PartitionBy-SelectKey"))
-        .to(sink.topic, produced);
+  auto stream = builder.stream<Row, Row>(q.from->topic, planning::consumed_from(*q.from, counters));
+  planning::select_onto(stream, q, sink, std::move(counters), false);
   return builder.build();
 }
 

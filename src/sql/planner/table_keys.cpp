@@ -1,0 +1,128 @@
+// The key column a table relation has in ksqlDB's plan, and its refusal to re-key a table
+// (SchemaKTable.selectKey): a table is re-partitioned only into another key format, never by
+// another expression, so PARTITION BY over a table (or a table-table join) runs only when it is
+// by the key column itself, and a join that would re-key a table is refused the same way.
+#include <map>
+#include <set>
+
+#include "sql/binder/sql_error.h"
+#include "sql/planner/planner_internal.h"
+
+namespace oxbow::sql::planning {
+
+namespace {
+
+// Column references compare as ksqlDB compares its qualified references: source and name.
+std::string identity(const BoundQuery& q, const BoundExpr& e) {
+  if (e.kind != BoundKind::kColumn) return format(*e.parsed);
+  const ScopeColumn& c = q.scope.columns[static_cast<size_t>(e.column)];
+  return c.source + "." + c.name;
+}
+
+// A column's name once ksqlDB's planner has rewritten it: `ALIAS_NAME` in a join, else NAME.
+std::string rewritten_name(const BoundQuery& q, const ScopeColumn& c) {
+  return q.joins.empty() ? c.name : c.source + "_" + c.name;
+}
+
+void collect_columns(const BoundQuery& q, const BoundExpr& e,
+                     std::map<const parser::Expr*, std::string>& out) {
+  if (e.kind == BoundKind::kColumn && e.parsed)
+    out[e.parsed] = rewritten_name(q, q.scope.columns[static_cast<size_t>(e.column)]);
+  for (const auto& a : e.args) collect_columns(q, *a, out);
+}
+
+// The join columns equivalent to the key after the first `joins` joins (ksqlDB's JoinTree: a
+// join's two sides, and those of the join before it when its side is one of them; none after a
+// FULL join), in ksqlDB's order: the earlier joins' first, left side before right.
+std::vector<const BoundExpr*> viable_key_columns(const BoundQuery& q, size_t joins) {
+  std::vector<const BoundExpr*> viable;
+  std::set<std::string> equivalent;
+  for (size_t n = 0; n < joins; ++n) {
+    const BoundJoin& j = q.joins[n];
+    if (j.type == parser::JoinType::kFull) {
+      viable.clear();
+      equivalent.clear();
+      continue;
+    }
+    std::string l = identity(q, *j.left_key), r = identity(q, *j.right_key);
+    std::set<std::string> next = {l, r};
+    if (equivalent.count(l) || equivalent.count(r))
+      next.insert(equivalent.begin(), equivalent.end());
+    std::vector<const BoundExpr*> candidates = viable;
+    candidates.push_back(j.left_key.get());
+    candidates.push_back(j.right_key.get());
+    viable.clear();
+    std::set<std::string> seen;
+    for (const BoundExpr* c : candidates) {
+      std::string id = identity(q, *c);
+      if (c->kind == BoundKind::kColumn && next.count(id) && seen.insert(id).second)
+        viable.push_back(c);
+    }
+    equivalent = std::move(next);
+  }
+  return viable;
+}
+
+}  // namespace
+
+std::string planner_text(const BoundQuery& q, const BoundExpr& e) {
+  std::map<const parser::Expr*, std::string> names;
+  collect_columns(q, e, names);
+  return format(*e.parsed, [&names](const parser::Expr& column) -> std::optional<std::string> {
+    auto it = names.find(&column);
+    if (it == names.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+std::vector<std::string> relation_key_names(const BoundQuery& q, size_t joins) {
+  std::vector<std::string> names;
+  bool foreign_key = joins > 0 && q.joins[joins - 1].kind == JoinKind::kForeignKey;
+  if (joins == 0 || foreign_key) {  // the FROM table's own key columns
+    for (const auto& c : q.scope.columns)
+      if (c.source == q.from_alias && !c.pseudo && c.ns == ColumnNamespace::kKey)
+        names.push_back(rewritten_name(q, c));
+    return names;
+  }
+  if (q.joins[joins - 1].type == parser::JoinType::kFull) return {"ROWKEY"};
+  std::vector<const BoundExpr*> viable = viable_key_columns(q, joins);
+  if (viable.empty()) return {"ROWKEY"};
+  // The first viable column the projection selects names the key (else the first of all).
+  const BoundExpr* chosen = viable.front();
+  for (const BoundExpr* v : viable) {
+    bool projected = false;
+    for (const auto& c : q.columns)
+      projected = projected || (c.expr->kind == BoundKind::kColumn && c.expr->column == v->column);
+    if (projected) {
+      chosen = v;
+      break;
+    }
+  }
+  return {rewritten_name(q, q.scope.columns[static_cast<size_t>(chosen->column)])};
+}
+
+void refuse_table_repartition(const std::vector<std::string>& key_names,
+                              const std::string& new_key) {
+  if (key_names.size() != 1)
+    throw SqlError(
+        "Cannot repartition a TABLE source. If this is a join, joins on tables with multiple "
+        "columns is not yet supported.");
+  throw SqlError(
+      "Cannot repartition a TABLE source. If this is a join, make sure that the criteria uses "
+      "the TABLE's key column " +
+      key_names.front() + " instead of [" + new_key + "]");
+}
+
+void check_table_partition_by(const BoundQuery& q, const std::vector<std::string>& key_names) {
+  if (q.partition_by.empty() && !q.partition_by_null) return;
+  if (key_names.size() == 1 && q.partition_by.size() == 1 &&
+      q.partition_by[0]->kind == BoundKind::kColumn &&
+      rewritten_name(q, q.scope.columns[static_cast<size_t>(q.partition_by[0]->column)]) ==
+          key_names.front())
+    return;  // by the key it has: nothing to do
+  std::string listed = q.partition_by_null ? "null" : "";
+  for (const auto& p : q.partition_by) listed += (listed.empty() ? "" : ", ") + planner_text(q, *p);
+  refuse_table_repartition(key_names, listed);
+}
+
+}  // namespace oxbow::sql::planning
