@@ -134,18 +134,18 @@ RunningQuery running_query(const PersistentQuery& query, const Catalog& catalog)
   return r;
 }
 
-QueryDescription describe_query(const PersistentQuery& query, const Catalog& catalog) {
+QueryDescription describe_query(const PersistentQuery& query, const DataSource* result) {
   QueryDescription d;
   d.id = query.id;
   d.statement_text = query.statement;
-  if (const DataSource* sink = catalog.find_source(query.sink)) {
-    d.window_type = window_type_name(sink->window);
-    d.fields = fields_of(*sink);
+  if (result) {
+    d.window_type = window_type_name(result->window);
+    d.fields = fields_of(*result);
   }
   d.sources = query.sources;
   std::sort(d.sources.begin(), d.sources.end());
   d.sources.erase(std::unique(d.sources.begin(), d.sources.end()), d.sources.end());
-  d.sinks = {query.sink};
+  if (!query.sink.empty()) d.sinks = {query.sink};
   d.topology = query.topology.describe().toString();
   d.execution_plan = query.execution_plan;
   d.overridden_properties = query.overridden_properties;
@@ -198,7 +198,7 @@ StatementResult Engine::show(const parser::ShowList& show) {
     StatementResult r;
     for (const auto& q : queries_) {
       if (show.extended)
-        r.query_descriptions.push_back(describe_query(q, catalog_));
+        r.query_descriptions.push_back(describe_query(q, catalog_.find_source(q.sink)));
       else
         r.queries.push_back(running_query(q, catalog_));
     }

@@ -17,6 +17,18 @@ bool windowed_result(const BoundQuery& query) {
          !query.partition_by_null;
 }
 
+// The window of a query's result: its WINDOW's, or its windowed source's when its rows keep
+// their windowed keys.
+std::optional<SourceWindow> result_window(const BoundQuery& query) {
+  if (!query.window) return windowed_result(query) ? query.from->window : std::nullopt;
+  SourceWindow w;
+  w.type = query.window->type == parser::WindowType::kSession   ? SourceWindowType::kSession
+           : query.window->type == parser::WindowType::kHopping ? SourceWindowType::kHopping
+                                                                : SourceWindowType::kTumbling;
+  if (w.type != SourceWindowType::kSession) w.size_ms = query.window->size_ms;
+  return w;
+}
+
 std::string capitalized(const char* kind) {
   std::string s = kind;
   s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
@@ -84,7 +96,7 @@ StatementResult Engine::execute_one(const parser::Statement& s) {
     } else if (const auto* described = std::get_if<parser::Describe>(&s.body)) {
       r = describe(*described);
     } else if (const auto* explained = std::get_if<parser::Explain>(&s.body)) {
-      r = explain(*explained);
+      r = explain(*explained, s.text);
     } else if (const auto* control = std::get_if<parser::QueryControl>(&s.body)) {
       r = control_query(*control);
     } else if (const auto* type = std::get_if<parser::CreateType>(&s.body)) {
@@ -175,16 +187,7 @@ StatementResult Engine::create_as_select(const parser::CreateSource& create,
   for (const auto& c : query.columns)
     sink.columns.push_back(
         {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
-  if (query.window) {
-    SourceWindow w;
-    w.type = query.window->type == parser::WindowType::kSession   ? SourceWindowType::kSession
-             : query.window->type == parser::WindowType::kHopping ? SourceWindowType::kHopping
-                                                                  : SourceWindowType::kTumbling;
-    if (w.type != SourceWindowType::kSession) w.size_ms = query.window->size_ms;
-    sink.window = w;
-  } else if (windowed_result(query)) {
-    sink.window = query.from->window;  // the rows keep their source's windowed keys
-  }
+  sink.window = result_window(query);
   // A replacement registers its schemas once ksqlDB's checks have let it through.
   if (!replaced) register_schemas(sink, settings_.schema_registry_url, true);
   std::string prefix = create.table ? "CTAS_" : "CSAS_";
@@ -249,7 +252,7 @@ StatementResult Engine::insert_into(const parser::InsertInto& insert, const std:
   return start_query("INSERTQUERY_", query, *target, text);
 }
 
-StatementResult Engine::explain(const parser::Explain& e) {
+StatementResult Engine::explain(const parser::Explain& e, const std::string& text) {
   StatementResult r;
   if (!e.statement) {
     const PersistentQuery* q = query(e.query_id);
@@ -257,17 +260,19 @@ StatementResult Engine::explain(const parser::Explain& e) {
       throw SqlError("Query with id:" + e.query_id +
                      " does not exist, use SHOW QUERIES to view the full set of running queries.");
     r.explanation = q->statement + "\n\nTopology:\n" + q->topology.describe().toString();
-    r.query_descriptions.push_back(describe_query(*q, catalog_));
+    r.query_descriptions.push_back(describe_query(*q, catalog_.find_source(q->sink)));
     r.entity = StatementResult::Entity::kQueryDescription;
     return r;
   }
   const parser::Query* select = nullptr;
   std::string sink;
+  const char* id_prefix = "";
   if (const auto* q = std::get_if<std::unique_ptr<parser::Query>>(&e.statement->body))
     select = q->get();
   if (const auto* c = std::get_if<parser::CreateSource>(&e.statement->body)) {
     if (c->query) select = c->query.get();
     sink = c->name.text;
+    id_prefix = c->table ? "CTAS_" : "CSAS_";
   }
   if (!select) throw SqlError("EXPLAIN is supported for queries only: " + e.statement->text);
   BoundQuery bound = bind_query(*select, catalog_, functions_,
@@ -279,9 +284,30 @@ StatementResult Engine::explain(const parser::Explain& e) {
   for (const auto& c : bound.columns)
     target.columns.push_back(
         {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
+  target.window = result_window(bound);
   streams::Topology topology = plan_query(bound, target, std::make_shared<QueryCounters>());
   r.explanation = "Logical plan:\n" + logical_plan(bound, sink) + "\nTopology:\n" +
                   topology.describe().toString();
+  // ksqlDB describes the query the statement would start (its sandbox's), on no host.
+  PersistentQuery would_run;
+  if (!sink.empty()) {
+    would_run.id = id_prefix + sink + "_" + std::to_string(next_query_);
+    would_run.sink = sink;
+    would_run.streams_config["application.id"] = "_confluent-ksql-default_query_" + would_run.id;
+  }
+  would_run.sources.push_back(bound.from->name);
+  for (const auto& j : bound.joins) would_run.sources.push_back(j.right->name);
+  // The statement's text after EXPLAIN, as ksqlDB takes it.
+  size_t start = text.find_first_not_of(" \t\r\n", std::string_view("EXPLAIN").size());
+  would_run.statement = start == std::string::npos ? "" : text.substr(start);
+  would_run.topology = std::move(topology);
+  would_run.execution_plan = logical_plan(bound, sink);
+  would_run.overridden_properties = properties_;
+  QueryDescription d = describe_query(would_run, &target);
+  d.status.clear();
+  if (sink.empty()) d.query_type = "PUSH";  // a transient SELECT
+  r.query_descriptions.push_back(std::move(d));
+  r.entity = StatementResult::Entity::kQueryDescription;
   return r;
 }
 

@@ -101,9 +101,9 @@ struct StatementResult {
   std::vector<std::string> printed;  // PRINT: its lines, unless a PrintOutput took them
 };
 
-// EXPLAIN <id>'s and SHOW QUERIES EXTENDED's description of `query`, its sink's columns and
-// window from `catalog` (describe_statements.cpp).
-QueryDescription describe_query(const PersistentQuery& query, const Catalog& catalog);
+// EXPLAIN's and SHOW QUERIES EXTENDED's description of `query`, the fields and window those of
+// `result` (its sink, or a transient query's result) (describe_statements.cpp).
+QueryDescription describe_query(const PersistentQuery& query, const DataSource* result);
 // SHOW QUERIES' row of `query`, and the sink's topic from `catalog`.
 RunningQuery running_query(const PersistentQuery& query, const Catalog& catalog);
 
@@ -136,7 +136,7 @@ class Engine {
   StatementResult create_source(const parser::CreateSource& create, const std::string& text);
   StatementResult create_as_select(const parser::CreateSource& create, const std::string& text);
   StatementResult drop_source(const parser::DropSource& drop);
-  StatementResult explain(const parser::Explain& explain);
+  StatementResult explain(const parser::Explain& explain, const std::string& text);
   // describe_statements.cpp
   StatementResult show(const parser::ShowList& show);
   StatementResult describe(const parser::Describe& describe);

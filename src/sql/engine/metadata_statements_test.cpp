@@ -19,6 +19,30 @@ const char* const kPageviews =
     "value_format='json', partitions=3, timestamp='viewtime');";
 const char* const kBusy = "CREATE STREAM busy AS SELECT userid, page FROM pageviews;";
 
+// A windowed count of pageviews by page, and what a description of its query must say.
+std::string per_page(const std::string& window) {
+  return "CREATE TABLE per_page AS SELECT page, COUNT(*) AS views FROM pageviews WINDOW " + window +
+         " GROUP BY page;";
+}
+
+void expect_per_page_query(const QueryDescription& d, const std::string& window,
+                           const std::string& window_type) {
+  EXPECT_EQ(d.id, "CTAS_PER_PAGE_1");
+  EXPECT_EQ(d.statement_text, per_page(window));
+  EXPECT_EQ(d.window_type, window_type);
+  ASSERT_EQ(d.fields.size(), 2u);
+  EXPECT_EQ(d.fields[0].name, "PAGE");
+  EXPECT_EQ(d.fields[0].field_type, FieldInfo::FieldType::kKey);
+  EXPECT_EQ(d.fields[1].name, "VIEWS");
+  EXPECT_EQ(d.sources, std::vector<std::string>{"PAGEVIEWS"});
+  EXPECT_EQ(d.sinks, std::vector<std::string>{"PER_PAGE"});
+  EXPECT_NE(d.topology.find("Sub-topology: 0"), std::string::npos);
+  EXPECT_NE(d.execution_plan.find("[ SINK ] | PER_PAGE"), std::string::npos);
+  EXPECT_NE(d.execution_plan.find("[ AGGREGATE ]"), std::string::npos);
+  EXPECT_EQ(d.query_type, "PERSISTENT");
+  EXPECT_EQ(d.consumer_group_id, "_confluent-ksql-default_query_CTAS_PER_PAGE_1");
+}
+
 class FailingTopics : public TopicAccess {
  public:
   std::vector<TopicInfo> topics;
@@ -170,9 +194,7 @@ TEST_F(MetadataStatementsTest, TopicsComeFromTheClusterWhenThereIsOne) {
 
 TEST_F(MetadataStatementsTest, ShowQueriesAndTheirDescriptions) {
   engine_.execute("SET 'auto.offset.reset'='earliest';");
-  engine_.execute(
-      "CREATE TABLE per_page AS SELECT page, COUNT(*) AS views FROM pageviews WINDOW TUMBLING "
-      "(SIZE 1 MINUTE) GROUP BY page;");
+  engine_.execute(per_page("TUMBLING (SIZE 1 MINUTE)"));
   engine_.execute("PAUSE CSAS_BUSY_0;");
   StatementResult list = one("SHOW QUERIES;");
   ASSERT_EQ(list.queries.size(), 2u);
@@ -193,27 +215,32 @@ TEST_F(MetadataStatementsTest, ShowQueriesAndTheirDescriptions) {
   EXPECT_EQ(busy.status, "PAUSED");
   EXPECT_TRUE(busy.overridden_properties.empty());  // started before the SET
   const QueryDescription& d = extended.query_descriptions[1];
-  EXPECT_EQ(d.statement_text,
-            "CREATE TABLE per_page AS SELECT page, COUNT(*) AS views FROM pageviews WINDOW "
-            "TUMBLING (SIZE 1 MINUTE) GROUP BY page;");
-  EXPECT_EQ(d.window_type, "TUMBLING");
-  ASSERT_EQ(d.fields.size(), 2u);
-  EXPECT_EQ(d.fields[0].name, "PAGE");
-  EXPECT_EQ(d.fields[0].field_type, FieldInfo::FieldType::kKey);
-  EXPECT_EQ(d.sources, std::vector<std::string>{"PAGEVIEWS"});
-  EXPECT_EQ(d.sinks, std::vector<std::string>{"PER_PAGE"});
-  EXPECT_NE(d.topology.find("Sub-topology: 0"), std::string::npos);
-  EXPECT_NE(d.execution_plan.find("[ SINK ] | PER_PAGE"), std::string::npos);
-  EXPECT_NE(d.execution_plan.find("[ AGGREGATE ]"), std::string::npos);
+  expect_per_page_query(d, "TUMBLING (SIZE 1 MINUTE)", "TUMBLING");
   EXPECT_EQ(d.overridden_properties.at("auto.offset.reset"), "earliest");
   EXPECT_EQ(d.status, "RUNNING");
-  EXPECT_EQ(d.query_type, "PERSISTENT");
-  EXPECT_EQ(d.consumer_group_id, "_confluent-ksql-default_query_CTAS_PER_PAGE_1");
 
   StatementResult explained = one("EXPLAIN CTAS_PER_PAGE_1;");
   ASSERT_EQ(explained.query_descriptions.size(), 1u);
   EXPECT_EQ(explained.entity, StatementResult::Entity::kQueryDescription);
   EXPECT_EQ(explained.query_descriptions[0].id, "CTAS_PER_PAGE_1");
+}
+
+TEST_F(MetadataStatementsTest, ExplainOfAStatementDescribesTheQueryItWouldStart) {
+  StatementResult r = one("EXPLAIN " + per_page("SESSION (5 MINUTES)"));
+  EXPECT_EQ(r.entity, StatementResult::Entity::kQueryDescription);
+  ASSERT_EQ(r.query_descriptions.size(), 1u);
+  const QueryDescription& d = r.query_descriptions[0];
+  // The query the statement would start, with the id it would take.
+  expect_per_page_query(d, "SESSION (5 MINUTES)", "SESSION");
+  EXPECT_EQ(d.status, "");                         // it runs on no host
+  EXPECT_FALSE(engine_.query("CTAS_PER_PAGE_1"));  // nothing started
+
+  const QueryDescription select =
+      one("EXPLAIN SELECT page FROM pageviews EMIT CHANGES;").query_descriptions.at(0);
+  EXPECT_EQ(select.query_type, "PUSH");
+  EXPECT_TRUE(select.sinks.empty());
+  EXPECT_EQ(select.sources, std::vector<std::string>{"PAGEVIEWS"});
+  EXPECT_EQ(select.fields.size(), 1u);
 }
 
 // The CLI's text, as ksqlDB's Console prints the same entities.
