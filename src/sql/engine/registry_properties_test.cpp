@@ -79,6 +79,43 @@ TEST_F(RegistryPropertiesTest, ProtobufFullNameAndNullableRepresentations) {
             derived_schema("PROTOBUF", {columns[0]}, true).schema);
 }
 
+// Texts as ksqlDB's query-validation plans hold them (historical_plans, 8.0): JSON_SR properties
+// in java.util.HashMap's order, Protobuf's decimal option laid out by Confluent's printer and maps
+// as repeated entry messages.
+TEST_F(RegistryPropertiesTest, SchemaTextsAreThoseKsqlDbRegisters) {
+  EXPECT_EQ(derived_schema("JSON_SR",
+                           {column("S1_KEY", SqlType::integer()),
+                            column("S2_KEY", SqlType::integer()), column("VAL", SqlType::string())},
+                           true)
+                .schema,
+            R"({"type":"object","properties":{"S2_KEY":{"connect.index":1,"oneOf":[)"
+            R"({"type":"null"},{"type":"integer","connect.type":"int32"}]},)"
+            R"("VAL":{"connect.index":2,"oneOf":[{"type":"null"},{"type":"string"}]},)"
+            R"("S1_KEY":{"connect.index":0,"oneOf":[{"type":"null"},)"
+            R"({"type":"integer","connect.type":"int32"}]}}})");
+  EXPECT_EQ(
+      derived_schema("PROTOBUF",
+                     {column("C1", SqlType::boolean()), column("C6", SqlType::decimal(4, 2))}, true)
+          .schema,
+      "syntax = \"proto3\";\n\nimport \"confluent/type/decimal.proto\";\n\n"
+      "message ConnectDefault1 {\n  bool C1 = 1;\n"
+      "  confluent.type.Decimal C6 = 2 [(confluent.field_meta) = {\n    params: [\n"
+      "      {\n        value: \"4\",\n        key: \"precision\"\n      },\n"
+      "      {\n        value: \"2\",\n        key: \"scale\"\n      }\n    ]\n  }];\n}\n");
+  EXPECT_EQ(
+      derived_schema(
+          "PROTOBUF",
+          {column("NAME", SqlType::string()),
+           column("VALUE", SqlType::map(SqlType::string(), SqlType::of(SqlBaseType::kTimestamp)))},
+          true)
+          .schema,
+      "syntax = \"proto3\";\n\nimport \"google/protobuf/timestamp.proto\";\n\n"
+      "message ConnectDefault1 {\n  string NAME = 1;\n"
+      "  repeated ConnectDefault2Entry VALUE = 2;\n\n"
+      "  message ConnectDefault2Entry {\n    string key = 1;\n"
+      "    google.protobuf.Timestamp value = 2;\n  }\n}\n");
+}
+
 // With presence, a NULL is told apart from the default and reads back as NULL.
 TEST_F(RegistryPropertiesTest, ProtobufNullsRoundTripWithEitherRepresentation) {
   const std::vector<Column> columns = {column("N", SqlType::integer()),

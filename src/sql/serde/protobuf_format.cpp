@@ -138,10 +138,16 @@ Json to_proto(const Value& v, const SqlType& type) {
       return out;
     }
     case SqlBaseType::kMap: {
-      Json out = Json::object();
-      for (size_t i = 0; i + 1 < v.items().size(); i += 2)
-        if (!v.items()[i].is_null() && !v.items()[i + 1].is_null())
-          out[v.items()[i].text()] = to_proto(v.items()[i + 1], *type.element());
+      // The derived schema's repeated ConnectDefault<n>Entry {key, value}; a NULL part is left
+      // unset.
+      Json out = Json::array();
+      for (size_t i = 0; i + 1 < v.items().size(); i += 2) {
+        Json entry = Json::object();
+        if (!v.items()[i].is_null()) entry["key"] = v.items()[i].text();
+        if (!v.items()[i + 1].is_null())
+          entry["value"] = to_proto(v.items()[i + 1], *type.element());
+        out.push_back(std::move(entry));
+      }
       return out;
     }
     case SqlBaseType::kStruct:
@@ -179,6 +185,14 @@ void container_from_proto(const Json& j, const SqlType& type, Value& out) {
     return out.set_items(Kind::kArray, std::move(items));
   }
   if (type.base() == SqlBaseType::kMap) {
+    if (j.is_array()) {  // repeated entry messages {key, value}, as ksqlDB writes maps
+      for (const auto& entry : j) {
+        if (!entry.is_object()) unreadable("Expected a map entry for " + type.to_string());
+        from_proto(entry.value("key", Json()), *type.key(), items->emplace_back());
+        from_proto(entry.value("value", Json()), *type.element(), items->emplace_back());
+      }
+      return out.set_items(Kind::kMap, std::move(items));
+    }
     if (!j.is_object()) unreadable("Expected a map field for " + type.to_string());
     for (const auto& [k, e] : j.items()) {
       items->emplace_back().set_string(k);

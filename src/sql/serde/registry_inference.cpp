@@ -3,7 +3,9 @@
 // type nullable, map keys STRING, fields of types KSQL lacks left out.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -326,11 +328,22 @@ class ProtoText {
 
   // confluent.type.Decimal's precision and scale from the field's confluent.field_meta params.
   SqlTypePtr decimal(size_t options) const {
+    // Each param is { key: "precision", value: "4" }, in either order.
     int precision = 64, scale = 0;
-    for (size_t i = options; i + 4 < tokens_.size() && tokens_[i] != ";"; ++i)
-      for (auto [word, target] : {std::pair{"\"precision\"", &precision}, {"\"scale\"", &scale}})
-        if (tokens_[i] == word && tokens_[i + 1] == "," && tokens_[i + 2] == "value")
-          *target = std::stoi(tokens_[i + 4].substr(1));
+    std::string key, value;
+    for (size_t i = options; i + 2 < tokens_.size() && tokens_[i] != ";"; ++i) {
+      if ((tokens_[i] == "key" || tokens_[i] == "value") && tokens_[i + 1] == ":")
+        (tokens_[i] == "key" ? key : value) = tokens_[i + 2];
+      if (tokens_[i] != "}") continue;
+      int number = 0;
+      const char* digits = value.data() + 1;
+      const char* digits_end = value.data() + (value.size() > 2 ? value.size() - 1 : 1);
+      if ((key == "\"precision\"" || key == "\"scale\"") &&
+          std::from_chars(digits, digits_end, number).ec == std::errc())
+        *(key == "\"scale\"" ? &scale : &precision) = number;
+      key.clear();
+      value.clear();
+    }
     return SqlType::decimal(precision, scale);
   }
 
@@ -370,13 +383,28 @@ class ProtoText {
       while (options < tokens_.size() && tokens_[options] != ";" && tokens_[options] != "[")
         ++options;
       type = scalar(type_name, scope, options, depth);
-      if (type && repeated) type = SqlType::array(type);
+      if (type && repeated) type = map_entries(type_name, *type).value_or(SqlType::array(type));
       ++i;
     }
     const std::string name = tokens_[i];
     while (i < tokens_.size() && tokens_[i] != ";") ++i;
     if (type) out.push_back({upper_name(name), type});
     return i + 1;
+  }
+
+  // ProtobufData's reading of repeated <Name>Entry {key, value} messages: a map (its keys
+  // STRING, as ksqlDB's).
+  static std::optional<SqlTypePtr> map_entries(const std::string& type_name, const SqlType& type) {
+    if (!type_name.ends_with("Entry") || type.base() != SqlBaseType::kStruct ||
+        type.fields().size() != 2 || upper_name_always(type.fields()[0].name) != "KEY" ||
+        upper_name_always(type.fields()[1].name) != "VALUE")
+      return std::nullopt;
+    return SqlType::map(SqlType::string(), type.fields()[1].type);
+  }
+
+  static std::string upper_name_always(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
   }
 
   std::vector<std::string> tokens_;

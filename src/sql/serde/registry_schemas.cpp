@@ -1,9 +1,10 @@
 // The schemas ksqlDB registers for its columns, derived as Connect's AvroData, JsonSchemaData and
 // ProtobufData print the Connect schema ksqlDB builds (every field optional; the root made
 // required). docs/sql/engine.md (Formats) lists the details not confirmed against ksqlDB.
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <tuple>
 #include <utility>
 
@@ -153,13 +154,53 @@ OJson json_logical(const char* base, const char* connect_name, const char* conne
                {"connect.type", connect_type}};
 }
 
+// Java's String.hashCode over the name's UTF-16 code units.
+uint32_t java_string_hash(const std::string& utf8) {
+  uint32_t h = 0;
+  auto add = [&h](uint32_t unit) { h = 31 * h + unit; };
+  for (size_t i = 0; i < utf8.size();) {
+    const auto c = static_cast<unsigned char>(utf8[i]);
+    const int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+    uint32_t cp = extra == 0 ? c : c & (0x3F >> extra);
+    for (int k = 1; k <= extra && i + k < utf8.size(); ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(utf8[i + k]) & 0x3F);
+    i += 1 + extra;
+    if (cp >= 0x10000) {
+      add(0xD800 + ((cp - 0x10000) >> 10));
+      add(0xDC00 + ((cp - 0x10000) & 0x3FF));
+    } else {
+      add(cp);
+    }
+  }
+  return h;
+}
+
+// The order a java.util.HashMap filled one put at a time iterates its keys in: by bucket of the
+// spread hash in a table of 16 doubled past 0.75 full, then in insertion order. The JSON schema
+// library behind JsonSchemaData keeps an object's properties in one, so ksqlDB's registered
+// schemas list them so (confirmed against its query-validation plans).
+std::vector<size_t> java_hash_map_order(const std::vector<std::string>& keys) {
+  size_t capacity = 16;
+  while (static_cast<double>(keys.size()) > 0.75 * static_cast<double>(capacity)) capacity *= 2;
+  std::vector<std::pair<size_t, size_t>> placed;  // bucket, insertion index
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint32_t h = java_string_hash(keys[i]);
+    placed.emplace_back((h ^ (h >> 16)) & (capacity - 1), i);
+  }
+  std::stable_sort(placed.begin(), placed.end());
+  std::vector<size_t> out;
+  for (const auto& [bucket, i] : placed) out.push_back(i);
+  return out;
+}
+
 OJson json_object(const std::vector<std::pair<std::string, const SqlType*>>& fields) {
+  std::vector<std::string> names;
+  for (const auto& f : fields) names.push_back(f.first);
   OJson properties = OJson::object();
-  int index = 0;
-  for (const auto& [name, type] : fields) {
-    OJson field{{"connect.index", index++}};
-    field.update(json_optional(*type));
-    properties[name] = field;
+  for (size_t index : java_hash_map_order(names)) {
+    OJson field{{"connect.index", index}};
+    field.update(json_optional(*fields[index].second));
+    properties[fields[index].first] = field;
   }
   return OJson{{"type", "object"}, {"properties", properties}};
 }
@@ -262,7 +303,7 @@ class ProtoWriter {
         {"double", "DoubleValue"}, {"string", "StringValue"}, {"bytes", "BytesValue"}};
     const auto it = kWrappers.find(scalar_type);
     if (nullable_ != "WRAPPER" || it == kWrappers.end()) return scalar_type;
-    imports_.insert("google/protobuf/wrappers.proto");
+    use("google/protobuf/wrappers.proto");
     return "google.protobuf." + it->second;
   }
 
@@ -282,20 +323,22 @@ class ProtoWriter {
       case SqlBaseType::kBytes:
         return wrapped("bytes");
       case SqlBaseType::kDecimal:
-        imports_.insert("confluent/meta.proto");
-        imports_.insert("confluent/type/decimal.proto");
-        options = " [(confluent.field_meta) = { params: [ { key: \"precision\", value: \"" +
-                  std::to_string(type.precision()) + "\" }, { key: \"scale\", value: \"" +
-                  std::to_string(type.scale()) + "\" } ] }]";
+        // As Confluent's printer lays the option out (ksqlDB's plans): value before key, one
+        // line each, and no import of confluent/meta.proto.
+        use("confluent/type/decimal.proto");
+        options = " [(confluent.field_meta) = {\n" + indent + "  params: [\n" +
+                  decimal_param(indent, type.precision(), "precision") + ",\n" +
+                  decimal_param(indent, type.scale(), "scale") + "\n" + indent + "  ]\n" + indent +
+                  "}]";
         return "confluent.type.Decimal";
       case SqlBaseType::kDate:
-        imports_.insert("google/type/date.proto");
+        use("google/type/date.proto");
         return "google.type.Date";
       case SqlBaseType::kTime:
-        imports_.insert("google/type/timeofday.proto");
+        use("google/type/timeofday.proto");
         return "google.type.TimeOfDay";
       case SqlBaseType::kTimestamp:
-        imports_.insert("google/protobuf/timestamp.proto");
+        use("google/protobuf/timestamp.proto");
         return "google.protobuf.Timestamp";
       case SqlBaseType::kStruct: {
         std::vector<std::pair<std::string, const SqlType*>> fields;
@@ -315,20 +358,31 @@ class ProtoWriter {
     if (type.base() == SqlBaseType::kArray)
       return "repeated " + scalar(*type.element(), indent, nested, options);
     if (type.base() == SqlBaseType::kMap) {
-      // Map keys stay scalars (Protobuf takes no message keys).
-      std::string unused;
-      const std::string representation = std::exchange(nullable_, "");
-      const std::string key = scalar(*type.key(), indent, nested, unused);
-      nullable_ = representation;
-      return "map<" + key + ", " + scalar(*type.element(), indent, nested, unused) + ">";
+      // ProtobufData writes a map as repeated entry messages ConnectDefault<n>Entry {key, value}
+      // (not map<K, V>), numbered as a struct is, before the value's own structs.
+      const std::string entry = "ConnectDefault" + std::to_string(++counter_) + "Entry";
+      nested +=
+          message({{"key", type.key().get()}, {"value", type.element().get()}}, indent, entry);
+      return "repeated " + entry;
     }
     const std::string t = scalar(type, indent, nested, options);
     return nullable_ == "OPTIONAL" ? "optional " + t : t;
   }
 
+  // Imports in the order their types are met, as ProtobufData adds its dependencies.
+  void use(const std::string& file) {
+    if (std::find(imports_.begin(), imports_.end(), file) == imports_.end())
+      imports_.push_back(file);
+  }
+
+  static std::string decimal_param(const std::string& indent, int value, const char* key) {
+    return indent + "    {\n" + indent + "      value: \"" + std::to_string(value) + "\",\n" +
+           indent + "      key: \"" + key + "\"\n" + indent + "    }";
+  }
+
   std::string nullable_, package_, root_name_;
   int counter_ = 0;
-  std::set<std::string> imports_;
+  std::vector<std::string> imports_;
 };
 
 std::string columns_text(const std::vector<Column>& columns) {
