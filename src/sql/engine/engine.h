@@ -69,7 +69,7 @@ struct StatementResult {
     kQueries,                // SHOW QUERIES: `queries`
     kSourceDescription,      // DESCRIBE <source>: one of `source_descriptions`
     kSourceDescriptionList,  // DESCRIBE STREAMS|TABLES, SHOW STREAMS|TABLES EXTENDED
-    kQueryDescription,       // EXPLAIN <id>: one of `query_descriptions`
+    kQueryDescription,       // EXPLAIN <id> or <statement>: one of `query_descriptions`
     kQueryDescriptionList,   // SHOW QUERIES EXTENDED
   };
   Entity entity = Entity::kNone;
