@@ -4,9 +4,9 @@
 
 #include <charconv>
 #include <limits>
-#include <nlohmann/json.hpp>
 
 #include "common/base64.h"
+#include "json_document.h"
 #include "json_state.h"
 #include "oxbow/connect/errors.h"
 #include "oxbow/connect/logical.h"
@@ -15,11 +15,8 @@
 namespace oxbow::connect {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-// Jackson's default limit on nesting (StreamReadConstraints): deeper documents are refused before
-// anything recurses over them.
-constexpr int kMaxDepth = 1000;
+using document::Json;
+using document::kMaxDepth;
 
 // Jackson's JsonNodeType names, which Connect's messages print.
 std::string_view nodeType(const Json& node) {
@@ -34,8 +31,8 @@ std::string_view nodeType(const Json& node) {
       return "STRING";
     case Json::value_t::boolean:
       return "BOOLEAN";
-    case Json::value_t::binary:
-      return "BINARY";
+    case Json::value_t::binary:  // a number with a fraction or exponent
+      return "NUMBER";
     case Json::value_t::discarded:
       return "MISSING";
     default:
@@ -72,12 +69,9 @@ int64_t integerOf(Type type, const Json& node, int64_t min, int64_t max) {
   return n;
 }
 
+// A JSON number as BigDecimal reads its text: exact, at the text's own scale.
 DecimalValue decimalOfNumber(const Json& node) {
-  if (node.is_number_float()) {
-    char buffer[64];
-    char* end = std::to_chars(buffer, buffer + sizeof buffer, node.get<double>()).ptr;
-    return DecimalValue::parse(std::string_view(buffer, static_cast<size_t>(end - buffer)));
-  }
+  if (document::isFloat(node)) return DecimalValue::parse(document::floatText(node));
   return DecimalValue::parse(node.dump());
 }
 
@@ -112,6 +106,7 @@ class Reader {
           type = Type::INT64;
           break;
         case Json::value_t::number_float:
+        case Json::value_t::binary:
           type = Type::FLOAT64;
           break;
         case Json::value_t::array:
@@ -141,11 +136,11 @@ class Reader {
       case Type::INT64:
         return integerOf(type, json, INT64_MIN, INT64_MAX);
       case Type::FLOAT32:
-        if (!json.is_number()) mismatch(type, "a JSON number", json);
-        return static_cast<float>(json.get<double>());
+        if (!document::isNumber(json)) mismatch(type, "a JSON number", json);
+        return static_cast<float>(document::doubleOf(json));
       case Type::FLOAT64:
-        if (!json.is_number()) mismatch(type, "a JSON number", json);
-        return json.get<double>();
+        if (!document::isNumber(json)) mismatch(type, "a JSON number", json);
+        return document::doubleOf(json);
       case Type::BYTES: {
         if (!json.is_string()) mismatch(type, "base64 text", json);
         auto bytes = oxbow::unbase64(json.get_ref<const std::string&>());
@@ -219,7 +214,7 @@ class Reader {
   static std::optional<Value> logicalToConnect(const SchemaPtr& schema, const Json& json) {
     const std::string& name = *schema->name();
     if (name == Decimal::LOGICAL_NAME) {
-      if (json.is_number()) {
+      if (document::isNumber(json)) {
         DecimalValue decimal = decimalOfNumber(json);
         try {
           return decimal.withScale(Decimal::scale(*schema));
@@ -333,19 +328,10 @@ SchemaPtr schemaOf(const JsonConverter::State& state, const Json& json, int dept
   return builder->build();
 }
 
-Json parseJson(std::string_view text) {
-  // Refuses documents nested past the limit while parsing, before any recursion over them.
-  Json::parser_callback_t limitDepth = [](int depth, Json::parse_event_t, Json&) {
-    if (depth > kMaxDepth)
-      throw DataException("JSON nesting is deeper than " + std::to_string(kMaxDepth));
-    return true;
-  };
-  return Json::parse(text.begin(), text.end(), limitDepth);
-}
-
 SchemaPtr cachedSchemaOf(JsonConverter::State& state, const Json& json) {
   if (json.is_null()) return nullptr;
-  std::string key = json.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string key;
+  document::appendCompact(json, key);
   auto cached = state.connectSchemas.find(key);
   if (cached != state.connectSchemas.end()) return cached->second;
   SchemaPtr schema = schemaOf(state, json, 0);
@@ -408,14 +394,8 @@ bool JsonConverter::write(std::string_view, const SchemaPtr& schema, const Value
 SchemaAndValue JsonConverter::read(std::string_view, std::optional<std::string_view> value) {
   // A null record, and empty bytes (which Kafka's JSON deserializer reads as null), are nulls.
   if (!value || value->empty()) return {};
-  Json json;
-  try {
-    json = parseJson(*value);
-  } catch (const Json::exception& e) {
-    throw DataException(
-        std::string("Converting byte[] to Kafka Connect data failed due to serialization error: ") +
-        e.what());
-  }
+  Json json = document::parse(
+      *value, "Converting byte[] to Kafka Connect data failed due to serialization error: ");
   if (!state_->schemasEnabled) return {nullptr, Reader(*state_).toConnect(nullptr, &json, 0)};
   if (!json.is_object() || json.size() != 2 || !json.contains("schema") ||
       !json.contains("payload"))
@@ -432,11 +412,7 @@ std::string JsonConverter::asJsonSchema(const SchemaPtr& schema) {
 }
 
 SchemaPtr JsonConverter::asConnectSchema(std::string_view json) {
-  try {
-    return cachedSchemaOf(*state_, parseJson(json));
-  } catch (const Json::exception& e) {
-    throw DataException(std::string("Invalid schema JSON: ") + e.what());
-  }
+  return cachedSchemaOf(*state_, document::parse(json, "Invalid schema JSON: "));
 }
 
 size_t JsonConverter::sizeOfFromConnectSchemaCache() const {

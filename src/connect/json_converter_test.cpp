@@ -216,6 +216,34 @@ TEST_F(JsonConverterTest, NumericDecimals) {
   EXPECT_EQ(read(write(decimal, DecimalValue(-1, 4))).value, Value(DecimalValue(-1, 4)));
 }
 
+TEST_F(JsonConverterTest, NumericDecimalsReadExactly) {
+  auto decimalSchema = [](int scale) {
+    return R"({"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","version":1,)"
+           R"("parameters":{"scale":")" +
+           std::to_string(scale) + R"("}})";
+  };
+  // More digits than a double holds.
+  EXPECT_EQ(read(R"({"schema":)" + decimalSchema(17) + R"(,"payload":1.23456789123456789})").value,
+            Value(DecimalValue::parse("1.23456789123456789")));
+  EXPECT_EQ(read(R"({"schema":)" + decimalSchema(4) + R"(,"payload":1.5600})").value,
+            Value(DecimalValue(15600, 4)));
+  EXPECT_EQ(
+      read(R"({"schema":)" + decimalSchema(2) + R"(,"payload":-123456789012345678901234567890.12})")
+          .value,
+      Value(DecimalValue::parse("-123456789012345678901234567890.12")));
+  // Integers and shorter fractions are set to the schema's scale.
+  EXPECT_EQ(read(R"({"schema":)" + decimalSchema(2) + R"(,"payload":156})").value,
+            Value(DecimalValue(15600, 2)));
+  EXPECT_EQ(read(R"({"schema":)" + decimalSchema(2) + R"(,"payload":1.5})").value,
+            Value(DecimalValue(150, 2)));
+  // A default in NUMERIC form is exact too.
+  EXPECT_EQ(read(R"({"schema":{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal",
+                     "optional":true,"default":0.10000000000000000001,"parameters":{"scale":"20"}},
+                     "payload":null})")
+                .value,
+            Value(DecimalValue::parse("0.10000000000000000001")));
+}
+
 TEST_F(JsonConverterTest, ReplaceNullWithDefault) {
   SchemaPtr schema = SchemaBuilder::string().optional().defaultValue("default").build();
   SchemaPtr structSchema = SchemaBuilder::struct_().field("field1", schema).build();

@@ -80,6 +80,15 @@ TEST_F(SchemalessJsonTest, BadInput) {
   EXPECT_THROW(read("\"\xff\""), DataException);              // not UTF-8
   EXPECT_THROW(read("18446744073709551615"), DataException);  // past INT64
   EXPECT_THROW(read("[1] [2]"), DataException);
+  EXPECT_THROW(read("0012"), DataException);  // leading zeros, which Connect's reader allows
+}
+
+TEST_F(SchemalessJsonTest, NumbersPastADoublesRange) {
+  // nlohmann's parser refuses numbers past a double's range (Java's reads them as infinities).
+  EXPECT_THROW(read("1e400"), DataException);
+  EXPECT_THROW(read("-1e400"), DataException);
+  EXPECT_EQ(read("1e-400"), Value(0.0));
+  EXPECT_EQ(read("1.5e3"), Value(1500.0));
 }
 
 }  // namespace
