@@ -183,13 +183,25 @@ TEST_F(RegistryPropertiesTest, PinnedProtobufAndJsonSchemas) {
   EXPECT_EQ(proto.deserialize("out", bytes)[0].integer(), 4);
 
   const int json_id = client_->register_schema(
-      "j-value", {R"({"type":"object","properties":{"C1":{"type":"integer"}}})", "JSON", {}});
+      "j-value",
+      {R"({"type":"object","properties":{"c1":{"type":"integer"},"c2":{"type":"string"}}})",
+       "JSON",
+       {}});
   f.value_format = "JSON_SR";
   f.value_schema_id = json_id;
   const std::string json =
       row_serde(f, {column("C1", SqlType::integer())}, false).serialize("out", row);
   EXPECT_EQ(registry::wire::parse(json).schema_id, json_id);
-  EXPECT_EQ(std::string(registry::wire::parse(json).payload), R"({"C1":4})");
+  // The pinned schema's other properties are written as nulls (ksqlDB's {"c1":4,"c2":null}).
+  EXPECT_EQ(std::string(registry::wire::parse(json).payload), R"({"C1":4,"c2":null})");
+  // A column the pinned schema lacks fails the record.
+  Row two(2);
+  two[0].set_integer(1);
+  two[1].set_integer(2);
+  EXPECT_THROW(
+      row_serde(f, {column("C1", SqlType::integer()), column("C3", SqlType::integer())}, false)
+          .serialize("out", two),
+      streams::SerializationException);
 }
 
 TEST_F(RegistryPropertiesTest, StatementsRegisterNamedSchemas) {

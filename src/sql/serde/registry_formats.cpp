@@ -1,8 +1,11 @@
 // What the Schema Registry formats share (the registry of the thread's scope, DECIMAL's bytes)
 // and JSON_SR: the JSON format's own text behind Confluent's 5-byte header.
+#include <cctype>
+
 #include "oxbow/registry/serdes.h"
 #include "sql/binder/sql_error.h"
 #include "sql/serde/formats.h"
+#include "sql/serde/row_serde.h"
 #include "sql/serde/schema_registry.h"
 
 namespace oxbow::sql::formats {
@@ -63,14 +66,57 @@ __int128 decimal_from_bytes(std::string_view bytes) {
   return static_cast<__int128>(v);
 }
 
+namespace {
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// What a pinned JSON schema changes in a written object: the properties it has besides the
+// columns, written as nulls (as ksqlDB's Connect struct of the pinned schema writes them), and
+// the first column it lacks, which fails each record as ksqlDB's translator fails it.
+struct PinnedJson {
+  std::string extra;    // ,"name":null ...
+  std::string missing;  // a column's name, or empty
+};
+
+PinnedJson pinned_json(const registry::SchemaInfo& info, const std::vector<Column>& columns) {
+  PinnedJson out;
+  const auto schema = nlohmann::json::parse(info.schema, nullptr, false);
+  if (schema.is_discarded() || !schema.is_object() || !schema.contains("properties") ||
+      !schema["properties"].is_object())
+    return out;
+  const auto& properties = schema["properties"];
+  for (const auto& [name, property] : properties.items()) {
+    bool known = false;
+    for (const auto& c : columns) known = known || upper(c.name) == upper(name);
+    if (!known) {
+      out.extra += ",";
+      append_json_string(name, out.extra);
+      out.extra += ":null";
+    }
+  }
+  for (const auto& c : columns) {
+    bool found = false;
+    for (const auto& [name, property] : properties.items())
+      found = found || upper(c.name) == upper(name);
+    if (!found && out.missing.empty()) out.missing = c.name;
+  }
+  return out;
+}
+
+}  // namespace
+
 streams::Serde<Row> json_sr_serde(std::vector<Column> columns, bool key, bool wrapped,
                                   const RegistrySide& side) {
   auto client = registry_client_or_throw("JSON_SR");
-  // A pinned schema's id heads the JSON of the columns (ksqlDB's fields the schema has besides
-  // are not written).
+  // A pinned schema's id heads the JSON of the columns.
   std::shared_ptr<registry::Serializer> serializer;
+  PinnedJson pinned;
   if (side.schema_id) {
-    pinned_schema(*client, *side.schema_id, "JSON_SR");
+    const registry::SchemaInfo info = pinned_schema(*client, *side.schema_id, "JSON_SR");
+    if (wrapped) pinned = pinned_json(info, columns);
   } else {
     const registry::SchemaInfo schema = derived_schema("JSON_SR", columns, wrapped, side);
     serializer = std::make_shared<registry::Serializer>(
@@ -78,14 +124,18 @@ streams::Serde<Row> json_sr_serde(std::vector<Column> columns, bool key, bool wr
   }
   const std::optional<int32_t> pinned_id = side.schema_id;
   auto json = std::make_shared<streams::Serde<Row>>(json_serde(std::move(columns), wrapped));
-  auto serialize = [serializer, json, pinned_id](std::string_view topic, const Row& row) {
+  auto serialize = [serializer, json, pinned_id, pinned](std::string_view topic, const Row& row) {
     int32_t id = pinned_id.value_or(0);
     try {
       if (!pinned_id) id = serializer->schema_id(topic);
     } catch (const registry::SerdeError& e) {
       throw streams::SerializationException(e.what());
     }
-    return registry::wire::header(id) + json->serialize(topic, row);
+    if (!pinned.missing.empty()) missing_in_pinned_schema(pinned.missing);
+    std::string text = json->serialize(topic, row);
+    if (!pinned.extra.empty() && text.size() >= 2 && text.back() == '}')
+      text.insert(text.size() - 1, text == "{}" ? pinned.extra.substr(1) : pinned.extra);
+    return registry::wire::header(id) + text;
   };
   auto deserialize = [json](std::string_view topic, std::string_view bytes) {
     std::string_view payload;
