@@ -11,10 +11,10 @@ namespace oxbow::sql {
 namespace {
 
 // A query's rows keep the windowed keys of its windowed sources (a join's are all windowed or
-// none) unless it re-keys them (GROUP BY, PARTITION BY).
+// none) unless it re-keys them (GROUP BY, PARTITION BY by anything but the key they have).
 bool windowed_result(const BoundQuery& query) {
-  return query.from->window && !query.aggregate && query.partition_by.empty() &&
-         !query.partition_by_null;
+  return query.from->window && !query.aggregate && !query.partition_by_null &&
+         (query.partition_by.empty() || partition_by_keeps_key(query));
 }
 
 // The window of a query's result: its WINDOW's, or its windowed source's when its rows keep

@@ -179,7 +179,7 @@ class RelationalPlanner {
       select_onto(*left.stream, q_, sink_, counters_, true);
       return builder_.build();
     }
-    check_table_partition_by(q_, relation_key_names(q_, q_.joins.size()));
+    check_table_partition_by(q_);
     finish_table(*left.table, select_plan(), false)
         .toStream()
         .to(sink_.topic, streams::Produced<Row, Row>::with(key_serde_of(sink_),
@@ -222,7 +222,7 @@ class RelationalPlanner {
   // SELECT ... FROM table: the table's changes, WHERE and the projection applied, to the sink.
   streams::Topology plan_table_query() {
     const DataSource& source = *q_.from;
-    check_table_partition_by(q_, relation_key_names(q_, 0));
+    check_table_partition_by(q_);
     auto table = builder_.table<Row, Row>(source.topic, consumed_from(source, counters_));
     finish_table(table, select_plan(), true)
         .toStream()
@@ -318,10 +318,7 @@ class RelationalPlanner {
     if (on_key && key_format == r.key_format) return r;
     if (r.table && !on_key)
       refuse_table_repartition(relation_key_names(q_, joins_done), planner_text(q_, key));
-    if (q_.from->window)
-      throw SqlError(
-          "Implicit repartitioning of windowed sources is not supported. See "
-          "https://github.com/confluentinc/ksql/issues/4385.");
+    if (q_.from->window) refuse_windowed_repartition();
     if (r.table) unsupported("Re-keying a table into another key format for a join");
     auto plan = std::make_shared<SidePlan>();
     plan->from_source = false;

@@ -136,9 +136,13 @@ std::string planner_text(const BoundQuery& q, const BoundExpr& e);
 // ksqlDB's refusal to re-key a table whose key columns are `key_names` by `new_key`.
 [[noreturn]] void refuse_table_repartition(const std::vector<std::string>& key_names,
                                            const std::string& new_key);
-// PARTITION BY over a table whose key columns are `key_names`: by that one column it changes
-// nothing; by anything else it is refused.
-void check_table_partition_by(const BoundQuery& q, const std::vector<std::string>& key_names);
+// PARTITION BY over a table (or a table join): by its key column it changes nothing; by anything
+// else it is refused.
+void check_table_partition_by(const BoundQuery& q);
+// A column's name once ksqlDB's planner has rewritten it: `ALIAS_NAME` in a join, else NAME.
+std::string rewritten_name(const BoundQuery& q, const ScopeColumn& c);
+// ksqlDB's refusal to re-key records whose keys are windowed (SchemaKStream.selectKey).
+[[noreturn]] void refuse_windowed_repartition();
 
 // Throws SqlError for what the engine does not run yet.
 [[noreturn]] void unsupported(const std::string& what);

@@ -58,4 +58,9 @@ streams::ProcessingExceptionHandler processing_error_handler(
 streams::Topology plan_query(const BoundQuery& query, const DataSource& sink,
                              std::shared_ptr<QueryCounters> counters);
 
+// Whether `query`'s PARTITION BY is by the key its rows already have (one expression, the key
+// column itself, as ksqlDB's Repartitioning.repartitionNeeded sees it): nothing is re-keyed, and
+// a windowed key keeps its window.
+bool partition_by_keeps_key(const BoundQuery& query);
+
 }  // namespace oxbow::sql

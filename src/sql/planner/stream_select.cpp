@@ -102,10 +102,14 @@ void select_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
   plan->value_count = value_columns(*q.from).size();
   plan->windowed = windowed_source(q);
   if (q.where) plan->where = Program::compile(*q.where, row_index);
+  // As ksqlDB's selectKey: PARTITION BY the key the rows have changes nothing (a windowed key
+  // keeps its window); any other key for windowed records is refused.
+  bool rekey = !q.partition_by.empty() && !partition_by_keeps_key(q);
+  if ((rekey || q.partition_by_null) && q.from->window) refuse_windowed_repartition();
   auto table_calls = plan_table_functions(q, row_index, *plan);
   for (const auto& c : q.columns) {
     if (c.key) {  // the sink's key columns, in its order: PARTITION BY's expressions
-      if (!q.partition_by.empty()) plan->keys.push_back(Program::compile(*c.expr, row_index));
+      if (rekey) plan->keys.push_back(Program::compile(*c.expr, row_index));
       continue;
     }
     plan->values.push_back(Program::compile(*c.expr, row_index, table_calls));
@@ -122,7 +126,7 @@ void select_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
     return;
   }
   auto produced = streams::Produced<Row, Row>::with(source_key_serde(sink), value_serde);
-  if (q.partition_by.empty())
+  if (!rekey)
     input
         .processValues(
             [shared, rows_ready] { return std::make_unique<KeepKey>(shared, rows_ready); }, {},

@@ -10,6 +10,10 @@
 
 namespace oxbow::sql::planning {
 
+std::string rewritten_name(const BoundQuery& q, const ScopeColumn& c) {
+  return q.joins.empty() ? c.name : c.source + "_" + c.name;
+}
+
 namespace {
 
 // Column references compare as ksqlDB compares its qualified references: source and name.
@@ -17,11 +21,6 @@ std::string identity(const BoundQuery& q, const BoundExpr& e) {
   if (e.kind != BoundKind::kColumn) return format(*e.parsed);
   const ScopeColumn& c = q.scope.columns[static_cast<size_t>(e.column)];
   return c.source + "." + c.name;
-}
-
-// A column's name once ksqlDB's planner has rewritten it: `ALIAS_NAME` in a join, else NAME.
-std::string rewritten_name(const BoundQuery& q, const ScopeColumn& c) {
-  return q.joins.empty() ? c.name : c.source + "_" + c.name;
 }
 
 void collect_columns(const BoundQuery& q, const BoundExpr& e,
@@ -113,16 +112,28 @@ void refuse_table_repartition(const std::vector<std::string>& key_names,
       key_names.front() + " instead of [" + new_key + "]");
 }
 
-void check_table_partition_by(const BoundQuery& q, const std::vector<std::string>& key_names) {
-  if (q.partition_by.empty() && !q.partition_by_null) return;
-  if (key_names.size() == 1 && q.partition_by.size() == 1 &&
-      q.partition_by[0]->kind == BoundKind::kColumn &&
-      rewritten_name(q, q.scope.columns[static_cast<size_t>(q.partition_by[0]->column)]) ==
-          key_names.front())
-    return;  // by the key it has: nothing to do
+void refuse_windowed_repartition() {
+  throw SqlError(
+      "Implicit repartitioning of windowed sources is not supported. See "
+      "https://github.com/confluentinc/ksql/issues/4385.");
+}
+
+void check_table_partition_by(const BoundQuery& q) {
+  if ((q.partition_by.empty() && !q.partition_by_null) || partition_by_keeps_key(q)) return;
   std::string listed = q.partition_by_null ? "null" : "";
   for (const auto& p : q.partition_by) listed += (listed.empty() ? "" : ", ") + planner_text(q, *p);
-  refuse_table_repartition(key_names, listed);
+  refuse_table_repartition(relation_key_names(q, q.joins.size()), listed);
 }
 
 }  // namespace oxbow::sql::planning
+
+namespace oxbow::sql {
+
+bool partition_by_keeps_key(const BoundQuery& q) {
+  if (q.partition_by.size() != 1 || q.partition_by[0]->kind != BoundKind::kColumn) return false;
+  std::vector<std::string> keys = planning::relation_key_names(q, q.joins.size());
+  const ScopeColumn& c = q.scope.columns[static_cast<size_t>(q.partition_by[0]->column)];
+  return keys.size() == 1 && planning::rewritten_name(q, c) == keys.front();
+}
+
+}  // namespace oxbow::sql
