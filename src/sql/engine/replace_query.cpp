@@ -265,7 +265,9 @@ void select_steps(const BoundQuery& q, PlanChain& chain) {
   bool table = input_is_table(q);
   chain.add(table ? "TableSelect" : "StreamSelect", Check::kPassive);
   if (q.table_functions) chain.add("StreamFlatMap", Check::kUnsupported);
-  if (!q.partition_by.empty() || q.partition_by_null)
+  // ksqlDB adds no step for PARTITION BY the key the rows already have (selectKey returns its
+  // input).
+  if ((!q.partition_by.empty() && !partition_by_keeps_key(q)) || q.partition_by_null)
     chain.add(
         table ? "TableSelectKey" : "StreamSelectKey", Check::kMatch,
         {{"keyExpressions", q.partition_by_null ? "[null]" : expressions_text(q.partition_by)}});
