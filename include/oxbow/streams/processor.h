@@ -171,6 +171,10 @@ struct Stores {
 
 namespace api {
 
+// A record a processor is given lends it the key and value the topology holds (a processor
+// sees them for the call only); a copy of it owns copies of them, so that a processor keeping a
+// record keeps its own. Forwarding a record made for the purpose (an rvalue) moves its key and
+// value on instead of copying them.
 template <class K, class V>
 class Record {
  public:
@@ -179,31 +183,70 @@ class Record {
         value_(std::move(value)),
         timestamp_(timestamp),
         headers_(std::move(headers)) {}
-  const K& key() const { return key_; }
-  const V& value() const { return value_; }
+  Record(const Record& other)
+      : key_(other.key()),
+        value_(other.value()),
+        timestamp_(other.timestamp_),
+        headers_(other.headers_) {}
+  Record(Record&& other)
+      : key_(std::move(other).key()),
+        value_(std::move(other).value()),
+        timestamp_(other.timestamp_),
+        headers_(std::move(other.headers_)) {}
+  Record& operator=(const Record& other) {
+    if (this != &other) *this = Record(other);
+    return *this;
+  }
+  Record& operator=(Record&& other) {
+    if (this != &other) {
+      key_ = std::move(other).key();
+      value_ = std::move(other).value();
+      lent_key_ = nullptr;
+      lent_value_ = nullptr;
+      timestamp_ = other.timestamp_;
+      headers_ = std::move(other.headers_);
+    }
+    return *this;
+  }
+  ~Record() = default;
+
+  const K& key() const& { return lent_key_ ? *lent_key_ : key_; }
+  const V& value() const& { return lent_value_ ? *lent_value_ : value_; }
+  // From a record about to go: its own key and value moved out, a lent one's copied.
+  K key() && { return lent_key_ ? K(*lent_key_) : std::move(key_); }
+  V value() && { return lent_value_ ? V(*lent_value_) : std::move(value_); }
   int64_t timestamp() const { return timestamp_; }
   const Headers& headers() const { return headers_; }
   Headers& headers() { return headers_; }
   template <class NK>
   Record<NK, V> withKey(NK key) const {
-    return Record<NK, V>(std::move(key), value_, timestamp_, headers_);
+    return Record<NK, V>(std::move(key), value(), timestamp_, headers_);
   }
   template <class NV>
   Record<K, NV> withValue(NV value) const {
-    return Record<K, NV>(key_, std::move(value), timestamp_, headers_);
+    return Record<K, NV>(key(), std::move(value), timestamp_, headers_);
   }
   Record withTimestamp(int64_t timestamp) const {
-    return Record(key_, value_, timestamp, headers_);
+    return Record(key(), value(), timestamp, headers_);
   }
   Record withHeaders(Headers headers) const {
-    return Record(key_, value_, timestamp_, std::move(headers));
+    return Record(key(), value(), timestamp_, std::move(headers));
   }
 
+ protected:
+  friend struct detail::Access;
+  struct Lent {};
+  // What a processor is given: `key` and `value` stay where they are, for the call.
+  Record(Lent, const K& key, const V& value, int64_t timestamp, const Headers& headers)
+      : timestamp_(timestamp), headers_(headers), lent_key_(&key), lent_value_(&value) {}
+
  private:
-  K key_;
-  V value_;
+  K key_{};
+  V value_{};
   int64_t timestamp_;
   Headers headers_;
+  const K* lent_key_ = nullptr;
+  const V* lent_value_ = nullptr;
 };
 
 // A record whose key a processValues() processor cannot change.
@@ -226,6 +269,12 @@ class FixedKeyRecord : private Record<K, V> {
   FixedKeyRecord withHeaders(Headers replaced) const {
     return FixedKeyRecord(key(), value(), timestamp(), std::move(replaced));
   }
+
+ private:
+  friend struct detail::Access;
+  using typename Record<K, V>::Lent;
+  FixedKeyRecord(Lent lent, const K& key, const V& value, int64_t timestamp, const Headers& headers)
+      : Record<K, V>(lent, key, value, timestamp, headers) {}
 };
 
 // What both contexts offer besides forwarding.
@@ -263,6 +312,11 @@ class TypedContext : public ContextBase {
  public:
   void forward(const R<K, V>& r) { core_.forward(untyped(r)); }
   void forward(const R<K, V>& r, const std::string& child) { core_.forward(untyped(r), child); }
+  // A record made to be forwarded: its key and value move on.
+  void forward(R<K, V>&& r) { core_.forward(untyped(std::move(r))); }
+  void forward(R<K, V>&& r, const std::string& child) {
+    core_.forward(untyped(std::move(r)), child);
+  }
 
  private:
   friend struct detail::Access;
@@ -270,6 +324,13 @@ class TypedContext : public ContextBase {
   static streams::Record untyped(const R<K, V>& r) {
     return streams::Record{detail::to_datum(K(r.key())), detail::to_datum(V(r.value())),
                            r.timestamp(), r.headers()};
+  }
+  static streams::Record untyped(R<K, V>&& r) {
+    int64_t timestamp = r.timestamp();
+    Headers headers = std::move(r.headers());
+    Datum key = detail::to_datum(std::move(r).key());
+    return streams::Record{std::move(key), detail::to_datum(std::move(r).value()), timestamp,
+                           std::move(headers)};
   }
 };
 
@@ -363,9 +424,12 @@ class TypedUserProcessor : public UserProcessor {
     context_ = detail::Access::make_unique<Context>(context);
     processor_->init(*context_);
   }
+  // The record's key and value lent to the processor (a windowed key, which is made from its
+  // parts, lives here for the call).
   void process(const Record& r) override {
-    processor_->process(
-        In<KIn, VIn>(KIn(as<KIn>(r.key)), VIn(as<VIn>(r.value)), r.timestamp, r.headers));
+    decltype(auto) key = as<KIn>(r.key);
+    decltype(auto) value = as<VIn>(r.value);
+    processor_->process(Access::lent<In<KIn, VIn>>(key, value, r.timestamp, r.headers));
   }
   void close() override { processor_->close(); }
 

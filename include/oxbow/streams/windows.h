@@ -132,6 +132,18 @@ class JoinWindows {
 };
 
 namespace detail {
+// A windowed serde's inner key bytes into `out`, through the inner serde's buffer form if it has
+// one.
+template <class K>
+void inner_bytes_into(const Serde<K>& inner, std::string_view topic, const K& key,
+                      std::string& out) {
+  if (inner.serialize_into) {
+    out.clear();
+    inner.serialize_into(topic, key, out);
+  } else {
+    out = inner.serialize(topic, key);
+  }
+}
 // The non-template cores of the windowed serdes; `key` is the inner serde's bytes.
 std::string time_windowed_bytes(std::string key, int64_t start);
 std::string session_windowed_bytes(std::string key, const Window& window);
@@ -151,6 +163,11 @@ Serde<Windowed<K>> TimeWindowed(Serde<K> inner, int64_t window_size) {
   s.serialize = [inner](std::string_view topic, const Windowed<K>& w) {
     return detail::time_windowed_bytes(inner.serialize(topic, w.key), w.window.start);
   };
+  // A sink's: into the buffer it reuses from record to record.
+  s.serialize_into = [inner](std::string_view topic, const Windowed<K>& w, std::string& out) {
+    detail::inner_bytes_into(inner, topic, w.key, out);
+    out = detail::time_windowed_bytes(std::move(out), w.window.start);
+  };
   s.deserialize = [inner, window_size](std::string_view topic, std::string_view bytes) {
     auto [key, window] = detail::parse_time_windowed(bytes, window_size);
     return Windowed<K>{inner.deserialize(topic, key), window};
@@ -165,6 +182,10 @@ Serde<Windowed<K>> SessionWindowed(Serde<K> inner) {
   s.name = "SessionWindowed(" + inner.name + ")";
   s.serialize = [inner](std::string_view topic, const Windowed<K>& w) {
     return detail::session_windowed_bytes(inner.serialize(topic, w.key), w.window);
+  };
+  s.serialize_into = [inner](std::string_view topic, const Windowed<K>& w, std::string& out) {
+    detail::inner_bytes_into(inner, topic, w.key, out);
+    out = detail::session_windowed_bytes(std::move(out), w.window);
   };
   s.deserialize = [inner](std::string_view topic, std::string_view bytes) {
     auto [key, window] = detail::parse_session_windowed(bytes);

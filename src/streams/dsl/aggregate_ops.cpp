@@ -22,11 +22,13 @@ class StreamAggregateProcessor : public AggregationProcessor {
       ctx.record_dropped("null key or value in an aggregation");
       return;
     }
-    update(options_.key_serde.serialize(store_name_, r.key), Datum::lend(r.key), r, step_);
+    options_.key_serde.serialize_to(store_name_, r.key, key_bytes_);
+    update(key_bytes_, Datum::lend(r.key), r, step_);
   }
 
  private:
   Step step_;
+  std::string key_bytes_;  // the store key, through a buffer kept from record to record
 };
 
 }  // namespace

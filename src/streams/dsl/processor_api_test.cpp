@@ -166,6 +166,46 @@ TEST(ProcessorApi, ProcessValuesKeepsTheKeyAndTheKeysPartitioning) {
   EXPECT_EQ(out[0].value, 1);
 }
 
+// Keeps a copy of every record it is given (records lend their key and value for the call only:
+// a copy must own its own), and forwards a record it makes, which moves on.
+class KeepsCopies : public api::FixedKeyProcessor<std::string, std::string, std::string> {
+ public:
+  explicit KeepsCopies(std::vector<api::FixedKeyRecord<std::string, std::string>>& kept)
+      : kept_(kept) {}
+  void init(Context& context) override { context_ = &context; }
+  void process(const api::FixedKeyRecord<std::string, std::string>& r) override {
+    kept_.push_back(r);
+    auto copy = r;
+    auto moved = std::move(copy);
+    context_->forward(moved.withValue(std::string(r.value()) + "!"));
+  }
+
+ private:
+  std::vector<api::FixedKeyRecord<std::string, std::string>>& kept_;
+  Context* context_ = nullptr;
+};
+
+TEST(ProcessorApi, ACopyOfARecordOwnsItsKeyAndValue) {
+  std::vector<api::FixedKeyRecord<std::string, std::string>> kept;
+  StreamsBuilder builder;
+  builder.stream<std::string, std::string>("in")
+      .processValues([&] { return std::make_unique<KeepsCopies>(kept); })
+      .to("out");
+  TopologyTestDriver driver(builder.build(), {{"application.id", "p"}});
+  auto in = driver.createInputTopic<std::string, std::string>("in");
+  for (int i = 0; i < 3; ++i)
+    in.pipeInput("a key longer than fifteen bytes " + std::to_string(i),
+                 "a value longer than fifteen bytes " + std::to_string(i));
+  ASSERT_EQ(kept.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(kept[i].key(), "a key longer than fifteen bytes " + std::to_string(i));
+    EXPECT_EQ(kept[i].value(), "a value longer than fifteen bytes " + std::to_string(i));
+  }
+  auto out = driver.createOutputTopic<std::string, std::string>("out").readKeyValuesToList();
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].value, "a value longer than fifteen bytes 2!");
+}
+
 // Routes each record to the sink its value names.
 class Router : public api::Processor<std::string, std::string, std::string, std::string> {
  public:

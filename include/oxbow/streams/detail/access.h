@@ -35,6 +35,11 @@ struct Access {
   static T make(Args&&... args) {
     return T(std::forward<Args>(args)...);
   }
+  // A processor's record lending it the key and value the topology holds (api::Record's).
+  template <class T, class... Args>
+  static T lent(Args&&... args) {
+    return T(typename T::Lent{}, std::forward<Args>(args)...);
+  }
   template <class T, class... Args>
   static std::unique_ptr<T> make_unique(Args&&... args) {
     return std::unique_ptr<T>(new T(std::forward<Args>(args)...));
