@@ -7,35 +7,16 @@
 #include <cstdio>
 #include <string>
 
-#include "common/allocation_counter.h"
 #include "oxbow/streams/kstream.h"
 #include "oxbow/streams/streams_builder.h"
 #include "oxbow/streams/test_driver.h"
 #include "sql/engine/engine.h"
+#include "sql/engine/record_path_counting.h"
 
 namespace oxbow::sql {
 namespace {
 
 using streams::TopologyTestDriver;
-
-struct Traffic {
-  std::string in, out;
-  std::string key, value;  // short enough for std::string's inline buffer: the driver's copies
-                           // of them cost nothing, so what is counted is the path's own
-};
-
-// Allocations per record once warm: each record piped in and its result read back.
-double allocations_per_record(TopologyTestDriver& driver, const Traffic& t, int records = 2000) {
-  auto one = [&](int64_t ts) {
-    driver.pipe(t.in, t.key, t.value, ts);
-    auto r = driver.read(t.out);
-    EXPECT_TRUE(r.has_value());
-  };
-  for (int i = 0; i < 200; ++i) one(i);
-  oxbow::testing::start_counting_allocations();
-  for (int i = 0; i < records; ++i) one(1000 + i);
-  return static_cast<double>(oxbow::testing::stop_counting_allocations()) / records;
-}
 
 // The same records through a topology that only passes them on.
 double pass_through_allocations(const Traffic& t) {
