@@ -12,6 +12,8 @@
 #include <boost/beast/http.hpp>
 #include <vector>
 
+#include "http/listener.h"
+
 namespace oxbow::http {
 
 namespace asio = boost::asio;
@@ -115,30 +117,14 @@ AdminServer::~AdminServer() {
 }
 
 bool AdminServer::listen(const std::string& host, uint16_t port, std::string& error) {
-  boost::system::error_code ec;
-  auto address = asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
-  if (ec) {
-    error = "admin.listener: bad address '" + host + "'";
-    return false;
-  }
-  tcp::endpoint endpoint(address, port);
-  impl_->acceptor.open(endpoint.protocol(), ec);
-  if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) impl_->acceptor.bind(endpoint, ec);
-  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    error = "admin.listener " + host + ":" + std::to_string(port) + ": " + ec.message();
-    return false;
-  }
+  if (!open_listener(impl_->acceptor, host, port, "admin.listener", error)) return false;
   asio::co_spawn(
       impl_->context, [impl = impl_] { return impl->accept_loop(); }, asio::detached);
   return true;
 }
 
 uint16_t AdminServer::port() const {
-  boost::system::error_code ec;
-  auto endpoint = impl_->acceptor.local_endpoint(ec);
-  return ec ? 0 : endpoint.port();
+  return listening_port(impl_->acceptor);
 }
 
 void AdminServer::close() {
