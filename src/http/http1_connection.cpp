@@ -227,6 +227,13 @@ asio::awaitable<bool> Http1Connection::read_request() {
     }
     parser.body_limit(limit);
   }
+  // A client that asked waits for this before it sends the body (curl, a second at most).
+  if (!parser.is_done() && has_token(request.header("expect"), "100-continue")) {
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    co_await asio::async_write(socket_, asio::buffer(kContinue),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || closed_) co_return false;
+  }
   std::shared_ptr<StreamExchange> exchange;
   if (streamed) {
     exchange = core_->make_exchange(std::move(request), weak_from_this(), 0);

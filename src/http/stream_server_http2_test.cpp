@@ -68,13 +68,16 @@ class Http2Client {
   }
 
   // With `streamed_body`, the body is sent later through send_body().
-  int32_t request(const std::string& method, const std::string& path, bool streamed_body = false) {
+  // `extra` is one more header (name, value), or empty names for none.
+  int32_t request(const std::string& method, const std::string& path, bool streamed_body = false,
+                  const std::pair<std::string, std::string>& extra = {}) {
     const std::string scheme = "http", authority = "localhost";
-    nghttp2_nv fields[] = {field(":method", method), field(":path", path), field(":scheme", scheme),
-                           field(":authority", authority)};
+    std::vector<nghttp2_nv> fields = {field(":method", method), field(":path", path),
+                                      field(":scheme", scheme), field(":authority", authority)};
+    if (!extra.first.empty()) fields.push_back(field(extra.first.c_str(), extra.second));
     nghttp2_data_provider provider{};
     provider.read_callback = read_body;
-    int32_t id = nghttp2_submit_request(session_, nullptr, fields, std::size(fields),
+    int32_t id = nghttp2_submit_request(session_, nullptr, fields.data(), fields.size(),
                                         streamed_body ? &provider : nullptr, nullptr);
     streams_[id].body_ended = !streamed_body;
     return id;
@@ -281,6 +284,25 @@ TEST_F(StreamServerTest, Http2UnsentBytesGrowBeyondTheClientsWindow) {
   ASSERT_TRUE(backed_up.wait());
   EXPECT_GE(most_unsent.load(), size_t{1} << 20);
   EXPECT_FALSE(client.stream(id).closed);
+}
+
+TEST_F(StreamServerTest, Http2OversizedHeadersAndBodiesAreRefusedPerStream) {
+  StreamServerOptions options;
+  options.max_body_bytes = 10;
+  routes_["/"] = [](std::shared_ptr<StreamExchange> e) { e->respond(200, "text/plain", "ok"); };
+  start(options);
+  Http2Client client(connect_raw());
+  int32_t big_header = client.request("GET", "/", false, {"x-big", std::string(20 << 10, 'a')});
+  int32_t big_body = client.request("POST", "/", true);
+  client.send_body(big_body, std::string(20, 'b'), true);
+  int32_t fine = client.request("GET", "/");
+  ASSERT_TRUE(client.pump_until([&] {
+    return client.stream(big_header).closed && client.stream(big_body).closed &&
+           client.stream(fine).closed;
+  }));
+  EXPECT_EQ(client.stream(big_header).status, 431);
+  EXPECT_EQ(client.stream(big_body).status, 413);
+  EXPECT_EQ(client.stream(fine).status, 200);
 }
 
 TEST_F(StreamServerTest, Http2GarbageAfterThePrefaceClosesTheConnection) {

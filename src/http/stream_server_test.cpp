@@ -162,6 +162,35 @@ TEST_F(StreamServerTest, MalformedRequestsGet400AndTheConnectionCloses) {
   EXPECT_EQ(exchange_raw(huge).substr(0, 12), "HTTP/1.1 431");
 }
 
+TEST_F(StreamServerTest, Http1ExpectContinueIsAnsweredBeforeTheBody) {
+  routes_["/echo"] = [](std::shared_ptr<StreamExchange> e) {
+    e->respond(200, "text/plain", e->request().body);
+  };
+  start();
+  int fd = connect_raw();
+  std::string head = "POST /echo HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n";
+  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  const std::string expected = "HTTP/1.1 100 Continue\r\n\r\n";
+  std::string answer;
+  char buffer[256];
+  while (answer.size() < expected.size() && wait_readable(fd)) {
+    ssize_t n = ::recv(fd, buffer, expected.size() - answer.size(), 0);
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<size_t>(n));
+  }
+  ASSERT_EQ(answer, expected);
+  ::send(fd, "body", 4, MSG_NOSIGNAL);
+  answer.clear();
+  while (answer.find("\r\n\r\nbody") == std::string::npos && wait_readable(fd)) {
+    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(answer.substr(0, 15), "HTTP/1.1 200 OK") << answer;
+  EXPECT_NE(answer.find("\r\n\r\nbody"), std::string::npos) << answer;
+  ::close(fd);
+}
+
 TEST_F(StreamServerTest, OversizedBufferedBodyGets413) {
   StreamServerOptions options;
   options.max_body_bytes = 10;
