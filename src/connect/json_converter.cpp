@@ -7,6 +7,7 @@
 
 #include "common/base64.h"
 #include "json_document.h"
+#include "json_envelope.h"
 #include "json_state.h"
 #include "oxbow/connect/errors.h"
 #include "oxbow/connect/logical.h"
@@ -328,15 +329,14 @@ SchemaPtr schemaOf(const JsonConverter::State& state, const Json& json, int dept
   return builder->build();
 }
 
-SchemaPtr cachedSchemaOf(JsonConverter::State& state, const Json& json) {
-  if (json.is_null()) return nullptr;
-  std::string key;
-  document::appendCompact(json, key);
-  auto cached = state.connectSchemas.find(key);
+// The schema whose JSON form has this compact text, from the cache or parsed.
+SchemaPtr cachedSchemaOf(JsonConverter::State& state, const std::string& text) {
+  if (text == "null") return nullptr;
+  auto cached = state.connectSchemas.find(text);
   if (cached != state.connectSchemas.end()) return cached->second;
-  SchemaPtr schema = schemaOf(state, json, 0);
+  SchemaPtr schema = schemaOf(state, document::parse(text, "Invalid schema JSON: "), 0);
   if (state.connectSchemas.size() >= state.cacheSize) state.connectSchemas.clear();
-  state.connectSchemas.emplace(std::move(key), schema);
+  state.connectSchemas.emplace(text, schema);
   return schema;
 }
 
@@ -394,8 +394,20 @@ bool JsonConverter::write(std::string_view, const SchemaPtr& schema, const Value
 SchemaAndValue JsonConverter::read(std::string_view, std::optional<std::string_view> value) {
   // A null record, and empty bytes (which Kafka's JSON deserializer reads as null), are nulls.
   if (!value || value->empty()) return {};
+  document::EnvelopeTexts texts;
+  if (state_->schemasEnabled && document::splitEnvelope(*value, state_->envelopeBuffer, texts)) {
+    state_->schemaText.assign(texts.schema);
+    SchemaPtr schema = cachedSchemaOf(*state_, state_->schemaText);
+    Json payload = document::parse(
+        texts.payload,
+        "Converting byte[] to Kafka Connect data failed due to serialization error: ");
+    return {schema, Reader(*state_).toConnect(schema, &payload, 0)};
+  }
+  std::string& schemaText = state_->schemaText;
+  schemaText.clear();
   Json json = document::parse(
-      *value, "Converting byte[] to Kafka Connect data failed due to serialization error: ");
+      *value, "Converting byte[] to Kafka Connect data failed due to serialization error: ",
+      state_->schemasEnabled ? &schemaText : nullptr);
   if (!state_->schemasEnabled) return {nullptr, Reader(*state_).toConnect(nullptr, &json, 0)};
   if (!json.is_object() || json.size() != 2 || !json.contains("schema") ||
       !json.contains("payload"))
@@ -403,7 +415,7 @@ SchemaAndValue JsonConverter::read(std::string_view, std::optional<std::string_v
         "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may not "
         "contain additional fields. If you are trying to deserialize plain JSON data, set "
         "schemas.enable=false in your converter configuration.");
-  SchemaPtr schema = cachedSchemaOf(*state_, json["schema"]);
+  SchemaPtr schema = cachedSchemaOf(*state_, schemaText);
   return {schema, Reader(*state_).toConnect(schema, &json["payload"], 0)};
 }
 
@@ -412,7 +424,9 @@ std::string JsonConverter::asJsonSchema(const SchemaPtr& schema) {
 }
 
 SchemaPtr JsonConverter::asConnectSchema(std::string_view json) {
-  return cachedSchemaOf(*state_, document::parse(json, "Invalid schema JSON: "));
+  std::string text;
+  document::appendCompact(document::parse(json, "Invalid schema JSON: "), text);
+  return cachedSchemaOf(*state_, text);
 }
 
 size_t JsonConverter::sizeOfFromConnectSchemaCache() const {

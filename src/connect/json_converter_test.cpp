@@ -400,6 +400,28 @@ TEST_F(JsonConverterTest, BadInputIsADataException) {
             "JSON nesting is deeper than 1000");
 }
 
+TEST_F(JsonConverterTest, EnvelopesReadTheSameByEitherPath) {
+  // Whitespace anywhere, members in either order.
+  EXPECT_EQ(read(" \n{ \"payload\" : [ 1 , 2 ] ,\n \"schema\" : { \"type\" : \"array\", "
+                 "\"items\" : { \"type\" : \"int8\" } } }\t "),
+            (SchemaAndValue{SchemaBuilder::array(Schema::INT8_SCHEMA).build(),
+                            ValueList{Value(int8_t{1}), Value(int8_t{2})}}));
+  EXPECT_EQ(read(R"({"schema":{"type":"string"},"payload":"a \" b"})").value, Value("a \" b"));
+  // What the envelope's fast path does not parse is still refused.
+  EXPECT_NE(errorOf(R"({"schema":{"type":"int32"},"payload":1} trailing)"), "no exception");
+  EXPECT_NE(errorOf(R"({"schema":{"type":"int32",},"payload":1})"), "no exception");
+  EXPECT_NE(errorOf(R"({"schema":{"type":"int32"},"payload":1x})"), "no exception");
+  EXPECT_NE(errorOf(R"({"schema":{"type":"int32"},"payload":[1,]})"), "no exception");
+  EXPECT_NE(errorOf(R"({"schema":{"type":"int32"},"schema":{"type":"int32"}})"), "no exception");
+  EXPECT_EQ(
+      errorOf(R"({"schema":{"type":"int32"},"payload":1,})")
+          .rfind("Converting byte[] to Kafka Connect data failed due to serialization error: ", 0),
+      0u);
+  // The same schema written with other whitespace reads as an equal schema.
+  EXPECT_TRUE(schemasEqual(read(R"({"schema":{"type":"int32"},"payload":1})").schema,
+                           read(R"({"schema":{ "type" : "int32" },"payload":2})").schema));
+}
+
 TEST_F(JsonConverterTest, WritingMismatchesIsADataException) {
   auto errorOfWrite = [&](const SchemaPtr& schema, const Value& value) {
     try {

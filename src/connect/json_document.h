@@ -16,8 +16,10 @@ using Json = nlohmann::ordered_json;
 constexpr int kMaxDepth = 1000;
 
 // The document in `text`; DataException for malformed JSON (the parser's message after
-// `prefix`) or nesting past kMaxDepth.
-Json parse(std::string_view text, std::string_view prefix);
+// `prefix`) or nesting past kMaxDepth. With `schemaText`, the top-level object's "schema" member
+// is left null in the tree and its compact text (appendCompact's) written to `schemaText`
+// instead, which is left alone when there is no such member.
+Json parse(std::string_view text, std::string_view prefix, std::string* schemaText = nullptr);
 
 inline bool isFloat(const Json& node) {
   return node.is_binary();

@@ -29,6 +29,10 @@ struct JsonConverter::State {
   std::unordered_map<SchemaPtr, std::string, SchemaContentHash, SchemaContentEqual> jsonSchemas;
   // The compact text of a schema's JSON form to the schema.
   std::unordered_map<std::string, SchemaPtr> connectSchemas;
+  // The envelope's schema text and a padded copy of the bytes read: buffers reused record after
+  // record.
+  std::string schemaText;
+  std::string envelopeBuffer;
 
   // Connect data as JSON text appended to `out` (json_write.cpp).
   void writeValue(const SchemaPtr& schema, const Value& value, std::string& out);
