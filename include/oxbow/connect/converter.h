@@ -70,7 +70,7 @@ using ConverterFactory = std::function<std::unique_ptr<Converter>()>;
 // The converters by class name. The built-in ones are registered from the start, under their
 // full class names, their simple names and their aliases without the "Converter" suffix
 // ("org.apache.kafka.connect.json.JsonConverter", "JsonConverter", "Json"), as Connect's plugin
-// aliases.
+// aliases. Making converters is safe from any thread; add converters before that starts.
 class ConverterRegistry {
  public:
   // The process's registry.

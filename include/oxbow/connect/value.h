@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -87,25 +88,29 @@ class Value {
   };
 
   Value() = default;
-  Value(std::nullptr_t) {}                                // NOLINT: null, as Java's
-  Value(bool v) : data_(v) {}                             // NOLINT: autoboxing, as Java's
-  Value(int8_t v) : data_(v) {}                           // NOLINT
-  Value(int16_t v) : data_(v) {}                          // NOLINT
-  Value(int32_t v) : data_(v) {}                          // NOLINT
-  Value(int64_t v) : data_(v) {}                          // NOLINT
-  Value(long long v) : data_(static_cast<int64_t>(v)) {}  // NOLINT
-  Value(float v) : data_(v) {}                            // NOLINT
-  Value(double v) : data_(v) {}                           // NOLINT
-  Value(const char* v) : data_(std::string(v)) {}         // NOLINT
-  Value(std::string_view v) : data_(std::string(v)) {}    // NOLINT
-  Value(std::string v) : data_(std::move(v)) {}           // NOLINT
-  Value(Bytes v) : data_(std::move(v)) {}                 // NOLINT
-  Value(DecimalValue v) : data_(std::move(v)) {}          // NOLINT
-  Value(DateTime v) : data_(v) {}                         // NOLINT
-  Value(ValueList v) : data_(std::move(v)) {}             // NOLINT
-  Value(ValueMap v) : data_(std::move(v)) {}              // NOLINT
-  Value(std::shared_ptr<Struct> v);                       // NOLINT: null stays null
-  Value(Struct v);                                        // NOLINT: shared from here on
+  Value(std::nullptr_t) {}        // NOLINT: null, as Java's
+  Value(bool v) : data_(v) {}     // NOLINT: autoboxing, as Java's
+  Value(int8_t v) : data_(v) {}   // NOLINT
+  Value(int16_t v) : data_(v) {}  // NOLINT
+  Value(int32_t v) : data_(v) {}  // NOLINT
+  Value(int64_t v) : data_(v) {}  // NOLINT
+  // long long, where it is not int64_t's type (a literal like 5LL).
+  template <class T,
+            std::enable_if_t<std::is_same_v<T, long long> && !std::is_same_v<long long, int64_t>,
+                             int> = 0>
+  Value(T v) : data_(static_cast<int64_t>(v)) {}        // NOLINT
+  Value(float v) : data_(v) {}                          // NOLINT
+  Value(double v) : data_(v) {}                         // NOLINT
+  Value(const char* v) : data_(std::string(v)) {}       // NOLINT
+  Value(std::string_view v) : data_(std::string(v)) {}  // NOLINT
+  Value(std::string v) : data_(std::move(v)) {}         // NOLINT
+  Value(Bytes v) : data_(std::move(v)) {}               // NOLINT
+  Value(DecimalValue v) : data_(std::move(v)) {}        // NOLINT
+  Value(DateTime v) : data_(v) {}                       // NOLINT
+  Value(ValueList v) : data_(std::move(v)) {}           // NOLINT
+  Value(ValueMap v) : data_(std::move(v)) {}            // NOLINT
+  Value(std::shared_ptr<Struct> v);                     // NOLINT: null stays null
+  Value(Struct v);                                      // NOLINT: shared from here on
 
   Kind kind() const { return static_cast<Kind>(data_.index()); }
   bool isNull() const { return data_.index() == 0; }
