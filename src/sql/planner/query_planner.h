@@ -1,9 +1,8 @@
 #pragma once
 // A bound persistent query to the Streams topology that runs it, built through Streams' public
 // DSL over the generic row type (sql/execution/value.h's Row) with serdes made from the sources'
-// formats (sql/serde/). The first shape: a stream filtered and projected into a stream, its key
-// kept. Aggregations, joins, PARTITION BY and tables come next; each is refused with a
-// SqlError until then.
+// formats (sql/serde/): streams and tables filtered and projected, re-keyed by PARTITION BY,
+// expanded by table functions, joined and aggregated (docs/sql/engine.md says which shapes run).
 #include <atomic>
 #include <cstdint>
 #include <map>
