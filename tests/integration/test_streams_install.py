@@ -34,7 +34,7 @@ def _install(prefix):
     # Nothing of the project's private sources is needed: no header outside the public folders.
     assert {p.parent.relative_to(prefix / "include").as_posix()
             for p in (prefix / "include").rglob("*.h")} <= \
-        {"oxbow/streams", "oxbow/streams/detail", "oxbow/registry"}
+        {"oxbow/streams", "oxbow/streams/detail", "oxbow/registry", "oxbow/connect"}
 
 
 def test_cmake_package_builds_an_application_that_runs(make_broker, tmp_path):
