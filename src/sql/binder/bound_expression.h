@@ -3,6 +3,7 @@
 // node typed (docs/sql/ksqldb-facts.md §2). The evaluator is compiled from this tree; messages
 // print the parsed expression it keeps (`parsed`) in ksqlDB's canonical text.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,20 @@ struct ScopeColumn {
   bool pseudo = false;  // ROWTIME, ROWPARTITION, ROWOFFSET, WINDOWSTART, WINDOWEND
 };
 
+// ksqlDB's synthetic key column of a join whose key is no source's column (a FULL OUTER join, or
+// one on two expressions): its name (ROWKEY, or ROWKEY_<n> clear of the sources' columns) and
+// the ON condition's two sides, whose first non-NULL value it holds.
+struct SyntheticKey {
+  std::string name;
+  const parser::Expr* left = nullptr;
+  const parser::Expr* right = nullptr;
+};
+
 struct Scope {
   std::vector<ScopeColumn> columns;
   std::vector<std::string> sources;  // aliases, in FROM then JOIN order
+  // The final join's synthetic key, which only a projection may name (not after GROUP BY).
+  std::optional<SyntheticKey> synthetic_key;
 
   // The columns of `source` under `alias`, with its pseudo columns (the window bounds when it is
   // windowed).

@@ -224,6 +224,9 @@ BoundExprPtr ExpressionBinder::column(const Expr& e) {
       candidates = c.source + "." + c.name;
     }
   }
+  if (found < 0 && e.qualifier.empty() && clause_ == "SELECT" && scope_.synthetic_key &&
+      name == scope_.synthetic_key->name)
+    return synthetic_key(e);
   if (found < 0) throw SqlError(clause_ + " column '" + shown + "' cannot be resolved.");
   size_t last = candidates.rfind(", ");
   if (last != std::string::npos)
@@ -232,6 +235,17 @@ BoundExprPtr ExpressionBinder::column(const Expr& e) {
                                    candidates.substr(last + 2) + ".");
   auto b = node(BoundKind::kColumn, e, scope_.columns[found].type);
   b->column = found;
+  return b;
+}
+
+// The synthetic key's value: the first of the ON condition's sides that is not NULL (both are
+// equal when both are there), as ksqlDB's join keys its records.
+BoundExprPtr ExpressionBinder::synthetic_key(const Expr& e) {
+  BoundExprPtr left = bind_node(*scope_.synthetic_key->left);
+  auto b = node(BoundKind::kFunction, e, left->type);
+  b->op = "COALESCE";
+  b->args.push_back(std::move(left));
+  b->args.push_back(bind_node(*scope_.synthetic_key->right));
   return b;
 }
 

@@ -29,6 +29,7 @@ class ExpressionBinder {
  private:
   BoundExprPtr bind_node(const parser::Expr& e);
   BoundExprPtr column(const parser::Expr& e);
+  BoundExprPtr synthetic_key(const parser::Expr& e);
   BoundExprPtr literal(const parser::Expr& e);
   BoundExprPtr arithmetic(const parser::Expr& e);
   BoundExprPtr comparison(const parser::Expr& e);

@@ -2,6 +2,7 @@
 // of join each pair of sources allows, WITHIN where it is needed and nowhere else, one equality
 // between one column of each side, equal key types, tables joined on their primary key (or, from
 // a table's other column, a foreign-key join), partition counts that agree, no self joins.
+#include <optional>
 #include <set>
 
 #include "sql/binder/expression_binder.h"
@@ -81,7 +82,67 @@ void check_windows(const DataSource& left, const std::string& left_alias, const 
                    "sources can only be joined to other hopping and tumbling windowed sources");
 }
 
+// Column references compare as ksqlDB compares its qualified references: source and name.
+std::string identity(const BoundQuery& q, const BoundExpr& e) {
+  if (e.kind != BoundKind::kColumn) return format(*e.parsed);
+  const ScopeColumn& c = q.scope.columns[static_cast<size_t>(e.column)];
+  return c.source + "." + c.name;
+}
+
+// The number ksqlDB's alias generator reads in a column named ROWKEY (0) or ROWKEY_<n>, if any.
+std::optional<int> rowkey_number(const std::string& name) {
+  static const std::string kPrefix = "ROWKEY";
+  if (name == kPrefix) return 0;
+  if (name.size() <= kPrefix.size() + 1 || name.compare(0, kPrefix.size() + 1, kPrefix + "_") != 0)
+    return std::nullopt;
+  std::string digits = name.substr(kPrefix.size() + 1);
+  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoi(digits);
+}
+
 }  // namespace
+
+std::vector<const BoundExpr*> viable_join_key_columns(const BoundQuery& q, size_t joins) {
+  std::vector<const BoundExpr*> viable;
+  std::set<std::string> equivalent;
+  for (size_t n = 0; n < joins; ++n) {
+    const BoundJoin& j = q.joins[n];
+    if (j.type == JoinType::kFull) {  // either side may be NULL: neither is the key
+      viable.clear();
+      equivalent.clear();
+      continue;
+    }
+    std::string l = identity(q, *j.left_key), r = identity(q, *j.right_key);
+    std::set<std::string> next = {l, r};
+    if (equivalent.count(l) || equivalent.count(r))
+      next.insert(equivalent.begin(), equivalent.end());
+    std::vector<const BoundExpr*> candidates = viable;
+    candidates.push_back(j.left_key.get());
+    candidates.push_back(j.right_key.get());
+    viable.clear();
+    std::set<std::string> seen;
+    for (const BoundExpr* c : candidates) {
+      std::string id = identity(q, *c);
+      if (c->kind == BoundKind::kColumn && next.count(id) && seen.insert(id).second)
+        viable.push_back(c);
+    }
+    equivalent = std::move(next);
+  }
+  return viable;
+}
+
+std::string synthetic_key_name(const BoundQuery& q, size_t joins) {
+  std::vector<const DataSource*> sources = {q.from};
+  for (size_t n = 0; n < joins; ++n) sources.push_back(q.joins[n].right);
+  std::set<int> used;
+  for (const DataSource* s : sources)
+    for (const auto& c : s->columns)
+      if (auto number = rowkey_number(c.name)) used.insert(*number);
+  int next = 0;
+  while (used.count(next)) ++next;
+  return next == 0 ? "ROWKEY" : "ROWKEY_" + std::to_string(next);
+}
 
 void bind_joins(const parser::Query& query, const Catalog& catalog,
                 const FunctionRegistry& functions, BoundQuery& bound) {
@@ -225,6 +286,13 @@ void bind_joins(const parser::Query& query, const Catalog& catalog,
     left_kind = stream_stream || stream_table ? SourceKind::kStream : SourceKind::kTable;
     left_name = text;
   }
+  // ksqlDB's analyzer lets only a projection without GROUP BY name the synthetic key.
+  size_t joins = bound.joins.size();
+  if (joins == 0 || !query.group_by.empty()) return;
+  const BoundJoin& last = bound.joins.back();
+  if (last.kind == JoinKind::kForeignKey || !viable_join_key_columns(bound, joins).empty()) return;
+  bound.scope.synthetic_key =
+      SyntheticKey{synthetic_key_name(bound, joins), last.left_key->parsed, last.right_key->parsed};
 }
 
 }  // namespace oxbow::sql

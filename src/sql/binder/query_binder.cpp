@@ -38,11 +38,11 @@ bool covered(const BoundExpr& e, const std::set<std::string>& grouped, const Sco
   return true;
 }
 
-// "A", "A and B", "A, B and C", as ksqlDB's messages list names.
-std::string and_list(const std::vector<std::string>& names) {
+// "A", "A and B", "A, B and C" (or with " or "), as ksqlDB's messages list names.
+std::string and_list(const std::vector<std::string>& names, const char* last = " and ") {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    out += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
   return out;
 }
 
@@ -114,7 +114,10 @@ class QueryBinder {
       if (item.alias && is_system_column_name(name))
         throw SqlError("`" + name +
                        "` is a reserved column name. You cannot use it as an alias for a column.");
-      if (!item.alias && b->kind == BoundKind::kColumn && out_.scope.columns[b->column].pseudo)
+      // A join's qualified pseudo column is named `ALIAS_ROWTIME`, which is no reserved name.
+      bool prefixed = !out_.joins.empty() && !item.expr->qualifier.empty();
+      if (!item.alias && !prefixed && b->kind == BoundKind::kColumn &&
+          out_.scope.columns[b->column].pseudo)
         throw SqlError("Reserved column name in select: `" + out_.scope.columns[b->column].name +
                        "`. Please remove or alias the column.");
       pending_.push_back({std::move(name), b->type, false, nullptr});
@@ -126,23 +129,46 @@ class QueryBinder {
     if (!qualifier.empty() && std::find(out_.scope.sources.begin(), out_.scope.sources.end(),
                                         qualifier) == out_.scope.sources.end())
       throw SqlError("'" + qualifier + "' is not a valid stream/table name or alias.");
-    for (size_t i = 0; i < out_.scope.columns.size(); ++i) {
-      const ScopeColumn& c = out_.scope.columns[i];
-      if (c.pseudo || (!qualifier.empty() && c.source != qualifier)) continue;
+    if (qualifier.empty() && out_.scope.synthetic_key) {  // ksqlDB puts it first
       stars_.push_back(std::make_unique<Expr>());
       stars_.back()->kind = ExprKind::kColumn;
-      Expr& ref = *stars_.back();
-      ref.name = c.name;
-      ref.qualifier = c.source;
-      auto b = std::make_unique<BoundExpr>();
-      b->kind = BoundKind::kColumn;
-      b->type = c.type;
-      b->column = static_cast<int>(i);
-      b->parsed = &ref;
-      std::string name = out_.joins.empty() ? c.name : c.source + "_" + c.name;
-      pending_.push_back({name, c.type, false, nullptr});
+      stars_.back()->name = out_.scope.synthetic_key->name;
+      BoundExprPtr b = binder("SELECT").bind(*stars_.back());
+      pending_.push_back({out_.scope.synthetic_key->name, b->type, false, nullptr});
       select_.push_back(std::move(b));
     }
+    // Each source's keys, then (from a join, as ksqlDB's PlanNode.orderColumns) a windowed
+    // source's WINDOWSTART and WINDOWEND, then its values; never ROWTIME and the like.
+    auto is_bound = [](const ScopeColumn& c) {
+      return c.pseudo && (c.name == "WINDOWSTART" || c.name == "WINDOWEND");
+    };
+    for (const auto& source : out_.scope.sources) {
+      if (!qualifier.empty() && source != qualifier) continue;
+      for (int pass = 0; pass < 3; ++pass)
+        for (size_t i = 0; i < out_.scope.columns.size(); ++i) {
+          const ScopeColumn& c = out_.scope.columns[i];
+          bool wanted = pass == 1 ? !out_.joins.empty() && is_bound(c)
+                                  : !c.pseudo && (c.ns == ColumnNamespace::kKey) == (pass == 0);
+          if (c.source == source && wanted) add_star_column(i);
+        }
+    }
+  }
+
+  void add_star_column(size_t i) {
+    const ScopeColumn& c = out_.scope.columns[i];
+    stars_.push_back(std::make_unique<Expr>());
+    stars_.back()->kind = ExprKind::kColumn;
+    Expr& ref = *stars_.back();
+    ref.name = c.name;
+    ref.qualifier = c.source;
+    auto b = std::make_unique<BoundExpr>();
+    b->kind = BoundKind::kColumn;
+    b->type = c.type;
+    b->column = static_cast<int>(i);
+    b->parsed = &ref;
+    std::string name = out_.joins.empty() ? c.name : c.source + "_" + c.name;
+    pending_.push_back({name, c.type, false, nullptr});
+    select_.push_back(std::move(b));
   }
 
   void bind_aggregation() {
@@ -241,8 +267,13 @@ class QueryBinder {
       if (!c.name.empty()) continue;
       if (e.kind == BoundKind::kColumn) {
         const ScopeColumn& col = out_.scope.columns[e.column];
-        c.name = out_.joins.empty() || e.parsed->qualifier.empty() ? col.name
-                                                                   : col.source + "_" + col.name;
+        // As ksqlDB's AstSanitizer: a qualified name from a join is prefixed with its source's
+        // alias when another source has a column of that name (a pseudo column always).
+        bool prefixed = !out_.joins.empty() && !e.parsed->qualifier.empty() &&
+                        (col.pseudo || clashes(col.name));
+        c.name = prefixed ? col.source + "_" + col.name : col.name;
+      } else if (e.parsed->kind == ExprKind::kColumn) {  // the synthetic key, unaliased
+        c.name = e.parsed->name;
       } else if (e.kind == BoundKind::kDereference) {
         c.name = e.op;
       } else {
@@ -276,6 +307,17 @@ class QueryBinder {
     out_.synthesized = std::move(stars_);
   }
 
+  // Whether more than one of the query's sources has a column `name`.
+  bool clashes(const std::string& name) const {
+    std::vector<const DataSource*> sources = {out_.from};
+    for (const auto& j : out_.joins) sources.push_back(j.right);
+    int having = 0;
+    for (const DataSource* s : sources)
+      having += std::any_of(s->columns.begin(), s->columns.end(),
+                            [&name](const Column& c) { return c.name == name; });
+    return having > 1;
+  }
+
   // Which projected columns are the result's key, and that a persistent query projects it.
   void mark_keys() {
     std::vector<std::string> wanted;  // the key expressions, as written
@@ -291,10 +333,7 @@ class QueryBinder {
     } else if (!out_.joins.empty() && out_.joins.front().kind == JoinKind::kForeignKey) {
       return mark_foreign_key_join_key();
     } else if (!out_.joins.empty()) {
-      const BoundJoin& j = out_.joins.front();
-      wanted.push_back(format(*j.left_key->parsed));
-      wanted.push_back(format(*j.right_key->parsed));
-      return mark_join_key(wanted);
+      return mark_join_key();
     } else {
       for (const auto& c : out_.from->columns)
         if (c.ns == ColumnNamespace::kKey) wanted.push_back(c.name);
@@ -341,17 +380,38 @@ class QueryBinder {
     }
   }
 
-  void mark_join_key(const std::vector<std::string>& sides) {
-    for (size_t i = 0; i < pending_.size(); ++i)
-      for (const auto& side : sides)
-        if (key_matches(*select_[i], side)) {
-          pending_[i].key = true;
-          return;
-        }
-    if (context_.sink)
-      throw SqlError("The query used to build `" + *context_.sink +
-                     "` must include the join expressions " + sides[0] + " or " + sides[1] +
-                     " in its projection (eg, SELECT " + sides[0] + "...).");
+  // A join's result is keyed by the first of its viable key columns (ksqlDB's JoinTree) that the
+  // projection selects, or by its synthetic key, which the projection must then select.
+  void mark_join_key() {
+    if (const auto& synthetic = out_.scope.synthetic_key) {
+      for (size_t i = 0; i < pending_.size(); ++i)
+        if (format(*select_[i]->parsed) == synthetic->name) return void(pending_[i].key = true);
+      if (context_.sink)
+        throw SqlError(
+            "Key missing from projection (ie, SELECT). See https://cnfl.io/2LV7ouS.\n"
+            "The query used to build `" +
+            *context_.sink + "` must include the join expression " + synthetic->name +
+            " in its projection (eg, SELECT " + synthetic->name + "...).\n" + synthetic->name +
+            " was added as a synthetic key column because the join criteria did not "
+            "match any source column. This expression must be included in the "
+            "projection and may be aliased.");
+      return;
+    }
+    std::vector<const BoundExpr*> viable = viable_join_key_columns(out_, out_.joins.size());
+    for (const BoundExpr* v : viable)
+      for (size_t i = 0; i < pending_.size(); ++i)
+        if (select_[i]->kind == BoundKind::kColumn && select_[i]->column == v->column)
+          return void(pending_[i].key = true);
+    if (!context_.sink || viable.empty()) return;
+    std::vector<std::string> names;
+    for (const BoundExpr* v : viable) {
+      const ScopeColumn& c = out_.scope.columns[static_cast<size_t>(v->column)];
+      names.push_back(c.source + "." + c.name);
+    }
+    std::string listed = and_list(names, " or ");
+    throw SqlError("The query used to build `" + *context_.sink + "` must include the join " +
+                   (names.size() == 1 ? "expression " : "expressions ") + listed +
+                   " in its projection (eg, SELECT " + names.front() + "...).");
   }
 
   const parser::Query& q_;

@@ -61,6 +61,15 @@ struct BoundQuery {
 BoundQuery bind_query(const parser::Query& query, const Catalog& catalog,
                       const FunctionRegistry& functions, const QueryContext& context);
 
+// The join columns equivalent to the key after `q`'s first `joins` joins (ksqlDB's JoinTree: a
+// join's two sides, and those of the join before it when its side is one of them; none after a
+// FULL join), in ksqlDB's order: the earlier joins' first, left side before right. None: the
+// join's key is synthetic.
+std::vector<const BoundExpr*> viable_join_key_columns(const BoundQuery& q, size_t joins);
+// The name ksqlDB gives the synthetic key of `q`'s first `joins` joins: ROWKEY, or ROWKEY_<n>
+// with the first n that no column of their sources uses.
+std::string synthetic_key_name(const BoundQuery& q, size_t joins);
+
 // The joins of `query` bound onto `bound` (its FROM and scope already set). Throws SqlError.
 void bind_joins(const parser::Query& query, const Catalog& catalog,
                 const FunctionRegistry& functions, BoundQuery& bound);

@@ -152,7 +152,7 @@ TEST_F(QueryBinderTest, Joins) {
             "U.USERID{STRING}.");
   EXPECT_EQ(bind("SELECT u.userid, name FROM users u JOIN regions r ON u.regionid = "
                  "r.regionid;"),
-            "TABLE: U_USERID STRING KEY, NAME STRING");
+            "TABLE: USERID STRING KEY, NAME STRING");
   EXPECT_EQ(bind("SELECT name FROM users u JOIN regions r ON u.regionid = r.regionid;"),
             "Primary key column missing in projection. For foreign-key table-table joins, the "
             "projection must include all primary key columns from the left input table (`U`). "

@@ -63,6 +63,23 @@ class WindowedSourceTest : public ::testing::Test {
            std::to_string(key.at(2).bigint());
   }
 
+  // PER_WINDOW joined to a second windowed count, VIEWS_PER_WINDOW, by `join` (query 2); the
+  // records of both counts' topics for `views` (VIEWS records), clicks' counts first.
+  std::vector<ProducedRecord> join_view_counts(const std::string& join,
+                                               const std::vector<ProducedRecord>& views) {
+    engine_.execute(
+        "CREATE STREAM views (user STRING KEY, page STRING) WITH (kafka_topic='views', "
+        "value_format='json', partitions=1);"
+        "CREATE TABLE views_per_window AS SELECT user, COUNT(*) AS m FROM views "
+        "WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY user;" +
+        join);
+    auto view_counts = run("CTAS_VIEWS_PER_WINDOW_1", "VIEWS_PER_WINDOW", views);
+    for (auto& r : view_counts) r.topic = "VIEWS_PER_WINDOW";
+    std::vector<ProducedRecord> input = counts();
+    input.insert(input.end(), view_counts.begin(), view_counts.end());
+    return input;
+  }
+
   Engine engine_;
 };
 
@@ -116,21 +133,14 @@ TEST_F(WindowedSourceTest, AStreamOverWindowedKeysFiltersOnTheWindow) {
 }
 
 TEST_F(WindowedSourceTest, WindowedTablesJoinOnTheirKeysAndWindows) {
-  engine_.execute(
-      "CREATE STREAM views (user STRING KEY, page STRING) WITH (kafka_topic='views', "
-      "value_format='json', partitions=1);"
-      "CREATE TABLE views_per_window AS SELECT user, COUNT(*) AS m FROM views "
-      "WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY user;"
-      "CREATE TABLE both_counts AS SELECT c.user AS user, n, m, c.WINDOWSTART AS ws "
-      "FROM per_window c JOIN views_per_window v ON c.user = v.user;");
   std::vector<ProducedRecord> views;
   for (auto [user, ts] : std::vector<std::pair<std::string, int64_t>>{
            {"ann", 500}, {"bob", 15000}, {"ann", 11000}, {"ann", 13000}})
     views.push_back({"views", user, R"({"page":"p"})", ts, {}});
-  auto view_counts = run("CTAS_VIEWS_PER_WINDOW_1", "VIEWS_PER_WINDOW", views);
-  for (auto& r : view_counts) r.topic = "VIEWS_PER_WINDOW";
-  std::vector<ProducedRecord> input = counts();
-  input.insert(input.end(), view_counts.begin(), view_counts.end());
+  std::vector<ProducedRecord> input = join_view_counts(
+      "CREATE TABLE both_counts AS SELECT c.user AS user, n, m, c.WINDOWSTART AS ws "
+      "FROM per_window c JOIN views_per_window v ON c.user = v.user;",
+      views);
   std::map<std::string, std::string> latest;
   for (const auto& r : run("CTAS_BOTH_COUNTS_2", "BOTH_COUNTS", input))
     latest[key_text("BOTH_COUNTS", r.key)] = r.value.value_or("<tombstone>");
@@ -140,6 +150,26 @@ TEST_F(WindowedSourceTest, WindowedTablesJoinOnTheirKeysAndWindows) {
                         {"ann@0-10000", R"({"N":3,"M":1,"WS":0})"},
                         {"ann@10000-20000", R"({"N":1,"M":2,"WS":10000})"}}));
   EXPECT_TRUE(engine_.catalog().find_source("BOTH_COUNTS")->window);
+}
+
+// As ksqlDB's QTT joins.json "matching time-windowed - SR-enabled key format": SELECT * over a
+// join gives each windowed source's window bounds after its key (never its ROWTIME).
+TEST_F(WindowedSourceTest, SelectStarOverAWindowedJoinGivesEachSidesWindowBounds) {
+  std::vector<ProducedRecord> input = join_view_counts(
+      "CREATE TABLE both_counts AS SELECT * FROM per_window c JOIN views_per_window v "
+      "ON c.user = v.user;",
+      {{"views", "bob", R"({"page":"p"})", 3500, {}}});
+  EXPECT_EQ(engine_.catalog().find_source("BOTH_COUNTS")->schema_text(),
+            "`C_USER` STRING PRIMARY KEY, `C_WINDOWSTART` BIGINT, `C_WINDOWEND` BIGINT, "
+            "`C_N` BIGINT, `V_USER` STRING, `V_WINDOWSTART` BIGINT, `V_WINDOWEND` BIGINT, "
+            "`V_M` BIGINT");
+  std::map<std::string, std::string> latest;
+  for (const auto& r : run("CTAS_BOTH_COUNTS_2", "BOTH_COUNTS", input))
+    latest[key_text("BOTH_COUNTS", r.key)] = r.value.value_or("<tombstone>");
+  EXPECT_EQ(latest, (std::map<std::string, std::string>{
+                        {"bob@0-10000", R"({"C_WINDOWSTART":0,"C_WINDOWEND":10000,"C_N":1,)"
+                                        R"("V_USER":"bob","V_WINDOWSTART":0,"V_WINDOWEND":10000,)"
+                                        R"("V_M":1})"}}));
 }
 
 TEST_F(WindowedSourceTest, SessionWindowedKeysCarryBothBounds) {

@@ -3,7 +3,6 @@
 // another expression, so PARTITION BY over a table (or a table-table join) runs only when it is
 // by the key column itself, and a join that would re-key a table is refused the same way.
 #include <map>
-#include <set>
 
 #include "sql/binder/sql_error.h"
 #include "sql/planner/planner_internal.h"
@@ -16,50 +15,11 @@ std::string rewritten_name(const BoundQuery& q, const ScopeColumn& c) {
 
 namespace {
 
-// Column references compare as ksqlDB compares its qualified references: source and name.
-std::string identity(const BoundQuery& q, const BoundExpr& e) {
-  if (e.kind != BoundKind::kColumn) return format(*e.parsed);
-  const ScopeColumn& c = q.scope.columns[static_cast<size_t>(e.column)];
-  return c.source + "." + c.name;
-}
-
 void collect_columns(const BoundQuery& q, const BoundExpr& e,
                      std::map<const parser::Expr*, std::string>& out) {
   if (e.kind == BoundKind::kColumn && e.parsed)
     out[e.parsed] = rewritten_name(q, q.scope.columns[static_cast<size_t>(e.column)]);
   for (const auto& a : e.args) collect_columns(q, *a, out);
-}
-
-// The join columns equivalent to the key after the first `joins` joins (ksqlDB's JoinTree: a
-// join's two sides, and those of the join before it when its side is one of them; none after a
-// FULL join), in ksqlDB's order: the earlier joins' first, left side before right.
-std::vector<const BoundExpr*> viable_key_columns(const BoundQuery& q, size_t joins) {
-  std::vector<const BoundExpr*> viable;
-  std::set<std::string> equivalent;
-  for (size_t n = 0; n < joins; ++n) {
-    const BoundJoin& j = q.joins[n];
-    if (j.type == parser::JoinType::kFull) {
-      viable.clear();
-      equivalent.clear();
-      continue;
-    }
-    std::string l = identity(q, *j.left_key), r = identity(q, *j.right_key);
-    std::set<std::string> next = {l, r};
-    if (equivalent.count(l) || equivalent.count(r))
-      next.insert(equivalent.begin(), equivalent.end());
-    std::vector<const BoundExpr*> candidates = viable;
-    candidates.push_back(j.left_key.get());
-    candidates.push_back(j.right_key.get());
-    viable.clear();
-    std::set<std::string> seen;
-    for (const BoundExpr* c : candidates) {
-      std::string id = identity(q, *c);
-      if (c->kind == BoundKind::kColumn && next.count(id) && seen.insert(id).second)
-        viable.push_back(c);
-    }
-    equivalent = std::move(next);
-  }
-  return viable;
 }
 
 }  // namespace
@@ -83,9 +43,8 @@ std::vector<std::string> relation_key_names(const BoundQuery& q, size_t joins) {
         names.push_back(rewritten_name(q, c));
     return names;
   }
-  if (q.joins[joins - 1].type == parser::JoinType::kFull) return {"ROWKEY"};
-  std::vector<const BoundExpr*> viable = viable_key_columns(q, joins);
-  if (viable.empty()) return {"ROWKEY"};
+  std::vector<const BoundExpr*> viable = viable_join_key_columns(q, joins);
+  if (viable.empty()) return {synthetic_key_name(q, joins)};
   // The first viable column the projection selects names the key (else the first of all).
   const BoundExpr* chosen = viable.front();
   for (const BoundExpr* v : viable) {
