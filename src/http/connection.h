@@ -52,6 +52,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(boost::asio::ip::tcp::socket socket, std::shared_ptr<ServerCore> core);
   // On the strand: closes the socket, stops the watchdog, marks open exchanges gone.
   virtual void shut() = 0;
+  // On the strand: the idle timeout passed. Closes, unless a protocol says goodbye first (then
+  // the watchdog calls again a while later, and it closes).
+  virtual void close_idle() { shut(); }
   // Marks the connection closed, closes its socket and stops the watchdog.
   void close_socket();
   void touch() { last_activity_ = std::chrono::steady_clock::now(); }

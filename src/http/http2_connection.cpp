@@ -58,6 +58,14 @@ class Http2Connection : public Connection {
     streams_.clear();
   }
   size_t open_exchanges() const override { return streams_.size(); }
+  // A GOAWAY first, so that the client knows no request was lost; closed at once if that was
+  // sent before (write_frames closes after it once nghttp2 wants nothing more).
+  void close_idle() override {
+    if (said_goodbye_) return shut();
+    said_goodbye_ = true;
+    nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
+    flush();
+  }
 
  private:
   struct Stream {
@@ -100,7 +108,7 @@ class Http2Connection : public Connection {
 
   nghttp2_session* session_ = nullptr;
   std::map<int32_t, Stream> streams_;
-  bool writing_ = false;
+  bool writing_ = false, said_goodbye_ = false;
 };
 
 bool Http2Connection::start_session(const std::optional<H2cUpgrade>& upgrade) {

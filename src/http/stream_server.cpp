@@ -86,8 +86,8 @@ void Connection::start_watchdog() {
     if (ec || self->closed_) return;
     if (self->open_exchanges() == 0 &&
         std::chrono::steady_clock::now() - self->last_activity_ >= timeout) {
-      self->shut();
-      return;
+      self->close_idle();
+      if (self->closed_) return;
     }
     self->start_watchdog();
   });

@@ -201,6 +201,18 @@ TEST_F(StreamServerTest, OversizedBufferedBodyGets413) {
   EXPECT_EQ(answer.substr(0, 12), "HTTP/1.1 413") << answer;
 }
 
+// The types of the HTTP/2 frames in `bytes` (9-byte headers: length, type, flags, stream).
+std::vector<int> frame_types(std::string_view bytes) {
+  std::vector<int> types;
+  while (bytes.size() >= 9) {
+    size_t length = (static_cast<uint8_t>(bytes[0]) << 16) | (static_cast<uint8_t>(bytes[1]) << 8) |
+                    static_cast<uint8_t>(bytes[2]);
+    types.push_back(static_cast<uint8_t>(bytes[3]));
+    bytes.remove_prefix(std::min(bytes.size(), 9 + length));
+  }
+  return types;
+}
+
 TEST_F(StreamServerTest, IdleConnectionsAreClosed) {
   StreamServerOptions options;
   options.idle_timeout = std::chrono::milliseconds(100);
@@ -208,11 +220,21 @@ TEST_F(StreamServerTest, IdleConnectionsAreClosed) {
   for (std::string_view opening : {"", "GET / HT", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"}) {
     int fd = connect_raw();
     ::send(fd, opening.data(), opening.size(), MSG_NOSIGNAL);
+    std::string received;
     char buffer[512];
     ssize_t n = 1;
-    // Whatever the server sends (HTTP/2's SETTINGS, GOAWAY), it ends with the close.
-    while (n > 0 && wait_readable(fd)) n = ::recv(fd, buffer, sizeof buffer, 0);
+    while (n > 0 && wait_readable(fd)) {
+      n = ::recv(fd, buffer, sizeof buffer, 0);
+      if (n > 0) received.append(buffer, static_cast<size_t>(n));
+    }
     EXPECT_EQ(n, 0) << "still open after '" << opening << "'";
+    if (!opening.empty() && opening[0] == 'P') {
+      // HTTP/2 says goodbye: its SETTINGS, then a GOAWAY (type 7).
+      auto types = frame_types(received);
+      EXPECT_NE(std::find(types.begin(), types.end(), 7), types.end());
+    } else {
+      EXPECT_EQ(received, "");
+    }
     ::close(fd);
   }
 }
