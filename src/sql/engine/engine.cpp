@@ -3,6 +3,7 @@
 #include "sql/binder/sql_error.h"
 #include "sql/binder/with_properties.h"
 #include "sql/engine/variables.h"
+#include "sql/logical/logical_plan.h"
 #include "sql/parser/parser.h"
 #include "sql/serde/schema_registry.h"
 
@@ -10,23 +11,17 @@ namespace oxbow::sql {
 
 namespace {
 
-// A query's rows keep the windowed keys of its windowed sources (a join's are all windowed or
-// none) unless it re-keys them (GROUP BY, PARTITION BY by anything but the key they have).
-bool windowed_result(const BoundQuery& query) {
-  return query.from->window && !query.aggregate && !query.partition_by_null &&
-         (query.partition_by.empty() || partition_by_keeps_key(query));
+// The plan of `query` into `sink` (empty: transient), with the planner's decision whether its
+// PARTITION BY keeps the key the rows have.
+std::unique_ptr<logical::Node> plan_of(const BoundQuery& query, const std::string& sink) {
+  bool keeps_key = !query.partition_by.empty() && partition_by_keeps_key(query);
+  return logical::build_logical_plan(query, sink, keeps_key);
 }
 
 // The window of a query's result: its WINDOW's, or its windowed source's when its rows keep
 // their windowed keys.
 std::optional<SourceWindow> result_window(const BoundQuery& query) {
-  if (!query.window) return windowed_result(query) ? query.from->window : std::nullopt;
-  SourceWindow w;
-  w.type = query.window->type == parser::WindowType::kSession   ? SourceWindowType::kSession
-           : query.window->type == parser::WindowType::kHopping ? SourceWindowType::kHopping
-                                                                : SourceWindowType::kTumbling;
-  if (w.type != SourceWindowType::kSession) w.size_ms = query.window->size_ms;
-  return w;
+  return plan_of(query, "")->schema.window;
 }
 
 std::string capitalized(const char* kind) {
@@ -39,31 +34,7 @@ std::string capitalized(const char* kind) {
 
 // The logical plan, from the sink down to the sources, one step a line.
 std::string logical_plan(const BoundQuery& q, const std::string& sink) {
-  std::string schema;
-  for (const auto& c : q.columns)
-    schema += (schema.empty() ? "" : ", ") + ("`" + c.name + "` " + c.type->to_string()) +
-              (c.key ? " KEY" : "");
-  std::vector<std::string> steps;
-  steps.push_back("[ SINK ] | " + (sink.empty() ? std::string("(transient)") : sink) +
-                  " | Schema: " + schema);
-  steps.push_back("[ PROJECT ] | Schema: " + schema);
-  if (q.having) steps.push_back("[ FILTER ] | HAVING " + format(*q.having->parsed));
-  if (q.aggregate) {
-    std::string groups;
-    for (const auto& g : q.group_by) groups += (groups.empty() ? "" : ", ") + format(*g->parsed);
-    steps.push_back(std::string("[ AGGREGATE ] | GROUP BY ") + groups +
-                    (q.window ? " | windowed" : ""));
-  }
-  if (!q.partition_by.empty()) steps.push_back("[ REPARTITION ] | PARTITION BY");
-  if (q.where) steps.push_back("[ FILTER ] | WHERE " + format(*q.where->parsed));
-  for (const auto& j : q.joins)
-    steps.push_back("[ JOIN ] | " + j.alias + " ON " + format(*j.left_key->parsed) + " = " +
-                    format(*j.right_key->parsed));
-  steps.push_back("[ SOURCE ] | " + q.from->name + " (topic " + q.from->topic + ")");
-  std::string out;
-  for (size_t i = 0; i < steps.size(); ++i)
-    out += std::string(i * 2, ' ') + " > " + steps[i] + "\n";
-  return out;
+  return logical::logical_plan_text(*plan_of(q, sink));
 }
 
 std::vector<StatementResult> Engine::execute(std::string_view text) {

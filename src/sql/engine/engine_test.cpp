@@ -162,8 +162,16 @@ TEST_F(EngineTest, ExplainShowsThePlanAndTheTopology) {
       "EXPLAIN SELECT page, COUNT(*) AS n FROM pageviews WHERE viewtime > 1 GROUP BY page "
       "EMIT CHANGES;");
   const std::string& text = r.at(0).explanation;
-  EXPECT_NE(text.find("[ AGGREGATE ] | GROUP BY PAGE"), std::string::npos) << text;
-  EXPECT_NE(text.find("[ FILTER ] | WHERE (VIEWTIME > 1)"), std::string::npos) << text;
+  // The logical plan's steps from the sink down, each with the schema of the rows it gives.
+  EXPECT_NE(text.find("Logical plan:\n > [ SINK ] | (transient) | Schema: `PAGE` STRING KEY, "
+                      "`N` BIGINT\n   > [ PROJECT ] | Schema: `PAGE` STRING KEY, `N` BIGINT\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("     > [ AGGREGATE ] | GROUP BY PAGE | Schema: `PAGE` STRING KEY, "
+                      "`KSQL_AGG_VARIABLE_0` BIGINT\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("       > [ FILTER ] | WHERE (VIEWTIME > 1)"), std::string::npos) << text;
   EXPECT_NE(text.find("[ SOURCE ] | PAGEVIEWS (topic pageviews)"), std::string::npos) << text;
   EXPECT_NE(text.find("Aggregate-GroupBy-repartition"), std::string::npos) << text;
   EXPECT_NE(text.find("Aggregate-Aggregate-Materialize"), std::string::npos) << text;
