@@ -2,6 +2,7 @@
 // the sources' topics, the result read back from the sink's as "key|value".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -130,7 +131,7 @@ TEST_F(JoinTest, AStreamJoinedOnAValueColumnIsRepartitionedByIt) {
             (Lines{R"(u1|{"ORDERID":7,"TOTAL":30,"LEVEL":"Gold"})"}));
   auto topics = driver.producedTopicNames();
   EXPECT_NE(std::find(topics.begin(), topics.end(),
-                      "_confluent-ksql-default_query_CSAS_ORDERS_BY_LEVEL_0-Join-left-repartition"),
+                      "_confluent-ksql-default_query_CSAS_ORDERS_BY_LEVEL_0-Join-repartition"),
             topics.end());
 }
 
@@ -200,6 +201,61 @@ TEST_F(JoinTest, AThreeWayJoinOnTheSameKeyNeedsNoRepartition) {
                    R"(u2|{"PAGE":"c","NAME":"Bob","BALANCE":null})"}));
   for (const auto& topic : driver.producedTopicNames())
     EXPECT_EQ(topic.find("repartition"), std::string::npos) << topic;
+}
+
+// As ksqlDB's QTT joins.json "... key-to-key - key format mismatch": the left side's key format
+// is kept and the right side re-keyed into it, a table too (ksqlDB's RightSourceKeyed steps).
+TEST_F(JoinTest, SidesInDifferentKeyFormatsJoinInTheLeftOnes) {
+  engine_.execute(
+      "CREATE TABLE t (id INT PRIMARY KEY, val STRING) WITH (kafka_topic='t', "
+      "key_format='KAFKA', value_format='JSON', partitions=1);"
+      "CREATE TABLE t2 (id INT PRIMARY KEY, foo INT) WITH (kafka_topic='t2', "
+      "key_format='DELIMITED', value_format='JSON', partitions=1);"
+      "CREATE STREAM s (id INT KEY, foo INT) WITH (kafka_topic='s', key_format='DELIMITED', "
+      "value_format='JSON', partitions=1);"
+      "CREATE STREAM s2 (id INT KEY, val STRING) WITH (kafka_topic='s2', key_format='KAFKA', "
+      "value_format='JSON', partitions=1);");
+  const std::string ten("\0\0\0\x0a", 4);  // 10 as KAFKA's INT
+  auto internal_topics = [](TopologyTestDriver& driver) {
+    std::vector<std::string> names;
+    for (const auto& topic : driver.producedTopicNames())
+      if (size_t query = topic.find("query_"); query != std::string::npos)
+        names.push_back(topic.substr(topic.find('-', query) + 1));  // after the query id
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+
+  auto stream_table =
+      start("CREATE STREAM st AS SELECT s.id, val FROM s JOIN t ON s.id = t.id;", "CSAS_ST_0");
+  stream_table.pipe("t", ten, R"({"VAL":"hello"})", 1);
+  stream_table.pipe("s", "10", R"({"FOO":22})", 2);
+  EXPECT_EQ(drain(stream_table, "ST"), (Lines{R"(10|{"VAL":"hello"})"}));
+  EXPECT_EQ(internal_topics(stream_table),
+            (Lines{"KafkaTopic_Right-Reduce-changelog", "RightSourceKeyed-Materialize-changelog",
+                   "RightSourceKeyed-SelectKey-repartition"}));
+
+  auto table_table =
+      start("CREATE TABLE tt AS SELECT * FROM t JOIN t2 ON t.id = t2.id;", "CTAS_TT_1");
+  table_table.pipe("t", ten, R"({"VAL":"hello"})", 1);
+  table_table.pipe("t2", "10", R"({"FOO":1})", 2);
+  table_table.pipe("t2", "10", std::nullopt, 3);
+  EXPECT_EQ(drain(table_table, "TT"),
+            (Lines{ten + R"(|{"T_VAL":"hello","T2_ID":10,"T2_FOO":1})", ten + "|<null>"}));
+  EXPECT_EQ(engine_.catalog().find_source("TT")->formats.key_format, "KAFKA");
+  EXPECT_EQ(
+      internal_topics(table_table),
+      (Lines{"KafkaTopic_Left-Reduce-changelog", "KafkaTopic_Right-Reduce-changelog",
+             "RightSourceKeyed-Materialize-changelog", "RightSourceKeyed-SelectKey-repartition"}));
+
+  auto stream_stream = start(
+      "CREATE STREAM ss AS SELECT s.id, val FROM s JOIN s2 WITHIN 10 SECONDS ON s.id = s2.id;",
+      "CSAS_SS_2");
+  stream_stream.pipe("s2", ten, R"({"VAL":"hello"})", 1);
+  stream_stream.pipe("s", "10", R"({"FOO":22})", 2);
+  EXPECT_EQ(drain(stream_stream, "SS"), (Lines{R"(10|{"VAL":"hello"})"}));
+  Lines topics = internal_topics(stream_stream);
+  EXPECT_NE(std::find(topics.begin(), topics.end(), "Join-right-repartition"), topics.end());
+  EXPECT_EQ(std::find(topics.begin(), topics.end(), "Join-left-repartition"), topics.end());
 }
 
 // Randomized: users come, change level and go while clicks arrive; each click must be joined with

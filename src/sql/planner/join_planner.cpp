@@ -1,13 +1,17 @@
 // Queries over tables, and joins, onto Streams' DSL as ksqlDB lays them out
 // (docs/sql/ksqldb-facts.md §4.4). Each source becomes a relation whose row is its scope columns
 // (keys, values, ROWTIME, ROWPARTITION, ROWOFFSET): a stream's through a step that builds the row
-// and, when the join is not on the stream's key, re-keys it and goes through a repartition topic
-// (Join-left / Join-right); a table's through transformValues into a store of its own
-// (KafkaTopic_Left-Reduce / KafkaTopic_Right-Reduce), so that a row read by a join keeps its own
-// pseudo columns. A join's row is its sides' rows side by side (a missing side all NULL), keyed
-// by the join key; a stream result's WHERE, PARTITION BY, table functions and projection run on
-// that row (stream_select.cpp). A table's result goes out through transformValues and filter, so
-// that a row that stops matching becomes a tombstone.
+// and, when the join is not on the stream's key or its key format is not the join's, re-keys it
+// and goes through a repartition topic (Join-left / Join-right, Join for a stream-table join); a
+// table's through transformValues into a store of its own (KafkaTopic_Left-Reduce /
+// KafkaTopic_Right-Reduce), so that a row read by a join keeps its own pseudo columns, and into
+// the join's key format through RightSourceKeyed-SelectKey when its own differs. A join's row is
+// its sides' rows side by side (a missing side all NULL), keyed by the join key; a stream result's
+// WHERE, PARTITION BY, table functions and projection run on that row (stream_select.cpp). A
+// table's result goes out through transformValues and filter, so that a row that stops matching
+// becomes a tombstone.
+#include <tuple>
+
 #include "oxbow/streams/kstream.h"
 #include "oxbow/streams/streams_builder.h"
 #include "sql/binder/sql_error.h"
@@ -166,7 +170,7 @@ class RelationalPlanner {
 
   streams::Topology plan() {
     if (q_.joins.empty()) return plan_table_query();
-    Relation left = read(*q_.from, q_.joins.size(), "Left");
+    Relation left = read(*q_.from, q_.joins.size() - 1, "Left");
     for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
     if (q_.aggregate) {
       if (left.stream)
@@ -299,6 +303,30 @@ class RelationalPlanner {
     return true;
   }
 
+  // The key serde of a join whose sides are both re-keyed: keys of `type` in the first key format
+  // of its sources (the FROM and the first `n` + 1 joins' right sources) that is not NONE.
+  std::pair<streams::Serde<Row>, std::string> default_key_serde(size_t n,
+                                                                const SqlTypePtr& type) const {
+    Formats formats;  // KAFKA, ksqlDB's default key format, when no source has a key
+    std::vector<const DataSource*> joined = {q_.from};
+    for (size_t k = 0; k <= n; ++k) joined.push_back(q_.joins[k].right);
+    for (const DataSource* s : joined)
+      if (s->formats.key_format != "NONE") {
+        formats = s->formats;
+        formats.key_schema_id.reset();  // the source's schema, not the join key's
+        break;
+      }
+    Column key{"ROWKEY", type, ColumnNamespace::kKey, ""};
+    return {row_serde(formats, {key}, true), formats.key_format};
+  }
+
+  // Whether `r` is keyed by `key` (a column of its row, which starts at `offset` of the join's).
+  bool keyed_on(const Relation& r, const BoundExpr& key, int offset) const {
+    int at = position_of(key, offset);
+    return at >= 0 &&
+           std::find(r.key_positions.begin(), r.key_positions.end(), at) != r.key_positions.end();
+  }
+
   // The row position of a join condition's side, when it is a plain column; else -1.
   int position_of(const BoundExpr& e, int offset) const {
     if (e.kind != BoundKind::kColumn) return -1;
@@ -309,17 +337,29 @@ class RelationalPlanner {
   // unless it already is, with `key_serde` and `key_format`. `joins_done`: the joins `r` is made
   // of. Refused as ksqlDB refuses it (SchemaKStream / SchemaKTable.selectKey): a table by
   // another expression, and a windowed source at all (its records would lose their windows).
+  // A table on its key but in another key format is re-keyed as ksqlDB's TableSelectKey does it:
+  // its changes through `<table_step>-SelectKey-repartition` into `<table_step>-Materialize`.
   Relation keyed(Relation r, const BoundExpr& key, int offset, const std::string& name,
                  const streams::Serde<Row>& key_serde, const std::string& key_format,
-                 size_t joins_done) {
+                 size_t joins_done, const std::string& table_step = "") {
     int at = position_of(key, offset);
-    bool on_key = at >= 0 && std::find(r.key_positions.begin(), r.key_positions.end(), at) !=
-                                 r.key_positions.end();
+    bool on_key = keyed_on(r, key, offset);
     if (on_key && key_format == r.key_format) return r;
     if (r.table && !on_key)
       refuse_table_repartition(relation_key_names(q_, joins_done), planner_text(q_, key));
     if (q_.from->window) refuse_windowed_repartition();
-    if (r.table) unsupported("Re-keying a table into another key format for a join");
+    if (r.table) {
+      r.table = r.table->toStream()
+                    .selectKey([](const Row& k, const Row&) { return k; },
+                               streams::Named::as(table_step + "-SelectKey-Mapper"))
+                    .toTable(streams::Named::as(table_step + "-SelectKey"),
+                             streams::Materialized<Row, Row>::as(table_step + "-Materialize")
+                                 .withKeySerde(key_serde)
+                                 .withValueSerde(internal_row_serde()));
+      r.key_serde = key_serde;
+      r.key_format = key_format;
+      return r;
+    }
     auto plan = std::make_shared<SidePlan>();
     plan->from_source = false;
     std::vector<int> shifted = row_index_;
@@ -347,17 +387,25 @@ class RelationalPlanner {
     if (j.kind == JoinKind::kForeignKey)  // windowed tables are refused by the binder
       return foreign_key_join(std::move(left), std::move(right), j);
     int left_width = static_cast<int>(left.types.size());
-    // The join's key in the format of the side that keeps its partitioning (a table always does).
-    int right_at = position_of(*j.right_key, left_width);
-    bool right_keyed =
-        right.table || std::find(right.key_positions.begin(), right.key_positions.end(),
-                                 right_at) != right.key_positions.end();
-    const Relation& keeps = right_keyed ? right : left;
-    streams::Serde<Row> key_serde = keeps.key_serde;
-    std::string key_format = keeps.key_format;
-    left = keyed(std::move(left), *j.left_key, 0, prefix + "Join-left", key_serde, key_format, n);
+    // ksqlDB's JoinNode.resolveKeyFormats: the key format of the left side when it keeps its
+    // partitioning, else of the right side when it does (a table always), else the first key
+    // format of the sources joined that is not NONE; the other side is re-keyed into it.
+    streams::Serde<Row> key_serde;
+    std::string key_format;
+    if (keyed_on(left, *j.left_key, 0)) {
+      key_serde = left.key_serde;
+      key_format = left.key_format;
+    } else if (right.table || keyed_on(right, *j.right_key, left_width)) {
+      key_serde = right.key_serde;
+      key_format = right.key_format;
+    } else {
+      std::tie(key_serde, key_format) = default_key_serde(n, j.left_key->type);
+    }
+    bool stream_table = j.kind == JoinKind::kStreamTable;  // Streams' repartition of `Join`
+    left = keyed(std::move(left), *j.left_key, 0, prefix + (stream_table ? "Join" : "Join-left"),
+                 key_serde, key_format, n);
     right = keyed(std::move(right), *j.right_key, left_width, prefix + "Join-right", key_serde,
-                  key_format, 0);
+                  key_format, 0, prefix + "RightSourceKeyed");
     Concat concat{left.types.size(), right.types.size()};
     Relation out;
     out.types = left.types;
