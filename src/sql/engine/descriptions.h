@@ -74,7 +74,7 @@ struct QueryDescription {
   std::vector<FieldInfo> fields;           // the sink's columns
   std::vector<std::string> sources, sinks;
   std::string topology;        // the Streams topology's description
-  std::string execution_plan;  // "executionPlan": the logical plan, sink to source
+  std::string execution_plan;  // "executionPlan": the physical plan's steps, sink to source
   std::map<std::string, std::string> overridden_properties;  // SET when the query started
   std::string status;  // "ksqlHostQueryStatus" of this host: RUNNING or PAUSED
   std::string query_type = "PERSISTENT";

@@ -37,6 +37,10 @@ std::string logical_plan(const BoundQuery& q, const std::string& sink) {
   return logical::logical_plan_text(*plan_of(q, sink));
 }
 
+physical::StepPtr physical_plan(const BoundQuery& q, const DataSource& sink) {
+  return physical::build_physical_plan(*plan_of(q, sink.name), q, sink);
+}
+
 std::vector<StatementResult> Engine::execute(std::string_view text) {
   // The serdes the statements build find ksql.schema.registry.url here.
   SchemaRegistryScope registry(settings_.schema_registry_url);
@@ -180,8 +184,8 @@ StatementResult Engine::start_query(const std::string& id_prefix, const BoundQue
   q.counters->query_id = q.id;
   q.counters->log = processing_log_;
   q.topology = plan_query(query, sink, q.counters);
-  q.upgrade_plan = upgrade_plan_of(query, sink.kind);
-  q.execution_plan = logical_plan(query, sink.name);
+  q.physical_plan = physical_plan(query, sink);
+  q.execution_plan = physical::physical_plan_text(*q.physical_plan, q.id);
   q.overridden_properties = properties_;
   q.processing_errors = processing_error_handler(q.counters);
   // ksqlDB's application id (QueryApplicationId), with its default service id "default_".
@@ -230,7 +234,8 @@ StatementResult Engine::explain(const parser::Explain& e, const std::string& tex
     if (!q)
       throw SqlError("Query with id:" + e.query_id +
                      " does not exist, use SHOW QUERIES to view the full set of running queries.");
-    r.explanation = q->statement + "\n\nTopology:\n" + q->topology.describe().toString();
+    r.explanation = q->statement + "\n\nPhysical plan:\n" + q->execution_plan + "\nTopology:\n" +
+                    q->topology.describe().toString();
     r.query_descriptions.push_back(describe_query(*q, catalog_.find_source(q->sink)));
     r.entity = StatementResult::Entity::kQueryDescription;
     return r;
@@ -257,8 +262,6 @@ StatementResult Engine::explain(const parser::Explain& e, const std::string& tex
         {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
   target.window = result_window(bound);
   streams::Topology topology = plan_query(bound, target, std::make_shared<QueryCounters>());
-  r.explanation = "Logical plan:\n" + logical_plan(bound, sink) + "\nTopology:\n" +
-                  topology.describe().toString();
   // ksqlDB describes the query the statement would start (its sandbox's), on no host.
   PersistentQuery would_run;
   if (!sink.empty()) {
@@ -266,13 +269,23 @@ StatementResult Engine::explain(const parser::Explain& e, const std::string& tex
     would_run.sink = sink;
     would_run.streams_config["application.id"] = "_confluent-ksql-default_query_" + would_run.id;
   }
+  // A transient query's plan has no sink step, and its steps log under transient_<source>
+  // (ksqlDB adds a random number).
+  DataSource plan_sink = target;
+  plan_sink.name = sink;
+  plan_sink.kind = bound.result_kind;
+  std::string physical =
+      physical::physical_plan_text(*physical_plan(bound, plan_sink),
+                                   sink.empty() ? "transient_" + bound.from->name : would_run.id);
+  r.explanation = "Logical plan:\n" + logical_plan(bound, sink) + "\nPhysical plan:\n" + physical +
+                  "\nTopology:\n" + topology.describe().toString();
   would_run.sources.push_back(bound.from->name);
   for (const auto& j : bound.joins) would_run.sources.push_back(j.right->name);
   // The statement's text after EXPLAIN, as ksqlDB takes it.
   size_t start = text.find_first_not_of(" \t\r\n", std::string_view("EXPLAIN").size());
   would_run.statement = start == std::string::npos ? "" : text.substr(start);
   would_run.topology = std::move(topology);
-  would_run.execution_plan = logical_plan(bound, sink);
+  would_run.execution_plan = physical;
   would_run.overridden_properties = properties_;
   QueryDescription d = describe_query(would_run, &target);
   d.status.clear();

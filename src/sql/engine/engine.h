@@ -15,15 +15,15 @@
 #include "sql/catalog/catalog.h"
 #include "sql/engine/descriptions.h"
 #include "sql/engine/topic_access.h"
+#include "sql/physical/physical_plan.h"
 #include "sql/planner/query_planner.h"
 
 namespace oxbow::sql {
 
-// The query's execution plan as ksqlDB's CREATE OR REPLACE compares it (replace_query.cpp).
-struct PlanStep;
-std::shared_ptr<const PlanStep> upgrade_plan_of(const BoundQuery& query, SourceKind sink_kind);
 // The logical plan as EXPLAIN prints it: from the sink (none: transient) down to the sources.
 std::string logical_plan(const BoundQuery& query, const std::string& sink);
+// The physical plan of `query` writing into `sink` (a transient query's: no name, no sink step).
+physical::StepPtr physical_plan(const BoundQuery& query, const DataSource& sink);
 
 struct PersistentQuery {
   std::string id;  // CSAS_<SINK>_<n>, as ksqlDB names them
@@ -40,9 +40,10 @@ struct PersistentQuery {
   // the query goes on.
   streams::ProcessingExceptionHandler processing_errors;
   bool paused = false;  // PAUSE / RESUME: the runner's to honour
-  // What a CREATE OR REPLACE of the query must stay compatible with.
-  std::shared_ptr<const PlanStep> upgrade_plan;
-  std::string execution_plan;                                // logical_plan
+  // Its execution steps: what EXPLAIN prints and what a CREATE OR REPLACE of the query must
+  // stay compatible with.
+  physical::StepPtr physical_plan;
+  std::string execution_plan;  // physical_plan_text: ksqlDB's executionPlan
   std::map<std::string, std::string> overridden_properties;  // SET when it started
 };
 
@@ -59,7 +60,7 @@ struct StatementResult {
   std::string message;   // ksqlDB's currentStatus message
   std::string query_id;  // a persistent query's, if one was made
   std::vector<std::string> warnings;
-  std::string explanation;  // EXPLAIN: the logical plan and the Streams topology
+  std::string explanation;  // EXPLAIN: the logical and physical plans and the Streams topology
   // Which of ksqlDB's entities (its JSON "@type") the fields below make, for the statements of
   // describe_statements.cpp: kNone for the others.
   enum class Entity {

@@ -173,11 +173,23 @@ TEST_F(EngineTest, ExplainShowsThePlanAndTheTopology) {
       << text;
   EXPECT_NE(text.find("       > [ FILTER ] | WHERE (VIEWTIME > 1)"), std::string::npos) << text;
   EXPECT_NE(text.find("[ SOURCE ] | PAGEVIEWS (topic pageviews)"), std::string::npos) << text;
+  // The physical plan as ksqlDB prints its execution plan (a transient query has no sink step).
+  EXPECT_NE(text.find("Physical plan:\n > [ PROJECT ] | Schema: PAGE STRING KEY, N BIGINT | "
+                      "Logger: transient_PAGEVIEWS.Aggregate.Project\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n\t\t\t\t > [ GROUP_BY ] | Schema: "), std::string::npos) << text;
+  EXPECT_LT(text.find("Logical plan:"), text.find("Physical plan:"));
+  EXPECT_LT(text.find("Physical plan:"), text.find("Topology:"));
   EXPECT_NE(text.find("Aggregate-GroupBy-repartition"), std::string::npos) << text;
   EXPECT_NE(text.find("Aggregate-Aggregate-Materialize"), std::string::npos) << text;
   engine_.execute("CREATE STREAM s5 AS SELECT userid, page FROM pageviews;");
-  EXPECT_NE(engine_.execute("EXPLAIN CSAS_S5_0;").at(0).explanation.find("Sub-topology: 0"),
-            std::string::npos);
+  std::string running = engine_.execute("EXPLAIN CSAS_S5_0;").at(0).explanation;
+  EXPECT_NE(running.find("Sub-topology: 0"), std::string::npos);
+  EXPECT_NE(running.find("Physical plan:\n > [ SINK ] | Schema: USERID STRING KEY, PAGE STRING | "
+                         "Logger: CSAS_S5_0.S5\n"),
+            std::string::npos)
+      << running;
 }
 
 TEST_F(EngineTest, InsertIntoWritesAQueryIntoAnExistingStream) {

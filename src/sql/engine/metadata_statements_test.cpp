@@ -37,8 +37,17 @@ void expect_per_page_query(const QueryDescription& d, const std::string& window,
   EXPECT_EQ(d.sources, std::vector<std::string>{"PAGEVIEWS"});
   EXPECT_EQ(d.sinks, std::vector<std::string>{"PER_PAGE"});
   EXPECT_NE(d.topology.find("Sub-topology: 0"), std::string::npos);
-  EXPECT_NE(d.execution_plan.find("[ SINK ] | PER_PAGE"), std::string::npos);
-  EXPECT_NE(d.execution_plan.find("[ AGGREGATE ]"), std::string::npos);
+  // ksqlDB's executionPlan: the physical plan's steps, each with its logger.
+  EXPECT_EQ(d.execution_plan.rfind(" > [ SINK ] | Schema: PAGE STRING KEY, VIEWS BIGINT | Logger: "
+                                   "CTAS_PER_PAGE_1.PER_PAGE\n",
+                                   0),
+            0u)
+      << d.execution_plan;
+  EXPECT_NE(d.execution_plan.find(
+                " > [ AGGREGATE ] | Schema: PAGE STRING KEY, KSQL_AGG_VARIABLE_0 BIGINT | Logger: "
+                "CTAS_PER_PAGE_1.Aggregate.Aggregate\n"),
+            std::string::npos)
+      << d.execution_plan;
   EXPECT_EQ(d.query_type, "PERSISTENT");
   EXPECT_EQ(d.consumer_group_id, "_confluent-ksql-default_query_CTAS_PER_PAGE_1");
 }

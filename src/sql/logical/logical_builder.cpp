@@ -177,6 +177,7 @@ class Builder {
   std::unique_ptr<Node> partition_by(std::unique_ptr<Node> input) const {
     auto node = node_over(NodeKind::kPartitionBy, std::move(input));
     for (const auto& p : q_.partition_by) node->keys.push_back(p.get());
+    node->keeps_key = partition_by_keeps_key_;
     if (partition_by_keeps_key_) return node;
     std::vector<SchemaColumn> columns;
     for (const auto& c : q_.columns)

@@ -58,6 +58,8 @@ struct Node {
   bool having = false, pushed_down = false;
   // kPartitionBy: the new key's expressions (none: PARTITION BY NULL). kAggregate: GROUP BY's.
   std::vector<const BoundExpr*> keys;
+  // kPartitionBy: by the key the rows already have (nothing changes, no re-key step).
+  bool keeps_key = false;
   // kAggregate: the aggregate calls (of the projection and HAVING, each once) and the WINDOW.
   // kTableFunction: the table function calls.
   std::vector<const BoundExpr*> calls;
