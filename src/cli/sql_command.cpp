@@ -14,8 +14,8 @@
 #include "cli/client_config.h"
 #include "cli/commands.h"
 #include "oxbow/streams/kafka_streams.h"
-#include "sql/engine/description_output.h"
 #include "sql/engine/engine.h"
+#include "sql/engine/result_text.h"
 #include "sql/engine/topic_output.h"
 #include "sql/kafka/kafka_topic_access.h"
 #include "sql/kafka/registry_decoders.h"
@@ -148,38 +148,6 @@ void connect_topics(sql::Engine& engine, const ClientOptions& client,
   engine.set_topic_access(std::make_shared<sql::KafkaTopicAccess>(config), output);
 }
 
-// What ksqlDB's CLI prints of SHOW STREAMS|TABLES|QUERIES [EXTENDED], DESCRIBE [EXTENDED] and
-// EXPLAIN <id>: the entity after a blank line, each description of a list followed by one.
-void print_metadata(const sql::StatementResult& r) {
-  using Entity = sql::StatementResult::Entity;
-  switch (r.entity) {
-    case Entity::kNone:
-      return;
-    case Entity::kStreams:
-    case Entity::kTables:
-      fmt::print("\n{}", sql::sources_table(r.sources, r.entity == Entity::kTables
-                                                           ? sql::SourceKind::kTable
-                                                           : sql::SourceKind::kStream));
-      return;
-    case Entity::kQueries:
-      fmt::print("\n{}", sql::queries_table(r.queries));
-      return;
-    case Entity::kSourceDescription:
-    case Entity::kQueryDescription:
-      for (const auto& d : r.source_descriptions)
-        fmt::print("\n{}", sql::source_description_text(d));
-      for (const auto& d : r.query_descriptions) fmt::print("\n{}", sql::query_description_text(d));
-      return;
-    case Entity::kSourceDescriptionList:
-    case Entity::kQueryDescriptionList:
-      fmt::print("\n");
-      for (const auto& d : r.source_descriptions)
-        fmt::print("{}\n", sql::source_description_text(d));
-      for (const auto& d : r.query_descriptions) fmt::print("{}\n", sql::query_description_text(d));
-      return;
-  }
-}
-
 void run_sql(const SqlRunOptions& options) {
   sql::DdlSettings settings;
   settings.schema_registry_url = options.registry_url;
@@ -191,8 +159,7 @@ void run_sql(const SqlRunOptions& options) {
   std::vector<sql::InsertedRecord> inserted;
   try {
     for (auto& r : engine.execute(read_file(options.file))) {
-      if (r.topics) fmt::print("{}", sql::topics_table(r.topics->topics, r.topics->extended));
-      print_metadata(r);
+      fmt::print("{}", sql::result_text(r));
       if (!r.message.empty()) fmt::print("{}\n", r.message);
       for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
       for (auto& record : r.inserted) inserted.push_back(std::move(record));

@@ -1,6 +1,7 @@
-"""oxbow-streams as an installed package: `cmake --install` puts headers, the shared library, a
-CMake package and a pkg-config file under a prefix; an application outside the tree
-(tests/install/) builds against each and runs, in the test driver and against the broker."""
+"""oxbow-streams (and the registry's and the SQL engine's libraries beside it) as installed
+packages: `cmake --install` puts headers, the shared library, a CMake package and a pkg-config file
+under a prefix; an application outside the tree (tests/install/) builds against each and runs, in
+the test driver and against the broker."""
 
 import os
 import pathlib
@@ -31,10 +32,32 @@ def _install(prefix):
     assert (prefix / "include/oxbow/registry/serdes.h").is_file()
     assert (prefix / "lib/pkgconfig/oxbow-registry.pc").is_file()
     assert (prefix / "lib/cmake/OxbowRegistry/OxbowRegistryConfig.cmake").is_file()
+    # The SQL engine's library, whose package brings oxbow-streams along.
+    assert (prefix / "include/oxbow/sql/engine.h").is_file()
+    assert (prefix / "lib/pkgconfig/oxbow-sql.pc").is_file()
+    assert (prefix / "lib/cmake/OxbowSql/OxbowSqlConfig.cmake").is_file()
     # Nothing of the project's private sources is needed: no header outside the public folders.
     assert {p.parent.relative_to(prefix / "include").as_posix()
             for p in (prefix / "include").rglob("*.h")} <= \
-        {"oxbow/streams", "oxbow/streams/detail", "oxbow/registry", "oxbow/connect"}
+        {"oxbow/streams", "oxbow/streams/detail", "oxbow/registry", "oxbow/connect", "oxbow/sql"}
+
+
+# What examples/sql-filter prints: each statement's status, then the query's output records.
+SQL_FILTER_OUTPUT = (
+    "Stream created\n"
+    "Created query with ID CSAS_LONG_VIEWS_0\n"
+    'bob {"PAGE":"/pricing","DURATION_MS":4200}\n'
+    'alice {"PAGE":"/docs","DURATION_MS":1000}\n'
+)
+
+
+def test_sql_package_builds_the_sql_example_that_runs_in_the_driver(tmp_path):
+    prefix = tmp_path / "prefix"
+    _install(prefix)
+    build = tmp_path / "sql-build"
+    _run(["cmake", "-S", str(SOURCE), "-B", str(build), "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}"])
+    _run(["cmake", "--build", str(build), "--target", "sql_filter"])
+    assert _run([str(build / "sql_filter")]) == SQL_FILTER_OUTPUT
 
 
 def test_cmake_package_builds_an_application_that_runs(make_broker, tmp_path):
@@ -83,3 +106,8 @@ def test_pkg_config_builds_the_same_application(tmp_path):
           "-o", str(tmp_path / "registry_check")])
     usage = subprocess.run([str(tmp_path / "registry_check")], capture_output=True, text=True)
     assert (usage.returncode, usage.stderr) == (2, "usage: registry_check URL\n")
+    # The SQL engine's library: the sql-filter example, with oxbow-streams' flags through Requires.
+    flags = _run(["pkg-config", "--cflags", "--libs", "oxbow-sql"], env=env).split()
+    _run([compiler, str(SOURCE.parent.parent / "examples/sql-filter/main.cpp"), *flags,
+          f"-Wl,-rpath,{prefix / 'lib'}", "-o", str(tmp_path / "sql_filter")])
+    assert _run([str(tmp_path / "sql_filter")]) == SQL_FILTER_OUTPUT
