@@ -4,7 +4,8 @@
 //    "inputs":  [{"topic", "key", "value", "timestamp"}],       value null: a tombstone
 //    "outputs": [{"topic", "key", "value", "timestamp"?, "window"?: {"start", "end"?}}],
 //    "expectedError"?: "text the error contains",
-//    "sources"?: [{"name", "schema"}]}                           schema as DESCRIBE prints it
+//    "sources"?: [{"name", "schema"}],                           schema as DESCRIBE prints it
+//    "processingLog"?: ["message", ...]}                         every entry's message, in order
 // Keys and values are written as JSON and converted to and from the topic's format through the
 // columns of the source that reads or writes it; a DELIMITED value is its text, and "valueText"
 // gives a value's raw bytes (to feed a record that does not deserialize). Persistent queries are
@@ -19,6 +20,7 @@
 
 #include "oxbow/streams/test_driver.h"
 #include "sql/engine/engine.h"
+#include "sql/execution/processing_log.h"
 #include "sql/serde/row_serde.h"
 
 namespace oxbow::sql {
@@ -97,6 +99,7 @@ class CaseRunner {
     start_queries();
     for (const auto& input : spec_.value("inputs", json::array())) pipe(input);
     check_outputs();
+    check_processing_log();
   }
 
  private:
@@ -233,6 +236,15 @@ class CaseRunner {
   }
 
   const json& spec_;
+  // "processingLog": the messages of the processing log's entries, in order, all of them.
+  void check_processing_log() {
+    if (!spec_.contains("processingLog")) return;
+    auto log = std::dynamic_pointer_cast<MemoryProcessingLog>(engine_.processing_log());
+    std::vector<std::string> messages;
+    for (const auto& entry : log->entries()) messages.push_back(entry.message);
+    EXPECT_EQ(json(messages), spec_["processingLog"]);
+  }
+
   Engine engine_;
   std::vector<Running> running_;
   std::map<std::string, std::vector<Written>> written_;

@@ -2,6 +2,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "sql/execution/operations.h"
 
@@ -11,9 +13,11 @@ namespace {
 
 using Kind = Value::Kind;
 
-void fail(Frame& f, Value& out, const std::string& message) {
+// A failed CAST: ksqlDB's generated Java throws, which fails the whole expression.
+size_t fail(Frame& f, Value& out, const std::string& message) {
   if (f.error.empty()) f.error = message;
   out.set_null();
+  return kAbort;
 }
 
 // `%` any run, `_` one character, `escape` before either takes it literally.
@@ -350,14 +354,57 @@ namespace {
 
 constexpr int64_t kDayMs = 86'400'000;
 
+// ksqlDB's CAST of a STRING (CastEvaluator) reads the text after Java's String.trim(), which
+// drops every character up to ' ' from both ends.
+std::string_view java_trim(std::string_view s) {
+  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
+  return s;
+}
+
+// SqlBooleans.parseBoolean: TRUE for a non-empty prefix of "true" or "yes" in any case, else
+// FALSE (never an error).
+bool parse_sql_boolean(std::string_view s) {
+  auto prefix_of = [&](std::string_view word) {
+    if (s.empty() || s.size() > word.size()) return false;
+    for (size_t k = 0; k < s.size(); ++k)
+      if (std::tolower(static_cast<unsigned char>(s[k])) != word[k]) return false;
+    return true;
+  };
+  return prefix_of("true") || prefix_of("yes");
+}
+
+// Integer.parseInt / Long.parseLong: an optional sign and decimal digits, within the type's
+// range (else Java throws NumberFormatException).
+bool parse_java_integer(std::string_view s, bool is_int, int64_t& out) {
+  if (s.size() > 1 && s[0] == '+' && s[1] != '-') s.remove_prefix(1);
+  auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (error != std::errc() || end != s.data() + s.size() || s.empty()) return false;
+  return !is_int || (out >= INT32_MIN && out <= INT32_MAX);
+}
+
+// SqlDoubles.parseDouble: Java's Double.parseDouble (a sign, a trailing d or f allowed), refusing
+// what is not finite.
+bool parse_java_double(std::string_view s, double& out) {
+  if (s.size() > 1 && s[0] == '+' && s[1] != '-') s.remove_prefix(1);
+  if (s.size() > 1 && std::strchr("dDfF", s.back()) &&
+      (std::isdigit(static_cast<unsigned char>(s[s.size() - 2])) || s[s.size() - 2] == '.'))
+    s.remove_suffix(1);
+  for (char c : s)  // from_chars also reads inf, nan and hex, which Java spells otherwise
+    if (!std::isdigit(static_cast<unsigned char>(c)) && !std::strchr("+-.eE", c)) return false;
+  auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return error == std::errc() && end == s.data() + s.size() && !s.empty() && std::isfinite(out);
+}
+
 // STRING (ISO text), DATE, TIME or TIMESTAMP to `to`, one of the last three.
-void cast_to_time(const Value& v, Kind to, Frame& f, Value& out) {
+size_t cast_to_time(const Value& v, Kind to, Frame& f, Value& out, size_t pc) {
   int64_t n = v.bigint();
   std::string error;
   if (v.kind() == Kind::kString) {
-    bool ok = to == Kind::kDate   ? parse_date_text(v.text(), n, error)
-              : to == Kind::kTime ? parse_time_text(v.text(), n, error)
-                                  : parse_timestamp_text(v.text(), n, error);
+    std::string_view text = java_trim(v.text());
+    bool ok = to == Kind::kDate   ? parse_date_text(text, n, error)
+              : to == Kind::kTime ? parse_time_text(text, n, error)
+                                  : parse_timestamp_text(text, n, error);
     if (!ok) return fail(f, out, error);
   } else if (v.kind() == Kind::kTimestamp && to == Kind::kDate) {
     n = floor_div(n, kDayMs);
@@ -369,6 +416,7 @@ void cast_to_time(const Value& v, Kind to, Frame& f, Value& out) {
     return fail(f, out, "Cast not supported yet");
   }
   out.set_time(to, n);
+  return pc + 1;
 }
 
 }  // namespace
@@ -387,11 +435,7 @@ size_t cast(const Instr& i, Frame& f, size_t pc) {
       return pc + 1;
     case Kind::kBoolean:
       if (v.kind() == Kind::kString) {
-        bool t = text.size() == 4 && std::tolower(static_cast<unsigned char>(text[0])) == 't' &&
-                 std::tolower(static_cast<unsigned char>(text[1])) == 'r' &&
-                 std::tolower(static_cast<unsigned char>(text[2])) == 'u' &&
-                 std::tolower(static_cast<unsigned char>(text[3])) == 'e';
-        out.set_boolean(t);
+        out.set_boolean(parse_sql_boolean(java_trim(text)));
       } else {
         out.set_boolean(v.boolean());
       }
@@ -403,10 +447,8 @@ size_t cast(const Instr& i, Frame& f, size_t pc) {
         n = v.kind() == Kind::kDouble    ? static_cast<int64_t>(v.dbl())
             : v.kind() == Kind::kDecimal ? static_cast<int64_t>(v.unscaled() / pow10(v.scale()))
                                          : v.as_int64();
-      } else {
-        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
-        if (error != std::errc() || end != text.data() + text.size())
-          return fail(f, out, "Cannot cast '" + text + "' to a number"), pc + 1;
+      } else if (!parse_java_integer(java_trim(text), to == Kind::kInteger, n)) {
+        return fail(f, out, "Cannot cast '" + text + "' to a number");
       }
       if (to == Kind::kInteger)
         out.set_integer(static_cast<int32_t>(n));
@@ -417,9 +459,8 @@ size_t cast(const Instr& i, Frame& f, size_t pc) {
     case Kind::kDouble: {
       if (number) return out.set_double(v.as_double()), pc + 1;
       double d = 0;
-      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), d);
-      if (error != std::errc() || end != text.data() + text.size())
-        return fail(f, out, "Cannot cast '" + text + "' to DOUBLE"), pc + 1;
+      if (!parse_java_double(java_trim(text), d))
+        return fail(f, out, "Cannot cast '" + text + "' to DOUBLE");
       out.set_double(d);
       return pc + 1;
     }
@@ -430,21 +471,20 @@ size_t cast(const Instr& i, Frame& f, size_t pc) {
                            : v.kind() == Kind::kDecimal ? decimal_text(v.unscaled(), v.scale())
                                                         : std::to_string(v.as_int64());
       if (digits.find('E') != std::string::npos || !parse_decimal(digits, i.scale, unscaled))
-        return fail(f, out, "Cannot cast '" + digits + "' to DECIMAL"), pc + 1;
+        return fail(f, out, "Cannot cast '" + digits + "' to DECIMAL");
       __int128 limit = pow10(i.precision);
       if (unscaled >= limit || unscaled <= -limit)
-        return fail(f, out, "Numeric field overflow: " + digits), pc + 1;
+        return fail(f, out, "Numeric field overflow: " + digits);
       out.set_decimal(unscaled, i.scale);
       return pc + 1;
     }
     case Kind::kDate:
     case Kind::kTime:
     case Kind::kTimestamp:
-      cast_to_time(v, to, f, out);
-      return pc + 1;
+      return cast_to_time(v, to, f, out, pc);
     default:
       if (v.kind() == to) return out = v, pc + 1;
-      return fail(f, out, "Cast not supported yet"), pc + 1;
+      return fail(f, out, "Cast not supported yet");
   }
 }
 
@@ -508,6 +548,7 @@ const SqlTypePtr& FunctionCall::result_type() const {
 void FunctionCall::fail(const std::string& message) {
   if (frame_.error.empty()) frame_.error = message;
   out_.set_null();
+  failed_ = true;
 }
 
 }  // namespace oxbow::sql
@@ -529,7 +570,7 @@ size_t call_function(const Instr& i, Frame& f, size_t pc) {
       if (f.registers[r].is_null()) return out.set_null(), pc + 1;
   FunctionCall call(f, args, site, out);
   site.implementation(call);
-  return pc + 1;
+  return call.failed() ? kAbort : pc + 1;
 }
 
 }  // namespace oxbow::sql::ops

@@ -9,8 +9,10 @@
 namespace oxbow::sql {
 
 // A scalar function's call (binder/function_registry.h), as its implementation sees it: the
-// arguments, already of the variant's parameter types, the result to write, and the error to
-// report (which makes the result NULL).
+// arguments, already of the variant's parameter types, and the result to write. Where ksqlDB's
+// UDF throws, the implementation calls fail(): the whole expression fails (its value NULL, the
+// error reported and logged), as ksqlDB's CompiledExpression catches the exception. Where the
+// UDF catches its own error and returns null, it calls null_result(): NULL, nothing reported.
 class FunctionCall {
  public:
   FunctionCall(Frame& frame, const std::vector<int>& args, const CallSite& site, Value& out)
@@ -22,12 +24,15 @@ class FunctionCall {
   const SqlTypePtr& result_type() const;
   Value& out() { return out_; }
   void fail(const std::string& message);
+  void null_result() { out_.set_null(); }
+  bool failed() const { return failed_; }
 
  private:
   Frame& frame_;
   const std::vector<int>& args_;
   const CallSite& site_;
   Value& out_;
+  bool failed_ = false;
 };
 
 // TRANSFORM, FILTER or REDUCE compiled into a loop (program.cpp): lambda_begin; then for each

@@ -6,9 +6,12 @@
 // Run-time semantics are ksqlDB's (docs/sql/ksqldb-facts.md §2.5-2.6): NULL in, NULL out for
 // arithmetic and functions; a comparison with NULL is false; AND and OR short-circuit as Java's
 // && and || and, with NOT, fail the whole expression on a NULL operand they read (unboxing);
-// INTEGER and BIGINT overflow wraps; an integer divided by zero, a DECIMAL that would need
-// rounding or overflows its precision, and a CAST that cannot convert give NULL and report the
-// error (the caller logs it and counts the record, as ksqlDB's processing log does).
+// INTEGER and BIGINT overflow wraps; what ksqlDB's generated Java raises as an exception (an
+// integer divided by zero, a DECIMAL that would need rounding or overflows its precision, a CAST
+// that cannot convert, a function whose UDF throws) fails the whole expression: its value is
+// NULL, whatever enclosed the failing part (IS NULL, COALESCE, ...), and the error is reported
+// (the caller logs it and counts the record, as ksqlDB's processing log does). CASE evaluates
+// only the branch it takes.
 #include <functional>
 #include <memory>
 #include <string>

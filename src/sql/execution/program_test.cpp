@@ -111,6 +111,62 @@ TEST_F(ProgramTest, LogicShortCircuitsAndFailsOnANullItReads) {
   EXPECT_EQ(eval("id = 0 AND 1 / (id - 7) > 0"), "false");
 }
 
+// ksqlDB's CompiledExpression catches any exception its generated Java throws: the whole
+// expression is NULL (and the error logged), whatever encloses the part that threw.
+TEST_F(ProgramTest, AnExceptionFailsTheWholeExpression) {
+  const std::string by_zero = "ERROR: / by zero -> null";
+  EXPECT_EQ(eval("COALESCE(id / 0, 1)"), by_zero);
+  EXPECT_EQ(eval("IFNULL(id % 0, 1)"), by_zero);  // Java's % by zero throws as / does
+  EXPECT_EQ(eval("(id / 0) IS NULL"), by_zero);
+  EXPECT_EQ(eval("(n / 0) IS NOT NULL"), by_zero);  // BIGINT alike
+  EXPECT_EQ(eval("COALESCE(CAST('x' AS INT), 0)"), "ERROR: Cannot cast 'x' to a number -> null");
+  EXPECT_EQ(eval("COALESCE(CAST('x' AS DOUBLE), 0)"), "ERROR: Cannot cast 'x' to DOUBLE -> null");
+  EXPECT_EQ(eval("CAST('2021-13-01' AS DATE) IS NULL").rfind("ERROR: Failed to parse date", 0), 0u);
+  EXPECT_EQ(eval("COALESCE(1.00 / 0.00, 1.00)"), "ERROR: Division by zero -> null");
+  EXPECT_EQ(eval("COALESCE(1.00 / 3.0, 1.00)"), "ERROR: Rounding necessary -> null");
+  EXPECT_EQ(eval("CASE WHEN id / 0 > 1 THEN 1 ELSE 2 END"), by_zero);
+  EXPECT_EQ(eval("ARRAY[1, id / 0]"), by_zero);
+  EXPECT_EQ(eval("COALESCE(LEN(REGEXP_REPLACE(name, '(', 'x')), 0)"),
+            "ERROR: Invalid regular expression pattern: ( -> null");  // a UDF that throws
+  // Not exceptions in Java: DOUBLE division by zero, an array index outside the array.
+  EXPECT_EQ(eval("CAST(d / 0 AS STRING)"), "'Infinity'");
+  EXPECT_EQ(eval("CAST(-d / 0 AS STRING)"), "'-Infinity'");
+  EXPECT_EQ(eval("CAST(d % 0 AS STRING)"), "'NaN'");
+  EXPECT_EQ(eval("COALESCE(arr[5], 0)"), "0");
+}
+
+// ksqlDB's CastEvaluator reads a STRING with Java's parsers after String.trim(): parseInt's range
+// and signs, parseDouble's finite numbers, SqlBooleans' prefixes of true and yes.
+TEST_F(ProgramTest, CastOfTextIsJavasParsing) {
+  EXPECT_EQ(eval("CAST(' 12 ' AS INT)"), "12");
+  EXPECT_EQ(eval("CAST('+7' AS INT)"), "7");
+  EXPECT_EQ(eval("CAST('-7' AS BIGINT)"), "-7");
+  EXPECT_EQ(eval("CAST('99999999999' AS INT)"),
+            "ERROR: Cannot cast '99999999999' to a number -> null");  // no wrapping
+  EXPECT_EQ(eval("CAST('99999999999' AS BIGINT)"), "99999999999");
+  EXPECT_EQ(eval("CAST('1.5' AS INT)"), "ERROR: Cannot cast '1.5' to a number -> null");
+  EXPECT_EQ(eval("CAST('' AS INT)"), "ERROR: Cannot cast '' to a number -> null");
+  EXPECT_EQ(eval("CAST(' 1e3' AS DOUBLE)"), "1000");
+  EXPECT_EQ(eval("CAST('2.5d' AS DOUBLE)"), "2.5");
+  EXPECT_EQ(eval("CAST('inf' AS DOUBLE)"), "ERROR: Cannot cast 'inf' to DOUBLE -> null");
+  EXPECT_EQ(eval("CAST('NaN' AS DOUBLE)"), "ERROR: Cannot cast 'NaN' to DOUBLE -> null");
+  EXPECT_EQ(eval("CAST('1e999' AS DOUBLE)"), "ERROR: Cannot cast '1e999' to DOUBLE -> null");
+  EXPECT_EQ(eval("CAST('Y' AS BOOLEAN)"), "true");
+  EXPECT_EQ(eval("CAST(' tr ' AS BOOLEAN)"), "true");
+  EXPECT_EQ(eval("CAST('truex' AS BOOLEAN)"), "false");
+  EXPECT_EQ(eval("CAST('' AS BOOLEAN)"), "false");
+  EXPECT_EQ(eval("CAST(' 2021-01-02 ' AS DATE) = CAST('2021-01-02' AS DATE)"), "true");
+}
+
+// CASE runs only the branch it takes (ksqlDB's generated code is a chain of ?: over suppliers),
+// so a failing branch not taken fails nothing.
+TEST_F(ProgramTest, CaseEvaluatesOnlyTheBranchItTakes) {
+  EXPECT_EQ(eval("CASE WHEN id = 7 THEN 1 ELSE id / 0 END"), "1");
+  EXPECT_EQ(eval("CASE WHEN id = 0 THEN id / 0 WHEN id = 7 THEN 2 END"), "2");
+  EXPECT_EQ(eval("CASE id WHEN 7 THEN 'seven' WHEN id / 0 THEN 'never' END"), "'seven'");
+  EXPECT_EQ(eval("CASE WHEN id = 0 THEN 1 ELSE id / 0 END"), "ERROR: / by zero -> null");
+}
+
 TEST_F(ProgramTest, CaseCastsAccessAndFunctions) {
   EXPECT_EQ(eval("CASE WHEN id > 10 THEN 'big' WHEN id > 5 THEN 'mid' ELSE 'small' END"), "'mid'");
   EXPECT_EQ(eval("CASE id WHEN 7 THEN 1 END"), "1");

@@ -17,9 +17,12 @@ const Value& reg(Frame& f, int r) {
   return f.registers[r];
 }
 
-void fail(Frame& f, Value& out, const std::string& message) {
+// An error ksqlDB's generated Java raises as an exception: the whole expression fails (its value
+// NULL, the error reported), whatever would have used this part's value.
+size_t fail(Frame& f, Value& out, const std::string& message) {
   if (f.error.empty()) f.error = message;
   out.set_null();
+  return kAbort;
 }
 
 __int128 pow10(int n) {
@@ -110,7 +113,7 @@ size_t arithmetic_integer(const Instr& i, Frame& f, size_t pc) {
       break;
     case '/':
     case '%':
-      if (sy == 0) return fail(f, out, "/ by zero"), pc + 1;
+      if (sy == 0) return fail(f, out, "/ by zero");
       if (sy == -1) {  // INT_MIN / -1 wraps; % -1 is 0
         out.set_integer(i.data == '/' ? static_cast<int32_t>(0u - x) : 0);
         break;
@@ -138,7 +141,7 @@ size_t arithmetic_bigint(const Instr& i, Frame& f, size_t pc) {
       break;
     case '/':
     case '%':
-      if (sy == 0) return fail(f, out, "/ by zero"), pc + 1;
+      if (sy == 0) return fail(f, out, "/ by zero");
       if (sy == -1) {
         out.set_bigint(i.data == '/' ? static_cast<int64_t>(0u - x) : 0);
         break;
@@ -191,7 +194,7 @@ size_t arithmetic_decimal(const Instr& i, Frame& f, size_t pc) {
       int s = std::max(sx, sy);
       rescale(x, sx, s);
       rescale(y, sy, s);
-      if (i.data == '%' && y == 0) return fail(f, out, "Division by zero"), pc + 1;
+      if (i.data == '%' && y == 0) return fail(f, out, "Division by zero");
       result = i.data == '+' ? x + y : i.data == '-' ? x - y : x % y;
       exact = rescale(result, s, i.scale);
       break;
@@ -201,7 +204,7 @@ size_t arithmetic_decimal(const Instr& i, Frame& f, size_t pc) {
       exact = rescale(result, sx + sy, i.scale);
       break;
     case '/': {
-      if (y == 0) return fail(f, out, "Division by zero"), pc + 1;
+      if (y == 0) return fail(f, out, "Division by zero");
       // x / y at the result's scale: x * 10^(scale - sx + sy) / y, which must divide exactly.
       int shift = i.scale - sx + sy;
       __int128 numerator = x;
@@ -214,12 +217,11 @@ size_t arithmetic_decimal(const Instr& i, Frame& f, size_t pc) {
       break;
     }
   }
-  if (!exact) return fail(f, out, "Rounding necessary"), pc + 1;
+  if (!exact) return fail(f, out, "Rounding necessary");
   if (!fits(result, i.precision))
     return fail(f, out,
                 "Numeric field overflow: DECIMAL(" + std::to_string(i.precision) + ", " +
-                    std::to_string(i.scale) + ")"),
-           pc + 1;
+                    std::to_string(i.scale) + ")");
   out.set_decimal(result, i.scale);
   return pc + 1;
 }
@@ -468,13 +470,12 @@ size_t lambda_step(const Instr& i, Frame& f, size_t pc) {
       builder.push_back(result);
       break;
     case LambdaCall::kTransformMap:
-      if (!add_entry(builder, result, reg(f, l.bodies[1]), f, dst(i, f))) return l.finish + 1;
+      if (!add_entry(builder, result, reg(f, l.bodies[1]), f, dst(i, f))) return kAbort;
       break;
     case LambdaCall::kFilterArray:
     case LambdaCall::kFilterMap:
       // Java unboxes the predicate's result: NULL fails the call.
-      if (result.is_null())
-        return fail(f, dst(i, f), "FILTER's function returned NULL"), l.finish + 1;
+      if (result.is_null()) return fail(f, dst(i, f), "FILTER's function returned NULL");
       if (!result.boolean()) break;
       builder.push_back(reg(f, l.params[0]));
       if (l.call == LambdaCall::kFilterMap) builder.push_back(reg(f, l.params[1]));

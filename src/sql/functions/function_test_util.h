@@ -1,7 +1,7 @@
 #pragma once
 // Evaluates expressions over one row of a stream with a column of each type, for the function
 // groups' tests: eval("UCASE(s)") is the result's debug text, or "ERROR: <message>" when the
-// evaluation reported one.
+// evaluation reported one (which fails the whole expression: "-> value" follows if it did not).
 #include <gtest/gtest.h>
 
 #include "sql/binder/ddl_binder.h"
@@ -54,7 +54,8 @@ class FunctionTest : public ::testing::Test {
     row_[15].set_items(Kind::kArray, sarr);
   }
 
-  // The result's debug text, "ERROR: <message>" when the evaluation reported one, or
+  // The result's debug text, "ERROR: <message>" when the evaluation reported one (followed by
+  // "-> value" if the value is not NULL, which a failed expression's must be), or
   // "REFUSED: <message>" when the expression does not bind or compile.
   std::string eval(const std::string& text) {
     try {
@@ -64,7 +65,9 @@ class FunctionTest : public ::testing::Test {
       Program p = Program::compile(*bound_.back(), row_index_);
       Frame f = p.new_frame();
       const Value& v = p.evaluate(row_, f);
-      return f.error.empty() ? v.debug_string() : "ERROR: " + f.error;
+      if (f.error.empty()) return v.debug_string();
+      // A reported error fails the whole expression: its value must be NULL.
+      return "ERROR: " + f.error + (v.is_null() ? "" : " -> " + v.debug_string());
     } catch (const SqlError& e) {
       return std::string("REFUSED: ") + e.what();
     }

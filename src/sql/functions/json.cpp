@@ -17,6 +17,16 @@ bool parse(const std::string& text, Json& out) {
   return !out.is_discarded();
 }
 
+// An argument read as ksqlDB's JSON functions read it (Jackson's readTree): blank text is the
+// missing node, for which they return NULL; text that is not JSON makes them throw, which fails
+// the whole expression. True with the JSON; false when the call's result is already decided.
+bool read_argument(FunctionCall& call, const std::string& text, Json& out) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return call.null_result(), false;
+  if (parse(text, out)) return true;
+  call.fail("Invalid JSON format:" + text);
+  return false;
+}
+
 std::string text_of(const Json& j) {
   return j.is_string() ? j.get<std::string>() : j.dump();
 }
@@ -28,13 +38,15 @@ void is_json_string(FunctionCall& call) {
 
 void json_array_length(FunctionCall& call) {
   Json j;
-  if (!parse(call[0].text(), j) || !j.is_array()) return call.out().set_null();
+  if (!read_argument(call, call[0].text(), j)) return;
+  if (!j.is_array()) return call.null_result();
   call.out().set_integer(static_cast<int32_t>(j.size()));
 }
 
 void json_keys(FunctionCall& call) {
   Json j;
-  if (!parse(call[0].text(), j) || !j.is_object()) return call.out().set_null();
+  if (!read_argument(call, call[0].text(), j)) return;
+  if (!j.is_object()) return call.null_result();
   std::vector<Value> keys;
   for (const auto& [key, value] : j.items()) keys.push_back(string_value(key));
   set_items(call.out(), Kind::kArray, std::move(keys));
@@ -43,7 +55,8 @@ void json_keys(FunctionCall& call) {
 // Each member of an object as (key, JSON text) or each element of an array as JSON text.
 void json_records(FunctionCall& call) {
   Json j;
-  if (!parse(call[0].text(), j) || !j.is_object()) return call.out().set_null();
+  if (!read_argument(call, call[0].text(), j)) return;
+  if (!j.is_object()) return call.null_result();
   std::vector<Value> items;
   for (const auto& [key, value] : j.items()) {
     items.push_back(string_value(key));
@@ -54,19 +67,22 @@ void json_records(FunctionCall& call) {
 
 void json_items(FunctionCall& call) {
   Json j;
-  if (!parse(call[0].text(), j) || !j.is_array()) return call.out().set_null();
+  // Jackson reads the text as a list: anything else, blank text too, throws.
+  if (!parse(call[0].text(), j) || !j.is_array())
+    return call.fail("Invalid JSON format:" + call[0].text());
   std::vector<Value> items;
   for (const auto& e : j) items.push_back(string_value(e.dump()));
   set_items(call.out(), Kind::kArray, std::move(items));
 }
 
 // PostgreSQL's ||: two objects merge (the right's members winning), arrays join, and a value
-// that is not an array counts as an array of itself. NULL if any is NULL or not JSON.
+// that is not an array counts as an array of itself. NULL if any is NULL or blank.
 void json_concat(FunctionCall& call) {
   Json result;
   for (size_t k = 0; k < call.size(); ++k) {
     Json next;
-    if (call[k].is_null() || !parse(call[k].text(), next)) return call.out().set_null();
+    if (call[k].is_null()) return call.null_result();
+    if (!read_argument(call, call[k].text(), next)) return;
     if (k == 0) {
       result = std::move(next);
     } else if (result.is_object() && next.is_object()) {
@@ -186,8 +202,8 @@ bool follow(const std::string& path, const Json& root, const Json*& at) {
 void extract_json_field(FunctionCall& call) {
   Json j;
   const Json* at = nullptr;
-  if (!parse(call[0].text(), j) || !follow(call[1].text(), j, at) || at->is_null())
-    return call.out().set_null();
+  if (!read_argument(call, call[0].text(), j)) return;
+  if (!follow(call[1].text(), j, at) || at->is_null()) return call.null_result();
   set_string(call.out(), text_of(*at));
 }
 
@@ -197,16 +213,15 @@ void add_json_functions(std::vector<FunctionInfo>& out) {
   out.push_back(scalar_seeing_nulls("IS_JSON_STRING", kJson, "Whether the string is valid JSON.",
                                     {signature("input VARCHAR", "BOOLEAN", is_json_string)}));
   out.push_back(scalar("JSON_ARRAY_LENGTH", kJson,
-                       "The length of a JSON array, NULL for anything else.",
+                       "The length of a JSON array, NULL for other JSON.",
                        {signature("jsonArray VARCHAR", "INT", json_array_length)}));
-  out.push_back(scalar("JSON_KEYS", kJson, "The keys of a JSON object, NULL for anything else.",
+  out.push_back(scalar("JSON_KEYS", kJson, "The keys of a JSON object, NULL for other JSON.",
                        {signature("jsonObj VARCHAR", "ARRAY<VARCHAR>", json_keys)}));
   out.push_back(scalar("JSON_RECORDS", kJson,
                        "The members of a JSON object, their values as JSON text; NULL for "
-                       "anything else.",
+                       "other JSON.",
                        {signature("jsonObj VARCHAR", "MAP<VARCHAR, VARCHAR>", json_records)}));
-  out.push_back(scalar("JSON_ITEMS", kJson,
-                       "The elements of a JSON array as JSON text, NULL for anything else.",
+  out.push_back(scalar("JSON_ITEMS", kJson, "The elements of a JSON array as JSON text.",
                        {signature("jsonItems VARCHAR", "ARRAY<VARCHAR>", json_items)}));
   out.push_back(scalar_seeing_nulls(
       "JSON_CONCAT", kJson,

@@ -19,7 +19,33 @@ TEST_F(JsonFunctions, ShapesOfJsonText) {
   EXPECT_EQ(eval("JSON_RECORDS('{\"Red\": 3, \"Green\": {\"x\": 5}}')"),
             "{'Red'='3', 'Green'='{\"x\":5}'}");
   EXPECT_EQ(eval("JSON_ITEMS('[{\"a\": 1}, \"b\"]')"), "['{\"a\":1}', '\"b\"']");
-  EXPECT_EQ(eval("JSON_ITEMS('not json')"), "null");
+  EXPECT_EQ(eval("JSON_ITEMS('[]')"), "[]");
+}
+
+// ksqlDB's JSON UDFs read their text with Jackson (UdfJsonMapper): text that is not JSON throws
+// "Invalid JSON format:<text>", which fails the whole expression; blank text is Jackson's missing
+// node, and JSON of another shape, for which they return NULL without an error.
+TEST_F(JsonFunctions, TextThatIsNotJsonFailsTheExpression) {
+  EXPECT_EQ(eval("COALESCE(JSON_ARRAY_LENGTH('abc'), -1)"), "ERROR: Invalid JSON format:abc");
+  EXPECT_EQ(eval("JSON_KEYS('abc') IS NULL"), "ERROR: Invalid JSON format:abc");
+  EXPECT_EQ(eval("JSON_RECORDS('{')"), "ERROR: Invalid JSON format:{");
+  EXPECT_EQ(eval("EXTRACTJSONFIELD('this is NOT a JSON doc', '$.thing1')"),
+            "ERROR: Invalid JSON format:this is NOT a JSON doc");
+  EXPECT_EQ(eval("JSON_CONCAT('{}', 'x')"), "ERROR: Invalid JSON format:x");
+  // JSON_ITEMS reads a list: any other JSON, blank text too, throws.
+  EXPECT_EQ(eval("JSON_ITEMS('not json')"), "ERROR: Invalid JSON format:not json");
+  EXPECT_EQ(eval("JSON_ITEMS('{}')"), "ERROR: Invalid JSON format:{}");
+  EXPECT_EQ(eval("JSON_ITEMS('')"), "ERROR: Invalid JSON format:");
+  // NULL, silently.
+  EXPECT_EQ(eval("COALESCE(JSON_ARRAY_LENGTH(''), -1)"), "-1");
+  EXPECT_EQ(eval("JSON_ARRAY_LENGTH('\"abc\"')"), "null");
+  EXPECT_EQ(eval("JSON_KEYS(' ')"), "null");
+  EXPECT_EQ(eval("JSON_RECORDS('[1]')"), "null");
+  EXPECT_EQ(eval("EXTRACTJSONFIELD('', '$.a')"), "null");
+  EXPECT_EQ(eval("JSON_CONCAT('{}', '')"), "null");
+  // These catch Jackson's errors themselves.
+  EXPECT_EQ(eval("IS_JSON_STRING('abc')"), "false");
+  EXPECT_EQ(eval("JSON_ARRAY_CONTAINS('abc', 1)"), "false");
 }
 
 // json_concat.json "concat 2 JSON arguments" and "concat 3 JSON arguments".
@@ -57,7 +83,7 @@ TEST_F(JsonFunctions, ExtractJsonField) {
   EXPECT_EQ(eval("EXTRACTJSONFIELD('{\"a\": {\"b\": [true]}}', '$.a')"), "'{\"b\":[true]}'");
   EXPECT_EQ(eval("EXTRACTJSONFIELD('{\"a\": 1}', '$[''a'']')"), "'1'");
   EXPECT_EQ(eval("EXTRACTJSONFIELD('{\"a\": 1}', '$.b')"), "null");
-  EXPECT_EQ(eval("EXTRACTJSONFIELD('{oops', '$.a')"), "null");
+  EXPECT_EQ(eval("EXTRACTJSONFIELD('{oops', '$.a')"), "ERROR: Invalid JSON format:{oops");
 }
 
 // url.json: every "extract a ... from a URL" case and the parameter encodings.

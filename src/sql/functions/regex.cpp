@@ -29,11 +29,11 @@ const RE2* pattern(FunctionCall& call, const std::string& text) {
   return it->second.get();
 }
 
-// The group-th group of each match of `re` in `input` (one match unless `all`); false when the
-// pattern has fewer groups.
+// The group-th group (not negative) of each match of `re` in `input` (one match unless `all`);
+// false when the pattern has fewer groups.
 bool matches(const RE2& re, std::string_view input, int64_t group, bool all,
              std::vector<Value>& out) {
-  if (group < 0 || group > re.NumberOfCapturingGroups()) return false;
+  if (group > re.NumberOfCapturingGroups()) return false;
   std::vector<re2::StringPiece> groups(static_cast<size_t>(group) + 1);
   size_t at = 0;
   while (at <= input.size() && re.Match(input, at, input.size(), RE2::UNANCHORED, groups.data(),
@@ -52,6 +52,12 @@ void regexp_extract(FunctionCall& call, bool all) {
   if (!re) return;
   std::vector<Value> found;
   int64_t group = call.size() > 2 ? call[2].as_int64() : 0;
+  std::string_view input = call[1].text();
+  if (group < 0) {  // Java's Matcher.group(-1) throws, but only once a match is found
+    if (re->Match(input, 0, input.size(), RE2::UNANCHORED, nullptr, 0))
+      return call.fail("No group " + std::to_string(group));
+    return all ? set_items(call.out(), Kind::kArray, {}) : call.null_result();
+  }
   if (!matches(*re, call[1].text(), group, all, found)) return call.out().set_null();
   if (all) return set_items(call.out(), Kind::kArray, std::move(found));
   if (found.empty()) return call.out().set_null();

@@ -81,6 +81,9 @@ TEST_F(StringFunctions, PadMaskReplaceMd5) {
       "ERROR: function mask_left requires a non-negative number of characters to mask or skip");
   EXPECT_EQ(eval("MASK('a', 'XX', 'x', 'n', '-')"),
             "ERROR: Invalid mask character. Must be only single character, but was 'XX'");
+  EXPECT_EQ(eval("COALESCE(MASK('a', '', 'x', 'n', '-'), 'kept')"),  // Masker throws: the whole
+                                                                     // expression fails
+            "ERROR: Invalid mask character. Must be only single character, but was ''");
   EXPECT_EQ(eval("REPLACE(s, 'o', '0')"), "'Hell0 W0rld'");
   EXPECT_EQ(eval("REPLACE('ab', '', '-')"), "'-a-b-'");
   // md5.json "md5 to hex string".
@@ -107,6 +110,12 @@ TEST_F(StringFunctions, RegularExpressions) {
   EXPECT_EQ(eval("REGEXP_REPLACE(s, '(l+)', '[$1]')"), "'He[ll]o Wor[l]d'");
   EXPECT_EQ(eval("REGEXP_SPLIT_TO_ARRAY('a1b22c', '[0-9]+')"), "['a', 'b', 'c']");
   EXPECT_EQ(eval("REGEXP_REPLACE(s, '(', 'x')"), "ERROR: Invalid regular expression pattern: (");
+  // Java's Matcher.group(-1) throws, but only when there is a match to take it from.
+  EXPECT_EQ(eval("REGEXP_EXTRACT('l+', s, -1)"), "ERROR: No group -1");
+  EXPECT_EQ(eval("REGEXP_EXTRACT_ALL('l+', s, -1)"), "ERROR: No group -1");
+  EXPECT_EQ(eval("REGEXP_EXTRACT('z', s, -1)"), "null");
+  EXPECT_EQ(eval("REGEXP_EXTRACT_ALL('z', s, -1)"), "[]");
+  EXPECT_EQ(eval("REGEXP_EXTRACT('(l)', s, 2)"), "null");  // a group the pattern lacks: NULL
   EXPECT_EQ(eval("REGEXP_REPLACE(s, ns, 'x')"), "null");
 }
 
