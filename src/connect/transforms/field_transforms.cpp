@@ -1,0 +1,274 @@
+// The transforms that reshape a key or a value: InsertField, HoistField, ExtractField and
+// ValueToKey, each with Kafka's configs and messages.
+#include <unordered_map>
+
+#include "connect/transforms/registry.h"
+#include "connect/transforms/transform_util.h"
+#include "oxbow/connect/errors.h"
+#include "oxbow/connect/logical.h"
+
+namespace oxbow::connect::transforms {
+
+namespace {
+
+// A schema per input schema, as Kafka's LRU caches: the same input schema yields the same
+// output schema object. Keyed by the input's address; the input is kept alive with it.
+class SchemaCache {
+ public:
+  template <class Make>
+  SchemaPtr get(const SchemaPtr& input, Make make) {
+    auto found = cache_.find(input.get());
+    if (found != cache_.end()) return found->second.second;
+    if (cache_.size() >= 16) cache_.clear();
+    SchemaPtr made = make();
+    cache_.emplace(input.get(), std::make_pair(input, made));
+    return made;
+  }
+  void clear() { cache_.clear(); }
+
+ private:
+  std::unordered_map<const Schema*, std::pair<SchemaPtr, SchemaPtr>> cache_;
+};
+
+// InsertField's "name", "name?" (optional, the default) or "name!" (required).
+struct InsertionSpec {
+  std::string name;
+  bool optional = true;
+
+  static std::optional<InsertionSpec> parse(const std::optional<std::string>& spec) {
+    if (!spec) return std::nullopt;
+    if (!spec->empty() && (spec->back() == '?' || spec->back() == '!')) {
+      return InsertionSpec{spec->substr(0, spec->size() - 1), spec->back() == '?'};
+    }
+    return InsertionSpec{*spec, true};
+  }
+};
+
+class InsertField : public OperandTransformation {
+ public:
+  using OperandTransformation::OperandTransformation;
+
+  void configure(const TransformConfig& config) override {
+    topicField_ = InsertionSpec::parse(optionalString(config, "topic.field"));
+    partitionField_ = InsertionSpec::parse(optionalString(config, "partition.field"));
+    offsetField_ = InsertionSpec::parse(optionalString(config, "offset.field"));
+    timestampField_ = InsertionSpec::parse(optionalString(config, "timestamp.field"));
+    staticField_ = InsertionSpec::parse(optionalString(config, "static.field"));
+    staticValue_ = optionalString(config, "static.value");
+    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+    if (!topicField_ && !partitionField_ && !offsetField_ && !timestampField_ && !staticField_) {
+      throw ConfigException("No field insertion configured");
+    }
+    if (staticField_ && !staticValue_) {
+      throw ConfigException("static.value", "null",
+                            "No value specified for static field: " + staticField_->name);
+    }
+    cache_.clear();
+  }
+
+  std::optional<ConnectRecord> apply(const ConnectRecord& record) override {
+    const Value& value = valueOf(record);
+    if (value.isNull()) return record;
+    // Only SinkRecords have an offset, and this chain carries plain ConnectRecords.
+    if (offsetField_) {
+      throw DataException(
+          "Only SinkRecord supported for [field insertion], found: "
+          "org.apache.kafka.connect.connector.ConnectRecord");
+    }
+    const SchemaPtr& schema = schemaOf(record);
+    if (!schema) return applySchemaless(record, value);
+    return applyWithSchema(record, value);
+  }
+
+  void close() override { cache_.clear(); }
+
+ private:
+  ConnectRecord applySchemaless(const ConnectRecord& record, const Value& value) {
+    ValueMap updated = requireMap(value, kPurpose);
+    if (topicField_) mapPut(updated, topicField_->name, record.topic());
+    if (partitionField_ && record.kafkaPartition()) {
+      mapPut(updated, partitionField_->name, *record.kafkaPartition());
+    }
+    if (timestampField_ && record.timestamp()) {
+      mapPut(updated, timestampField_->name, *record.timestamp());
+    }
+    if (staticField_) mapPut(updated, staticField_->name, *staticValue_);
+    return replaced(record, nullptr, std::move(updated));
+  }
+
+  ConnectRecord applyWithSchema(const ConnectRecord& record, const Value& value) {
+    const Struct& input = requireStruct(value, kPurpose);
+    SchemaPtr schema = cache_.get(input.schema(), [&] { return updatedSchema(*input.schema()); });
+    Struct updated(schema);
+    for (const Field& field : input.schema()->fields()) {
+      updated.put(field.name(), replaceNullWithDefault_ ? input.get(field)
+                                                        : input.getWithoutDefault(field.name()));
+    }
+    if (topicField_) updated.put(topicField_->name, record.topic());
+    if (partitionField_ && record.kafkaPartition()) {
+      updated.put(partitionField_->name, *record.kafkaPartition());
+    }
+    if (timestampField_ && record.timestamp()) {
+      updated.put(timestampField_->name, DateTime{*record.timestamp()});
+    }
+    if (staticField_) updated.put(staticField_->name, *staticValue_);
+    return replaced(record, schema, std::move(updated));
+  }
+
+  SchemaPtr updatedSchema(const Schema& input) const {
+    SchemaBuilder builder = copyStructBasics(input);
+    for (const Field& field : input.fields()) builder.field(field.name(), field.schema());
+    auto add = [&](const std::optional<InsertionSpec>& spec, const SchemaPtr& optional,
+                   const SchemaPtr& required) {
+      if (spec) builder.field(spec->name, spec->optional ? optional : required);
+    };
+    add(topicField_, Schema::OPTIONAL_STRING_SCHEMA, Schema::STRING_SCHEMA);
+    add(partitionField_, Schema::OPTIONAL_INT32_SCHEMA, Schema::INT32_SCHEMA);
+    add(timestampField_, Timestamp::builder().optional().build(), Timestamp::SCHEMA);
+    add(staticField_, Schema::OPTIONAL_STRING_SCHEMA, Schema::STRING_SCHEMA);
+    return builder.build();
+  }
+
+  static constexpr std::string_view kPurpose = "field insertion";
+  std::optional<InsertionSpec> topicField_, partitionField_, offsetField_, timestampField_,
+      staticField_;
+  std::optional<std::string> staticValue_;
+  bool replaceNullWithDefault_ = true;
+  SchemaCache cache_;
+};
+
+class HoistField : public OperandTransformation {
+ public:
+  using OperandTransformation::OperandTransformation;
+
+  void configure(const TransformConfig& config) override {
+    fieldName_ = requiredString(config, "field");
+    cache_.clear();
+  }
+
+  std::optional<ConnectRecord> apply(const ConnectRecord& record) override {
+    const SchemaPtr& schema = schemaOf(record);
+    const Value& value = valueOf(record);
+    if (!schema) {
+      ValueMap hoisted;
+      hoisted.emplace_back(Value(fieldName_), value);
+      return replaced(record, nullptr, std::move(hoisted));
+    }
+    SchemaPtr updated = cache_.get(
+        schema, [&] { return SchemaBuilder::struct_().field(fieldName_, schema).build(); });
+    Struct hoisted(updated);
+    hoisted.put(fieldName_, value);
+    return replaced(record, updated, std::move(hoisted));
+  }
+
+  void close() override { cache_.clear(); }
+
+ private:
+  std::string fieldName_;
+  SchemaCache cache_;
+};
+
+// ExtractField reads a top-level field (Kafka's field.syntax.version V1).
+class ExtractField : public OperandTransformation {
+ public:
+  using OperandTransformation::OperandTransformation;
+
+  void configure(const TransformConfig& config) override {
+    fieldName_ = requiredString(config, "field");
+    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+    std::string syntax = optionalString(config, "field.syntax.version").value_or("V1");
+    if (syntax != "V1" && syntax != "v1") {
+      throw ConfigException("field.syntax.version", syntax,
+                            "only V1 (top-level field names) is supported");
+    }
+  }
+
+  std::optional<ConnectRecord> apply(const ConnectRecord& record) override {
+    const SchemaPtr& schema = schemaOf(record);
+    const Value& value = valueOf(record);
+    if (!schema) {
+      if (value.isNull()) return replaced(record, nullptr, Value());
+      requireMap(value, kPurpose);
+      const Value* extracted = value.mapGet(Value(fieldName_));
+      return replaced(record, nullptr, extracted ? *extracted : Value());
+    }
+    if (!value.isNull()) requireStruct(value, kPurpose);
+    const Field* field = schema->type() == Type::STRUCT ? schema->field(fieldName_) : nullptr;
+    if (!field) throw std::invalid_argument("Unknown field: " + fieldName_);
+    if (value.isNull()) return replaced(record, field->schema(), Value());
+    const Struct& input = value.asStruct();
+    return replaced(
+        record, field->schema(),
+        replaceNullWithDefault_ ? input.get(*field) : input.getWithoutDefault(fieldName_));
+  }
+
+ private:
+  static constexpr std::string_view kPurpose = "field extraction";
+  std::string fieldName_;
+  bool replaceNullWithDefault_ = true;
+};
+
+class ValueToKey : public Transformation {
+ public:
+  void configure(const TransformConfig& config) override {
+    fields_ = requiredNonEmptyList(config, "fields");
+    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+    cache_.clear();
+  }
+
+  std::optional<ConnectRecord> apply(const ConnectRecord& record) override {
+    if (!record.valueSchema()) {
+      requireMap(record.value(), kPurpose);
+      ValueMap key;
+      for (const std::string& field : fields_) {
+        const Value* found = record.value().mapGet(Value(field));
+        key.emplace_back(Value(field), found ? *found : Value());
+      }
+      return rebuild(record, record.topic(), nullptr, std::move(key), record.valueSchema(),
+                     record.value(), record.headers());
+    }
+    const Struct& value = requireStruct(record.value(), kPurpose);
+    SchemaPtr keySchema = cache_.get(value.schema(), [&] {
+      SchemaBuilder builder = SchemaBuilder::struct_();
+      for (const std::string& field : fields_) {
+        const Field* found = value.schema()->field(field);
+        if (!found) throw DataException("Field does not exist: " + field);
+        builder.field(field, found->schema());
+      }
+      return builder.build();
+    });
+    Struct key(keySchema);
+    for (const std::string& field : fields_) {
+      key.put(field, replaceNullWithDefault_ ? value.get(field) : value.getWithoutDefault(field));
+    }
+    return rebuild(record, record.topic(), keySchema, std::move(key), record.valueSchema(),
+                   record.value(), record.headers());
+  }
+
+  void close() override { cache_.clear(); }
+
+ private:
+  static constexpr std::string_view kPurpose = "copying fields from value to key";
+  std::vector<std::string> fields_;
+  bool replaceNullWithDefault_ = true;
+  SchemaCache cache_;
+};
+
+template <class T>
+TransformationFactory keyed(Operand operand) {
+  return [operand] { return std::make_unique<T>(operand); };
+}
+
+}  // namespace
+
+void registerFieldTransforms(TransformationTable& table) {
+  table.emplace("InsertField$Key", keyed<InsertField>(Operand::Key));
+  table.emplace("InsertField$Value", keyed<InsertField>(Operand::Value));
+  table.emplace("HoistField$Key", keyed<HoistField>(Operand::Key));
+  table.emplace("HoistField$Value", keyed<HoistField>(Operand::Value));
+  table.emplace("ExtractField$Key", keyed<ExtractField>(Operand::Key));
+  table.emplace("ExtractField$Value", keyed<ExtractField>(Operand::Value));
+  table.emplace("ValueToKey", [] { return std::make_unique<ValueToKey>(); });
+}
+
+}  // namespace oxbow::connect::transforms

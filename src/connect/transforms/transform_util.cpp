@@ -1,0 +1,158 @@
+#include "connect/transforms/transform_util.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "oxbow/connect/errors.h"
+
+namespace oxbow::connect {
+
+ConfigException::ConfigException(std::string_view name, std::string_view value,
+                                 std::string_view message)
+    : std::runtime_error("Invalid value " + std::string(value) + " for configuration " +
+                         std::string(name) + (message.empty() ? "" : ": " + std::string(message))) {
+}
+
+}  // namespace oxbow::connect
+
+namespace oxbow::connect::transforms {
+
+namespace {
+
+std::string trim(std::string_view text) {
+  size_t begin = 0;
+  size_t end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return std::string(text.substr(begin, end - begin));
+}
+
+// "java.util.HashMap" for a map: Java's getClass().getName(), "null" for null.
+std::string nullSafeClassName(const Value& value) {
+  if (value.isNull()) return "null";
+  std::string_view name = value.javaClass();
+  constexpr std::string_view prefix = "class ";
+  if (name.substr(0, prefix.size()) == prefix) name.remove_prefix(prefix.size());
+  return std::string(name);
+}
+
+}  // namespace
+
+std::string requiredString(const TransformConfig& config, const std::string& name) {
+  auto found = config.find(name);
+  if (found == config.end()) {
+    throw ConfigException("Missing required configuration \"" + name +
+                          "\" which has no default value.");
+  }
+  return trim(found->second);
+}
+
+std::optional<std::string> optionalString(const TransformConfig& config, const std::string& name) {
+  auto found = config.find(name);
+  if (found == config.end()) return std::nullopt;
+  return trim(found->second);
+}
+
+bool booleanConfig(const TransformConfig& config, const std::string& name, bool defaultValue) {
+  auto found = config.find(name);
+  if (found == config.end()) return defaultValue;
+  std::string text = trim(found->second);
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (lower == "true") return true;
+  if (lower == "false") return false;
+  throw ConfigException(name, text, "Expected value to be either true or false");
+}
+
+std::vector<std::string> listConfig(const TransformConfig& config, const std::string& name,
+                                    std::vector<std::string> defaultValue) {
+  auto found = config.find(name);
+  if (found == config.end()) return defaultValue;
+  std::vector<std::string> items;
+  std::string text = trim(found->second);
+  if (text.empty()) return items;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    items.push_back(trim(std::string_view(text).substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::vector<std::string> requiredNonEmptyList(const TransformConfig& config,
+                                              const std::string& name) {
+  requiredString(config, name);
+  std::vector<std::string> items = listConfig(config, name);
+  if (items.empty()) throw ConfigException(name, "[]", "Empty list");
+  return items;
+}
+
+const ValueMap& requireMap(const Value& value, std::string_view purpose) {
+  if (value.kind() != Value::Kind::Map) {
+    throw DataException("Only Map objects supported in absence of schema for [" +
+                        std::string(purpose) + "], found: " + nullSafeClassName(value));
+  }
+  return value.asMap();
+}
+
+const Struct& requireStruct(const Value& value, std::string_view purpose) {
+  if (value.kind() != Value::Kind::Struct) {
+    std::string found = value.isNull() ? "null" : nullSafeClassName(value);
+    throw DataException("Only Struct objects supported for [" + std::string(purpose) +
+                        "], found: " + found);
+  }
+  return value.asStruct();
+}
+
+void requireSchema(const SchemaPtr& schema, std::string_view purpose) {
+  if (!schema) throw DataException("Schema required for [" + std::string(purpose) + "]");
+}
+
+SchemaBuilder copyStructBasics(const Schema& source) {
+  SchemaBuilder builder = SchemaBuilder::struct_();
+  if (source.name()) builder.name(*source.name());
+  if (source.version()) builder.version(*source.version());
+  if (source.doc()) builder.doc(*source.doc());
+  if (source.parameters()) builder.parameters(*source.parameters());
+  return builder;
+}
+
+void mapPut(ValueMap& map, std::string_view key, Value value) {
+  for (auto& [entryKey, entryValue] : map) {
+    if (entryKey.kind() == Value::Kind::String && entryKey.asString() == key) {
+      entryValue = std::move(value);
+      return;
+    }
+  }
+  map.emplace_back(Value(key), std::move(value));
+}
+
+const SchemaPtr& operatingSchema(const ConnectRecord& record, Operand operand) {
+  return operand == Operand::Key ? record.keySchema() : record.valueSchema();
+}
+
+const Value& operatingValue(const ConnectRecord& record, Operand operand) {
+  return operand == Operand::Key ? record.key() : record.value();
+}
+
+ConnectRecord rebuild(const ConnectRecord& record, std::string topic, SchemaPtr keySchema,
+                      Value key, SchemaPtr valueSchema, Value value, Headers headers) {
+  return ConnectRecord(std::move(topic), record.kafkaPartition(), std::move(keySchema),
+                       std::move(key), std::move(valueSchema), std::move(value), record.timestamp(),
+                       std::move(headers));
+}
+
+ConnectRecord withOperand(const ConnectRecord& record, Operand operand, SchemaPtr schema,
+                          Value value) {
+  if (operand == Operand::Key) {
+    return rebuild(record, record.topic(), std::move(schema), std::move(value),
+                   record.valueSchema(), record.value(), record.headers());
+  }
+  return rebuild(record, record.topic(), record.keySchema(), record.key(), std::move(schema),
+                 std::move(value), record.headers());
+}
+
+}  // namespace oxbow::connect::transforms
