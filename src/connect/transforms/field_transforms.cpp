@@ -1,7 +1,5 @@
 // The transforms that reshape a key or a value: InsertField, HoistField, ExtractField and
 // ValueToKey, each with Kafka's configs and messages.
-#include <unordered_map>
-
 #include "connect/transforms/registry.h"
 #include "connect/transforms/transform_util.h"
 #include "oxbow/connect/errors.h"
@@ -10,25 +8,6 @@
 namespace oxbow::connect::transforms {
 
 namespace {
-
-// A schema per input schema, as Kafka's LRU caches: the same input schema yields the same
-// output schema object. Keyed by the input's address; the input is kept alive with it.
-class SchemaCache {
- public:
-  template <class Make>
-  SchemaPtr get(const SchemaPtr& input, Make make) {
-    auto found = cache_.find(input.get());
-    if (found != cache_.end()) return found->second.second;
-    if (cache_.size() >= 16) cache_.clear();
-    SchemaPtr made = make();
-    cache_.emplace(input.get(), std::make_pair(input, made));
-    return made;
-  }
-  void clear() { cache_.clear(); }
-
- private:
-  std::unordered_map<const Schema*, std::pair<SchemaPtr, SchemaPtr>> cache_;
-};
 
 // InsertField's "name", "name?" (optional, the default) or "name!" (required).
 struct InsertionSpec {
@@ -253,11 +232,6 @@ class ValueToKey : public Transformation {
   bool replaceNullWithDefault_ = true;
   SchemaCache cache_;
 };
-
-template <class T>
-TransformationFactory keyed(Operand operand) {
-  return [operand] { return std::make_unique<T>(operand); };
-}
 
 }  // namespace
 

@@ -11,14 +11,8 @@
 namespace oxbow::connect {
 namespace {
 
+using testing::configured;
 using testing::messageOf;
-
-std::unique_ptr<Transformation> configured(std::string_view className,
-                                           const TransformConfig& config) {
-  auto transformation = createTransformation(className);
-  transformation->configure(config);
-  return transformation;
-}
 
 ValueMap singletonMap(std::string key, Value value) {
   ValueMap map;

@@ -16,6 +16,7 @@ const transforms::TransformationTable& transformationTable() {
   static const transforms::TransformationTable table = [] {
     transforms::TransformationTable built;
     transforms::registerFieldTransforms(built);
+    transforms::registerSchemaTransforms(built);
     transforms::registerRecordTransforms(built);
     return built;
   }();

@@ -18,6 +18,7 @@ using TransformationTable = std::map<std::string, TransformationFactory, std::le
 using PredicateTable = std::map<std::string, PredicateFactory, std::less<>>;
 
 void registerFieldTransforms(TransformationTable& table);
+void registerSchemaTransforms(TransformationTable& table);
 void registerRecordTransforms(TransformationTable& table);
 void registerPredicates(PredicateTable& table);
 

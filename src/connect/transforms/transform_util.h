@@ -1,9 +1,13 @@
 #pragma once
 // What the transforms share: reading their configs as Kafka's ConfigDef does, Kafka's
 // Requirements checks with their messages, and a record rebuilt with a new key or value.
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "oxbow/connect/record.h"
@@ -70,5 +74,30 @@ class OperandTransformation : public Transformation {
  private:
   Operand operand_;
 };
+
+// A schema per input schema, as Kafka's LRU caches: the same input schema yields the same
+// output schema object. Keyed by the input's address; the input is kept alive with it.
+class SchemaCache {
+ public:
+  template <class Make>
+  SchemaPtr get(const SchemaPtr& input, Make make) {
+    auto found = cache_.find(input.get());
+    if (found != cache_.end()) return found->second.second;
+    if (cache_.size() >= 16) cache_.clear();
+    SchemaPtr made = make();
+    cache_.emplace(input.get(), std::make_pair(input, made));
+    return made;
+  }
+  void clear() { cache_.clear(); }
+
+ private:
+  std::unordered_map<const Schema*, std::pair<SchemaPtr, SchemaPtr>> cache_;
+};
+
+// A factory of a $Key or $Value variant.
+template <class T>
+std::function<std::unique_ptr<Transformation>()> keyed(Operand operand) {
+  return [operand] { return std::make_unique<T>(operand); };
+}
 
 }  // namespace oxbow::connect::transforms

@@ -1,6 +1,11 @@
 #pragma once
-// What the transforms' tests share: the message of the exception a body throws.
+// What the transforms' tests share: a configured transform, the message of the exception a body
+// throws.
+#include <memory>
 #include <string>
+#include <string_view>
+
+#include "oxbow/connect/transformation.h"
 
 namespace oxbow::connect::testing {
 
@@ -13,6 +18,14 @@ std::string messageOf(Body body) {
     return error.what();
   }
   return "no exception";
+}
+
+// A transform of that class, configured.
+inline std::unique_ptr<Transformation> configured(std::string_view className,
+                                                  const TransformConfig& config) {
+  auto transformation = createTransformation(className);
+  transformation->configure(config);
+  return transformation;
 }
 
 }  // namespace oxbow::connect::testing
