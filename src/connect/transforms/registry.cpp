@@ -17,6 +17,7 @@ const transforms::TransformationTable& transformationTable() {
     transforms::TransformationTable built;
     transforms::registerFieldTransforms(built);
     transforms::registerSchemaTransforms(built);
+    transforms::registerHeaderFrom(built);
     transforms::registerRecordTransforms(built);
     return built;
   }();
