@@ -236,12 +236,9 @@ class ValueToKey : public Transformation {
 }  // namespace
 
 void registerFieldTransforms(TransformationTable& table) {
-  table.emplace("InsertField$Key", keyed<InsertField>(Operand::Key));
-  table.emplace("InsertField$Value", keyed<InsertField>(Operand::Value));
-  table.emplace("HoistField$Key", keyed<HoistField>(Operand::Key));
-  table.emplace("HoistField$Value", keyed<HoistField>(Operand::Value));
-  table.emplace("ExtractField$Key", keyed<ExtractField>(Operand::Key));
-  table.emplace("ExtractField$Value", keyed<ExtractField>(Operand::Value));
+  registerKeyAndValue<InsertField>(table, "InsertField");
+  registerKeyAndValue<HoistField>(table, "HoistField");
+  registerKeyAndValue<ExtractField>(table, "ExtractField");
   table.emplace("ValueToKey", [] { return std::make_unique<ValueToKey>(); });
 }
 

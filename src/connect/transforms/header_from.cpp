@@ -94,8 +94,7 @@ class HeaderFrom : public OperandTransformation {
 }  // namespace
 
 void registerHeaderFrom(TransformationTable& table) {
-  table.emplace("HeaderFrom$Key", keyed<HeaderFrom>(Operand::Key));
-  table.emplace("HeaderFrom$Value", keyed<HeaderFrom>(Operand::Value));
+  registerKeyAndValue<HeaderFrom>(table, "HeaderFrom");
 }
 
 }  // namespace oxbow::connect::transforms

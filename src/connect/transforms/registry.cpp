@@ -18,6 +18,7 @@ const transforms::TransformationTable& transformationTable() {
     transforms::registerFieldTransforms(built);
     transforms::registerSchemaTransforms(built);
     transforms::registerHeaderFrom(built);
+    transforms::registerFlatten(built);
     transforms::registerRecordTransforms(built);
     return built;
   }();

@@ -20,6 +20,7 @@ using PredicateTable = std::map<std::string, PredicateFactory, std::less<>>;
 void registerFieldTransforms(TransformationTable& table);
 void registerSchemaTransforms(TransformationTable& table);
 void registerHeaderFrom(TransformationTable& table);
+void registerFlatten(TransformationTable& table);
 void registerRecordTransforms(TransformationTable& table);
 void registerPredicates(PredicateTable& table);
 

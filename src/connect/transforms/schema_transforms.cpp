@@ -276,12 +276,9 @@ class SetSchemaMetadata : public OperandTransformation {
 }  // namespace
 
 void registerSchemaTransforms(TransformationTable& table) {
-  table.emplace("ReplaceField$Key", keyed<ReplaceField>(Operand::Key));
-  table.emplace("ReplaceField$Value", keyed<ReplaceField>(Operand::Value));
-  table.emplace("MaskField$Key", keyed<MaskField>(Operand::Key));
-  table.emplace("MaskField$Value", keyed<MaskField>(Operand::Value));
-  table.emplace("SetSchemaMetadata$Key", keyed<SetSchemaMetadata>(Operand::Key));
-  table.emplace("SetSchemaMetadata$Value", keyed<SetSchemaMetadata>(Operand::Value));
+  registerKeyAndValue<ReplaceField>(table, "ReplaceField");
+  registerKeyAndValue<MaskField>(table, "MaskField");
+  registerKeyAndValue<SetSchemaMetadata>(table, "SetSchemaMetadata");
 }
 
 }  // namespace oxbow::connect::transforms

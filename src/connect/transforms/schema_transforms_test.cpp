@@ -12,10 +12,7 @@ namespace {
 
 using testing::configured;
 using testing::messageOf;
-
-ConnectRecord valueRecord(SchemaPtr schema, Value value) {
-  return ConnectRecord("test", 0, nullptr, Value(), std::move(schema), std::move(value));
-}
+using testing::valueRecord;
 
 SchemaPtr fourFieldSchema() {
   return SchemaBuilder::struct_()

@@ -94,10 +94,11 @@ class SchemaCache {
   std::unordered_map<const Schema*, std::pair<SchemaPtr, SchemaPtr>> cache_;
 };
 
-// A factory of a $Key or $Value variant.
-template <class T>
-std::function<std::unique_ptr<Transformation>()> keyed(Operand operand) {
-  return [operand] { return std::make_unique<T>(operand); };
+// Registers T's NAME$Key and NAME$Value variants in a table of factories.
+template <class T, class Table>
+void registerKeyAndValue(Table& table, const std::string& name) {
+  table.emplace(name + "$Key", [] { return std::make_unique<T>(Operand::Key); });
+  table.emplace(name + "$Value", [] { return std::make_unique<T>(Operand::Value); });
 }
 
 }  // namespace oxbow::connect::transforms

@@ -28,4 +28,9 @@ inline std::unique_ptr<Transformation> configured(std::string_view className,
   return transformation;
 }
 
+// A record of topic "topic" with only a value.
+inline ConnectRecord valueRecord(SchemaPtr schema, Value value) {
+  return ConnectRecord("topic", 0, nullptr, Value(), std::move(schema), std::move(value));
+}
+
 }  // namespace oxbow::connect::testing
