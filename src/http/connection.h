@@ -84,4 +84,8 @@ void serve_connection(boost::asio::ip::tcp::socket socket, std::shared_ptr<Serve
 void serve_http2(boost::asio::ip::tcp::socket socket, std::string received,
                  std::shared_ptr<ServerCore> core, std::optional<H2cUpgrade> upgrade);
 
+// Serves a WebSocket on a socket whose upgrade request `exchange` accepted (the 101 is not sent).
+void serve_websocket(boost::asio::ip::tcp::socket socket, std::shared_ptr<ServerCore> core,
+                     std::shared_ptr<StreamExchange> exchange);
+
 }  // namespace oxbow::http

@@ -4,6 +4,7 @@
 
 #include "http/connection.h"
 #include "http/stream_server.h"
+#include "http/websocket_session.h"
 
 namespace oxbow::http {
 
@@ -188,6 +189,28 @@ size_t StreamExchange::take_into(uint8_t* buffer, size_t length, bool& eof, bool
   unsent_bytes_.fetch_sub(n, std::memory_order_relaxed);
   eof = finished_ && pieces_.empty();
   return n;
+}
+
+std::shared_ptr<WebSocketSession> StreamExchange::accept_websocket() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!websocket_requested_ || websocket_ || head_ready_ || finished_ || client_gone())
+      return nullptr;
+    websocket_ = std::make_shared<WebSocketSession>(request_, serial_);
+    finished_ = true;
+  }
+  notify_connection();
+  return websocket();
+}
+
+std::shared_ptr<WebSocketSession> StreamExchange::websocket() const {
+  std::lock_guard lock(mutex_);
+  return websocket_;
+}
+
+std::vector<std::pair<std::string, std::string>> StreamExchange::response_headers() const {
+  std::lock_guard lock(mutex_);
+  return headers_;
 }
 
 void StreamExchange::notify_connection() {

@@ -16,6 +16,7 @@
 
 #include "common/base64.h"
 #include "http/connection.h"
+#include "http/websocket_session.h"
 
 namespace oxbow::http {
 
@@ -74,13 +75,15 @@ bool framing_header(std::string_view name) {
          name == "keep-alive";
 }
 
-std::string error_response(int status, std::string_view message) {
+std::string error_response(int status, std::string_view message,
+                           std::string_view extra_header = {}) {
   std::string body = "{\"error_code\":" + std::to_string(status) + ",\"message\":\"" +
                      std::string(message) + "\"}";
   return "HTTP/1.1 " + std::to_string(status) + " " +
          std::string(bhttp::obsolete_reason(static_cast<bhttp::status>(status))) +
-         "\r\nServer: oxbow\r\nContent-Type: application/json\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+         "\r\nServer: oxbow\r\n" + std::string(extra_header) +
+         "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n\r\n" + body;
 }
 
 class Http1Connection : public Connection {
@@ -92,7 +95,12 @@ class Http1Connection : public Connection {
 
   void exchange_ready(std::shared_ptr<StreamExchange> exchange) override {
     asio::post(socket_.get_executor(), [self = shared(), exchange] {
-      if (self->closed_ || exchange != self->current_ || self->writing_) return;
+      if (self->closed_ || exchange != self->current_) return;
+      if (exchange->websocket()) {
+        self->response_done_.cancel();  // upgrade_websocket hands the socket over
+        return;
+      }
+      if (self->writing_) return;
       self->writing_ = true;
       asio::co_spawn(
           self->socket_.get_executor(), [self] { return self->write_response(); }, asio::detached);
@@ -113,7 +121,9 @@ class Http1Connection : public Connection {
   }
   asio::awaitable<bool> read_request();
   asio::awaitable<void> write_response();
-  asio::awaitable<void> fail(int status, std::string_view message);
+  asio::awaitable<void> fail(int status, std::string_view message,
+                             std::string_view extra_header = {});
+  asio::awaitable<bool> upgrade_websocket(StreamRequest request, bool has_body);
 
   boost::beast::flat_buffer buffer_;
   std::shared_ptr<StreamExchange> current_;
@@ -124,8 +134,9 @@ class Http1Connection : public Connection {
   asio::steady_timer response_done_;  // cancelled when the response has gone out
 };
 
-asio::awaitable<void> Http1Connection::fail(int status, std::string_view message) {
-  std::string response = error_response(status, message);
+asio::awaitable<void> Http1Connection::fail(int status, std::string_view message,
+                                            std::string_view extra_header) {
+  std::string response = error_response(status, message, extra_header);
   boost::system::error_code ec;
   co_await asio::async_write(socket_, asio::buffer(response),
                              asio::redirect_error(asio::use_awaitable, ec));
@@ -218,6 +229,11 @@ asio::awaitable<bool> Http1Connection::read_request() {
     }
   }
 
+  if (has_token(request.header("connection"), "upgrade") &&
+      has_token(request.header("upgrade"), "websocket") && core_->options.offer_websocket &&
+      core_->options.offer_websocket(request))
+    co_return co_await upgrade_websocket(std::move(request), !parser.is_done());
+
   bool streamed = core_->options.stream_request_body && core_->options.stream_request_body(request);
   if (!streamed) {
     const size_t limit = core_->options.max_body_bytes;
@@ -297,6 +313,46 @@ asio::awaitable<bool> Http1Connection::read_request() {
   current_.reset();
   head_sent_ = chunked_ = done_ = false;
   co_return !closed_ && keep_alive_;
+}
+
+// An `Upgrade: websocket` request the options offer to the handler: checked as RFC 6455 4.2.1
+// asks (Beast's handshake would refuse it too, but only after the handler had accepted), then the
+// handler either accepts it, and the socket becomes the WebSocket's, or answers it as any request.
+// The client may not send before the 101, so nothing is read meanwhile.
+asio::awaitable<bool> Http1Connection::upgrade_websocket(StreamRequest request, bool has_body) {
+  if (request.method != "GET" || version_ != 11 || has_body ||
+      request.header("sec-websocket-key").empty() || request.header("host").empty()) {
+    co_await fail(400, "Malformed WebSocket upgrade request");
+    co_return false;
+  }
+  if (request.header("sec-websocket-version") != "13") {
+    co_await fail(426, "Unsupported WebSocket version", "Sec-WebSocket-Version: 13\r\n");
+    co_return false;
+  }
+  auto exchange = core_->make_exchange(std::move(request), weak_from_this(), 0);
+  exchange->mark_websocket_request();
+  current_ = exchange;
+  core_->dispatch(exchange);
+  boost::system::error_code ec;
+  while (!exchange->sent() && !closed_ && !exchange->websocket()) {
+    response_done_.expires_at(asio::steady_timer::time_point::max());
+    co_await response_done_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (closed_) {
+    // Accepted as the connection closed: the session ends before it began.
+    if (auto session = exchange->websocket()) session->end(true, std::nullopt);
+    co_return false;
+  }
+  current_.reset();
+  if (exchange->websocket()) {
+    exchange->mark_sent();
+    closed_ = true;  // the socket moves on
+    watchdog_.cancel();
+    serve_websocket(std::move(socket_), core_, std::move(exchange));
+    co_return false;
+  }
+  head_sent_ = chunked_ = done_ = false;
+  co_return keep_alive_;
 }
 
 asio::awaitable<void> Http1Connection::write_response() {

@@ -42,6 +42,7 @@ struct StreamRequest {
 };
 
 class Connection;
+class WebSocketSession;
 
 // One request and its response. Shared by the server and the handler; every method may be called
 // from any thread. The server runs the handler, the body callback and the gone callback of one
@@ -74,6 +75,14 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
   // already has); dropped unused once the response is sent.
   void on_client_gone(std::function<void()> callback);
 
+  // True for an `Upgrade: websocket` request on a path StreamServerOptions::offer_websocket
+  // chose: the handler may accept it (accept_websocket) or answer it as any request (a refusal).
+  bool websocket_requested() const { return websocket_requested_; }
+  // Answers `101 Switching Protocols` (with the headers set so far) and hands over the session;
+  // null when the request is no WebSocket upgrade or a response was already started. The exchange
+  // is done then: its write, finish and respond do nothing.
+  std::shared_ptr<WebSocketSession> accept_websocket();
+
   // For a streamed request body: pieces in arrival order, the last call with `last` true (its
   // piece possibly empty). Pieces that arrived before this call are delivered first. Not called
   // for a buffered body (it is in request().body).
@@ -98,6 +107,10 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
   void run_serially(std::function<void()> callback) { serial_(std::move(callback)); }
   void mark_sent();
   bool sent() const { return sent_.load(std::memory_order_acquire); }
+  // Before the handler runs: the request may become a WebSocket.
+  void mark_websocket_request() { websocket_requested_ = true; }
+  std::shared_ptr<WebSocketSession> websocket() const;
+  std::vector<std::pair<std::string, std::string>> response_headers() const;
 
  private:
   void notify_connection();
@@ -122,6 +135,8 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
   std::function<void()> gone_callback_;
   std::atomic<size_t> unsent_bytes_{0};
   std::atomic<bool> gone_{false}, sent_{false};
+  bool websocket_requested_ = false;
+  std::shared_ptr<WebSocketSession> websocket_;
 };
 
 using StreamHandler = std::function<void(std::shared_ptr<StreamExchange>)>;
@@ -135,6 +150,10 @@ struct StreamServerOptions {
   // Given a request's head, whether its body streams to the handler (StreamExchange::on_body)
   // instead of being read whole first. Null: every body is read whole.
   std::function<bool(const StreamRequest&)> stream_request_body;
+  // Given the head of an HTTP/1.1 request with `Upgrade: websocket`, whether the handler may take
+  // it as a WebSocket (StreamExchange::websocket_requested). Null, or false: the upgrade header
+  // is ignored and the request is an ordinary one.
+  std::function<bool(const StreamRequest&)> offer_websocket;
 };
 
 class StreamServer {

@@ -140,18 +140,6 @@ class Http2Client {
   std::map<int32_t, Stream> streams_;
 };
 
-// Runs a shell command and returns what it printed.
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  ::pclose(pipe);
-  return out;
-}
-
 TEST_F(StreamServerTest, Http2EachWriteIsADataFrameBeforeTheHandlerFinishes) {
   Signal first_seen;
   routes_["/stream"] = [&](std::shared_ptr<StreamExchange> exchange) {
@@ -314,24 +302,25 @@ TEST_F(StreamServerTest, Http2GarbageAfterThePrefaceClosesTheConnection) {
 }
 
 TEST_F(StreamServerTest, CurlPriorKnowledgeAndH2cUpgrade) {
-  if (run("curl -V").find("HTTP2") == std::string::npos) GTEST_SKIP() << "curl without HTTP/2";
+  if (run_command("curl -V").find("HTTP2") == std::string::npos)
+    GTEST_SKIP() << "curl without HTTP/2";
   routes_["/info"] = [](std::shared_ptr<StreamExchange> exchange) {
     exchange->write(exchange->request().protocol == Protocol::http2 ? "h2 " : "h1 ");
     exchange->write(exchange->request().method);
     exchange->finish();
   };
   start();
-  EXPECT_EQ(run("curl -s --max-time 30 --http2-prior-knowledge " + url("/info")), "h2 GET");
-  EXPECT_EQ(run("curl -s --max-time 30 --http2 " + url("/info")), "h2 GET");
-  EXPECT_EQ(run("curl -s --max-time 30 --http1.1 " + url("/info")), "h1 GET");
+  EXPECT_EQ(run_command("curl -s --max-time 30 --http2-prior-knowledge " + url("/info")), "h2 GET");
+  EXPECT_EQ(run_command("curl -s --max-time 30 --http2 " + url("/info")), "h2 GET");
+  EXPECT_EQ(run_command("curl -s --max-time 30 --http1.1 " + url("/info")), "h1 GET");
   // A body keeps an upgrade request on HTTP/1.1.
-  EXPECT_EQ(run("curl -s --max-time 30 --http2 -d x=1 " + url("/info")), "h1 POST");
+  EXPECT_EQ(run_command("curl -s --max-time 30 --http2 -d x=1 " + url("/info")), "h1 POST");
 }
 
 // Node's http2 client (prior knowledge, as ksqlDB's JavaScript client connects): a request body
 // written in two pieces, each acknowledged before the next is sent.
 TEST_F(StreamServerTest, NodeHttp2ClientStreamsBothWays) {
-  if (run("node --version").empty()) GTEST_SKIP() << "no node";
+  if (run_command("node --version").empty()) GTEST_SKIP() << "no node";
   StreamServerOptions options;
   options.stream_request_body = [](const StreamRequest& r) { return r.path == "/inserts"; };
   routes_["/inserts"] = [](std::shared_ptr<StreamExchange> exchange) {
@@ -356,7 +345,7 @@ req.on('end', () => { console.log(got.join('|')); session.close(); });
 )";
   const std::string path = ::testing::TempDir() + "stream_server_node_client.js";
   std::ofstream(path) << script;
-  std::string out = run("node " + path + " " + url("") + " 2>&1");
+  std::string out = run_command("node " + path + " " + url("") + " 2>&1");
   EXPECT_EQ(out, "{\"ack\":\"row1\"}|{\"ack\":\"row2\"}\n");
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -53,6 +54,18 @@ class Signal {
   std::condition_variable cv_;
   bool raised_ = false;
 };
+
+// Runs a shell command and returns what it printed.
+inline std::string run_command(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  ::pclose(pipe);
+  return out;
+}
 
 inline bool wait_readable(int fd) {
   pollfd entry{fd, POLLIN, 0};
