@@ -102,13 +102,9 @@ class Flatten : public OperandTransformation {
 
   // The field's schema made optional and given its parent's default when it has none.
   static SchemaPtr copyFieldSchema(const Schema& schema, bool optional, const Value& defaultValue) {
-    SchemaBuilder builder = schema.type() == Type::ARRAY
-                                ? SchemaBuilder::array(schema.valueSchema())
-                                : SchemaBuilder(schema.type());
-    if (schema.name()) builder.name(*schema.name());
-    if (schema.version()) builder.version(*schema.version());
-    if (schema.doc()) builder.doc(*schema.doc());
-    if (schema.parameters()) builder.parameters(*schema.parameters());
+    SchemaBuilder builder = copySchemaBasics(
+        schema, schema.type() == Type::ARRAY ? SchemaBuilder::array(schema.valueSchema())
+                                             : SchemaBuilder(schema.type()));
     if (optional) builder.optional();
     if (!defaultValue.isNull()) builder.defaultValue(defaultValue);
     return builder.build();

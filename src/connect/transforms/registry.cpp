@@ -19,6 +19,7 @@ const transforms::TransformationTable& transformationTable() {
     transforms::registerSchemaTransforms(built);
     transforms::registerHeaderFrom(built);
     transforms::registerFlatten(built);
+    transforms::registerCast(built);
     transforms::registerRecordTransforms(built);
     return built;
   }();

@@ -21,6 +21,7 @@ void registerFieldTransforms(TransformationTable& table);
 void registerSchemaTransforms(TransformationTable& table);
 void registerHeaderFrom(TransformationTable& table);
 void registerFlatten(TransformationTable& table);
+void registerCast(TransformationTable& table);
 void registerRecordTransforms(TransformationTable& table);
 void registerPredicates(PredicateTable& table);
 

@@ -111,8 +111,7 @@ void requireSchema(const SchemaPtr& schema, std::string_view purpose) {
   if (!schema) throw DataException("Schema required for [" + std::string(purpose) + "]");
 }
 
-SchemaBuilder copyStructBasics(const Schema& source) {
-  SchemaBuilder builder = SchemaBuilder::struct_();
+SchemaBuilder copySchemaBasics(const Schema& source, SchemaBuilder builder) {
   if (source.name()) builder.name(*source.name());
   if (source.version()) builder.version(*source.version());
   if (source.doc()) builder.doc(*source.doc());

@@ -38,9 +38,12 @@ const ValueMap& requireMap(const Value& value, std::string_view purpose);
 const Struct& requireStruct(const Value& value, std::string_view purpose);
 void requireSchema(const SchemaPtr& schema, std::string_view purpose);
 
-// A schema builder of the source's type, name, version, doc and parameters
-// (SchemaUtil.copySchemaBasics), for a STRUCT.
-SchemaBuilder copyStructBasics(const Schema& source);
+// The builder given the source's name, version, doc and parameters (SchemaUtil.copySchemaBasics).
+SchemaBuilder copySchemaBasics(const Schema& source, SchemaBuilder builder);
+// A STRUCT builder with the source's name, version, doc and parameters.
+inline SchemaBuilder copyStructBasics(const Schema& source) {
+  return copySchemaBasics(source, SchemaBuilder::struct_());
+}
 
 // Sets a schemaless map's entry of that string key, replacing an existing one.
 void mapPut(ValueMap& map, std::string_view key, Value value);
