@@ -1,12 +1,11 @@
 // Cast: fields of a struct or a map, or a whole key or value, cast to another primitive type, with
 // Java's conversions (narrowing wraps, floats saturate, strings are parsed) and Kafka's messages.
 #include <charconv>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 
+#include "connect/transforms/date_format.h"
 #include "connect/transforms/registry.h"
 #include "connect/transforms/transform_util.h"
 #include "oxbow/connect/errors.h"
@@ -154,28 +153,13 @@ double parseJavaDouble(const std::string& text) {
 // Values.dateFormatFor: a time of the epoch's first day as a time, a midnight as a date, anything
 // else as an ISO-8601 timestamp, in UTC.
 std::string dateText(int64_t epochMillis) {
-  using namespace std::chrono;
   constexpr int64_t kMillisPerDay = 86400000;
-  sys_time<milliseconds> time{milliseconds(epochMillis)};
-  sys_days day = floor<days>(time);
-  year_month_day date(day);
-  int64_t ofDay = (time - day).count();
-  char text[64];
-  if (epochMillis >= 0 && epochMillis < kMillisPerDay) {
-    std::snprintf(text, sizeof text, "%02d:%02d:%02d.%03dZ", static_cast<int>(ofDay / 3600000),
-                  static_cast<int>(ofDay / 60000 % 60), static_cast<int>(ofDay / 1000 % 60),
-                  static_cast<int>(ofDay % 1000));
-  } else if (epochMillis % kMillisPerDay == 0) {
-    std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(date.year()),
-                  static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
-  } else {
-    std::snprintf(text, sizeof text, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
-                  static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
-                  static_cast<unsigned>(date.day()), static_cast<int>(ofDay / 3600000),
-                  static_cast<int>(ofDay / 60000 % 60), static_cast<int>(ofDay / 1000 % 60),
-                  static_cast<int>(ofDay % 1000));
-  }
-  return text;
+  static const UtcDateFormat time("HH:mm:ss.SSS'Z'");
+  static const UtcDateFormat date("yyyy-MM-dd");
+  static const UtcDateFormat timestamp("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'");
+  if (epochMillis >= 0 && epochMillis < kMillisPerDay) return time.format(epochMillis);
+  if (epochMillis % kMillisPerDay == 0) return date.format(epochMillis);
+  return timestamp.format(epochMillis);
 }
 
 std::string base64(const std::string& bytes) {

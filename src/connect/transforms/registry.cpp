@@ -20,6 +20,7 @@ const transforms::TransformationTable& transformationTable() {
     transforms::registerHeaderFrom(built);
     transforms::registerFlatten(built);
     transforms::registerCast(built);
+    transforms::registerTimestampConverter(built);
     transforms::registerRecordTransforms(built);
     return built;
   }();

@@ -22,6 +22,7 @@ void registerSchemaTransforms(TransformationTable& table);
 void registerHeaderFrom(TransformationTable& table);
 void registerFlatten(TransformationTable& table);
 void registerCast(TransformationTable& table);
+void registerTimestampConverter(TransformationTable& table);
 void registerRecordTransforms(TransformationTable& table);
 void registerPredicates(PredicateTable& table);
 

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "connect/transforms/date_format.h"
 #include "connect/transforms/registry.h"
 #include "connect/transforms/transform_util.h"
 #include "oxbow/connect/errors.h"
@@ -50,88 +51,6 @@ class RegexRouter : public Transformation {
  private:
   std::regex regex_;
   std::string replacement_;
-};
-
-// A SimpleDateFormat pattern in UTC, for the letters a topic name uses: y (yy: two digits), M,
-// d, H, m, s and S as numbers, text in single quotes ('' for a quote), other non-letters as they
-// are.
-class UtcDateFormat {
- public:
-  explicit UtcDateFormat(const std::string& pattern) : pattern_(pattern) {
-    for (size_t i = 0; i < pattern.size(); ++i) {
-      char c = pattern[i];
-      if (c == '\'') {
-        size_t close = pattern.find('\'', i + 1);
-        if (close == std::string::npos) throw std::invalid_argument("Unterminated quote");
-        i = close;
-      } else if (std::isalpha(static_cast<unsigned char>(c)) &&
-                 std::string_view("yMdHmsS").find(c) == std::string_view::npos) {
-        throw std::invalid_argument(std::string("Illegal pattern character '") + c + "'");
-      }
-    }
-  }
-
-  std::string format(int64_t epochMillis) const {
-    using namespace std::chrono;
-    sys_time<milliseconds> time{milliseconds(epochMillis)};
-    sys_days day = floor<days>(time);
-    year_month_day date(day);
-    int64_t millisOfDay = (time - day).count();
-    std::string out;
-    for (size_t i = 0; i < pattern_.size();) {
-      char c = pattern_[i];
-      size_t run = pattern_.find_first_not_of(c, i);
-      size_t count = (run == std::string::npos ? pattern_.size() : run) - i;
-      if (c == '\'') {
-        if (i + 1 < pattern_.size() && pattern_[i + 1] == '\'') {
-          out += '\'';
-          i += 2;
-          continue;
-        }
-        size_t close = pattern_.find('\'', i + 1);
-        out += pattern_.substr(i + 1, close - i - 1);
-        i = close + 1;
-        continue;
-      }
-      int64_t field = -1;
-      switch (c) {
-        case 'y':
-          field = static_cast<int>(date.year());
-          if (count == 2) field %= 100;
-          break;
-        case 'M':
-          field = static_cast<unsigned>(date.month());
-          break;
-        case 'd':
-          field = static_cast<unsigned>(date.day());
-          break;
-        case 'H':
-          field = millisOfDay / 3600000;
-          break;
-        case 'm':
-          field = millisOfDay / 60000 % 60;
-          break;
-        case 's':
-          field = millisOfDay / 1000 % 60;
-          break;
-        case 'S':
-          field = millisOfDay % 1000;
-          break;
-        default:
-          out.append(count, c);
-          i += count;
-          continue;
-      }
-      std::string digits = std::to_string(field);
-      if (digits.size() < count) out.append(count - digits.size(), '0');
-      out += digits;
-      i += count;
-    }
-    return out;
-  }
-
- private:
-  std::string pattern_;
 };
 
 // Replaces every occurrence of `from` in `text`.

@@ -117,7 +117,7 @@ TEST(PredicateTest, TopicNameMatchesHasHeaderKeyAndRecordIsTombstone) {
 }
 
 TEST(RegistryTest, NamesEveryClassAndRefusesUnknownOnes) {
-  EXPECT_EQ(transformationClassNames().size(), 24u);
+  EXPECT_EQ(transformationClassNames().size(), 26u);
   EXPECT_EQ(predicateClassNames().size(), 3u);
   EXPECT_EQ(configErrorOf([] { createTransformation("com.example.Nope"); }),
             "Invalid value com.example.Nope for configuration type: Class com.example.Nope could "
