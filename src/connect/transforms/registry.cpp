@@ -117,7 +117,7 @@ TransformationChain TransformationChain::fromConnectorConfig(const TransformConf
     stage.transformation = found->second();
     TransformConfig own = withPrefix(config, prefix);
     std::optional<std::string> predicateAlias = transforms::optionalString(own, "predicate");
-    stage.negate = transforms::booleanConfig(own, "negate", false);
+    stage.negate = transforms::booleanConfig(config, prefix + "negate", false);
     own.erase("predicate");
     own.erase("negate");
     stage.transformation->configure(own);

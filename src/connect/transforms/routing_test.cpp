@@ -201,6 +201,27 @@ TEST(TransformationChainTest, ConfigErrors) {
                                                         {"predicates", "p"}});
             }),
             "Missing required configuration \"predicates.p.type\" which has no default value.");
+  EXPECT_EQ(
+      configErrorOf([] {
+        TransformationChain::fromConnectorConfig({{"transforms", "a"},
+                                                  {"transforms.a.type", "Filter"},
+                                                  {"transforms.a.predicate", "p"},
+                                                  {"transforms.a.negate", "maybe"},
+                                                  {"predicates", "p"},
+                                                  {"predicates.p.type", "RecordIsTombstone"}});
+      }),
+      "Invalid value maybe for configuration transforms.a.negate: Expected value to be "
+      "either true or false");
+  EXPECT_EQ(
+      configErrorOf([] {
+        TransformationChain::fromConnectorConfig({{"transforms", "a"},
+                                                  {"transforms.a.type", "Filter"},
+                                                  {"transforms.a.predicate", "q"},
+                                                  {"predicates", "p"},
+                                                  {"predicates.p.type", "RecordIsTombstone"}});
+      }),
+      "Invalid value q for configuration transforms.a.predicate: Not one of the predicates "
+      "in 'predicates'");
   // A transform's own config error surfaces from the chain.
   EXPECT_EQ(configErrorOf([] {
               TransformationChain::fromConnectorConfig(
