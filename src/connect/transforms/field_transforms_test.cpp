@@ -59,6 +59,17 @@ TEST(InsertFieldTest, CopiesTheSchemaAndInsertsConfiguredFields) {
   ConnectRecord second =
       *xform->apply(ConnectRecord("test", 1, nullptr, Value(), schema, Struct(schema)));
   EXPECT_EQ(second.valueSchema().get(), outSchema.get());
+
+  // An equal schema built anew (as a converter builds one per record) hits the cache too.
+  SchemaPtr rebuilt = SchemaBuilder::struct_()
+                          .name("name")
+                          .version(1)
+                          .doc("doc")
+                          .field("magic", Schema::OPTIONAL_INT64_SCHEMA)
+                          .build();
+  ConnectRecord third =
+      *xform->apply(ConnectRecord("test", 1, nullptr, Value(), rebuilt, Struct(rebuilt)));
+  EXPECT_EQ(third.valueSchema().get(), outSchema.get());
 }
 
 TEST(InsertFieldTest, SchemalessInsertsIntoTheMap) {

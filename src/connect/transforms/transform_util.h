@@ -1,12 +1,12 @@
 #pragma once
 // What the transforms share: reading their configs as Kafka's ConfigDef does, Kafka's
 // Requirements checks with their messages, and a record rebuilt with a new key or value.
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -78,23 +78,29 @@ class OperandTransformation : public Transformation {
   Operand operand_;
 };
 
-// A schema per input schema, as Kafka's LRU caches: the same input schema yields the same
-// output schema object. Keyed by the input's address; the input is kept alive with it.
+// A schema per input schema, as Kafka's LRU caches of 16: an input schema equal to one seen
+// before (the same object, or an equal one as a converter makes per record) yields the same output
+// schema object. The most recently used entry is first.
 class SchemaCache {
  public:
   template <class Make>
   SchemaPtr get(const SchemaPtr& input, Make make) {
-    auto found = cache_.find(input.get());
-    if (found != cache_.end()) return found->second.second;
-    if (cache_.size() >= 16) cache_.clear();
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].first == input || *entries_[i].first == *input) {
+        std::rotate(entries_.begin(), entries_.begin() + i, entries_.begin() + i + 1);
+        return entries_.front().second;
+      }
+    }
     SchemaPtr made = make();
-    cache_.emplace(input.get(), std::make_pair(input, made));
+    if (entries_.size() >= kCapacity) entries_.pop_back();
+    entries_.insert(entries_.begin(), {input, made});
     return made;
   }
-  void clear() { cache_.clear(); }
+  void clear() { entries_.clear(); }
 
  private:
-  std::unordered_map<const Schema*, std::pair<SchemaPtr, SchemaPtr>> cache_;
+  static constexpr size_t kCapacity = 16;
+  std::vector<std::pair<SchemaPtr, SchemaPtr>> entries_;
 };
 
 // Registers T's NAME$Key and NAME$Value variants in a table of factories.
