@@ -1,8 +1,6 @@
 // The transforms that route, drop or re-head whole records (Filter, RegexRouter, InsertHeader,
 // DropHeaders) and the predicates (TopicNameMatches, HasHeaderKey, RecordIsTombstone).
-#include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <limits>
 #include <regex>
 #include <set>
