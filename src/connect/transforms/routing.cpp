@@ -2,8 +2,10 @@
 // DropHeaders) and the predicates (TopicNameMatches, HasHeaderKey, RecordIsTombstone).
 #include <charconv>
 #include <limits>
-#include <regex>
+#include <memory>
 #include <set>
+
+#include <re2/re2.h>
 
 #include "connect/transforms/date_format.h"
 #include "connect/transforms/registry.h"
@@ -14,14 +16,37 @@ namespace oxbow::connect::transforms {
 
 namespace {
 
-// A regex config compiled as ECMAScript (Kafka compiles Java's syntax); ConfigException as
-// Kafka's RegexValidator reports a bad one.
-std::regex compileRegex(const std::string& name, const std::string& pattern) {
-  try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& error) {
-    throw ConfigException(name, pattern, std::string("Invalid regex: ") + error.what());
+// A regex config compiled by RE2, which reads Java's syntax but for back-references and
+// look-around (refused as invalid); ConfigException as Kafka's RegexValidator reports a bad one.
+// RE2 runs in linear time, so no topic name makes a match slow or deep.
+std::shared_ptr<const RE2> compileRegex(const std::string& name, const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto regex = std::make_shared<const RE2>(pattern, options);
+  if (!regex->ok()) throw ConfigException(name, pattern, "Invalid regex: " + regex->error());
+  return regex;
+}
+
+// Java's Matcher replacement text (`$1` a group, `\$` a dollar, `\\` a backslash) as RE2's
+// rewrite string (`\1` a group, `\\` a backslash).
+std::string re2Rewrite(const std::string& java) {
+  std::string out;
+  for (size_t i = 0; i < java.size(); ++i) {
+    char c = java[i];
+    if (c == '\\' && i + 1 < java.size()) {
+      char next = java[++i];
+      if (next == '\\')
+        out += "\\\\";
+      else
+        out += next;
+    } else if (c == '$' && i + 1 < java.size() && java[i + 1] >= '0' && java[i + 1] <= '9') {
+      out += '\\';
+      out += java[++i];
+    } else {
+      out += c;
+    }
   }
+  return out;
 }
 
 // Drops every record; meant to be used with a predicate.
@@ -35,19 +60,25 @@ class RegexRouter : public Transformation {
  public:
   void configure(const TransformConfig& config) override {
     regex_ = compileRegex("regex", requiredString(config, "regex"));
-    replacement_ = requiredString(config, "replacement");
+    std::string replacement = requiredString(config, "replacement");
+    replacement_ = re2Rewrite(replacement);
+    // Kafka finds a group the regex lacks only when a record matches; said here once instead.
+    std::string error;
+    if (!regex_->CheckRewriteString(replacement_, &error))
+      throw ConfigException("replacement", replacement, "Invalid replacement: " + error);
   }
 
   std::optional<ConnectRecord> apply(const ConnectRecord& record) override {
-    if (!std::regex_match(record.topic(), regex_)) return record;
-    std::string topic = std::regex_replace(record.topic(), regex_, replacement_,
-                                           std::regex_constants::format_first_only);
+    // As Kafka's: the whole topic must match, and is then replaced once.
+    if (!RE2::FullMatch(record.topic(), *regex_)) return record;
+    std::string topic = record.topic();
+    RE2::Replace(&topic, *regex_, replacement_);
     return rebuild(record, std::move(topic), record.keySchema(), record.key(), record.valueSchema(),
                    record.value(), record.headers());
   }
 
  private:
-  std::regex regex_;
+  std::shared_ptr<const RE2> regex_;
   std::string replacement_;
 };
 
@@ -162,11 +193,11 @@ class TopicNameMatches : public Predicate {
     pattern_ = compileRegex("pattern", requiredNonEmptyString(config, "pattern"));
   }
   bool test(const ConnectRecord& record) const override {
-    return std::regex_match(record.topic(), pattern_);
+    return RE2::FullMatch(record.topic(), *pattern_);
   }
 
  private:
-  std::regex pattern_;
+  std::shared_ptr<const RE2> pattern_;
 };
 
 class HasHeaderKey : public Predicate {

@@ -39,6 +39,18 @@ TEST(RegexRouterTest, ReplacesMatchingTopics) {
             0u);
 }
 
+TEST(RegexRouterTest, ReadsJavasReplacementSyntaxAndRefusesMissingGroups) {
+  EXPECT_EQ(route("(a)(b)", "$2$1", "ab"), "ba");
+  EXPECT_EQ(route("(.*)", "\\$$1\\\\", "t"), "$t\\");  // \$ a dollar, \\ a backslash
+  EXPECT_EQ(configErrorOf([] {
+              route("(.*)", "$2", "t");
+            }).rfind("Invalid value $2 for configuration replacement: Invalid replacement: ", 0),
+            0u);
+  // Linear-time matching: a long name against a pattern that backtracks exponentially elsewhere.
+  std::string topic(100000, 'a');
+  EXPECT_EQ(route("(a|aa)*b", "x", topic), topic);
+}
+
 TEST(InsertHeaderTest, AddsAHeaderWithTheLiteralParsed) {
   auto xform = createTransformation("InsertHeader");
   xform->configure({{"header", "inserted"}, {"value.literal", "inserted-value"}});
