@@ -4,6 +4,7 @@
 #include "sql/binder/with_properties.h"
 #include "sql/engine/variables.h"
 #include "sql/logical/logical_plan.h"
+#include "sql/optimizer/optimizer.h"
 #include "sql/parser/parser.h"
 #include "sql/serde/schema_registry.h"
 
@@ -11,11 +12,12 @@ namespace oxbow::sql {
 
 namespace {
 
-// The plan of `query` into `sink` (empty: transient), with the planner's decision whether its
-// PARTITION BY keeps the key the rows have.
+// The optimized plan of `query` into `sink` (empty: transient): what EXPLAIN prints and the
+// physical plan is built from.
 std::unique_ptr<logical::Node> plan_of(const BoundQuery& query, const std::string& sink) {
-  bool keeps_key = !query.partition_by.empty() && partition_by_keeps_key(query);
-  return logical::build_logical_plan(query, sink, keeps_key);
+  std::unique_ptr<logical::Node> plan = logical::build_logical_plan(query, sink);
+  optimizer::optimize(*plan, query);
+  return plan;
 }
 
 // The window of a query's result: its WINDOW's, or its windowed source's when its rows keep

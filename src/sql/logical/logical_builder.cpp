@@ -1,7 +1,8 @@
 // The logical plan built from a BoundQuery, bottom up, in the order the planner (planner/) runs a
-// query's operators: the FROM source (WHERE's conjuncts over a FROM stream alone checked before
-// an INNER or LEFT first join, as join_planner.cpp pushes them down), each join over the relation
-// before it, WHERE, PARTITION BY, table functions, the aggregation and HAVING, the projection.
+// query's operators: the FROM source, each join over the relation before it, WHERE, PARTITION BY,
+// table functions, the aggregation and HAVING, the projection. The tree is the plain one: the
+// rewrites (WHERE's conjuncts below the first join, PARTITION BY the key it has) are the
+// optimizer's passes over it (sql/optimizer/).
 #include <algorithm>
 #include <set>
 
@@ -39,23 +40,12 @@ void find_calls(const BoundExpr& e, Wanted wanted, std::set<std::string>& seen,
   for (const auto& a : e.args) find_calls(*a, wanted, seen, out);
 }
 
-void split_and(const BoundExpr& e, std::vector<const BoundExpr*>& out) {
-  if (e.kind != BoundKind::kAnd) return out.push_back(&e);
-  for (const auto& a : e.args) split_and(*a, out);
-}
-
 class Builder {
  public:
-  Builder(const BoundQuery& q, bool partition_by_keeps_key)
-      : q_(q), partition_by_keeps_key_(partition_by_keeps_key) {}
+  explicit Builder(const BoundQuery& q) : q_(q) {}
 
   std::unique_ptr<Node> build(const std::string& sink) {
     std::unique_ptr<Node> top = source(*q_.from, q_.from_alias);
-    if (auto pushed = pushed_down_conjuncts(); !pushed.empty()) {
-      top = node_over(NodeKind::kFilter, std::move(top));
-      top->predicates = std::move(pushed);
-      top->pushed_down = true;
-    }
     for (size_t n = 1; n <= q_.joins.size(); ++n) top = join(std::move(top), n);
     if (q_.where) {
       top = node_over(NodeKind::kFilter, std::move(top));
@@ -95,34 +85,6 @@ class Builder {
       if (c.source == alias && !c.pseudo)
         node->schema.columns.push_back({name_of(c), c.type, c.ns == ColumnNamespace::kKey});
     return node;
-  }
-
-  // WHERE's conjuncts the planner checks on the FROM stream's records before its first join:
-  // those reading the FROM source's columns alone, when that join keeps the rows as they are
-  // (INNER or LEFT).
-  std::vector<const BoundExpr*> pushed_down_conjuncts() const {
-    std::vector<const BoundExpr*> pushed;
-    if (!q_.where || q_.joins.empty() || q_.from->kind != SourceKind::kStream) return pushed;
-    parser::JoinType first = q_.joins.front().type;
-    if (first != parser::JoinType::kInner && first != parser::JoinType::kLeft) return pushed;
-    std::vector<const BoundExpr*> conjuncts;
-    split_and(*q_.where, conjuncts);
-    for (const BoundExpr* c : conjuncts)
-      if (reads_only_from(*c)) pushed.push_back(c);
-    return pushed;
-  }
-  // Whether `e` reads only columns the FROM source's records carry (the window bounds only when
-  // they are windowed).
-  bool reads_only_from(const BoundExpr& e) const {
-    if (e.kind == BoundKind::kColumn) {
-      const ScopeColumn& c = q_.scope.columns[static_cast<size_t>(e.column)];
-      if (c.source != q_.from_alias) return false;
-      if (!c.pseudo) return c.ns == ColumnNamespace::kKey || c.ns == ColumnNamespace::kValue;
-      return (c.name != "WINDOWSTART" && c.name != "WINDOWEND") || q_.from->window.has_value();
-    }
-    for (const auto& a : e.args)
-      if (!reads_only_from(*a)) return false;
-    return true;
   }
 
   // The key columns of the relation after the first `joins` joins, as ksqlDB's planner keys it: a
@@ -173,12 +135,11 @@ class Builder {
   }
 
   // Rows keyed by PARTITION BY's expressions (the result's key columns), the old key now a value;
-  // by nothing for PARTITION BY NULL. A key the rows already have changes nothing.
+  // by nothing for PARTITION BY NULL (whether the key is the one the rows have is the optimizer's
+  // question: optimizer/repartition_elimination.cpp).
   std::unique_ptr<Node> partition_by(std::unique_ptr<Node> input) const {
     auto node = node_over(NodeKind::kPartitionBy, std::move(input));
     for (const auto& p : q_.partition_by) node->keys.push_back(p.get());
-    node->keeps_key = partition_by_keeps_key_;
-    if (partition_by_keeps_key_) return node;
     std::vector<SchemaColumn> columns;
     for (const auto& c : q_.columns)
       if (c.key) columns.push_back({c.name, c.type, true});
@@ -233,14 +194,12 @@ class Builder {
   }
 
   const BoundQuery& q_;
-  bool partition_by_keeps_key_;
 };
 
 }  // namespace
 
-std::unique_ptr<Node> build_logical_plan(const BoundQuery& query, const std::string& sink,
-                                         bool partition_by_keeps_key) {
-  return Builder(query, partition_by_keeps_key).build(sink);
+std::unique_ptr<Node> build_logical_plan(const BoundQuery& query, const std::string& sink) {
+  return Builder(query).build(sink);
 }
 
 }  // namespace oxbow::sql::logical

@@ -53,12 +53,14 @@ struct Node {
   // kJoin: the join as bound.
   const BoundJoin* join = nullptr;
   // kFilter: the conjuncts a row must satisfy; HAVING's (above an aggregate) or WHERE's, whose
-  // conjuncts over the FROM stream alone are also checked before the joins (`pushed_down`).
+  // conjuncts over the FROM stream alone the optimizer also checks before the joins
+  // (`pushed_down`).
   std::vector<const BoundExpr*> predicates;
   bool having = false, pushed_down = false;
   // kPartitionBy: the new key's expressions (none: PARTITION BY NULL). kAggregate: GROUP BY's.
   std::vector<const BoundExpr*> keys;
-  // kPartitionBy: by the key the rows already have (nothing changes, no re-key step).
+  // kPartitionBy: by the key the rows already have (nothing changes, no re-key step; set by the
+  // optimizer).
   bool keeps_key = false;
   // kAggregate: the aggregate calls (of the projection and HAVING, each once) and the WINDOW.
   // kTableFunction: the table function calls.
@@ -67,14 +69,23 @@ struct Node {
   // kSink: its name (empty: a transient query's result).
   std::string sink;
 
+  // The optimizer's decisions (sql/optimizer/), which the physical plan and the planner follow.
+  // kAggregate: GROUP BY exactly its input's key columns, in order: grouped without a repartition
+  // (ksqlDB's StreamGroupByKey).
+  bool groups_by_key = false;
+  // kJoin: whether its left and right sides must be re-keyed by their join expressions (a stream
+  // not keyed by it; never a table or a foreign-key join's side).
+  bool rekey_left = false, rekey_right = false;
+  // kSource: the scope columns (indexes into BoundQuery::scope.columns) of this source that an
+  // operator above reads, ascending: projection pruning leaves the others out of its rows.
+  std::vector<int> columns_read;
+
   const Node& input(size_t i = 0) const { return *inputs.at(i); }
 };
 
-// The plan of `query` into `sink` (empty: transient). `partition_by_keeps_key`: its PARTITION BY
-// is by the key its rows already have (the planner's decision, planner/query_planner.h), so that
-// windowed keys stay windowed.
-std::unique_ptr<Node> build_logical_plan(const BoundQuery& query, const std::string& sink,
-                                         bool partition_by_keeps_key);
+// The plain plan of `query` into `sink` (empty: transient), each clause where the query puts it:
+// no filter below the joins, every PARTITION BY a re-key. optimizer/optimizer.h rewrites it.
+std::unique_ptr<Node> build_logical_plan(const BoundQuery& query, const std::string& sink);
 
 // The plan as EXPLAIN prints it: one operator a line, from the sink down, each input indented
 // under the operator that reads it, with each operator's schema.

@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "sql/binder/ddl_binder.h"
+#include "sql/logical/logical_plan_testing.h"
 #include "sql/parser/parser.h"
 
 namespace oxbow::sql::logical {
@@ -30,36 +31,19 @@ class LogicalPlanTest : public ::testing::Test {
   }
   // The plan of `select` into OUTPUT, or transient (the parsed and bound query kept alive with
   // it).
-  const Node& plan(const std::string& select, bool partition_by_keeps_key = false,
-                   const std::string& sink = "OUTPUT") {
+  const Node& plan(const std::string& select, const std::string& sink = "OUTPUT") {
     statements_.push_back(parser::parse(select));
     auto& query = *std::get<std::unique_ptr<parser::Query>>(statements_.back().at(0).body);
     bound_.push_back(bind_query(query, catalog_, functions_,
                                 QueryContext{sink.empty() ? std::nullopt : std::optional(sink)}));
-    plans_.push_back(build_logical_plan(bound_.back(), sink, partition_by_keeps_key));
+    plans_.push_back(build_logical_plan(bound_.back(), sink));
     return *plans_.back();
-  }
-  // The operators from the top down: "Sink(Project(Filter(Source)))".
-  static std::string shape(const Node& n) {
-    static const char* const kNames[] = {"Source",    "Join",          "Filter",  "PartitionBy",
-                                         "Aggregate", "TableFunction", "Project", "Sink"};
-    std::string out = kNames[static_cast<size_t>(n.kind)];
-    if (n.inputs.empty()) return out;
-    out += "(";
-    for (size_t i = 0; i < n.inputs.size(); ++i) out += (i ? ", " : "") + shape(*n.inputs[i]);
-    return out + ")";
   }
   // Whether the plan's text has `line`, from its start (the indent) on.
   static ::testing::AssertionResult prints(const Node& plan, const std::string& line) {
     std::string text = logical_plan_text(plan);
     if (("\n" + text).find("\n" + line) != std::string::npos) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "no line starting \"" << line << "\" in\n" << text;
-  }
-  static std::string predicates(const Node& n) {
-    std::string out;
-    for (const BoundExpr* p : n.predicates)
-      out += (out.empty() ? "" : " AND ") + format(*p->parsed);
-    return out;
   }
 
   Catalog catalog_;
@@ -129,11 +113,12 @@ TEST_F(LogicalPlanTest, WindowedAggregateWithHaving) {
   EXPECT_TRUE(prints(sink, "       > [ AGGREGATE ] | GROUP BY PAGE | windowed | Schema: "));
 }
 
-TEST_F(LogicalPlanTest, StreamTableJoinWithAPushedDownConjunct) {
+// WHERE stays above the joins (the optimizer pushes its conjuncts down: optimizer_test.cpp).
+TEST_F(LogicalPlanTest, StreamTableJoinUnderWhere) {
   const Node& sink = plan(
       "SELECT p.userid, p.page, u.level FROM pageviews p LEFT JOIN users u ON p.userid = "
       "u.userid WHERE p.viewtime > 1 AND u.level = 'Platinum';");
-  EXPECT_EQ(shape(sink), "Sink(Project(Filter(Join(Filter(Source), Source))))");
+  EXPECT_EQ(shape(sink), "Sink(Project(Filter(Join(Source, Source))))");
   const Node& where = sink.input().input();
   EXPECT_FALSE(where.pushed_down);
   EXPECT_EQ(predicates(where), "((P.VIEWTIME > 1) AND (U.LEVEL = 'Platinum'))");
@@ -143,16 +128,13 @@ TEST_F(LogicalPlanTest, StreamTableJoinWithAPushedDownConjunct) {
   EXPECT_EQ(join.schema.text(),
             "`P_USERID` STRING KEY, `P_PAGE` STRING, `P_VIEWTIME` BIGINT, `U_USERID` STRING, "
             "`U_LEVEL` STRING, `U_REGIONID` STRING");
-  const Node& pushed = join.input(0);
-  EXPECT_TRUE(pushed.pushed_down);
-  EXPECT_EQ(predicates(pushed), "(P.VIEWTIME > 1)");  // the conjunct over the stream alone
-  EXPECT_EQ(pushed.input().alias, "P");
+  EXPECT_EQ(join.input(0).alias, "P");
   const Node& table = join.input(1);
   EXPECT_EQ(table.source->name, "USERS");
   EXPECT_EQ(table.schema.kind, SourceKind::kTable);
   EXPECT_EQ(table.schema.text(), "`U_USERID` STRING KEY, `U_LEVEL` STRING, `U_REGIONID` STRING");
   EXPECT_TRUE(prints(sink, "       > [ JOIN ] | LEFT U ON P.USERID = U.USERID | Schema: "));
-  EXPECT_TRUE(prints(sink, "         > [ FILTER ] | WHERE (P.VIEWTIME > 1) (pushed down)"));
+  EXPECT_TRUE(prints(sink, "         > [ SOURCE ] | PAGEVIEWS AS P (topic p)"));
   EXPECT_TRUE(prints(sink, "         > [ SOURCE ] | USERS AS U (topic u)"));
 }
 
@@ -178,16 +160,18 @@ TEST_F(LogicalPlanTest, PartitionByBeforeExplode) {
             "`ID` INTEGER, `ITEMS` ARRAY<STRING>, `REGION` STRING");
 }
 
-TEST_F(LogicalPlanTest, PartitionByTheKeyKeepsTheWindow) {
+// Every PARTITION BY re-keys in the plain tree, even by the key the rows have (the optimizer
+// keeps that key and its window: optimizer_test.cpp).
+TEST_F(LogicalPlanTest, PartitionByTheKeyReKeysUntilOptimized) {
   add("CREATE TABLE counts (page STRING PRIMARY KEY, n BIGINT) WITH (kafka_topic='c', "
       "value_format='json', window_type='tumbling', window_size='1 minute');");
-  const Node& sink = plan("SELECT page, n FROM counts PARTITION BY page;", true);
+  const Node& sink = plan("SELECT page, n FROM counts PARTITION BY page;");
   const Node& partition = sink.input().input();
   EXPECT_EQ(partition.kind, NodeKind::kPartitionBy);
-  EXPECT_EQ(partition.schema.text(), "`PAGE` STRING KEY, `N` BIGINT");
-  ASSERT_TRUE(partition.schema.window);
-  EXPECT_EQ(partition.schema.window->size_ms, 60000);
-  ASSERT_TRUE(sink.schema.window);
+  EXPECT_FALSE(partition.keeps_key);
+  EXPECT_EQ(partition.schema.text(), "`PAGE` STRING KEY, `PAGE` STRING, `N` BIGINT");
+  EXPECT_FALSE(partition.schema.window);
+  EXPECT_FALSE(sink.schema.window);
 }
 
 TEST_F(LogicalPlanTest, NWayJoinNestsTheEarlierJoinsOnTheLeft) {
@@ -216,13 +200,13 @@ TEST_F(LogicalPlanTest, NWayJoinNestsTheEarlierJoinsOnTheLeft) {
   EXPECT_TRUE(prints(sink, "       > [ JOIN ] | INNER U ON P.USERID = U.USERID"));
 }
 
-TEST_F(LogicalPlanTest, NoPushDownBeforeAFullJoin) {
+TEST_F(LogicalPlanTest, AFullJoinIsKeyedByTheSyntheticKey) {
   add("CREATE STREAM clicks (userid STRING KEY, page STRING) WITH (kafka_topic='c2', "
       "value_format='json', partitions=2);");
   const Node& sink = plan(
       "SELECT p.page, c.page AS clicked FROM pageviews p FULL OUTER JOIN clicks c WITHIN 1 MINUTE "
       "ON p.userid = c.userid WHERE p.viewtime > 1;",
-      false, "");
+      "");
   EXPECT_EQ(shape(sink), "Sink(Project(Filter(Join(Source, Source))))");
   EXPECT_EQ(sink.input().input().input().schema.columns.front().name, "ROWKEY");
   EXPECT_TRUE(prints(sink, " > [ SINK ] | (transient) | Schema: "));

@@ -6,6 +6,7 @@
 
 #include "sql/binder/ddl_binder.h"
 #include "sql/binder/sql_error.h"
+#include "sql/optimizer/optimizer.h"
 #include "sql/parser/parser.h"
 
 namespace oxbow::sql::physical {
@@ -35,7 +36,8 @@ class PhysicalPlanTest : public ::testing::Test {
     auto& query = *std::get<std::unique_ptr<parser::Query>>(statements_.back().at(0).body);
     bound_.push_back(bind_query(query, catalog_, functions_, QueryContext{"OUTPUT"}));
     const BoundQuery& q = bound_.back();
-    auto logical = logical::build_logical_plan(q, "OUTPUT", false);
+    auto logical = logical::build_logical_plan(q, "OUTPUT");
+    optimizer::optimize(*logical, q);
     DataSource sink;
     sink.name = sink.topic = "OUTPUT";
     sink.kind = q.result_kind;
