@@ -185,8 +185,8 @@ StatementResult Engine::start_query(const std::string& id_prefix, const BoundQue
   q.counters = std::make_shared<QueryCounters>();
   q.counters->query_id = q.id;
   q.counters->log = processing_log_;
-  q.topology = plan_query(query, sink, q.counters);
   q.physical_plan = physical_plan(query, sink);
+  q.topology = plan_query(*q.physical_plan, query, sink, q.counters);
   q.execution_plan = physical::physical_plan_text(*q.physical_plan, q.id);
   q.overridden_properties = properties_;
   q.processing_errors = processing_error_handler(q.counters);
@@ -263,7 +263,8 @@ StatementResult Engine::explain(const parser::Explain& e, const std::string& tex
     target.columns.push_back(
         {c.name, c.type, c.key ? ColumnNamespace::kKey : ColumnNamespace::kValue, ""});
   target.window = result_window(bound);
-  streams::Topology topology = plan_query(bound, target, std::make_shared<QueryCounters>());
+  streams::Topology topology =
+      plan_query(*physical_plan(bound, target), bound, target, std::make_shared<QueryCounters>());
   // ksqlDB describes the query the statement would start (its sandbox's), on no host.
   PersistentQuery would_run;
   if (!sink.empty()) {

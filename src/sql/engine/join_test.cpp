@@ -9,6 +9,7 @@
 #include "oxbow/streams/test_driver.h"
 #include "sql/binder/sql_error.h"
 #include "sql/engine/engine.h"
+#include "sql/execution/value.h"
 
 namespace oxbow::sql {
 namespace {
@@ -71,6 +72,27 @@ TEST_F(JoinTest, ATableQueryFiltersProjectsAndDeletesRowsThatStopMatching) {
 }
 
 // The second query of issue 42, qualified as today's dialect wants it.
+// Projection pruning: the rows a join keeps in its stores and repartition topics carry only the
+// columns the query reads (here the users' NAME, not their LEVEL), with the keys and pseudo
+// columns.
+TEST_F(JoinTest, AJoinsStoredRowsCarryOnlyTheColumnsTheQueryReads) {
+  auto driver = start(
+      "CREATE STREAM named AS SELECT c.userid, c.page, u.name FROM clickstream c "
+      "LEFT JOIN users u ON c.userid = u.userid;",
+      "CSAS_NAMED_0");
+  driver.pipe("users", "u1", R"({"level":"Platinum","name":"Ann"})", 10);
+  driver.pipe("clicks", "u1", R"({"page":"home","action":"view"})", 20);
+  EXPECT_EQ(drain(driver, "NAMED"), Lines{R"(u1|{"PAGE":"home","NAME":"Ann"})"});
+  std::vector<Row> stored;
+  for (auto& kv : driver.getKeyValueStore<Row, Row>("KafkaTopic_Right-Reduce").all())
+    stored.push_back(kv.value);
+  ASSERT_EQ(stored.size(), 1u);
+  ASSERT_EQ(stored[0].size(), 5u);  // USERID, NAME, ROWTIME, ROWPARTITION, ROWOFFSET
+  EXPECT_EQ(stored[0][0].text(), "u1");
+  EXPECT_EQ(stored[0][1].text(), "Ann");
+  EXPECT_EQ(stored[0][2].bigint(), 10);
+}
+
 TEST_F(JoinTest, StreamTableLeftJoinSeesEachUsersLevelAtTheTimeOfTheClick) {
   EXPECT_EQ(refusal("CREATE STREAM vip AS SELECT userid, page, action FROM clickstream c "
                     "LEFT JOIN users u ON c.userid = u.userid WHERE u.level = 'Platinum';"),

@@ -142,7 +142,7 @@ StatementResult Engine::replace_query(const DataSource& old, const BoundQuery& q
   PersistentQuery& q = *writers.front();
   // The id, application id and counters stay: the new topology names its stores and internal
   // topics as the old one did, so it carries on from the old one's state.
-  streams::Topology topology = plan_query(query, sink, q.counters);
+  streams::Topology topology = plan_query(*plan, query, sink, q.counters);
   q.statement = text;
   q.sources = {query.from->name};
   for (const auto& j : query.joins) q.sources.push_back(j.right->name);

@@ -114,6 +114,7 @@ class Builder {
     step->key_format = s.formats.key_format;
     step->value_format = s.formats.value_format;
     step->details = {{"topicName", s.topic}};
+    step->columns_read = n.columns_read;
     return step;
   }
 
@@ -124,52 +125,72 @@ class Builder {
     return prefix;
   }
 
-  // Whether rows of `schema` are keyed by `key` alone (no re-key before the join).
-  bool keyed_on(const logical::Schema& schema, const BoundExpr& key) const {
-    std::vector<const logical::SchemaColumn*> keys;
-    for (const auto& c : schema.columns)
-      if (c.key) keys.push_back(&c);
-    return keys.size() == 1 && key.kind == BoundKind::kColumn &&
-           keys.front()->name == plan_name(q_, key.column);
+  // The key format of the rows `n` gives: its source's, or its join's.
+  std::string key_format_of(const Node& n) const {
+    if (n.kind == NodeKind::kSource) return n.source->formats.key_format;
+    if (n.kind == NodeKind::kJoin) return join_key_format(n);
+    return key_format_of(n.input());
+  }
+  // ksqlDB's JoinNode.resolveKeyFormats: the left side's key format when it keeps its keys,
+  // else the right side's when it does, else the first key format of the sources joined that
+  // is not NONE (KAFKA, ksqlDB's default, when none has one). A foreign-key join keeps the left
+  // table's keys.
+  std::string join_key_format(const Node& n) const {
+    if (!n.rekey_left || n.join->kind == JoinKind::kForeignKey) return key_format_of(n.input(0));
+    if (!n.rekey_right) return key_format_of(n.input(1));
+    std::vector<const DataSource*> joined = {q_.from};
+    for (const auto& j : q_.joins) {
+      joined.push_back(j.right);
+      if (&j == n.join) break;
+    }
+    for (const DataSource* s : joined)
+      if (s->formats.key_format != "NONE") return s->formats.key_format;
+    return "KAFKA";
   }
 
   // One side of a join: its source or the joins below, the pushed-down filter, its re-key by the
-  // join expression when its rows are keyed otherwise, and its columns prefixed with its alias.
-  StepPtr join_side(const Node& n, const BoundJoin& j, const BoundExpr& key, bool right,
+  // join expression (when the optimizer found its rows keyed otherwise, or they are keyed in
+  // another key format than the join's), and its columns prefixed with its alias.
+  StepPtr join_side(const Node& join, const Node& n, const BoundExpr& key, bool right,
                     size_t joins_after) {
     std::string side = level(joins_after) + (right ? "Right" : "Left");
+    bool rekey = right ? join.rekey_right : join.rekey_left;
+    if (join.join->kind != JoinKind::kForeignKey && key_format_of(n) != join_key_format(join))
+      rekey = true;
     const Node* source = &n;
     StepPtr step;
-    if (n.kind == NodeKind::kJoin) return rekeyed(n, build(n), j, key, side);
+    if (n.kind == NodeKind::kJoin) return rekey ? rekeyed(n, build(n), key, join, side) : build(n);
     if (n.kind == NodeKind::kFilter) {  // WHERE's conjuncts pushed below the first join
       source = &n.input();
       auto filter = over(n, this->source(*source, "KafkaTopic_" + side), "StreamFilter",
                          "PushedDownWhereFilter", Check::kPassive);
       filter->details = {{"filterExpression", expressions_text(n.predicates)}};
+      filter->expressions = n.predicates;
       step = filter;
     } else {
       step = this->source(n, "KafkaTopic_" + side);
     }
-    step = rekeyed(*source, step, j, key, side);
+    if (rekey) step = rekeyed(*source, step, key, join, side);
     bool table = is_table(source->schema);
     auto alias = over(*source, step, table ? "TableSelect" : "StreamSelect", "PrependAlias" + side,
                       Check::kPassive);
     return alias;
   }
-  // `step` re-keyed by `key` (ksqlDB's <side>SourceKeyed) unless its rows are keyed by it; a
-  // foreign-key join's sides and a table never are.
-  StepPtr rekeyed(const Node& n, StepPtr step, const BoundJoin& j, const BoundExpr& key,
+  // `step` re-keyed by `key` into the join's key format (ksqlDB's <side>SourceKeyed): a stream
+  // through a repartition, a table (only ever into another key format) through its changes.
+  StepPtr rekeyed(const Node& n, StepPtr step, const BoundExpr& key, const Node& join,
                   const std::string& side) const {
-    if (j.kind == JoinKind::kForeignKey || is_table(n.schema) || keyed_on(n.schema, key))
-      return step;
-    auto keyed = over(n, std::move(step), "StreamSelectKey", side + "SourceKeyed", Check::kMatch);
+    bool table = is_table(n.schema);
+    auto keyed = over(n, std::move(step), table ? "TableSelectKey" : "StreamSelectKey",
+                      side + "SourceKeyed", Check::kMatch);
     // The side's own column, before its columns take the alias.
     std::string text = key.kind == BoundKind::kColumn
                            ? q_.scope.columns[static_cast<size_t>(key.column)].name
                            : format(*key.parsed);
     keyed->compared = {{"keyExpressions", list_text({text})}};
     keyed->schema.window.reset();
-    internal_formats(*keyed);
+    keyed->key_format = join_key_format(join);
+    keyed->value_format = q_.from->formats.value_format;
     return keyed;
   }
 
@@ -180,13 +201,16 @@ class Builder {
     size_t joins_after = q_.joins.size() - 1 - below;
     auto step =
         over(n, nullptr, join_step(j.kind), level(joins_after) + "Join", Check::kUnsupported);
-    step->sources.push_back(join_side(n.input(0), j, *j.left_key, false, joins_after));
-    step->sources.push_back(join_side(n.input(1), j, *j.right_key, true, joins_after));
+    step->sources.push_back(join_side(n, n.input(0), *j.left_key, false, joins_after));
+    step->sources.push_back(join_side(n, n.input(1), *j.right_key, true, joins_after));
     std::string key;
     for (const auto& c : n.schema.columns)
       if (c.key) key = c.name;
     step->details = {{"joinType", join_type_text(j.type)}, {"keyColName", key}};
-    if (j.kind != JoinKind::kForeignKey) internal_formats(*step);
+    if (j.kind != JoinKind::kForeignKey) {
+      internal_formats(*step);
+      step->key_format = join_key_format(n);
+    }
     return step;
   }
 
@@ -211,20 +235,12 @@ class Builder {
     return step;
   }
 
-  // GROUP BY exactly the source's key columns, in order: ksqlDB groups by key (no repartition).
-  bool groups_by_key() const {
-    if (!q_.joins.empty() || q_.group_by.empty()) return false;
-    std::vector<std::string> keys;
-    for (const auto& c : q_.from->columns)
-      if (c.ns == ColumnNamespace::kKey) keys.push_back(c.name);
-    if (keys.size() != q_.group_by.size()) return false;
-    for (size_t k = 0; k < keys.size(); ++k) {
-      const BoundExpr& g = *q_.group_by[k];
-      if (g.kind != BoundKind::kColumn) return false;
-      const ScopeColumn& c = q_.scope.columns[static_cast<size_t>(g.column)];
-      if (c.pseudo || c.ns != ColumnNamespace::kKey || c.name != keys[k]) return false;
-    }
-    return true;
+  // GROUP BY the source's key (the optimizer's decision) stays where it is, with no repartition,
+  // unless the records' keys are windowed (the window is part of their bytes) or the result's key
+  // format is another.
+  bool groups_by_key(const Node& aggregate) const {
+    return aggregate.groups_by_key && !q_.from->window &&
+           sink_.formats.key_format == q_.from->formats.key_format;
   }
 
   // ksqlDB's AggregateNode: the columns the aggregation reads selected (Prepare), grouped,
@@ -237,7 +253,7 @@ class Builder {
     std::shared_ptr<Step> group;
     if (table) {
       group = over(input, prepare, "TableGroupBy", "Aggregate/GroupBy", Check::kUnsupported);
-    } else if (groups_by_key()) {
+    } else if (groups_by_key(n)) {
       group = over(input, prepare, "StreamGroupByKey", "Aggregate/GroupBy", Check::kMatch);
     } else {
       group = over(input, prepare, "StreamGroupBy", "Aggregate/GroupBy", Check::kMatch);

@@ -38,6 +38,13 @@ struct Step {
   std::vector<std::pair<std::string, std::string>> compared;
   // What else the step is built from, for its text ("keyExpression", "selectExpressions").
   std::vector<std::pair<std::string, std::string>> details;
+  // The expressions the planner compiles for it that the query's shape does not give it: a
+  // pushed-down filter's conjuncts. Borrowed from the bound query the plan was built from: only
+  // the planner reads them, while that query lives.
+  std::vector<const BoundExpr*> expressions;
+  // A source step: the scope columns of its records that the query reads (the optimizer's
+  // projection pruning); the planner leaves the others out of the rows it makes.
+  std::vector<int> columns_read;
   // The steps it reads: one, two for a join, none for a source.
   std::vector<std::shared_ptr<const Step>> sources;
 

@@ -21,9 +21,8 @@ namespace {
 using streams::Windowed;
 
 struct AggregatePlan {
-  size_t key_count = 0, value_count = 0;  // of the source
-  bool windowed = false;                  // a windowed source (InputRow)
-  bool rows_ready = false;                // the input's values are whole scope rows (a join's)
+  RowLayout layout;         // of the source's rows
+  bool rows_ready = false;  // the input's values are whole scope rows (a join's)
   std::optional<Program> where;
   std::vector<Program> group;  // the grouping expressions
   std::vector<Program> args;   // every aggregate call's arguments, in order
@@ -66,7 +65,7 @@ Row stepped(const AggregatePlan& plan, const Row& current, const Row& args,
 class Grouper {
  public:
   explicit Grouper(std::shared_ptr<const AggregatePlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count, plan_->windowed) {
+      : plan_(std::move(plan)), input_(plan_->layout) {
     if (plan_->where) where_ = plan_->where->new_frame();
     for (const auto& p : plan_->group) group_frames_.push_back(p.new_frame());
     for (const auto& p : plan_->args) arg_frames_.push_back(p.new_frame());
@@ -156,23 +155,6 @@ class TableGrouper : public streams::api::ValueTransformerWithKey<Row, Row, Row>
   streams::api::TransformerContext* context_ = nullptr;
 };
 
-// Whether the grouping is the source's key columns, in order, in the same key format: then the
-// records already are where their groups are, and ksqlDB does not repartition them either.
-bool groups_by_source_key(const BoundQuery& q, const DataSource& sink) {
-  const DataSource& source = *q.from;
-  std::vector<Column> keys = key_columns(source);
-  if (source.window) return false;  // its key bytes hold the window too
-  if (keys.empty() || keys.size() != q.group_by.size()) return false;
-  if (sink.formats.key_format != source.formats.key_format) return false;
-  for (size_t k = 0; k < keys.size(); ++k) {
-    const BoundExpr& g = *q.group_by[k];
-    if (g.kind != BoundKind::kColumn) return false;
-    const ScopeColumn& c = q.scope.columns[static_cast<size_t>(g.column)];
-    if (c.pseudo || c.ns != ColumnNamespace::kKey || c.name != keys[k].name) return false;
-  }
-  return true;
-}
-
 // The result's value from the key and the aggregates' states. `K` is Row, or Windowed<Row>. A row
 // HAVING rejects is empty: the filter after it turns it into a tombstone, as ksqlDB deletes a
 // group that stops matching.
@@ -240,16 +222,13 @@ std::chrono::milliseconds grace_of(const parser::WindowClause& w) {
 
 // The compiled parts of an aggregation: WHERE, the grouping, the aggregates' arguments and
 // states, then HAVING and the projection over the grouping and the results.
-std::shared_ptr<AggregatePlan> make_plan(const BoundQuery& q,
+std::shared_ptr<AggregatePlan> make_plan(const BoundQuery& q, const PlanShape& shape,
                                          std::shared_ptr<QueryCounters> counters, bool rows_ready) {
-  const DataSource& source = *q.from;
   auto plan = std::make_shared<AggregatePlan>();
   plan->rows_ready = rows_ready;
   plan->counters = std::move(counters);
-  plan->key_count = key_columns(source).size();
-  plan->value_count = value_columns(source).size();
-  plan->windowed = windowed_source(q);
-  std::vector<int> row_index = input_row_index(q);
+  plan->layout = row_layout(q, shape, *q.from, q.from_alias, windowed_source(q));
+  std::vector<int> row_index = input_row_index(q, shape);
   if (q.where) plan->where = Program::compile(*q.where, row_index);
   for (const auto& g : q.group_by) plan->group.push_back(Program::compile(*g, row_index));
 
@@ -298,28 +277,29 @@ std::shared_ptr<AggregatePlan> make_plan(const BoundQuery& q,
 
 }  // namespace
 
-streams::Topology plan_aggregate(const BoundQuery& q, const DataSource& sink,
-                                 std::shared_ptr<QueryCounters> counters) {
+streams::Topology plan_aggregate(const BoundQuery& q, const PlanShape& shape,
+                                 const DataSource& sink, std::shared_ptr<QueryCounters> counters) {
   const DataSource& source = *q.from;
   streams::StreamsBuilder builder;
   auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, counters));
-  aggregate_onto(input, q, sink, std::move(counters), false);
+  aggregate_onto(input, q, shape, sink, std::move(counters), false);
   return builder.build();
 }
 
-streams::Topology plan_table_aggregate(const BoundQuery& q, const DataSource& sink,
+streams::Topology plan_table_aggregate(const BoundQuery& q, const PlanShape& shape,
+                                       const DataSource& sink,
                                        std::shared_ptr<QueryCounters> counters) {
   const DataSource& source = *q.from;
   streams::StreamsBuilder builder;
   auto table = builder.table<Row, Row>(source.topic, consumed_from(source, counters));
-  table_aggregate_onto(table, q, sink, std::move(counters), false);
+  table_aggregate_onto(table, q, shape, sink, std::move(counters), false);
   return builder.build();
 }
 
 void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQuery& q,
-                          const DataSource& sink, std::shared_ptr<QueryCounters> counters,
-                          bool rows_ready) {
-  std::shared_ptr<AggregatePlan> plan = make_plan(q, std::move(counters), rows_ready);
+                          const PlanShape& shape, const DataSource& sink,
+                          std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+  std::shared_ptr<AggregatePlan> plan = make_plan(q, shape, std::move(counters), rows_ready);
   for (const auto& call : plan->calls)
     if (!can_retract(call.function))
       throw SqlError("The aggregation function " + call.function +
@@ -359,9 +339,9 @@ void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQue
 }
 
 void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
-                    const DataSource& sink, std::shared_ptr<QueryCounters> counters,
-                    bool rows_ready) {
-  std::shared_ptr<AggregatePlan> plan = make_plan(q, std::move(counters), rows_ready);
+                    const PlanShape& shape, const DataSource& sink,
+                    std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+  std::shared_ptr<AggregatePlan> plan = make_plan(q, shape, std::move(counters), rows_ready);
   // Serdes: the grouping key as the sink's key; the arguments and states are the query's own.
   auto key_serde = row_serde(sink.formats, key_columns(sink), true);
   auto args_serde = internal_row_serde();
@@ -369,7 +349,7 @@ void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q
   auto value_serde = sink_value_serde(sink, plan->counters);
   std::shared_ptr<const AggregatePlan> shared = plan;
   auto prepared =
-      !rows_ready && groups_by_source_key(q, sink)
+      !rows_ready && shape.groups_by_key()
           ? input.processValues([shared] { return std::make_unique<GroupByKeyProcessor>(shared); },
                                 {}, streams::Named::as("Aggregate-Prepare"))
           : input.process([shared] { return std::make_unique<GroupProcessor>(shared); }, {},

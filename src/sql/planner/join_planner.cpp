@@ -25,11 +25,12 @@ namespace {
 using streams::KStream;
 using streams::KTable;
 
-// The types of a source's row in a relation: its scope columns that a record gives.
-std::vector<SqlTypePtr> row_types(const DataSource& s) {
+// The types of a source's row in a relation: its scope columns that `layout` keeps of a record.
+std::vector<SqlTypePtr> row_types(const DataSource& s, const RowLayout& layout) {
   std::vector<SqlTypePtr> out;
   for (const auto& c : key_columns(s)) out.push_back(c.type);
-  for (const auto& c : value_columns(s)) out.push_back(c.type);
+  std::vector<Column> values = value_columns(s);
+  for (uint32_t v : layout.values) out.push_back(values.at(v).type);
   out.push_back(SqlType::bigint());   // ROWTIME
   out.push_back(SqlType::integer());  // ROWPARTITION
   out.push_back(SqlType::bigint());   // ROWOFFSET
@@ -45,8 +46,7 @@ streams::Serde<Row> key_serde_of(const DataSource& s) {
 // A stream record's row; with `rekey`, keyed by that expression of the row instead (a record
 // whose new key is NULL cannot join and is dropped, as ksqlDB drops it).
 struct SidePlan {
-  size_t key_count = 0, value_count = 0;
-  bool windowed = false;    // a windowed source: its rows end with the window's bounds
+  RowLayout layout;
   bool from_source = true;  // the record is a source's: its row is built from key and value
   std::optional<Program> rekey;
   // WHERE's conjuncts that read this side alone, pushed down before the join (an inner or left
@@ -58,7 +58,7 @@ struct SidePlan {
 class StreamSideValues : public streams::api::FixedKeyProcessor<Row, Row, Row> {
  public:
   explicit StreamSideValues(std::shared_ptr<const SidePlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count, plan_->windowed) {}
+      : plan_(std::move(plan)), input_(plan_->layout) {}
   void init(Context& context) override {
     context_ = &context;
     for (const auto& p : plan_->pushed) frames_.push_back(p.new_frame());
@@ -83,7 +83,7 @@ class StreamSideValues : public streams::api::FixedKeyProcessor<Row, Row, Row> {
 class StreamSideRekey : public streams::api::Processor<Row, Row, Row, Row> {
  public:
   explicit StreamSideRekey(std::shared_ptr<const SidePlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count, plan_->windowed) {
+      : plan_(std::move(plan)), input_(plan_->layout) {
     frame_ = plan_->rekey->new_frame();
   }
   void init(Context& context) override { context_ = &context; }
@@ -107,8 +107,7 @@ class StreamSideRekey : public streams::api::Processor<Row, Row, Row, Row> {
 
 class TableSide : public streams::api::ValueTransformerWithKey<Row, Row, Row> {
  public:
-  TableSide(size_t key_count, size_t value_count, bool windowed)
-      : input_(key_count, value_count, windowed) {}
+  explicit TableSide(RowLayout layout) : input_(std::move(layout)) {}
   void init(streams::api::TransformerContext& context) override { context_ = &context; }
   Row transform(const Row& key, const Row& value) override {
     return input_.fill(key, value, context_->timestamp(), context_->recordMetadata());
@@ -164,26 +163,29 @@ struct Relation {
 
 class RelationalPlanner {
  public:
-  RelationalPlanner(const BoundQuery& q, const DataSource& sink,
+  RelationalPlanner(const BoundQuery& q, const PlanShape& shape, const DataSource& sink,
                     std::shared_ptr<QueryCounters> counters)
-      : q_(q), sink_(sink), counters_(std::move(counters)), row_index_(input_row_index(q)) {}
+      : q_(q),
+        shape_(shape),
+        sink_(sink),
+        counters_(std::move(counters)),
+        row_index_(input_row_index(q, shape)) {}
 
   streams::Topology plan() {
-    if (q_.joins.empty()) return plan_table_query();
-    Relation left = read(*q_.from, q_.joins.size() - 1, "Left");
-    for (size_t n = 0; n < q_.joins.size(); ++n) left = join(std::move(left), n);
+    if (!shape_.joined()) return plan_table_query();
+    Relation left = joined(*shape_.relation);
     if (q_.aggregate) {
       if (left.stream)
-        aggregate_onto(*left.stream, q_, sink_, counters_, true);
+        aggregate_onto(*left.stream, q_, shape_, sink_, counters_, true);
       else
-        table_aggregate_onto(*left.table, q_, sink_, counters_, true);
+        table_aggregate_onto(*left.table, q_, shape_, sink_, counters_, true);
       return builder_.build();
     }
     if (left.stream) {
-      select_onto(*left.stream, q_, sink_, counters_, true);
+      select_onto(*left.stream, q_, shape_, sink_, counters_, true);
       return builder_.build();
     }
-    check_table_partition_by(q_);
+    check_table_partition_by(q_, shape_);
     finish_table(*left.table, select_plan(), false)
         .toStream()
         .to(sink_.topic, streams::Produced<Row, Row>::with(key_serde_of(sink_),
@@ -201,9 +203,7 @@ class RelationalPlanner {
   std::shared_ptr<const SelectPlan> select_plan() const {
     auto plan = std::make_shared<SelectPlan>();
     plan->counters = counters_;
-    plan->key_count = key_columns(*q_.from).size();
-    plan->value_count = value_columns(*q_.from).size();
-    plan->windowed = windowed_source(q_);
+    plan->layout = row_layout(q_, shape_, *q_.from, q_.from_alias, windowed_source(q_));
     if (q_.where) plan->where = Program::compile(*q_.where, row_index_);
     for (const auto& c : q_.columns) {
       if (c.key) continue;  // the record's key: the source's, or the join's
@@ -226,7 +226,7 @@ class RelationalPlanner {
   // SELECT ... FROM table: the table's changes, WHERE and the projection applied, to the sink.
   streams::Topology plan_table_query() {
     const DataSource& source = *q_.from;
-    check_table_partition_by(q_);
+    check_table_partition_by(q_, shape_);
     auto table = builder_.table<Row, Row>(source.topic, consumed_from(source, counters_));
     finish_table(table, select_plan(), true)
         .toStream()
@@ -242,10 +242,26 @@ class RelationalPlanner {
     return prefix;
   }
 
-  // A source as a relation, keyed by its own key.
-  Relation read(const DataSource& s, size_t joins_after, const std::string& side) {
+  // The relation of a join step: its left side (the FROM source, or the joins below) joined with
+  // its right source, each side re-keyed as the plan says.
+  Relation joined(const physical::Step& step) {
+    // Its context is "Join" under one "L_" per join above it (physical_builder.cpp's level).
+    size_t joins_after = (step.context.size() - std::string_view("Join").size()) / 2;
+    size_t n = q_.joins.size() - 1 - joins_after;
+    JoinSide left_side = side_of(*step.sources.at(0)), right_side = side_of(*step.sources.at(1));
+    Relation left = left_side.relation->sources.size() == 2
+                        ? joined(*left_side.relation)
+                        : read(*q_.from, q_.from_alias, joins_after, "Left", left_side.pushed);
+    return join(std::move(left), n, left_side, right_side);
+  }
+
+  // A source as a relation, keyed by its own key; a stream's rows first filtered by the conjuncts
+  // of `pushed` (a pushed-down filter step), if any.
+  Relation read(const DataSource& s, const std::string& alias, size_t joins_after,
+                const std::string& side, const physical::Step* pushed = nullptr) {
     Relation r;
-    r.types = row_types(s);
+    RowLayout layout = row_layout(q_, shape_, s, alias, s.window.has_value());
+    r.types = row_types(s, layout);
     r.key_serde = key_serde_of(s);
     r.key_format = s.formats.key_format;
     size_t keys = key_columns(s).size();
@@ -253,54 +269,24 @@ class RelationalPlanner {
     auto consumed = consumed_from(s, counters_);
     if (s.kind == SourceKind::kStream) {
       auto plan = std::make_shared<SidePlan>();
-      plan->key_count = keys;
-      plan->value_count = value_columns(s).size();
-      plan->windowed = s.window.has_value();
+      plan->layout = layout;
       plan->counters = counters_;
-      if (&s == q_.from) push_down_where(*plan);
+      if (pushed)
+        for (const BoundExpr* c : pushed->expressions)
+          plan->pushed.push_back(Program::compile(*c, row_index_));
       r.stream = builder_.stream<Row, Row>(s.topic, consumed).processValues([plan] {
         return std::make_unique<StreamSideValues>(plan);
       });
     } else {
-      size_t values = value_columns(s).size();
-      bool windowed = s.window.has_value();
       r.table = builder_.table<Row, Row>(s.topic, consumed)
-                    .transformValues(
-                        [keys, values, windowed] {
-                          return std::make_unique<TableSide>(keys, values, windowed);
-                        },
-                        streams::Named::as("KafkaTopic_" + level(joins_after) + side),
-                        streams::Materialized<Row, Row>::as("KafkaTopic_" + level(joins_after) +
-                                                            side + "-Reduce")
-                            .withKeySerde(r.key_serde)
-                            .withValueSerde(internal_row_serde()));
+                    .transformValues([layout] { return std::make_unique<TableSide>(layout); },
+                                     streams::Named::as("KafkaTopic_" + level(joins_after) + side),
+                                     streams::Materialized<Row, Row>::as(
+                                         "KafkaTopic_" + level(joins_after) + side + "-Reduce")
+                                         .withKeySerde(r.key_serde)
+                                         .withValueSerde(internal_row_serde()));
     }
     return r;
-  }
-
-  // Predicate push-down: WHERE's conjuncts over the FROM stream's columns alone, when its rows
-  // survive the first join as they are (INNER or LEFT).
-  void push_down_where(SidePlan& plan) const {
-    if (!q_.where || q_.joins.empty()) return;
-    parser::JoinType first = q_.joins.front().type;
-    if (first != parser::JoinType::kInner && first != parser::JoinType::kLeft) return;
-    std::vector<const BoundExpr*> conjuncts;
-    split_and(*q_.where, conjuncts);
-    for (const BoundExpr* c : conjuncts)
-      if (reads_only_from(*c)) plan.pushed.push_back(Program::compile(*c, row_index_));
-  }
-  static void split_and(const BoundExpr& e, std::vector<const BoundExpr*>& out) {
-    if (e.kind != BoundKind::kAnd) return out.push_back(&e);
-    for (const auto& a : e.args) split_and(*a, out);
-  }
-  bool reads_only_from(const BoundExpr& e) const {
-    if (e.kind == BoundKind::kColumn) {
-      const ScopeColumn& c = q_.scope.columns[static_cast<size_t>(e.column)];
-      return c.source == q_.from_alias && row_index_[static_cast<size_t>(e.column)] >= 0;
-    }
-    for (const auto& a : e.args)
-      if (!reads_only_from(*a)) return false;
-    return true;
   }
 
   // The key serde of a join whose sides are both re-keyed: keys of `type` in the first key format
@@ -333,20 +319,19 @@ class RelationalPlanner {
     return row_index_[e.column] - offset;
   }
 
-  // `r` keyed by `key` (an expression over its row) through the repartition topic `<name>`,
-  // unless it already is, with `key_serde` and `key_format`. `joins_done`: the joins `r` is made
-  // of. Refused as ksqlDB refuses it (SchemaKStream / SchemaKTable.selectKey): a table by
+  // `r` keyed by `key` (an expression over its row) through the repartition topic `<name>` when
+  // the plan re-keys it (`rekey`), with `key_serde` and `key_format`. `joins_done`: the joins `r`
+  // is made of. Refused as ksqlDB refuses it (SchemaKStream / SchemaKTable.selectKey): a table by
   // another expression, and a windowed source at all (its records would lose their windows).
   // A table on its key but in another key format is re-keyed as ksqlDB's TableSelectKey does it:
   // its changes through `<table_step>-SelectKey-repartition` into `<table_step>-Materialize`.
-  Relation keyed(Relation r, const BoundExpr& key, int offset, const std::string& name,
+  Relation keyed(Relation r, bool rekey, const BoundExpr& key, int offset, const std::string& name,
                  const streams::Serde<Row>& key_serde, const std::string& key_format,
                  size_t joins_done, const std::string& table_step = "") {
     int at = position_of(key, offset);
-    bool on_key = keyed_on(r, key, offset);
-    if (on_key && key_format == r.key_format) return r;
-    if (r.table && !on_key)
+    if (r.table && !keyed_on(r, key, offset))
       refuse_table_repartition(relation_key_names(q_, joins_done), planner_text(q_, key));
+    if (!rekey) return r;
     if (q_.from->window) refuse_windowed_repartition();
     if (r.table) {
       r.table = r.table->toStream()
@@ -379,33 +364,32 @@ class RelationalPlanner {
     return r;
   }
 
-  Relation join(Relation left, size_t n) {
+  Relation join(Relation left, size_t n, const JoinSide& left_side, const JoinSide& right_side) {
     const BoundJoin& j = q_.joins[n];
     const DataSource& right_source = *j.right;
     std::string prefix = level(q_.joins.size() - 1 - n);
-    Relation right = read(right_source, q_.joins.size() - 1 - n, "Right");
+    Relation right = read(right_source, j.alias, q_.joins.size() - 1 - n, "Right");
     if (j.kind == JoinKind::kForeignKey)  // windowed tables are refused by the binder
       return foreign_key_join(std::move(left), std::move(right), j);
     int left_width = static_cast<int>(left.types.size());
-    // ksqlDB's JoinNode.resolveKeyFormats: the key format of the left side when it keeps its
-    // partitioning, else of the right side when it does (a table always), else the first key
-    // format of the sources joined that is not NONE; the other side is re-keyed into it.
+    // The join's key format is the plan's (ksqlDB's JoinNode.resolveKeyFormats): the key serde
+    // of the first side the plan does not re-key, else the sources' in that format.
     streams::Serde<Row> key_serde;
     std::string key_format;
-    if (keyed_on(left, *j.left_key, 0)) {
+    if (!left_side.rekey) {
       key_serde = left.key_serde;
       key_format = left.key_format;
-    } else if (right.table || keyed_on(right, *j.right_key, left_width)) {
+    } else if (!right_side.rekey) {
       key_serde = right.key_serde;
       key_format = right.key_format;
     } else {
       std::tie(key_serde, key_format) = default_key_serde(n, j.left_key->type);
     }
     bool stream_table = j.kind == JoinKind::kStreamTable;  // Streams' repartition of `Join`
-    left = keyed(std::move(left), *j.left_key, 0, prefix + (stream_table ? "Join" : "Join-left"),
-                 key_serde, key_format, n);
-    right = keyed(std::move(right), *j.right_key, left_width, prefix + "Join-right", key_serde,
-                  key_format, 0, prefix + "RightSourceKeyed");
+    left = keyed(std::move(left), left_side.rekey, *j.left_key, 0,
+                 prefix + (stream_table ? "Join" : "Join-left"), key_serde, key_format, n);
+    right = keyed(std::move(right), right_side.rekey, *j.right_key, left_width,
+                  prefix + "Join-right", key_serde, key_format, 0, prefix + "RightSourceKeyed");
     Concat concat{left.types.size(), right.types.size()};
     Relation out;
     out.types = left.types;
@@ -538,6 +522,7 @@ class RelationalPlanner {
   }
 
   const BoundQuery& q_;
+  const PlanShape& shape_;
   const DataSource& sink_;
   std::shared_ptr<QueryCounters> counters_;
   std::vector<int> row_index_;
@@ -546,9 +531,9 @@ class RelationalPlanner {
 
 }  // namespace
 
-streams::Topology plan_relational(const BoundQuery& q, const DataSource& sink,
-                                  std::shared_ptr<QueryCounters> counters) {
-  return RelationalPlanner(q, sink, std::move(counters)).plan();
+streams::Topology plan_relational(const BoundQuery& q, const PlanShape& shape,
+                                  const DataSource& sink, std::shared_ptr<QueryCounters> counters) {
+  return RelationalPlanner(q, shape, sink, std::move(counters)).plan();
 }
 
 }  // namespace oxbow::sql::planning

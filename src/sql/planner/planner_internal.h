@@ -16,28 +16,57 @@
 
 namespace oxbow::sql::planning {
 
-// For each scope column, its place in the input row, or -1 (not read from a record).
+// What the planner reads of a physical plan: the steps from the sink down to the relation the
+// query reads (a source step, or a join step over two sides).
+struct PlanShape {
+  const physical::Step* partition_by = nullptr;  // PARTITION BY's re-key (none: keys kept)
+  const physical::Step* group_by = nullptr;      // GROUP BY's grouping (StreamGroupBy...)
+  const physical::Step* relation = nullptr;      // a source or a join
+  // For each scope column, whether the rows the planner makes of records carry it: all but the
+  // value columns no step reads (the source steps' columns_read).
+  std::vector<bool> in_rows;
+  bool joined() const { return relation->sources.size() == 2; }
+  bool groups_by_key() const { return group_by && group_by->type == "StreamGroupByKey"; }
+};
+PlanShape shape_of(const physical::Step& plan, const BoundQuery& q);
+
+// One side of a join step: the relation it reads (a source, or the join below), the re-key
+// before the join (none: kept as it is) and WHERE's conjuncts pushed down to it (none: none).
+struct JoinSide {
+  const physical::Step* relation = nullptr;
+  const physical::Step* rekey = nullptr;
+  const physical::Step* pushed = nullptr;
+};
+JoinSide side_of(const physical::Step& side);
+
 // Where each of `q`'s scope columns is in the row its sources' records make (-1: not there): each
-// source's columns and pseudo columns and, for a windowed source, its window's bounds (InputRow's
-// layout, side after side for a join).
-std::vector<int> input_row_index(const BoundQuery& q);
+// source's key columns, the value columns `shape` keeps, its pseudo columns and, for a windowed
+// source, its window's bounds (InputRow's layout, side after side for a join).
+std::vector<int> input_row_index(const BoundQuery& q, const PlanShape& shape);
 // A query of one windowed source (no joins): its InputRow carries the bounds.
 bool windowed_source(const BoundQuery& q);
 
+// What the row made of a source's record holds: its key columns, the value columns `values`
+// (positions in the record's value, ascending), ROWTIME, ROWPARTITION, ROWOFFSET and, when
+// `windowed` (the key ends with its window's bounds), WINDOWSTART and WINDOWEND.
+struct RowLayout {
+  size_t key_count = 0;
+  std::vector<uint32_t> values;
+  bool windowed = false;
+  size_t width() const { return key_count + values.size() + (windowed ? 5 : 3); }
+};
+// The layout of the rows of `source`, joined under `alias`: the value columns `shape` keeps.
+RowLayout row_layout(const BoundQuery& q, const PlanShape& shape, const DataSource& source,
+                     const std::string& alias, bool windowed);
+
 class InputRow {
  public:
-  // `windowed`: the key ends with its window's bounds, which the row then ends with too.
-  InputRow(size_t key_count, size_t value_count, bool windowed = false)
-      : key_count_(key_count),
-        value_count_(value_count),
-        windowed_(windowed),
-        row_(key_count + value_count + (windowed ? 5 : 3)) {}
+  explicit InputRow(RowLayout layout) : layout_(std::move(layout)), row_(layout_.width()) {}
   const Row& fill(const Row& key, const Row& value, int64_t timestamp,
                   const std::optional<streams::RecordMetadata>& metadata);
 
  private:
-  size_t key_count_, value_count_;
-  bool windowed_;
+  RowLayout layout_;
   Row row_;
 };
 
@@ -49,9 +78,8 @@ struct SelectPlan {
   std::optional<Program> where;
   std::vector<Program> values;  // the value columns of the result, in order
   std::vector<std::string> value_names;
-  std::vector<Program> keys;              // PARTITION BY: the result's key columns, in order
-  size_t key_count = 0, value_count = 0;  // of the source's row
-  bool windowed = false;                  // a windowed source: the row ends with its bounds
+  std::vector<Program> keys;  // PARTITION BY: the result's key columns, in order
+  RowLayout layout;           // of the source's rows
   std::shared_ptr<QueryCounters> counters;
   // Table functions (table_functions.cpp): each call's array argument, and whether it is
   // CUBE_EXPLODE; `values` then read each call's current element after the input row's columns.
@@ -63,7 +91,7 @@ struct SelectPlan {
 class Selector {
  public:
   explicit Selector(std::shared_ptr<const SelectPlan> plan)
-      : plan_(std::move(plan)), input_(plan_->key_count, plan_->value_count, plan_->windowed) {
+      : plan_(std::move(plan)), input_(plan_->layout) {
     if (plan_->where) where_ = plan_->where->new_frame();
     for (const auto& p : plan_->values) values_.push_back(p.new_frame());
     for (const auto& p : plan_->keys) keys_.push_back(p.new_frame());
@@ -109,7 +137,8 @@ class Selector {
 // A stream query's filter, PARTITION BY, table functions and projection over `input`, into the
 // sink (stream_select.cpp): a source's records or (`rows_ready`) a join's whole scope rows.
 void select_onto(const streams::KStream<Row, Row>& input, const BoundQuery& query,
-                 const DataSource& sink, std::shared_ptr<QueryCounters> counters, bool rows_ready);
+                 const PlanShape& shape, const DataSource& sink,
+                 std::shared_ptr<QueryCounters> counters, bool rows_ready);
 
 // Compiles `q`'s table function calls into `plan` (their arguments over `row_index`) and returns
 // the substitution that makes `values` read each call's current element.
@@ -136,9 +165,9 @@ std::string planner_text(const BoundQuery& q, const BoundExpr& e);
 // ksqlDB's refusal to re-key a table whose key columns are `key_names` by `new_key`.
 [[noreturn]] void refuse_table_repartition(const std::vector<std::string>& key_names,
                                            const std::string& new_key);
-// PARTITION BY over a table (or a table join): by its key column it changes nothing; by anything
-// else it is refused.
-void check_table_partition_by(const BoundQuery& q);
+// PARTITION BY over a table (or a table join): by its key column it changes nothing (the plan
+// has no re-key); by anything else it is refused.
+void check_table_partition_by(const BoundQuery& q, const PlanShape& shape);
 // A column's name once ksqlDB's planner has rewritten it: `ALIAS_NAME` in a join, else NAME.
 std::string rewritten_name(const BoundQuery& q, const ScopeColumn& c);
 // ksqlDB's refusal to re-key records whose keys are windowed (SchemaKStream.selectKey).
@@ -149,23 +178,25 @@ std::string rewritten_name(const BoundQuery& q, const ScopeColumn& c);
 
 // Queries over tables and joins: sources read as rows of their scope columns, joined by ksqlDB's
 // rules (join_planner.cpp).
-streams::Topology plan_relational(const BoundQuery& query, const DataSource& sink,
-                                  std::shared_ptr<QueryCounters> counters);
+streams::Topology plan_relational(const BoundQuery& query, const PlanShape& shape,
+                                  const DataSource& sink, std::shared_ptr<QueryCounters> counters);
 
-streams::Topology plan_aggregate(const BoundQuery& query, const DataSource& sink,
-                                 std::shared_ptr<QueryCounters> counters);
+// `by_key`: grouped by the source's key, in place (no repartition).
+streams::Topology plan_aggregate(const BoundQuery& query, const PlanShape& shape,
+                                 const DataSource& sink, std::shared_ptr<QueryCounters> counters);
 // GROUP BY over a table: rows re-grouped with their old values, retracted from the groups they
 // leave (only the aggregates ksqlDB can undo).
-streams::Topology plan_table_aggregate(const BoundQuery& query, const DataSource& sink,
+streams::Topology plan_table_aggregate(const BoundQuery& query, const PlanShape& shape,
+                                       const DataSource& sink,
                                        std::shared_ptr<QueryCounters> counters);
 // The same over `table`: a source's rows, or (`rows_ready`) a table-table join's whole rows.
 void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQuery& query,
-                          const DataSource& sink, std::shared_ptr<QueryCounters> counters,
-                          bool rows_ready);
+                          const PlanShape& shape, const DataSource& sink,
+                          std::shared_ptr<QueryCounters> counters, bool rows_ready);
 // The aggregation of `input` into the sink: a source's records, or (`rows_ready`) records whose
-// values are whole scope rows, as a join gives them.
+// values are whole scope rows, as a join gives them (never grouped in place).
 void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& query,
-                    const DataSource& sink, std::shared_ptr<QueryCounters> counters,
-                    bool rows_ready);
+                    const PlanShape& shape, const DataSource& sink,
+                    std::shared_ptr<QueryCounters> counters, bool rows_ready);
 
 }  // namespace oxbow::sql::planning

@@ -17,39 +17,95 @@
 
 namespace oxbow::sql {
 
-streams::Topology plan_query(const BoundQuery& q, const DataSource& sink,
-                             std::shared_ptr<QueryCounters> counters) {
-  if (q.aggregate && q.joins.empty()) {
-    if (q.from->kind != SourceKind::kStream)
-      return planning::plan_table_aggregate(q, sink, std::move(counters));
-    return planning::plan_aggregate(q, sink, std::move(counters));
+streams::Topology plan_query(const physical::Step& plan, const BoundQuery& q,
+                             const DataSource& sink, std::shared_ptr<QueryCounters> counters) {
+  planning::PlanShape shape = planning::shape_of(plan, q);
+  bool table_source = shape.relation->type.find("TableSource") != std::string::npos;
+  if (shape.group_by && !shape.joined()) {
+    if (table_source) return planning::plan_table_aggregate(q, shape, sink, std::move(counters));
+    return planning::plan_aggregate(q, shape, sink, std::move(counters));
   }
-  if (!q.joins.empty() || q.from->kind == SourceKind::kTable)
-    return planning::plan_relational(q, sink, std::move(counters));
+  if (shape.joined() || table_source)
+    return planning::plan_relational(q, shape, sink, std::move(counters));
   streams::StreamsBuilder builder;
   auto stream = builder.stream<Row, Row>(q.from->topic, planning::consumed_from(*q.from, counters));
-  planning::select_onto(stream, q, sink, std::move(counters), false);
+  planning::select_onto(stream, q, shape, sink, std::move(counters), false);
   return builder.build();
 }
 
 namespace planning {
 
+namespace {
+
+void mark_columns_read(const physical::Step& step, std::vector<bool>& read) {
+  for (int c : step.columns_read) read.at(static_cast<size_t>(c)) = true;
+  for (const auto& s : step.sources) mark_columns_read(*s, read);
+}
+
+}  // namespace
+
+PlanShape shape_of(const physical::Step& plan, const BoundQuery& q) {
+  PlanShape shape;
+  const physical::Step* at = &plan;
+  for (; at->sources.size() == 1; at = at->sources.front().get()) {
+    if (at->context == "PartitionBy") shape.partition_by = at;
+    if (at->context == "Aggregate/GroupBy") shape.group_by = at;
+  }
+  shape.relation = at;
+  std::vector<bool> read(q.scope.columns.size());
+  mark_columns_read(plan, read);
+  shape.in_rows.resize(q.scope.columns.size());
+  for (size_t i = 0; i < q.scope.columns.size(); ++i) {
+    const ScopeColumn& c = q.scope.columns[i];
+    shape.in_rows[i] = read[i] || c.pseudo || c.ns != ColumnNamespace::kValue;
+  }
+  return shape;
+}
+
+RowLayout row_layout(const BoundQuery& q, const PlanShape& shape, const DataSource& source,
+                     const std::string& alias, bool windowed) {
+  RowLayout layout;
+  layout.key_count = key_columns(source).size();
+  layout.windowed = windowed;
+  uint32_t value = 0;
+  for (size_t i = 0; i < q.scope.columns.size(); ++i) {
+    const ScopeColumn& c = q.scope.columns[i];
+    if (c.source != alias || c.pseudo || c.ns != ColumnNamespace::kValue) continue;
+    if (shape.in_rows[i]) layout.values.push_back(value);
+    ++value;
+  }
+  return layout;
+}
+
+JoinSide side_of(const physical::Step& side) {
+  JoinSide out;
+  const physical::Step* at = &side;
+  for (; at->sources.size() == 1; at = at->sources.front().get()) {
+    if (at->context.ends_with("SourceKeyed")) out.rekey = at;
+    if (at->context == "PushedDownWhereFilter") out.pushed = at;
+  }
+  out.relation = at;
+  return out;
+}
+
 bool windowed_source(const BoundQuery& q) {
   return q.from->window && q.joins.empty();
 }
 
-std::vector<int> input_row_index(const BoundQuery& q) {
+std::vector<int> input_row_index(const BoundQuery& q, const PlanShape& shape) {
   std::set<std::string> windowed;  // the aliases of windowed sources
   if (q.from->window) windowed.insert(q.from_alias);
   for (const auto& j : q.joins)
     if (j.right->window) windowed.insert(j.alias);
   std::vector<int> row_index;
   int next = 0;
-  for (const auto& c : q.scope.columns) {
+  for (size_t i = 0; i < q.scope.columns.size(); ++i) {
+    const ScopeColumn& c = q.scope.columns[i];
     bool window_bound = c.name == "WINDOWSTART" || c.name == "WINDOWEND";
     bool readable = c.pseudo ? (c.name == "ROWTIME" || c.name == "ROWPARTITION" ||
                                 c.name == "ROWOFFSET" || (window_bound && windowed.count(c.source)))
-                             : c.ns == ColumnNamespace::kKey || c.ns == ColumnNamespace::kValue;
+                             : c.ns == ColumnNamespace::kKey ||
+                                   (c.ns == ColumnNamespace::kValue && shape.in_rows[i]);
     row_index.push_back(readable ? next++ : -1);
   }
   return row_index;
@@ -58,12 +114,13 @@ std::vector<int> input_row_index(const BoundQuery& q) {
 const Row& InputRow::fill(const Row& key, const Row& value, int64_t timestamp,
                           const std::optional<streams::RecordMetadata>& metadata) {
   size_t at = 0;
-  for (size_t k = 0; k < key_count_; ++k)
+  const size_t key_count = layout_.key_count;
+  for (size_t k = 0; k < key_count; ++k)
     if (k < key.size())
       row_[at++] = key[k];
     else
       row_[at++].set_null();
-  for (size_t k = 0; k < value_count_; ++k)
+  for (uint32_t k : layout_.values)
     if (k < value.size())
       row_[at++] = value[k];
     else
@@ -71,8 +128,8 @@ const Row& InputRow::fill(const Row& key, const Row& value, int64_t timestamp,
   row_[at++].set_bigint(timestamp);
   row_[at++].set_integer(metadata ? metadata->partition : 0);
   row_[at++].set_bigint(metadata ? metadata->offset : 0);
-  if (windowed_) {  // the key's window bounds (source_key_serde)
-    for (size_t k = key_count_; k < key_count_ + 2; ++k) {
+  if (layout_.windowed) {  // the key's window bounds (source_key_serde)
+    for (size_t k = key_count; k < key_count + 2; ++k) {
       if (k < key.size())
         row_[at++] = key[k];
       else

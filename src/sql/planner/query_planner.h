@@ -1,8 +1,13 @@
 #pragma once
-// A bound persistent query to the Streams topology that runs it, built through Streams' public
-// DSL over the generic row type (sql/execution/value.h's Row) with serdes made from the sources'
-// formats (sql/serde/): streams and tables filtered and projected, re-keyed by PARTITION BY,
-// expanded by table functions, joined and aggregated (docs/sql/engine.md says which shapes run).
+// A persistent query's physical plan to the Streams topology that runs it, built through Streams'
+// public DSL over the generic row type (sql/execution/value.h's Row) with serdes made from the
+// sources' formats (sql/serde/): streams and tables filtered and projected, re-keyed by PARTITION
+// BY, expanded by table functions, joined and aggregated (docs/sql/engine.md says which shapes
+// run). The plan's steps decide the topology's shape: which relation it reads (a source or a
+// join), which sides a join re-keys and into which key format, whether PARTITION BY re-keys and
+// GROUP BY repartitions, which conjuncts run before a join. Consecutive steps that ksqlDB runs as
+// one processor each (filter, re-key, flat map, projection) run as one processor here, so that a
+// record is not handed from node to node for each.
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -13,6 +18,7 @@
 #include "oxbow/streams/topology.h"
 #include "sql/binder/query_binder.h"
 #include "sql/execution/processing_log.h"
+#include "sql/physical/physical_plan.h"
 
 namespace oxbow::sql {
 
@@ -54,12 +60,8 @@ struct QueryCounters {
 streams::ProcessingExceptionHandler processing_error_handler(
     std::shared_ptr<QueryCounters> counters);
 
-streams::Topology plan_query(const BoundQuery& query, const DataSource& sink,
-                             std::shared_ptr<QueryCounters> counters);
-
-// Whether `query`'s PARTITION BY is by the key its rows already have (one expression, the key
-// column itself, as ksqlDB's Repartitioning.repartitionNeeded sees it): nothing is re-keyed, and
-// a windowed key keeps its window.
-bool partition_by_keeps_key(const BoundQuery& query);
+// The topology of `plan`, the physical plan of `query` into `sink` (physical/physical_plan.h).
+streams::Topology plan_query(const physical::Step& plan, const BoundQuery& query,
+                             const DataSource& sink, std::shared_ptr<QueryCounters> counters);
 
 }  // namespace oxbow::sql

@@ -94,17 +94,16 @@ class NoKey : public Selecting<streams::api::Processor<Row, Row, streams::Void, 
 }  // namespace
 
 void select_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
-                 const DataSource& sink, std::shared_ptr<QueryCounters> counters, bool rows_ready) {
-  std::vector<int> row_index = input_row_index(q);
+                 const PlanShape& shape, const DataSource& sink,
+                 std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+  std::vector<int> row_index = input_row_index(q, shape);
   auto plan = std::make_shared<SelectPlan>();
   plan->counters = std::move(counters);
-  plan->key_count = key_columns(*q.from).size();
-  plan->value_count = value_columns(*q.from).size();
-  plan->windowed = windowed_source(q);
+  plan->layout = row_layout(q, shape, *q.from, q.from_alias, windowed_source(q));
   if (q.where) plan->where = Program::compile(*q.where, row_index);
   // As ksqlDB's selectKey: PARTITION BY the key the rows have changes nothing (a windowed key
   // keeps its window); any other key for windowed records is refused.
-  bool rekey = !q.partition_by.empty() && !partition_by_keeps_key(q);
+  bool rekey = shape.partition_by && !q.partition_by_null;
   if ((rekey || q.partition_by_null) && q.from->window) refuse_windowed_repartition();
   auto table_calls = plan_table_functions(q, row_index, *plan);
   for (const auto& c : q.columns) {

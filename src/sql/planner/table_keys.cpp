@@ -77,22 +77,11 @@ void refuse_windowed_repartition() {
       "https://github.com/confluentinc/ksql/issues/4385.");
 }
 
-void check_table_partition_by(const BoundQuery& q) {
-  if ((q.partition_by.empty() && !q.partition_by_null) || partition_by_keeps_key(q)) return;
+void check_table_partition_by(const BoundQuery& q, const PlanShape& shape) {
+  if (!shape.partition_by) return;
   std::string listed = q.partition_by_null ? "null" : "";
   for (const auto& p : q.partition_by) listed += (listed.empty() ? "" : ", ") + planner_text(q, *p);
   refuse_table_repartition(relation_key_names(q, q.joins.size()), listed);
 }
 
 }  // namespace oxbow::sql::planning
-
-namespace oxbow::sql {
-
-bool partition_by_keeps_key(const BoundQuery& q) {
-  if (q.partition_by.size() != 1 || q.partition_by[0]->kind != BoundKind::kColumn) return false;
-  std::vector<std::string> keys = planning::relation_key_names(q, q.joins.size());
-  const ScopeColumn& c = q.scope.columns[static_cast<size_t>(q.partition_by[0]->column)];
-  return keys.size() == 1 && planning::rewritten_name(q, c) == keys.front();
-}
-
-}  // namespace oxbow::sql
