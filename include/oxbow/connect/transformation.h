@@ -11,18 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "oxbow/connect/config_def.h"
 #include "oxbow/connect/record.h"
 
 namespace oxbow::connect {
-
-// A config that is missing or has a bad value (Kafka's common.config.ConfigException): not a
-// ConnectException, as in Kafka.
-class ConfigException : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-  // "Invalid value VALUE for configuration NAME: MESSAGE", as ConfigException(name, value, msg).
-  ConfigException(std::string_view name, std::string_view value, std::string_view message);
-};
 
 using TransformConfig = std::map<std::string, std::string>;
 

@@ -5,16 +5,6 @@
 
 #include "oxbow/connect/errors.h"
 
-namespace oxbow::connect {
-
-ConfigException::ConfigException(std::string_view name, std::string_view value,
-                                 std::string_view message)
-    : std::runtime_error("Invalid value " + std::string(value) + " for configuration " +
-                         std::string(name) + (message.empty() ? "" : ": " + std::string(message))) {
-}
-
-}  // namespace oxbow::connect
-
 namespace oxbow::connect::transforms {
 
 namespace {
