@@ -18,9 +18,7 @@ class HeaderFrom : public OperandTransformation {
     fields_ = requiredNonEmptyList(config, "fields");
     headers_ = requiredNonEmptyList(config, "headers");
     std::string operation = requiredString(config, "operation");
-    if (operation != "move" && operation != "copy") {
-      throw ConfigException("operation", operation, "String must be one of: move, copy");
-    }
+    ValidString::in({"move", "copy"})->ensureValid("operation", operation);
     if (headers_.size() != fields_.size()) {
       throw ConfigException(
           "'fields' config must have the same number of elements as 'headers' "

@@ -183,7 +183,7 @@ class DropHeaders : public Transformation {
 // A required string that must not be empty (ConfigDef.NonEmptyString).
 std::string requiredNonEmptyString(const TransformConfig& config, const std::string& name) {
   std::string value = requiredString(config, name);
-  if (value.empty()) throw ConfigException(name, value, "String must be non-empty");
+  NonEmptyString::create()->ensureValid(name, value);
   return value;
 }
 

@@ -231,11 +231,9 @@ class SetSchemaMetadata : public OperandTransformation {
   void configure(const TransformConfig& config) override {
     schemaName_ = optionalString(config, "schema.name");
     schemaVersion_.reset();
-    if (auto version = optionalString(config, "schema.version")) {
-      schemaVersion_ = parseWhole<int32_t>(*version);
-      if (!schemaVersion_) {
-        throw ConfigException("schema.version", *version, "Not a number of type INT");
-      }
+    if (auto version = config.find("schema.version"); version != config.end()) {
+      schemaVersion_ = std::get<int32_t>(
+          ConfigDef::parseType("schema.version", version->second, ConfigDef::Type::INT));
     }
     replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
     if (!schemaName_ && !schemaVersion_) {

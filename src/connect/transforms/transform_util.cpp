@@ -1,21 +1,12 @@
 #include "connect/transforms/transform_util.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "oxbow/connect/errors.h"
 
 namespace oxbow::connect::transforms {
 
 namespace {
-
-std::string trim(std::string_view text) {
-  size_t begin = 0;
-  size_t end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return std::string(text.substr(begin, end - begin));
-}
 
 // "java.util.HashMap" for a map: Java's getClass().getName(), "null" for null.
 std::string nullSafeClassName(const Value& value) {
@@ -28,55 +19,41 @@ std::string nullSafeClassName(const Value& value) {
 
 }  // namespace
 
+// The helpers read one config as ConfigDef does, so that the parsing rules and messages are
+// ConfigDef's own.
 std::string requiredString(const TransformConfig& config, const std::string& name) {
   auto found = config.find(name);
   if (found == config.end()) {
     throw ConfigException("Missing required configuration \"" + name +
                           "\" which has no default value.");
   }
-  return trim(found->second);
+  return std::get<std::string>(ConfigDef::parseType(name, found->second, ConfigDef::Type::STRING));
 }
 
 std::optional<std::string> optionalString(const TransformConfig& config, const std::string& name) {
-  auto found = config.find(name);
-  if (found == config.end()) return std::nullopt;
-  return trim(found->second);
+  if (!config.contains(name)) return std::nullopt;
+  return requiredString(config, name);
 }
 
 bool booleanConfig(const TransformConfig& config, const std::string& name, bool defaultValue) {
   auto found = config.find(name);
   if (found == config.end()) return defaultValue;
-  std::string text = trim(found->second);
-  std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  if (lower == "true") return true;
-  if (lower == "false") return false;
-  throw ConfigException(name, text, "Expected value to be either true or false");
+  return std::get<bool>(ConfigDef::parseType(name, found->second, ConfigDef::Type::BOOLEAN));
 }
 
 std::vector<std::string> listConfig(const TransformConfig& config, const std::string& name,
                                     std::vector<std::string> defaultValue) {
   auto found = config.find(name);
   if (found == config.end()) return defaultValue;
-  std::vector<std::string> items;
-  std::string text = trim(found->second);
-  if (text.empty()) return items;
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    items.push_back(trim(std::string_view(text).substr(start, comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
+  return std::get<std::vector<std::string>>(
+      ConfigDef::parseType(name, found->second, ConfigDef::Type::LIST));
 }
 
 std::vector<std::string> requiredNonEmptyList(const TransformConfig& config,
                                               const std::string& name) {
   requiredString(config, name);
   std::vector<std::string> items = listConfig(config, name);
-  if (items.empty()) throw ConfigException(name, "[]", "Empty list");
+  NonEmptyListValidator::create()->ensureValid(name, items);
   return items;
 }
 
