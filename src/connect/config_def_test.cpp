@@ -83,6 +83,21 @@ TEST(ConfigDefTest, ParsesDoublesAsJava) {
             "Invalid value . for configuration c: Not a number of type DOUBLE");
 }
 
+TEST(ConfigDefTest, PrintsDoublesAsJavasDoubleToString) {
+  EXPECT_EQ(toJavaString(100.0), "100.0");
+  EXPECT_EQ(toJavaString(0.001), "0.001");
+  EXPECT_EQ(toJavaString(123456.789), "123456.789");
+  EXPECT_EQ(toJavaString(9999999.0), "9999999.0");
+  EXPECT_EQ(toJavaString(1e7), "1.0E7");
+  EXPECT_EQ(toJavaString(-1.25e10), "-1.25E10");
+  EXPECT_EQ(toJavaString(1e-4), "1.0E-4");
+  EXPECT_EQ(toJavaString(0.00012345), "1.2345E-4");
+  EXPECT_EQ(toJavaString(-0.0), "-0.0");
+  EXPECT_EQ(toJavaString(std::numeric_limits<double>::infinity()), "Infinity");
+  EXPECT_EQ(convertToString(std::vector<std::string>{"a", "b"}), "a,b");
+  EXPECT_EQ(convertToString(ParsedValue()), std::nullopt);
+}
+
 TEST(ConfigDefTest, SplitsListsAtCommasAndTrimsTheItems) {
   using List = std::vector<std::string>;
   EXPECT_EQ(parsed(Type::LIST, " a , b,,c "), ParsedValue(List{"a", "b", "", "c"}));
