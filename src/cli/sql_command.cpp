@@ -1,4 +1,5 @@
-// `oxbow sql run FILE`: the SQL engine in one process, until the server of issue 43 exists. The
+// `oxbow sql run FILE`: the SQL engine in one process, without the server (`oxbow sql-server`
+// serves the same engine over ksqlDB's REST API, sharing src/sql/server/ with this command). The
 // KSQL_PROCESSING_LOG stream exists from the start (its topic takes the queries' processing-log
 // entries); the file's statements are executed in order; the topics of sources and sinks that WITH
 // gives a partition count are created if missing (as ksqlDB creates them), INSERT VALUES records
@@ -13,12 +14,13 @@
 
 #include "cli/client_config.h"
 #include "cli/commands.h"
-#include "oxbow/streams/kafka_streams.h"
 #include "sql/engine/engine.h"
 #include "sql/engine/result_text.h"
 #include "sql/engine/topic_output.h"
 #include "sql/kafka/kafka_topic_access.h"
 #include "sql/kafka/registry_decoders.h"
+#include "sql/server/kafka_cluster.h"
+#include "sql/server/query_runner.h"
 
 namespace oxbow::cli {
 namespace {
@@ -40,85 +42,15 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-// Creates each topic of `wanted` (name, partitions) the cluster does not have.
-void create_missing_topics(const ClientOptions& client,
-                           const std::vector<std::pair<std::string, int>>& wanted) {
-  if (wanted.empty()) return;
-  const KafkaHandle rk = make_kafka_handle(RD_KAFKA_PRODUCER, make_kafka_conf(client));
-  const MetadataHandle md = fetch_metadata(rk.get());
-  std::vector<rd_kafka_NewTopic_t*> topics;
-  char errstr[512];
-  for (const auto& [name, partitions] : wanted)
-    if (!find_topic(*md, name))
-      topics.push_back(rd_kafka_NewTopic_new(name.c_str(), partitions, -1, errstr, sizeof errstr));
-  if (topics.empty()) return;
-  const auto admin_options = make_admin_options(rk.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
-  const QueueHandle queue{rd_kafka_queue_new(rk.get())};
-  rd_kafka_CreateTopics(rk.get(), topics.data(), topics.size(), admin_options.get(), queue.get());
-  for (auto* t : topics) rd_kafka_NewTopic_destroy(t);
-  const EventHandle event = wait_for_admin_result(queue.get(), "creating topics");
-  size_t count = 0;
-  const auto** results =
-      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event.get()), &count);
-  for (size_t i = 0; i < count; ++i) {
-    auto err = rd_kafka_topic_result_error(results[i]);
-    if (err && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
-      fail(rd_kafka_topic_result_name(results[i]), err,
-           or_empty(rd_kafka_topic_result_error_string(results[i])));
+// The librdkafka settings of the command's clients: the bootstrap servers, then each -X.
+sql::server::ClientConfig client_config(const ClientOptions& client) {
+  sql::server::ClientConfig config{{"bootstrap.servers", client.bootstrap_servers}};
+  for (const auto& property : client.properties) {
+    std::string key, value;
+    if (split_key_value(property, key, value)) config[key] = value;
   }
+  return config;
 }
-
-void produce_inserted(const ClientOptions& client,
-                      const std::vector<sql::InsertedRecord>& records) {
-  if (records.empty()) return;
-  const KafkaHandle rk = make_kafka_handle(
-      RD_KAFKA_PRODUCER, make_kafka_conf(client, {{"enable.idempotence", "true"}}));
-  for (const auto& r : records) {
-    // The macros cast their arguments without parentheses: plain variables only.
-    void* key = r.key ? const_cast<char*>(r.key->data()) : nullptr;
-    size_t key_size = r.key ? r.key->size() : 0;
-    auto err = rd_kafka_producev(
-        rk.get(), RD_KAFKA_V_TOPIC(r.topic.c_str()), RD_KAFKA_V_KEY(key, key_size),
-        RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
-        RD_KAFKA_V_TIMESTAMP(r.timestamp), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_END);
-    if (err) fail(r.topic, err);
-  }
-  if (auto err = rd_kafka_flush(rk.get(), kRequestTimeoutMs)) fail("INSERT VALUES", err);
-}
-
-// ksqlDB's processing-log stream, over the topic the entries go to.
-std::string processing_log_stream(const std::string& topic) {
-  return "CREATE STREAM KSQL_PROCESSING_LOG (LOGGER STRING, LEVEL STRING, TIME BIGINT, MESSAGE "
-         "STRUCT<TYPE INT, DESERIALIZATIONERROR STRUCT<TARGET STRING, ERRORMESSAGE STRING, "
-         "RECORDB64 STRING, CAUSE ARRAY<STRING>, `topic` STRING>, RECORDPROCESSINGERROR "
-         "STRUCT<ERRORMESSAGE STRING, RECORD STRING, CAUSE ARRAY<STRING>>, PRODUCTIONERROR "
-         "STRUCT<ERRORMESSAGE STRING>, SERIALIZATIONERROR STRUCT<TARGET STRING, ERRORMESSAGE "
-         "STRING, RECORD STRING, CAUSE ARRAY<STRING>, `topic` STRING>, KAFKASTREAMSTHREADERROR "
-         "STRUCT<ERRORMESSAGE STRING, THREADNAME STRING, CAUSE ARRAY<STRING>>>) WITH "
-         "(KAFKA_TOPIC='" +
-         topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);";
-}
-
-// The processing log's entries as records of its topic, keyless, as ksqlDB writes them.
-class TopicProcessingLog : public sql::ProcessingLog {
- public:
-  TopicProcessingLog(const ClientOptions& client, std::string topic)
-      : producer_(make_kafka_handle(RD_KAFKA_PRODUCER, make_kafka_conf(client))),
-        topic_(std::move(topic)) {}
-  ~TopicProcessingLog() override { rd_kafka_flush(producer_.get(), kRequestTimeoutMs); }
-  void log(const sql::ProcessingLogEntry& entry) override {
-    std::string value = sql::processing_log_json(entry);
-    rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(topic_.c_str()),
-                      RD_KAFKA_V_VALUE(value.data(), value.size()),
-                      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-    rd_kafka_poll(producer_.get(), 0);
-  }
-
- private:
-  KafkaHandle producer_;
-  std::string topic_;
-};
 
 // SHOW TOPICS and PRINT look at the cluster as it is when the statement runs (before this file's
 // topics are created and its INSERT VALUES produced). PRINT's lines go to stdout as they come; a
@@ -127,11 +59,6 @@ class TopicProcessingLog : public sql::ProcessingLog {
 // JSON_SR records.
 void connect_topics(sql::Engine& engine, const ClientOptions& client,
                     const std::string& registry_url) {
-  std::map<std::string, std::string> config{{"bootstrap.servers", client.bootstrap_servers}};
-  for (const auto& property : client.properties) {
-    std::string key, value;
-    if (split_key_value(property, key, value)) config[key] = value;
-  }
   install_stop_signal_handlers();
   sql::PrintOutput output{[](const std::string& line) {
                             fmt::print("{}\n", line);
@@ -145,59 +72,55 @@ void connect_topics(sql::Engine& engine, const ClientOptions& client,
   } catch (const std::exception& e) {
     fail(e.what());
   }
-  engine.set_topic_access(std::make_shared<sql::KafkaTopicAccess>(config), output);
+  engine.set_topic_access(std::make_shared<sql::KafkaTopicAccess>(client_config(client)), output);
+}
+
+// Every query's Streams settings: the cluster, the state directory and each --streams-config.
+sql::server::RunnerSettings runner_settings(const SqlRunOptions& options) {
+  sql::server::RunnerSettings settings;
+  settings.streams_config = {{"bootstrap.servers", options.client.bootstrap_servers},
+                             {"state.dir", options.state_dir}};
+  for (const auto& kv : options.streams_configs) {
+    std::string key, value;
+    if (!split_key_value(kv, key, value)) fail(fmt::format("invalid config '{}'", kv));
+    settings.streams_config[key] = value;
+  }
+  return settings;
 }
 
 void run_sql(const SqlRunOptions& options) {
   sql::DdlSettings settings;
   settings.schema_registry_url = options.registry_url;
   sql::Engine engine(settings);
-  engine.execute(processing_log_stream(options.processing_log_topic));
-  engine.set_processing_log(
-      std::make_shared<TopicProcessingLog>(options.client, options.processing_log_topic));
-  connect_topics(engine, options.client, options.registry_url);
+  const auto client = client_config(options.client);
+  engine.execute(sql::server::processing_log_statement(options.processing_log_topic));
   std::vector<sql::InsertedRecord> inserted;
+  sql::server::QueryRunner runner(runner_settings(options));
+  connect_topics(engine, options.client, options.registry_url);
   try {
+    engine.set_processing_log(
+        std::make_shared<sql::server::TopicProcessingLog>(client, options.processing_log_topic));
     for (auto& r : engine.execute(read_file(options.file))) {
       fmt::print("{}", sql::result_text(r));
       if (!r.message.empty()) fmt::print("{}\n", r.message);
       for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
       for (auto& record : r.inserted) inserted.push_back(std::move(record));
     }
+    sql::server::create_missing_topics(client, sql::server::source_topics(engine.catalog()));
+    sql::server::produce_records(client, inserted);
+    runner.sync(engine.queries());
   } catch (const std::exception& e) {
     fail(e.what());
   }
-  std::vector<std::pair<std::string, int>> topics;
-  for (const auto& [name, source] : engine.catalog().sources())
-    if (source.partitions) topics.emplace_back(source.topic, *source.partitions);
-  create_missing_topics(options.client, topics);
-  produce_inserted(options.client, inserted);
-
-  std::vector<std::unique_ptr<streams::KafkaStreams>> running;
-  for (const auto& q : engine.queries()) {
-    if (q.paused) continue;
-    auto config = q.streams_config;
-    config["bootstrap.servers"] = options.client.bootstrap_servers;
-    config["state.dir"] = options.state_dir;
-    for (const auto& kv : options.streams_configs) {
-      std::string key, value;
-      if (!split_key_value(kv, key, value)) fail(fmt::format("invalid config '{}'", kv));
-      config[key] = value;
-    }
-    running.push_back(std::make_unique<streams::KafkaStreams>(q.topology, config));
-    running.back()->setProcessingExceptionHandler(q.processing_errors);
-    running.back()->start();
-    fmt::print("running {}\n", q.id);
-  }
+  for (const auto& id : runner.running()) fmt::print("running {}\n", id);
   std::fflush(stdout);
   install_stop_signal_handlers();
   bool failed = false;
   while (!stop_requested() && !failed) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    for (const auto& s : running)
-      failed = failed || s->state() == streams::KafkaStreams::State::ERROR;
+    failed = runner.any_failed();
   }
-  for (const auto& s : running) s->close();
+  runner.close();
   if (failed) fail("a query failed: see the log above");
 }
 

@@ -1,0 +1,89 @@
+#include "sql/server/ksql_resource.h"
+
+#include "common/properties.h"
+#include "sql/engine/variables.h"
+
+namespace oxbow::sql::server {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kBadRequest = 40000;
+constexpr int kBadStatement = 40001;
+
+// ksqlDB's words for a push query sent to /ksql.
+constexpr const char* kStreamedElsewhere =
+    "The following statement types should be issued to the websocket endpoint '/query':\n"
+    "\t* PRINT\n\t* SELECT";
+
+struct StatementFailure {
+  std::string statement, message;
+};
+
+// The request's "streamsProperties" as text, whatever JSON type each value has.
+std::map<std::string, std::string> request_properties(const json& request) {
+  std::map<std::string, std::string> out;
+  auto found = request.find("streamsProperties");
+  if (found == request.end() || !found->is_object()) return out;
+  for (const auto& [name, value] : found->items())
+    out[name] = value.is_string() ? value.get<std::string>() : value.dump();
+  return out;
+}
+
+RestResponse statement_error(const StatementFailure& failure, const json& entities) {
+  json body = {{"@type", "statement_error"},
+               {"error_code", kBadStatement},
+               {"message", failure.message},
+               {"statementText", failure.statement},
+               {"entities", entities}};
+  return {400, body.dump()};
+}
+
+}  // namespace
+
+RestResponse generic_error(int status, int error_code, const std::string& message) {
+  json body = {{"@type", "generic_error"}, {"error_code", error_code}, {"message", message}};
+  return {status, body.dump()};
+}
+
+KsqlResource::KsqlResource(Engine& engine, Apply apply, PropertyList server_properties)
+    : engine_(engine), apply_(std::move(apply)), server_properties_(std::move(server_properties)) {}
+
+RestResponse KsqlResource::handle(std::string_view body) {
+  json request = json::parse(body, nullptr, false);
+  if (request.is_discarded() || !request.is_object())
+    return generic_error(400, kBadRequest, "The request body is not a JSON object.");
+  auto ksql = request.find("ksql");
+  if (ksql == request.end() || !ksql->is_string())
+    return generic_error(400, kBadRequest, "The request has no \"ksql\" string.");
+  auto properties = request_properties(request);
+  std::lock_guard lock(mutex_);
+  json entities = json::array();
+  for (const std::string& piece : split_statements(ksql->get<std::string>())) {
+    std::string statement(trim(piece));
+    if (statement.empty()) continue;
+    try {
+      json entity = run(statement, properties);
+      if (!entity.is_null()) entities.push_back(std::move(entity));
+    } catch (const std::exception& e) {
+      return statement_error({statement, e.what()}, entities);
+    }
+  }
+  return {200, entities.dump()};
+}
+
+json KsqlResource::run(const std::string& statement,
+                       const std::map<std::string, std::string>& properties) {
+  StatementInfo info = statement_info(statement);
+  if (info.streamed) throw std::runtime_error(kStreamedElsewhere);
+  json entity = nullptr;
+  for (const auto& result : engine_.execute(statement)) {
+    if (!result.message.empty() && apply_) apply_(result, properties);
+    int64_t sequence = result.message.empty() ? sequence_number_ : ++sequence_number_;
+    entity = entity_json(result, info, sequence, server_properties_);
+  }
+  return entity;
+}
+
+}  // namespace oxbow::sql::server

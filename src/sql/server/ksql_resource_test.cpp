@@ -1,0 +1,132 @@
+// POST /ksql's bodies over a real engine, without a cluster: what the apply hook is asked to do
+// is recorded instead.
+#include "sql/server/ksql_resource.h"
+
+#include <gtest/gtest.h>
+
+namespace oxbow::sql::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kCreate =
+    "CREATE STREAM pageviews (id BIGINT KEY, page STRING) WITH (kafka_topic='pv', "
+    "value_format='JSON', partitions=2);";
+
+class KsqlResourceTest : public ::testing::Test {
+ protected:
+  json post(const json& request, int expected_status = 200) {
+    RestResponse r = resource.handle(request.dump());
+    EXPECT_EQ(r.status, expected_status) << r.body;
+    return json::parse(r.body);
+  }
+
+  Engine engine;
+  std::vector<std::string> applied;  // each applied statement's text
+  std::map<std::string, std::string> last_properties;
+  KsqlResource resource{engine,
+                        [this](const StatementResult& r, const auto& props) {
+                          applied.push_back(r.statement);
+                          last_properties = props;
+                        },
+                        {{"ksql.service.id", "default_"}}};
+};
+
+TEST_F(KsqlResourceTest, CreatesAStreamAsCurrentStatus) {
+  json body = post({{"ksql", kCreate}, {"streamsProperties", {{"auto.offset.reset", "earliest"}}}});
+  ASSERT_EQ(body.size(), 1u);
+  const json& status = body[0];
+  EXPECT_EQ(status["@type"], "currentStatus");
+  EXPECT_EQ(status["commandId"], "stream/PAGEVIEWS/create");
+  EXPECT_EQ(status["commandStatus"]["status"], "SUCCESS");
+  EXPECT_EQ(status["commandStatus"]["message"], "Stream created");
+  EXPECT_EQ(status["commandSequenceNumber"], 1);
+  EXPECT_EQ(status["statementText"], kCreate);
+  EXPECT_EQ(status["warnings"], json::array());
+  EXPECT_EQ(applied.size(), 1u);
+  EXPECT_EQ(last_properties.at("auto.offset.reset"), "earliest");
+}
+
+TEST_F(KsqlResourceTest, ListsAndDescribesSources) {
+  post({{"ksql", kCreate}});
+  json body = post({{"ksql", "SHOW STREAMS; DESCRIBE pageviews;"}});
+  ASSERT_EQ(body.size(), 2u);
+  EXPECT_EQ(body[0]["@type"], "streams");
+  json expected_stream = {{"type", "STREAM"},     {"name", "PAGEVIEWS"},   {"topic", "pv"},
+                          {"keyFormat", "KAFKA"}, {"valueFormat", "JSON"}, {"isWindowed", false}};
+  bool listed = false;
+  for (const auto& s : body[0]["streams"]) listed = listed || s == expected_stream;
+  EXPECT_TRUE(listed) << body[0].dump();
+  const json& source = body[1]["sourceDescription"];
+  EXPECT_EQ(body[1]["@type"], "sourceDescription");
+  EXPECT_EQ(source["name"], "PAGEVIEWS");
+  EXPECT_EQ(source["type"], "STREAM");
+  EXPECT_EQ(source["topic"], "pv");
+  ASSERT_EQ(source["fields"].size(), 2u);
+  EXPECT_EQ(source["fields"][0],
+            (json{{"name", "ID"},
+                  {"schema", {{"type", "BIGINT"}, {"fields", nullptr}, {"memberSchema", nullptr}}},
+                  {"type", "KEY"}}));
+  EXPECT_FALSE(source["fields"][1].contains("type"));
+  EXPECT_TRUE(applied.size() == 1u) << "SHOW and DESCRIBE change nothing on the cluster";
+}
+
+TEST_F(KsqlResourceTest, RunsAndTerminatesAPersistentQuery) {
+  post({{"ksql", kCreate}});
+  json created = post({{"ksql", "CREATE STREAM big AS SELECT * FROM pageviews WHERE id > 10;"}});
+  EXPECT_EQ(created[0]["commandStatus"]["message"], "Created query with ID CSAS_BIG_0");
+  EXPECT_EQ(created[0]["commandId"], "stream/BIG/create");
+  json queries = post({{"ksql", "SHOW QUERIES;"}});
+  EXPECT_EQ(queries[0]["@type"], "queries");
+  ASSERT_EQ(queries[0]["queries"].size(), 1u);
+  EXPECT_EQ(queries[0]["queries"][0]["id"], "CSAS_BIG_0");
+  EXPECT_EQ(queries[0]["queries"][0]["sinks"], json::array({"BIG"}));
+  json terminated = post({{"ksql", "TERMINATE CSAS_BIG_0;"}});
+  EXPECT_EQ(terminated[0]["commandId"], "terminate/CSAS_BIG_0/execute");
+  EXPECT_EQ(terminated[0]["commandStatus"]["message"], "Query terminated.");
+  EXPECT_EQ(terminated[0]["commandSequenceNumber"], 3);
+  EXPECT_TRUE(engine.queries().empty());
+}
+
+TEST_F(KsqlResourceTest, AFailedStatementCarriesTheEntitiesBeforeIt) {
+  json error = post({{"ksql", std::string(kCreate) + " DESCRIBE nowhere;"}}, 400);
+  EXPECT_EQ(error["@type"], "statement_error");
+  EXPECT_EQ(error["error_code"], 40001);
+  EXPECT_EQ(error["statementText"], "DESCRIBE nowhere;");
+  EXPECT_NE(error["message"].get<std::string>().find("NOWHERE"), std::string::npos)
+      << error["message"];
+  ASSERT_EQ(error["entities"].size(), 1u);
+  EXPECT_EQ(error["entities"][0]["commandStatus"]["message"], "Stream created");
+}
+
+TEST_F(KsqlResourceTest, RefusesPushQueriesAndBadBodies) {
+  post({{"ksql", kCreate}});
+  json select = post({{"ksql", "SELECT * FROM pageviews EMIT CHANGES;"}}, 400);
+  EXPECT_EQ(select["@type"], "statement_error");
+  EXPECT_NE(select["message"].get<std::string>().find("'/query'"), std::string::npos);
+  for (const char* body : {"not json", "[1]", "{\"sql\":\"SHOW STREAMS;\"}", "{\"ksql\":3}"}) {
+    RestResponse r = resource.handle(body);
+    EXPECT_EQ(r.status, 400) << body;
+    json error = json::parse(r.body);
+    EXPECT_EQ(error["@type"], "generic_error") << body;
+    EXPECT_EQ(error["error_code"], 40000) << body;
+  }
+}
+
+TEST_F(KsqlResourceTest, ShowsPropertiesOfTheServerAndTheSession) {
+  json body = post({{"ksql", "SET 'auto.offset.reset'='earliest'; SHOW PROPERTIES;"}});
+  ASSERT_EQ(body.size(), 2u);
+  EXPECT_EQ(body[1]["@type"], "properties");
+  const json& properties = body[1]["properties"];
+  auto has = [&](const std::string& name, const std::string& value) {
+    for (const auto& p : properties)
+      if (p["name"] == name && p["value"] == value) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("ksql.service.id", "default_")) << properties.dump();
+  EXPECT_TRUE(has("auto.offset.reset", "earliest")) << properties.dump();
+  EXPECT_EQ(body[1]["overwrittenProperties"], json::array({"auto.offset.reset"}));
+}
+
+}  // namespace
+}  // namespace oxbow::sql::server

@@ -1,0 +1,93 @@
+#include "sql/server/query_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "oxbow/streams/kafka_streams.h"
+
+namespace oxbow::sql::server {
+
+namespace {
+
+constexpr std::string_view kStreamsPrefix = "ksql.streams.";
+// The engine names every query's application with ksqlDB's default service id.
+constexpr std::string_view kDefaultApplicationPrefix = "_confluent-ksql-default_query_";
+
+}  // namespace
+
+std::string streams_property_name(const std::string& property) {
+  if (property.starts_with(kStreamsPrefix)) return property.substr(kStreamsPrefix.size());
+  // Other ksql.* settings are the engine's, not Streams'.
+  if (property.starts_with("ksql.")) return "";
+  return property;
+}
+
+QueryRunner::QueryRunner(RunnerSettings settings) : settings_(std::move(settings)) {}
+
+QueryRunner::~QueryRunner() {
+  close();
+}
+
+std::map<std::string, std::string> QueryRunner::config_of(
+    const PersistentQuery& query, const std::map<std::string, std::string>& overrides) const {
+  auto config = query.streams_config;
+  auto& id = config["application.id"];
+  if (id.starts_with(kDefaultApplicationPrefix))
+    id = "_confluent-ksql-" + settings_.service_id + "query_" + query.id;
+  for (const auto& [key, value] : settings_.streams_config) config[key] = value;
+  // SET before the query started, then the request's own properties, as ksqlDB layers them.
+  for (const auto* layer : {&query.overridden_properties, &overrides})
+    for (const auto& [key, value] : *layer)
+      if (auto name = streams_property_name(key); !name.empty()) config[name] = value;
+  return config;
+}
+
+void QueryRunner::sync(const std::vector<PersistentQuery>& queries,
+                       const std::vector<std::string>& restart,
+                       const std::map<std::string, std::string>& overrides) {
+  std::lock_guard lock(mutex_);
+  std::set<std::string> wanted;
+  for (const auto& q : queries)
+    if (!q.paused) wanted.insert(q.id);
+  for (auto it = running_.begin(); it != running_.end();) {
+    bool replaced = std::find(restart.begin(), restart.end(), it->first) != restart.end();
+    if (wanted.count(it->first) && !replaced) {
+      ++it;
+      continue;
+    }
+    spdlog::info("sql: stopping query {}", it->first);
+    it->second->close();
+    it = running_.erase(it);
+  }
+  for (const auto& q : queries) {
+    if (q.paused || running_.count(q.id)) continue;
+    auto streams = std::make_unique<streams::KafkaStreams>(q.topology, config_of(q, overrides));
+    streams->setProcessingExceptionHandler(q.processing_errors);
+    streams->start();
+    spdlog::info("sql: running query {}", q.id);
+    running_.emplace(q.id, std::move(streams));
+  }
+}
+
+std::vector<std::string> QueryRunner::running() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> ids;
+  for (const auto& [id, streams] : running_) ids.push_back(id);
+  return ids;
+}
+
+bool QueryRunner::any_failed() const {
+  std::lock_guard lock(mutex_);
+  return std::any_of(running_.begin(), running_.end(), [](const auto& entry) {
+    return entry.second->state() == streams::KafkaStreams::State::ERROR;
+  });
+}
+
+void QueryRunner::close() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, streams] : running_) streams->close();
+  running_.clear();
+}
+
+}  // namespace oxbow::sql::server

@@ -1,0 +1,63 @@
+#pragma once
+// Runs the engine's persistent queries against a cluster: one KafkaStreams per query, as ksqlDB
+// runs them (the step before the shared runtime of docs/sql/shared-runtime.md). The runner follows
+// the engine: sync() starts the queries it does not run yet, stops those TERMINATE removed or
+// PAUSE paused, and restarts those CREATE OR REPLACE changed.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sql/engine/engine.h"
+
+namespace oxbow::streams {
+class KafkaStreams;
+}
+
+namespace oxbow::sql::server {
+
+struct RunnerSettings {
+  // Every query's Streams settings on top of the engine's: bootstrap.servers, state.dir and
+  // ksql.streams.* (without the prefix).
+  std::map<std::string, std::string> streams_config;
+  // ksql.service.id: in each query's application id, as ksqlDB names them
+  // (_confluent-ksql-<service id>query_<query id>).
+  std::string service_id = "default_";
+};
+
+// The Streams setting a ksqlDB property names, or "" when it names none: ksql.streams.X is X, and
+// Streams' and its clients' own names (auto.offset.reset, ...) stand for themselves.
+std::string streams_property_name(const std::string& property);
+
+class QueryRunner {
+ public:
+  explicit QueryRunner(RunnerSettings settings);
+  ~QueryRunner();
+  QueryRunner(const QueryRunner&) = delete;
+  QueryRunner& operator=(const QueryRunner&) = delete;
+
+  // Brings the running set in line with `queries`; `restart` names queries whose topology was
+  // replaced. `overrides` (ksqlDB property names) apply to the queries started by this call, as a
+  // request's streamsProperties do. Throws std::invalid_argument for settings Streams refuses.
+  void sync(const std::vector<PersistentQuery>& queries,
+            const std::vector<std::string>& restart = {},
+            const std::map<std::string, std::string>& overrides = {});
+  // The ids of the queries running, and whether one of them has failed (Streams' ERROR state).
+  std::vector<std::string> running() const;
+  bool any_failed() const;
+  // Stops every query (each commits and leaves its group).
+  void close();
+
+ private:
+  std::map<std::string, std::string> config_of(
+      const PersistentQuery& query, const std::map<std::string, std::string>& overrides) const;
+
+  RunnerSettings settings_;
+  // sync() runs on a request's thread, close() on the server's at shutdown.
+  mutable std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<streams::KafkaStreams>> running_;
+};
+
+}  // namespace oxbow::sql::server

@@ -1,0 +1,222 @@
+#include "sql/server/sql_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <functional>
+
+#include "common/properties.h"
+#include "http/stream_server.h"
+#include "sql/kafka/kafka_topic_access.h"
+#include "sql/server/kafka_cluster.h"
+#include "sql/server/ksql_resource.h"
+#include "sql/server/query_runner.h"
+
+namespace oxbow::sql::server {
+
+namespace {
+
+// The ksqlDB release whose REST API this serves: clients read /info's version to decide what
+// they may ask for.
+constexpr const char* kKsqlVersion = "0.29.0";
+constexpr int kHealthTimeoutMs = 2'000;
+constexpr int kStartTimeoutMs = 10'000;
+
+// "http://host:port", the first of a comma-separated list.
+bool read_listener(const std::string& text, SqlServerConfig& config, std::string& error) {
+  const auto listed = split(text, ',');
+  const std::string first = listed.empty() ? "" : listed.front();
+  constexpr std::string_view scheme = "http://";
+  const auto colon = first.rfind(':');
+  const int64_t port = colon == std::string::npos || colon < scheme.size()
+                           ? -1
+                           : parse_int64(first.substr(colon + 1)).value_or(-1);
+  if (!first.starts_with(scheme) || port < 0 || port > 65535) {
+    error = "listeners: expected http://host:port, got '" + first + "'";
+    return false;
+  }
+  config.host = first.substr(scheme.size(), colon - scheme.size());
+  if (config.host.empty()) config.host = "0.0.0.0";
+  config.port = static_cast<uint16_t>(port);
+  return true;
+}
+
+std::string response_type(const http::StreamRequest& request) {
+  auto accept = request.header("accept");
+  if (accept.find("application/vnd.ksql.v1+json") == std::string_view::npos &&
+      accept.find("application/json") != std::string_view::npos)
+    return "application/json";
+  return "application/vnd.ksql.v1+json";
+}
+
+}  // namespace
+
+std::optional<SqlServerConfig> make_sql_server_config(
+    const std::map<std::string, std::string>& properties, std::string& error) {
+  SqlServerConfig c;
+  c.properties = properties;
+  c.streams_config["state.dir"] = "/tmp/oxbow-sql";
+  for (const auto& [name, value] : properties) {
+    if (name == "listeners" && !read_listener(value, c, error)) return std::nullopt;
+    if (name == "bootstrap.servers") c.bootstrap_servers = value;
+    if (name == "ksql.service.id") c.service_id = value;
+    if (name == "ksql.schema.registry.url") c.registry_url = value;
+    if (name == "ksql.persistence.default.format.key") c.default_key_format = value;
+    if (name == "ksql.persistence.default.format.value") c.default_value_format = value;
+    if (name.starts_with("ksql.streams."))
+      c.streams_config[name.substr(std::string_view("ksql.streams.").size())] = value;
+  }
+  c.streams_config["bootstrap.servers"] = c.bootstrap_servers;
+  if (c.service_id.empty()) {
+    error = "ksql.service.id: empty";
+    return std::nullopt;
+  }
+  return c;
+}
+
+struct SqlServer::Impl {
+  explicit Impl(SqlServerConfig c)
+      : config(std::move(c)),
+        client{{"bootstrap.servers", config.bootstrap_servers}},
+        engine(engine_settings(config)),
+        runner(RunnerSettings{config.streams_config, config.service_id}),
+        ksql(
+            engine, [this](const auto& result, const auto& props) { apply(result, props); },
+            PropertyList(config.properties.begin(), config.properties.end())),
+        http(context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); }),
+        signals(context, SIGINT, SIGTERM) {}
+
+  static DdlSettings engine_settings(const SqlServerConfig& c) {
+    DdlSettings settings;
+    settings.schema_registry_url = c.registry_url;
+    settings.default_key_format = c.default_key_format;
+    settings.default_value_format = c.default_value_format;
+    return settings;
+  }
+
+  // An accepted statement's effect on the cluster, in ksqlDB's order: the topics its sources
+  // and sinks need, INSERT VALUES' records, then the queries.
+  void apply(const StatementResult& result, const std::map<std::string, std::string>& props) {
+    create_missing_topics(client, source_topics(engine.catalog()));
+    produce_records(client, result.inserted);
+    runner.sync(engine.queries(), result.affected_queries, props);
+  }
+
+  void handle(std::shared_ptr<http::StreamExchange> exchange) {
+    const auto& request = exchange->request();
+    RestResponse response = route(request);
+    exchange->respond(response.status, response_type(request), std::move(response.body));
+  }
+
+  RestResponse route(const http::StreamRequest& request) {
+    struct Route {
+      const char* path;
+      const char* method;
+      std::function<RestResponse()> answer;
+    };
+    const Route routes[] = {
+        {"/info", "GET", [this] { return info(); }},
+        {"/healthcheck", "GET", [this] { return health(); }},
+        {"/ksql", "POST", [&] { return ksql.handle(request.body); }},
+    };
+    for (const auto& r : routes) {
+      if (request.path != r.path) continue;
+      if (request.method != r.method)
+        return generic_error(405, 40500, request.method + " is not allowed on " + request.path);
+      return r.answer();
+    }
+    return generic_error(404, 40400, "No resource at " + request.path);
+  }
+
+  RestResponse info() const {
+    nlohmann::json body = {{"KsqlServerInfo",
+                            {{"version", kKsqlVersion},
+                             {"kafkaClusterId", cluster},
+                             {"ksqlServiceId", config.service_id},
+                             {"serverStatus", "RUNNING"}}}};
+    return {200, body.dump()};
+  }
+
+  // ksqlDB's checks: the metastore and the command runner are this process's own and always
+  // well; Kafka is well when a broker answers a metadata request.
+  RestResponse health() const {
+    bool kafka = cluster_id(client, kHealthTimeoutMs).has_value();
+    auto healthy = [](bool ok) { return nlohmann::json{{"isHealthy", ok}}; };
+    nlohmann::json body = {{"isHealthy", kafka},
+                           {"details",
+                            {{"metastore", healthy(true)},
+                             {"kafka", healthy(kafka)},
+                             {"commandRunner", healthy(true)}}}};
+    return {kafka ? 200 : 503, body.dump()};
+  }
+
+  void shut() {
+    http.close();
+    context.stop();
+  }
+
+  SqlServerConfig config;
+  ClientConfig client;
+  std::string cluster;
+  Engine engine;
+  QueryRunner runner;
+  KsqlResource ksql;
+  boost::asio::io_context context;
+  http::StreamServer http;
+  boost::asio::signal_set signals;
+};
+
+SqlServer::SqlServer(SqlServerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+
+SqlServer::~SqlServer() = default;
+
+bool SqlServer::start(std::string& error) {
+  auto& s = *impl_;
+  auto id = cluster_id(s.client, kStartTimeoutMs);
+  if (!id) {
+    error = "no Kafka broker answered at " + s.config.bootstrap_servers;
+    return false;
+  }
+  s.cluster = *id;
+  try {
+    // ksqlDB's processing log: its stream exists from the start, its topic takes the entries.
+    const std::string log_topic = s.config.service_id + "ksql_processing_log";
+    s.engine.execute(processing_log_statement(log_topic));
+    create_missing_topics(s.client, source_topics(s.engine.catalog()));
+    s.engine.set_processing_log(std::make_shared<TopicProcessingLog>(s.client, log_topic));
+    s.engine.set_topic_access(std::make_shared<KafkaTopicAccess>(s.client));
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+  if (!s.http.listen(s.config.host, s.config.port, error)) return false;
+  spdlog::info("oxbow sql-server listening on http://{}:{}, Kafka cluster {} at {}", s.config.host,
+               s.http.port(), s.cluster, s.config.bootstrap_servers);
+  return true;
+}
+
+// Both run on the network thread: no request is taken after the listener closes.
+void SqlServer::stop() {
+  boost::asio::post(impl_->context, [impl = impl_.get()] { impl->shut(); });
+}
+
+uint16_t SqlServer::port() const {
+  return impl_->http.port();
+}
+
+int SqlServer::run() {
+  impl_->signals.async_wait([impl = impl_.get()](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("oxbow sql-server: signal {}, stopping", sig);
+    impl->shut();
+  });
+  impl_->context.run();
+  impl_->runner.close();
+  spdlog::info("oxbow sql-server stopped cleanly");
+  return 0;
+}
+
+}  // namespace oxbow::sql::server

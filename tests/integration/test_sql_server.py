@@ -1,0 +1,177 @@
+"""`oxbow sql-server` against a real broker: ksqlDB's REST API driven with plain HTTP
+(http.client), its persistent queries fed and read with confluent-kafka.
+
+Bodies are checked field by field against ksqlDB's documented shapes: /info's KsqlServerInfo,
+/healthcheck's details, /ksql's entities (currentStatus, streams, sourceDescription, queries) and
+its errors (statement_error 40001 with the statement, generic_error 40000, 404).
+"""
+
+import http.client
+import json
+import signal
+import subprocess
+
+import pytest
+
+import ck_helpers as ck
+from harness import OXBOW_BIN, free_port, track, wait_until
+from test_sql_engine import _records
+
+KSQL_JSON = "application/vnd.ksql.v1+json"
+
+
+class SqlServer:
+    def __init__(self, broker, tmp_path):
+        self.port = free_port()
+        self.log_path = tmp_path / "sql-server.log"
+        overrides = {
+            "listeners": f"http://127.0.0.1:{self.port}",
+            "bootstrap.servers": broker.bootstrap,
+            "ksql.streams.state.dir": str(tmp_path / "state"),
+            "ksql.streams.commit.interval.ms": "100",
+            "ksql.streams.statestore.cache.max.bytes": "0",
+            "ksql.some.unknown.setting": "kept",
+        }
+        with open(self.log_path, "ab") as log:
+            self.proc = track(subprocess.Popen(
+                [OXBOW_BIN, "sql-server", *[a for k, v in overrides.items() for a in ("-o", f"{k}={v}")]],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+        wait_until(lambda: self.proc.poll() is not None or self.request("GET", "/info")[0] == 200, 30,
+                   message="the SQL server answering")
+        assert self.proc.poll() is None, self.tail()
+
+    def request(self, method, path, body=None, accept=KSQL_JSON):
+        """(status, content type, body text); status 0 when nothing listens."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            data = None if body is None else (body if isinstance(body, (bytes, str)) else json.dumps(body))
+            conn.request(method, path, body=data, headers={"Accept": accept, "Content-Type": KSQL_JSON})
+            r = conn.getresponse()
+            return r.status, r.getheader("Content-Type"), r.read().decode()
+        except OSError:
+            return 0, None, ""
+        finally:
+            conn.close()
+
+    def ksql(self, statements, expected_status=200, **properties):
+        status, _, text = self.request("POST", "/ksql", {"ksql": statements, "streamsProperties": properties})
+        assert status == expected_status, text
+        return json.loads(text)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(60) == 0, self.tail()
+
+    def tail(self):
+        return self.log_path.read_text(errors="replace")[-3000:]
+
+
+@pytest.fixture
+def server(make_broker, tmp_path):
+    broker = make_broker({"group.initial.rebalance.delay.ms": "0"})
+    s = SqlServer(broker, tmp_path)
+    s.broker = broker
+    yield s
+    if s.proc.poll() is None:
+        s.stop()
+
+
+def test_info_and_healthcheck_describe_the_server_and_its_cluster(server):
+    status, content_type, text = server.request("GET", "/info")
+    assert status == 200 and content_type == KSQL_JSON
+    info = json.loads(text)["KsqlServerInfo"]
+    cluster_id = ck.admin(server.broker.bootstrap).list_topics(timeout=10).cluster_id
+    assert info["kafkaClusterId"] == cluster_id and cluster_id
+    assert info["ksqlServiceId"] == "default_"
+    assert info["serverStatus"] == "RUNNING"
+    assert info["version"]
+
+    status, content_type, text = server.request("GET", "/healthcheck", accept="application/json")
+    assert status == 200 and content_type == "application/json"
+    assert json.loads(text) == {"isHealthy": True, "details": {
+        "metastore": {"isHealthy": True}, "kafka": {"isHealthy": True}, "commandRunner": {"isHealthy": True}}}
+
+    # The processing log's stream exists from the start, over its topic.
+    [listed] = server.ksql("SHOW STREAMS;")
+    assert {"type": "STREAM", "name": "KSQL_PROCESSING_LOG", "topic": "default_ksql_processing_log",
+            "keyFormat": "KAFKA", "valueFormat": "JSON", "isWindowed": False} in listed["streams"]
+    ck.wait_for_topic(server.broker.bootstrap, "default_ksql_processing_log", 1)
+
+
+def test_bad_requests_get_ksqldbs_errors_and_the_server_goes_on(server):
+    error = server.ksql("CREATE STREAM nowhere AS SELECT * FROM missing;", expected_status=400)
+    assert error["@type"] == "statement_error" and error["error_code"] == 40001
+    assert error["statementText"] == "CREATE STREAM nowhere AS SELECT * FROM missing;"
+    assert "MISSING" in error["message"] and error["entities"] == []
+
+    error = server.ksql("SHOW STREAMS; SELEC 1;", expected_status=400)
+    assert error["@type"] == "statement_error" and error["statementText"] == "SELEC 1;"
+    assert "Syntax Error" in error["message"]
+    assert [e["@type"] for e in error["entities"]] == ["streams"]
+
+    for body in ("{not json", json.dumps({"sql": "SHOW STREAMS;"})):
+        status, _, text = server.request("POST", "/ksql", body)
+        assert status == 400, text
+        error = json.loads(text)
+        assert error["@type"] == "generic_error" and error["error_code"] == 40000
+
+    status, _, text = server.request("GET", "/no/such/thing")
+    assert status == 404 and json.loads(text)["error_code"] == 40400
+    status, _, _ = server.request("GET", "/ksql")
+    assert status == 405
+    assert server.request("GET", "/info")[0] == 200
+
+
+def test_a_persistent_query_runs_until_terminated(server):
+    bootstrap = server.broker.bootstrap
+    [created] = server.ksql("CREATE STREAM pageviews (viewer STRING KEY, page STRING, secs INT) "
+                            "WITH (kafka_topic='pageviews', value_format='JSON', partitions=2);")
+    assert created["@type"] == "currentStatus"
+    assert created["commandId"] == "stream/PAGEVIEWS/create"
+    assert created["commandStatus"]["status"] == "SUCCESS"
+    assert created["commandStatus"]["message"] == "Stream created"
+    assert created["warnings"] == []
+    # ksqlDB creates the topic a CREATE names with PARTITIONS.
+    ck.wait_for_topic(bootstrap, "pageviews", 2)
+
+    [described] = server.ksql("DESCRIBE pageviews;")
+    source = described["sourceDescription"]
+    assert described["@type"] == "sourceDescription"
+    assert (source["name"], source["type"], source["topic"]) == ("PAGEVIEWS", "STREAM", "pageviews")
+    assert [(f["name"], f["schema"]["type"], f.get("type")) for f in source["fields"]] == \
+        [("VIEWER", "STRING", "KEY"), ("PAGE", "STRING", None), ("SECS", "INTEGER", None)]
+
+    [csas] = server.ksql("CREATE STREAM long_views AS SELECT viewer, page FROM pageviews WHERE secs > 10;",
+                         **{"ksql.streams.auto.offset.reset": "earliest"})
+    assert csas["commandStatus"]["message"] == "Created query with ID CSAS_LONG_VIEWS_0"
+    assert csas["commandSequenceNumber"] > created["commandSequenceNumber"]
+
+    [queries] = server.ksql("SHOW QUERIES;")
+    [query] = queries["queries"]
+    group = "_confluent-ksql-default_query_CSAS_LONG_VIEWS_0"
+    wait_until(lambda: _group_members(bootstrap, group) == 1, 30, message="the query in its group")
+    assert (query["id"], query["sinks"], query["sinkKafkaTopics"], query["queryType"]) == \
+        ("CSAS_LONG_VIEWS_0", ["LONG_VIEWS"], ["LONG_VIEWS"], "PERSISTENT")
+
+    producer = ck.producer(bootstrap)
+    views = [("alice", "/a", 5), ("bob", "/b", 20), ("carol", "/c", 11), ("dave", "/d", 1)]
+    for viewer, page, secs in views:
+        producer.produce("pageviews", key=viewer, value=json.dumps({"PAGE": page, "SECS": secs}))
+    producer.flush(30)
+    got = _records(bootstrap, "LONG_VIEWS", 2)
+    assert sorted((m.key().decode(), json.loads(m.value())) for m in got) == \
+        [("bob", {"PAGE": "/b"}), ("carol", {"PAGE": "/c"})]
+
+    [terminated] = server.ksql("TERMINATE CSAS_LONG_VIEWS_0;")
+    assert terminated["commandStatus"]["message"] == "Query terminated."
+    assert terminated["commandId"] == "terminate/CSAS_LONG_VIEWS_0/execute"
+    assert server.ksql("SHOW QUERIES;")[0]["queries"] == []
+    # Its Streams application left the group: the query really stopped.
+    wait_until(lambda: _group_members(bootstrap, group) == 0, 30, message="the terminated query's group empty")
+    server.stop()
+
+
+def _group_members(bootstrap, group):
+    [found] = ck.admin(bootstrap).list_groups(group, timeout=10)
+    return len(found.members)
+
