@@ -141,6 +141,14 @@ def test_a_persistent_query_runs_until_terminated(server):
     assert [(f["name"], f["schema"]["type"], f.get("type")) for f in source["fields"]] == \
         [("VIEWER", "STRING", "KEY"), ("PAGE", "STRING", None), ("SECS", "INTEGER", None)]
 
+    # Produced before the query exists: read only because the request asks for `earliest` (the
+    # server's default is ksqlDB's `latest`).
+    producer = ck.producer(bootstrap)
+    views = [("alice", "/a", 5), ("bob", "/b", 20), ("carol", "/c", 11), ("dave", "/d", 1)]
+    for viewer, page, secs in views:
+        producer.produce("pageviews", key=viewer, value=json.dumps({"PAGE": page, "SECS": secs}))
+    producer.flush(30)
+
     [csas] = server.ksql("CREATE STREAM long_views AS SELECT viewer, page FROM pageviews WHERE secs > 10;",
                          **{"ksql.streams.auto.offset.reset": "earliest"})
     assert csas["commandStatus"]["message"] == "Created query with ID CSAS_LONG_VIEWS_0"
@@ -153,14 +161,12 @@ def test_a_persistent_query_runs_until_terminated(server):
     assert (query["id"], query["sinks"], query["sinkKafkaTopics"], query["queryType"]) == \
         ("CSAS_LONG_VIEWS_0", ["LONG_VIEWS"], ["LONG_VIEWS"], "PERSISTENT")
 
-    producer = ck.producer(bootstrap)
-    views = [("alice", "/a", 5), ("bob", "/b", 20), ("carol", "/c", 11), ("dave", "/d", 1)]
-    for viewer, page, secs in views:
-        producer.produce("pageviews", key=viewer, value=json.dumps({"PAGE": page, "SECS": secs}))
+    # And one produced while it runs.
+    producer.produce("pageviews", key="erin", value=json.dumps({"PAGE": "/e", "SECS": 30}))
     producer.flush(30)
-    got = _records(bootstrap, "LONG_VIEWS", 2)
+    got = _records(bootstrap, "LONG_VIEWS", 3)
     assert sorted((m.key().decode(), json.loads(m.value())) for m in got) == \
-        [("bob", {"PAGE": "/b"}), ("carol", {"PAGE": "/c"})]
+        [("bob", {"PAGE": "/b"}), ("carol", {"PAGE": "/c"}), ("erin", {"PAGE": "/e"})]
 
     [terminated] = server.ksql("TERMINATE CSAS_LONG_VIEWS_0;")
     assert terminated["commandStatus"]["message"] == "Query terminated."

@@ -59,6 +59,8 @@ std::optional<SqlServerConfig> make_sql_server_config(
   SqlServerConfig c;
   c.properties = properties;
   c.streams_config["state.dir"] = "/tmp/oxbow-sql";
+  // ksqlDB's default, where Streams' is earliest: a new query reads what comes after it starts.
+  c.streams_config["auto.offset.reset"] = "latest";
   for (const auto& [name, value] : properties) {
     if (name == "listeners" && !read_listener(value, c, error)) return std::nullopt;
     if (name == "bootstrap.servers") c.bootstrap_servers = value;

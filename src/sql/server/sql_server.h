@@ -6,7 +6,8 @@
 //   bootstrap.servers          localhost:9092
 //   ksql.service.id            default_
 //   ksql.streams.<setting>     a Streams setting of every query (ksql.streams.state.dir: where
-//                              their stores live, /tmp/oxbow-sql here)
+//                              their stores live, /tmp/oxbow-sql here; auto.offset.reset latest,
+//                              ksqlDB's default)
 //   ksql.schema.registry.url   the registry of AVRO, JSON_SR and PROTOBUF; none by default
 //   ksql.persistence.default.format.key / .value
 // Other properties are kept (SHOW PROPERTIES lists them) and otherwise ignored, as ksqlDB does.
