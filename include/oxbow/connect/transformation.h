@@ -21,6 +21,9 @@ using TransformConfig = std::map<std::string, std::string>;
 class Transformation {
  public:
   virtual ~Transformation() = default;
+  // The configs configure() reads (Kafka's Transformation.config()): what Connect's REST API
+  // lists for the plugin and checks a connector's config against. None by default.
+  virtual ConfigDef config() const { return ConfigDef(); }
   // Reads the transform's configs; ConfigException for a missing or bad one.
   virtual void configure(const TransformConfig& config) = 0;
   // The transformed record, or nullopt when the record is dropped. DataException for data the
@@ -32,6 +35,8 @@ class Transformation {
 class Predicate {
  public:
   virtual ~Predicate() = default;
+  // The configs configure() reads (Kafka's Predicate.config()). None by default.
+  virtual ConfigDef config() const { return ConfigDef(); }
   virtual void configure(const TransformConfig& config) = 0;
   virtual bool test(const ConnectRecord& record) const = 0;
   virtual void close() {}

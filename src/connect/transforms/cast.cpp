@@ -279,43 +279,70 @@ Value castTo(const SchemaPtr& schema, Value value, Type target) {
   throw DataException("Unexpected type in Cast transformation: " + javaClassName(value));
 }
 
+struct CastSpec {
+  std::map<std::string, Type> fields;
+  std::optional<Type> wholeValue;
+};
+
+// The casts a spec names: per field, or one type for the whole key or value; ConfigException with
+// Kafka's messages for a spec that is empty or names a type it cannot cast to.
+CastSpec parseSpec(const std::vector<std::string>& spec) {
+  if (spec.empty()) throw ConfigException("Must specify at least one field to cast.");
+  CastSpec parsed;
+  for (const std::string& mapping : spec) {
+    std::vector<std::string> parts = splitColons(mapping);
+    if (parts.size() > 2) {
+      throw ConfigException("renames", toJavaString(spec), "Invalid rename mapping: " + mapping);
+    }
+    std::string typeText = trimmed(parts.back());
+    std::optional<Type> type = typeNamed(typeText);
+    if (!type) throw ConfigException("Invalid type found in casting spec: " + typeText);
+    if (!isSupportedOutput(*type)) {
+      throw ConfigException("Cast transformation does not support casting to " +
+                            std::string(typeName(*type)) + "; supported types are " +
+                            std::string(kSupportedOutputs));
+    }
+    if (parts.size() == 1) {
+      parsed.wholeValue = *type;
+    } else {
+      parsed.fields[trimmed(parts[0])] = *type;
+    }
+  }
+  if (parsed.wholeValue && spec.size() > 1) {
+    throw ConfigException(
+        "Cast transformations that specify a type to cast the entire value to may only specify "
+        "a single cast in their spec");
+  }
+  return parsed;
+}
+
 class Cast : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    std::vector<std::string> spec = listConfig(config, "spec");
-    requiredString(config, "spec");
-    if (spec.empty()) throw ConfigException("Must specify at least one field to cast.");
-    casts_.clear();
-    wholeValue_.reset();
-    for (const std::string& mapping : spec) {
-      std::vector<std::string> parts = splitColons(mapping);
-      if (parts.size() > 2) {
-        std::string list = "[";
-        for (size_t i = 0; i < spec.size(); ++i) list += (i ? ", " : "") + spec[i];
-        throw ConfigException("renames", list + "]", "Invalid rename mapping: " + mapping);
-      }
-      std::string typeText = trimmed(parts.back());
-      std::optional<Type> type = typeNamed(typeText);
-      if (!type) throw ConfigException("Invalid type found in casting spec: " + typeText);
-      if (!isSupportedOutput(*type)) {
-        throw ConfigException("Cast transformation does not support casting to " +
-                              std::string(typeName(*type)) + "; supported types are " +
-                              std::string(kSupportedOutputs));
-      }
-      if (parts.size() == 1) {
-        wholeValue_ = *type;
-      } else {
-        casts_[trimmed(parts[0])] = *type;
-      }
-    }
-    if (wholeValue_ && spec.size() > 1) {
-      throw ConfigException(
-          "Cast transformations that specify a type to cast the entire value to may only specify "
-          "a single cast in their spec");
-    }
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+  ConfigDef config() const override {
+    ConfigDef definition;
+    definition.define(
+        "spec", ConfigType::LIST, DefaultValue(),
+        LambdaValidator::with(
+            [](const std::string&, const ParsedValue& value) {
+              parseSpec(std::get<std::vector<std::string>>(value));
+            },
+            [] {
+              return std::string(
+                  "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>");
+            }),
+        Importance::HIGH,
+        "The casts, as field:type pairs for the fields of a struct or map, or one type for the "
+        "whole key or value. Types: int8, int16, int32, int64, float32, float64, boolean, string "
+        "(the only one bytes cast to).");
+    return defineReplaceNullWithDefault(definition);
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    spec_ = parseSpec(config.getList("spec"));
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
     cache_.clear();
   }
 
@@ -324,24 +351,27 @@ class Cast : public OperandTransformation {
     if (value.isNull()) return record;
     const SchemaPtr& schema = schemaOf(record);
     if (!schema) {
-      if (wholeValue_) return replaced(record, nullptr, castTo(nullptr, value, *wholeValue_));
+      if (spec_.wholeValue)
+        return replaced(record, nullptr, castTo(nullptr, value, *spec_.wholeValue));
       ValueMap updated = requireMap(value, kPurpose);
-      for (const auto& [field, type] : casts_) {
+      for (const auto& [field, type] : spec_.fields) {
         const Value* original = value.mapGet(Value(field));
         mapPut(updated, field, castTo(nullptr, original ? *original : Value(), type));
       }
       return replaced(record, nullptr, std::move(updated));
     }
     SchemaPtr updatedSchema = cache_.get(schema, [&] { return castSchema(*schema, schema); });
-    if (wholeValue_) return replaced(record, updatedSchema, castTo(schema, value, *wholeValue_));
+    if (spec_.wholeValue)
+      return replaced(record, updatedSchema, castTo(schema, value, *spec_.wholeValue));
     const Struct& input = requireStruct(value, kPurpose);
     Struct updated(updatedSchema);
     for (const Field& field : schema->fields()) {
       const Value& original =
           replaceNullWithDefault_ ? input.get(field) : input.getWithoutDefault(field.name());
-      auto cast = casts_.find(field.name());
-      updated.put(field.name(),
-                  cast == casts_.end() ? original : castTo(field.schema(), original, cast->second));
+      auto cast = spec_.fields.find(field.name());
+      updated.put(field.name(), cast == spec_.fields.end()
+                                    ? original
+                                    : castTo(field.schema(), original, cast->second));
     }
     return replaced(record, updatedSchema, std::move(updated));
   }
@@ -351,11 +381,11 @@ class Cast : public OperandTransformation {
  private:
   SchemaPtr castSchema(const Schema& schema, const SchemaPtr& schemaPtr) const {
     SchemaBuilder builder =
-        copySchemaBasics(schema, SchemaBuilder(wholeValue_.value_or(Type::STRUCT)));
-    if (!wholeValue_) {
+        copySchemaBasics(schema, SchemaBuilder(spec_.wholeValue.value_or(Type::STRUCT)));
+    if (!spec_.wholeValue) {
       for (const Field& field : schema.fields()) {
-        auto cast = casts_.find(field.name());
-        if (cast == casts_.end()) {
+        auto cast = spec_.fields.find(field.name());
+        if (cast == spec_.fields.end()) {
           builder.field(field.name(), field.schema());
           continue;
         }
@@ -376,8 +406,7 @@ class Cast : public OperandTransformation {
   }
 
   static constexpr std::string_view kPurpose = "cast types";
-  std::map<std::string, Type> casts_;
-  std::optional<Type> wholeValue_;
+  CastSpec spec_;
   bool replaceNullWithDefault_ = true;
   SchemaCache cache_;
 };

@@ -27,14 +27,35 @@ class InsertField : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    topicField_ = InsertionSpec::parse(optionalString(config, "topic.field"));
-    partitionField_ = InsertionSpec::parse(optionalString(config, "partition.field"));
-    offsetField_ = InsertionSpec::parse(optionalString(config, "offset.field"));
-    timestampField_ = InsertionSpec::parse(optionalString(config, "timestamp.field"));
-    staticField_ = InsertionSpec::parse(optionalString(config, "static.field"));
-    staticValue_ = optionalString(config, "static.value");
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+  ConfigDef config() const override {
+    const std::string suffixes =
+        " A trailing ! makes the field required, a trailing ? (the default) optional.";
+    ConfigDef definition;
+    definition
+        .define("topic.field", ConfigType::STRING, nullptr, Importance::MEDIUM,
+                "Field to hold the record's topic." + suffixes)
+        .define("partition.field", ConfigType::STRING, nullptr, Importance::MEDIUM,
+                "Field to hold the record's partition." + suffixes)
+        .define("offset.field", ConfigType::STRING, nullptr, Importance::MEDIUM,
+                "Field to hold the record's offset (sink connectors only)." + suffixes)
+        .define("timestamp.field", ConfigType::STRING, nullptr, Importance::MEDIUM,
+                "Field to hold the record's timestamp." + suffixes)
+        .define("static.field", ConfigType::STRING, nullptr, Importance::MEDIUM,
+                "Field to hold static.value." + suffixes)
+        .define("static.value", ConfigType::STRING, nullptr, Importance::MEDIUM,
+                "The value of static.field.");
+    return defineReplaceNullWithDefault(definition);
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    topicField_ = InsertionSpec::parse(config.getOptionalString("topic.field"));
+    partitionField_ = InsertionSpec::parse(config.getOptionalString("partition.field"));
+    offsetField_ = InsertionSpec::parse(config.getOptionalString("offset.field"));
+    timestampField_ = InsertionSpec::parse(config.getOptionalString("timestamp.field"));
+    staticField_ = InsertionSpec::parse(config.getOptionalString("static.field"));
+    staticValue_ = config.getOptionalString("static.value");
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
     if (!topicField_ && !partitionField_ && !offsetField_ && !timestampField_ && !staticField_) {
       throw ConfigException("No field insertion configured");
     }
@@ -120,8 +141,13 @@ class HoistField : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    fieldName_ = requiredString(config, "field");
+  ConfigDef config() const override {
+    return ConfigDef().define("field", ConfigType::STRING, Importance::MEDIUM,
+                              "Name of the one field of the struct or map that wraps the data.");
+  }
+
+  void configure(const TransformConfig& props) override {
+    fieldName_ = AbstractConfig(config(), props).getString("field");
     cache_.clear();
   }
 
@@ -152,10 +178,22 @@ class ExtractField : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    fieldName_ = requiredString(config, "field");
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
-    std::string syntax = optionalString(config, "field.syntax.version").value_or("V1");
+  ConfigDef config() const override {
+    ConfigDef definition;
+    definition.define("field", ConfigType::STRING, Importance::MEDIUM,
+                      "Name of the field to extract.");
+    defineReplaceNullWithDefault(definition);
+    // Kafka's V2 (nested paths) is declared, as Kafka declares it, and refused by configure().
+    return definition.define("field.syntax.version", ConfigType::STRING, "V1",
+                             CaseInsensitiveValidString::in({"V1", "V2"}), Importance::HIGH,
+                             "How field names are read: V1 takes each as a top-level field name.");
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    fieldName_ = config.getString("field");
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
+    std::string syntax = config.getString("field.syntax.version");
     if (syntax != "V1" && syntax != "v1") {
       throw ConfigException("field.syntax.version", syntax,
                             "only V1 (top-level field names) is supported");
@@ -189,9 +227,17 @@ class ExtractField : public OperandTransformation {
 
 class ValueToKey : public Transformation {
  public:
-  void configure(const TransformConfig& config) override {
-    fields_ = requiredNonEmptyList(config, "fields");
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+  ConfigDef config() const override {
+    ConfigDef definition;
+    definition.define("fields", ConfigType::LIST, DefaultValue(), NonEmptyListValidator::create(),
+                      Importance::HIGH, "Fields of the value that make up the new key.");
+    return defineReplaceNullWithDefault(definition);
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    fields_ = config.getList("fields");
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
     cache_.clear();
   }
 

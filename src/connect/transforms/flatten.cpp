@@ -12,8 +12,14 @@ class Flatten : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
+  ConfigDef config() const override {
+    return ConfigDef().define("delimiter", ConfigType::STRING, ".", Importance::MEDIUM,
+                              "Text put between the names of nested fields in the output's field "
+                              "names.");
+  }
+
   void configure(const TransformConfig& config) override {
-    // Not trimmed: a delimiter may be a blank.
+    // Read untrimmed, unlike Kafka (a STRING config is trimmed): a delimiter may be a blank.
     auto found = config.find("delimiter");
     delimiter_ = found == config.end() ? "." : found->second;
     cache_.clear();

@@ -14,18 +14,31 @@ class HeaderFrom : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    fields_ = requiredNonEmptyList(config, "fields");
-    headers_ = requiredNonEmptyList(config, "headers");
-    std::string operation = requiredString(config, "operation");
-    ValidString::in({"move", "copy"})->ensureValid("operation", operation);
+  ConfigDef config() const override {
+    ConfigDef definition;
+    definition
+        .define("fields", ConfigType::LIST, DefaultValue(), NonEmptyListValidator::create(),
+                Importance::HIGH, "Fields whose values become headers.")
+        .define("headers", ConfigType::LIST, DefaultValue(), NonEmptyListValidator::create(),
+                Importance::HIGH, "The headers' names, one per field, in the fields' order.")
+        .define("operation", ConfigType::STRING, DefaultValue(), ValidString::in({"move", "copy"}),
+                Importance::HIGH,
+                "move takes the fields out of the key or value, copy leaves them there.");
+    return defineReplaceNullWithDefault(definition);
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    fields_ = config.getList("fields");
+    headers_ = config.getList("headers");
+    const std::string& operation = config.getString("operation");
     if (headers_.size() != fields_.size()) {
       throw ConfigException(
           "'fields' config must have the same number of elements as 'headers' "
           "config.");
     }
     move_ = operation == "move";
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
     cache_.clear();
   }
 

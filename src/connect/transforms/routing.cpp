@@ -58,9 +58,18 @@ class Filter : public Transformation {
 
 class RegexRouter : public Transformation {
  public:
+  ConfigDef config() const override {
+    return ConfigDef()
+        .define("regex", ConfigType::STRING, Importance::HIGH,
+                "Regular expression the whole topic must match.")
+        .define("replacement", ConfigType::STRING, Importance::HIGH,
+                "The new topic; $1, $2... stand for the regex's groups.");
+  }
+
   void configure(const TransformConfig& config) override {
-    regex_ = compileRegex("regex", requiredString(config, "regex"));
-    std::string replacement = requiredString(config, "replacement");
+    AbstractConfig values(this->config(), config);
+    regex_ = compileRegex("regex", values.getString("regex"));
+    const std::string& replacement = values.getString("replacement");
     replacement_ = re2Rewrite(replacement);
     // Kafka finds a group the regex lacks only when a record matches; said here once instead.
     std::string error;
@@ -91,9 +100,19 @@ void replaceAll(std::string& text, std::string_view from, std::string_view to) {
 
 class TimestampRouter : public Transformation {
  public:
+  ConfigDef config() const override {
+    return ConfigDef()
+        .define("topic.format", ConfigType::STRING, "${topic}-${timestamp}", Importance::HIGH,
+                "The new topic, where ${topic} and ${timestamp} stand for the record's topic and "
+                "its formatted timestamp.")
+        .define("timestamp.format", ConfigType::STRING, "yyyyMMdd", Importance::HIGH,
+                "SimpleDateFormat pattern the timestamp is formatted with.");
+  }
+
   void configure(const TransformConfig& config) override {
-    topicFormat_ = optionalString(config, "topic.format").value_or("${topic}-${timestamp}");
-    std::string pattern = optionalString(config, "timestamp.format").value_or("yyyyMMdd");
+    AbstractConfig values(this->config(), config);
+    topicFormat_ = values.getString("topic.format");
+    const std::string& pattern = values.getString("timestamp.format");
     try {
       timestampFormat_.emplace(pattern);
     } catch (const std::invalid_argument& error) {
@@ -143,9 +162,18 @@ SchemaAndValue parseLiteral(const std::string& text) {
 
 class InsertHeader : public Transformation {
  public:
+  ConfigDef config() const override {
+    return ConfigDef()
+        .define("header", ConfigType::STRING, DefaultValue(), NonNullValidator::create(),
+                Importance::HIGH, "Name of the header added.")
+        .define("value.literal", ConfigType::STRING, DefaultValue(), NonNullValidator::create(),
+                Importance::HIGH, "The header's value on every record, read as a literal.");
+  }
+
   void configure(const TransformConfig& config) override {
-    header_ = requiredString(config, "header");
-    literal_ = parseLiteral(requiredString(config, "value.literal"));
+    AbstractConfig values(this->config(), config);
+    header_ = values.getString("header");
+    literal_ = parseLiteral(values.getString("value.literal"));
   }
 
   std::optional<ConnectRecord> apply(const ConnectRecord& record) override {
@@ -162,8 +190,14 @@ class InsertHeader : public Transformation {
 
 class DropHeaders : public Transformation {
  public:
+  ConfigDef config() const override {
+    return ConfigDef().define("headers", ConfigType::LIST, DefaultValue(),
+                              NonEmptyListValidator::create(), Importance::HIGH,
+                              "Names of the headers to remove.");
+  }
+
   void configure(const TransformConfig& config) override {
-    std::vector<std::string> names = requiredNonEmptyList(config, "headers");
+    std::vector<std::string> names = AbstractConfig(this->config(), config).getList("headers");
     names_ = std::set<std::string, std::less<>>(names.begin(), names.end());
   }
 
@@ -180,17 +214,16 @@ class DropHeaders : public Transformation {
   std::set<std::string, std::less<>> names_;
 };
 
-// A required string that must not be empty (ConfigDef.NonEmptyString).
-std::string requiredNonEmptyString(const TransformConfig& config, const std::string& name) {
-  std::string value = requiredString(config, name);
-  NonEmptyString::create()->ensureValid(name, value);
-  return value;
-}
-
 class TopicNameMatches : public Predicate {
  public:
+  ConfigDef config() const override {
+    return ConfigDef().define("pattern", ConfigType::STRING, DefaultValue(),
+                              NonEmptyString::create(), Importance::MEDIUM,
+                              "Regular expression the whole topic must match.");
+  }
+
   void configure(const TransformConfig& config) override {
-    pattern_ = compileRegex("pattern", requiredNonEmptyString(config, "pattern"));
+    pattern_ = compileRegex("pattern", AbstractConfig(this->config(), config).getString("pattern"));
   }
   bool test(const ConnectRecord& record) const override {
     return RE2::FullMatch(record.topic(), *pattern_);
@@ -202,8 +235,13 @@ class TopicNameMatches : public Predicate {
 
 class HasHeaderKey : public Predicate {
  public:
+  ConfigDef config() const override {
+    return ConfigDef().define("name", ConfigType::STRING, DefaultValue(), NonEmptyString::create(),
+                              Importance::MEDIUM, "Name of the header to look for.");
+  }
+
   void configure(const TransformConfig& config) override {
-    name_ = requiredNonEmptyString(config, "name");
+    name_ = AbstractConfig(this->config(), config).getString("name");
   }
   bool test(const ConnectRecord& record) const override {
     return record.headers().lastWithName(name_) != nullptr;

@@ -13,13 +13,6 @@ namespace oxbow::connect::transforms {
 
 namespace {
 
-// Java's List.toString of a LIST config: "[a, b]".
-std::string javaList(const std::vector<std::string>& items) {
-  std::string text = "[";
-  for (size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + items[i];
-  return text + "]";
-}
-
 // The field's value with or without its default, per replace.null.with.default.
 const Value& fieldValue(const Struct& value, const Field& field, bool replaceNullWithDefault) {
   return replaceNullWithDefault ? value.get(field) : value.getWithoutDefault(field.name());
@@ -29,25 +22,39 @@ class ReplaceField : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    std::vector<std::string> exclude = listConfig(config, "exclude");
-    std::vector<std::string> include = listConfig(config, "include");
+  ConfigDef config() const override {
+    ConfigDef definition;
+    definition
+        .define("exclude", ConfigType::LIST, std::vector<std::string>{}, Importance::MEDIUM,
+                "Fields to drop; it wins over include.")
+        .define("include", ConfigType::LIST, std::vector<std::string>{}, Importance::MEDIUM,
+                "Fields to keep; when set, every other field is dropped.")
+        .define("renames", ConfigType::LIST, std::vector<std::string>{}, Importance::MEDIUM,
+                "Fields to rename, as old:new pairs.");
+    return defineReplaceNullWithDefault(definition);
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    const std::vector<std::string>& exclude = config.getList("exclude");
+    const std::vector<std::string>& include = config.getList("include");
     exclude_ = std::set<std::string, std::less<>>(exclude.begin(), exclude.end());
     include_ = std::set<std::string, std::less<>>(include.begin(), include.end());
     renames_.clear();
     reverseRenames_.clear();
-    std::vector<std::string> mappings = listConfig(config, "renames");
+    const std::vector<std::string>& mappings = config.getList("renames");
     for (const std::string& mapping : mappings) {
       // As Java's split(":"): trailing empty parts are dropped, so "a:" is one part.
       size_t colon = mapping.find(':');
       if (colon == std::string::npos || colon + 1 == mapping.size() ||
           mapping.find(':', colon + 1) != std::string::npos) {
-        throw ConfigException("renames", javaList(mappings), "Invalid rename mapping: " + mapping);
+        throw ConfigException("renames", toJavaString(mappings),
+                              "Invalid rename mapping: " + mapping);
       }
       renames_[mapping.substr(0, colon)] = mapping.substr(colon + 1);
     }
     for (const auto& [from, to] : renames_) reverseRenames_[to] = from;
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
     cache_.clear();
   }
 
@@ -114,14 +121,24 @@ class MaskField : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    std::vector<std::string> fields = requiredNonEmptyList(config, "fields");
+  ConfigDef config() const override {
+    ConfigDef definition;
+    definition
+        .define("fields", ConfigType::LIST, DefaultValue(), NonEmptyListValidator::create(),
+                Importance::HIGH, "Fields to mask.")
+        .define("replacement", ConfigType::STRING, nullptr, NonEmptyString::create(),
+                Importance::LOW,
+                "Value every masked field takes, read as the field's type (numbers and non-empty "
+                "strings only); unset, the type's empty value.");
+    return defineReplaceNullWithDefault(definition);
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    const std::vector<std::string>& fields = config.getList("fields");
     fields_ = std::set<std::string, std::less<>>(fields.begin(), fields.end());
-    replacement_ = optionalString(config, "replacement");
-    if (replacement_ && replacement_->empty()) {
-      throw ConfigException("replacement", "", "String must be non-empty");
-    }
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+    replacement_ = config.getOptionalString("replacement");
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
   }
 
   std::optional<ConnectRecord> apply(const ConnectRecord& record) override {
@@ -228,14 +245,22 @@ class SetSchemaMetadata : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    schemaName_ = optionalString(config, "schema.name");
+  ConfigDef config() const override {
+    ConfigDef definition;
+    definition
+        .define("schema.name", ConfigType::STRING, nullptr, Importance::HIGH,
+                "Name the schema is given.")
+        .define("schema.version", ConfigType::INT, nullptr, Importance::HIGH,
+                "Version the schema is given.");
+    return defineReplaceNullWithDefault(definition);
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    schemaName_ = config.getOptionalString("schema.name");
     schemaVersion_.reset();
-    if (auto version = config.find("schema.version"); version != config.end()) {
-      schemaVersion_ = std::get<int32_t>(
-          ConfigDef::parseType("schema.version", version->second, ConfigDef::Type::INT));
-    }
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+    if (!config.isNull("schema.version")) schemaVersion_ = config.getInt("schema.version");
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
     if (!schemaName_ && !schemaVersion_) {
       throw ConfigException("Neither schema name nor version configured");
     }

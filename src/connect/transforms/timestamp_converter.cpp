@@ -46,24 +46,31 @@ class TimestampConverter : public OperandTransformation {
  public:
   using OperandTransformation::OperandTransformation;
 
-  void configure(const TransformConfig& config) override {
-    field_ = optionalString(config, "field").value_or("");
-    std::string type = requiredString(config, "target.type");
-    std::optional<TimestampKind> target = kindNamed(type);
-    if (!target) {
-      throw ConfigException("target.type", type,
-                            "String must be one of: string, unix, Date, Time, Timestamp");
-    }
-    target_ = *target;
-    std::string pattern = optionalString(config, "format").value_or("");
-    precision_ = optionalString(config, "unix.precision").value_or("milliseconds");
-    if (precision_ != "nanoseconds" && precision_ != "microseconds" &&
-        precision_ != "milliseconds" && precision_ != "seconds") {
-      throw ConfigException(
-          "unix.precision", precision_,
-          "String must be one of: nanoseconds, microseconds, milliseconds, seconds");
-    }
-    replaceNullWithDefault_ = booleanConfig(config, "replace.null.with.default", true);
+  ConfigDef config() const override {
+    ConfigDef definition;
+    definition
+        .define("field", ConfigType::STRING, "", Importance::HIGH,
+                "Field holding the timestamp; empty when the whole key or value is one.")
+        .define("target.type", ConfigType::STRING, DefaultValue(),
+                ValidString::in({"string", "unix", "Date", "Time", "Timestamp"}), Importance::HIGH,
+                "What the timestamp becomes: string, unix, Date, Time or Timestamp.")
+        .define("format", ConfigType::STRING, "", Importance::MEDIUM,
+                "SimpleDateFormat pattern for string timestamps, written or read.")
+        .define("unix.precision", ConfigType::STRING, "milliseconds",
+                ValidString::in({"nanoseconds", "microseconds", "milliseconds", "seconds"}),
+                Importance::LOW,
+                "Unit of unix timestamps, written or read: seconds, milliseconds, microseconds or "
+                "nanoseconds (finer than milliseconds is lost on the way through).");
+    return defineReplaceNullWithDefault(definition);
+  }
+
+  void configure(const TransformConfig& props) override {
+    AbstractConfig config(this->config(), props);
+    field_ = config.getString("field");
+    target_ = *kindNamed(config.getString("target.type"));
+    std::string pattern = config.getString("format");
+    precision_ = config.getString("unix.precision");
+    replaceNullWithDefault_ = config.getBoolean("replace.null.with.default");
     if (target_ == TimestampKind::String && pattern.empty()) {
       throw ConfigException(
           "TimestampConverter requires format option to be specified when using string "

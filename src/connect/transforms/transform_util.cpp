@@ -49,12 +49,11 @@ std::vector<std::string> listConfig(const TransformConfig& config, const std::st
       ConfigDef::parseType(name, found->second, ConfigDef::Type::LIST));
 }
 
-std::vector<std::string> requiredNonEmptyList(const TransformConfig& config,
-                                              const std::string& name) {
-  requiredString(config, name);
-  std::vector<std::string> items = listConfig(config, name);
-  NonEmptyListValidator::create()->ensureValid(name, items);
-  return items;
+ConfigDef& defineReplaceNullWithDefault(ConfigDef& definition) {
+  return definition.define("replace.null.with.default", ConfigDef::Type::BOOLEAN, true,
+                           ConfigDef::Importance::MEDIUM,
+                           "Whether a null field that has a default value takes that default "
+                           "(true) or stays null (false).");
 }
 
 const ValueMap& requireMap(const Value& value, std::string_view purpose) {

@@ -29,9 +29,12 @@ bool booleanConfig(const TransformConfig& config, const std::string& name, bool 
 // A LIST config: comma-separated, each item trimmed; an empty string is the empty list.
 std::vector<std::string> listConfig(const TransformConfig& config, const std::string& name,
                                     std::vector<std::string> defaultValue = {});
-// A required LIST config that must not be empty (NonEmptyListValidator).
-std::vector<std::string> requiredNonEmptyList(const TransformConfig& config,
-                                              const std::string& name);
+
+using ConfigType = ConfigDef::Type;
+using Importance = ConfigDef::Importance;
+
+// Declares replace.null.with.default (BOOLEAN, true), which most transforms take.
+ConfigDef& defineReplaceNullWithDefault(ConfigDef& definition);
 
 // Requirements.requireMap / requireStruct / requireSchema with Kafka's messages.
 const ValueMap& requireMap(const Value& value, std::string_view purpose);
