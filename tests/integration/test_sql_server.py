@@ -174,6 +174,12 @@ def test_a_persistent_query_runs_until_terminated(server):
     assert server.ksql("SHOW QUERIES;")[0]["queries"] == []
     # Its Streams application left the group: the query really stopped.
     wait_until(lambda: _group_members(bootstrap, group) == 0, 30, message="the terminated query's group empty")
+
+    [dropped] = server.ksql("DROP STREAM long_views DELETE TOPIC;")
+    assert dropped["commandStatus"]["message"] == "Source `LONG_VIEWS` (topic: LONG_VIEWS) was dropped."
+    wait_until(lambda: "LONG_VIEWS" not in ck.admin(bootstrap).list_topics(timeout=10).topics, 30,
+               message="LONG_VIEWS deleted")
+    assert "pageviews" in ck.admin(bootstrap).list_topics(timeout=10).topics
     server.stop()
 
 

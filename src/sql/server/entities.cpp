@@ -147,6 +147,8 @@ StatementInfo statement_info(std::string_view text) {
     const auto& s = statements.front();
     info.command_id = command_id(s);
     if (const auto* show = std::get_if<parser::ShowList>(&s.body)) info.listed = show->what;
+    if (const auto* drop = std::get_if<parser::DropSource>(&s.body); drop && drop->delete_topic)
+      info.topic_deleted_with = drop->name.text;
     info.streamed = std::holds_alternative<std::unique_ptr<parser::Query>>(s.body) ||
                     std::holds_alternative<parser::Print>(s.body);
   } catch (const std::exception&) {

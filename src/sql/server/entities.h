@@ -19,6 +19,8 @@ namespace oxbow::sql::server {
 struct StatementInfo {
   std::string command_id;  // ksqlDB's CommandId text, "stream/PAGEVIEWS/create"; "" for none
   std::string listed;      // SHOW|LIST <what> ("STREAMS", "PROPERTIES", ...); "" otherwise
+  // DROP ... DELETE TOPIC: the source whose topic goes with it.
+  std::string topic_deleted_with;
   // A SELECT or PRINT: ksqlDB serves them on /query and /query-stream, never on /ksql.
   bool streamed = false;
 };

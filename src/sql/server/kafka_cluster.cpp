@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <functional>
 #include <stdexcept>
 
 #include "sql/execution/processing_log.h"
@@ -61,15 +62,30 @@ std::vector<std::pair<std::string, int>> missing(
   return out;
 }
 
-void check_created(rd_kafka_event_t* event) {
-  if (!event) fail("creating topics", "timed out");
-  if (rd_kafka_event_error(event)) fail("creating topics", rd_kafka_event_error_string(event));
-  size_t count = 0;
-  const auto** results =
-      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
+// Runs one admin request through `call(options, queue)` and returns its result event; throws
+// when it timed out or failed as a whole.
+Owned<rd_kafka_event_t> admin_request(
+    rd_kafka_t* rk, rd_kafka_admin_op_t op, const std::string& subject,
+    const std::function<void(rd_kafka_AdminOptions_t*, rd_kafka_queue_t*)>& call) {
+  char error[512];
+  Owned<rd_kafka_AdminOptions_t> options{rd_kafka_AdminOptions_new(rk, op)};
+  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, error, sizeof error);
+  rd_kafka_AdminOptions_set_operation_timeout(options.get(), kRequestTimeoutMs, error,
+                                              sizeof error);
+  Owned<rd_kafka_queue_t> queue{rd_kafka_queue_new(rk)};
+  call(options.get(), queue.get());
+  Owned<rd_kafka_event_t> event{rd_kafka_queue_poll(queue.get(), 2 * kRequestTimeoutMs)};
+  if (!event) fail(subject, "timed out");
+  if (rd_kafka_event_error(event.get())) fail(subject, rd_kafka_event_error_string(event.get()));
+  return event;
+}
+
+// Fails on the first topic whose error is not `tolerated`.
+void check_topics(const rd_kafka_topic_result_t** results, size_t count,
+                  rd_kafka_resp_err_t tolerated) {
   for (size_t i = 0; i < count; ++i) {
     auto err = rd_kafka_topic_result_error(results[i]);
-    if (err && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+    if (err && err != tolerated) {
       const char* text = rd_kafka_topic_result_error_string(results[i]);
       fail(rd_kafka_topic_result_name(results[i]), text ? text : rd_kafka_err2str(err));
     }
@@ -88,16 +104,30 @@ void create_missing_topics(const ClientConfig& config,
   std::vector<rd_kafka_NewTopic_t*> topics;
   for (const auto& [name, partitions] : absent)
     topics.push_back(rd_kafka_NewTopic_new(name.c_str(), partitions, -1, error, sizeof error));
-  Owned<rd_kafka_AdminOptions_t> options{
-      rd_kafka_AdminOptions_new(rk.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS)};
-  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, error, sizeof error);
-  rd_kafka_AdminOptions_set_operation_timeout(options.get(), kRequestTimeoutMs, error,
-                                              sizeof error);
-  Owned<rd_kafka_queue_t> queue{rd_kafka_queue_new(rk.get())};
-  rd_kafka_CreateTopics(rk.get(), topics.data(), topics.size(), options.get(), queue.get());
-  for (auto* t : topics) rd_kafka_NewTopic_destroy(t);
-  Owned<rd_kafka_event_t> event{rd_kafka_queue_poll(queue.get(), 2 * kRequestTimeoutMs)};
-  check_created(event.get());
+  auto event =
+      admin_request(rk.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS, "creating topics",
+                    [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                      rd_kafka_CreateTopics(rk.get(), topics.data(), topics.size(), options, queue);
+                      for (auto* t : topics) rd_kafka_NewTopic_destroy(t);
+                    });
+  size_t count = 0;
+  const auto** results =
+      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event.get()), &count);
+  check_topics(results, count, RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS);
+}
+
+void delete_topic(const ClientConfig& config, const std::string& topic) {
+  Owned<rd_kafka_t> rk{new_producer(config)};
+  rd_kafka_DeleteTopic_t* deleted = rd_kafka_DeleteTopic_new(topic.c_str());
+  auto event = admin_request(rk.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS, "deleting " + topic,
+                             [&](rd_kafka_AdminOptions_t* options, rd_kafka_queue_t* queue) {
+                               rd_kafka_DeleteTopics(rk.get(), &deleted, 1, options, queue);
+                               rd_kafka_DeleteTopic_destroy(deleted);
+                             });
+  size_t count = 0;
+  const auto** results =
+      rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(event.get()), &count);
+  check_topics(results, count, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
 }
 
 std::vector<std::pair<std::string, int>> source_topics(const Catalog& catalog) {

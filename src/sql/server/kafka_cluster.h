@@ -23,6 +23,9 @@ using ClientConfig = std::map<std::string, std::string>;
 void create_missing_topics(const ClientConfig& config,
                            const std::vector<std::pair<std::string, int>>& wanted);
 
+// Deletes `topic`; one that is already gone is no error.
+void delete_topic(const ClientConfig& config, const std::string& topic);
+
 // The topics of `catalog`'s sources whose WITH gave a partition count, as ksqlDB creates them.
 std::vector<std::pair<std::string, int>> source_topics(const Catalog& catalog);
 

@@ -77,9 +77,13 @@ json KsqlResource::run(const std::string& statement,
                        const std::map<std::string, std::string>& properties) {
   StatementInfo info = statement_info(statement);
   if (info.streamed) throw std::runtime_error(kStreamedElsewhere);
+  // Looked up before the engine forgets the source.
+  std::string deleted_topic;
+  if (const DataSource* s = engine_.catalog().find_source(info.topic_deleted_with))
+    deleted_topic = s->topic;
   json entity = nullptr;
   for (const auto& result : engine_.execute(statement)) {
-    if (!result.message.empty() && apply_) apply_(result, properties);
+    if (!result.message.empty() && apply_) apply_({result, properties, deleted_topic});
     int64_t sequence = result.message.empty() ? sequence_number_ : ++sequence_number_;
     entity = entity_json(result, info, sequence, server_properties_);
   }

@@ -22,12 +22,18 @@ struct RestResponse {
 // ksqlDB's error body: {"@type":"generic_error","error_code":...,"message":...}.
 RestResponse generic_error(int status, int error_code, const std::string& message);
 
+// A statement the engine accepted, for its part on the cluster.
+struct AcceptedStatement {
+  const StatementResult& result;
+  const std::map<std::string, std::string>& request_properties;  // its request's
+  std::string deleted_topic;  // DROP ... DELETE TOPIC: the dropped source's topic
+};
+
 class KsqlResource {
  public:
-  // What an accepted statement does to the cluster (topics, records, running queries), with the
-  // request's streamsProperties. An exception fails the statement with its message.
-  using Apply = std::function<void(const StatementResult& result,
-                                   const std::map<std::string, std::string>& request_properties)>;
+  // What an accepted statement does to the cluster (topics, records, running queries). An
+  // exception fails the statement with its message.
+  using Apply = std::function<void(const AcceptedStatement& accepted)>;
 
   KsqlResource(Engine& engine, Apply apply, PropertyList server_properties);
 

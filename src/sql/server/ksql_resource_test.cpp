@@ -24,10 +24,12 @@ class KsqlResourceTest : public ::testing::Test {
   Engine engine;
   std::vector<std::string> applied;  // each applied statement's text
   std::map<std::string, std::string> last_properties;
+  std::string last_deleted_topic;
   KsqlResource resource{engine,
-                        [this](const StatementResult& r, const auto& props) {
-                          applied.push_back(r.statement);
-                          last_properties = props;
+                        [this](const AcceptedStatement& accepted) {
+                          applied.push_back(accepted.result.statement);
+                          last_properties = accepted.request_properties;
+                          last_deleted_topic = accepted.deleted_topic;
                         },
                         {{"ksql.service.id", "default_"}}};
 };
@@ -86,6 +88,17 @@ TEST_F(KsqlResourceTest, RunsAndTerminatesAPersistentQuery) {
   EXPECT_EQ(terminated[0]["commandStatus"]["message"], "Query terminated.");
   EXPECT_EQ(terminated[0]["commandSequenceNumber"], 3);
   EXPECT_TRUE(engine.queries().empty());
+}
+
+TEST_F(KsqlResourceTest, DropDeleteTopicNamesTheTopicToDelete) {
+  post({{"ksql", kCreate}});
+  json dropped = post({{"ksql", "DROP STREAM pageviews DELETE TOPIC;"}});
+  EXPECT_EQ(dropped[0]["commandId"], "stream/PAGEVIEWS/drop");
+  EXPECT_EQ(dropped[0]["commandStatus"]["message"], "Source `PAGEVIEWS` (topic: pv) was dropped.");
+  EXPECT_EQ(last_deleted_topic, "pv");
+  post({{"ksql", kCreate}});
+  post({{"ksql", "DROP STREAM pageviews;"}});
+  EXPECT_EQ(last_deleted_topic, "");
 }
 
 TEST_F(KsqlResourceTest, AFailedStatementCarriesTheEntitiesBeforeIt) {

@@ -86,7 +86,7 @@ struct SqlServer::Impl {
         engine(engine_settings(config)),
         runner(RunnerSettings{config.streams_config, config.service_id}),
         ksql(
-            engine, [this](const auto& result, const auto& props) { apply(result, props); },
+            engine, [this](const AcceptedStatement& accepted) { apply(accepted); },
             PropertyList(config.properties.begin(), config.properties.end())),
         http(context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); }),
         signals(context, SIGINT, SIGTERM) {}
@@ -100,11 +100,13 @@ struct SqlServer::Impl {
   }
 
   // An accepted statement's effect on the cluster, in ksqlDB's order: the topics its sources
-  // and sinks need, INSERT VALUES' records, then the queries.
-  void apply(const StatementResult& result, const std::map<std::string, std::string>& props) {
+  // and sinks need (or the one DROP deletes), INSERT VALUES' records, then the queries.
+  void apply(const AcceptedStatement& accepted) {
+    const StatementResult& result = accepted.result;
     create_missing_topics(client, source_topics(engine.catalog()));
+    if (!accepted.deleted_topic.empty()) delete_topic(client, accepted.deleted_topic);
     produce_records(client, result.inserted);
-    runner.sync(engine.queries(), result.affected_queries, props);
+    runner.sync(engine.queries(), result.affected_queries, accepted.request_properties);
   }
 
   void handle(std::shared_ptr<http::StreamExchange> exchange) {
