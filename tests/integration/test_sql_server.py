@@ -134,6 +134,17 @@ def test_a_persistent_query_runs_until_terminated(server):
     # ksqlDB creates the topic a CREATE names with PARTITIONS.
     ck.wait_for_topic(bootstrap, "pageviews", 2)
 
+    status, _, text = server.request("GET", "/status/stream/PAGEVIEWS/create")
+    assert status == 200 and json.loads(text) == {"status": "SUCCESS", "message": "Stream created"}
+
+    # The same over cleartext HTTP/2 (prior knowledge), as ksqlDB's HTTP/2 clients speak it.
+    h2 = subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-w", "\\n%{http_version} %{http_code}",
+                         "-H", "Accept: application/json", "--data", json.dumps({"ksql": "SHOW STREAMS;"}),
+                         f"http://127.0.0.1:{server.port}/ksql"], capture_output=True, text=True, timeout=30)
+    body, _, version_and_status = h2.stdout.rpartition("\n")
+    assert version_and_status == "2 200", h2.stdout + h2.stderr
+    assert "PAGEVIEWS" in [s["name"] for s in json.loads(body)[0]["streams"]]
+
     [described] = server.ksql("DESCRIBE pageviews;")
     source = described["sourceDescription"]
     assert described["@type"] == "sourceDescription"

@@ -73,6 +73,21 @@ RestResponse KsqlResource::handle(std::string_view body) {
   return {200, entities.dump()};
 }
 
+RestResponse KsqlResource::command_status(const std::string& command_id) {
+  std::lock_guard lock(mutex_);
+  auto found = command_messages_.find(command_id);
+  if (found == command_messages_.end())
+    return generic_error(404, 40400, "Command not found: " + command_id);
+  return {200, json{{"status", "SUCCESS"}, {"message", found->second}}.dump()};
+}
+
+RestResponse KsqlResource::command_statuses() {
+  std::lock_guard lock(mutex_);
+  json statuses = json::object();
+  for (const auto& entry : command_messages_) statuses[entry.first] = "SUCCESS";
+  return {200, json{{"commandStatuses", statuses}}.dump()};
+}
+
 json KsqlResource::run(const std::string& statement,
                        const std::map<std::string, std::string>& properties) {
   StatementInfo info = statement_info(statement);
@@ -85,6 +100,7 @@ json KsqlResource::run(const std::string& statement,
   for (const auto& result : engine_.execute(statement)) {
     if (!result.message.empty() && apply_) apply_({result, properties, deleted_topic});
     int64_t sequence = result.message.empty() ? sequence_number_ : ++sequence_number_;
+    if (!info.command_id.empty()) command_messages_[info.command_id] = result.message;
     entity = entity_json(result, info, sequence, server_properties_);
   }
   return entity;

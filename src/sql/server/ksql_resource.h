@@ -41,6 +41,12 @@ class KsqlResource {
   // or, for a body that is no JSON object with a "ksql" string, a generic_error.
   RestResponse handle(std::string_view body);
 
+  // ksqlDB's GET /status/<command id>: {"status":"SUCCESS","message":...} of an accepted
+  // statement (every statement is done when /ksql answers), 404 for an id never seen; GET
+  // /status: {"commandStatuses": {<id>: <status>}}.
+  RestResponse command_status(const std::string& command_id);
+  RestResponse command_statuses();
+
  private:
   // Runs one statement; its entity (null for none), or throws with the engine's message.
   nlohmann::json run(const std::string& statement,
@@ -51,6 +57,7 @@ class KsqlResource {
   Apply apply_;
   PropertyList server_properties_;
   int64_t sequence_number_ = 0;  // the commandSequenceNumber of the last accepted statement
+  std::map<std::string, std::string> command_messages_;  // by command id, the latest
 };
 
 }  // namespace oxbow::sql::server

@@ -88,6 +88,15 @@ TEST_F(KsqlResourceTest, RunsAndTerminatesAPersistentQuery) {
   EXPECT_EQ(terminated[0]["commandStatus"]["message"], "Query terminated.");
   EXPECT_EQ(terminated[0]["commandSequenceNumber"], 3);
   EXPECT_TRUE(engine.queries().empty());
+
+  RestResponse status = resource.command_status("stream/BIG/create");
+  EXPECT_EQ(status.status, 200);
+  EXPECT_EQ(json::parse(status.body),
+            (json{{"status", "SUCCESS"}, {"message", "Created query with ID CSAS_BIG_0"}}));
+  EXPECT_EQ(resource.command_status("stream/NOPE/create").status, 404);
+  json all = json::parse(resource.command_statuses().body)["commandStatuses"];
+  EXPECT_EQ(all.size(), 3u) << all.dump();
+  EXPECT_EQ(all["terminate/CSAS_BIG_0/execute"], "SUCCESS");
 }
 
 TEST_F(KsqlResourceTest, DropDeleteTopicNamesTheTopicToDelete) {

@@ -125,7 +125,11 @@ struct SqlServer::Impl {
         {"/info", "GET", [this] { return info(); }},
         {"/healthcheck", "GET", [this] { return health(); }},
         {"/ksql", "POST", [&] { return ksql.handle(request.body); }},
+        {"/status", "GET", [this] { return ksql.command_statuses(); }},
     };
+    constexpr std::string_view status_prefix = "/status/";
+    if (request.path.starts_with(status_prefix) && request.method == "GET")
+      return ksql.command_status(request.path.substr(status_prefix.size()));
     for (const auto& r : routes) {
       if (request.path != r.path) continue;
       if (request.method != r.method)
