@@ -171,6 +171,20 @@ def test_a_persistent_query_runs_until_terminated(server):
     wait_until(lambda: _group_members(bootstrap, group) == 1, 30, message="the query in its group")
     assert (query["id"], query["sinks"], query["sinkKafkaTopics"], query["queryType"]) == \
         ("CSAS_LONG_VIEWS_0", ["LONG_VIEWS"], ["LONG_VIEWS"], "PERSISTENT")
+    assert (query["state"], query["statusCount"]) == ("RUNNING", {"RUNNING": 1})
+
+    [extended, explained, topics] = server.ksql("DESCRIBE pageviews EXTENDED; EXPLAIN CSAS_LONG_VIEWS_0; "
+                                                "SHOW TOPICS;")
+    source = extended["sourceDescription"]
+    assert source["extended"] and (source["partitions"], source["replication"]) == (2, 1)
+    assert [q["id"] for q in source["readQueries"]] == ["CSAS_LONG_VIEWS_0"]
+    assert explained["@type"] == "queryDescription"
+    description = explained["queryDescription"]
+    assert (description["id"], description["sources"], description["sinks"]) == \
+        ("CSAS_LONG_VIEWS_0", ["PAGEVIEWS"], ["LONG_VIEWS"])
+    assert "KSTREAM-SOURCE" in description["topology"] and description["executionPlan"]
+    assert topics["@type"] == "kafka_topics"
+    assert {"name": "pageviews", "replicaInfo": [1, 1]} in topics["topics"]
 
     # And one produced while it runs.
     producer.produce("pageviews", key="erin", value=json.dumps({"PAGE": "/e", "SECS": 30}))

@@ -31,6 +31,23 @@ std::map<std::string, std::string> request_properties(const json& request) {
   return out;
 }
 
+// The queries `result` lists, with their status where they run instead of the engine's.
+StatementResult with_runtime_status(StatementResult result,
+                                    const KsqlResource::QueryStatus& status_of) {
+  auto patch = [&](std::vector<RunningQuery>& queries) {
+    for (auto& q : queries)
+      if (auto status = status_of(q.id); !status.empty()) q.status_count = {{status, 1}};
+  };
+  patch(result.queries);
+  for (auto& s : result.source_descriptions) {
+    patch(s.read_queries);
+    patch(s.write_queries);
+  }
+  for (auto& q : result.query_descriptions)
+    if (auto status = status_of(q.id); !status.empty()) q.status = status;
+  return result;
+}
+
 RestResponse statement_error(const StatementFailure& failure, const json& entities) {
   json body = {{"@type", "statement_error"},
                {"error_code", kBadStatement},
@@ -47,8 +64,12 @@ RestResponse generic_error(int status, int error_code, const std::string& messag
   return {status, body.dump()};
 }
 
-KsqlResource::KsqlResource(Engine& engine, Apply apply, PropertyList server_properties)
-    : engine_(engine), apply_(std::move(apply)), server_properties_(std::move(server_properties)) {}
+KsqlResource::KsqlResource(Engine& engine, Apply apply, PropertyList server_properties,
+                           QueryStatus query_status)
+    : engine_(engine),
+      apply_(std::move(apply)),
+      server_properties_(std::move(server_properties)),
+      query_status_(std::move(query_status)) {}
 
 RestResponse KsqlResource::handle(std::string_view body) {
   json request = json::parse(body, nullptr, false);
@@ -101,7 +122,9 @@ json KsqlResource::run(const std::string& statement,
     if (!result.message.empty() && apply_) apply_({result, properties, deleted_topic});
     int64_t sequence = result.message.empty() ? sequence_number_ : ++sequence_number_;
     if (!info.command_id.empty()) command_messages_[info.command_id] = result.message;
-    entity = entity_json(result, info, sequence, server_properties_);
+    entity = query_status_ ? entity_json(with_runtime_status(result, query_status_), info, sequence,
+                                         server_properties_)
+                           : entity_json(result, info, sequence, server_properties_);
   }
   return entity;
 }

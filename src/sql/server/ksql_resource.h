@@ -34,8 +34,11 @@ class KsqlResource {
   // What an accepted statement does to the cluster (topics, records, running queries). An
   // exception fails the statement with its message.
   using Apply = std::function<void(const AcceptedStatement& accepted)>;
+  // A query's status where it runs (RUNNING, ERROR), "" to keep the engine's.
+  using QueryStatus = std::function<std::string(const std::string& query_id)>;
 
-  KsqlResource(Engine& engine, Apply apply, PropertyList server_properties);
+  KsqlResource(Engine& engine, Apply apply, PropertyList server_properties,
+               QueryStatus query_status = {});
 
   // The response to a request body: 200 with the array of entities, 400 with a statement_error
   // or, for a body that is no JSON object with a "ksql" string, a generic_error.
@@ -56,6 +59,7 @@ class KsqlResource {
   Engine& engine_;
   Apply apply_;
   PropertyList server_properties_;
+  QueryStatus query_status_;
   int64_t sequence_number_ = 0;  // the commandSequenceNumber of the last accepted statement
   std::map<std::string, std::string> command_messages_;  // by command id, the latest
 };

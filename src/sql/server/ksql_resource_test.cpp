@@ -99,6 +99,25 @@ TEST_F(KsqlResourceTest, RunsAndTerminatesAPersistentQuery) {
   EXPECT_EQ(all["terminate/CSAS_BIG_0/execute"], "SUCCESS");
 }
 
+TEST_F(KsqlResourceTest, QueriesShowTheStatusTheyRunWith) {
+  KsqlResource failing{
+      engine, {}, {}, [](const std::string& id) { return id == "CSAS_BIG_0" ? "ERROR" : ""; }};
+  failing.handle(json{{"ksql", kCreate}}.dump());
+  failing.handle(
+      json{{"ksql", "CREATE STREAM big AS SELECT * FROM pageviews WHERE id > 10;"}}.dump());
+  json shown = json::parse(failing
+                               .handle(json{{"ksql",
+                                             "SHOW QUERIES; DESCRIBE pageviews EXTENDED; EXPLAIN "
+                                             "CSAS_BIG_0;"}}
+                                           .dump())
+                               .body);
+  ASSERT_EQ(shown.size(), 3u) << shown.dump();
+  EXPECT_EQ(shown[0]["queries"][0]["statusCount"], (json{{"ERROR", 1}}));
+  EXPECT_EQ(shown[0]["queries"][0]["state"], "ERROR");
+  EXPECT_EQ(shown[1]["sourceDescription"]["readQueries"][0]["state"], "ERROR");
+  EXPECT_EQ(shown[2]["queryDescription"]["state"], "ERROR");
+}
+
 TEST_F(KsqlResourceTest, DropDeleteTopicNamesTheTopicToDelete) {
   post({{"ksql", kCreate}});
   json dropped = post({{"ksql", "DROP STREAM pageviews DELETE TOPIC;"}});

@@ -64,10 +64,22 @@ void QueryRunner::sync(const std::vector<PersistentQuery>& queries,
     if (q.paused || running_.count(q.id)) continue;
     auto streams = std::make_unique<streams::KafkaStreams>(q.topology, config_of(q, overrides));
     streams->setProcessingExceptionHandler(q.processing_errors);
+    streams->setStateListener([id = q.id](auto now, auto) {
+      if (now == streams::KafkaStreams::State::ERROR) spdlog::error("sql: query {} failed", id);
+    });
     streams->start();
     spdlog::info("sql: running query {}", q.id);
     running_.emplace(q.id, std::move(streams));
   }
+}
+
+std::string QueryRunner::status(const std::string& query_id) const {
+  std::lock_guard lock(mutex_);
+  auto found = running_.find(query_id);
+  if (found == running_.end()) return "";
+  auto state = found->second->state();
+  using State = streams::KafkaStreams::State;
+  return state == State::ERROR || state == State::PENDING_ERROR ? "ERROR" : "RUNNING";
 }
 
 std::vector<std::string> QueryRunner::running() const {

@@ -47,6 +47,9 @@ class QueryRunner {
   // The ids of the queries running, and whether one of them has failed (Streams' ERROR state).
   std::vector<std::string> running() const;
   bool any_failed() const;
+  // ksqlDB's status of a running query: ERROR when its Streams application failed, else RUNNING;
+  // "" for a query not running here.
+  std::string status(const std::string& query_id) const;
   // Stops every query (each commits and leaves its group).
   void close();
 

@@ -87,7 +87,8 @@ struct SqlServer::Impl {
         runner(RunnerSettings{config.streams_config, config.service_id}),
         ksql(
             engine, [this](const AcceptedStatement& accepted) { apply(accepted); },
-            PropertyList(config.properties.begin(), config.properties.end())),
+            PropertyList(config.properties.begin(), config.properties.end()),
+            [this](const std::string& id) { return runner.status(id); }),
         http(context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); }),
         signals(context, SIGINT, SIGTERM) {}
 
