@@ -132,6 +132,12 @@ std::vector<const BoundExpr*> viable_join_key_columns(const BoundQuery& q, size_
   return viable;
 }
 
+std::string plan_name(const BoundQuery& q, int column) {
+  const ScopeColumn& c = q.scope.columns[static_cast<size_t>(column)];
+  if (q.joins.empty() || c.pseudo) return c.name;
+  return c.source + "_" + c.name;
+}
+
 std::string synthetic_key_name(const BoundQuery& q, size_t joins) {
   std::vector<const DataSource*> sources = {q.from};
   for (size_t n = 0; n < joins; ++n) sources.push_back(q.joins[n].right);

@@ -66,6 +66,9 @@ BoundQuery bind_query(const parser::Query& query, const Catalog& catalog,
 // FULL join), in ksqlDB's order: the earlier joins' first, left side before right. None: the
 // join's key is synthetic.
 std::vector<const BoundExpr*> viable_join_key_columns(const BoundQuery& q, size_t joins);
+// A scope column's name in the plans: `ALIAS_NAME` in a join, as ksqlDB's planner rewrites
+// source columns there (pseudo columns keep their names), else its own name.
+std::string plan_name(const BoundQuery& q, int column);
 // The name ksqlDB gives the synthetic key of `q`'s first `joins` joins: ROWKEY, or ROWKEY_<n>
 // with the first n that no column of their sources uses.
 std::string synthetic_key_name(const BoundQuery& q, size_t joins);

@@ -69,11 +69,6 @@ class Builder {
   }
 
  private:
-  // A column's name in the plan: `ALIAS_NAME` in a join (as ksqlDB's planner rewrites it).
-  std::string name_of(const ScopeColumn& c) const {
-    return q_.joins.empty() ? c.name : c.source + "_" + c.name;
-  }
-
   std::unique_ptr<Node> source(const DataSource& s, const std::string& alias) const {
     auto node = std::make_unique<Node>();
     node->kind = NodeKind::kSource;
@@ -81,9 +76,10 @@ class Builder {
     node->alias = alias;
     node->schema.kind = s.kind;
     node->schema.window = s.window;
-    for (const auto& c : q_.scope.columns)
-      if (c.source == alias && !c.pseudo)
-        node->schema.columns.push_back({name_of(c), c.type, c.ns == ColumnNamespace::kKey});
+    for (size_t i = 0; i < q_.scope.columns.size(); ++i)
+      if (const ScopeColumn& c = q_.scope.columns[i]; c.source == alias && !c.pseudo)
+        node->schema.columns.push_back(
+            {plan_name(q_, static_cast<int>(i)), c.type, c.ns == ColumnNamespace::kKey});
     return node;
   }
 
@@ -95,9 +91,10 @@ class Builder {
     const BoundJoin& j = q_.joins[joins - 1];
     if (j.kind == JoinKind::kForeignKey) {  // the FROM table's key
       std::vector<SchemaColumn> keys;
-      for (const auto& c : q_.scope.columns)
-        if (c.source == q_.from_alias && !c.pseudo && c.ns == ColumnNamespace::kKey)
-          keys.push_back({name_of(c), c.type, true});
+      for (size_t i = 0; i < q_.scope.columns.size(); ++i)
+        if (const ScopeColumn& c = q_.scope.columns[i];
+            c.source == q_.from_alias && !c.pseudo && c.ns == ColumnNamespace::kKey)
+          keys.push_back({plan_name(q_, static_cast<int>(i)), c.type, true});
       return keys;
     }
     std::vector<const BoundExpr*> viable = viable_join_key_columns(q_, joins);
@@ -109,7 +106,7 @@ class Builder {
     };
     auto chosen = std::find_if(viable.begin(), viable.end(), projected);
     const BoundExpr* key = chosen == viable.end() ? viable.front() : *chosen;
-    return {{name_of(q_.scope.columns[static_cast<size_t>(key->column)]), key->type, true}};
+    return {{plan_name(q_, key->column), key->type, true}};
   }
 
   // The join's rows: its key columns, then both sides' columns.

@@ -13,13 +13,6 @@ namespace {
 using logical::Node;
 using logical::NodeKind;
 
-// A scope column's name in the tree's schemas: prefixed by its source's alias in a join.
-std::string plan_name(const BoundQuery& q, int column) {
-  const ScopeColumn& c = q.scope.columns[static_cast<size_t>(column)];
-  if (q.joins.empty() || c.pseudo) return c.name;
-  return c.source + "_" + c.name;
-}
-
 // Whether rows of `schema` are keyed by the column `e` alone.
 bool keyed_by(const logical::Schema& schema, const BoundQuery& q, const BoundExpr& e) {
   const logical::SchemaColumn* key = nullptr;

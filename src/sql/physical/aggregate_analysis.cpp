@@ -14,12 +14,6 @@ std::string list_text(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-std::string plan_name(const BoundQuery& q, int column) {
-  const ScopeColumn& c = q.scope.columns[static_cast<size_t>(column)];
-  if (q.joins.empty() || c.pseudo) return c.name;
-  return c.source + "_" + c.name;
-}
-
 namespace {
 
 bool is_window_bound(const BoundQuery& q, int column) {

@@ -11,9 +11,6 @@ namespace oxbow::sql::physical {
 // "[a, b]", as Java prints a list.
 std::string list_text(const std::vector<std::string>& items);
 
-// A scope column as ksqlDB names it inside the plan: a join's columns carry their source's alias.
-std::string plan_name(const BoundQuery& q, int column);
-
 // What ksqlDB's aggregate analysis records of a query: the columns the aggregation reads (its
 // "columns not part of aggregate", every column named outside the window bounds, in the order
 // SELECT, WHERE, GROUP BY, HAVING name them) and its aggregate calls, each argument that is not a
