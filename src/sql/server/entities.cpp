@@ -156,6 +156,10 @@ StatementInfo statement_info(std::string_view text) {
   return info;
 }
 
+std::string json_text(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 json schema_json(const SqlType& type) {
   json fields = nullptr, member = nullptr;
   if (type.base() == SqlBaseType::kStruct) {

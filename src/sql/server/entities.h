@@ -37,6 +37,10 @@ using PropertyList = std::vector<std::pair<std::string, std::string>>;
 nlohmann::json entity_json(const StatementResult& result, const StatementInfo& info,
                            int64_t sequence_number, const PropertyList& server_properties);
 
+// `value` as JSON text; bytes that are not UTF-8 (a statement's text cut inside a character)
+// become U+FFFD instead of failing the response.
+std::string json_text(const nlohmann::json& value);
+
 // ksqlDB's "fields" element and the "schema" inside it.
 nlohmann::json field_json(const FieldInfo& field);
 nlohmann::json schema_json(const SqlType& type);

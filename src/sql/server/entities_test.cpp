@@ -35,6 +35,11 @@ TEST(EntitiesTest, CommandIdsNameTheKindTheSourceAndTheAction) {
   EXPECT_TRUE(statement_info("nonsense").command_id.empty());
 }
 
+TEST(EntitiesTest, TextThatIsNotUtf8IsReplacedNotThrown) {
+  EXPECT_EQ(json_text(json{{"message", std::string("caf\xc3")}}),
+            "{\"message\":\"caf\xef\xbf\xbd\"}");
+}
+
 TEST(EntitiesTest, StreamsPropertiesMapToStreamsSettings) {
   EXPECT_EQ(streams_property_name("ksql.streams.num.stream.threads"), "num.stream.threads");
   EXPECT_EQ(streams_property_name("auto.offset.reset"), "auto.offset.reset");

@@ -54,14 +54,14 @@ RestResponse statement_error(const StatementFailure& failure, const json& entiti
                {"message", failure.message},
                {"statementText", failure.statement},
                {"entities", entities}};
-  return {400, body.dump()};
+  return {400, json_text(body)};
 }
 
 }  // namespace
 
 RestResponse generic_error(int status, int error_code, const std::string& message) {
   json body = {{"@type", "generic_error"}, {"error_code", error_code}, {"message", message}};
-  return {status, body.dump()};
+  return {status, json_text(body)};
 }
 
 KsqlResource::KsqlResource(Engine& engine, Apply apply, PropertyList server_properties,
@@ -91,7 +91,7 @@ RestResponse KsqlResource::handle(std::string_view body) {
       return statement_error({statement, e.what()}, entities);
     }
   }
-  return {200, entities.dump()};
+  return {200, json_text(entities)};
 }
 
 RestResponse KsqlResource::command_status(const std::string& command_id) {
@@ -99,14 +99,14 @@ RestResponse KsqlResource::command_status(const std::string& command_id) {
   auto found = command_messages_.find(command_id);
   if (found == command_messages_.end())
     return generic_error(404, 40400, "Command not found: " + command_id);
-  return {200, json{{"status", "SUCCESS"}, {"message", found->second}}.dump()};
+  return {200, json_text({{"status", "SUCCESS"}, {"message", found->second}})};
 }
 
 RestResponse KsqlResource::command_statuses() {
   std::lock_guard lock(mutex_);
   json statuses = json::object();
   for (const auto& entry : command_messages_) statuses[entry.first] = "SUCCESS";
-  return {200, json{{"commandStatuses", statuses}}.dump()};
+  return {200, json_text({{"commandStatuses", statuses}})};
 }
 
 json KsqlResource::run(const std::string& statement,

@@ -112,7 +112,14 @@ struct SqlServer::Impl {
 
   void handle(std::shared_ptr<http::StreamExchange> exchange) {
     const auto& request = exchange->request();
-    RestResponse response = route(request);
+    RestResponse response;
+    try {
+      response = route(request);
+    } catch (const std::exception& e) {
+      // Whatever a statement or the cluster throws ends this request only, as ksqlDB's 50000.
+      spdlog::error("sql-server: {} {}: {}", request.method, request.path, e.what());
+      response = generic_error(500, 50000, e.what());
+    }
     exchange->respond(response.status, response_type(request), std::move(response.body));
   }
 
@@ -146,7 +153,7 @@ struct SqlServer::Impl {
                              {"kafkaClusterId", cluster},
                              {"ksqlServiceId", config.service_id},
                              {"serverStatus", "RUNNING"}}}};
-    return {200, body.dump()};
+    return {200, json_text(body)};
   }
 
   // ksqlDB's checks: the metastore and the command runner are this process's own and always
@@ -159,7 +166,7 @@ struct SqlServer::Impl {
                             {{"metastore", healthy(true)},
                              {"kafka", healthy(kafka)},
                              {"commandRunner", healthy(true)}}}};
-    return {kafka ? 200 : 503, body.dump()};
+    return {kafka ? 200 : 503, json_text(body)};
   }
 
   void shut() {
