@@ -205,7 +205,13 @@ def test_a_persistent_query_runs_until_terminated(server):
     wait_until(lambda: "LONG_VIEWS" not in ck.admin(bootstrap).list_topics(timeout=10).topics, 30,
                message="LONG_VIEWS deleted")
     assert "pageviews" in ck.admin(bootstrap).list_topics(timeout=10).topics
+
+    # SIGTERM with a query running: it is closed, the server exits 0.
+    server.ksql("CREATE STREAM short_views AS SELECT * FROM pageviews WHERE secs < 10;")
+    wait_until(lambda: _group_members(bootstrap, "_confluent-ksql-default_query_CSAS_SHORT_VIEWS_1") == 1, 30,
+               message="the second query in its group")
     server.stop()
+    assert "oxbow sql-server stopped cleanly" in server.tail()
 
 
 def _group_members(bootstrap, group):
