@@ -251,14 +251,16 @@ class RelationalPlanner {
     JoinSide left_side = side_of(*step.sources.at(0)), right_side = side_of(*step.sources.at(1));
     Relation left = left_side.relation->sources.size() == 2
                         ? joined(*left_side.relation)
-                        : read(*q_.from, q_.from_alias, joins_after, "Left", left_side.pushed);
+                        : read(*q_.from, q_.from_alias, joins_after, "Left", left_side);
     return join(std::move(left), n, left_side, right_side);
   }
 
   // A source as a relation, keyed by its own key; a stream's rows first filtered by the conjuncts
-  // of `pushed` (a pushed-down filter step), if any.
+  // of its side's pushed-down filter step, if any. A table's rows are kept in a store of their
+  // own, unless the side is re-keyed: the re-keyed table's store then holds them (as ksqlDB's
+  // TableSelectKey's), and the join reads that.
   Relation read(const DataSource& s, const std::string& alias, size_t joins_after,
-                const std::string& side, const physical::Step* pushed = nullptr) {
+                const std::string& side, const JoinSide& steps) {
     Relation r;
     RowLayout layout = row_layout(q_, shape_, s, alias, s.window.has_value());
     r.types = row_types(s, layout);
@@ -271,20 +273,21 @@ class RelationalPlanner {
       auto plan = std::make_shared<SidePlan>();
       plan->layout = layout;
       plan->counters = counters_;
-      if (pushed)
-        for (const BoundExpr* c : pushed->expressions)
+      if (steps.pushed)
+        for (const BoundExpr* c : steps.pushed->expressions)
           plan->pushed.push_back(Program::compile(*c, row_index_));
       r.stream = builder_.stream<Row, Row>(s.topic, consumed).processValues([plan] {
         return std::make_unique<StreamSideValues>(plan);
       });
     } else {
+      std::string name = "KafkaTopic_" + level(joins_after) + side;
+      auto stored = steps.rekey ? streams::Materialized<Row, Row>()
+                                : streams::Materialized<Row, Row>::as(name + "-Reduce")
+                                      .withKeySerde(r.key_serde)
+                                      .withValueSerde(internal_row_serde());
       r.table = builder_.table<Row, Row>(s.topic, consumed)
                     .transformValues([layout] { return std::make_unique<TableSide>(layout); },
-                                     streams::Named::as("KafkaTopic_" + level(joins_after) + side),
-                                     streams::Materialized<Row, Row>::as(
-                                         "KafkaTopic_" + level(joins_after) + side + "-Reduce")
-                                         .withKeySerde(r.key_serde)
-                                         .withValueSerde(internal_row_serde()));
+                                     streams::Named::as(name), stored);
     }
     return r;
   }
@@ -368,7 +371,7 @@ class RelationalPlanner {
     const BoundJoin& j = q_.joins[n];
     const DataSource& right_source = *j.right;
     std::string prefix = level(q_.joins.size() - 1 - n);
-    Relation right = read(right_source, j.alias, q_.joins.size() - 1 - n, "Right");
+    Relation right = read(right_source, j.alias, q_.joins.size() - 1 - n, "Right", right_side);
     if (j.kind == JoinKind::kForeignKey)  // windowed tables are refused by the binder
       return foreign_key_join(std::move(left), std::move(right), j);
     int left_width = static_cast<int>(left.types.size());
