@@ -47,9 +47,10 @@ void mark_columns_read(const physical::Step& step, std::vector<bool>& read) {
 PlanShape shape_of(const physical::Step& plan, const BoundQuery& q) {
   PlanShape shape;
   const physical::Step* at = &plan;
+  // By type and context: a sink's context is its name, which a quoted name can make anything.
   for (; at->sources.size() == 1; at = at->sources.front().get()) {
-    if (at->context == "PartitionBy") shape.partition_by = at;
-    if (at->context == "Aggregate/GroupBy") shape.group_by = at;
+    if (at->type.ends_with("SelectKey") && at->context == "PartitionBy") shape.partition_by = at;
+    if (at->type.find("GroupBy") != std::string::npos) shape.group_by = at;
   }
   shape.relation = at;
   std::vector<bool> read(q.scope.columns.size());
@@ -81,7 +82,7 @@ JoinSide side_of(const physical::Step& side) {
   JoinSide out;
   const physical::Step* at = &side;
   for (; at->sources.size() == 1; at = at->sources.front().get()) {
-    if (at->context.ends_with("SourceKeyed")) out.rekey = at;
+    if (at->type.ends_with("SelectKey")) out.rekey = at;
     if (at->context == "PushedDownWhereFilter") out.pushed = at;
   }
   out.relation = at;
