@@ -120,6 +120,7 @@ struct FileStreamSourceTask::State {
   std::string topic;
   int32_t batchSize = DEFAULT_BATCH;
   int fd = -1;
+  bool ownsFd = false;                  // standard input is never closed
   std::optional<int64_t> streamOffset;  // not tracked for standard input
   std::string buffer;
   size_t start = 0;  // where the unread part of buffer begins
@@ -130,8 +131,9 @@ struct FileStreamSourceTask::State {
   static constexpr int32_t DEFAULT_BATCH = FileStreamSourceConnector::DEFAULT_TASK_BATCH_SIZE;
 
   void closeFile() {
-    if (fd > 0) ::close(fd);  // never standard input's 0
+    if (ownsFd) ::close(fd);
     fd = -1;
+    ownsFd = false;
   }
   void waitIdle(std::unique_lock<std::mutex>& lock) {
     wake.wait_for(lock, idleWait, [this] { return stopped; });
@@ -149,6 +151,7 @@ struct FileStreamSourceTask::State {
 bool FileStreamSourceTask::State::open(std::unique_lock<std::mutex>& lock,
                                        OffsetStorageReader* offsets) {
   fd = ::open(filename->c_str(), O_RDONLY | O_CLOEXEC);
+  ownsFd = fd >= 0;
   if (fd < 0) {
     if (errno != ENOENT) {
       throw ConnectException("Error while trying to open file " + *filename + ": " + errnoText());
@@ -227,6 +230,7 @@ std::string FileStreamSourceTask::version() const {
 void FileStreamSourceTask::start(const Props& props) {
   AbstractConfig config(FileStreamSourceConnector::configDef(), props);
   std::lock_guard lock(state_->mutex);
+  state_->closeFile();
   state_->filename = configuredFile(config);
   state_->topic = config.getString(std::string(FileStreamSourceConnector::TOPIC_CONFIG));
   state_->batchSize = config.getInt(std::string(FileStreamSourceConnector::TASK_BATCH_SIZE_CONFIG));

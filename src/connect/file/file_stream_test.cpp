@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -208,6 +209,42 @@ TEST(FileStreamSourceTaskTest, StartRefusesAConfigWithoutTopic) {
   }
 }
 
+// Runs `body` with `fd` (0 or 1) replaced by one end of a pipe, whose other end body is given.
+template <class Body>
+void withPipeAs(int fd, Body&& body) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  int mine = fd == STDIN_FILENO ? ends[1] : ends[0];
+  int theirs = fd == STDIN_FILENO ? ends[0] : ends[1];
+  std::fflush(stdout);
+  int saved = ::dup(fd);
+  ::dup2(theirs, fd);
+  ::close(theirs);
+  body(mine);
+  ::dup2(saved, fd);
+  ::close(saved);
+  ::close(mine);
+}
+
+TEST(FileStreamSourceTaskTest, ReadsStandardInputWithoutPositions) {
+  std::vector<SourceRecord> nothing, records;
+  FakeSourceTaskContext context;
+  FileStreamSourceTask task(1ms);
+  withPipeAs(STDIN_FILENO, [&](int writer) {
+    task.initialize(context);
+    task.start({{"topic", "t"}, {"file", ""}});
+    nothing = task.poll();  // nothing written yet: the poll does not block on the read
+    ASSERT_EQ(::write(writer, "x\ny\n", 4), 4);
+    records = task.poll();
+    task.stop();
+  });
+  EXPECT_TRUE(nothing.empty());
+  ASSERT_EQ(values(records), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(Value(records[0].sourcePartition()), Value(ValueMap{{"filename", Value()}}));
+  EXPECT_EQ(Value(records[1].sourceOffset()), Value(ValueMap{{"position", Value()}}));
+  EXPECT_TRUE(context.reader.asked.empty());  // no offsets for standard input
+}
+
 SinkRecord sinkRecord(Value value, int64_t offset) {
   return SinkRecord("t", 0, nullptr, Value(), nullptr, std::move(value), offset);
 }
@@ -246,6 +283,19 @@ TEST(FileStreamSinkTaskTest, CreatesTheFileOrSaysWhyNot) {
     EXPECT_EQ(std::string(e.what()).rfind("Couldn't find or create file '" + bad + "'", 0), 0u)
         << e.what();
   }
+}
+
+TEST(FileStreamSinkTaskTest, WritesToStandardOutputWithoutFile) {
+  std::string written(64, '\0');
+  withPipeAs(STDOUT_FILENO, [&](int reader) {
+    FileStreamSinkTask task;
+    task.start({});
+    task.put({sinkRecord("out", 0)});
+    task.flush({});
+    task.stop();
+    written.resize(static_cast<size_t>(std::max<ssize_t>(::read(reader, written.data(), 64), 0)));
+  });
+  EXPECT_EQ(written, "out\n");
 }
 
 }  // namespace
