@@ -39,6 +39,14 @@ std::string errnoText() {
   return std::strerror(errno);
 }
 
+// The entry of an offset or partition map with a text key; null when it has none.
+const Value* entry(const ValueMap& map, std::string_view key) {
+  for (const auto& [name, value] : map) {
+    if (name.kind() == Value::Kind::String && name.asString() == key) return &value;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 const ConfigDef& FileStreamSourceConnector::configDef() {
@@ -84,8 +92,8 @@ std::optional<ExactlyOnceSupport> FileStreamSourceConnector::exactlyOnceSupport(
 bool FileStreamSourceConnector::alterOffsets(const Props& connectorConfig,
                                              const SourceOffsets& offsets) {
   const std::string file(FILE_CONFIG);
-  const Value position(std::string(FileStreamSourceTask::POSITION_FIELD));
-  const Value filename(std::string(FileStreamSourceTask::FILENAME_FIELD));
+  const std::string position(FileStreamSourceTask::POSITION_FIELD);
+  const std::string filename(FileStreamSourceTask::FILENAME_FIELD);
   if (!configuredFile(AbstractConfig(configDef(), connectorConfig))) {
     throw ConnectException("Offsets cannot be modified if the '" + file +
                            "' configuration is unspecified. This is because stdin is used for "
@@ -93,22 +101,21 @@ bool FileStreamSourceConnector::alterOffsets(const Props& connectorConfig,
   }
   for (const auto& [partition, offset] : offsets) {
     if (!offset) continue;  // a reset is always allowed, so that stale offsets can be cleared
-    const Value* at = Value(*offset).mapGet(position);
+    const Value* at = entry(*offset, position);
     if (at == nullptr) {
       throw ConnectException("Offset objects should either be null or contain the key '" +
-                             position.asString() + "'");
+                             position + "'");
     }
     if (at->kind() != Value::Kind::Int64) {
-      throw ConnectException("The value for the '" + position.asString() +
+      throw ConnectException("The value for the '" + position +
                              "' key in the offset is expected to be a Long value");
     }
     if (at->asInt64() < 0) {
-      throw ConnectException("The value for the '" + position.asString() +
+      throw ConnectException("The value for the '" + position +
                              "' key in the offset should be a non-negative value");
     }
-    if (Value(partition).mapGet(filename) == nullptr) {
-      throw ConnectException("Partition objects should contain the key '" + filename.asString() +
-                             "'");
+    if (entry(partition, filename) == nullptr) {
+      throw ConnectException("Partition objects should contain the key '" + filename + "'");
     }
   }
   return true;
@@ -168,7 +175,7 @@ void FileStreamSourceTask::State::seekToCommitted(OffsetStorageReader* offsets) 
   std::optional<ValueMap> committed;
   if (offsets != nullptr) committed = offsets->offset(sourcePartition());
   if (!committed) return;
-  const Value* position = Value(*committed).mapGet(Value(std::string(POSITION_FIELD)));
+  const Value* position = entry(*committed, POSITION_FIELD);
   if (position == nullptr || position->isNull()) return;
   if (position->kind() != Value::Kind::Int64) {
     throw ConnectException("Offset position is the incorrect type");
