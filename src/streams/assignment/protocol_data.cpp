@@ -42,15 +42,21 @@ int32_t count(Reader& r) {
   return n;
 }
 
+// A named topology's name as Java's writeChars puts it: two bytes (UTF-16) per character, the
+// first zero for the ASCII a name is made of.
 void task_id(Writer& w, const TaskId& id) {
   w.i32(id.subtopology);
   w.i32(id.partition);
-  w.i32(0);  // no named topology
+  w.i32(static_cast<int32_t>(id.topology.size()));
+  for (char c : id.topology) w.u16(static_cast<uint8_t>(c));
 }
 TaskId task_id(Reader& r) {
   TaskId id{r.i32(), r.i32()};
-  int32_t chars = count(r);
-  r.take_span(static_cast<size_t>(chars) * 2);  // named topologies are not used here
+  for (int32_t i = 0, chars = count(r); i < chars; ++i) {
+    uint16_t c = r.u16();
+    if (c > 0x7f) throw protocol::DecodeError("named topology with a non-ASCII character");
+    id.topology.push_back(static_cast<char>(c));
+  }
   return id;
 }
 
@@ -124,7 +130,7 @@ std::string SubscriptionInfo::encode() const {
     w.i32(task.subtopology);
     w.i32(task.partition);
     w.i64(sum);
-    w.nullable_string(std::nullopt, false);
+    w.nullable_string(task.topology.empty() ? std::nullopt : std::optional(task.topology), false);
   }
   w.i8(unique_field);
   w.i32(error_code);
@@ -152,7 +158,7 @@ SubscriptionInfo SubscriptionInfo::decode(std::string_view bytes) {
     for (int32_t i = 0, n = count(r); i < n; ++i) {
       TaskId task{r.i32(), r.i32()};
       int64_t sum = r.i64();
-      r.nullable_string(false);
+      task.topology = r.nullable_string(false).value_or(std::string());
       s.task_offset_sums[task] = sum;
     }
     s.unique_field = r.i8();

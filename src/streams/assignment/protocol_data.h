@@ -9,7 +9,8 @@
 // - Streams' user data inside them, version 11 (Kafka Streams 3.0 to 3.9):
 //     SubscriptionInfo: int32 version, int32 latest supported version, 16 bytes process id,
 //       string endpoint ("host:port", int32 length), [int32 sub-topology, int32 partition,
-//       int64 offset sum, nullable int16-length string named topology] task offset sums,
+//       int64 offset sum, nullable int16-length string named topology (null: none)] task offset
+//       sums,
 //       int8 unique field, int32 error code, [string key, string value] client tags (int32
 //       lengths); no separate version prefix.
 //     AssignmentInfo: int32 used version, int32 commonly supported version, [task id] active
@@ -18,7 +19,8 @@
 //       topic dictionary, [utf host, int32 port, [int32 topic index, int32 partition]] active
 //       partitions by host, the same for standby partitions, int32 error code, int64 next
 //       rebalance (epoch ms; INT64_MAX none, 0 now). A task id is int32 sub-topology, int32
-//       partition, int32 named-topology length 0. "utf" is an uint16 length then the bytes
+//       partition, int32 named-topology length (0: none) then its characters, two bytes each
+//       (Java's writeChars). "utf" is an uint16 length then the bytes
 //       (Java's writeUTF: the same as UTF-8 for the ASCII that topic and host names are).
 // Arrays have an int32 count.
 #include <array>

@@ -90,6 +90,27 @@ TEST(StreamsProtocolData, AssignmentRoundTripsWithItsTopicDictionary) {
   EXPECT_THROW(AssignmentInfo::decode(bytes.substr(0, 40)), std::runtime_error);
 }
 
+// Kafka writes a named topology's name in a task id with writeChars (two bytes a character) and
+// in an offset sum as a nullable string; a task without one keeps the layouts above.
+TEST(StreamsProtocolData, NamedTopologyTasksCarryTheirTopologyBothWays) {
+  AssignmentInfo a;
+  a.active_tasks = {{0, 1, "q1"}, {0, 1}};
+  a.standby_tasks[{2, 0, "q_2"}] = {{"input", 0}};
+  std::string bytes = a.encode();
+  // Two active tasks; the first: sub-topology 0, partition 1, 2 characters, 'q' and '1'.
+  EXPECT_EQ(hex(bytes.substr(8, 20)), "0000000200000000000000010000000200710031");
+  auto back = AssignmentInfo::decode(bytes);
+  EXPECT_EQ(back.active_tasks, a.active_tasks);
+  EXPECT_EQ(back.standby_tasks, a.standby_tasks);
+
+  SubscriptionInfo s;
+  s.task_offset_sums[{1, 2, "q1"}] = 5;
+  s.task_offset_sums[{1, 2}] = 6;
+  auto sums = SubscriptionInfo::decode(s.encode()).task_offset_sums;
+  EXPECT_EQ(sums, s.task_offset_sums);
+  EXPECT_EQ(sums.size(), 2u);
+}
+
 TEST(StreamsProtocolData, ConsumerEnvelopesRoundTrip) {
   ConsumerSubscription s{{"t1", "t2"}, "user", {{"t1", 0}, {"t1", 3}, {"t2", 1}}};
   auto sb = ConsumerSubscription::decode(s.encode());

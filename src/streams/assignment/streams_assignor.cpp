@@ -41,7 +41,7 @@ class GroupPlan {
             const std::map<std::string, std::string>& subscriptions)
       : context_(context) {
     for (const auto& s : context_.subtopologies)
-      for (const auto& t : s.sources) subtopology_of_[t] = s.id;
+      for (const auto& t : s.sources) subtopology_of_[t] = &s;
     for (const auto& [id, bytes] : subscriptions) read_member(id, bytes);
   }
 
@@ -94,7 +94,7 @@ class GroupPlan {
       m.endpoint = info.endpoint;
       for (const auto& [topic, p] : envelope.owned) {
         auto sub = subtopology_of_.find(topic);
-        if (sub != subtopology_of_.end()) m.owned.insert({sub->second, p});
+        if (sub != subtopology_of_.end()) m.owned.insert(sub->second->task(p));
       }
       sums_[id] = info.task_offset_sums;
       if (info.error_code == kShutdownRequested) shutdown_requested_ = true;
@@ -112,10 +112,10 @@ class GroupPlan {
       int32_t n = 0;
       for (const auto& t : s.sources) n = std::max(n, context_.partitions_of(t));
       for (int32_t p = 0; p < n; ++p) {
-        tasks.insert({s.id, p});
+        tasks.insert(s.task(p));
         if (s.changelogs.empty()) continue;
-        stateful_.insert({s.id, p});
-        ends[{s.id, p}] = 0;
+        stateful_.insert(s.task(p));
+        ends[s.task(p)] = 0;
         for (const auto& c : s.changelogs) changelogs.emplace_back(c, p);
       }
     }
@@ -125,7 +125,7 @@ class GroupPlan {
       for (const auto& s : context_.subtopologies)
         for (const auto& c : s.changelogs)
           for (auto& [task, sum] : ends)
-            if (task.subtopology == s.id) {
+            if (s.runs(task)) {
               auto it = offsets.find({c, task.partition});
               if (it != offsets.end() && it->second > 0) sum += it->second;
             }
@@ -230,7 +230,7 @@ class GroupPlan {
   }
 
   const GroupAssignorContext& context_;
-  std::map<std::string, int32_t> subtopology_of_;
+  std::map<std::string, const SubtopologyTopics*> subtopology_of_;
   std::vector<Member> members_;
   std::map<std::string, std::map<TaskId, int64_t>> sums_;
   std::map<std::string, int32_t> threads_;
@@ -245,7 +245,7 @@ class GroupPlan {
 PartitionList task_partitions(const GroupAssignorContext& context, const TaskId& task) {
   PartitionList out;
   for (const auto& s : context.subtopologies) {
-    if (s.id != task.subtopology) continue;
+    if (!s.runs(task)) continue;
     for (const auto& t : s.sources)
       if (task.partition < context.partitions_of(t)) out.emplace_back(t, task.partition);
   }

@@ -16,10 +16,18 @@
 
 namespace oxbow::streams::detail {
 
+// A sub-topology of the application's topology, or of one of its named topologies (whose ids
+// start at 0 each). Named topologies do not share source topics: the partitions a member owns
+// name its tasks.
 struct SubtopologyTopics {
   int32_t id = 0;
   std::vector<std::string> sources;     // as on the wire (internal ones prefixed)
   std::vector<std::string> changelogs;  // one partition per task
+  std::string topology;                 // the named topology; empty for the only one
+  TaskId task(int32_t partition) const { return {id, partition, topology}; }
+  bool runs(const TaskId& task) const {
+    return task.subtopology == id && task.topology == topology;
+  }
 };
 
 struct GroupAssignorContext {

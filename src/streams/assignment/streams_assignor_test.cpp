@@ -7,7 +7,7 @@ namespace {
 
 GroupAssignorContext context() {
   GroupAssignorContext c;
-  c.subtopologies = {{0, {"in"}, {}}, {1, {"app-rep"}, {"app-store-changelog"}}};
+  c.subtopologies = {{0, {"in"}, {}, ""}, {1, {"app-rep"}, {"app-store-changelog"}, ""}};
   c.partitions_of = [](const std::string& t) { return t == "in" ? 2 : 2; };
   c.end_offsets = [](const PartitionList& list) {
     std::map<std::pair<std::string, int32_t>, int64_t> out;
@@ -121,6 +121,44 @@ TEST(StreamsAssignor, WarmupAsksForAProbingRebalance) {
   EXPECT_TRUE(m2.active_tasks.empty());
   EXPECT_EQ(m2.standby_tasks.size(), 2u);
   EXPECT_EQ(m2.next_rebalance_ms, 5000 + c.probing_rebalance_interval_ms);
+}
+
+// Two named topologies in one group, each with a sub-topology 0 over a source topic of its own:
+// their tasks are told apart by name, placed together, and paired with their own partitions.
+TEST(StreamsAssignor, NamedTopologiesTasksAreAssignedWithTheirTopology) {
+  auto c = context();
+  c.subtopologies = {{0, {"in1"}, {}, "q1"}, {0, {"in2"}, {"q2-store-changelog"}, "q2"}};
+  c.config.num_standby_replicas = 0;
+  auto sub = [](const std::string& process, PartitionList owned,
+                std::map<TaskId, int64_t> sums = {}) {
+    SubscriptionInfo info;
+    info.process_id = uuid_bytes(process);
+    info.task_offset_sums = std::move(sums);
+    return ConsumerSubscription{{"in1", "in2"}, info.encode(), std::move(owned)}.encode();
+  };
+  auto out = assign_group(c, {{"m1", sub(kA, {})}, {"m2", sub(kB, {})}});
+  std::set<TaskId> actives;
+  for (const auto& [member, bytes] : out) {
+    auto envelope = ConsumerAssignment::decode(bytes);
+    auto info = AssignmentInfo::decode(envelope.user_data);
+    ASSERT_EQ(info.active_tasks.size(), envelope.partitions.size());
+    for (size_t i = 0; i < info.active_tasks.size(); ++i) {
+      const TaskId& t = info.active_tasks[i];
+      EXPECT_EQ(envelope.partitions[i],
+                std::make_pair(t.topology == "q1" ? std::string("in1") : std::string("in2"),
+                               t.partition));
+      actives.insert(t);
+    }
+  }
+  EXPECT_EQ(actives, (std::set<TaskId>{{0, 0, "q1"}, {0, 1, "q1"}, {0, 0, "q2"}, {0, 1, "q2"}}));
+
+  // A member keeps the tasks whose partitions it owns, by topology: owning in2's partitions
+  // (q2's running, stateful tasks) keeps q2's tasks, not q1's of the same numbers.
+  std::map<TaskId, int64_t> running{{{0, 0, "q2"}, kLatestOffsetSum},
+                                    {{0, 1, "q2"}, kLatestOffsetSum}};
+  out = assign_group(c, {{"m1", sub(kA, {{"in2", 0}, {"in2", 1}}, running)}, {"m2", sub(kB, {})}});
+  auto m1 = AssignmentInfo::decode(ConsumerAssignment::decode(out["m1"]).user_data);
+  EXPECT_EQ(m1.active_tasks, (std::vector<TaskId>{{0, 0, "q2"}, {0, 1, "q2"}}));
 }
 
 }  // namespace

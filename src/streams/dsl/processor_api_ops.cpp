@@ -39,7 +39,7 @@ class UserContextImpl : public UserContext {
   int64_t currentSystemTimeMs() const override { return context_.wall_clock_ms(); }
   const std::string& applicationId() const override { return context_.application_id(); }
   TaskId taskId() const override {
-    return TaskId{context_.task_subtopology(), context_.task_partition()};
+    return TaskId{context_.task_subtopology(), context_.task_partition(), context_.task_topology()};
   }
   KeyValueStore& store(const std::string& name) override {
     // Global stores are every processor's to read, as in Kafka; others must be connected.

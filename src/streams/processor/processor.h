@@ -98,6 +98,8 @@ class ProcessorContext {
   virtual int64_t wall_clock_ms() const = 0;
   // The sub-topology this task runs.
   virtual int task_subtopology() const = 0;
+  // The named topology it is of; empty for an application's single topology.
+  virtual const std::string& task_topology() const = 0;
 };
 
 // A node of a stream: takes records. A node after a table takes its changes instead

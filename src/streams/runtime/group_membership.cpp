@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <filesystem>
 #include <set>
 
 #include "oxbow/streams/errors.h"
@@ -155,23 +154,9 @@ std::map<std::string, std::string> GroupMembership::assign_members(
 // task back to where its state still is (a restarted instance).
 std::map<TaskId, int64_t> GroupMembership::local_state_offset_sums() const {
   std::map<TaskId, int64_t> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(config_.task.state_root, ec)) {
-    std::string name = entry.path().filename().string();
-    size_t underscore = name.find('_');
-    if (!entry.is_directory(ec) || underscore == std::string::npos) continue;
-    TaskId id;
-    try {
-      size_t used = 0;
-      id.subtopology = std::stoi(name.substr(0, underscore), &used);
-      if (used != underscore) continue;
-      id.partition = std::stoi(name.substr(underscore + 1), &used);
-      if (used != name.size() - underscore - 1) continue;
-    } catch (const std::exception&) {
-      continue;
-    }
+  for (const auto& [id, path] : task_directories(config_.task.state_root)) {
     int64_t sum = 0;
-    for (const auto& [tp, offset] : read_checkpoint_file(entry.path().string()))
+    for (const auto& [tp, offset] : read_checkpoint_file(path))
       if (offset > 0) sum = offset > INT64_MAX - sum ? INT64_MAX : sum + offset;
     if (sum > 0) out[id] = sum;
   }

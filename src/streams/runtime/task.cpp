@@ -82,7 +82,7 @@ std::vector<std::pair<std::string, std::string>> Task::changelogs() const {
 }
 
 std::string Task::id() const {
-  return std::to_string(config_.subtopology) + "_" + std::to_string(config_.partition);
+  return TaskId{config_.subtopology, config_.partition, config_.topology}.toString();
 }
 
 std::optional<int64_t> Task::restore_from(const std::string& store) const {
@@ -158,7 +158,8 @@ std::vector<StoreSnapshot> Task::store_snapshots() const {
 }
 
 void Task::lock_directory() {
-  std::string path = config_.state_root + "/" + id();
+  std::string path = task_directory(config_.state_root,
+                                    {config_.subtopology, config_.partition, config_.topology});
   // The previous owner may be a thread of this process or another instance still closing the
   // task after a rebalance; it lets go within seconds.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

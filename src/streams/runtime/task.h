@@ -28,6 +28,7 @@ struct TaskConfig {
   std::string application_id;
   int subtopology = 0;
   int32_t partition = 0;
+  std::string topology;  // the named topology the task is of; empty: the application's only one
   // Persistent stores live under <state_root>/<task id>/ and share `rocksdb_memory`; without it
   // every store is kept in memory (the test driver).
   std::string state_root;
@@ -170,6 +171,7 @@ class Task : private ProcessorContext {
                                  Punctuator punctuator) override;
   void request_commit() override { commit_requested_ = true; }
   int task_subtopology() const override { return config_.subtopology; }
+  const std::string& task_topology() const override { return config_.topology; }
 
   struct Punctuation {
     size_t node;

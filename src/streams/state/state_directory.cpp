@@ -18,6 +18,92 @@
 
 namespace oxbow::streams::detail {
 
+namespace {
+
+constexpr std::string_view kTopologyMark = "__";
+
+std::optional<int64_t> whole_number(std::string_view text) {
+  if (text.empty() || text.size() > 10) return std::nullopt;
+  int64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  if (n > INT32_MAX) return std::nullopt;
+  return n;
+}
+
+// "<sub-topology>_<partition>"
+std::optional<TaskId> parse_plain_task_id(std::string_view text) {
+  size_t underscore = text.find('_');
+  if (underscore == std::string_view::npos) return std::nullopt;
+  auto sub = whole_number(text.substr(0, underscore));
+  auto partition = whole_number(text.substr(underscore + 1));
+  if (!sub || !partition) return std::nullopt;
+  return TaskId{static_cast<int>(*sub), static_cast<int32_t>(*partition)};
+}
+
+// "__<topology>__", a named topology's directory; empty when `name` is not one.
+std::string topology_of_directory(std::string_view name) {
+  size_t mark = kTopologyMark.size();
+  if (name.size() <= 2 * mark || !name.starts_with(kTopologyMark) || !name.ends_with(kTopologyMark))
+    return {};
+  std::string_view topology = name.substr(mark, name.size() - 2 * mark);
+  return valid_topology_name(topology) ? std::string(topology) : std::string();
+}
+
+}  // namespace
+
+bool valid_topology_name(std::string_view name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+// The sub-topology and partition are digits and a single '_', so the last "__" ends the name,
+// whatever underscores the name has.
+std::optional<TaskId> parse_task_id(std::string_view text) {
+  size_t mark = text.rfind(kTopologyMark);
+  if (mark == std::string_view::npos) return parse_plain_task_id(text);
+  auto id = parse_plain_task_id(text.substr(mark + kTopologyMark.size()));
+  std::string_view topology = text.substr(0, mark);
+  if (!id || !valid_topology_name(topology)) return std::nullopt;
+  id->topology = std::string(topology);
+  return id;
+}
+
+std::string task_directory(const std::string& app_dir, const TaskId& id) {
+  if (id.topology.empty()) return app_dir + "/" + id.toString();
+  TaskId plain{id.subtopology, id.partition};
+  return app_dir + "/" + std::string(kTopologyMark) + id.topology + std::string(kTopologyMark) +
+         "/" + plain.toString();
+}
+
+std::vector<std::pair<TaskId, std::string>> task_directories(const std::string& app_dir) {
+  std::vector<std::pair<TaskId, std::string>> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(app_dir, ec)) {
+    if (!entry.is_directory(ec)) continue;
+    std::string name = entry.path().filename().string();
+    if (auto id = parse_plain_task_id(name)) {
+      out.emplace_back(*id, entry.path().string());
+      continue;
+    }
+    std::string topology = topology_of_directory(name);
+    if (topology.empty()) continue;
+    std::error_code sub_ec;
+    for (const auto& task : std::filesystem::directory_iterator(entry.path(), sub_ec)) {
+      auto id = parse_plain_task_id(task.path().filename().string());
+      if (!id || !task.is_directory(sub_ec)) continue;
+      id->topology = topology;
+      out.emplace_back(*id, task.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::unique_ptr<TaskDirectory> TaskDirectory::lock(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);

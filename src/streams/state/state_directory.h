@@ -1,7 +1,8 @@
 #pragma once
 // A task's directory under state.dir, its lock, and its checkpoint file.
 //
-// Layout: <state.dir>/<application.id>/<task id>/ with
+// Layout: <state.dir>/<application.id>/<task id>/, a named topology's tasks under
+// <state.dir>/<application.id>/__<topology>__/<sub-topology>_<partition>/ (Kafka's layout), with
 //  - .lock         held (flock, exclusive) while a thread of any process has the task open, so two
 //                  instances sharing a state directory cannot both open one task's state;
 //  - .checkpoint   Kafka Streams' offset-checkpoint text: a version line "0", a count line, then
@@ -24,10 +25,26 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
+
+#include "oxbow/streams/detail/user_processor.h"  // TaskId
 
 namespace oxbow::streams::detail {
+
+// A named topology's name goes into task ids and directory names: one or more of a topic name's
+// characters (letters, digits, '.', '_', '-'), and neither "." nor "..".
+bool valid_topology_name(std::string_view name);
+// The id TaskId::toString() printed; nullopt for any other text (so a stray directory is skipped).
+std::optional<TaskId> parse_task_id(std::string_view text);
+// Where the task keeps its state under <state.dir>/<application.id>.
+std::string task_directory(const std::string& app_dir, const TaskId& id);
+// The task directories on disk under <state.dir>/<application.id>, those of named topologies
+// included, with their paths.
+std::vector<std::pair<TaskId, std::string>> task_directories(const std::string& app_dir);
 
 using TopicPartitionOffsets = std::map<std::pair<std::string, int32_t>, int64_t>;
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "oxbow/streams/detail/dsl.h"
@@ -23,13 +25,25 @@ struct RecordMetadata {
   int64_t offset = -1;
 };
 
-// A task's id, as Kafka prints it: "<sub-topology>_<partition>".
+// A task's id, as Kafka prints it: "<sub-topology>_<partition>", or, for a task of a named
+// topology (several topologies hosted by one KafkaStreams),
+// "<topology>__<sub-topology>_<partition>".
 struct TaskId {
+  TaskId() = default;
+  TaskId(int sub, int32_t part, std::string named = {})
+      : subtopology(sub), partition(part), topology(std::move(named)) {}
   int subtopology = 0;
   int32_t partition = 0;
-  auto operator<=>(const TaskId&) const = default;
+  std::string topology;  // the named topology; empty for an application's single topology
+  // A named topology's tasks sort together, as Kafka's do.
+  auto operator<=>(const TaskId& o) const {
+    return std::tie(topology, subtopology, partition) <=>
+           std::tie(o.topology, o.subtopology, o.partition);
+  }
+  bool operator==(const TaskId&) const = default;
   std::string toString() const {
-    return std::to_string(subtopology) + "_" + std::to_string(partition);
+    std::string plain = std::to_string(subtopology) + "_" + std::to_string(partition);
+    return topology.empty() ? plain : topology + "__" + plain;
   }
 };
 
