@@ -194,10 +194,10 @@ void GroupMembership::on_assignment(const ReceivedAssignment& received, TaskMana
   if (info.error_code != 0)
     throw StreamsException("the group's leader could not assign tasks (error " +
                            std::to_string(info.error_code) + ")");
-  std::set<TaskManager::TaskKey> assigned, standby;
-  for (const auto& t : info.active_tasks) assigned.emplace(t.subtopology, t.partition);
+  std::set<TaskManager::TaskKey> assigned(info.active_tasks.begin(), info.active_tasks.end());
+  std::set<TaskManager::TaskKey> standby;
   for (const auto& [t, partitions] : info.standby_tasks)
-    if (!assigned.count({t.subtopology, t.partition})) standby.emplace(t.subtopology, t.partition);
+    if (!assigned.count(t)) standby.insert(t);
   bool gave_up = tasks.handle_assignment(assigned, standby);
   if (config_.group.on_hosts) config_.group.on_hosts(info, config_.thread_index);
   next_rebalance_ms_ = info.next_rebalance_ms;

@@ -65,8 +65,8 @@ void StandbyTasks::open(TaskKey key) {
   Standby standby;
   for (const auto& [store, topic] : t->changelogs()) {
     int64_t from = t->restore_from(store).value_or(-1);
-    positions_[{topic, key.second}] = {t, standby.lock.get(), store,
-                                       from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING};
+    positions_[{topic, key.partition}] = {t, standby.lock.get(), store,
+                                          from >= 0 ? from : RD_KAFKA_OFFSET_BEGINNING};
   }
   spdlog::info("stream thread {}: standby task {} opened", client_id_, t->id());
   standby.task = std::move(task);
@@ -174,7 +174,7 @@ int StandbyTasks::read_store(const std::string& name, std::optional<int32_t> par
   std::shared_lock tasks_lock(tasks_mutex_);
   int found = 0;
   for (const auto& [key, s] : tasks_) {
-    if (partition && key.second != *partition) continue;
+    if (partition && key.partition != *partition) continue;
     KeyValueStore* store = s.task->own_store(name);
     if (!store) continue;
     std::shared_lock lock(*s.lock);

@@ -27,7 +27,7 @@ namespace oxbow::streams::detail {
 
 class StandbyTasks {
  public:
-  using TaskKey = std::pair<int, int32_t>;  // sub-topology, partition
+  using TaskKey = TaskId;
   // `make_task` opens a task's stores in its directory (waiting for the directory's lock).
   // `on_applied` is called for each changelog record applied (a metric).
   StandbyTasks(Config app, std::string client_id,

@@ -46,8 +46,7 @@ TaskManager::TaskManager(std::shared_ptr<const GraphBuilder> graph, const Thread
       config_.app, config_.client_id,
       [this](StandbyTasks::TaskKey key) {
         auto task = make_task(key);
-        if (!task)
-          throw StreamsException("standby of unknown sub-topology " + std::to_string(key.first));
+        if (!task) throw StreamsException("standby of unknown task " + key.toString());
         return task;
       },
       [this] { metrics_.standby_applied.add(); });
@@ -56,13 +55,16 @@ TaskManager::TaskManager(std::shared_ptr<const GraphBuilder> graph, const Thread
 TaskManager::~TaskManager() = default;
 
 std::unique_ptr<Task> TaskManager::make_task(TaskKey key) {
+  // A named topology's task: this instance runs none (and must not mistake it for its own).
+  if (!key.topology.empty()) return nullptr;
   const Subtopology* sub = nullptr;
   for (const auto& s : subtopologies_)
-    if (s.id == key.first) sub = &s;
+    if (s.id == key.subtopology) sub = &s;
   if (!sub) return nullptr;
   TaskConfig tc = config_.task;
   tc.subtopology = sub->id;
-  tc.partition = key.second;
+  tc.partition = key.partition;
+  tc.topology = key.topology;
   return std::make_unique<Task>(graph_, *sub, tc, producer_);
 }
 
@@ -75,11 +77,13 @@ bool TaskManager::handle_assignment(const std::set<TaskKey>& assigned,
   Partitions added(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
   for (const auto& [id, t] : tasks_)
     if (!assigned.count(id))
-      rd_kafka_topic_partition_list_add(revoked.get(), anchor_of_.at(id.first).c_str(), id.second);
+      rd_kafka_topic_partition_list_add(revoked.get(), anchor_of_.at(id.subtopology).c_str(),
+                                        id.partition);
   for (const auto& id : assigned) {
-    auto anchor = anchor_of_.find(id.first);
+    // Anchors name the tasks of this instance's one topology; a named topology's are not its.
+    auto anchor = id.topology.empty() ? anchor_of_.find(id.subtopology) : anchor_of_.end();
     if (anchor != anchor_of_.end() && !tasks_.count(id))
-      rd_kafka_topic_partition_list_add(added.get(), anchor->second.c_str(), id.second);
+      rd_kafka_topic_partition_list_add(added.get(), anchor->second.c_str(), id.partition);
   }
   bool gave_up = revoked->cnt > 0;
   rebalancing_ = true;
@@ -103,7 +107,7 @@ bool TaskManager::handle_assignment(const std::set<TaskKey>& assigned,
 void TaskManager::handle_lost_all() {
   auto* all = rd_kafka_topic_partition_list_new(static_cast<int>(tasks_.size()));
   for (const auto& [id, t] : tasks_)
-    rd_kafka_topic_partition_list_add(all, anchor_of_.at(id.first).c_str(), id.second);
+    rd_kafka_topic_partition_list_add(all, anchor_of_.at(id.subtopology).c_str(), id.partition);
   auto* inputs = on_revoked(all, true);
   throw_on_error(rd_kafka_incremental_unassign(consumer_, inputs), "incremental_unassign");
   rd_kafka_topic_partition_list_destroy(inputs);
@@ -241,8 +245,8 @@ void TaskManager::close_task(TaskKey id) {
   Task* task = it->second.task.get();
   bool was_restoring = reader_.unregister(task);
   for (const auto& t : task->input_topics()) {
-    seek_on_resume_.erase({t, id.second});
-    by_input_.erase({t, id.second});
+    seek_on_resume_.erase({t, id.partition});
+    by_input_.erase({t, id.partition});
   }
   route_ = {};
   spdlog::info("stream thread {}: task {} revoked", config_.client_id, task->id());
@@ -347,11 +351,10 @@ void TaskManager::publish_group_snapshot() {
   std::map<TaskId, int64_t> offset_sums;
   for (const auto& [id, t] : tasks_) {
     for (const auto& topic : t.task->input_topics())
-      if (by_input_.count({topic, id.second})) owned.emplace_back(topic, id.second);
-    if (!t.task->changelogs().empty()) offset_sums[{id.first, id.second}] = kLatestOffsetSum;
+      if (by_input_.count({topic, id.partition})) owned.emplace_back(topic, id.partition);
+    if (!t.task->changelogs().empty()) offset_sums[id] = kLatestOffsetSum;
   }
-  for (const auto& [key, sum] : standbys_->offset_sums())
-    offset_sums.emplace(TaskId{key.first, key.second}, sum);
+  for (const auto& [key, sum] : standbys_->offset_sums()) offset_sums.emplace(key, sum);
   group_.publish_owned(std::move(owned), std::move(offset_sums));
 }
 
@@ -503,7 +506,7 @@ void TaskManager::commit_tasks() {
   for (auto& [id, t] : tasks_) {
     std::string time = encode_partition_time(t.task->stream_time());
     for (auto& [topic, offset] : t.next_offsets) {
-      auto* p = rd_kafka_topic_partition_list_add(offsets.get(), topic.c_str(), id.second);
+      auto* p = rd_kafka_topic_partition_list_add(offsets.get(), topic.c_str(), id.partition);
       p->offset = offset;
       // The list owns (and frees) its metadata.
       p->metadata = std::malloc(time.size());
@@ -544,7 +547,7 @@ void TaskManager::purge_repartition_topics() {
   for (auto& [id, t] : tasks_)
     for (auto& [topic, offset] : t.next_offsets)
       if (repartition_topics_.count(topic))
-        rd_kafka_topic_partition_list_add(committed, topic.c_str(), id.second)->offset = offset;
+        rd_kafka_topic_partition_list_add(committed, topic.c_str(), id.partition)->offset = offset;
   producer_.delete_records(committed);
   rd_kafka_topic_partition_list_destroy(committed);
 }
@@ -557,19 +560,19 @@ void TaskManager::publish_metrics() {
       int64_t low = 0, high = 0;
       auto next = t.next_offsets.find(topic);
       if (next == t.next_offsets.end() ||
-          rd_kafka_get_watermark_offsets(consumer_, topic.c_str(), id.second, &low, &high) !=
+          rd_kafka_get_watermark_offsets(consumer_, topic.c_str(), id.partition, &low, &high) !=
               RD_KAFKA_RESP_ERR_NO_ERROR ||
           high < 0)
         continue;
-      snap.lags.push_back({topic, id.second, std::max<int64_t>(0, high - next->second)});
+      snap.lags.push_back({topic, id.partition, std::max<int64_t>(0, high - next->second)});
     }
     tasks.push_back(std::move(snap));
   }
   std::vector<StorePosition> positions;
   for (auto& [id, t] : tasks_)
     for (const auto& [store, topic] : t.task->changelogs()) {
-      int64_t position = reader_.position(topic, id.second).value_or(-1);
-      positions.push_back({store, topic, id.second, position, -1, false});
+      int64_t position = reader_.position(topic, id.partition).value_or(-1);
+      positions.push_back({store, topic, id.partition, position, -1, false});
     }
   int standby_count = static_cast<int>(standbys_->size());
   for (const auto& p : standbys_->positions())
@@ -586,7 +589,7 @@ int TaskManager::read_store(const std::string& name, std::optional<int32_t> part
   std::shared_lock tasks_lock(tasks_mutex_);
   int found = 0;
   for (const auto& [id, t] : tasks_) {
-    if (partition && id.second != *partition) continue;
+    if (partition && id.partition != *partition) continue;
     KeyValueStore* store = t.task->own_store(name);
     if (!store) continue;
     std::shared_lock lock(t.lock);

@@ -48,7 +48,7 @@ class GroupClient {
 
 class TaskManager {
  public:
-  using TaskKey = std::pair<int, int32_t>;  // sub-topology, partition
+  using TaskKey = TaskId;
 
   TaskManager(std::shared_ptr<const GraphBuilder> graph, const ThreadConfig& config,
               rd_kafka_t* consumer, StreamsProducer& producer, ChangelogReader& reader,
