@@ -20,7 +20,7 @@ build: configure
 
 run: build
 	@mkdir -p data
-	@echo "Starting Oxbow: Kafka on localhost:9092 (data in ./data), the schema registry on http://localhost:8081"
+	@echo "Starting Oxbow: Kafka on localhost:9092 (data in ./data), the schema registry on http://localhost:8081, the SQL server on http://localhost:8088"
 	$(BUILD)/oxbow platform --config config/server.properties
 
 unit-test: build

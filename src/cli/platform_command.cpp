@@ -1,7 +1,9 @@
-// `oxbow platform`: the broker and the schema registry in one process. The broker keeps the one
-// data directory (log.dirs); the registry keeps its state in the broker's `_schemas` topic,
-// reached over the broker's first plaintext listener unless kafkastore.bootstrap.servers says
-// otherwise. Later servers (SQL, Connect) join here.
+// `oxbow platform`: the broker, the schema registry and the SQL server in one process. The broker
+// keeps the one data directory (log.dirs); the registry keeps its state in the broker's `_schemas`
+// topic and the SQL server its statements in its command topic, both reached over the broker's
+// first plaintext listener unless kafkastore.bootstrap.servers / bootstrap.servers say otherwise;
+// the SQL server's ksql.schema.registry.url is the platform's registry unless given. Later servers
+// (Connect) join here.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -11,7 +13,9 @@
 #include <atomic>
 #include <csignal>
 #include <ctime>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "broker/broker.h"
@@ -19,14 +23,15 @@
 #include "cli/commands.h"
 #include "cli/server_properties.h"
 #include "registry/server/registry_server.h"
+#include "sql/server/sql_server.h"
 
 namespace oxbow::cli {
 
 namespace {
 
 struct PlatformOptions {
-  std::string config_file, registry_config_file;
-  std::vector<std::string> overrides, registry_overrides;
+  std::string config_file, registry_config_file, sql_config_file;
+  std::vector<std::string> overrides, registry_overrides, sql_overrides;
 };
 
 std::string broker_address(const broker::BrokerConfig& config) {
@@ -53,7 +58,9 @@ class StopSignals {
     if (received_) return true;
     timespec timeout{wait_ms / 1000, (wait_ms % 1000) * 1000000L};
     if (int signal = sigtimedwait(&set_, nullptr, &timeout); signal > 0) {
-      spdlog::info("oxbow platform: signal {}, stopping the registry, then the broker", signal);
+      spdlog::info(
+          "oxbow platform: signal {}, stopping the SQL server, the registry, then the broker",
+          signal);
       received_ = true;
     }
     return received_;
@@ -64,23 +71,61 @@ class StopSignals {
   bool received_ = false;
 };
 
-// Serves the registry until a stop signal or the end of the broker; its exit code. Its Kafka
-// clients are closed on return, while the broker still answers them.
-int serve_registry(registry::server::RegistryConfig config, StopSignals& signals,
-                   const std::atomic<bool>& broker_done) {
+// Runs the started `server` on a thread while `meanwhile` runs here, then stops it; the first
+// non-zero exit code of the two.
+template <class Server>
+int serve_while(Server& server, const std::function<int()>& meanwhile) {
+  int code = 0;
+  std::thread thread([&] { code = server.run(); });
+  int inner = meanwhile();
+  server.stop();
+  thread.join();
+  return inner != 0 ? inner : code;
+}
+
+// Serves the SQL server until a stop signal or the end of the broker; its exit code. Stopped
+// first: its queries commit while the broker still answers them.
+int serve_sql(sql::server::SqlServerConfig config, StopSignals& signals,
+              const std::atomic<bool>& broker_done) {
+  sql::server::SqlServer sql(std::move(config));
+  std::string error;
+  if (!sql.start(error)) {
+    spdlog::error("cannot start the SQL server: {}", error);
+    return 1;
+  }
+  return serve_while(sql, [&] {
+    while (!broker_done && !signals.received(100)) {
+    }
+    return 0;
+  });
+}
+
+// Serves the registry, and the SQL server beside it, until a stop signal or the end of the
+// broker. Their Kafka clients are closed on return, while the broker still answers them.
+int serve_registry(registry::server::RegistryConfig config, sql::server::SqlServerConfig sql,
+                   StopSignals& signals, const std::atomic<bool>& broker_done) {
   registry::server::RegistryServer registry(std::move(config));
   std::string error;
   if (!registry.start(error)) {
     spdlog::error("cannot start the registry: {}", error);
     return 1;
   }
-  int code = 0;
-  std::thread server([&] { code = registry.run(); });
-  while (!broker_done && !signals.received(100)) {
+  return serve_while(registry, [&] { return serve_sql(std::move(sql), signals, broker_done); });
+}
+
+// The SQL server's settings: its own file and overrides over the platform's broker and registry.
+std::optional<sql::server::SqlServerConfig> sql_config(
+    const PlatformOptions& options, const std::string& broker,
+    const registry::server::RegistryConfig& registry, std::string& error) {
+  auto props = server_properties(options.sql_config_file, options.sql_overrides, error);
+  if (!props) return std::nullopt;
+  if (!props->count("bootstrap.servers")) (*props)["bootstrap.servers"] = broker;
+  if (!props->count("ksql.schema.registry.url")) {
+    const std::string host =
+        registry.host.empty() || registry.host == "0.0.0.0" ? "127.0.0.1" : registry.host;
+    (*props)["ksql.schema.registry.url"] = "http://" + host + ":" + std::to_string(registry.port);
   }
-  registry.stop();
-  server.join();
-  return code;
+  return sql::server::make_sql_server_config(*props, error);
 }
 
 int run_platform(const PlatformOptions& options) {
@@ -108,6 +153,11 @@ int run_platform(const PlatformOptions& options) {
     spdlog::error("invalid registry configuration: {}", error);
     return 1;
   }
+  auto sql = sql_config(options, broker_address(*broker_config), *registry_config, error);
+  if (!sql) {
+    spdlog::error("invalid SQL server configuration: {}", error);
+    return 1;
+  }
 
   // Before any thread starts, so that every thread inherits the blocked signals.
   StopSignals signals;
@@ -126,7 +176,7 @@ int run_platform(const PlatformOptions& options) {
   }
   int code = 0;
   if (!broker_done && !signals.received(0))
-    code = serve_registry(std::move(*registry_config), signals, broker_done);
+    code = serve_registry(std::move(*registry_config), std::move(*sql), signals, broker_done);
   // Stopped last, in the reverse order of the start: nothing is left to reach it.
   if (!broker_done) broker.stop();
   broker_thread.join();
@@ -138,7 +188,9 @@ int run_platform(const PlatformOptions& options) {
 void add_platform_command(CLI::App& app) {
   auto options = std::make_shared<PlatformOptions>();
   auto* cmd = app.add_subcommand(
-      "platform", "Run the broker and the schema registry in one process (ports 9092 and 8081)");
+      "platform",
+      "Run the broker, the schema registry and the SQL server in one process (ports 9092, 8081 "
+      "and 8088)");
   cmd->add_option("-c,--config", options->config_file, "the broker's server.properties file");
   cmd->add_option("-o,--override", options->overrides,
                   "a broker key=value overriding the file (repeatable)");
@@ -146,6 +198,10 @@ void add_platform_command(CLI::App& app) {
                   "the registry's properties file");
   cmd->add_option("--registry-override", options->registry_overrides,
                   "a registry key=value overriding its file (repeatable)");
+  cmd->add_option("--sql-config", options->sql_config_file,
+                  "the SQL server's ksql-server.properties file");
+  cmd->add_option("--sql-override", options->sql_overrides,
+                  "a SQL server key=value overriding its file (repeatable)");
   cmd->callback([options] {
     int code = run_platform(*options);
     if (code != 0) throw CLI::RuntimeError(code);

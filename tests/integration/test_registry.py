@@ -67,7 +67,7 @@ class Platform:
     broker's."""
 
     def __init__(self, tmp_path, overrides=None):
-        self.kafka_port, self.registry_port = free_port(), free_port()
+        self.kafka_port, self.registry_port, self.sql_port = free_port(), free_port(), free_port()
         self.log_path = tmp_path / "platform.log"
         self.cmd = [OXBOW_BIN, "platform",
                     "--override", f"listeners=PLAINTEXT://127.0.0.1:{self.kafka_port}",
@@ -75,7 +75,9 @@ class Platform:
                     "--override", f"log.dirs={tmp_path / 'data'}",
                     "--override", "admin.listener=",
                     *[arg for k, v in (overrides or {}).items() for arg in ("--override", f"{k}={v}")],
-                    "--registry-override", f"listeners=http://127.0.0.1:{self.registry_port}"]
+                    "--registry-override", f"listeners=http://127.0.0.1:{self.registry_port}",
+                    "--sql-override", f"listeners=http://127.0.0.1:{self.sql_port}",
+                    "--sql-override", f"ksql.streams.state.dir={tmp_path / 'sql-state'}"]
         self.proc = None
 
     @property

@@ -168,7 +168,7 @@ def fits(branch, value, named):
 
 class Platform:
     def __init__(self, tmp_path):
-        self.kafka_port, self.registry_port = free_port(), free_port()
+        self.kafka_port, self.registry_port, self.sql_port = free_port(), free_port(), free_port()
         self.log_path = tmp_path / "platform.log"
         self.proc = track(subprocess.Popen(
             [OXBOW_BIN, "platform",
@@ -176,7 +176,9 @@ class Platform:
              "--override", f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.kafka_port}",
              "--override", f"log.dirs={tmp_path / 'data'}",
              "--override", "admin.listener=",
-             "--registry-override", f"listeners=http://127.0.0.1:{self.registry_port}"],
+             "--registry-override", f"listeners=http://127.0.0.1:{self.registry_port}",
+             "--sql-override", f"listeners=http://127.0.0.1:{self.sql_port}",
+             "--sql-override", f"ksql.streams.state.dir={tmp_path / 'sql-state'}"],
             stdout=open(self.log_path, "ab"), stderr=subprocess.STDOUT))
         wait_until(self._answers, 60, message="the platform's registry")
 

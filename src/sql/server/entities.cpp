@@ -145,6 +145,7 @@ StatementInfo statement_info(std::string_view text) {
     auto statements = parser::parse(text);
     if (statements.size() != 1) return info;
     const auto& s = statements.front();
+    info.parsed = true;
     info.command_id = command_id(s);
     if (const auto* show = std::get_if<parser::ShowList>(&s.body)) info.listed = show->what;
     if (const auto* drop = std::get_if<parser::DropSource>(&s.body); drop && drop->delete_topic)

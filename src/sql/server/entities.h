@@ -23,6 +23,9 @@ struct StatementInfo {
   std::string topic_deleted_with;
   // A SELECT or PRINT: ksqlDB serves them on /query and /query-stream, never on /ksql.
   bool streamed = false;
+  // Whether the text parsed as one statement (one with variables may not before they are
+  // substituted).
+  bool parsed = false;
 };
 
 // From the statement's text; an empty info when it does not parse alone (the engine then says

@@ -28,21 +28,7 @@ using Owned = std::unique_ptr<T, HandleDeleter>;
 }
 
 rd_kafka_t* new_producer(const ClientConfig& config, const ClientConfig& extra = {}) {
-  char error[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  for (const auto* settings : {&config, &extra})
-    for (const auto& [key, value] : *settings)
-      if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof error) !=
-          RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        fail(key, error);
-      }
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-  if (!rk) {
-    rd_kafka_conf_destroy(conf);
-    fail("kafka client", error);
-  }
-  return rk;
+  return new_kafka_client(RD_KAFKA_PRODUCER, config, extra);
 }
 
 // The names of `wanted` the cluster does not have.
@@ -93,6 +79,26 @@ void check_topics(const rd_kafka_topic_result_t** results, size_t count,
 }
 
 }  // namespace
+
+rd_kafka_t* new_kafka_client(int type, const ClientConfig& config, const ClientConfig& extra,
+                             void (*delivered)(rd_kafka_t*, const rd_kafka_message_t*, void*)) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  for (const auto* settings : {&config, &extra})
+    for (const auto& [key, value] : *settings)
+      if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof error) !=
+          RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        fail(key, error);
+      }
+  if (delivered) rd_kafka_conf_set_dr_msg_cb(conf, delivered);
+  rd_kafka_t* rk = rd_kafka_new(static_cast<rd_kafka_type_t>(type), conf, error, sizeof error);
+  if (!rk) {
+    rd_kafka_conf_destroy(conf);
+    fail("kafka client", error);
+  }
+  return rk;
+}
 
 void create_missing_topics(const ClientConfig& config,
                            const std::vector<std::pair<std::string, int>>& wanted) {

@@ -13,11 +13,18 @@
 #include "sql/engine/engine.h"
 
 struct rd_kafka_s;
+struct rd_kafka_message_s;
 
 namespace oxbow::sql::server {
 
 // librdkafka properties: bootstrap.servers and whatever security settings the cluster wants.
 using ClientConfig = std::map<std::string, std::string>;
+
+// A librdkafka client of `type` (an rd_kafka_type_t) with `config`, then `extra`, and the delivery
+// report callback `delivered` if any; throws for a setting librdkafka refuses.
+rd_kafka_s* new_kafka_client(int type, const ClientConfig& config, const ClientConfig& extra = {},
+                             void (*delivered)(rd_kafka_s*, const rd_kafka_message_s*,
+                                               void*) = nullptr);
 
 // Creates each topic of `wanted` (name, partitions) the cluster does not have yet.
 void create_missing_topics(const ClientConfig& config,

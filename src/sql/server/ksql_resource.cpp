@@ -1,5 +1,7 @@
 #include "sql/server/ksql_resource.h"
 
+#include <spdlog/spdlog.h>
+
 #include "common/properties.h"
 #include "sql/engine/variables.h"
 
@@ -48,6 +50,13 @@ StatementResult with_runtime_status(StatementResult result,
   return result;
 }
 
+// `text` as a single-quoted SQL string.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
 RestResponse statement_error(const StatementFailure& failure, const json& entities) {
   json body = {{"@type", "statement_error"},
                {"error_code", kBadStatement},
@@ -87,6 +96,9 @@ RestResponse KsqlResource::handle(std::string_view body) {
     try {
       json entity = run(statement, properties);
       if (!entity.is_null()) entities.push_back(std::move(entity));
+    } catch (const CommandLogError& e) {
+      spdlog::error("sql-server: {}", e.what());
+      return generic_error(500, 50000, e.what());
     } catch (const std::exception& e) {
       return statement_error({statement, e.what()}, entities);
     }
@@ -109,6 +121,56 @@ RestResponse KsqlResource::command_statuses() {
   return {200, json_text({{"commandStatuses", statuses}})};
 }
 
+void KsqlResource::set_command_log(CommandLog log) {
+  std::lock_guard lock(mutex_);
+  command_log_ = std::move(log);
+}
+
+std::map<std::string, std::map<std::string, std::string>> KsqlResource::replay(
+    const std::vector<Command>& commands) {
+  std::lock_guard lock(mutex_);
+  std::map<std::string, std::map<std::string, std::string>> started;
+  for (const auto& command : commands) {
+    sequence_number_ = command.offset;
+    try {
+      // The SET properties its query started with, for this statement only.
+      for (const auto& [name, value] : command.original_properties)
+        engine_.execute("SET " + quoted(name) + "=" + quoted(value) + ";");
+      for (const auto& result : engine_.execute(command.statement)) {
+        if (!result.query_id.empty()) started[result.query_id] = command.streams_properties;
+        if (auto id = statement_info(result.statement).command_id; !id.empty())
+          command_messages_[id] = result.message;
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("sql-server: command {} at offset {} failed on replay, skipped: {}", command.id,
+                    command.offset, e.what());
+    }
+    for (const auto& [name, value] : command.original_properties)
+      engine_.execute("UNSET " + quoted(name) + ";");
+  }
+  return started;
+}
+
+int64_t KsqlResource::log_command(const std::string& statement, StatementInfo& info,
+                                  const std::map<std::string, std::string>& properties) {
+  Engine sandbox = engine_;
+  auto results = sandbox.execute(statement);
+  if (results.empty()) return -1;
+  // The log keeps the text the engine ran, its variables substituted: a replay has none.
+  const StatementResult& last = results.back();
+  if (!info.parsed) info = statement_info(last.statement);
+  if (info.command_id.empty()) return -1;
+  Command command{info.command_id, last.statement, properties, {}};
+  if (const PersistentQuery* query = sandbox.query(last.query_id))
+    command.original_properties = query->overridden_properties;
+  try {
+    return command_log_(command);
+  } catch (const std::exception& e) {
+    throw CommandLogError("Could not write the statement '" + last.statement +
+                          "' into the command topic: " + e.what());
+  }
+}
+
 json KsqlResource::run(const std::string& statement,
                        const std::map<std::string, std::string>& properties) {
   StatementInfo info = statement_info(statement);
@@ -117,14 +179,21 @@ json KsqlResource::run(const std::string& statement,
   std::string deleted_topic;
   if (const DataSource* s = engine_.catalog().find_source(info.topic_deleted_with))
     deleted_topic = s->topic;
+  int64_t offset = -1;
+  if (command_log_ && (!info.parsed || !info.command_id.empty()))
+    offset = log_command(statement, info, properties);
   json entity = nullptr;
   for (const auto& result : engine_.execute(statement)) {
     if (!result.message.empty() && apply_) apply_({result, properties, deleted_topic});
-    int64_t sequence = result.message.empty() ? sequence_number_ : ++sequence_number_;
+    // With a log, a statement's sequence number is its offset there; without, a count.
+    if (offset >= 0)
+      sequence_number_ = offset;
+    else if (!command_log_ && !result.message.empty())
+      ++sequence_number_;
     if (!info.command_id.empty()) command_messages_[info.command_id] = result.message;
-    entity = query_status_ ? entity_json(with_runtime_status(result, query_status_), info, sequence,
-                                         server_properties_)
-                           : entity_json(result, info, sequence, server_properties_);
+    entity = query_status_ ? entity_json(with_runtime_status(result, query_status_), info,
+                                         sequence_number_, server_properties_)
+                           : entity_json(result, info, sequence_number_, server_properties_);
   }
   return entity;
 }

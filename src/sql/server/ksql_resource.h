@@ -1,15 +1,21 @@
 #pragma once
 // ksqlDB's `POST /ksql`: a request's statements executed one after the other, each result as
 // one of ksqlDB's entities (entities.h), the first failure as a statement_error carrying the
-// entities of the statements before it. The engine is used by one request at a time.
+// entities of the statements before it. The engine is used by one request at a time. With a
+// command log, a statement that changes state is tried on a copy of the engine first, written to
+// the log (ksqlDB's command topic), and only then executed: what the log does not have never
+// takes effect, and the log replayed gives back what the engine had.
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sql/engine/engine.h"
+#include "sql/server/command_topic.h"
 #include "sql/server/entities.h"
 
 namespace oxbow::sql::server {
@@ -29,8 +35,15 @@ struct AcceptedStatement {
   std::string deleted_topic;  // DROP ... DELETE TOPIC: the dropped source's topic
 };
 
+// The command log refused a statement: answered 500, the statement took no effect.
+struct CommandLogError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class KsqlResource {
  public:
+  // Writes a command and answers its offset; throws when the log does not take it.
+  using CommandLog = std::function<int64_t(const Command& command)>;
   // What an accepted statement does to the cluster (topics, records, running queries). An
   // exception fails the statement with its message.
   using Apply = std::function<void(const AcceptedStatement& accepted)>;
@@ -50,16 +63,29 @@ class KsqlResource {
   RestResponse command_status(const std::string& command_id);
   RestResponse command_statuses();
 
+  // From now on, every statement that changes state is written to `log` before it takes effect.
+  void set_command_log(CommandLog log);
+  // Executes `commands` read back from the log, in order, without writing them again; one the
+  // engine refuses is logged and skipped. The cluster's part is the caller's: per query id, the
+  // streamsProperties of the command that started it (for the queries it runs afterwards).
+  std::map<std::string, std::map<std::string, std::string>> replay(
+      const std::vector<Command>& commands);
+
  private:
   // Runs one statement; its entity (null for none), or throws with the engine's message.
   nlohmann::json run(const std::string& statement,
                      const std::map<std::string, std::string>& properties);
+  // Tries `statement` on a copy of the engine and writes it to the log; its offset, or -1 for a
+  // statement that changes nothing the log keeps. Throws the engine's error or CommandLogError.
+  int64_t log_command(const std::string& statement, StatementInfo& info,
+                      const std::map<std::string, std::string>& properties);
 
   std::mutex mutex_;
   Engine& engine_;
   Apply apply_;
   PropertyList server_properties_;
   QueryStatus query_status_;
+  CommandLog command_log_;
   int64_t sequence_number_ = 0;  // the commandSequenceNumber of the last accepted statement
   std::map<std::string, std::string> command_messages_;  // by command id, the latest
 };

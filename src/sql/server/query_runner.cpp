@@ -60,17 +60,26 @@ void QueryRunner::sync(const std::vector<PersistentQuery>& queries,
     it->second->close();
     it = running_.erase(it);
   }
-  for (const auto& q : queries) {
-    if (q.paused || running_.count(q.id)) continue;
-    auto streams = std::make_unique<streams::KafkaStreams>(q.topology, config_of(q, overrides));
-    streams->setProcessingExceptionHandler(q.processing_errors);
-    streams->setStateListener([id = q.id](auto now, auto) {
-      if (now == streams::KafkaStreams::State::ERROR) spdlog::error("sql: query {} failed", id);
-    });
-    streams->start();
-    spdlog::info("sql: running query {}", q.id);
-    running_.emplace(q.id, std::move(streams));
-  }
+  for (const auto& q : queries) start_locked(q, overrides);
+}
+
+void QueryRunner::start(const PersistentQuery& query,
+                        const std::map<std::string, std::string>& overrides) {
+  std::lock_guard lock(mutex_);
+  start_locked(query, overrides);
+}
+
+void QueryRunner::start_locked(const PersistentQuery& q,
+                               const std::map<std::string, std::string>& overrides) {
+  if (q.paused || running_.count(q.id)) return;
+  auto streams = std::make_unique<streams::KafkaStreams>(q.topology, config_of(q, overrides));
+  streams->setProcessingExceptionHandler(q.processing_errors);
+  streams->setStateListener([id = q.id](auto now, auto) {
+    if (now == streams::KafkaStreams::State::ERROR) spdlog::error("sql: query {} failed", id);
+  });
+  streams->start();
+  spdlog::info("sql: running query {}", q.id);
+  running_.emplace(q.id, std::move(streams));
 }
 
 std::string QueryRunner::status(const std::string& query_id) const {

@@ -44,6 +44,9 @@ class QueryRunner {
   void sync(const std::vector<PersistentQuery>& queries,
             const std::vector<std::string>& restart = {},
             const std::map<std::string, std::string>& overrides = {});
+  // Starts `query` unless it runs or is paused (a server replaying its command topic starts each
+  // with its own request's properties). Throws std::invalid_argument as sync() does.
+  void start(const PersistentQuery& query, const std::map<std::string, std::string>& overrides);
   // The ids of the queries running, and whether one of them has failed (Streams' ERROR state).
   std::vector<std::string> running() const;
   bool any_failed() const;
@@ -54,6 +57,8 @@ class QueryRunner {
   void close();
 
  private:
+  void start_locked(const PersistentQuery& query,
+                    const std::map<std::string, std::string>& overrides);
   std::map<std::string, std::string> config_of(
       const PersistentQuery& query, const std::map<std::string, std::string>& overrides) const;
 

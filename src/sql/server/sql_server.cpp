@@ -11,6 +11,7 @@
 #include "common/properties.h"
 #include "http/stream_server.h"
 #include "sql/kafka/kafka_topic_access.h"
+#include "sql/server/command_topic.h"
 #include "sql/server/kafka_cluster.h"
 #include "sql/server/ksql_resource.h"
 #include "sql/server/query_runner.h"
@@ -90,7 +91,8 @@ struct SqlServer::Impl {
             PropertyList(config.properties.begin(), config.properties.end()),
             [this](const std::string& id) { return runner.status(id); }),
         http(context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); }),
-        signals(context, SIGINT, SIGTERM) {}
+        signals(context, SIGINT, SIGTERM),
+        commands(client, command_topic_name(config.service_id)) {}
 
   static DdlSettings engine_settings(const SqlServerConfig& c) {
     DdlSettings settings;
@@ -108,6 +110,28 @@ struct SqlServer::Impl {
     if (!accepted.deleted_topic.empty()) delete_topic(client, accepted.deleted_topic);
     produce_records(client, result.inserted);
     runner.sync(engine.queries(), result.affected_queries, accepted.request_properties);
+  }
+
+  // ksqlDB's command runner at start: the command topic from its beginning to its end, executed
+  // again in order, then the topics the sources need and the queries that remain, each with its
+  // own request's properties. Queries resume from their groups' committed offsets (their
+  // application ids come out as before, since the statements run in the same order). From then
+  // on each statement that changes state is written there before it takes effect.
+  void recover() {
+    commands.create_if_missing();
+    auto read = commands.read_all();
+    auto overrides = ksql.replay(read);
+    create_missing_topics(client, source_topics(engine.catalog()));
+    for (const auto& query : engine.queries()) {
+      try {
+        runner.start(query, overrides[query.id]);
+      } catch (const std::exception& e) {
+        spdlog::error("sql-server: query {} did not start: {}", query.id, e.what());
+      }
+    }
+    ksql.set_command_log([this](const Command& command) { return commands.append(command); });
+    spdlog::info("sql-server: replayed {} statements from {}, {} queries running", read.size(),
+                 commands.topic(), runner.running().size());
   }
 
   void handle(std::shared_ptr<http::StreamExchange> exchange) {
@@ -183,6 +207,7 @@ struct SqlServer::Impl {
   boost::asio::io_context context;
   http::StreamServer http;
   boost::asio::signal_set signals;
+  CommandTopic commands;
 };
 
 SqlServer::SqlServer(SqlServerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
@@ -204,6 +229,7 @@ bool SqlServer::start(std::string& error) {
     create_missing_topics(s.client, source_topics(s.engine.catalog()));
     s.engine.set_processing_log(std::make_shared<TopicProcessingLog>(s.client, log_topic));
     s.engine.set_topic_access(std::make_shared<KafkaTopicAccess>(s.client));
+    s.recover();
   } catch (const std::exception& e) {
     error = e.what();
     return false;
