@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+
 #include "common/properties.h"
 #include "sql/engine/variables.h"
 
@@ -149,6 +151,23 @@ std::map<std::string, std::map<std::string, std::string>> KsqlResource::replay(
       engine_.execute("UNSET " + quoted(name) + ";");
   }
   return started;
+}
+
+std::vector<FieldInfo> KsqlResource::push_query_columns(const std::string& statement) {
+  auto pieces = split_statements(statement);
+  std::string text(pieces.size() == 1 ? trim(pieces.front()) : "");
+  std::string head = text.substr(0, 6);
+  for (char& c : head) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  // PRINT streams too in ksqlDB, but no push query here runs it.
+  if (head != "SELECT")
+    throw std::runtime_error("Only a single SELECT statement can be run as a push query: " +
+                             std::string(trim(statement)));
+  if (!text.ends_with(';')) text += ';';
+  std::lock_guard lock(mutex_);
+  auto results = engine_.execute("EXPLAIN " + text);
+  if (results.empty() || results.back().query_descriptions.empty())
+    throw std::runtime_error("The engine could not plan: " + text);
+  return results.back().query_descriptions.front().fields;
 }
 
 int64_t KsqlResource::log_command(const std::string& statement, StatementInfo& info,

@@ -71,6 +71,11 @@ class KsqlResource {
   std::map<std::string, std::map<std::string, std::string>> replay(
       const std::vector<Command>& commands);
 
+  // A push query's result columns, as the engine plans the SELECT for EXPLAIN (which changes
+  // nothing); throws with ksqlDB's message for a text that is not one SELECT or that the engine
+  // refuses.
+  std::vector<FieldInfo> push_query_columns(const std::string& statement);
+
  private:
   // Runs one statement; its entity (null for none), or throws with the engine's message.
   nlohmann::json run(const std::string& statement,

@@ -14,6 +14,7 @@
 #include "sql/server/command_topic.h"
 #include "sql/server/kafka_cluster.h"
 #include "sql/server/ksql_resource.h"
+#include "sql/server/push_query_resource.h"
 #include "sql/server/query_runner.h"
 
 namespace oxbow::sql::server {
@@ -158,6 +159,10 @@ struct SqlServer::Impl {
         {"/healthcheck", "GET", [this] { return health(); }},
         {"/ksql", "POST", [&] { return ksql.handle(request.body); }},
         {"/status", "GET", [this] { return ksql.command_statuses(); }},
+        {"/query-stream", "POST",
+         [&] { return push_query(ksql, PushEndpoint::kQueryStream, request.body); }},
+        {"/query", "POST", [&] { return push_query(ksql, PushEndpoint::kQuery, request.body); }},
+        {"/close-query", "POST", [&] { return close_query(request.body); }},
     };
     constexpr std::string_view status_prefix = "/status/";
     if (request.path.starts_with(status_prefix) && request.method == "GET")
@@ -166,6 +171,9 @@ struct SqlServer::Impl {
       if (request.path != r.path) continue;
       if (request.method != r.method)
         return generic_error(405, 40500, request.method + " is not allowed on " + request.path);
+      // ksqlDB serves its older chunked /query over HTTP/1.1 only.
+      if (request.path == "/query" && request.protocol == http::Protocol::http2)
+        return generic_error(405, 40500, "/query is served over HTTP/1.1 only; use /query-stream");
       return r.answer();
     }
     return generic_error(404, 40400, "No resource at " + request.path);
