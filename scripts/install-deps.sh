@@ -14,7 +14,7 @@ packages=(
   python3-snappy python3-lz4 python3-zstandard python3-prometheus-client
   python3-requests python3-avro python3-protobuf python3-jsonschema
   libprotobuf-dev libprotoc-dev
-  libnghttp2-dev
+  libnghttp2-dev libedit-dev
 
 )
 

@@ -1,5 +1,6 @@
 // `oxbow sql run FILE`: the SQL engine in one process, without the server (`oxbow sql-server`
-// serves the same engine over ksqlDB's REST API, sharing src/sql/server/ with this command). The
+// serves the same engine over ksqlDB's REST API, sharing src/sql/server/ with this command; `oxbow
+// sql [URL]` is its client, sql_client.cpp). The
 // KSQL_PROCESSING_LOG stream exists from the start (its topic takes the queries' processing-log
 // entries); the file's statements are executed in order; the topics of sources and sinks that WITH
 // gives a partition count are created if missing (as ksqlDB creates them), INSERT VALUES records
@@ -14,6 +15,7 @@
 
 #include "cli/client_config.h"
 #include "cli/commands.h"
+#include "cli/sql_client.h"
 #include "sql/engine/engine.h"
 #include "sql/engine/result_text.h"
 #include "sql/engine/topic_output.h"
@@ -92,6 +94,7 @@ void run_sql(const SqlRunOptions& options) {
   sql::DdlSettings settings;
   settings.schema_registry_url = options.registry_url;
   sql::Engine engine(settings);
+  const std::string statements = read_file(options.file);  // fails with its own line
   const auto client = client_config(options.client);
   engine.execute(sql::server::processing_log_statement(options.processing_log_topic));
   std::vector<sql::InsertedRecord> inserted;
@@ -100,7 +103,7 @@ void run_sql(const SqlRunOptions& options) {
   try {
     engine.set_processing_log(
         std::make_shared<sql::server::TopicProcessingLog>(client, options.processing_log_topic));
-    for (auto& r : engine.execute(read_file(options.file))) {
+    for (auto& r : engine.execute(statements)) {
       fmt::print("{}", sql::result_text(r));
       if (!r.message.empty()) fmt::print("{}\n", r.message);
       for (const auto& w : r.warnings) fmt::print("warning: {}\n", w);
@@ -127,8 +130,18 @@ void run_sql(const SqlRunOptions& options) {
 }  // namespace
 
 void add_sql_command(CLI::App& app) {
-  CLI::App* sql = app.add_subcommand("sql", "Streaming SQL in ksqlDB's dialect");
-  sql->require_subcommand(1);
+  CLI::App* sql = app.add_subcommand(
+      "sql",
+      "Streaming SQL in ksqlDB's dialect: ksqlDB's CLI against an `oxbow sql-server`, or run");
+  // CLI11 takes `run` for the subcommand before it would fill the optional URL.
+  sql->require_subcommand(0, 1);
+  auto client = std::make_shared<SqlClientOptions>();
+  sql->add_option("url", client->url, "The SQL server")->capture_default_str();
+  auto* execute =
+      sql->add_option("-e,--execute", client->execute, "Execute these statements, then exit");
+  sql->add_option("-f,--file", client->file, "Execute this file's statements, then exit")
+      ->excludes(execute);
+  sql->add_option("--output", client->output, "JSON or TABULAR")->capture_default_str();
   auto options = std::make_shared<SqlRunOptions>();
   CLI::App* run = sql->add_subcommand(
       "run", "Execute a file of statements and run its persistent queries until interrupted");
@@ -146,6 +159,9 @@ void add_sql_command(CLI::App& app) {
                   "The Schema Registry of the AVRO, JSON_SR and PROTOBUF formats "
                   "(ksql.schema.registry.url)");
   run->callback([options] { run_sql(*options); });
+  sql->callback([sql, run, client] {
+    if (!sql->got_subcommand(run)) run_sql_client(*client);
+  });
 }
 
 }  // namespace oxbow::cli

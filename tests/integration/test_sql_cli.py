@@ -1,0 +1,205 @@
+"""`oxbow sql [URL]`, ksqlDB's CLI, against a real broker and `oxbow sql-server`: statements
+with -e and -f, RUN SCRIPT, --output JSON, errors, an unreachable server, and the interactive
+prompt driven in a pseudo-terminal (a multi-line statement, then Ctrl-D).
+"""
+
+import json
+import os
+import pty
+import select
+import subprocess
+import time
+
+import pytest
+
+from harness import OXBOW_BIN, free_port
+from test_sql_server import SqlServer
+
+STREAM_HEADER = [" Stream Name", "Kafka Topic", "Key Format", "Value Format", "Windowed"]
+
+
+@pytest.fixture
+def server(make_broker, tmp_path):
+    broker = make_broker({"group.initial.rebalance.delay.ms": "0"})
+    s = SqlServer(broker, tmp_path)
+    yield s
+    if s.proc.poll() is None:
+        s.stop()
+
+
+def url(server):
+    return f"http://127.0.0.1:{server.port}"
+
+
+def cli(*args, timeout=120):
+    return subprocess.run([OXBOW_BIN, "sql", *args], capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def table_rows(text, header_start):
+    """The rows of the aligned table whose header starts with `header_start`, as cell lists,
+    after checking the rules above and below it are as wide as its lines."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    header, rule = lines[start], lines[start + 1]
+    assert set(rule) == {"-"} and len(rule) == len(header), text
+    rows = []
+    for line in lines[start + 2:]:
+        if set(line) == {"-"}:
+            assert len(line) == len(header), text
+            return [[c.strip() for c in header.split("|")]] + rows
+        assert len(line) == len(header), text  # aligned: every line as wide as the header
+        rows.append([c.strip() for c in line.split("|")])
+    raise AssertionError("no closing rule:\n" + text)
+
+
+def test_execute_prints_status_and_show_streams_as_ksqldbs_tables(server):
+    r = cli(url(server), "-e", "CREATE STREAM clicks (id INT KEY, page STRING) "
+            "WITH (kafka_topic='clicks', value_format='JSON', partitions=1); SHOW STREAMS;")
+    assert r.returncode == 0, r.stderr
+    assert table_rows(r.stdout, " Message") == [["Message"], ["Stream created"]]
+    rows = table_rows(r.stdout, " Stream Name")
+    assert rows[0] == [c.strip() for c in STREAM_HEADER]
+    assert ["CLICKS", "clicks", "KAFKA", "JSON", "false"] in rows[1:]
+    assert ["KSQL_PROCESSING_LOG", "default_ksql_processing_log", "KAFKA", "JSON", "false"] in rows[1:]
+
+    r = cli(url(server), "-e", "DESCRIBE clicks;")
+    assert r.returncode == 0, r.stderr
+    assert "Name                 : CLICKS" in r.stdout
+    assert table_rows(r.stdout, " Field") == [["Field", "Type"], ["ID", "INTEGER          (key)"],
+                                              ["PAGE", "VARCHAR(STRING)"]]
+
+
+def test_file_runs_statements_and_run_script_and_queries_show(server, tmp_path):
+    inner = tmp_path / "inner.sql"
+    inner.write_text("CREATE STREAM views (id INT KEY, n INT)\n"
+                     "  WITH (kafka_topic='views', value_format='JSON', partitions=1);\n")
+    script = tmp_path / "script.sql"
+    script.write_text(f"-- the sources first\nRUN SCRIPT '{inner}';\n"
+                      "CREATE STREAM big AS SELECT * FROM views WHERE n > 10;\n"
+                      "SHOW QUERIES;\nSHOW TABLES;\n")
+    r = cli(url(server), "-f", str(script))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count(" Message") == 2 and "Stream created" in r.stdout
+    assert "Created query with ID CSAS_BIG_" in r.stdout
+    rows = table_rows(r.stdout, " Query ID")
+    assert rows[0] == ["Query ID", "Query Type", "Status", "Sink Name", "Sink Kafka Topic", "Query String"]
+    [query] = rows[1:]
+    assert query[0].startswith("CSAS_BIG_") and query[1:5] == ["PERSISTENT", "RUNNING:1", "BIG", "BIG"]
+    assert table_rows(r.stdout, " Table Name") == [["Table Name", "Kafka Topic", "Key Format",
+                                                    "Value Format", "Windowed"]]
+
+
+def test_output_json_prints_the_servers_entities(server):
+    r = cli(url(server), "--output", "JSON", "-e", "SHOW STREAMS;")
+    assert r.returncode == 0, r.stderr
+    [entity] = json.loads(r.stdout)
+    assert entity["@type"] == "streams" and entity["statementText"] == "SHOW STREAMS;"
+    assert "KSQL_PROCESSING_LOG" in [s["name"] for s in entity["streams"]]
+    assert " Stream Name" not in r.stdout
+
+
+def test_an_error_is_one_line_and_stops_the_script(server):
+    r = cli(url(server), "-e", "CREATE STREAM bad AS SELECT * FROM missing; SHOW STREAMS;")
+    assert r.returncode == 1
+    [line] = r.stderr.splitlines()
+    assert "MISSING" in line and "does not exist" in line, r.stderr
+    assert r.stdout == ""  # SHOW STREAMS never ran
+
+    r = cli(url(server), "-e", "RUN SCRIPT '/no/such/file.sql';")
+    assert r.returncode == 1 and "/no/such/file.sql" in r.stderr
+
+
+def test_unreachable_server_is_one_line_and_exit_code_1():
+    port = free_port()
+    r = cli(f"http://127.0.0.1:{port}", "-e", "SHOW STREAMS;")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        f"oxbow: error: Could not reach the SQL server at http://127.0.0.1:{port}: Connection refused"]
+
+
+def test_sql_run_is_still_the_in_process_engine(tmp_path):
+    r = cli("run", str(tmp_path / "missing.sql"), "-b", "127.0.0.1:1")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [f"oxbow: error: cannot read {tmp_path / 'missing.sql'}"]
+
+
+class Terminal:
+    """A process on a pseudo-terminal: what it wrote, read as it comes."""
+
+    def __init__(self, args, env):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execve(args[0], args, env)
+        self.output = b""
+        self.mark = 0  # expect() looks at what came after the last write
+
+    def write(self, text):
+        self.mark = len(self.output)
+        os.write(self.fd, text.encode())
+
+    def read(self, timeout):
+        if select.select([self.fd], [], [], timeout)[0]:
+            try:
+                self.output += os.read(self.fd, 4096)
+            except OSError:  # the process ended and the terminal closed
+                return False
+        return True
+
+    def expect(self, wanted, timeout=60):
+        deadline = time.monotonic() + timeout
+        while wanted.encode() not in self.output[self.mark:]:
+            left = deadline - time.monotonic()
+            assert left > 0 and self.read(left), \
+                f"no {wanted!r} in {self.output[self.mark:].decode(errors='replace')!r}"
+
+    def exit_code(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.read(0.1)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+        raise AssertionError("still running: " + self.output.decode(errors="replace"))
+
+    def close(self):
+        try:
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(self.fd)
+
+
+def test_prompt_takes_a_multi_line_statement_keeps_history_and_ends_at_ctrl_d(server, tmp_path):
+    env = dict(os.environ, HOME=str(tmp_path), TERM="dumb")
+    term = Terminal([OXBOW_BIN, "sql", url(server)], env)
+    try:
+        term.expect("ksql> ")
+        assert b"Oxbow SQL CLI" in term.output and url(server).encode() in term.output
+        term.write("CREATE STREAM typed (id INT KEY, v STRING)\r")
+        term.expect("\n> ")  # the continuation prompt: no ';' yet, nothing sent
+        assert b"Message" not in term.output[term.mark:]
+        term.write("  WITH (kafka_topic='typed', value_format='JSON', partitions=1);\r")
+        term.expect("Stream created")
+        term.expect("ksql> ")
+        term.write("show streams;\r")
+        term.expect("TYPED")
+        term.expect("ksql> ")
+        term.write("\x04")  # Ctrl-D on an empty line
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+    # The next session has the statements in its history: Ctrl-P recalls the last one.
+    term = Terminal([OXBOW_BIN, "sql", url(server)], env)
+    try:
+        term.expect("ksql> ")
+        term.write("\x10\r")
+        term.expect(" Stream Name")
+        term.expect("TYPED")
+        term.expect("ksql> ")
+        term.write("exit\r")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
