@@ -24,5 +24,6 @@ void add_platform_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
 void add_sql_command(CLI::App& app);
 void add_sql_server_command(CLI::App& app);
+void add_connect_command(CLI::App& app);
 
 }  // namespace oxbow::cli

@@ -1,0 +1,50 @@
+#pragma once
+// Source offsets kept in a file (a standalone worker's offset.storage.file.filename). Each entry
+// is keyed as Connect keys offsets, ["CONNECTOR", {partition}], with the offset map as its value,
+// both as JsonConverter writes them without schemas. Kafka's file holds the same keys and values
+// inside Java serialization; this one is a JSON document, rewritten whole (to a temporary file
+// renamed over the old one) at each flush, so a crash leaves the old offsets or the new ones.
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oxbow/connect/source.h"
+
+namespace oxbow::connect::runtime {
+
+class FileOffsetStore {
+ public:
+  // Reads the file when it exists; ConnectException when it exists and cannot be read.
+  explicit FileOffsetStore(std::string path);
+
+  std::optional<ValueMap> offset(const std::string& connector, const ValueMap& partition) const;
+  // Sets the offsets and writes the whole file; ConnectException when it cannot be written.
+  void commit(const std::string& connector,
+              const std::vector<std::pair<ValueMap, ValueMap>>& offsets);
+  size_t size() const;
+
+ private:
+  void load();
+  void save() const;
+  std::string path_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> entries_;  // key bytes -> value bytes
+};
+
+// What a connector's source tasks read their committed offsets through.
+class FileOffsetReader : public OffsetStorageReader {
+ public:
+  FileOffsetReader(const FileOffsetStore& store, std::string connector)
+      : store_(store), connector_(std::move(connector)) {}
+  std::optional<ValueMap> offset(const ValueMap& partition) override {
+    return store_.offset(connector_, partition);
+  }
+
+ private:
+  const FileOffsetStore& store_;
+  std::string connector_;
+};
+
+}  // namespace oxbow::connect::runtime

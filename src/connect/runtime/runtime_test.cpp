@@ -1,0 +1,180 @@
+// The standalone runtime's parts that need no broker: worker and connector configs, converters
+// chosen per connector, the offsets file, and a source task that commits no offset for records
+// no broker acknowledged.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "connect/runtime/offset_store.h"
+#include "connect/runtime/standalone.h"
+#include "connect/runtime/worker_config.h"
+#include "oxbow/connect/errors.h"
+#include "oxbow/connect/json_converter.h"
+
+namespace oxbow::connect::runtime {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "oxbow-runtime-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+Properties workerProps(const std::string& offsetFile) {
+  return {{"key.converter", "org.apache.kafka.connect.storage.StringConverter"},
+          {"value.converter", "org.apache.kafka.connect.json.JsonConverter"},
+          {"value.converter.schemas.enable", "false"},
+          {"offset.storage.file.filename", offsetFile}};
+}
+
+std::string errorOf(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const ConnectException& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(WorkerConfigTest, KafkaDefaultsAndClientOverrides) {
+  Properties props = workerProps("/tmp/x.offsets");
+  props["producer.linger.ms"] = "5";
+  props["consumer.fetch.wait.max.ms"] = "50";
+  WorkerConfig config = WorkerConfig::parse(props);
+  EXPECT_EQ(config.bootstrapServers, "localhost:9092");
+  EXPECT_EQ(config.offsetFlushIntervalMs, 60000);
+  EXPECT_EQ(config.offsetFile, "/tmp/x.offsets");
+  EXPECT_EQ(config.producerOverrides, (Properties{{"linger.ms", "5"}}));
+  EXPECT_EQ(config.consumerOverrides, (Properties{{"fetch.wait.max.ms", "50"}}));
+}
+
+TEST(WorkerConfigTest, RequiredAndBadValuesNamed) {
+  for (const char* name : {"key.converter", "value.converter", "offset.storage.file.filename"}) {
+    Properties props = workerProps("/tmp/x.offsets");
+    props.erase(name);
+    EXPECT_EQ(
+        errorOf([&] { WorkerConfig::parse(props); }),
+        "Missing required configuration \"" + std::string(name) + "\" which has no default value.");
+  }
+  Properties props = workerProps("/tmp/x.offsets");
+  props["offset.flush.interval.ms"] = "soon";
+  EXPECT_NE(errorOf([&] { WorkerConfig::parse(props); }).find("offset.flush.interval.ms"),
+            std::string::npos);
+}
+
+TEST(ConnectorConfigTest, SinkTopicsOrRegexButNotBoth) {
+  Properties props{{"name", "s"}, {"connector.class", "FileStreamSink"}};
+  EXPECT_EQ(errorOf([&] { ConnectorConfig::parse(props, ConnectorKind::SINK); }),
+            "Must configure one of topics or topics.regex");
+  props["topics"] = "a, b";
+  ConnectorConfig config = ConnectorConfig::parse(props, ConnectorKind::SINK);
+  EXPECT_EQ(config.topics, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(config.tasksMax, 1);
+  props["topics.regex"] = "a.*";
+  EXPECT_NE(errorOf([&] { ConnectorConfig::parse(props, ConnectorKind::SINK); }), "");
+  EXPECT_NE(
+      errorOf([] {
+        ConnectorConfig::parse({{"connector.class", "FileStreamSource"}}, ConnectorKind::SOURCE);
+      }).find("\"name\""),
+      std::string::npos);
+}
+
+TEST(ConnectorConfigTest, ConverterOverridesTheWorkersWithItsOwnConfigs) {
+  WorkerConfig worker = WorkerConfig::parse(workerProps("/tmp/x.offsets"));
+  ConnectorConfig plain = ConnectorConfig::parse(
+      {{"name", "c"}, {"connector.class", "FileStreamSource"}}, ConnectorKind::SOURCE);
+  // The worker's JsonConverter without schemas: a bare string.
+  EXPECT_EQ(connectorConverter(worker, plain, false)->fromConnectData("t", nullptr, Value("x")),
+            "\"x\"");
+  ConnectorConfig own = ConnectorConfig::parse({{"name", "c"},
+                                                {"connector.class", "FileStreamSource"},
+                                                {"value.converter", "JsonConverter"}},
+                                               ConnectorKind::SOURCE);
+  // Its own JsonConverter, schemas enabled by default: the worker's schemas.enable is not used.
+  EXPECT_EQ(connectorConverter(worker, own, false)->fromConnectData("t", nullptr, Value("x")),
+            "{\"schema\":null,\"payload\":\"x\"}");
+}
+
+TEST(FileOffsetStoreTest, OffsetsSurviveReopeningPerConnector) {
+  TempDir dir;
+  std::string path = dir.file("connect.offsets");
+  ValueMap partition{{Value("filename"), Value("/data/in.txt")}};
+  {
+    FileOffsetStore store(path);
+    EXPECT_FALSE(store.offset("c", partition));
+    store.commit("c", {{partition, ValueMap{{Value("position"), Value(int64_t{42})}}}});
+    store.commit("c", {{partition, ValueMap{{Value("position"), Value(int64_t{57})}}}});
+    store.commit("other", {{partition, ValueMap{{Value("position"), Value(int64_t{1})}}}});
+  }
+  FileOffsetStore reopened(path);
+  EXPECT_EQ(reopened.size(), 2u);
+  std::optional<ValueMap> offset = reopened.offset("c", partition);
+  ASSERT_TRUE(offset);
+  EXPECT_EQ(Value(*offset), Value(ValueMap{{Value("position"), Value(int64_t{57})}}));
+  EXPECT_FALSE(reopened.offset("c", ValueMap{{Value("filename"), Value("/other")}}));
+  // Readable JSON, keyed as Connect keys offsets.
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"c\""), std::string::npos);
+  EXPECT_NE(text.find("\"position\": 57"), std::string::npos);
+}
+
+TEST(FileOffsetStoreTest, CorruptFileRefused) {
+  TempDir dir;
+  std::string path = dir.file("connect.offsets");
+  std::ofstream(path) << "{not json";
+  EXPECT_NE(errorOf([&] { FileOffsetStore store(path); }).find(path), std::string::npos);
+}
+
+// With no broker to acknowledge them, the lines read are never committed: a restarted task
+// would read them again (at least once), never skip them.
+TEST(StandaloneWorkerTest, NoOffsetCommittedWithoutAcknowledgement) {
+  TempDir dir;
+  std::string input = dir.file("in.txt");
+  std::ofstream(input) << "a\nb\n";
+  Properties props = workerProps(dir.file("connect.offsets"));
+  props["bootstrap.servers"] = "127.0.0.1:1";
+  props["offset.flush.interval.ms"] = "0";
+  props["task.shutdown.graceful.timeout.ms"] = "100";
+  {
+    StandaloneWorker worker(props, ConnectorPlugins::withBuiltIns());
+    worker.addConnector({{"name", "src"},
+                         {"connector.class", "FileStreamSource"},
+                         {"file", input},
+                         {"topic", "t"}});
+    ASSERT_EQ(worker.taskStatuses().size(), 1u);
+    EXPECT_EQ(worker.taskStatuses()[0].name, "src-0");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // polls run meanwhile
+    worker.stop();
+  }
+  FileOffsetStore store(dir.file("connect.offsets"));
+  EXPECT_EQ(store.size(), 0u);
+}
+
+TEST(StandaloneWorkerTest, InvalidConnectorConfigListsErrors) {
+  TempDir dir;
+  StandaloneWorker worker(workerProps(dir.file("connect.offsets")),
+                          ConnectorPlugins::withBuiltIns());
+  std::string error = errorOf([&] {
+    worker.addConnector({{"name", "src"}, {"connector.class", "FileStreamSource"}});
+  });
+  EXPECT_NE(error.find("Connector configuration for src is invalid and contains 1 error(s)"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("topic"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oxbow::connect::runtime

@@ -1,0 +1,265 @@
+// WorkerSinkTask's loop over librdkafka's consumer.
+#include "connect/runtime/sink_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include "oxbow/connect/converters.h"
+#include "oxbow/connect/errors.h"
+
+namespace oxbow::connect::runtime {
+
+namespace {
+
+constexpr int kPollMs = 100;
+constexpr size_t kMaxBatch = 500;  // Kafka's max.poll.records default
+
+using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t,
+                                      decltype(&rd_kafka_topic_partition_list_destroy)>;
+
+PartitionList partitionList(const std::vector<TopicPartition>& partitions) {
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())),
+                     &rd_kafka_topic_partition_list_destroy);
+  for (const TopicPartition& tp : partitions) {
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
+  }
+  return list;
+}
+
+std::vector<TopicPartition> fromList(const rd_kafka_topic_partition_list_t* list) {
+  std::vector<TopicPartition> out;
+  for (int i = 0; i < list->cnt; ++i) {
+    out.push_back(TopicPartition{list->elems[i].topic, list->elems[i].partition});
+  }
+  return out;
+}
+
+TimestampType timestampType(rd_kafka_timestamp_type_t type) {
+  switch (type) {
+    case RD_KAFKA_TIMESTAMP_CREATE_TIME:
+      return TimestampType::CREATE_TIME;
+    case RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME:
+      return TimestampType::LOG_APPEND_TIME;
+    default:
+      return TimestampType::NO_TIMESTAMP_TYPE;
+  }
+}
+
+std::optional<std::string_view> bytes(const void* data, size_t size) {
+  if (data == nullptr) return std::nullopt;
+  return std::string_view(static_cast<const char*>(data), size);
+}
+
+}  // namespace
+
+SinkTaskRunner::SinkTaskRunner(const WorkerConfig& worker, ConnectorConfig connector, int taskId,
+                               Props taskProps, std::unique_ptr<SinkTask> task)
+    : TaskRunner(worker, std::move(connector), taskId, std::move(taskProps)),
+      task_(std::move(task)) {
+  // Kafka's worker consumer: the connector's group, offsets committed by the runtime only after
+  // the task flushed, a new group starting at the beginning of the topics.
+  rd_kafka_conf_t* conf = clientConfig({{"bootstrap.servers", worker.bootstrapServers},
+                                        {"group.id", "connect-" + connector_.name},
+                                        {"client.id", "connector-consumer-" + name()},
+                                        {"enable.auto.commit", "false"},
+                                        {"enable.auto.offset.store", "false"},
+                                        {"auto.offset.reset", "earliest"}},
+                                       worker.consumerOverrides);
+  rd_kafka_conf_set_rebalance_cb(conf, &SinkTaskRunner::rebalanceCallback);
+  rd_kafka_conf_set_opaque(conf, this);
+  char error[512];
+  consumer_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
+  if (consumer_ == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw ConnectException(std::string("Could not create the consumer: ") + error);
+  }
+  rd_kafka_poll_set_consumer(consumer_);
+}
+
+SinkTaskRunner::~SinkTaskRunner() {
+  stop();
+  rd_kafka_destroy(consumer_);
+}
+
+void SinkTaskRunner::subscribe() {
+  // librdkafka reads a subscription starting with ^ as a regular expression.
+  std::vector<std::string> topics = connector_.topics;
+  if (topics.empty()) topics.push_back("^" + connector_.topicsRegex);
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(topics.size())),
+                     &rd_kafka_topic_partition_list_destroy);
+  for (const std::string& topic : topics) {
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  rd_kafka_resp_err_t err = rd_kafka_subscribe(consumer_, list.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw ConnectException(std::string("Could not subscribe: ") + rd_kafka_err2str(err));
+  }
+}
+
+void SinkTaskRunner::run() {
+  task_->initialize(*this);
+  task_->start(taskProps_);
+  subscribe();
+  spdlog::info("connect: sink task {} started", name());
+  try {
+    while (!stopping()) {
+      seekRequested();
+      std::vector<SinkRecord> records = pollBatch();
+      if (callbackError_) std::rethrow_exception(callbackError_);
+      if (!records.empty()) task_->put(records);
+      if (commitDue() || commitRequested_) commitOffsets();
+    }
+    commitOffsets();
+    task_->close(std::vector<TopicPartition>(assigned_.begin(), assigned_.end()));
+    assigned_.clear();
+  } catch (...) {
+    closeConsumer();
+    task_->stop();
+    throw;
+  }
+  closeConsumer();
+  task_->stop();
+}
+
+void SinkTaskRunner::closeConsumer() {
+  closing_ = true;  // the revocation close() brings has nothing left to commit or close
+  rd_kafka_consumer_close(consumer_);
+}
+
+std::vector<SinkRecord> SinkTaskRunner::pollBatch() {
+  std::vector<SinkRecord> records;
+  int wait = kPollMs;
+  while (records.size() < kMaxBatch && !stopping()) {
+    rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer_, wait);
+    if (message == nullptr) break;
+    std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> owned(
+        message, &rd_kafka_message_destroy);
+    wait = 0;  // take what is there, then hand it over
+    if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) continue;
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      spdlog::warn("connect: sink task {}: {}", name(), rd_kafka_message_errstr(message));
+      continue;
+    }
+    TopicPartition tp{rd_kafka_topic_name(message->rkt), message->partition};
+    currentOffsets_[tp] = OffsetAndMetadata{message->offset + 1};
+    if (std::optional<SinkRecord> record = convert(*message)) records.push_back(std::move(*record));
+  }
+  return records;
+}
+
+std::optional<SinkRecord> SinkTaskRunner::convert(const rd_kafka_message_t& message) {
+  std::string topic = rd_kafka_topic_name(message.rkt);
+  SchemaAndValue key = keyConverter_->toConnectData(topic, bytes(message.key, message.key_len));
+  SchemaAndValue value = valueConverter_->toConnectData(topic, bytes(message.payload, message.len));
+  Headers headers;
+  rd_kafka_headers_t* raw = nullptr;
+  if (rd_kafka_message_headers(&message, &raw) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const char* name;
+    const void* data;
+    size_t size;
+    for (size_t i = 0; rd_kafka_header_get_all(raw, i, &name, &data, &size) == 0; ++i) {
+      headers.add(name, headerConverter_->toConnectHeader(topic, name, bytes(data, size)));
+    }
+  }
+  rd_kafka_timestamp_type_t type;
+  int64_t timestamp = rd_kafka_message_timestamp(&message, &type);
+  SinkRecord record(topic, message.partition, key.schema, key.value, value.schema, value.value,
+                    message.offset,
+                    timestamp >= 0 ? std::optional<int64_t>(timestamp) : std::nullopt,
+                    timestampType(type), std::move(headers));
+  std::optional<ConnectRecord> transformed = transforms_->apply(record);
+  if (!transformed) return std::nullopt;
+  // A transform may change the topic, key, value, timestamp and headers, never where the
+  // record was read from.
+  return SinkRecord(transformed->topic(), transformed->kafkaPartition().value_or(message.partition),
+                    transformed->keySchema(), transformed->key(), transformed->valueSchema(),
+                    transformed->value(), message.offset, transformed->timestamp(),
+                    timestampType(type), transformed->headers());
+}
+
+void SinkTaskRunner::commitOffsets() {
+  commitRequested_ = false;
+  if (currentOffsets_.empty()) return;
+  SinkOffsets committable = task_->preCommit(currentOffsets_);
+  if (committable.empty()) return;
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(committable.size())),
+                     &rd_kafka_topic_partition_list_destroy);
+  for (const auto& [tp, offset] : committable) {
+    if (!assigned_.contains(tp)) continue;  // revoked meanwhile: no longer ours to commit
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
+        offset.offset;
+  }
+  if (list->cnt == 0) return;
+  rd_kafka_resp_err_t err = rd_kafka_commit(consumer_, list.get(), 0);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    // Not fatal: the records are committed with the next commit, or read again (at least once).
+    spdlog::warn("connect: sink task {} could not commit offsets: {}", name(),
+                 rd_kafka_err2str(err));
+  }
+}
+
+void SinkTaskRunner::offset(const std::map<TopicPartition, int64_t>& offsets) {
+  for (const auto& [tp, at] : offsets) seeks_[tp] = at;
+}
+
+void SinkTaskRunner::offset(const TopicPartition& partition, int64_t offset) {
+  seeks_[partition] = offset;
+}
+
+void SinkTaskRunner::seekRequested() {
+  for (const auto& [tp, at] : seeks_) {
+    if (!assigned_.contains(tp)) continue;
+    PartitionList list = partitionList({tp});
+    list->elems[0].offset = at;
+    if (rd_kafka_error_t* error = rd_kafka_seek_partitions(consumer_, list.get(), 1000)) {
+      spdlog::warn("connect: sink task {} could not seek: {}", name(),
+                   rd_kafka_error_string(error));
+      rd_kafka_error_destroy(error);
+    }
+    currentOffsets_[tp] = OffsetAndMetadata{at};
+  }
+  seeks_.clear();
+}
+
+void SinkTaskRunner::pause(const std::vector<TopicPartition>& partitions) {
+  PartitionList list = partitionList(partitions);
+  rd_kafka_pause_partitions(consumer_, list.get());
+}
+
+void SinkTaskRunner::resume(const std::vector<TopicPartition>& partitions) {
+  PartitionList list = partitionList(partitions);
+  rd_kafka_resume_partitions(consumer_, list.get());
+}
+
+void SinkTaskRunner::rebalanceCallback(rd_kafka_t*, rd_kafka_resp_err_t err,
+                                       rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  static_cast<SinkTaskRunner*>(opaque)->onRebalance(err, partitions);
+}
+
+// Served on the task's thread, inside rd_kafka_consumer_poll.
+void SinkTaskRunner::onRebalance(rd_kafka_resp_err_t err,
+                                 rd_kafka_topic_partition_list_t* partitions) {
+  std::vector<TopicPartition> changed = fromList(partitions);
+  // An exception must not unwind through librdkafka: the loop rethrows it.
+  try {
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      rd_kafka_assign(consumer_, partitions);
+      assigned_.insert(changed.begin(), changed.end());
+      task_->open(changed);
+      return;
+    }
+    if (!closing_) {
+      // Revoked: what was put is committed before the task lets the partitions go.
+      commitOffsets();
+      task_->close(changed);
+    }
+  } catch (...) {
+    if (!callbackError_) callbackError_ = std::current_exception();
+  }
+  for (const TopicPartition& tp : changed) {
+    assigned_.erase(tp);
+    currentOffsets_.erase(tp);
+  }
+  rd_kafka_assign(consumer_, nullptr);
+}
+
+}  // namespace oxbow::connect::runtime

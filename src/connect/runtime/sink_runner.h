@@ -1,0 +1,59 @@
+#pragma once
+// A sink task on its own thread (Kafka's WorkerSinkTask, at least once): a consumer in group
+// connect-NAME reads the connector's topics; each record goes through the converters
+// (toConnectData) and the transforms to put(); every offset.flush.interval.ms, when partitions
+// are revoked and when the task stops, the offsets preCommit() answers (by default after
+// flush()) are committed to the group.
+#include <exception>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "connect/runtime/task_runner.h"
+#include "oxbow/connect/sink.h"
+
+namespace oxbow::connect::runtime {
+
+class SinkTaskRunner : public TaskRunner, private SinkTaskContext {
+ public:
+  SinkTaskRunner(const WorkerConfig& worker, ConnectorConfig connector, int taskId, Props taskProps,
+                 std::unique_ptr<SinkTask> task);
+  ~SinkTaskRunner() override;
+
+ private:
+  void run() override;
+  void wake() override {}  // the loop polls in short steps and checks stopping()
+
+  // SinkTaskContext
+  Props configs() const override { return taskProps_; }
+  void offset(const std::map<TopicPartition, int64_t>& offsets) override;
+  void offset(const TopicPartition& partition, int64_t offset) override;
+  void timeout(int64_t timeoutMs) override { retryTimeoutMs_ = timeoutMs; }
+  std::set<TopicPartition> assignment() const override { return assigned_; }
+  void pause(const std::vector<TopicPartition>& partitions) override;
+  void resume(const std::vector<TopicPartition>& partitions) override;
+  void requestCommit() override { commitRequested_ = true; }
+
+  void subscribe();
+  std::vector<SinkRecord> pollBatch();
+  std::optional<SinkRecord> convert(const rd_kafka_message_t& message);
+  void commitOffsets();
+  void closeConsumer();
+  void seekRequested();
+  void onRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
+  static void rebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                                rd_kafka_topic_partition_list_t* partitions, void* opaque);
+
+  std::unique_ptr<SinkTask> task_;
+  rd_kafka_t* consumer_ = nullptr;
+  std::set<TopicPartition> assigned_;
+  SinkOffsets currentOffsets_;  // past the records consumed, put or dropped
+  std::map<TopicPartition, int64_t> seeks_;
+  int64_t retryTimeoutMs_ = -1;
+  bool commitRequested_ = false;
+  bool closing_ = false;
+  std::exception_ptr callbackError_;
+};
+
+}  // namespace oxbow::connect::runtime

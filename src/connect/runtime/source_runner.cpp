@@ -1,0 +1,175 @@
+// WorkerSourceTask's loop over librdkafka's producer.
+#include "connect/runtime/source_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include "oxbow/connect/converters.h"
+#include "oxbow/connect/errors.h"
+
+namespace oxbow::connect::runtime {
+
+// A record sent and not yet committed: its offset, and whether the producer acknowledged it.
+struct SourceTaskRunner::Submitted {
+  ValueMap offset;
+  bool acked = false;
+};
+
+// What the delivery callback needs of a record; freed by the callback.
+struct SourceTaskRunner::Delivery {
+  SourceTaskRunner* runner;
+  std::shared_ptr<Submitted> submitted;
+  SourceRecord record;
+};
+
+SourceTaskRunner::SourceTaskRunner(const WorkerConfig& worker, ConnectorConfig connector,
+                                   int taskId, Props taskProps, std::unique_ptr<SourceTask> task,
+                                   FileOffsetStore& offsets)
+    : TaskRunner(worker, std::move(connector), taskId, std::move(taskProps)),
+      task_(std::move(task)),
+      offsets_(offsets),
+      reader_(offsets, connector_.name) {
+  // Kafka's worker producer: every record acknowledged by all replicas, in order per partition,
+  // retried rather than dropped.
+  rd_kafka_conf_t* conf = clientConfig({{"bootstrap.servers", worker.bootstrapServers},
+                                        {"client.id", "connector-producer-" + name()},
+                                        {"acks", "all"},
+                                        {"max.in.flight.requests.per.connection", "1"},
+                                        {"message.timeout.ms", "0"},
+                                        {"linger.ms", "0"}},
+                                       worker.producerOverrides);
+  rd_kafka_conf_set_dr_msg_cb(conf, &SourceTaskRunner::onDelivery);
+  char error[512];
+  producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (producer_ == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw ConnectException(std::string("Could not create the producer: ") + error);
+  }
+}
+
+SourceTaskRunner::~SourceTaskRunner() {
+  stop();
+  // Records still queued (the broker gone past the shutdown timeout) fail through the callback,
+  // which frees what it was given, while this runner is still whole.
+  rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_poll(producer_, 0);
+  rd_kafka_destroy(producer_);
+}
+
+void SourceTaskRunner::wake() {
+  task_->stop();
+}
+
+void SourceTaskRunner::run() {
+  task_->initialize(*this);
+  task_->start(taskProps_);
+  spdlog::info("connect: source task {} started", name());
+  while (!stopping()) {
+    rd_kafka_poll(producer_, 0);
+    if (!deliveryError_.empty()) break;
+    if (commitDue()) commitOffsets();
+    for (const SourceRecord& record : task_->poll()) send(record);
+  }
+  // What was sent is written (or failed) before the offsets are committed a last time.
+  rd_kafka_flush(producer_, static_cast<int>(worker_.taskShutdownTimeoutMs));
+  commitOffsets();
+  if (!deliveryError_.empty()) throw ConnectException(deliveryError_);
+}
+
+void SourceTaskRunner::send(const SourceRecord& record) {
+  std::shared_ptr<Submitted> submitted = submit(record);
+  std::optional<ConnectRecord> transformed = transforms_->apply(record);
+  if (!transformed) {
+    submitted->acked = true;
+    task_->commitRecord(record, std::nullopt);
+    return;
+  }
+  produce(*transformed, std::make_unique<Delivery>(Delivery{this, submitted, record}));
+}
+
+void SourceTaskRunner::produce(const ConnectRecord& record, std::unique_ptr<Delivery> delivery) {
+  const std::string& topic = record.topic();
+  std::optional<std::string> key =
+      keyConverter_->fromConnectData(topic, record.keySchema(), record.key());
+  std::optional<std::string> value =
+      valueConverter_->fromConnectData(topic, record.valueSchema(), record.value());
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(record.headers().size());
+  for (const Header& header : record.headers()) {
+    std::string bytes;
+    bool present =
+        headerConverter_->fromConnectHeader(topic, header.key, header.schema, header.value, bytes);
+    rd_kafka_header_add(headers, header.key.data(), static_cast<ssize_t>(header.key.size()),
+                        present ? bytes.data() : nullptr, present ? bytes.size() : 0);
+  }
+  // librdkafka's macros cast their arguments without parentheses.
+  const char* keyData = key ? key->data() : nullptr;
+  size_t keySize = key ? key->size() : 0;
+  char* valueData = value ? value->data() : nullptr;  // copied (RD_KAFKA_MSG_F_COPY)
+  size_t valueSize = value ? value->size() : 0;
+  int32_t partition = record.kafkaPartition().value_or(RD_KAFKA_PARTITION_UA);
+  int64_t timestamp = record.timestamp().value_or(0);
+  while (true) {
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(keyData, keySize),
+        RD_KAFKA_V_VALUE(valueData, valueSize), RD_KAFKA_V_TIMESTAMP(timestamp),
+        RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(delivery.get()), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      delivery.release();  // the producer owns the headers, the callback the delivery
+      return;
+    }
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      rd_kafka_headers_destroy(headers);
+      throw ConnectException("Could not send a record to " + topic + ": " + rd_kafka_err2str(err));
+    }
+    rd_kafka_poll(producer_, 100);  // room is made as deliveries complete
+  }
+}
+
+std::shared_ptr<SourceTaskRunner::Submitted> SourceTaskRunner::submit(const SourceRecord& record) {
+  auto submitted = std::make_shared<Submitted>(Submitted{record.sourceOffset()});
+  for (PartitionQueue& queue : submitted_) {
+    if (Value(queue.partition) == Value(record.sourcePartition())) {
+      queue.records.push_back(submitted);
+      return submitted;
+    }
+  }
+  submitted_.push_back(PartitionQueue{record.sourcePartition(), {submitted}});
+  return submitted;
+}
+
+void SourceTaskRunner::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
+  std::unique_ptr<Delivery> delivery(static_cast<Delivery*>(message->_private));
+  SourceTaskRunner& runner = *delivery->runner;
+  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    // Its offset is never committed, nor any after it in its source partition.
+    if (runner.deliveryError_.empty()) {
+      runner.deliveryError_ = "Could not write a record to " +
+                              std::string(rd_kafka_topic_name(message->rkt)) + ": " +
+                              rd_kafka_err2str(message->err);
+    }
+    return;
+  }
+  delivery->submitted->acked = true;
+  rd_kafka_timestamp_type_t type;
+  int64_t timestamp = rd_kafka_message_timestamp(message, &type);
+  RecordMetadata metadata{rd_kafka_topic_name(message->rkt), message->partition, message->offset,
+                          timestamp >= 0 ? std::optional<int64_t>(timestamp) : std::nullopt};
+  runner.task_->commitRecord(delivery->record, metadata);
+}
+
+void SourceTaskRunner::commitOffsets() {
+  std::vector<std::pair<ValueMap, ValueMap>> committable;
+  for (PartitionQueue& queue : submitted_) {
+    std::optional<ValueMap> last;
+    while (!queue.records.empty() && queue.records.front()->acked) {
+      last = std::move(queue.records.front()->offset);
+      queue.records.pop_front();
+    }
+    if (last && !queue.partition.empty()) committable.emplace_back(queue.partition, *last);
+  }
+  if (committable.empty()) return;
+  offsets_.commit(connector_.name, committable);
+  task_->commit();
+}
+
+}  // namespace oxbow::connect::runtime

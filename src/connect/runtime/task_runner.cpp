@@ -1,0 +1,101 @@
+// The task thread's life: start, run, fail or stop.
+#include "connect/runtime/task_runner.h"
+
+#include <librdkafka/rdkafka.h>
+#include <spdlog/spdlog.h>
+
+#include "oxbow/connect/converters.h"
+#include "oxbow/connect/errors.h"
+
+namespace oxbow::connect::runtime {
+
+const char* taskStateName(TaskState state) {
+  switch (state) {
+    case TaskState::UNASSIGNED:
+      return "UNASSIGNED";
+    case TaskState::RUNNING:
+      return "RUNNING";
+    case TaskState::FAILED:
+      return "FAILED";
+    case TaskState::STOPPED:
+      return "STOPPED";
+  }
+  return "UNKNOWN";
+}
+
+TaskRunner::TaskRunner(const WorkerConfig& worker, ConnectorConfig connector, int taskId,
+                       Props taskProps)
+    : worker_(worker),
+      connector_(std::move(connector)),
+      taskId_(taskId),
+      taskProps_(std::move(taskProps)),
+      keyConverter_(connectorConverter(worker, connector_, true)),
+      valueConverter_(connectorConverter(worker, connector_, false)),
+      headerConverter_(std::make_unique<StringConverter>()),
+      transforms_(std::make_unique<TransformationChain>(connectorTransforms(connector_))),
+      name_(connector_.name + "-" + std::to_string(taskId)) {
+  headerConverter_->configure({}, false);
+}
+
+TaskRunner::~TaskRunner() {
+  // Subclasses stop their runners in their own destructors, while their members are alive.
+  if (thread_.joinable()) thread_.join();
+  transforms_->close();
+}
+
+void TaskRunner::start() {
+  state_ = TaskState::RUNNING;
+  thread_ = std::thread([this] { main(); });
+}
+
+void TaskRunner::stop() {
+  if (!thread_.joinable()) return;
+  stopping_ = true;
+  wake();
+  thread_.join();
+}
+
+std::string TaskRunner::failure() const {
+  std::lock_guard lock(failureMutex_);
+  return failure_;
+}
+
+bool TaskRunner::commitDue() {
+  auto now = std::chrono::steady_clock::now();
+  if (now - lastCommit_ < std::chrono::milliseconds(worker_.offsetFlushIntervalMs)) return false;
+  lastCommit_ = now;
+  return true;
+}
+
+void TaskRunner::main() {
+  try {
+    run();
+    state_ = TaskState::STOPPED;
+    spdlog::info("connect: task {} stopped", name_);
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard lock(failureMutex_);
+      failure_ = e.what();
+    }
+    state_ = TaskState::FAILED;
+    spdlog::error("connect: task {} failed: {}", name_, e.what());
+  }
+}
+
+rd_kafka_conf_t* clientConfig(const std::vector<std::pair<std::string, std::string>>& defaults,
+                              const Properties& overrides) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char error[512];
+  auto set = [&](const std::string& name, const std::string& value) {
+    if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw ConnectException("Invalid client configuration " + name + "=" + value + ": " + error);
+    }
+  };
+  for (const auto& [name, value] : defaults) set(name, value);
+  for (const auto& [name, value] : overrides) set(name, value);
+  return conf;
+}
+
+}  // namespace oxbow::connect::runtime

@@ -1,0 +1,73 @@
+#pragma once
+// What a source and a sink task runner share: the task's thread, how it is asked to stop, and
+// its state (a task that throws is FAILED with the message and never takes the worker down).
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "connect/runtime/worker_config.h"
+#include "oxbow/connect/connector.h"
+
+namespace oxbow::connect::runtime {
+
+enum class TaskState { UNASSIGNED, RUNNING, FAILED, STOPPED };
+const char* taskStateName(TaskState state);
+
+class TaskRunner {
+ public:
+  TaskRunner(const WorkerConfig& worker, ConnectorConfig connector, int taskId, Props taskProps);
+  virtual ~TaskRunner();
+  TaskRunner(const TaskRunner&) = delete;
+  TaskRunner& operator=(const TaskRunner&) = delete;
+
+  // Runs the task on its own thread.
+  void start();
+  // Asks the task to stop, waits for its thread to commit what it can and end.
+  void stop();
+  TaskState state() const { return state_.load(); }
+  std::string failure() const;
+  // "NAME-N", as Connect names a task.
+  const std::string& name() const { return name_; }
+
+ protected:
+  // The task's loop: returns once stopping() is true (or throws).
+  virtual void run() = 0;
+  // Wakes a task blocked in its poll; called from the thread calling stop().
+  virtual void wake() = 0;
+  bool stopping() const { return stopping_.load(); }
+  // Whether offset.flush.interval.ms has passed since the last commit (and restarts the clock).
+  bool commitDue();
+
+  const WorkerConfig& worker_;
+  ConnectorConfig connector_;
+  int taskId_;
+  Props taskProps_;
+  // The connector's converters (its own or the worker's) and its transforms. Headers are
+  // converted as StringConverter does until header.converter is configurable.
+  std::unique_ptr<Converter> keyConverter_;
+  std::unique_ptr<Converter> valueConverter_;
+  std::unique_ptr<Converter> headerConverter_;
+  std::unique_ptr<TransformationChain> transforms_;
+
+ private:
+  void main();
+  std::string name_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<TaskState> state_{TaskState::UNASSIGNED};
+  mutable std::mutex failureMutex_;
+  std::string failure_;
+  std::chrono::steady_clock::time_point lastCommit_ = std::chrono::steady_clock::now();
+};
+
+// librdkafka's config from the runtime's defaults, then the worker's overrides (producer.* or
+// consumer.*); ConnectException naming a property librdkafka refuses.
+rd_kafka_conf_t* clientConfig(const std::vector<std::pair<std::string, std::string>>& defaults,
+                              const Properties& overrides);
+
+}  // namespace oxbow::connect::runtime

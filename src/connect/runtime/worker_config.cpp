@@ -1,0 +1,127 @@
+// Worker and connector properties: Kafka Connect's names, defaults and checks.
+#include "connect/runtime/worker_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "oxbow/connect/errors.h"
+
+namespace oxbow::connect::runtime {
+
+namespace {
+
+const std::string* find(const Properties& props, const std::string& name) {
+  auto it = props.find(name);
+  return it == props.end() ? nullptr : &it->second;
+}
+
+std::string required(const Properties& props, const std::string& name) {
+  const std::string* value = find(props, name);
+  if (value == nullptr || trim(*value).empty()) {
+    throw ConnectException("Missing required configuration \"" + name +
+                           "\" which has no default value.");
+  }
+  return std::string(trim(*value));
+}
+
+int64_t longConfig(const Properties& props, const std::string& name, int64_t fallback,
+                   int64_t atLeast) {
+  const std::string* text = find(props, name);
+  if (text == nullptr) return fallback;
+  std::optional<int64_t> value = parse_int64(trim(*text));
+  if (!value) {
+    throw ConnectException("Invalid value " + *text + " for configuration " + name +
+                           ": Not a number of type LONG");
+  }
+  if (*value < atLeast) {
+    throw ConnectException("Invalid value " + *text + " for configuration " + name +
+                           ": Value must be at least " + std::to_string(atLeast));
+  }
+  return *value;
+}
+
+Properties withPrefix(const Properties& props, const std::string& prefix) {
+  Properties out;
+  for (auto it = props.lower_bound(prefix); it != props.end() && it->first.starts_with(prefix);
+       ++it) {
+    out.emplace(it->first.substr(prefix.size()), it->second);
+  }
+  return out;
+}
+
+std::vector<std::string> nonEmptyList(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::string& item : split(text, ',')) {
+    if (!item.empty()) out.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+WorkerConfig WorkerConfig::parse(const Properties& props) {
+  WorkerConfig config;
+  config.props = props;
+  if (const std::string* servers = find(props, "bootstrap.servers")) {
+    config.bootstrapServers = std::string(trim(*servers));
+  }
+  required(props, "key.converter");
+  required(props, "value.converter");
+  config.offsetFile = required(props, "offset.storage.file.filename");
+  config.offsetFlushIntervalMs =
+      longConfig(props, "offset.flush.interval.ms", DEFAULT_OFFSET_FLUSH_INTERVAL_MS, 0);
+  config.taskShutdownTimeoutMs =
+      longConfig(props, "task.shutdown.graceful.timeout.ms", DEFAULT_SHUTDOWN_TIMEOUT_MS, 0);
+  config.producerOverrides = withPrefix(props, "producer.");
+  config.consumerOverrides = withPrefix(props, "consumer.");
+  return config;
+}
+
+ConnectorConfig ConnectorConfig::parse(const Properties& props, ConnectorKind kind) {
+  ConnectorConfig config;
+  config.props = props;
+  config.name = required(props, "name");
+  config.connectorClass = required(props, "connector.class");
+  config.tasksMax = static_cast<int>(longConfig(props, "tasks.max", 1, 1));
+  if (kind == ConnectorKind::SOURCE) return config;
+  const std::string* topics = find(props, "topics");
+  const std::string* regex = find(props, "topics.regex");
+  if (topics != nullptr) config.topics = nonEmptyList(*topics);
+  if (regex != nullptr) config.topicsRegex = std::string(trim(*regex));
+  bool hasTopics = !config.topics.empty();
+  bool hasRegex = !config.topicsRegex.empty();
+  if (hasTopics && hasRegex) {
+    throw ConnectException(
+        "topics and topics.regex are mutually exclusive options, but both are set.");
+  }
+  if (!hasTopics && !hasRegex) {
+    throw ConnectException("Must configure one of topics or topics.regex");
+  }
+  return config;
+}
+
+std::unique_ptr<Converter> connectorConverter(const WorkerConfig& worker,
+                                              const ConnectorConfig& connector, bool isKey) {
+  const std::string property = isKey ? "key.converter" : "value.converter";
+  const Properties& source = connector.props.contains(property) ? connector.props : worker.props;
+  ConfigMap configs(source.begin(), source.end());
+  return ConverterRegistry::instance().configured(configs, property, isKey);
+}
+
+TransformationChain connectorTransforms(const ConnectorConfig& connector) {
+  return TransformationChain::fromConnectorConfig(connector.props);
+}
+
+Properties readPropertiesFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConnectException("Could not read properties file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Properties props;
+  if (std::optional<std::string> error = parse_properties(text.str(), props)) {
+    throw ConnectException(path + ": " + *error);
+  }
+  return props;
+}
+
+}  // namespace oxbow::connect::runtime

@@ -1,0 +1,59 @@
+#pragma once
+// A standalone worker's properties and a connector's, with Kafka Connect's names: what the
+// runtime reads from WORKER.properties and each CONNECTOR.properties before it starts anything.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/properties.h"
+#include "oxbow/connect/converter.h"
+#include "oxbow/connect/transformation.h"
+
+namespace oxbow::connect::runtime {
+
+struct WorkerConfig {
+  static constexpr int64_t DEFAULT_OFFSET_FLUSH_INTERVAL_MS = 60'000;
+  static constexpr int64_t DEFAULT_SHUTDOWN_TIMEOUT_MS = 5'000;
+
+  Properties props;  // as read, for the converters' prefixed configs
+  std::string bootstrapServers = "localhost:9092";
+  std::string offsetFile;  // offset.storage.file.filename
+  int64_t offsetFlushIntervalMs = DEFAULT_OFFSET_FLUSH_INTERVAL_MS;
+  int64_t taskShutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  // producer.* and consumer.*, prefix removed: librdkafka properties laid over the runtime's.
+  Properties producerOverrides;
+  Properties consumerOverrides;
+
+  // ConnectException naming the property for a missing or bad one (key.converter and
+  // value.converter are required, as Kafka's WorkerConfig has them without a default).
+  static WorkerConfig parse(const Properties& props);
+};
+
+enum class ConnectorKind { SOURCE, SINK };
+
+struct ConnectorConfig {
+  Properties props;  // everything, passed to the connector as its config
+  std::string name;
+  std::string connectorClass;
+  int tasksMax = 1;
+  std::vector<std::string> topics;  // a sink's `topics`
+  std::string topicsRegex;          // or its `topics.regex`
+
+  // Checks the runtime's own configs (name, connector.class, tasks.max, a sink's topics or
+  // topics.regex but not both); the connector validates the rest.
+  static ConnectorConfig parse(const Properties& props, ConnectorKind kind);
+};
+
+// The key or value converter of a connector: its own `key.converter` (configured with its own
+// `key.converter.*`) when it names one, else the worker's.
+std::unique_ptr<Converter> connectorConverter(const WorkerConfig& worker,
+                                              const ConnectorConfig& connector, bool isKey);
+
+// The connector's `transforms`/`predicates` chain.
+TransformationChain connectorTransforms(const ConnectorConfig& connector);
+
+// Reads a properties file; ConnectException naming the file when it cannot be read or parsed.
+Properties readPropertiesFile(const std::string& path);
+
+}  // namespace oxbow::connect::runtime
