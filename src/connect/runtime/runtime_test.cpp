@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -138,29 +140,79 @@ TEST(FileOffsetStoreTest, CorruptFileRefused) {
   EXPECT_NE(errorOf([&] { FileOffsetStore store(path); }).find(path), std::string::npos);
 }
 
-// With no broker to acknowledge them, the lines read are never committed: a restarted task
-// would read them again (at least once), never skip them.
-TEST(StandaloneWorkerTest, NoOffsetCommittedWithoutAcknowledgement) {
+// A source whose task returns one record per poll, offset {"n": polls so far}, and counts its
+// polls, so a test can wait until records went through the runtime.
+std::atomic<int> countingPolls{0};
+
+class CountingTask : public SourceTask {
+ public:
+  std::string version() const override { return "1"; }
+  void start(const Props&) override {}
+  std::vector<SourceRecord> poll() override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a source waiting for data
+    int64_t n = ++countingPolls;
+    return {SourceRecord({{Value("p"), Value("x")}}, {{Value("n"), Value(n)}}, "t",
+                         Schema::STRING_SCHEMA, Value("r" + std::to_string(n)))};
+  }
+  void stop() override {}
+};
+
+class CountingSource : public SourceConnector {
+ public:
+  std::string version() const override { return "1"; }
+  void start(const Props& props) override { props_ = props; }
+  TaskClass taskClass() const override { return TaskClass::of<CountingTask>("CountingTask"); }
+  std::vector<Props> taskConfigs(int) override { return {props_}; }
+  void stop() override {}
+  ConfigDef config() const override { return ConfigDef(); }
+
+ private:
+  Props props_;
+};
+
+// Runs the counting source against a broker that is not there until it polled a few times,
+// then stops the worker; the offsets file's entry for it afterwards.
+std::optional<ValueMap> offsetAfterRun(const Properties& connectorExtra) {
   TempDir dir;
-  std::string input = dir.file("in.txt");
-  std::ofstream(input) << "a\nb\n";
   Properties props = workerProps(dir.file("connect.offsets"));
   props["bootstrap.servers"] = "127.0.0.1:1";
   props["offset.flush.interval.ms"] = "0";
   props["task.shutdown.graceful.timeout.ms"] = "100";
+  ConnectorPlugins plugins;
+  plugins.add("test.CountingSource", [] { return std::make_unique<CountingSource>(); });
+  countingPolls = 0;
   {
-    StandaloneWorker worker(props, ConnectorPlugins::withBuiltIns());
-    worker.addConnector({{"name", "src"},
-                         {"connector.class", "FileStreamSource"},
-                         {"file", input},
-                         {"topic", "t"}});
-    ASSERT_EQ(worker.taskStatuses().size(), 1u);
-    EXPECT_EQ(worker.taskStatuses()[0].name, "src-0");
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // polls run meanwhile
+    StandaloneWorker worker(props, std::move(plugins));
+    Properties connector{{"name", "count"}, {"connector.class", "test.CountingSource"}};
+    connector.insert(connectorExtra.begin(), connectorExtra.end());
+    worker.addConnector(connector);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (countingPolls < 5 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    EXPECT_GE(countingPolls, 5);
+    EXPECT_EQ(worker.taskStatuses().at(0).state, TaskState::RUNNING);
     worker.stop();
+    EXPECT_EQ(worker.taskStatuses().at(0).state, TaskState::STOPPED);
   }
-  FileOffsetStore store(dir.file("connect.offsets"));
-  EXPECT_EQ(store.size(), 0u);
+  return FileOffsetStore(dir.file("connect.offsets")).offset("count", {{Value("p"), Value("x")}});
+}
+
+// With no broker to acknowledge them, the records sent are never committed: a restarted task
+// would send them again (at least once), never skip them.
+TEST(StandaloneWorkerTest, NoOffsetCommittedWithoutAcknowledgement) {
+  EXPECT_FALSE(offsetAfterRun({}));
+}
+
+// A record a transform drops is done with at once: its offset is committed, the last one polled
+// when the task stopped.
+TEST(StandaloneWorkerTest, RecordsDroppedByTransformsAreCommitted) {
+  std::optional<ValueMap> offset =
+      offsetAfterRun({{"transforms", "drop"},
+                      {"transforms.drop.type", "org.apache.kafka.connect.transforms.Filter"}});
+  ASSERT_TRUE(offset);
+  ASSERT_EQ(offset->size(), 1u);
+  EXPECT_EQ((*offset)[0].second, Value(int64_t{countingPolls}));
 }
 
 TEST(StandaloneWorkerTest, InvalidConnectorConfigListsErrors) {

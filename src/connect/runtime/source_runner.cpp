@@ -63,16 +63,26 @@ void SourceTaskRunner::run() {
   task_->initialize(*this);
   task_->start(taskProps_);
   spdlog::info("connect: source task {} started", name());
-  while (!stopping()) {
-    rd_kafka_poll(producer_, 0);
-    if (!deliveryError_.empty()) break;
-    if (commitDue()) commitOffsets();
-    for (const SourceRecord& record : task_->poll()) send(record);
+  try {
+    while (!stopping()) {
+      rd_kafka_poll(producer_, 0);
+      if (!deliveryError_.empty()) break;
+      if (commitDue()) commitOffsets();
+      for (const SourceRecord& record : task_->poll()) send(record);
+    }
+  } catch (...) {
+    finish();  // a failing task still commits what the broker acknowledged
+    throw;
   }
-  // What was sent is written (or failed) before the offsets are committed a last time.
-  rd_kafka_flush(producer_, static_cast<int>(worker_.taskShutdownTimeoutMs));
-  commitOffsets();
+  finish();
   if (!deliveryError_.empty()) throw ConnectException(deliveryError_);
+}
+
+// What was sent is written (or failed) before the offsets are committed a last time.
+void SourceTaskRunner::finish() {
+  rd_kafka_flush(producer_, static_cast<int>(worker_.taskShutdownTimeoutMs));
+  rd_kafka_poll(producer_, 0);
+  commitOffsets();
 }
 
 void SourceTaskRunner::send(const SourceRecord& record) {
@@ -120,6 +130,12 @@ void SourceTaskRunner::produce(const ConnectRecord& record, std::unique_ptr<Deli
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_headers_destroy(headers);
       throw ConnectException("Could not send a record to " + topic + ": " + rd_kafka_err2str(err));
+    }
+    if (stopping()) {
+      // The broker is not taking records and the task must stop: this one stays unacknowledged,
+      // so neither its offset nor any later one of its source partition is committed.
+      rd_kafka_headers_destroy(headers);
+      return;
     }
     rd_kafka_poll(producer_, 100);  // room is made as deliveries complete
   }

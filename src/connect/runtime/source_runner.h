@@ -36,6 +36,7 @@ class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
   void produce(const ConnectRecord& record, std::unique_ptr<Delivery> delivery);
   std::shared_ptr<Submitted> submit(const SourceRecord& record);
   void commitOffsets();
+  void finish();
   static void onDelivery(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque);
 
   std::unique_ptr<SourceTask> task_;

@@ -76,6 +76,7 @@ StandaloneWorker::~StandaloneWorker() {
 }
 
 void StandaloneWorker::addConnector(const Properties& connectorProps) {
+  if (stopped_) throw ConnectException("The worker is stopped");
   auto cls = connectorProps.find("connector.class");
   if (cls == connectorProps.end()) {
     throw ConnectException(
@@ -133,6 +134,8 @@ void StandaloneWorker::addConnector(const Properties& connectorProps) {
 }
 
 void StandaloneWorker::stop() {
+  if (stopped_) return;
+  stopped_ = true;
   for (auto& running : connectors_) {
     for (auto& task : running->tasks) task->stop();
   }
@@ -143,7 +146,6 @@ void StandaloneWorker::stop() {
       spdlog::warn("connect: connector {} failed to stop: {}", running->config.name, e.what());
     }
   }
-  connectors_.clear();
 }
 
 std::vector<TaskStatus> StandaloneWorker::taskStatuses() const {

@@ -30,7 +30,7 @@ class StandaloneWorker {
   // Validates and starts one connector and its tasks; ConnectException (with every config error)
   // when it cannot.
   void addConnector(const Properties& connectorProps);
-  // Stops every task (each commits what it can), then every connector.
+  // Stops every task (each commits what it can), then every connector; their statuses stay.
   void stop();
   std::vector<TaskStatus> taskStatuses() const;
   const WorkerConfig& config() const { return config_; }
@@ -41,6 +41,7 @@ class StandaloneWorker {
   ConnectorPlugins plugins_;
   FileOffsetStore offsets_;
   std::vector<std::unique_ptr<RunningConnector>> connectors_;
+  bool stopped_ = false;
 };
 
 }  // namespace oxbow::connect::runtime
