@@ -1,18 +1,23 @@
 """`oxbow sql-server`'s push-query endpoints (issue 43): POST /query-stream, POST /query and POST
 /close-query against a real broker.
 
-What the server does today is the requests' part (docs/sql/server.md): bodies read, the SELECT
-checked by the engine, ksqlDB's errors, /query refused over HTTP/2. A valid push query is answered
-501 until the transient-query runtime exists; the test saying so changes with it.
+Each push query runs as its own Streams application whose rows reach the client as they come
+(docs/sql/server.md): /query's chunked JSON read line by line over HTTP/1.1, /query-stream's
+delimited rows over HTTP/2 (curl with prior knowledge), LIMIT, /close-query and a client that
+goes away ending a query and freeing its topic and group.
 """
 
+import http.client
 import json
 import subprocess
 
 import pytest
 
+import ck_helpers as ck
+from harness import wait_until
 from test_sql_server import SqlServer
 
+VIEWS = [("alice", "/a", 5), ("bob", "/b", 20), ("carol", "/c", 11), ("dave", "/d", 1), ("erin", "/e", 30)]
 STREAM = ("CREATE STREAM pageviews (viewer STRING KEY, page STRING, secs INT) "
           "WITH (kafka_topic='pageviews', value_format='JSON', partitions=1);")
 
@@ -23,6 +28,10 @@ def server(make_broker, tmp_path):
     s = SqlServer(broker, tmp_path)
     s.broker = broker
     s.ksql(STREAM)
+    producer = ck.producer(broker.bootstrap)
+    for viewer, page, secs in VIEWS:
+        producer.produce("pageviews", key=viewer, value=json.dumps({"PAGE": page, "SECS": secs}))
+    producer.flush(30)
     yield s
     if s.proc.poll() is None:
         s.stop()
@@ -82,17 +91,97 @@ def test_query_is_refused_over_http2_and_served_over_http1(server):
     assert (version, status) == ("2", 405), text
     assert json.loads(text)["error_code"] == 40500
 
-    # Over HTTP/1.1 the same request passes the checks (a bad one would be 400, see above).
-    status, _, text = server.request("POST", "/query", select)
-    assert status != 405 and status != 400, text
+    # Over HTTP/1.1 the same request streams (until the client leaves).
+    conn, r = open_stream(server, "/query", {**select, "streamsProperties": {"auto.offset.reset": "earliest"}})
+    assert r.status == 200
+    assert r.readline().startswith(b'[{"header":')
+    conn.close()
 
 
-def test_a_valid_push_query_is_accepted_but_not_run_yet(server):
-    status, _, text = server.request("POST", "/query-stream",
-                                     {"sql": "SELECT viewer, page FROM pageviews WHERE secs > 10 EMIT CHANGES;",
-                                      "properties": {"auto.offset.reset": "earliest"}})
-    assert status == 501, text
-    assert "not run by this server yet" in json.loads(text)["message"]
+def open_stream(server, path, body, accept="application/json"):
+    """An HTTP/1.1 POST whose response is read as it comes: (connection, response)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    conn.request("POST", path, body=json.dumps(body), headers={"Accept": accept, "Content-Type": "application/json"})
+    return conn, conn.getresponse()
+
+
+def transient_topics(server):
+    topics = ck.admin(server.broker.bootstrap).list_topics(timeout=10).topics
+    return [t for t in topics if "transient_" in t]  # its rows' and Streams' own
+
+
+def test_query_streams_chunked_rows_until_its_limit(server):
+    conn, r = open_stream(server, "/query", {"ksql": "SELECT * FROM pageviews EMIT CHANGES LIMIT 3;",
+                                             "streamsProperties": {"auto.offset.reset": "earliest"}})
+    assert r.status == 200
+    assert r.getheader("Transfer-Encoding") == "chunked"
+    first = r.readline().decode()
+    assert first.startswith('[{"header":'), first
+    header = json.loads(first[1:].rstrip().rstrip(","))["header"]
+    assert header["queryId"].startswith("transient_PAGEVIEWS_")
+    assert header["schema"] == "`VIEWER` STRING, `PAGE` STRING, `SECS` INTEGER"
+    text = first + r.read().decode()  # ends: the LIMIT ended the response
+    conn.close()
+    body = json.loads(text)
+    assert body[0] == {"header": header}
+    assert [row["row"]["columns"] for row in body[1:4]] == [list(v) for v in VIEWS[:3]]
+    assert body[4:] == [{"finalMessage": "Limit Reached"}]
+    wait_until(lambda: transient_topics(server) == [], 30, message="the query's topic deleted")
+
+
+def test_query_stream_over_http2_sends_the_delimited_header_and_rows(server):
+    done = subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-w", "\n%{http_version} %{content_type}",
+                           "--data", json.dumps({"sql": "SELECT viewer, secs FROM pageviews WHERE secs > 10 "
+                                                        "EMIT CHANGES LIMIT 2;",
+                                                 "properties": {"auto.offset.reset": "earliest"}}),
+                           f"http://127.0.0.1:{server.port}/query-stream"],
+                          capture_output=True, text=True, timeout=60)
+    text, _, trailer = done.stdout.rpartition("\n")
+    assert trailer == "2 application/vnd.ksqlapi.delimited.v1", done.stdout + done.stderr
+    lines = text.rstrip("\n").split("\n")
+    header = json.loads(lines[0])
+    assert header["queryId"].startswith("transient_PAGEVIEWS_")
+    assert (header["columnNames"], header["columnTypes"]) == (["VIEWER", "SECS"], ["STRING", "INTEGER"])
+    assert [json.loads(line) for line in lines[1:]] == [["bob", 20], ["carol", 11]]
+
+
+def test_query_stream_as_one_json_array(server):
+    conn, r = open_stream(server, "/query-stream", {"sql": "SELECT page FROM pageviews EMIT CHANGES LIMIT 2;",
+                                                    "properties": {"auto.offset.reset": "earliest"}})
+    assert (r.status, r.getheader("Content-Type")) == (200, "application/json")
+    body = json.loads(r.read())
+    conn.close()
+    assert body[0]["columnNames"] == ["PAGE"]
+    assert body[1:] == [["/a"], ["/b"]]
+
+
+def test_close_query_ends_an_open_query_and_a_gone_client_frees_one(server):
+    conn, r = open_stream(server, "/query-stream", {"sql": "SELECT * FROM pageviews EMIT CHANGES;",
+                                                    "properties": {"auto.offset.reset": "earliest"}},
+                          accept="application/vnd.ksqlapi.delimited.v1")
+    assert r.status == 200
+    header = json.loads(r.readline())
+    rows = [json.loads(r.readline()) for _ in VIEWS]
+    assert rows == [list(v) for v in VIEWS]
+    assert len(transient_topics(server)) >= 1
+
+    status, _, text = server.request("POST", "/close-query", {"queryId": header["queryId"]})
+    assert status == 200, text
+    assert r.read() == b""  # the response ends
+    conn.close()
+    wait_until(lambda: transient_topics(server) == [], 30, message="the closed query's topic deleted")
+    status, _, _ = server.request("POST", "/close-query", {"queryId": header["queryId"]})
+    assert status == 400  # no longer known
+
+    # A client that goes away: its query stops and its topic goes.
+    conn, r = open_stream(server, "/query-stream", {"sql": "SELECT * FROM pageviews EMIT CHANGES;",
+                                                    "properties": {"auto.offset.reset": "earliest"}},
+                          accept="application/vnd.ksqlapi.delimited.v1")
+    assert json.loads(r.readline())["columnNames"] == ["VIEWER", "PAGE", "SECS"]
+    wait_until(lambda: len(transient_topics(server)) >= 1, 30, message="the second query's topic")
+    conn.sock.close()
+    conn.close()
+    wait_until(lambda: transient_topics(server) == [], 30, message="the abandoned query's topic deleted")
 
 
 def test_close_query_of_an_unknown_id_is_refused(server):

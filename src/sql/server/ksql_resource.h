@@ -75,6 +75,11 @@ class KsqlResource {
   // nothing); throws with ksqlDB's message for a text that is not one SELECT or that the engine
   // refuses.
   std::vector<FieldInfo> push_query_columns(const std::string& statement);
+  // Runs `read` with the engine while no statement changes it.
+  void read_engine(const std::function<void(const Engine&)>& read) {
+    std::lock_guard lock(mutex_);
+    read(engine_);
+  }
 
  private:
   // Runs one statement; its entity (null for none), or throws with the engine's message.

@@ -1,6 +1,11 @@
 #include "sql/server/push_query_resource.h"
 
+#include <spdlog/spdlog.h>
+
 #include <nlohmann/json.hpp>
+
+#include "http/stream_server.h"
+#include "sql/server/query_runner.h"
 
 namespace oxbow::sql::server {
 
@@ -13,6 +18,9 @@ constexpr int kBadStatement = 40001;
 // ksqlDB's API server codes (io.confluent.ksql.api.server.ErrorCodes).
 constexpr int kMissingParam = 50001;
 constexpr int kUnknownQueryId = 50002;
+constexpr int kWaitAtShutdownMs = 30'000;
+
+constexpr const char* kDelimited = "application/vnd.ksqlapi.delimited.v1";
 
 struct Names {
   const char* sql;
@@ -37,9 +45,55 @@ RestResponse refused(PushEndpoint endpoint, const std::string& statement,
   return {400, json_text(body)};
 }
 
+// How the rows are written: ksqlDB's three shapes.
+enum class Shape { kDelimited, kJsonArray, kLegacy };
+
+Shape shape_of(PushEndpoint endpoint, const http::StreamRequest& request) {
+  if (endpoint == PushEndpoint::kQuery) return Shape::kLegacy;
+  auto accept = request.header("accept");
+  return accept.find("application/json") != std::string_view::npos ? Shape::kJsonArray
+                                                                   : Shape::kDelimited;
+}
+
+std::string header_piece(Shape shape, const TransientPlan& plan) {
+  if (shape != Shape::kLegacy) {
+    json header = {{"queryId", plan.query_id},
+                   {"columnNames", plan.column_names},
+                   {"columnTypes", plan.column_types}};
+    return shape == Shape::kDelimited ? json_text(header) + "\n" : "[" + json_text(header);
+  }
+  std::string schema;
+  for (size_t i = 0; i < plan.column_names.size(); ++i)
+    schema += (i ? ", `" : "`") + plan.column_names[i] + "` " + plan.column_types[i];
+  return "[" + json_text({{"header", {{"queryId", plan.query_id}, {"schema", schema}}}});
+}
+
+std::string row_piece(Shape shape, const json& row) {
+  if (shape == Shape::kDelimited) return json_text(row) + "\n";
+  if (shape == Shape::kJsonArray) return "," + json_text(row);
+  return ",\n" + json_text({{"row", {{"columns", row}}}});
+}
+
+std::string end_piece(Shape shape, const std::string& error, bool limited) {
+  json failure = {{"@type", "generic_error"}, {"error_code", 50000}, {"message", error}};
+  if (shape == Shape::kDelimited) return error.empty() ? "" : json_text(failure) + "\n";
+  if (shape == Shape::kJsonArray) return (error.empty() ? "" : "," + json_text(failure)) + "]";
+  if (!error.empty()) return ",\n" + json_text({{"errorMessage", failure}}) + "]";
+  return (limited ? ",\n" + json_text({{"finalMessage", "Limit Reached"}}) : "") + "]";
+}
+
 }  // namespace
 
-RestResponse push_query(KsqlResource& ksql, PushEndpoint endpoint, std::string_view body) {
+PushQueries::PushQueries(KsqlResource& ksql, PushSettings settings)
+    : ksql_(ksql), settings_(std::move(settings)) {}
+
+PushQueries::~PushQueries() {
+  close_all();
+}
+
+RestResponse PushQueries::check(PushEndpoint endpoint, std::string_view body,
+                                std::string& statement,
+                                std::map<std::string, std::string>& properties) {
   json request = json::parse(body, nullptr, false);
   if (request.is_discarded() || !request.is_object())
     return generic_error(400, kBadRequest, "The request body is not a JSON object.");
@@ -48,28 +102,111 @@ RestResponse push_query(KsqlResource& ksql, PushEndpoint endpoint, std::string_v
   if (sql == request.end() || !sql->is_string())
     return generic_error(400, endpoint == PushEndpoint::kQueryStream ? kMissingParam : kBadRequest,
                          std::string("No \"") + names.sql + "\" string in the request body.");
-  if (auto p = request.find(names.properties); p != request.end() && !p->is_object())
-    return generic_error(400, kBadRequest,
-                         std::string("\"") + names.properties + "\" is not a JSON object.");
-  const std::string statement = sql->get<std::string>();
-  try {
-    ksql.push_query_columns(statement);
-  } catch (const std::exception& e) {
-    return refused(endpoint, statement, e.what());
+  if (auto p = request.find(names.properties); p != request.end()) {
+    if (!p->is_object())
+      return generic_error(400, kBadRequest,
+                           std::string("\"") + names.properties + "\" is not a JSON object.");
+    for (const auto& [name, value] : p->items())
+      properties[name] = value.is_string() ? value.get<std::string>() : value.dump();
   }
-  return generic_error(501, 50100,
-                       "Push queries are not run by this server yet: the statement is valid, but "
-                       "no transient query runtime exists (issue 43).");
+  statement = sql->get<std::string>();
+  return {200, ""};
 }
 
-RestResponse close_query(std::string_view body) {
+std::map<std::string, std::string> PushQueries::config_of(
+    const TransientPlan& plan, const std::map<std::string, std::string>& properties) {
+  auto config = settings_.streams_config;
+  // ksqlDB's transient application id: its service id, then the query's.
+  config["application.id"] = "_confluent-ksql-" + settings_.service_id + plan.query_id;
+  config["default.deserialization.exception.handler"] =
+      "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler";
+  config["processing.exception.handler"] =
+      "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler";
+  for (const auto& [key, value] : properties)
+    if (auto name = streams_property_name(key); !name.empty()) config[name] = value;
+  return config;
+}
+
+void PushQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint) {
+  const auto& request = exchange->request();
+  std::string statement;
+  std::map<std::string, std::string> properties;
+  RestResponse checked = check(endpoint, request.body, statement, properties);
+  if (checked.status != 200)
+    return exchange->respond(checked.status, "application/json", std::move(checked.body));
+  TransientPlan plan;
+  try {
+    plan = plan_transient_query(ksql_, statement, settings_.service_id);
+  } catch (const std::exception& e) {
+    RestResponse r = refused(endpoint, statement, e.what());
+    return exchange->respond(r.status, "application/json", std::move(r.body));
+  }
+  const Shape shape = shape_of(endpoint, request);
+  const std::optional<int64_t> limit = plan.limit;
+  RowSink sink;
+  sink.row = [exchange, shape](const json& row) {
+    if (exchange->client_gone() || exchange->unsent_bytes() > kMaxUnsentBytes) return false;
+    return exchange->write(row_piece(shape, row));
+  };
+  auto config = config_of(plan, properties);
+  const std::string id = plan.query_id;
+  sink.end = [this, exchange, shape, limit, id](const std::string& error) {
+    exchange->write(end_piece(shape, error, limit.has_value()));
+    exchange->finish();
+    forget(id);
+  };
+  exchange->set_status(200);
+  exchange->set_header("content-type",
+                       shape == Shape::kDelimited ? kDelimited : "application/json");
+  exchange->write(header_piece(shape, plan));
+  auto query = std::make_shared<TransientQuery>(std::move(plan), std::move(config),
+                                                settings_.client, std::move(sink));
+  {
+    std::lock_guard lock(mutex_);
+    running_[id] = query;
+  }
+  exchange->on_client_gone([weak = std::weak_ptr(query)] {
+    if (auto q = weak.lock()) q->stop();
+  });
+  try {
+    query->start();
+  } catch (const std::exception& e) {
+    forget(id);
+    exchange->write(end_piece(shape, e.what(), false));
+    exchange->finish();
+  }
+  spdlog::info("sql-server: push query {} started: {}", id, statement);
+}
+
+RestResponse PushQueries::close(std::string_view body) {
   json request = json::parse(body, nullptr, false);
   if (request.is_discarded() || !request.is_object())
     return generic_error(400, kBadRequest, "The request body is not a JSON object.");
   auto id = request.find("queryId");
   if (id == request.end() || !id->is_string())
     return generic_error(400, kMissingParam, "No \"queryId\" string in the request body.");
-  return generic_error(400, kUnknownQueryId, "No query with id " + id->get<std::string>());
+  std::lock_guard lock(mutex_);
+  auto found = running_.find(id->get<std::string>());
+  if (found == running_.end())
+    return generic_error(400, kUnknownQueryId, "No query with id " + id->get<std::string>());
+  found->second->stop();
+  return {200, ""};
+}
+
+void PushQueries::close_all() {
+  std::map<std::string, std::shared_ptr<TransientQuery>> queries;
+  {
+    std::lock_guard lock(mutex_);
+    queries = running_;
+  }
+  for (auto& [id, query] : queries) query->stop();
+  for (auto& [id, query] : queries)
+    if (!query->wait(kWaitAtShutdownMs)) spdlog::warn("sql-server: push query {} did not end", id);
+}
+
+void PushQueries::forget(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  running_.erase(id);
 }
 
 }  // namespace oxbow::sql::server

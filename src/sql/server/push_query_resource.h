@@ -1,22 +1,54 @@
 #pragma once
 // ksqlDB's push-query endpoints: POST /query-stream (its HTTP/2 API, also over HTTP/1.1), POST
-// /query (the older chunked one, HTTP/1.1 only) and POST /close-query. What is here today is the
-// requests' part: their bodies read and the SELECT checked by the engine, with ksqlDB's errors.
-// Running the query (a transient Streams topology whose rows stream to the client) is not done
-// yet: a valid push query is answered 501 (docs/sql/server.md).
+// /query (the older chunked one, HTTP/1.1 only) and POST /close-query. Each push query runs as a
+// TransientQuery whose rows stream to the client as they come (docs/sql/server.md).
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
 
 #include "sql/server/ksql_resource.h"
+#include "sql/server/transient_query.h"
+
+namespace oxbow::http {
+class StreamExchange;
+}
 
 namespace oxbow::sql::server {
 
 enum class PushEndpoint { kQueryStream, kQuery };
 
-// The answer to a push query's request body on `endpoint`.
-RestResponse push_query(KsqlResource& ksql, PushEndpoint endpoint, std::string_view body);
+struct PushSettings {
+  std::string service_id;
+  std::map<std::string, std::string> streams_config;  // the server's, for every query
+  ClientConfig client;
+};
 
-// The answer to /close-query's body ({"queryId": "..."}): no push query runs here, so every id
-// is unknown.
-RestResponse close_query(std::string_view body);
+class PushQueries {
+ public:
+  PushQueries(KsqlResource& ksql, PushSettings settings);
+  ~PushQueries();
+
+  // Answers `exchange` on `endpoint`: an error at once, or the query's rows as they come.
+  void handle(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint);
+  // POST /close-query's answer.
+  RestResponse close(std::string_view body);
+  // Stops every query and waits for them (the server stopping).
+  void close_all();
+
+ private:
+  // The request's checks: the statement and its properties, or the error to answer.
+  RestResponse check(PushEndpoint endpoint, std::string_view body, std::string& statement,
+                     std::map<std::string, std::string>& properties);
+  std::map<std::string, std::string> config_of(
+      const TransientPlan& plan, const std::map<std::string, std::string>& properties);
+  void forget(const std::string& id);
+
+  KsqlResource& ksql_;
+  PushSettings settings_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<TransientQuery>> running_;
+};
 
 }  // namespace oxbow::sql::server

@@ -91,6 +91,7 @@ struct SqlServer::Impl {
             engine, [this](const AcceptedStatement& accepted) { apply(accepted); },
             PropertyList(config.properties.begin(), config.properties.end()),
             [this](const std::string& id) { return runner.status(id); }),
+        push(ksql, PushSettings{config.service_id, config.streams_config, client}),
         http(context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); }),
         signals(context, SIGINT, SIGTERM),
         commands(client, command_topic_name(config.service_id)) {}
@@ -137,6 +138,11 @@ struct SqlServer::Impl {
 
   void handle(std::shared_ptr<http::StreamExchange> exchange) {
     const auto& request = exchange->request();
+    if (request.method == "POST" && request.path == "/query-stream")
+      return push.handle(std::move(exchange), PushEndpoint::kQueryStream);
+    if (request.method == "POST" && request.path == "/query" &&
+        request.protocol == http::Protocol::http1)
+      return push.handle(std::move(exchange), PushEndpoint::kQuery);
     RestResponse response;
     try {
       response = route(request);
@@ -159,10 +165,10 @@ struct SqlServer::Impl {
         {"/healthcheck", "GET", [this] { return health(); }},
         {"/ksql", "POST", [&] { return ksql.handle(request.body); }},
         {"/status", "GET", [this] { return ksql.command_statuses(); }},
-        {"/query-stream", "POST",
-         [&] { return push_query(ksql, PushEndpoint::kQueryStream, request.body); }},
-        {"/query", "POST", [&] { return push_query(ksql, PushEndpoint::kQuery, request.body); }},
-        {"/close-query", "POST", [&] { return close_query(request.body); }},
+        // handle() takes the push queries' POSTs, but for /query over HTTP/2 (refused below).
+        {"/query-stream", "POST", [] { return RestResponse{}; }},
+        {"/query", "POST", [] { return RestResponse{}; }},
+        {"/close-query", "POST", [&] { return push.close(request.body); }},
     };
     constexpr std::string_view status_prefix = "/status/";
     if (request.path.starts_with(status_prefix) && request.method == "GET")
@@ -212,6 +218,7 @@ struct SqlServer::Impl {
   Engine engine;
   QueryRunner runner;
   KsqlResource ksql;
+  PushQueries push;
   boost::asio::io_context context;
   http::StreamServer http;
   boost::asio::signal_set signals;
@@ -264,6 +271,7 @@ int SqlServer::run() {
     impl->shut();
   });
   impl_->context.run();
+  impl_->push.close_all();
   impl_->runner.close();
   spdlog::info("oxbow sql-server stopped cleanly");
   return 0;
