@@ -1,6 +1,6 @@
 """`oxbow connect standalone` against the real broker: Kafka's FileStreamSource writes a file's
 lines into a topic and resumes from its offsets file after a restart, FileStreamSink writes the
-topic's records into a file and commits its group's offsets after flushing.
+topic's records into a file, commits its group's offsets after flushing and resumes from them.
 
 Records are read back with confluent-kafka by partition assignment (no group), the sink's committed
 offsets through a consumer of the connector's group that never joins it.
@@ -124,6 +124,20 @@ def test_file_source_resumes_from_its_offsets_and_sink_writes_the_topic(broker, 
         group.close()
     assert committed[0].offset == len(first) + len(second)
     assert "task file-source-0 stopped" in run2.log() and "task file-sink-0 stopped" in run2.log()
+
+    # Both resume: the source from its file offset, the sink from its group's offset, so the sink
+    # file gains the third lines once each.
+    third = [f"third {i}" for i in range(10)]
+    with open(source_file, "a") as f:
+        f.write("".join(line + "\n" for line in third))
+    run3 = Standalone(tmp_path, broker, [source, sink], run=3,
+                      worker_extra={"offset.flush.interval.ms": 200})
+    everything = first + second + third
+    wait_until(lambda: len(_lines(sink_file)) >= len(everything), 30,
+               message="the sink file to hold the third lines")
+    run3.stop()
+    assert _lines(sink_file) == everything
+    assert _end_offset(broker.bootstrap, topic) == len(everything)
 
 
 def test_bad_connector_config_fails_with_its_errors(broker, tmp_path):
