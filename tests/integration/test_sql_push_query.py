@@ -189,3 +189,28 @@ def test_close_query_of_an_unknown_id_is_refused(server):
     body = json.loads(text)
     assert status == 400, text
     assert body["@type"] == "generic_error" and "transient_PAGEVIEWS_1" in body["message"], body
+
+
+def test_a_client_that_does_not_read_has_its_query_closed_and_others_go_on(server):
+    # Far more than the server's 4 MiB bound plus what the sockets hold.
+    producer = ck.producer(server.broker.bootstrap, **{"linger.ms": "20"})
+    page = "p" * 1000
+    for i in range(40_000):
+        producer.produce("pageviews", key=f"v{i}", value=json.dumps({"PAGE": page, "SECS": i}))
+        if i % 1000 == 0:
+            producer.poll(0)
+    producer.flush(60)
+
+    stalled, r = open_stream(server, "/query-stream", {"sql": "SELECT * FROM pageviews EMIT CHANGES;",
+                                                       "properties": {"auto.offset.reset": "earliest"}},
+                             accept="application/vnd.ksqlapi.delimited.v1")
+    assert r.status == 200  # and never read from again
+    wait_until(lambda: "reads too slowly" in server.tail(), 60, message="the stalled query closed")
+    wait_until(lambda: transient_topics(server) == [], 30, message="its topics deleted")
+
+    # Another query meanwhile is served in full.
+    conn, r = open_stream(server, "/query-stream", {"sql": "SELECT viewer FROM pageviews EMIT CHANGES LIMIT 2;",
+                                                    "properties": {"auto.offset.reset": "earliest"}})
+    assert json.loads(r.read())[1:] == [["alice"], ["bob"]]
+    conn.close()
+    stalled.close()
