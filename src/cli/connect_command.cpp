@@ -11,6 +11,7 @@
 #include "cli/client_config.h"
 #include "cli/commands.h"
 #include "connect/runtime/standalone.h"
+#include "oxbow/connect/config_def.h"
 #include "oxbow/connect/errors.h"
 
 namespace oxbow::cli {
@@ -46,6 +47,8 @@ void run_standalone(const StandaloneOptions& options) {
     worker.stop();
     report_failed_tasks(worker);
   } catch (const connect::ConnectException& e) {
+    fail(e.what());
+  } catch (const connect::ConfigException& e) {  // a transform's or converter's config
     fail(e.what());
   }
 }
