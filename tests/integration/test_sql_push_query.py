@@ -214,3 +214,16 @@ def test_a_client_that_does_not_read_has_its_query_closed_and_others_go_on(serve
     assert json.loads(r.read())[1:] == [["alice"], ["bob"]]
     conn.close()
     stalled.close()
+
+
+def test_the_server_stops_its_push_queries_when_it_stops(server):
+    conn, r = open_stream(server, "/query-stream", {"sql": "SELECT * FROM pageviews EMIT CHANGES;",
+                                                    "properties": {"auto.offset.reset": "earliest"}},
+                          accept="application/vnd.ksqlapi.delimited.v1")
+    r.readline()
+    server.stop()  # exits 0 within 60 s
+    # The server closes its connections as it stops: the response ends, cut short.
+    with pytest.raises(http.client.IncompleteRead):
+        r.read()
+    conn.close()
+    assert transient_topics(server) == []

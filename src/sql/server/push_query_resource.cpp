@@ -144,9 +144,13 @@ void PushQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
   const Shape shape = shape_of(endpoint, request);
   const std::optional<int64_t> limit = plan.limit;
   RowSink sink;
-  sink.row = [exchange, shape](const json& row) {
-    if (exchange->client_gone() || exchange->unsent_bytes() > kMaxUnsentBytes) return false;
-    return exchange->write(row_piece(shape, row));
+  sink.row = [exchange, shape](const json& row) -> std::string {
+    if (exchange->unsent_bytes() > kMaxUnsentBytes)
+      return "the client reads too slowly: more than " + std::to_string(kMaxUnsentBytes) +
+             " bytes of rows wait for it";
+    if (exchange->client_gone() || !exchange->write(row_piece(shape, row)))
+      return "the client is gone";
+    return "";
   };
   auto config = config_of(plan, properties);
   const std::string id = plan.query_id;

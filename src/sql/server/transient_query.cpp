@@ -143,10 +143,7 @@ void TransientQuery::read_rows() {
                    static_cast<const char*>(message->payload), message->len);
     rd_kafka_message_destroy(message);
     if (!row) continue;
-    if (!sink_.row(*row)) {
-      error_ = "the client is gone or reads too slowly";
-      break;
-    }
+    if (error_ = sink_.row(*row); !error_.empty()) break;
     ++rows;
   }
   rd_kafka_consumer_close(consumer);

@@ -45,8 +45,8 @@ TransientPlan plan_transient_query(KsqlResource& ksql, const std::string& statem
 
 // Where a running query's rows go, called from its reader thread.
 struct RowSink {
-  // One row; false when it cannot take more (the client gone or too far behind).
-  std::function<bool(const nlohmann::json& row)> row;
+  // One row; "" when taken, else why no more can be (the client gone or too far behind).
+  std::function<std::string(const nlohmann::json& row)> row;
   // The end: "" after the LIMIT or stop(), else why the query failed.
   std::function<void(const std::string& error)> end;
 };
