@@ -93,6 +93,23 @@ class SqlClient {
     return body.is_object() ? body.value("KsqlServerInfo", json::object()) : json::object();
   }
 
+  // The names of the server's streams and tables; none when it cannot say.
+  std::vector<std::string> source_names() {
+    std::vector<std::string> names;
+    try {
+      json request = {{"ksql", "SHOW STREAMS; SHOW TABLES;"},
+                      {"streamsProperties", json::object()}};
+      json body = json::parse(send("POST", "/ksql", request.dump()).body, nullptr, false);
+      if (!body.is_array()) return names;
+      for (const auto& entity : body)
+        for (const char* list : {"streams", "tables"})
+          for (const auto& source : entity.value(list, json::array()))
+            names.push_back(source.value("name", ""));
+    } catch (const Unreachable&) {
+    }
+    return names;
+  }
+
   const std::string& url() const { return url_; }
 
  private:
@@ -146,24 +163,39 @@ const char* const kKeywords[] = {
     "TYPE",       "UNSET",    "VALUES", "VARIABLES", "WHERE",     "WINDOW",  "WITH",
 };
 
+// What Tab completes: the keywords (in the case the word was begun in) and the names of the
+// server's streams and tables, asked for when a completion starts.
+struct Completions {
+  SqlClient* client = nullptr;
+  std::vector<std::string> words;
+  size_t next = 0;
+};
+Completions completions;
+
 // libedit's generator protocol: called with state 0 first, then until it answers null.
-char* keyword_generator(const char* text, int state) {
-  static size_t next;
-  if (state == 0) next = 0;
+char* completion_generator(const char* text, int state) {
   std::string wanted = upper(text);
-  bool lower = text[0] && std::islower(static_cast<unsigned char>(text[0]));
-  while (next < std::size(kKeywords)) {
-    std::string keyword = kKeywords[next++];
-    if (keyword.rfind(wanted, 0) != 0) continue;
-    if (lower)
-      for (char& c : keyword) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return strdup(keyword.c_str());
+  if (state == 0) {
+    completions.words.clear();
+    completions.next = 0;
+    bool lower = text[0] && std::islower(static_cast<unsigned char>(text[0]));
+    for (std::string keyword : kKeywords) {
+      if (lower)
+        for (char& c : keyword) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      completions.words.push_back(keyword);
+    }
+    if (completions.client)
+      for (auto& name : completions.client->source_names()) completions.words.push_back(name);
+  }
+  while (completions.next < completions.words.size()) {
+    const std::string& word = completions.words[completions.next++];
+    if (upper(word).rfind(wanted, 0) == 0) return strdup(word.c_str());
   }
   return nullptr;
 }
 
-char** complete_keyword(const char* text, int, int) {
-  return rl_completion_matches(text, keyword_generator);
+char** complete_word(const char* text, int, int) {
+  return rl_completion_matches(text, completion_generator);
 }
 
 // Whether `buffer` ends a statement: its last piece, outside quotes and comments, ends with ';'.
@@ -196,7 +228,8 @@ void interactive(SqlClient& client) {
   const std::string history = history_path();
   using_history();
   read_history(history.c_str());
-  rl_attempted_completion_function = complete_keyword;
+  completions.client = &client;
+  rl_attempted_completion_function = complete_word;
   std::string buffer;
   while (char* line = readline(buffer.empty() ? "ksql> " : "> ")) {
     std::string text(line);
