@@ -227,3 +227,13 @@ def test_the_server_stops_its_push_queries_when_it_stops(server):
         r.read()
     conn.close()
     assert transient_topics(server) == []
+
+
+def test_an_aggregating_push_query_streams_the_tables_changes(server):
+    conn, r = open_stream(server, "/query-stream",
+                          {"sql": "SELECT viewer, COUNT(*) AS views FROM pageviews GROUP BY viewer EMIT CHANGES LIMIT 5;",
+                           "properties": {"auto.offset.reset": "earliest"}})
+    body = json.loads(r.read())
+    conn.close()
+    assert (body[0]["columnNames"], body[0]["columnTypes"]) == (["VIEWER", "VIEWS"], ["STRING", "BIGINT"])
+    assert sorted(body[1:]) == sorted([[viewer, 1] for viewer, _, _ in VIEWS])
