@@ -4,6 +4,7 @@
 
 #include "sql/engine/description_output.h"
 #include "sql/engine/topic_output.h"
+#include "sql/server/entities.h"
 
 namespace oxbow::cli {
 
@@ -108,45 +109,40 @@ std::string sources_text(const json& items, SourceKind kind) {
 }
 
 SourceDescription source_description(const json& s) {
-  return {.name = text(s, "name"),
-          .window_type = window_type(s),
-          .read_queries = running_queries(array(s, "readQueries")),
-          .write_queries = running_queries(array(s, "writeQueries")),
-          .fields = fields(array(s, "fields")),
-          .type = text(s, "type"),
-          .timestamp = text(s, "timestamp"),
-          .statistics = text(s, "statistics"),
-          .error_stats = text(s, "errorStats"),
-          .extended = s.value("extended", false),
-          .key_format = text(s, "keyFormat"),
-          .value_format = text(s, "valueFormat"),
-          .topic = text(s, "topic"),
-          .partitions = number(s, "partitions"),
-          .replication = number(s, "replication"),
-          .statement = text(s, "statement")};
-}
-
-std::map<std::string, std::string> string_map(const json& object, const char* key) {
-  std::map<std::string, std::string> out;
-  auto found = object.find(key);
-  if (found == object.end() || !found->is_object()) return out;
-  for (const auto& [name, value] : found->items())
-    out[name] = value.is_string() ? value.get<std::string>() : value.dump();
-  return out;
+  SourceDescription d;
+  d.name = text(s, "name");
+  d.window_type = window_type(s);
+  d.read_queries = running_queries(array(s, "readQueries"));
+  d.write_queries = running_queries(array(s, "writeQueries"));
+  d.fields = fields(array(s, "fields"));
+  d.type = text(s, "type");
+  d.timestamp = text(s, "timestamp");
+  d.statistics = text(s, "statistics");
+  d.error_stats = text(s, "errorStats");
+  d.extended = s.value("extended", false);
+  d.key_format = text(s, "keyFormat");
+  d.value_format = text(s, "valueFormat");
+  d.topic = text(s, "topic");
+  d.partitions = number(s, "partitions");
+  d.replication = number(s, "replication");
+  d.statement = text(s, "statement");
+  return d;
 }
 
 QueryDescription query_description(const json& q) {
-  return {.id = text(q, "id"),
-          .statement_text = text(q, "statementText"),
-          .window_type = window_type(q),
-          .fields = fields(array(q, "fields")),
-          .sources = strings(array(q, "sources")),
-          .sinks = strings(array(q, "sinks")),
-          .topology = text(q, "topology"),
-          .execution_plan = text(q, "executionPlan"),
-          .overridden_properties = string_map(q, "overriddenProperties"),
-          .status = text(q, "state"),
-          .query_type = text(q, "queryType")};
+  QueryDescription d;
+  d.id = text(q, "id");
+  d.statement_text = text(q, "statementText");
+  d.window_type = window_type(q);
+  d.fields = fields(array(q, "fields"));
+  d.sources = strings(array(q, "sources"));
+  d.sinks = strings(array(q, "sinks"));
+  d.topology = text(q, "topology");
+  d.execution_plan = text(q, "executionPlan");
+  d.overridden_properties = server::text_fields(q, "overriddenProperties");
+  d.status = text(q, "state");
+  d.query_type = text(q, "queryType");
+  return d;
 }
 
 std::string topics_text(const json& items) {

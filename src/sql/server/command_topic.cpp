@@ -1,5 +1,7 @@
 #include "sql/server/command_topic.h"
 
+#include "sql/server/entities.h"
+
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
@@ -31,15 +33,6 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
 json string_map(const std::map<std::string, std::string>& values) {
   json out = json::object();
   for (const auto& [k, v] : values) out[k] = v;
-  return out;
-}
-
-std::map<std::string, std::string> read_map(const json& value, const char* field) {
-  std::map<std::string, std::string> out;
-  auto found = value.find(field);
-  if (found == value.end() || !found->is_object()) return out;
-  for (const auto& [k, v] : found->items())
-    out[k] = v.is_string() ? v.get<std::string>() : v.dump();
   return out;
 }
 
@@ -87,8 +80,8 @@ Command parse_command(const std::string& key, const std::string& value, int64_t 
   json id = json::parse(key, nullptr, false);
   c.id = id.is_string() ? id.get<std::string>() : key;
   c.statement = statement->get<std::string>();
-  c.streams_properties = read_map(parsed, "streamsProperties");
-  c.original_properties = read_map(parsed, "originalProperties");
+  c.streams_properties = text_fields(parsed, "streamsProperties");
+  c.original_properties = text_fields(parsed, "originalProperties");
   c.offset = offset;
   return c;
 }

@@ -157,6 +157,15 @@ StatementInfo statement_info(std::string_view text) {
   return info;
 }
 
+std::map<std::string, std::string> text_fields(const nlohmann::json& object, const char* field) {
+  std::map<std::string, std::string> out;
+  auto found = object.find(field);
+  if (found == object.end() || !found->is_object()) return out;
+  for (const auto& [name, value] : found->items())
+    out[name] = value.is_string() ? value.get<std::string>() : value.dump();
+  return out;
+}
+
 std::string json_text(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -4,6 +4,7 @@
 // sourceDescription, source_descriptions, queryDescription, query_descriptions, kafka_topics,
 // function_names. Pure functions, tested without a cluster.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,10 @@ using PropertyList = std::vector<std::pair<std::string, std::string>>;
 // carries `sequence_number` as its commandSequenceNumber.
 nlohmann::json entity_json(const StatementResult& result, const StatementInfo& info,
                            int64_t sequence_number, const PropertyList& server_properties);
+
+// The object `object[field]` as names and texts (a string as itself, any other value as its JSON
+// text: ksqlDB's properties may be sent as numbers or booleans); empty when it is not an object.
+std::map<std::string, std::string> text_fields(const nlohmann::json& object, const char* field);
 
 // `value` as JSON text; bytes that are not UTF-8 (a statement's text cut inside a character)
 // become U+FFFD instead of failing the response.

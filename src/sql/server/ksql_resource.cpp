@@ -27,12 +27,7 @@ struct StatementFailure {
 
 // The request's "streamsProperties" as text, whatever JSON type each value has.
 std::map<std::string, std::string> request_properties(const json& request) {
-  std::map<std::string, std::string> out;
-  auto found = request.find("streamsProperties");
-  if (found == request.end() || !found->is_object()) return out;
-  for (const auto& [name, value] : found->items())
-    out[name] = value.is_string() ? value.get<std::string>() : value.dump();
-  return out;
+  return text_fields(request, "streamsProperties");
 }
 
 // The queries `result` lists, with their status where they run instead of the engine's.

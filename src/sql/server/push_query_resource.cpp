@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/stream_server.h"
+#include "sql/server/entities.h"
 #include "sql/server/query_runner.h"
 
 namespace oxbow::sql::server {
@@ -106,8 +107,7 @@ RestResponse PushQueries::check(PushEndpoint endpoint, std::string_view body,
     if (!p->is_object())
       return generic_error(400, kBadRequest,
                            std::string("\"") + names.properties + "\" is not a JSON object.");
-    for (const auto& [name, value] : p->items())
-      properties[name] = value.is_string() ? value.get<std::string>() : value.dump();
+    properties = text_fields(request, names.properties);
   }
   statement = sql->get<std::string>();
   return {200, ""};
