@@ -237,3 +237,59 @@ def test_an_aggregating_push_query_streams_the_tables_changes(server):
     conn.close()
     assert (body[0]["columnNames"], body[0]["columnTypes"]) == (["VIEWER", "VIEWS"], ["STRING", "BIGINT"])
     assert sorted(body[1:]) == sorted([[viewer, 1] for viewer, _, _ in VIEWS])
+
+
+def test_a_push_query_writes_no_topic_of_its_rows(server):
+    # Its rows go from its topology to the client in memory: the only topic of its own is the
+    # Streams application's shutdown-requests topic, deleted with it.
+    conn, r = open_stream(server, "/query-stream", {"sql": "SELECT * FROM pageviews EMIT CHANGES;",
+                                                    "properties": {"auto.offset.reset": "earliest"}},
+                          accept="application/vnd.ksqlapi.delimited.v1")
+    header = json.loads(r.readline())
+    assert [json.loads(r.readline()) for _ in VIEWS] == [list(v) for v in VIEWS]
+    topics = transient_topics(server)
+    assert [t for t in topics if t.endswith("-rows")] == [], topics
+    assert topics == [f"_confluent-ksql-default_{header['queryId']}-shutdown-requests"], topics
+    conn.close()
+    wait_until(lambda: transient_topics(server) == [], 30, message="its topics deleted")
+
+
+USERS = ("CREATE TABLE users (id STRING PRIMARY KEY, name STRING) "
+         "WITH (kafka_topic='users', value_format='JSON', partitions=1);")
+
+
+def test_a_tables_deleted_row_is_a_tombstone_on_query_and_left_out_on_query_stream(server):
+    server.ksql(USERS)
+    producer = ck.producer(server.broker.bootstrap)
+    producer.produce("users", key="u1", value=json.dumps({"NAME": "ann"}))
+    producer.produce("users", key="u2", value=json.dumps({"NAME": "bo"}))
+    producer.produce("users", key="u1", value=None)  # u1 deleted
+    producer.produce("users", key="u3", value=json.dumps({"NAME": "cy"}))
+    producer.flush(30)
+    select = "SELECT * FROM users EMIT CHANGES LIMIT 4;"
+    conn, r = open_stream(server, "/query", {"ksql": select, "streamsProperties": {"auto.offset.reset": "earliest"}})
+    body = json.loads(r.read())
+    conn.close()
+    assert body[1:] == [{"row": {"columns": ["u1", "ann"]}}, {"row": {"columns": ["u2", "bo"]}},
+                        {"row": {"columns": ["u1", None], "tombstone": True}},
+                        {"row": {"columns": ["u3", "cy"]}}, {"finalMessage": "Limit Reached"}]
+
+    # /query-stream leaves tombstones out, as ksqlDB's writers do; they count towards the LIMIT.
+    conn, r = open_stream(server, "/query-stream", {"sql": select, "properties": {"auto.offset.reset": "earliest"}})
+    body = json.loads(r.read())
+    conn.close()
+    assert body[1:] == [["u1", "ann"], ["u2", "bo"], ["u3", "cy"]]
+
+
+def test_a_windowed_push_query_has_its_window_bounds(server):
+    conn, r = open_stream(server, "/query-stream",
+                          {"sql": "SELECT viewer, WINDOWSTART AS ws, WINDOWEND AS we, COUNT(*) AS n FROM pageviews "
+                                  "WINDOW TUMBLING (SIZE 1 HOUR) GROUP BY viewer EMIT CHANGES LIMIT 5;",
+                           "properties": {"auto.offset.reset": "earliest"}})
+    body = json.loads(r.read())
+    conn.close()
+    assert body[0]["columnNames"] == ["VIEWER", "WS", "WE", "N"], body[0]
+    rows = body[1:]
+    assert sorted(row[0] for row in rows) == sorted(v[0] for v in VIEWS)
+    for _, start, end, n in rows:
+        assert (end - start, n) == (3_600_000, 1), rows

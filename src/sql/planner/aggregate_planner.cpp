@@ -277,28 +277,28 @@ std::shared_ptr<AggregatePlan> make_plan(const BoundQuery& q, const PlanShape& s
 
 }  // namespace
 
-streams::Topology plan_aggregate(const BoundQuery& q, const PlanShape& shape,
-                                 const DataSource& sink, std::shared_ptr<QueryCounters> counters) {
+streams::Topology plan_aggregate(const BoundQuery& q, const PlanShape& shape, const Output& out,
+                                 std::shared_ptr<QueryCounters> counters) {
   const DataSource& source = *q.from;
   streams::StreamsBuilder builder;
   auto input = builder.stream<Row, Row>(source.topic, consumed_from(source, counters));
-  aggregate_onto(input, q, shape, sink, std::move(counters), false);
+  aggregate_onto(input, q, shape, out, std::move(counters), false);
   return builder.build();
 }
 
 streams::Topology plan_table_aggregate(const BoundQuery& q, const PlanShape& shape,
-                                       const DataSource& sink,
-                                       std::shared_ptr<QueryCounters> counters) {
+                                       const Output& out, std::shared_ptr<QueryCounters> counters) {
   const DataSource& source = *q.from;
   streams::StreamsBuilder builder;
   auto table = builder.table<Row, Row>(source.topic, consumed_from(source, counters));
-  table_aggregate_onto(table, q, shape, sink, std::move(counters), false);
+  table_aggregate_onto(table, q, shape, out, std::move(counters), false);
   return builder.build();
 }
 
 void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQuery& q,
-                          const PlanShape& shape, const DataSource& sink,
+                          const PlanShape& shape, const Output& out,
                           std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+  const DataSource& sink = out.sink;
   std::shared_ptr<AggregatePlan> plan = make_plan(q, shape, std::move(counters), rows_ready);
   for (const auto& call : plan->calls)
     if (!can_retract(call.function))
@@ -327,26 +327,24 @@ void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQue
   auto subtractor = [shared](const Row&, const Row& args, const Row& current) {
     return stepped(*shared, current, args, retract);
   };
-  result_of(
-      grouped.aggregate<Row>(initializer, adder, subtractor,
-                             streams::Materialized<Row, Row>::as("Aggregate-Aggregate-Materialize")
-                                 .withKeySerde(key_serde)
-                                 .withValueSerde(internal_row_serde())),
-      shared)
-      .toStream()
-      .to(sink.topic,
-          streams::Produced<Row, Row>::with(key_serde, sink_value_serde(sink, plan->counters)));
+  end_query(result_of(grouped.aggregate<Row>(
+                          initializer, adder, subtractor,
+                          streams::Materialized<Row, Row>::as("Aggregate-Aggregate-Materialize")
+                              .withKeySerde(key_serde)
+                              .withValueSerde(internal_row_serde())),
+                      shared)
+                .toStream(),
+            out, key_serde, plan->counters);
 }
 
 void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
-                    const PlanShape& shape, const DataSource& sink,
+                    const PlanShape& shape, const Output& out,
                     std::shared_ptr<QueryCounters> counters, bool rows_ready) {
   std::shared_ptr<AggregatePlan> plan = make_plan(q, shape, std::move(counters), rows_ready);
   // Serdes: the grouping key as the sink's key; the arguments and states are the query's own.
-  auto key_serde = row_serde(sink.formats, key_columns(sink), true);
+  auto key_serde = row_serde(out.sink.formats, key_columns(out.sink), true);
   auto args_serde = internal_row_serde();
   auto state_serde = internal_row_serde();
-  auto value_serde = sink_value_serde(sink, plan->counters);
   std::shared_ptr<const AggregatePlan> shared = plan;
   auto prepared =
       !rows_ready && shape.groups_by_key()
@@ -362,13 +360,13 @@ void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q
   };
   const char* store = "Aggregate-Aggregate-Materialize";
   if (!q.window) {
-    result_of(grouped.aggregate(
-                  initializer, aggregator,
-                  streams::Materialized<Row, Row>::as(store).withKeySerde(key_serde).withValueSerde(
-                      state_serde)),
-              shared)
-        .toStream()
-        .to(sink.topic, streams::Produced<Row, Row>::with(key_serde, value_serde));
+    end_query(result_of(grouped.aggregate(initializer, aggregator,
+                                          streams::Materialized<Row, Row>::as(store)
+                                              .withKeySerde(key_serde)
+                                              .withValueSerde(state_serde)),
+                        shared)
+                  .toStream(),
+              out, key_serde, plan->counters);
     return;
   }
   const parser::WindowClause& w = *q.window;
@@ -384,9 +382,7 @@ void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q
       table = table.suppress(
           streams::Suppressed<Windowed<Row>>::untilWindowCloses(streams::BufferConfig::unbounded())
               .withName("Suppress"));
-    result_of(table, shared)
-        .toStream()
-        .to(sink.topic, streams::Produced<Windowed<Row>, Row>::with(windowed_key, value_serde));
+    end_query(result_of(table, shared).toStream(), out, windowed_key, plan->counters);
   };
   if (w.type == parser::WindowType::kSession) {
     auto windows = streams::SessionWindows::ofInactivityGapAndGrace(

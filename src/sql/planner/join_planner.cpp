@@ -163,11 +163,12 @@ struct Relation {
 
 class RelationalPlanner {
  public:
-  RelationalPlanner(const BoundQuery& q, const PlanShape& shape, const DataSource& sink,
+  RelationalPlanner(const BoundQuery& q, const PlanShape& shape, const Output& out,
                     std::shared_ptr<QueryCounters> counters)
       : q_(q),
         shape_(shape),
-        sink_(sink),
+        out_(out),
+        sink_(out.sink),
         counters_(std::move(counters)),
         row_index_(input_row_index(q, shape)) {}
 
@@ -176,20 +177,18 @@ class RelationalPlanner {
     Relation left = joined(*shape_.relation);
     if (q_.aggregate) {
       if (left.stream)
-        aggregate_onto(*left.stream, q_, shape_, sink_, counters_, true);
+        aggregate_onto(*left.stream, q_, shape_, out_, counters_, true);
       else
-        table_aggregate_onto(*left.table, q_, shape_, sink_, counters_, true);
+        table_aggregate_onto(*left.table, q_, shape_, out_, counters_, true);
       return builder_.build();
     }
     if (left.stream) {
-      select_onto(*left.stream, q_, shape_, sink_, counters_, true);
+      select_onto(*left.stream, q_, shape_, out_, counters_, true);
       return builder_.build();
     }
     check_table_partition_by(q_, shape_);
-    finish_table(*left.table, select_plan(), false)
-        .toStream()
-        .to(sink_.topic, streams::Produced<Row, Row>::with(key_serde_of(sink_),
-                                                           sink_value_serde(sink_, counters_)));
+    end_query(finish_table(*left.table, select_plan(), false).toStream(), out_, key_serde_of(sink_),
+              counters_);
     return builder_.build();
   }
 
@@ -228,10 +227,8 @@ class RelationalPlanner {
     const DataSource& source = *q_.from;
     check_table_partition_by(q_, shape_);
     auto table = builder_.table<Row, Row>(source.topic, consumed_from(source, counters_));
-    finish_table(table, select_plan(), true)
-        .toStream()
-        .to(sink_.topic, streams::Produced<Row, Row>::with(key_serde_of(sink_),
-                                                           sink_value_serde(sink_, counters_)));
+    end_query(finish_table(table, select_plan(), true).toStream(), out_, key_serde_of(sink_),
+              counters_);
     return builder_.build();
   }
 
@@ -526,6 +523,7 @@ class RelationalPlanner {
 
   const BoundQuery& q_;
   const PlanShape& shape_;
+  const Output& out_;
   const DataSource& sink_;
   std::shared_ptr<QueryCounters> counters_;
   std::vector<int> row_index_;
@@ -534,9 +532,9 @@ class RelationalPlanner {
 
 }  // namespace
 
-streams::Topology plan_relational(const BoundQuery& q, const PlanShape& shape,
-                                  const DataSource& sink, std::shared_ptr<QueryCounters> counters) {
-  return RelationalPlanner(q, shape, sink, std::move(counters)).plan();
+streams::Topology plan_relational(const BoundQuery& q, const PlanShape& shape, const Output& out,
+                                  std::shared_ptr<QueryCounters> counters) {
+  return RelationalPlanner(q, shape, out, std::move(counters)).plan();
 }
 
 }  // namespace oxbow::sql::planning

@@ -16,6 +16,13 @@
 
 namespace oxbow::sql::planning {
 
+// Where a query's rows go: its sink's topic or, when `rows` is set, a push query's callback.
+// `sink` gives the formats of the query's own topics and stores either way.
+struct Output {
+  const DataSource& sink;
+  RowCallback rows;
+};
+
 // What the planner reads of a physical plan: the steps from the sink down to the relation the
 // query reads (a source step, or a join step over two sides).
 struct PlanShape {
@@ -137,8 +144,8 @@ class Selector {
 // A stream query's filter, PARTITION BY, table functions and projection over `input`, into the
 // sink (stream_select.cpp): a source's records or (`rows_ready`) a join's whole scope rows.
 void select_onto(const streams::KStream<Row, Row>& input, const BoundQuery& query,
-                 const PlanShape& shape, const DataSource& sink,
-                 std::shared_ptr<QueryCounters> counters, bool rows_ready);
+                 const PlanShape& shape, const Output& out, std::shared_ptr<QueryCounters> counters,
+                 bool rows_ready);
 
 // Compiles `q`'s table function calls into `plan` (their arguments over `row_index`) and returns
 // the substitution that makes `values` read each call's current element.
@@ -155,6 +162,39 @@ streams::Consumed<Row, Row> consumed_from(const DataSource& source,
 // counters' `produced` traffic of the sink's topic.
 streams::Serde<Row> sink_value_serde(const DataSource& sink,
                                      const std::shared_ptr<QueryCounters>& counters);
+
+// The key a callback receives (RowCallback): the key columns, then a window's bounds; none for
+// keyless records.
+inline const Row& callback_key(const Row& key, Row&) {
+  return key;
+}
+inline const Row& callback_key(const streams::Void&, Row& scratch) {
+  scratch.clear();
+  return scratch;
+}
+inline const Row& callback_key(const streams::Windowed<Row>& key, Row& scratch) {
+  scratch = key.key;
+  scratch.emplace_back().set_bigint(key.window.start);
+  scratch.emplace_back().set_bigint(key.window.end);
+  return scratch;
+}
+
+// Ends `result`, the query's rows, where `out` says: the sink's topic, keys in `key_serde` and
+// values in the sink's value format (counted as the sink's traffic), or the callback.
+template <class K>
+void end_query(const streams::KStream<K, Row>& result, const Output& out,
+               const streams::Serde<K>& key_serde, const std::shared_ptr<QueryCounters>& counters) {
+  if (!out.rows) {
+    result.to(out.sink.topic,
+              streams::Produced<K, Row>::with(key_serde, sink_value_serde(out.sink, counters)));
+    return;
+  }
+  const bool table = out.sink.kind == SourceKind::kTable;
+  result.foreach([rows = out.rows, table](const K& key, const Row& value) {
+    Row scratch;
+    rows(callback_key(key, scratch), table && value.empty() ? nullptr : &value);
+  });
+}
 
 // Tables keep their key (table_keys.cpp). The names ksqlDB's plan gives the key columns of the
 // relation after `q`'s first `joins` joins (0: the FROM table's); a join's is its first join
@@ -179,24 +219,23 @@ std::string rewritten_name(const BoundQuery& q, const ScopeColumn& c);
 // Queries over tables and joins: sources read as rows of their scope columns, joined by ksqlDB's
 // rules (join_planner.cpp).
 streams::Topology plan_relational(const BoundQuery& query, const PlanShape& shape,
-                                  const DataSource& sink, std::shared_ptr<QueryCounters> counters);
+                                  const Output& out, std::shared_ptr<QueryCounters> counters);
 
 // `by_key`: grouped by the source's key, in place (no repartition).
-streams::Topology plan_aggregate(const BoundQuery& query, const PlanShape& shape,
-                                 const DataSource& sink, std::shared_ptr<QueryCounters> counters);
+streams::Topology plan_aggregate(const BoundQuery& query, const PlanShape& shape, const Output& out,
+                                 std::shared_ptr<QueryCounters> counters);
 // GROUP BY over a table: rows re-grouped with their old values, retracted from the groups they
 // leave (only the aggregates ksqlDB can undo).
 streams::Topology plan_table_aggregate(const BoundQuery& query, const PlanShape& shape,
-                                       const DataSource& sink,
-                                       std::shared_ptr<QueryCounters> counters);
+                                       const Output& out, std::shared_ptr<QueryCounters> counters);
 // The same over `table`: a source's rows, or (`rows_ready`) a table-table join's whole rows.
 void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQuery& query,
-                          const PlanShape& shape, const DataSource& sink,
+                          const PlanShape& shape, const Output& out,
                           std::shared_ptr<QueryCounters> counters, bool rows_ready);
 // The aggregation of `input` into the sink: a source's records, or (`rows_ready`) records whose
 // values are whole scope rows, as a join gives them (never grouped in place).
 void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& query,
-                    const PlanShape& shape, const DataSource& sink,
+                    const PlanShape& shape, const Output& out,
                     std::shared_ptr<QueryCounters> counters, bool rows_ready);
 
 }  // namespace oxbow::sql::planning

@@ -18,19 +18,26 @@
 namespace oxbow::sql {
 
 streams::Topology plan_query(const physical::Step& plan, const BoundQuery& q,
-                             const DataSource& sink, std::shared_ptr<QueryCounters> counters) {
+                             const DataSource& sink, std::shared_ptr<QueryCounters> counters,
+                             RowCallback rows) {
+  const planning::Output out{sink, std::move(rows)};
   planning::PlanShape shape = planning::shape_of(plan, q);
   bool table_source = shape.relation->type.find("TableSource") != std::string::npos;
   if (shape.group_by && !shape.joined()) {
-    if (table_source) return planning::plan_table_aggregate(q, shape, sink, std::move(counters));
-    return planning::plan_aggregate(q, shape, sink, std::move(counters));
+    if (table_source) return planning::plan_table_aggregate(q, shape, out, std::move(counters));
+    return planning::plan_aggregate(q, shape, out, std::move(counters));
   }
   if (shape.joined() || table_source)
-    return planning::plan_relational(q, shape, sink, std::move(counters));
+    return planning::plan_relational(q, shape, out, std::move(counters));
   streams::StreamsBuilder builder;
   auto stream = builder.stream<Row, Row>(q.from->topic, planning::consumed_from(*q.from, counters));
-  planning::select_onto(stream, q, shape, sink, std::move(counters), false);
+  planning::select_onto(stream, q, shape, out, std::move(counters), false);
   return builder.build();
+}
+
+streams::Topology plan_query(const physical::Step& plan, const BoundQuery& q,
+                             const DataSource& sink, std::shared_ptr<QueryCounters> counters) {
+  return plan_query(plan, q, sink, std::move(counters), nullptr);
 }
 
 namespace planning {

@@ -10,6 +10,7 @@
 // record is not handed from node to node for each.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "oxbow/streams/topology.h"
 #include "sql/binder/query_binder.h"
 #include "sql/execution/processing_log.h"
+#include "sql/execution/value.h"
 #include "sql/physical/physical_plan.h"
 
 namespace oxbow::sql {
@@ -40,6 +42,23 @@ struct TopicTraffic {
 
 // Wall-clock milliseconds from the coarse clock (within a few milliseconds, cheap per record).
 int64_t coarse_now_ms();
+
+// A push query's end, in place of its sink's topic (ksqlDB's transient queries end in a
+// foreach): called on the Streams threads with each row the query makes. `key` holds the sink's
+// key columns (a windowed result's followed by WINDOWSTART and WINDOWEND, as a windowed source's
+// keys read), `value` its value columns. For a table's result, `value` is null when the key's row
+// is gone (deleted, or no longer passing WHERE or HAVING: the tombstone the sink's topic would
+// get); the engine holds a null value as an empty row, so a table row without value columns
+// reads as gone too.
+using RowCallback = std::function<void(const Row& key, const Row* value)>;
+
+struct QueryCounters;
+// A push query's topology (the query as plan_query below plans it) ending in `rows` instead of
+// the sink's topic: `sink` still gives the formats of the query's internal topics and stores
+// (repartitions, the aggregates' keys) and the result's kind.
+streams::Topology plan_query(const physical::Step& plan, const BoundQuery& query,
+                             const DataSource& sink, std::shared_ptr<QueryCounters> counters,
+                             RowCallback rows);
 
 struct QueryCounters {
   std::atomic<int64_t> expression_errors{0};

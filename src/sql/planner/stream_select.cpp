@@ -94,8 +94,9 @@ class NoKey : public Selecting<streams::api::Processor<Row, Row, streams::Void, 
 }  // namespace
 
 void select_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
-                 const PlanShape& shape, const DataSource& sink,
-                 std::shared_ptr<QueryCounters> counters, bool rows_ready) {
+                 const PlanShape& shape, const Output& out, std::shared_ptr<QueryCounters> counters,
+                 bool rows_ready) {
+  const DataSource& sink = out.sink;
   std::vector<int> row_index = input_row_index(q, shape);
   auto plan = std::make_shared<SelectPlan>();
   plan->counters = std::move(counters);
@@ -115,27 +116,23 @@ void select_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q,
     plan->value_names.push_back(c.name);
   }
   std::shared_ptr<const SelectPlan> shared = plan;
-  auto value_serde = sink_value_serde(sink, plan->counters);
   if (q.partition_by_null) {
-    input
-        .process([shared, rows_ready] { return std::make_unique<NoKey>(shared, rows_ready); }, {},
-                 streams::Named::as("PartitionBy-SelectKey"))
-        .to(sink.topic,
-            streams::Produced<streams::Void, Row>::with(streams::serdes::VoidSerde(), value_serde));
+    end_query(
+        input.process([shared, rows_ready] { return std::make_unique<NoKey>(shared, rows_ready); },
+                      {}, streams::Named::as("PartitionBy-SelectKey")),
+        out, streams::serdes::VoidSerde(), plan->counters);
     return;
   }
-  auto produced = streams::Produced<Row, Row>::with(source_key_serde(sink), value_serde);
   if (!rekey)
-    input
-        .processValues(
-            [shared, rows_ready] { return std::make_unique<KeepKey>(shared, rows_ready); }, {},
-            streams::Named::as("Project"))
-        .to(sink.topic, produced);
+    end_query(input.processValues(
+                  [shared, rows_ready] { return std::make_unique<KeepKey>(shared, rows_ready); },
+                  {}, streams::Named::as("Project")),
+              out, source_key_serde(sink), plan->counters);
   else
-    input
-        .process([shared, rows_ready] { return std::make_unique<NewKey>(shared, rows_ready); }, {},
-                 streams::Named::as("PartitionBy-SelectKey"))
-        .to(sink.topic, produced);
+    end_query(
+        input.process([shared, rows_ready] { return std::make_unique<NewKey>(shared, rows_ready); },
+                      {}, streams::Named::as("PartitionBy-SelectKey")),
+        out, source_key_serde(sink), plan->counters);
 }
 
 }  // namespace oxbow::sql::planning

@@ -69,10 +69,15 @@ std::string header_piece(Shape shape, const TransientPlan& plan) {
   return "[" + json_text({{"header", {{"queryId", plan.query_id}, {"schema", schema}}}});
 }
 
-std::string row_piece(Shape shape, const json& row) {
+// A table's deleted row (`tombstone`): /query marks it as ksqlDB's StreamedRow does, with its key
+// columns and the rest null; /query-stream's writers drop it ("not currently supported"), "".
+std::string row_piece(Shape shape, const json& row, bool tombstone) {
+  if (tombstone && shape != Shape::kLegacy) return "";
   if (shape == Shape::kDelimited) return json_text(row) + "\n";
   if (shape == Shape::kJsonArray) return "," + json_text(row);
-  return ",\n" + json_text({{"row", {{"columns", row}}}});
+  json body = {{"columns", row}};
+  if (tombstone) body["tombstone"] = true;
+  return ",\n" + json_text({{"row", body}});
 }
 
 std::string end_piece(Shape shape, const std::string& error, bool limited) {
@@ -144,11 +149,14 @@ void PushQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
   const Shape shape = shape_of(endpoint, request);
   const std::optional<int64_t> limit = plan.limit;
   RowSink sink;
-  sink.row = [exchange, shape](const json& row) -> std::string {
+  // On the query's Streams threads: the response's queue of unsent pieces is the query's buffer,
+  // drained by the connection as the client reads; writing to it never waits.
+  sink.row = [exchange, shape](const json& row, bool tombstone) -> std::string {
     if (exchange->unsent_bytes() > kMaxUnsentBytes)
       return "the client reads too slowly: more than " + std::to_string(kMaxUnsentBytes) +
              " bytes of rows wait for it";
-    if (exchange->client_gone() || !exchange->write(row_piece(shape, row)))
+    std::string piece = row_piece(shape, row, tombstone);
+    if (exchange->client_gone() || (!piece.empty() && !exchange->write(std::move(piece))))
       return "the client is gone";
     return "";
   };

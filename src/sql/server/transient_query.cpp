@@ -1,6 +1,5 @@
 #include "sql/server/transient_query.h"
 
-#include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include "oxbow/streams/kafka_streams.h"
 #include "sql/engine/descriptions.h"
 #include "sql/parser/parser.h"
+#include "sql/serde/row_serde.h"
 #include "sql/server/ksql_resource.h"
 
 namespace oxbow::sql::server {
@@ -18,7 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kPollMs = 100;
+// How often the query looks at its Streams application's state besides being woken.
+constexpr int kCheckMs = 100;
 
 std::string random_suffix() {
   static std::mt19937_64 generator{std::random_device{}()};
@@ -27,12 +28,12 @@ std::string random_suffix() {
   return std::to_string(generator() % 10'000'000'000'000'000ULL);
 }
 
-// The query's result as a sink of its own: the rows' columns, JSON on both sides (whatever
-// the source's formats), so that the reader needs no serde of the engine's.
-DataSource row_topic(const BoundQuery& bound, const std::string& topic) {
+// The sink the query would have as a persistent one: the result's columns and kind. Only its
+// formats are used (the query's internal topics and stores), JSON whatever the source's, since
+// JSON holds any key columns; no topic is written.
+DataSource result_sink(const BoundQuery& bound, const std::string& name) {
   DataSource sink;
-  sink.name = topic;
-  sink.topic = topic;
+  sink.name = name;
   sink.kind = bound.result_kind;
   sink.formats.key_format = "JSON";
   sink.formats.value_format = "JSON";
@@ -43,6 +44,46 @@ DataSource row_topic(const BoundQuery& bound, const std::string& topic) {
 }
 
 }  // namespace
+
+void RowFeed::attach(RowSink* sink, std::function<void()> done) {
+  std::lock_guard lock(mutex_);
+  sink_ = sink;
+  on_done_ = std::move(done);
+}
+
+void RowFeed::accept(const Row& key, const Row* value) {
+  std::lock_guard lock(mutex_);
+  if (done_ || !sink_) return;
+  error_ = sink_->row(row_of(key, value), value == nullptr);
+  // As ksqlDB's queue, a tombstone counts towards the LIMIT whether or not the client is sent it.
+  done_ = !error_.empty() || (limit_ && ++rows_ >= *limit_);
+  if (done_ && on_done_) on_done_();
+}
+
+bool RowFeed::done(std::string& error) {
+  std::lock_guard lock(mutex_);
+  error = error_;
+  return done_;
+}
+
+// The values written as the JSON format writes them, then read back as one document: the rows
+// the client gets are those it got when they went through a JSON topic.
+json RowFeed::row_of(const Row& key, const Row* value) const {
+  std::string text = "[";
+  size_t k = 0, v = 0;
+  for (const Column& c : columns_) {
+    if (text.size() > 1) text += ',';
+    const Row* from = c.key ? &key : value;
+    size_t& at = c.key ? k : v;
+    if (from && at < from->size())
+      append_json((*from)[at], *c.type, text);
+    else
+      text += "null";
+    ++at;
+  }
+  text += ']';
+  return json::parse(text);
+}
 
 TransientPlan plan_transient_query(KsqlResource& ksql, const std::string& statement,
                                    const std::string& service_id) {
@@ -55,14 +96,17 @@ TransientPlan plan_transient_query(KsqlResource& ksql, const std::string& statem
     BoundQuery bound = bind_query(*query, engine.catalog(), functions, QueryContext{});
     const std::string suffix = bound.from->name + "_" + random_suffix();
     plan.query_id = "transient_" + suffix;
-    plan.topic = "_confluent-ksql-" + service_id + "transient_" + suffix + "-rows";
-    DataSource sink = row_topic(bound, plan.topic);
+    DataSource sink = result_sink(bound, plan.query_id);
     auto counters = std::make_shared<QueryCounters>();
     counters->query_id = plan.query_id;
     counters->log = engine.processing_log();
-    plan.topology = plan_query(*physical_plan(bound, sink), bound, sink, counters);
+    std::vector<RowFeed::Column> columns;
+    for (const auto& c : bound.columns) columns.push_back({c.key, c.type});
+    plan.feed = std::make_shared<RowFeed>(std::move(columns), bound.limit);
+    plan.topology = plan_query(
+        *physical_plan(bound, sink), bound, sink, counters,
+        [feed = plan.feed](const Row& key, const Row* value) { feed->accept(key, value); });
     plan.limit = bound.limit;
-    for (const auto& c : bound.columns) plan.key_columns.push_back(c.key);
   });
   for (const auto& f : fields) {
     plan.column_names.push_back(f.name);
@@ -81,14 +125,27 @@ TransientQuery::TransientQuery(TransientPlan plan, std::map<std::string, std::st
 TransientQuery::~TransientQuery() = default;
 
 void TransientQuery::start() {
-  create_missing_topics(client_, {{plan_.topic, 1}});
+  plan_.feed->attach(&sink_, [this] { cv_.notify_all(); });
   // The thread holds the query: it lives until its resources are freed, whoever drops it.
   std::thread([self = shared_from_this()] { self->run(); }).detach();
 }
 
+void TransientQuery::stop() {
+  stopping_ = true;
+  cv_.notify_all();
+}
+
 bool TransientQuery::wait(int timeout_ms) {
   std::unique_lock lock(mutex_);
-  return ended_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return ended_; });
+  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return ended_; });
+}
+
+std::string TransientQuery::wait_for_end() {
+  std::string error;
+  std::unique_lock lock(mutex_);
+  while (!stopping_ && !plan_.feed->done(error) && streams_error_.empty())
+    cv_.wait_for(lock, std::chrono::milliseconds(kCheckMs));
+  return error.empty() ? streams_error_ : error;
 }
 
 void TransientQuery::run() {
@@ -96,82 +153,36 @@ void TransientQuery::run() {
   std::unique_ptr<streams::KafkaStreams> streams;
   try {
     streams = std::make_unique<streams::KafkaStreams>(plan_.topology, streams_config_);
+    streams->setUncaughtExceptionHandler([this](const std::exception& e) {
+      {
+        std::lock_guard lock(mutex_);
+        streams_error_ = e.what();
+      }
+      cv_.notify_all();
+      return streams::KafkaStreams::StreamThreadExceptionResponse::SHUTDOWN_CLIENT;
+    });
     streams->start();
-    read_rows();
+    error = wait_for_end();
   } catch (const std::exception& e) {
     error = e.what();
   }
-  if (error.empty() && !error_.empty()) error = error_;
   if (streams) {
     streams->close();
     streams->cleanUp();
   }
-  // Streams makes a topic of its own for each application (shutdown requests): a query's
-  // topics go with it, or every push query would leave two behind.
-  for (const auto& topic :
-       {plan_.topic, streams_config_["application.id"] + "-shutdown-requests"}) {
-    try {
-      delete_topic(client_, topic);
-    } catch (const std::exception& e) {
-      spdlog::warn("sql-server: push query {}: its topic {} stays: {}", id(), topic, e.what());
-    }
+  // Streams makes a topic of its own for each application (shutdown requests): it goes with the
+  // query, or every push query would leave one behind.
+  const std::string topic = streams_config_["application.id"] + "-shutdown-requests";
+  try {
+    delete_topic(client_, topic);
+  } catch (const std::exception& e) {
+    spdlog::warn("sql-server: push query {}: its topic {} stays: {}", id(), topic, e.what());
   }
   sink_.end(error);
   spdlog::info("sql-server: push query {} ended{}{}", id(), error.empty() ? "" : ": ", error);
   std::lock_guard lock(mutex_);
   ended_ = true;
-  ended_cv_.notify_all();
-}
-
-void TransientQuery::read_rows() {
-  rd_kafka_t* consumer = new_kafka_client(RD_KAFKA_CONSUMER, client_,
-                                          {{"group.id", plan_.query_id},
-                                           {"enable.auto.commit", "false"},
-                                           {"auto.offset.reset", "earliest"}});
-  rd_kafka_topic_partition_list_t* partitions = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(partitions, plan_.topic.c_str(), 0)->offset =
-      RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_assign(consumer, partitions);
-  rd_kafka_topic_partition_list_destroy(partitions);
-  int64_t rows = 0;
-  while (!stopping_ && !(plan_.limit && rows >= *plan_.limit)) {
-    rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer, kPollMs);
-    if (!message) continue;
-    std::optional<json> row;
-    if (!message->err)
-      row = row_of(static_cast<const char*>(message->key), message->key_len,
-                   static_cast<const char*>(message->payload), message->len);
-    rd_kafka_message_destroy(message);
-    if (!row) continue;
-    if (error_ = sink_.row(*row); !error_.empty()) break;
-    ++rows;
-  }
-  rd_kafka_consumer_close(consumer);
-  rd_kafka_destroy(consumer);
-}
-
-// A row as ksqlDB sends it: the columns' values in order, keys from the record's key (the value
-// itself for one key column, an object by name for more).
-std::optional<json> TransientQuery::row_of(const char* key, size_t key_size, const char* value,
-                                           size_t value_size) const {
-  if (!value) return std::nullopt;  // a table's deletion
-  json values = json::parse(value, value + value_size, nullptr, false);
-  if (!values.is_object()) return std::nullopt;
-  json keys = key ? json::parse(key, key + key_size, nullptr, false) : json();
-  size_t key_count = 0;
-  for (bool k : plan_.key_columns) key_count += k;
-  json row = json::array();
-  for (size_t i = 0; i < plan_.column_names.size(); ++i) {
-    const std::string& name = plan_.column_names[i];
-    const bool is_key = i < plan_.key_columns.size() && plan_.key_columns[i];
-    if (is_key && key_count == 1 && !keys.is_discarded())
-      row.push_back(keys);
-    else if (is_key && keys.is_object())
-      row.push_back(keys.value(name, json()));
-    else
-      row.push_back(values.value(name, json()));
-  }
-  return row;
+  cv_.notify_all();
 }
 
 }  // namespace oxbow::sql::server
