@@ -5,15 +5,20 @@
 
 #include <editline/readline.h>
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cctype>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "cli/client_config.h"
 #include "cli/sql_entity_text.h"
+#include "cli/sql_query_output.h"
 #include "common/properties.h"
 #include "http/client.h"
 #include "sql/engine/variables.h"
@@ -38,30 +43,108 @@ std::string upper(std::string_view text) {
   return out;
 }
 
-// The quoted path of `RUN SCRIPT '<path>';` ('' for a quote), or nullopt for another statement.
-std::optional<std::string> script_path(std::string_view statement) {
+// The statement without the comments before it.
+std::string_view without_leading_comments(std::string_view statement) {
   std::string_view rest = trim(statement);
-  while (rest.starts_with("--")) {  // the comments before it in a script
+  while (rest.starts_with("--")) {
     size_t eol = rest.find('\n');
     rest = eol == std::string_view::npos ? "" : trim(rest.substr(eol));
   }
+  return rest;
+}
+
+// A SELECT (push or pull): its answer streams from /query.
+bool is_query(std::string_view statement) {
+  std::string_view rest = without_leading_comments(statement);
+  return upper(rest.substr(0, 6)) == "SELECT" &&
+         (rest.size() == 6 || !std::isalnum(static_cast<unsigned char>(rest[6])));
+}
+
+// SET 'name' = 'value'; (value set) or UNSET 'name';
+struct LocalProperty {
+  std::string name;
+  std::optional<std::string> value;
+};
+
+// A quoted SQL string at the start of `text` ('' for a quote), moving `text` past it.
+std::optional<std::string> quoted(std::string_view& text) {
+  text = trim(text);
+  if (text.empty() || text.front() != '\'') return std::nullopt;
+  std::string out;
+  for (size_t i = 1; i < text.size(); ++i) {
+    if (text[i] != '\'') {
+      out += text[i];
+    } else if (i + 1 < text.size() && text[i + 1] == '\'') {
+      out += '\'';
+      ++i;
+    } else {
+      text = text.substr(i + 1);
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<LocalProperty> local_property(std::string_view statement) {
+  std::string_view rest = without_leading_comments(statement);
+  bool unset = upper(rest.substr(0, 6)) == "UNSET ";
+  if (!unset && upper(rest.substr(0, 4)) != "SET ") return std::nullopt;
+  rest = rest.substr(unset ? 6 : 4);
+  auto name = quoted(rest);
+  if (!name) return std::nullopt;
+  LocalProperty property{*name, std::nullopt};
+  if (!unset) {
+    rest = trim(rest);
+    if (rest.empty() || rest.front() != '=') return std::nullopt;
+    rest = rest.substr(1);
+    property.value = quoted(rest);
+    if (!property.value) return std::nullopt;
+  }
+  if (trim(rest) != ";" && !trim(rest).empty()) return std::nullopt;
+  return property;
+}
+
+// The terminal's width, or ksqlDB's usual 80 when stdout is no terminal.
+int terminal_width() {
+  winsize size{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 80;
+}
+
+// The query streaming now, which Ctrl-C ends (not the CLI).
+std::atomic<http::StreamingRequest*> running_query{nullptr};
+
+extern "C" void interrupt_query(int) {
+  if (auto* query = running_query.load()) query->cancel();
+}
+
+// SIGINT goes to the running query while it lives; the previous handler comes back after.
+class InterruptEndsQuery {
+ public:
+  explicit InterruptEndsQuery(http::StreamingRequest& query) {
+    running_query = &query;
+    struct sigaction action {};
+    action.sa_handler = interrupt_query;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_);
+  }
+  ~InterruptEndsQuery() {
+    sigaction(SIGINT, &previous_, nullptr);
+    running_query = nullptr;
+  }
+
+ private:
+  struct sigaction previous_ {};
+};
+
+// The quoted path of `RUN SCRIPT '<path>';` ('' for a quote), or nullopt for another statement.
+std::optional<std::string> script_path(std::string_view statement) {
+  std::string_view rest = without_leading_comments(statement);
   if (upper(rest.substr(0, 3)) != "RUN") return std::nullopt;
   rest = trim(rest.substr(3));
   if (upper(rest.substr(0, 6)) != "SCRIPT") return std::nullopt;
   rest = trim(rest.substr(6));
-  if (rest.empty() || rest.front() != '\'') return std::nullopt;
-  std::string path;
-  for (size_t i = 1; i < rest.size(); ++i) {
-    if (rest[i] != '\'') {
-      path += rest[i];
-    } else if (i + 1 < rest.size() && rest[i + 1] == '\'') {
-      path += '\'';
-      ++i;
-    } else {
-      return path;
-    }
-  }
-  return std::nullopt;
+  return quoted(rest);
 }
 
 std::string read_script(const std::string& path) {
@@ -124,7 +207,9 @@ class SqlClient {
         return false;
       }
     }
-    json request = {{"ksql", statement}, {"streamsProperties", json::object()}};
+    if (is_query(statement)) return run_query(statement);
+    if (auto set = local_property(statement)) return set_property(*set);
+    json request = {{"ksql", statement}, {"streamsProperties", properties_}};
     auto response = send("POST", "/ksql", request.dump());
     json body = json::parse(response.body, nullptr, false);
     if (json_output_ && !body.is_discarded()) {
@@ -138,6 +223,47 @@ class SqlClient {
     return response.status == 200;
   }
 
+  // A push or pull query, as ksqlDB's CLI runs it: rows printed as they come until the server
+  // ends the answer (LIMIT, a pull query's last row, an error) or Ctrl-C closes the connection,
+  // which ends the query on the server; then "Query terminated".
+  bool run_query(const std::string& statement) {
+    json body = {{"ksql", statement}, {"streamsProperties", properties_}};
+    http::Request request{"POST",
+                          "/query",
+                          "",
+                          body.dump(),
+                          "application/vnd.ksql.v1+json",
+                          "application/vnd.ksql.v1+json",
+                          ""};
+    http::StreamingRequest query;
+    QueryOutput output(terminal_width(), json_output_);
+    std::string error_body;
+    bool ended = false;
+    JsonArrayElements elements([&](const json& element) {
+      if (!ended && !output.print(element)) ended = true;
+    });
+    http::Exchange exchange;
+    {
+      InterruptEndsQuery interrupt(query);
+      exchange = query.run(url_, request, kStatementTimeoutMs, [&](std::string_view piece) {
+        if (query.status() == 200)
+          elements.feed(piece);
+        else
+          error_body += piece;
+      });
+    }
+    if (!exchange.response)
+      throw Unreachable(
+          fmt::format("Could not reach the SQL server at {}: {}", url_, exchange.error));
+    if (exchange.response->status != 200) {
+      fmt::print(stderr, "{}\n", error_text(error_body));
+      return false;
+    }
+    fmt::print("Query terminated\n");
+    std::fflush(stdout);
+    return !output.failed();
+  }
+
   http::Response send(const std::string& method, const std::string& path, const std::string& body) {
     http::Request request{
         method, path, "", body, "application/vnd.ksql.v1+json", "application/vnd.ksql.v1+json", ""};
@@ -148,8 +274,42 @@ class SqlClient {
     return *exchange.response;
   }
 
+  // SET and UNSET, kept by the CLI and sent with every request, as ksqlDB's CLI keeps them.
+  bool set_property(const LocalProperty& set) {
+    if (!set.value) {
+      if (!properties_.contains(set.name)) {
+        fmt::print(stderr,
+                   "Cannot unset local property '{}' which was never set in the first place\n",
+                   set.name);
+        return false;
+      }
+      fmt::print("Successfully unset local property '{}' (value was '{}').\n", set.name,
+                 properties_[set.name].get<std::string>());
+      properties_.erase(set.name);
+      return true;
+    }
+    auto check = send("GET", "/is_valid_property/" + set.name, "");
+    if (check.status != 200 && check.status != 404) {  // 404: a server that cannot say
+      fmt::print(stderr, "{}\n", error_text(check.body));
+      return false;
+    }
+    std::string prior = properties_.value(set.name, std::string());
+    properties_[set.name] = *set.value;
+    if (prior.empty())
+      fmt::print(
+          "Successfully changed local property '{}' to '{}'. Use the UNSET command to revert your "
+          "change.\n",
+          set.name, *set.value);
+    else
+      fmt::print("Successfully changed local property '{}' from '{}' to '{}'.\n", set.name, prior,
+                 *set.value);
+    std::fflush(stdout);
+    return true;
+  }
+
   std::string url_;
   bool json_output_;
+  json properties_ = json::object();
 };
 
 const char* const kKeywords[] = {

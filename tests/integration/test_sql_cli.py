@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+import ck_helpers as ck
 from harness import OXBOW_BIN, free_port
 from test_sql_server import SqlServer
 
@@ -23,6 +24,7 @@ STREAM_HEADER = [" Stream Name", "Kafka Topic", "Key Format", "Value Format", "W
 def server(make_broker, tmp_path):
     broker = make_broker({"group.initial.rebalance.delay.ms": "0"})
     s = SqlServer(broker, tmp_path)
+    s.broker = broker
     yield s
     if s.proc.poll() is None:
         s.stop()
@@ -209,6 +211,79 @@ def test_prompt_takes_a_multi_line_statement_completes_keeps_history_and_ends_at
         term.write("\x10\r")
         term.expect("describe VISITS ;")
         term.expect("Name                 : VISITS")
+        term.expect("ksql> ")
+        term.write("exit\r")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+CLICKS = ("CREATE STREAM clicks (id INT KEY, page STRING, n INT) "
+          "WITH (kafka_topic='clicks', value_format='JSON', partitions=1);")
+
+
+def produce_clicks(server, clicks):
+    producer = ck.producer(server.broker.bootstrap)
+    for id_, page, n in clicks:
+        producer.produce("clicks", key=id_.to_bytes(4, "big"), value=json.dumps({"PAGE": page, "N": n}))
+    producer.flush(30)
+
+
+def test_a_push_query_prints_ksqldbs_table_until_its_limit(server):
+    r = cli(url(server), "-e", CLICKS)
+    assert r.returncode == 0, r.stderr
+    produce_clicks(server, [(1, "/home", 3), (2, "/a-page-name-longer-than-a-cell", 4), (3, "/c", 5)])
+    r = cli(url(server), "-e", "SET 'auto.offset.reset' = 'earliest'; "
+            "SELECT id, page, n * 2 AS twice FROM clicks EMIT CHANGES LIMIT 2;")
+    assert r.returncode == 0, r.stderr
+    cell = 80 // 3 - 2  # ksqlDB's CLI shares the width (80 off a terminal) out between the columns
+    rule = "+" + ("-" * cell + "+") * 3
+    assert r.stdout.splitlines() == [
+        "Successfully changed local property 'auto.offset.reset' to 'earliest'. "
+        "Use the UNSET command to revert your change.",
+        rule,
+        "|" + "".join(name.ljust(cell) + "|" for name in ["ID", "PAGE", "TWICE"]),
+        rule,
+        "|" + "".join(v.ljust(cell) + "|" for v in ["1", "/home", "6"]),
+        # A value wider than its cell goes on over further lines, as ksqlDB's CLI wraps it.
+        "|" + "".join(v.ljust(cell) + "|" for v in ["2", "/a-page-name-longer-than", "8"]),
+        "|" + "".join(v.ljust(cell) + "|" for v in ["", "-a-cell", ""]),
+        "Limit Reached",
+        "Query terminated",
+    ]
+
+
+def test_a_query_the_server_refuses_is_one_line_and_unset_needs_a_set(server):
+    r = cli(url(server), "-e", "SELECT * FROM nowhere EMIT CHANGES;")
+    assert r.returncode == 1
+    [line] = r.stderr.splitlines()
+    assert "NOWHERE" in line and "does not exist" in line, r.stderr
+    r = cli(url(server), "-e", "UNSET 'auto.offset.reset';")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        "Cannot unset local property 'auto.offset.reset' which was never set in the first place"]
+
+
+def test_ctrl_c_ends_a_push_query_and_not_the_prompt(server, tmp_path):
+    env = dict(os.environ, HOME=str(tmp_path), TERM="dumb")
+    assert cli(url(server), "-e", CLICKS).returncode == 0
+    produce_clicks(server, [(7, "/seven", 1)])
+    term = Terminal([OXBOW_BIN, "sql", url(server)], env)
+    try:
+        term.expect("ksql> ")
+        term.write("SET 'auto.offset.reset'='earliest';\r")
+        term.expect("Successfully changed local property")
+        term.expect("ksql> ")
+        term.write("SELECT page FROM clicks EMIT CHANGES;\r")
+        term.expect("|/seven")
+        produce_clicks(server, [(8, "/eight-while-it-runs", 2)])  # rows come as they arrive
+        term.expect("|/eight-while-it-runs")
+        term.mark = len(term.output)
+        os.write(term.fd, b"\x03")  # Ctrl-C: the terminal sends SIGINT to the CLI
+        term.expect("Query terminated")
+        term.expect("ksql> ")
+        term.write("show streams;\r")  # the CLI goes on
+        term.expect("CLICKS")
         term.expect("ksql> ")
         term.write("exit\r")
         assert term.exit_code() == 0
