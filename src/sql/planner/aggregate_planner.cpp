@@ -155,31 +155,27 @@ class TableGrouper : public streams::api::ValueTransformerWithKey<Row, Row, Row>
   streams::api::TransformerContext* context_ = nullptr;
 };
 
-// The result's value from the key and the aggregates' states. `K` is Row, or Windowed<Row>. A row
-// HAVING rejects is empty: the filter after it turns it into a tombstone, as ksqlDB deletes a
-// group that stops matching.
-template <class K>
-class ResultTransformer : public streams::api::ValueTransformerWithKey<K, Row, Row> {
+// The result's value from the grouping, the window (null: none) and the aggregates' states: the
+// projection step's and a pull query's (AggregateResults). An empty row when HAVING rejects it.
+class ResultMaker {
  public:
-  explicit ResultTransformer(std::shared_ptr<const AggregatePlan> plan) : plan_(std::move(plan)) {
+  explicit ResultMaker(std::shared_ptr<const AggregatePlan> plan) : plan_(std::move(plan)) {
     if (plan_->having) having_ = plan_->having->new_frame();
     for (const auto& p : plan_->values) frames_.push_back(p.new_frame());
     row_.resize(plan_->group.size() + 2 + plan_->calls.size());
   }
-  Row transform(const K& grouping, const Row& states) override {
-    const Row* key;
-    if constexpr (std::is_same_v<K, Row>) {
-      key = &grouping;
-      row_[plan_->group.size()].set_null();
-      row_[plan_->group.size() + 1].set_null();
+  Row make(const Row& key, const streams::Window* window, const Row& states) {
+    const size_t groups = plan_->group.size();
+    if (window) {
+      row_[groups].set_bigint(window->start);
+      row_[groups + 1].set_bigint(window->end);
     } else {
-      key = &grouping.key;
-      row_[plan_->group.size()].set_bigint(grouping.window.start);
-      row_[plan_->group.size() + 1].set_bigint(grouping.window.end);
+      row_[groups].set_null();
+      row_[groups + 1].set_null();
     }
-    for (size_t k = 0; k < plan_->group.size() && k < key->size(); ++k) row_[k] = (*key)[k];
+    for (size_t k = 0; k < groups && k < key.size(); ++k) row_[k] = key[k];
     for (size_t k = 0; k < plan_->calls.size(); ++k)
-      aggregate_result(plan_->calls[k], states, row_[plan_->group.size() + 2 + k]);
+      aggregate_result(plan_->calls[k], states, row_[groups + 2 + k]);
     if (plan_->having) {
       const Value& keep = plan_->having->evaluate(row_, having_);
       if (!having_.error.empty()) report_error(*plan_->counters, having_.error, "HAVING");
@@ -199,6 +195,23 @@ class ResultTransformer : public streams::api::ValueTransformerWithKey<K, Row, R
   Frame having_;
   std::vector<Frame> frames_;
   Row row_;
+};
+
+// The result step: `K` is Row, or Windowed<Row>. A row HAVING rejects is empty: the filter after
+// it turns it into a tombstone, as ksqlDB deletes a group that stops matching.
+template <class K>
+class ResultTransformer : public streams::api::ValueTransformerWithKey<K, Row, Row> {
+ public:
+  explicit ResultTransformer(std::shared_ptr<const AggregatePlan> plan) : maker_(std::move(plan)) {}
+  Row transform(const K& grouping, const Row& states) override {
+    if constexpr (std::is_same_v<K, Row>)
+      return maker_.make(grouping, nullptr, states);
+    else
+      return maker_.make(grouping.key, &grouping.window, states);
+  }
+
+ private:
+  ResultMaker maker_;
 };
 
 // The aggregation's table through the result step (and, with HAVING, the filter that deletes).
@@ -327,11 +340,10 @@ void table_aggregate_onto(const streams::KTable<Row, Row>& table, const BoundQue
   auto subtractor = [shared](const Row&, const Row& args, const Row& current) {
     return stepped(*shared, current, args, retract);
   };
-  end_query(result_of(grouped.aggregate<Row>(
-                          initializer, adder, subtractor,
-                          streams::Materialized<Row, Row>::as("Aggregate-Aggregate-Materialize")
-                              .withKeySerde(key_serde)
-                              .withValueSerde(internal_row_serde())),
+  end_query(result_of(grouped.aggregate<Row>(initializer, adder, subtractor,
+                                             streams::Materialized<Row, Row>::as(kAggregateStore)
+                                                 .withKeySerde(key_serde)
+                                                 .withValueSerde(internal_row_serde())),
                       shared)
                 .toStream(),
             out, key_serde, plan->counters);
@@ -358,7 +370,7 @@ void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q
   auto aggregator = [shared](const Row&, const Row& args, const Row& current) {
     return stepped(*shared, current, args, accumulate);
   };
-  const char* store = "Aggregate-Aggregate-Materialize";
+  const char* store = kAggregateStore;
   if (!q.window) {
     end_query(result_of(grouped.aggregate(initializer, aggregator,
                                           streams::Materialized<Row, Row>::as(store)
@@ -403,3 +415,24 @@ void aggregate_onto(const streams::KStream<Row, Row>& input, const BoundQuery& q
 }
 
 }  // namespace oxbow::sql::planning
+
+namespace oxbow::sql {
+
+struct AggregateResults::Impl {
+  explicit Impl(std::shared_ptr<const planning::AggregatePlan> plan) : maker(std::move(plan)) {}
+  planning::ResultMaker maker;
+};
+
+AggregateResults::AggregateResults(const physical::Step& plan, const BoundQuery& query) {
+  const planning::PlanShape shape = planning::shape_of(plan, query);
+  impl_ = std::make_unique<Impl>(
+      planning::make_plan(query, shape, std::make_shared<QueryCounters>(), shape.joined()));
+}
+
+AggregateResults::~AggregateResults() = default;
+
+Row AggregateResults::value(const Row& key, const streams::Window* window, const Row& states) {
+  return impl_->maker.make(key, window, states);
+}
+
+}  // namespace oxbow::sql

@@ -17,6 +17,7 @@
 
 #include "oxbow/streams/errors.h"
 #include "oxbow/streams/topology.h"
+#include "oxbow/streams/windows.h"
 #include "sql/binder/query_binder.h"
 #include "sql/execution/processing_log.h"
 #include "sql/execution/value.h"
@@ -82,5 +83,28 @@ streams::ProcessingExceptionHandler processing_error_handler(
 // The topology of `plan`, the physical plan of `query` into `sink` (physical/physical_plan.h).
 streams::Topology plan_query(const physical::Step& plan, const BoundQuery& query,
                              const DataSource& sink, std::shared_ptr<QueryCounters> counters);
+
+// The store of an aggregation (GROUP BY): its rows are the grouping (the sink's key, windowed or
+// not) and the aggregates' states, not the result's values.
+constexpr const char* kAggregateStore = "Aggregate-Aggregate-Materialize";
+
+// For pull queries (sql/engine/pull_query.h): a row of an aggregation's store made into the
+// query's result values, as its own projection step makes them (ksqlDB's materialization applies
+// the query's select and HAVING to the store's rows the same way). Not shared between threads.
+class AggregateResults {
+ public:
+  // `plan` is the physical plan of `query`, a GROUP BY query.
+  AggregateResults(const physical::Step& plan, const BoundQuery& query);
+  ~AggregateResults();
+  AggregateResults(const AggregateResults&) = delete;
+  AggregateResults& operator=(const AggregateResults&) = delete;
+  // The result's value columns of the group `key` in `window` (null: not windowed) whose
+  // aggregates' states are `states`; an empty row when HAVING leaves the group out.
+  Row value(const Row& key, const streams::Window* window, const Row& states);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace oxbow::sql
