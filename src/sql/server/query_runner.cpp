@@ -72,7 +72,7 @@ void QueryRunner::start(const PersistentQuery& query,
 void QueryRunner::start_locked(const PersistentQuery& q,
                                const std::map<std::string, std::string>& overrides) {
   if (q.paused || running_.count(q.id)) return;
-  auto streams = std::make_unique<streams::KafkaStreams>(q.topology, config_of(q, overrides));
+  auto streams = std::make_shared<streams::KafkaStreams>(q.topology, config_of(q, overrides));
   streams->setProcessingExceptionHandler(q.processing_errors);
   streams->setStateListener([id = q.id](auto now, auto) {
     if (now == streams::KafkaStreams::State::ERROR) spdlog::error("sql: query {} failed", id);
@@ -89,6 +89,12 @@ std::string QueryRunner::status(const std::string& query_id) const {
   auto state = found->second->state();
   using State = streams::KafkaStreams::State;
   return state == State::ERROR || state == State::PENDING_ERROR ? "ERROR" : "RUNNING";
+}
+
+std::shared_ptr<streams::KafkaStreams> QueryRunner::streams(const std::string& query_id) const {
+  std::lock_guard lock(mutex_);
+  auto found = running_.find(query_id);
+  return found == running_.end() ? nullptr : found->second;
 }
 
 std::vector<std::string> QueryRunner::running() const {

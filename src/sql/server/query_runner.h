@@ -53,6 +53,10 @@ class QueryRunner {
   // ksqlDB's status of a running query: ERROR when its Streams application failed, else RUNNING;
   // "" for a query not running here.
   std::string status(const std::string& query_id) const;
+  // The KafkaStreams running `query_id`, for interactive queries of its stores (pull queries);
+  // null when it does not run here. Shared: a query stopped meanwhile is closed, not freed, under
+  // a reader, whose next read then throws InvalidStateStoreException.
+  std::shared_ptr<streams::KafkaStreams> streams(const std::string& query_id) const;
   // Stops every query (each commits and leaves its group).
   void close();
 
@@ -65,7 +69,7 @@ class QueryRunner {
   RunnerSettings settings_;
   // sync() runs on a request's thread, close() on the server's at shutdown.
   mutable std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<streams::KafkaStreams>> running_;
+  std::map<std::string, std::shared_ptr<streams::KafkaStreams>> running_;
 };
 
 }  // namespace oxbow::sql::server

@@ -14,6 +14,7 @@
 #include "sql/server/command_topic.h"
 #include "sql/server/kafka_cluster.h"
 #include "sql/server/ksql_resource.h"
+#include "sql/server/pull_query_resource.h"
 #include "sql/server/push_query_resource.h"
 #include "sql/server/query_runner.h"
 
@@ -136,13 +137,20 @@ struct SqlServer::Impl {
                  commands.topic(), runner.running().size());
   }
 
+  // A SELECT without EMIT is a pull query; anything else (errors included) the push queries'.
+  void query(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint) {
+    if (PullQueries::is_pull_query(endpoint, exchange->request().body))
+      return pull.handle(std::move(exchange), endpoint);
+    push.handle(std::move(exchange), endpoint);
+  }
+
   void handle(std::shared_ptr<http::StreamExchange> exchange) {
     const auto& request = exchange->request();
     if (request.method == "POST" && request.path == "/query-stream")
-      return push.handle(std::move(exchange), PushEndpoint::kQueryStream);
+      return query(std::move(exchange), PushEndpoint::kQueryStream);
     if (request.method == "POST" && request.path == "/query" &&
         request.protocol == http::Protocol::http1)
-      return push.handle(std::move(exchange), PushEndpoint::kQuery);
+      return query(std::move(exchange), PushEndpoint::kQuery);
     RestResponse response;
     try {
       response = route(request);
@@ -219,6 +227,7 @@ struct SqlServer::Impl {
   QueryRunner runner;
   KsqlResource ksql;
   PushQueries push;
+  PullQueries pull{ksql, runner};
   boost::asio::io_context context;
   http::StreamServer http;
   boost::asio::signal_set signals;

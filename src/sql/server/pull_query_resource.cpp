@@ -1,0 +1,190 @@
+#include "sql/server/pull_query_resource.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "http/stream_server.h"
+#include "sql/engine/pull_query.h"
+#include "sql/parser/parser.h"
+#include "sql/serde/row_serde.h"
+#include "sql/server/entities.h"
+#include "sql/server/ksql_resource.h"
+#include "sql/server/pull_query_reader.h"
+#include "sql/server/query_runner.h"
+
+namespace oxbow::sql::server {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kBadStatement = 40001;
+constexpr const char* kDelimited = "application/vnd.ksqlapi.delimited.v1";
+// How long a row waits for a client that reads slowly (more than kMaxUnsentBytes unsent) before
+// the query gives up on it.
+constexpr auto kSlowClientWait = std::chrono::seconds(30);
+
+std::optional<std::string> statement_of(PushEndpoint endpoint, std::string_view body) {
+  json request = json::parse(body, nullptr, false);
+  if (!request.is_object()) return std::nullopt;
+  auto sql = request.find(endpoint == PushEndpoint::kQueryStream ? "sql" : "ksql");
+  if (sql == request.end() || !sql->is_string()) return std::nullopt;
+  return sql->get<std::string>();
+}
+
+// The one SELECT of `statements` when it has no EMIT clause, else null.
+const parser::Query* pull_query_of(const std::vector<parser::Statement>& statements) {
+  if (statements.size() != 1) return nullptr;
+  const auto* query = std::get_if<std::unique_ptr<parser::Query>>(&statements.front().body);
+  return query && (*query)->emit == parser::EmitType::kNone ? query->get() : nullptr;
+}
+
+// ksqlDB's refusals: /query's as /ksql's statement errors, /query-stream's code and message.
+RestResponse refusal(PushEndpoint endpoint, const std::string& statement,
+                     const std::string& message) {
+  if (endpoint == PushEndpoint::kQueryStream) return generic_error(400, kBadStatement, message);
+  return {400, json_text({{"@type", "statement_error"},
+                          {"error_code", kBadStatement},
+                          {"message", message},
+                          {"statementText", statement},
+                          {"entities", json::array()}})};
+}
+
+// The response's pieces in ksqlDB's three shapes: /query-stream delimited or as one JSON array,
+// /query's chunked array of header and row objects. A pull query ends without finalMessage.
+class PullResponse {
+ public:
+  PullResponse(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
+               const PullPlan& plan)
+      : exchange_(std::move(exchange)),
+        legacy_(endpoint == PushEndpoint::kQuery),
+        delimited_(!legacy_ && exchange_->request().header("accept").find("application/json") ==
+                                   std::string_view::npos),
+        serde_(row_serde(json_formats(), plan.columns, false)),
+        columns_(plan.column_names) {}
+
+  void start(const PullPlan& plan) {
+    exchange_->set_status(200);
+    exchange_->set_header("content-type", delimited_ ? kDelimited : "application/json");
+    if (legacy_) {
+      exchange_->write(
+          "[" + json_text({{"header", {{"queryId", plan.query_id}, {"schema", plan.schema}}}}));
+      return;
+    }
+    json header = {{"queryId", plan.query_id},
+                   {"columnNames", plan.column_names},
+                   {"columnTypes", plan.column_types}};
+    exchange_->write(delimited_ ? json_text(header) + "\n" : "[" + json_text(header));
+  }
+  // False when the client is gone or reads too slowly.
+  bool row(const Row& row) {
+    for (auto waited = std::chrono::milliseconds(0); exchange_->unsent_bytes() > kMaxUnsentBytes;
+         waited += std::chrono::milliseconds(5)) {
+      if (exchange_->client_gone() || waited > kSlowClientWait) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const std::string values = json_text(row_json(row));
+    if (legacy_) return exchange_->write(",\n{\"row\":{\"columns\":" + values + "}}");
+    return exchange_->write(delimited_ ? values + "\n" : "," + values);
+  }
+  void end(const std::string& error) {
+    json failure = {{"@type", "generic_error"}, {"error_code", 50000}, {"message", error}};
+    if (legacy_)
+      exchange_->write((error.empty() ? "" : ",\n" + json_text({{"errorMessage", failure}})) + "]");
+    else if (delimited_)
+      exchange_->write(error.empty() ? "" : json_text(failure) + "\n");
+    else
+      exchange_->write((error.empty() ? "" : "," + json_text(failure)) + "]");
+    exchange_->finish();
+  }
+
+ private:
+  static Formats json_formats() {
+    Formats f;
+    f.value_format = "JSON";
+    f.wrap_single_value = true;
+    return f;
+  }
+  // The row's values as ksqlDB's JSON writes them, through the JSON format's serde.
+  json row_json(const Row& row) {
+    std::string bytes = serde_.serialize("", row);
+    json object = json::parse(bytes, nullptr, false);
+    json values = json::array();
+    for (const auto& name : columns_)
+      values.push_back(object.is_object() ? object.value(name, json()) : json());
+    return values;
+  }
+
+  std::shared_ptr<http::StreamExchange> exchange_;
+  const bool legacy_, delimited_;
+  streams::Serde<Row> serde_;
+  std::vector<std::string> columns_;
+};
+
+// The query's rows, on its own thread. An error before the first row is answered as a refusal;
+// after it, the response ends with it.
+void run(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
+         std::shared_ptr<PullPlan> plan, std::shared_ptr<streams::KafkaStreams> streams,
+         const std::string& statement) {
+  PullResponse response(exchange, endpoint, *plan);
+  bool started = false;
+  int64_t rows = 0;
+  try {
+    read_pull_rows(*streams, *plan, [&](const Row& row) {
+      if (!started) response.start(*plan);
+      started = true;
+      ++rows;
+      return response.row(row);
+    });
+  } catch (const std::exception& e) {
+    const std::string message =
+        std::string("Failed to get value from materialized table, reason: ") + e.what();
+    spdlog::info("sql-server: pull query {} failed: {}", plan->query_id, message);
+    if (!started) {
+      RestResponse r = refusal(endpoint, statement, message);
+      return exchange->respond(r.status, "application/json", std::move(r.body));
+    }
+    return response.end(message);
+  }
+  if (!started) response.start(*plan);
+  response.end("");
+  spdlog::debug("sql-server: pull query {}: {} rows", plan->query_id, rows);
+}
+
+}  // namespace
+
+bool PullQueries::is_pull_query(PushEndpoint endpoint, std::string_view body) {
+  auto statement = statement_of(endpoint, body);
+  if (!statement) return false;
+  try {
+    return pull_query_of(parser::parse(*statement)) != nullptr;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void PullQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint) {
+  const std::string statement = statement_of(endpoint, exchange->request().body).value_or("");
+  auto plan = std::make_shared<PullPlan>();
+  try {
+    auto statements = parser::parse(statement);
+    const parser::Query* query = pull_query_of(statements);
+    if (!query) throw std::runtime_error("Not a pull query: " + statement);
+    ksql_.read_engine([&](const Engine& engine) { *plan = plan_pull_query(engine, *query); });
+  } catch (const std::exception& e) {
+    RestResponse r = refusal(endpoint, statement, e.what());
+    return exchange->respond(r.status, "application/json", std::move(r.body));
+  }
+  auto streams = runner_.streams(plan->materializing_query);
+  if (!streams) {
+    RestResponse r = refusal(endpoint, statement, "Materializing query has been stopped");
+    return exchange->respond(r.status, "application/json", std::move(r.body));
+  }
+  std::thread(run, std::move(exchange), endpoint, std::move(plan), std::move(streams), statement)
+      .detach();
+}
+
+}  // namespace oxbow::sql::server
