@@ -13,10 +13,12 @@
 #include <cctype>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cli/client_config.h"
+#include "cli/sql_console.h"
 #include "cli/sql_entity_text.h"
 #include "cli/sql_query_output.h"
 #include "common/properties.h"
@@ -194,6 +196,9 @@ class SqlClient {
   }
 
   const std::string& url() const { return url_; }
+  void set_url(std::string url) { url_ = std::move(url); }
+  bool json_output() const { return json_output_; }
+  void set_json_output(bool json) { json_output_ = json; }
 
  private:
   bool run_one(const std::string& statement) {
@@ -203,7 +208,7 @@ class SqlClient {
       } catch (const Unreachable&) {
         throw;
       } catch (const std::exception& e) {
-        fmt::print(stderr, "{}\n", e.what());
+        console().error(fmt::format("{}\n", e.what()));
         return false;
       }
     }
@@ -213,13 +218,12 @@ class SqlClient {
     auto response = send("POST", "/ksql", request.dump());
     json body = json::parse(response.body, nullptr, false);
     if (json_output_ && !body.is_discarded()) {
-      fmt::print("{}\n", body.dump(2));
+      console().out(fmt::format("{}\n", body.dump(2)));
     } else if (response.status == 200 && body.is_array()) {
-      for (const auto& entity : body) fmt::print("\n{}", entity_text(entity));
+      for (const auto& entity : body) console().out(fmt::format("\n{}", entity_text(entity)));
     } else {
-      fmt::print(stderr, "{}\n", error_text(response.body));
+      console().error(fmt::format("{}\n", error_text(response.body)));
     }
-    std::fflush(stdout);
     return response.status == 200;
   }
 
@@ -256,11 +260,10 @@ class SqlClient {
       throw Unreachable(
           fmt::format("Could not reach the SQL server at {}: {}", url_, exchange.error));
     if (exchange.response->status != 200) {
-      fmt::print(stderr, "{}\n", error_text(error_body));
+      console().error(fmt::format("{}\n", error_text(error_body)));
       return false;
     }
-    fmt::print("Query terminated\n");
-    std::fflush(stdout);
+    console().out("Query terminated\n");
     return !output.failed();
   }
 
@@ -278,32 +281,30 @@ class SqlClient {
   bool set_property(const LocalProperty& set) {
     if (!set.value) {
       if (!properties_.contains(set.name)) {
-        fmt::print(stderr,
-                   "Cannot unset local property '{}' which was never set in the first place\n",
-                   set.name);
+        console().error(fmt::format(
+            "Cannot unset local property '{}' which was never set in the first place\n", set.name));
         return false;
       }
-      fmt::print("Successfully unset local property '{}' (value was '{}').\n", set.name,
-                 properties_[set.name].get<std::string>());
+      console().out(fmt::format("Successfully unset local property '{}' (value was '{}').\n",
+                                set.name, properties_[set.name].get<std::string>()));
       properties_.erase(set.name);
       return true;
     }
     auto check = send("GET", "/is_valid_property/" + set.name, "");
     if (check.status != 200 && check.status != 404) {  // 404: a server that cannot say
-      fmt::print(stderr, "{}\n", error_text(check.body));
+      console().error(fmt::format("{}\n", error_text(check.body)));
       return false;
     }
     std::string prior = properties_.value(set.name, std::string());
     properties_[set.name] = *set.value;
     if (prior.empty())
-      fmt::print(
+      console().out(fmt::format(
           "Successfully changed local property '{}' to '{}'. Use the UNSET command to revert your "
           "change.\n",
-          set.name, *set.value);
+          set.name, *set.value));
     else
-      fmt::print("Successfully changed local property '{}' from '{}' to '{}'.\n", set.name, prior,
-                 *set.value);
-    std::fflush(stdout);
+      console().out(fmt::format("Successfully changed local property '{}' from '{}' to '{}'.\n",
+                                set.name, prior, *set.value));
     return true;
   }
 
@@ -372,15 +373,114 @@ std::string history_path() {
 void print_banner(SqlClient& client) {
   try {
     json info = client.info();
-    fmt::print("Oxbow SQL CLI, server {} (ksqlDB {} API) at {}\n",
-               info.value("ksqlServiceId", std::string("?")),
-               info.value("version", std::string("?")), client.url());
+    console().out(fmt::format("Oxbow SQL CLI, server {} (ksqlDB {} API) at {}\n",
+                              info.value("ksqlServiceId", std::string("?")),
+                              info.value("version", std::string("?")), client.url()));
   } catch (const Unreachable& e) {
-    fmt::print("{}\n", e.what());
+    console().out(fmt::format("{}\n", e.what()));
   }
-  fmt::print(
-      "Statements end with ';'. RUN SCRIPT '<file>'; runs a file. Ctrl-D or exit leaves.\n\n");
-  std::fflush(stdout);
+  console().out(fmt::format(
+      "Statements end with ';'. RUN SCRIPT '<file>'; runs a file. Ctrl-D or exit leaves.\n\n"));
+}
+
+// The CLI's own commands, ksqlDB's: a line whose first word names one (a ';' after it allowed).
+// Each has a help text, the bounds of its argument count and what it does.
+struct CliCommand {
+  const char* name;
+  const char* help;
+  size_t min_args, max_args;
+  void (*run)(SqlClient& client, const std::vector<std::string>& args);
+};
+
+void print_help(SqlClient&, const std::vector<std::string>&);
+
+const CliCommand kCliCommands[] = {
+    {"help", "help:\n\tThis text.", 0, 0, print_help},
+    {"output",
+     "output:\n\tThe output format.\noutput <format>:\n\tPrint results as JSON or TABULAR.", 0, 1,
+     [](SqlClient& client, const std::vector<std::string>& args) {
+       if (args.empty())
+         return console().out(
+             fmt::format("Current output format: {}\n", client.json_output() ? "JSON" : "TABULAR"));
+       std::string format = upper(args[0]);
+       if (format != "JSON" && format != "TABULAR")
+         throw std::runtime_error("Unknown output format: " + args[0] +
+                                  " (valid formats: JSON, TABULAR)");
+       client.set_json_output(format == "JSON");
+     }},
+    {"history", "history:\n\tThe lines entered before, numbered.", 0, 0,
+     [](SqlClient&, const std::vector<std::string>&) {
+       for (int i = 0; i < history_length; ++i)
+         if (HIST_ENTRY* entry = history_get(history_base + i))
+           console().out(fmt::format("{:4}: {}\n", history_base + i, entry->line));
+     }},
+    {"version", "version:\n\tThe version of ksqlDB's API the server follows.", 0, 0,
+     [](SqlClient& client, const std::vector<std::string>&) {
+       console().out(fmt::format("Version: {}\n", client.info().value("version", "?")));
+     }},
+    {"server", "server:\n\tThe server's URL.\nserver <url>:\n\tTalk to another server from now on.",
+     0, 1,
+     [](SqlClient& client, const std::vector<std::string>& args) {
+       if (args.empty()) return console().out(client.url() + "\n");
+       if (!args[0].starts_with("http://"))
+         throw std::runtime_error("Server URL must begin with protocol (e.g., http://)");
+       client.set_url(args[0]);
+       console().out("Server now: " + args[0] + "\n");
+       client.info();  // says at once when nothing answers there
+     }},
+    {"clear", "clear:\n\tClear the terminal.", 0, 0,
+     [](SqlClient&, const std::vector<std::string>&) { console().out("\033[H\033[2J"); }},
+    {"spool",
+     "spool <file>|OFF:\n\tWrite the lines typed (after 'ksql> ') and what is printed into "
+     "<file> too,\n\tuntil SPOOL OFF.",
+     1, 1,
+     [](SqlClient&, const std::vector<std::string>& args) {
+       if (upper(args[0]) == "OFF") {
+         std::string path = console().spool_off();
+         if (!path.empty()) console().out("Spool written to " + path + "\n");
+         return;
+       }
+       std::string_view quoted_path = args[0];
+       std::string path =
+           args[0].starts_with('\'') ? quoted(quoted_path).value_or(args[0]) : args[0];
+       console().spool(path);
+       console().out("Session will be spooled to " + std::filesystem::absolute(path).string() +
+                     "\nEnter SPOOL OFF to disable\n");
+     }},
+};
+
+void print_help(SqlClient&, const std::vector<std::string>&) {
+  std::string text =
+      "\nStatements end with ';' and may span lines; RUN SCRIPT '<file>'; runs a file's.\n"
+      "SELECT ... EMIT CHANGES streams rows until its LIMIT or Ctrl-C.\n\n";
+  for (const auto& command : kCliCommands) text += std::string(command.help) + "\n\n";
+  text += "exit:\n\tLeave (Ctrl-D on an empty line too).\n";
+  console().out(text);
+}
+
+// Runs `line` when it is one of the CLI's own commands; false when it is not.
+bool run_cli_command(SqlClient& client, std::string_view line) {
+  line = trim(line);
+  while (line.ends_with(';')) line = trim(line.substr(0, line.size() - 1));
+  std::vector<std::string> words;
+  std::istringstream in{std::string(line)};
+  for (std::string word; in >> word;) words.push_back(word);
+  if (words.empty()) return false;
+  for (const auto& command : kCliCommands) {
+    if (upper(words[0]) != upper(command.name)) continue;
+    std::vector<std::string> args(words.begin() + 1, words.end());
+    try {
+      if (args.size() < command.min_args || args.size() > command.max_args)
+        throw std::runtime_error(
+            std::string(args.size() < command.min_args ? "Too few" : "Too many") + " parameters\n" +
+            command.help);
+      command.run(client, args);
+    } catch (const std::exception& e) {
+      console().error(fmt::format("{}\n", e.what()));
+    }
+    return true;
+  }
+  return false;
 }
 
 void interactive(SqlClient& client) {
@@ -397,6 +497,12 @@ void interactive(SqlClient& client) {
     std::string word = upper(trim(text));
     if (buffer.empty() && (word == "EXIT" || word == "QUIT")) return;
     if (buffer.empty() && trim(text).empty()) continue;
+    console().typed(text);
+    if (buffer.empty() && run_cli_command(client, text)) {
+      add_history(text.c_str());
+      write_history(history.c_str());
+      continue;
+    }
     buffer += (buffer.empty() ? "" : "\n") + text;
     if (!statement_complete(buffer)) continue;
     add_history(buffer.c_str());
@@ -404,11 +510,11 @@ void interactive(SqlClient& client) {
     try {
       client.run(buffer);
     } catch (const Unreachable& e) {
-      fmt::print(stderr, "{}\n", e.what());
+      console().error(fmt::format("{}\n", e.what()));
     }
     buffer.clear();
   }
-  fmt::print("\n");
+  console().out("\n");
 }
 
 }  // namespace

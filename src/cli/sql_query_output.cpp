@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cli/sql_console.h"
+
 namespace oxbow::cli {
 
 using nlohmann::json;
@@ -125,34 +127,33 @@ bool QueryOutput::print(const json& element) {
   if (element.contains("header")) {
     const json& header = element["header"];
     if (json_)
-      fmt::print("{}\n", header.dump(2));
+      console().out(fmt::format("{}\n", header.dump(2)));
     else
-      fmt::print("{}\n",
-                 tabular_row(schema_column_names(header.value("schema", "")), width_, true));
+      console().out(fmt::format(
+          "{}\n", tabular_row(schema_column_names(header.value("schema", "")), width_, true)));
   } else if (element.contains("row")) {
     const json& row = element["row"];
     if (json_) {
-      fmt::print("{}\n", row.dump(2));
+      console().out(fmt::format("{}\n", row.dump(2)));
     } else {
       bool tombstone = row.value("tombstone", false);
       std::vector<std::string> cells;
       for (const auto& value : row.value("columns", json::array()))
         cells.push_back(tombstone && value.is_null() ? "<TOMBSTONE>" : cell_text(value));
-      fmt::print("{}\n", tabular_row(cells, width_, false));
+      console().out(fmt::format("{}\n", tabular_row(cells, width_, false)));
     }
   } else if (element.contains("finalMessage")) {
-    fmt::print("{}\n", element["finalMessage"].is_string()
-                           ? element["finalMessage"].get<std::string>()
-                           : element["finalMessage"].dump());
+    console().out(fmt::format("{}\n", element["finalMessage"].is_string()
+                                          ? element["finalMessage"].get<std::string>()
+                                          : element["finalMessage"].dump()));
     return false;
   } else if (element.contains("errorMessage")) {
     const json& error = element["errorMessage"];
-    fmt::print(stderr, "{}\n",
-               error.is_object() ? error.value("message", error.dump()) : cell_text(error));
+    console().error(fmt::format(
+        "{}\n", error.is_object() ? error.value("message", error.dump()) : cell_text(error)));
     failed_ = true;
     return false;
   }
-  std::fflush(stdout);
   return true;
 }
 

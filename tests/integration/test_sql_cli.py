@@ -289,3 +289,39 @@ def test_ctrl_c_ends_a_push_query_and_not_the_prompt(server, tmp_path):
         assert term.exit_code() == 0
     finally:
         term.close()
+
+
+def test_the_clis_own_commands_and_spool(server, tmp_path):
+    env = dict(os.environ, HOME=str(tmp_path), TERM="dumb")
+    spool = tmp_path / "session.txt"
+    term = Terminal([OXBOW_BIN, "sql", url(server)], env)
+    try:
+        term.expect("ksql> ")
+        for typed, wanted in [
+            ("help", "spool <file>|OFF:"),
+            ("output", "Current output format: TABULAR"),
+            ("OUTPUT json;", "ksql> "),
+            ("output", "Current output format: JSON"),
+            ("output xml", "Unknown output format: xml"),
+            ("output TABULAR", "ksql> "),
+            ("server", url(server)),
+            ("version", "Version: "),
+            ("spool", "Too few parameters"),
+            (f"spool '{spool}'", f"Session will be spooled to {spool}"),
+            ("show streams;", "KSQL_PROCESSING_LOG"),
+            ("spool off", f"Spool written to {spool}"),
+            ("history", "show streams;"),
+        ]:
+            term.write(typed + "\r")
+            term.expect(wanted)
+            term.expect("ksql> ")
+        term.write("exit\r")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+    spooled = spool.read_text()
+    # As ksqlDB's: the spool starts with its own announcement, then the session.
+    assert spooled.startswith(f"Session will be spooled to {spool}\nEnter SPOOL OFF to disable\n"
+                              "ksql> show streams;\n"), spooled
+    assert "KSQL_PROCESSING_LOG" in spooled and "ksql> spool off\n" in spooled
+    assert "Spool written" not in spooled  # written after the file was closed
