@@ -14,7 +14,7 @@ import time
 import pytest
 
 import ck_helpers as ck
-from harness import OXBOW_BIN, free_port
+from harness import OXBOW_BIN, free_port, wait_until
 from test_sql_server import SqlServer
 
 STREAM_HEADER = [" Stream Name", "Kafka Topic", "Key Format", "Value Format", "Windowed"]
@@ -325,3 +325,22 @@ def test_the_clis_own_commands_and_spool(server, tmp_path):
                               "ksql> show streams;\n"), spooled
     assert "KSQL_PROCESSING_LOG" in spooled and "ksql> spool off\n" in spooled
     assert "Spool written" not in spooled  # written after the file was closed
+
+
+def test_a_pull_query_prints_the_tables_rows_then_ends(server):
+    r = cli(url(server), "-e", CLICKS + " SET 'auto.offset.reset'='earliest'; "
+            "CREATE TABLE counts AS SELECT id, COUNT(*) AS views FROM clicks GROUP BY id;")
+    assert r.returncode == 0, r.stderr
+    produce_clicks(server, [(1, "/a", 1), (2, "/b", 1), (1, "/c", 1)])
+    cell = 80 // 2 - 2
+    wanted = "|" + "".join(v.ljust(cell) + "|" for v in ["1", "2"])
+
+    def answered():
+        r = cli(url(server), "-e", "SELECT * FROM counts WHERE id = 1;")
+        assert r.returncode == 0, r.stderr
+        return r.stdout if wanted in r.stdout else None
+
+    out = wait_until(answered, 60, interval=0.2, message="the pull query seeing both views of id 1")
+    rule = "+" + ("-" * cell + "+") * 2
+    assert out.splitlines() == [rule, "|" + "".join(n.ljust(cell) + "|" for n in ["ID", "VIEWS"]), rule,
+                                wanted, "Query terminated"]
