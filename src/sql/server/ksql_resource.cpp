@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "common/properties.h"
 #include "sql/engine/variables.h"
+#include "sql/server/server_status.h"
 
 namespace oxbow::sql::server {
 
@@ -54,6 +56,69 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
+// A request's sessionVariables, DEFINEd for its statements only: ksqlDB substitutes them as it
+// does DEFINEd ones, per request. The engine has one session, so what it had under those names
+// before the request comes back afterwards.
+class RequestVariables {
+ public:
+  RequestVariables(Engine& engine, std::map<std::string, std::string> variables)
+      : engine_(engine), variables_(std::move(variables)) {
+    if (variables_.empty()) return;
+    before_ = engine_.execute("SHOW VARIABLES;").front().settings;
+    for (const auto& [name, value] : variables_) define(name, value);
+  }
+  ~RequestVariables() {
+    for (const auto& [name, value] : variables_) {
+      auto old = std::find_if(before_.begin(), before_.end(),
+                              [&](const auto& v) { return same_name(v.first, name); });
+      if (old != before_.end())
+        define(name, old->second);
+      else
+        run("UNDEFINE " + identifier(name) + ";");
+    }
+  }
+  RequestVariables(const RequestVariables&) = delete;
+  RequestVariables& operator=(const RequestVariables&) = delete;
+
+ private:
+  static bool same_name(const std::string& a, const std::string& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+      return std::tolower(static_cast<unsigned char>(x)) ==
+             std::tolower(static_cast<unsigned char>(y));
+    });
+  }
+  // Quoted, so that a reserved word (`topic`) is a name too, as ksqlDB takes any.
+  static std::string identifier(const std::string& name) {
+    std::string out = "`";
+    for (char c : name) out += c == '`' ? std::string("``") : std::string(1, c);
+    return out + "`";
+  }
+  void define(const std::string& name, const std::string& value) {
+    run("DEFINE " + identifier(name) + " = " + quoted(value) + ";");
+  }
+  // A name DEFINE cannot take is left out.
+  void run(const std::string& statement) {
+    try {
+      engine_.execute(statement);
+    } catch (const std::exception& e) {
+      spdlog::debug("sql-server: sessionVariables: {}: {}", statement, e.what());
+    }
+  }
+
+  Engine& engine_;
+  std::map<std::string, std::string> variables_;
+  std::vector<std::pair<std::string, std::string>> before_;
+};
+
+// What the parser tells of `statement` once the session's variables are substituted, as the
+// engine will run it.
+StatementInfo info_with_variables(Engine& engine, const std::string& statement) {
+  StatementInfo info = statement_info(statement);
+  if (info.parsed || statement.find("${") == std::string::npos) return info;
+  auto defined = engine.execute("SHOW VARIABLES;").front().settings;
+  return statement_info(substitute_variables(statement, {defined.begin(), defined.end()}));
+}
+
 RestResponse statement_error(const StatementFailure& failure, const json& entities) {
   json body = {{"@type", "statement_error"},
                {"error_code", kBadStatement},
@@ -85,7 +150,10 @@ RestResponse KsqlResource::handle(std::string_view body) {
   if (ksql == request.end() || !ksql->is_string())
     return generic_error(400, kBadRequest, "The request has no \"ksql\" string.");
   auto properties = request_properties(request);
+  if (auto denied = denied_overrides(denied_, properties))
+    return generic_error(400, kBadRequest, *denied);
   std::lock_guard lock(mutex_);
+  RequestVariables variables(engine_, text_fields(request, "sessionVariables"));
   json entities = json::array();
   for (const std::string& piece : split_statements(ksql->get<std::string>())) {
     std::string statement(trim(piece));
@@ -187,7 +255,7 @@ int64_t KsqlResource::log_command(const std::string& statement, StatementInfo& i
 
 json KsqlResource::run(const std::string& statement,
                        const std::map<std::string, std::string>& properties) {
-  StatementInfo info = statement_info(statement);
+  StatementInfo info = info_with_variables(engine_, statement);
   if (info.streamed) throw std::runtime_error(kStreamedElsewhere);
   // Looked up before the engine forgets the source.
   std::string deleted_topic;

@@ -63,6 +63,9 @@ class KsqlResource {
   RestResponse command_status(const std::string& command_id);
   RestResponse command_statuses();
 
+  // Properties a request's streamsProperties may not set (server_status.h): such a request is
+  // refused whole, 400 generic_error 40000, as ksqlDB refuses it.
+  void set_denied_properties(std::vector<std::string> denied) { denied_ = std::move(denied); }
   // From now on, every statement that changes state is written to `log` before it takes effect.
   void set_command_log(CommandLog log);
   // Executes `commands` read back from the log, in order, without writing them again; one the
@@ -96,6 +99,7 @@ class KsqlResource {
   PropertyList server_properties_;
   QueryStatus query_status_;
   CommandLog command_log_;
+  std::vector<std::string> denied_;
   int64_t sequence_number_ = 0;  // the commandSequenceNumber of the last accepted statement
   std::map<std::string, std::string> command_messages_;  // by command id, the latest
 };

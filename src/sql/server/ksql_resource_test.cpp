@@ -169,5 +169,39 @@ TEST_F(KsqlResourceTest, ShowsPropertiesOfTheServerAndTheSession) {
   EXPECT_EQ(body[1]["overwrittenProperties"], json::array({"auto.offset.reset"}));
 }
 
+TEST_F(KsqlResourceTest, SubstitutesTheRequestsSessionVariablesForItsStatementsOnly) {
+  post({{"ksql", "DEFINE `topic` = 'session_topic';"}});
+  json body =
+      post({{"ksql",
+             "CREATE STREAM ${name} (id INT KEY, v STRING) WITH (kafka_topic='${topic}', "
+             "value_format='JSON', partitions=${count}); SHOW VARIABLES;"},
+            {"sessionVariables", {{"NAME", "views"}, {"topic", "views_topic"}, {"count", 3}}}});
+  ASSERT_EQ(body.size(), 2u);
+  EXPECT_EQ(body[0]["commandId"], "stream/VIEWS/create");
+  EXPECT_EQ(body[0]["statementText"],
+            "CREATE STREAM views (id INT KEY, v STRING) WITH (kafka_topic='views_topic', "
+            "value_format='JSON', partitions=3);");
+  // After the request, the session's own variables are back and the request's are gone.
+  json after = post({{"ksql", "SHOW VARIABLES;"}});
+  EXPECT_EQ(after[0]["variables"], json::array({{{"name", "topic"}, {"value", "session_topic"}}}));
+  json described = post({{"ksql", "DESCRIBE views;"}});
+  EXPECT_EQ(described[0]["sourceDescription"]["topic"], "views_topic");
+  // A DROP with a variable still knows its source (for DELETE TOPIC).
+  post({{"ksql", "DROP STREAM ${s} DELETE TOPIC;"}, {"sessionVariables", {{"s", "views"}}}});
+  EXPECT_EQ(last_deleted_topic, "views_topic");
+}
+
+TEST_F(KsqlResourceTest, RefusesDeniedStreamsPropertiesBeforeAnyStatementRuns) {
+  resource.set_denied_properties({"ksql.service.id"});
+  json error =
+      post({{"ksql", kCreate}, {"streamsProperties", {{"ksql.service.id", "other_"}}}}, 400);
+  EXPECT_EQ(error["@type"], "generic_error");
+  EXPECT_EQ(error["error_code"], 40000);
+  EXPECT_EQ(error["message"],
+            "One or more properties overrides set locally are prohibited by the KSQL server (use "
+            "UNSET to reset their default value): [ksql.service.id]");
+  EXPECT_TRUE(applied.empty());
+}
+
 }  // namespace
 }  // namespace oxbow::sql::server

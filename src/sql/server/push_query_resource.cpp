@@ -205,6 +205,32 @@ RestResponse PushQueries::close(std::string_view body) {
   return {200, ""};
 }
 
+std::string PushQueries::start(const std::string& statement,
+                               const std::map<std::string, std::string>& properties,
+                               const std::function<RowSink(const TransientPlan&)>& make_sink) {
+  TransientPlan plan = plan_transient_query(ksql_, statement, settings_.service_id);
+  RowSink sink = make_sink(plan);
+  const std::string id = plan.query_id;
+  sink.end = [this, id, end = std::move(sink.end)](const std::string& error) {
+    end(error);
+    forget(id);
+  };
+  auto config = config_of(plan, properties);
+  auto query = std::make_shared<TransientQuery>(std::move(plan), std::move(config),
+                                                settings_.client, std::move(sink));
+  {
+    std::lock_guard lock(mutex_);
+    running_[id] = query;
+  }
+  try {
+    query->start();
+  } catch (...) {
+    forget(id);
+    throw;
+  }
+  return id;
+}
+
 void PushQueries::close_all() {
   std::map<std::string, std::shared_ptr<TransientQuery>> queries;
   {

@@ -2,6 +2,7 @@
 // ksqlDB's push-query endpoints: POST /query-stream (its HTTP/2 API, also over HTTP/1.1), POST
 // /query (the older chunked one, HTTP/1.1 only) and POST /close-query. Each push query runs as a
 // TransientQuery whose rows stream to the client as they come (docs/sql/server.md).
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,12 @@ class PushQueries {
   void handle(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint);
   // POST /close-query's answer.
   RestResponse close(std::string_view body);
+  // Plans and starts `statement` as a push query whose rows go to the sink `make_sink` makes
+  // from its plan (another transport than HTTP: /ws/query); its id. Throws the engine's message
+  // when it cannot (nothing runs then).
+  std::string start(const std::string& statement,
+                    const std::map<std::string, std::string>& properties,
+                    const std::function<RowSink(const TransientPlan&)>& make_sink);
   // Stops every query and waits for them (the server stopping).
   void close_all();
 

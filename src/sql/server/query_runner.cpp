@@ -111,6 +111,19 @@ bool QueryRunner::any_failed() const {
   });
 }
 
+std::map<std::string, std::vector<streams::StreamsMetadata>> QueryRunner::streams_metadata() const {
+  std::lock_guard lock(mutex_);
+  std::map<std::string, std::vector<streams::StreamsMetadata>> out;
+  for (const auto& [id, streams] : running_) {
+    try {
+      out[id] = streams->metadataForAllStreamsClients();
+    } catch (const std::exception&) {
+      out[id];  // not RUNNING or REBALANCING yet: nothing known
+    }
+  }
+  return out;
+}
+
 void QueryRunner::close() {
   std::lock_guard lock(mutex_);
   for (auto& [id, streams] : running_) streams->close();

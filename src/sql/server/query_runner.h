@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "oxbow/streams/streams_metadata.h"
 #include "sql/engine/engine.h"
 
 namespace oxbow::streams {
@@ -57,6 +58,9 @@ class QueryRunner {
   // null when it does not run here. Shared: a query stopped meanwhile is closed, not freed, under
   // a reader, whose next read then throws InvalidStateStoreException.
   std::shared_ptr<streams::KafkaStreams> streams(const std::string& query_id) const;
+  // Per running query, where its Streams application's state lives (each instance's stores and
+  // partitions, streams_metadata.h); empty before its first assignment (/clusterStatus).
+  std::map<std::string, std::vector<streams::StreamsMetadata>> streams_metadata() const;
   // Stops every query (each commits and leaves its group).
   void close();
 

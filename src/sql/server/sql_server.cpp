@@ -5,6 +5,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <chrono>
 #include <csignal>
 #include <functional>
 
@@ -17,6 +18,8 @@
 #include "sql/server/pull_query_resource.h"
 #include "sql/server/push_query_resource.h"
 #include "sql/server/query_runner.h"
+#include "sql/server/server_status.h"
+#include "sql/server/ws_query.h"
 
 namespace oxbow::sql::server {
 
@@ -75,6 +78,13 @@ std::optional<SqlServerConfig> make_sql_server_config(
       c.streams_config[name.substr(std::string_view("ksql.streams.").size())] = value;
   }
   c.streams_config["bootstrap.servers"] = c.bootstrap_servers;
+  c.advertised = c.host + ":" + std::to_string(c.port);
+  if (auto a = properties.find("ksql.advertised.listener"); a != properties.end()) {
+    std::string url = a->second;
+    if (auto scheme = url.find("://"); scheme != std::string::npos) url = url.substr(scheme + 3);
+    c.advertised = url.substr(0, url.find('/'));
+  }
+  c.streams_config.try_emplace("application.server", c.advertised);
   if (c.service_id.empty()) {
     error = "ksql.service.id: empty";
     return std::nullopt;
@@ -93,9 +103,21 @@ struct SqlServer::Impl {
             PropertyList(config.properties.begin(), config.properties.end()),
             [this](const std::string& id) { return runner.status(id); }),
         push(ksql, PushSettings{config.service_id, config.streams_config, client}),
-        http(context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); }),
+        denied(denied_properties(config.properties)),
+        ws(ksql, push, denied),
+        http(
+            context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); },
+            http_options()),
         signals(context, SIGINT, SIGTERM),
-        commands(client, command_topic_name(config.service_id)) {}
+        commands(client, command_topic_name(config.service_id)) {
+    ksql.set_denied_properties(denied);
+  }
+
+  static http::StreamServerOptions http_options() {
+    http::StreamServerOptions options;
+    options.offer_websocket = [](const http::StreamRequest& r) { return r.path == "/ws/query"; };
+    return options;
+  }
 
   static DdlSettings engine_settings(const SqlServerConfig& c) {
     DdlSettings settings;
@@ -151,6 +173,7 @@ struct SqlServer::Impl {
     if (request.method == "POST" && request.path == "/query" &&
         request.protocol == http::Protocol::http1)
       return query(std::move(exchange), PushEndpoint::kQuery);
+    if (request.method == "GET" && request.path == "/ws/query") return ws.handle(exchange);
     RestResponse response;
     try {
       response = route(request);
@@ -177,7 +200,13 @@ struct SqlServer::Impl {
         {"/query-stream", "POST", [] { return RestResponse{}; }},
         {"/query", "POST", [] { return RestResponse{}; }},
         {"/close-query", "POST", [&] { return push.close(request.body); }},
+        {"/clusterStatus", "GET", [this] { return cluster_status(); }},
+        // handle() takes GET /ws/query.
+        {"/ws/query", "GET", [] { return RestResponse{}; }},
     };
+    constexpr std::string_view property_prefix = "/is_valid_property/";
+    if (request.path.starts_with(property_prefix) && request.method == "GET")
+      return is_valid_property(request.path.substr(property_prefix.size()), denied);
     constexpr std::string_view status_prefix = "/status/";
     if (request.path.starts_with(status_prefix) && request.method == "GET")
       return ksql.command_status(request.path.substr(status_prefix.size()));
@@ -200,6 +229,14 @@ struct SqlServer::Impl {
                              {"ksqlServiceId", config.service_id},
                              {"serverStatus", "RUNNING"}}}};
     return {200, json_text(body)};
+  }
+
+  // This server's entry as ksqlDB's heartbeat agent keeps it: the server that answers is alive.
+  RestResponse cluster_status() const {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    return {200, json_text(cluster_status_json(config.advertised, now.count(),
+                                               runner.streams_metadata()))};
   }
 
   // ksqlDB's checks: the metastore and the command runner are this process's own and always
@@ -228,6 +265,8 @@ struct SqlServer::Impl {
   KsqlResource ksql;
   PushQueries push;
   PullQueries pull{ksql, runner};
+  const std::vector<std::string> denied;  // properties no request may override
+  WsQueryEndpoint ws;
   boost::asio::io_context context;
   http::StreamServer http;
   boost::asio::signal_set signals;

@@ -26,6 +26,9 @@ struct SqlServerConfig {
   std::string service_id = "default_";
   std::string registry_url;
   std::string default_key_format = "KAFKA", default_value_format;
+  // host:port by which this server is known (ksql.advertised.listener, else the listener): its
+  // /clusterStatus entry and every query's application.server, as ksqlDB wires them.
+  std::string advertised;
   std::map<std::string, std::string> streams_config;  // ksql.streams.*, without the prefix
   std::map<std::string, std::string> properties;      // every setting, as given
 };

@@ -25,6 +25,21 @@ TEST(SqlServerConfigTest, ReadsKsqlDbsPropertyNames) {
   EXPECT_EQ(config->streams_config.at("bootstrap.servers"), "k1:9092,k2:9092");
   EXPECT_EQ(config->streams_config.at("auto.offset.reset"), "latest");
   EXPECT_EQ(config->properties.at("ksql.something.unknown"), "kept");
+  EXPECT_EQ(config->advertised, "0.0.0.0:9088");
+  EXPECT_EQ(config->streams_config.at("application.server"), "0.0.0.0:9088");
+}
+
+TEST(SqlServerConfigTest, AdvertisesTheAdvertisedListenerToItsQueries) {
+  std::string error;
+  auto config = make_sql_server_config(
+      {{"listeners", "http://0.0.0.0:8088"}, {"ksql.advertised.listener", "http://sql-1:8088"}},
+      error);
+  ASSERT_TRUE(config) << error;
+  EXPECT_EQ(config->advertised, "sql-1:8088");
+  EXPECT_EQ(config->streams_config.at("application.server"), "sql-1:8088");
+  config = make_sql_server_config({{"ksql.streams.application.server", "other:1"}}, error);
+  ASSERT_TRUE(config) << error;
+  EXPECT_EQ(config->streams_config.at("application.server"), "other:1");
 }
 
 TEST(SqlServerConfigTest, DefaultsToLoopbackAndRefusesBadListeners) {

@@ -1,0 +1,62 @@
+#pragma once
+// ksqlDB's older streaming endpoint, GET /ws/query over a WebSocket: the `request` query
+// parameter carries {"ksql": "SELECT ... EMIT CHANGES;", "streamsProperties": {...}}; the server
+// sends the result's columns (a JSON array of ksqlDB's FieldInfo), then each row as
+// {"row":{"columns":[...]}}, and ends with a last message {"error": <why>} and a Close frame:
+// 1000 "done" after a LIMIT, 1003 for a request or statement it refuses, 1011 when the query
+// fails. The query runs as /query-stream's do (PushQueries).
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace oxbow::http {
+class StreamExchange;
+class WebSocketSession;
+}  // namespace oxbow::http
+
+namespace oxbow::sql::server {
+
+class KsqlResource;
+class PushQueries;
+
+// ksqlDB's close codes (Netty's WebSocketCloseStatus names).
+constexpr uint16_t kWsNormalClosure = 1000;
+constexpr uint16_t kWsInvalidMessageType = 1003;
+constexpr uint16_t kWsInternalServerError = 1011;
+
+// What /ws/query's query string asks for, or why it cannot be served (ksqlDB's message).
+struct WsQueryRequest {
+  std::string statement;
+  std::map<std::string, std::string> properties;
+  std::string error;  // empty when the request is good
+};
+
+// From the raw query string (`request=<percent-encoded JSON>&version=1`), its properties checked
+// against the server's deny list.
+WsQueryRequest parse_ws_query(std::string_view query_string,
+                              const std::vector<std::string>& denied_properties);
+
+// A Close frame's reason: at most 123 bytes, cut on a character boundary with "..." as ksqlDB
+// cuts it.
+std::string close_reason(const std::string& message);
+
+class WsQueryEndpoint {
+ public:
+  WsQueryEndpoint(KsqlResource& ksql, PushQueries& push, std::vector<std::string> denied)
+      : ksql_(ksql), push_(push), denied_(std::move(denied)) {}
+
+  // A GET /ws/query exchange: the upgrade taken and the query run, or 400 when the request is
+  // no WebSocket upgrade.
+  void handle(const std::shared_ptr<http::StreamExchange>& exchange);
+
+ private:
+  void run(const std::shared_ptr<http::WebSocketSession>& session, const WsQueryRequest& request);
+
+  KsqlResource& ksql_;
+  PushQueries& push_;
+  const std::vector<std::string> denied_;
+};
+
+}  // namespace oxbow::sql::server
