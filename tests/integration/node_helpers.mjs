@@ -122,3 +122,46 @@ export async function startRegistry(broker, prefix = 'oxbow-registry-') {
     },
   };
 }
+
+// `oxbow sql-server` over `broker` on a free loopback port, its log and state in a temporary
+// directory; resolves once /info answers. Returns { port, url, logText(), logTail(), stop() }.
+export async function startSqlServer(broker, prefix = 'oxbow-sql-server-') {
+  const port = await unusedPort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const logPath = path.join(dir, 'sql-server.log');
+  const settings = {
+    listeners: `http://127.0.0.1:${port}`,
+    'bootstrap.servers': broker.bootstrap,
+    'ksql.streams.state.dir': path.join(dir, 'state'),
+    'ksql.streams.commit.interval.ms': '100',
+    'ksql.streams.statestore.cache.max.bytes': '0',
+  };
+  const args = ['sql-server'];
+  for (const [key, value] of Object.entries(settings)) args.push('-o', `${key}=${value}`);
+  const logFd = fs.openSync(logPath, 'a');
+  const proc = spawn(OXBOW_BIN, args, { stdio: ['ignore', logFd, logFd] });
+  fs.closeSync(logFd);
+  let exit = null;
+  const exited = new Promise((resolve) => proc.once('exit', (code, signal) => { exit = { code, signal }; resolve(exit); }));
+  process.on('exit', () => { if (!exit) proc.kill('SIGKILL'); });
+  const logText = () => { try { return fs.readFileSync(logPath, 'utf8'); } catch { return ''; } };
+  const logTail = () => logText().slice(-3000);
+  await eventually(async () => {
+    if (exit) throw new Error(`sql-server exited ${JSON.stringify(exit)}\n${logTail()}`);
+    return (await fetch(`http://127.0.0.1:${port}/info`)).ok;
+  }, 30000, 'the SQL server answering');
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    logText,
+    logTail,
+    async stop() {
+      if (exit) return exit;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 60000);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
+}
