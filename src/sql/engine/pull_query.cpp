@@ -63,10 +63,6 @@ void check_columns(const BoundQuery& q) {
 }
 
 const PersistentQuery& materializing_query(const Engine& engine, const DataSource& table) {
-  if (table.kind != SourceKind::kTable)
-    throw SqlError("Pull queries on streams are not supported yet: `" + table.name +
-                   "` is a stream (ksqlDB 0.29 reads the stream's topic up to its end)." +
-                   kPullQueryHelp);
   for (const auto& q : engine.queries())
     if (q.sink == table.name) return q;
   not_queryable(table.name);
@@ -102,12 +98,12 @@ std::vector<Slot> slots_of(const BoundQuery& q, const DataSource& table) {
   return slots;
 }
 
-// An aggregation's store rows through its projection and HAVING, then the pull query's WHERE
-// and projection.
-class AggregatePullRows : public PullRows {
+// An aggregation's store rows through its projection and HAVING (a stream's records as they
+// are: no `results`), then the pull query's WHERE and projection.
+class SourcePullRows : public PullRows {
  public:
-  AggregatePullRows(std::unique_ptr<AggregateResults> results, const BoundQuery& pull,
-                    std::vector<Slot> slots)
+  SourcePullRows(std::unique_ptr<AggregateResults> results, const BoundQuery& pull,
+                 std::vector<Slot> slots)
       : results_(std::move(results)), slots_(std::move(slots)), row_(slots_.size()) {
     std::vector<int> identity(slots_.size());
     for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<int>(i);
@@ -123,7 +119,8 @@ class AggregatePullRows : public PullRows {
 
   std::optional<Row> row(const Row& key, const streams::Window* window, const Row& stored,
                          int64_t timestamp) override {
-    Row values = results_->value(key, window, stored);
+    // An empty row: HAVING left the group out, or a stream's record has no value.
+    Row values = results_ ? results_->value(key, window, stored) : stored;
     if (values.empty()) return std::nullopt;
     for (size_t i = 0; i < slots_.size(); ++i)
       fill(row_[i], slots_[i], key, values, window, timestamp);
@@ -250,17 +247,26 @@ PullPlan plan_pull_query(const Engine& engine, const parser::Query& query) {
   if (pull.table_functions)
     throw SqlError("Pull queries don't support table functions here yet." +
                    std::string(kPullQueryHelp));
-  const DataSource& table = *pull.from;
-  const PersistentQuery& materializing = materializing_query(engine, table);
+  const DataSource& source = *pull.from;
   PullPlan plan;
   plan.query_id = new_query_id();
-  plan.source = table.name;
-  plan.materializing_query = materializing.id;
+  plan.source = source.name;
   plan.limit = pull.limit;
-  plan_store(table, pull, plan);
   describe_columns(pull, plan);
-  plan.rows = std::make_unique<AggregatePullRows>(aggregate_results(materializing, engine), pull,
-                                                  slots_of(pull, table));
+  std::unique_ptr<AggregateResults> results;
+  if (source.kind == SourceKind::kStream) {
+    if (source.window)
+      throw SqlError("Pull queries on windowed streams are not supported here yet." +
+                     std::string(kPullQueryHelp));
+    plan.stream = StreamScan{source.topic, row_serde(source.formats, key_columns(source), true),
+                             row_serde(source.formats, value_columns(source), false)};
+  } else {
+    const PersistentQuery& materializing = materializing_query(engine, source);
+    plan.materializing_query = materializing.id;
+    plan_store(source, pull, plan);
+    results = aggregate_results(materializing, engine);
+  }
+  plan.rows = std::make_unique<SourcePullRows>(std::move(results), pull, slots_of(pull, source));
   return plan;
 }
 

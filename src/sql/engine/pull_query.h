@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "oxbow/streams/serde.h"
 #include "oxbow/streams/windows.h"
 #include "sql/catalog/data_source.h"
 #include "sql/execution/value.h"
@@ -70,15 +71,23 @@ class PullRows {
  public:
   virtual ~PullRows() = default;
   // The result row of a store entry (`key`: the table's key columns; `window`: null unless
-  // windowed; `stored`: the store's value; `timestamp`: its last update's), or none when
-  // HAVING or WHERE leaves it out.
+  // windowed; `stored`: the store's value; `timestamp`: its last update's), or of a stream's
+  // record (`stored`: its value columns), or none when HAVING or WHERE leaves it out.
   virtual std::optional<Row> row(const Row& key, const streams::Window* window, const Row& stored,
                                  int64_t timestamp) = 0;
 };
 
+// A pull query on a stream reads its topic from the beginning to the end each partition has when
+// the query starts (ksqlDB 0.29's scan of a stream), its records read with the stream's serdes.
+struct StreamScan {
+  std::string topic;
+  streams::Serde<Row> key, value;
+};
+
 struct PullPlan {
-  std::string query_id;  // query_<milliseconds>, as ksqlDB names pull queries
-  std::string source;    // the table's name
+  std::string query_id;              // query_<milliseconds>, as ksqlDB names pull queries
+  std::string source;                // the table's or stream's name
+  std::optional<StreamScan> stream;  // a stream's: no store, no materializing query
   std::string materializing_query;
   std::string store;
   PullStoreKind store_kind = PullStoreKind::kKeyValue;

@@ -170,8 +170,25 @@ TEST_F(PullQueryTest, KsqlDbsRefusals) {
             "Pull queries don't support the following columns in SELECT clauses: ROWPARTITION\n");
   EXPECT_EQ(refusal("SELECT * FROM per_user WHERE ROWOFFSET > 1;"),
             "Pull queries don't support the following columns in WHERE clauses: ROWOFFSET\n");
-  EXPECT_NE(refusal("SELECT * FROM clicks;").find("streams are not supported"), std::string::npos);
   EXPECT_NE(refusal("SELECT * FROM nowhere;"), "accepted");
+}
+
+TEST_F(PullQueryTest, StreamsAreScansOfTheirTopic) {
+  auto p = plan("SELECT user, n * 2 AS d FROM clicks WHERE n > 1 LIMIT 5;");
+  ASSERT_TRUE(p.stream);
+  EXPECT_EQ(p.stream->topic, "clicks");
+  EXPECT_TRUE(p.materializing_query.empty());
+  EXPECT_EQ(p.schema, "`USER` STRING KEY, `D` INTEGER");
+  Row key(1), value(2);
+  key[0].set_string("alice");
+  value[0].set_string("/a");
+  value[1].set_integer(3);
+  auto row = p.rows->row(key, nullptr, value, 7);
+  ASSERT_TRUE(row);
+  EXPECT_EQ((*row)[0].text(), "alice");
+  EXPECT_EQ((*row)[1].as_int64(), 6);
+  value[1].set_integer(1);
+  EXPECT_FALSE(p.rows->row(key, nullptr, value, 7));
 }
 
 // The rows of a store the test driver filled, through the plan: the aggregation's projection and

@@ -1,5 +1,11 @@
 #include "sql/server/pull_query_reader.h"
 
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <map>
+#include <stdexcept>
+
 #include "oxbow/streams/kafka_streams.h"
 #include "oxbow/streams/queryable.h"
 
@@ -110,6 +116,90 @@ void read_sessions(const streams::KafkaStreams& streams, PullPlan& plan, Emitter
     if (!drain(store.findSessions(key_row(r.from), key_row(r.to), t.from, t.to), take)) return;
 }
 
+constexpr int kTimeoutMs = 10'000;
+constexpr int kPollMs = 100;
+
+// A consumer of no group over `topic`'s records up to the ends its partitions had at the start.
+class TopicReader {
+ public:
+  TopicReader(const ClientConfig& client, const std::string& topic, const std::string& id)
+      : consumer_(new_kafka_client(RD_KAFKA_CONSUMER, client,
+                                   {{"group.id", id},
+                                    {"enable.auto.commit", "false"},
+                                    {"enable.auto.offset.store", "false"},
+                                    {"enable.partition.eof", "true"}})) {
+    rd_kafka_topic_partition_list_t* assigned = rd_kafka_topic_partition_list_new(4);
+    for (int32_t p = 0; p < partition_count(topic); ++p) {
+      int64_t low = 0, high = 0;
+      auto err =
+          rd_kafka_query_watermark_offsets(consumer_, topic.c_str(), p, &low, &high, kTimeoutMs);
+      if (err) fail(topic, rd_kafka_err2str(err));
+      if (high <= low) continue;
+      ends_[p] = high;
+      rd_kafka_topic_partition_list_add(assigned, topic.c_str(), p)->offset = low;
+    }
+    rd_kafka_assign(consumer_, assigned);
+    rd_kafka_topic_partition_list_destroy(assigned);
+  }
+  ~TopicReader() {
+    rd_kafka_consumer_close(consumer_);
+    rd_kafka_destroy(consumer_);
+  }
+  // Calls `take(message)` for each record before the ends; false from it stops.
+  template <class Take>
+  void read(Take take) {
+    auto last_progress = std::chrono::steady_clock::now();
+    while (!ends_.empty()) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_, kPollMs);
+      if (!m) {
+        if (std::chrono::steady_clock::now() - last_progress >
+            std::chrono::milliseconds(kTimeoutMs))
+          fail(topic_, "no progress in 10 s");
+        continue;
+      }
+      last_progress = std::chrono::steady_clock::now();
+      bool go_on = handle(m, take);
+      rd_kafka_message_destroy(m);
+      if (!go_on) return;
+    }
+  }
+
+ private:
+  [[noreturn]] static void fail(const std::string& topic, const std::string& why) {
+    throw std::runtime_error("cannot read topic " + topic + ": " + why);
+  }
+  int32_t partition_count(const std::string& topic) {
+    topic_ = topic;
+    rd_kafka_topic_t* handle = rd_kafka_topic_new(consumer_, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* metadata = nullptr;
+    auto err = rd_kafka_metadata(consumer_, 0, handle, &metadata, kTimeoutMs);
+    rd_kafka_topic_destroy(handle);
+    if (err) fail(topic, rd_kafka_err2str(err));
+    int32_t count = metadata->topic_cnt == 1 && !metadata->topics[0].err
+                        ? metadata->topics[0].partition_cnt
+                        : -1;
+    rd_kafka_metadata_destroy(metadata);
+    if (count < 0) fail(topic, "unknown topic");
+    return count;
+  }
+  template <class Take>
+  bool handle(rd_kafka_message_t* m, Take& take) {
+    auto end = ends_.find(m->partition);
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (end != ends_.end()) ends_.erase(end);
+      return true;
+    }
+    if (m->err) fail(topic_, rd_kafka_message_errstr(m));
+    if (end == ends_.end() || m->offset >= end->second) return true;
+    if (m->offset + 1 >= end->second) ends_.erase(end);
+    return take(m);
+  }
+
+  rd_kafka_t* consumer_;
+  std::string topic_;
+  std::map<int32_t, int64_t> ends_;  // the partitions not read to their end yet
+};
+
 }  // namespace
 
 void read_pull_rows(const streams::KafkaStreams& streams, PullPlan& plan,
@@ -124,6 +214,27 @@ void read_pull_rows(const streams::KafkaStreams& streams, PullPlan& plan,
     case PullStoreKind::kSession:
       return read_sessions(streams, plan, out);
   }
+}
+
+void read_stream_rows(const ClientConfig& client, PullPlan& plan,
+                      const std::function<bool(const Row&)>& emit) {
+  Emitter out(plan, emit);
+  if (!out.wants_more()) return;
+  const StreamScan& scan = *plan.stream;
+  TopicReader reader(client, scan.topic, plan.query_id);
+  reader.read([&](const rd_kafka_message_t* m) {
+    Row key, value;
+    try {
+      key = scan.key.deserialize(
+          scan.topic, std::string_view(static_cast<const char*>(m->key), m->key ? m->key_len : 0));
+      if (m->payload)
+        value = scan.value.deserialize(
+            scan.topic, std::string_view(static_cast<const char*>(m->payload), m->len));
+    } catch (const std::exception&) {
+      return true;  // as a query skips a record it cannot read
+    }
+    return out.take(key, nullptr, value, rd_kafka_message_timestamp(m, nullptr));
+  });
 }
 
 }  // namespace oxbow::sql::server

@@ -1,13 +1,14 @@
 #pragma once
-// Runs a planned pull query (sql/engine/pull_query.h) against the stores of the KafkaStreams that
-// runs its materializing query, through Streams' interactive queries: key lookups with get()
-// (window and session stores: the key's windows in the bounds), store ranges with range(), scans
-// with all() (window stores: fetchAll over the window-start bounds). Store reads take each
-// task's lock for one batch only (queryable.h), so pull queries never wait for each other and
-// hold up processing for one batch at most; nothing here takes a lock of the server's.
+// Runs a planned pull query (sql/engine/pull_query.h): on a table, against the stores of the
+// KafkaStreams that runs its materializing query, through Streams' interactive queries: key lookups
+// with get() (window and session stores: the key's windows in the bounds), store ranges with
+// range(), scans with all() (window stores: fetchAll over the window-start bounds). Store reads
+// take each task's lock for one batch only (queryable.h), so pull queries never wait for each other
+// and hold up processing for one batch at most; nothing here takes a lock of the server's.
 #include <functional>
 
 #include "sql/engine/pull_query.h"
+#include "sql/server/kafka_cluster.h"
 
 namespace oxbow::streams {
 class KafkaStreams;
@@ -20,5 +21,12 @@ namespace oxbow::sql::server {
 // while the query is not running, or rebalancing away).
 void read_pull_rows(const streams::KafkaStreams& streams, PullPlan& plan,
                     const std::function<bool(const Row&)>& emit);
+
+// The same for a pull query on a stream (plan.stream): its topic's records from each partition's
+// beginning to the end it had when the read began, through a consumer of no group (assigned,
+// nothing committed). A record that does not deserialize is skipped. Throws std::runtime_error
+// when the topic cannot be read.
+void read_stream_rows(const ClientConfig& client, PullPlan& plan,
+                      const std::function<bool(const Row&)>& emit);
 
 }  // namespace oxbow::sql::server

@@ -128,17 +128,21 @@ class PullResponse {
 // after it, the response ends with it.
 void run(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
          std::shared_ptr<PullPlan> plan, std::shared_ptr<streams::KafkaStreams> streams,
-         const std::string& statement) {
+         const ClientConfig& client, const std::string& statement) {
   PullResponse response(exchange, endpoint, *plan);
   bool started = false;
   int64_t rows = 0;
   try {
-    read_pull_rows(*streams, *plan, [&](const Row& row) {
+    auto emit = [&](const Row& row) {
       if (!started) response.start(*plan);
       started = true;
       ++rows;
       return response.row(row);
-    });
+    };
+    if (plan->stream)
+      read_stream_rows(client, *plan, emit);
+    else
+      read_pull_rows(*streams, *plan, emit);
   } catch (const std::exception& e) {
     const std::string message =
         std::string("Failed to get value from materialized table, reason: ") + e.what();
@@ -178,12 +182,13 @@ void PullQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
     RestResponse r = refusal(endpoint, statement, e.what());
     return exchange->respond(r.status, "application/json", std::move(r.body));
   }
-  auto streams = runner_.streams(plan->materializing_query);
-  if (!streams) {
+  auto streams = plan->stream ? nullptr : runner_.streams(plan->materializing_query);
+  if (!plan->stream && !streams) {
     RestResponse r = refusal(endpoint, statement, "Materializing query has been stopped");
     return exchange->respond(r.status, "application/json", std::move(r.body));
   }
-  std::thread(run, std::move(exchange), endpoint, std::move(plan), std::move(streams), statement)
+  std::thread(run, std::move(exchange), endpoint, std::move(plan), std::move(streams), client_,
+              statement)
       .detach();
 }
 

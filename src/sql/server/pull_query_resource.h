@@ -21,7 +21,9 @@ class QueryRunner;
 
 class PullQueries {
  public:
-  PullQueries(KsqlResource& ksql, const QueryRunner& runner) : ksql_(ksql), runner_(runner) {}
+  // `client`: how pull queries on streams read their topics.
+  PullQueries(KsqlResource& ksql, const QueryRunner& runner, ClientConfig client)
+      : ksql_(ksql), runner_(runner), client_(std::move(client)) {}
 
   // Whether `body` (of `endpoint`) asks for a pull query: one SELECT without EMIT. Anything
   // else, a body that does not read included, is the push queries' to answer.
@@ -32,6 +34,7 @@ class PullQueries {
  private:
   KsqlResource& ksql_;
   const QueryRunner& runner_;
+  const ClientConfig client_;
 };
 
 }  // namespace oxbow::sql::server

@@ -264,7 +264,7 @@ struct SqlServer::Impl {
   QueryRunner runner;
   KsqlResource ksql;
   PushQueries push;
-  PullQueries pull{ksql, runner};
+  PullQueries pull{ksql, runner, client};
   const std::vector<std::string> denied;  // properties no request may override
   WsQueryEndpoint ws;
   boost::asio::io_context context;
