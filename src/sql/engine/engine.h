@@ -89,6 +89,13 @@ struct StatementResult {
     std::string name, type, category, description;
     struct Variant {
       std::string signature, returns, description;
+      // Each parameter: its name, its type as the signature prints it (a repeating one's element
+      // type) and whether it repeats, as ksqlDB's describe_function entity lists them.
+      struct Argument {
+        std::string name, type;
+        bool variadic = false;
+      };
+      std::vector<Argument> arguments;
     };
     std::vector<Variant> variants;  // DESCRIBE FUNCTION only
   };

@@ -135,8 +135,14 @@ StatementResult Engine::show_functions() const {
 StatementResult Engine::describe_function(const std::string& name) const {
   const FunctionInfo& f = functions_.describe(name);
   StatementResult::FunctionText text{f.name, f.type_name(), f.category, f.description, {}};
-  for (const auto& v : f.variants)
-    text.variants.push_back({f.signature_text(v), v.returns, v.description});
+  for (const auto& v : f.variants) {
+    StatementResult::FunctionText::Variant variant{
+        f.signature_text(v), v.returns, v.description, {}};
+    for (size_t i = 0; i < v.params.size(); ++i)
+      variant.arguments.push_back({v.params[i].name, v.params[i].to_string(),
+                                   v.variadic && i + 1 + v.after_variadic == v.params.size()});
+    text.variants.push_back(std::move(variant));
+  }
   StatementResult r;
   r.functions.push_back(std::move(text));
   return r;

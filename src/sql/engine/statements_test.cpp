@@ -172,6 +172,18 @@ TEST_F(StatementsTest, ShowFunctionsListsThemAndDescribeFunctionGivesTheVariants
   EXPECT_EQ(described[0].type, "SCALAR");
   ASSERT_GE(described[0].variants.size(), 2u);
   EXPECT_EQ(described[0].variants[0].signature.rfind("SUBSTRING(", 0), 0u);
+  // SUBSTRING(str VARCHAR, pos INT): each parameter by name and type.
+  const auto& first = described[0].variants[0].arguments;
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].name, "str");
+  EXPECT_EQ(first[0].type, "VARCHAR");
+  EXPECT_EQ(first[1].type, "INT");
+  EXPECT_FALSE(first[0].variadic || first[1].variadic);
+  auto concat = engine_.execute("DESCRIBE FUNCTION concat;")[0].functions.at(0).variants;
+  ASSERT_FALSE(concat.empty());
+  EXPECT_TRUE(std::any_of(concat.begin(), concat.end(), [](const auto& v) {
+    return v.arguments.size() == 1 && v.arguments[0].variadic;
+  }));
   EXPECT_EQ(refusal("DESCRIBE FUNCTION wont_find_me;"),
             "Can't find any functions with the name 'WONT_FIND_ME'");
 }

@@ -117,8 +117,27 @@ json described(const StatementResult& r) {
   return nullptr;
 }
 
+// ksqlDB's FunctionDescriptionList: the function, then each variant's arguments, return type and
+// description. Built-in functions are all this engine has: ksqlDB's author and path for those.
+json function_description(const StatementResult::FunctionText& f) {
+  json variants = json::array();
+  for (const auto& v : f.variants) {
+    json arguments = json::array();
+    for (const auto& a : v.arguments)
+      arguments.push_back(
+          {{"name", a.name}, {"type", a.type}, {"description", ""}, {"isVariadic", a.variadic}});
+    variants.push_back(
+        {{"arguments", arguments}, {"returnType", v.returns}, {"description", v.description}});
+  }
+  return {{"@type", "describe_function"}, {"name", f.name}, {"description", f.description},
+          {"author", "Confluent"},        {"version", ""},  {"path", "internal"},
+          {"functions", variants},        {"type", f.type}};
+}
+
 json listed(const StatementResult& r, const StatementInfo& info,
             const PropertyList& server_properties) {
+  if (info.describes_function && r.functions.size() == 1)
+    return function_description(r.functions.front());
   if (info.listed == "PROPERTIES") {
     json out = properties_json(r, server_properties);
     out["@type"] = "properties";
@@ -148,6 +167,8 @@ StatementInfo statement_info(std::string_view text) {
     info.parsed = true;
     info.command_id = command_id(s);
     if (const auto* show = std::get_if<parser::ShowList>(&s.body)) info.listed = show->what;
+    if (const auto* describe = std::get_if<parser::Describe>(&s.body))
+      info.describes_function = describe->what == "FUNCTION";
     if (const auto* drop = std::get_if<parser::DropSource>(&s.body); drop && drop->delete_topic)
       info.topic_deleted_with = drop->name.text;
     info.streamed = std::holds_alternative<std::unique_ptr<parser::Query>>(s.body) ||

@@ -2,7 +2,7 @@
 // The engine's statement results as ksqlDB's /ksql entities (its rest-model KsqlEntity
 // subclasses, by their JSON "@type"): currentStatus, streams, tables, queries, properties,
 // sourceDescription, source_descriptions, queryDescription, query_descriptions, kafka_topics,
-// function_names. Pure functions, tested without a cluster.
+// function_names, describe_function. Pure functions, tested without a cluster.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -20,6 +20,7 @@ namespace oxbow::sql::server {
 struct StatementInfo {
   std::string command_id;  // ksqlDB's CommandId text, "stream/PAGEVIEWS/create"; "" for none
   std::string listed;      // SHOW|LIST <what> ("STREAMS", "PROPERTIES", ...); "" otherwise
+  bool describes_function = false;  // DESCRIBE FUNCTION
   // DROP ... DELETE TOPIC: the source whose topic goes with it.
   std::string topic_deleted_with;
   // A SELECT or PRINT: ksqlDB serves them on /query and /query-stream, never on /ksql.

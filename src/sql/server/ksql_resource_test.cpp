@@ -203,5 +203,26 @@ TEST_F(KsqlResourceTest, RefusesDeniedStreamsPropertiesBeforeAnyStatementRuns) {
   EXPECT_TRUE(applied.empty());
 }
 
+TEST_F(KsqlResourceTest, DescribesAFunctionAsDescribeFunction) {
+  json body = post({{"ksql", "DESCRIBE FUNCTION concat;"}});
+  ASSERT_EQ(body.size(), 1u);
+  const json& f = body[0];
+  EXPECT_EQ(f["@type"], "describe_function");
+  EXPECT_EQ(f["name"], "CONCAT");
+  EXPECT_EQ(f["type"], "SCALAR");
+  EXPECT_EQ(f["author"], "Confluent");
+  EXPECT_EQ(f["path"], "internal");
+  EXPECT_EQ(f["statementText"], "DESCRIBE FUNCTION concat;");
+  EXPECT_FALSE(f["description"].get<std::string>().empty());
+  ASSERT_FALSE(f["functions"].empty());
+  EXPECT_EQ(
+      f["functions"][0]["arguments"],
+      json::array(
+          {{{"name", "inputs"}, {"type", "VARCHAR"}, {"description", ""}, {"isVariadic", true}}}));
+  EXPECT_EQ(f["functions"][0]["returnType"], "VARCHAR");
+  json error = post({{"ksql", "DESCRIBE FUNCTION nope;"}}, 400);
+  EXPECT_EQ(error["message"], "Can't find any functions with the name 'NOPE'");
+}
+
 }  // namespace
 }  // namespace oxbow::sql::server
