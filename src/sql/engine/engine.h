@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "oxbow/streams/serde.h"
 #include "oxbow/streams/topology.h"
 #include "sql/binder/ddl_binder.h"
 #include "sql/binder/function_registry.h"
@@ -53,6 +54,19 @@ struct InsertedRecord {
   std::optional<std::string> key;  // none for a stream without key columns
   std::string value;
   int64_t timestamp = 0;
+};
+// How INSERT VALUES writes a row into `target`, its serdes made once (a registry format's from
+// the registry of the thread's SchemaRegistryScope): also /inserts-stream's, for many rows.
+class InsertWriter {
+ public:
+  explicit InsertWriter(const DataSource& target);
+  // `key` and `value` hold the target's key and value columns in its order.
+  InsertedRecord record(const Row& key, const Row& value, int64_t timestamp) const;
+
+ private:
+  std::string topic_;
+  std::optional<streams::Serde<Row>> key_serde_;  // none without key columns
+  streams::Serde<Row> value_serde_;
 };
 
 struct StatementResult {

@@ -230,14 +230,23 @@ StatementResult Engine::insert_values(const parser::InsertValues& insert) {
     }
   }
   StatementResult r;
-  InsertedRecord record;
-  record.topic = target->topic;
-  if (!keys.empty())
-    record.key = row_serde(target->formats, keys, true).serialize(record.topic, key);
-  record.value = row_serde(target->formats, values, false).serialize(record.topic, value);
-  record.timestamp = timestamp;
-  r.inserted.push_back(std::move(record));
+  r.inserted.push_back(InsertWriter(*target).record(key, value, timestamp));
   return r;
+}
+
+InsertWriter::InsertWriter(const DataSource& target)
+    : topic_(target.topic), value_serde_(row_serde(target.formats, value_columns(target), false)) {
+  std::vector<Column> keys = key_columns(target);
+  if (!keys.empty()) key_serde_ = row_serde(target.formats, std::move(keys), true);
+}
+
+InsertedRecord InsertWriter::record(const Row& key, const Row& value, int64_t timestamp) const {
+  InsertedRecord record;
+  record.topic = topic_;
+  if (key_serde_) record.key = key_serde_->serialize(topic_, key);
+  record.value = value_serde_.serialize(topic_, value);
+  record.timestamp = timestamp;
+  return record;
 }
 
 }  // namespace oxbow::sql
