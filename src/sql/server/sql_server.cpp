@@ -13,6 +13,7 @@
 #include "http/stream_server.h"
 #include "sql/kafka/kafka_topic_access.h"
 #include "sql/server/command_topic.h"
+#include "sql/server/inserts_stream.h"
 #include "sql/server/kafka_cluster.h"
 #include "sql/server/ksql_resource.h"
 #include "sql/server/pull_query_resource.h"
@@ -116,6 +117,10 @@ struct SqlServer::Impl {
   static http::StreamServerOptions http_options() {
     http::StreamServerOptions options;
     options.offer_websocket = [](const http::StreamRequest& r) { return r.path == "/ws/query"; };
+    // Its rows are taken as they come, each acknowledged while the client sends more.
+    options.stream_request_body = [](const http::StreamRequest& r) {
+      return r.path == "/inserts-stream";
+    };
     return options;
   }
 
@@ -174,6 +179,8 @@ struct SqlServer::Impl {
         request.protocol == http::Protocol::http1)
       return query(std::move(exchange), PushEndpoint::kQuery);
     if (request.method == "GET" && request.path == "/ws/query") return ws.handle(exchange);
+    if (request.method == "POST" && request.path == "/inserts-stream")
+      return inserts.handle(std::move(exchange));
     RestResponse response;
     try {
       response = route(request);
@@ -200,6 +207,7 @@ struct SqlServer::Impl {
         {"/query-stream", "POST", [] { return RestResponse{}; }},
         {"/query", "POST", [] { return RestResponse{}; }},
         {"/close-query", "POST", [&] { return push.close(request.body); }},
+        {"/inserts-stream", "POST", [] { return RestResponse{}; }},  // handle() takes it
         {"/clusterStatus", "GET", [this] { return cluster_status(); }},
         // handle() takes GET /ws/query.
         {"/ws/query", "GET", [] { return RestResponse{}; }},
@@ -264,6 +272,7 @@ struct SqlServer::Impl {
   QueryRunner runner;
   KsqlResource ksql;
   PushQueries push;
+  InsertsEndpoint inserts{ksql, InsertsSettings{client, config.registry_url}};
   PullQueries pull{ksql, runner, client};
   const std::vector<std::string> denied;  // properties no request may override
   WsQueryEndpoint ws;
@@ -320,6 +329,7 @@ int SqlServer::run() {
   });
   impl_->context.run();
   impl_->push.close_all();
+  impl_->inserts.close_all();
   impl_->runner.close();
   spdlog::info("oxbow sql-server stopped cleanly");
   return 0;
