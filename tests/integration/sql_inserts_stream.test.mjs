@@ -13,6 +13,7 @@ import { startBroker, startSqlServer } from './node_helpers.mjs';
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const require = createRequire(import.meta.url);
 const { Kafka, logLevel } = require('kafkajs');
+const KsqldbClient = require('ksqldb-client');
 
 // An /inserts-stream over HTTP/2: send(line) writes one line of the body, end() ends it;
 // nextLine() resolves with the response's next line, done with the status and every line.
@@ -163,6 +164,19 @@ describe('sql-server: /inserts-stream', () => {
         [{ '@type': 'InsertError', error_code: 40000, message, status: 'error', seq: 0 }]);
     }
     assert.deepEqual(await readBack('bad_rows', 1), [['x', '{"READING":1}']]);
+  });
+
+  test('ksqldb-client (npm) inserts a row and gets the error of a bad one', async () => {
+    const client = new KsqldbClient({ host: '127.0.0.1', port: server.port });
+    await client.connect();
+    try {
+      assert.deepEqual(await client.insertInto('sensors', { sensor: 'c', place: 'attic' }),
+        { data: { rows: [{ status: 'ok', seq: 0 }] }, error: undefined, status: 200 });
+      const bad = await client.insertInto('sensors', { place: 'nowhere' });
+      assert.equal(bad.error.message, 'Key field must be specified: SENSOR');
+    } finally {
+      await client.disconnect();
+    }
   });
 
   test('a client that leaves mid-stream: the server goes on and stops cleanly', async () => {
