@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "sql/execution/operations.h"
 #include "sql/serde/row_serde.h"
 
 namespace oxbow::sql::server {
@@ -28,26 +29,41 @@ std::string java_class(const json& v) {
   return "io.vertx.core.json.JsonObject";
 }
 
-bool coercible(const json& v, const SqlType& type);
+bool coerce(json& v, const SqlType& type);
 
-bool all_coercible(const json& values, const SqlType& element) {
-  for (const auto& e : values)
-    if (!e.is_null() && !coercible(e, element)) return false;
+bool coerce_all(json& values, const SqlType& element) {
+  for (auto& e : values)
+    if (!e.is_null() && !coerce(e, element)) return false;
   return true;
 }
 
-bool struct_coercible(const json& v, const SqlType& type) {
+bool coerce_struct(json& v, const SqlType& type) {
   if (!v.is_object()) return false;
-  for (const auto& [name, field] : v.items()) {
+  for (auto& [name, field] : v.items()) {
     const SqlField* f = type.field(identifier_text(name));
     if (!f) return false;  // ksqlDB refuses a field its struct does not have
-    if (!field.is_null() && !coercible(field, *f->type)) return false;
+    if (!field.is_null() && !coerce(field, *f->type)) return false;
   }
   return true;
 }
 
-// ksqlDB's strict coercion of what its API server reads (ApiSqlValueCoercer).
-bool coercible(const json& v, const SqlType& type) {
+// DATE, TIME and TIMESTAMP from ksqlDB's ISO text into the numbers the JSON format reads (days,
+// milliseconds of the day, epoch milliseconds).
+bool coerce_time(json& v, SqlBaseType base) {
+  if (!v.is_string()) return false;
+  const std::string& text = v.get_ref<const std::string&>();
+  int64_t n = 0;
+  std::string error;
+  const bool parsed = base == SqlBaseType::kDate   ? ops::parse_date_text(text, n, error)
+                      : base == SqlBaseType::kTime ? ops::parse_time_text(text, n, error)
+                                                   : ops::parse_timestamp_text(text, n, error);
+  if (parsed) v = n;
+  return parsed;
+}
+
+// ksqlDB's strict coercion of what its API server reads (ApiSqlValueCoercer): whether `v` goes
+// into `type`; a time's text is made the number the JSON format reads.
+bool coerce(json& v, const SqlType& type) {
   switch (type.base()) {
     case SqlBaseType::kBoolean:
       return v.is_boolean();
@@ -60,16 +76,16 @@ bool coercible(const json& v, const SqlType& type) {
     case SqlBaseType::kDecimal:
       return v.is_number() || v.is_string();
     case SqlBaseType::kArray:
-      return v.is_array() && all_coercible(v, *type.element());
+      return v.is_array() && coerce_all(v, *type.element());
     case SqlBaseType::kMap:
-      return v.is_object() && all_coercible(v, *type.element());
+      return v.is_object() && coerce_all(v, *type.element());
     case SqlBaseType::kStruct:
-      return struct_coercible(v, type);
+      return coerce_struct(v, type);
     case SqlBaseType::kDate:
     case SqlBaseType::kTime:
     case SqlBaseType::kTimestamp:
-      return v.is_number_integer();  // differs from ksqlDB: see docs/sql/server.md
-    default:                         // STRING, BYTES (base64)
+      return coerce_time(v, type.base());
+    default:  // STRING, BYTES (base64)
       return v.is_string();
   }
 }
@@ -111,10 +127,11 @@ Row InsertRows::read(const json& row, const std::vector<Column>& columns,
       if (keys) throw InsertRowError("Key field must be specified: " + c.name);
       continue;
     }
-    if (!coercible(*found, *c.type))
+    json value = *found;
+    if (!coerce(value, *c.type))
       throw InsertRowError("Can't coerce a field of type class " + java_class(*found) +
                            " into type " + c.type->to_string());
-    picked[c.name] = *found;
+    picked[c.name] = std::move(value);
   }
   // The JSON format reads the values into the columns' types, as it reads a topic's records.
   return reader.deserialize("", picked.dump());

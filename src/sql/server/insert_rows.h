@@ -2,8 +2,8 @@
 // /inserts-stream's rows (docs/sql/server.md): a JSON object of a source's columns by name made
 // into the record INSERT VALUES would write, with ksqlDB's checks and messages: names upper-cased
 // unless quoted in backticks, every key column given, each value of a JSON kind its column's type
-// takes as ksqlDB's API coerces strictly (numbers widen, text reads as DECIMAL, BYTES, no text as
-// a number).
+// takes as ksqlDB's API coerces strictly (numbers widen, text reads as DECIMAL, BYTES, DATE, TIME
+// and TIMESTAMP, no text as a number).
 #include <cstdint>
 #include <stdexcept>
 #include <string>

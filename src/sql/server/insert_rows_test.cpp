@@ -68,6 +68,22 @@ TEST(InsertRowsTest, RefusesAsKsqlDbsApiDoes) {
             "Found duplicate column / struct field name: VIEWER");
 }
 
+TEST(InsertRowsTest, TimesAreReadFromTheirText) {
+  DataSource s;
+  s.topic = "t";
+  s.formats.key_format = "KAFKA";
+  s.formats.value_format = "JSON";
+  s.columns = {{"AT", SqlType::of(SqlBaseType::kTimestamp), ColumnNamespace::kValue, ""},
+               {"ON", SqlType::of(SqlBaseType::kDate), ColumnNamespace::kValue, ""}};
+  InsertRows rows(s);
+  EXPECT_EQ(rows.record({{"at", "1970-01-01T00:00:01.500"}, {"on", "1970-01-03"}}, 0).value,
+            R"({"AT":1500,"ON":2})");
+  EXPECT_EQ(refusal(rows, {{"AT", 1500}}),
+            "Can't coerce a field of type class java.lang.Integer into type TIMESTAMP");
+  EXPECT_EQ(refusal(rows, {{"AT", "not a time"}}),
+            "Can't coerce a field of type class java.lang.String into type TIMESTAMP");
+}
+
 TEST(InsertRowsTest, IdentifiersAreUpperCasedUnlessQuoted) {
   EXPECT_EQ(identifier_text("pageViews"), "PAGEVIEWS");
   EXPECT_EQ(identifier_text("`pageViews`"), "pageViews");
