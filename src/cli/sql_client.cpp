@@ -9,18 +9,21 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "cli/client_config.h"
 #include "cli/sql_console.h"
 #include "cli/sql_entity_text.h"
 #include "cli/sql_query_output.h"
+#include "cli/sql_statement_text.h"
 #include "common/properties.h"
 #include "http/client.h"
 #include "sql/engine/variables.h"
@@ -38,73 +41,6 @@ constexpr int kStatementTimeoutMs = 120'000;
 struct Unreachable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// The statement without the comments before it.
-std::string_view without_leading_comments(std::string_view statement) {
-  std::string_view rest = trim(statement);
-  while (rest.starts_with("--")) {
-    size_t eol = rest.find('\n');
-    rest = eol == std::string_view::npos ? "" : trim(rest.substr(eol));
-  }
-  return rest;
-}
-
-// A SELECT (push or pull): its answer streams from /query.
-bool is_query(std::string_view statement) {
-  std::string_view rest = without_leading_comments(statement);
-  return upper(rest.substr(0, 6)) == "SELECT" &&
-         (rest.size() == 6 || !std::isalnum(static_cast<unsigned char>(rest[6])));
-}
-
-// SET 'name' = 'value'; (value set) or UNSET 'name';
-struct LocalProperty {
-  std::string name;
-  std::optional<std::string> value;
-};
-
-// A quoted SQL string at the start of `text` ('' for a quote), moving `text` past it.
-std::optional<std::string> quoted(std::string_view& text) {
-  text = trim(text);
-  if (text.empty() || text.front() != '\'') return std::nullopt;
-  std::string out;
-  for (size_t i = 1; i < text.size(); ++i) {
-    if (text[i] != '\'') {
-      out += text[i];
-    } else if (i + 1 < text.size() && text[i + 1] == '\'') {
-      out += '\'';
-      ++i;
-    } else {
-      text = text.substr(i + 1);
-      return out;
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<LocalProperty> local_property(std::string_view statement) {
-  std::string_view rest = without_leading_comments(statement);
-  bool unset = upper(rest.substr(0, 6)) == "UNSET ";
-  if (!unset && upper(rest.substr(0, 4)) != "SET ") return std::nullopt;
-  rest = rest.substr(unset ? 6 : 4);
-  auto name = quoted(rest);
-  if (!name) return std::nullopt;
-  LocalProperty property{*name, std::nullopt};
-  if (!unset) {
-    rest = trim(rest);
-    if (rest.empty() || rest.front() != '=') return std::nullopt;
-    rest = rest.substr(1);
-    property.value = quoted(rest);
-    if (!property.value) return std::nullopt;
-  }
-  if (trim(rest) != ";" && !trim(rest).empty()) return std::nullopt;
-  return property;
-}
 
 // The terminal's width, or ksqlDB's usual 80 when stdout is no terminal.
 int terminal_width() {
@@ -138,16 +74,6 @@ class InterruptEndsQuery {
  private:
   struct sigaction previous_ {};
 };
-
-// The quoted path of `RUN SCRIPT '<path>';` ('' for a quote), or nullopt for another statement.
-std::optional<std::string> script_path(std::string_view statement) {
-  std::string_view rest = without_leading_comments(statement);
-  if (upper(rest.substr(0, 3)) != "RUN") return std::nullopt;
-  rest = trim(rest.substr(3));
-  if (upper(rest.substr(0, 6)) != "SCRIPT") return std::nullopt;
-  rest = trim(rest.substr(6));
-  return quoted(rest);
-}
 
 std::string read_script(const std::string& path) {
   std::ifstream in(path);
@@ -201,7 +127,9 @@ class SqlClient {
   void set_json_output(bool json) { json_output_ = json; }
 
  private:
-  bool run_one(const std::string& statement) {
+  bool run_one(const std::string& typed) {
+    // As ksqlDB's CLI: the session's variables are substituted here, before anything reads it.
+    const std::string statement = sql::substitute_variables(typed, variables_);
     if (auto path = script_path(statement)) {
       try {
         return run(read_script(*path));
@@ -214,17 +142,47 @@ class SqlClient {
     }
     if (is_query(statement)) return run_query(statement);
     if (auto set = local_property(statement)) return set_property(*set);
+    if (auto variable = variable_statement(statement)) return define(*variable, statement);
     json request = {{"ksql", statement}, {"streamsProperties", properties_}};
     auto response = send("POST", "/ksql", request.dump());
     json body = json::parse(response.body, nullptr, false);
-    if (json_output_ && !body.is_discarded()) {
+    if (response.status == 200 && body.is_array()) {
+      print_entities(body);
+    } else if (json_output_ && !body.is_discarded()) {
       console().out(fmt::format("{}\n", body.dump(2)));
-    } else if (response.status == 200 && body.is_array()) {
-      for (const auto& entity : body) console().out(fmt::format("\n{}", entity_text(entity)));
     } else {
       console().error(fmt::format("{}\n", error_text(response.body)));
     }
     return response.status == 200;
+  }
+
+  void print_entities(const json& entities) {
+    if (json_output_) return console().out(fmt::format("{}\n", entities.dump(2)));
+    for (const auto& entity : entities) console().out(fmt::format("\n{}", entity_text(entity)));
+  }
+
+  // DEFINE, UNDEFINE and SHOW VARIABLES, kept by the CLI as ksqlDB's CLI keeps them.
+  bool define(const VariableStatement& variable, const std::string& statement) {
+    auto same_name = [&](const auto& entry) { return upper(entry.first) == upper(variable.name); };
+    auto it = std::find_if(variables_.begin(), variables_.end(), same_name);
+    if (variable.name.empty()) {
+      json listed = json::array();
+      for (const auto& [name, value] : variables_)
+        listed.push_back({{"name", name}, {"value", value}});
+      print_entities(json::array({{{"@type", "variables"},
+                                   {"statementText", statement},
+                                   {"variables", listed},
+                                   {"warnings", json::array()}}}));
+    } else if (variable.value) {
+      if (it != variables_.end()) variables_.erase(it);
+      variables_[variable.name] = *variable.value;
+    } else if (it == variables_.end()) {
+      console().out(
+          fmt::format("Cannot undefine variable '{}' which was never defined.\n", variable.name));
+    } else {
+      variables_.erase(it);
+    }
+    return true;
   }
 
   // A push or pull query, as ksqlDB's CLI runs it: rows printed as they come until the server
@@ -311,6 +269,7 @@ class SqlClient {
   std::string url_;
   bool json_output_;
   json properties_ = json::object();
+  std::map<std::string, std::string> variables_;
 };
 
 const char* const kKeywords[] = {
@@ -460,11 +419,7 @@ void print_help(SqlClient&, const std::vector<std::string>&) {
 
 // Runs `line` when it is one of the CLI's own commands; false when it is not.
 bool run_cli_command(SqlClient& client, std::string_view line) {
-  line = trim(line);
-  while (line.ends_with(';')) line = trim(line.substr(0, line.size() - 1));
-  std::vector<std::string> words;
-  std::istringstream in{std::string(line)};
-  for (std::string word; in >> word;) words.push_back(word);
+  std::vector<std::string> words = line_words(line);
   if (words.empty()) return false;
   for (const auto& command : kCliCommands) {
     if (upper(words[0]) != upper(command.name)) continue;

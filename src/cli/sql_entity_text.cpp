@@ -177,6 +177,12 @@ std::string functions_text(const json& items) {
   return text_table(rows);
 }
 
+std::string variables_text(const json& items) {
+  std::vector<std::vector<std::string>> rows = {{"Variable Name", "Value"}};
+  for (const auto& v : items) rows.push_back({text(v, "name"), text(v, "value")});
+  return text_table(rows);
+}
+
 template <typename Describe>
 std::string each(const json& items, Describe describe) {
   std::string out;
@@ -205,6 +211,7 @@ std::string body_text(const json& entity) {
   if (type == "kafka_topics") return topics_text(array(entity, "topics"));
   if (type == "properties") return properties_text(entity);
   if (type == "function_names") return functions_text(array(entity, "functions"));
+  if (type == "variables") return variables_text(array(entity, "variables"));
   return entity.dump(2) + "\n";
 }
 

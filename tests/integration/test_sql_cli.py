@@ -344,3 +344,18 @@ def test_a_pull_query_prints_the_tables_rows_then_ends(server):
     rule = "+" + ("-" * cell + "+") * 2
     assert out.splitlines() == [rule, "|" + "".join(n.ljust(cell) + "|" for n in ["ID", "VIEWS"]), rule,
                                 wanted, "Query terminated"]
+
+
+def test_variables_are_the_clis_substituted_before_sending(server):
+    r = cli(url(server), "-e", "DEFINE name = 'visits'; DEFINE Parts = '2'; "
+            "CREATE STREAM ${name} (id INT KEY, v STRING) "
+            "WITH (kafka_topic='${name}_topic', value_format='JSON', partitions=${parts}); "
+            "SHOW VARIABLES; UNDEFINE nope; UNDEFINE parts; LIST VARIABLES; SHOW TOPICS;")
+    assert r.returncode == 0, r.stderr
+    assert table_rows(r.stdout, " Message") == [["Message"], ["Stream created"]]
+    listed = r.stdout.split("Variable Name")
+    assert len(listed) == 3, r.stdout  # SHOW and LIST VARIABLES
+    assert "Parts" in listed[1] and "visits" in listed[1]
+    assert "Parts" not in listed[2] and "visits" in listed[2]
+    assert "Cannot undefine variable 'nope' which was never defined." in r.stdout
+    assert ["visits_topic", "2", "1"] in table_rows(r.stdout, " Kafka Topic")
