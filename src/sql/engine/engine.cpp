@@ -303,12 +303,23 @@ StatementResult Engine::drop_source(const parser::DropSource& drop) {
   const DataSource* source = catalog_.find_source(name);
   const char* kind = drop.table ? "Table" : "Stream";
   if (!source) {
-    if (drop.if_exists) return StatementResult{};
-    throw SqlError(std::string(kind) + " " + name + " does not exist.");
+    if (!drop.if_exists) throw SqlError(std::string(kind) + " " + name + " does not exist.");
+    // ksqlDB answers (and distributes) it as a drop that found nothing.
+    StatementResult r;
+    r.message = "Source `" + name + "` does not exist.";
+    return r;
   }
-  std::string readers, writers;
+  // The CREATE ... AS SELECT query that fills the source goes with it, as in ksqlDB; the queries
+  // reading it and INSERT INTO ones writing it must be terminated first.
+  auto creates = [&](const PersistentQuery& q) {
+    return q.sink == name && (q.id.starts_with("CSAS_") || q.id.starts_with("CTAS_"));
+  };
+  std::string readers, writers, created_by;
   for (const auto& q : queries_) {
-    if (q.sink == name) writers += (writers.empty() ? "" : ", ") + q.id;
+    if (creates(q))
+      created_by = q.id;
+    else if (q.sink == name)
+      writers += (writers.empty() ? "" : ", ") + q.id;
     for (const auto& read : q.sources)
       if (read == name) readers += (readers.empty() ? "" : ", ") + q.id;
   }
@@ -320,6 +331,10 @@ StatementResult Engine::drop_source(const parser::DropSource& drop) {
   catalog_.drop_source(name);
   StatementResult r;
   r.message = message;
+  if (!created_by.empty()) {
+    std::erase_if(queries_, [&](const PersistentQuery& q) { return q.id == created_by; });
+    r.affected_queries.push_back(created_by);
+  }
   return r;
 }
 

@@ -79,6 +79,26 @@ TEST_F(StatementsTest, TerminateStopsAQueryAndUnknownIdsAreRefused) {
   EXPECT_EQ(engine_.execute("DROP STREAM named; DROP STREAM riders;").size(), 2u);
 }
 
+TEST_F(StatementsTest, DropTerminatesTheQueryThatCreatedTheSourceAndIfExistsSaysSo) {
+  engine_.execute("CREATE STREAM named AS SELECT id, name FROM riders;");
+  engine_.execute("CREATE STREAM more AS SELECT id, name FROM riders;");
+  engine_.execute("INSERT INTO named SELECT id, name FROM more;");
+  // Another query writes into it: that one must go first.
+  EXPECT_EQ(refusal("DROP STREAM named;"),
+            "Cannot drop NAMED.\nThe following queries read from this source: [].\nThe following "
+            "queries write into this source: [INSERTQUERY_2].\nYou need to terminate them before "
+            "dropping NAMED.");
+  engine_.execute("TERMINATE INSERTQUERY_2;");
+  auto r = engine_.execute("DROP STREAM named;");
+  EXPECT_EQ(r[0].message, "Source `NAMED` (topic: NAMED) was dropped.");
+  EXPECT_EQ(r[0].affected_queries, (std::vector<std::string>{"CSAS_NAMED_0"}));
+  ASSERT_EQ(engine_.queries().size(), 1u);
+  EXPECT_EQ(engine_.queries()[0].id, "CSAS_MORE_1");
+  r = engine_.execute("DROP STREAM IF EXISTS named;");
+  EXPECT_EQ(r[0].message, "Source `NAMED` does not exist.");
+  EXPECT_TRUE(r[0].affected_queries.empty());
+}
+
 TEST_F(StatementsTest, CustomTypesAreRegisteredUsedAndDropped) {
   auto r = engine_.execute("CREATE TYPE address AS STRUCT<street STRING, zip INT>;");
   EXPECT_EQ(r[0].message,
