@@ -169,6 +169,31 @@ describe('ksqldb-client against oxbow sql-server', () => {
     assert.equal(dropped.status, 200, JSON.stringify(dropped.error));
   });
 
+  test('streamQuery takes sessionVariables too', async () => {
+    let metadata;
+    const streamed = client.streamQuery('SELECT ${col} FROM ${source} EMIT CHANGES LIMIT 1;', (data) => { metadata = data.metadata; },
+      { sessionVariables: { col: 'pageid', source: 'pageviews' }, properties: { 'auto.offset.reset': 'earliest' } });
+    const result = await streamed;
+    assert.equal(result.status, 200, JSON.stringify(result.error));
+    assert.deepEqual(metadata.columnNames, ['PAGEID']);
+  });
+
+  test('DROP of a CTAS table terminates its query, as ksqlDB 0.29 does; DROP IF EXISTS of nothing says so', async () => {
+    let r = await client.executeStatement(
+      'CREATE TABLE pages AS SELECT pageid, COUNT(*) AS n FROM pageviews GROUP BY pageid EMIT CHANGES;');
+    assert.equal(r.status, 200, JSON.stringify(r.error));
+    const queryId = r.data.rows[0].commandStatus.queryId;
+    r = await client.executeStatement('DROP TABLE pages;');
+    assert.equal(r.status, 200, JSON.stringify(r.error));
+    assert.equal(r.data.rows[0].commandStatus.message, 'Source `PAGES` (topic: PAGES) was dropped.');
+    assert.ok(!(await client.listQueries()).some((q) => q.id === queryId));
+
+    r = await client.executeStatement('DROP TABLE IF EXISTS pages;');
+    assert.equal(r.status, 200, JSON.stringify(r.error));
+    assert.equal(r.data.rows[0].commandStatus.message, 'Source `PAGES` does not exist.');
+    assert.equal(r.data.rows[0].commandId, 'table/PAGES/drop');
+  });
+
   test('TERMINATE and DROP through executeStatement', async () => {
     const [query] = (await client.listQueries()).filter((q) => q.sinks.includes('VIEWS_PER_USER'));
     let r = await client.executeStatement(`TERMINATE ${query.id};`);

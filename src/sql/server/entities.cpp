@@ -1,5 +1,6 @@
 #include "sql/server/entities.h"
 
+#include "sql/engine/variables.h"
 #include "sql/parser/parser.h"
 
 namespace oxbow::sql::server {
@@ -185,6 +186,11 @@ std::map<std::string, std::string> text_fields(const nlohmann::json& object, con
   for (const auto& [name, value] : found->items())
     out[name] = value.is_string() ? value.get<std::string>() : value.dump();
   return out;
+}
+
+std::string with_session_variables(const json& request, std::string statement) {
+  auto variables = text_fields(request, "sessionVariables");
+  return variables.empty() ? statement : substitute_variables(statement, variables);
 }
 
 std::string json_text(const json& value) {

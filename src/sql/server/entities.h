@@ -46,6 +46,11 @@ nlohmann::json entity_json(const StatementResult& result, const StatementInfo& i
 // text: ksqlDB's properties may be sent as numbers or booleans); empty when it is not an object.
 std::map<std::string, std::string> text_fields(const nlohmann::json& object, const char* field);
 
+// A /query-stream or /query request's statement with the request's "sessionVariables"
+// substituted, as ksqlDB substitutes them (its QueryStreamArgs and KsqlRequest carry them); the
+// statement as sent when the request has none.
+std::string with_session_variables(const nlohmann::json& request, std::string statement);
+
 // `value` as JSON text; bytes that are not UTF-8 (a statement's text cut inside a character)
 // become U+FFFD instead of failing the response.
 std::string json_text(const nlohmann::json& value);

@@ -35,6 +35,14 @@ TEST(EntitiesTest, CommandIdsNameTheKindTheSourceAndTheAction) {
   EXPECT_TRUE(statement_info("nonsense").command_id.empty());
 }
 
+TEST(EntitiesTest, QueriesTakeTheRequestsSessionVariables) {
+  json request = {{"sql", "SELECT * FROM ${T} WHERE W = '${w}' EMIT CHANGES;"},
+                  {"sessionVariables", {{"t", "words"}, {"W", "tree"}}}};
+  EXPECT_EQ(with_session_variables(request, request["sql"]),
+            "SELECT * FROM words WHERE W = 'tree' EMIT CHANGES;");
+  EXPECT_EQ(with_session_variables(json::object(), "SELECT '$${x}';"), "SELECT '$${x}';");
+}
+
 TEST(EntitiesTest, TextThatIsNotUtf8IsReplacedNotThrown) {
   EXPECT_EQ(json_text(json{{"message", std::string("caf\xc3")}}),
             "{\"message\":\"caf\xef\xbf\xbd\"}");

@@ -32,7 +32,7 @@ std::optional<std::string> statement_of(PushEndpoint endpoint, std::string_view 
   if (!request.is_object()) return std::nullopt;
   auto sql = request.find(endpoint == PushEndpoint::kQueryStream ? "sql" : "ksql");
   if (sql == request.end() || !sql->is_string()) return std::nullopt;
-  return sql->get<std::string>();
+  return with_session_variables(request, sql->get<std::string>());
 }
 
 // The one SELECT of `statements` when it has no EMIT clause, else null.

@@ -114,7 +114,7 @@ RestResponse PushQueries::check(PushEndpoint endpoint, std::string_view body,
                            std::string("\"") + names.properties + "\" is not a JSON object.");
     properties = text_fields(request, names.properties);
   }
-  statement = sql->get<std::string>();
+  statement = with_session_variables(request, sql->get<std::string>());
   return {200, ""};
 }
 
