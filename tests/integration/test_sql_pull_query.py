@@ -127,6 +127,10 @@ def check_header_and_shapes(server, model):
     expected = [["u03", *model.totals()["u03"]]] if "u03" in model.totals() else []
     assert rows == expected
 
+    # ROWTIME, selected as it is (a transient query may), is the row's last update.
+    rows = rows_of(server, "SELECT user, ROWTIME FROM totals WHERE user = 'u03';")
+    assert all(BASE_MS <= ts < BASE_MS + 60_000 for _, ts in rows), rows
+
     # /query: the chunked array of header and rows, the schema with its KEY, no finalMessage.
     status, _, text = server.request("POST", "/query", {"ksql": "SELECT * FROM totals WHERE user = 'u03';"})
     assert status == 200, text
@@ -202,11 +206,13 @@ def check_scans_with_where_projection_and_limit(server, model):
 def check_windowed_table_with_window_bounds(server, model):
     windows = model.per_window()
     lo, hi = BASE_MS + 2 * WINDOW_MS, BASE_MS + 4 * WINDOW_MS
-    rows = rows_of(server, f"SELECT user, WINDOWSTART AS ws, WINDOWEND AS we, c FROM per_window "
-                           f"WHERE user = 'u05' AND WINDOWSTART >= {lo} AND WINDOWSTART < {hi};")
+    # `*` names the window's bounds after the key, as ksqlDB's pull queries do.
+    header, rows = pull(server, f"SELECT * FROM per_window "
+                                f"WHERE user = 'u05' AND WINDOWSTART >= {lo} AND WINDOWSTART < {hi};")
+    assert header["columnNames"] == ["USER", "WINDOWSTART", "WINDOWEND", "C"]
     assert sorted(map(tuple, rows)) == sorted(
         (u, s, s + WINDOW_MS, c) for (u, s), c in windows.items() if u == "u05" and lo <= s < hi)
-    rows = rows_of(server, f"SELECT user, WINDOWSTART AS ws, c FROM per_window WHERE WINDOWSTART = {lo};")
+    rows = rows_of(server, f"SELECT user, WINDOWSTART, c FROM per_window WHERE WINDOWSTART = {lo};")
     assert sorted(map(tuple, rows)) == sorted((u, s, c) for (u, s), c in windows.items() if s == lo)
     rows = rows_of(server, f"SELECT user, WINDOWSTART AS ws, c FROM per_window "
                            f"WHERE user >= 'u10' AND WINDOWEND <= {hi};")

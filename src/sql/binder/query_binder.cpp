@@ -114,9 +114,10 @@ class QueryBinder {
       if (item.alias && is_system_column_name(name))
         throw SqlError("`" + name +
                        "` is a reserved column name. You cannot use it as an alias for a column.");
-      // A join's qualified pseudo column is named `ALIAS_ROWTIME`, which is no reserved name.
+      // A join's qualified pseudo column is named `ALIAS_ROWTIME`, which is no reserved name. A
+      // transient query (push or pull) may select one as it is, as ksqlDB allows.
       bool prefixed = !out_.joins.empty() && !item.expr->qualifier.empty();
-      if (!item.alias && !prefixed && b->kind == BoundKind::kColumn &&
+      if (!item.alias && !prefixed && context_.sink && b->kind == BoundKind::kColumn &&
           out_.scope.columns[b->column].pseudo)
         throw SqlError("Reserved column name in select: `" + out_.scope.columns[b->column].name +
                        "`. Please remove or alias the column.");

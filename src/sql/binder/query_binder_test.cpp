@@ -64,6 +64,9 @@ TEST_F(QueryBinderTest, ProjectionNamesAndKeys) {
   EXPECT_EQ(bind("SELECT userid FROM pageviews;"), "The projection contains no value columns.");
   EXPECT_EQ(bind("SELECT userid, rowtime FROM pageviews;"),
             "Reserved column name in select: `ROWTIME`. Please remove or alias the column.");
+  // Transient queries may, as in ksqlDB.
+  EXPECT_EQ(bind("SELECT userid, rowtime FROM pageviews EMIT CHANGES;", std::nullopt),
+            "STREAM: USERID STRING KEY, ROWTIME BIGINT");
   EXPECT_EQ(bind("SELECT userid, page AS rowpartition FROM pageviews;"),
             "`ROWPARTITION` is a reserved column name. You cannot use it as an alias for a "
             "column.");

@@ -2,6 +2,7 @@
 // the query that materialises the table), then the store to read, the bounds and the rows.
 #include "sql/engine/pull_query.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "sql/binder/query_binder.h"
@@ -188,6 +189,36 @@ std::unique_ptr<AggregateResults> aggregate_results(const PersistentQuery& query
   return std::make_unique<AggregateResults>(*query.physical_plan, bound);
 }
 
+// As ksqlDB shapes a windowed table's pull-query result: `*` names the window's bounds after the
+// key columns, and WINDOWSTART and WINDOWEND are key columns however they are selected.
+void window_columns(const parser::Query& query, BoundQuery& pull) {
+  if (!pull.from->window) return;
+  auto is_bound = [&](int column) {
+    if (column < 0) return false;
+    const ScopeColumn& c = pull.scope.columns[static_cast<size_t>(column)];
+    return c.pseudo && (c.name == "WINDOWSTART" || c.name == "WINDOWEND");
+  };
+  for (auto& c : pull.columns)
+    if (c.expr->kind == BoundKind::kColumn && is_bound(c.expr->column)) c.key = true;
+  const bool star = std::any_of(query.select.begin(), query.select.end(), [](const auto& item) {
+    return item.expr->kind == parser::ExprKind::kStar;
+  });
+  if (!star) return;
+  std::vector<OutputColumn> bounds;
+  for (size_t i = 0; i < pull.scope.columns.size(); ++i) {
+    if (!is_bound(static_cast<int>(i))) continue;
+    auto e = std::make_unique<BoundExpr>();
+    e->kind = BoundKind::kColumn;
+    e->column = static_cast<int>(i);
+    e->type = pull.scope.columns[i].type;
+    bounds.push_back({pull.scope.columns[i].name, e->type, true, std::move(e)});
+  }
+  auto at = std::find_if(pull.columns.begin(), pull.columns.end(),
+                         [](const OutputColumn& c) { return !c.key; });
+  pull.columns.insert(at, std::make_move_iterator(bounds.begin()),
+                      std::make_move_iterator(bounds.end()));
+}
+
 void describe_columns(const BoundQuery& q, PullPlan& plan) {
   for (const auto& c : q.columns) {
     plan.column_names.push_back(c.name);
@@ -244,6 +275,7 @@ PullPlan plan_pull_query(const Engine& engine, const parser::Query& query) {
   check_clauses(query);
   BoundQuery pull = bind_query(query, engine.catalog(), functions(), QueryContext{});
   check_columns(pull);
+  window_columns(query, pull);
   if (pull.table_functions)
     throw SqlError("Pull queries don't support table functions here yet." +
                    std::string(kPullQueryHelp));

@@ -151,9 +151,13 @@ TEST_F(PullQueryTest, WindowBounds) {
   EXPECT_EQ(p.bounds.starts.from, 60000);
   EXPECT_EQ(p.bounds.starts.to, 240000 - 60000 - 1);
   p = plan("SELECT * FROM per_minute WHERE WINDOWSTART = 120000;");
+  EXPECT_EQ(p.schema,
+            "`USER` STRING KEY, `WINDOWSTART` BIGINT KEY, `WINDOWEND` BIGINT KEY, `C` BIGINT");
   EXPECT_EQ(p.bounds.starts.from, 120000);
   EXPECT_EQ(p.bounds.starts.to, 120000);
   EXPECT_EQ(p.bounds.keys.kind, KeyBounds::Kind::kScan);
+  p = plan("SELECT user, WINDOWEND, c, ROWTIME FROM per_minute;");
+  EXPECT_EQ(p.schema, "`USER` STRING KEY, `WINDOWEND` BIGINT KEY, `C` BIGINT, `ROWTIME` BIGINT");
 }
 
 TEST_F(PullQueryTest, KsqlDbsRefusals) {
