@@ -10,6 +10,7 @@ and ksqlDB's refusals.
 """
 
 import json
+import os
 import random
 import subprocess
 from collections import defaultdict
@@ -21,7 +22,7 @@ import ck_helpers as ck
 from harness import wait_until
 from test_sql_server import SqlServer
 
-SEED = random.randrange(1 << 30)
+SEED = int(os.environ.get("PULL_QUERY_SEED", random.randrange(1 << 30)))  # printed by the test
 WINDOW_MS = 10_000
 BASE_MS = 1_700_000_000_000 - 1_700_000_000_000 % WINDOW_MS
 
@@ -32,6 +33,7 @@ CREATE TABLE users (id STRING PRIMARY KEY, name STRING) WITH (kafka_topic='users
 CREATE TABLE totals AS SELECT user, COUNT(*) AS cnt, SUM(n) AS total FROM events GROUP BY user;
 CREATE TABLE by_id AS SELECT id, COUNT(*) AS c, MAX(v) AS top FROM nums GROUP BY id HAVING COUNT(*) > 1;
 CREATE TABLE per_window AS SELECT user, COUNT(*) AS c FROM events WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY user;
+CREATE TABLE per_session AS SELECT user, COUNT(*) AS c FROM events WINDOW SESSION (20 SECONDS) GROUP BY user;
 """
 
 
@@ -107,6 +109,8 @@ def caught_up(server, model):
                60, interval=0.2, message=f"TOTALS equal to the model (seed {SEED})")
     wait_until(lambda: {r[0]: (r[1], r[2]) for r in rows_of(server, "SELECT * FROM by_id;")} == model.by_id(),
                60, interval=0.2, message=f"BY_ID equal to the model (seed {SEED})")
+    wait_until(lambda: sum(r[3] for r in rows_of(server, "SELECT * FROM per_session;")) == len(model.events),
+               60, interval=0.2, message=f"PER_SESSION counting every event (seed {SEED})")
     wait_until(lambda: {(r[0], r[1]): r[2] for r in rows_of(
         server, "SELECT user, WINDOWSTART AS ws, c FROM per_window;")} == model.per_window(),
                60, interval=0.2, message=f"PER_WINDOW equal to the model (seed {SEED})")
@@ -220,6 +224,25 @@ def check_windowed_table_with_window_bounds(server, model):
         (u, s, c) for (u, s), c in windows.items() if u >= "u10" and s + WINDOW_MS <= hi)
 
 
+def check_session_windows(server, model):
+    """Sessions: every user's sessions add up to its count, lookups and ranges agree with the scan."""
+    totals = model.totals()
+    scan = rows_of(server, "SELECT * FROM per_session;")
+    counts = defaultdict(int)
+    for user, start, end, c in scan:
+        assert start <= end, scan
+        counts[user] += c
+    assert dict(counts) == {u: c for u, (c, _) in totals.items()}
+    by_user = lambda rows: sorted(map(tuple, rows))  # noqa: E731
+    assert by_user(rows_of(server, "SELECT * FROM per_session WHERE user = 'u02';")) == by_user(
+        r for r in scan if r[0] == "u02")
+    assert by_user(rows_of(server, "SELECT * FROM per_session WHERE user >= 'u10';")) == by_user(
+        r for r in scan if r[0] >= "u10")
+    first = min(r[1] for r in scan)
+    assert by_user(rows_of(server, f"SELECT * FROM per_session WHERE WINDOWSTART > {first};")) == by_user(
+        r for r in scan if r[1] > first)
+
+
 def check_concurrent_pull_queries(server, model):
     totals = model.totals()
 
@@ -266,11 +289,13 @@ def check_ksqldbs_refusals(server, model):
 def test_pull_queries_answer_from_the_tables_stores(ready):
     """Every form against the model: if one breaks, this fails (a scan equal to the model first)."""
     server, model = ready
+    print(f"PULL_QUERY_SEED={SEED}")  # shown when the test fails: rerun with it
     check_header_and_shapes(server, model)
     check_key_lookups(server, model)
     check_key_ranges(server, model)
     check_scans_with_where_projection_and_limit(server, model)
     check_windowed_table_with_window_bounds(server, model)
+    check_session_windows(server, model)
     check_concurrent_pull_queries(server, model)
     check_stream_scans(server, model)
     check_ksqldbs_refusals(server, model)
