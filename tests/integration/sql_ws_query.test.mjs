@@ -128,6 +128,10 @@ describe('sql-server: /ws/query, /clusterStatus, /is_valid_property', () => {
       assert.equal(session.code, 1003, url);
       assert.equal(session.reason, message.length > 123 ? `${message.slice(0, 120)}...` : message, url);
     }
+    // A pull query (no EMIT) is not taken as a push query that would never end.
+    const pull = await wsSession(wsUrl(server, { ksql: "SELECT * FROM clicks WHERE id = '1';" }));
+    assert.deepEqual(pull.messages, [{ error: 'Pull queries are served on /query-stream and /query, not on /ws/query' }]);
+    assert.equal(pull.code, 1003);
     const unknown = await wsSession(wsUrl(server, { ksql: 'SELECT * FROM nowhere EMIT CHANGES;' }));
     assert.equal(unknown.code, 1003);
     assert.equal(unknown.messages.length, 1);

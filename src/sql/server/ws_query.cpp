@@ -8,6 +8,7 @@
 #include "http/websocket_session.h"
 #include "sql/server/entities.h"
 #include "sql/server/ksql_resource.h"
+#include "sql/server/pull_query_resource.h"
 #include "sql/server/push_query_resource.h"
 #include "sql/server/server_status.h"
 
@@ -18,6 +19,8 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxCloseReason = 123;  // a Close frame's room for its reason
+constexpr const char* kPullQueryElsewhere =
+    "Pull queries are served on /query-stream and /query, not on /ws/query";
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -122,6 +125,10 @@ void WsQueryEndpoint::handle(const std::shared_ptr<http::StreamExchange>& exchan
 void WsQueryEndpoint::run(const std::shared_ptr<http::WebSocketSession>& session,
                           const WsQueryRequest& request) {
   if (!request.error.empty()) return end_session(*session, kWsInvalidMessageType, request.error);
+  // ksqlDB serves them here too; this server only on /query-stream and /query, not as a push
+  // query that would never end.
+  if (PullQueries::is_pull_query(PushEndpoint::kQuery, json_text({{"ksql", request.statement}})))
+    return end_session(*session, kWsInvalidMessageType, kPullQueryElsewhere);
   std::string id;
   try {
     session->send(schema_message(ksql_.push_query_columns(request.statement)));
