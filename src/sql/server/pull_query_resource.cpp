@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "http/stream_server.h"
@@ -129,33 +130,32 @@ class PullResponse {
 void run(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
          std::shared_ptr<PullPlan> plan, std::shared_ptr<streams::KafkaStreams> streams,
          const ClientConfig& client, const std::string& statement) {
-  PullResponse response(exchange, endpoint, *plan);
+  std::optional<PullResponse> response;
   bool started = false;
-  int64_t rows = 0;
   try {
+    response.emplace(exchange, endpoint, *plan);
     auto emit = [&](const Row& row) {
-      if (!started) response.start(*plan);
+      if (!started) response->start(*plan);
       started = true;
-      ++rows;
-      return response.row(row);
+      return response->row(row);
     };
     if (plan->stream)
       read_stream_rows(client, *plan, emit);
     else
       read_pull_rows(*streams, *plan, emit);
+    if (!started) response->start(*plan);
+    started = true;
   } catch (const std::exception& e) {
-    const std::string message =
-        std::string("Failed to get value from materialized table, reason: ") + e.what();
+    const std::string message = std::string(plan->stream ? "Failed to read the stream's topic"
+                                                         : "Failed to get value from "
+                                                           "materialized table") +
+                                ", reason: " + e.what();
     spdlog::info("sql-server: pull query {} failed: {}", plan->query_id, message);
-    if (!started) {
-      RestResponse r = refusal(endpoint, statement, message);
-      return exchange->respond(r.status, "application/json", std::move(r.body));
-    }
-    return response.end(message);
+    if (started) return response->end(message);
+    RestResponse r = refusal(endpoint, statement, message);
+    return exchange->respond(r.status, "application/json", std::move(r.body));
   }
-  if (!started) response.start(*plan);
-  response.end("");
-  spdlog::debug("sql-server: pull query {}: {} rows", plan->query_id, rows);
+  response->end("");
 }
 
 }  // namespace
