@@ -2,10 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "http/stream_server.h"
 #include "sql/engine/pull_query.h"
@@ -27,6 +34,8 @@ constexpr const char* kDelimited = "application/vnd.ksqlapi.delimited.v1";
 // How long a row waits for a client that reads slowly (more than kMaxUnsentBytes unsent) before
 // the query gives up on it.
 constexpr auto kSlowClientWait = std::chrono::seconds(30);
+// ksqlDB's ksql.query.pull.thread.pool.size default.
+constexpr int64_t kDefaultThreads = 50;
 
 std::optional<std::string> statement_of(PushEndpoint endpoint, std::string_view body) {
   json request = json::parse(body, nullptr, false);
@@ -160,6 +169,61 @@ void run(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
 
 }  // namespace
 
+// A fixed pool of threads taking tasks in their order of arrival.
+class PullQueries::Workers {
+ public:
+  explicit Workers(size_t count) {
+    for (size_t i = 0; i < count; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~Workers() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void add(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    ready_.notify_one();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+        if (stopping_) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+PullQueries::PullQueries(KsqlResource& ksql, const QueryRunner& runner, ClientConfig client,
+                         const std::map<std::string, std::string>& properties)
+    : ksql_(ksql), runner_(runner), client_(std::move(client)) {
+  int64_t threads = kDefaultThreads;
+  if (auto p = properties.find("ksql.query.pull.thread.pool.size"); p != properties.end())
+    threads = std::clamp<int64_t>(std::atoll(p->second.c_str()), 1, 10'000);
+  workers_ = std::make_unique<Workers>(static_cast<size_t>(threads));
+}
+
+PullQueries::~PullQueries() = default;
+
 bool PullQueries::is_pull_query(PushEndpoint endpoint, std::string_view body) {
   auto statement = statement_of(endpoint, body);
   if (!statement) return false;
@@ -187,9 +251,7 @@ void PullQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
     RestResponse r = refusal(endpoint, statement, "Materializing query has been stopped");
     return exchange->respond(r.status, "application/json", std::move(r.body));
   }
-  std::thread(run, std::move(exchange), endpoint, std::move(plan), std::move(streams), client_,
-              statement)
-      .detach();
+  workers_->add([=, this] { run(exchange, endpoint, plan, streams, client_, statement); });
 }
 
 }  // namespace oxbow::sql::server

@@ -273,7 +273,7 @@ struct SqlServer::Impl {
   KsqlResource ksql;
   PushQueries push;
   InsertsEndpoint inserts{ksql, InsertsSettings{client, config.registry_url}};
-  PullQueries pull{ksql, runner, client};
+  PullQueries pull{ksql, runner, client, config.properties};
   const std::vector<std::string> denied;  // properties no request may override
   WsQueryEndpoint ws;
   boost::asio::io_context context;
