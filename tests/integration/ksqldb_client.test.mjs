@@ -194,6 +194,38 @@ describe('ksqldb-client against oxbow sql-server', () => {
     assert.equal(r.data.rows[0].commandId, 'table/PAGES/drop');
   });
 
+  test('insertInto rows, then pull queries through query() read the table they aggregate into', async () => {
+    let r = await client.executeStatement(
+      "CREATE STREAM words (word VARCHAR) WITH (kafka_topic='words', value_format='JSON', partitions=1);");
+    assert.equal(r.status, 200, JSON.stringify(r.error));
+    r = await client.executeStatement('CREATE TABLE word_counts AS SELECT word, COUNT(*) AS n FROM words GROUP BY word EMIT CHANGES;',
+      { streamsProperties: { 'auto.offset.reset': 'earliest' } });
+    assert.equal(r.status, 200, JSON.stringify(r.error));
+    for (const word of ['tree', 'wind', 'tree']) {
+      const inserted = await client.insertInto('words', { WORD: word });
+      assert.equal(inserted.status, 200, JSON.stringify(inserted.error));
+      assert.equal(inserted.data.rows[0].status, 'ok');
+    }
+    let result;
+    await eventually(async () => {
+      result = await client.query("SELECT * FROM word_counts WHERE word = 'tree';");
+      return result.status === 200 && result.data.rows.length === 1 && result.data.rows[0].N === 2;
+    }, 30000, 'the table counting both trees');
+    assert.deepEqual(result.data.metadata.columnNames, ['WORD', 'N']);
+    assert.match(result.data.metadata.queryId, /^query_\d+$/);
+    const all = await client.query('SELECT * FROM ${t};', { sessionVariables: { t: 'word_counts' } });
+    assert.equal(all.status, 200, JSON.stringify(all.error));
+    assert.deepEqual(all.data.rows.sort((a, b) => a.WORD.localeCompare(b.WORD)), [{ WORD: 'tree', N: 2 }, { WORD: 'wind', N: 1 }]);
+    // A scan with WHERE on a value column, as ksqlDB 0.29 allows by default.
+    const scanned = await client.query('SELECT word FROM word_counts WHERE n = 1;');
+    assert.deepEqual(scanned.data.rows, [{ WORD: 'wind' }]);
+    const refused = await client.query('SELECT * FROM no_such_table;');
+    assert.equal(refused.status, 400);
+    assert.equal(refused.error.error_code, 40001);
+    r = await client.executeStatement('DROP TABLE word_counts;');
+    assert.equal(r.status, 200, JSON.stringify(r.error));
+  });
+
   test('TERMINATE and DROP through executeStatement', async () => {
     const [query] = (await client.listQueries()).filter((q) => q.sinks.includes('VIEWS_PER_USER'));
     let r = await client.executeStatement(`TERMINATE ${query.id};`);
