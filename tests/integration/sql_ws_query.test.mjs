@@ -128,14 +128,24 @@ describe('sql-server: /ws/query, /clusterStatus, /is_valid_property', () => {
       assert.equal(session.code, 1003, url);
       assert.equal(session.reason, message.length > 123 ? `${message.slice(0, 120)}...` : message, url);
     }
-    // A pull query (no EMIT) is not taken as a push query that would never end.
-    const pull = await wsSession(wsUrl(server, { ksql: "SELECT * FROM clicks WHERE id = '1';" }));
-    assert.deepEqual(pull.messages, [{ error: 'Pull queries are served on /query-stream and /query, not on /ws/query' }]);
+    const pull = await wsSession(wsUrl(server, { ksql: 'SELECT * FROM nowhere;' }));
     assert.equal(pull.code, 1003);
+    assert.match(pull.messages[0].error, /NOWHERE/);
     const unknown = await wsSession(wsUrl(server, { ksql: 'SELECT * FROM nowhere EMIT CHANGES;' }));
     assert.equal(unknown.code, 1003);
     assert.equal(unknown.messages.length, 1);
     assert.match(unknown.messages[0].error, /NOWHERE/);
+  });
+
+  test('a pull query: the columns with KEY marked, the rows, then done', async () => {
+    const session = await wsSession(wsUrl(server, { ksql: "SELECT id, page FROM clicks WHERE page = 'p2';" }));
+    assert.deepEqual(session.messages, [
+      [{ name: 'ID', schema: { type: 'STRING', fields: null, memberSchema: null }, type: 'KEY' },
+        { name: 'PAGE', schema: { type: 'STRING', fields: null, memberSchema: null } }],
+      { row: { columns: ['2', 'p2'] } },
+      { error: 'done' },
+    ]);
+    assert.equal(session.code, 1000);
   });
 
   test('GET /ws/query without an upgrade is a 400; another method a 405', async () => {
@@ -168,6 +178,15 @@ describe('sql-server: /ws/query, /clusterStatus, /is_valid_property', () => {
     assert.ok(query.activeStores.length > 0, JSON.stringify(query));
     assert.deepEqual(query.standByStores, []);
     assert.deepEqual(query.standByPartitions, []);
+
+    // A pull query over /ws/query on the table, read from the query's store.
+    let pulled;
+    await eventually(async () => {
+      pulled = await wsSession(wsUrl(server, { ksql: "SELECT * FROM pages WHERE page = 'p3';" }));
+      return pulled.messages.length === 3;
+    }, 30000, 'the table holding p3');
+    assert.deepEqual(pulled.messages.slice(1), [{ row: { columns: ['p3', 1] } }, { error: 'done' }]);
+    assert.deepEqual(pulled.messages[0].map((f) => [f.name, f.type]), [['PAGE', 'KEY'], ['N', undefined]]);
   });
 
   test('GET /is_valid_property: true, or 400 for a denied property', async () => {

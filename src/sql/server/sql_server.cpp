@@ -105,7 +105,7 @@ struct SqlServer::Impl {
             [this](const std::string& id) { return runner.status(id); }),
         push(ksql, PushSettings{config.service_id, config.streams_config, client}),
         denied(denied_properties(config.properties)),
-        ws(ksql, push, denied),
+        ws(ksql, push, runner, client, denied),
         http(
             context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); },
             http_options()),

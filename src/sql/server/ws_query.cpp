@@ -3,13 +3,19 @@
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "http/stream_server.h"
 #include "http/websocket_session.h"
+#include "sql/engine/pull_query.h"
+#include "sql/parser/parser.h"
+#include "sql/serde/row_serde.h"
 #include "sql/server/entities.h"
 #include "sql/server/ksql_resource.h"
+#include "sql/server/pull_query_reader.h"
 #include "sql/server/pull_query_resource.h"
 #include "sql/server/push_query_resource.h"
+#include "sql/server/query_runner.h"
 #include "sql/server/server_status.h"
 
 namespace oxbow::sql::server {
@@ -19,8 +25,6 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxCloseReason = 123;  // a Close frame's room for its reason
-constexpr const char* kPullQueryElsewhere =
-    "Pull queries are served on /query-stream and /query, not on /ws/query";
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -76,6 +80,55 @@ std::string schema_message(std::vector<FieldInfo> fields) {
   return json_text(out);
 }
 
+// A pull query's result columns as ksqlDB's first message: its key columns marked KEY.
+std::string pull_schema_message(const PullPlan& plan) {
+  std::vector<FieldInfo> fields;
+  for (size_t i = 0; i < plan.columns.size(); ++i) {
+    FieldInfo f{plan.columns[i].name, plan.columns[i].type, std::nullopt, std::nullopt};
+    if (i < plan.key_columns.size() && plan.key_columns[i])
+      f.field_type = FieldInfo::FieldType::kKey;
+    fields.push_back(std::move(f));
+  }
+  json out = json::array();
+  for (const auto& f : fields) out.push_back(field_json(f));
+  return json_text(out);
+}
+
+// Reads a planned pull query's rows into `session`, on the calling thread, and ends it.
+void send_pull_rows(const std::shared_ptr<http::WebSocketSession>& session, PullPlan& plan,
+                    const std::shared_ptr<streams::KafkaStreams>& streams,
+                    const ClientConfig& client) {
+  // The values as ksqlDB's JSON writes them: through the JSON format's serde, by name.
+  Formats formats;
+  formats.value_format = "JSON";
+  formats.wrap_single_value = true;
+  auto serde = row_serde(formats, plan.columns, false);
+  std::string failure;
+  auto emit = [&](const Row& row) {
+    if (session->unsent_bytes() > kMaxUnsentBytes) {
+      failure = "the client reads too slowly";
+      return false;
+    }
+    json object = json::parse(serde.serialize("", row), nullptr, false);
+    json values = json::array();
+    for (const auto& c : plan.columns)
+      values.push_back(object.is_object() ? object.value(c.name, json()) : json());
+    return session->send(json_text({{"row", {{"columns", values}}}}));
+  };
+  try {
+    if (plan.stream)
+      read_stream_rows(client, plan, emit);
+    else
+      read_pull_rows(*streams, plan, emit);
+  } catch (const std::exception& e) {
+    failure = std::string("Failed to get value from materialized table, reason: ") + e.what();
+  }
+  if (failure.empty())
+    end_session(*session, kWsNormalClosure, "done");
+  else
+    end_session(*session, kWsInternalServerError, failure);
+}
+
 }  // namespace
 
 WsQueryRequest parse_ws_query(std::string_view query_string,
@@ -125,10 +178,8 @@ void WsQueryEndpoint::handle(const std::shared_ptr<http::StreamExchange>& exchan
 void WsQueryEndpoint::run(const std::shared_ptr<http::WebSocketSession>& session,
                           const WsQueryRequest& request) {
   if (!request.error.empty()) return end_session(*session, kWsInvalidMessageType, request.error);
-  // ksqlDB serves them here too; this server only on /query-stream and /query, not as a push
-  // query that would never end.
   if (PullQueries::is_pull_query(PushEndpoint::kQuery, json_text({{"ksql", request.statement}})))
-    return end_session(*session, kWsInvalidMessageType, kPullQueryElsewhere);
+    return run_pull(session, request.statement);
   std::string id;
   try {
     session->send(schema_message(ksql_.push_query_columns(request.statement)));
@@ -156,6 +207,26 @@ void WsQueryEndpoint::run(const std::shared_ptr<http::WebSocketSession>& session
   }
   spdlog::info("sql-server: push query {} started over /ws/query: {}", id, request.statement);
   session->on_client_gone([this, id] { push_.close(json_text({{"queryId", id}})); });
+}
+
+void WsQueryEndpoint::run_pull(const std::shared_ptr<http::WebSocketSession>& session,
+                               const std::string& statement) {
+  auto plan = std::make_shared<PullPlan>();
+  try {
+    auto statements = parser::parse(statement);
+    const auto& query = std::get<std::unique_ptr<parser::Query>>(statements.front().body);
+    ksql_.read_engine([&](const Engine& engine) { *plan = plan_pull_query(engine, *query); });
+  } catch (const std::exception& e) {
+    return end_session(*session, kWsInvalidMessageType, e.what());
+  }
+  auto streams = plan->stream ? nullptr : runner_.streams(plan->materializing_query);
+  if (!plan->stream && !streams)
+    return end_session(*session, kWsInvalidMessageType, "Materializing query has been stopped");
+  session->send(pull_schema_message(*plan));
+  // A scan may be long: never on the server's handler threads.
+  std::thread([session, plan, streams, client = client_] {
+    send_pull_rows(session, *plan, streams, client);
+  }).detach();
 }
 
 }  // namespace oxbow::sql::server

@@ -4,12 +4,15 @@
 // sends the result's columns (a JSON array of ksqlDB's FieldInfo), then each row as
 // {"row":{"columns":[...]}}, and ends with a last message {"error": <why>} and a Close frame:
 // 1000 "done" after a LIMIT, 1003 for a request or statement it refuses, 1011 when the query
-// fails. The query runs as /query-stream's do (PushQueries).
+// fails. A push query runs as /query-stream's do (PushQueries); a pull query (no EMIT) is read as
+// /query-stream reads it (pull_query_reader.h), its key columns marked KEY, then ends with "done".
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "sql/server/kafka_cluster.h"
 
 namespace oxbow::http {
 class StreamExchange;
@@ -20,6 +23,7 @@ namespace oxbow::sql::server {
 
 class KsqlResource;
 class PushQueries;
+class QueryRunner;
 
 // ksqlDB's close codes (Netty's WebSocketCloseStatus names).
 constexpr uint16_t kWsNormalClosure = 1000;
@@ -44,8 +48,14 @@ std::string close_reason(const std::string& message);
 
 class WsQueryEndpoint {
  public:
-  WsQueryEndpoint(KsqlResource& ksql, PushQueries& push, std::vector<std::string> denied)
-      : ksql_(ksql), push_(push), denied_(std::move(denied)) {}
+  // `runner` and `client`: where pull queries read tables' stores and streams' topics.
+  WsQueryEndpoint(KsqlResource& ksql, PushQueries& push, const QueryRunner& runner,
+                  ClientConfig client, std::vector<std::string> denied)
+      : ksql_(ksql),
+        push_(push),
+        runner_(runner),
+        client_(std::move(client)),
+        denied_(std::move(denied)) {}
 
   // A GET /ws/query exchange: the upgrade taken and the query run, or 400 when the request is
   // no WebSocket upgrade.
@@ -53,9 +63,13 @@ class WsQueryEndpoint {
 
  private:
   void run(const std::shared_ptr<http::WebSocketSession>& session, const WsQueryRequest& request);
+  void run_pull(const std::shared_ptr<http::WebSocketSession>& session,
+                const std::string& statement);
 
   KsqlResource& ksql_;
   PushQueries& push_;
+  const QueryRunner& runner_;
+  const ClientConfig client_;
   const std::vector<std::string> denied_;
 };
 
