@@ -223,10 +223,26 @@ void WsQueryEndpoint::run_pull(const std::shared_ptr<http::WebSocketSession>& se
   if (!plan->stream && !streams)
     return end_session(*session, kWsInvalidMessageType, "Materializing query has been stopped");
   session->send(pull_schema_message(*plan));
+  {
+    std::lock_guard lock(mutex_);
+    ++reading_;
+  }
   // A scan may be long: never on the server's handler threads.
-  std::thread([session, plan, streams, client = client_] {
-    send_pull_rows(session, *plan, streams, client);
+  std::thread([this, reader = session, plan, streams]() mutable {
+    send_pull_rows(reader, *plan, streams, client_);
+    // Nothing of the query outlives the count: the destructor may go on once it drops.
+    reader.reset();
+    plan.reset();
+    streams.reset();
+    std::lock_guard lock(mutex_);
+    --reading_;
+    idle_.notify_all();
   }).detach();
+}
+
+WsQueryEndpoint::~WsQueryEndpoint() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return reading_ == 0; });
 }
 
 }  // namespace oxbow::sql::server

@@ -6,8 +6,10 @@
 // 1000 "done" after a LIMIT, 1003 for a request or statement it refuses, 1011 when the query
 // fails. A push query runs as /query-stream's do (PushQueries); a pull query (no EMIT) is read as
 // /query-stream reads it (pull_query_reader.h), its key columns marked KEY, then ends with "done".
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +58,8 @@ class WsQueryEndpoint {
         runner_(runner),
         client_(std::move(client)),
         denied_(std::move(denied)) {}
+  // Waits for the pull queries still reading (their sessions end with the server's).
+  ~WsQueryEndpoint();
 
   // A GET /ws/query exchange: the upgrade taken and the query run, or 400 when the request is
   // no WebSocket upgrade.
@@ -71,6 +75,9 @@ class WsQueryEndpoint {
   const QueryRunner& runner_;
   const ClientConfig client_;
   const std::vector<std::string> denied_;
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int reading_ = 0;  // pull queries reading on threads of their own
 };
 
 }  // namespace oxbow::sql::server
