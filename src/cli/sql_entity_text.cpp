@@ -1,7 +1,12 @@
 #include "cli/sql_entity_text.h"
 
-#include <algorithm>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "common/properties.h"
 #include "sql/engine/description_output.h"
 #include "sql/engine/topic_output.h"
 #include "sql/server/entities.h"
@@ -177,6 +182,53 @@ std::string functions_text(const json& items) {
   return text_table(rows);
 }
 
+// A description wrapped at word boundaries within the 80 columns after its label, its further
+// lines indented under the first, as ksqlDB's CLI prints a function's texts.
+std::string labelled(std::string_view indent, const std::string& label, std::string description) {
+  description = std::string(trim(description));
+  if (description.empty()) return "";
+  std::string head = fmt::format("{}{:<12}: ", indent, label);
+  const size_t label_width = head.size() + (indent.empty() ? 0 : 1);  // a tab counts as two
+  const size_t width = 80 - label_width;
+  std::string out = head, line;
+  std::istringstream words(description);
+  for (std::string word; words >> word;) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n" + std::string(label_width, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line + "\n";
+}
+
+std::string function_text(const json& entity) {
+  std::string name = text(entity, "name");
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string out = fmt::format("{:<12}: {}\n", "Name", name);
+  if (!trim(text(entity, "author")).empty())
+    out += fmt::format("{:<12}: {}\n", "Author", text(entity, "author"));
+  if (!trim(text(entity, "version")).empty())
+    out += fmt::format("{:<12}: {}\n", "Version", text(entity, "version"));
+  out += labelled("", "Overview", text(entity, "description"));
+  out += fmt::format("{:<12}: {}\n{:<12}: {}\n{:<12}: \n", "Type", text(entity, "type"), "Jar",
+                     text(entity, "path"), "Variations");
+  for (const auto& variant : array(entity, "functions")) {
+    std::string arguments;
+    for (const auto& a : array(variant, "arguments")) {
+      std::string type = text(a, "type") + (a.value("isVariadic", false) ? "[]" : "");
+      arguments += (arguments.empty() ? "" : ", ") +
+                   (text(a, "name").empty() ? type : text(a, "name") + " " + type);
+    }
+    out += fmt::format("\n\t{:<12}: {}({})\n\t{:<12}: {}\n", "Variation", name, arguments,
+                       "Returns", text(variant, "returnType"));
+    out += labelled("\t", "Description", text(variant, "description"));
+    for (const auto& a : array(variant, "arguments"))
+      out += labelled("\t", text(a, "name"), text(a, "description"));
+  }
+  return out;
+}
+
 std::string variables_text(const json& items) {
   std::vector<std::vector<std::string>> rows = {{"Variable Name", "Value"}};
   for (const auto& v : items) rows.push_back({text(v, "name"), text(v, "value")});
@@ -212,6 +264,7 @@ std::string body_text(const json& entity) {
   if (type == "properties") return properties_text(entity);
   if (type == "function_names") return functions_text(array(entity, "functions"));
   if (type == "variables") return variables_text(array(entity, "variables"));
+  if (type == "describe_function") return function_text(entity);
   return entity.dump(2) + "\n";
 }
 

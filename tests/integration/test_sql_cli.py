@@ -359,3 +359,15 @@ def test_variables_are_the_clis_substituted_before_sending(server):
     assert "Parts" not in listed[2] and "visits" in listed[2]
     assert "Cannot undefine variable 'nope' which was never defined." in r.stdout
     assert ["visits_topic", "2", "1"] in table_rows(r.stdout, " Kafka Topic")
+
+
+def test_describe_function_prints_ksqldbs_block(server):
+    r = cli(url(server), "-e", "DESCRIBE FUNCTION substring;")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "Name        : SUBSTRING" in lines and "Type        : SCALAR" in lines, r.stdout
+    assert "Variations  : " in lines
+    variations = [line for line in lines if line.startswith("\tVariation   : SUBSTRING(")]
+    assert len(variations) >= 2, r.stdout  # with and without the length
+    assert any(line.startswith("\tReturns     : ") for line in lines)
+    assert all(len(line.expandtabs(2)) <= 80 for line in lines), r.stdout  # descriptions wrapped
