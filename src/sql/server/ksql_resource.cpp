@@ -17,6 +17,8 @@ using nlohmann::json;
 
 constexpr int kBadRequest = 40000;
 constexpr int kBadStatement = 40001;
+// ksqlDB's ERROR_CODE_COMMAND_QUEUE_CATCHUP_TIMEOUT, with 503.
+constexpr int kCatchUpTimeout = 50301;
 
 // ksqlDB's words for a push query sent to /ksql.
 constexpr const char* kStreamedElsewhere =
@@ -152,7 +154,8 @@ RestResponse KsqlResource::handle(std::string_view body) {
   auto properties = request_properties(request);
   if (auto denied = denied_overrides(denied_, properties))
     return generic_error(400, kBadRequest, *denied);
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  if (auto waited = wait_for_sequence_number(request, lock)) return *waited;
   RequestVariables variables(engine_, text_fields(request, "sessionVariables"));
   json entities = json::array();
   for (const std::string& piece : split_statements(ksql->get<std::string>())) {
@@ -196,24 +199,84 @@ std::map<std::string, std::map<std::string, std::string>> KsqlResource::replay(
   std::lock_guard lock(mutex_);
   std::map<std::string, std::map<std::string, std::string>> started;
   for (const auto& command : commands) {
-    sequence_number_ = command.offset;
-    try {
-      // The SET properties its query started with, for this statement only.
-      for (const auto& [name, value] : command.original_properties)
-        engine_.execute("SET " + quoted(name) + "=" + quoted(value) + ";");
-      for (const auto& result : engine_.execute(command.statement)) {
-        if (!result.query_id.empty()) started[result.query_id] = command.streams_properties;
-        if (auto id = statement_info(result.statement).command_id; !id.empty())
-          command_messages_[id] = result.message;
-      }
-    } catch (const std::exception& e) {
-      spdlog::error("sql-server: command {} at offset {} failed on replay, skipped: {}", command.id,
-                    command.offset, e.what());
-    }
-    for (const auto& [name, value] : command.original_properties)
-      engine_.execute("UNSET " + quoted(name) + ";");
+    execute_command(command, &started, false);
+    mark_applied(command.offset);
   }
   return started;
+}
+
+void KsqlResource::execute_command(
+    const Command& command, std::map<std::string, std::map<std::string, std::string>>* started,
+    bool apply) {
+  try {
+    std::string deleted_topic;
+    if (const DataSource* s =
+            engine_.catalog().find_source(statement_info(command.statement).topic_deleted_with))
+      deleted_topic = s->topic;
+    // The SET properties its query started with, for this statement only.
+    for (const auto& [name, value] : command.original_properties)
+      engine_.execute("SET " + quoted(name) + "=" + quoted(value) + ";");
+    for (const auto& result : engine_.execute(command.statement)) {
+      if (!result.query_id.empty() && started)
+        (*started)[result.query_id] = command.streams_properties;
+      if (auto id = statement_info(result.statement).command_id; !id.empty())
+        command_messages_[id] = result.message;
+      if (apply && apply_ && !result.message.empty())
+        apply_({result, command.streams_properties, deleted_topic});
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("sql-server: command {} at offset {} failed{}, skipped: {}", command.id,
+                  command.offset, apply ? "" : " on replay", e.what());
+  }
+  for (const auto& [name, value] : command.original_properties)
+    engine_.execute("UNSET " + quoted(name) + ";");
+}
+
+void KsqlResource::mark_applied(int64_t offset) {
+  applied_ = std::max(applied_, offset);
+  sequence_number_ = std::max(sequence_number_, offset);
+  applied_changed_.notify_all();
+}
+
+std::vector<Command> KsqlResource::apply_commands(const std::vector<Command>& commands,
+                                                  int64_t own) {
+  std::vector<Command> after;
+  for (const auto& command : commands) {
+    if (command.offset <= applied_ || command.offset == own) continue;
+    if (own >= 0 && command.offset > own) {
+      after.push_back(command);
+      continue;
+    }
+    spdlog::info("sql-server: executing command {} at offset {} from the command topic", command.id,
+                 command.offset);
+    execute_command(command, nullptr, true);
+    mark_applied(command.offset);
+  }
+  return after;
+}
+
+void KsqlResource::set_command_feed(CommandFeed feed, std::chrono::milliseconds timeout) {
+  std::lock_guard lock(mutex_);
+  feed_ = std::move(feed);
+  feed_timeout_ = timeout;
+}
+
+void KsqlResource::apply_fetched() {
+  std::lock_guard lock(mutex_);
+  if (feed_) apply_commands(feed_(-1));
+}
+
+std::optional<RestResponse> KsqlResource::wait_for_sequence_number(
+    const json& request, std::unique_lock<std::mutex>& lock) {
+  auto n = request.find("commandSequenceNumber");
+  if (!feed_ || n == request.end() || !n->is_number_integer()) return std::nullopt;
+  const int64_t wanted = n->get<int64_t>();
+  if (applied_changed_.wait_for(lock, feed_timeout_, [&] { return applied_ >= wanted; }))
+    return std::nullopt;
+  return generic_error(503, kCatchUpTimeout,
+                       "Timed out while waiting for a previous command to execute. command "
+                       "sequence number: " +
+                           std::to_string(wanted));
 }
 
 std::vector<FieldInfo> KsqlResource::push_query_columns(const std::string& statement) {
@@ -235,6 +298,8 @@ std::vector<FieldInfo> KsqlResource::push_query_columns(const std::string& state
 
 int64_t KsqlResource::log_command(const std::string& statement, StatementInfo& info,
                                   const std::map<std::string, std::string>& properties) {
+  // Validated against every statement the log has now, as ksqlDB's distributor catches up first.
+  if (feed_) catch_up(kLogEnd, -1);
   Engine sandbox = engine_;
   auto results = sandbox.execute(statement);
   if (results.empty()) return -1;
@@ -253,6 +318,18 @@ int64_t KsqlResource::log_command(const std::string& statement, StatementInfo& i
   }
 }
 
+std::vector<Command> KsqlResource::catch_up(int64_t through, int64_t own) {
+  try {
+    return apply_commands(feed_(through), own);
+  } catch (const CommandWaitTimeout& e) {
+    throw CommandLogError(own >= 0 ? "The statement was written at offset " + std::to_string(own) +
+                                         " of the command topic and takes effect once read "
+                                         "back: " +
+                                         e.what()
+                                   : std::string(e.what()));
+  }
+}
+
 json KsqlResource::run(const std::string& statement,
                        const std::map<std::string, std::string>& properties) {
   StatementInfo info = info_with_variables(engine_, statement);
@@ -264,6 +341,19 @@ json KsqlResource::run(const std::string& statement,
   int64_t offset = -1;
   if (command_log_ && (!info.parsed || !info.command_id.empty()))
     offset = log_command(statement, info, properties);
+  // Written: executed here once what other servers wrote before it is, then what came after.
+  std::vector<Command> after;
+  if (offset >= 0 && feed_) after = catch_up(offset, offset);
+  struct Done {
+    KsqlResource& self;
+    int64_t offset;
+    std::vector<Command>& after;
+    ~Done() {
+      if (offset < 0) return;
+      self.mark_applied(offset);
+      self.apply_commands(after);
+    }
+  } done{*this, offset, after};
   json entity = nullptr;
   for (const auto& result : engine_.execute(statement)) {
     if (!result.message.empty() && apply_) apply_({result, properties, deleted_topic});

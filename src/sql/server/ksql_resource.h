@@ -5,16 +5,20 @@
 // command log, a statement that changes state is tried on a copy of the engine first, written to
 // the log (ksqlDB's command topic), and only then executed: what the log does not have never
 // takes effect, and the log replayed gives back what the engine had.
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sql/engine/engine.h"
+#include "sql/server/command_follower.h"
 #include "sql/server/command_topic.h"
 #include "sql/server/entities.h"
 
@@ -68,6 +72,17 @@ class KsqlResource {
   void set_denied_properties(std::vector<std::string> denied) { denied_ = std::move(denied); }
   // From now on, every statement that changes state is written to `log` before it takes effect.
   void set_command_log(CommandLog log);
+  // The commands read from the log (command_follower.h): those queued once it is read through
+  // `through` (kLogEnd: its last record now); throws CommandWaitTimeout when that takes too long.
+  using CommandFeed = std::function<std::vector<Command>(int64_t through)>;
+  static constexpr int64_t kLogEnd = -2;
+  // From now on the log is followed: commands other servers wrote are executed in the log's
+  // order, and a statement written here is executed once those before it are (so every server
+  // gives queries the same ids). A request's commandSequenceNumber waits up to `timeout` for that
+  // command to be executed here, as ksqlDB's ksql.server.command.response.timeout.ms.
+  void set_command_feed(CommandFeed feed, std::chrono::milliseconds timeout);
+  // Executes what the feed has queued now (the server's command-runner thread).
+  void apply_fetched();
   // Executes `commands` read back from the log, in order, without writing them again; one the
   // engine refuses is logged and skipped. The cluster's part is the caller's: per query id, the
   // streamsProperties of the command that started it (for the queries it runs afterwards).
@@ -92,6 +107,22 @@ class KsqlResource {
   // statement that changes nothing the log keeps. Throws the engine's error or CommandLogError.
   int64_t log_command(const std::string& statement, StatementInfo& info,
                       const std::map<std::string, std::string>& properties);
+  // Executes one command read from the log as replay does; with `apply`, does its part on the
+  // cluster too. `started`: per query id it started, its streamsProperties.
+  void execute_command(const Command& command,
+                       std::map<std::string, std::map<std::string, std::string>>* started,
+                       bool apply);
+  // Executes `commands` not executed yet in order, but for the one at `own` (the request's own,
+  // which the caller executes): those after it are returned, for after it.
+  std::vector<Command> apply_commands(const std::vector<Command>& commands, int64_t own = -1);
+  void mark_applied(int64_t offset);
+  // Executes the fed commands through `through` (apply_commands); throws CommandLogError when
+  // the feed times out.
+  std::vector<Command> catch_up(int64_t through, int64_t own);
+  // ksqlDB's wait for a request's commandSequenceNumber: none once it is executed here, else
+  // its 503 after the feed's timeout.
+  std::optional<RestResponse> wait_for_sequence_number(const nlohmann::json& request,
+                                                       std::unique_lock<std::mutex>& lock);
 
   std::mutex mutex_;
   Engine& engine_;
@@ -101,6 +132,10 @@ class KsqlResource {
   CommandLog command_log_;
   std::vector<std::string> denied_;
   int64_t sequence_number_ = 0;  // the commandSequenceNumber of the last accepted statement
+  CommandFeed feed_;
+  std::chrono::milliseconds feed_timeout_{5'000};
+  int64_t applied_ = -1;  // the offset of the last command executed from the log
+  std::condition_variable applied_changed_;
   std::map<std::string, std::string> command_messages_;  // by command id, the latest
 };
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -12,6 +13,7 @@
 #include "common/properties.h"
 #include "http/stream_server.h"
 #include "sql/kafka/kafka_topic_access.h"
+#include "sql/server/command_follower.h"
 #include "sql/server/command_topic.h"
 #include "sql/server/inserts_stream.h"
 #include "sql/server/kafka_cluster.h"
@@ -31,6 +33,17 @@ namespace {
 constexpr const char* kKsqlVersion = "0.29.0";
 constexpr int kHealthTimeoutMs = 2'000;
 constexpr int kStartTimeoutMs = 10'000;
+constexpr int kReplayTimeoutMs = 60'000;
+// ksql.server.command.response.timeout.ms's default: how long a statement waits to be read back
+// from the command topic, and a request for its commandSequenceNumber.
+constexpr int64_t kResponseTimeoutMs = 5'000;
+
+std::chrono::milliseconds response_timeout_of(const std::map<std::string, std::string>& p) {
+  auto found = p.find("ksql.server.command.response.timeout.ms");
+  int64_t ms = found == p.end() ? kResponseTimeoutMs
+                                : parse_int64(found->second).value_or(kResponseTimeoutMs);
+  return std::chrono::milliseconds(std::max<int64_t>(ms, 1));
+}
 
 // "http://host:port", the first of a comma-separated list.
 bool read_listener(const std::string& text, SqlServerConfig& config, std::string& error) {
@@ -146,10 +159,12 @@ struct SqlServer::Impl {
   // again in order, then the topics the sources need and the queries that remain, each with its
   // own request's properties. Queries resume from their groups' committed offsets (their
   // application ids come out as before, since the statements run in the same order). From then
-  // on each statement that changes state is written there before it takes effect.
+  // on each statement that changes state is written there before it takes effect, and the topic
+  // is followed: what other servers of the service write takes effect here too, in its order.
   void recover() {
     commands.create_if_missing();
-    auto read = commands.read_all();
+    follower.start();
+    auto read = follower.take(follower.last_offset(), std::chrono::milliseconds(kReplayTimeoutMs));
     auto overrides = ksql.replay(read);
     create_missing_topics(client, source_topics(engine.catalog()));
     for (const auto& query : engine.queries()) {
@@ -160,6 +175,13 @@ struct SqlServer::Impl {
       }
     }
     ksql.set_command_log([this](const Command& command) { return commands.append(command); });
+    ksql.set_command_feed(
+        [this](int64_t through) {
+          if (through == KsqlResource::kLogEnd) through = follower.last_offset();
+          return follower.take(through, response_timeout);
+        },
+        response_timeout);
+    follower.follow([this] { ksql.apply_fetched(); });
     spdlog::info("sql-server: replayed {} statements from {}, {} queries running", read.size(),
                  commands.topic(), runner.running().size());
   }
@@ -280,6 +302,8 @@ struct SqlServer::Impl {
   http::StreamServer http;
   boost::asio::signal_set signals;
   CommandTopic commands;
+  CommandFollower follower{client, command_topic_name(config.service_id)};
+  const std::chrono::milliseconds response_timeout = response_timeout_of(config.properties);
 };
 
 SqlServer::SqlServer(SqlServerConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
@@ -328,6 +352,7 @@ int SqlServer::run() {
     impl->shut();
   });
   impl_->context.run();
+  impl_->follower.stop();
   impl_->push.close_all();
   impl_->inserts.close_all();
   impl_->runner.close();
