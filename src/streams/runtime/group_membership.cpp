@@ -34,27 +34,13 @@ int64_t setting(const Config& app, std::initializer_list<const char*> keys, int6
 
 }  // namespace
 
-GroupMembership::GroupMembership(std::shared_ptr<const GraphBuilder> graph,
+GroupMembership::GroupMembership(std::shared_ptr<const Topologies> topologies,
                                  const ThreadConfig& config, rd_kafka_t* metadata_client)
-    : graph_(std::move(graph)), config_(config), metadata_client_(metadata_client) {
+    : topologies_(std::move(topologies)),
+      config_(config),
+      metadata_client_(metadata_client),
+      group_topics_(group_topics(*topologies_)) {
   const auto& app_id = config_.task.application_id;
-  for (const auto& sub : graph_->subtopologies()) {
-    SubtopologyTopics topics;
-    topics.id = sub.id;
-    std::set<std::string> sources;
-    for (const auto& t : sub.source_topics)
-      sources.insert(graph_->is_internal_topic(t) ? app_id + "-" + t : t);
-    topics.sources.assign(sources.begin(), sources.end());
-    for (const auto& store : sub.stores) {
-      const StoreSpec* spec = graph_->store(store);
-      if (!spec) continue;
-      if (!spec->source_topic.empty())
-        topics.changelogs.push_back(spec->source_topic);
-      else if (spec->options.logging)
-        topics.changelogs.push_back(app_id + "-" + store + "-changelog");
-    }
-    group_topics_.push_back(std::move(topics));
-  }
   for (const auto& t : group_topics_)
     subscribed_topics_.insert(subscribed_topics_.end(), t.sources.begin(), t.sources.end());
 

@@ -19,13 +19,14 @@
 #include "streams/assignment/streams_assignor.h"
 #include "streams/runtime/task_manager.h"
 #include "streams/runtime/thread_config.h"
+#include "streams/runtime/topologies.h"
 
 namespace oxbow::streams::detail {
 
 class GroupMembership final : public GroupClient {
  public:
   // `metadata_client` answers the leader's questions (partition counts, changelogs' ends).
-  GroupMembership(std::shared_ptr<const GraphBuilder> graph, const ThreadConfig& config,
+  GroupMembership(std::shared_ptr<const Topologies> topologies, const ThreadConfig& config,
                   rd_kafka_t* metadata_client);
   ~GroupMembership();
   GroupMembership(const GroupMembership&) = delete;
@@ -53,7 +54,7 @@ class GroupMembership final : public GroupClient {
       const std::map<std::string, std::string>& subscriptions);
   std::map<TaskId, int64_t> local_state_offset_sums() const;
 
-  std::shared_ptr<const GraphBuilder> graph_;
+  std::shared_ptr<const Topologies> topologies_;
   const ThreadConfig& config_;
   rd_kafka_t* metadata_client_;
   std::vector<SubtopologyTopics> group_topics_;  // what the leader assigns from

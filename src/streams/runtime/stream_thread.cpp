@@ -6,8 +6,8 @@
 
 namespace oxbow::streams::detail {
 
-StreamThread::StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config)
-    : graph_(std::move(graph)), config_(std::move(config)) {
+StreamThread::StreamThread(std::shared_ptr<const Topologies> topologies, ThreadConfig config)
+    : topologies_(std::move(topologies)), config_(std::move(config)) {
   metrics_->thread_id = config_.client_id;
 }
 
@@ -43,14 +43,16 @@ void StreamThread::start() {
   producer_ = std::make_unique<StreamsProducer>(config_, *metrics_);
   // Sink topics' metadata now, not on the producer's first send (librdkafka would hold the first
   // records for up to a second while it fetches it).
-  for (const auto& n : graph_->nodes())
-    if (n.kind == NodeDescription::Kind::kSink && !n.dynamic_topic)
-      for (const auto& t : n.topics) producer_->partitions_of(n.internal ? app_id + "-" + t : t);
+  for (const auto& topology : *topologies_)
+    for (const auto& n : topology.graph->nodes())
+      if (n.kind == NodeDescription::Kind::kSink && !n.dynamic_topic)
+        for (const auto& t : n.topics)
+          producer_->partitions_of(n.internal ? topology.prefix + "-" + t : t);
   reader_ = std::make_unique<ChangelogReader>(config_, consumer_.get(), *metrics_,
                                               [this](Task* task) { tasks_->on_restored(task); });
-  membership_ = std::make_unique<GroupMembership>(graph_, config_, producer_->handle());
-  tasks_ = std::make_unique<TaskManager>(graph_, config_, consumer_.get(), *producer_, *reader_,
-                                         *membership_, *metrics_);
+  membership_ = std::make_unique<GroupMembership>(topologies_, config_, producer_->handle());
+  tasks_ = std::make_unique<TaskManager>(topologies_, config_, consumer_.get(), *producer_,
+                                         *reader_, *membership_, *metrics_);
   membership_->start();
   running_ = true;
   thread_ = std::thread([this] { run(); });
@@ -63,7 +65,11 @@ void StreamThread::join() {
 // Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset, for
 // that topic alone (the consumer's auto.offset.reset, earliest by default, for the others).
 void StreamThread::set_offset_reset_policies() {
-  for (const auto& n : graph_->nodes()) {
+  for (const auto& topology : *topologies_) set_offset_reset_policies(*topology.graph);
+}
+
+void StreamThread::set_offset_reset_policies(const GraphBuilder& graph) {
+  for (const auto& n : graph.nodes()) {
     if (n.kind != NodeDescription::Kind::kSource || n.internal) continue;
     if (n.consumed.offset_reset == AutoOffsetReset::kDefault) continue;
     const char* policy =

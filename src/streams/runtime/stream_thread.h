@@ -27,12 +27,13 @@
 #include "streams/runtime/task_manager.h"
 #include "streams/runtime/thread_config.h"
 #include "streams/runtime/thread_metrics.h"
+#include "streams/runtime/topologies.h"
 
 namespace oxbow::streams::detail {
 
 class StreamThread {
  public:
-  StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config);
+  StreamThread(std::shared_ptr<const Topologies> topologies, ThreadConfig config);
   ~StreamThread();
 
   void start();
@@ -48,10 +49,11 @@ class StreamThread {
   CacheBudget& cache_budget() { return *config_.task.cache_budget; }
   std::shared_ptr<ThreadMetrics> metrics() const { return metrics_; }
   // Interactive queries, from other threads: TaskManager::read_store.
-  int read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
+  int read_store(const std::string& topology, const std::string& name,
+                 std::optional<int32_t> partition, bool stale,
                  const std::function<bool(KeyValueStore&)>& read, int& restoring,
                  bool& stop) const {
-    return tasks_->read_store(name, partition, stale, read, restoring, stop);
+    return tasks_->read_store(topology, name, partition, stale, read, restoring, stop);
   }
 
  private:
@@ -61,8 +63,9 @@ class StreamThread {
   void publish_metrics();
   // Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset.
   void set_offset_reset_policies();
+  void set_offset_reset_policies(const GraphBuilder& graph);
 
-  std::shared_ptr<const GraphBuilder> graph_;
+  std::shared_ptr<const Topologies> topologies_;
   ThreadConfig config_;
   std::shared_ptr<ThreadMetrics> metrics_ = std::make_shared<ThreadMetrics>();
   // In this order, so that each part is destroyed before those it uses.
