@@ -7,7 +7,9 @@ Outputs are checked against references computed here from the input. The count t
 internal topics carry the prefix it was given (as the SQL server gives each query ksqlDB's
 per-query application id); the group, its committed offsets and the state directory stay the
 instance's. A kill -9 once everything is committed, then a restart on an empty state directory,
-restores the count from its prefixed changelog and loses nothing.
+restores the count from its prefixed changelog and loses nothing. A topology added to a running
+instance (SIGUSR2) gets its tasks; one removed (SIGHUP) loses its tasks, state and offsets while
+the others go on.
 """
 
 import collections
@@ -32,7 +34,7 @@ APP_BIN = os.environ.get("OXBOW_STREAMS_NAMED_APP",
 APP_ID = "nt-app"
 COUNT_PREFIX = "_confluent-ksql-ntquery_CTAS_COUNTS_1"
 INPUTS = ["nt-upper-input", "nt-count-input"]
-OUTPUTS = ["nt-upper-output", "nt-count-output"]
+OUTPUTS = ["nt-upper-output", "nt-count-output", "nt-late-output"]
 WORDS = ["alpha", "beta", "gamma", "delta", "x_1", "Kafka"]
 STATE_LINE = re.compile(r"STATE ([A-Z_]+) -> ([A-Z_]+)")
 
@@ -92,18 +94,21 @@ class Outputs:
                                   "auto.offset.reset": "earliest", "enable.auto.commit": False})
         self.consumer.subscribe(OUTPUTS)
         self.upper = collections.Counter()
+        self.late = collections.Counter()
         self.counts = {}
 
-    def read_until(self, upper, counts, timeout=120):
+    def read_until(self, upper, counts, late=None, timeout=120):
         def caught_up():
             for m in self.consumer.consume(1000, 0.2):
                 if m.error():
                     assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
                 elif m.topic() == "nt-upper-output":
                     self.upper[(m.key().decode(), m.value().decode())] += 1
+                elif m.topic() == "nt-late-output":
+                    self.late[(m.key().decode(), m.value().decode())] += 1
                 else:
                     self.counts[m.key().decode()] = struct.unpack(">q", m.value())[0]
-            return self.upper == upper and self.counts == counts
+            return self.upper == upper and self.counts == counts and self.late == (late or {})
 
         try:
             wait_until(caught_up, timeout, interval=0, message="both topologies' outputs")
@@ -121,7 +126,7 @@ class Outputs:
 def broker(make_broker):
     b = make_broker()
     admin = ck.admin(b.bootstrap)
-    for f in admin.create_topics([NewTopic(t, 3, 1) for t in INPUTS + OUTPUTS]).values():
+    for f in admin.create_topics([NewTopic(t, 3, 1) for t in INPUTS + OUTPUTS + ["nt-late-input"]]).values():
         f.result(20)
     for t in INPUTS:
         ck.wait_for_topic(b.bootstrap, t, 3)
@@ -154,28 +159,36 @@ def _topics(broker):
     return set(ck.admin(broker.bootstrap).list_topics(timeout=10).topics)
 
 
-def _all_committed(broker):
-    """Whether the instance's group has committed every input partition's end."""
+def _committed(broker, topics):
     c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": APP_ID, "enable.auto.commit": False})
     try:
-        parts = [TopicPartition(t, p) for t in INPUTS for p in range(3)]
-        committed = c.committed(parts, timeout=10)
-        pairs = [(tp.topic, tp.partition, tp.offset, ck.watermarks(broker.bootstrap, tp.topic, tp.partition)[1])
-                 for tp in committed]
-        # An empty partition has nothing to commit.
-        assert all(offset == end or (end == 0 and offset < 0) for _, _, offset, end in pairs), pairs
-        return True
+        return c.committed([TopicPartition(t, p) for t in topics for p in range(3)], timeout=10)
     finally:
         c.close()
 
 
-def test_two_named_topologies_in_one_instance_restart_and_restore(broker, tmp_path):
+def _all_committed(broker):
+    """Whether the instance's group has committed every input partition's end."""
+    pairs = [(tp.topic, tp.partition, tp.offset, ck.watermarks(broker.bootstrap, tp.topic, tp.partition)[1])
+             for tp in _committed(broker, INPUTS)]
+    # An empty partition has nothing to commit.
+    assert all(offset == end or (end == 0 and offset < 0) for _, _, offset, end in pairs), pairs
+    return True
+
+
+def _started(broker, tmp_path, name, state, records):
+    """An instance RUNNING, `records` records in each input, both outputs caught up."""
     data = Input(broker)
-    app = App(broker, tmp_path, "first", state="s1").start()
+    app = App(broker, tmp_path, name, state=state).start()
     app.wait_running()
-    data.produce(600)
+    data.produce(records)
     out = Outputs(broker)
     out.read_until(data.upper, dict(data.counts))
+    return data, app, out
+
+
+def test_two_named_topologies_in_one_instance_restart_and_restore(broker, tmp_path):
+    data, app, out = _started(broker, tmp_path, "first", "s1", 600)
 
     # Internal topics under each topology's prefix; none under the application id alone.
     topics = _topics(broker)
@@ -215,4 +228,43 @@ def test_two_named_topologies_in_one_instance_restart_and_restore(broker, tmp_pa
     counts, _ = third.queries()
     assert counts == dict(data.counts)
     third.stop()
+    out.close()
+
+
+def test_a_topology_added_and_one_removed_while_running(broker, tmp_path):
+    """Step 3: addNamedTopology on a running instance (its tasks come with the rebalance it starts)
+    and removeNamedTopology(count, resetOffsets=true): its tasks closed, its state deleted, its
+    committed offsets gone, while the other topologies go on."""
+    data, app, out = _started(broker, tmp_path, "live", "s", 200)
+
+    app.proc.send_signal(signal.SIGUSR2)
+    wait_until(lambda: "ADDED late" in app.text() or "ADD ERROR" in app.text(), 60, message="ADDED late")
+    assert "ADDED late" in app.text(), app.text()[-3000:]
+    assert f"{APP_ID}-late" not in "".join(_topics(broker))  # stateless: no internal topics
+    late = collections.Counter()
+    p = ck.producer(broker.bootstrap)
+    ck.produce_all(p, [{"key": f"l{i}".encode(), "value": f"abc{i}".encode()} for i in range(200)], "nt-late-input")
+    for i in range(200):
+        late[(f"l{i}", f"abc{i}"[::-1])] += 1
+    data.produce(100)
+    out.read_until(data.upper, dict(data.counts), late)
+    assert re.search(r"task late__0_\d assigned", app.text()), app.text()[-3000:]
+
+    wait_until(lambda: _all_committed(broker), 30, message="the group's commits of both inputs")
+    assert (app.state_dir / APP_ID / "__count__").exists()
+    app.proc.send_signal(signal.SIGHUP)
+    wait_until(lambda: "REMOVED count" in app.text() or "REMOVE ERROR" in app.text(), 90,
+               message="REMOVED count")
+    assert "REMOVED count" in app.text(), app.text()[-3000:]
+    assert not (app.state_dir / APP_ID / "__count__").exists()
+    gone = _committed(broker, ["nt-count-input", f"{COUNT_PREFIX}-counts-repartition"])
+    assert all(tp.offset < 0 for tp in gone), gone
+    # The others go on; the count takes no more input.
+    count_end = sum(ck.watermarks(broker.bootstrap, "nt-count-output", q)[1] for q in range(3))
+    before = dict(data.counts)
+    data.produce(100)
+    out.read_until(data.upper, before, late)
+    assert sum(ck.watermarks(broker.bootstrap, "nt-count-output", q)[1] for q in range(3)) == count_end
+    app.wait_running()
+    app.stop()
     out.close()

@@ -5,6 +5,10 @@
 //   count  "nt-count-input" (String/String) -> selectKey(value) -> groupByKey -> count into
 //          Materialized.as("counts") -> toStream -> "nt-count-output" (key String, value
 //          big-endian int64): a repartition topic and a changelog under its prefix
+//   late   "nt-late-input" (String/String) -> mapValues(reversed) -> "nt-late-output", added while
+//          running on SIGUSR2 (prints "ADDED late" or "ADD ERROR <message>")
+// SIGHUP removes the count topology with resetOffsets (prints "REMOVED count" or
+// "REMOVE ERROR <message>").
 // --prefix NAME=PREFIX gives topology NAME its internal topics' prefix (default:
 // "<application.id>-<NAME>"). Every state change is printed as "STATE <old> -> <new>". SIGUSR1
 // prints one line of interactive queries: "IQ counts <k=v,...>" (the count topology's store,
@@ -58,6 +62,32 @@ streams::Topology count() {
       .toStream()
       .to("nt-count-output");
   return builder.build();
+}
+
+streams::Topology late() {
+  streams::StreamsBuilder builder;
+  builder.stream<std::string, std::string>("nt-late-input")
+      .mapValues([](const std::string& v) { return std::string(v.rbegin(), v.rend()); })
+      .to("nt-late-output");
+  return builder.build();
+}
+
+// SIGUSR2 and SIGHUP: a topology added or removed while running.
+void change(streams::KafkaStreams& app, int number,
+            const std::map<std::string, std::string>& prefixes) {
+  bool add = number == SIGUSR2;
+  try {
+    if (add) {
+      auto prefix = prefixes.find("late");
+      app.addNamedTopology("late", late(), prefix == prefixes.end() ? "" : prefix->second);
+    } else {
+      app.removeNamedTopology("count", true);
+    }
+    std::printf(add ? "ADDED late\n" : "REMOVED count\n");
+  } catch (const std::exception& e) {
+    std::printf("%s ERROR %s\n", add ? "ADD" : "REMOVE", e.what());
+  }
+  std::fflush(stdout);
 }
 
 void print_queries(const streams::KafkaStreams& app) {
@@ -118,6 +148,8 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);
+  sigaddset(&signals, SIGUSR2);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   try {
@@ -135,7 +167,12 @@ int main(int argc, char** argv) {
     });
     app.start();
     int number = 0;
-    while (sigwait(&signals, &number) == 0 && number == SIGUSR1) print_queries(app);
+    while (sigwait(&signals, &number) == 0 && number != SIGTERM && number != SIGINT) {
+      if (number == SIGUSR1)
+        print_queries(app);
+      else
+        change(app, number, prefixes);
+    }
     app.close(std::chrono::seconds(30));
     return failed ? 3 : 0;
   } catch (const std::exception& e) {

@@ -67,8 +67,10 @@ class KafkaStreams {
   KafkaStreams(const KafkaStreams&) = delete;
   KafkaStreams& operator=(const KafkaStreams&) = delete;
 
-  // Adds a named topology to an instance made without one; before start() only, for now. Its
-  // tasks are "<name>__<sub-topology>_<partition>", their state under
+  // Adds a named topology to an instance made without one: before start(), or while RUNNING or
+  // REBALANCING (its internal topics are created, every thread takes it in and rejoins the group,
+  // and the next assignment hands out its tasks; every instance of the application must be given
+  // it). Its tasks are "<name>__<sub-topology>_<partition>", their state under
   // state.dir/<application.id>/__<name>__/, and its internal topics are named after
   // internalTopicPrefix as an application's are after application.id ("<prefix>-<store>-changelog",
   // "<prefix>-<name>-repartition"), the prefix being "<application.id>-<name>" when none is given
@@ -79,7 +81,13 @@ class KafkaStreams {
   // throws std::logic_error without any.
   void addNamedTopology(const std::string& name, const Topology& topology,
                         const std::string& internalTopicPrefix = "");
-  // The named topology added as `name`; null when there is none.
+  // Removes a named topology: before start(), or while running, when every thread has committed
+  // and closed its tasks (active and standby) and rejoined the group; then its local state is
+  // deleted and, with `resetOffsets`, the group's committed offsets of its source and repartition
+  // topics. Its internal topics are left to the caller. Throws std::invalid_argument for a name
+  // it does not have.
+  void removeNamedTopology(const std::string& name, bool resetOffsets = false);
+  // The named topology added as `name` (valid until it is removed); null when there is none.
   const Topology* getTopologyByName(const std::string& name) const;
 
   // Creates the internal topics and starts the stream threads; from CREATED only.

@@ -79,7 +79,9 @@ class KafkaStreams::Impl {
  public:
   // Without a topology: one for named topologies (addNamedTopology).
   Impl(const Topology* topology, Config config)
-      : config_(std::move(config)), task_(detail::task_config_from(config_)) {
+      : named_instance_(!topology),
+        config_(std::move(config)),
+        task_(detail::task_config_from(config_)) {
     if (!config_.count("application.id") || config_.at("application.id").empty())
       throw std::invalid_argument(
           "application.id: missing (it names the group and internal topics)");
@@ -133,28 +135,128 @@ class KafkaStreams::Impl {
     };
   }
 
+  // Before start() the topology joins those start() runs; while running, its internal topics
+  // are created and every thread takes it in and rejoins the group, whose next assignment hands
+  // out its tasks.
   void add_named_topology(const std::string& name, const Topology& topology,
                           const std::string& prefix) {
-    std::lock_guard lock(mutex_);
-    if (topologies_ && named_.empty())
-      throw std::logic_error(
-          "addNamedTopology(): this instance runs the topology it was made with; named topologies "
-          "go to an instance made without one, KafkaStreams(config)");
-    if (state_ != State::CREATED)
-      throw std::logic_error("addNamedTopology(): only before start() for now");
+    require_named_instance("addNamedTopology");
+    std::lock_guard change(change_mutex_);
+    detail::NamedGraph added{
+        name, detail::graph_of(topology),
+        prefix.empty() ? detail::default_prefix(task_.application_id, name) : prefix};
     detail::Topologies next = named_;
-    next.push_back({name, detail::graph_of(topology),
-                    prefix.empty() ? detail::default_prefix(task_.application_id, name) : prefix});
+    next.push_back(added);
     detail::check_named_topologies(next);
-    metadata_->add_topology(*next.back().graph, next.back().prefix);
+    State s = state();
+    bool running = s != State::CREATED;
+    if (running && s != State::RUNNING && s != State::REBALANCING)
+      throw std::logic_error(std::string("addNamedTopology(): the instance is ") + to_string(s));
+    if (running) detail::prepare_internal_topics(config_, {added}, internal_topic_settings());
+    metadata_->add_topology(*added.graph, added.prefix);
     named_ = std::move(next);
-    named_topologies_.emplace(name, topology);
+    {
+      std::lock_guard lock(mutex_);
+      named_topologies_.insert_or_assign(name, topology);
+    }
+    if (running) publish_topologies();
+  }
+
+  // While running: every thread commits and closes the topology's tasks (standbys too) and
+  // rejoins the group; then its local state is deleted and, with `reset_offsets`, the group's
+  // committed offsets of its source and repartition topics. Its internal topics stay (the
+  // caller's to delete).
+  void remove_named_topology(const std::string& name, bool reset_offsets) {
+    require_named_instance("removeNamedTopology");
+    std::lock_guard change(change_mutex_);
+    auto it = std::find_if(named_.begin(), named_.end(),
+                           [&](const detail::NamedGraph& t) { return t.name == name; });
+    if (it == named_.end())
+      throw std::invalid_argument("removeNamedTopology(): no named topology " + name);
+    detail::NamedGraph removed = *it;
+    State s = state();
+    if (s != State::CREATED && s != State::RUNNING && s != State::REBALANCING)
+      throw std::logic_error(std::string("removeNamedTopology(): the instance is ") + to_string(s));
+    named_.erase(it);
+    if (s != State::CREATED) {
+      publish_topologies();
+      wait_for_threads_to_apply();
+      std::filesystem::remove_all(std::filesystem::path(task_.state_root) / ("__" + name + "__"));
+      if (reset_offsets) reset_offsets_of(removed);
+    }
+    std::lock_guard lock(mutex_);
+    named_topologies_.erase(name);
   }
 
   const Topology* topology_by_name(const std::string& name) const {
     std::lock_guard lock(mutex_);
     auto it = named_topologies_.find(name);
     return it == named_topologies_.end() ? nullptr : &it->second;
+  }
+
+  void require_named_instance(const char* call) const {
+    if (!named_instance_)
+      throw std::logic_error(std::string(call) +
+                             "(): this instance runs the topology it was made with; named "
+                             "topologies go to an instance made without one, KafkaStreams(config)");
+  }
+
+  std::shared_ptr<const detail::Topologies> current_topologies() const {
+    std::lock_guard lock(topologies_mutex_);
+    return topologies_;
+  }
+
+  // named_ becomes what the threads run (under change_mutex_).
+  void publish_topologies() {
+    auto next = std::make_shared<const detail::Topologies>(named_);
+    {
+      std::lock_guard lock(topologies_mutex_);
+      topologies_ = next;
+    }
+    std::lock_guard threads_lock(threads_mutex_);
+    for (auto& t : threads_list_) t->set_topologies(next);
+  }
+
+  void wait_for_threads_to_apply() {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      bool applied = true;
+      {
+        std::shared_lock lock(threads_mutex_);
+        for (auto& t : threads_list_) applied = applied && t->topologies_applied();
+      }
+      if (applied) return;
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw StreamsException("the stream threads did not take the new topologies within 60 s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  // The group's committed offsets of the topology's inputs. The broker may refuse while members
+  // still subscribe to them, until the rebalance the removal started is done: retried for 30 s.
+  void reset_offsets_of(const detail::NamedGraph& removed) {
+    std::set<std::string> topics;
+    for (const auto& sub : removed.graph->subtopologies())
+      for (const auto& t : sub.source_topics) topics.insert(removed.wire(t));
+    auto* list = rd_kafka_topic_partition_list_new(0);
+    for (const auto& t : topics)
+      for (int32_t p = 0, n = topic_partitions(t); p < n; ++p)
+        rd_kafka_topic_partition_list_add(list, t.c_str(), p);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      try {
+        std::lock_guard lock(metadata_client_mutex_);
+        detail::delete_group_offsets(metadata_client().get(), task_.application_id, list);
+        break;
+      } catch (const std::exception& e) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+          rd_kafka_topic_partition_list_destroy(list);
+          throw StreamsException(std::string("removeNamedTopology(): ") + e.what());
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    rd_kafka_topic_partition_list_destroy(list);
   }
 
   // The stream threads' destructors would wait for them anyway; the monitor must be joined.
@@ -167,14 +269,17 @@ class KafkaStreams::Impl {
   }
 
   void start() {
+    // Named topologies added or removed meanwhile wait until the threads run.
+    std::lock_guard change(change_mutex_);
     {
       std::lock_guard lock(mutex_);
       if (state_ != State::CREATED)
         throw std::logic_error("start() is allowed only once, from CREATED");
-      if (!topologies_) {
+      if (named_instance_) {
         if (named_.empty())
           throw std::logic_error("start(): no named topology was added (addNamedTopology)");
         detail::check_named_topologies(named_);
+        std::lock_guard topologies_lock(topologies_mutex_);
         topologies_ = std::make_shared<const detail::Topologies>(named_);
       }
     }
@@ -302,7 +407,7 @@ class KafkaStreams::Impl {
 
   // The running topology named so (empty: the unnamed one); null when there is none.
   const detail::NamedGraph* topology_named(const std::string& topology) const {
-    for (const auto& t : *topologies_)
+    for (const auto& t : *current_topologies())
       if (t.name == topology) return &t;
     return nullptr;
   }
@@ -349,7 +454,7 @@ class KafkaStreams::Impl {
                   std::optional<int32_t> partition, bool stale,
                   const std::function<bool(detail::KeyValueStore&)>& read) {
     require_running_or_rebalancing();
-    if (task_.globals && topologies_->front().graph->global_table_of_store(name))
+    if (task_.globals && current_topologies()->front().graph->global_table_of_store(name))
       return read_global_store(name, read);
     int found = 0, restoring = 0;
     bool stop = false;
@@ -539,11 +644,15 @@ class KafkaStreams::Impl {
   }
 
   void prepare_topics() {
+    detail::prepare_internal_topics(config_, *current_topologies(), internal_topic_settings());
+  }
+
+  detail::InternalTopicSettings internal_topic_settings() const {
     detail::InternalTopicSettings settings;
     settings.replication_factor = replication_factor_;
     settings.window_changelog_extra_retention_ms =
         int_setting("windowstore.changelog.additional.retention.ms", 86400000, 0);
-    detail::prepare_internal_topics(config_, *topologies_, settings);
+    return settings;
   }
 
   void add_thread_locked() {
@@ -560,7 +669,7 @@ class KafkaStreams::Impl {
     tc.transactional_id =
         task_.application_id + "-" + process_id_ + "-" + std::to_string(thread_counter_);
     tc.task.cache_budget = std::make_shared<detail::CacheBudget>();
-    auto thread = std::make_unique<detail::StreamThread>(topologies_, tc);
+    auto thread = std::make_unique<detail::StreamThread>(current_topologies(), tc);
     thread->start();
     threads_list_.push_back(std::move(thread));
     resize_caches_locked();
@@ -650,9 +759,14 @@ class KafkaStreams::Impl {
     stop_monitor_ = true;
   }
 
-  // What the threads run: the single topology from construction, or the named ones from start().
+  // What the threads run: the single topology from construction, or the named ones from start(),
+  // replaced as they are added and removed (under topologies_mutex_).
   std::shared_ptr<const detail::Topologies> topologies_;
-  detail::Topologies named_;                          // added before start()
+  mutable std::mutex topologies_mutex_;
+  bool named_instance_ = false;  // made without a topology
+  // One addition or removal at a time, and none while start() runs; named_ is what they made.
+  std::mutex change_mutex_;
+  detail::Topologies named_;
   std::map<std::string, Topology> named_topologies_;  // as added, for getTopologyByName
   Config config_;
   detail::TaskConfig task_;
@@ -691,6 +805,9 @@ KafkaStreams::KafkaStreams(const Topology& topology, std::map<std::string, std::
     : impl_(std::make_unique<Impl>(&topology, std::move(config))) {}
 KafkaStreams::KafkaStreams(std::map<std::string, std::string> config)
     : impl_(std::make_unique<Impl>(nullptr, std::move(config))) {}
+void KafkaStreams::removeNamedTopology(const std::string& name, bool resetOffsets) {
+  impl_->remove_named_topology(name, resetOffsets);
+}
 void KafkaStreams::addNamedTopology(const std::string& name, const Topology& topology,
                                     const std::string& internalTopicPrefix) {
   impl_->add_named_topology(name, topology, internalTopicPrefix);

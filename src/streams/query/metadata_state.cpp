@@ -13,6 +13,7 @@ MetadataState::MetadataState(HostInfo self,
     : self_(std::move(self)), partitions_of_(std::move(partitions_of)) {}
 
 void MetadataState::add_topology(const GraphBuilder& graph, const std::string& prefix) {
+  std::lock_guard lock(mutex_);  // queries may be under way (a topology added while running)
   for (const auto& sub : graph.subtopologies())
     for (const auto& store : sub.stores)
       for (const auto& t : sub.source_topics)
@@ -28,6 +29,7 @@ void MetadataState::update(const AssignmentInfo& info) {
 }
 
 bool MetadataState::has_store(const std::string& store) const {
+  std::lock_guard lock(mutex_);
   return sources_of_store_.count(store) || global_stores_.count(store);
 }
 

@@ -79,6 +79,20 @@ void GroupMembership::start() {
   member_->start();
 }
 
+void GroupMembership::set_topologies(std::shared_ptr<const Topologies> next) {
+  auto topics = group_topics(*next);
+  std::vector<std::string> subscribed;
+  for (const auto& t : topics)
+    subscribed.insert(subscribed.end(), t.sources.begin(), t.sources.end());
+  {
+    std::lock_guard lock(mutex_);
+    group_topics_ = std::move(topics);
+    subscribed_topics_ = std::move(subscribed);
+  }
+  topologies_ = std::move(next);
+  member_->request_rejoin();
+}
+
 void GroupMembership::publish_owned(PartitionList owned, std::map<TaskId, int64_t> offset_sums) {
   std::lock_guard lock(mutex_);
   owned_partitions_ = std::move(owned);
@@ -91,10 +105,10 @@ std::string GroupMembership::subscription_bytes() {
   info.process_id = uuid_bytes(config_.group.process_id);
   info.endpoint = config_.group.endpoint;
   ConsumerSubscription envelope;
-  envelope.topics = subscribed_topics_;
   info.task_offset_sums = local_state_offset_sums();
   {
     std::lock_guard lock(mutex_);
+    envelope.topics = subscribed_topics_;
     for (const auto& [task, sum] : offset_sums_) info.task_offset_sums[task] = sum;
     envelope.owned = owned_partitions_;
   }
@@ -107,7 +121,10 @@ std::string GroupMembership::subscription_bytes() {
 std::map<std::string, std::string> GroupMembership::assign_members(
     const std::map<std::string, std::string>& subscriptions) {
   GroupAssignorContext context;
-  context.subtopologies = group_topics_;
+  {
+    std::lock_guard lock(mutex_);
+    context.subtopologies = group_topics_;
+  }
   std::map<std::string, int32_t> counts;
   context.partitions_of = [&](const std::string& topic) {
     auto it = counts.find(topic);

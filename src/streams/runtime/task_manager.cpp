@@ -23,6 +23,24 @@ TaskManager::TaskManager(std::shared_ptr<const Topologies> topologies, const Thr
       group_(group),
       metrics_(metrics),
       last_commit_ms_(now_ms()) {
+  index_topologies();
+  standbys_ = std::make_unique<StandbyTasks>(
+      config_.app, config_.client_id,
+      [this](StandbyTasks::TaskKey key) {
+        auto task = make_task(key);
+        if (!task) throw StreamsException("standby of unknown task " + key.toString());
+        return task;
+      },
+      [this] { metrics_.standby_applied.add(); });
+}
+
+TaskManager::~TaskManager() = default;
+
+void TaskManager::index_topologies() {
+  subtopologies_.clear();
+  subtopology_of_.clear();
+  anchor_of_.clear();
+  repartition_topics_.clear();
   for (const auto& topology : *topologies_) {
     for (const auto& spec : topology.graph->internal_topics())
       repartition_topics_.insert(topology.wire(spec.name));
@@ -44,17 +62,38 @@ TaskManager::TaskManager(std::shared_ptr<const Topologies> topologies, const Thr
         anchor_of_[key] = t;
     }
   }
-  standbys_ = std::make_unique<StandbyTasks>(
-      config_.app, config_.client_id,
-      [this](StandbyTasks::TaskKey key) {
-        auto task = make_task(key);
-        if (!task) throw StreamsException("standby of unknown task " + key.toString());
-        return task;
-      },
-      [this] { metrics_.standby_applied.add(); });
 }
 
-TaskManager::~TaskManager() = default;
+std::vector<TaskManager::TaskKey> TaskManager::set_topologies(
+    std::shared_ptr<const Topologies> next) {
+  std::set<std::string> kept;
+  for (const auto& t : *next) kept.insert(t.name);
+  // The tasks of a removed topology are committed (with all the others) and closed, their
+  // inputs leaving the consumer, while the maps still know them.
+  std::vector<TaskKey> removed;
+  Partitions anchors(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
+  for (const auto& [id, t] : tasks_)
+    if (!kept.count(id.topology)) {
+      removed.push_back(id);
+      rd_kafka_topic_partition_list_add(
+          anchors.get(), anchor_of_.at({id.topology, id.subtopology}).c_str(), id.partition);
+    }
+  if (anchors->cnt > 0) {
+    Partitions inputs(on_revoked(anchors.get(), false), &rd_kafka_topic_partition_list_destroy);
+    throw_on_error(rd_kafka_incremental_unassign(consumer_, inputs.get()), "incremental_unassign");
+  }
+  std::set<TaskKey> standbys;
+  for (const auto& [key, sum] : standbys_->offset_sums())
+    if (kept.count(key.topology))
+      standbys.insert(key);
+    else
+      removed.push_back(key);
+  standbys_->assign(standbys);
+  topologies_ = std::move(next);
+  index_topologies();
+  publish_group_snapshot();
+  return removed;
+}
 
 std::unique_ptr<Task> TaskManager::make_task(TaskKey key) {
   // A task of a topology this instance does not run (or no longer has) is not made.

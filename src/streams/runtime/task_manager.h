@@ -63,6 +63,10 @@ class TaskManager {
   // consumer. Whether tasks were given up (then the member rejoins, so that the next round can
   // place them).
   bool handle_assignment(const std::set<TaskKey>& active, const std::set<TaskKey>& standby);
+  // Runs these topologies from now on (named topologies added or removed while running): the
+  // tasks and standbys of a removed one are committed and closed (their state stays on disk);
+  // returns them. The caller rejoins the group, whose next assignment brings an added one's tasks.
+  std::vector<TaskKey> set_topologies(std::shared_ptr<const Topologies> next);
   // The group moved on without this member: every task dropped without a commit (an open
   // transaction is aborted), to be processed again from the last commit wherever it lands.
   void handle_lost_all();
@@ -121,6 +125,8 @@ class TaskManager {
   rd_kafka_topic_partition_list_t* on_assigned(const rd_kafka_topic_partition_list_t* anchors);
   rd_kafka_topic_partition_list_t* on_revoked(const rd_kafka_topic_partition_list_t* anchors,
                                               bool lost);
+  // subtopologies_, subtopology_of_, anchor_of_ and repartition_topics_ from topologies_.
+  void index_topologies();
   // Null when the graph has no such sub-topology.
   std::unique_ptr<Task> make_task(TaskKey key);
   void close_task(TaskKey id);

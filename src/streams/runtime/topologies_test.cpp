@@ -1,8 +1,9 @@
 // Named topologies in one instance (topologies.h): what the group assigns from, with each
 // topology's internal topics under its own prefix; what they may not share; a task of a named
 // topology writing its repartition topic and changelog under that prefix; and KafkaStreams'
-// addNamedTopology checks before start(). tests/integration/test_streams_named_topologies.py runs
-// two of them against the broker.
+// addNamedTopology and removeNamedTopology before start().
+// tests/integration/test_streams_named_topologies.py runs them against the broker, adding and
+// removing while running too.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -171,6 +172,17 @@ TEST_F(KafkaStreamsNamed, AddNamedTopologyChecksBeforeStart) {
 TEST_F(KafkaStreamsNamed, NamedTopologiesNeedAnInstanceWithoutOne) {
   KafkaStreams single(mapping("a"), config());
   EXPECT_THROW(single.addNamedTopology("q1", mapping("b")), std::logic_error);
+  EXPECT_THROW(single.removeNamedTopology("q1"), std::logic_error);
+}
+
+TEST_F(KafkaStreamsNamed, RemovedBeforeStartIsForgotten) {
+  KafkaStreams app(config());
+  app.addNamedTopology("q1", counting("a"));
+  EXPECT_THROW(app.removeNamedTopology("q2"), std::invalid_argument);
+  app.removeNamedTopology("q1");
+  EXPECT_EQ(app.getTopologyByName("q1"), nullptr);
+  app.addNamedTopology("q2", mapping("a"));  // q1's source is free again
+  EXPECT_THROW(app.removeNamedTopology("q1"), std::invalid_argument);
 }
 
 TEST_F(KafkaStreamsNamed, StartWithoutAnyTopologyIsRefused) {
