@@ -7,7 +7,8 @@ Outputs are checked against references computed here from the input. The count t
 internal topics carry the prefix it was given (as the SQL server gives each query ksqlDB's
 per-query application id); the group, its committed offsets and the state directory stay the
 instance's. A kill -9 once everything is committed, then a restart on an empty state directory,
-restores the count from its prefixed changelog and loses nothing. A topology added to a running
+restores the count from its prefixed changelog and loses nothing (under at_least_once and
+exactly_once_v2, whose transactional ids stay the instance's). A topology added to a running
 instance (SIGUSR2) gets its tasks; one removed (SIGHUP) loses its tasks, state and offsets while
 the others go on.
 """
@@ -40,11 +41,12 @@ STATE_LINE = re.compile(r"STATE ([A-Z_]+) -> ([A-Z_]+)")
 
 
 class App:
-    def __init__(self, broker, tmp_path, name, state):
+    def __init__(self, broker, tmp_path, name, state, guarantee="at_least_once"):
         self.log_path = tmp_path / f"{name}.log"
         self.state_dir = tmp_path / state
         self.cmd = [APP_BIN, "--bootstrap-server", broker.bootstrap, "--application-id", APP_ID,
                     "--state-dir", str(self.state_dir), "--threads", "2",
+                    "--processing-guarantee", guarantee,
                     "--prefix", f"count={COUNT_PREFIX}",
                     "--config", "commit.interval.ms=200",
                     "--config", "statestore.cache.max.bytes=0",
@@ -91,7 +93,8 @@ class Outputs:
 
     def __init__(self, broker):
         self.consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"nt-reader-{time.time()}",
-                                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+                                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                                  "isolation.level": "read_committed"})
         self.consumer.subscribe(OUTPUTS)
         self.upper = collections.Counter()
         self.late = collections.Counter()
@@ -176,10 +179,10 @@ def _all_committed(broker):
     return True
 
 
-def _started(broker, tmp_path, name, state, records):
+def _started(broker, tmp_path, name, state, records, guarantee="at_least_once"):
     """An instance RUNNING, `records` records in each input, both outputs caught up."""
     data = Input(broker)
-    app = App(broker, tmp_path, name, state=state).start()
+    app = App(broker, tmp_path, name, state=state, guarantee=guarantee).start()
     app.wait_running()
     data.produce(records)
     out = Outputs(broker)
@@ -187,8 +190,9 @@ def _started(broker, tmp_path, name, state, records):
     return data, app, out
 
 
-def test_two_named_topologies_in_one_instance_restart_and_restore(broker, tmp_path):
-    data, app, out = _started(broker, tmp_path, "first", "s1", 600)
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
+def test_two_named_topologies_in_one_instance_restart_and_restore(broker, tmp_path, guarantee):
+    data, app, out = _started(broker, tmp_path, "first", "s1", 600, guarantee)
 
     # Internal topics under each topology's prefix; none under the application id alone.
     topics = _topics(broker)
@@ -211,7 +215,7 @@ def test_two_named_topologies_in_one_instance_restart_and_restore(broker, tmp_pa
 
     # A clean restart: processing resumes for both.
     app.stop()
-    again = App(broker, tmp_path, "second", state="s1").start()
+    again = App(broker, tmp_path, "second", state="s1", guarantee=guarantee).start()
     again.wait_running()
     data.produce(300)
     out.read_until(data.upper, dict(data.counts))
@@ -220,7 +224,7 @@ def test_two_named_topologies_in_one_instance_restart_and_restore(broker, tmp_pa
     # from its prefixed changelog, and the map goes on from the committed offsets.
     wait_until(lambda: _all_committed(broker), 30, message="the group's commits of both inputs")
     again.kill()
-    third = App(broker, tmp_path, "third", state="s2").start()
+    third = App(broker, tmp_path, "third", state="s2", guarantee=guarantee).start()
     third.wait_running()
     data.produce(300)
     out.read_until(data.upper, dict(data.counts))
