@@ -10,7 +10,7 @@ instance's. A kill -9 once everything is committed, then a restart on an empty s
 restores the count from its prefixed changelog and loses nothing (under at_least_once and
 exactly_once_v2, whose transactional ids stay the instance's). A topology added to a running
 instance (SIGUSR2) gets its tasks; one removed (SIGHUP) loses its tasks, state and offsets while
-the others go on.
+the others go on. Two instances share the tasks of both topologies.
 """
 
 import collections
@@ -271,4 +271,26 @@ def test_a_topology_added_and_one_removed_while_running(broker, tmp_path):
     assert sum(ck.watermarks(broker.bootstrap, "nt-count-output", q)[1] for q in range(3)) == count_end
     app.wait_running()
     app.stop()
+    out.close()
+
+
+def test_two_instances_share_the_tasks_of_both_topologies(broker, tmp_path):
+    """Two instances with one application id and the same named topologies: the group's
+    assignment (named task ids in Kafka Streams' bytes) spreads the tasks of both topologies
+    over them, and the outputs are complete; when one stops, the other takes all its tasks."""
+    data, first, out = _started(broker, tmp_path, "one", "s1", 100)
+    second = App(broker, tmp_path, "two", state="s2").start()
+    wait_until(lambda: re.search(r"task (count|upper)__\d_\d assigned", second.text()), 60,
+               message="the second instance's first tasks")
+    second.wait_running()
+    data.produce(600)
+    out.read_until(data.upper, dict(data.counts))
+    names = set(re.findall(r"task ((?:count|upper)__\d_\d) assigned", second.text()))
+    # Tasks of both topologies moved (stateless ones first: the count's stateful tasks stay
+    # where their state is, without standbys to warm up elsewhere).
+    assert len(names) >= 2 and {n.split("__")[0] for n in names} == {"count", "upper"}, names
+    second.stop()
+    data.produce(300)
+    out.read_until(data.upper, dict(data.counts))
+    first.stop()
     out.close()
