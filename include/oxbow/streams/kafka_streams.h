@@ -59,9 +59,36 @@ class KafkaStreams {
 
   // Throws std::invalid_argument for a configuration it cannot run with.
   KafkaStreams(const Topology& topology, std::map<std::string, std::string> config);
+  // An instance for named topologies (Kafka's internal KafkaStreamsNamedTopologyWrapper): it runs
+  // the topologies addNamedTopology() gives it, in its threads, clients and group (group id,
+  // transactional ids and process id from application.id, as any instance's).
+  explicit KafkaStreams(std::map<std::string, std::string> config);
   ~KafkaStreams();
   KafkaStreams(const KafkaStreams&) = delete;
   KafkaStreams& operator=(const KafkaStreams&) = delete;
+
+  // Adds a named topology to an instance made without one: before start(), or while RUNNING or
+  // REBALANCING (its internal topics are created, every thread takes it in and rejoins the group,
+  // and the next assignment hands out its tasks; every instance of the application must be given
+  // it). Its tasks are "<name>__<sub-topology>_<partition>", their state under
+  // state.dir/<application.id>/__<name>__/, and its internal topics are named after
+  // internalTopicPrefix as an application's are after application.id ("<prefix>-<store>-changelog",
+  // "<prefix>-<name>-repartition"), the prefix being "<application.id>-<name>" when none is given
+  // (as Kafka names a named topology's). ProcessorContext::applicationId() is that prefix. Throws
+  // TopologyException for a name that is not a topic name's characters or is taken, a prefix
+  // another topology has, a global table, or a source topic another named topology reads (each
+  // partition has one committed position in the group; sharing a source is a later step); start()
+  // throws std::logic_error without any.
+  void addNamedTopology(const std::string& name, const Topology& topology,
+                        const std::string& internalTopicPrefix = "");
+  // Removes a named topology: before start(), or while running, when every thread has committed
+  // and closed its tasks (active and standby) and rejoined the group; then its local state is
+  // deleted and, with `resetOffsets`, the group's committed offsets of its source and repartition
+  // topics. Its internal topics are left to the caller. Throws std::invalid_argument for a name
+  // it does not have.
+  void removeNamedTopology(const std::string& name, bool resetOffsets = false);
+  // The named topology added as `name` (valid until it is removed); null when there is none.
+  const Topology* getTopologyByName(const std::string& name) const;
 
   // Creates the internal topics and starts the stream threads; from CREATED only.
   void start();
@@ -99,7 +126,13 @@ class KafkaStreams {
   // store, or other key or value types than its serdes'.
   template <class Store>
   Store store(const StoreQueryParameters<Store>& params) const {
-    return Store(store_access(params.storeName(), Store::kKind, Store::kTimestamped,
+    return store(std::string(), params);
+  }
+  // The store of the named topology `topologyName` (store names are unique per topology); as
+  // store(params) otherwise, and UnknownStateStoreException for a topology it does not run.
+  template <class Store>
+  Store store(const std::string& topologyName, const StoreQueryParameters<Store>& params) const {
+    return Store(store_access(topologyName, params.storeName(), Store::kKind, Store::kTimestamped,
                               params.partition(), params.staleStoresEnabled(),
                               typeid(typename Store::key_type), value_type_of<Store>()));
   }
@@ -137,12 +170,10 @@ class KafkaStreams {
     else
       return typeid(V);
   }
-  std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name,
-                                                          detail::StoreKind kind, bool timestamped,
-                                                          std::optional<int32_t> partition,
-                                                          bool stale,
-                                                          const std::type_info& key_type,
-                                                          const std::type_info& value_type) const;
+  std::shared_ptr<const detail::StoreAccess> store_access(
+      const std::string& topology, const std::string& name, detail::StoreKind kind,
+      bool timestamped, std::optional<int32_t> partition, bool stale,
+      const std::type_info& key_type, const std::type_info& value_type) const;
 
   class Impl;
   std::unique_ptr<Impl> impl_;

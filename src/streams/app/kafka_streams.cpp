@@ -17,6 +17,7 @@
 #include "common/properties.h"
 #include "common/shared_mutex.h"
 #include "oxbow/streams/errors.h"
+#include "streams/app/internal_topics.h"
 #include "streams/app/metrics_server.h"
 #include "streams/app/streams_config.h"
 #include "streams/query/metadata_state.h"
@@ -69,15 +70,16 @@ bool named_by_application(const std::string& name) {
 struct QueryHub {
   WriterPreferringSharedMutex mutex;
   // The instance's read_store(); unset once it is gone.
-  std::function<void(const std::string&, std::optional<int32_t>, bool stale,
-                     const std::function<bool(detail::KeyValueStore&)>&)>
+  std::function<void(const std::string& topology, const std::string& store, std::optional<int32_t>,
+                     bool stale, const std::function<bool(detail::KeyValueStore&)>&)>
       read;
 };
 
 class KafkaStreams::Impl {
  public:
-  Impl(const Topology& topology, Config config)
-      : graph_(detail::graph_of(topology)),
+  // Without a topology: one for named topologies (addNamedTopology).
+  Impl(const Topology* topology, Config config)
+      : named_instance_(!topology),
         config_(std::move(config)),
         task_(detail::task_config_from(config_)) {
     if (!config_.count("application.id") || config_.at("application.id").empty())
@@ -116,15 +118,145 @@ class KafkaStreams::Impl {
     identity_ = detail::ProcessIdentity::claim(task_.state_root);
     process_id_ = identity_->id();
     configure_group();
+    if (topology) {
+      topologies_ = detail::single_topology(detail::graph_of(*topology), task_.application_id);
+      metadata_->add_topology(*detail::graph_of(*topology), task_.application_id);
+    }
     task_.exactly_once = exactly_once_;
     task_.rocksdb_memory = std::make_shared<detail::RocksDbMemory>(
         int_setting(detail::kRocksDbMemoryMaxBytes, detail::kRocksDbMemoryDefault, 8 << 20));
     // Made here rather than in start(): queries look for global stores from any thread.
-    if (!graph_->global_tables().empty()) task_.globals = std::make_shared<detail::GlobalStores>();
-    hub_->read = [this](const std::string& name, std::optional<int32_t> partition, bool stale,
+    if (topology && !detail::graph_of(*topology)->global_tables().empty())
+      task_.globals = std::make_shared<detail::GlobalStores>();
+    hub_->read = [this](const std::string& topology, const std::string& name,
+                        std::optional<int32_t> partition, bool stale,
                         const std::function<bool(detail::KeyValueStore&)>& read) {
-      read_store(name, partition, stale, read);
+      read_store(topology, name, partition, stale, read);
     };
+  }
+
+  // Before start() the topology joins those start() runs; while running, its internal topics
+  // are created and every thread takes it in and rejoins the group, whose next assignment hands
+  // out its tasks.
+  void add_named_topology(const std::string& name, const Topology& topology,
+                          const std::string& prefix) {
+    require_named_instance("addNamedTopology");
+    std::lock_guard change(change_mutex_);
+    detail::NamedGraph added{
+        name, detail::graph_of(topology),
+        prefix.empty() ? detail::default_prefix(task_.application_id, name) : prefix};
+    detail::Topologies next = named_;
+    next.push_back(added);
+    detail::check_named_topologies(next);
+    State s = state();
+    bool running = s != State::CREATED;
+    if (running && s != State::RUNNING && s != State::REBALANCING)
+      throw std::logic_error(std::string("addNamedTopology(): the instance is ") + to_string(s));
+    if (running) detail::prepare_internal_topics(config_, {added}, internal_topic_settings());
+    metadata_->add_topology(*added.graph, added.prefix);
+    named_ = std::move(next);
+    {
+      std::lock_guard lock(mutex_);
+      named_topologies_.insert_or_assign(name, topology);
+    }
+    if (running) publish_topologies();
+  }
+
+  // While running: every thread commits and closes the topology's tasks (standbys too) and
+  // rejoins the group; then its local state is deleted and, with `reset_offsets`, the group's
+  // committed offsets of its source and repartition topics. Its internal topics stay (the
+  // caller's to delete).
+  void remove_named_topology(const std::string& name, bool reset_offsets) {
+    require_named_instance("removeNamedTopology");
+    std::lock_guard change(change_mutex_);
+    auto it = std::find_if(named_.begin(), named_.end(),
+                           [&](const detail::NamedGraph& t) { return t.name == name; });
+    if (it == named_.end())
+      throw std::invalid_argument("removeNamedTopology(): no named topology " + name);
+    detail::NamedGraph removed = *it;
+    State s = state();
+    if (s != State::CREATED && s != State::RUNNING && s != State::REBALANCING)
+      throw std::logic_error(std::string("removeNamedTopology(): the instance is ") + to_string(s));
+    named_.erase(it);
+    if (s != State::CREATED) {
+      publish_topologies();
+      wait_for_threads_to_apply();
+      std::filesystem::remove_all(std::filesystem::path(task_.state_root) / ("__" + name + "__"));
+      if (reset_offsets) reset_offsets_of(removed);
+    }
+    std::lock_guard lock(mutex_);
+    named_topologies_.erase(name);
+  }
+
+  const Topology* topology_by_name(const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    auto it = named_topologies_.find(name);
+    return it == named_topologies_.end() ? nullptr : &it->second;
+  }
+
+  void require_named_instance(const char* call) const {
+    if (!named_instance_)
+      throw std::logic_error(std::string(call) +
+                             "(): this instance runs the topology it was made with; named "
+                             "topologies go to an instance made without one, KafkaStreams(config)");
+  }
+
+  std::shared_ptr<const detail::Topologies> current_topologies() const {
+    std::lock_guard lock(topologies_mutex_);
+    return topologies_;
+  }
+
+  // named_ becomes what the threads run (under change_mutex_).
+  void publish_topologies() {
+    auto next = std::make_shared<const detail::Topologies>(named_);
+    {
+      std::lock_guard lock(topologies_mutex_);
+      topologies_ = next;
+    }
+    std::lock_guard threads_lock(threads_mutex_);
+    for (auto& t : threads_list_) t->set_topologies(next);
+  }
+
+  void wait_for_threads_to_apply() {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      bool applied = true;
+      {
+        std::shared_lock lock(threads_mutex_);
+        for (auto& t : threads_list_) applied = applied && t->topologies_applied();
+      }
+      if (applied) return;
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw StreamsException("the stream threads did not take the new topologies within 60 s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  // The group's committed offsets of the topology's inputs. The broker may refuse while members
+  // still subscribe to them, until the rebalance the removal started is done: retried for 30 s.
+  void reset_offsets_of(const detail::NamedGraph& removed) {
+    std::set<std::string> topics;
+    for (const auto& sub : removed.graph->subtopologies())
+      for (const auto& t : sub.source_topics) topics.insert(removed.wire(t));
+    auto* list = rd_kafka_topic_partition_list_new(0);
+    for (const auto& t : topics)
+      for (int32_t p = 0, n = topic_partitions(t); p < n; ++p)
+        rd_kafka_topic_partition_list_add(list, t.c_str(), p);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      try {
+        std::lock_guard lock(metadata_client_mutex_);
+        detail::delete_group_offsets(metadata_client().get(), task_.application_id, list);
+        break;
+      } catch (const std::exception& e) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+          rd_kafka_topic_partition_list_destroy(list);
+          throw StreamsException(std::string("removeNamedTopology(): ") + e.what());
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    rd_kafka_topic_partition_list_destroy(list);
   }
 
   // The stream threads' destructors would wait for them anyway; the monitor must be joined.
@@ -137,10 +269,19 @@ class KafkaStreams::Impl {
   }
 
   void start() {
+    // Named topologies added or removed meanwhile wait until the threads run.
+    std::lock_guard change(change_mutex_);
     {
       std::lock_guard lock(mutex_);
       if (state_ != State::CREATED)
         throw std::logic_error("start() is allowed only once, from CREATED");
+      if (named_instance_) {
+        if (named_.empty())
+          throw std::logic_error("start(): no named topology was added (addNamedTopology)");
+        detail::check_named_topologies(named_);
+        std::lock_guard topologies_lock(topologies_mutex_);
+        topologies_ = std::make_shared<const detail::Topologies>(named_);
+      }
     }
     // Whether set by default.production.exception.handler or setProductionExceptionHandler.
     if (production_handler_ && exactly_once_)
@@ -158,10 +299,11 @@ class KafkaStreams::Impl {
                      metrics_server_->port());
       }
       prepare_topics();
-      if (!graph_->global_tables().empty()) {
+      if (task_.globals) {
         // Global tables are read to their end before any stream thread starts, as Kafka does.
         global_thread_ = std::make_unique<detail::GlobalThread>(
-            graph_, config_, exactly_once_, task_.on_deserialization_error, task_.globals);
+            topologies_->front().graph, config_, exactly_once_, task_.on_deserialization_error,
+            task_.globals);
         global_thread_->start();
       }
       shutdown_signal_ = std::make_unique<detail::ShutdownSignal>(config_, task_.application_id,
@@ -263,30 +405,42 @@ class KafkaStreams::Impl {
                                        to_string(s) + ".");
   }
 
-  std::shared_ptr<const detail::StoreAccess> store_access(const std::string& name,
-                                                          detail::StoreKind kind, bool timestamped,
-                                                          std::optional<int32_t> partition,
-                                                          bool stale,
-                                                          const std::type_info& key_type,
-                                                          const std::type_info& value_type) const {
+  // The running topology named so (empty: the unnamed one); null when there is none.
+  const detail::NamedGraph* topology_named(const std::string& topology) const {
+    for (const auto& t : *current_topologies())
+      if (t.name == topology) return &t;
+    return nullptr;
+  }
+
+  std::shared_ptr<const detail::StoreAccess> store_access(
+      const std::string& topology, const std::string& name, detail::StoreKind kind,
+      bool timestamped, std::optional<int32_t> partition, bool stale,
+      const std::type_info& key_type, const std::type_info& value_type) const {
     require_running_or_rebalancing();
-    const detail::StoreSpec* spec = graph_->store(name);
+    const detail::NamedGraph* graph = topology_named(topology);
+    if (!graph && !topology.empty())
+      throw UnknownStateStoreException("Cannot get state store " + name +
+                                       " because the named topology " + topology +
+                                       " does not exist.");
+    const detail::StoreSpec* spec = graph ? graph->graph->store(name) : nullptr;
     if (!spec || !named_by_application(name))
       throw UnknownStateStoreException("Cannot get state store " + name +
                                        " because no such store is registered in the topology.");
     struct Access : detail::StoreAccess {
       std::shared_ptr<QueryHub> hub;
+      std::string topology;
       std::optional<int32_t> partition;
       bool stale = false;
       void visit(const std::function<bool(detail::KeyValueStore&)>& read) const override {
         std::shared_lock lock(hub->mutex);
         if (!hub->read)
           throw InvalidStateStoreException("KafkaStreams is not running. State is NOT_RUNNING.");
-        hub->read(name, partition, stale, read);
+        hub->read(topology, name, partition, stale, read);
       }
     };
     auto access = std::make_shared<Access>();
     access->name = name;
+    access->topology = topology;
     detail::describe_store(*access, spec->options, kind, timestamped, key_type, value_type);
     access->hub = hub_;
     access->partition = partition;
@@ -296,10 +450,12 @@ class KafkaStreams::Impl {
 
   // Reads the store of every local task that has it, thread after thread (Kafka's
   // WrappingStoreProvider), each under its task's lock.
-  void read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
+  void read_store(const std::string& topology, const std::string& name,
+                  std::optional<int32_t> partition, bool stale,
                   const std::function<bool(detail::KeyValueStore&)>& read) {
     require_running_or_rebalancing();
-    if (graph_->global_table_of_store(name)) return read_global_store(name, read);
+    if (task_.globals && current_topologies()->front().graph->global_table_of_store(name))
+      return read_global_store(name, read);
     int found = 0, restoring = 0;
     bool stop = false;
     {
@@ -308,7 +464,7 @@ class KafkaStreams::Impl {
       std::shared_lock lock(threads_mutex_);
       require_running_or_rebalancing();
       for (auto& t : threads_list_) {
-        found += t->read_store(name, partition, stale, read, restoring, stop);
+        found += t->read_store(topology, name, partition, stale, read, restoring, stop);
         if (stop || (partition && found > 0)) break;
       }
     }
@@ -361,8 +517,7 @@ class KafkaStreams::Impl {
     group_.probing_rebalance_interval_ms =
         int_setting("probing.rebalance.interval.ms", 600000, 60000);
     metadata_ = std::make_shared<detail::MetadataState>(
-        graph_, task_.application_id, self,
-        [this](const std::string& topic) { return topic_partitions(topic); });
+        self, [this](const std::string& topic) { return topic_partitions(topic); });
     group_.on_hosts = [metadata = metadata_](const detail::AssignmentInfo& info, int) {
       metadata->update(info);
     };
@@ -488,99 +643,16 @@ class KafkaStreams::Impl {
     if (listener_) listener_(next, old);
   }
 
-  // Source topics must exist; internal topics get the partition count of the sub-topology feeding
-  // them, changelogs that of their sub-topology (compacted).
-  // Kafka's CopartitionedTopicsEnforcer, with the counts in the message.
-  void check_copartitioning(const std::map<std::string, int32_t>& counts) const {
-    for (const auto& group : graph_->copartition_groups()) {
-      std::set<int32_t> seen;
-      std::string list;
-      for (const auto& t : group) {
-        int32_t n = counts.count(t) ? counts.at(t) : 0;
-        seen.insert(n);
-        list += fmt::format("{}{} ({} partitions)", list.empty() ? "" : ", ",
-                            graph_->is_internal_topic(t) ? task_.application_id + "-" + t : t, n);
-      }
-      if (seen.size() > 1)
-        throw TopologyException("Topics not co-partitioned: [" + list +
-                                "]: joined inputs need as many partitions each");
-    }
+  void prepare_topics() {
+    detail::prepare_internal_topics(config_, *current_topologies(), internal_topic_settings());
   }
 
-  void prepare_topics() {
-    auto admin = detail::make_client(RD_KAFKA_PRODUCER,
-                                     detail::client_conf(config_, detail::ClientRole::kAdmin,
-                                                         {{"allow.auto.create.topics", "false"}}));
-    const auto& app_id = task_.application_id;
-    std::map<std::string, int32_t> counts;
-    std::vector<std::string> missing;
-    for (const auto& n : graph_->nodes()) {
-      if (n.kind != NodeDescription::Kind::kSource || n.internal) continue;
-      for (const auto& t : n.topics) {
-        int32_t c = detail::partition_count(admin.get(), t);
-        if (c == 0) missing.push_back(t);
-        counts[t] = c;
-      }
-    }
-    if (!missing.empty()) {
-      std::string list;
-      for (const auto& t : missing) list += (list.empty() ? "" : ", ") + t;
-      throw StreamsException("MissingSourceTopicException: source topics do not exist: " + list);
-    }
-    // A join's internal topics take the partition count of the user topics they pair with.
-    std::map<std::string, int32_t> copartitioned;
-    for (const auto& group : graph_->copartition_groups()) {
-      int32_t external = 0;
-      for (const auto& t : group)
-        if (!graph_->is_internal_topic(t)) external = std::max(external, counts[t]);
-      if (external > 0)
-        for (const auto& t : group)
-          if (graph_->is_internal_topic(t)) copartitioned[t] = external;
-    }
-    // Internal topics in creation order: upstream counts are known before a topic is sized.
-    std::vector<detail::NewTopic> create;
-    for (const auto& spec : graph_->internal_topics()) {
-      // Repartitioned::withNumberOfPartitions decides alone, fewer than upstream included.
-      int32_t n = spec.partitions;
-      if (n == 0 && copartitioned.count(spec.name)) n = copartitioned[spec.name];
-      if (n == 0)
-        for (const auto& up : spec.upstream_topics) n = std::max(n, counts[up]);
-      counts[spec.name] = std::max(n, 1);
-      // Kafka's settings for repartition topics: kept until the application purges what it has
-      // committed (never aged out while it is down), in segments small enough to purge.
-      create.push_back(
-          {app_id + "-" + spec.name,
-           counts[spec.name],
-           replication_factor_,
-           {{"cleanup.policy", "delete"}, {"retention.ms", "-1"}, {"segment.bytes", "52428800"}}});
-    }
-    check_copartitioning(counts);
-    for (const auto& sub : graph_->subtopologies()) {
-      int32_t n = 1;
-      for (const auto& t : sub.source_topics) n = std::max(n, counts[t]);
-      for (const auto& store : sub.stores) {
-        const auto* spec = graph_->store(store);
-        if (!spec->options.logging || !spec->source_topic.empty()) continue;
-        std::map<std::string, std::string> configs{{"cleanup.policy", "compact"}};
-        // Window stores expire windows locally without tombstones; their changelogs age them
-        // out themselves, a margin later (Kafka's windowstore.changelog.additional.retention.ms).
-        if (spec->options.retention_ms > 0) {
-          configs["cleanup.policy"] = "compact,delete";
-          configs["retention.ms"] = std::to_string(
-              spec->options.retention_ms +
-              int_setting("windowstore.changelog.additional.retention.ms", 86400000, 0));
-        }
-        for (const auto& [k, v] : spec->options.changelog_configs) configs[k] = v;
-        create.push_back({app_id + "-" + store + "-changelog", n, replication_factor_, configs});
-      }
-    }
-    for (const auto& t : create) {
-      int32_t existing = detail::partition_count(admin.get(), t.name);
-      if (existing != 0 && existing != t.partitions)
-        throw StreamsException("internal topic " + t.name + " has " + std::to_string(existing) +
-                               " partitions, expected " + std::to_string(t.partitions));
-    }
-    detail::create_topics(admin.get(), create);
+  detail::InternalTopicSettings internal_topic_settings() const {
+    detail::InternalTopicSettings settings;
+    settings.replication_factor = replication_factor_;
+    settings.window_changelog_extra_retention_ms =
+        int_setting("windowstore.changelog.additional.retention.ms", 86400000, 0);
+    return settings;
   }
 
   void add_thread_locked() {
@@ -597,7 +669,7 @@ class KafkaStreams::Impl {
     tc.transactional_id =
         task_.application_id + "-" + process_id_ + "-" + std::to_string(thread_counter_);
     tc.task.cache_budget = std::make_shared<detail::CacheBudget>();
-    auto thread = std::make_unique<detail::StreamThread>(graph_, tc);
+    auto thread = std::make_unique<detail::StreamThread>(current_topologies(), tc);
     thread->start();
     threads_list_.push_back(std::move(thread));
     resize_caches_locked();
@@ -687,7 +759,15 @@ class KafkaStreams::Impl {
     stop_monitor_ = true;
   }
 
-  std::shared_ptr<const detail::GraphBuilder> graph_;
+  // What the threads run: the single topology from construction, or the named ones from start(),
+  // replaced as they are added and removed (under topologies_mutex_).
+  std::shared_ptr<const detail::Topologies> topologies_;
+  mutable std::mutex topologies_mutex_;
+  bool named_instance_ = false;  // made without a topology
+  // One addition or removal at a time, and none while start() runs; named_ is what they made.
+  std::mutex change_mutex_;
+  detail::Topologies named_;
+  std::map<std::string, Topology> named_topologies_;  // as added, for getTopologyByName
   Config config_;
   detail::TaskConfig task_;
   int64_t threads_ = 1;
@@ -722,12 +802,25 @@ class KafkaStreams::Impl {
 };
 
 KafkaStreams::KafkaStreams(const Topology& topology, std::map<std::string, std::string> config)
-    : impl_(std::make_unique<Impl>(topology, std::move(config))) {}
+    : impl_(std::make_unique<Impl>(&topology, std::move(config))) {}
+KafkaStreams::KafkaStreams(std::map<std::string, std::string> config)
+    : impl_(std::make_unique<Impl>(nullptr, std::move(config))) {}
+void KafkaStreams::removeNamedTopology(const std::string& name, bool resetOffsets) {
+  impl_->remove_named_topology(name, resetOffsets);
+}
+void KafkaStreams::addNamedTopology(const std::string& name, const Topology& topology,
+                                    const std::string& internalTopicPrefix) {
+  impl_->add_named_topology(name, topology, internalTopicPrefix);
+}
+const Topology* KafkaStreams::getTopologyByName(const std::string& name) const {
+  return impl_->topology_by_name(name);
+}
 std::shared_ptr<const detail::StoreAccess> KafkaStreams::store_access(
-    const std::string& name, detail::StoreKind kind, bool timestamped,
+    const std::string& topology, const std::string& name, detail::StoreKind kind, bool timestamped,
     std::optional<int32_t> partition, bool stale, const std::type_info& key_type,
     const std::type_info& value_type) const {
-  return impl_->store_access(name, kind, timestamped, partition, stale, key_type, value_type);
+  return impl_->store_access(topology, name, kind, timestamped, partition, stale, key_type,
+                             value_type);
 }
 KafkaStreams::~KafkaStreams() = default;
 std::vector<StreamsMetadata> KafkaStreams::metadataForAllStreamsClients() const {

@@ -8,19 +8,17 @@
 
 namespace oxbow::streams::detail {
 
-MetadataState::MetadataState(std::shared_ptr<const GraphBuilder> graph, std::string application_id,
-                             HostInfo self,
+MetadataState::MetadataState(HostInfo self,
                              std::function<int32_t(const std::string&)> partitions_of)
-    : graph_(std::move(graph)),
-      application_id_(std::move(application_id)),
-      self_(std::move(self)),
-      partitions_of_(std::move(partitions_of)) {
-  for (const auto& sub : graph_->subtopologies())
+    : self_(std::move(self)), partitions_of_(std::move(partitions_of)) {}
+
+void MetadataState::add_topology(const GraphBuilder& graph, const std::string& prefix) {
+  std::lock_guard lock(mutex_);  // queries may be under way (a topology added while running)
+  for (const auto& sub : graph.subtopologies())
     for (const auto& store : sub.stores)
       for (const auto& t : sub.source_topics)
-        sources_of_store_[store].insert(graph_->is_internal_topic(t) ? application_id_ + "-" + t
-                                                                     : t);
-  for (const auto& g : graph_->global_tables()) global_stores_.insert(g.store);
+        sources_of_store_[store].insert(graph.is_internal_topic(t) ? prefix + "-" + t : t);
+  for (const auto& g : graph.global_tables()) global_stores_.insert(g.store);
 }
 
 void MetadataState::update(const AssignmentInfo& info) {
@@ -31,6 +29,7 @@ void MetadataState::update(const AssignmentInfo& info) {
 }
 
 bool MetadataState::has_store(const std::string& store) const {
+  std::lock_guard lock(mutex_);
   return sources_of_store_.count(store) || global_stores_.count(store);
 }
 

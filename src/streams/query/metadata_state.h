@@ -22,8 +22,10 @@ class GraphBuilder;
 class MetadataState {
  public:
   // `partitions_of` gives a topic's partition count (0 unknown).
-  MetadataState(std::shared_ptr<const GraphBuilder> graph, std::string application_id,
-                HostInfo self, std::function<int32_t(const std::string&)> partitions_of);
+  MetadataState(HostInfo self, std::function<int32_t(const std::string&)> partitions_of);
+  // Each topology the instance runs, before it starts, with its internal topics' prefix. The
+  // stores of several topologies are known by name only: a name two of them use is one store here.
+  void add_topology(const GraphBuilder& graph, const std::string& prefix);
 
   void update(const AssignmentInfo& info);
   std::vector<StreamsMetadata> all() const;
@@ -36,8 +38,6 @@ class MetadataState {
  private:
   std::vector<StreamsMetadata> build_locked() const;
 
-  std::shared_ptr<const GraphBuilder> graph_;
-  std::string application_id_;
   HostInfo self_;
   std::function<int32_t(const std::string&)> partitions_of_;
   std::map<std::string, std::set<std::string>> sources_of_store_;  // as on the wire

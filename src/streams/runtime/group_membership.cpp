@@ -34,27 +34,13 @@ int64_t setting(const Config& app, std::initializer_list<const char*> keys, int6
 
 }  // namespace
 
-GroupMembership::GroupMembership(std::shared_ptr<const GraphBuilder> graph,
+GroupMembership::GroupMembership(std::shared_ptr<const Topologies> topologies,
                                  const ThreadConfig& config, rd_kafka_t* metadata_client)
-    : graph_(std::move(graph)), config_(config), metadata_client_(metadata_client) {
+    : topologies_(std::move(topologies)),
+      config_(config),
+      metadata_client_(metadata_client),
+      group_topics_(group_topics(*topologies_)) {
   const auto& app_id = config_.task.application_id;
-  for (const auto& sub : graph_->subtopologies()) {
-    SubtopologyTopics topics;
-    topics.id = sub.id;
-    std::set<std::string> sources;
-    for (const auto& t : sub.source_topics)
-      sources.insert(graph_->is_internal_topic(t) ? app_id + "-" + t : t);
-    topics.sources.assign(sources.begin(), sources.end());
-    for (const auto& store : sub.stores) {
-      const StoreSpec* spec = graph_->store(store);
-      if (!spec) continue;
-      if (!spec->source_topic.empty())
-        topics.changelogs.push_back(spec->source_topic);
-      else if (spec->options.logging)
-        topics.changelogs.push_back(app_id + "-" + store + "-changelog");
-    }
-    group_topics_.push_back(std::move(topics));
-  }
   for (const auto& t : group_topics_)
     subscribed_topics_.insert(subscribed_topics_.end(), t.sources.begin(), t.sources.end());
 
@@ -93,6 +79,20 @@ void GroupMembership::start() {
   member_->start();
 }
 
+void GroupMembership::set_topologies(std::shared_ptr<const Topologies> next) {
+  auto topics = group_topics(*next);
+  std::vector<std::string> subscribed;
+  for (const auto& t : topics)
+    subscribed.insert(subscribed.end(), t.sources.begin(), t.sources.end());
+  {
+    std::lock_guard lock(mutex_);
+    group_topics_ = std::move(topics);
+    subscribed_topics_ = std::move(subscribed);
+  }
+  topologies_ = std::move(next);
+  member_->request_rejoin();
+}
+
 void GroupMembership::publish_owned(PartitionList owned, std::map<TaskId, int64_t> offset_sums) {
   std::lock_guard lock(mutex_);
   owned_partitions_ = std::move(owned);
@@ -105,10 +105,10 @@ std::string GroupMembership::subscription_bytes() {
   info.process_id = uuid_bytes(config_.group.process_id);
   info.endpoint = config_.group.endpoint;
   ConsumerSubscription envelope;
-  envelope.topics = subscribed_topics_;
   info.task_offset_sums = local_state_offset_sums();
   {
     std::lock_guard lock(mutex_);
+    envelope.topics = subscribed_topics_;
     for (const auto& [task, sum] : offset_sums_) info.task_offset_sums[task] = sum;
     envelope.owned = owned_partitions_;
   }
@@ -121,7 +121,10 @@ std::string GroupMembership::subscription_bytes() {
 std::map<std::string, std::string> GroupMembership::assign_members(
     const std::map<std::string, std::string>& subscriptions) {
   GroupAssignorContext context;
-  context.subtopologies = group_topics_;
+  {
+    std::lock_guard lock(mutex_);
+    context.subtopologies = group_topics_;
+  }
   std::map<std::string, int32_t> counts;
   context.partitions_of = [&](const std::string& topic) {
     auto it = counts.find(topic);

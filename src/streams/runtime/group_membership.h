@@ -19,13 +19,14 @@
 #include "streams/assignment/streams_assignor.h"
 #include "streams/runtime/task_manager.h"
 #include "streams/runtime/thread_config.h"
+#include "streams/runtime/topologies.h"
 
 namespace oxbow::streams::detail {
 
 class GroupMembership final : public GroupClient {
  public:
   // `metadata_client` answers the leader's questions (partition counts, changelogs' ends).
-  GroupMembership(std::shared_ptr<const GraphBuilder> graph, const ThreadConfig& config,
+  GroupMembership(std::shared_ptr<const Topologies> topologies, const ThreadConfig& config,
                   rd_kafka_t* metadata_client);
   ~GroupMembership();
   GroupMembership(const GroupMembership&) = delete;
@@ -33,6 +34,9 @@ class GroupMembership final : public GroupClient {
 
   // Joins the group.
   void start();
+  // The topologies the thread runs from now on: the subscription and, as the leader, the
+  // assignment follow them from the rebalance this asks for.
+  void set_topologies(std::shared_ptr<const Topologies> next);
   // Leaves it (a static member stays until its session times out).
   void stop() { member_->stop(); }
   // Each round of the thread's loop: what the member brought since the last look (a lost
@@ -53,15 +57,16 @@ class GroupMembership final : public GroupClient {
       const std::map<std::string, std::string>& subscriptions);
   std::map<TaskId, int64_t> local_state_offset_sums() const;
 
-  std::shared_ptr<const GraphBuilder> graph_;
+  std::shared_ptr<const Topologies> topologies_;
   const ThreadConfig& config_;
   rd_kafka_t* metadata_client_;
+  // Under mutex_ once the member runs (it reads them on its thread).
   std::vector<SubtopologyTopics> group_topics_;  // what the leader assigns from
   std::vector<std::string> subscribed_topics_;
   std::unique_ptr<GroupMember> member_;
   Generation generation_;  // of the assignment the tasks came with
   int64_t next_rebalance_ms_ = AssignmentInfo::kNoRebalance;  // a probing rebalance, epoch ms
-  // What the next subscription says (read on the member's thread).
+  // What the next subscription says (read on the member's thread), and the topics above.
   std::mutex mutex_;
   PartitionList owned_partitions_;
   std::map<TaskId, int64_t> offset_sums_;

@@ -141,6 +141,42 @@ void create_topics(rd_kafka_t* admin, const std::vector<NewTopic>& topics) {
   if (!failure.empty()) throw std::runtime_error("cannot create internal topics: " + failure);
 }
 
+void delete_group_offsets(rd_kafka_t* admin, const std::string& group,
+                          const rd_kafka_topic_partition_list_t* partitions) {
+  if (partitions->cnt == 0) return;
+  rd_kafka_DeleteConsumerGroupOffsets_t* request =
+      rd_kafka_DeleteConsumerGroupOffsets_new(group.c_str(), partitions);
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(admin);
+  rd_kafka_DeleteConsumerGroupOffsets(admin, &request, 1, nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30000);
+  std::string failure;
+  if (!event) {
+    failure = "no answer to OffsetDelete within 30 s";
+  } else if (rd_kafka_event_error(event)) {
+    failure = rd_kafka_event_error_string(event);
+  } else {
+    size_t n = 0;
+    const auto* result = rd_kafka_event_DeleteConsumerGroupOffsets_result(event);
+    const rd_kafka_group_result_t** groups =
+        rd_kafka_DeleteConsumerGroupOffsets_result_groups(result, &n);
+    for (size_t i = 0; i < n && failure.empty(); ++i) {
+      if (const rd_kafka_error_t* error = rd_kafka_group_result_error(groups[i]))
+        failure = rd_kafka_error_string(error);
+      const auto* list = rd_kafka_group_result_partitions(groups[i]);
+      for (int j = 0; list && j < list->cnt && failure.empty(); ++j)
+        if (list->elems[j].err != RD_KAFKA_RESP_ERR_NO_ERROR)
+          failure = std::string(list->elems[j].topic) + "-" +
+                    std::to_string(list->elems[j].partition) + ": " +
+                    rd_kafka_err2str(list->elems[j].err);
+    }
+  }
+  if (event) rd_kafka_event_destroy(event);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_DeleteConsumerGroupOffsets_destroy(request);
+  if (!failure.empty())
+    throw std::runtime_error("cannot delete the offsets of group " + group + ": " + failure);
+}
+
 rd_kafka_resp_err_t committed_offsets(rd_kafka_t* consumer, rd_kafka_topic_partition_list_t* list) {
   auto deadline = std::chrono::steady_clock::now() + kRetryTimedOutFor;
   for (;;) {

@@ -85,5 +85,8 @@ struct NewTopic {
 };
 // Creates the topics that do not exist yet; throws naming a topic that failed.
 void create_topics(rd_kafka_t* admin, const std::vector<NewTopic>& topics);
+// Deletes `group`'s committed offsets of `partitions` (OffsetDelete); throws naming what failed.
+void delete_group_offsets(rd_kafka_t* admin, const std::string& group,
+                          const rd_kafka_topic_partition_list_t* partitions);
 
 }  // namespace oxbow::streams::detail

@@ -169,12 +169,13 @@ std::vector<StandbyTasks::StorePosition> StandbyTasks::positions() const {
   return out;
 }
 
-int StandbyTasks::read_store(const std::string& name, std::optional<int32_t> partition,
+int StandbyTasks::read_store(const std::string& topology, const std::string& name,
+                             std::optional<int32_t> partition,
                              const std::function<bool(KeyValueStore&)>& read, bool& stop) const {
   std::shared_lock tasks_lock(tasks_mutex_);
   int found = 0;
   for (const auto& [key, s] : tasks_) {
-    if (partition && key.partition != *partition) continue;
+    if (key.topology != topology || (partition && key.partition != *partition)) continue;
     KeyValueStore* store = s.task->own_store(name);
     if (!store) continue;
     std::shared_lock lock(*s.lock);

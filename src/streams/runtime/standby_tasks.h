@@ -62,10 +62,11 @@ class StandbyTasks {
   std::vector<StorePosition> positions() const;
   size_t size() const { return tasks_.size(); }
   // Interactive queries of stale stores (other threads): calls `read` with the store `name` of
-  // each standby (of `partition` only, when set) under its lock, until `read` returns false.
-  // Returns how many stores it read.
-  int read_store(const std::string& name, std::optional<int32_t> partition,
-                 const std::function<bool(KeyValueStore&)>& read, bool& stop) const;
+  // each standby of `topology` (of `partition` only, when set) under its lock, until `read`
+  // returns false. Returns how many stores it read.
+  int read_store(const std::string& topology, const std::string& name,
+                 std::optional<int32_t> partition, const std::function<bool(KeyValueStore&)>& read,
+                 bool& stop) const;
 
  private:
   struct Position {

@@ -2,12 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <set>
+
 #include "oxbow/streams/errors.h"
 
 namespace oxbow::streams::detail {
 
-StreamThread::StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config)
-    : graph_(std::move(graph)), config_(std::move(config)) {
+StreamThread::StreamThread(std::shared_ptr<const Topologies> topologies, ThreadConfig config)
+    : topologies_(std::move(topologies)), config_(std::move(config)) {
   metrics_->thread_id = config_.client_id;
 }
 
@@ -43,17 +45,55 @@ void StreamThread::start() {
   producer_ = std::make_unique<StreamsProducer>(config_, *metrics_);
   // Sink topics' metadata now, not on the producer's first send (librdkafka would hold the first
   // records for up to a second while it fetches it).
-  for (const auto& n : graph_->nodes())
-    if (n.kind == NodeDescription::Kind::kSink && !n.dynamic_topic)
-      for (const auto& t : n.topics) producer_->partitions_of(n.internal ? app_id + "-" + t : t);
+  for (const auto& topology : *topologies_) prefetch_sink_metadata(topology);
   reader_ = std::make_unique<ChangelogReader>(config_, consumer_.get(), *metrics_,
                                               [this](Task* task) { tasks_->on_restored(task); });
-  membership_ = std::make_unique<GroupMembership>(graph_, config_, producer_->handle());
-  tasks_ = std::make_unique<TaskManager>(graph_, config_, consumer_.get(), *producer_, *reader_,
-                                         *membership_, *metrics_);
+  membership_ = std::make_unique<GroupMembership>(topologies_, config_, producer_->handle());
+  tasks_ = std::make_unique<TaskManager>(topologies_, config_, consumer_.get(), *producer_,
+                                         *reader_, *membership_, *metrics_);
   membership_->start();
   running_ = true;
   thread_ = std::thread([this] { run(); });
+}
+
+void StreamThread::set_topologies(std::shared_ptr<const Topologies> next) {
+  std::lock_guard lock(pending_mutex_);
+  pending_topologies_ = std::move(next);
+  ++topologies_requested_;
+}
+
+// On the thread: an added topology's sources get their offset reset policies and its sinks their
+// metadata; a removed one's tasks are closed; then the group rebalances.
+void StreamThread::apply_topologies() {
+  std::shared_ptr<const Topologies> next;
+  uint64_t taken = 0;
+  {
+    std::lock_guard lock(pending_mutex_);
+    next = std::move(pending_topologies_);
+    taken = topologies_requested_;
+  }
+  if (!next) {
+    topologies_applied_ = taken;
+    return;
+  }
+  std::set<std::string> known;
+  for (const auto& t : *topologies_) known.insert(t.name);
+  for (const auto& t : *next)
+    if (!known.count(t.name)) {
+      set_offset_reset_policies(*t.graph);
+      prefetch_sink_metadata(t);
+    }
+  tasks_->set_topologies(next);
+  membership_->set_topologies(next);
+  topologies_ = std::move(next);
+  topologies_applied_ = taken;
+}
+
+void StreamThread::prefetch_sink_metadata(const NamedGraph& topology) {
+  for (const auto& n : topology.graph->nodes())
+    if (n.kind == NodeDescription::Kind::kSink && !n.dynamic_topic)
+      for (const auto& t : n.topics)
+        producer_->partitions_of(n.internal ? topology.prefix + "-" + t : t);
 }
 
 void StreamThread::join() {
@@ -63,7 +103,11 @@ void StreamThread::join() {
 // Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset, for
 // that topic alone (the consumer's auto.offset.reset, earliest by default, for the others).
 void StreamThread::set_offset_reset_policies() {
-  for (const auto& n : graph_->nodes()) {
+  for (const auto& topology : *topologies_) set_offset_reset_policies(*topology.graph);
+}
+
+void StreamThread::set_offset_reset_policies(const GraphBuilder& graph) {
+  for (const auto& n : graph.nodes()) {
     if (n.kind != NodeDescription::Kind::kSource || n.internal) continue;
     if (n.consumed.offset_reset == AutoOffsetReset::kDefault) continue;
     const char* policy =
@@ -116,6 +160,7 @@ void StreamThread::loop() {
 // One pass of the loop: poll, process, restore, serve the group and the producer, punctuate,
 // commit.
 void StreamThread::turn(int& unserved) {
+  if (topologies_requested_ != topologies_applied_) apply_topologies();
   bool buffering = tasks_->process_buffered();
   int timeout_ms = reader_->restoring()           ? 0
                    : buffering                    ? 5

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -27,12 +28,13 @@
 #include "streams/runtime/task_manager.h"
 #include "streams/runtime/thread_config.h"
 #include "streams/runtime/thread_metrics.h"
+#include "streams/runtime/topologies.h"
 
 namespace oxbow::streams::detail {
 
 class StreamThread {
  public:
-  StreamThread(std::shared_ptr<const GraphBuilder> graph, ThreadConfig config);
+  StreamThread(std::shared_ptr<const Topologies> topologies, ThreadConfig config);
   ~StreamThread();
 
   void start();
@@ -47,11 +49,19 @@ class StreamThread {
   const std::string& name() const { return config_.client_id; }
   CacheBudget& cache_budget() { return *config_.task.cache_budget; }
   std::shared_ptr<ThreadMetrics> metrics() const { return metrics_; }
+  // From another thread: the topologies to run from the loop's next turn on (named topologies
+  // added or removed while running); the thread then rejoins the group.
+  void set_topologies(std::shared_ptr<const Topologies> next);
+  // Whether the loop has taken the last set_topologies() (or the thread has stopped).
+  bool topologies_applied() const {
+    return topologies_applied_ == topologies_requested_ || !running_;
+  }
   // Interactive queries, from other threads: TaskManager::read_store.
-  int read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
+  int read_store(const std::string& topology, const std::string& name,
+                 std::optional<int32_t> partition, bool stale,
                  const std::function<bool(KeyValueStore&)>& read, int& restoring,
                  bool& stop) const {
-    return tasks_->read_store(name, partition, stale, read, restoring, stop);
+    return tasks_->read_store(topology, name, partition, stale, read, restoring, stop);
   }
 
  private:
@@ -59,10 +69,13 @@ class StreamThread {
   void loop();
   void turn(int& unserved);
   void publish_metrics();
+  void apply_topologies();
+  void prefetch_sink_metadata(const NamedGraph& topology);
   // Consumed::withOffsetResetPolicy: where a source topic starts without a committed offset.
   void set_offset_reset_policies();
+  void set_offset_reset_policies(const GraphBuilder& graph);
 
-  std::shared_ptr<const GraphBuilder> graph_;
+  std::shared_ptr<const Topologies> topologies_;
   ThreadConfig config_;
   std::shared_ptr<ThreadMetrics> metrics_ = std::make_shared<ThreadMetrics>();
   // In this order, so that each part is destroyed before those it uses.
@@ -75,6 +88,9 @@ class StreamThread {
   std::unique_ptr<TaskManager> tasks_;
   std::thread thread_;
   std::atomic<bool> stop_{false}, running_{false}, failed_{false};
+  std::mutex pending_mutex_;
+  std::shared_ptr<const Topologies> pending_topologies_;  // under pending_mutex_
+  std::atomic<uint64_t> topologies_requested_{0}, topologies_applied_{0};
   std::string failure_;
   int64_t last_metrics_ms_ = 0;
   int64_t last_served_ms_ = 0;        // when the producer's callbacks were last served

@@ -12,11 +12,10 @@
 
 namespace oxbow::streams::detail {
 
-TaskManager::TaskManager(std::shared_ptr<const GraphBuilder> graph, const ThreadConfig& config,
+TaskManager::TaskManager(std::shared_ptr<const Topologies> topologies, const ThreadConfig& config,
                          rd_kafka_t* consumer, StreamsProducer& producer, ChangelogReader& reader,
                          GroupClient& group, ThreadMetrics& metrics)
-    : graph_(std::move(graph)),
-      subtopologies_(graph_->subtopologies()),
+    : topologies_(std::move(topologies)),
       config_(config),
       consumer_(consumer),
       producer_(producer),
@@ -24,24 +23,7 @@ TaskManager::TaskManager(std::shared_ptr<const GraphBuilder> graph, const Thread
       group_(group),
       metrics_(metrics),
       last_commit_ms_(now_ms()) {
-  const auto& app_id = config_.task.application_id;
-  for (const auto& spec : graph_->internal_topics())
-    repartition_topics_.insert(app_id + "-" + spec.name);
-  // The group sees one anchor topic per sub-topology, the source topic with the most partitions
-  // (as Kafka, a sub-topology has as many tasks as its widest input; task p reads partition p of
-  // each input that has one), so the anchor's partitions name the sub-topology's tasks.
-  for (const auto& sub : subtopologies_) {
-    std::set<std::string> sources;
-    for (const auto& t : sub.source_topics)
-      sources.insert(graph_->is_internal_topic(t) ? app_id + "-" + t : t);
-    for (const auto& t : sources) {
-      subtopology_of_[t] = sub.id;
-      auto anchor = anchor_of_.find(sub.id);
-      if (anchor == anchor_of_.end() ||
-          producer_.partitions_of(t) > producer_.partitions_of(anchor->second))
-        anchor_of_[sub.id] = t;
-    }
-  }
+  index_topologies();
   standbys_ = std::make_unique<StandbyTasks>(
       config_.app, config_.client_id,
       [this](StandbyTasks::TaskKey key) {
@@ -54,18 +36,78 @@ TaskManager::TaskManager(std::shared_ptr<const GraphBuilder> graph, const Thread
 
 TaskManager::~TaskManager() = default;
 
+void TaskManager::index_topologies() {
+  subtopologies_.clear();
+  subtopology_of_.clear();
+  anchor_of_.clear();
+  repartition_topics_.clear();
+  for (const auto& topology : *topologies_) {
+    for (const auto& spec : topology.graph->internal_topics())
+      repartition_topics_.insert(topology.wire(spec.name));
+    for (const auto& sub : topology.graph->subtopologies())
+      subtopologies_.push_back({&topology, sub});
+  }
+  // The group sees one anchor topic per sub-topology, the source topic with the most partitions
+  // (as Kafka, a sub-topology has as many tasks as its widest input; task p reads partition p of
+  // each input that has one), so the anchor's partitions name the sub-topology's tasks.
+  for (const auto& [topology, sub] : subtopologies_) {
+    SubtopologyKey key{topology->name, sub.id};
+    std::set<std::string> sources;
+    for (const auto& t : sub.source_topics) sources.insert(topology->wire(t));
+    for (const auto& t : sources) {
+      subtopology_of_[t] = key;
+      auto anchor = anchor_of_.find(key);
+      if (anchor == anchor_of_.end() ||
+          producer_.partitions_of(t) > producer_.partitions_of(anchor->second))
+        anchor_of_[key] = t;
+    }
+  }
+}
+
+std::vector<TaskManager::TaskKey> TaskManager::set_topologies(
+    std::shared_ptr<const Topologies> next) {
+  std::set<std::string> kept;
+  for (const auto& t : *next) kept.insert(t.name);
+  // The tasks of a removed topology are committed (with all the others) and closed, their
+  // inputs leaving the consumer, while the maps still know them.
+  std::vector<TaskKey> removed;
+  Partitions anchors(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
+  for (const auto& [id, t] : tasks_)
+    if (!kept.count(id.topology)) {
+      removed.push_back(id);
+      rd_kafka_topic_partition_list_add(
+          anchors.get(), anchor_of_.at({id.topology, id.subtopology}).c_str(), id.partition);
+    }
+  if (anchors->cnt > 0) {
+    Partitions inputs(on_revoked(anchors.get(), false), &rd_kafka_topic_partition_list_destroy);
+    throw_on_error(rd_kafka_incremental_unassign(consumer_, inputs.get()), "incremental_unassign");
+  }
+  std::set<TaskKey> standbys;
+  for (const auto& [key, sum] : standbys_->offset_sums())
+    if (kept.count(key.topology))
+      standbys.insert(key);
+    else
+      removed.push_back(key);
+  standbys_->assign(standbys);
+  topologies_ = std::move(next);
+  index_topologies();
+  publish_group_snapshot();
+  return removed;
+}
+
 std::unique_ptr<Task> TaskManager::make_task(TaskKey key) {
-  // A named topology's task: this instance runs none (and must not mistake it for its own).
-  if (!key.topology.empty()) return nullptr;
-  const Subtopology* sub = nullptr;
+  // A task of a topology this instance does not run (or no longer has) is not made.
+  const TopologySub* found = nullptr;
   for (const auto& s : subtopologies_)
-    if (s.id == key.subtopology) sub = &s;
-  if (!sub) return nullptr;
+    if (s.sub.id == key.subtopology && s.topology->name == key.topology) found = &s;
+  if (!found) return nullptr;
   TaskConfig tc = config_.task;
-  tc.subtopology = sub->id;
+  tc.subtopology = found->sub.id;
   tc.partition = key.partition;
   tc.topology = key.topology;
-  return std::make_unique<Task>(graph_, *sub, tc, producer_);
+  // The topology's internal topics and changelogs are named after its prefix.
+  tc.application_id = found->topology->prefix;
+  return std::make_unique<Task>(found->topology->graph, found->sub, tc, producer_);
 }
 
 bool TaskManager::handle_assignment(const std::set<TaskKey>& assigned,
@@ -77,11 +119,11 @@ bool TaskManager::handle_assignment(const std::set<TaskKey>& assigned,
   Partitions added(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
   for (const auto& [id, t] : tasks_)
     if (!assigned.count(id))
-      rd_kafka_topic_partition_list_add(revoked.get(), anchor_of_.at(id.subtopology).c_str(),
-                                        id.partition);
+      rd_kafka_topic_partition_list_add(
+          revoked.get(), anchor_of_.at({id.topology, id.subtopology}).c_str(), id.partition);
   for (const auto& id : assigned) {
-    // Anchors name the tasks of this instance's one topology; a named topology's are not its.
-    auto anchor = id.topology.empty() ? anchor_of_.find(id.subtopology) : anchor_of_.end();
+    // A task of a topology this instance does not run has no anchor.
+    auto anchor = anchor_of_.find({id.topology, id.subtopology});
     if (anchor != anchor_of_.end() && !tasks_.count(id))
       rd_kafka_topic_partition_list_add(added.get(), anchor->second.c_str(), id.partition);
   }
@@ -107,7 +149,8 @@ bool TaskManager::handle_assignment(const std::set<TaskKey>& assigned,
 void TaskManager::handle_lost_all() {
   auto* all = rd_kafka_topic_partition_list_new(static_cast<int>(tasks_.size()));
   for (const auto& [id, t] : tasks_)
-    rd_kafka_topic_partition_list_add(all, anchor_of_.at(id.subtopology).c_str(), id.partition);
+    rd_kafka_topic_partition_list_add(all, anchor_of_.at({id.topology, id.subtopology}).c_str(),
+                                      id.partition);
   auto* inputs = on_revoked(all, true);
   throw_on_error(rd_kafka_incremental_unassign(consumer_, inputs), "incremental_unassign");
   rd_kafka_topic_partition_list_destroy(inputs);
@@ -136,7 +179,7 @@ rd_kafka_topic_partition_list_t* TaskManager::on_assigned(
     auto sub_it = subtopology_of_.find(anchors->elems[i].topic);
     if (sub_it == subtopology_of_.end()) continue;
     int32_t partition = anchors->elems[i].partition;
-    TaskKey id{sub_it->second, partition};
+    TaskKey id{sub_it->second.second, partition, sub_it->second.first};
     if (tasks_.count(id)) continue;
     // Made before it is added: opening its stores may wait for the state directory's lock,
     // and queries must not wait with it.
@@ -222,14 +265,16 @@ rd_kafka_topic_partition_list_t* TaskManager::on_revoked(
   std::set<TaskKey> revoked;
   for (int i = 0; i < anchors->cnt; ++i) {
     auto sub = subtopology_of_.find(anchors->elems[i].topic);
-    if (sub != subtopology_of_.end()) revoked.emplace(sub->second, anchors->elems[i].partition);
+    if (sub != subtopology_of_.end())
+      revoked.emplace(sub->second.second, anchors->elems[i].partition, sub->second.first);
   }
   auto* inputs = rd_kafka_topic_partition_list_new(0);
   rd_kafka_topic_partition_list_t* held = nullptr;
   if (rd_kafka_assignment(consumer_, &held) == RD_KAFKA_RESP_ERR_NO_ERROR && held) {
     for (int i = 0; i < held->cnt; ++i) {
       auto sub = subtopology_of_.find(held->elems[i].topic);
-      if (sub != subtopology_of_.end() && revoked.count({sub->second, held->elems[i].partition}))
+      if (sub != subtopology_of_.end() &&
+          revoked.count({sub->second.second, held->elems[i].partition, sub->second.first}))
         rd_kafka_topic_partition_list_add(inputs, held->elems[i].topic, held->elems[i].partition);
     }
   }
@@ -583,13 +628,14 @@ void TaskManager::publish_metrics() {
   metrics_.standby_tasks = standby_count;
 }
 
-int TaskManager::read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
+int TaskManager::read_store(const std::string& topology, const std::string& name,
+                            std::optional<int32_t> partition, bool stale,
                             const std::function<bool(KeyValueStore&)>& read, int& restoring,
                             bool& stop) const {
   std::shared_lock tasks_lock(tasks_mutex_);
   int found = 0;
   for (const auto& [id, t] : tasks_) {
-    if (partition && id.partition != *partition) continue;
+    if (id.topology != topology || (partition && id.partition != *partition)) continue;
     KeyValueStore* store = t.task->own_store(name);
     if (!store) continue;
     std::shared_lock lock(t.lock);
@@ -604,7 +650,7 @@ int TaskManager::read_store(const std::string& name, std::optional<int32_t> part
     }
   }
   if (stale && !stop && !(partition && found > 0))
-    found += standbys_->read_store(name, partition, read, stop);
+    found += standbys_->read_store(topology, name, partition, read, stop);
   return found;
 }
 

@@ -28,6 +28,7 @@
 #include "streams/runtime/streams_producer.h"
 #include "streams/runtime/thread_config.h"
 #include "streams/runtime/thread_metrics.h"
+#include "streams/runtime/topologies.h"
 
 namespace oxbow::streams::detail {
 
@@ -50,7 +51,7 @@ class TaskManager {
  public:
   using TaskKey = TaskId;
 
-  TaskManager(std::shared_ptr<const GraphBuilder> graph, const ThreadConfig& config,
+  TaskManager(std::shared_ptr<const Topologies> topologies, const ThreadConfig& config,
               rd_kafka_t* consumer, StreamsProducer& producer, ChangelogReader& reader,
               GroupClient& group, ThreadMetrics& metrics);
   ~TaskManager();
@@ -62,6 +63,10 @@ class TaskManager {
   // consumer. Whether tasks were given up (then the member rejoins, so that the next round can
   // place them).
   bool handle_assignment(const std::set<TaskKey>& active, const std::set<TaskKey>& standby);
+  // Runs these topologies from now on (named topologies added or removed while running): the
+  // tasks and standbys of a removed one are committed and closed (their state stays on disk);
+  // returns them. The caller rejoins the group, whose next assignment brings an added one's tasks.
+  std::vector<TaskKey> set_topologies(std::shared_ptr<const Topologies> next);
   // The group moved on without this member: every task dropped without a commit (an open
   // transaction is aborted), to be processed again from the last commit wherever it lands.
   void handle_lost_all();
@@ -98,7 +103,9 @@ class TaskManager {
   // shared, until `read` returns false (then `stop` is set). Tasks still restoring are skipped
   // and counted in `restoring`. With `stale`, standby tasks' stores are read too. Returns how
   // many stores it read.
-  int read_store(const std::string& name, std::optional<int32_t> partition, bool stale,
+  // Only `topology`'s tasks (store names are unique per topology).
+  int read_store(const std::string& topology, const std::string& name,
+                 std::optional<int32_t> partition, bool stale,
                  const std::function<bool(KeyValueStore&)>& read, int& restoring, bool& stop) const;
 
   // On the way out, standbys (made durable) first, then the active tasks, once the consumers
@@ -118,6 +125,8 @@ class TaskManager {
   rd_kafka_topic_partition_list_t* on_assigned(const rd_kafka_topic_partition_list_t* anchors);
   rd_kafka_topic_partition_list_t* on_revoked(const rd_kafka_topic_partition_list_t* anchors,
                                               bool lost);
+  // subtopologies_, subtopology_of_, anchor_of_ and repartition_topics_ from topologies_.
+  void index_topologies();
   // Null when the graph has no such sub-topology.
   std::unique_ptr<Task> make_task(TaskKey key);
   void close_task(TaskKey id);
@@ -139,17 +148,23 @@ class TaskManager {
   void checkpoint_tasks();
   void purge_repartition_topics();
 
-  std::shared_ptr<const GraphBuilder> graph_;
-  std::vector<Subtopology> subtopologies_;
+  std::shared_ptr<const Topologies> topologies_;
+  struct TopologySub {
+    const NamedGraph* topology;
+    Subtopology sub;
+  };
+  std::vector<TopologySub> subtopologies_;
   const ThreadConfig& config_;
   rd_kafka_t* consumer_;
   StreamsProducer& producer_;
   ChangelogReader& reader_;
   GroupClient& group_;
   ThreadMetrics& metrics_;
-  std::map<std::string, int> subtopology_of_;  // every source topic (resolved) -> sub-topology
-  std::map<int, std::string> anchor_of_;       // sub-topology -> the topic the group assigns
-  std::set<std::string> repartition_topics_;   // as on the wire, <application.id>-<name>
+  // Every source topic (as on the wire) -> its topology's sub-topology (topologies read disjoint
+  // topics).
+  std::map<std::string, SubtopologyKey> subtopology_of_;
+  std::map<SubtopologyKey, std::string> anchor_of_;  // -> the topic the group assigns
+  std::set<std::string> repartition_topics_;         // as on the wire, <prefix>-<name>
   std::map<TaskKey, ActiveTask> tasks_;
   // Held exclusively while the thread adds or removes a task (and destroys it), shared by
   // queries while they read a task's stores; the thread itself reads tasks_ without it.
