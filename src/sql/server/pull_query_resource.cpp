@@ -21,6 +21,7 @@
 #include "sql/server/entities.h"
 #include "sql/server/ksql_resource.h"
 #include "sql/server/pull_query_reader.h"
+#include "sql/server/pull_query_routing.h"
 #include "sql/server/query_runner.h"
 
 namespace oxbow::sql::server {
@@ -138,7 +139,8 @@ class PullResponse {
 // after it, the response ends with it.
 void run(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
          std::shared_ptr<PullPlan> plan, std::shared_ptr<streams::KafkaStreams> streams,
-         const ClientConfig& client, const std::string& statement) {
+         const ClientConfig& client, const PullRoute& route) {
+  const std::string& statement = route.statement;
   std::optional<PullResponse> response;
   bool started = false;
   try {
@@ -151,7 +153,7 @@ void run(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
     if (plan->stream)
       read_stream_rows(client, *plan, emit);
     else
-      read_pull_rows(*streams, *plan, emit);
+      read_routed_rows(*streams, *plan, route, emit);
     if (!started) response->start(*plan);
     started = true;
   } catch (const std::exception& e) {
@@ -251,7 +253,9 @@ void PullQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
     RestResponse r = refusal(endpoint, statement, "Materializing query has been stopped");
     return exchange->respond(r.status, "application/json", std::move(r.body));
   }
-  workers_->add([=, this] { run(exchange, endpoint, plan, streams, client_, statement); });
+  const PullRoute route{runner_.endpoint(), !forwarded_request(exchange->request().body),
+                        statement};
+  workers_->add([=, this] { run(exchange, endpoint, plan, streams, client_, route); });
 }
 
 }  // namespace oxbow::sql::server

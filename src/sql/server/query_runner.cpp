@@ -124,6 +124,11 @@ std::map<std::string, std::vector<streams::StreamsMetadata>> QueryRunner::stream
   return out;
 }
 
+std::string QueryRunner::endpoint() const {
+  auto found = settings_.streams_config.find("application.server");
+  return found == settings_.streams_config.end() ? "" : found->second;
+}
+
 void QueryRunner::close() {
   std::lock_guard lock(mutex_);
   for (auto& [id, streams] : running_) streams->close();

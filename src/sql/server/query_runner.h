@@ -61,6 +61,8 @@ class QueryRunner {
   // Per running query, where its Streams application's state lives (each instance's stores and
   // partitions, streams_metadata.h); empty before its first assignment (/clusterStatus).
   std::map<std::string, std::vector<streams::StreamsMetadata>> streams_metadata() const;
+  // This server's application.server (host:port), as every query's Streams metadata names it.
+  std::string endpoint() const;
   // Stops every query (each commits and leaves its group).
   void close();
 
