@@ -16,8 +16,7 @@ json partitions_json(const std::set<streams::TopicPartition>& partitions) {
   return out;
 }
 
-// ksqlDB's ActiveStandbyEntity: a query's stores and source partitions here, over every instance
-// of its application (one server holds them all).
+// ksqlDB's ActiveStandbyEntity: a query's stores and source partitions on one server.
 json active_standby_json(const std::vector<streams::StreamsMetadata>& instances) {
   std::set<std::string> stores, standby_stores;
   std::set<streams::TopicPartition> partitions, standby_partitions;
@@ -65,13 +64,26 @@ RestResponse is_valid_property(const std::string& property,
 json cluster_status_json(
     const std::string& host, int64_t now_ms,
     const std::map<std::string, std::vector<streams::StreamsMetadata>>& queries) {
-  json per_query = json::object();
-  for (const auto& [id, instances] : queries) per_query[id] = active_standby_json(instances);
-  json status = {{"hostAlive", true},
-                 {"lastStatusUpdateMs", now_ms},
-                 {"activeStandbyPerQuery", per_query},
-                 {"hostStoreLags", {{"stateStoreLags", json::object()}, {"updateTimeMs", 0}}}};
-  return {{"clusterStatus", {{host, status}}}};
+  // Per server, per query, its instances there: an instance without an endpoint is this one's.
+  std::map<std::string, std::map<std::string, std::vector<streams::StreamsMetadata>>> by_host;
+  by_host[host];
+  for (const auto& [id, instances] : queries) {
+    by_host[host][id];
+    for (const auto& m : instances)
+      by_host[m.port() < 0 ? host : m.host() + ":" + std::to_string(m.port())][id].push_back(m);
+  }
+  json out = json::object();
+  // Another server is listed alive while the queries' groups have it: ksqlDB's heartbeats say the
+  // same of a server that answers them.
+  for (const auto& [server, per_query] : by_host) {
+    json entries = json::object();
+    for (const auto& [id, instances] : per_query) entries[id] = active_standby_json(instances);
+    out[server] = {{"hostAlive", true},
+                   {"lastStatusUpdateMs", now_ms},
+                   {"activeStandbyPerQuery", entries},
+                   {"hostStoreLags", {{"stateStoreLags", json::object()}, {"updateTimeMs", 0}}}};
+  }
+  return {{"clusterStatus", out}};
 }
 
 }  // namespace oxbow::sql::server

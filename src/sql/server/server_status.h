@@ -29,8 +29,9 @@ std::optional<std::string> denied_overrides(const std::vector<std::string>& deni
 // As in ksqlDB (without shared runtimes), a property the server does not know is valid.
 RestResponse is_valid_property(const std::string& property, const std::vector<std::string>& denied);
 
-// GET /clusterStatus for one server known as `host` ("host:port"): `queries` holds, per running
-// persistent query, where its Streams application's state lives.
+// GET /clusterStatus of the server known as `host` ("host:port"): `queries` holds, per running
+// persistent query, where its Streams application's state lives; each server found there (the
+// same service id's) gets an entry with its part.
 nlohmann::json cluster_status_json(
     const std::string& host, int64_t now_ms,
     const std::map<std::string, std::vector<streams::StreamsMetadata>>& queries);

@@ -72,6 +72,18 @@ TEST(ServerStatusTest, ClusterStatusHasThisHostsEntryWithItsQueries) {
             json::object());
 }
 
+TEST(ServerStatusTest, ClusterStatusListsEveryServerWithItsPart) {
+  streams::StreamsMetadata here({"a", 1}, {"store"}, {{"t", 0}}, {}, {});
+  streams::StreamsMetadata there({"b", 2}, {"store"}, {{"t", 1}}, {}, {});
+  json status = cluster_status_json("a:1", 5, {{"Q", {here, there}}})["clusterStatus"];
+  ASSERT_EQ(status.size(), 2u);
+  EXPECT_EQ(status["a:1"]["activeStandbyPerQuery"]["Q"]["activePartitions"],
+            (json{{{"topic", "t"}, {"partition", 0}}}));
+  EXPECT_EQ(status["b:2"]["activeStandbyPerQuery"]["Q"]["activePartitions"],
+            (json{{{"topic", "t"}, {"partition", 1}}}));
+  EXPECT_EQ(status["b:2"]["hostAlive"], true);
+}
+
 TEST(WsQueryRequestTest, ReadsThePercentEncodedRequestParameter) {
   auto denied = denied_properties({});
   // {"ksql":"SELECT * FROM s EMIT CHANGES;","streamsProperties":{"auto.offset.reset":"earliest"}}
