@@ -21,7 +21,7 @@ KSQL_JSON = "application/vnd.ksql.v1+json"
 
 
 class SqlServer:
-    def __init__(self, broker, tmp_path):
+    def __init__(self, broker, tmp_path, extra=None):
         self.port = free_port()
         self.log_path = tmp_path / "sql-server.log"
         overrides = {
@@ -31,6 +31,7 @@ class SqlServer:
             "ksql.streams.commit.interval.ms": "100",
             "ksql.streams.statestore.cache.max.bytes": "0",
             "ksql.some.unknown.setting": "kept",
+            **(extra or {}),
         }
         with open(self.log_path, "ab") as log:
             self.proc = track(subprocess.Popen(

@@ -1,0 +1,183 @@
+"""Two `oxbow sql-server` processes of one `ksql.service.id` against one broker: each follows the
+shared command topic (what one accepts, the other executes without a restart, with the same query
+ids), a request's commandSequenceNumber waits for that statement, the queries' Streams tasks are
+spread over both, a pull query asked of either answers for every key (the other's partitions
+forwarded), and when one is killed the other takes over all the work and the answers.
+"""
+
+import json
+import random
+import pytest
+
+import ck_helpers as ck
+from harness import wait_until
+from test_sql_server import SqlServer
+
+SERVICE = "cluster_"
+CREATE = ("CREATE STREAM clicks (usr STRING KEY, n INT) "
+          "WITH (kafka_topic='clicks', value_format='JSON', partitions=4);")
+CTAS = "CREATE TABLE totals AS SELECT usr, COUNT(*) AS c, SUM(n) AS s FROM clicks GROUP BY usr;"
+QUERY = "CTAS_TOTALS_0"
+SEED = random.randrange(1 << 30)
+
+
+class ClusterServer(SqlServer):
+    """test_sql_server's server in a directory of its own, of service SERVICE."""
+
+    def __init__(self, broker, directory):
+        directory.mkdir()
+        # A killed server leaves its queries' groups after 6 s instead of 45.
+        super().__init__(broker, directory, {"ksql.service.id": SERVICE,
+                                             "ksql.streams.session.timeout.ms": "6000"})
+
+    @property
+    def endpoint(self):
+        return f"127.0.0.1:{self.port}"
+
+    def post(self, statements, expected_status=200, sequence=None, **properties):
+        body = {"ksql": statements, "streamsProperties": properties}
+        if sequence is not None:
+            body["commandSequenceNumber"] = sequence
+        status, _, text = self.request("POST", "/ksql", body)
+        assert status == expected_status, text
+        return json.loads(text)
+
+    def pull(self, sql):
+        """The rows of a pull query on /query-stream, or None for an error (a server away)."""
+        status, _, text = self.request("POST", "/query-stream", {"sql": sql, "properties": {}},
+                                       accept="application/json")
+        if status != 200:
+            return None
+        body = json.loads(text)
+        if any(isinstance(r, dict) for r in body[1:]):
+            return None  # ended with an error
+        return body[1:]
+
+    def local_rows(self, sql):
+        """A pull query marked as forwarded by another server: this server's partitions only."""
+        status, _, text = self.request("POST", "/query", {
+            "ksql": sql, "requestProperties": {"request.ksql.internal.request": True}})
+        assert status == 200, text
+        return [r["row"]["columns"] for r in json.loads(text) if "row" in r]
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait(30)
+
+
+@pytest.fixture
+def cluster(make_broker, tmp_path):
+    broker = make_broker({"group.initial.rebalance.delay.ms": "0"})
+    servers = [ClusterServer(broker, tmp_path / "a"), ClusterServer(broker, tmp_path / "b")]
+    for s in servers:
+        s.broker = broker
+    yield servers
+    for s in servers:
+        if s.proc.poll() is None:
+            s.stop()
+
+
+def model_of(records):
+    totals = {}
+    for usr, n in records:
+        c, s = totals.get(usr, (0, 0))
+        totals[usr] = (c + 1, s + n)
+    return totals
+
+
+def sink(bootstrap):
+    """The table's topic: each key's latest (c, s), over its 4 partitions."""
+    got = ck.consume_partitions(bootstrap, [("TOTALS", p, 0) for p in range(4)], timeout=30,
+                                **{"enable.partition.eof": True})
+    latest = {}
+    for messages in got.values():
+        for m in messages:
+            value = json.loads(m.value())
+            latest[m.key().decode()] = (value["C"], value["S"])
+    return latest
+
+
+def parts(server):
+    """Per server (host:port) of the cluster status, the query's active partitions."""
+    status, _, text = server.request("GET", "/clusterStatus")
+    assert status == 200, text
+    return {host: sorted((p["topic"], p["partition"])
+                         for p in entry["activeStandbyPerQuery"].get(QUERY, {}).get("activePartitions", []))
+            for host, entry in json.loads(text)["clusterStatus"].items()}
+
+
+def answers_all(server, model):
+    """Whether the scan and every key's lookup asked of `server` give the model's rows."""
+    scan = server.pull("SELECT * FROM totals;")
+    if scan is None or {r[0]: (r[1], r[2]) for r in scan} != model:
+        return False
+    for usr, expected in model.items():
+        rows = server.pull(f"SELECT * FROM totals WHERE usr = '{usr}';")
+        if rows != [[usr, *expected]]:
+            return False
+    limited = server.pull("SELECT * FROM totals LIMIT 5;")
+    return limited is not None and len(limited) == 5
+
+
+def test_two_servers_share_statements_work_and_pull_queries(cluster):
+    a, b = cluster
+    bootstrap = a.broker.bootstrap
+
+    # A statement written on A: B executes it from the command topic, without a restart.
+    [created] = a.post(CREATE)
+    ck.wait_for_topic(bootstrap, "clicks", 4)
+    streams = b.post("SHOW STREAMS;", sequence=created["commandSequenceNumber"])[0]["streams"]
+    assert "CLICKS" in [s["name"] for s in streams]
+    [ctas] = a.post(CTAS, **{"auto.offset.reset": "earliest"})
+    assert ctas["commandStatus"]["queryId"] == QUERY
+    # Followed without any sequence number too.
+    wait_until(lambda: [q["id"] for q in b.post("SHOW QUERIES;")[0]["queries"]] == [QUERY], 30,
+               message="B running A's query")
+    # And the other way: B's statement on A, its sequence number after A's.
+    [other] = b.post("CREATE STREAM other (id INT KEY) WITH (kafka_topic='other', value_format='JSON', "
+                     "partitions=1);")
+    assert other["commandSequenceNumber"] > ctas["commandSequenceNumber"]
+    tables = a.post("SHOW STREAMS; SHOW TABLES;", sequence=other["commandSequenceNumber"])
+    assert "OTHER" in [s["name"] for s in tables[0]["streams"]]
+    assert [t["name"] for t in tables[1]["tables"]] == ["TOTALS"]
+    # A sequence number not written yet: ksqlDB's 503 after the response timeout.
+    late = a.post("SHOW STREAMS;", 503, sequence=10_000)
+    assert late["error_code"] == 50301
+
+    # Both run the query: its group spreads the 4 partitions over the two servers.
+    def shared():
+        p = parts(a)
+        return (set(p) == {a.endpoint, b.endpoint} and all(p.values())
+                and sorted(sum(p.values(), [])) == [("clicks", i) for i in range(4)])
+    wait_until(shared, 60, interval=0.2, message="each server with part of the query's partitions")
+    assert set(parts(b)) == {a.endpoint, b.endpoint}
+
+    rng = random.Random(SEED)
+    records = [(f"u{rng.randrange(40)}", rng.randrange(100)) for _ in range(400)]
+    producer = ck.producer(bootstrap)
+    for usr, n in records:
+        producer.produce("clicks", key=usr, value=json.dumps({"N": n}))
+    assert producer.flush(30) == 0
+    model = model_of(records)
+    wait_until(lambda: sink(bootstrap) == model, 60, interval=0.5,
+               message=f"the sink equal to the model (seed {SEED})")
+
+    # Either server answers for every key: what the other holds is forwarded to it.
+    wait_until(lambda: answers_all(a, model), 30, interval=0.2, message=f"A's answers (seed {SEED})")
+    wait_until(lambda: answers_all(b, model), 30, interval=0.2, message=f"B's answers (seed {SEED})")
+    # Each holds only part of the table: without forwarding, neither would have all of it.
+    here, there = a.local_rows("SELECT * FROM totals;"), b.local_rows("SELECT * FROM totals;")
+    assert here and there and len(here) + len(there) == len(model)
+    assert {r[0]: (r[1], r[2]) for r in here + there} == model
+
+    # B killed: once its session ends, A holds every partition and answers alone.
+    b.kill()
+    wait_until(lambda: parts(a) == {a.endpoint: [("clicks", i) for i in range(4)]}, 90, interval=0.5,
+               message="A holding every partition")
+    more = [(f"u{rng.randrange(50)}", rng.randrange(100)) for _ in range(100)]
+    for usr, n in more:
+        producer.produce("clicks", key=usr, value=json.dumps({"N": n}))
+    assert producer.flush(30) == 0
+    model = model_of(records + more)
+    wait_until(lambda: answers_all(a, model), 60, interval=0.5, message=f"A's answers alone (seed {SEED})")
+    assert sink(bootstrap) == model
