@@ -7,6 +7,7 @@ forwarded), and when one is killed the other takes over all the work and the ans
 
 import json
 import random
+import threading
 import pytest
 
 import ck_helpers as ck
@@ -181,3 +182,39 @@ def test_two_servers_share_statements_work_and_pull_queries(cluster):
     model = model_of(records + more)
     wait_until(lambda: answers_all(a, model), 60, interval=0.5, message=f"A's answers alone (seed {SEED})")
     assert sink(bootstrap) == model
+
+
+def test_statements_written_at_once_on_both_servers_come_out_the_same_on_each(cluster):
+    a, b = cluster
+    a.post(CREATE)
+    ck.wait_for_topic(a.broker.bootstrap, "clicks", 4)
+    answers = {}
+
+    def write(server, names):
+        for name in names:
+            status, _, text = server.request("POST", "/ksql", {
+                "ksql": f"CREATE STREAM {name} AS SELECT * FROM clicks WHERE n > {len(name)};"})
+            answers[(server.port, name)] = (status, json.loads(text))
+
+    # Each writes its own and, at the same time, one the other writes too.
+    threads = [threading.Thread(target=write, args=(a, ["a0", "a1", "dup", "a2"])),
+               threading.Thread(target=write, args=(b, ["b0", "dup", "b1", "b2"]))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(answers) == 8
+    assert all(status == 200 for (_, name), (status, _) in answers.items() if name != "dup"), answers
+    # One DUP was first in the topic; the other is refused, where it was written or before.
+    dups = sorted(status for (_, name), (status, _) in answers.items() if name == "dup")
+    assert dups == [200, 400], answers
+
+    def listing(server):
+        return sorted((q["id"], tuple(q["sinks"])) for q in server.post("SHOW QUERIES;")[0]["queries"])
+    wait_until(lambda: len(listing(a)) == 7 and listing(a) == listing(b), 60,
+               message="both servers with the same 7 queries under the same ids")
+    # Each id as its server's answer gave it.
+    ids = {q[1][0]: q[0] for q in listing(a)}
+    for (_, name), (status, body) in answers.items():
+        if status == 200:
+            assert ids[name.upper()] == body[0]["commandStatus"]["queryId"]

@@ -228,8 +228,14 @@ void KsqlResource::execute_command(
     spdlog::error("sql-server: command {} at offset {} failed{}, skipped: {}", command.id,
                   command.offset, apply ? "" : " on replay", e.what());
   }
-  for (const auto& [name, value] : command.original_properties)
-    engine_.execute("UNSET " + quoted(name) + ";");
+  // Never throws: this runs where a statement's own execution has failed too.
+  for (const auto& [name, value] : command.original_properties) {
+    try {
+      engine_.execute("UNSET " + quoted(name) + ";");
+    } catch (const std::exception& e) {
+      spdlog::error("sql-server: UNSET {}: {}", name, e.what());
+    }
+  }
 }
 
 void KsqlResource::mark_applied(int64_t offset) {
