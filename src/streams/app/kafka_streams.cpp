@@ -348,6 +348,10 @@ class KafkaStreams::Impl {
     }
     cv_.notify_all();
     threads_lock.unlock();  // the monitor may be waiting for it
+    // The monitor may be in a request to a cluster that is gone: the timeout bounds it too.
+    while (monitor_.joinable() && !monitor_exited_ && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (monitor_.joinable() && !monitor_exited_) return false;
     if (monitor_.joinable()) monitor_.join();
     threads_lock.lock();
     threads_list_.clear();
@@ -706,6 +710,7 @@ class KafkaStreams::Impl {
       }
       lock.lock();
     }
+    monitor_exited_ = true;
   }
 
   void check_threads(bool shutdown_requested) {
@@ -795,6 +800,7 @@ class KafkaStreams::Impl {
   State state_ = State::CREATED;                   // under mutex_
   std::atomic<State> state_seen_{State::CREATED};  // state_, for readers without mutex_
   bool closing_ = false, stop_monitor_ = false;
+  std::atomic<bool> monitor_exited_{false};
   StateListener listener_;
   UncaughtExceptionHandler handler_;
   std::thread monitor_;
