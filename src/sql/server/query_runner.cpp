@@ -129,10 +129,42 @@ std::string QueryRunner::endpoint() const {
   return found == settings_.streams_config.end() ? "" : found->second;
 }
 
-void QueryRunner::close() {
+std::chrono::milliseconds QueryRunner::shutdown_timeout() const {
+  auto found = settings_.streams_config.find("shutdown.timeout.ms");
+  if (found != settings_.streams_config.end()) {
+    try {
+      return std::chrono::milliseconds(std::max(0LL, std::stoll(found->second)));
+    } catch (const std::exception&) {
+      spdlog::warn("sql: ksql.streams.shutdown.timeout.ms '{}' is not a number of ms",
+                   found->second);
+    }
+  }
+  return kDefaultShutdownTimeout;
+}
+
+bool QueryRunner::close() {
+  return close(shutdown_timeout());
+}
+
+bool QueryRunner::close(std::chrono::milliseconds timeout) {
   std::lock_guard lock(mutex_);
-  for (auto& [id, streams] : running_) streams->close();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool all = true;
+  for (auto& [id, streams] : running_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (streams->close(std::max(left, std::chrono::milliseconds(0)))) continue;
+    all = false;
+    spdlog::warn(
+        "sql: query {} did not stop within ksql.streams.shutdown.timeout.ms ({} ms), left to "
+        "stop as the process exits: its last offsets may not be committed nor its group left",
+        id, timeout.count());
+    // Its threads still run: destroying it would wait for them. It is left to the process's exit.
+    static auto* abandoned = new std::vector<std::shared_ptr<streams::KafkaStreams>>;
+    abandoned->push_back(streams);
+  }
   running_.clear();
+  return all;
 }
 
 }  // namespace oxbow::sql::server

@@ -3,6 +3,7 @@
 // runs them (the step before the shared runtime of docs/sql/shared-runtime.md). The runner follows
 // the engine: sync() starts the queries it does not run yet, stops those TERMINATE removed or
 // PAUSE paused, and restarts those CREATE OR REPLACE changed.
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,11 @@ class KafkaStreams;
 }
 
 namespace oxbow::sql::server {
+
+// How long stopping every query may take at shutdown when ksql.streams.shutdown.timeout.ms is not
+// set. ksqlDB waits up to 300 s for each query; one bound for all keeps a stop within what
+// service managers allow (systemd's 90 s) when the cluster is gone.
+inline constexpr std::chrono::milliseconds kDefaultShutdownTimeout{30000};
 
 struct RunnerSettings {
   // Every query's Streams settings on top of the engine's: bootstrap.servers, state.dir and
@@ -63,8 +69,12 @@ class QueryRunner {
   std::map<std::string, std::vector<streams::StreamsMetadata>> streams_metadata() const;
   // This server's application.server (host:port), as every query's Streams metadata names it.
   std::string endpoint() const;
-  // Stops every query (each commits and leaves its group).
-  void close();
+  // Stops every query (each commits and leaves its group) within `timeout` in all, by default
+  // ksql.streams.shutdown.timeout.ms (kDefaultShutdownTimeout): false when one did not stop in
+  // time (the cluster gone), which is then left running to the process's exit, not waited for.
+  bool close();
+  bool close(std::chrono::milliseconds timeout);
+  std::chrono::milliseconds shutdown_timeout() const;
 
  private:
   void start_locked(const PersistentQuery& query,
