@@ -78,8 +78,9 @@ def test_a_killed_server_comes_back_with_its_streams_and_queries(make_broker, tm
     ck.wait_for_topic(bootstrap, "pageviews", 1)
     [csas] = server.ksql(CSAS, **{"ksql.streams.auto.offset.reset": "earliest"})
     assert csas["commandStatus"]["queryId"] == "CSAS_LONG_VIEWS_0"
-    # The sequence numbers are the statements' offsets in the command topic.
-    assert (created["commandSequenceNumber"], csas["commandSequenceNumber"]) == (0, 1)
+    # The sequence numbers are the statements' offsets in the command topic, each written in a
+    # transaction of its own, whose commit marker takes the next offset.
+    assert (created["commandSequenceNumber"], csas["commandSequenceNumber"]) == (0, 2)
     server.ksql("SET 'auto.offset.reset'='earliest'; SHOW STREAMS; DESCRIBE pageviews;")
 
     before = [("alice", 20), ("bob", 5), ("carol", 30)]
@@ -111,7 +112,7 @@ def test_a_killed_server_comes_back_with_its_streams_and_queries(make_broker, tm
                message="the query listed as before")
     wait_until(lambda: _group_members(bootstrap) == 1, 60, message="the replayed query in its group")
     # Replayed, not written again.
-    assert ck.watermarks(bootstrap, COMMAND_TOPIC)[1] == 2
+    assert ck.watermarks(bootstrap, COMMAND_TOPIC)[1] == 4
 
     after = [("dave", 40), ("erin", 1), ("frank", 50)]
     _produce(bootstrap, after)
@@ -123,7 +124,7 @@ def test_a_killed_server_comes_back_with_its_streams_and_queries(make_broker, tm
     # The next statement follows the replayed ones in the topic, and TERMINATE of the replayed
     # query stops it.
     [terminated] = server.ksql("TERMINATE CSAS_LONG_VIEWS_0;")
-    assert terminated["commandSequenceNumber"] == 2
+    assert terminated["commandSequenceNumber"] == 4
     wait_until(lambda: _group_members(bootstrap) == 0, 30, message="the terminated query's group empty")
     server.stop()
 

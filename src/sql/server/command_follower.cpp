@@ -3,6 +3,8 @@
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace oxbow::sql::server {
 
 namespace {
@@ -19,6 +21,10 @@ CommandFollower::CommandFollower(const ClientConfig& config, std::string topic)
                                  {{"group.id", "oxbow-sql-command-runner"},
                                   {"enable.auto.commit", "false"},
                                   {"enable.auto.offset.store", "false"},
+                                  // Committed transactions only; their markers take offsets
+                                  // too, so the end reached says how far the topic is read.
+                                  {"isolation.level", "read_committed"},
+                                  {"enable.partition.eof", "true"},
                                   {"fetch.wait.max.ms", "50"}})) {
   rd_kafka_poll_set_consumer(consumer_);
 }
@@ -67,9 +73,13 @@ void CommandFollower::fetch() {
     }
     rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_, kPollMs);
     if (!m) continue;
-    if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      std::lock_guard lock(mutex_);
+      fetched_ = std::max(fetched_, m->offset - 1);
+      changed_.notify_all();
+    } else if (m->err) {
       spdlog::warn("sql-server: reading {}: {}", topic_, rd_kafka_message_errstr(m));
-    } else if (!m->err) {
+    } else {
       std::string key(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
       std::string value(static_cast<const char*>(m->payload), m->payload ? m->len : 0);
       std::lock_guard lock(mutex_);

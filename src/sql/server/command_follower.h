@@ -39,7 +39,8 @@ class CommandFollower {
   void start();
   // Starts a thread calling `apply` whenever commands are queued; `apply` takes them.
   void follow(std::function<void()> apply);
-  // The offset of the topic's last record now (-1: none); throws when the cluster does not say.
+  // The offset before the topic's end now (its last committed record or transaction marker; -1:
+  // none); throws when the cluster does not say.
   int64_t last_offset();
   // The queued commands (taking them), once every record up to `through` is fetched. Throws
   // CommandWaitTimeout when that takes longer than `timeout`.
@@ -58,7 +59,7 @@ class CommandFollower {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Command> queue_;
-  int64_t fetched_ = -1;  // the offset of the last record read
+  int64_t fetched_ = -1;  // the offset before the next one to read (a record or a marker)
   bool stopping_ = false;
   std::thread fetcher_, applier_;
 };

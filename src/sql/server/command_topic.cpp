@@ -90,9 +90,10 @@ std::string command_topic_name(const std::string& service_id) {
   return "_confluent-ksql-" + service_id + "_command_topic";
 }
 
-CommandTopic::CommandTopic(ClientConfig config, std::string topic)
+CommandTopic::CommandTopic(ClientConfig config, std::string topic, std::string transactional_id)
     : config_(std::move(config)),
       topic_(std::move(topic)),
+      transactional_id_(std::move(transactional_id)),
       // A statement is answered only once every in-sync replica has it, written once even when
       // the client retries, and bounded in time so that a lost cluster fails the request.
       producer_(new_kafka_client(RD_KAFKA_PRODUCER, config_,
@@ -103,6 +104,7 @@ CommandTopic::CommandTopic(ClientConfig config, std::string topic)
                                  on_delivery)) {}
 
 CommandTopic::~CommandTopic() {
+  abort();
   rd_kafka_flush(producer_, kTimeoutMs);
   rd_kafka_destroy(producer_);
 }
@@ -139,59 +141,76 @@ void CommandTopic::create_if_missing() {
   spdlog::info("sql-server: created the command topic {}", topic_);
 }
 
-std::vector<Command> CommandTopic::read_all() {
-  int64_t low = 0, high = 0;
-  if (auto err =
-          rd_kafka_query_watermark_offsets(producer_, topic_.c_str(), 0, &low, &high, kTimeoutMs))
-    throw std::runtime_error("reading " + topic_ + ": " + rd_kafka_err2str(err));
-  std::vector<Command> commands;
-  if (high <= low) return commands;
-  // Assigned, never subscribed: the group id is librdkafka's requirement, no group is joined.
-  rd_kafka_t* consumer =
-      new_kafka_client(RD_KAFKA_CONSUMER, config_,
-                       {{"group.id", "oxbow-sql-command-reader"}, {"enable.auto.commit", "false"}});
-  rd_kafka_poll_set_consumer(consumer);
-  auto* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, topic_.c_str(), 0)->offset = low;
-  rd_kafka_assign(consumer, list);
-  rd_kafka_topic_partition_list_destroy(list);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(6 * kTimeoutMs);
-  int64_t next = low;
-  std::string failure;
-  while (next < high && failure.empty()) {
-    if (std::chrono::steady_clock::now() > deadline) failure = "timed out";
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 200);
-    if (!m) continue;
-    if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      failure = rd_kafka_message_errstr(m);
-    } else if (!m->err) {
-      next = m->offset + 1;
-      std::string key(static_cast<const char*>(m->key), m->key_len);
-      std::string value(static_cast<const char*>(m->payload), m->len);
-      try {
-        commands.push_back(parse_command(key, value, m->offset));
-      } catch (const std::exception& e) {
-        spdlog::error("sql-server: {}: {}, skipped", topic_, e.what());
-      }
-    }
-    rd_kafka_message_destroy(m);
+namespace {
+
+// Whether `error` (owned, destroyed here) is none; `what` gets its text.
+bool succeeded(rd_kafka_error_t* error, std::string& what) {
+  if (!error) return true;
+  what = rd_kafka_error_string(error);
+  rd_kafka_error_destroy(error);
+  return false;
+}
+
+}  // namespace
+
+void CommandTopic::begin() {
+  abort();
+  transaction_ = new_kafka_client(RD_KAFKA_PRODUCER, config_,
+                                  {{"transactional.id", transactional_id_},
+                                   {"acks", "all"},
+                                   {"linger.ms", "0"},
+                                   {"transaction.timeout.ms", std::to_string(6 * kTimeoutMs)},
+                                   {"message.timeout.ms", std::to_string(kTimeoutMs)}},
+                                  on_delivery);
+  std::string what;
+  if (!succeeded(rd_kafka_init_transactions(transaction_, kTimeoutMs), what) ||
+      !succeeded(rd_kafka_begin_transaction(transaction_), what)) {
+    rd_kafka_destroy(transaction_);
+    transaction_ = nullptr;
+    throw std::runtime_error(topic_ + ": beginning a transaction: " + what);
   }
-  rd_kafka_consumer_close(consumer);
-  rd_kafka_destroy(consumer);
-  if (!failure.empty()) throw std::runtime_error("reading " + topic_ + ": " + failure);
-  return commands;
+}
+
+void CommandTopic::abort() {
+  if (!transaction_) return;
+  std::string what;
+  if (!succeeded(rd_kafka_abort_transaction(transaction_, kTimeoutMs), what))
+    spdlog::warn("sql-server: {}: aborting: {}", topic_, what);
+  rd_kafka_destroy(transaction_);
+  transaction_ = nullptr;
 }
 
 int64_t CommandTopic::append(const Command& command) {
+  if (!transaction_) return produce(producer_, command);
+  std::string what;
+  try {
+    int64_t offset = produce(transaction_, command);
+    if (succeeded(rd_kafka_commit_transaction(transaction_, kTimeoutMs), what)) {
+      rd_kafka_destroy(transaction_);
+      transaction_ = nullptr;
+      return offset;
+    }
+    what = topic_ + ": " + what;
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  abort();
+  // Most often another server began a transaction meanwhile: its producer fenced this one, whose
+  // record librdkafka then purges.
+  throw std::runtime_error(what + " (the transaction did not commit: another server may be "
+                                  "writing at the same time)");
+}
+
+int64_t CommandTopic::produce(rd_kafka_t* producer, const Command& command) {
   std::string key = command_key(command), value = command_value(command);
   Delivery delivery;
   auto err = rd_kafka_producev(
-      producer_, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
+      producer, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
       RD_KAFKA_V_KEY(key.data(), key.size()), RD_KAFKA_V_VALUE(value.data(), value.size()),
       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(&delivery), RD_KAFKA_V_END);
   if (err) throw std::runtime_error(topic_ + ": " + rd_kafka_err2str(err));
   // The delivery report comes within message.timeout.ms, success or not.
-  while (delivery.err == RD_KAFKA_RESP_ERR__IN_PROGRESS) rd_kafka_poll(producer_, 100);
+  while (delivery.err == RD_KAFKA_RESP_ERR__IN_PROGRESS) rd_kafka_poll(producer, 100);
   if (delivery.err) throw std::runtime_error(topic_ + ": " + rd_kafka_err2str(delivery.err));
   return delivery.offset;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // The service's command topic, `_confluent-ksql-<ksql.service.id>_command_topic`, as ksqlDB keeps
 // it: one partition that is never cleaned up, each record one statement that changed the
-// server's state, keyed by its command id. The server writes a statement there before it takes
-// effect and replays the topic from the start when it starts (docs/sql/server.md).
+// servers' state, keyed by its command id, each written in a transaction. A server writes a
+// statement there before it takes effect, replays the topic from the start when it starts and
+// then follows it (command_follower.h, docs/sql/server.md).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -35,7 +36,9 @@ std::string command_topic_name(const std::string& service_id);
 
 class CommandTopic {
  public:
-  CommandTopic(ClientConfig config, std::string topic);
+  // `transactional_id`: every server of the service writes in transactions of this id (ksqlDB's
+  // is the service id), so that a server beginning one fences the others' (begin()).
+  CommandTopic(ClientConfig config, std::string topic, std::string transactional_id);
   ~CommandTopic();
   CommandTopic(const CommandTopic&) = delete;
   CommandTopic& operator=(const CommandTopic&) = delete;
@@ -44,16 +47,24 @@ class CommandTopic {
   // Creates the topic unless it exists: one partition, retention.ms=-1, cleanup.policy=delete,
   // min.insync.replicas 2 where three brokers can hold it, else 1. Throws when it cannot.
   void create_if_missing();
-  // Every command from the start to the end the topic had when asked, in order.
-  std::vector<Command> read_all();
-  // Writes `command` with acks=all and waits for the cluster to have it; its offset. Throws
-  // std::runtime_error when the cluster does not take it.
+  // Begins a transaction with a new producer of the transactional id, which fences every other
+  // producer of it (another server's transaction not committed yet fails); then the caller
+  // catches up with the topic and validates. Throws std::runtime_error when it cannot.
+  void begin();
+  // Writes `command` with acks=all in the transaction begin() began (committing it), or without
+  // one when none was begun; its offset. Throws std::runtime_error when the cluster does not take
+  // it (a fenced transaction included): the command is then not in the topic.
   int64_t append(const Command& command);
+  // Ends a transaction begun that writes nothing.
+  void abort();
 
  private:
+  int64_t produce(rd_kafka_s* producer, const Command& command);
+
   ClientConfig config_;
-  std::string topic_;
+  std::string topic_, transactional_id_;
   rd_kafka_s* producer_;
+  rd_kafka_s* transaction_ = nullptr;  // begin()'s producer, until append() or abort()
 };
 
 }  // namespace oxbow::sql::server

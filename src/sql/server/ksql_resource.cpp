@@ -261,6 +261,13 @@ std::vector<Command> KsqlResource::apply_commands(const std::vector<Command>& co
   return after;
 }
 
+void KsqlResource::set_command_transaction(std::function<void()> begin,
+                                           std::function<void()> abort) {
+  std::lock_guard lock(mutex_);
+  begin_ = std::move(begin);
+  abort_ = std::move(abort);
+}
+
 void KsqlResource::set_command_feed(CommandFeed feed, std::chrono::milliseconds timeout) {
   std::lock_guard lock(mutex_);
   feed_ = std::move(feed);
@@ -304,6 +311,20 @@ std::vector<FieldInfo> KsqlResource::push_query_columns(const std::string& state
 
 int64_t KsqlResource::log_command(const std::string& statement, StatementInfo& info,
                                   const std::map<std::string, std::string>& properties) {
+  if (begin_) {
+    try {
+      begin_();
+    } catch (const std::exception& e) {
+      throw CommandLogError(std::string("Could not write to the command topic: ") + e.what());
+    }
+  }
+  // Whatever happens below, no transaction stays open: after a write, there is none to abort.
+  struct Abort {
+    const std::function<void()>& abort;
+    ~Abort() {
+      if (abort) abort();
+    }
+  } abort{abort_};
   // Validated against every statement the log has now, as ksqlDB's distributor catches up first.
   if (feed_) catch_up(kLogEnd, -1);
   Engine sandbox = engine_;

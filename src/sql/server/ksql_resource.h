@@ -72,6 +72,10 @@ class KsqlResource {
   void set_denied_properties(std::vector<std::string> denied) { denied_ = std::move(denied); }
   // From now on, every statement that changes state is written to `log` before it takes effect.
   void set_command_log(CommandLog log);
+  // `begin` before a statement that may be written is checked against the log (which it may
+  // throw for), `abort` after it when it was not written: ksqlDB's transaction around catching
+  // up, validating and writing, which fences other servers writing at the same time.
+  void set_command_transaction(std::function<void()> begin, std::function<void()> abort);
   // The commands read from the log (command_follower.h): those queued once it is read through
   // `through` (kLogEnd: its last record now); throws CommandWaitTimeout when that takes too long.
   using CommandFeed = std::function<std::vector<Command>(int64_t through)>;
@@ -133,6 +137,7 @@ class KsqlResource {
   std::vector<std::string> denied_;
   int64_t sequence_number_ = 0;  // the commandSequenceNumber of the last accepted statement
   CommandFeed feed_;
+  std::function<void()> begin_, abort_;
   std::chrono::milliseconds feed_timeout_{5'000};
   int64_t applied_ = -1;  // the offset of the last command executed from the log
   std::condition_variable applied_changed_;

@@ -123,7 +123,7 @@ struct SqlServer::Impl {
             context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); },
             http_options()),
         signals(context, SIGINT, SIGTERM),
-        commands(client, command_topic_name(config.service_id)) {
+        commands(client, command_topic_name(config.service_id), config.service_id) {
     ksql.set_denied_properties(denied);
   }
 
@@ -175,6 +175,7 @@ struct SqlServer::Impl {
       }
     }
     ksql.set_command_log([this](const Command& command) { return commands.append(command); });
+    ksql.set_command_transaction([this] { commands.begin(); }, [this] { commands.abort(); });
     ksql.set_command_feed(
         [this](int64_t through) {
           if (through == KsqlResource::kLogEnd) through = follower.last_offset();
