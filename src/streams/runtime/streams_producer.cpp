@@ -18,13 +18,19 @@ StreamsProducer::StreamsProducer(const ThreadConfig& config, ThreadMetrics& metr
 void StreamsProducer::open() {
   // murmur2 on the key bytes, as Java's producer: Java consumers and Kafka Streams agree on
   // where a key lives.
-  auto* pconf = client_conf(config_.app, ClientRole::kProducer,
-                            {{"client.id", config_.client_id + "-producer"},
-                             {"partitioner", "murmur2_random"},
-                             {"acks", "all"},
-                             {"enable.idempotence", "true"},
-                             {"linger.ms", "5"},
-                             {"allow.auto.create.topics", "false"}});
+  auto* pconf =
+      client_conf(config_.app, ClientRole::kProducer,
+                  {{"client.id", config_.client_id + "-producer"},
+                   {"partitioner", "murmur2_random"},
+                   {"acks", "all"},
+                   {"enable.idempotence", "true"},
+                   {"linger.ms", "5"},
+                   {"allow.auto.create.topics", "false"}},
+                  // Kafka's producer gives up on a record after delivery.timeout.ms,
+                  // 2 min (librdkafka's default: 5 min): the final commit's flush with
+                  // the cluster gone is bounded by it. Under exactly-once
+                  // transaction.timeout.ms bounds it instead.
+                  config_.exactly_once ? Config{} : Config{{"delivery.timeout.ms", "120000"}});
   if (config_.exactly_once) {
     // As Kafka Streams: a short transaction timeout, so that a crashed thread's open transaction
     // stops holding back read_committed readers within seconds.
