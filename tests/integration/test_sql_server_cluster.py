@@ -98,6 +98,14 @@ def sink(bootstrap):
     return latest
 
 
+def sum_by_key(rows):
+    """A windowed count's rows (key, window start, window end, count) added up per key."""
+    out = {}
+    for row in rows:
+        out[row[0]] = out.get(row[0], 0) + row[-1]
+    return out
+
+
 def parts(server):
     """Per server (host:port) of the cluster status, the query's active partitions."""
     status, _, text = server.request("GET", "/clusterStatus")
@@ -141,6 +149,9 @@ def test_two_servers_share_statements_work_and_pull_queries(cluster):
     tables = a.post("SHOW STREAMS; SHOW TABLES;", sequence=other["commandSequenceNumber"])
     assert "OTHER" in [s["name"] for s in tables[0]["streams"]]
     assert [t["name"] for t in tables[1]["tables"]] == ["TOTALS"]
+    # A windowed table too, whose rows carry their window's bounds when forwarded.
+    a.post("CREATE TABLE hourly AS SELECT usr, COUNT(*) AS c FROM clicks WINDOW TUMBLING (SIZE 1 HOUR) "
+           "GROUP BY usr;", **{"auto.offset.reset": "earliest"})
     # A sequence number not written yet: ksqlDB's 503 after the response timeout.
     late = a.post("SHOW STREAMS;", 503, sequence=10_000)
     assert late["error_code"] == 50301
@@ -166,6 +177,13 @@ def test_two_servers_share_statements_work_and_pull_queries(cluster):
     # Either server answers for every key: what the other holds is forwarded to it.
     wait_until(lambda: answers_all(a, model), 30, interval=0.2, message=f"A's answers (seed {SEED})")
     wait_until(lambda: answers_all(b, model), 30, interval=0.2, message=f"B's answers (seed {SEED})")
+    def hourly(server):
+        rows = server.pull("SELECT * FROM hourly;")
+        return None if rows is None else sorted(map(tuple, rows))
+    counts = {usr: c for usr, (c, _) in model.items()}
+    wait_until(lambda: hourly(a) is not None and sum_by_key(hourly(a)) == counts, 30, interval=0.2,
+               message="A's scan of the windowed table")
+    assert hourly(b) == hourly(a)
     # Each holds only part of the table: without forwarding, neither would have all of it.
     here, there = a.local_rows("SELECT * FROM totals;"), b.local_rows("SELECT * FROM totals;")
     assert here and there and len(here) + len(there) == len(model)
