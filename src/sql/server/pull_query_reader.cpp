@@ -50,9 +50,11 @@ bool drain(Iterator it, Take take) {
   return true;
 }
 
-void read_key_values(const streams::KafkaStreams& streams, PullPlan& plan, Emitter& out) {
-  auto store = streams.store(StoreQueryParameters<>::fromNameAndType(
-      plan.store, QueryableStoreTypes::timestampedKeyValueStore<Row, Row>()));
+void read_key_values(const streams::KafkaStreams& streams, const std::string& topology,
+                     PullPlan& plan, Emitter& out) {
+  auto store = streams.store(
+      topology, StoreQueryParameters<>::fromNameAndType(
+                    plan.store, QueryableStoreTypes::timestampedKeyValueStore<Row, Row>()));
   auto take = [&](const auto& e) {
     return out.take(e.key, nullptr, e.value.value, e.value.timestamp);
   };
@@ -72,9 +74,11 @@ void read_key_values(const streams::KafkaStreams& streams, PullPlan& plan, Emitt
   }
 }
 
-void read_windows(const streams::KafkaStreams& streams, PullPlan& plan, Emitter& out) {
-  auto store = streams.store(StoreQueryParameters<>::fromNameAndType(
-      plan.store, QueryableStoreTypes::timestampedWindowStore<Row, Row>()));
+void read_windows(const streams::KafkaStreams& streams, const std::string& topology, PullPlan& plan,
+                  Emitter& out) {
+  auto store = streams.store(
+      topology, StoreQueryParameters<>::fromNameAndType(
+                    plan.store, QueryableStoreTypes::timestampedWindowStore<Row, Row>()));
   const TimeBounds& t = plan.bounds.starts;
   const int64_t size = plan.window_size_ms.value_or(0);
   auto take = [&](const Row& key, int64_t start, const Timestamped& v) {
@@ -99,9 +103,11 @@ void read_windows(const streams::KafkaStreams& streams, PullPlan& plan, Emitter&
 
 // Sessions overlapping the window-start bounds: those starting inside them are among them.
 // ROWTIME of a session is its end, as ksqlDB's.
-void read_sessions(const streams::KafkaStreams& streams, PullPlan& plan, Emitter& out) {
-  auto store = streams.store(StoreQueryParameters<>::fromNameAndType(
-      plan.store, QueryableStoreTypes::sessionStore<Row, Row>()));
+void read_sessions(const streams::KafkaStreams& streams, const std::string& topology,
+                   PullPlan& plan, Emitter& out) {
+  auto store =
+      streams.store(topology, StoreQueryParameters<>::fromNameAndType(
+                                  plan.store, QueryableStoreTypes::sessionStore<Row, Row>()));
   const TimeBounds& t = plan.bounds.starts;
   auto take = [&](const auto& e) {
     return out.take(e.key.key, &e.key.window, e.value, e.key.window.end);
@@ -202,17 +208,17 @@ class TopicReader {
 
 }  // namespace
 
-void read_pull_rows(const streams::KafkaStreams& streams, PullPlan& plan,
-                    const std::function<bool(const Row&)>& emit) {
+void read_pull_rows(const streams::KafkaStreams& streams, const std::string& topology,
+                    PullPlan& plan, const std::function<bool(const Row&)>& emit) {
   Emitter out(plan, emit);
   if (!out.wants_more()) return;
   switch (plan.store_kind) {
     case PullStoreKind::kKeyValue:
-      return read_key_values(streams, plan, out);
+      return read_key_values(streams, topology, plan, out);
     case PullStoreKind::kWindow:
-      return read_windows(streams, plan, out);
+      return read_windows(streams, topology, plan, out);
     case PullStoreKind::kSession:
-      return read_sessions(streams, plan, out);
+      return read_sessions(streams, topology, plan, out);
   }
 }
 

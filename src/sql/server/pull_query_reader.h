@@ -6,6 +6,7 @@
 // take each task's lock for one batch only (queryable.h), so pull queries never wait for each other
 // and hold up processing for one batch at most; nothing here takes a lock of the server's.
 #include <functional>
+#include <string>
 
 #include "sql/engine/pull_query.h"
 #include "sql/server/kafka_cluster.h"
@@ -18,9 +19,10 @@ namespace oxbow::sql::server {
 
 // Calls `emit` with each result row, in the store's order, until it returns false or the rows
 // run out or the plan's LIMIT is reached. Throws what the store throws (InvalidStateStoreException
-// while the query is not running, or rebalancing away).
-void read_pull_rows(const streams::KafkaStreams& streams, PullPlan& plan,
-                    const std::function<bool(const Row&)>& emit);
+// while the query is not running, or rebalancing away). `topology`: the query's named topology in a
+// shared runtime, whose stores are looked up by it; "" for a query running alone.
+void read_pull_rows(const streams::KafkaStreams& streams, const std::string& topology,
+                    PullPlan& plan, const std::function<bool(const Row&)>& emit);
 
 // The same for a pull query on a stream (plan.stream): its topic's records from each partition's
 // beginning to the end it had when the read began, through a consumer of no group (assigned,

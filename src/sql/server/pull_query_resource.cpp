@@ -138,8 +138,8 @@ class PullResponse {
 // The query's rows, on its own thread. An error before the first row is answered as a refusal;
 // after it, the response ends with it.
 void run(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
-         std::shared_ptr<PullPlan> plan, std::shared_ptr<streams::KafkaStreams> streams,
-         const ClientConfig& client, const PullRoute& route) {
+         std::shared_ptr<PullPlan> plan, QueryStreams streams, const ClientConfig& client,
+         const PullRoute& route) {
   const std::string& statement = route.statement;
   std::optional<PullResponse> response;
   bool started = false;
@@ -153,7 +153,7 @@ void run(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
     if (plan->stream)
       read_stream_rows(client, *plan, emit);
     else
-      read_routed_rows(*streams, *plan, route, emit);
+      read_routed_rows(*streams.streams, streams.topology, *plan, route, emit);
     if (!started) response->start(*plan);
     started = true;
   } catch (const std::exception& e) {
@@ -248,8 +248,8 @@ void PullQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
     RestResponse r = refusal(endpoint, statement, e.what());
     return exchange->respond(r.status, "application/json", std::move(r.body));
   }
-  auto streams = plan->stream ? nullptr : runner_.streams(plan->materializing_query);
-  if (!plan->stream && !streams) {
+  auto streams = plan->stream ? QueryStreams{} : runner_.query_streams(plan->materializing_query);
+  if (!plan->stream && !streams.streams) {
     RestResponse r = refusal(endpoint, statement, "Materializing query has been stopped");
     return exchange->respond(r.status, "application/json", std::move(r.body));
   }

@@ -87,7 +87,8 @@ bool forwarded_request(std::string_view body) {
          (is_true(*properties, kInternal) || is_true(*properties, kSkipForwarding));
 }
 
-void read_routed_rows(const streams::KafkaStreams& streams, PullPlan& plan, const PullRoute& route,
+void read_routed_rows(const streams::KafkaStreams& streams, const std::string& topology,
+                      PullPlan& plan, const PullRoute& route,
                       const std::function<bool(const Row&)>& emit) {
   // Looked up first: the owners as the group's assignment had them when the query began.
   const auto owners =
@@ -99,7 +100,7 @@ void read_routed_rows(const streams::KafkaStreams& streams, PullPlan& plan, cons
     stopped = !emit(row) || (plan.limit && count >= *plan.limit);
     return !stopped;
   };
-  read_pull_rows(streams, plan, take);
+  read_pull_rows(streams, topology, plan, take);
   for (const auto& owner : owners)
     if (stopped || !read_remote(owner, plan, route.statement, take)) return;
 }

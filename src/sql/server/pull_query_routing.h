@@ -30,7 +30,8 @@ bool forwarded_request(std::string_view body);
 // The plan's rows from this server's partitions of the store, then (unless route.forward is
 // false) from each other server holding partitions of it, the LIMIT applied to them all. Throws
 // what the local read throws, or std::runtime_error when another server does not answer.
-void read_routed_rows(const streams::KafkaStreams& streams, PullPlan& plan, const PullRoute& route,
+void read_routed_rows(const streams::KafkaStreams& streams, const std::string& topology,
+                      PullPlan& plan, const PullRoute& route,
                       const std::function<bool(const Row&)>& emit);
 
 }  // namespace oxbow::sql::server

@@ -14,7 +14,67 @@ constexpr std::string_view kStreamsPrefix = "ksql.streams.";
 // The engine names every query's application with ksqlDB's default service id.
 constexpr std::string_view kDefaultApplicationPrefix = "_confluent-ksql-default_query_";
 
+using State = streams::KafkaStreams::State;
+
+bool failed(State state) {
+  return state == State::ERROR || state == State::PENDING_ERROR;
+}
+
+// A named topology's task ids are "<topology>__<sub-topology>_<partition>".
+std::string topology_of_task(std::string_view task_id) {
+  auto end = task_id.rfind("__");
+  return std::string(end == std::string_view::npos ? std::string_view() : task_id.substr(0, end));
+}
+
 }  // namespace
+
+// Per query of a shared runtime, the handler its engine made (it logs and counts as that query);
+// the runtime's one handler picks it by the failing task's topology.
+struct QueryRunner::Handlers {
+  std::mutex mutex;
+  std::map<std::string, streams::ProcessingExceptionHandler> of_query;
+
+  streams::ProcessingExceptionHandlerResponse handle(const streams::ErrorHandlerContext& context,
+                                                     const streams::Record* record,
+                                                     const std::exception& error) {
+    streams::ProcessingExceptionHandler handler;
+    {
+      std::lock_guard lock(mutex);
+      auto found = of_query.find(topology_of_task(context.taskId()));
+      if (found != of_query.end()) handler = found->second;
+    }
+    if (handler) return handler(context, record, error);
+    return streams::LogAndContinueProcessingExceptionHandler(context, record, error);
+  }
+};
+
+size_t place_query(const std::vector<RuntimeNeeds>& runtimes, const RuntimeNeeds& query) {
+  for (size_t i = 0; i < runtimes.size(); ++i) {
+    if (runtimes[i].config != query.config) continue;
+    bool overlaps = std::any_of(query.topics.begin(), query.topics.end(),
+                                [&](const auto& topic) { return runtimes[i].topics.count(topic); });
+    if (!overlaps) return i;
+  }
+  return runtimes.size();
+}
+
+std::set<std::string> source_topics_of(const streams::Topology& topology) {
+  std::set<std::string> read, written;
+  auto description = topology.describe();
+  for (const auto& sub : description.subtopologies())
+    for (const auto& node : sub.nodes) {
+      if (node.kind == streams::NodeDescription::Kind::kSource)
+        read.insert(node.topics.begin(), node.topics.end());
+      if (node.kind == streams::NodeDescription::Kind::kSink)
+        written.insert(node.topics.begin(), node.topics.end());
+    }
+  for (const auto& global : description.globalStores())
+    read.insert(global.source.topics.begin(), global.source.topics.end());
+  std::set<std::string> sources;
+  std::set_difference(read.begin(), read.end(), written.begin(), written.end(),
+                      std::inserter(sources, sources.end()));
+  return sources;
+}
 
 std::string streams_property_name(const std::string& property) {
   if (property.starts_with(kStreamsPrefix)) return property.substr(kStreamsPrefix.size());
@@ -50,17 +110,50 @@ void QueryRunner::sync(const std::vector<PersistentQuery>& queries,
   std::set<std::string> wanted;
   for (const auto& q : queries)
     if (!q.paused) wanted.insert(q.id);
-  for (auto it = running_.begin(); it != running_.end();) {
-    bool replaced = std::find(restart.begin(), restart.end(), it->first) != restart.end();
-    if (wanted.count(it->first) && !replaced) {
-      ++it;
-      continue;
-    }
-    spdlog::info("sql: stopping query {}", it->first);
-    it->second->close();
-    it = running_.erase(it);
+  std::set<std::string> known;
+  for (const auto& q : queries) known.insert(q.id);
+  std::vector<std::string> stopping;
+  for (const auto& [id, running] : running_) {
+    bool replaced = std::find(restart.begin(), restart.end(), id) != restart.end();
+    if (!wanted.count(id) || replaced) stopping.push_back(id);
   }
+  // Paused or replaced queries keep their positions; a terminated one's go with it.
+  for (const auto& id : stopping) stop_locked(id, !known.count(id));
   for (const auto& q : queries) start_locked(q, overrides);
+}
+
+void QueryRunner::stop_locked(const std::string& id, bool terminated) {
+  auto found = running_.find(id);
+  if (found == running_.end()) return;
+  spdlog::info("sql: stopping query {}", id);
+  auto running = std::move(found->second);
+  running_.erase(found);
+  if (running.runtime < 0) {
+    running.streams->close();
+    return;
+  }
+  auto& runtime = runtimes_.at(running.runtime);
+  runtime.topics.erase(id);
+  {
+    std::lock_guard lock(runtime.handlers->mutex);
+    runtime.handlers->of_query.erase(id);
+  }
+  if (runtime.topics.empty()) {
+    // Its last query: the whole runtime goes, as its group would have nothing left to run.
+    spdlog::info("sql: closing shared runtime {}", runtime.application_id);
+    runtime.streams->close();
+    runtimes_.erase(running.runtime);
+    return;
+  }
+  runtime.needs.topics.clear();
+  for (const auto& [query, topics] : runtime.topics)
+    runtime.needs.topics.insert(topics.begin(), topics.end());
+  try {
+    runtime.streams->removeNamedTopology(id, terminated);
+  } catch (const std::exception& e) {
+    spdlog::error("sql: query {} not removed from runtime {}: {}", id, runtime.application_id,
+                  e.what());
+  }
 }
 
 void QueryRunner::start(const PersistentQuery& query,
@@ -72,51 +165,118 @@ void QueryRunner::start(const PersistentQuery& query,
 void QueryRunner::start_locked(const PersistentQuery& q,
                                const std::map<std::string, std::string>& overrides) {
   if (q.paused || running_.count(q.id)) return;
-  auto streams = std::make_shared<streams::KafkaStreams>(q.topology, config_of(q, overrides));
+  auto config = config_of(q, overrides);
+  if (settings_.shared_runtimes && start_shared(q, config)) return;
+  auto streams = std::make_shared<streams::KafkaStreams>(q.topology, std::move(config));
   streams->setProcessingExceptionHandler(q.processing_errors);
   streams->setStateListener([id = q.id](auto now, auto) {
     if (now == streams::KafkaStreams::State::ERROR) spdlog::error("sql: query {} failed", id);
   });
   streams->start();
   spdlog::info("sql: running query {}", q.id);
-  running_.emplace(q.id, std::move(streams));
+  running_.emplace(q.id, Running{std::move(streams), -1});
+}
+
+bool QueryRunner::start_shared(const PersistentQuery& q,
+                               std::map<std::string, std::string> config) {
+  // The query's own application id is its topics' prefix; the runtime's names the group.
+  const std::string prefix = config["application.id"];
+  config.erase("application.id");
+  RuntimeNeeds needs{config, source_topics_of(q.topology)};
+  std::vector<RuntimeNeeds> candidates;
+  std::vector<int> keys;
+  for (const auto& [key, runtime] : runtimes_) {
+    if (failed(runtime.streams->state())) continue;  // its queries are ERROR: none joins them
+    candidates.push_back(runtime.needs);
+    keys.push_back(key);
+  }
+  size_t at = place_query(candidates, needs);
+  int key = 0;
+  if (at < keys.size()) {
+    key = keys[at];
+  } else {
+    while (runtimes_.count(key)) ++key;
+  }
+  bool created = !runtimes_.count(key);
+  SharedRuntime fresh;
+  if (created) {
+    // ksqlDB's shared runtime ids: the per-query prefix with the runtime's number for the query id.
+    fresh.application_id =
+        "_confluent-ksql-" + settings_.service_id + "query_" + std::to_string(key);
+    auto runtime_config = config;
+    runtime_config["application.id"] = fresh.application_id;
+    fresh.streams = std::make_shared<streams::KafkaStreams>(std::move(runtime_config));
+    fresh.needs.config = config;
+    fresh.handlers = std::make_shared<Handlers>();
+    fresh.streams->setProcessingExceptionHandler(
+        [handlers = fresh.handlers](const auto& context, const auto* record, const auto& error) {
+          return handlers->handle(context, record, error);
+        });
+    fresh.streams->setStateListener([id = fresh.application_id](auto now, auto) {
+      if (now == State::ERROR) spdlog::error("sql: shared runtime {} failed", id);
+    });
+  }
+  SharedRuntime& runtime = created ? fresh : runtimes_.at(key);
+  try {
+    runtime.streams->addNamedTopology(q.id, q.topology, prefix);
+  } catch (const streams::TopologyException& e) {
+    spdlog::warn("sql: query {} runs alone, not in a shared runtime: {}", q.id, e.what());
+    return false;
+  }
+  {
+    std::lock_guard lock(runtime.handlers->mutex);
+    runtime.handlers->of_query[q.id] = q.processing_errors;
+  }
+  runtime.topics[q.id] = needs.topics;
+  runtime.needs.topics.insert(needs.topics.begin(), needs.topics.end());
+  if (created) {
+    runtime.streams->start();
+    runtimes_.emplace(key, std::move(fresh));
+  }
+  spdlog::info("sql: running query {} in shared runtime {}", q.id,
+               runtimes_.at(key).application_id);
+  running_.emplace(q.id, Running{runtimes_.at(key).streams, key});
+  return true;
 }
 
 std::string QueryRunner::status(const std::string& query_id) const {
   std::lock_guard lock(mutex_);
   auto found = running_.find(query_id);
   if (found == running_.end()) return "";
-  auto state = found->second->state();
-  using State = streams::KafkaStreams::State;
-  return state == State::ERROR || state == State::PENDING_ERROR ? "ERROR" : "RUNNING";
+  return failed(found->second.streams->state()) ? "ERROR" : "RUNNING";
 }
 
 std::shared_ptr<streams::KafkaStreams> QueryRunner::streams(const std::string& query_id) const {
+  return query_streams(query_id).streams;
+}
+
+QueryStreams QueryRunner::query_streams(const std::string& query_id) const {
   std::lock_guard lock(mutex_);
   auto found = running_.find(query_id);
-  return found == running_.end() ? nullptr : found->second;
+  if (found == running_.end()) return {};
+  return {found->second.streams, found->second.runtime < 0 ? "" : query_id};
 }
 
 std::vector<std::string> QueryRunner::running() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> ids;
-  for (const auto& [id, streams] : running_) ids.push_back(id);
+  for (const auto& [id, running] : running_) ids.push_back(id);
   return ids;
 }
 
 bool QueryRunner::any_failed() const {
   std::lock_guard lock(mutex_);
   return std::any_of(running_.begin(), running_.end(), [](const auto& entry) {
-    return entry.second->state() == streams::KafkaStreams::State::ERROR;
+    return entry.second.streams->state() == State::ERROR;
   });
 }
 
 std::map<std::string, std::vector<streams::StreamsMetadata>> QueryRunner::streams_metadata() const {
   std::lock_guard lock(mutex_);
   std::map<std::string, std::vector<streams::StreamsMetadata>> out;
-  for (const auto& [id, streams] : running_) {
+  for (const auto& [id, running] : running_) {
     try {
-      out[id] = streams->metadataForAllStreamsClients();
+      out[id] = running.streams->metadataForAllStreamsClients();
     } catch (const std::exception&) {
       out[id];  // not RUNNING or REBALANCING yet: nothing known
     }
@@ -150,7 +310,12 @@ bool QueryRunner::close(std::chrono::milliseconds timeout) {
   std::lock_guard lock(mutex_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool all = true;
-  for (auto& [id, streams] : running_) {
+  // A shared runtime once, under the name of its first query.
+  std::map<std::string, std::shared_ptr<streams::KafkaStreams>> instances;
+  std::set<const streams::KafkaStreams*> seen;
+  for (const auto& [id, running] : running_)
+    if (seen.insert(running.streams.get()).second) instances.emplace(id, running.streams);
+  for (auto& [id, streams] : instances) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (streams->close(std::max(left, std::chrono::milliseconds(0)))) continue;
@@ -164,6 +329,7 @@ bool QueryRunner::close(std::chrono::milliseconds timeout) {
     abandoned->push_back(streams);
   }
   running_.clear();
+  runtimes_.clear();
   return all;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // Runs the engine's persistent queries against a cluster: one KafkaStreams per query, as ksqlDB
-// runs them (the step before the shared runtime of docs/sql/shared-runtime.md). The runner follows
-// the engine: sync() starts the queries it does not run yet, stops those TERMINATE removed or
-// PAUSE paused, and restarts those CREATE OR REPLACE changed.
+// runs them, or with ksql.runtime.feature.shared.enabled each query a named topology of a shared
+// KafkaStreams (docs/sql/server.md, "Shared runtimes"). The runner follows the engine: sync()
+// starts the queries it does not run yet, stops those TERMINATE removed or PAUSE paused, and
+// restarts those CREATE OR REPLACE changed.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "oxbow/streams/errors.h"
 #include "oxbow/streams/streams_metadata.h"
 #include "sql/engine/engine.h"
 
@@ -32,6 +34,30 @@ struct RunnerSettings {
   // ksql.service.id: in each query's application id, as ksqlDB names them
   // (_confluent-ksql-<service id>query_<query id>).
   std::string service_id = "default_";
+  // ksql.runtime.feature.shared.enabled: queries share KafkaStreams instances (named topologies).
+  bool shared_runtimes = false;
+};
+
+// What placing a query in a shared runtime looks at: the Streams settings it runs with (without
+// application.id) and the topics it reads from outside itself.
+struct RuntimeNeeds {
+  std::map<std::string, std::string> config;
+  std::set<std::string> topics;
+};
+
+// ksqlDB's RuntimeAssignor rule: the index of the first of `runtimes` (each what its queries
+// need together) with the query's settings whose queries read none of its topics (a consumer
+// group holds one position per partition); runtimes.size() when there is none (a new runtime).
+size_t place_query(const std::vector<RuntimeNeeds>& runtimes, const RuntimeNeeds& query);
+
+// The topics `topology` reads that it does not write itself (its repartition topics excluded).
+std::set<std::string> source_topics_of(const streams::Topology& topology);
+
+// Where a query runs: its KafkaStreams and, in a shared runtime, its named topology (for
+// store(topology, params)); "" when it runs alone.
+struct QueryStreams {
+  std::shared_ptr<streams::KafkaStreams> streams;
+  std::string topology;
 };
 
 // The Streams setting a ksqlDB property names, or "" when it names none: ksql.streams.X is X, and
@@ -64,6 +90,8 @@ class QueryRunner {
   // null when it does not run here. Shared: a query stopped meanwhile is closed, not freed, under
   // a reader, whose next read then throws InvalidStateStoreException.
   std::shared_ptr<streams::KafkaStreams> streams(const std::string& query_id) const;
+  // The same with its topology's name, which a shared runtime's stores are looked up by.
+  QueryStreams query_streams(const std::string& query_id) const;
   // Per running query, where its Streams application's state lives (each instance's stores and
   // partitions, streams_metadata.h); empty before its first assignment (/clusterStatus).
   std::map<std::string, std::vector<streams::StreamsMetadata>> streams_metadata() const;
@@ -81,11 +109,30 @@ class QueryRunner {
                     const std::map<std::string, std::string>& overrides);
   std::map<std::string, std::string> config_of(
       const PersistentQuery& query, const std::map<std::string, std::string>& overrides) const;
+  // Shared mode: adds `query` to a runtime that can take it (a new one when none can); false
+  // when Streams refuses it as a named topology, for the caller to run it alone.
+  bool start_shared(const PersistentQuery& query, std::map<std::string, std::string> config);
+  // Stops a running query; `terminated`: its group offsets go too (a shared runtime's TERMINATE).
+  void stop_locked(const std::string& query_id, bool terminated);
+
+  struct Handlers;  // a shared runtime's processing-error handler per query
+  struct SharedRuntime {
+    std::shared_ptr<streams::KafkaStreams> streams;
+    std::string application_id;
+    RuntimeNeeds needs;
+    std::map<std::string, std::set<std::string>> topics;  // per query it runs
+    std::shared_ptr<Handlers> handlers;
+  };
+  struct Running {
+    std::shared_ptr<streams::KafkaStreams> streams;
+    int runtime = -1;  // the key of runtimes_ in shared mode, -1 when it runs alone
+  };
 
   RunnerSettings settings_;
   // sync() runs on a request's thread, close() on the server's at shutdown.
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<streams::KafkaStreams>> running_;
+  std::map<std::string, Running> running_;
+  std::map<int, SharedRuntime> runtimes_;
 };
 
 }  // namespace oxbow::sql::server

@@ -111,7 +111,7 @@ struct SqlServer::Impl {
       : config(std::move(c)),
         client{{"bootstrap.servers", config.bootstrap_servers}},
         engine(engine_settings(config)),
-        runner(RunnerSettings{config.streams_config, config.service_id}),
+        runner(runner_settings(config)),
         ksql(
             engine, [this](const AcceptedStatement& accepted) { apply(accepted); },
             PropertyList(config.properties.begin(), config.properties.end()),
@@ -135,6 +135,12 @@ struct SqlServer::Impl {
       return r.path == "/inserts-stream";
     };
     return options;
+  }
+
+  static RunnerSettings runner_settings(const SqlServerConfig& c) {
+    auto shared = c.properties.find("ksql.runtime.feature.shared.enabled");
+    return {c.streams_config, c.service_id,
+            shared != c.properties.end() && shared->second == "true"};
   }
 
   static DdlSettings engine_settings(const SqlServerConfig& c) {
@@ -163,10 +169,6 @@ struct SqlServer::Impl {
   // is followed: what other servers of the service write takes effect here too, in its order.
   void recover() {
     commands.create_if_missing();
-    // A transaction a killed server left open holds back every later statement's reading until
-    // it times out (a minute): beginning one of the same id aborts it now.
-    commands.begin();
-    commands.abort();
     follower.start();
     auto read = follower.take(follower.last_offset(), std::chrono::milliseconds(kReplayTimeoutMs));
     auto overrides = ksql.replay(read);

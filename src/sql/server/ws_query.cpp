@@ -96,8 +96,7 @@ std::string pull_schema_message(const PullPlan& plan) {
 
 // Reads a planned pull query's rows into `session`, on the calling thread, and ends it.
 void send_pull_rows(const std::shared_ptr<http::WebSocketSession>& session, PullPlan& plan,
-                    const std::shared_ptr<streams::KafkaStreams>& streams,
-                    const ClientConfig& client) {
+                    const QueryStreams& streams, const ClientConfig& client) {
   // The values as ksqlDB's JSON writes them: through the JSON format's serde, by name.
   Formats formats;
   formats.value_format = "JSON";
@@ -119,7 +118,7 @@ void send_pull_rows(const std::shared_ptr<http::WebSocketSession>& session, Pull
     if (plan.stream)
       read_stream_rows(client, plan, emit);
     else
-      read_pull_rows(*streams, plan, emit);
+      read_pull_rows(*streams.streams, streams.topology, plan, emit);
   } catch (const std::exception& e) {
     failure = std::string("Failed to get value from materialized table, reason: ") + e.what();
   }
@@ -219,8 +218,8 @@ void WsQueryEndpoint::run_pull(const std::shared_ptr<http::WebSocketSession>& se
   } catch (const std::exception& e) {
     return end_session(*session, kWsInvalidMessageType, e.what());
   }
-  auto streams = plan->stream ? nullptr : runner_.streams(plan->materializing_query);
-  if (!plan->stream && !streams)
+  auto streams = plan->stream ? QueryStreams{} : runner_.query_streams(plan->materializing_query);
+  if (!plan->stream && !streams.streams)
     return end_session(*session, kWsInvalidMessageType, "Materializing query has been stopped");
   session->send(pull_schema_message(*plan));
   {
@@ -233,7 +232,7 @@ void WsQueryEndpoint::run_pull(const std::shared_ptr<http::WebSocketSession>& se
     // Nothing of the query outlives the count: the destructor may go on once it drops.
     reader.reset();
     plan.reset();
-    streams.reset();
+    streams = {};
     std::lock_guard lock(mutex_);
     --reading_;
     idle_.notify_all();
