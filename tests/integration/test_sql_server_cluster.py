@@ -8,7 +8,10 @@ forwarded), and when one is killed the other takes over all the work and the ans
 import json
 import random
 import threading
+import time
+
 import pytest
+from confluent_kafka import KafkaException
 
 import ck_helpers as ck
 from harness import wait_until
@@ -242,3 +245,28 @@ def test_statements_written_at_once_on_both_servers_come_out_the_same_on_each(cl
     for (_, name), (status, body) in answers.items():
         if status == 200:
             assert ids[name.upper()] == body[0]["commandStatus"]["queryId"]
+
+
+def test_a_transaction_left_open_is_aborted_by_a_starting_server(make_broker, tmp_path):
+    broker = make_broker({"group.initial.rebalance.delay.ms": "0"})
+    topic = f"_confluent-ksql-{SERVICE}_command_topic"
+    ck.create_topic(broker.bootstrap, topic, 1, {"retention.ms": "-1"})
+    # A server killed between writing its statement and committing: its transaction stays open
+    # for a minute (the producer's transaction timeout), holding back what comes after it.
+    ghost = ck.producer(broker.bootstrap, **{"transactional.id": SERVICE, "enable.idempotence": True})
+    ghost.init_transactions(10)
+    ghost.begin_transaction()
+    ghost.produce(topic, key=json.dumps("stream/`GHOST`/create"), value=json.dumps({
+        "statement": "CREATE STREAM ghost (x INT) WITH (kafka_topic='ghost', value_format='JSON', "
+                     "partitions=1);", "streamsProperties": {}, "originalProperties": {}}))
+    assert ghost.flush(10) == 0
+    started = time.monotonic()
+    server = ClusterServer(broker, tmp_path / "a")
+    try:
+        assert time.monotonic() - started < 20
+        # Aborted at once by the starting server: its statement never takes effect.
+        assert "GHOST" not in [s["name"] for s in server.post("SHOW STREAMS;")[0]["streams"]]
+        with pytest.raises(KafkaException):
+            ghost.commit_transaction(10)
+    finally:
+        server.stop()

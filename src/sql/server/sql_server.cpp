@@ -169,6 +169,10 @@ struct SqlServer::Impl {
   // is followed: what other servers of the service write takes effect here too, in its order.
   void recover() {
     commands.create_if_missing();
+    // A transaction a killed server left open holds back every later statement's reading until
+    // it times out (a minute): beginning one of the same id aborts it now.
+    commands.begin();
+    commands.abort();
     follower.start();
     auto read = follower.take(follower.last_offset(), std::chrono::milliseconds(kReplayTimeoutMs));
     auto overrides = ksql.replay(read);
