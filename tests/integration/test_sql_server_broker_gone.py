@@ -4,6 +4,8 @@ killed -9 must still end the process (exit code 0) within its bounded close time
 commit or leave their groups. The clean path, broker up, is covered by test_sql_server_restart.py.
 """
 
+import http.client
+import json
 import signal
 import time
 
@@ -25,6 +27,12 @@ def test_sigterm_with_the_broker_gone_exits_within_the_shutdown_timeout(make_bro
                 "partitions=1); CREATE STREAM b AS SELECT * FROM a;")
     wait_until(lambda: "running query" in server.log_path.read_text(errors="replace"), 30,
                message="the CSAS running")
+    # A push query open over HTTP/1.1 as well: its own Streams application must end too.
+    push = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    push.request("POST", "/query", body=json.dumps({"ksql": "SELECT * FROM a EMIT CHANGES;",
+                                                     "streamsProperties": {}}),
+                 headers={"Accept": "application/json", "Content-Type": "application/json"})
+    assert push.getresponse().status == 200
     time.sleep(3)  # let the query join its group, as the reported reproduction did
     broker.kill()
     server.proc.send_signal(signal.SIGTERM)
@@ -34,6 +42,7 @@ def test_sigterm_with_the_broker_gone_exits_within_the_shutdown_timeout(make_bro
     except Exception:
         server.proc.kill()
         raise AssertionError("the server did not exit within 60 s after SIGTERM:\n" + server.tail())
+    push.close()
     assert code == 0, server.tail()
     # The close timeout bounds it, plus the command consumer's and the listener's shutdown.
     assert time.monotonic() - started < 30, server.tail()

@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <optional>
@@ -31,7 +32,7 @@ constexpr const char* kServerErrorText =
 constexpr const char* kDelimited = "application/vnd.ksqlapi.delimited.v1";
 constexpr int kPollMs = 100;
 constexpr int kQueueFullWaitMs = 10;
-constexpr int kWaitAtShutdownMs = 30'000;
+constexpr std::chrono::milliseconds kWaitAtShutdown{30'000};
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -335,8 +336,15 @@ void InsertsEndpoint::close_all() {
     open_.clear();
   }
   for (auto& s : streams) s->stop();
+  // One bound for all: they end in parallel, and a stuck one must not hold up the next ones.
+  const auto deadline = std::chrono::steady_clock::now() + kWaitAtShutdown;
+  auto ms_until = [](auto until) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    return static_cast<int>(std::max<int64_t>(0, left.count()));
+  };
   for (auto& s : streams)
-    if (!s->wait(kWaitAtShutdownMs)) spdlog::warn("sql-server: an /inserts-stream did not end");
+    if (!s->wait(ms_until(deadline))) spdlog::warn("sql-server: an /inserts-stream did not end");
 }
 
 }  // namespace oxbow::sql::server

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 #include "http/stream_server.h"
@@ -19,7 +22,7 @@ constexpr int kBadStatement = 40001;
 // ksqlDB's API server codes (io.confluent.ksql.api.server.ErrorCodes).
 constexpr int kMissingParam = 50001;
 constexpr int kUnknownQueryId = 50002;
-constexpr int kWaitAtShutdownMs = 30'000;
+constexpr std::chrono::milliseconds kWaitAtShutdown{30'000};
 
 constexpr const char* kDelimited = "application/vnd.ksqlapi.delimited.v1";
 
@@ -238,8 +241,15 @@ void PushQueries::close_all() {
     queries = running_;
   }
   for (auto& [id, query] : queries) query->stop();
+  // One bound for all: they end in parallel, and a stuck one must not hold up the next ones.
+  const auto deadline = std::chrono::steady_clock::now() + kWaitAtShutdown;
+  auto ms_until = [](auto until) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    return static_cast<int>(std::max<int64_t>(0, left.count()));
+  };
   for (auto& [id, query] : queries)
-    if (!query->wait(kWaitAtShutdownMs)) spdlog::warn("sql-server: push query {} did not end", id);
+    if (!query->wait(ms_until(deadline))) spdlog::warn("sql-server: push query {} did not end", id);
 }
 
 void PushQueries::forget(const std::string& id) {
