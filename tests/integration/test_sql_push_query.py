@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 import ck_helpers as ck
-from harness import wait_until
+from harness import OXBOW_BIN, wait_until
 from test_sql_server import SqlServer
 
 VIEWS = [("alice", "/a", 5), ("bob", "/b", 20), ("carol", "/c", 11), ("dave", "/d", 1), ("erin", "/e", 30)]
@@ -293,3 +293,41 @@ def test_a_windowed_push_query_has_its_window_bounds(server):
     assert sorted(row[0] for row in rows) == sorted(v[0] for v in VIEWS)
     for _, start, end, n in rows:
         assert (end - start, n) == (3_600_000, 1), rows
+
+
+def test_push_queries_past_ksql_max_push_queries_are_refused(make_broker, tmp_path):
+    broker = make_broker({"group.initial.rebalance.delay.ms": "0"})
+    s = SqlServer(broker, tmp_path, extra={"ksql.max.push.queries": "1"})
+    try:
+        s.ksql(STREAM)
+        body = {"sql": "SELECT * FROM pageviews EMIT CHANGES;", "properties": {}}
+        conn, r = open_stream(s, "/query-stream", body, accept="application/vnd.ksqlapi.delimited.v1")
+        assert r.status == 200
+        first = json.loads(r.readline())["queryId"]
+
+        status, _, text = s.request("POST", "/query-stream", body, accept="application/json")
+        assert (status, json.loads(text)) == (400, {"@type": "generic_error", "error_code": 40003,
+                                                     "message": "Maximum number of push queries exceeded"})
+        status, _, text = s.request("POST", "/query", {"ksql": body["sql"], "streamsProperties": {}})
+        error = json.loads(text)
+        assert status == 400 and error["@type"] == "statement_error" and error["error_code"] == 40001
+        assert error["message"].endswith("Current push query count: 1. Configured limit: 1."), error
+
+        # Once the first ends, there is room again.
+        assert s.request("POST", "/close-query", {"queryId": first})[0] == 200
+        conn.close()
+        def accepted():
+            again, response = open_stream(s, "/query-stream", body, accept="application/vnd.ksqlapi.delimited.v1")
+            again.close()
+            return response.status == 200
+
+        wait_until(accepted, 30, interval=0.2, message="a push query accepted again")
+    finally:
+        s.stop()
+
+
+def test_bad_counts_in_the_settings_stop_the_server_with_one_line(tmp_path):
+    done = subprocess.run([OXBOW_BIN, "sql-server", "-o", "ksql.max.push.queries=0"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert "ksql.max.push.queries: not a count from 1 up: 0" in done.stderr, done.stderr

@@ -19,6 +19,7 @@ using nlohmann::json;
 
 constexpr int kBadRequest = 40000;
 constexpr int kBadStatement = 40001;
+constexpr int kMaxPushQueriesExceeded = 40003;
 // ksqlDB's API server codes (io.confluent.ksql.api.server.ErrorCodes).
 constexpr int kMissingParam = 50001;
 constexpr int kUnknownQueryId = 50002;
@@ -149,6 +150,12 @@ void PushQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
     RestResponse r = refused(endpoint, statement, e.what());
     return exchange->respond(r.status, "application/json", std::move(r.body));
   }
+  if (auto full = over_capacity(endpoint); !full.empty()) {
+    RestResponse r = endpoint == PushEndpoint::kQueryStream
+                         ? generic_error(400, kMaxPushQueriesExceeded, full)
+                         : refused(endpoint, statement, full);
+    return exchange->respond(r.status, "application/json", std::move(r.body));
+  }
   const Shape shape = shape_of(endpoint, request);
   const std::optional<int64_t> limit = plan.limit;
   RowSink sink;
@@ -193,6 +200,24 @@ void PushQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
   spdlog::info("sql-server: push query {} started: {}", id, statement);
 }
 
+// ksqlDB counts the queries live when one more is asked for; two asked at once may both pass,
+// as there.
+std::string PushQueries::over_capacity(PushEndpoint endpoint) {
+  size_t live;
+  {
+    std::lock_guard lock(mutex_);
+    live = running_.size();
+  }
+  if (live < settings_.max_push_queries) return "";
+  if (endpoint == PushEndpoint::kQueryStream) return "Maximum number of push queries exceeded";
+  return "Not executing statement(s) as it would cause the number of active, push queries to "
+         "exceed the configured limit. Terminate existing PUSH queries, or increase the "
+         "'ksql.max.push.queries' setting via the 'ksql-server.properties' file. Current push "
+         "query count: " +
+         std::to_string(live) +
+         ". Configured limit: " + std::to_string(settings_.max_push_queries) + ".";
+}
+
 RestResponse PushQueries::close(std::string_view body) {
   json request = json::parse(body, nullptr, false);
   if (request.is_discarded() || !request.is_object())
@@ -212,6 +237,8 @@ std::string PushQueries::start(const std::string& statement,
                                const std::map<std::string, std::string>& properties,
                                const std::function<RowSink(const TransientPlan&)>& make_sink) {
   TransientPlan plan = plan_transient_query(ksql_, statement, settings_.service_id);
+  if (auto full = over_capacity(PushEndpoint::kQuery); !full.empty())
+    throw std::runtime_error(full);
   RowSink sink = make_sink(plan);
   const std::string id = plan.query_id;
   sink.end = [this, id, end = std::move(sink.end)](const std::string& error) {

@@ -24,6 +24,9 @@ struct PushSettings {
   std::string service_id;
   std::map<std::string, std::string> streams_config;  // the server's, for every query
   ClientConfig client;
+  // ksql.max.push.queries: how many push queries may run at once (ksqlDB's default, 100); each
+  // is a Streams application of its own.
+  size_t max_push_queries = 100;
 };
 
 class PushQueries {
@@ -51,6 +54,8 @@ class PushQueries {
   std::map<std::string, std::string> config_of(
       const TransientPlan& plan, const std::map<std::string, std::string>& properties);
   void forget(const std::string& id);
+  // ksqlDB's refusal when the server already runs max_push_queries, or "" when one more may run.
+  std::string over_capacity(PushEndpoint endpoint);
 
   KsqlResource& ksql_;
   PushSettings settings_;

@@ -74,6 +74,22 @@ std::string response_type(const http::StreamRequest& request) {
 
 }  // namespace
 
+// A count setting: a whole number from 1 up.
+bool read_count(const std::string& name, const std::string& text, size_t& count,
+                std::string& error) {
+  size_t used = 0;
+  try {
+    long long value = std::stoll(text, &used);
+    if (used == text.size() && value >= 1) {
+      count = static_cast<size_t>(value);
+      return true;
+    }
+  } catch (const std::exception&) {
+  }
+  error = name + ": not a count from 1 up: " + text;
+  return false;
+}
+
 std::optional<SqlServerConfig> make_sql_server_config(
     const std::map<std::string, std::string>& properties, std::string& error) {
   SqlServerConfig c;
@@ -88,6 +104,10 @@ std::optional<SqlServerConfig> make_sql_server_config(
     if (name == "ksql.schema.registry.url") c.registry_url = value;
     if (name == "ksql.persistence.default.format.key") c.default_key_format = value;
     if (name == "ksql.persistence.default.format.value") c.default_value_format = value;
+    if (name == "ksql.worker.pool.size" && !read_count(name, value, c.worker_pool_size, error))
+      return std::nullopt;
+    if (name == "ksql.max.push.queries" && !read_count(name, value, c.max_push_queries, error))
+      return std::nullopt;
     if (name.starts_with("ksql.streams."))
       c.streams_config[name.substr(std::string_view("ksql.streams.").size())] = value;
   }
@@ -116,19 +136,21 @@ struct SqlServer::Impl {
             engine, [this](const AcceptedStatement& accepted) { apply(accepted); },
             PropertyList(config.properties.begin(), config.properties.end()),
             [this](const std::string& id) { return runner.status(id); }),
-        push(ksql, PushSettings{config.service_id, config.streams_config, client}),
+        push(ksql, PushSettings{config.service_id, config.streams_config, client,
+                                config.max_push_queries}),
         denied(denied_properties(config.properties)),
         ws(ksql, push, runner, client, denied),
         http(
             context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); },
-            http_options()),
+            http_options(config)),
         signals(context, SIGINT, SIGTERM),
         commands(client, command_topic_name(config.service_id), config.service_id) {
     ksql.set_denied_properties(denied);
   }
 
-  static http::StreamServerOptions http_options() {
+  static http::StreamServerOptions http_options(const SqlServerConfig& c) {
     http::StreamServerOptions options;
+    options.handler_threads = static_cast<unsigned>(c.worker_pool_size);
     options.offer_websocket = [](const http::StreamRequest& r) { return r.path == "/ws/query"; };
     // Its rows are taken as they come, each acknowledged while the client sends more.
     options.stream_request_body = [](const http::StreamRequest& r) {

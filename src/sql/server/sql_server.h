@@ -29,6 +29,9 @@ struct SqlServerConfig {
   // host:port by which this server is known (ksql.advertised.listener, else the listener): its
   // /clusterStatus entry and every query's application.server, as ksqlDB wires them.
   std::string advertised;
+  // ksql.worker.pool.size: threads answering requests (a /ksql statement may wait on the cluster
+  // for seconds); ksql.max.push.queries: push queries running at once. ksqlDB's defaults.
+  size_t worker_pool_size = 100, max_push_queries = 100;
   std::map<std::string, std::string> streams_config;  // ksql.streams.*, without the prefix
   std::map<std::string, std::string> properties;      // every setting, as given
 };
