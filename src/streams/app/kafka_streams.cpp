@@ -581,8 +581,8 @@ class KafkaStreams::Impl {
   int64_t changelog_end(const std::string& topic, int32_t partition) {
     std::lock_guard lock(metadata_client_mutex_);
     int64_t low = 0, high = 0;
-    auto err = rd_kafka_query_watermark_offsets(metadata_client().get(), topic.c_str(), partition,
-                                                &low, &high, 10000);
+    auto err =
+        detail::query_watermarks(metadata_client().get(), topic, partition, &low, &high, 10000);
     if (err)
       throw StreamsException("end offset of " + topic + "-" + std::to_string(partition) + ": " +
                              rd_kafka_err2str(err));

@@ -46,8 +46,8 @@ bool ActiveTask::caught_up(rd_kafka_t* consumer, const std::string& topic) {
     // Not fetched yet (librdkafka may take a second to start fetching a partition added to the
     // assignment): its end is asked once, rather than holding the task back until then.
     auto [end, fresh] = queried_ends.try_emplace(topic, -1);
-    if (fresh && rd_kafka_query_watermark_offsets(consumer, topic.c_str(), partition, &low,
-                                                  &end->second, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+    if (fresh && query_watermarks(consumer, topic, partition, &low, &end->second, 5000) !=
+                     RD_KAFKA_RESP_ERR_NO_ERROR)
       end->second = -1;
     high = end->second;
     if (high < 0) return false;

@@ -67,8 +67,7 @@ void ChangelogReader::register_tasks(const std::vector<Task*>& tasks) {
   for (auto& [task, store, topic] : work) {
     int32_t partition = task->task_partition_id();
     int64_t low = 0, high = 0;
-    auto err = rd_kafka_query_watermark_offsets(restorer_.get(), topic.c_str(), partition, &low,
-                                                &high, 10000);
+    auto err = query_watermarks(restorer_.get(), topic, partition, &low, &high, 10000);
     if (err) {
       throw StreamsException("restoring from " + topic + ": " + rd_kafka_err2str(err));
     }

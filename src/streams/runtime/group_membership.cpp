@@ -136,8 +136,7 @@ std::map<std::string, std::string> GroupMembership::assign_members(
     std::map<std::pair<std::string, int32_t>, int64_t> out;
     for (const auto& [topic, p] : list) {
       int64_t low = 0, high = 0;
-      auto err =
-          rd_kafka_query_watermark_offsets(metadata_client_, topic.c_str(), p, &low, &high, 10000);
+      auto err = query_watermarks(metadata_client_, topic, p, &low, &high, 10000);
       if (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
           err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
         continue;  // a changelog not created yet: nothing to restore

@@ -8,20 +8,11 @@ namespace oxbow::streams::detail {
 
 namespace {
 
-// ListOffsets for the latest offset (timestamp -1) through rd_kafka_offsets_for_times, which
-// keeps its timeout: librdkafka 2.0.2's rd_kafka_query_watermark_offsets waits forever once the
-// partition's leader is down (fixed in its 2.3.0), and the monitor thread asking here must stop
-// when the instance closes, also with the cluster gone.
 int64_t end_offset(rd_kafka_t* client, const std::string& topic) {
-  constexpr int64_t kLatest = -1;
-  auto* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, topic.c_str(), 0)->offset = kLatest;
-  auto err = rd_kafka_offsets_for_times(client, list, 5000);
-  if (!err) err = list->elems[0].err;
-  int64_t end = list->elems[0].offset;
-  rd_kafka_topic_partition_list_destroy(list);
+  int64_t high = 0;
+  auto err = query_watermarks(client, topic, 0, nullptr, &high, 5000);
   if (err) throw std::runtime_error("end offset of " + topic + ": " + rd_kafka_err2str(err));
-  return end;
+  return high;
 }
 
 }  // namespace
