@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "oxbow/streams/kafka_streams.h"
 
@@ -83,7 +85,62 @@ std::string streams_property_name(const std::string& property) {
   return property;
 }
 
-QueryRunner::QueryRunner(RunnerSettings settings) : settings_(std::move(settings)) {}
+QueryRunner::QueryRunner(RunnerSettings settings) : settings_(std::move(settings)) {
+  if (!settings_.shared_runtimes) return;
+  std::ifstream in(placements_path());
+  std::string id;
+  int runtime = 0;
+  while (in >> id >> runtime) placed_[id] = runtime;
+}
+
+// Beside the queries' state: a server started again on its state directory finds them.
+std::string QueryRunner::placements_path() const {
+  auto dir = settings_.streams_config.find("state.dir");
+  std::string base = dir == settings_.streams_config.end() ? "." : dir->second;
+  return base + "/ksql-" + settings_.service_id + "shared-runtimes";
+}
+
+void QueryRunner::save_placements() const {
+  const std::string path = placements_path();
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
+  {
+    std::ofstream out(path + ".tmp", std::ios::trunc);
+    for (const auto& [id, runtime] : placed_) out << id << ' ' << runtime << '\n';
+    if (!out) {
+      spdlog::warn("sql: could not write {}: a restart may place queries elsewhere", path);
+      return;
+    }
+  }
+  std::filesystem::rename(path + ".tmp", path, error);
+}
+
+int QueryRunner::choose_runtime(const std::string& id, const RuntimeNeeds& needs) const {
+  std::vector<RuntimeNeeds> candidates;
+  std::vector<int> keys;
+  for (const auto& [key, runtime] : runtimes_) {
+    if (failed(runtime.streams->state())) continue;  // its queries are ERROR: none joins them
+    candidates.push_back(runtime.needs);
+    keys.push_back(key);
+  }
+  // Where it ran before a restart, if it still fits there: its positions are in that group.
+  if (auto before = placed_.find(id); before != placed_.end()) {
+    if (!runtimes_.count(before->second)) return before->second;
+    auto at = std::find(keys.begin(), keys.end(), before->second);
+    if (at != keys.end() && place_query({candidates[at - keys.begin()]}, needs) == 0)
+      return before->second;
+  }
+  size_t at = place_query(candidates, needs);
+  if (at < keys.size()) return keys[at];
+  auto taken = [&](int key) {
+    return runtimes_.count(key) || std::any_of(placed_.begin(), placed_.end(), [&](const auto& p) {
+             return p.first != id && p.second == key;
+           });
+  };
+  int key = 0;
+  while (taken(key)) ++key;
+  return key;
+}
 
 QueryRunner::~QueryRunner() {
   close();
@@ -132,6 +189,7 @@ void QueryRunner::stop_locked(const std::string& id, bool terminated) {
     running.streams->close();
     return;
   }
+  if (terminated && placed_.erase(id)) save_placements();
   auto& runtime = runtimes_.at(running.runtime);
   runtime.topics.erase(id);
   {
@@ -183,20 +241,7 @@ bool QueryRunner::start_shared(const PersistentQuery& q,
   const std::string prefix = config["application.id"];
   config.erase("application.id");
   RuntimeNeeds needs{config, source_topics_of(q.topology)};
-  std::vector<RuntimeNeeds> candidates;
-  std::vector<int> keys;
-  for (const auto& [key, runtime] : runtimes_) {
-    if (failed(runtime.streams->state())) continue;  // its queries are ERROR: none joins them
-    candidates.push_back(runtime.needs);
-    keys.push_back(key);
-  }
-  size_t at = place_query(candidates, needs);
-  int key = 0;
-  if (at < keys.size()) {
-    key = keys[at];
-  } else {
-    while (runtimes_.count(key)) ++key;
-  }
+  const int key = choose_runtime(q.id, needs);
   bool created = !runtimes_.count(key);
   SharedRuntime fresh;
   if (created) {
@@ -236,6 +281,10 @@ bool QueryRunner::start_shared(const PersistentQuery& q,
   spdlog::info("sql: running query {} in shared runtime {}", q.id,
                runtimes_.at(key).application_id);
   running_.emplace(q.id, Running{runtimes_.at(key).streams, key});
+  if (auto [entry, added] = placed_.try_emplace(q.id, key); added || entry->second != key) {
+    entry->second = key;
+    save_placements();
+  }
   return true;
 }
 

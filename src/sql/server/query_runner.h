@@ -112,6 +112,11 @@ class QueryRunner {
   // Shared mode: adds `query` to a runtime that can take it (a new one when none can); false
   // when Streams refuses it as a named topology, for the caller to run it alone.
   bool start_shared(const PersistentQuery& query, std::map<std::string, std::string> config);
+  // The key of the runtime `id` goes to: where it ran before (placed_) when it fits there still,
+  // else place_query's choice, else the smallest number no runtime or placement has.
+  int choose_runtime(const std::string& id, const RuntimeNeeds& needs) const;
+  std::string placements_path() const;
+  void save_placements() const;
   // Stops a running query; `terminated`: its group offsets go too (a shared runtime's TERMINATE).
   void stop_locked(const std::string& query_id, bool terminated);
 
@@ -133,6 +138,10 @@ class QueryRunner {
   mutable std::mutex mutex_;
   std::map<std::string, Running> running_;
   std::map<int, SharedRuntime> runtimes_;
+  // Shared mode: each query's runtime number, kept in a file of the state directory so that a
+  // restart (the command topic replayed without what TERMINATE removed) puts every query back in
+  // the runtime whose group holds its positions.
+  std::map<std::string, int> placed_;
 };
 
 }  // namespace oxbow::sql::server
