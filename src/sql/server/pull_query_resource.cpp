@@ -226,24 +226,35 @@ PullQueries::PullQueries(KsqlResource& ksql, const QueryRunner& runner, ClientCo
 
 PullQueries::~PullQueries() = default;
 
-bool PullQueries::is_pull_query(PushEndpoint endpoint, std::string_view body) {
+struct PullQueries::Request {
+  std::string statement;
+  std::vector<parser::Statement> parsed;
+  const parser::Query* query = nullptr;  // in `parsed`
+};
+
+std::shared_ptr<const PullQueries::Request> PullQueries::pull_request_of(PushEndpoint endpoint,
+                                                                         std::string_view body) {
   auto statement = statement_of(endpoint, body);
-  if (!statement) return false;
+  if (!statement) return nullptr;
+  auto request = std::make_shared<Request>();
   try {
-    return pull_query_of(parser::parse(*statement)) != nullptr;
+    request->parsed = parser::parse(*statement);
   } catch (const std::exception&) {
-    return false;
+    return nullptr;
   }
+  request->query = pull_query_of(request->parsed);
+  if (!request->query) return nullptr;
+  request->statement = std::move(*statement);
+  return request;
 }
 
-void PullQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint) {
-  const std::string statement = statement_of(endpoint, exchange->request().body).value_or("");
+void PullQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
+                         std::shared_ptr<const Request> request) {
+  const std::string& statement = request->statement;
   auto plan = std::make_shared<PullPlan>();
   try {
-    auto statements = parser::parse(statement);
-    const parser::Query* query = pull_query_of(statements);
-    if (!query) throw std::runtime_error("Not a pull query: " + statement);
-    ksql_.read_engine([&](const Engine& engine) { *plan = plan_pull_query(engine, *query); });
+    ksql_.read_engine(
+        [&](const Engine& engine) { *plan = plan_pull_query(engine, *request->query); });
   } catch (const std::exception& e) {
     RestResponse r = refusal(endpoint, statement, e.what());
     return exchange->respond(r.status, "application/json", std::move(r.body));

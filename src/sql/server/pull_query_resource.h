@@ -30,11 +30,19 @@ class PullQueries {
   // Waits for the queries being read (the server stopping); those not started yet get no answer.
   ~PullQueries();
 
-  // Whether `body` (of `endpoint`) asks for a pull query: one SELECT without EMIT. Anything
-  // else, a body that does not read included, is the push queries' to answer.
-  static bool is_pull_query(PushEndpoint endpoint, std::string_view body);
-  // Answers `exchange`: an error at once, or the rows from a worker once one is free.
-  void handle(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint);
+  // The statement of a request, parsed once: what handle() answers.
+  struct Request;
+  // The pull query `body` (of `endpoint`) asks for: one SELECT without EMIT. Null for anything
+  // else, a body that does not read included: that is the push queries' to answer.
+  static std::shared_ptr<const Request> pull_request_of(PushEndpoint endpoint,
+                                                        std::string_view body);
+  static bool is_pull_query(PushEndpoint endpoint, std::string_view body) {
+    return pull_request_of(endpoint, body) != nullptr;
+  }
+  // Answers `exchange`, whose body asked for `request`: an error at once, or the rows from a
+  // worker once one is free.
+  void handle(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint,
+              std::shared_ptr<const Request> request);
 
  private:
   KsqlResource& ksql_;

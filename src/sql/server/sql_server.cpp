@@ -221,8 +221,8 @@ struct SqlServer::Impl {
 
   // A SELECT without EMIT is a pull query; anything else (errors included) the push queries'.
   void query(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint) {
-    if (PullQueries::is_pull_query(endpoint, exchange->request().body))
-      return pull.handle(std::move(exchange), endpoint);
+    if (auto pull_request = PullQueries::pull_request_of(endpoint, exchange->request().body))
+      return pull.handle(std::move(exchange), endpoint, std::move(pull_request));
     push.handle(std::move(exchange), endpoint);
   }
 
