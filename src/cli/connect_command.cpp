@@ -1,8 +1,11 @@
-// `oxbow connect standalone WORKER.properties CONNECTOR.properties...`: Kafka's
-// connect-standalone.sh, without its REST API (docs/connect/standalone.md).
+// `oxbow connect standalone WORKER.properties [CONNECTOR.properties...]`: Kafka's
+// connect-standalone.sh with Connect's REST API on `listeners` (docs/connect/standalone.md).
+#include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -10,7 +13,9 @@
 
 #include "cli/client_config.h"
 #include "cli/commands.h"
+#include "connect/runtime/rest_api.h"
 #include "connect/runtime/standalone.h"
+#include "http/admin_server.h"
 #include "oxbow/connect/config_def.h"
 #include "oxbow/connect/errors.h"
 
@@ -24,22 +29,102 @@ struct StandaloneOptions {
 
 void report_failed_tasks(const connect::runtime::StandaloneWorker& worker) {
   for (const auto& status : worker.taskStatuses()) {
-    if (status.state == connect::runtime::TaskState::FAILED) {
+    if (status.state == "FAILED") {
       spdlog::error("connect: task {} is FAILED: {}", status.name, status.failure);
     }
   }
 }
+
+// The cluster's id for GET /, asked of the bootstrap servers with a throwaway producer.
+std::string cluster_id(const std::string& bootstrap) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (rk == nullptr) return "";
+  std::string id;
+  if (char* found = rd_kafka_clusterid(rk, 5000)) {
+    id = found;
+    rd_kafka_mem_free(rk, found);
+  }
+  rd_kafka_destroy(rk);
+  return id;
+}
+
+// `listeners`' first URL as host and port (Connect's default http://:8083, here on loopback).
+std::pair<std::string, uint16_t> rest_listener(const Properties& props) {
+  auto found = props.find("listeners");
+  std::string url = found == props.end() ? "http://127.0.0.1:8083" : found->second;
+  url = url.substr(0, url.find(','));
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0) {
+    throw connect::ConnectException("listeners: only http:// is supported, not " + url);
+  }
+  std::string hostPort = url.substr(scheme.size());
+  size_t colon = hostPort.rfind(':');
+  int port = 0;
+  try {
+    port = colon == std::string::npos ? -1 : std::stoi(hostPort.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) throw connect::ConnectException("listeners: bad URL " + url);
+  std::string host = hostPort.substr(0, colon);
+  if (host.empty()) host = "0.0.0.0";
+  return {host, static_cast<uint16_t>(port)};
+}
+
+// Connect's REST API on its own thread; answers one request at a time.
+class RestServer {
+ public:
+  RestServer(connect::runtime::StandaloneWorker& worker, const Properties& props,
+             const std::string& bootstrap) {
+    auto [host, port] = rest_listener(props);
+    connect::runtime::RestInfo info;
+    info.clusterId = [bootstrap] { return cluster_id(bootstrap); };
+    auto api = std::make_shared<connect::runtime::ConnectRestApi>(worker, info);
+    server_ = std::make_unique<http::AdminServer>(context_, [api](const http::Request& request) {
+      connect::runtime::RestResponse response =
+          api->handle({request.method, request.path, request.query, request.body});
+      return http::Response{response.status, "application/json", response.body};
+    });
+    std::string error;
+    if (!server_->listen(host, port, error)) {
+      throw connect::ConnectException("Cannot listen on " + host + ":" + std::to_string(port) +
+                                      ": " + error);
+    }
+    // Statuses name the worker by the address it answers on.
+    std::string advertised = host == "0.0.0.0" ? "127.0.0.1" : host;
+    api->setWorkerId(advertised + ":" + std::to_string(server_->port()));
+    spdlog::info("connect: REST API on http://{}:{}", host, server_->port());
+    thread_ = std::thread([this] { context_.run(); });
+  }
+  ~RestServer() {
+    server_->close();
+    work_.reset();
+    context_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  boost::asio::io_context context_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
+      context_.get_executor()};
+  std::unique_ptr<http::AdminServer> server_;
+  std::thread thread_;
+};
 
 void run_standalone(const StandaloneOptions& options) {
   using namespace connect::runtime;
   // Handlers first: a signal while connectors start still stops them cleanly.
   install_stop_signal_handlers();
   try {
-    StandaloneWorker worker(readPropertiesFile(options.worker),
-                            connect::ConnectorPlugins::withBuiltIns());
+    Properties workerProps = readPropertiesFile(options.worker);
+    StandaloneWorker worker(workerProps, connect::ConnectorPlugins::withBuiltIns());
     for (const std::string& path : options.connectors) {
       worker.addConnector(readPropertiesFile(path));
     }
+    RestServer rest(worker, workerProps, worker.config().bootstrapServers);
     spdlog::info("connect: standalone worker running {} connector(s); stop with SIGINT or SIGTERM",
                  options.connectors.size());
     while (!stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -66,8 +151,9 @@ void add_connect_command(CLI::App& app) {
   standalone->add_option("worker", options->worker, "The worker's properties file")
       ->required()
       ->check(CLI::ExistingFile);
-  standalone->add_option("connectors", options->connectors, "A properties file per connector")
-      ->required()
+  standalone
+      ->add_option("connectors", options->connectors,
+                   "A properties file per connector (more can be created through the REST API)")
       ->check(CLI::ExistingFile);
   standalone->callback([options] { run_standalone(*options); });
 }

@@ -13,7 +13,7 @@ import subprocess
 from confluent_kafka import TopicPartition
 
 import ck_helpers as ck
-from harness import OXBOW_BIN, track, unique_topic, wait_until
+from harness import OXBOW_BIN, free_port, track, unique_topic, wait_until
 
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 
@@ -27,8 +27,10 @@ class Standalone:
     """One `oxbow connect standalone` process over the given connector configs."""
 
     def __init__(self, tmp_path, broker, connectors, run, worker_extra=None):
+        self.rest_port = free_port()
         worker = _write_properties(tmp_path / f"worker-{run}.properties", {
             "bootstrap.servers": broker.bootstrap,
+            "listeners": f"http://127.0.0.1:{self.rest_port}",
             "key.converter": STRING,
             "value.converter": STRING,
             "offset.storage.file.filename": tmp_path / "connect.offsets",

@@ -191,9 +191,9 @@ std::optional<ValueMap> offsetAfterRun(const Properties& connectorExtra) {
       std::this_thread::yield();
     }
     EXPECT_GE(countingPolls, 5);
-    EXPECT_EQ(worker.taskStatuses().at(0).state, TaskState::RUNNING);
+    EXPECT_EQ(worker.taskStatuses().at(0).state, "RUNNING");
     worker.stop();
-    EXPECT_EQ(worker.taskStatuses().at(0).state, TaskState::STOPPED);
+    EXPECT_EQ(worker.taskStatuses().at(0).state, "STOPPED");
   }
   return FileOffsetStore(dir.file("connect.offsets")).offset("count", {{Value("p"), Value("x")}});
 }

@@ -1,23 +1,26 @@
 // Connectors started from their configs: validated, started, their task configs made into
-// running tasks.
+// running tasks; paused, stopped, restarted and replaced as Connect's StandaloneHerder does.
 #include "connect/runtime/standalone.h"
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "connect/runtime/sink_runner.h"
 #include "connect/runtime/source_runner.h"
-#include "oxbow/connect/errors.h"
+#include "oxbow/connect/config_def.h"
 
 namespace oxbow::connect::runtime {
 
 namespace {
 
-// A standalone worker cannot yet change a running connector's tasks nor report its status other
-// than in its log.
+// A standalone worker cannot yet change a running connector's tasks: it logs the request, and
+// a connector's error makes it FAILED (through the callback) with the error as its trace.
 class StandaloneConnectorContext : public SourceConnectorContext {
  public:
-  StandaloneConnectorContext(std::string name, OffsetStorageReader& reader)
-      : name_(std::move(name)), reader_(reader) {}
+  StandaloneConnectorContext(std::string name, OffsetStorageReader& reader,
+                             std::function<void(std::string)> onError)
+      : name_(std::move(name)), reader_(reader), onError_(std::move(onError)) {}
   void requestTaskReconfiguration() override {
     spdlog::warn(
         "connect: connector {} asked for new task configs; a standalone worker applies "
@@ -25,34 +28,65 @@ class StandaloneConnectorContext : public SourceConnectorContext {
         name_);
   }
   void raiseError(std::exception_ptr error) override {
+    std::string message = "unknown error";
     try {
       std::rethrow_exception(error);
     } catch (const std::exception& e) {
-      spdlog::error("connect: connector {} failed: {}", name_, e.what());
+      message = e.what();
     } catch (...) {
-      spdlog::error("connect: connector {} failed", name_);
     }
+    spdlog::error("connect: connector {} failed: {}", name_, message);
+    onError_(message);
   }
   OffsetStorageReader& offsetStorageReader() override { return reader_; }
 
  private:
   std::string name_;
   OffsetStorageReader& reader_;
+  std::function<void(std::string)> onError_;
 };
 
-void checkValid(const Connector& connector, const Properties& props, const std::string& name) {
-  std::string errors;
-  int count = 0;
+// Every validation error of the config, as "NAME: message" (for the file's message) or as
+// Connect's REST message lists them (the message alone).
+std::vector<std::string> configErrors(const Connector& connector, const Properties& props,
+                                      bool withNames) {
+  std::vector<std::string> errors;
   Config validated = connector.validate(props);
   for (const ConfigValue& value : validated.configValues()) {
     for (const std::string& message : value.errorMessages) {
-      errors += "\n  " + value.name + ": " + message;
-      ++count;
+      errors.push_back(withNames ? value.name + ": " + message : message);
     }
   }
-  if (count > 0) {
+  return errors;
+}
+
+void checkValid(const Connector& connector, const Properties& props, const std::string& name,
+                bool fromRest) {
+  std::vector<std::string> errors = configErrors(connector, props, !fromRest);
+  if (errors.empty()) return;
+  std::string count = std::to_string(errors.size());
+  if (!fromRest) {
+    std::string text;
+    for (const std::string& error : errors) text += "\n  " + error;
     throw ConnectException("Connector configuration for " + name + " is invalid and contains " +
-                           std::to_string(count) + " error(s):" + errors);
+                           count + " error(s):" + text);
+  }
+  // AbstractHerder's message for a config the REST API refuses.
+  std::string text =
+      "Connector configuration is invalid and contains the following " + count + " error(s):";
+  for (const std::string& error : errors) text += "\n" + error;
+  throw BadRequestException(text +
+                            "\nYou can also find the above list of errors at the endpoint "
+                            "`/connector-plugins/{connectorType}/config/validate`");
+}
+
+std::string errorText(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
   }
 }
 
@@ -60,10 +94,26 @@ void checkValid(const Connector& connector, const Properties& props, const std::
 
 struct StandaloneWorker::RunningConnector {
   ConnectorConfig config;
+  const ConnectorPlugin* plugin = nullptr;
+  TargetState target = TargetState::STARTED;
   std::unique_ptr<FileOffsetReader> reader;
   std::unique_ptr<StandaloneConnectorContext> context;
-  std::unique_ptr<Connector> connector;
-  std::vector<std::unique_ptr<TaskRunner>> tasks;
+  std::unique_ptr<Connector> connector;  // null while STOPPED
+  bool connectorStarted = false;
+  std::mutex traceMutex;  // the connector's context may fail it from its own threads
+  std::string trace;      // a FAILED connector's error
+  std::vector<Props> taskConfigs;
+  std::vector<std::unique_ptr<TaskRunner>> tasks;  // by task id; null when not running
+  std::vector<std::string> taskErrors;             // a task that could not be made
+
+  std::string failure() {
+    std::lock_guard lock(traceMutex);
+    return trace;
+  }
+  void fail(std::string message) {
+    std::lock_guard lock(traceMutex);
+    trace = std::move(message);
+  }
 };
 
 StandaloneWorker::StandaloneWorker(const Properties& workerProps, ConnectorPlugins plugins)
@@ -75,84 +125,308 @@ StandaloneWorker::~StandaloneWorker() {
   stop();
 }
 
-void StandaloneWorker::addConnector(const Properties& connectorProps) {
-  if (stopped_) throw ConnectException("The worker is stopped");
-  auto cls = connectorProps.find("connector.class");
-  if (cls == connectorProps.end()) {
-    throw ConnectException(
-        "Missing required configuration \"connector.class\" which has no "
-        "default value.");
+std::unique_ptr<StandaloneWorker::RunningConnector> StandaloneWorker::prepare(
+    const Properties& props, bool fromRest) const {
+  auto cls = props.find("connector.class");
+  if (cls == props.end()) {
+    throw BadRequestException(
+        "Missing required configuration \"connector.class\" which has no default value.");
   }
-  const ConnectorPlugin& plugin = plugins_.connectorPlugin(cls->second);
-  ConnectorKind kind =
-      plugin.type == PluginType::SOURCE ? ConnectorKind::SOURCE : ConnectorKind::SINK;
   auto running = std::make_unique<RunningConnector>();
-  running->config = ConnectorConfig::parse(connectorProps, kind);
-  for (const auto& other : connectors_) {
-    if (other->config.name == running->config.name) {
-      throw ConnectException("Connector " + running->config.name + " already exists");
+  try {
+    running->plugin = &plugins_.connectorPlugin(cls->second);
+    ConnectorKind kind =
+        running->plugin->type == PluginType::SOURCE ? ConnectorKind::SOURCE : ConnectorKind::SINK;
+    running->config = ConnectorConfig::parse(props, kind);
+  } catch (const ConnectException& e) {
+    if (fromRest) throw BadRequestException(e.what());
+    throw;
+  }
+  std::unique_ptr<Connector> probe = running->plugin->create();
+  checkValid(*probe, running->config.props, running->config.name, fromRest);
+  return running;
+}
+
+void StandaloneWorker::startConnector(RunningConnector& running) {
+  const ConnectorConfig& config = running.config;
+  running.fail("");
+  running.connector = running.plugin->create();
+  running.reader = std::make_unique<FileOffsetReader>(offsets_, config.name);
+  RunningConnector* self = &running;
+  running.context = std::make_unique<StandaloneConnectorContext>(
+      config.name, *running.reader, [self](std::string error) { self->fail(std::move(error)); });
+  running.connector->initialize(*running.context);
+  running.connector->start(config.props);
+  running.connectorStarted = true;
+  running.taskConfigs = running.connector->taskConfigs(config.tasksMax);
+}
+
+void StandaloneWorker::startTask(RunningConnector& running, int id) {
+  const ConnectorConfig& config = running.config;
+  Props taskProps = running.taskConfigs[id];
+  TaskClass taskClass = running.connector->taskClass();
+  taskProps["task.class"] = taskClass.name;
+  std::unique_ptr<Task> task = taskClass.create();
+  std::unique_ptr<TaskRunner> runner;
+  if (running.plugin->type == PluginType::SOURCE) {
+    auto* source = dynamic_cast<SourceTask*>(task.get());
+    if (source == nullptr) throw ConnectException(taskClass.name + " is not a SourceTask");
+    task.release();
+    runner = std::make_unique<SourceTaskRunner>(config_, config, id, taskProps,
+                                                std::unique_ptr<SourceTask>(source), offsets_);
+  } else {
+    auto* sink = dynamic_cast<SinkTask*>(task.get());
+    if (sink == nullptr) throw ConnectException(taskClass.name + " is not a SinkTask");
+    task.release();
+    if (!config.topics.empty()) taskProps["topics"] = config.props.at("topics");
+    if (!config.topicsRegex.empty()) taskProps["topics.regex"] = config.topicsRegex;
+    runner = std::make_unique<SinkTaskRunner>(config_, config, id, taskProps,
+                                              std::unique_ptr<SinkTask>(sink));
+  }
+  runner->start();
+  running.tasks[id] = std::move(runner);
+}
+
+void StandaloneWorker::startTasks(RunningConnector& running) {
+  running.tasks.resize(running.taskConfigs.size());
+  running.taskErrors.assign(running.taskConfigs.size(), "");
+  for (size_t i = 0; i < running.taskConfigs.size(); ++i) startTask(running, static_cast<int>(i));
+}
+
+void StandaloneWorker::stopTasks(RunningConnector& running) {
+  for (auto& task : running.tasks) {
+    if (task) task->stop();
+  }
+  running.tasks.clear();
+  running.taskErrors.clear();
+}
+
+void StandaloneWorker::stopConnector(RunningConnector& running) {
+  if (running.connector && running.connectorStarted) {
+    try {
+      running.connector->stop();
+    } catch (const std::exception& e) {
+      spdlog::warn("connect: connector {} failed to stop: {}", running.config.name, e.what());
     }
   }
-  const ConnectorConfig& config = running->config;
-  running->connector = plugin.create();
-  checkValid(*running->connector, config.props, config.name);
-  running->reader = std::make_unique<FileOffsetReader>(offsets_, config.name);
-  running->context = std::make_unique<StandaloneConnectorContext>(config.name, *running->reader);
-  running->connector->initialize(*running->context);
-  running->connector->start(config.props);
-  std::vector<Props> taskConfigs = running->connector->taskConfigs(config.tasksMax);
-  // Running connectors stay registered even if a task below cannot be made, so stop() ends them.
+  running.connectorStarted = false;
+  running.connector.reset();
+}
+
+void StandaloneWorker::addConnector(const Properties& connectorProps) {
+  std::lock_guard lock(mutex_);
+  if (stopped_) throw ConnectException("The worker is stopped");
+  std::unique_ptr<RunningConnector> running = prepare(connectorProps, false);
+  const std::string name = running->config.name;
+  if (std::any_of(connectors_.begin(), connectors_.end(),
+                  [&](const auto& other) { return other->config.name == name; })) {
+    throw ConnectException("Connector " + name + " already exists");
+  }
+  // Registered before anything can throw, so that stop() ends what started.
   RunningConnector& added = *running;
   connectors_.push_back(std::move(running));
-  TaskClass taskClass = added.connector->taskClass();
-  for (size_t i = 0; i < taskConfigs.size(); ++i) {
-    Props taskProps = taskConfigs[i];
-    taskProps["task.class"] = taskClass.name;
-    std::unique_ptr<Task> task = taskClass.create();
-    std::unique_ptr<TaskRunner> runner;
-    int id = static_cast<int>(i);
-    if (kind == ConnectorKind::SOURCE) {
-      auto* source = dynamic_cast<SourceTask*>(task.get());
-      if (source == nullptr) throw ConnectException(taskClass.name + " is not a SourceTask");
-      task.release();
-      runner = std::make_unique<SourceTaskRunner>(config_, config, id, taskProps,
-                                                  std::unique_ptr<SourceTask>(source), offsets_);
-    } else {
-      auto* sink = dynamic_cast<SinkTask*>(task.get());
-      if (sink == nullptr) throw ConnectException(taskClass.name + " is not a SinkTask");
-      task.release();
-      if (!config.topics.empty()) taskProps["topics"] = config.props.at("topics");
-      if (!config.topicsRegex.empty()) taskProps["topics.regex"] = config.topicsRegex;
-      runner = std::make_unique<SinkTaskRunner>(config_, config, id, taskProps,
-                                                std::unique_ptr<SinkTask>(sink));
-    }
-    runner->start();
-    added.tasks.push_back(std::move(runner));
-  }
-  spdlog::info("connect: connector {} ({}) started with {} task(s)", config.name, plugin.className,
+  startConnector(added);
+  startTasks(added);
+  spdlog::info("connect: connector {} ({}) started with {} task(s)", name, added.plugin->className,
                added.tasks.size());
 }
 
-void StandaloneWorker::stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  for (auto& running : connectors_) {
-    for (auto& task : running->tasks) task->stop();
+bool StandaloneWorker::putConnector(const std::string& name, Properties props, bool mustBeNew) {
+  std::lock_guard lock(mutex_);
+  if (stopped_) throw ConnectException("The worker is stopped");
+  props["name"] = name;
+  auto existing = std::find_if(connectors_.begin(), connectors_.end(),
+                               [&](const auto& other) { return other->config.name == name; });
+  if (existing != connectors_.end() && mustBeNew) {
+    throw AlreadyExistsException("Connector " + name + " already exists");
   }
-  for (auto& running : connectors_) {
+  std::unique_ptr<RunningConnector> running = prepare(props, true);
+  bool created = existing == connectors_.end();
+  if (!created) {
+    // A new config replaces the connector and its tasks, keeping what it was asked to be.
+    running->target = (*existing)->target;
+    stopTasks(**existing);
+    stopConnector(**existing);
+    connectors_.erase(existing);
+  }
+  RunningConnector& added = *running;
+  connectors_.push_back(std::move(running));
+  if (added.target == TargetState::STOPPED) return created;
+  try {
+    startConnector(added);
+    if (added.target == TargetState::STARTED) startTasks(added);
+  } catch (...) {
+    added.fail(errorText(std::current_exception()));
+    spdlog::error("connect: connector {} failed to start: {}", name, added.failure());
+  }
+  spdlog::info("connect: connector {} {} with {} task(s)", name, created ? "created" : "updated",
+               added.tasks.size());
+  return created;
+}
+
+StandaloneWorker::RunningConnector& StandaloneWorker::find(const std::string& name) const {
+  for (const auto& running : connectors_) {
+    if (running->config.name == name) return *running;
+  }
+  throw NotFoundException("Connector " + name + " not found");
+}
+
+void StandaloneWorker::deleteConnector(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  RunningConnector& running = find(name);
+  stopTasks(running);
+  stopConnector(running);
+  std::erase_if(connectors_, [&](const auto& other) { return other.get() == &running; });
+  spdlog::info("connect: connector {} deleted", name);
+}
+
+void StandaloneWorker::setTargetState(const std::string& name, TargetState state) {
+  std::lock_guard lock(mutex_);
+  RunningConnector& running = find(name);
+  if (running.target == state) return;
+  stopTasks(running);
+  if (state == TargetState::STOPPED) {
+    stopConnector(running);
+    running.taskConfigs.clear();
+  } else if (running.target == TargetState::STOPPED || !running.connectorStarted) {
+    running.target = state;
+    restartConnector(name, state == TargetState::STARTED, false);
+  } else if (state == TargetState::STARTED) {
+    startTasks(running);
+  }
+  running.target = state;
+  spdlog::info("connect: connector {} is {}", name,
+               state == TargetState::STARTED  ? "resumed"
+               : state == TargetState::PAUSED ? "paused"
+                                              : "stopped");
+}
+
+void StandaloneWorker::restartConnector(const std::string& name, bool includeTasks,
+                                        bool onlyFailed) {
+  std::lock_guard lock(mutex_);
+  RunningConnector& running = find(name);
+  if (running.target == TargetState::STOPPED) return;
+  bool connectorFailed = !running.failure().empty();
+  if (!onlyFailed || connectorFailed) {
+    if (includeTasks) stopTasks(running);
+    stopConnector(running);
     try {
-      running->connector->stop();
-    } catch (const std::exception& e) {
-      spdlog::warn("connect: connector {} failed to stop: {}", running->config.name, e.what());
+      startConnector(running);
+    } catch (...) {
+      running.fail(errorText(std::current_exception()));
+      return;
     }
+  }
+  if (!includeTasks || running.target != TargetState::STARTED) return;
+  running.tasks.resize(running.taskConfigs.size());
+  running.taskErrors.resize(running.taskConfigs.size());
+  for (size_t i = 0; i < running.taskConfigs.size(); ++i) {
+    bool failed = !running.taskErrors[i].empty() ||
+                  (running.tasks[i] && running.tasks[i]->state() == TaskState::FAILED);
+    if (running.tasks[i] && onlyFailed && !failed) continue;
+    restartTask(name, static_cast<int>(i));
   }
 }
 
+void StandaloneWorker::restartTask(const std::string& name, int task) {
+  std::lock_guard lock(mutex_);
+  RunningConnector& running = find(name);
+  if (task < 0 || static_cast<size_t>(task) >= running.taskConfigs.size() ||
+      !running.connectorStarted) {
+    throw NotFoundException("Task " + name + "-" + std::to_string(task) + " not found");
+  }
+  if (running.target != TargetState::STARTED) return;
+  running.tasks.resize(running.taskConfigs.size());
+  running.taskErrors.resize(running.taskConfigs.size());
+  if (running.tasks[task]) running.tasks[task]->stop();
+  running.tasks[task].reset();
+  running.taskErrors[task].clear();
+  try {
+    startTask(running, task);
+  } catch (...) {
+    running.taskErrors[task] = errorText(std::current_exception());
+  }
+}
+
+std::vector<std::string> StandaloneWorker::connectorNames() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  for (const auto& running : connectors_) names.push_back(running->config.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ConnectorInfo StandaloneWorker::connectorInfo(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  const RunningConnector& running = find(name);
+  return ConnectorInfo{name, running.config.props, running.taskConfigs,
+                       std::string(pluginTypeName(running.plugin->type))};
+}
+
+ConnectorStatus StandaloneWorker::statusOf(const RunningConnector& running) const {
+  auto& self = const_cast<RunningConnector&>(running);
+  ConnectorStatus status{running.config.name,
+                         std::string(pluginTypeName(running.plugin->type)),
+                         "RUNNING",
+                         self.failure(),
+                         {}};
+  if (running.target == TargetState::STOPPED) {
+    status.state = "STOPPED";
+    return status;
+  }
+  if (!status.trace.empty())
+    status.state = "FAILED";
+  else if (running.target == TargetState::PAUSED)
+    status.state = "PAUSED";
+  for (size_t i = 0; i < running.taskConfigs.size(); ++i) {
+    TaskStatus task{running.config.name + "-" + std::to_string(i), static_cast<int>(i),
+                    "UNASSIGNED", ""};
+    const TaskRunner* runner = i < running.tasks.size() ? running.tasks[i].get() : nullptr;
+    if (i < running.taskErrors.size() && !running.taskErrors[i].empty()) {
+      task.state = "FAILED";
+      task.failure = running.taskErrors[i];
+    } else if (running.target == TargetState::PAUSED) {
+      task.state = "PAUSED";
+    } else if (runner != nullptr && runner->state() == TaskState::FAILED) {
+      task.state = "FAILED";
+      task.failure = runner->failure();
+    } else if (runner != nullptr && runner->state() == TaskState::RUNNING) {
+      task.state = "RUNNING";
+    }
+    status.tasks.push_back(std::move(task));
+  }
+  return status;
+}
+
+ConnectorStatus StandaloneWorker::connectorStatus(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& running : connectors_) {
+    if (running->config.name == name) return statusOf(*running);
+  }
+  throw NotFoundException("No status found for connector " + name);
+}
+
+void StandaloneWorker::stop() {
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& running : connectors_) {
+    for (auto& task : running->tasks) {
+      if (task) task->stop();
+    }
+  }
+  for (auto& running : connectors_) stopConnector(*running);
+}
+
 std::vector<TaskStatus> StandaloneWorker::taskStatuses() const {
+  std::lock_guard lock(mutex_);
   std::vector<TaskStatus> out;
   for (const auto& running : connectors_) {
-    for (const auto& task : running->tasks) {
-      out.push_back(TaskStatus{task->name(), task->state(), task->failure()});
+    for (size_t i = 0; i < running->tasks.size(); ++i) {
+      const TaskRunner* task = running->tasks[i].get();
+      if (task == nullptr) continue;
+      out.push_back(TaskStatus{task->name(), static_cast<int>(i), taskStateName(task->state()),
+                               task->failure()});
     }
   }
   return out;

@@ -1,0 +1,59 @@
+#pragma once
+// Kafka Connect's REST API over a standalone worker (ConnectorsResource, ConnectorPluginsResource,
+// RootResource): paths, JSON bodies, status codes and the error body
+// {"error_code": STATUS, "message": ...} as Connect's, without the HTTP server (the command
+// serves it). Offsets (KIP-875) and distributed mode's endpoints are not served.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "connect/runtime/standalone.h"
+
+namespace oxbow::connect::runtime {
+
+struct RestRequest {
+  std::string method;
+  std::string path;   // without the query string
+  std::string query;  // after '?', or empty
+  std::string body;
+};
+
+struct RestResponse {
+  int status = 200;
+  std::string body;  // JSON, or empty (204, 202)
+};
+
+struct RestInfo {
+  std::string workerId;  // "host:port", as Connect's statuses name the worker
+  std::string commit = "unknown";
+  // The Kafka cluster's id for GET /; asked once, when first needed.
+  std::function<std::string()> clusterId;
+};
+
+class ConnectRestApi {
+ public:
+  ConnectRestApi(StandaloneWorker& worker, RestInfo info);
+  // Once the server knows the port it answers on.
+  void setWorkerId(std::string workerId) { info_.workerId = std::move(workerId); }
+  // Never throws: errors become Connect's error bodies.
+  RestResponse handle(const RestRequest& request);
+
+ private:
+  RestResponse route(const RestRequest& request);
+  RestResponse connectors(const RestRequest& request, const std::vector<std::string>& parts);
+  RestResponse plugins(const RestRequest& request, const std::vector<std::string>& parts);
+  RestResponse listConnectors(const RestRequest& request);
+  RestResponse connectorAction(const RestRequest& request, const std::string& name,
+                               const std::string& action);
+  static void checkName(const std::string& name, Properties& config);
+  nlohmann::ordered_json pluginList(bool connectorsOnly) const;
+  RestResponse validate(const std::string& pluginName, Properties config);
+  RestResponse root();
+
+  StandaloneWorker& worker_;
+  RestInfo info_;
+  std::string clusterId_;
+};
+
+}  // namespace oxbow::connect::runtime
