@@ -219,3 +219,12 @@ def _group_members(bootstrap, group):
     [found] = ck.admin(bootstrap).list_groups(group, timeout=10)
     return len(found.members)
 
+
+
+def test_insert_values_writes_its_record_and_answers_no_entity(server):
+    server.ksql("CREATE STREAM visits (id INT KEY, page STRING) "
+                "WITH (kafka_topic='visits', value_format='JSON', partitions=1);")
+    # ksqlDB answers INSERT VALUES with no entity; the record is in the topic all the same.
+    assert server.ksql("INSERT INTO visits (id, page) VALUES (7, '/seven');") == []
+    [record] = _records(server.broker.bootstrap, "visits", 1)
+    assert (int.from_bytes(record.key(), "big"), json.loads(record.value())) == (7, {"PAGE": "/seven"})

@@ -383,7 +383,9 @@ json KsqlResource::run(const std::string& statement,
   } done{*this, offset, after};
   json entity = nullptr;
   for (const auto& result : engine_.execute(statement)) {
-    if (!result.message.empty() && apply_) apply_({result, properties, deleted_topic});
+    // INSERT VALUES answers no message, as ksqlDB's; its records still go out.
+    if ((!result.message.empty() || !result.inserted.empty()) && apply_)
+      apply_({result, properties, deleted_topic});
     // With a log, a statement's sequence number is its offset there; without, a count.
     if (offset >= 0)
       sequence_number_ = offset;
