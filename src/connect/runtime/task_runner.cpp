@@ -73,13 +73,21 @@ void TaskRunner::main() {
     state_ = TaskState::STOPPED;
     spdlog::info("connect: task {} stopped", name_);
   } catch (const std::exception& e) {
-    {
-      std::lock_guard lock(failureMutex_);
-      failure_ = e.what();
-    }
-    state_ = TaskState::FAILED;
-    spdlog::error("connect: task {} failed: {}", name_, e.what());
+    fail(e.what());
+  } catch (...) {
+    // Whatever a task throws ends the task only: an exception leaving the thread would end the
+    // process.
+    fail("unknown exception (not a std::exception)");
   }
+}
+
+void TaskRunner::fail(const std::string& message) {
+  {
+    std::lock_guard lock(failureMutex_);
+    failure_ = message;
+  }
+  state_ = TaskState::FAILED;
+  spdlog::error("connect: task {} failed: {}", name_, message);
 }
 
 rd_kafka_conf_t* clientConfig(const std::vector<std::pair<std::string, std::string>>& defaults,

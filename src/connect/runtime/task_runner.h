@@ -56,6 +56,7 @@ class TaskRunner {
 
  private:
   void main();
+  void fail(const std::string& message);
   std::string name_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
