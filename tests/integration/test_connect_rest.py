@@ -79,12 +79,13 @@ def test_root_and_plugins(broker, tmp_path):
     code, keys = rest.call("GET", "/connector-plugins/FileStreamSource/config")
     assert code == 200 and "topic" in {k["name"] for k in keys}
     code, result = rest.call("PUT", "/connector-plugins/FileStreamSource/config/validate",
-                             {"connector.class": "FileStreamSource", "file": "/tmp/x"})
+                             {"connector.class": "FileStreamSource", "name": "v", "file": "/tmp/x"})
     assert code == 200 and result["error_count"] == 1
     assert result["name"] == "org.apache.kafka.connect.file.FileStreamSourceConnector"
     code, result = rest.call("PUT", "/connector-plugins/FileStreamSource/config/validate",
-                             {"file": "/tmp/x", "topic": "t"})
+                             {"name": "v", "file": "/tmp/x", "topic": "t"})
     assert code == 200 and result["error_count"] == 0
+    assert "tasks.max" in {c["definition"]["name"] for c in result["configs"]}
     code, error = rest.call("GET", "/connectors/nope")
     assert (code, error) == (404, {"error_code": 404, "message": "Connector nope not found"})
     code, error = rest.call("GET", "/connectors/nope/status")

@@ -143,6 +143,45 @@ Json statusJson(const ConnectorStatus& status, const std::string& workerId) {
               {"type", status.type}};
 }
 
+// Connect's own connector configs (ConnectorConfig, and SinkConnectorConfig's topics), which its
+// validate endpoint checks and lists before the connector's.
+ConfigDef runtimeConfigDef(PluginType type) {
+  using T = ConfigDef::Type;
+  using I = ConfigDef::Importance;
+  using W = ConfigDef::Width;
+  const std::string common = "Common";
+  ConfigDef def;
+  def.define("name", T::STRING, DefaultValue(), NonEmptyString::create(), I::HIGH,
+             "The connector's name, unique in the worker.", common, 1, W::MEDIUM, "Connector name")
+      .define("connector.class", T::STRING, DefaultValue(), nullptr, I::HIGH,
+              "The connector's class name or alias.", common, 2, W::LONG, "Connector class")
+      .define("tasks.max", T::INT, 1, Range::atLeast(1), I::HIGH,
+              "At most this many tasks run the connector.", common, 3, W::SHORT, "Tasks max");
+  // A sink's topics come before the converters, as SinkConnectorConfig orders them.
+  int order = 3;
+  if (type == PluginType::SINK) {
+    def.define("topics", T::LIST, std::vector<std::string>{}, nullptr, I::HIGH,
+               "The topics to consume (or topics.regex).", common, 4, W::LONG, "Topics")
+        .define("topics.regex", T::STRING, "", nullptr, I::HIGH,
+                "A regular expression naming the topics to consume (or topics).", common, 5,
+                W::LONG, "Topics regex");
+    order = 5;
+  }
+  def.define("key.converter", T::CLASS, nullptr, nullptr, I::LOW,
+             "The connector's key converter, instead of the worker's.", common, order + 1, W::SHORT,
+             "Key converter class")
+      .define("value.converter", T::CLASS, nullptr, nullptr, I::LOW,
+              "The connector's value converter, instead of the worker's.", common, order + 2,
+              W::SHORT, "Value converter class")
+      .define("transforms", T::LIST, std::vector<std::string>{}, nullptr, I::LOW,
+              "The aliases of the transforms applied to each record, in order.", "Transforms", 0,
+              W::LONG, "Transforms")
+      .define("predicates", T::LIST, std::vector<std::string>{}, nullptr, I::LOW,
+              "The aliases of the predicates the transforms may use.", "Predicates", 0, W::LONG,
+              "Predicates");
+  return def;
+}
+
 int taskId(const std::string& text) {
   try {
     size_t used = 0;
@@ -390,8 +429,24 @@ RestResponse ConnectRestApi::validate(const std::string& pluginName, Properties 
   }
   config["connector.class"] = plugin->className;
   std::unique_ptr<Connector> connector = plugin->create();
+  ConfigDef definition = runtimeConfigDef(plugin->type);
+  std::vector<ConfigValue> values = definition.validate(config);
+  ConfigDef own = connector->config();
+  for (const ConfigDef::ConfigKey& key : own.configKeys()) {
+    if (definition.find(key.name) == nullptr) definition.define(key);
+  }
   Config validated = connector->validate(config);
-  return json(200, configInfos(plugin->className, connector->config(), validated.configValues()));
+  for (const ConfigValue& value : validated.configValues()) {
+    auto known = std::find_if(values.begin(), values.end(),
+                              [&](const ConfigValue& other) { return other.name == value.name; });
+    if (known == values.end()) {
+      values.push_back(value);
+    } else {
+      known->errorMessages.insert(known->errorMessages.end(), value.errorMessages.begin(),
+                                  value.errorMessages.end());
+    }
+  }
+  return json(200, configInfos(plugin->className, definition, values));
 }
 
 }  // namespace oxbow::connect::runtime

@@ -88,10 +88,13 @@ TEST_F(RestApiTest, PluginsTheirConfigsAndValidation) {
   Json keys = call("GET", "/connector-plugins/FileStreamSource/config").second;
   EXPECT_TRUE(keys.is_array() && !keys.empty());
   EXPECT_EQ(call("GET", "/connector-plugins/Nope/config").first, 404);
-  auto [status, infos] =
-      call("PUT", "/connector-plugins/FileStreamSource/config/validate", R"({"file": "/x"})");
-  EXPECT_EQ(status, 200);
-  EXPECT_EQ(infos["error_count"], 1);
+  auto [status, infos] = call("PUT", "/connector-plugins/FileStreamSource/config/validate",
+                              R"({"file": "/x", "tasks.max": "0"})");
+  EXPECT_EQ(status, 200) << infos.dump();
+  // No name, tasks.max below 1, no topic: Connect's own configs are checked with the connector's.
+  EXPECT_EQ(infos["error_count"], 3) << infos.dump();
+  EXPECT_EQ(infos["groups"][0], "Common");
+  EXPECT_EQ(infos["configs"][0]["definition"]["name"], "name");
   EXPECT_EQ(call("PUT", "/connector-plugins/FileStreamSource/config/validate",
                  R"({"connector.class": "FileStreamSink"})")
                 .first,
