@@ -3,7 +3,8 @@ persistent queries run as named topologies of shared Streams runtimes (docs/sql/
 "Shared runtimes"). Queries over different topics share one runtime (one consumer group,
 `_confluent-ksql-default_query_0`, not one group per query); a query over a topic another one
 reads goes to a second runtime; outputs equal a model; a pull query reads a CTAS's store by its
-topology; TERMINATE removes one query and leaves the others running; a restart (SIGTERM, start
+topology; TERMINATE removes one query and leaves the others running, PAUSE and RESUME
+take one out and back without losing what came meanwhile; a restart (SIGTERM, start
 again, the command topic replays) resumes every query in its runtime with nothing lost or
 repeated, though the replay alone would now put the second runtime's query in the first.
 """
@@ -118,6 +119,17 @@ def test_queries_share_runtimes_by_source_topic(make_broker, tmp_path):
     _wait_outputs(server, bootstrap, model, with_long_views=False)
     assert len(_keys(bootstrap, "LONG_VIEWS")) == long_views_done
     assert _query_groups(bootstrap) == {RUNTIME_0: 1, RUNTIME_1: 1}
+
+    # PAUSE takes COPIES out of its runtime keeping its positions; RESUME puts it back, and it
+    # reads what came meanwhile.
+    server.ksql("PAUSE CSAS_COPIES_1;")
+    copies_done = len(model.copies())
+    _produce(bootstrap, model, rng, 10)
+    wait_until(lambda: {r[0]: r[1] for r in rows_of(server, "SELECT * FROM counts;")} == model.counts(),
+               60, interval=0.2, message="COUNTS, in COPIES' runtime, going on while it is paused")
+    assert len(_keys(bootstrap, "COPIES")) == copies_done
+    server.ksql("RESUME CSAS_COPIES_1;")
+    _wait_outputs(server, bootstrap, model, with_long_views=False)
 
     server.stop()
     assert "oxbow sql-server stopped cleanly" in server.tail()
