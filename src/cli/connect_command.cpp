@@ -124,11 +124,13 @@ void run_standalone(const StandaloneOptions& options) {
     for (const std::string& path : options.connectors) {
       worker.addConnector(readPropertiesFile(path));
     }
-    RestServer rest(worker, workerProps, worker.config().bootstrapServers);
+    auto rest = std::make_unique<RestServer>(worker, workerProps, worker.config().bootstrapServers);
     spdlog::info("connect: standalone worker running {} connector(s); stop with SIGINT or SIGTERM",
                  options.connectors.size());
     while (!stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     spdlog::info("connect: stopping");
+    // The API first, as Kafka stops its REST server before its herder: no request races the stop.
+    rest.reset();
     worker.stop();
     report_failed_tasks(worker);
   } catch (const connect::ConnectException& e) {
