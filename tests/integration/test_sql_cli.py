@@ -371,3 +371,41 @@ def test_describe_function_prints_ksqldbs_block(server):
     assert len(variations) >= 2, r.stdout  # with and without the length
     assert any(line.startswith("\tReturns     : ") for line in lines)
     assert all(len(line.expandtabs(2)) <= 80 for line in lines), r.stdout  # descriptions wrapped
+
+
+QUICKSTART = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "sql-quickstart")
+
+
+def test_the_readmes_sql_quick_start(server):
+    """README.md's steps: the two queries, the users, the events, then push and pull queries."""
+    def run_file(name):
+        r = cli(url(server), "-f", os.path.join(QUICKSTART, name))
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    out = run_file("queries.sql")
+    assert "Created query with ID CTAS_POSSIBLE_FRAUD_0" in out and "CSAS_VIP_ACTIONS_1" in out
+    run_file("users.sql")
+    # The join's table side holds both users before any click comes (its changelog says so).
+    changelog = "_confluent-ksql-default_query_CSAS_VIP_ACTIONS_1-KafkaTopic_Right-Reduce-changelog"
+    def users_held():
+        return sum(ck.watermarks(server.broker.bootstrap, changelog, p)[1] for p in (0, 1)) >= 2
+
+    wait_until(users_held, 60, interval=0.2, message="the users in the join's table")
+    run_file("events.sql")
+
+    r = cli(url(server), "-e", "SET 'auto.offset.reset' = 'earliest'; "
+            "SELECT * FROM vip_actions EMIT CHANGES LIMIT 1; "
+            "SELECT card_number, attempts FROM possible_fraud EMIT CHANGES LIMIT 1;", timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in r.stdout.splitlines()
+            if line.startswith("|")]
+    assert rows == [["C_USERID", "PAGE", "ACTION"], ["alice", "/checkout", "buy"],
+                    ["CARD_NUMBER", "ATTEMPTS"], ["4111", "4"]], r.stdout
+
+    pull = cli(url(server), "-e", "SELECT * FROM possible_fraud WHERE card_number = '4111';")
+    assert pull.returncode == 0, pull.stderr
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in pull.stdout.splitlines()
+             if line.startswith("|")]
+    assert cells == [["CARD_NUMBER", "WINDOWSTART", "WINDOWEND", "ATTEMPTS"],
+                     ["4111", "1767225600000", "1767225605000", "4"]], pull.stdout
