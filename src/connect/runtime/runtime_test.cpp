@@ -230,3 +230,80 @@ TEST(StandaloneWorkerTest, InvalidConnectorConfigListsErrors) {
 
 }  // namespace
 }  // namespace oxbow::connect::runtime
+
+namespace oxbow::connect::runtime {
+namespace {
+
+// A source task that throws what no task should (not a std::exception) at its first poll.
+class ThrowingTask : public SourceTask {
+ public:
+  std::string version() const override { return "1"; }
+  void start(const Props&) override {}
+  std::vector<SourceRecord> poll() override { throw 42; }
+  void stop() override {}
+};
+
+class ThrowingSource : public CountingSource {
+ public:
+  TaskClass taskClass() const override { return TaskClass::of<ThrowingTask>("ThrowingTask"); }
+};
+
+std::string waitForTaskState(const StandaloneWorker& worker, const std::string& name,
+                             const std::string& state) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    ConnectorStatus status = worker.connectorStatus(name);
+    last = status.tasks.empty() ? "none" : status.tasks[0].state;
+    if (last == state) break;
+    std::this_thread::yield();
+  }
+  return last;
+}
+
+TEST(StandaloneWorkerTest, ConnectorsChangeAsTheRestApiAsks) {
+  TempDir dir;
+  Properties props = workerProps(dir.file("connect.offsets"));
+  props["bootstrap.servers"] = "127.0.0.1:1";
+  props["task.shutdown.graceful.timeout.ms"] = "100";
+  ConnectorPlugins plugins;
+  plugins.add("test.CountingSource", [] { return std::make_unique<CountingSource>(); });
+  plugins.add("test.ThrowingSource", [] { return std::make_unique<ThrowingSource>(); });
+  StandaloneWorker worker(props, std::move(plugins));
+  Properties config{{"connector.class", "test.CountingSource"}};
+  EXPECT_TRUE(worker.putConnector("count", config, true));
+  EXPECT_THROW(worker.putConnector("count", config, true), AlreadyExistsException);
+  EXPECT_EQ(worker.connectorStatus("count").state, "RUNNING");
+  EXPECT_EQ(waitForTaskState(worker, "count", "RUNNING"), "RUNNING");
+
+  worker.setTargetState("count", TargetState::PAUSED);
+  EXPECT_EQ(worker.connectorStatus("count").state, "PAUSED");
+  EXPECT_EQ(worker.connectorStatus("count").tasks.at(0).state, "PAUSED");
+  worker.setTargetState("count", TargetState::STARTED);
+  EXPECT_EQ(waitForTaskState(worker, "count", "RUNNING"), "RUNNING");
+  worker.setTargetState("count", TargetState::STOPPED);
+  EXPECT_EQ(worker.connectorStatus("count").state, "STOPPED");
+  EXPECT_TRUE(worker.connectorStatus("count").tasks.empty());
+  worker.setTargetState("count", TargetState::STARTED);
+  EXPECT_EQ(waitForTaskState(worker, "count", "RUNNING"), "RUNNING");
+  EXPECT_THROW(worker.restartTask("count", 3), NotFoundException);
+  EXPECT_FALSE(worker.putConnector("count", config, false));
+  EXPECT_EQ(worker.connectorInfo("count").config.at("name"), "count");
+
+  // A task throwing anything is FAILED with a trace; restarting it fails it again.
+  EXPECT_TRUE(worker.putConnector("bad", {{"connector.class", "test.ThrowingSource"}}, false));
+  EXPECT_EQ(waitForTaskState(worker, "bad", "FAILED"), "FAILED");
+  EXPECT_NE(worker.connectorStatus("bad").tasks.at(0).failure, "");
+  worker.restartConnector("bad", true, true);
+  EXPECT_EQ(waitForTaskState(worker, "bad", "FAILED"), "FAILED");
+  EXPECT_EQ(worker.connectorStatus("count").tasks.at(0).state, "RUNNING");
+
+  EXPECT_THROW(worker.putConnector("x", {{"connector.class", "Nope"}}, true), BadRequestException);
+  worker.deleteConnector("count");
+  EXPECT_EQ(worker.connectorNames(), std::vector<std::string>{"bad"});
+  EXPECT_THROW(worker.connectorStatus("count"), NotFoundException);
+  EXPECT_THROW(worker.deleteConnector("count"), NotFoundException);
+}
+
+}  // namespace
+}  // namespace oxbow::connect::runtime

@@ -308,7 +308,8 @@ void StandaloneWorker::restartConnector(const std::string& name, bool includeTas
   if (running.target == TargetState::STOPPED) return;
   bool connectorFailed = !running.failure().empty();
   if (!onlyFailed || connectorFailed) {
-    if (includeTasks) stopTasks(running);
+    // onlyFailed restarts the failed tasks only, even with a failed connector.
+    if (includeTasks && !onlyFailed) stopTasks(running);
     stopConnector(running);
     try {
       startConnector(running);
