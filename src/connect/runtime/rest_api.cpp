@@ -182,6 +182,25 @@ ConfigDef runtimeConfigDef(PluginType type) {
   return def;
 }
 
+// SinkConnectorConfig's check that exactly one of topics and topics.regex is set, reported on
+// both.
+void sinkTopicErrors(const Properties& config, std::vector<ConfigValue>& values) {
+  auto set = [&](const char* name) {
+    auto found = config.find(name);
+    return found != config.end() && !found->second.empty();
+  };
+  bool topics = set("topics"), regex = set("topics.regex");
+  if (topics != regex) return;
+  std::string message =
+      topics ? "topics and topics.regex are mutually exclusive options, but both are set."
+             : "Must configure one of topics or topics.regex";
+  for (ConfigValue& value : values) {
+    if (value.name == "topics" || value.name == "topics.regex") {
+      value.errorMessages.push_back(message);
+    }
+  }
+}
+
 int taskId(const std::string& text) {
   try {
     size_t used = 0;
@@ -267,7 +286,12 @@ RestResponse ConnectRestApi::connectors(const RestRequest& request,
   int task = taskId(parts[3]);
   if (parts[4] == "status") {
     if (method != "GET") throw methodNotAllowed();
-    ConnectorStatus status = worker_.connectorStatus(name);
+    ConnectorStatus status;
+    try {
+      status = worker_.connectorStatus(name);
+    } catch (const NotFoundException&) {
+      status.tasks.clear();
+    }
     if (task < 0 || static_cast<size_t>(task) >= status.tasks.size()) {
       throw NotFoundException("No status found for task " + name + "-" + parts[3]);
     }
@@ -446,6 +470,7 @@ RestResponse ConnectRestApi::validate(const std::string& pluginName, Properties 
                                   value.errorMessages.end());
     }
   }
+  if (plugin->type == PluginType::SINK) sinkTopicErrors(config, values);
   return json(200, configInfos(plugin->className, definition, values));
 }
 

@@ -95,6 +95,12 @@ TEST_F(RestApiTest, PluginsTheirConfigsAndValidation) {
   EXPECT_EQ(infos["error_count"], 3) << infos.dump();
   EXPECT_EQ(infos["groups"][0], "Common");
   EXPECT_EQ(infos["configs"][0]["definition"]["name"], "name");
+  Json sink = call("PUT", "/connector-plugins/FileStreamSink/config/validate",
+                   R"({"name": "s", "file": "/x"})")
+                  .second;
+  EXPECT_EQ(sink["error_count"], 2) << sink.dump();  // on topics and on topics.regex
+  EXPECT_EQ(call("GET", "/connectors/x/tasks/0/status").second["message"],
+            "No status found for task x-0");
   EXPECT_EQ(call("PUT", "/connector-plugins/FileStreamSource/config/validate",
                  R"({"connector.class": "FileStreamSink"})")
                 .first,
