@@ -203,3 +203,21 @@ def test_failing_task_is_failed_with_its_trace(broker, tmp_path):
     assert code == 202 and status["name"] == "sink"
     assert rest.call("GET", "/")[0] == 200
     worker.stop()
+
+
+def test_sink_created_over_rest_writes_the_topic(broker, tmp_path):
+    topic = ck.create_topic(broker.bootstrap, unique_topic("rest"))
+    producer = ck.producer(broker.bootstrap)
+    for i in range(5):
+        producer.produce(topic, value=f"record {i}".encode(), partition=0)
+    producer.flush(10)
+    worker, rest = _worker(tmp_path, broker)
+    sink_file = tmp_path / "out.txt"
+    code, info = rest.call("POST", "/connectors", {"name": "sink", "config": {
+        "connector.class": "FileStreamSink", "topics": topic, "file": str(sink_file)}})
+    assert code == 201 and info["type"] == "sink"
+    wait_until(lambda: sink_file.exists() and len(sink_file.read_text().splitlines()) >= 5, 30,
+               message="the sink file to hold the records")
+    assert sink_file.read_text().splitlines() == [f"record {i}" for i in range(5)]
+    _running(rest, "sink")
+    worker.stop()
