@@ -118,7 +118,8 @@ def test_queries_share_runtimes_by_source_topic(make_broker, tmp_path):
     _produce(bootstrap, model, rng, 20)
     _wait_outputs(server, bootstrap, model, with_long_views=False)
     assert len(_keys(bootstrap, "LONG_VIEWS")) == long_views_done
-    assert _query_groups(bootstrap) == {RUNTIME_0: 1, RUNTIME_1: 1}
+    wait_until(lambda: _query_groups(bootstrap) == {RUNTIME_0: 1, RUNTIME_1: 1}, 60,
+               message="both runtimes still running after the TERMINATE")
 
     # PAUSE takes COPIES out of its runtime keeping its positions; RESUME puts it back, and it
     # reads what came meanwhile.
