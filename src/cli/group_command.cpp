@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/consumer_group_view.h"
 #include "cli/reset_times.h"
+#include "rdkafka/offsets.h"
 
 namespace oxbow::cli {
 namespace {
@@ -85,8 +86,8 @@ struct Watermarks {
 std::optional<Watermarks> query_watermarks(rd_kafka_t* rk, const std::string& topic,
                                            int32_t partition, rd_kafka_resp_err_t* err_out) {
   Watermarks w;
-  const auto err = rd_kafka_query_watermark_offsets(rk, topic.c_str(), partition, &w.low, &w.high,
-                                                    kRequestTimeoutMs);
+  const auto err =
+      rdkafka::query_watermarks(rk, topic, partition, &w.low, &w.high, kRequestTimeoutMs);
   if (err_out != nullptr) *err_out = err;
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
   return w;

@@ -13,6 +13,7 @@
 
 #include "cli/group_members.h"
 #include "cli/reset_times.h"
+#include "rdkafka/offsets.h"
 
 namespace oxbow::cli {
 namespace {
@@ -215,8 +216,8 @@ PartitionListHandle partitions_of(const TopicPartitions& topics,
 
 Watermarks watermarks(rd_kafka_t* rk, const std::string& topic, int32_t partition) {
   Watermarks w;
-  const auto err = rd_kafka_query_watermark_offsets(rk, topic.c_str(), partition, &w.low, &w.high,
-                                                    kRequestTimeoutMs);
+  const auto err =
+      rdkafka::query_watermarks(rk, topic, partition, &w.low, &w.high, kRequestTimeoutMs);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
     fail(partition_subject(topic, partition), err, "could not get the partition's offsets");
   return w;

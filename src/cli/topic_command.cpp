@@ -9,6 +9,7 @@
 #include "cli/client_config.h"
 #include "cli/commands.h"
 #include "cli/topic_offsets.h"
+#include "rdkafka/offsets.h"
 
 namespace oxbow::cli {
 namespace {
@@ -196,8 +197,7 @@ std::string join_ids(const int32_t* ids, int count) {
 std::string describe_watermarks(rd_kafka_t* rk, const char* topic, int32_t partition) {
   int64_t low = 0;
   int64_t high = 0;
-  const auto err =
-      rd_kafka_query_watermark_offsets(rk, topic, partition, &low, &high, kRequestTimeoutMs);
+  const auto err = rdkafka::query_watermarks(rk, topic, partition, &low, &high, kRequestTimeoutMs);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
     return fmt::format("LowWatermark: ?\tHighWatermark: ?\t({})", rd_kafka_err2name(err));
   return fmt::format("LowWatermark: {}\tHighWatermark: {}", low, high);

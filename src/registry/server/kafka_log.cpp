@@ -1,4 +1,5 @@
 #include "registry/server/kafka_log.h"
+#include "rdkafka/offsets.h"
 
 #include <spdlog/spdlog.h>
 
@@ -195,8 +196,8 @@ int64_t KafkaLog::end_offset() {
   int64_t low = 0, high = 0;
   // Asked on the producer's connection: the consumer's has a long-polling fetch in front of it,
   // which a broker answering in order would make this wait behind.
-  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(producer_, config_.topic.c_str(), 0,
-                                                             &low, &high, config_.timeout_ms);
+  rd_kafka_resp_err_t err =
+      rdkafka::query_watermarks(producer_, config_.topic, 0, &low, &high, config_.timeout_ms);
   if (err)
     throw std::runtime_error("cannot find the end of " + config_.topic + ": " +
                              rd_kafka_err2str(err));

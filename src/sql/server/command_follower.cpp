@@ -1,4 +1,5 @@
 #include "sql/server/command_follower.h"
+#include "rdkafka/offsets.h"
 
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
@@ -59,8 +60,7 @@ void CommandFollower::stop() {
 
 int64_t CommandFollower::last_offset() {
   int64_t low = 0, high = 0;
-  if (auto err =
-          rd_kafka_query_watermark_offsets(consumer_, topic_.c_str(), 0, &low, &high, kTimeoutMs))
+  if (auto err = rdkafka::query_watermarks(consumer_, topic_, 0, &low, &high, kTimeoutMs))
     throw CommandWaitTimeout("reading the end of " + topic_ + ": " + rd_kafka_err2str(err));
   return high - 1;
 }

@@ -8,6 +8,7 @@
 
 #include "oxbow/streams/kafka_streams.h"
 #include "oxbow/streams/queryable.h"
+#include "rdkafka/offsets.h"
 
 namespace oxbow::sql::server {
 
@@ -137,8 +138,7 @@ class TopicReader {
     rd_kafka_topic_partition_list_t* assigned = rd_kafka_topic_partition_list_new(4);
     for (int32_t p = 0; p < partition_count(topic); ++p) {
       int64_t low = 0, high = 0;
-      auto err =
-          rd_kafka_query_watermark_offsets(consumer_, topic.c_str(), p, &low, &high, kTimeoutMs);
+      auto err = rdkafka::query_watermarks(consumer_, topic, p, &low, &high, kTimeoutMs);
       if (err) fail(topic, rd_kafka_err2str(err));
       if (high <= low) continue;
       ends_[p] = high;

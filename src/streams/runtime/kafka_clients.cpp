@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "oxbow/streams/errors.h"
+#include "rdkafka/offsets.h"
 #include "streams/runtime/task.h"
 
 namespace oxbow::streams::detail {
@@ -103,31 +104,10 @@ int32_t partition_count(rd_kafka_t* client, const std::string& topic) {
   return count;
 }
 
-namespace {
-
-// ListOffsets' timestamps for a partition's start and end.
-constexpr int64_t kEarliest = -2;
-constexpr int64_t kLatest = -1;
-
-rd_kafka_resp_err_t list_offset(rd_kafka_t* client, const std::string& topic, int32_t partition,
-                                int64_t timestamp, int64_t* offset, int timeout_ms) {
-  auto* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset = timestamp;
-  auto err = rd_kafka_offsets_for_times(client, list, timeout_ms);
-  if (!err) err = list->elems[0].err;
-  if (!err) *offset = list->elems[0].offset;
-  rd_kafka_topic_partition_list_destroy(list);
-  return err;
-}
-
-}  // namespace
-
 rd_kafka_resp_err_t query_watermarks(rd_kafka_t* client, const std::string& topic,
                                      int32_t partition, int64_t* low, int64_t* high,
                                      int timeout_ms) {
-  auto err = low ? list_offset(client, topic, partition, kEarliest, low, timeout_ms)
-                 : RD_KAFKA_RESP_ERR_NO_ERROR;
-  return err ? err : list_offset(client, topic, partition, kLatest, high, timeout_ms);
+  return rdkafka::query_watermarks(client, topic, partition, low, high, timeout_ms);
 }
 
 void create_topics(rd_kafka_t* admin, const std::vector<NewTopic>& topics) {

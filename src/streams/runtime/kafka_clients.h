@@ -73,10 +73,9 @@ int64_t committed_offset(rd_kafka_t* consumer, const std::string& topic, int32_t
 // client from client_conf); throws when the cluster cannot answer.
 int32_t partition_count(rd_kafka_t* client, const std::string& topic);
 
-// rd_kafka_query_watermark_offsets' answer, from ListOffsets through rd_kafka_offsets_for_times,
-// which keeps its timeout (`timeout_ms` for each end): librdkafka 2.0.2's own waits forever once
-// the partition's leader is down (fixed in its 2.3.0), and a thread asking must be able to stop
-// with the cluster gone. A null `low` is not asked.
+// rd_kafka_query_watermark_offsets' answer within `timeout_ms`, which librdkafka 2.0.2's own
+// does not keep once the partition's leader is down: rdkafka/offsets.h, which the SQL server, the
+// registry and the CLI share. A null `low` is not asked.
 rd_kafka_resp_err_t query_watermarks(rd_kafka_t* client, const std::string& topic,
                                      int32_t partition, int64_t* low, int64_t* high,
                                      int timeout_ms);
