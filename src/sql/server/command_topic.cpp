@@ -9,6 +9,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 namespace oxbow::sql::server {
 
@@ -151,6 +152,16 @@ bool succeeded(rd_kafka_error_t* error, std::string& what) {
   return false;
 }
 
+// Destroys a transactional producer whose transaction failed, off the request's thread: with the
+// cluster gone, librdkafka 2.0.2's rd_kafka_destroy of a producer whose init_transactions or
+// abort_transaction timed out never returns, and the request (with the engine's lock) and the
+// shutdown that waits for it would wait forever. Its queued records are purged first, so that it
+// holds nothing to deliver if the cluster comes back.
+void reap(rd_kafka_t* producer) {
+  rd_kafka_purge(producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  std::thread([producer] { rd_kafka_destroy(producer); }).detach();
+}
+
 }  // namespace
 
 void CommandTopic::begin() {
@@ -165,7 +176,7 @@ void CommandTopic::begin() {
   std::string what;
   if (!succeeded(rd_kafka_init_transactions(transaction_, kTimeoutMs), what) ||
       !succeeded(rd_kafka_begin_transaction(transaction_), what)) {
-    rd_kafka_destroy(transaction_);
+    reap(transaction_);
     transaction_ = nullptr;
     throw std::runtime_error(topic_ + ": beginning a transaction: " + what);
   }
@@ -176,7 +187,7 @@ void CommandTopic::abort() {
   std::string what;
   if (!succeeded(rd_kafka_abort_transaction(transaction_, kTimeoutMs), what))
     spdlog::warn("sql-server: {}: aborting: {}", topic_, what);
-  rd_kafka_destroy(transaction_);
+  reap(transaction_);
   transaction_ = nullptr;
 }
 
@@ -197,8 +208,9 @@ int64_t CommandTopic::append(const Command& command) {
   abort();
   // Most often another server began a transaction meanwhile: its producer fenced this one, whose
   // record librdkafka then purges.
-  throw std::runtime_error(what + " (the transaction did not commit: another server may be "
-                                  "writing at the same time)");
+  throw std::runtime_error(what +
+                           " (the transaction did not commit: another server may be "
+                           "writing at the same time)");
 }
 
 int64_t CommandTopic::produce(rd_kafka_t* producer, const Command& command) {

@@ -130,6 +130,7 @@ struct SqlServer::Impl {
   explicit Impl(SqlServerConfig c)
       : config(std::move(c)),
         client{{"bootstrap.servers", config.bootstrap_servers}},
+        commands(client, command_topic_name(config.service_id), config.service_id),
         engine(engine_settings(config)),
         runner(runner_settings(config)),
         ksql(
@@ -143,8 +144,7 @@ struct SqlServer::Impl {
         http(
             context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); },
             http_options(config)),
-        signals(context, SIGINT, SIGTERM),
-        commands(client, command_topic_name(config.service_id), config.service_id) {
+        signals(context, SIGINT, SIGTERM) {
     ksql.set_denied_properties(denied);
   }
 
@@ -323,6 +323,10 @@ struct SqlServer::Impl {
   SqlServerConfig config;
   ClientConfig client;
   std::string cluster;
+  // Before the listener, so destroyed after it: its destructor waits for the requests that use
+  // them (a statement may still be beginning its transaction when the shutdown comes).
+  CommandTopic commands;
+  CommandFollower follower{client, command_topic_name(config.service_id)};
   Engine engine;
   QueryRunner runner;
   KsqlResource ksql;
@@ -334,8 +338,6 @@ struct SqlServer::Impl {
   boost::asio::io_context context;
   http::StreamServer http;
   boost::asio::signal_set signals;
-  CommandTopic commands;
-  CommandFollower follower{client, command_topic_name(config.service_id)};
   const std::chrono::milliseconds response_timeout = response_timeout_of(config.properties);
 };
 
