@@ -145,7 +145,7 @@ void PushQueries::handle(std::shared_ptr<http::StreamExchange> exchange, PushEnd
     return exchange->respond(checked.status, "application/json", std::move(checked.body));
   TransientPlan plan;
   try {
-    plan = plan_transient_query(ksql_, statement, settings_.service_id);
+    plan = plan_transient_query(ksql_, statement);
   } catch (const std::exception& e) {
     RestResponse r = refused(endpoint, statement, e.what());
     return exchange->respond(r.status, "application/json", std::move(r.body));
@@ -236,7 +236,7 @@ RestResponse PushQueries::close(std::string_view body) {
 std::string PushQueries::start(const std::string& statement,
                                const std::map<std::string, std::string>& properties,
                                const std::function<RowSink(const TransientPlan&)>& make_sink) {
-  TransientPlan plan = plan_transient_query(ksql_, statement, settings_.service_id);
+  TransientPlan plan = plan_transient_query(ksql_, statement);
   if (auto full = over_capacity(PushEndpoint::kQuery); !full.empty())
     throw std::runtime_error(full);
   RowSink sink = make_sink(plan);

@@ -85,8 +85,7 @@ json RowFeed::row_of(const Row& key, const Row* value) const {
   return json::parse(text);
 }
 
-TransientPlan plan_transient_query(KsqlResource& ksql, const std::string& statement,
-                                   const std::string& service_id) {
+TransientPlan plan_transient_query(KsqlResource& ksql, const std::string& statement) {
   std::vector<FieldInfo> fields = ksql.push_query_columns(statement);
   TransientPlan plan;
   ksql.read_engine([&](const Engine& engine) {

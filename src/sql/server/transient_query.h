@@ -82,8 +82,7 @@ struct TransientPlan {
 };
 
 // Plans `statement` (a SELECT the engine accepted) for running; throws with the engine's message.
-TransientPlan plan_transient_query(KsqlResource& ksql, const std::string& statement,
-                                   const std::string& service_id);
+TransientPlan plan_transient_query(KsqlResource& ksql, const std::string& statement);
 
 class TransientQuery : public std::enable_shared_from_this<TransientQuery> {
  public:
