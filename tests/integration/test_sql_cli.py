@@ -11,23 +11,11 @@ import subprocess
 import termios
 import time
 
-import pytest
-
 import ck_helpers as ck
 from harness import OXBOW_BIN, free_port, wait_until
-from test_sql_server import SqlServer
+from test_sql_server import server  # noqa: F401 - the fixture: a broker and a SQL server
 
 STREAM_HEADER = [" Stream Name", "Kafka Topic", "Key Format", "Value Format", "Windowed"]
-
-
-@pytest.fixture
-def server(make_broker, tmp_path):
-    broker = make_broker({"group.initial.rebalance.delay.ms": "0"})
-    s = SqlServer(broker, tmp_path)
-    s.broker = broker
-    yield s
-    if s.proc.poll() is None:
-        s.stop()
 
 
 def url(server):

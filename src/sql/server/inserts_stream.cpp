@@ -23,10 +23,6 @@ namespace {
 
 using nlohmann::json;
 
-// ksqlDB's codes (io.confluent.ksql.rest.Errors).
-constexpr int kBadRequest = 40000;
-constexpr int kBadStatement = 40001;
-constexpr int kServerError = 50000;
 constexpr const char* kServerErrorText =
     "Error in processing inserts. Check server logs for details.";
 constexpr const char* kDelimited = "application/vnd.ksqlapi.delimited.v1";

@@ -15,11 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kBadRequest = 40000;
-constexpr int kBadStatement = 40001;
-// ksqlDB's ERROR_CODE_COMMAND_QUEUE_CATCHUP_TIMEOUT, with 503.
-constexpr int kCatchUpTimeout = 50301;
-
 // ksqlDB's words for a push query sent to /ksql.
 constexpr const char* kStreamedElsewhere =
     "The following statement types should be issued to the websocket endpoint '/query':\n"

@@ -29,6 +29,15 @@ struct RestResponse {
   std::string body;  // JSON
 };
 
+// ksqlDB's error codes (io.confluent.ksql.rest.Errors, and its API server's ErrorCodes).
+inline constexpr int kBadRequest = 40000;
+inline constexpr int kBadStatement = 40001;
+inline constexpr int kMaxPushQueriesExceeded = 40003;
+inline constexpr int kServerError = 50000;
+inline constexpr int kMissingParam = 50001;
+inline constexpr int kUnknownQueryId = 50002;
+inline constexpr int kCatchUpTimeout = 50301;  // ERROR_CODE_COMMAND_QUEUE_CATCHUP_TIMEOUT, with 503
+
 // ksqlDB's error body: {"@type":"generic_error","error_code":...,"message":...}.
 RestResponse generic_error(int status, int error_code, const std::string& message);
 

@@ -30,7 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kBadStatement = 40001;
 constexpr const char* kDelimited = "application/vnd.ksqlapi.delimited.v1";
 // How long a row waits for a client that reads slowly (more than kMaxUnsentBytes unsent) before
 // the query gives up on it.

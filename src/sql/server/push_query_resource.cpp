@@ -17,12 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kBadRequest = 40000;
-constexpr int kBadStatement = 40001;
-constexpr int kMaxPushQueriesExceeded = 40003;
-// ksqlDB's API server codes (io.confluent.ksql.api.server.ErrorCodes).
-constexpr int kMissingParam = 50001;
-constexpr int kUnknownQueryId = 50002;
 constexpr std::chrono::milliseconds kWaitAtShutdown{30'000};
 
 constexpr const char* kDelimited = "application/vnd.ksqlapi.delimited.v1";

@@ -8,8 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kBadRequest = 40000;
-
 json partitions_json(const std::set<streams::TopicPartition>& partitions) {
   json out = json::array();
   for (const auto& p : partitions) out.push_back({{"topic", p.topic}, {"partition", p.partition}});
