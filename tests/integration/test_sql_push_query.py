@@ -281,6 +281,38 @@ def test_a_tables_deleted_row_is_a_tombstone_on_query_and_left_out_on_query_stre
     assert body[1:] == [["u1", "ann"], ["u2", "bo"], ["u3", "cy"]]
 
 
+def test_a_push_query_of_only_a_tables_key_has_a_row_per_update(server):
+    # No value column is selected: each update is still a row of its key alone (ksqlDB's rows
+    # are not null when empty); only a deletion is a tombstone.
+    server.ksql("CREATE TABLE views AS SELECT viewer, COUNT(*) AS n FROM pageviews GROUP BY viewer;",
+                **{"auto.offset.reset": "earliest"})
+    conn, r = open_stream(server, "/query", {"ksql": "SELECT viewer FROM views EMIT CHANGES LIMIT 5;",
+                                             "streamsProperties": {"auto.offset.reset": "earliest"}})
+    body = json.loads(r.read())
+    conn.close()
+    assert body[0]["header"]["schema"] == "`VIEWER` STRING", body
+    rows = sorted(body[1:6], key=lambda row: row["row"]["columns"])
+    assert rows == [{"row": {"columns": [viewer]}} for viewer in sorted(v[0] for v in VIEWS)], body
+    assert body[6:] == [{"finalMessage": "Limit Reached"}], body
+
+    server.ksql(USERS)
+    producer = ck.producer(server.broker.bootstrap)
+    for key, name in [("u1", "ann"), ("u1", "bo"), ("u1", None), ("u2", "cy")]:
+        producer.produce("users", key=key, value=None if name is None else json.dumps({"NAME": name}))
+    producer.flush(30)
+    select = "SELECT id FROM users EMIT CHANGES LIMIT 4;"
+    conn, r = open_stream(server, "/query", {"ksql": select, "streamsProperties": {"auto.offset.reset": "earliest"}})
+    body = json.loads(r.read())
+    conn.close()
+    assert body[1:] == [{"row": {"columns": ["u1"]}}, {"row": {"columns": ["u1"]}},
+                        {"row": {"columns": ["u1"], "tombstone": True}},
+                        {"row": {"columns": ["u2"]}}, {"finalMessage": "Limit Reached"}]
+    conn, r = open_stream(server, "/query-stream", {"sql": select, "properties": {"auto.offset.reset": "earliest"}})
+    body = json.loads(r.read())
+    conn.close()
+    assert body[1:] == [["u1"], ["u1"], ["u2"]]
+
+
 def test_a_windowed_push_query_has_its_window_bounds(server):
     conn, r = open_stream(server, "/query-stream",
                           {"sql": "SELECT viewer, WINDOWSTART AS ws, WINDOWEND AS we, COUNT(*) AS n FROM pageviews "

@@ -76,6 +76,22 @@ TEST_F(RowCallbackTest, ATablesDeletedAndFilteredOutRowsAreTombstones) {
   EXPECT_EQ(rows_, (Lines{"['u1']|['ann']", "['u1']|null", "['u2']|null"}));
 }
 
+// ksqlDB emits such rows (an empty row is not a null one); only a deletion is a tombstone.
+TEST_F(RowCallbackTest, ATablesRowsOfOnlyTheirKeyAreRowsNotTombstones) {
+  auto driver = start("SELECT id FROM users EMIT CHANGES;");
+  driver->pipe("users", "u1", R"({"NAME":"ann"})", 1000);
+  driver->pipe("users", "u1", R"({"NAME":"bo"})", 1000);
+  driver->pipe("users", "u1", std::nullopt, 1000);
+  EXPECT_EQ(rows_, (Lines{"['u1']|[null]", "['u1']|[null]", "['u1']|null"}));
+
+  driver.reset();
+  rows_.clear();
+  auto grouped = start("SELECT viewer FROM pv GROUP BY viewer HAVING COUNT(*) > 0 EMIT CHANGES;");
+  grouped->pipe("pv", "ann", R"({"SECS":5})", 1000);
+  grouped->pipe("pv", "ann", R"({"SECS":6})", 1000);
+  EXPECT_EQ(rows_, (Lines{"['ann',null]|[null]", "['ann',null]|[null]"}));
+}
+
 TEST_F(RowCallbackTest, AWindowedAggregationsKeysCarryTheirWindow) {
   auto driver = start(
       "SELECT viewer, COUNT(*) AS n FROM pv WINDOW TUMBLING (SIZE 1 MINUTE) GROUP BY viewer "

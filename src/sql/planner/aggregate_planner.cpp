@@ -187,7 +187,7 @@ class ResultMaker {
       if (!frames_[k].error.empty())
         report_error(*plan_->counters, frames_[k].error, plan_->value_names[k]);
     }
-    return out;
+    return table_row(std::move(out));
   }
 
  private:

@@ -129,7 +129,7 @@ class TableSelect : public streams::api::ValueTransformerWithKey<Row, Row, Row> 
     const Row* row = from_source_ ? selector_.input(key, value, context_->timestamp(),
                                                     context_->recordMetadata())
                                   : selector_.accept(value);
-    return row ? selector_.value(*row) : Row();
+    return row ? table_row(selector_.value(*row)) : Row();
   }
 
  private:

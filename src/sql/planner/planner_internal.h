@@ -179,6 +179,14 @@ inline const Row& callback_key(const streams::Windowed<Row>& key, Row& scratch) 
   return scratch;
 }
 
+// A table's row as the projection leaves it. A push query may select no value column (only the
+// key), but an empty row is how the engine carries a deleted one: such a row holds one NULL
+// instead, which the callback's reader never looks at (it reads the value columns by position).
+inline Row table_row(Row values) {
+  if (values.empty()) values.emplace_back();
+  return values;
+}
+
 // Ends `result`, the query's rows, where `out` says: the sink's topic, keys in `key_serde` and
 // values in the sink's value format (counted as the sink's traffic), or the callback.
 template <class K>

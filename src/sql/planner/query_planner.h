@@ -49,8 +49,8 @@ int64_t coarse_now_ms();
 // key columns (a windowed result's followed by WINDOWSTART and WINDOWEND, as a windowed source's
 // keys read), `value` its value columns. For a table's result, `value` is null when the key's row
 // is gone (deleted, or no longer passing WHERE or HAVING: the tombstone the sink's topic would
-// get); the engine holds a null value as an empty row, so a table row without value columns
-// reads as gone too.
+// get). A table's row without value columns (a query selecting only its key) is not null:
+// `value` then holds a single NULL that stands for no columns.
 using RowCallback = std::function<void(const Row& key, const Row* value)>;
 
 struct QueryCounters;
