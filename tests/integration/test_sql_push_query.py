@@ -358,6 +358,41 @@ def test_push_queries_past_ksql_max_push_queries_are_refused(make_broker, tmp_pa
         s.stop()
 
 
+def test_a_query_waits_for_the_command_its_request_names(make_broker, tmp_path):
+    # ksqlDB's commandSequenceNumber: the query runs once that command is executed here; one
+    # never reached is a 503 after ksql.server.command.response.timeout.ms.
+    broker = make_broker({"group.initial.rebalance.delay.ms": "0"})
+    s = SqlServer(broker, tmp_path, extra={"ksql.server.command.response.timeout.ms": "500"})
+    try:
+        [created] = s.ksql(STREAM)
+        sequence = created["commandSequenceNumber"]
+        producer = ck.producer(broker.bootstrap)
+        for viewer, page, secs in VIEWS:
+            producer.produce("pageviews", key=viewer, value=json.dumps({"PAGE": page, "SECS": secs}))
+        producer.flush(30)
+        push, pull = "SELECT * FROM pageviews EMIT CHANGES LIMIT 2;", "SELECT * FROM pageviews LIMIT 2;"
+        earliest = {"auto.offset.reset": "earliest"}
+        requests = [("/query", {"ksql": push, "streamsProperties": earliest}),
+                    ("/query", {"ksql": pull}),
+                    ("/query-stream", {"sql": push, "properties": earliest}),
+                    ("/query-stream", {"sql": pull})]
+        for path, body in requests:
+            status, _, text = s.request("POST", path, {**body, "commandSequenceNumber": sequence},
+                                        accept="application/json")
+            assert status == 200, (path, body, text)
+            rows = [r["row"]["columns"] if path == "/query" else r for r in json.loads(text)[1:3]]
+            assert rows == [list(v) for v in VIEWS[:2]], (path, body, text)
+
+            status, _, text = s.request("POST", path, {**body, "commandSequenceNumber": 10_000},
+                                        accept="application/json")
+            assert (status, json.loads(text)) == (503, {
+                "@type": "generic_error", "error_code": 50301,
+                "message": "Timed out while waiting for a previous command to execute. "
+                           "command sequence number: 10000"}), (path, body, text)
+    finally:
+        s.stop()
+
+
 def test_bad_counts_in_the_settings_stop_the_server_with_one_line(tmp_path):
     done = subprocess.run([OXBOW_BIN, "sql-server", "-o", "ksql.max.push.queries=0"],
                           capture_output=True, text=True, timeout=30)

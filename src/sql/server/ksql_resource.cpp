@@ -287,6 +287,13 @@ std::optional<RestResponse> KsqlResource::wait_for_sequence_number(
                            std::to_string(wanted));
 }
 
+std::optional<RestResponse> KsqlResource::wait_for_command(std::string_view body) {
+  json request = json::parse(body, nullptr, false);
+  if (!request.is_object()) return std::nullopt;  // the query's own checks refuse it
+  std::unique_lock lock(mutex_);
+  return wait_for_sequence_number(request, lock);
+}
+
 std::vector<FieldInfo> KsqlResource::push_query_columns(const std::string& statement) {
   auto pieces = split_statements(statement);
   std::string text(pieces.size() == 1 ? trim(pieces.front()) : "");

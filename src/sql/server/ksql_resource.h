@@ -102,6 +102,10 @@ class KsqlResource {
   std::map<std::string, std::map<std::string, std::string>> replay(
       const std::vector<Command>& commands);
 
+  // A query request's commandSequenceNumber (its JSON `body`), waited for as /ksql waits for
+  // one: none when it has none or its command is executed here, else the 503 to answer.
+  std::optional<RestResponse> wait_for_command(std::string_view body);
+
   // A push query's result columns, as the engine plans the SELECT for EXPLAIN (which changes
   // nothing); throws with ksqlDB's message for a text that is not one SELECT or that the engine
   // refuses.

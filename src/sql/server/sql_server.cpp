@@ -220,7 +220,11 @@ struct SqlServer::Impl {
   }
 
   // A SELECT without EMIT is a pull query; anything else (errors included) the push queries'.
+  // Either runs once the command its request names is executed here, so that a client may query
+  // what it has just created through another server.
   void query(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint) {
+    if (auto waited = ksql.wait_for_command(exchange->request().body))
+      return exchange->respond(waited->status, "application/json", std::move(waited->body));
     if (auto pull_request = PullQueries::pull_request_of(endpoint, exchange->request().body))
       return pull.handle(std::move(exchange), endpoint, std::move(pull_request));
     push.handle(std::move(exchange), endpoint);
