@@ -1,7 +1,9 @@
 """SHOW TOPICS and PRINT end to end: `oxbow sql run` against a real broker, the topics made and fed
-with confluent-kafka, the output compared line by line with what ksqlDB prints.
+with confluent-kafka, the output compared line by line with what ksqlDB prints; and PRINT on the
+SQL server's POST /query, its lines streamed in a chunked response.
 """
 
+import http.client
 import io
 import json
 import signal
@@ -15,6 +17,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 import ck_helpers as ck
 from harness import OXBOW_BIN, track, wait_until
 from test_registry import Registry
+from test_sql_server import server  # noqa: F401 - the fixture: a broker and a SQL server
 
 BASE = 1_700_000_000_000  # 2023/11/14 22:13:20.000 Z
 
@@ -147,3 +150,65 @@ def test_print_recognises_avro_through_the_registry(broker, tmp_path):
                if line.startswith(("Key format", "Value format", "rowtime"))]
     assert printed == ["Key format: KAFKA_STRING", "Value format: AVRO or KAFKA_STRING",
                        _line("k1", '{"id": 7, "item": "tea/2"}', 0)]
+
+
+def _print_over_query(server, statement):
+    """(status, content type, transfer encoding, lines) of `statement` on /query over HTTP/1.1."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    conn.request("POST", "/query", body=json.dumps({"ksql": statement, "streamsProperties": {}}),
+                 headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    text = r.read().decode()  # the LIMIT ends the response
+    conn.close()
+    return r.status, r.getheader("Content-Type"), r.getheader("Transfer-Encoding"), text
+
+
+def test_print_on_the_servers_query_endpoint(server):  # noqa: F811 - the fixture
+    ck.create_topic(server.broker.bootstrap, "words", 1)
+    p = ck.producer(server.broker.bootstrap)
+    for offset, (key, value) in enumerate([(b"k1", b'{"a":1}'), (b"k2", b'{"a":2}'), (None, b'[3]')]):
+        p.produce("words", key=key, value=value, partition=0, timestamp=BASE + offset)
+    assert p.flush(30) == 0
+
+    status, content_type, encoding, text = _print_over_query(server, "PRINT 'words' FROM BEGINNING LIMIT 3;")
+    assert (status, content_type, encoding) == (200, "application/json", "chunked"), text
+    # Each line ends with a newline; an empty line now and then keeps a quiet connection alive.
+    assert [line for line in text.split("\n") if line] == [
+        "Key format: KAFKA_STRING", "Value format: JSON or KAFKA_STRING",
+        _line("k1", '{"a":1}', 0), _line("k2", '{"a":2}', 1), _line("<null>", "[3]", 2)], text
+    assert text.endswith("\n"), text
+
+    # INTERVAL: every second record.
+    _, _, _, text = _print_over_query(server, "PRINT words FROM BEGINNING INTERVAL 2 LIMIT 2;")
+    assert [line for line in text.split("\n") if line][2:] == [_line("k1", '{"a":1}', 0),
+                                                               _line("<null>", "[3]", 2)], text
+
+    # Without FROM BEGINNING, only what comes after: the response's head comes with the first
+    # empty line (a second without records), by which time the reading starts at the topic's end.
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    conn.request("POST", "/query", body=json.dumps({"ksql": "PRINT words LIMIT 1;"}),
+                 headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    assert r.status == 200
+    p.produce("words", key=b"k4", value=b'{"a":4}', partition=0, timestamp=BASE + 3)
+    assert p.flush(30) == 0
+    text = r.read().decode()
+    conn.close()
+    assert [line for line in text.split("\n") if line] == [
+        "Key format: KAFKA_STRING", "Value format: JSON or KAFKA_STRING", _line("k4", '{"a":4}', 3)], text
+
+    # ksqlDB's refusal, before any line: a 400 generic_error naming the topics of another case.
+    status, _, text = server.request("POST", "/query", {"ksql": "PRINT Words FROM BEGINNING;"})
+    assert (status, json.loads(text)) == (400, {
+        "@type": "generic_error", "error_code": 40000,
+        "message": "Could not find topic 'Words', or the KSQL user does not have permissions to list "
+                   "the topic. Topic names are case-sensitive.\nDid you mean:\n\tprint words;"}), text
+
+    # A PRINT without LIMIT runs until the client leaves or the server stops, which ends it.
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    conn.request("POST", "/query", body=json.dumps({"ksql": "PRINT words FROM BEGINNING;"}),
+                 headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    assert r.readline().decode().startswith("Key format: "), server.tail()
+    server.stop()
+    conn.close()

@@ -5,6 +5,7 @@
 
 #include "sql/binder/sql_error.h"
 #include "sql/engine/engine.h"
+#include "sql/engine/print_topic.h"
 #include "sql/engine/topic_output.h"
 
 namespace oxbow::sql {
@@ -66,8 +67,8 @@ StatementResult Engine::show_topics(const parser::ShowList& show) {
   return r;
 }
 
-StatementResult Engine::print_topic(const parser::Print& print, const std::string& text) {
-  TopicAccess& access = cluster(text);
+std::string checked_print_topic(TopicAccess& access, const parser::Print& print,
+                                const std::string& text) {
   const std::string topic = print_topic_name(print, text);
   std::vector<std::string> near;
   bool exists = false;
@@ -87,19 +88,27 @@ StatementResult Engine::print_topic(const parser::Print& print, const std::strin
   int64_t interval = print.interval.value_or(1);
   if (interval < 1)
     throw SqlError("INTERVAL must be greater than one, but was: " + std::to_string(interval));
-  StatementResult r;
-  PrintSession session(interval, print.limit, print_output_.registry);
-  if (session.done()) return r;  // LIMIT 0
+  return topic;
+}
+
+void print_records(TopicAccess& access, const std::string& topic, const parser::Print& print,
+                   const PrintOutput& output) {
+  PrintSession session(print.interval.value_or(1), print.limit, output.registry);
+  if (session.done()) return;  // LIMIT 0
   access.read(topic, print.from_beginning, [&](const ReadBatch& batch) {
-    for (const auto& line : session.lines(batch.records)) {
-      if (print_output_.line)
-        print_output_.line(line);
-      else
-        r.printed.push_back(line);
-    }
-    if (session.done() || (print_output_.stop && print_output_.stop())) return false;
-    return print.limit || !batch.caught_up || !print_output_.end_when_caught_up;
+    for (const auto& line : session.lines(batch.records)) output.line(line);
+    if (session.done() || (output.stop && output.stop())) return false;
+    return print.limit || !batch.caught_up || !output.end_when_caught_up;
   });
+}
+
+StatementResult Engine::print_topic(const parser::Print& print, const std::string& text) {
+  TopicAccess& access = cluster(text);
+  const std::string topic = checked_print_topic(access, print, text);
+  StatementResult r;
+  PrintOutput output = print_output_;
+  if (!output.line) output.line = [&r](const std::string& line) { r.printed.push_back(line); };
+  print_records(access, topic, print, output);
   return r;
 }
 

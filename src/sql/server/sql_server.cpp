@@ -18,6 +18,7 @@
 #include "sql/server/inserts_stream.h"
 #include "sql/server/kafka_cluster.h"
 #include "sql/server/ksql_resource.h"
+#include "sql/server/print_resource.h"
 #include "sql/server/pull_query_resource.h"
 #include "sql/server/push_query_resource.h"
 #include "sql/server/query_runner.h"
@@ -219,12 +220,15 @@ struct SqlServer::Impl {
                  commands.topic(), runner.running().size());
   }
 
-  // A SELECT without EMIT is a pull query; anything else (errors included) the push queries'.
-  // Either runs once the command its request names is executed here, so that a client may query
-  // what it has just created through another server.
+  // PRINT (on /query only, as in ksqlDB) prints a topic; a SELECT without EMIT is a pull query;
+  // anything else (errors included) the push queries'. Each runs once the command its request
+  // names is executed here, so that a client may query what it has just created elsewhere.
   void query(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint) {
     if (auto waited = ksql.wait_for_command(exchange->request().body))
       return exchange->respond(waited->status, "application/json", std::move(waited->body));
+    if (endpoint == PushEndpoint::kQuery)
+      if (auto printed = PrintTopics::request_of(exchange->request().body))
+        return print.handle(std::move(exchange), *printed);
     if (auto pull_request = PullQueries::pull_request_of(endpoint, exchange->request().body))
       return pull.handle(std::move(exchange), endpoint, std::move(pull_request));
     push.handle(std::move(exchange), endpoint);
@@ -337,6 +341,7 @@ struct SqlServer::Impl {
   PushQueries push;
   InsertsEndpoint inserts{ksql, InsertsSettings{client, config.registry_url}};
   PullQueries pull{ksql, runner, client, config.properties};
+  PrintTopics print{client, config.registry_url};
   const std::vector<std::string> denied;  // properties no request may override
   WsQueryEndpoint ws;
   boost::asio::io_context context;
@@ -393,6 +398,7 @@ int SqlServer::run() {
   impl_->context.run();
   impl_->follower.stop();
   impl_->push.close_all();
+  impl_->print.close_all();
   impl_->inserts.close_all();
   // Bounded: with the cluster gone a query cannot commit or leave its group, and the process
   // still exits (exit code 0, as ksqlDB's after its shutdown timeout).
