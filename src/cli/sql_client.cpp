@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -141,6 +142,7 @@ class SqlClient {
       }
     }
     if (is_query(statement)) return run_query(statement);
+    if (is_print(statement)) return run_print(statement);
     if (auto set = local_property(statement)) return set_property(*set);
     if (auto variable = variable_statement(statement)) return define(*variable, statement);
     json request = {{"ksql", statement}, {"streamsProperties", properties_}};
@@ -189,6 +191,38 @@ class SqlClient {
   // ends the answer (LIMIT, a pull query's last row, an error) or Ctrl-C closes the connection,
   // which ends the query on the server; then "Query terminated".
   bool run_query(const std::string& statement) {
+    QueryOutput output(terminal_width(), json_output_);
+    bool ended = false;
+    JsonArrayElements elements([&](const json& element) {
+      if (!ended && !output.print(element)) ended = true;
+    });
+    if (!stream_query(statement, [&](std::string_view piece) { elements.feed(piece); }))
+      return false;
+    console().out("Query terminated\n");
+    return !output.failed();
+  }
+
+  // PRINT, as ksqlDB's CLI runs it: the server's lines as they come, but the empty ones it sends
+  // to keep a quiet connection alive, until its LIMIT or Ctrl-C; then "Topic printing ceased".
+  bool run_print(const std::string& statement) {
+    std::string partial;  // a line whose end has not come yet
+    auto lines = [&](std::string_view piece) {
+      partial += piece;
+      size_t start = 0;
+      for (size_t end; (end = partial.find('\n', start)) != std::string::npos; start = end + 1)
+        if (end > start) console().out(partial.substr(start, end - start + 1));
+      partial.erase(0, start);
+    };
+    if (!stream_query(statement, lines)) return false;
+    if (!partial.empty()) console().out(partial + "\n");
+    console().out("Topic printing ceased\n");
+    return true;
+  }
+
+  // POSTs `statement` to /query and hands each piece of a 200 answer to `on_piece` as it comes,
+  // until the server ends it or Ctrl-C cancels it; false (the server's error printed) otherwise.
+  bool stream_query(const std::string& statement,
+                    const std::function<void(std::string_view)>& on_piece) {
     json body = {{"ksql", statement}, {"streamsProperties", properties_}};
     http::Request request{"POST",
                           "/query",
@@ -198,18 +232,13 @@ class SqlClient {
                           "application/vnd.ksql.v1+json",
                           ""};
     http::StreamingRequest query;
-    QueryOutput output(terminal_width(), json_output_);
     std::string error_body;
-    bool ended = false;
-    JsonArrayElements elements([&](const json& element) {
-      if (!ended && !output.print(element)) ended = true;
-    });
     http::Exchange exchange;
     {
       InterruptEndsQuery interrupt(query);
       exchange = query.run(url_, request, kStatementTimeoutMs, [&](std::string_view piece) {
         if (query.status() == 200)
-          elements.feed(piece);
+          on_piece(piece);
         else
           error_body += piece;
       });
@@ -221,8 +250,7 @@ class SqlClient {
       console().error(fmt::format("{}\n", error_text(error_body)));
       return false;
     }
-    console().out("Query terminated\n");
-    return !output.failed();
+    return true;
   }
 
   http::Response send(const std::string& method, const std::string& path, const std::string& body) {

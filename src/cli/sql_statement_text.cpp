@@ -23,10 +23,23 @@ std::string_view without_leading_comments(std::string_view statement) {
   return rest;
 }
 
-bool is_query(std::string_view statement) {
+namespace {
+
+bool first_word_is(std::string_view statement, std::string_view word) {
   std::string_view rest = without_leading_comments(statement);
-  return upper(rest.substr(0, 6)) == "SELECT" &&
-         (rest.size() == 6 || !std::isalnum(static_cast<unsigned char>(rest[6])));
+  const size_t n = word.size();
+  return upper(rest.substr(0, n)) == word &&
+         (rest.size() == n || !std::isalnum(static_cast<unsigned char>(rest[n])));
+}
+
+}  // namespace
+
+bool is_query(std::string_view statement) {
+  return first_word_is(statement, "SELECT");
+}
+
+bool is_print(std::string_view statement) {
+  return first_word_is(statement, "PRINT");
 }
 
 std::optional<std::string> quoted(std::string_view& text) {

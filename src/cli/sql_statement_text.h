@@ -1,8 +1,8 @@
 #pragma once
 // What `oxbow sql` reads of a statement's text itself, before (or instead of) sending it: whether
-// it is a query (its answer streams from /query), and the statements ksqlDB's CLI runs on its own
-// side: RUN SCRIPT, SET / UNSET of a session property, DEFINE / UNDEFINE of a variable and
-// SHOW VARIABLES.
+// it is a query or a PRINT (its answer streams from /query), and the statements ksqlDB's CLI runs
+// on its own side: RUN SCRIPT, SET / UNSET of a session property, DEFINE / UNDEFINE of a variable
+// and SHOW VARIABLES.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +20,8 @@ std::string_view without_leading_comments(std::string_view statement);
 
 // A SELECT, push or pull.
 bool is_query(std::string_view statement);
+// A PRINT of a topic (its lines stream from /query too).
+bool is_print(std::string_view statement);
 
 // A quoted SQL string at the start of `text` ('' for a quote), moving `text` past it.
 std::optional<std::string> quoted(std::string_view& text);

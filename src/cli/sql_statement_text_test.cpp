@@ -5,11 +5,14 @@
 namespace oxbow::cli {
 namespace {
 
-TEST(SqlStatementText, QueriesAreSelectsAfterAnyComments) {
+TEST(SqlStatementText, QueriesAndPrintsAreKnownByTheirFirstWordAfterAnyComments) {
   EXPECT_TRUE(is_query("-- mine\nselect * from t;"));
   EXPECT_TRUE(is_query("SELECT\n*"));
   EXPECT_FALSE(is_query("SELECTED;"));
   EXPECT_FALSE(is_query("CREATE STREAM s AS SELECT * FROM t;"));
+  EXPECT_TRUE(is_print("-- mine\nprint 'words' FROM BEGINNING;"));
+  EXPECT_FALSE(is_print("PRINTS;"));
+  EXPECT_FALSE(is_query("PRINT words;"));
 }
 
 TEST(SqlStatementText, SetAndUnsetTakeQuotedNames) {

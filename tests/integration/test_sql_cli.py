@@ -315,6 +315,24 @@ def test_the_clis_own_commands_and_spool(server, tmp_path):
     assert "Spool written" not in spooled  # written after the file was closed
 
 
+def test_print_streams_the_topics_lines_from_query(server):
+    ck.create_topic(server.broker.bootstrap, "words", 1)
+    producer = ck.producer(server.broker.bootstrap)
+    for offset, key in enumerate([b"k1", b"k2"]):
+        producer.produce("words", key=key, value=b'{"a":1}', timestamp=1_700_000_000_000 + offset)
+    assert producer.flush(30) == 0
+    r = cli(url(server), "-e", "PRINT 'words' FROM BEGINNING LIMIT 2;")
+    assert r.returncode == 0, r.stderr
+    line = "rowtime: 2023/11/14 22:13:20.00{} Z, key: {}, value: {{\"a\":1}}, partition: 0"
+    # The empty lines the server sends while nothing comes are not printed, as in ksqlDB's CLI.
+    assert r.stdout.splitlines() == ["Key format: KAFKA_STRING", "Value format: JSON or KAFKA_STRING",
+                                     line.format(0, "k1"), line.format(1, "k2"), "Topic printing ceased"]
+
+    r = cli(url(server), "-e", "PRINT nope;")
+    assert r.returncode == 1
+    assert r.stderr.startswith("Could not find topic 'nope'"), r.stderr
+
+
 def test_a_pull_query_prints_the_tables_rows_then_ends(server):
     r = cli(url(server), "-e", CLICKS + " SET 'auto.offset.reset'='earliest'; "
             "CREATE TABLE counts AS SELECT id, COUNT(*) AS views FROM clicks GROUP BY id;")
