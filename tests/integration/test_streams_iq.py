@@ -41,7 +41,9 @@ class QueryApp(App):
         return self
 
     def answers(self, command):
-        return re.findall(r"^IQ " + re.escape(command) + r": (.*)$", self.text(), re.M)
+        # Whole lines only: a long answer reaches the log in several writes (stdio's buffer), and
+        # one read between them once saw a window's count cut off after its "=".
+        return re.findall(r"^IQ " + re.escape(command) + r": (.*)\n", self.text(), re.M)
 
     def query(self, command, timeout=20):
         with self.lock:
