@@ -41,7 +41,7 @@ STATE_LINE = re.compile(r"STATE ([A-Z_]+) -> ([A-Z_]+)")
 
 
 class App:
-    def __init__(self, broker, tmp_path, name, state, guarantee="at_least_once"):
+    def __init__(self, broker, tmp_path, name, state, guarantee="at_least_once", extra=()):
         self.log_path = tmp_path / f"{name}.log"
         self.state_dir = tmp_path / state
         self.cmd = [APP_BIN, "--bootstrap-server", broker.bootstrap, "--application-id", APP_ID,
@@ -51,7 +51,7 @@ class App:
                     "--config", "commit.interval.ms=200",
                     "--config", "statestore.cache.max.bytes=0",
                     "--config", "consumer.session.timeout.ms=6000",
-                    "--config", "consumer.heartbeat.interval.ms=500"]
+                    "--config", "consumer.heartbeat.interval.ms=500", *extra]
         self.proc = None
 
     def start(self):
@@ -141,6 +141,7 @@ class Input:
         self.broker = broker
         self.rng = random.Random(43)
         self.upper = collections.Counter()
+        self.upper_inputs = []
         self.counts = collections.Counter()
         self.n = 0
 
@@ -152,6 +153,7 @@ class Input:
             word = self.rng.choice(WORDS)
             upper.append({"key": f"k{self.n}".encode(), "value": f"{word}-{self.n}".encode()})
             self.upper[(f"k{self.n}", f"{word}-{self.n}".upper())] += 1
+            self.upper_inputs.append((f"k{self.n}", f"{word}-{self.n}"))
             count.append({"key": f"u{self.n % 7}".encode(), "value": word.encode()})
             self.counts[word] += 1
         ck.produce_all(p, upper, "nt-upper-input")
@@ -186,10 +188,10 @@ def _all_committed(broker, guarantee="at_least_once"):
     return True
 
 
-def _started(broker, tmp_path, name, state, records, guarantee="at_least_once"):
+def _started(broker, tmp_path, name, state, records, guarantee="at_least_once", extra=()):
     """An instance RUNNING, `records` records in each input, both outputs caught up."""
     data = Input(broker)
-    app = App(broker, tmp_path, name, state=state, guarantee=guarantee).start()
+    app = App(broker, tmp_path, name, state=state, guarantee=guarantee, extra=extra).start()
     app.wait_running()
     data.produce(records)
     out = Outputs(broker)
@@ -270,6 +272,13 @@ def test_a_topology_added_and_one_removed_while_running(broker, tmp_path):
     assert not (app.state_dir / APP_ID / "__count__").exists()
     gone = _committed(broker, ["nt-count-input", f"{COUNT_PREFIX}-counts-repartition"])
     assert all(tp.offset < 0 for tp in gone), gone
+    # Its own group, which held its positions, went too.
+    own = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": COUNT_PREFIX, "enable.auto.commit": False})
+    try:
+        positions = own.committed([TopicPartition("nt-count-input", p) for p in range(3)], timeout=10)
+    finally:
+        own.close()
+    assert all(tp.offset < 0 for tp in positions), positions
     # The others go on; the count takes no more input.
     count_end = sum(ck.watermarks(broker.bootstrap, "nt-count-output", q)[1] for q in range(3))
     before = dict(data.counts)
@@ -300,4 +309,51 @@ def test_two_instances_share_the_tasks_of_both_topologies(broker, tmp_path):
     data.produce(300)
     out.read_until(data.upper, dict(data.counts))
     first.stop()
+    out.close()
+
+
+def _own_positions_at_ends(broker, group, topics):
+    """Whether `group` (a named topology's own) has committed every partition's end of `topics`."""
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        committed = c.committed([TopicPartition(t, p) for t in topics for p in range(3)], timeout=10)
+    finally:
+        c.close()
+    pairs = [(tp.topic, tp.partition, tp.offset, ck.watermarks(broker.bootstrap, tp.topic, tp.partition)[1])
+             for tp in committed]
+    assert all(offset == end or (end == 0 and offset < 0) for _, _, offset, end in pairs), (group, pairs)
+    return True
+
+
+@pytest.mark.parametrize("guarantee", ["at_least_once", "exactly_once_v2"])
+def test_a_topology_added_on_a_topic_another_reads_starts_from_its_own_position(broker, tmp_path, guarantee):
+    """late reads nt-upper-input, which upper reads too: one partition feeds both topologies'
+    tasks. Added while running, with no position of its own, late reads the topic from its start
+    (the consumer goes back for it) while upper goes on without repeating a record. Each keeps its
+    positions in a group of its own, named by its prefix; after a kill -9, both resume from them."""
+    extra = ("--late-input", "nt-upper-input")
+    data, app, out = _started(broker, tmp_path, "first", "s1", 300, guarantee, extra)
+
+    def reversed_upper():
+        return collections.Counter((k, v[::-1]) for k, v in data.upper_inputs)
+
+    app.proc.send_signal(signal.SIGUSR2)
+    wait_until(lambda: "ADDED late" in app.text() or "ADD ERROR" in app.text(), 60, message="ADDED late")
+    assert "ADDED late" in app.text(), app.text()[-3000:]
+    data.produce(100)
+    out.read_until(data.upper, dict(data.counts), reversed_upper())
+    # The tasks of a partition of the shared topic are on one thread.
+    for p in range(3):
+        assert re.search(rf"task late__0_{p} assigned", app.text()), app.text()[-3000:]
+
+    for group, topics in [(f"{APP_ID}-upper", ["nt-upper-input"]), (f"{APP_ID}-late", ["nt-upper-input"]),
+                          (COUNT_PREFIX, ["nt-count-input", f"{COUNT_PREFIX}-counts-repartition"])]:
+        wait_until(lambda: _own_positions_at_ends(broker, group, topics), 30, message=f"{group}'s commits")
+    app.kill()
+    again = App(broker, tmp_path, "second", state="s1", guarantee=guarantee,
+                extra=extra + ("--late-at-start", "yes")).start()
+    again.wait_running()
+    data.produce(100)
+    out.read_until(data.upper, dict(data.counts), reversed_upper())
+    again.stop()
     out.close()

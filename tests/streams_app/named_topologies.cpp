@@ -6,7 +6,9 @@
 //          Materialized.as("counts") -> toStream -> "nt-count-output" (key String, value
 //          big-endian int64): a repartition topic and a changelog under its prefix
 //   late   "nt-late-input" (String/String) -> mapValues(reversed) -> "nt-late-output", added while
-//          running on SIGUSR2 (prints "ADDED late" or "ADD ERROR <message>")
+//          running on SIGUSR2 (prints "ADDED late" or "ADD ERROR <message>"); --late-input TOPIC
+//          makes it read another topic (nt-upper-input: one that upper reads too), and
+//          --late-at-start yes adds it before start instead
 // SIGHUP removes the count topology with resetOffsets (prints "REMOVED count" or
 // "REMOVE ERROR <message>").
 // --prefix NAME=PREFIX gives topology NAME its internal topics' prefix (default:
@@ -16,6 +18,7 @@
 // SIGTERM or SIGINT closes and exits 0; the state ERROR exits 3; bad usage exits 2.
 // Usage: streams_named_app [--bootstrap-server B] [--application-id ID] [--state-dir DIR]
 //        [--processing-guarantee G] [--threads N] [--prefix NAME=PREFIX]... [--config K=V]...
+//        [--late-input TOPIC] [--late-at-start yes]
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,7 +39,8 @@ int usage(const std::string& error) {
   std::fprintf(stderr,
                "streams_named_app: %s\nusage: streams_named_app [--bootstrap-server B] "
                "[--application-id ID] [--state-dir DIR] [--processing-guarantee G] [--threads N] "
-               "[--prefix NAME=PREFIX]... [--config KEY=VALUE]...\n",
+               "[--prefix NAME=PREFIX]... [--config KEY=VALUE]... [--late-input TOPIC] "
+               "[--late-at-start yes]\n",
                error.c_str());
   return 2;
 }
@@ -64,22 +68,27 @@ streams::Topology count() {
   return builder.build();
 }
 
-streams::Topology late() {
+streams::Topology late(const std::string& input) {
   streams::StreamsBuilder builder;
-  builder.stream<std::string, std::string>("nt-late-input")
+  builder.stream<std::string, std::string>(input)
       .mapValues([](const std::string& v) { return std::string(v.rbegin(), v.rend()); })
       .to("nt-late-output");
   return builder.build();
 }
 
 // SIGUSR2 and SIGHUP: a topology added or removed while running.
-void change(streams::KafkaStreams& app, int number,
+void add_late(streams::KafkaStreams& app, const std::string& input,
+              const std::map<std::string, std::string>& prefixes) {
+  auto prefix = prefixes.find("late");
+  app.addNamedTopology("late", late(input), prefix == prefixes.end() ? "" : prefix->second);
+}
+
+void change(streams::KafkaStreams& app, int number, const std::string& late_input,
             const std::map<std::string, std::string>& prefixes) {
   bool add = number == SIGUSR2;
   try {
     if (add) {
-      auto prefix = prefixes.find("late");
-      app.addNamedTopology("late", late(), prefix == prefixes.end() ? "" : prefix->second);
+      add_late(app, late_input, prefixes);
     } else {
       app.removeNamedTopology("count", true);
     }
@@ -128,6 +137,8 @@ int main(int argc, char** argv) {
                                                  {"--processing-guarantee", "processing.guarantee"},
                                                  {"--threads", "num.stream.threads"}};
   std::map<std::string, std::string> prefixes;
+  std::string late_input = "nt-late-input";
+  bool late_at_start = false;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (i + 1 >= argc) return usage(flag + " needs a value");
@@ -136,6 +147,10 @@ int main(int argc, char** argv) {
       auto eq = value.find('=');
       if (eq == std::string::npos || eq == 0) return usage(flag + " needs KEY=VALUE");
       (flag == "--config" ? config : prefixes)[value.substr(0, eq)] = value.substr(eq + 1);
+    } else if (flag == "--late-input") {
+      late_input = value;
+    } else if (flag == "--late-at-start") {
+      late_at_start = value == "yes";
     } else if (auto it = flags.find(flag); it != flags.end()) {
       config[it->second] = value;
     } else {
@@ -156,6 +171,7 @@ int main(int argc, char** argv) {
     streams::KafkaStreams app(config);
     app.addNamedTopology("upper", upper(), prefixes["upper"]);
     app.addNamedTopology("count", count(), prefixes["count"]);
+    if (late_at_start) add_late(app, late_input, prefixes);
     std::atomic<bool> failed{false};
     app.setStateListener([&](streams::KafkaStreams::State now, streams::KafkaStreams::State old) {
       std::printf("STATE %s -> %s\n", streams::to_string(old), streams::to_string(now));
@@ -171,7 +187,7 @@ int main(int argc, char** argv) {
       if (number == SIGUSR1)
         print_queries(app);
       else
-        change(app, number, prefixes);
+        change(app, number, late_input, prefixes);
     }
     app.close(std::chrono::seconds(30));
     return failed ? 3 : 0;

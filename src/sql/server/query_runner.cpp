@@ -50,32 +50,52 @@ struct QueryRunner::Handlers {
   }
 };
 
+namespace {
+
+void add_reads(RuntimeNeeds& runtime, const RuntimeNeeds& query) {
+  runtime.topics.insert(query.topics.begin(), query.topics.end());
+  runtime.read_beside_others.insert(query.read_beside_others.begin(),
+                                    query.read_beside_others.end());
+}
+
+}  // namespace
+
 size_t place_query(const std::vector<RuntimeNeeds>& runtimes, const RuntimeNeeds& query) {
   for (size_t i = 0; i < runtimes.size(); ++i) {
     if (runtimes[i].config != query.config) continue;
-    bool overlaps = std::any_of(query.topics.begin(), query.topics.end(),
-                                [&](const auto& topic) { return runtimes[i].topics.count(topic); });
-    if (!overlaps) return i;
+    bool conflicts = std::any_of(query.topics.begin(), query.topics.end(), [&](const auto& topic) {
+      return runtimes[i].topics.count(topic) &&
+             (query.read_beside_others.count(topic) || runtimes[i].read_beside_others.count(topic));
+    });
+    if (!conflicts) return i;
   }
   return runtimes.size();
 }
 
-std::set<std::string> source_topics_of(const streams::Topology& topology) {
-  std::set<std::string> read, written;
+RuntimeNeeds source_topics_of(const streams::Topology& topology) {
+  std::set<std::string> read, written, beside;
   auto description = topology.describe();
-  for (const auto& sub : description.subtopologies())
+  for (const auto& sub : description.subtopologies()) {
+    std::set<std::string> read_here;
     for (const auto& node : sub.nodes) {
       if (node.kind == streams::NodeDescription::Kind::kSource)
-        read.insert(node.topics.begin(), node.topics.end());
+        read_here.insert(node.topics.begin(), node.topics.end());
       if (node.kind == streams::NodeDescription::Kind::kSink)
         written.insert(node.topics.begin(), node.topics.end());
     }
-  for (const auto& global : description.globalStores())
+    if (read_here.size() > 1) beside.insert(read_here.begin(), read_here.end());
+    read.insert(read_here.begin(), read_here.end());
+  }
+  for (const auto& global : description.globalStores()) {
     read.insert(global.source.topics.begin(), global.source.topics.end());
-  std::set<std::string> sources;
+    beside.insert(global.source.topics.begin(), global.source.topics.end());
+  }
+  RuntimeNeeds needs;
   std::set_difference(read.begin(), read.end(), written.begin(), written.end(),
-                      std::inserter(sources, sources.end()));
-  return sources;
+                      std::inserter(needs.topics, needs.topics.end()));
+  std::set_difference(beside.begin(), beside.end(), written.begin(), written.end(),
+                      std::inserter(needs.read_beside_others, needs.read_beside_others.end()));
+  return needs;
 }
 
 std::string streams_property_name(const std::string& property) {
@@ -204,8 +224,8 @@ void QueryRunner::stop_locked(const std::string& id, bool terminated) {
     return;
   }
   runtime.needs.topics.clear();
-  for (const auto& [query, topics] : runtime.topics)
-    runtime.needs.topics.insert(topics.begin(), topics.end());
+  runtime.needs.read_beside_others.clear();
+  for (const auto& [query, needs] : runtime.topics) add_reads(runtime.needs, needs);
   try {
     runtime.streams->removeNamedTopology(id, terminated);
   } catch (const std::exception& e) {
@@ -240,7 +260,8 @@ bool QueryRunner::start_shared(const PersistentQuery& q,
   // The query's own application id is its topics' prefix; the runtime's names the group.
   const std::string prefix = config["application.id"];
   config.erase("application.id");
-  RuntimeNeeds needs{config, source_topics_of(q.topology)};
+  RuntimeNeeds needs = source_topics_of(q.topology);
+  needs.config = config;
   const int key = choose_runtime(q.id, needs);
   bool created = !runtimes_.count(key);
   SharedRuntime fresh;
@@ -272,8 +293,8 @@ bool QueryRunner::start_shared(const PersistentQuery& q,
     std::lock_guard lock(runtime.handlers->mutex);
     runtime.handlers->of_query[q.id] = q.processing_errors;
   }
-  runtime.topics[q.id] = needs.topics;
-  runtime.needs.topics.insert(needs.topics.begin(), needs.topics.end());
+  runtime.topics[q.id] = needs;
+  add_reads(runtime.needs, needs);
   if (created) {
     runtime.streams->start();
     runtimes_.emplace(key, std::move(fresh));

@@ -39,19 +39,24 @@ struct RunnerSettings {
 };
 
 // What placing a query in a shared runtime looks at: the Streams settings it runs with (without
-// application.id) and the topics it reads from outside itself.
+// application.id), the topics it reads from outside itself, and those of them one of its
+// sub-topologies reads beside another topic (a join's, a merge's).
 struct RuntimeNeeds {
   std::map<std::string, std::string> config;
   std::set<std::string> topics;
+  std::set<std::string> read_beside_others;
 };
 
-// ksqlDB's RuntimeAssignor rule: the index of the first of `runtimes` (each what its queries
-// need together) with the query's settings whose queries read none of its topics (a consumer
-// group holds one position per partition); runtimes.size() when there is none (a new runtime).
+// The index of the first of `runtimes` (each what its queries need together) with the query's
+// settings where no topic the query reads is one that the runtime's queries read beside others,
+// or the query does (Streams' named topologies share a source topic where each sub-topology reads
+// it alone: each keeps its own positions; ksqlDB's RuntimeAssignor refuses any shared topic);
+// runtimes.size() when there is none (a new runtime).
 size_t place_query(const std::vector<RuntimeNeeds>& runtimes, const RuntimeNeeds& query);
 
-// The topics `topology` reads that it does not write itself (its repartition topics excluded).
-std::set<std::string> source_topics_of(const streams::Topology& topology);
+// What `topology` reads that it does not write itself (its repartition topics excluded): topics
+// and read_beside_others; config empty.
+RuntimeNeeds source_topics_of(const streams::Topology& topology);
 
 // Where a query runs: its KafkaStreams and, in a shared runtime, its named topology (for
 // store(topology, params)); "" when it runs alone.
@@ -125,7 +130,7 @@ class QueryRunner {
     std::shared_ptr<streams::KafkaStreams> streams;
     std::string application_id;
     RuntimeNeeds needs;
-    std::map<std::string, std::set<std::string>> topics;  // per query it runs
+    std::map<std::string, RuntimeNeeds> topics;  // per query it runs (config empty)
     std::shared_ptr<Handlers> handlers;
   };
   struct Running {

@@ -10,21 +10,28 @@ namespace {
 using streams::Materialized;
 using streams::StreamsBuilder;
 
-RuntimeNeeds reading(std::set<std::string> topics, std::string reset = "latest") {
-  return RuntimeNeeds{{{"auto.offset.reset", std::move(reset)}}, std::move(topics)};
+RuntimeNeeds reading(std::set<std::string> topics, std::string reset = "latest",
+                     std::set<std::string> beside = {}) {
+  return RuntimeNeeds{
+      {{"auto.offset.reset", std::move(reset)}}, std::move(topics), std::move(beside)};
 }
 
-TEST(SharedRuntimePlacement, FirstRuntimeReadingNoneOfTheQueryTopics) {
+TEST(SharedRuntimePlacement, QueriesReadingATopicAloneShareARuntime) {
   std::vector<RuntimeNeeds> runtimes{reading({"a", "b"}), reading({"c"})};
   EXPECT_EQ(place_query(runtimes, reading({"d"})), 0u);
-  EXPECT_EQ(place_query(runtimes, reading({"a"})), 1u);
+  EXPECT_EQ(place_query(runtimes, reading({"a"})), 0u);
   EXPECT_EQ(place_query(runtimes, reading({"c", "e"})), 0u);
 }
 
-TEST(SharedRuntimePlacement, ANewRuntimeWhenEachReadsOneOfItsTopics) {
-  std::vector<RuntimeNeeds> runtimes{reading({"a", "b"}), reading({"b", "c"})};
-  EXPECT_EQ(place_query(runtimes, reading({"b"})), 2u);
-  EXPECT_EQ(place_query(runtimes, reading({"a", "c"})), 2u);
+TEST(SharedRuntimePlacement, ATopicReadBesideOthersIsNotShared) {
+  // Runtime 0 joins a with b; runtime 1 reads b alone.
+  std::vector<RuntimeNeeds> runtimes{reading({"a", "b"}, "latest", {"a", "b"}),
+                                     reading({"b", "c"})};
+  EXPECT_EQ(place_query(runtimes, reading({"b"})), 1u);
+  EXPECT_EQ(place_query(runtimes, reading({"c"})), 0u);
+  // A query joining c with d goes where nothing reads c or d.
+  EXPECT_EQ(place_query(runtimes, reading({"c", "d"}, "latest", {"c", "d"})), 0u);
+  EXPECT_EQ(place_query(runtimes, reading({"a", "c"}, "latest", {"a", "c"})), 2u);
   EXPECT_EQ(place_query({}, reading({"a"})), 0u);
 }
 
@@ -33,7 +40,8 @@ TEST(SharedRuntimePlacement, OnlyRuntimesWithTheQuerySettings) {
   // join a latest runtime.
   std::vector<RuntimeNeeds> runtimes{reading({"a"}), reading({"b"}, "earliest")};
   EXPECT_EQ(place_query(runtimes, reading({"c"}, "earliest")), 1u);
-  EXPECT_EQ(place_query(runtimes, reading({"b"}, "earliest")), 2u);
+  EXPECT_EQ(place_query(runtimes, reading({"b"}, "earliest")), 1u);
+  EXPECT_EQ(place_query(runtimes, reading({"b"}, "earliest", {"b"})), 2u);
   EXPECT_EQ(place_query(runtimes, reading({"c"})), 0u);
 }
 
@@ -44,7 +52,15 @@ TEST(SharedRuntimePlacement, SourceTopicsLeaveOutTheTopologyRepartitionTopics) {
       .groupByKey()
       .count(Materialized<std::string, int64_t>::as("counts"));
   builder.stream<std::string, std::string>("users").to("users-copy");
-  EXPECT_EQ(source_topics_of(builder.build()), (std::set<std::string>{"pageviews", "users"}));
+  auto needs = source_topics_of(builder.build());
+  EXPECT_EQ(needs.topics, (std::set<std::string>{"pageviews", "users"}));
+  EXPECT_TRUE(needs.read_beside_others.empty());
+  StreamsBuilder merging;
+  merging.stream<std::string, std::string>("a")
+      .merge(merging.stream<std::string, std::string>("b"))
+      .to("c");
+  EXPECT_EQ(source_topics_of(merging.build()).read_beside_others,
+            (std::set<std::string>{"a", "b"}));
 }
 
 }  // namespace

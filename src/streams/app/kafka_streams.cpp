@@ -25,6 +25,7 @@
 #include "streams/runtime/global_thread.h"
 #include "streams/runtime/shutdown_signal.h"
 #include "streams/runtime/stream_thread.h"
+#include "streams/runtime/topology_positions.h"
 #include "streams/state/state_directory.h"
 
 namespace oxbow::streams {
@@ -232,12 +233,22 @@ class KafkaStreams::Impl {
     }
   }
 
-  // The group's committed offsets of the topology's inputs. The broker may refuse while members
-  // still subscribe to them, until the rebalance the removal started is done: retried for 30 s.
+  // The topology's own group (its positions, topology_positions.h), and the instance's group's
+  // committed offsets of the inputs no other topology reads. The broker may refuse those while
+  // members still subscribe to them, until the rebalance the removal started is done: retried
+  // for 30 s.
   void reset_offsets_of(const detail::NamedGraph& removed) {
-    std::set<std::string> topics;
+    {
+      std::lock_guard lock(metadata_client_mutex_);
+      detail::delete_position_groups(metadata_client().get(), {removed.prefix});
+    }
+    std::set<std::string> topics, still_read;
+    for (const auto& t : named_)
+      for (const auto& sub : t.graph->subtopologies())
+        for (const auto& topic : sub.source_topics) still_read.insert(t.wire(topic));
     for (const auto& sub : removed.graph->subtopologies())
-      for (const auto& t : sub.source_topics) topics.insert(removed.wire(t));
+      for (const auto& t : sub.source_topics)
+        if (!still_read.count(removed.wire(t))) topics.insert(removed.wire(t));
     auto* list = rd_kafka_topic_partition_list_new(0);
     for (const auto& t : topics)
       for (int32_t p = 0, n = topic_partitions(t); p < n; ++p)

@@ -40,6 +40,7 @@ class GroupPlan {
   GroupPlan(const GroupAssignorContext& context,
             const std::map<std::string, std::string>& subscriptions)
       : context_(context) {
+    form_units();
     for (const auto& s : context_.subtopologies)
       for (const auto& t : s.sources) subtopology_of_[t] = &s;
     for (const auto& [id, bytes] : subscriptions) read_member(id, bytes);
@@ -84,6 +85,45 @@ class GroupPlan {
   }
 
  private:
+  // Sub-topologies of different named topologies that read one source topic (each alone, as
+  // check_named_topologies requires) form a unit: the member whose consumer holds a partition
+  // feeds it to every task reading it, so those tasks go to one member together. The plan places
+  // the unit's first sub-topology (with the changelogs of all, for their lags); the assignment
+  // brings the others' tasks beside its own.
+  void form_units() {
+    std::vector<SubtopologyTopics> units;
+    std::map<std::string, size_t> unit_reading;  // a source topic -> its unit in `units`
+    for (const auto& s : context_.subtopologies) {
+      auto shared = s.sources.size() == 1 ? unit_reading.find(s.sources[0]) : unit_reading.end();
+      if (shared == unit_reading.end()) {
+        if (s.sources.size() == 1) unit_reading[s.sources[0]] = units.size();
+        units.push_back(s);
+        continue;
+      }
+      auto& unit = units[shared->second];
+      unit.changelogs.insert(unit.changelogs.end(), s.changelogs.begin(), s.changelogs.end());
+      followers_[{unit.topology, unit.id}].push_back({s.topology, s.id});
+      unit_of_[{s.topology, s.id}] = {unit.topology, unit.id};
+    }
+    context_.subtopologies = std::move(units);
+  }
+
+  // A task as the plan knows it: a follower's task is its unit's.
+  TaskId unit_task(const TaskId& task) const {
+    auto it = unit_of_.find({task.topology, task.subtopology});
+    return it == unit_of_.end() ? task
+                                : TaskId{it->second.second, task.partition, it->second.first};
+  }
+
+  // The unit task's own and its followers' tasks.
+  std::vector<TaskId> expand(const TaskId& task) const {
+    std::vector<TaskId> out{task};
+    auto it = followers_.find({task.topology, task.subtopology});
+    if (it != followers_.end())
+      for (const auto& [topology, id] : it->second) out.push_back({id, task.partition, topology});
+    return out;
+  }
+
   void read_member(const std::string& id, const std::string& bytes) {
     Member m;
     m.id = id;
@@ -96,7 +136,13 @@ class GroupPlan {
         auto sub = subtopology_of_.find(topic);
         if (sub != subtopology_of_.end()) m.owned.insert(sub->second->task(p));
       }
-      sums_[id] = info.task_offset_sums;
+      // A unit's sum: the latest when one of its tasks is running here, else the sum of its
+      // tasks' (what its stores' changelogs hold locally).
+      for (const auto& [task, sum] : info.task_offset_sums) {
+        auto [it, fresh] = sums_[id].emplace(unit_task(task), sum);
+        if (fresh || it->second == kLatestOffsetSum) continue;
+        it->second = sum == kLatestOffsetSum ? sum : it->second + sum;
+      }
       if (info.error_code == kShutdownRequested) shutdown_requested_ = true;
       m.readable = true;
     } catch (const std::exception& e) {
@@ -224,12 +270,21 @@ class GroupPlan {
       envelope.partitions.push_back(p);
       info.active_tasks.push_back(t);
     }
-    for (const auto& t : tasks.standby) info.standby_tasks[t] = task_partitions(context_, t);
+    // Followers' tasks after the pairs (a partition appears once in the envelope).
+    for (const auto& t : tasks.active) {
+      auto all = expand(t);
+      info.active_tasks.insert(info.active_tasks.end(), all.begin() + 1, all.end());
+    }
+    for (const auto& t : tasks.standby)
+      for (const auto& each : expand(t)) info.standby_tasks[each] = task_partitions(context_, t);
     envelope.user_data = info.encode();
     return envelope.encode();
   }
 
-  const GroupAssignorContext& context_;
+  GroupAssignorContext context_;  // its sub-topologies: the units' first ones (form_units)
+  using SubtopologyName = std::pair<std::string, int32_t>;  // topology, id
+  std::map<SubtopologyName, std::vector<SubtopologyName>> followers_;
+  std::map<SubtopologyName, SubtopologyName> unit_of_;  // a follower -> its unit's first
   std::map<std::string, const SubtopologyTopics*> subtopology_of_;
   std::vector<Member> members_;
   std::map<std::string, std::map<TaskId, int64_t>> sums_;

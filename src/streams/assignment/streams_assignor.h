@@ -17,8 +17,9 @@
 namespace oxbow::streams::detail {
 
 // A sub-topology of the application's topology, or of one of its named topologies (whose ids
-// start at 0 each). Named topologies do not share source topics: the partitions a member owns
-// name its tasks.
+// start at 0 each). The partitions a member owns name its tasks; where sub-topologies of several
+// named topologies read one source topic alone, its partition names all their tasks, which go to
+// one member together.
 struct SubtopologyTopics {
   int32_t id = 0;
   std::vector<std::string> sources;     // as on the wire (internal ones prefixed)

@@ -161,5 +161,50 @@ TEST(StreamsAssignor, NamedTopologiesTasksAreAssignedWithTheirTopology) {
   EXPECT_EQ(m1.active_tasks, (std::vector<TaskId>{{0, 0, "q2"}, {0, 1, "q2"}}));
 }
 
+TEST(StreamsAssignor, TopologiesReadingOneTopicHaveTheirTasksOfAPartitionOnOneMember) {
+  auto c = context();
+  // q1 and q3 read "in" alone; q2 reads "in2". q3's task is stateful (its lag counts for the unit).
+  c.subtopologies = {
+      {0, {"in"}, {}, "q1"}, {0, {"in2"}, {}, "q2"}, {0, {"in"}, {"q3-store-changelog"}, "q3"}};
+  c.config.num_standby_replicas = 1;
+  auto sub = [](const std::string& process, PartitionList owned,
+                std::map<TaskId, int64_t> sums = {}) {
+    SubscriptionInfo info;
+    info.process_id = uuid_bytes(process);
+    info.task_offset_sums = std::move(sums);
+    return ConsumerSubscription{{"in", "in2"}, info.encode(), std::move(owned)}.encode();
+  };
+  auto out = assign_group(c, {{"m1", sub(kA, {})}, {"m2", sub(kB, {})}});
+  std::map<TaskId, std::string> active_on, standby_on;
+  for (const auto& [member, bytes] : out) {
+    auto envelope = ConsumerAssignment::decode(bytes);
+    auto info = AssignmentInfo::decode(envelope.user_data);
+    std::set<std::pair<std::string, int32_t>> partitions(envelope.partitions.begin(),
+                                                         envelope.partitions.end());
+    EXPECT_EQ(partitions.size(), envelope.partitions.size());  // each partition once
+    for (const auto& t : info.active_tasks) {
+      EXPECT_TRUE(active_on.emplace(t, member).second) << t.toString();
+      EXPECT_TRUE(partitions.count({t.topology == "q2" ? "in2" : "in", t.partition}));
+    }
+    for (const auto& [t, parts] : info.standby_tasks) standby_on[t] = member;
+  }
+  EXPECT_EQ(active_on.size(), 6u);
+  for (int32_t p = 0; p < 2; ++p) {
+    EXPECT_EQ(active_on[TaskId(0, p, "q1")], active_on[TaskId(0, p, "q3")]);
+    // The unit is stateful: both its tasks have a standby, together, on the other member.
+    ASSERT_TRUE(standby_on.count(TaskId(0, p, "q1")));
+    EXPECT_EQ(standby_on[TaskId(0, p, "q1")], standby_on[TaskId(0, p, "q3")]);
+    EXPECT_NE(standby_on[TaskId(0, p, "q3")], active_on[TaskId(0, p, "q3")]);
+  }
+
+  // m1 runs q3's task of partition 0 (its sum names it) and owns in-0: the unit stays with it.
+  std::map<TaskId, int64_t> running{{{0, 0, "q3"}, kLatestOffsetSum}};
+  out = assign_group(c, {{"m1", sub(kA, {{"in", 0}}, running)}, {"m2", sub(kB, {})}});
+  auto m1 = AssignmentInfo::decode(ConsumerAssignment::decode(out["m1"]).user_data);
+  std::set<TaskId> m1_tasks(m1.active_tasks.begin(), m1.active_tasks.end());
+  EXPECT_TRUE(m1_tasks.count(TaskId(0, 0, "q1")));
+  EXPECT_TRUE(m1_tasks.count(TaskId(0, 0, "q3")));
+}
+
 }  // namespace
 }  // namespace oxbow::streams::detail

@@ -34,6 +34,17 @@ int64_t setting(const Config& app, std::initializer_list<const char*> keys, int6
 
 }  // namespace
 
+namespace {
+
+// Each topic once, though several named topologies may read it.
+std::vector<std::string> sources_of(const std::vector<SubtopologyTopics>& subtopologies) {
+  std::set<std::string> topics;
+  for (const auto& t : subtopologies) topics.insert(t.sources.begin(), t.sources.end());
+  return {topics.begin(), topics.end()};
+}
+
+}  // namespace
+
 GroupMembership::GroupMembership(std::shared_ptr<const Topologies> topologies,
                                  const ThreadConfig& config, rd_kafka_t* metadata_client)
     : topologies_(std::move(topologies)),
@@ -41,8 +52,7 @@ GroupMembership::GroupMembership(std::shared_ptr<const Topologies> topologies,
       metadata_client_(metadata_client),
       group_topics_(group_topics(*topologies_)) {
   const auto& app_id = config_.task.application_id;
-  for (const auto& t : group_topics_)
-    subscribed_topics_.insert(subscribed_topics_.end(), t.sources.begin(), t.sources.end());
+  subscribed_topics_ = sources_of(group_topics_);
 
   MemberConfig member;
   member.bootstrap_servers = config_.app.at("bootstrap.servers");
@@ -81,9 +91,7 @@ void GroupMembership::start() {
 
 void GroupMembership::set_topologies(std::shared_ptr<const Topologies> next) {
   auto topics = group_topics(*next);
-  std::vector<std::string> subscribed;
-  for (const auto& t : topics)
-    subscribed.insert(subscribed.end(), t.sources.begin(), t.sources.end());
+  std::vector<std::string> subscribed = sources_of(topics);
   {
     std::lock_guard lock(mutex_);
     group_topics_ = std::move(topics);

@@ -251,18 +251,24 @@ rd_kafka_error_t* retried(const std::string& client, const char* step, Call call
 
 }  // namespace
 
-void StreamsProducer::commit_transaction(const rd_kafka_topic_partition_list_t* offsets,
-                                         rd_kafka_consumer_group_metadata_t* group) {
-  std::unique_ptr<rd_kafka_consumer_group_metadata_t,
-                  decltype(&rd_kafka_consumer_group_metadata_destroy)>
-      metadata(group, &rd_kafka_consumer_group_metadata_destroy);
-  if (offsets->cnt > 0)
+void StreamsProducer::commit_transaction(
+    const rd_kafka_topic_partition_list_t* offsets, rd_kafka_consumer_group_metadata_t* group,
+    const std::map<std::string, rd_kafka_topic_partition_list_t*>& own_groups) {
+  using Metadata = std::unique_ptr<rd_kafka_consumer_group_metadata_t,
+                                   decltype(&rd_kafka_consumer_group_metadata_destroy)>;
+  auto send = [&](const rd_kafka_topic_partition_list_t* list, Metadata metadata) {
+    if (list->cnt == 0) return;
     throw_on_error(retried(config_.client_id, "send_offsets_to_transaction",
                            [&] {
-                             return rd_kafka_send_offsets_to_transaction(producer_.get(), offsets,
+                             return rd_kafka_send_offsets_to_transaction(producer_.get(), list,
                                                                          metadata.get(), 60000);
                            }),
                    "send_offsets_to_transaction");
+  };
+  send(offsets, Metadata(group, &rd_kafka_consumer_group_metadata_destroy));
+  for (const auto& [name, list] : own_groups)
+    send(list, Metadata(rd_kafka_consumer_group_metadata_new(name.c_str()),
+                        &rd_kafka_consumer_group_metadata_destroy));
   throw_on_error(retried(config_.client_id, "commit_transaction",
                          [&] { return rd_kafka_commit_transaction(producer_.get(), 60000); }),
                  "commit_transaction");

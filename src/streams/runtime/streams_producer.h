@@ -55,8 +55,11 @@ class StreamsProducer : public RecordCollector {
   // Sends the input offsets (unless there are none) with the group's metadata (taken) into the
   // transaction and commits it, calling again while librdkafka says the call may be retried;
   // throws TasksMigrated when the transaction could only be aborted.
-  void commit_transaction(const rd_kafka_topic_partition_list_t* offsets,
-                          rd_kafka_consumer_group_metadata_t* group);
+  // `own_groups`: named topologies' positions, each into its group without generation
+  // (topology_positions.h), after the group's (which fences a zombie's transaction).
+  void commit_transaction(
+      const rd_kafka_topic_partition_list_t* offsets, rd_kafka_consumer_group_metadata_t* group,
+      const std::map<std::string, rd_kafka_topic_partition_list_t*>& own_groups = {});
   // Aborts the open transaction, if any.
   void abort_transaction();
 

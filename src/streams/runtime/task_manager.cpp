@@ -9,6 +9,7 @@
 
 #include "oxbow/streams/errors.h"
 #include "streams/runtime/partition_time.h"
+#include "streams/runtime/topology_positions.h"
 
 namespace oxbow::streams::detail {
 
@@ -36,129 +37,6 @@ TaskManager::TaskManager(std::shared_ptr<const Topologies> topologies, const Thr
 
 TaskManager::~TaskManager() = default;
 
-void TaskManager::index_topologies() {
-  subtopologies_.clear();
-  subtopology_of_.clear();
-  anchor_of_.clear();
-  repartition_topics_.clear();
-  for (const auto& topology : *topologies_) {
-    for (const auto& spec : topology.graph->internal_topics())
-      repartition_topics_.insert(topology.wire(spec.name));
-    for (const auto& sub : topology.graph->subtopologies())
-      subtopologies_.push_back({&topology, sub});
-  }
-  // The group sees one anchor topic per sub-topology, the source topic with the most partitions
-  // (as Kafka, a sub-topology has as many tasks as its widest input; task p reads partition p of
-  // each input that has one), so the anchor's partitions name the sub-topology's tasks.
-  for (const auto& [topology, sub] : subtopologies_) {
-    SubtopologyKey key{topology->name, sub.id};
-    std::set<std::string> sources;
-    for (const auto& t : sub.source_topics) sources.insert(topology->wire(t));
-    for (const auto& t : sources) {
-      subtopology_of_[t] = key;
-      auto anchor = anchor_of_.find(key);
-      if (anchor == anchor_of_.end() ||
-          producer_.partitions_of(t) > producer_.partitions_of(anchor->second))
-        anchor_of_[key] = t;
-    }
-  }
-}
-
-std::vector<TaskManager::TaskKey> TaskManager::set_topologies(
-    std::shared_ptr<const Topologies> next) {
-  std::set<std::string> kept;
-  for (const auto& t : *next) kept.insert(t.name);
-  // The tasks of a removed topology are committed (with all the others) and closed, their
-  // inputs leaving the consumer, while the maps still know them.
-  std::vector<TaskKey> removed;
-  Partitions anchors(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
-  for (const auto& [id, t] : tasks_)
-    if (!kept.count(id.topology)) {
-      removed.push_back(id);
-      rd_kafka_topic_partition_list_add(
-          anchors.get(), anchor_of_.at({id.topology, id.subtopology}).c_str(), id.partition);
-    }
-  if (anchors->cnt > 0) {
-    Partitions inputs(on_revoked(anchors.get(), false), &rd_kafka_topic_partition_list_destroy);
-    throw_on_error(rd_kafka_incremental_unassign(consumer_, inputs.get()), "incremental_unassign");
-  }
-  std::set<TaskKey> standbys;
-  for (const auto& [key, sum] : standbys_->offset_sums())
-    if (kept.count(key.topology))
-      standbys.insert(key);
-    else
-      removed.push_back(key);
-  standbys_->assign(standbys);
-  topologies_ = std::move(next);
-  index_topologies();
-  publish_group_snapshot();
-  return removed;
-}
-
-std::unique_ptr<Task> TaskManager::make_task(TaskKey key) {
-  // A task of a topology this instance does not run (or no longer has) is not made.
-  const TopologySub* found = nullptr;
-  for (const auto& s : subtopologies_)
-    if (s.sub.id == key.subtopology && s.topology->name == key.topology) found = &s;
-  if (!found) return nullptr;
-  TaskConfig tc = config_.task;
-  tc.subtopology = found->sub.id;
-  tc.partition = key.partition;
-  tc.topology = key.topology;
-  // The topology's internal topics and changelogs are named after its prefix.
-  tc.application_id = found->topology->prefix;
-  return std::make_unique<Task>(found->topology->graph, found->sub, tc, producer_);
-}
-
-bool TaskManager::handle_assignment(const std::set<TaskKey>& assigned,
-                                    const std::set<TaskKey>& standby) {
-  // A standby becoming active here hands its stores over: made durable and closed first.
-  for (const auto& id : assigned)
-    if (!tasks_.count(id)) standbys_->release(id);
-  Partitions revoked(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
-  Partitions added(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
-  for (const auto& [id, t] : tasks_)
-    if (!assigned.count(id))
-      rd_kafka_topic_partition_list_add(
-          revoked.get(), anchor_of_.at({id.topology, id.subtopology}).c_str(), id.partition);
-  for (const auto& id : assigned) {
-    // A task of a topology this instance does not run has no anchor.
-    auto anchor = anchor_of_.find({id.topology, id.subtopology});
-    if (anchor != anchor_of_.end() && !tasks_.count(id))
-      rd_kafka_topic_partition_list_add(added.get(), anchor->second.c_str(), id.partition);
-  }
-  bool gave_up = revoked->cnt > 0;
-  rebalancing_ = true;
-  if (gave_up) {
-    Partitions inputs(on_revoked(revoked.get(), false), &rd_kafka_topic_partition_list_destroy);
-    throw_on_error(rd_kafka_incremental_unassign(consumer_, inputs.get()), "incremental_unassign");
-  }
-  Partitions inputs(on_assigned(added.get()), &rd_kafka_topic_partition_list_destroy);
-  throw_on_error(rd_kafka_incremental_assign(consumer_, inputs.get()), "incremental_assign");
-  if (inputs->cnt > 0) learn_leaders(consumer_);
-  inputs.reset();
-  revoked.reset();
-  added.reset();
-  pause_restoring_tasks();
-  standbys_->assign(standby);
-  rebalancing_ = !reader_.restoring_tasks().empty();
-  publish_group_snapshot();
-  return gave_up;
-}
-
-void TaskManager::handle_lost_all() {
-  auto* all = rd_kafka_topic_partition_list_new(static_cast<int>(tasks_.size()));
-  for (const auto& [id, t] : tasks_)
-    rd_kafka_topic_partition_list_add(all, anchor_of_.at({id.topology, id.subtopology}).c_str(),
-                                      id.partition);
-  auto* inputs = on_revoked(all, true);
-  throw_on_error(rd_kafka_incremental_unassign(consumer_, inputs), "incremental_unassign");
-  rd_kafka_topic_partition_list_destroy(inputs);
-  rd_kafka_topic_partition_list_destroy(all);
-  rebalancing_ = true;
-  publish_group_snapshot();
-}
-
 bool TaskManager::update_standbys(bool rebalance_planned, int64_t acceptable_lag) {
   if (standbys_->empty()) return false;
   standbys_->step(5);
@@ -171,218 +49,6 @@ bool TaskManager::update_standbys(bool rebalance_planned, int64_t acceptable_lag
   return true;
 }
 
-rd_kafka_topic_partition_list_t* TaskManager::on_assigned(
-    const rd_kafka_topic_partition_list_t* anchors) {
-  auto* inputs = rd_kafka_topic_partition_list_new(anchors->cnt);
-  std::vector<Task*> created;
-  for (int i = 0; i < anchors->cnt; ++i) {
-    auto sub_it = subtopology_of_.find(anchors->elems[i].topic);
-    if (sub_it == subtopology_of_.end()) continue;
-    int32_t partition = anchors->elems[i].partition;
-    TaskKey id{sub_it->second.second, partition, sub_it->second.first};
-    if (tasks_.count(id)) continue;
-    // Made before it is added: opening its stores may wait for the state directory's lock,
-    // and queries must not wait with it.
-    auto task = make_task(id);
-    if (!task) continue;
-    ActiveTask* slot = nullptr;
-    {
-      std::unique_lock lock(tasks_mutex_);
-      slot = &tasks_[id];
-      slot->task = std::move(task);
-    }
-    auto& active = *slot;
-    created.push_back(active.task.get());
-    std::vector<std::string> read;
-    for (const auto& t : active.task->input_topics()) {
-      if (partition >= producer_.partitions_of(t)) continue;
-      by_input_[{t, partition}] = &active;
-      route_ = {};
-      rd_kafka_topic_partition_list_add(inputs, t.c_str(), partition);
-      read.push_back(t);
-    }
-    if (read.size() > 1) {
-      active.group = std::make_unique<PartitionGroup>(read);
-      ++grouped_tasks_;
-    }
-    spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
-  }
-  resume_stream_times(inputs);
-  reader_.register_tasks(created);
-  for (Task* task : created)
-    if (!reader_.restoring(task)) set_queryable(task);
-  return inputs;
-}
-
-// New tasks start from the stream time their inputs' last commit carries, so that windows closed
-// before a restart stay closed after it. One OffsetFetch per assignment; a task whose inputs have
-// no commit (or none of Kafka's format) starts from nothing, as in Kafka.
-void TaskManager::resume_stream_times(rd_kafka_topic_partition_list_t* inputs) {
-  if (inputs->cnt == 0) return;
-  auto* committed = rd_kafka_topic_partition_list_copy(inputs);
-  auto err = committed_offsets(consumer_, committed);
-  if (err) {
-    rd_kafka_topic_partition_list_destroy(committed);
-    throw StreamsException(std::string("committed offsets of the assigned tasks: ") +
-                           rd_kafka_err2str(err));
-  }
-  for (int i = 0; i < committed->cnt; ++i) {
-    const auto& p = committed->elems[i];
-    // The consumer starts from the committed offset it is given here rather than fetch it again
-    // itself (without a subscription, librdkafka's own fetch of it can lag by seconds).
-    if (p.offset >= 0)
-      if (auto* input = rd_kafka_topic_partition_list_find(inputs, p.topic, p.partition))
-        input->offset = p.offset;
-    auto it = by_input_.find({p.topic, p.partition});
-    if (it == by_input_.end() || !p.metadata) continue;
-    if (auto time = decode_partition_time(
-            std::string_view(static_cast<const char*>(p.metadata), p.metadata_size)))
-      it->second->task->resume_stream_time(*time);
-  }
-  rd_kafka_topic_partition_list_destroy(committed);
-}
-
-rd_kafka_topic_partition_list_t* TaskManager::on_revoked(
-    const rd_kafka_topic_partition_list_t* anchors, bool lost) {
-  if (lost) {
-    // The group has moved on without this member: its commit would be refused, and an open
-    // transaction's output must not be committed by anyone. The tasks' inputs are processed again
-    // from the last commit, wherever they land.
-    producer_.abort_transaction();
-  } else {
-    try {
-      // All tasks commit, as Kafka Streams does: a commit covers the thread's whole transaction.
-      commit();
-    } catch (const std::exception& e) {
-      spdlog::warn("stream thread {}: commit on revocation failed: {}", config_.client_id,
-                   e.what());
-      // Nothing of the open transaction may be committed later beside inputs read again: it is
-      // aborted, and the tasks start again from their last commit.
-      if (config_.exactly_once) restart_tasks_from_last_commit(e.what());
-    }
-  }
-  // Every input partition of the revoked tasks that the consumer holds.
-  std::set<TaskKey> revoked;
-  for (int i = 0; i < anchors->cnt; ++i) {
-    auto sub = subtopology_of_.find(anchors->elems[i].topic);
-    if (sub != subtopology_of_.end())
-      revoked.emplace(sub->second.second, anchors->elems[i].partition, sub->second.first);
-  }
-  auto* inputs = rd_kafka_topic_partition_list_new(0);
-  rd_kafka_topic_partition_list_t* held = nullptr;
-  if (rd_kafka_assignment(consumer_, &held) == RD_KAFKA_RESP_ERR_NO_ERROR && held) {
-    for (int i = 0; i < held->cnt; ++i) {
-      auto sub = subtopology_of_.find(held->elems[i].topic);
-      if (sub != subtopology_of_.end() &&
-          revoked.count({sub->second.second, held->elems[i].partition, sub->second.first}))
-        rd_kafka_topic_partition_list_add(inputs, held->elems[i].topic, held->elems[i].partition);
-    }
-  }
-  if (held) rd_kafka_topic_partition_list_destroy(held);
-  for (const auto& id : revoked) close_task(id);
-  rebalancing_ = !reader_.restoring_tasks().empty();
-  return inputs;
-}
-
-void TaskManager::close_task(TaskKey id) {
-  auto it = tasks_.find(id);
-  if (it == tasks_.end()) return;
-  Task* task = it->second.task.get();
-  bool was_restoring = reader_.unregister(task);
-  for (const auto& t : task->input_topics()) {
-    seek_on_resume_.erase({t, id.partition});
-    by_input_.erase({t, id.partition});
-  }
-  route_ = {};
-  spdlog::info("stream thread {}: task {} revoked", config_.client_id, task->id());
-  if (it->second.group) --grouped_tasks_;
-  {
-    std::unique_lock lock(tasks_mutex_);  // waits for queries reading it
-    tasks_.erase(it);
-  }
-  if (was_restoring) reader_.reassign();
-}
-
-void TaskManager::pause_restoring_tasks() {
-  for (Task* task : reader_.restoring_tasks()) {
-    auto* paused = input_partitions(task);
-    rd_kafka_pause_partitions(consumer_, paused);
-    rd_kafka_topic_partition_list_destroy(paused);
-  }
-}
-
-void TaskManager::restart_tasks_from_last_commit(const std::string& why) {
-  spdlog::warn(
-      "stream thread {}: its transaction was aborted ({}); its tasks start again from their last "
-      "commit",
-      config_.client_id, why);
-  producer_.abort_transaction();
-  rd_kafka_topic_partition_list_t* assignment = nullptr;
-  if (rd_kafka_assignment(consumer_, &assignment) != RD_KAFKA_RESP_ERR_NO_ERROR || !assignment)
-    throw StreamsException("after a migrated commit: the consumer's assignment is unknown");
-  auto* anchors = rd_kafka_topic_partition_list_new(0);
-  for (int i = 0; i < assignment->cnt; ++i) {
-    auto sub = subtopology_of_.find(assignment->elems[i].topic);
-    if (sub == subtopology_of_.end()) continue;
-    auto anchor = anchor_of_.find(sub->second);
-    if (anchor != anchor_of_.end() && anchor->second == assignment->elems[i].topic)
-      rd_kafka_topic_partition_list_add(anchors, assignment->elems[i].topic,
-                                        assignment->elems[i].partition);
-  }
-  rd_kafka_topic_partition_list_destroy(assignment);
-  std::vector<TaskKey> ids;
-  for (const auto& [id, t] : tasks_) ids.push_back(id);
-  for (const auto& id : ids) close_task(id);
-  auto* inputs = on_assigned(anchors);
-  rd_kafka_topic_partition_list_destroy(anchors);
-  // Back to the committed offsets (the beginning where none is): reading on from where the
-  // consumer is would skip the aborted transaction's input.
-  auto err = committed_offsets(consumer_, inputs);
-  if (err) {
-    rd_kafka_topic_partition_list_destroy(inputs);
-    throw StreamsException(std::string("after an aborted transaction: committed offsets: ") +
-                           rd_kafka_err2str(err));
-  }
-  for (int i = 0; i < inputs->cnt; ++i)
-    if (inputs->elems[i].offset < 0) inputs->elems[i].offset = RD_KAFKA_OFFSET_BEGINNING;
-  if (rd_kafka_error_t* error = rd_kafka_seek_partitions(consumer_, inputs, 10000)) {
-    spdlog::warn("stream thread {}: seeking to the committed offsets: {}", config_.client_id,
-                 rd_kafka_error_string(error));
-    rd_kafka_error_destroy(error);
-  }
-  rd_kafka_topic_partition_list_destroy(inputs);
-  pause_restoring_tasks();
-  rebalancing_ = !reader_.restoring_tasks().empty();
-}
-
-void TaskManager::on_restored(Task* task) {
-  set_queryable(task);
-  auto* list = input_partitions(task);
-  // Records fetched before the pause took effect were not processed: read them again.
-  auto* seeks = rd_kafka_topic_partition_list_new(0);
-  for (int i = 0; i < list->cnt; ++i) {
-    auto it = seek_on_resume_.find({list->elems[i].topic, list->elems[i].partition});
-    if (it == seek_on_resume_.end()) continue;
-    rd_kafka_topic_partition_list_add(seeks, it->first.first.c_str(), it->first.second)->offset =
-        it->second;
-    seek_on_resume_.erase(it);
-  }
-  if (seeks->cnt > 0)
-    if (auto* error = rd_kafka_seek_partitions(consumer_, seeks, 10000))
-      rd_kafka_error_destroy(error);
-  rd_kafka_topic_partition_list_destroy(seeks);
-  rd_kafka_resume_partitions(consumer_, list);
-  rd_kafka_topic_partition_list_destroy(list);
-  spdlog::info("stream thread {}: task {} restored, processing", config_.client_id, task->id());
-}
-
-rd_kafka_topic_partition_list_t* TaskManager::input_partitions(Task* task) const {
-  auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(task->input_topics().size()));
-  for (const auto& t : task->input_topics())
-    rd_kafka_topic_partition_list_add(list, t.c_str(), task->task_partition_id());
-  return list;
-}
-
 void TaskManager::set_queryable(Task* task) {
   for (auto& [id, t] : tasks_)
     if (t.task.get() == task) {
@@ -393,12 +59,10 @@ void TaskManager::set_queryable(Task* task) {
 
 void TaskManager::publish_group_snapshot() {
   PartitionList owned;
+  for (const auto& [input, readers] : by_input_) owned.push_back(input);
   std::map<TaskId, int64_t> offset_sums;
-  for (const auto& [id, t] : tasks_) {
-    for (const auto& topic : t.task->input_topics())
-      if (by_input_.count({topic, id.partition})) owned.emplace_back(topic, id.partition);
+  for (const auto& [id, t] : tasks_)
     if (!t.task->changelogs().empty()) offset_sums[id] = kLatestOffsetSum;
-  }
   for (const auto& [key, sum] : standbys_->offset_sums()) offset_sums.emplace(key, sum);
   group_.publish_owned(std::move(owned), std::move(offset_sums));
 }
@@ -410,7 +74,8 @@ ActiveTask* TaskManager::route(const rd_kafka_message_t* m) {
     std::string topic = rd_kafka_topic_name(m->rkt);
     auto it = by_input_.find({topic, m->partition});
     if (it == by_input_.end()) return nullptr;
-    route_ = {m->rkt, m->partition, it->second, std::move(topic), nullptr};
+    route_ = {m->rkt, m->partition, it->second.front(),
+              it->second.size() > 1 ? &it->second : nullptr, std::move(topic)};
   }
   return route_.task;
 }
@@ -418,6 +83,7 @@ ActiveTask* TaskManager::route(const rd_kafka_message_t* m) {
 void TaskManager::add_record(PartitionGroup::Message m) {
   ActiveTask* active = route(m.get());
   if (!active) return;
+  if (route_.readers) return add_shared_record(m.get());
   if (reader_.restoring(active->task.get())) {
     auto [slot, fresh] = seek_on_resume_.try_emplace({route_.topic, m->partition}, m->offset);
     if (!fresh) slot->second = std::min(slot->second, m->offset);
@@ -483,17 +149,38 @@ bool TaskManager::paused_by_us(const char* topic, int32_t partition) const {
   return false;
 }
 
+void TaskManager::add_shared_record(const rd_kafka_message_t* m) {
+  for (ActiveTask* active : *route_.readers) {
+    if (reader_.restoring(active->task.get())) {
+      auto [slot, fresh] = seek_on_resume_.try_emplace({route_.topic, m->partition}, m->offset);
+      if (!fresh) slot->second = std::min(slot->second, m->offset);
+      continue;
+    }
+    int64_t& next = active->fetched_next.try_emplace(route_.topic, -1).first->second;
+    // Before this task's position: the partition went back for a reader that starts earlier.
+    if (m->offset < next) continue;
+    next = m->offset + 1;
+    std::unique_lock lock(active->lock);
+    process_in(*active, m, &active->next_offsets[route_.topic]);
+  }
+}
+
 void TaskManager::process(const rd_kafka_message_t* m) {
   ActiveTask& active = *route(m);
+  // Made on the first record processed: an entry commits its offset.
+  if (!route_.next_offset) route_.next_offset = &active.next_offsets[route_.topic];
+  process_in(active, m, route_.next_offset);
+}
+
+void TaskManager::process_in(ActiveTask& active, const rd_kafka_message_t* m,
+                             int64_t* next_offset) {
   RawRecord raw = raw_record(m, route_.topic);
   producer_.begin_transaction_if_needed();
   // Latency of one record in 16: two clock reads per record cost more than the histogram shows.
   bool timed = (++processed_ & 15) == 0;
   auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   active.task->process(raw);
-  // Made on the first record processed: an entry commits its offset.
-  if (!route_.next_offset) route_.next_offset = &active.next_offsets[route_.topic];
-  *route_.next_offset = m->offset + 1;
+  *next_offset = m->offset + 1;
   if (active.task->has_punctuators()) {
     Task& task = *active.task;
     if (task.punctuation_due(false, task.stream_time())) task.punctuate(false, task.stream_time());
@@ -542,33 +229,81 @@ void TaskManager::commit() {
   metrics_.commit_latency.observe(seconds_since(start));
 }
 
+namespace {
+
+rd_kafka_topic_partition_t* add_offset(rd_kafka_topic_partition_list_t* list,
+                                       const std::string& topic, int32_t partition, int64_t offset,
+                                       const std::string& metadata) {
+  auto* p = rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
+  p->offset = offset;
+  // The list owns (and frees) its metadata.
+  p->metadata = std::malloc(metadata.size());
+  std::memcpy(p->metadata, metadata.data(), metadata.size());
+  p->metadata_size = metadata.size();
+  return p;
+}
+
+}  // namespace
+
 void TaskManager::commit_tasks() {
   for (auto& [id, t] : tasks_) {
     std::unique_lock lock(t.lock);
     t.task->flush();  // under EOS, inside the open transaction
   }
-  Partitions offsets(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
-  for (auto& [id, t] : tasks_) {
-    std::string time = encode_partition_time(t.task->stream_time());
+  // The instance's group: each input partition at its readers' lowest position (the position of
+  // the one task reading it but where named topologies share a topic).
+  std::map<std::pair<std::string, int32_t>, std::pair<int64_t, int64_t>> lowest;  // offset, time
+  for (auto& [id, t] : tasks_)
     for (auto& [topic, offset] : t.next_offsets) {
-      auto* p = rd_kafka_topic_partition_list_add(offsets.get(), topic.c_str(), id.partition);
-      p->offset = offset;
-      // The list owns (and frees) its metadata.
-      p->metadata = std::malloc(time.size());
-      std::memcpy(p->metadata, time.data(), time.size());
-      p->metadata_size = time.size();
+      auto [it, fresh] = lowest.try_emplace({topic, id.partition}, offset, t.task->stream_time());
+      if (!fresh && offset < it->second.first) it->second = {offset, t.task->stream_time()};
     }
+  Partitions offsets(rd_kafka_topic_partition_list_new(static_cast<int>(lowest.size())),
+                     &rd_kafka_topic_partition_list_destroy);
+  for (const auto& [input, at] : lowest)
+    add_offset(offsets.get(), input.first, input.second, at.first,
+               encode_partition_time(at.second));
+  auto own = own_group_offsets();
+  try {
+    if (config_.exactly_once) {
+      producer_.commit_transaction(offsets.get(), group_.group_metadata(), own);
+    } else {
+      // At least once: everything the tasks wrote is acknowledged before their input is
+      // committed; the group's commit first, which a member the group left behind fails.
+      producer_.flush();
+      if (offsets->cnt > 0) group_.commit_offsets(offsets.get());
+      commit_positions(consumer_, own);
+    }
+  } catch (...) {
+    for (auto& [group, list] : own) rd_kafka_topic_partition_list_destroy(list);
+    throw;
   }
-  if (config_.exactly_once) {
-    producer_.commit_transaction(offsets.get(), group_.group_metadata());
-  } else {
-    // At least once: everything the tasks wrote is acknowledged before their input is committed.
-    producer_.flush();
-    if (offsets->cnt > 0) group_.commit_offsets(offsets.get());
+  for (auto& [group, list] : own) {
+    for (int i = 0; i < list->cnt; ++i)
+      own_committed_[{group, list->elems[i].topic, list->elems[i].partition}] =
+          list->elems[i].offset;
+    rd_kafka_topic_partition_list_destroy(list);
   }
   offsets.reset();
   checkpoint_tasks();
   purge_repartition_topics();
+}
+
+std::map<std::string, rd_kafka_topic_partition_list_t*> TaskManager::own_group_offsets() {
+  std::map<std::string, rd_kafka_topic_partition_list_t*> out;
+  for (auto& [id, t] : tasks_) {
+    if (id.topology.empty()) continue;
+    const std::string& group = topology_named(id.topology).prefix;
+    std::string time = encode_partition_time(t.task->stream_time());
+    for (auto& [topic, offset] : t.next_offsets) {
+      auto last = own_committed_.find({group, topic, id.partition});
+      if (last != own_committed_.end() && last->second == offset) continue;
+      auto& list = out[group];
+      if (!list) list = rd_kafka_topic_partition_list_new(1);
+      add_offset(list, topic, id.partition, offset, time);
+    }
+  }
+  return out;
 }
 
 void TaskManager::checkpoint_tasks() {

@@ -6,7 +6,9 @@
 // partition group (active_task.h); wall-clock punctuation; and the commit: caches flushed, the
 // producer's writes acknowledged, then the input offsets committed (at least once) or all of it
 // in one transaction with the group's metadata (exactly once), then checkpoints and the purge of
-// what was committed from repartition topics. Queries read the tasks' stores from other threads.
+// what was committed from repartition topics. Named topologies keep their own positions
+// (topology_positions.h), and a source partition that several of them read feeds each one's task,
+// from its own position. Queries read the tasks' stores from other threads.
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -120,18 +123,26 @@ class TaskManager {
  private:
   using Partitions = std::unique_ptr<rd_kafka_topic_partition_list_t,
                                      decltype(&rd_kafka_topic_partition_list_destroy)>;
-  // Both take the anchor partitions the group gave or took and answer every input partition of
-  // the tasks concerned, which the rebalance then adds to or removes from the consumer.
-  rd_kafka_topic_partition_list_t* on_assigned(const rd_kafka_topic_partition_list_t* anchors);
-  rd_kafka_topic_partition_list_t* on_revoked(const rd_kafka_topic_partition_list_t* anchors,
-                                              bool lost);
-  // subtopologies_, subtopology_of_, anchor_of_ and repartition_topics_ from topologies_.
+  // Both take tasks the group gave or took and answer the input partitions the consumer gains
+  // (each with its starting offset) or loses: a partition another task still reads stays.
+  rd_kafka_topic_partition_list_t* on_assigned(const std::vector<TaskKey>& ids);
+  rd_kafka_topic_partition_list_t* on_revoked(const std::set<TaskKey>& ids, bool lost);
+  // subtopologies_, latest_start_ and repartition_topics_ from topologies_.
   void index_topologies();
+  bool runs(const TaskKey& id) const;
   // Null when the graph has no such sub-topology.
   std::unique_ptr<Task> make_task(TaskKey key);
   void close_task(TaskKey id);
-  // Also sets the inputs' starting offsets to their committed ones.
+  // Also sets the inputs' starting offsets to their committed ones (the instance's group's).
   void resume_stream_times(rd_kafka_topic_partition_list_t* inputs);
+  // Named topologies' new tasks: each from its own group's position (else where its reset policy
+  // says), with its stream time. A partition the consumer gains starts at its readers' lowest;
+  // one it holds already is sought back when a new reader starts before where it is.
+  void resume_named_tasks(const std::vector<std::pair<TaskKey, ActiveTask*>>& created,
+                          rd_kafka_topic_partition_list_t* inputs);
+  const NamedGraph& topology_named(const std::string& name) const;
+  int64_t start_by_reset_policy(const std::string& topology, const std::string& topic,
+                                int32_t partition);
   void pause_restoring_tasks();
   rd_kafka_topic_partition_list_t* input_partitions(Task* task) const;
   void set_queryable(Task* task);
@@ -140,11 +151,16 @@ class TaskManager {
   // The task the record's partition belongs to (route_ set for it), or null.
   ActiveTask* route(const rd_kafka_message_t* message);
   void process(const rd_kafka_message_t* message);
+  void process_in(ActiveTask& active, const rd_kafka_message_t* message, int64_t* next_offset);
+  // A record of a partition several tasks read, to each whose position it is at or past.
+  void add_shared_record(const rd_kafka_message_t* message);
   void skip_redelivered(const rd_kafka_message_t* message, int64_t expected);
   // Processes what a task's partition group can release.
   void drain(ActiveTask& task);
 
   void commit_tasks();
+  // Named topologies' positions by group, what moved since their last commit.
+  std::map<std::string, rd_kafka_topic_partition_list_t*> own_group_offsets();
   void checkpoint_tasks();
   void purge_repartition_topics();
 
@@ -160,23 +176,25 @@ class TaskManager {
   ChangelogReader& reader_;
   GroupClient& group_;
   ThreadMetrics& metrics_;
-  // Every source topic (as on the wire) -> its topology's sub-topology (topologies read disjoint
-  // topics).
-  std::map<std::string, SubtopologyKey> subtopology_of_;
-  std::map<SubtopologyKey, std::string> anchor_of_;  // -> the topic the group assigns
-  std::set<std::string> repartition_topics_;         // as on the wire, <prefix>-<name>
+  // (topology, source topic) whose reset policy is latest.
+  std::set<std::pair<std::string, std::string>> latest_start_;
+  std::set<std::string> repartition_topics_;  // as on the wire, <prefix>-<name>
+  // A named topology's positions last committed to its group: (group, topic, partition) -> offset.
+  std::map<std::tuple<std::string, std::string, int32_t>, int64_t> own_committed_;
   std::map<TaskKey, ActiveTask> tasks_;
   // Held exclusively while the thread adds or removes a task (and destroys it), shared by
   // queries while they read a task's stores; the thread itself reads tasks_ without it.
   mutable WriterPreferringSharedMutex tasks_mutex_;
   std::unique_ptr<StandbyTasks> standbys_;
-  std::map<std::pair<std::string, int32_t>, ActiveTask*> by_input_;
+  // An input partition -> the tasks reading it (several where named topologies share a topic).
+  std::map<std::pair<std::string, int32_t>, std::vector<ActiveTask*>> by_input_;
   // The partition of the last record processed and where its records go; cleared whenever
   // by_input_ changes.
   struct Route {
     const rd_kafka_topic_t* rkt = nullptr;
     int32_t partition = -1;
     ActiveTask* task = nullptr;
+    const std::vector<ActiveTask*>* readers = nullptr;  // when several tasks read the partition
     std::string topic;
     int64_t* next_offset = nullptr;   // in task->next_offsets, once a record was processed
     int64_t* fetched_next = nullptr;  // in task->fetched_next, once a record was handed out

@@ -19,7 +19,8 @@ std::string default_prefix(const std::string& application_id, const std::string&
 
 void check_named_topologies(const Topologies& topologies) {
   std::set<std::string> names, prefixes;
-  std::map<std::string, std::string> reader_of;  // source topic -> the topology reading it
+  // source topic -> (topology, whether its sub-topology reads that topic alone)
+  std::map<std::string, std::vector<std::pair<std::string, bool>>> readers_of;
   for (const auto& t : topologies) {
     if (!valid_topology_name(t.name))
       throw TopologyException("named topology '" + t.name +
@@ -33,15 +34,23 @@ void check_named_topologies(const Topologies& topologies) {
     if (!t.graph->global_tables().empty())
       throw TopologyException("named topology '" + t.name +
                               "': global tables are not supported in named topologies yet");
-    for (const auto& n : t.graph->nodes()) {
-      if (n.kind != NodeDescription::Kind::kSource || n.internal) continue;
-      for (const auto& topic : n.topics) {
-        auto [it, fresh] = reader_of.emplace(topic, t.name);
-        if (!fresh && it->second != t.name)
-          throw TopologyException("source topic " + topic + " is read by named topologies '" +
-                                  it->second + "' and '" + t.name +
-                                  "': topologies of one instance read disjoint topics (one "
-                                  "committed position per partition), for now");
+    for (const auto& sub : t.graph->subtopologies()) {
+      for (const auto& topic : sub.source_topics) {
+        if (t.graph->is_internal_topic(topic)) continue;
+        auto& readers = readers_of[topic];
+        readers.push_back({t.name, sub.source_topics.size() == 1});
+        if (readers.size() < 2) continue;
+        // A record of a shared partition goes to every task reading it; a task that reads it
+        // beside other topics orders its inputs by time in a partition group, which takes each
+        // record once.
+        for (const auto& [name, alone] : readers)
+          if (!alone)
+            throw TopologyException("source topic " + topic + " is read by named topologies '" +
+                                    readers.front().first + "' and '" + readers.back().first +
+                                    "', and '" + name +
+                                    "' reads it beside other topics in one sub-topology: "
+                                    "topologies share a source topic only where each reads it "
+                                    "alone, for now");
       }
     }
   }

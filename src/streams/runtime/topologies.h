@@ -41,8 +41,9 @@ std::shared_ptr<const Topologies> single_topology(std::shared_ptr<const GraphBui
 std::string default_prefix(const std::string& application_id, const std::string& name);
 
 // Throws TopologyException for what the named topologies cannot share yet: a name twice or not a
-// valid topic name, a prefix twice, a global table, and a source topic read by two of them (one
-// committed position per partition in the group: Kafka refuses it too).
+// valid topic name, a prefix twice, a global table, and a source topic read by two of them where
+// one reads it beside other topics in a sub-topology. (Topologies reading one topic each keep
+// their own positions: topology_positions.h.)
 void check_named_topologies(const Topologies& topologies);
 
 // What the group's leader assigns from: every sub-topology of every topology, with its source

@@ -39,6 +39,15 @@ Topology mapping(const std::string& input) {
   return builder.build();
 }
 
+// a and b merged: one sub-topology reading both.
+Topology merging(const std::string& a, const std::string& b) {
+  StreamsBuilder builder;
+  builder.stream<std::string, std::string>(a)
+      .merge(builder.stream<std::string, std::string>(b))
+      .to(a + "-" + b);
+  return builder.build();
+}
+
 detail::NamedGraph named(const std::string& name, const Topology& t, const std::string& prefix) {
   return {name, detail::graph_of(t), prefix};
 }
@@ -81,9 +90,21 @@ void expect_refused(const detail::Topologies& topologies, const std::string& par
   }
 }
 
-TEST(NamedTopologies, SharedSourcesNamesPrefixesAndGlobalTablesAreRefused) {
-  expect_refused({named("q1", counting("a"), "p1"), named("q2", mapping("a"), "p2")},
-                 "source topic a is read by named topologies 'q1' and 'q2'");
+TEST(NamedTopologies, TopologiesShareASourceTopicEachReadsAlone) {
+  detail::Topologies sharing{named("q1", counting("a"), "p1"), named("q2", mapping("a"), "p2"),
+                             named("q3", mapping("a"), "p3")};
+  EXPECT_NO_THROW(detail::check_named_topologies(sharing));
+  auto topics = detail::group_topics(sharing);
+  EXPECT_EQ(topics[0].sources, std::vector<std::string>{"a"});
+  EXPECT_EQ(topics[2].sources, std::vector<std::string>{"a"});
+}
+
+TEST(NamedTopologies, SharedSourcesReadBesideOthersNamesPrefixesAndGlobalTablesAreRefused) {
+  expect_refused({named("q1", counting("a"), "p1"), named("q2", merging("a", "b"), "p2")},
+                 "source topic a is read by named topologies 'q1' and 'q2', and 'q2' reads it "
+                 "beside other topics");
+  expect_refused({named("q2", merging("b", "a"), "p2"), named("q1", mapping("a"), "p1")},
+                 "and 'q2' reads it beside other topics");
   expect_refused({named("q1", counting("a"), "p1"), named("q1", mapping("b"), "p2")},
                  "'q1' is added twice");
   expect_refused({named("q1", counting("a"), "p"), named("q2", mapping("b"), "p")},
@@ -162,7 +183,7 @@ TEST_F(KafkaStreamsNamed, AddNamedTopologyChecksBeforeStart) {
   ASSERT_NE(app.getTopologyByName("q1"), nullptr);
   EXPECT_EQ(app.getTopologyByName("q1")->describe().toString(), q1.describe().toString());
   EXPECT_EQ(app.getTopologyByName("q3"), nullptr);
-  EXPECT_THROW(app.addNamedTopology("q3", mapping("a")), TopologyException);  // a is q1's
+  EXPECT_THROW(app.addNamedTopology("q3", merging("a", "e")), TopologyException);  // q1 reads a
   EXPECT_THROW(app.addNamedTopology("q1", mapping("c")), TopologyException);
   // q1's default prefix is named-unit-q1.
   EXPECT_THROW(app.addNamedTopology("q4", mapping("d"), "named-unit-q1"), TopologyException);
@@ -181,7 +202,7 @@ TEST_F(KafkaStreamsNamed, RemovedBeforeStartIsForgotten) {
   EXPECT_THROW(app.removeNamedTopology("q2"), std::invalid_argument);
   app.removeNamedTopology("q1");
   EXPECT_EQ(app.getTopologyByName("q1"), nullptr);
-  app.addNamedTopology("q2", mapping("a"));  // q1's source is free again
+  app.addNamedTopology("q2", merging("a", "b"));  // q1 no longer reads a beside it
   EXPECT_THROW(app.removeNamedTopology("q1"), std::invalid_argument);
 }
 
