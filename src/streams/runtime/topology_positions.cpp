@@ -52,6 +52,12 @@ GroupAnswer answer_of(const rd_kafka_group_result_t* result) {
   return a;
 }
 
+std::vector<GroupAnswer> answers_of(const rd_kafka_group_result_t** results, size_t n) {
+  std::vector<GroupAnswer> answers;
+  for (size_t i = 0; i < n; ++i) answers.push_back(answer_of(results[i]));
+  return answers;
+}
+
 // Sends one request per group (`send` puts the group's on `queue`), reads every answer through
 // `read`, and sends the groups that failed with a retriable error again until kRetryTimedOutFor.
 template <typename Send, typename Read>
@@ -142,12 +148,9 @@ void commit_positions(rd_kafka_t* client,
     rd_kafka_AlterConsumerGroupOffsets_destroy(request);
   };
   auto read = [](rd_kafka_event_t* event) {
-    std::vector<GroupAnswer> answers;
     size_t n = 0;
     const auto* result = rd_kafka_event_AlterConsumerGroupOffsets_result(event);
-    const auto** results = rd_kafka_AlterConsumerGroupOffsets_result_groups(result, &n);
-    for (size_t i = 0; i < n; ++i) answers.push_back(answer_of(results[i]));
-    return answers;
+    return answers_of(rd_kafka_AlterConsumerGroupOffsets_result_groups(result, &n), n);
   };
   for_each_group(client, groups, "the named topologies' commits", send, read);
 }
@@ -159,15 +162,11 @@ void delete_position_groups(rd_kafka_t* client, const std::vector<std::string>& 
     rd_kafka_DeleteGroup_destroy(request);
   };
   auto read = [](rd_kafka_event_t* event) {
-    std::vector<GroupAnswer> answers;
     size_t n = 0;
     const auto* result = rd_kafka_event_DeleteGroups_result(event);
-    const auto** results = rd_kafka_DeleteGroups_result_groups(result, &n);
-    for (size_t i = 0; i < n; ++i) {
-      GroupAnswer a = answer_of(results[i]);
+    auto answers = answers_of(rd_kafka_DeleteGroups_result_groups(result, &n), n);
+    for (auto& a : answers)
       if (a.err == RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND) a.err = RD_KAFKA_RESP_ERR_NO_ERROR;
-      answers.push_back(std::move(a));
-    }
     return answers;
   };
   for_each_group(client, groups, "deleting the named topologies' groups", send, read);
