@@ -123,6 +123,14 @@ TEST(StreamsAssignor, WarmupAsksForAProbingRebalance) {
   EXPECT_EQ(m2.next_rebalance_ms, 5000 + c.probing_rebalance_interval_ms);
 }
 
+std::string named_subscription(std::vector<std::string> topics, const std::string& process,
+                               PartitionList owned, std::map<TaskId, int64_t> sums) {
+  SubscriptionInfo info;
+  info.process_id = uuid_bytes(process);
+  info.task_offset_sums = std::move(sums);
+  return ConsumerSubscription{std::move(topics), info.encode(), std::move(owned)}.encode();
+}
+
 // Two named topologies in one group, each with a sub-topology 0 over a source topic of its own:
 // their tasks are told apart by name, placed together, and paired with their own partitions.
 TEST(StreamsAssignor, NamedTopologiesTasksAreAssignedWithTheirTopology) {
@@ -131,10 +139,7 @@ TEST(StreamsAssignor, NamedTopologiesTasksAreAssignedWithTheirTopology) {
   c.config.num_standby_replicas = 0;
   auto sub = [](const std::string& process, PartitionList owned,
                 std::map<TaskId, int64_t> sums = {}) {
-    SubscriptionInfo info;
-    info.process_id = uuid_bytes(process);
-    info.task_offset_sums = std::move(sums);
-    return ConsumerSubscription{{"in1", "in2"}, info.encode(), std::move(owned)}.encode();
+    return named_subscription({"in1", "in2"}, process, std::move(owned), std::move(sums));
   };
   auto out = assign_group(c, {{"m1", sub(kA, {})}, {"m2", sub(kB, {})}});
   std::set<TaskId> actives;
@@ -169,10 +174,7 @@ TEST(StreamsAssignor, TopologiesReadingOneTopicHaveTheirTasksOfAPartitionOnOneMe
   c.config.num_standby_replicas = 1;
   auto sub = [](const std::string& process, PartitionList owned,
                 std::map<TaskId, int64_t> sums = {}) {
-    SubscriptionInfo info;
-    info.process_id = uuid_bytes(process);
-    info.task_offset_sums = std::move(sums);
-    return ConsumerSubscription{{"in", "in2"}, info.encode(), std::move(owned)}.encode();
+    return named_subscription({"in", "in2"}, process, std::move(owned), std::move(sums));
   };
   auto out = assign_group(c, {{"m1", sub(kA, {})}, {"m2", sub(kB, {})}});
   std::map<TaskId, std::string> active_on, standby_on;
