@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 
 #include "oxbow/streams/errors.h"
 #include "streams/runtime/kafka_clients.h"
@@ -59,38 +60,50 @@ std::vector<GroupAnswer> answers_of(const rd_kafka_group_result_t** results, siz
 }
 
 // Sends one request per group (`send` puts the group's on `queue`), reads every answer through
-// `read`, and sends the groups that failed with a retriable error again until kRetryTimedOutFor.
+// `read`, and sends the groups that failed with a retriable error, or got no answer, again until
+// kRetryTimedOutFor. Each request waits 10 s at most for its broker: a coordinator that does not
+// answer costs the thread a retry, not the minute of librdkafka's default.
 template <typename Send, typename Read>
 void for_each_group(rd_kafka_t* client, std::vector<std::string> groups, const char* what,
                     Send send, Read read) {
+  constexpr int kRequestTimeoutMs = 10000;
   auto deadline = std::chrono::steady_clock::now() + kRetryTimedOutFor;
+  std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)> options(
+      rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_ANY), &rd_kafka_AdminOptions_destroy);
+  char error[256];
+  rd_kafka_AdminOptions_set_request_timeout(options.get(), kRequestTimeoutMs, error, sizeof error);
   while (!groups.empty()) {
     QueuePtr queue(rd_kafka_queue_new(client), &rd_kafka_queue_destroy);
-    for (const auto& g : groups) send(g, queue.get());
-    std::vector<std::string> again;
-    for (size_t answered = 0; answered < groups.size(); ++answered) {
-      EventPtr event(rd_kafka_queue_poll(queue.get(), 60000), &rd_kafka_event_destroy);
-      if (!event) throw StreamsException(std::string(what) + ": no answer within 60 s");
-      if (rd_kafka_event_error(event.get())) {
-        auto err = rd_kafka_event_error(event.get());
-        if (!retriable(err) || std::chrono::steady_clock::now() >= deadline)
-          throw StreamsException(std::string(what) + ": " +
-                                 rd_kafka_event_error_string(event.get()));
-        // The request's group is not named by a failed event: all are asked again.
-        again = groups;
+    for (const auto& g : groups) send(g, options.get(), queue.get());
+    std::set<std::string> again, answered;
+    std::string why;
+    for (size_t events = 0; events < groups.size(); ++events) {
+      EventPtr event(rd_kafka_queue_poll(queue.get(), 2 * kRequestTimeoutMs),
+                     &rd_kafka_event_destroy);
+      bool retry_time = std::chrono::steady_clock::now() < deadline;
+      if (!event || rd_kafka_event_error(event.get())) {
+        why = event ? rd_kafka_event_error_string(event.get()) : "no answer";
+        if ((event && !retriable(rd_kafka_event_error(event.get()))) || !retry_time)
+          throw StreamsException(std::string(what) + ": " + why);
+        // A failed event does not name its group: every group not answered yet goes again.
+        for (const auto& g : groups)
+          if (!answered.count(g)) again.insert(g);
+        if (!event) break;
         continue;
       }
       for (const auto& a : read(event.get())) {
-        if (a.err && retriable(a.err) && std::chrono::steady_clock::now() < deadline) {
-          again.push_back(a.group);
+        answered.insert(a.group);
+        if (a.err && retriable(a.err) && retry_time) {
+          again.insert(a.group);
+          why = a.message;
         } else if (a.err) {
           throw StreamsException(std::string(what) + " of group " + a.group + ": " + a.message);
         }
       }
     }
     if (!again.empty())
-      spdlog::warn("{}: {} group(s) asked again ({})", what, again.size(), again.front());
-    groups = std::move(again);
+      spdlog::warn("{}: {} group(s) asked again ({}: {})", what, again.size(), *again.begin(), why);
+    groups.assign(again.begin(), again.end());
   }
 }
 
@@ -102,13 +115,14 @@ std::map<std::string, GroupPositions> fetch_positions(
   std::vector<std::string> groups;
   for (const auto& [group, partitions] : asks)
     if (!partitions.empty()) groups.push_back(group);
-  auto send = [&](const std::string& group, rd_kafka_queue_t* queue) {
+  auto send = [&](const std::string& group, rd_kafka_AdminOptions_t* options,
+                  rd_kafka_queue_t* queue) {
     PartitionsPtr list(rd_kafka_topic_partition_list_new(0),
                        &rd_kafka_topic_partition_list_destroy);
     for (const auto& [topic, partition] : asks.at(group))
       rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition);
     auto* request = rd_kafka_ListConsumerGroupOffsets_new(group.c_str(), list.get());
-    rd_kafka_ListConsumerGroupOffsets(client, &request, 1, nullptr, queue);
+    rd_kafka_ListConsumerGroupOffsets(client, &request, 1, options, queue);
     rd_kafka_ListConsumerGroupOffsets_destroy(request);
   };
   auto read = [&](rd_kafka_event_t* event) {
@@ -142,9 +156,10 @@ void commit_positions(rd_kafka_t* client,
   std::vector<std::string> groups;
   for (const auto& [group, list] : offsets)
     if (list->cnt > 0) groups.push_back(group);
-  auto send = [&](const std::string& group, rd_kafka_queue_t* queue) {
+  auto send = [&](const std::string& group, rd_kafka_AdminOptions_t* options,
+                  rd_kafka_queue_t* queue) {
     auto* request = rd_kafka_AlterConsumerGroupOffsets_new(group.c_str(), offsets.at(group));
-    rd_kafka_AlterConsumerGroupOffsets(client, &request, 1, nullptr, queue);
+    rd_kafka_AlterConsumerGroupOffsets(client, &request, 1, options, queue);
     rd_kafka_AlterConsumerGroupOffsets_destroy(request);
   };
   auto read = [](rd_kafka_event_t* event) {
@@ -156,9 +171,10 @@ void commit_positions(rd_kafka_t* client,
 }
 
 void delete_position_groups(rd_kafka_t* client, const std::vector<std::string>& groups) {
-  auto send = [&](const std::string& group, rd_kafka_queue_t* queue) {
+  auto send = [&](const std::string& group, rd_kafka_AdminOptions_t* options,
+                  rd_kafka_queue_t* queue) {
     auto* request = rd_kafka_DeleteGroup_new(group.c_str());
-    rd_kafka_DeleteGroups(client, &request, 1, nullptr, queue);
+    rd_kafka_DeleteGroups(client, &request, 1, options, queue);
     rd_kafka_DeleteGroup_destroy(request);
   };
   auto read = [](rd_kafka_event_t* event) {
