@@ -31,6 +31,20 @@ start_bench_broker() {  # work name port [--override key=value ...]
   wait_for_port "$port"
 }
 
+# Starts `$OXBOW sql-server` against $BOOTSTRAP with its state and log under WORK and the settings
+# given; sets sql_pid and SQL (its URL), appends the pid to the caller's `pids`, waits for it.
+start_bench_sql_server() {  # work [-o key=value ...]
+  local work=$1 port
+  shift
+  port=$(free_port)
+  "$OXBOW" sql-server -o listeners=http://127.0.0.1:"$port" -o bootstrap.servers="$BOOTSTRAP" \
+    -o ksql.streams.state.dir="$work/sql-state" "$@" >"$work/sql-server.log" 2>&1 &
+  sql_pid=$!
+  pids+=("$sql_pid")
+  wait_for_port "$port"
+  SQL=http://127.0.0.1:$port
+}
+
 # "PRODUCE CONSUME": records/s of `oxbow perf produce` (N records of SIZE bytes, 100 unless given,
 # acks=1) into TOPIC and of `perf consume` reading them back.
 produce_consume_rates() {  # port topic n [size]

@@ -35,13 +35,7 @@ port=$(free_port)
 start_bench_broker "$work" broker "$port" --override group.initial.rebalance.delay.ms=0 \
   --override num.partitions=4
 BOOTSTRAP=127.0.0.1:$port
-sql_port=$(free_port)
-"$OXBOW" sql-server -o listeners=http://127.0.0.1:"$sql_port" -o bootstrap.servers="$BOOTSTRAP" \
-  -o ksql.streams.state.dir="$work/sql-state" >"$work/sql-server.log" 2>&1 &
-sql_pid=$!
-pids+=("$sql_pid")
-wait_for_port "$sql_port"
-SQL=http://127.0.0.1:$sql_port
+start_bench_sql_server "$work"
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $KEYS keys, $SECONDS_EACH s" \
   "per measurement, push at $RATE records/s"
 

@@ -23,14 +23,8 @@ bench_scratch
 port=$(free_port)
 start_bench_broker "$work" broker "$port" --override group.initial.rebalance.delay.ms=0
 BOOTSTRAP=127.0.0.1:$port
-sql_port=$(free_port)
-"$OXBOW" sql-server -o listeners=http://127.0.0.1:"$sql_port" -o bootstrap.servers="$BOOTSTRAP" \
-  -o ksql.streams.state.dir="$work/sql-state" -o ksql.runtime.feature.shared.enabled=true \
-  -o ksql.streams.auto.offset.reset=earliest >"$work/sql-server.log" 2>&1 &
-sql_pid=$!
-pids+=("$sql_pid")
-wait_for_port "$sql_port"
-SQL=http://127.0.0.1:$sql_port
+start_bench_sql_server "$work" -o ksql.runtime.feature.shared.enabled=true \
+  -o ksql.streams.auto.offset.reset=earliest
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $QUERIES queries over one" \
   "topic of $PARTITIONS partitions, $RECORDS records"
 
