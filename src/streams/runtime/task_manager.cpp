@@ -272,7 +272,7 @@ void TaskManager::commit_tasks() {
       // committed; the group's commit first, which a member the group left behind fails.
       producer_.flush();
       if (offsets->cnt > 0) group_.commit_offsets(offsets.get());
-      commit_positions(consumer_, own);
+      commit_positions(producer_.handle(), own);
     }
   } catch (...) {
     for (auto& [group, list] : own) rd_kafka_topic_partition_list_destroy(list);

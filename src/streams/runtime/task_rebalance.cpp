@@ -211,7 +211,7 @@ void TaskManager::resume_named_tasks(const std::vector<std::pair<TaskKey, Active
     for (const auto& t : active->task->input_topics())
       if (id.partition < producer_.partitions_of(t))
         asks[topology_named(id.topology).prefix].push_back({t, id.partition});
-  auto committed = fetch_positions(consumer_, asks);
+  auto committed = fetch_positions(producer_.handle(), asks);
   Partitions seeks(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
   for (const auto& [id, active] : created) {
     const std::string& group = topology_named(id.topology).prefix;
