@@ -63,6 +63,11 @@ std::vector<TaskManager::TaskKey> TaskManager::set_topologies(
     else
       removed.push_back(key);
   standbys_->assign(standbys);
+  // What a removed topology last committed to its group is no longer compared with anything.
+  std::set<std::string> kept_groups;
+  for (const auto& t : *next) kept_groups.insert(t.prefix);
+  std::erase_if(own_committed_,
+                [&](const auto& entry) { return !kept_groups.count(std::get<0>(entry.first)); });
   topologies_ = std::move(next);
   index_topologies();
   publish_group_snapshot();
@@ -124,7 +129,7 @@ void TaskManager::handle_lost_all() {
 rd_kafka_topic_partition_list_t* TaskManager::on_assigned(const std::vector<TaskKey>& ids) {
   auto* inputs = rd_kafka_topic_partition_list_new(static_cast<int>(ids.size()));
   std::vector<Task*> created;
-  std::vector<ActiveTask*> unnamed;
+  bool unnamed = false;
   std::vector<std::pair<TaskKey, ActiveTask*>> named;
   for (const auto& id : ids) {
     if (tasks_.count(id)) continue;
@@ -141,7 +146,7 @@ rd_kafka_topic_partition_list_t* TaskManager::on_assigned(const std::vector<Task
     auto& active = *slot;
     created.push_back(active.task.get());
     if (id.topology.empty())
-      unnamed.push_back(&active);
+      unnamed = true;
     else
       named.push_back({id, &active});
     std::vector<std::string> read;
@@ -161,7 +166,7 @@ rd_kafka_topic_partition_list_t* TaskManager::on_assigned(const std::vector<Task
     spdlog::info("stream thread {}: task {} assigned", config_.client_id, active.task->id());
   }
   // An instance runs its unnamed topology or named ones, never both.
-  if (!unnamed.empty()) resume_stream_times(inputs);
+  if (unnamed) resume_stream_times(inputs);
   if (!named.empty()) resume_named_tasks(named, inputs);
   reader_.register_tasks(created);
   for (Task* task : created)
