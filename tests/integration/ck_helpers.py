@@ -42,6 +42,16 @@ def consumer(bootstrap, **conf):
     return Consumer(base)
 
 
+def committed_total(bootstrap, group, topic, partitions):
+    """The sum over `topic`'s partitions of `group`'s committed offsets (none counts as 0)."""
+    c = consumer(bootstrap, **{"group.id": group})
+    try:
+        tps = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)
+        return sum(max(tp.offset, 0) for tp in tps)
+    finally:
+        c.close()
+
+
 def create_topic(bootstrap, topic, partitions=1, config=None, timeout=20):
     a = admin(bootstrap)
     futures = a.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1,
