@@ -168,8 +168,11 @@ def test_a_persistent_query_runs_until_terminated(server):
 
     [queries] = server.ksql("SHOW QUERIES;")
     [query] = queries["queries"]
+    # It runs as a named topology of the shared runtime 0, whose group has the server as its member;
+    # its positions are kept in a group of its own, named as ksqlDB's query's application.
     group = "_confluent-ksql-default_query_CSAS_LONG_VIEWS_0"
-    wait_until(lambda: _group_members(bootstrap, group) == 1, 30, message="the query in its group")
+    runtime_group = "_confluent-ksql-default_query_0"
+    wait_until(lambda: _group_members(bootstrap, runtime_group) == 1, 30, message="the query's runtime in its group")
     assert (query["id"], query["sinks"], query["sinkKafkaTopics"], query["queryType"]) == \
         ("CSAS_LONG_VIEWS_0", ["LONG_VIEWS"], ["LONG_VIEWS"], "PERSISTENT")
     assert (query["state"], query["statusCount"]) == ("RUNNING", {"RUNNING": 1})
@@ -193,13 +196,17 @@ def test_a_persistent_query_runs_until_terminated(server):
     got = _records(bootstrap, "LONG_VIEWS", 3)
     assert sorted((m.key().decode(), json.loads(m.value())) for m in got) == \
         [("bob", {"PAGE": "/b"}), ("carol", {"PAGE": "/c"}), ("erin", {"PAGE": "/e"})]
+    wait_until(lambda: ck.committed_total(bootstrap, group, "pageviews", 2) == 5, 30,
+               message="the query's positions in its own group")
 
     [terminated] = server.ksql("TERMINATE CSAS_LONG_VIEWS_0;")
     assert terminated["commandStatus"]["message"] == "Query terminated."
     assert terminated["commandId"] == "terminate/CSAS_LONG_VIEWS_0/execute"
     assert server.ksql("SHOW QUERIES;")[0]["queries"] == []
-    # Its Streams application left the group: the query really stopped.
-    wait_until(lambda: _group_members(bootstrap, group) == 0, 30, message="the terminated query's group empty")
+    # Its topology left the runtime, which closed with its last query and left its group, and the
+    # query's positions went with it (TERMINATE resets them, as ksqlDB deletes its query's group).
+    wait_until(lambda: _group_members(bootstrap, runtime_group) == 0, 30, message="the runtime's group empty")
+    wait_until(lambda: _group_gone(bootstrap, group), 30, message="the query's group deleted")
 
     [dropped] = server.ksql("DROP STREAM long_views DELETE TOPIC;")
     assert dropped["commandStatus"]["message"] == "Source `LONG_VIEWS` (topic: LONG_VIEWS) was dropped."
@@ -209,8 +216,8 @@ def test_a_persistent_query_runs_until_terminated(server):
 
     # SIGTERM with a query running: it is closed, the server exits 0.
     server.ksql("CREATE STREAM short_views AS SELECT * FROM pageviews WHERE secs < 10;")
-    wait_until(lambda: _group_members(bootstrap, "_confluent-ksql-default_query_CSAS_SHORT_VIEWS_1") == 1, 30,
-               message="the second query in its group")
+    wait_until(lambda: _group_members(bootstrap, runtime_group) == 1, 30,
+               message="the second query's runtime (0 again, the smallest free) in its group")
     server.stop()
     assert "oxbow sql-server stopped cleanly" in server.tail()
 
@@ -218,6 +225,10 @@ def test_a_persistent_query_runs_until_terminated(server):
 def _group_members(bootstrap, group):
     [found] = ck.admin(bootstrap).list_groups(group, timeout=10)
     return len(found.members)
+
+
+def _group_gone(bootstrap, group):
+    return ck.admin(bootstrap).list_groups(group, timeout=10) == []
 
 
 

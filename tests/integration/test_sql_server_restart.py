@@ -1,6 +1,7 @@
 """`oxbow sql-server` killed (-9) and started again against the same broker: its statements come
 back from the command topic, `_confluent-ksql-<service id>_command_topic`, and its persistent
-query resumes where its group committed, under the same query id and application id.
+query resumes where its group committed, under the same query id and application id, in the same
+shared runtime.
 """
 
 import json
@@ -18,7 +19,10 @@ COMMAND_TOPIC = "_confluent-ksql-default__command_topic"
 CREATE = ("CREATE STREAM pageviews (viewer STRING KEY, page STRING, secs INT) "
           "WITH (kafka_topic='pageviews', value_format='JSON', partitions=1);")
 CSAS = "CREATE STREAM long_views AS SELECT viewer, page FROM pageviews WHERE secs > 10;"
-GROUP = "_confluent-ksql-default_query_CSAS_LONG_VIEWS_0"
+# The query's positions are kept in a group named as ksqlDB's query's application; the server is a
+# member of its shared runtime's group.
+QUERY_GROUP = "_confluent-ksql-default_query_CSAS_LONG_VIEWS_0"
+RUNTIME_GROUP = "_confluent-ksql-default_query_0"
 
 
 class RestartableServer(SqlServer):
@@ -59,7 +63,7 @@ def _output(bootstrap):
 
 
 def _group_members(bootstrap):
-    [found] = ck.admin(bootstrap).list_groups(GROUP, timeout=10)
+    [found] = ck.admin(bootstrap).list_groups(RUNTIME_GROUP, timeout=10)
     return len(found.members)
 
 
@@ -86,6 +90,8 @@ def test_a_killed_server_comes_back_with_its_streams_and_queries(make_broker, tm
     before = [("alice", 20), ("bob", 5), ("carol", 30)]
     _produce(bootstrap, before)
     wait_until(lambda: sorted(_output(bootstrap)) == ["alice", "carol"], 60, message="the first output")
+    wait_until(lambda: ck.committed_total(bootstrap, QUERY_GROUP, "pageviews", 1) == 3, 30,
+               message="the query's positions in its own group")
     streams_before = server.ksql("SHOW STREAMS;")[0]["streams"]
     queries_before = server.ksql("SHOW QUERIES;")[0]["queries"]
 
@@ -125,7 +131,9 @@ def test_a_killed_server_comes_back_with_its_streams_and_queries(make_broker, tm
     # query stops it.
     [terminated] = server.ksql("TERMINATE CSAS_LONG_VIEWS_0;")
     assert terminated["commandSequenceNumber"] == 4
-    wait_until(lambda: _group_members(bootstrap) == 0, 30, message="the terminated query's group empty")
+    wait_until(lambda: _group_members(bootstrap) == 0, 30, message="the runtime's group empty")
+    wait_until(lambda: ck.admin(bootstrap).list_groups(QUERY_GROUP, timeout=10) == [], 30,
+               message="the terminated query's group deleted")
     server.stop()
 
 

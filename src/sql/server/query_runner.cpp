@@ -216,7 +216,11 @@ void QueryRunner::stop_locked(const std::string& id, bool terminated) {
     std::lock_guard lock(runtime.handlers->mutex);
     runtime.handlers->of_query.erase(id);
   }
-  if (runtime.topics.empty()) {
+  bool last = runtime.topics.empty();
+  // A terminated query's positions go with it even from a runtime that closes with it; a paused
+  // one's stay, for RESUME.
+  if (!last || terminated) remove_topology(runtime, id, terminated);
+  if (last) {
     // Its last query: the whole runtime goes, as its group would have nothing left to run.
     spdlog::info("sql: closing shared runtime {}", runtime.application_id);
     runtime.streams->close();
@@ -226,8 +230,11 @@ void QueryRunner::stop_locked(const std::string& id, bool terminated) {
   runtime.needs.topics.clear();
   runtime.needs.read_beside_others.clear();
   for (const auto& [query, needs] : runtime.topics) add_reads(runtime.needs, needs);
+}
+
+void QueryRunner::remove_topology(SharedRuntime& runtime, const std::string& id, bool reset) {
   try {
-    runtime.streams->removeNamedTopology(id, terminated);
+    runtime.streams->removeNamedTopology(id, reset);
   } catch (const std::exception& e) {
     spdlog::error("sql: query {} not removed from runtime {}: {}", id, runtime.application_id,
                   e.what());

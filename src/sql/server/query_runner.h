@@ -137,6 +137,8 @@ class QueryRunner {
     std::shared_ptr<streams::KafkaStreams> streams;
     int runtime = -1;  // the key of runtimes_ in shared mode, -1 when it runs alone
   };
+  // Takes a query's topology out of its running runtime (logged, not thrown, when that fails).
+  static void remove_topology(SharedRuntime& runtime, const std::string& id, bool reset);
 
   RunnerSettings settings_;
   // sync() runs on a request's thread, close() on the server's at shutdown.

@@ -163,7 +163,7 @@ struct SqlServer::Impl {
   static RunnerSettings runner_settings(const SqlServerConfig& c) {
     auto shared = c.properties.find("ksql.runtime.feature.shared.enabled");
     return {c.streams_config, c.service_id,
-            shared != c.properties.end() && shared->second == "true"};
+            shared == c.properties.end() || shared->second != "false"};
   }
 
   static DdlSettings engine_settings(const SqlServerConfig& c) {
