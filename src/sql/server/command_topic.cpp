@@ -180,6 +180,18 @@ void CommandTopic::begin() {
     transaction_ = nullptr;
     throw std::runtime_error(topic_ + ": beginning a transaction: " + what);
   }
+  learn_topic(transaction_);
+}
+
+void CommandTopic::learn_topic(rd_kafka_s* producer) const {
+  // A new producer learns the topic's partitions on its first record, and librdkafka 2.0.2 then
+  // adds the partition to the transaction a second later: each statement took 1 s. Asked here,
+  // the record is registered and sent at once. A failure shows again when the record is sent.
+  rd_kafka_topic_t* topic = rd_kafka_topic_new(producer, topic_.c_str(), nullptr);
+  const rd_kafka_metadata_t* metadata = nullptr;
+  if (rd_kafka_metadata(producer, 0, topic, &metadata, kTimeoutMs) == RD_KAFKA_RESP_ERR_NO_ERROR)
+    rd_kafka_metadata_destroy(metadata);
+  rd_kafka_topic_destroy(topic);
 }
 
 void CommandTopic::abort() {

@@ -60,6 +60,7 @@ class CommandTopic {
 
  private:
   int64_t produce(rd_kafka_s* producer, const Command& command);
+  void learn_topic(rd_kafka_s* producer) const;
 
   ClientConfig config_;
   std::string topic_, transactional_id_;
