@@ -3,7 +3,8 @@ answered from the store of the persistent query that materialises the table, aga
 
 Randomized records go into a stream; aggregate tables (by a STRING key, by a BIGINT key with
 negative values, and per tumbling window) are made by CREATE TABLE ... AS SELECT ... GROUP BY, and
-a small model in this file computes what they must hold. Each test polls until a full scan equals
+a small model in this file computes what they must hold; so are two tables without GROUP BY (a
+filter and projection of a source table, and of an aggregate table). Each test polls until a full scan equals
 the model, then checks key lookups, key ranges and their edges, scans with WHERE, projections,
 LIMIT, WINDOWSTART bounds, the response shapes, pull queries on streams (a scan of the topic)
 and ksqlDB's refusals.
@@ -34,6 +35,8 @@ CREATE TABLE totals AS SELECT user, COUNT(*) AS cnt, SUM(n) AS total FROM events
 CREATE TABLE by_id AS SELECT id, COUNT(*) AS c, MAX(v) AS top FROM nums GROUP BY id HAVING COUNT(*) > 1;
 CREATE TABLE per_window AS SELECT user, COUNT(*) AS c FROM events WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY user;
 CREATE TABLE per_session AS SELECT user, COUNT(*) AS c FROM events WINDOW SESSION (20 SECONDS) GROUP BY user;
+CREATE TABLE named AS SELECT id, UCASE(name) AS upper FROM users WHERE name <> 'x';
+CREATE TABLE busy AS SELECT user, total FROM totals WHERE cnt > 20;
 """
 
 
@@ -44,6 +47,9 @@ class Model:
         self.events = [(f"u{rng.randrange(20):02d}", rng.randrange(-50, 51), BASE_MS + rng.randrange(60_000))
                        for _ in range(400)]
         self.nums = [(rng.randrange(-8, 9), rng.randrange(1000)) for _ in range(200)]
+        # A table's updates: names, 'x' (filtered out by NAMED) and deletes (None).
+        self.users = [(f"a{rng.randrange(12):02d}", rng.choice(["ann", "bo", "x", None, "cy"]))
+                      for _ in range(60)]
 
     def totals(self):
         out = defaultdict(lambda: [0, 0])
@@ -57,6 +63,15 @@ class Model:
         for key, v in self.nums:
             out[key].append(v)
         return {key: (len(vs), max(vs)) for key, vs in out.items() if len(vs) > 1}
+
+    def named(self):
+        table = {}
+        for key, name in self.users:
+            table[key] = name
+        return {key: name.upper() for key, name in table.items() if name is not None and name != "x"}
+
+    def busy(self):
+        return {user: s for user, (c, s) in self.totals().items() if c > 20}
 
     def per_window(self):
         out = defaultdict(int)
@@ -77,6 +92,8 @@ def setup(make_broker, tmp_path):
         producer.produce("events", key=user, value=json.dumps({"N": n}), timestamp=ts)
     for key, v in model.nums:
         producer.produce("nums", key=key.to_bytes(8, "big", signed=True), value=json.dumps({"V": v}))
+    for key, name in model.users:
+        producer.produce("users", key=key, value=None if name is None else json.dumps({"NAME": name}))
     producer.flush(30)
     yield server, model
     if server.proc.poll() is None:
@@ -267,6 +284,21 @@ def check_stream_scans(server, model):
     assert sorted(map(tuple, rows)) == sorted((k, v) for k, v in model.nums if k < 0)
 
 
+def check_tables_without_group_by(server, model):
+    """A table's filter and projection, over a source table and over an aggregate table, serve pull
+    queries from the store of their result (ksqlDB serves them through its source's store)."""
+    wait_until(lambda: {r[0]: r[1] for r in rows_of(server, "SELECT * FROM named;")} == model.named(),
+               60, interval=0.2, message=f"NAMED equal to the model (seed {SEED})")
+    wait_until(lambda: {r[0]: r[1] for r in rows_of(server, "SELECT * FROM busy;")} == model.busy(),
+               60, interval=0.2, message=f"BUSY equal to the model (seed {SEED})")
+    named = model.named()
+    for key in ("a00", "a05", "a11", "nobody"):
+        expected = [[key, named[key]]] if key in named else []
+        assert rows_of(server, f"SELECT * FROM named WHERE id = '{key}';") == expected
+    rows = rows_of(server, "SELECT upper FROM named WHERE id >= 'a03' AND id < 'a08';")
+    assert sorted(r[0] for r in rows) == sorted(v for k, v in named.items() if "a03" <= k < "a08")
+
+
 def check_ksqldbs_refusals(server, model):
     body = refusal(server, "SELECT * FROM users WHERE id = 'a';")
     assert (body["@type"], body["error_code"]) == ("generic_error", 40001)
@@ -298,4 +330,5 @@ def test_pull_queries_answer_from_the_tables_stores(ready):
     check_session_windows(server, model)
     check_concurrent_pull_queries(server, model)
     check_stream_scans(server, model)
+    check_tables_without_group_by(server, model)
     check_ksqldbs_refusals(server, model)

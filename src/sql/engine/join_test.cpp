@@ -264,9 +264,11 @@ TEST_F(JoinTest, SidesInDifferentKeyFormatsJoinInTheLeftOnes) {
   EXPECT_EQ(drain(table_table, "TT"),
             (Lines{ten + R"(|{"T_VAL":"hello","T2_ID":10,"T2_FOO":1})", ten + "|<null>"}));
   EXPECT_EQ(engine_.catalog().find_source("TT")->formats.key_format, "KAFKA");
-  EXPECT_EQ(internal_topics(table_table),
-            (Lines{"KafkaTopic_Left-Reduce-changelog", "RightSourceKeyed-Materialize-changelog",
-                   "RightSourceKeyed-SelectKey-repartition"}));
+  // ksqlDB's topics, and the store of the result for pull queries (kTableQueryStore).
+  EXPECT_EQ(
+      internal_topics(table_table),
+      (Lines{"KafkaTopic_Left-Reduce-changelog", "Project-Materialize-changelog",
+             "RightSourceKeyed-Materialize-changelog", "RightSourceKeyed-SelectKey-repartition"}));
 
   auto stream_stream = start(
       "CREATE STREAM ss AS SELECT s.id, val FROM s JOIN s2 WITHIN 10 SECONDS ON s.id = s2.id;",

@@ -173,17 +173,20 @@ const FunctionRegistry& functions() {
 }
 
 // The materializing query's aggregation, bound again from its statement (a BoundQuery points
-// into its AST and the catalog, so none is kept), made into its result step's twin.
+// into its AST and the catalog, so none is kept), made into its result step's twin; none for a
+// table query without GROUP BY, whose store holds its result rows (kTableQueryStore).
 std::unique_ptr<AggregateResults> aggregate_results(const PersistentQuery& query,
-                                                    const Engine& engine) {
+                                                    const DataSource& table, const Engine& engine) {
   auto statements = parser::parse(query.statement);
   const auto* create = statements.size() == 1
                            ? std::get_if<parser::CreateSource>(&statements.front().body)
                            : nullptr;
+  if (create && create->query && create->query->group_by.empty() && !table.window) return nullptr;
   if (!create || !create->query || create->query->group_by.empty() || !query.physical_plan)
     throw SqlError("Pull queries on `" + query.sink +
                    "` are not supported yet: only tables that CREATE TABLE ... AS SELECT ... " +
-                   "GROUP BY made are queryable here." + kPullQueryHelp);
+                   "made, windowed only by their own GROUP BY, are queryable here." +
+                   kPullQueryHelp);
   BoundQuery bound =
       bind_query(*create->query, engine.catalog(), functions(), QueryContext{query.sink});
   return std::make_unique<AggregateResults>(*query.physical_plan, bound);
@@ -295,8 +298,9 @@ PullPlan plan_pull_query(const Engine& engine, const parser::Query& query) {
   } else {
     const PersistentQuery& materializing = materializing_query(engine, source);
     plan.materializing_query = materializing.id;
+    results = aggregate_results(materializing, source, engine);
     plan_store(source, pull, plan);
-    results = aggregate_results(materializing, engine);
+    if (!results) plan.store = kTableQueryStore;
   }
   plan.rows = std::make_unique<SourcePullRows>(std::move(results), pull, slots_of(pull, source));
   return plan;

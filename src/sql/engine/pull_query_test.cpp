@@ -31,7 +31,8 @@ class PullQueryTest : public ::testing::Test {
         "CREATE TABLE per_page AS SELECT page, COUNT(*) AS c FROM clicks GROUP BY page "
         "EMIT CHANGES;"
         "CREATE TABLE per_minute AS SELECT user, COUNT(*) AS c FROM clicks "
-        "WINDOW TUMBLING (SIZE 60 SECONDS) GROUP BY user;");
+        "WINDOW TUMBLING (SIZE 60 SECONDS) GROUP BY user;"
+        "CREATE TABLE named AS SELECT id, UCASE(name) AS upper FROM users WHERE name <> 'x';");
   }
 
   PullPlan plan(const std::string& text) {
@@ -214,6 +215,34 @@ TEST_F(PullQueryTest, StoreRowsBecomeResultRows) {
                      std::to_string((*row)[2].as_int64()));
   }
   EXPECT_EQ(rows, std::vector<std::string>{"bob,70,1"});
+}
+
+// A table query without GROUP BY keeps its result rows in a store of its own: the pull query
+// reads them as they are, through its own WHERE and projection; a row the query's WHERE drops
+// (or a tombstone) leaves the store.
+TEST_F(PullQueryTest, TableQueriesWithoutGroupByAreQueryableThroughTheirResultStore) {
+  const PersistentQuery* query = engine_.query("CTAS_NAMED_4");
+  ASSERT_TRUE(query);
+  auto p = plan("SELECT upper, id FROM named WHERE id = 'a';");
+  EXPECT_EQ(p.materializing_query, "CTAS_NAMED_4");
+  EXPECT_EQ(p.store, kTableQueryStore);
+  EXPECT_EQ(p.bounds.keys.kind, KeyBounds::Kind::kLookup);
+  EXPECT_EQ(p.schema, "`ID` STRING KEY, `UPPER` STRING");
+  streams::TopologyTestDriver driver(query->topology, query->streams_config);
+  driver.pipe("users", "a", R"({"NAME":"ann"})", 1000);
+  driver.pipe("users", "b", R"({"NAME":"bo"})", 1000);
+  driver.pipe("users", "c", R"({"NAME":"cy"})", 1000);
+  driver.pipe("users", "b", R"({"NAME":"x"})", 2000);  // now filtered out
+  driver.pipe("users", "c", std::nullopt, 2000);       // deleted
+  auto store = driver.getKeyValueStore<Row, Row>(kTableQueryStore);
+  auto scan = plan("SELECT * FROM named;");
+  std::vector<std::string> rows;
+  for (auto it = store.all(); it.hasNext();) {
+    auto entry = it.next();
+    if (auto row = scan.rows->row(entry.key, nullptr, entry.value, 0))
+      rows.push_back((*row)[0].text() + "," + (*row)[1].text());
+  }
+  EXPECT_EQ(rows, std::vector<std::string>{"a,ANN"});
 }
 
 }  // namespace

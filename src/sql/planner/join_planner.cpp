@@ -214,12 +214,19 @@ class RelationalPlanner {
 
   KTable<Row, Row> finish_table(const KTable<Row, Row>& table,
                                 std::shared_ptr<const SelectPlan> plan, bool from_source) {
-    return table
-        .transformValues(
-            [plan, from_source] { return std::make_unique<TableSelect>(plan, from_source); },
-            streams::Named::as("Project"))
-        .filter([](const Row&, const Row& row) { return !row.empty(); },
-                streams::Named::as("Project-Filter"));
+    auto selected = table.transformValues(
+        [plan, from_source] { return std::make_unique<TableSelect>(plan, from_source); },
+        streams::Named::as("Project"));
+    auto kept = selected.filter([](const Row&, const Row& row) { return !row.empty(); },
+                                streams::Named::as("Project-Filter"));
+    if (sink_.window) return kept;
+    // Stored by a step of its own without a cache, which forwards every change as it comes: the
+    // tombstones of rows that never passed too, which ksqlDB's results have.
+    return kept.mapValues([](const Row& row) { return row; }, streams::Named::as("Project-Store"),
+                          streams::Materialized<Row, Row>::as(kTableQueryStore)
+                              .withKeySerde(key_serde_of(sink_))
+                              .withValueSerde(internal_row_serde())
+                              .withCachingDisabled());
   }
 
   // SELECT ... FROM table: the table's changes, WHERE and the projection applied, to the sink.

@@ -87,6 +87,11 @@ streams::Topology plan_query(const physical::Step& plan, const BoundQuery& query
 // The store of an aggregation (GROUP BY): its rows are the grouping (the sink's key, windowed or
 // not) and the aggregates' states, not the result's values.
 constexpr const char* kAggregateStore = "Aggregate-Aggregate-Materialize";
+// The store of a table query without GROUP BY (a table's filter and projection, or a join of
+// tables), when its result is not windowed: its rows are the result's, keyed by the sink's key,
+// for pull queries. ksqlDB instead reads the source table's store through the query's steps at
+// each pull query; this costs a store and its changelog, and serves a join of tables as well.
+constexpr const char* kTableQueryStore = "Project-Materialize";
 
 // For pull queries (sql/engine/pull_query.h): a row of an aggregation's store made into the
 // query's result values, as its own projection step makes them (ksqlDB's materialization applies
