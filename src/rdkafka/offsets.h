@@ -30,6 +30,16 @@ inline rd_kafka_resp_err_t list_offset(rd_kafka_t* client, const std::string& to
   return err;
 }
 
+// The offsets ListOffsets answers for `timestamp` in each of `partitions` (whose offsets are
+// overwritten), all asked in one call: a partition's own error is in its `err`.
+inline rd_kafka_resp_err_t list_offsets(rd_kafka_t* client,
+                                        rd_kafka_topic_partition_list_t* partitions,
+                                        int64_t timestamp, int timeout_ms) {
+  for (int i = 0; i < partitions->cnt; ++i) partitions->elems[i].offset = timestamp;
+  return partitions->cnt == 0 ? RD_KAFKA_RESP_ERR_NO_ERROR
+                              : rd_kafka_offsets_for_times(client, partitions, timeout_ms);
+}
+
 // What rd_kafka_query_watermark_offsets answers, within `timeout_ms` in all: in librdkafka 2.0.2
 // that call waits forever once the partition's leader is down, whatever its timeout (librdkafka
 // #2588, fixed in 2.3.0), and a thread caught in it holds whatever waits for that thread (a

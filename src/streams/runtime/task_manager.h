@@ -141,8 +141,19 @@ class TaskManager {
   void resume_named_tasks(const std::vector<std::pair<TaskKey, ActiveTask*>>& created,
                           rd_kafka_topic_partition_list_t* inputs);
   const NamedGraph& topology_named(const std::string& name) const;
-  int64_t start_by_reset_policy(const std::string& topology, const std::string& topic,
-                                int32_t partition);
+  // The offsets where reset policies start partitions (earliest or latest), asked all at once.
+  class ResetStarts {
+   public:
+    void want(bool latest, const std::string& topic, int32_t partition);
+    void ask(rd_kafka_t* client);  // throws StreamsException
+    int64_t of(bool latest, const std::string& topic, int32_t partition) const;
+
+   private:
+    Partitions earliest_{rd_kafka_topic_partition_list_new(0),
+                         &rd_kafka_topic_partition_list_destroy};
+    Partitions latest_{rd_kafka_topic_partition_list_new(0),
+                       &rd_kafka_topic_partition_list_destroy};
+  };
   void pause_restoring_tasks();
   rd_kafka_topic_partition_list_t* input_partitions(Task* task) const;
   void set_queryable(Task* task);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "oxbow/streams/errors.h"
+#include "rdkafka/offsets.h"
 #include "streams/runtime/partition_time.h"
 #include "streams/runtime/task_manager.h"
 #include "streams/runtime/topology_positions.h"
@@ -217,20 +218,31 @@ void TaskManager::resume_named_tasks(const std::vector<std::pair<TaskKey, Active
       if (id.partition < producer_.partitions_of(t))
         asks[topology_named(id.topology).prefix].push_back({t, id.partition});
   auto committed = fetch_positions(producer_.handle(), asks);
+  auto position_of = [&](const std::string& group, const std::string& t, int32_t partition) {
+    auto positions = committed.find(group);
+    if (positions == committed.end()) return CommittedPosition{};
+    auto it = positions->second.find({t, partition});
+    return it == positions->second.end() ? CommittedPosition{} : it->second;
+  };
+  // Where the reset policies start those without a position: every partition's end asked at
+  // once (one by one, a thousand new topologies took minutes, past max.poll.interval.ms).
+  ResetStarts starts;
+  for (const auto& [id, active] : created)
+    for (const auto& t : active->task->input_topics())
+      if (id.partition < producer_.partitions_of(t) &&
+          position_of(topology_named(id.topology).prefix, t, id.partition).offset < 0)
+        starts.want(latest_start_.count({id.topology, t}) > 0, t, id.partition);
+  starts.ask(consumer_);
   Partitions seeks(rd_kafka_topic_partition_list_new(0), &rd_kafka_topic_partition_list_destroy);
   for (const auto& [id, active] : created) {
     const std::string& group = topology_named(id.topology).prefix;
     std::optional<int64_t> time;
     for (const auto& t : active->task->input_topics()) {
       if (id.partition >= producer_.partitions_of(t)) continue;
-      CommittedPosition at;
-      auto positions = committed.find(group);
-      if (positions != committed.end()) {
-        auto it = positions->second.find({t, id.partition});
-        if (it != positions->second.end()) at = it->second;
-      }
-      int64_t start =
-          at.offset >= 0 ? at.offset : start_by_reset_policy(id.topology, t, id.partition);
+      CommittedPosition at = position_of(group, t, id.partition);
+      int64_t start = at.offset >= 0
+                          ? at.offset
+                          : starts.of(latest_start_.count({id.topology, t}) > 0, t, id.partition);
       if (at.stream_time) time = std::max(time.value_or(*at.stream_time), *at.stream_time);
       active->fetched_next[t] = start;
       own_committed_[{group, t, id.partition}] = at.offset;
@@ -259,13 +271,30 @@ void TaskManager::resume_named_tasks(const std::vector<std::pair<TaskKey, Active
   }
 }
 
-int64_t TaskManager::start_by_reset_policy(const std::string& topology, const std::string& topic,
-                                           int32_t partition) {
-  int64_t low = 0, high = 0;
-  if (auto err = query_watermarks(consumer_, topic, partition, &low, &high, 10000))
-    throw StreamsException("the offsets of " + topic + "-" + std::to_string(partition) +
-                           " for a task without a position: " + rd_kafka_err2str(err));
-  return latest_start_.count({topology, topic}) ? high : low;
+void TaskManager::ResetStarts::want(bool latest, const std::string& topic, int32_t partition) {
+  auto& list = latest ? latest_ : earliest_;
+  if (!rd_kafka_topic_partition_list_find(list.get(), topic.c_str(), partition))
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition);
+}
+
+void TaskManager::ResetStarts::ask(rd_kafka_t* client) {
+  for (auto* list : {earliest_.get(), latest_.get()}) {
+    auto err = rdkafka::list_offsets(
+        client, list, list == latest_.get() ? rdkafka::kLatest : rdkafka::kEarliest, 10000);
+    for (int i = 0; !err && i < list->cnt; ++i) err = list->elems[i].err;
+    if (err)
+      throw StreamsException(
+          std::string("the offsets of partitions for tasks without a position: ") +
+          rd_kafka_err2str(err));
+  }
+}
+
+int64_t TaskManager::ResetStarts::of(bool latest, const std::string& topic,
+                                     int32_t partition) const {
+  auto* list = latest ? latest_.get() : earliest_.get();
+  auto* found = rd_kafka_topic_partition_list_find(list, topic.c_str(), partition);
+  if (!found) throw StreamsException("no start asked for " + topic);
+  return found->offset;
 }
 
 rd_kafka_topic_partition_list_t* TaskManager::on_revoked(const std::set<TaskKey>& ids, bool lost) {
