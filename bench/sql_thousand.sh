@@ -5,11 +5,13 @@
 # `CREATE STREAM q_<i> AS SELECT * FROM views WHERE v = <i>` (ksqlDB's guidance stops near 100
 # queries a server; each of its queries is a Kafka Streams application of its own). At each step
 # of SQL_THOUSAND_STEPS it prints the server's RSS and threads and the time the step's CREATEs
-# took; at the end it produces SQL_THOUSAND_RECORDS records (v spread over the queries) and polls
+# took, then the server's CPU (in cores) over SQL_THOUSAND_IDLE_SECONDS with no input; at the end
+# it produces SQL_THOUSAND_RECORDS records (v spread over the queries) and polls
 # until every query's output holds exactly its records, then prints the RSS again. For the
 # baseline, bench/sql_server.sh's "queries" and "shared" steps give a KafkaStreams per query.
 # Usage: bench/sql_thousand.sh (environment: SQL_THOUSAND_QUERIES 1000, SQL_THOUSAND_STEPS
-#   "100 250 500 1000", SQL_THOUSAND_PARTITIONS 4, SQL_THOUSAND_RECORDS 20000; BUILD)
+#   "100 250 500 1000", SQL_THOUSAND_PARTITIONS 4, SQL_THOUSAND_RECORDS 20000,
+#   SQL_THOUSAND_IDLE_SECONDS 10; BUILD)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -18,6 +20,7 @@ QUERIES=${SQL_THOUSAND_QUERIES:-1000}
 STEPS=${SQL_THOUSAND_STEPS:-100 250 500 1000}
 PARTITIONS=${SQL_THOUSAND_PARTITIONS:-4}
 RECORDS=${SQL_THOUSAND_RECORDS:-20000}
+IDLE_SECONDS=${SQL_THOUSAND_IDLE_SECONDS:-10}
 
 bench_scratch
 port=$(free_port)
@@ -35,6 +38,15 @@ ksql() {
 }
 rss_mib() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' /proc/"$sql_pid"/status; }
 threads() { ls /proc/"$sql_pid"/task | wc -l; }
+cpu_ticks() { awk '{print $14 + $15}' /proc/"$sql_pid"/stat; }
+# The server's CPU over IDLE_SECONDS with its queries running and no input, in cores.
+idle_cores() {
+  local before after
+  before=$(cpu_ticks)
+  sleep "$IDLE_SECONDS"
+  after=$(cpu_ticks)
+  echo "scale=3; ($after - $before) / $(getconf CLK_TCK) / $IDLE_SECONDS" | bc
+}
 
 ksql "CREATE STREAM views (id STRING KEY, v INT) WITH (kafka_topic='views', value_format='JSON', partitions=$PARTITIONS);"
 made=0
@@ -45,8 +57,9 @@ for step in $STEPS; do
     ksql "CREATE STREAM q_$made WITH (partitions=1) AS SELECT * FROM views WHERE v = $made;"
     made=$((made + 1))
   done
-  printf '{"queries": %d, "rss_mib": %s, "threads": %d, "seconds_to_create_step": %.1f}\n' \
-    "$made" "$(rss_mib)" "$(threads)" "$(echo "$(date +%s.%N) - $start" | bc)"
+  created=$(echo "$(date +%s.%N) - $start" | bc)
+  printf '{"queries": %d, "rss_mib": %s, "threads": %d, "seconds_to_create_step": %.1f, "idle_cores": %s}\n' \
+    "$made" "$(rss_mib)" "$(threads)" "$created" "$(idle_cores)"
 done
 
 # Every query's output holds exactly the records with its v.

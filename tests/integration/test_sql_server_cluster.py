@@ -5,9 +5,14 @@ spread over both, a pull query asked of either answers for every key (the other'
 forwarded), and when one is killed the other takes over all the work and the answers.
 """
 
+import base64
 import json
+import os
 import random
+import socket
+import struct
 import threading
+import urllib.parse
 import time
 
 import pytest
@@ -56,6 +61,33 @@ class ClusterServer(SqlServer):
         if any(isinstance(r, dict) for r in body[1:]):
             return None  # ended with an error
         return body[1:]
+
+    def ws_pull(self, sql):
+        """The messages of a pull query on /ws/query, read by a minimal WebSocket client: the
+        columns, the rows, then the last message; None when the upgrade is refused."""
+        query = urllib.parse.urlencode({"request": json.dumps({"ksql": sql}), "version": "1"})
+        with socket.create_connection(("127.0.0.1", self.port), timeout=30) as sock:
+            key = base64.b64encode(os.urandom(16)).decode()
+            sock.sendall((f"GET /ws/query?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                          f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                          "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+            stream = sock.makefile("rb")
+            if b" 101 " not in stream.readline():
+                return None
+            while stream.readline() not in (b"\r\n", b""):
+                pass
+            messages = []
+            while True:
+                first, second = stream.read(2)
+                size = second & 0x7F
+                if size == 126:
+                    size = struct.unpack(">H", stream.read(2))[0]
+                elif size == 127:
+                    size = struct.unpack(">Q", stream.read(8))[0]
+                payload = stream.read(size)
+                if first & 0x0F == 0x8:  # Close
+                    return messages
+                messages.append(json.loads(payload))
 
     def local_rows(self, sql):
         """A pull query marked as forwarded by another server: this server's partitions only."""
@@ -187,6 +219,11 @@ def test_two_servers_share_statements_work_and_pull_queries(cluster):
     wait_until(lambda: hourly(a) is not None and sum_by_key(hourly(a)) == counts, 30, interval=0.2,
                message="A's scan of the windowed table")
     assert hourly(b) == hourly(a)
+    # /ws/query's pull queries are forwarded as well.
+    for server in (a, b):
+        messages = server.ws_pull("SELECT * FROM totals;")
+        rows = [m["row"]["columns"] for m in messages[1:] if "row" in m]
+        assert {r[0]: (r[1], r[2]) for r in rows} == model and messages[-1] == {"error": "done"}, messages
     # Each holds only part of the table: without forwarding, neither would have all of it.
     here, there = a.local_rows("SELECT * FROM totals;"), b.local_rows("SELECT * FROM totals;")
     assert here and there and len(here) + len(there) == len(model)

@@ -14,6 +14,7 @@
 #include "sql/server/ksql_resource.h"
 #include "sql/server/pull_query_reader.h"
 #include "sql/server/pull_query_resource.h"
+#include "sql/server/pull_query_routing.h"
 #include "sql/server/push_query_resource.h"
 #include "sql/server/query_runner.h"
 #include "sql/server/server_status.h"
@@ -94,9 +95,11 @@ std::string pull_schema_message(const PullPlan& plan) {
   return json_text(out);
 }
 
-// Reads a planned pull query's rows into `session`, on the calling thread, and ends it.
+// Reads a planned pull query's rows into `session`, on the calling thread, and ends it: a
+// table's from this server's partitions and, as on /query, the other servers holding its store.
 void send_pull_rows(const std::shared_ptr<http::WebSocketSession>& session, PullPlan& plan,
-                    const QueryStreams& streams, const ClientConfig& client) {
+                    const QueryStreams& streams, const ClientConfig& client,
+                    const PullRoute& route) {
   // The values as ksqlDB's JSON writes them: through the JSON format's serde, by name.
   Formats formats;
   formats.value_format = "JSON";
@@ -118,7 +121,7 @@ void send_pull_rows(const std::shared_ptr<http::WebSocketSession>& session, Pull
     if (plan.stream)
       read_stream_rows(client, plan, emit);
     else
-      read_pull_rows(*streams.streams, streams.topology, plan, emit);
+      read_routed_rows(*streams.streams, streams.topology, plan, route, emit);
   } catch (const std::exception& e) {
     failure = std::string("Failed to get value from materialized table, reason: ") + e.what();
   }
@@ -227,8 +230,9 @@ void WsQueryEndpoint::run_pull(const std::shared_ptr<http::WebSocketSession>& se
     ++reading_;
   }
   // A scan may be long: never on the server's handler threads.
-  std::thread([this, reader = session, plan, streams]() mutable {
-    send_pull_rows(reader, *plan, streams, client_);
+  std::thread([this, reader = session, plan, streams,
+               route = PullRoute{runner_.endpoint(), true, statement}]() mutable {
+    send_pull_rows(reader, *plan, streams, client_, route);
     // Nothing of the query outlives the count: the destructor may go on once it drops.
     reader.reset();
     plan.reset();

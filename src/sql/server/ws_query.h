@@ -5,7 +5,8 @@
 // {"row":{"columns":[...]}}, and ends with a last message {"error": <why>} and a Close frame:
 // 1000 "done" after a LIMIT, 1003 for a request or statement it refuses, 1011 when the query
 // fails. A push query runs as /query-stream's do (PushQueries); a pull query (no EMIT) is read as
-// /query-stream reads it (pull_query_reader.h), its key columns marked KEY, then ends with "done".
+// /query-stream reads it (pull_query_reader.h; with several servers, pull_query_routing.h), its key
+// columns marked KEY, then ends with "done".
 #include <condition_variable>
 #include <map>
 #include <memory>
