@@ -148,6 +148,21 @@ describe('sql-server: /ws/query, /clusterStatus, /is_valid_property', () => {
     assert.equal(session.code, 1000);
   });
 
+  test('a commandSequenceNumber is waited for: served once executed, else 1013 after the timeout', async () => {
+    const [created] = await ksql("CREATE STREAM waited (id VARCHAR KEY, v INT) WITH (kafka_topic='waited', value_format='JSON', partitions=1);");
+    const served = await wsSession(wsUrl(server, {
+      ksql: 'SELECT * FROM waited;', commandSequenceNumber: created.commandSequenceNumber,
+    }));
+    assert.deepEqual(served.messages.at(-1), { error: 'done' });
+    assert.equal(served.code, 1000);
+    const ahead = created.commandSequenceNumber + 1000;
+    const late = await wsSession(wsUrl(server, { ksql: 'SELECT * FROM waited;', commandSequenceNumber: ahead }));
+    const message = `Timed out while waiting for a previous command to execute. command sequence number: ${ahead}`;
+    assert.deepEqual(late.messages, [{ error: message }]);
+    assert.equal(late.code, 1013);
+    assert.equal(late.reason, message);
+  });
+
   test('GET /ws/query without an upgrade is a 400; another method a 405', async () => {
     let r = await fetch(`${server.url}/ws/query?request=%7B%7D`);
     assert.equal(r.status, 400);

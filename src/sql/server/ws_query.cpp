@@ -157,6 +157,7 @@ WsQueryRequest parse_ws_query(std::string_view query_string,
   out.properties = text_fields(request, "streamsProperties");
   if (auto denied = denied_overrides(denied_properties, out.properties)) return fail(*denied);
   out.statement = ksql->get<std::string>();
+  out.request = text->second;
   return out;
 }
 
@@ -180,6 +181,12 @@ void WsQueryEndpoint::handle(const std::shared_ptr<http::StreamExchange>& exchan
 void WsQueryEndpoint::run(const std::shared_ptr<http::WebSocketSession>& session,
                           const WsQueryRequest& request) {
   if (!request.error.empty()) return end_session(*session, kWsInvalidMessageType, request.error);
+  // As ksqlDB: a command not executed here within the timeout closes with 1013 (try again later).
+  if (auto waited = ksql_.wait_for_command(request.request)) {
+    json body = json::parse(waited->body, nullptr, false);
+    return end_session(*session, kWsTryAgainLater,
+                       body.is_object() ? body.value("message", waited->body) : waited->body);
+  }
   if (PullQueries::is_pull_query(PushEndpoint::kQuery, json_text({{"ksql", request.statement}})))
     return run_pull(session, request.statement);
   std::string id;

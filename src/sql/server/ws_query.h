@@ -32,12 +32,14 @@ class QueryRunner;
 constexpr uint16_t kWsNormalClosure = 1000;
 constexpr uint16_t kWsInvalidMessageType = 1003;
 constexpr uint16_t kWsInternalServerError = 1011;
+constexpr uint16_t kWsTryAgainLater = 1013;
 
 // What /ws/query's query string asks for, or why it cannot be served (ksqlDB's message).
 struct WsQueryRequest {
   std::string statement;
   std::map<std::string, std::string> properties;
-  std::string error;  // empty when the request is good
+  std::string request;  // its JSON, whose commandSequenceNumber is waited for as on /query
+  std::string error;    // empty when the request is good
 };
 
 // From the raw query string (`request=<percent-encoded JSON>&version=1`), its properties checked
