@@ -114,6 +114,39 @@ void FileOffsetStore::commit(const std::string& connector,
   save();
 }
 
+std::vector<std::pair<ValueMap, ValueMap>> FileOffsetStore::connectorOffsets(
+    const std::string& connector) const {
+  auto json = schemaless();
+  std::vector<std::pair<ValueMap, ValueMap>> out;
+  std::lock_guard lock(mutex_);
+  for (const auto& [keyText, valueText] : entries_) {
+    Value key = json->toConnectData("", keyText).value;
+    Value value = json->toConnectData("", valueText).value;
+    // Keys are ["CONNECTOR", {partition}]; anything else in the file is not a connector's.
+    if (key.kind() != Value::Kind::Array || key.asList().size() != 2 ||
+        key.asList()[0].kind() != Value::Kind::String || key.asList()[0].asString() != connector ||
+        key.asList()[1].kind() != Value::Kind::Map || value.kind() != Value::Kind::Map) {
+      continue;
+    }
+    out.emplace_back(key.asList()[1].asMap(), value.asMap());
+  }
+  return out;
+}
+
+void FileOffsetStore::alter(const std::string& connector, const SourceOffsets& offsets) {
+  auto json = schemaless();
+  std::lock_guard lock(mutex_);
+  for (const auto& [partition, offset] : offsets) {
+    std::string key = keyBytes(*json, connector, partition);
+    if (offset) {
+      entries_[key] = json->fromConnectData("", nullptr, Value(*offset)).value_or("null");
+    } else {
+      entries_.erase(key);
+    }
+  }
+  save();
+}
+
 size_t FileOffsetStore::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();

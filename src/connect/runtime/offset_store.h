@@ -23,6 +23,11 @@ class FileOffsetStore {
   // Sets the offsets and writes the whole file; ConnectException when it cannot be written.
   void commit(const std::string& connector,
               const std::vector<std::pair<ValueMap, ValueMap>>& offsets);
+  // Every partition of the connector with its offset (GET /connectors/NAME/offsets).
+  std::vector<std::pair<ValueMap, ValueMap>> connectorOffsets(const std::string& connector) const;
+  // Sets the offsets, removing a partition's when its offset is nullopt (KIP-875's alter and
+  // reset), and writes the whole file.
+  void alter(const std::string& connector, const SourceOffsets& offsets);
   size_t size() const;
 
  private:

@@ -17,11 +17,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-struct RestError {
-  int status;
-  std::string message;
-};
-
 RestResponse json(int status, const Json& body) {
   return RestResponse{status, body.dump()};
 }
@@ -243,6 +238,7 @@ RestResponse ConnectRestApi::route(const RestRequest& request) {
   }
   if (parts[0] == "connectors") return connectors(request, parts);
   if (parts[0] == "connector-plugins") return plugins(request, parts);
+  if (parts[0] == "admin") return admin(request, parts);
   throw notFoundPath();
 }
 
@@ -281,6 +277,8 @@ RestResponse ConnectRestApi::connectors(const RestRequest& request,
     worker_.deleteConnector(name);
     return RestResponse{204, ""};
   }
+  if (parts[2] == "offsets") return offsets(request, parts);
+  if (parts[2] == "topics") return topics(request, parts);
   if (parts.size() == 3) return connectorAction(request, name, parts[2]);
   if (parts[2] != "tasks" || parts.size() != 5) throw notFoundPath();
   int task = taskId(parts[3]);

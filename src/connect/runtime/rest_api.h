@@ -2,12 +2,14 @@
 // Kafka Connect's REST API over a standalone worker (ConnectorsResource, ConnectorPluginsResource,
 // RootResource): paths, JSON bodies, status codes and the error body
 // {"error_code": STATUS, "message": ...} as Connect's, without the HTTP server (the command
-// serves it). Offsets (KIP-875) and distributed mode's endpoints are not served.
+// serves it). Offsets (KIP-875) and active topics (KIP-558) are in rest_offsets.cpp,
+// /admin/loggers in rest_loggers.cpp; distributed mode's endpoints are not served.
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "connect/runtime/loggers.h"
 #include "connect/runtime/standalone.h"
 
 namespace oxbow::connect::runtime {
@@ -17,6 +19,12 @@ struct RestRequest {
   std::string path;   // without the query string
   std::string query;  // after '?', or empty
   std::string body;
+};
+
+// An error answered with its status and message.
+struct RestError {
+  int status;
+  std::string message;
 };
 
 struct RestResponse {
@@ -46,6 +54,10 @@ class ConnectRestApi {
   RestResponse listConnectors(const RestRequest& request);
   RestResponse connectorAction(const RestRequest& request, const std::string& name,
                                const std::string& action);
+  // /connectors/NAME/offsets and /connectors/NAME/topics[/reset] (rest_offsets.cpp).
+  RestResponse offsets(const RestRequest& request, const std::vector<std::string>& parts);
+  RestResponse topics(const RestRequest& request, const std::vector<std::string>& parts);
+  RestResponse admin(const RestRequest& request, const std::vector<std::string>& parts);
   static void checkName(const std::string& name, Properties& config);
   nlohmann::ordered_json pluginList(bool connectorsOnly) const;
   RestResponse validate(const std::string& pluginName, Properties config);
@@ -54,6 +66,7 @@ class ConnectRestApi {
   StandaloneWorker& worker_;
   RestInfo info_;
   std::string clusterId_;
+  WorkerLoggers loggers_;
 };
 
 }  // namespace oxbow::connect::runtime

@@ -166,6 +166,7 @@ void SourceTaskRunner::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message
     return;
   }
   delivery->submitted->acked = true;
+  runner.recordActiveTopic(rd_kafka_topic_name(message->rkt));
   rd_kafka_timestamp_type_t type;
   int64_t timestamp = rd_kafka_message_timestamp(message, &type);
   RecordMetadata metadata{rd_kafka_topic_name(message->rkt), message->partition, message->offset,

@@ -183,6 +183,7 @@ void StandaloneWorker::startTask(RunningConnector& running, int id) {
     runner = std::make_unique<SinkTaskRunner>(config_, config, id, taskProps,
                                               std::unique_ptr<SinkTask>(sink));
   }
+  if (config_.topicTrackingEnable) runner->trackTopics(&topics_);
   runner->start();
   running.tasks[id] = std::move(runner);
 }
@@ -277,6 +278,7 @@ void StandaloneWorker::deleteConnector(const std::string& name) {
   stopTasks(running);
   stopConnector(running);
   std::erase_if(connectors_, [&](const auto& other) { return other.get() == &running; });
+  topics_.reset(name);
   spdlog::info("connect: connector {} deleted", name);
 }
 
@@ -405,6 +407,25 @@ ConnectorStatus StandaloneWorker::connectorStatus(const std::string& name) const
     if (running->config.name == name) return statusOf(*running);
   }
   throw NotFoundException("No status found for connector " + name);
+}
+
+OffsetsTarget StandaloneWorker::offsetsTarget(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  const RunningConnector& running = find(name);
+  return OffsetsTarget{name, running.plugin, running.config.props};
+}
+
+void StandaloneWorker::modifyOffsets(const std::string& name,
+                                     const std::function<void(const OffsetsTarget&)>& modify) {
+  std::lock_guard lock(mutex_);
+  const RunningConnector& running = find(name);
+  if (running.target != TargetState::STOPPED || !running.taskConfigs.empty()) {
+    throw BadRequestException(
+        "Connectors must be in the STOPPED state before their offsets can be modified. This can "
+        "be done for the specified connector by issuing a 'PUT' request to the '/connectors/" +
+        name + "/stop' endpoint");
+  }
+  modify(OffsetsTarget{name, running.plugin, running.config.props});
 }
 
 void StandaloneWorker::stop() {

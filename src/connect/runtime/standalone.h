@@ -4,12 +4,14 @@
 // come from files at start (a bad one stops the start, as ConnectStandalone exits) or from the
 // REST API at any time (rest_api.h). A task failing is FAILED with its trace while the others go
 // on. Every method may be called from any thread.
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "connect/runtime/active_topics.h"
 #include "connect/runtime/offset_store.h"
 #include "connect/runtime/task_runner.h"
 #include "connect/runtime/worker_config.h"
@@ -47,6 +49,13 @@ struct ConnectorStatus {
   std::vector<TaskStatus> tasks;
 };
 
+// What the offsets endpoints (offsets_api.h) need of a connector.
+struct OffsetsTarget {
+  std::string name;
+  const ConnectorPlugin* plugin = nullptr;
+  Properties config;
+};
+
 struct ConnectorInfo {
   std::string name;
   Properties config;
@@ -81,6 +90,15 @@ class StandaloneWorker {
   // Stops every task (each commits what it can), then every connector; their statuses stay.
   void stop();
   std::vector<TaskStatus> taskStatuses() const;
+
+  // NotFoundException for an unknown connector.
+  OffsetsTarget offsetsTarget(const std::string& name) const;
+  // Runs `modify` under the worker's lock, so that the connector cannot be resumed meanwhile:
+  // NotFoundException, or BadRequestException unless the connector is STOPPED (KIP-875).
+  void modifyOffsets(const std::string& name,
+                     const std::function<void(const OffsetsTarget&)>& modify);
+  FileOffsetStore& offsetStore() { return offsets_; }
+  ActiveTopics& activeTopics() { return topics_; }
   const WorkerConfig& config() const { return config_; }
   const ConnectorPlugins& plugins() const { return plugins_; }
 
@@ -98,6 +116,7 @@ class StandaloneWorker {
   WorkerConfig config_;
   ConnectorPlugins plugins_;
   FileOffsetStore offsets_;
+  ActiveTopics topics_;
   mutable std::recursive_mutex mutex_;
   std::vector<std::unique_ptr<RunningConnector>> connectors_;
   bool stopped_ = false;

@@ -15,6 +15,8 @@
 
 namespace oxbow::connect::runtime {
 
+class ActiveTopics;
+
 enum class TaskState { UNASSIGNED, RUNNING, FAILED, STOPPED };
 const char* taskStateName(TaskState state);
 
@@ -33,6 +35,8 @@ class TaskRunner {
   std::string failure() const;
   // "NAME-N", as Connect names a task.
   const std::string& name() const { return name_; }
+  // Where the task records the topics it uses (KIP-558); null when tracking is off.
+  void trackTopics(ActiveTopics* topics) { activeTopics_ = topics; }
 
  protected:
   // The task's loop: returns once stopping() is true (or throws).
@@ -42,6 +46,7 @@ class TaskRunner {
   bool stopping() const { return stopping_.load(); }
   // Whether offset.flush.interval.ms has passed since the last commit (and restarts the clock).
   bool commitDue();
+  void recordActiveTopic(const std::string& topic);  // in active_topics.cpp
 
   const WorkerConfig& worker_;
   ConnectorConfig connector_;
@@ -53,6 +58,7 @@ class TaskRunner {
   std::unique_ptr<Converter> valueConverter_;
   std::unique_ptr<Converter> headerConverter_;
   std::unique_ptr<TransformationChain> transforms_;
+  ActiveTopics* activeTopics_ = nullptr;
 
  private:
   void main();

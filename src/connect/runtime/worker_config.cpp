@@ -40,6 +40,17 @@ int64_t longConfig(const Properties& props, const std::string& name, int64_t fal
   return *value;
 }
 
+bool boolConfig(const Properties& props, const std::string& name, bool fallback) {
+  const std::string* text = find(props, name);
+  if (text == nullptr) return fallback;
+  std::string value = ascii_lower(std::string(trim(*text)));
+  if (value != "true" && value != "false") {
+    throw ConnectException("Invalid value " + *text + " for configuration " + name +
+                           ": Expected value to be either true or false");
+  }
+  return value == "true";
+}
+
 Properties withPrefix(const Properties& props, const std::string& prefix) {
   Properties out;
   for (auto it = props.lower_bound(prefix); it != props.end() && it->first.starts_with(prefix);
@@ -74,6 +85,8 @@ WorkerConfig WorkerConfig::parse(const Properties& props) {
       longConfig(props, "task.shutdown.graceful.timeout.ms", DEFAULT_SHUTDOWN_TIMEOUT_MS, 0);
   config.producerOverrides = withPrefix(props, "producer.");
   config.consumerOverrides = withPrefix(props, "consumer.");
+  config.topicTrackingEnable = boolConfig(props, "topic.tracking.enable", true);
+  config.topicTrackingAllowReset = boolConfig(props, "topic.tracking.allow.reset", true);
   return config;
 }
 

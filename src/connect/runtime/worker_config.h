@@ -24,6 +24,9 @@ struct WorkerConfig {
   // producer.* and consumer.*, prefix removed: librdkafka properties laid over the runtime's.
   Properties producerOverrides;
   Properties consumerOverrides;
+  // KIP-558: whether tasks record the topics they use, and whether the REST API may reset them.
+  bool topicTrackingEnable = true;
+  bool topicTrackingAllowReset = true;
 
   // ConnectException naming the property for a missing or bad one (key.converter and
   // value.converter are required, as Kafka's WorkerConfig has them without a default).

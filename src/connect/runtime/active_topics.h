@@ -1,0 +1,25 @@
+#pragma once
+// KIP-558's active topics: the topics each connector's tasks used since the connector was created
+// or its topics last reset (a source task's records the broker acknowledged, a sink task's
+// records consumed), kept in memory as a standalone worker keeps statuses. Thread-safe.
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace oxbow::connect::runtime {
+
+class ActiveTopics {
+ public:
+  void record(const std::string& connector, const std::string& topic);
+  // Sorted by name.
+  std::vector<std::string> topics(const std::string& connector) const;
+  void reset(const std::string& connector);
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::set<std::string>, std::less<>> topics_;
+};
+
+}  // namespace oxbow::connect::runtime
