@@ -124,8 +124,15 @@ def test_file_sink_group_offsets_altered_and_reset(broker, tmp_path):
     assert _lines(sink_file) == records + records[7:]
     assert rest.call("GET", "/connectors/sink/topics") == (200, {"sink": {"topics": [topic]}})
 
-    # Reset: the group is gone, so the resumed sink starts at the beginning of the topic.
+    # A null offset deletes the partition's committed offset.
     _stop(rest, "sink")
+    null_offset = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0},
+                                "offset": None}]}
+    assert rest.call("PATCH", "/connectors/sink/offsets", null_offset) == (200, ALTERED)
+    assert rest.call("GET", "/connectors/sink/offsets") == (200, {"offsets": []})
+    assert rest.call("PATCH", "/connectors/sink/offsets", group_offsets(3)) == (200, ALTERED)
+
+    # Reset: the group is gone, so the resumed sink starts at the beginning of the topic.
     assert rest.call("DELETE", "/connectors/sink/offsets") == (200, RESET)
     assert rest.call("GET", "/connectors/sink/offsets") == (200, {"offsets": []})
     assert rest.call("DELETE", "/connectors/sink/offsets") == (200, RESET)  # idempotent

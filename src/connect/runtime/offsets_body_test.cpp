@@ -119,6 +119,19 @@ TEST(OffsetsBodyTest, OffsetStoreAltersAndListsOneConnectorsOffsets) {
   std::filesystem::remove(path);
 }
 
+TEST(OffsetsBodyTest, TopicTrackingConfigsAreBooleans) {
+  Properties props{{"key.converter", "StringConverter"},
+                   {"value.converter", "StringConverter"},
+                   {"offset.storage.file.filename", "/tmp/x"}};
+  EXPECT_TRUE(WorkerConfig::parse(props).topicTrackingEnable);
+  props["topic.tracking.allow.reset"] = "FALSE";
+  EXPECT_FALSE(WorkerConfig::parse(props).topicTrackingAllowReset);
+  props["topic.tracking.enable"] = "maybe";
+  EXPECT_EQ(messageOf([&] { WorkerConfig::parse(props); }),
+            "Invalid value maybe for configuration topic.tracking.enable: Expected value to be "
+            "either true or false");
+}
+
 class OffsetsRestTest : public WorkerRestFixture {
  protected:
   OffsetsRestTest() : WorkerRestFixture({{"topic.tracking.allow.reset", "false"}}) {}
