@@ -55,6 +55,10 @@ TEST_F(LoggersRestTest, SettingANamespaceSetsItsChildrenAndCreatesIt) {
   EXPECT_EQ(call("PUT", "/admin/loggers/root", R"({"level": "ERROR"})", "scope=cluster").first,
             204);
   EXPECT_EQ(spdlog::default_logger()->level(), spdlog::level::err);
+  EXPECT_EQ(call("PUT", "/admin/loggers/root", R"({"level": "WARN"})", "scope=Cluster").first, 204);
+  EXPECT_EQ(call("PUT", "/admin/loggers/root", R"({"level": "WARN"})", "scope=worker").first, 200);
+  EXPECT_EQ(call("PUT", "/admin/loggers/root", R"({"level": "WARN"})", "xscope=cluster").first,
+            200);
 }
 
 TEST_F(LoggersRestTest, BadLevelsAnswerAsKafka) {

@@ -31,6 +31,14 @@ std::string requestedLevel(const std::string& body) {
   return level->is_string() ? level->get<std::string>() : level->dump();
 }
 
+// LoggingResource's `scope`: "cluster" in any case, else the worker (Kafka's default).
+bool clusterScope(const std::string& query) {
+  for (const std::string& pair : split(query, '&')) {
+    if (ascii_lower(pair) == "scope=cluster") return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 RestResponse ConnectRestApi::admin(const RestRequest& request,
@@ -58,9 +66,7 @@ RestResponse ConnectRestApi::admin(const RestRequest& request,
   }
   std::vector<std::string> changed = loggers_.setLevel(name, level);
   // A standalone worker is the whole cluster: scope=cluster sets the same loggers, answering 204.
-  if (ascii_lower(request.query).find("scope=cluster") != std::string::npos) {
-    return RestResponse{204, ""};
-  }
+  if (clusterScope(request.query)) return RestResponse{204, ""};
   return RestResponse{200, Json(changed).dump()};
 }
 
