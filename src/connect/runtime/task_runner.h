@@ -58,13 +58,13 @@ class TaskRunner {
   std::unique_ptr<Converter> valueConverter_;
   std::unique_ptr<Converter> headerConverter_;
   std::unique_ptr<TransformationChain> transforms_;
-  ActiveTopics* activeTopics_ = nullptr;
 
  private:
   void main();
   void fail(const std::string& message);
   std::string name_;
   std::thread thread_;
+  ActiveTopics* activeTopics_ = nullptr;
   std::atomic<bool> stopping_{false};
   std::atomic<TaskState> state_{TaskState::UNASSIGNED};
   mutable std::mutex failureMutex_;
