@@ -141,6 +141,7 @@ std::vector<SinkRecord> SinkTaskRunner::pollBatch() {
     }
     TopicPartition tp{rd_kafka_topic_name(message->rkt), message->partition};
     currentOffsets_[tp] = OffsetAndMetadata{message->offset + 1};
+    recordActiveTopic(tp.topic);
     if (std::optional<SinkRecord> record = convert(*message)) records.push_back(std::move(*record));
   }
   return records;
@@ -148,7 +149,6 @@ std::vector<SinkRecord> SinkTaskRunner::pollBatch() {
 
 std::optional<SinkRecord> SinkTaskRunner::convert(const rd_kafka_message_t& message) {
   std::string topic = rd_kafka_topic_name(message.rkt);
-  recordActiveTopic(topic);
   SchemaAndValue key = keyConverter_->toConnectData(topic, bytes(message.key, message.key_len));
   SchemaAndValue value = valueConverter_->toConnectData(topic, bytes(message.payload, message.len));
   Headers headers;
