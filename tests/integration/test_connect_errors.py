@@ -143,3 +143,38 @@ def test_validate_lists_and_checks_the_error_handling_configs(broker, tmp_path):
         assert "errors.tolerance" in body["message"]
     finally:
         worker.stop()
+
+
+def test_a_failing_transform_is_skipped_with_its_stage_and_class(broker, tmp_path):
+    topic = ck.create_topic(broker.bootstrap, unique_topic("connect-errors-smt"))
+    dlq = unique_topic("connect-dlq-smt")
+    producer = ck.producer(broker.bootstrap)
+    # ExtractField needs a struct: it fails on the string records marked "poison" (the predicate
+    # applies it to those only), and the others pass it untouched.
+    ck.produce_all(producer, [
+        {"value": _envelope("plain 0").encode()},
+        {"value": _envelope("poisoned").encode(), "headers": [("poison", b"1")]},
+        {"value": _envelope("plain 1").encode()},
+    ], topic, partition=0)
+    sink_file = tmp_path / "out.txt"
+    connector = _sink("smt", topic, sink_file, **{
+        "transforms": "extract", "transforms.extract.type": "ExtractField$Value",
+        "transforms.extract.field": "f", "transforms.extract.predicate": "marked",
+        "predicates": "marked", "predicates.marked.type": "HasHeaderKey",
+        "predicates.marked.name": "poison",
+        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    worker, rest = _worker(tmp_path, broker, [connector])
+    try:
+        wait_until(lambda: len(_lines(sink_file)) >= 2, 30, message="the plain records")
+        dead = ck.consume_partition(broker.bootstrap, dlq, expected=1, timeout=30)
+        assert _status(rest, "smt")["tasks"][0]["state"] == "RUNNING"
+    finally:
+        worker.stop()
+    assert _lines(sink_file) == ["plain 0", "plain 1"]
+    assert len(dead) == 1 and dead[0].value() == _envelope("poisoned").encode()
+    context = {k: v.decode() for k, v in dead[0].headers() if k.startswith("__connect.errors.")}
+    assert context["__connect.errors.stage"] == "TRANSFORMATION"
+    assert (context["__connect.errors.class.name"]
+            == "org.apache.kafka.connect.transforms.ExtractField$Value")
+    assert context["__connect.errors.exception.message"].startswith("Only Struct objects supported")

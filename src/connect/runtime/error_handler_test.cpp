@@ -7,7 +7,9 @@
 #include <functional>
 
 #include "connect/runtime/connector_config_def.h"
+#include "connect/runtime/errant_reporter.h"
 #include "connect/runtime/error_reporters.h"
+#include "oxbow/connect/converters.h"
 #include "oxbow/connect/errors.h"
 
 namespace oxbow::connect::runtime {
@@ -272,6 +274,63 @@ TEST(DeadLetterQueueReporterTest, ContextHeadersAsKafkaNamesThem) {
       {"__connect.errors.exception.stacktrace",
        "org.apache.kafka.connect.errors.DataException: Unexpected character"}};
   EXPECT_EQ(headers, expected);
+}
+
+// Keeps what the dead letter queue would be sent.
+class RawRecorder : public ErrorReporter {
+ public:
+  std::future<void> report(const ErrorContext& context) override {
+    records.push_back(context.consumed());
+    stages.push_back(std::string(errorStageName(context.stage)) + " " + context.executingClass);
+    std::promise<void> done;
+    done.set_value();
+    return done.get_future();
+  }
+  std::vector<RawRecord> records;
+  std::vector<std::string> stages;
+};
+
+std::unique_ptr<Converter> stringConverter() {
+  auto converter = std::make_unique<StringConverter>();
+  converter->configure({}, false);
+  return converter;
+}
+
+TEST(ErrantRecordReporterTest, ARecordNotReadInThisBatchIsConvertedBack) {
+  RetryWithTolerance handler(config(true));
+  auto recorder = std::make_unique<RawRecorder>();
+  RawRecorder& seen = *recorder;
+  handler.addReporter(std::move(recorder));
+  WorkerErrantRecordReporter reporter(handler, stringConverter(), stringConverter());
+  Headers headers;
+  headers.add("h", Schema::STRING_SCHEMA, Value(std::string("v")));
+  SinkRecord record("orders", 1, Schema::STRING_SCHEMA, Value(std::string("k")),
+                    Schema::STRING_SCHEMA, Value(std::string("row")), 9, 123,
+                    TimestampType::CREATE_TIME, headers);
+  reporter.report(record, std::make_exception_ptr(ConnectException("rejected"))).get();
+  reporter.throwIfNotTolerated();  // tolerated: nothing thrown
+  ASSERT_EQ(seen.records.size(), 1u);
+  const RawRecord& raw = seen.records[0];
+  EXPECT_EQ(std::make_tuple(raw.topic, raw.partition, raw.offset), std::make_tuple("orders", 1, 9));
+  EXPECT_EQ(raw.key, "k");
+  EXPECT_EQ(raw.value, "row");
+  ASSERT_EQ(raw.headers.size(), 1u);
+  EXPECT_EQ(raw.headers[0].second, "v");
+  EXPECT_EQ(seen.stages[0], "TASK_PUT org.apache.kafka.connect.sink.SinkTask");
+}
+
+TEST(ErrantRecordReporterTest, WithToleranceNoneTheReportFailsTheTask) {
+  RetryWithTolerance handler(config(false));
+  WorkerErrantRecordReporter reporter(handler, stringConverter(), stringConverter());
+  SinkRecord record("orders", 0, nullptr, Value(), Schema::STRING_SCHEMA, Value(std::string("x")),
+                    4);
+  auto error = std::make_exception_ptr(ConnectException("rejected"));
+  std::string expected =
+      "Tolerance exceeded in error handler\n"
+      "Caused by: org.apache.kafka.connect.errors.ConnectException: rejected";
+  EXPECT_EQ(traceOf([&] { reporter.report(record, error); }), expected);
+  // A task that swallowed it fails after put() all the same.
+  EXPECT_EQ(traceOf([&] { reporter.throwIfNotTolerated(); }), expected);
 }
 
 TEST(ErrorsConfigTest, KafkasDefaultsNamesAndChecks) {
