@@ -9,7 +9,7 @@ import json
 import ck_helpers as ck
 from harness import port_accepts, unique_topic, wait_until
 from test_connect_rest import Rest, _status
-from test_connect_standalone import Standalone, _lines
+from test_connect_standalone import Standalone, _lines, _read_values
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 
@@ -178,3 +178,41 @@ def test_a_failing_transform_is_skipped_with_its_stage_and_class(broker, tmp_pat
     assert (context["__connect.errors.class.name"]
             == "org.apache.kafka.connect.transforms.ExtractField$Value")
     assert context["__connect.errors.exception.message"].startswith("Only Struct objects supported")
+
+
+def _cast_source(name, source_file, topic, tolerance):
+    # Cast parses each line as an int32: "x" fails in the transform.
+    return {"name": name, "connector.class": "FileStreamSource", "file": source_file,
+            "topic": topic, "transforms": "cast", "transforms.cast.type": "Cast$Value",
+            "transforms.cast.spec": "int32", "errors.tolerance": tolerance,
+            "errors.log.enable": "true", "errors.log.include.messages": "true"}
+
+
+def test_a_source_skips_or_fails_on_a_record_its_transform_cannot_handle(broker, tmp_path):
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("1\n2\nx\n3\n")
+    lenient_topic = ck.create_topic(broker.bootstrap, unique_topic("connect-errors-src"))
+    strict_topic = ck.create_topic(broker.bootstrap, unique_topic("connect-errors-src-none"))
+    worker, rest = _worker(tmp_path, broker, [
+        _cast_source("lenient", source_file, lenient_topic, "all"),
+        _cast_source("strict", source_file, strict_topic, "none")])
+    try:
+        assert _read_values(broker.bootstrap, lenient_topic, 3) == ["1", "2", "3"]
+
+        def failed():
+            tasks = _status(rest, "strict")["tasks"]
+            return tasks and tasks[0]["state"] == "FAILED" and tasks[0]
+        task = wait_until(failed, 30, message="the strict task to fail")
+        assert task["trace"].startswith("Tolerance exceeded in error handler\nCaused by: "
+                                        "org.apache.kafka.connect.errors.DataException: "), task
+        assert _status(rest, "lenient")["tasks"][0]["state"] == "RUNNING"
+    finally:
+        worker.stop()
+    log = worker.log()
+    assert ("Error encountered in task lenient-0. Executing stage 'TRANSFORMATION' with class "
+            "'org.apache.kafka.connect.transforms.Cast$Value', where source record is = "
+            "SourceRecord{sourcePartition={filename=") in log
+    # The skipped line's offset is committed like the others: a restart reads nothing again.
+    offsets = json.loads((tmp_path / "connect.offsets").read_text())["offsets"]
+    lenient = [o["value"] for o in offsets if o["key"][0] == "lenient"]
+    assert lenient == [{"position": source_file.stat().st_size}]
