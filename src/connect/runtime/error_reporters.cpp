@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <memory>
 
 #include "connect/runtime/task_runner.h"
@@ -157,7 +158,7 @@ std::future<void> DeadLetterQueueReporter::report(const ErrorContext& context) {
     }
   }
   auto promise = std::make_unique<std::promise<void>>();
-  std::future<void> future = promise->get_future();
+  std::future<void> future = whenDelivered(promise->get_future());
   // librdkafka's macros cast their arguments without parentheses.
   const char* keyData = record.key ? record.key->data() : nullptr;
   size_t keySize = record.key ? record.key->size() : 0;
@@ -180,6 +181,17 @@ std::future<void> DeadLetterQueueReporter::report(const ErrorContext& context) {
   }
   promise.release();  // the delivery callback owns it
   return future;
+}
+
+// Delivery reports are served by rd_kafka_poll: waiting on the task's thread (a task's get() in
+// put()) polls, so that it never waits for the loop it holds up.
+std::future<void> DeadLetterQueueReporter::whenDelivered(std::future<void> delivered) {
+  return std::async(std::launch::deferred, [this, delivered = std::move(delivered)]() mutable {
+    while (delivered.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      rd_kafka_poll(producer_, 100);
+    }
+    delivered.get();
+  });
 }
 
 void DeadLetterQueueReporter::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message,

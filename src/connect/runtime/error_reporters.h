@@ -52,6 +52,7 @@ class DeadLetterQueueReporter : public ErrorReporter {
 
  private:
   static void onDelivery(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque);
+  std::future<void> whenDelivered(std::future<void> delivered);
 
   std::string connector_;
   int taskId_;
