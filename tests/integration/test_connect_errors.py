@@ -47,17 +47,23 @@ def _worker(tmp_path, broker, connectors):
     return worker, Rest(worker.rest_port)
 
 
+def _failed_task(rest, name):
+    """The connector's task once FAILED, its trace showing the cause of the tolerance error."""
+    def failed():
+        tasks = _status(rest, name)["tasks"]
+        return tasks and tasks[0]["state"] == "FAILED" and tasks[0]
+    task = wait_until(failed, 30, message=f"the task of {name} to fail")
+    assert task["trace"].startswith("Tolerance exceeded in error handler\nCaused by: "
+                                    "org.apache.kafka.connect.errors.DataException: "), task
+    return task
+
+
 def test_tolerance_none_fails_the_task_with_the_cause(broker, tmp_path):
     topic = ck.create_topic(broker.bootstrap, unique_topic("connect-errors-none"))
     _produce(broker, topic)
     worker, rest = _worker(tmp_path, broker, [_sink("strict", topic, tmp_path / "out.txt")])
     try:
-        def failed():
-            tasks = _status(rest, "strict")["tasks"]
-            return tasks and tasks[0]["state"] == "FAILED" and tasks[0]
-        task = wait_until(failed, 30, message="the task to fail")
-        assert task["trace"].startswith("Tolerance exceeded in error handler\nCaused by: "
-                                        "org.apache.kafka.connect.errors.DataException: "), task
+        _failed_task(rest, "strict")
         assert _status(rest, "strict")["connector"]["state"] == "RUNNING"
     finally:
         worker.stop()
@@ -198,13 +204,7 @@ def test_a_source_skips_or_fails_on_a_record_its_transform_cannot_handle(broker,
         _cast_source("strict", source_file, strict_topic, "none")])
     try:
         assert _read_values(broker.bootstrap, lenient_topic, 3) == ["1", "2", "3"]
-
-        def failed():
-            tasks = _status(rest, "strict")["tasks"]
-            return tasks and tasks[0]["state"] == "FAILED" and tasks[0]
-        task = wait_until(failed, 30, message="the strict task to fail")
-        assert task["trace"].startswith("Tolerance exceeded in error handler\nCaused by: "
-                                        "org.apache.kafka.connect.errors.DataException: "), task
+        _failed_task(rest, "strict")
         assert _status(rest, "lenient")["tasks"][0]["state"] == "RUNNING"
     finally:
         worker.stop()
