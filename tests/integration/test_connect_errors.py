@@ -61,12 +61,19 @@ def _failed_task(rest, name):
 def test_tolerance_none_fails_the_task_with_the_cause(broker, tmp_path):
     topic = ck.create_topic(broker.bootstrap, unique_topic("connect-errors-none"))
     _produce(broker, topic)
-    worker, rest = _worker(tmp_path, broker, [_sink("strict", topic, tmp_path / "out.txt")])
+    dlq = unique_topic("connect-dlq-none")
+    # A dead letter queue does not make errors tolerated: the failing record is sent to it, then
+    # the task fails, as in Kafka.
+    worker, rest = _worker(tmp_path, broker, [_sink(
+        "strict", topic, tmp_path / "out.txt", **{"errors.deadletterqueue.topic.name": dlq})])
     try:
         _failed_task(rest, "strict")
         assert _status(rest, "strict")["connector"]["state"] == "RUNNING"
+        dead = ck.consume_partition(broker.bootstrap, dlq, expected=1, timeout=30)
     finally:
         worker.stop()
+    assert [(m.key(), m.value()) for m in dead] == [(b"k1", b"{not json")]
+    assert dead[0].headers() == [("origin", b"test")]  # no context headers unless enabled
     # Nothing after the bad record was written.
     assert "good 1" not in _lines(tmp_path / "out.txt")
 
