@@ -163,6 +163,22 @@ describe('sql-server: /ws/query, /clusterStatus, /is_valid_property', () => {
     assert.equal(late.reason, message);
   });
 
+  test('PRINT: each line (formats, then records) a JSON string of its own, then done; an unknown topic 1003', async () => {
+    const session = await wsSession(wsUrl(server, { ksql: "PRINT 'clicks' FROM BEGINNING LIMIT 2;" }));
+    assert.equal(session.messages.length, 5, JSON.stringify(session.messages));
+    assert.deepEqual(session.messages.slice(0, 2),
+      ['Key format: JSON or KAFKA_STRING', 'Value format: JSON or KAFKA_STRING']);
+    session.messages.slice(2, 4).forEach((line, i) => {
+      assert.equal(typeof line, 'string');
+      assert.match(line, new RegExp(`^rowtime: .* Z, key: ${i + 1}, value: \\{"PAGE":"p${i + 1}","TAGS":\\["t${i + 1}"\\]\\}, partition: 0$`));
+    });
+    assert.deepEqual(session.messages[4], { error: 'done' });
+    assert.equal(session.code, 1000);
+    const missing = await wsSession(wsUrl(server, { ksql: "PRINT 'nowhere';" }));
+    assert.equal(missing.code, 1003);
+    assert.match(missing.messages[0].error, /^Could not find topic 'nowhere'/);
+  });
+
   test('GET /ws/query without an upgrade is a 400; another method a 405', async () => {
     let r = await fetch(`${server.url}/ws/query?request=%7B%7D`);
     assert.equal(r.status, 400);

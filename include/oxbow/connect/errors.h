@@ -18,6 +18,13 @@ class DataException : public ConnectException {
   using ConnectException::ConnectException;
 };
 
+// A failure that may pass if the operation is tried again (RetriableException): the runtime
+// retries converters and transforms that throw it for up to errors.retry.timeout.
+class RetriableException : public ConnectException {
+ public:
+  using ConnectException::ConnectException;
+};
+
 // A SchemaBuilder used wrongly: a property set twice, a bad default (SchemaBuilderException).
 class SchemaBuilderException : public DataException {
  public:

@@ -36,13 +36,17 @@ struct OffsetAndMetadata {
 
 using SinkOffsets = std::map<TopicPartition, OffsetAndMetadata>;
 
-// Sends records a sink task could not write to the connector's dead letter queue
-// (errors.deadletterqueue.topic.name), when the connector has one.
+// Sends records a sink task could not write through the connector's error handling (KIP-610): to
+// its dead letter queue (errors.deadletterqueue.topic.name) and the log (errors.log.enable). With
+// errors.tolerance=none, report() reports, then throws ConnectException "Tolerance exceeded in
+// error handler", which fails the task.
 class ErrantRecordReporter {
  public:
   virtual ~ErrantRecordReporter() = default;
   // Ready once the record is written to the queue; the runtime writes every reported record
-  // before it calls preCommit(), so waiting is only for a task that needs more.
+  // before it calls preCommit(), so waiting is only for a task that needs more. Reported from
+  // put(), a record the runtime gave in that batch is sent with its bytes as read; another is
+  // converted back with the connector's converters.
   virtual std::future<void> report(const SinkRecord& record, std::exception_ptr error) = 0;
 };
 
@@ -63,7 +67,7 @@ class SinkTaskContext {
   virtual void resume(const std::vector<TopicPartition>& partitions) = 0;
   // A hint to commit offsets soon, e.g. right after the task flushed.
   virtual void requestCommit() = 0;
-  // Null when the connector has no dead letter queue configured.
+  // Null unless the connector has a dead letter queue or errors.log.enable=true, as in Kafka.
   virtual ErrantRecordReporter* errantRecordReporter() { return nullptr; }
 };
 

@@ -64,10 +64,16 @@ class TransformationChain {
   // Applies each stage in turn; nullopt once one drops the record.
   std::optional<ConnectRecord> apply(ConnectRecord record) const;
   size_t size() const { return stages_.size(); }
+  // One stage at a time, for a runtime that handles each stage's failures: the stage's
+  // transform's full class name, and the record through the stage (as given when its predicate
+  // does not apply; nullopt when dropped).
+  const std::string& stageClassName(size_t index) const { return stages_.at(index).className; }
+  std::optional<ConnectRecord> applyStage(size_t index, const ConnectRecord& record) const;
   void close();
 
  private:
   struct Stage {
+    std::string className;
     std::shared_ptr<Transformation> transformation;
     std::shared_ptr<Predicate> predicate;  // null: always applies
     bool negate = false;

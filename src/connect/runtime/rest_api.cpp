@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "connect/config_infos.h"
+#include "connect/runtime/connector_config_def.h"
 #include "oxbow/connect/config_def.h"
 #include "oxbow/connect/converter.h"
 #include "oxbow/connect/transformation.h"
@@ -136,64 +137,6 @@ Json statusJson(const ConnectorStatus& status, const std::string& workerId) {
               {"connector", std::move(connector)},
               {"tasks", std::move(tasks)},
               {"type", status.type}};
-}
-
-// Connect's own connector configs (ConnectorConfig, and SinkConnectorConfig's topics), which its
-// validate endpoint checks and lists before the connector's.
-ConfigDef runtimeConfigDef(PluginType type) {
-  using T = ConfigDef::Type;
-  using I = ConfigDef::Importance;
-  using W = ConfigDef::Width;
-  const std::string common = "Common";
-  ConfigDef def;
-  def.define("name", T::STRING, DefaultValue(), NonEmptyString::create(), I::HIGH,
-             "The connector's name, unique in the worker.", common, 1, W::MEDIUM, "Connector name")
-      .define("connector.class", T::STRING, DefaultValue(), nullptr, I::HIGH,
-              "The connector's class name or alias.", common, 2, W::LONG, "Connector class")
-      .define("tasks.max", T::INT, 1, Range::atLeast(1), I::HIGH,
-              "At most this many tasks run the connector.", common, 3, W::SHORT, "Tasks max");
-  // A sink's topics come before the converters, as SinkConnectorConfig orders them.
-  int order = 3;
-  if (type == PluginType::SINK) {
-    def.define("topics", T::LIST, std::vector<std::string>{}, nullptr, I::HIGH,
-               "The topics to consume (or topics.regex).", common, 4, W::LONG, "Topics")
-        .define("topics.regex", T::STRING, "", nullptr, I::HIGH,
-                "A regular expression naming the topics to consume (or topics).", common, 5,
-                W::LONG, "Topics regex");
-    order = 5;
-  }
-  def.define("key.converter", T::CLASS, nullptr, nullptr, I::LOW,
-             "The connector's key converter, instead of the worker's.", common, order + 1, W::SHORT,
-             "Key converter class")
-      .define("value.converter", T::CLASS, nullptr, nullptr, I::LOW,
-              "The connector's value converter, instead of the worker's.", common, order + 2,
-              W::SHORT, "Value converter class")
-      .define("transforms", T::LIST, std::vector<std::string>{}, nullptr, I::LOW,
-              "The aliases of the transforms applied to each record, in order.", "Transforms", 0,
-              W::LONG, "Transforms")
-      .define("predicates", T::LIST, std::vector<std::string>{}, nullptr, I::LOW,
-              "The aliases of the predicates the transforms may use.", "Predicates", 0, W::LONG,
-              "Predicates");
-  return def;
-}
-
-// SinkConnectorConfig's check that exactly one of topics and topics.regex is set, reported on
-// both.
-void sinkTopicErrors(const Properties& config, std::vector<ConfigValue>& values) {
-  auto set = [&](const char* name) {
-    auto found = config.find(name);
-    return found != config.end() && !found->second.empty();
-  };
-  bool topics = set("topics"), regex = set("topics.regex");
-  if (topics != regex) return;
-  std::string message =
-      topics ? "topics and topics.regex are mutually exclusive options, but both are set."
-             : "Must configure one of topics or topics.regex";
-  for (ConfigValue& value : values) {
-    if (value.name == "topics" || value.name == "topics.regex") {
-      value.errorMessages.push_back(message);
-    }
-  }
 }
 
 int taskId(const std::string& text) {
@@ -451,7 +394,9 @@ RestResponse ConnectRestApi::validate(const std::string& pluginName, Properties 
   }
   config["connector.class"] = plugin->className;
   std::unique_ptr<Connector> connector = plugin->create();
-  ConfigDef definition = runtimeConfigDef(plugin->type);
+  ConnectorKind kind =
+      plugin->type == PluginType::SINK ? ConnectorKind::SINK : ConnectorKind::SOURCE;
+  ConfigDef definition = connectorConfigDef(kind);
   std::vector<ConfigValue> values = definition.validate(config);
   ConfigDef own = connector->config();
   for (const ConfigDef::ConfigKey& key : own.configKeys()) {
@@ -468,7 +413,7 @@ RestResponse ConnectRestApi::validate(const std::string& pluginName, Properties 
                                   value.errorMessages.end());
     }
   }
-  if (plugin->type == PluginType::SINK) sinkTopicErrors(config, values);
+  if (kind == ConnectorKind::SINK) sinkConfigErrors(config, values);
   return json(200, configInfos(plugin->className, definition, values));
 }
 

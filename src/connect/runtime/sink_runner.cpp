@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "connect/runtime/error_reporters.h"
 #include "oxbow/connect/converters.h"
 #include "oxbow/connect/errors.h"
 
@@ -31,17 +32,6 @@ std::vector<TopicPartition> fromList(const rd_kafka_topic_partition_list_t* list
     out.push_back(TopicPartition{list->elems[i].topic, list->elems[i].partition});
   }
   return out;
-}
-
-TimestampType timestampType(rd_kafka_timestamp_type_t type) {
-  switch (type) {
-    case RD_KAFKA_TIMESTAMP_CREATE_TIME:
-      return TimestampType::CREATE_TIME;
-    case RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME:
-      return TimestampType::LOG_APPEND_TIME;
-    default:
-      return TimestampType::NO_TIMESTAMP_TYPE;
-  }
 }
 
 std::optional<std::string_view> bytes(const void* data, size_t size) {
@@ -95,7 +85,37 @@ void SinkTaskRunner::subscribe() {
   }
 }
 
+// Kafka's reporters: the dead letter queue (its topic created first) and, given either it or
+// errors.log.enable, the task's errant record reporter.
+void SinkTaskRunner::setUpErrorReporting() {
+  const ErrorsConfig& errors = connector_.errors;
+  if (!errors.dlqTopic.empty()) {
+    auto dlq = std::make_unique<DeadLetterQueueReporter>(worker_, connector_.name, taskId_, errors);
+    dlq->createTopicIfMissing();
+    dlq_ = dlq.get();
+    errorHandler_.addReporter(std::move(dlq));
+  }
+  if (!errors.dlqTopic.empty() || errors.logEnable) {
+    errant_ = std::make_unique<WorkerErrantRecordReporter>(
+        errorHandler_, connectorConverter(worker_, connector_, true),
+        connectorConverter(worker_, connector_, false));
+  }
+}
+
+void SinkTaskRunner::put(const std::vector<SinkRecord>& records) {
+  if (errant_) errant_->setBatch(batchMessages());
+  task_->put(records);
+  if (errant_) errant_->throwIfNotTolerated();
+}
+
+std::vector<const rd_kafka_message_t*> SinkTaskRunner::batchMessages() const {
+  std::vector<const rd_kafka_message_t*> out;
+  for (const MessagePtr& message : batch_) out.push_back(message.get());
+  return out;
+}
+
 void SinkTaskRunner::run() {
+  setUpErrorReporting();
   task_->initialize(*this);
   task_->start(taskProps_);
   subscribe();
@@ -103,15 +123,19 @@ void SinkTaskRunner::run() {
   try {
     while (!stopping()) {
       seekRequested();
+      if (dlq_) dlq_->poll();
       std::vector<SinkRecord> records = pollBatch();
       if (callbackError_) std::rethrow_exception(callbackError_);
-      if (!records.empty()) task_->put(records);
+      if (!records.empty()) put(records);
       if (commitDue() || commitRequested_) commitOffsets();
     }
     commitOffsets();
     task_->close(std::vector<TopicPartition>(assigned_.begin(), assigned_.end()));
     assigned_.clear();
   } catch (...) {
+    // A failure not tolerated was reported first: its dead letter is written before the task
+    // ends, as Kafka's producer close() waits for what it sent.
+    if (dlq_) dlq_->flush(worker_.taskShutdownTimeoutMs);
     closeConsumer();
     task_->stop();
     throw;
@@ -122,17 +146,20 @@ void SinkTaskRunner::run() {
 
 void SinkTaskRunner::closeConsumer() {
   closing_ = true;  // the revocation close() brings has nothing left to commit or close
+  if (errant_) errant_->setBatch({});
+  batch_.clear();  // librdkafka's messages go before its handle
   rd_kafka_consumer_close(consumer_);
 }
 
 std::vector<SinkRecord> SinkTaskRunner::pollBatch() {
+  if (errant_) errant_->setBatch({});
+  batch_.clear();
   std::vector<SinkRecord> records;
   int wait = kPollMs;
   while (records.size() < kMaxBatch && !stopping()) {
     rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer_, wait);
     if (message == nullptr) break;
-    std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> owned(
-        message, &rd_kafka_message_destroy);
+    MessagePtr owned(message, &rd_kafka_message_destroy);
     wait = 0;  // take what is there, then hand it over
     if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) continue;
     if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -143,43 +170,72 @@ std::vector<SinkRecord> SinkTaskRunner::pollBatch() {
     currentOffsets_[tp] = OffsetAndMetadata{message->offset + 1};
     recordActiveTopic(tp.topic);
     if (std::optional<SinkRecord> record = convert(*message)) records.push_back(std::move(*record));
+    // Kept while the batch is put, for the errant record reporter to send as read.
+    if (errant_) batch_.push_back(std::move(owned));
   }
   return records;
 }
 
+Headers SinkTaskRunner::convertHeaders(const rd_kafka_message_t& message,
+                                       const std::string& topic) {
+  Headers headers;
+  forEachHeader(message, [&](const char* name, std::optional<std::string_view> value) {
+    headers.add(name, headerConverter_->toConnectHeader(topic, name, value));
+  });
+  return headers;
+}
+
+// Kafka's convertAndTransformRecord: each converter, then each transform, through the error
+// handler; nullopt for a record dropped or failed (and tolerated).
 std::optional<SinkRecord> SinkTaskRunner::convert(const rd_kafka_message_t& message) {
   std::string topic = rd_kafka_topic_name(message.rkt);
-  SchemaAndValue key = keyConverter_->toConnectData(topic, bytes(message.key, message.key_len));
-  SchemaAndValue value = valueConverter_->toConnectData(topic, bytes(message.payload, message.len));
-  Headers headers;
-  rd_kafka_headers_t* raw = nullptr;
-  if (rd_kafka_message_headers(&message, &raw) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    const char* name;
-    const void* data;
-    size_t size;
-    for (size_t i = 0; rd_kafka_header_get_all(raw, i, &name, &data, &size) == 0; ++i) {
-      headers.add(name, headerConverter_->toConnectHeader(topic, name, bytes(data, size)));
-    }
-  }
+  ErrorContext context;
+  context.consumed = [&message] { return rawRecord(message); };
+  std::optional<SchemaAndValue> key = errorHandler_.execute<SchemaAndValue>(
+      context, ErrorStage::KEY_CONVERTER, keyConverterClass_,
+      [&] { return keyConverter_->toConnectData(topic, bytes(message.key, message.key_len)); });
+  std::optional<SchemaAndValue> value = errorHandler_.execute<SchemaAndValue>(
+      context, ErrorStage::VALUE_CONVERTER, valueConverterClass_,
+      [&] { return valueConverter_->toConnectData(topic, bytes(message.payload, message.len)); });
+  std::optional<Headers> headers =
+      errorHandler_.execute<Headers>(context, ErrorStage::HEADER_CONVERTER, headerConverterClass_,
+                                     [&] { return convertHeaders(message, topic); });
+  if (context.failed()) return std::nullopt;
   rd_kafka_timestamp_type_t type;
   int64_t timestamp = rd_kafka_message_timestamp(&message, &type);
-  SinkRecord record(topic, message.partition, key.schema, key.value, value.schema, value.value,
+  SinkRecord record(topic, message.partition, key->schema, key->value, value->schema, value->value,
                     message.offset,
                     timestamp >= 0 ? std::optional<int64_t>(timestamp) : std::nullopt,
-                    timestampType(type), std::move(headers));
-  std::optional<ConnectRecord> transformed = transforms_->apply(record);
+                    timestampTypeOf(type), std::move(*headers));
+  std::optional<ConnectRecord> transformed = transform(context, record);
   if (!transformed) return std::nullopt;
   // A transform may change the topic, key, value, timestamp and headers, never where the
   // record was read from.
   return SinkRecord(transformed->topic(), transformed->kafkaPartition().value_or(message.partition),
                     transformed->keySchema(), transformed->key(), transformed->valueSchema(),
                     transformed->value(), message.offset, transformed->timestamp(),
-                    timestampType(type), transformed->headers());
+                    timestampTypeOf(type), transformed->headers());
+}
+
+// Every record reported is in the dead letter queue before offsets past it are committed.
+bool SinkTaskRunner::deadLettersWritten() {
+  if (dlq_ == nullptr) return true;
+  while (!stopping()) {
+    if (dlq_->flush(kPollMs)) return true;
+  }
+  return dlq_->flush(worker_.taskShutdownTimeoutMs);
 }
 
 void SinkTaskRunner::commitOffsets() {
   commitRequested_ = false;
   if (currentOffsets_.empty()) return;
+  if (!deadLettersWritten()) {
+    spdlog::warn(
+        "connect: sink task {} commits no offsets: the dead letter queue has records "
+        "not yet written",
+        name());
+    return;
+  }
   SinkOffsets committable = task_->preCommit(currentOffsets_);
   if (committable.empty()) return;
   PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(committable.size())),

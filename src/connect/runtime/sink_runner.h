@@ -10,6 +10,8 @@
 #include <set>
 #include <vector>
 
+#include "connect/runtime/errant_reporter.h"
+#include "connect/runtime/error_reporters.h"
 #include "connect/runtime/task_runner.h"
 #include "oxbow/connect/sink.h"
 
@@ -34,6 +36,14 @@ class SinkTaskRunner : public TaskRunner, private SinkTaskContext {
   void pause(const std::vector<TopicPartition>& partitions) override;
   void resume(const std::vector<TopicPartition>& partitions) override;
   void requestCommit() override { commitRequested_ = true; }
+  ErrantRecordReporter* errantRecordReporter() override { return errant_.get(); }
+
+  using MessagePtr = std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)>;
+  void setUpErrorReporting();
+  void put(const std::vector<SinkRecord>& records);
+  std::vector<const rd_kafka_message_t*> batchMessages() const;
+  Headers convertHeaders(const rd_kafka_message_t& message, const std::string& topic);
+  bool deadLettersWritten();
 
   void subscribe();
   std::vector<SinkRecord> pollBatch();
@@ -54,6 +64,9 @@ class SinkTaskRunner : public TaskRunner, private SinkTaskContext {
   bool commitRequested_ = false;
   bool closing_ = false;
   std::exception_ptr callbackError_;
+  DeadLetterQueueReporter* dlq_ = nullptr;  // owned by errorHandler_
+  std::unique_ptr<WorkerErrantRecordReporter> errant_;
+  std::vector<MessagePtr> batch_;  // the records being put, when errant_ may need them
 };
 
 }  // namespace oxbow::connect::runtime

@@ -28,22 +28,8 @@ SourceTaskRunner::SourceTaskRunner(const WorkerConfig& worker, ConnectorConfig c
       task_(std::move(task)),
       offsets_(offsets),
       reader_(offsets, connector_.name) {
-  // Kafka's worker producer: every record acknowledged by all replicas, in order per partition,
-  // retried rather than dropped.
-  rd_kafka_conf_t* conf = clientConfig({{"bootstrap.servers", worker.bootstrapServers},
-                                        {"client.id", "connector-producer-" + name()},
-                                        {"acks", "all"},
-                                        {"max.in.flight.requests.per.connection", "1"},
-                                        {"message.timeout.ms", "0"},
-                                        {"linger.ms", "0"}},
-                                       worker.producerOverrides);
-  rd_kafka_conf_set_dr_msg_cb(conf, &SourceTaskRunner::onDelivery);
-  char error[512];
-  producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-  if (producer_ == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    throw ConnectException(std::string("Could not create the producer: ") + error);
-  }
+  producer_ = workerProducer(worker, "connector-producer-" + name(), &SourceTaskRunner::onDelivery,
+                             nullptr);
 }
 
 SourceTaskRunner::~SourceTaskRunner() {
@@ -85,30 +71,58 @@ void SourceTaskRunner::finish() {
   commitOffsets();
 }
 
+// A record dropped by a transform, or failed in a transform or converter with errors.tolerance=all,
+// is skipped: its offset may be committed (Kafka's recordDropped).
 void SourceTaskRunner::send(const SourceRecord& record) {
   std::shared_ptr<Submitted> submitted = submit(record);
-  std::optional<ConnectRecord> transformed = transforms_->apply(record);
-  if (!transformed) {
+  ErrorContext context;
+  context.source = &record;
+  std::optional<ConnectRecord> transformed = transform(context, record);
+  std::optional<Converted> converted;
+  if (transformed) converted = convert(context, *transformed);
+  if (!converted) {
     submitted->acked = true;
     task_->commitRecord(record, std::nullopt);
     return;
   }
-  produce(*transformed, std::make_unique<Delivery>(Delivery{this, submitted, record}));
+  produce(*transformed, *converted, std::make_unique<Delivery>(Delivery{this, submitted, record}));
 }
 
-void SourceTaskRunner::produce(const ConnectRecord& record, std::unique_ptr<Delivery> delivery) {
+// The key, value and headers through the converters (Kafka's convertTransformedRecord).
+std::optional<SourceTaskRunner::Converted> SourceTaskRunner::convert(ErrorContext& context,
+                                                                     const ConnectRecord& record) {
+  using Bytes = std::optional<std::string>;
   const std::string& topic = record.topic();
-  std::optional<std::string> key =
-      keyConverter_->fromConnectData(topic, record.keySchema(), record.key());
-  std::optional<std::string> value =
-      valueConverter_->fromConnectData(topic, record.valueSchema(), record.value());
-  rd_kafka_headers_t* headers = rd_kafka_headers_new(record.headers().size());
-  for (const Header& header : record.headers()) {
-    std::string bytes;
-    bool present =
-        headerConverter_->fromConnectHeader(topic, header.key, header.schema, header.value, bytes);
-    rd_kafka_header_add(headers, header.key.data(), static_cast<ssize_t>(header.key.size()),
-                        present ? bytes.data() : nullptr, present ? bytes.size() : 0);
+  std::optional<Bytes> key = errorHandler_.execute<Bytes>(
+      context, ErrorStage::KEY_CONVERTER, keyConverterClass_,
+      [&] { return keyConverter_->fromConnectData(topic, record.keySchema(), record.key()); });
+  std::optional<Bytes> value =
+      errorHandler_.execute<Bytes>(context, ErrorStage::VALUE_CONVERTER, valueConverterClass_, [&] {
+        return valueConverter_->fromConnectData(topic, record.valueSchema(), record.value());
+      });
+  std::optional<std::vector<std::pair<std::string, Bytes>>> headers =
+      errorHandler_.execute<std::vector<std::pair<std::string, Bytes>>>(
+          context, ErrorStage::HEADER_CONVERTER, headerConverterClass_, [&] {
+            std::vector<std::pair<std::string, Bytes>> out;
+            for (const Header& header : record.headers()) {
+              out.emplace_back(header.key, headerConverter_->fromConnectData(topic, header.schema,
+                                                                             header.value));
+            }
+            return out;
+          });
+  if (context.failed()) return std::nullopt;
+  return Converted{std::move(*key), std::move(*value), std::move(*headers)};
+}
+
+void SourceTaskRunner::produce(const ConnectRecord& record, Converted& converted,
+                               std::unique_ptr<Delivery> delivery) {
+  const std::string& topic = record.topic();
+  std::optional<std::string>& key = converted.key;
+  std::optional<std::string>& value = converted.value;
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(converted.headers.size());
+  for (const auto& [name, bytes] : converted.headers) {
+    rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
+                        bytes ? bytes->data() : nullptr, bytes ? bytes->size() : 0);
   }
   // librdkafka's macros cast their arguments without parentheses.
   const char* keyData = key ? key->data() : nullptr;
@@ -156,6 +170,10 @@ std::shared_ptr<SourceTaskRunner::Submitted> SourceTaskRunner::submit(const Sour
 void SourceTaskRunner::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
   std::unique_ptr<Delivery> delivery(static_cast<Delivery*>(message->_private));
   SourceTaskRunner& runner = *delivery->runner;
+  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR && runner.errorHandler_.toleratesAll()) {
+    runner.skipFailedDelivery(*delivery, message);
+    return;
+  }
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     // Its offset is never committed, nor any after it in its source partition.
     if (runner.deliveryError_.empty()) {
@@ -172,6 +190,20 @@ void SourceTaskRunner::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message
   RecordMetadata metadata{rd_kafka_topic_name(message->rkt), message->partition, message->offset,
                           timestamp >= 0 ? std::optional<int64_t>(timestamp) : std::nullopt};
   runner.task_->commitRecord(delivery->record, metadata);
+}
+
+// With errors.tolerance=all a record the producer could not write is reported and skipped, as
+// Kafka's WorkerSourceTask does.
+void SourceTaskRunner::skipFailedDelivery(Delivery& delivery, const rd_kafka_message_t* message) {
+  ErrorContext context;
+  context.source = &delivery.record;
+  std::string text = "Could not write a record to " +
+                     std::string(rd_kafka_topic_name(message->rkt)) + ": " +
+                     rd_kafka_err2str(message->err);
+  errorHandler_.executeFailed(context, ErrorStage::KAFKA_PRODUCE,
+                              "org.apache.kafka.connect.runtime.WorkerSourceTask",
+                              std::make_exception_ptr(ConnectException(text)));
+  delivery.submitted->acked = true;
 }
 
 void SourceTaskRunner::commitOffsets() {

@@ -32,8 +32,17 @@ class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
   Props configs() const override { return taskProps_; }
   OffsetStorageReader& offsetStorageReader() override { return reader_; }
 
+  struct Converted {
+    std::optional<std::string> key;
+    std::optional<std::string> value;
+    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+  };
+
   void send(const SourceRecord& record);
-  void produce(const ConnectRecord& record, std::unique_ptr<Delivery> delivery);
+  std::optional<Converted> convert(ErrorContext& context, const ConnectRecord& record);
+  void produce(const ConnectRecord& record, Converted& converted,
+               std::unique_ptr<Delivery> delivery);
+  void skipFailedDelivery(Delivery& delivery, const rd_kafka_message_t* message);
   std::shared_ptr<Submitted> submit(const SourceRecord& record);
   void commitOffsets();
   void finish();

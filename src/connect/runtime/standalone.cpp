@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "connect/runtime/error_handler.h"
 #include "connect/runtime/sink_runner.h"
 #include "connect/runtime/source_runner.h"
 #include "oxbow/connect/config_def.h"
@@ -28,13 +29,7 @@ class StandaloneConnectorContext : public SourceConnectorContext {
         name_);
   }
   void raiseError(std::exception_ptr error) override {
-    std::string message = "unknown error";
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      message = e.what();
-    } catch (...) {
-    }
+    std::string message = exceptionMessage(error);
     spdlog::error("connect: connector {} failed: {}", name_, message);
     onError_(message);
   }
@@ -78,16 +73,6 @@ void checkValid(const Connector& connector, const Properties& props, const std::
   throw BadRequestException(text +
                             "\nYou can also find the above list of errors at the endpoint "
                             "`/connector-plugins/{connectorType}/config/validate`");
-}
-
-std::string errorText(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown error";
-  }
 }
 
 }  // namespace
@@ -257,7 +242,7 @@ bool StandaloneWorker::putConnector(const std::string& name, Properties props, b
     startConnector(added);
     if (added.target == TargetState::STARTED) startTasks(added);
   } catch (...) {
-    added.fail(errorText(std::current_exception()));
+    added.fail(exceptionMessage(std::current_exception()));
     spdlog::error("connect: connector {} failed to start: {}", name, added.failure());
   }
   spdlog::info("connect: connector {} {} with {} task(s)", name, created ? "created" : "updated",
@@ -316,7 +301,7 @@ void StandaloneWorker::restartConnector(const std::string& name, bool includeTas
     try {
       startConnector(running);
     } catch (...) {
-      running.fail(errorText(std::current_exception()));
+      running.fail(exceptionMessage(std::current_exception()));
       return;
     }
   }
@@ -347,7 +332,7 @@ void StandaloneWorker::restartTask(const std::string& name, int task) {
   try {
     startTask(running, task);
   } catch (...) {
-    running.taskErrors[task] = errorText(std::current_exception());
+    running.taskErrors[task] = exceptionMessage(std::current_exception());
   }
 }
 

@@ -4,6 +4,7 @@
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
+#include "connect/runtime/error_reporters.h"
 #include "oxbow/connect/converters.h"
 #include "oxbow/connect/errors.h"
 
@@ -33,8 +34,29 @@ TaskRunner::TaskRunner(const WorkerConfig& worker, ConnectorConfig connector, in
       valueConverter_(connectorConverter(worker, connector_, false)),
       headerConverter_(std::make_unique<StringConverter>()),
       transforms_(std::make_unique<TransformationChain>(connectorTransforms(connector_))),
+      keyConverterClass_(connectorConverterClass(worker, connector_, true)),
+      valueConverterClass_(connectorConverterClass(worker, connector_, false)),
+      headerConverterClass_(StringConverter::CLASS_NAME),
+      errorHandler_(connector_.errors),
       name_(connector_.name + "-" + std::to_string(taskId)) {
   headerConverter_->configure({}, false);
+  if (connector_.errors.logEnable) {
+    errorHandler_.addReporter(std::make_unique<LogReporter>(name_, connector_.errors));
+  }
+}
+
+std::optional<ConnectRecord> TaskRunner::transform(ErrorContext& context,
+                                                   const ConnectRecord& record) {
+  std::optional<ConnectRecord> current = record;
+  for (size_t i = 0; i < transforms_->size() && current; ++i) {
+    std::optional<std::optional<ConnectRecord>> result =
+        errorHandler_.execute<std::optional<ConnectRecord>>(
+            context, ErrorStage::TRANSFORMATION, transforms_->stageClassName(i),
+            [&] { return transforms_->applyStage(i, *current); });
+    if (!result) return std::nullopt;  // failed, tolerated
+    current = std::move(*result);
+  }
+  return current;
 }
 
 TaskRunner::~TaskRunner() {
@@ -51,6 +73,7 @@ void TaskRunner::start() {
 void TaskRunner::stop() {
   if (!thread_.joinable()) return;
   stopping_ = true;
+  errorHandler_.triggerStop();  // a retry's backoff ends at once
   wake();
   thread_.join();
 }
@@ -72,8 +95,9 @@ void TaskRunner::main() {
     run();
     state_ = TaskState::STOPPED;
     spdlog::info("connect: task {} stopped", name_);
-  } catch (const std::exception& e) {
-    fail(e.what());
+  } catch (const std::exception&) {
+    // A failure with causes (Tolerance exceeded in error handler) shows them, one a line.
+    fail(exceptionTrace(std::current_exception(), false));
   } catch (...) {
     // Whatever a task throws ends the task only: an exception leaving the thread would end the
     // process.
@@ -104,6 +128,27 @@ rd_kafka_conf_t* clientConfig(const std::vector<std::pair<std::string, std::stri
   for (const auto& [name, value] : defaults) set(name, value);
   for (const auto& [name, value] : overrides) set(name, value);
   return conf;
+}
+
+rd_kafka_t* workerProducer(const WorkerConfig& worker, const std::string& clientId,
+                           void (*onDelivery)(rd_kafka_t*, const rd_kafka_message_t*, void*),
+                           void* opaque) {
+  rd_kafka_conf_t* conf = clientConfig({{"bootstrap.servers", worker.bootstrapServers},
+                                        {"client.id", clientId},
+                                        {"acks", "all"},
+                                        {"max.in.flight.requests.per.connection", "1"},
+                                        {"message.timeout.ms", "0"},
+                                        {"linger.ms", "0"}},
+                                       worker.producerOverrides);
+  rd_kafka_conf_set_dr_msg_cb(conf, onDelivery);
+  rd_kafka_conf_set_opaque(conf, opaque);
+  char error[512];
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (producer == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw ConnectException(std::string("Could not create the producer ") + clientId + ": " + error);
+  }
+  return producer;
 }
 
 }  // namespace oxbow::connect::runtime

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "connect/runtime/error_handler.h"
 #include "connect/runtime/worker_config.h"
 #include "oxbow/connect/connector.h"
 
@@ -58,6 +59,15 @@ class TaskRunner {
   std::unique_ptr<Converter> valueConverter_;
   std::unique_ptr<Converter> headerConverter_;
   std::unique_ptr<TransformationChain> transforms_;
+  // Their class names, as failures report them.
+  std::string keyConverterClass_;
+  std::string valueConverterClass_;
+  std::string headerConverterClass_;
+  // The connector's errors.* handling, its log reporter added when errors.log.enable is set.
+  RetryWithTolerance errorHandler_;
+  // The record through each transform in turn, each stage's failure handled: nullopt when a
+  // transform dropped it or failed and the failure is tolerated.
+  std::optional<ConnectRecord> transform(ErrorContext& context, const ConnectRecord& record);
 
  private:
   void main();
@@ -71,6 +81,13 @@ class TaskRunner {
   std::string failure_;
   std::chrono::steady_clock::time_point lastCommit_ = std::chrono::steady_clock::now();
 };
+
+// A producer as Kafka's worker configures its own (for source records and the dead letter queue):
+// every record acknowledged by all replicas, in order per partition, retried rather than dropped;
+// the worker's producer.* laid over; deliveries reported to onDelivery with opaque.
+rd_kafka_t* workerProducer(const WorkerConfig& worker, const std::string& clientId,
+                           void (*onDelivery)(rd_kafka_t*, const rd_kafka_message_t*, void*),
+                           void* opaque);
 
 // librdkafka's config from the runtime's defaults, then the worker's overrides (producer.* or
 // consumer.*); ConnectException naming a property librdkafka refuses.

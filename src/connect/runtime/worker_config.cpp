@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "connect/runtime/connector_config_def.h"
 #include "oxbow/connect/errors.h"
 
 namespace oxbow::connect::runtime {
@@ -96,6 +97,11 @@ ConnectorConfig ConnectorConfig::parse(const Properties& props, ConnectorKind ki
   config.name = required(props, "name");
   config.connectorClass = required(props, "connector.class");
   config.tasksMax = static_cast<int>(longConfig(props, "tasks.max", 1, 1));
+  try {
+    config.errors = parseErrorsConfig(props, kind);
+  } catch (const ConfigException& e) {
+    throw ConnectException(e.what());
+  }
   if (kind == ConnectorKind::SOURCE) return config;
   const std::string* topics = find(props, "topics");
   const std::string* regex = find(props, "topics.regex");
@@ -110,6 +116,11 @@ ConnectorConfig ConnectorConfig::parse(const Properties& props, ConnectorKind ki
   if (!hasTopics && !hasRegex) {
     throw ConnectException("Must configure one of topics or topics.regex");
   }
+  std::vector<ConfigValue> values;
+  sinkConfigErrors(props, values);  // the dead letter queue must not be one of the topics
+  for (const ConfigValue& value : values) {
+    if (!value.errorMessages.empty()) throw ConnectException(value.errorMessages.front());
+  }
   return config;
 }
 
@@ -119,6 +130,20 @@ std::unique_ptr<Converter> connectorConverter(const WorkerConfig& worker,
   const Properties& source = connector.props.contains(property) ? connector.props : worker.props;
   ConfigMap configs(source.begin(), source.end());
   return ConverterRegistry::instance().configured(configs, property, isKey);
+}
+
+std::string connectorConverterClass(const WorkerConfig& worker, const ConnectorConfig& connector,
+                                    bool isKey) {
+  const std::string property = isKey ? "key.converter" : "value.converter";
+  const Properties& source = connector.props.contains(property) ? connector.props : worker.props;
+  auto found = source.find(property);
+  if (found == source.end()) return "null";
+  std::string name(trim(found->second));
+  for (const std::string& full : ConverterRegistry::instance().classNames()) {
+    std::string simple = full.substr(full.rfind('.') + 1);
+    if (name == full || name == simple || name + "Converter" == simple) return full;
+  }
+  return name;
 }
 
 TransformationChain connectorTransforms(const ConnectorConfig& connector) {

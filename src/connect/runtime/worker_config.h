@@ -35,6 +35,19 @@ struct WorkerConfig {
 
 enum class ConnectorKind { SOURCE, SINK };
 
+// A connector's errors.* configs (ConnectorConfig's "Error Handling" group and, for sinks,
+// SinkConnectorConfig's dead letter queue), with Kafka's defaults.
+struct ErrorsConfig {
+  int64_t retryTimeoutMs = 0;  // errors.retry.timeout; -1 retries forever
+  int64_t retryMaxDelayMs = 60'000;
+  bool toleranceAll = false;  // errors.tolerance=all, else none
+  bool logEnable = false;
+  bool logIncludeMessages = false;
+  std::string dlqTopic;  // errors.deadletterqueue.topic.name, trimmed; empty: none
+  int16_t dlqReplicationFactor = 3;
+  bool dlqContextHeaders = false;
+};
+
 struct ConnectorConfig {
   Properties props;  // everything, passed to the connector as its config
   std::string name;
@@ -42,9 +55,10 @@ struct ConnectorConfig {
   int tasksMax = 1;
   std::vector<std::string> topics;  // a sink's `topics`
   std::string topicsRegex;          // or its `topics.regex`
+  ErrorsConfig errors;
 
   // Checks the runtime's own configs (name, connector.class, tasks.max, a sink's topics or
-  // topics.regex but not both); the connector validates the rest.
+  // topics.regex but not both, errors.*); the connector validates the rest.
   static ConnectorConfig parse(const Properties& props, ConnectorKind kind);
 };
 
@@ -52,6 +66,11 @@ struct ConnectorConfig {
 // `key.converter.*`) when it names one, else the worker's.
 std::unique_ptr<Converter> connectorConverter(const WorkerConfig& worker,
                                               const ConnectorConfig& connector, bool isKey);
+
+// The full class name of that converter ("org.apache.kafka.connect.json.JsonConverter" for
+// "JsonConverter" or "Json"), as error reports name it.
+std::string connectorConverterClass(const WorkerConfig& worker, const ConnectorConfig& connector,
+                                    bool isKey);
 
 // The connector's `transforms`/`predicates` chain.
 TransformationChain connectorTransforms(const ConnectorConfig& connector);

@@ -114,6 +114,7 @@ TransformationChain TransformationChain::fromConnectorConfig(const TransformConf
     auto found = transformationTable().find(simpleName(className, kTransformsPackage));
     if (found == transformationTable().end()) throwUnknownClass(prefix + "type", className);
     Stage stage;
+    stage.className = std::string(kTransformsPackage) + found->first;
     stage.transformation = found->second();
     TransformConfig own = withPrefix(config, prefix);
     std::optional<std::string> predicateAlias = transforms::optionalString(own, "predicate");
@@ -141,13 +142,19 @@ TransformationChain TransformationChain::fromConnectorConfig(const TransformConf
 }
 
 std::optional<ConnectRecord> TransformationChain::apply(ConnectRecord record) const {
-  for (const Stage& stage : stages_) {
-    if (stage.predicate && stage.predicate->test(record) == stage.negate) continue;
-    std::optional<ConnectRecord> transformed = stage.transformation->apply(record);
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    std::optional<ConnectRecord> transformed = applyStage(i, record);
     if (!transformed) return std::nullopt;
     record = std::move(*transformed);
   }
   return record;
+}
+
+std::optional<ConnectRecord> TransformationChain::applyStage(size_t index,
+                                                             const ConnectRecord& record) const {
+  const Stage& stage = stages_.at(index);
+  if (stage.predicate && stage.predicate->test(record) == stage.negate) return record;
+  return stage.transformation->apply(record);
 }
 
 void TransformationChain::close() {

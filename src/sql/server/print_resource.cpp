@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/stream_server.h"
+#include "http/websocket_session.h"
 #include "sql/engine/print_topic.h"
 #include "sql/kafka/kafka_topic_access.h"
 #include "sql/kafka/registry_decoders.h"
@@ -62,15 +63,42 @@ void PrintTopics::handle(std::shared_ptr<http::StreamExchange> exchange, const R
     RestResponse r = generic_error(400, kBadRequest, e.what());
     return exchange->respond(r.status, "application/json", std::move(r.body));
   }
+  exchange->set_status(200);
+  exchange->set_header("content-type", "application/json");
+  Client client;
+  client.write = [exchange](const std::string& line) { exchange->write(line + "\n"); };
+  client.unsent_bytes = [exchange] { return exchange->unsent_bytes(); };
+  client.gone = [exchange] { return exchange->client_gone(); };
+  // As ksqlDB ends a PRINT that fails: its message on a line of its own.
+  client.finish = [exchange](const std::string& error) {
+    if (!error.empty()) exchange->write(error + "\n");
+    exchange->finish();
+  };
+  client.idle_lines = true;
+  start(std::move(client), std::move(access), topic, request.print);
+}
+
+void PrintTopics::handle(std::shared_ptr<http::WebSocketSession> session, const Request& request,
+                         std::function<void(const std::string& error)> end) {
+  auto access = std::make_shared<KafkaTopicAccess>(client_);
+  std::string topic = checked_print_topic(*access, request.print, request.statement);
+  Client client;
+  client.write = [session](const std::string& line) { session->send(nlohmann::json(line).dump()); };
+  client.unsent_bytes = [session] { return session->unsent_bytes(); };
+  client.gone = [session] { return session->client_gone(); };
+  client.finish = std::move(end);
+  start(std::move(client), std::move(access), topic, request.print);
+}
+
+void PrintTopics::start(Client client, std::shared_ptr<TopicAccess> access,
+                        const std::string& topic, const parser::Print& print) {
   {
     std::lock_guard lock(mutex_);
     ++running_;
   }
-  exchange->set_status(200);
-  exchange->set_header("content-type", "application/json");
   spdlog::info("sql-server: printing topic '{}'", topic);
-  std::thread([this, exchange, access, topic, print = request.print] {
-    stream(exchange, *access, topic, print);
+  std::thread([this, client = std::move(client), access, topic, print] {
+    stream(client, *access, topic, print);
     {
       std::lock_guard lock(mutex_);
       --running_;
@@ -79,31 +107,31 @@ void PrintTopics::handle(std::shared_ptr<http::StreamExchange> exchange, const R
   }).detach();
 }
 
-void PrintTopics::stream(const std::shared_ptr<http::StreamExchange>& exchange, TopicAccess& access,
-                         const std::string& topic, const parser::Print& print) {
+void PrintTopics::stream(const Client& client, TopicAccess& access, const std::string& topic,
+                         const parser::Print& print) {
   auto last_write = Clock::now();
   PrintOutput output;
   output.registry = registry_;
   output.end_when_caught_up = false;  // as ksqlDB's: until the LIMIT or the client leaves
   output.line = [&](const std::string& line) {
-    exchange->write(line + "\n");
+    client.write(line);
     last_write = Clock::now();
   };
   output.stop = [&] {
-    if (Clock::now() - last_write >= kIdleLine) output.line("");
+    if (client.idle_lines && Clock::now() - last_write >= kIdleLine) output.line("");
     // ksqlDB's writes wait for a slow client; so does the reading here.
-    while (exchange->unsent_bytes() > kMaxUnsentBytes && !exchange->client_gone() && !closing_)
+    while (client.unsent_bytes() > kMaxUnsentBytes && !client.gone() && !closing_)
       std::this_thread::sleep_for(kSlowClientCheck);
-    return exchange->client_gone() || closing_.load();
+    return client.gone() || closing_.load();
   };
+  std::string error;
   try {
     print_records(access, topic, print, output);
   } catch (const std::exception& e) {
-    // As ksqlDB ends a PRINT that fails: its message on a line of its own.
     spdlog::warn("sql-server: printing topic '{}': {}", topic, e.what());
-    exchange->write(std::string(e.what()) + "\n");
+    error = e.what();
   }
-  exchange->finish();
+  client.finish(error);
 }
 
 void PrintTopics::close_all() {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,7 +19,8 @@
 
 namespace oxbow::http {
 class StreamExchange;
-}
+class WebSocketSession;
+}  // namespace oxbow::http
 
 namespace oxbow::sql::server {
 
@@ -39,12 +41,27 @@ class PrintTopics {
   // Answers `exchange`: ksqlDB's 400 for a topic the cluster does not have, else the lines as
   // they come.
   void handle(std::shared_ptr<http::StreamExchange> exchange, const Request& request);
+  // The same over /ws/query, as ksqlDB's: each line a text message holding it as a JSON string,
+  // then `end` ("" after the LIMIT, else why it failed). Throws SqlError with ksqlDB's message for
+  // a topic the cluster does not have.
+  void handle(std::shared_ptr<http::WebSocketSession> session, const Request& request,
+              std::function<void(const std::string& error)> end);
   // Ends every PRINT and waits for them (the server stopping).
   void close_all();
 
  private:
-  void stream(const std::shared_ptr<http::StreamExchange>& exchange, TopicAccess& access,
-              const std::string& topic, const parser::Print& print);
+  // Where a PRINT's lines go, over HTTP or a WebSocket.
+  struct Client {
+    std::function<void(const std::string& line)> write;
+    std::function<size_t()> unsent_bytes;
+    std::function<bool()> gone;
+    std::function<void(const std::string& error)> finish;  // error: empty after the LIMIT
+    bool idle_lines = false;  // an empty line after each idle second, as /query's
+  };
+  void start(Client client, std::shared_ptr<TopicAccess> access, const std::string& topic,
+             const parser::Print& print);
+  void stream(const Client& client, TopicAccess& access, const std::string& topic,
+              const parser::Print& print);
 
   const ClientConfig client_;
   const RegistryDecoders registry_;

@@ -141,7 +141,7 @@ struct SqlServer::Impl {
         push(ksql, PushSettings{config.service_id, config.streams_config, client,
                                 config.max_push_queries}),
         denied(denied_properties(config.properties)),
-        ws(ksql, push, runner, client, denied),
+        ws(ksql, push, print, runner, client, denied),
         http(
             context, [this](std::shared_ptr<http::StreamExchange> e) { handle(std::move(e)); },
             http_options(config)),
@@ -220,9 +220,9 @@ struct SqlServer::Impl {
                  commands.topic(), runner.running().size());
   }
 
-  // PRINT (on /query only, as in ksqlDB) prints a topic; a SELECT without EMIT is a pull query;
-  // anything else (errors included) the push queries'. Each runs once the command its request
-  // names is executed here, so that a client may query what it has just created elsewhere.
+  // PRINT (on /query, and /ws/query's own endpoint) prints a topic; a SELECT without EMIT is a pull
+  // query; anything else (errors included) the push queries'. Each runs once the command its
+  // request names is executed here, so that a client may query what it has just created elsewhere.
   void query(std::shared_ptr<http::StreamExchange> exchange, PushEndpoint endpoint) {
     if (auto waited = ksql.wait_for_command(exchange->request().body))
       return exchange->respond(waited->status, "application/json", std::move(waited->body));

@@ -12,6 +12,7 @@
 #include "sql/serde/row_serde.h"
 #include "sql/server/entities.h"
 #include "sql/server/ksql_resource.h"
+#include "sql/server/print_resource.h"
 #include "sql/server/pull_query_reader.h"
 #include "sql/server/pull_query_resource.h"
 #include "sql/server/pull_query_routing.h"
@@ -187,7 +188,19 @@ void WsQueryEndpoint::run(const std::shared_ptr<http::WebSocketSession>& session
     return end_session(*session, kWsTryAgainLater,
                        body.is_object() ? body.value("message", waited->body) : waited->body);
   }
-  if (PullQueries::is_pull_query(PushEndpoint::kQuery, json_text({{"ksql", request.statement}})))
+  const std::string body = json_text({{"ksql", request.statement}});
+  if (auto printed = PrintTopics::request_of(body)) {
+    try {
+      print_.handle(session, *printed, [session](const std::string& error) {
+        if (error.empty()) return end_session(*session, kWsNormalClosure, "done");
+        end_session(*session, kWsInternalServerError, error);
+      });
+    } catch (const std::exception& e) {
+      end_session(*session, kWsInvalidMessageType, e.what());
+    }
+    return;
+  }
+  if (PullQueries::is_pull_query(PushEndpoint::kQuery, body))
     return run_pull(session, request.statement);
   std::string id;
   try {

@@ -4,9 +4,10 @@
 // sends the result's columns (a JSON array of ksqlDB's FieldInfo), then each row as
 // {"row":{"columns":[...]}}, and ends with a last message {"error": <why>} and a Close frame:
 // 1000 "done" after a LIMIT, 1003 for a request or statement it refuses, 1011 when the query
-// fails. A push query runs as /query-stream's do (PushQueries); a pull query (no EMIT) is read as
-// /query-stream reads it (pull_query_reader.h; with several servers, pull_query_routing.h), its key
-// columns marked KEY, then ends with "done".
+// fails. PRINT sends each line as a JSON string in a message of its own (print_resource.h). A push
+// query runs as /query-stream's do (PushQueries); a pull query (no EMIT) is read as /query-stream
+// reads it (pull_query_reader.h; with several servers, pull_query_routing.h), its key columns
+// marked KEY, then ends with "done".
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -25,6 +26,7 @@ class WebSocketSession;
 namespace oxbow::sql::server {
 
 class KsqlResource;
+class PrintTopics;
 class PushQueries;
 class QueryRunner;
 
@@ -54,10 +56,11 @@ std::string close_reason(const std::string& message);
 class WsQueryEndpoint {
  public:
   // `runner` and `client`: where pull queries read tables' stores and streams' topics.
-  WsQueryEndpoint(KsqlResource& ksql, PushQueries& push, const QueryRunner& runner,
-                  ClientConfig client, std::vector<std::string> denied)
+  WsQueryEndpoint(KsqlResource& ksql, PushQueries& push, PrintTopics& print,
+                  const QueryRunner& runner, ClientConfig client, std::vector<std::string> denied)
       : ksql_(ksql),
         push_(push),
+        print_(print),
         runner_(runner),
         client_(std::move(client)),
         denied_(std::move(denied)) {}
@@ -75,6 +78,7 @@ class WsQueryEndpoint {
 
   KsqlResource& ksql_;
   PushQueries& push_;
+  PrintTopics& print_;
   const QueryRunner& runner_;
   const ClientConfig client_;
   const std::vector<std::string> denied_;
