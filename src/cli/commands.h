@@ -25,5 +25,6 @@ void add_schema_command(CLI::App& app);
 void add_sql_command(CLI::App& app);
 void add_sql_server_command(CLI::App& app);
 void add_connect_command(CLI::App& app);
+void add_connector_command(CLI::App& app);
 
 }  // namespace oxbow::cli

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   oxbow::cli::add_sql_command(app);
   oxbow::cli::add_sql_server_command(app);
   oxbow::cli::add_connect_command(app);
+  oxbow::cli::add_connector_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "cli/client_config.h"
 #include "cli/commands.h"
-#include "http/client.h"
+#include "cli/rest_call.h"
 
 namespace oxbow::cli {
 
 namespace {
 
 using Json = nlohmann::json;
-constexpr int kTimeoutMs = 30000;
 
 struct SchemaOptions {
   std::string url = "http://localhost:8081";
@@ -28,11 +28,6 @@ struct SchemaOptions {
   bool deleted = false, permanent = false, normalize = false, verbose = false;
   std::string prefix;
 };
-
-[[noreturn]] void fail(const std::string& message) {
-  fmt::print(stderr, "oxbow: error: {}\n", message);
-  throw CLI::RuntimeError(1);
-}
 
 // Path segments are percent-encoded: subjects may hold '/', '?', '%' or spaces.
 std::string encode(const std::string& segment) {
@@ -46,27 +41,14 @@ std::string encode(const std::string& segment) {
   return out;
 }
 
-// The answer's JSON, or one line naming the registry's error (its code and message).
+// The answer's JSON; an error fails the command with one line naming the registry's error.
 Json call(const SchemaOptions& o, const std::string& method, const std::string& path,
           const Json& body = nullptr) {
-  http::Request request;
-  request.method = method;
-  auto question = path.find('?');
-  request.path = path.substr(0, question);
-  if (question != std::string::npos) request.query = path.substr(question + 1);
-  request.content_type = "application/vnd.schemaregistry.v1+json";
-  request.accept = "application/vnd.schemaregistry.v1+json";
-  if (!body.is_null()) request.body = body.dump();
-  auto exchange = http::send_request(o.url, request, kTimeoutMs);
-  if (!exchange.response) fail("cannot reach the registry at " + o.url + ": " + exchange.error);
-  auto answer = Json::parse(exchange.response->body, nullptr, false);
-  if (exchange.response->status >= 400) {
-    if (answer.is_object() && answer.contains("message"))
-      fail(fmt::format("{} (error code {})", answer["message"].get<std::string>(),
-                       answer.value("error_code", exchange.response->status)));
-    fail(fmt::format("HTTP {}: {}", exchange.response->status, exchange.response->body));
-  }
-  if (answer.is_discarded()) fail("the registry's answer is not JSON: " + exchange.response->body);
+  http::Response response =
+      rest_call({o.url, "the registry", "application/vnd.schemaregistry.v1+json"}, method, path,
+                body.is_null() ? "" : body.dump());
+  auto answer = Json::parse(response.body, nullptr, false);
+  if (answer.is_discarded()) fail("the registry's answer is not JSON: " + response.body);
   return answer;
 }
 
