@@ -134,3 +134,26 @@ def test_no_worker_listening(tmp_path):
     bad.write_text("{not json")
     code, _, err = _cli(port, "create", str(bad))
     assert code == 1 and err == f"oxbow: error: {bad}: not valid JSON\n"
+
+
+def test_failed_task_status_shows_its_trace_first_line(broker, tmp_path):
+    worker, port = _worker(tmp_path, broker)
+    topic = ck.create_topic(broker.bootstrap, unique_topic("cli"))
+    # JsonConverter cannot read this record: the task fails.
+    producer = ck.producer(broker.bootstrap)
+    producer.produce(topic, value=b"not json", partition=0)
+    producer.flush(10)
+    props = tmp_path / "sink.properties"
+    props.write_text(f"name=sink\nconnector.class=FileStreamSink\ntopics={topic}\n"
+                     f"file={tmp_path / 'out.txt'}\n"
+                     "value.converter=org.apache.kafka.connect.json.JsonConverter\n")
+    _ok(port, "create", str(props))
+    wait_until(lambda: _states(port, "sink") == ["RUNNING", "FAILED"], 30,
+               message="the sink task FAILED")
+    lines = _ok(port, "status", "sink").splitlines()
+    task = lines.index(next(line for line in lines if line.startswith("task 0")))
+    # The trace's first line only, indented under the task.
+    assert lines[task + 1:] == ["           Tolerance exceeded in error handler"]
+    restarted = _ok(port, "restart", "sink", "--include-tasks", "--only-failed")
+    assert restarted.startswith("Restarted connector sink\nConnector sink (sink)\n")
+    worker.stop()
