@@ -19,10 +19,22 @@ std::vector<std::string> ActiveTopics::topics(const std::string& connector) cons
 void ActiveTopics::reset(const std::string& connector) {
   std::lock_guard lock(mutex_);
   topics_.erase(connector);
+  resets_.fetch_add(1, std::memory_order_release);
 }
 
-void TaskRunner::recordActiveTopic(const std::string& topic) {
-  if (activeTopics_ != nullptr) activeTopics_->record(connector_.name, topic);
+void TaskRunner::recordActiveTopic(std::string_view topic) {
+  if (activeTopics_ == nullptr) return;
+  // As Kafka's WorkerTask, a task reports a topic once (until a reset), so that the worker-wide
+  // set and its lock are not on every record's path.
+  std::lock_guard lock(seenTopicsMutex_);
+  const uint64_t resets = activeTopics_->resets();
+  if (resets != seenTopicsResets_) {
+    seenTopics_.clear();
+    seenTopicsResets_ = resets;
+  }
+  if (seenTopics_.find(topic) != seenTopics_.end()) return;
+  seenTopics_.emplace(topic);
+  activeTopics_->record(connector_.name, std::string(topic));
 }
 
 }  // namespace oxbow::connect::runtime

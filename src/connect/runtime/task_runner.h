@@ -5,9 +5,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "connect/runtime/error_handler.h"
@@ -47,7 +50,7 @@ class TaskRunner {
   bool stopping() const { return stopping_.load(); }
   // Whether offset.flush.interval.ms has passed since the last commit (and restarts the clock).
   bool commitDue();
-  void recordActiveTopic(const std::string& topic);  // in active_topics.cpp
+  void recordActiveTopic(std::string_view topic);  // in active_topics.cpp
 
   const WorkerConfig& worker_;
   ConnectorConfig connector_;
@@ -75,6 +78,10 @@ class TaskRunner {
   std::string name_;
   std::thread thread_;
   ActiveTopics* activeTopics_ = nullptr;
+  // The topics this task has reported since ActiveTopics' last reset (of any connector).
+  std::mutex seenTopicsMutex_;
+  std::set<std::string, std::less<>> seenTopics_;
+  uint64_t seenTopicsResets_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<TaskState> state_{TaskState::UNASSIGNED};
   mutable std::mutex failureMutex_;
