@@ -14,20 +14,37 @@
 
 namespace oxbow::connect::runtime {
 
-class FileOffsetStore {
+// Where source offsets are kept: a file (standalone) or the offsets topic (distributed).
+class OffsetBackingStore {
+ public:
+  virtual ~OffsetBackingStore() = default;
+  virtual std::optional<ValueMap> offset(const std::string& connector,
+                                         const ValueMap& partition) const = 0;
+  // Keeps the offsets durably before it returns; ConnectException when it cannot.
+  virtual void commit(const std::string& connector,
+                      const std::vector<std::pair<ValueMap, ValueMap>>& offsets) = 0;
+  // Every partition of the connector with its offset (GET /connectors/NAME/offsets).
+  virtual std::vector<std::pair<ValueMap, ValueMap>> connectorOffsets(
+      const std::string& connector) const = 0;
+  // Sets the offsets, removing a partition's when its offset is nullopt (KIP-875's alter and
+  // reset).
+  virtual void alter(const std::string& connector, const SourceOffsets& offsets) = 0;
+};
+
+class FileOffsetStore : public OffsetBackingStore {
  public:
   // Reads the file when it exists; ConnectException when it exists and cannot be read.
   explicit FileOffsetStore(std::string path);
 
-  std::optional<ValueMap> offset(const std::string& connector, const ValueMap& partition) const;
-  // Sets the offsets and writes the whole file; ConnectException when it cannot be written.
+  std::optional<ValueMap> offset(const std::string& connector,
+                                 const ValueMap& partition) const override;
+  // Sets the offsets and writes the whole file.
   void commit(const std::string& connector,
-              const std::vector<std::pair<ValueMap, ValueMap>>& offsets);
-  // Every partition of the connector with its offset (GET /connectors/NAME/offsets).
-  std::vector<std::pair<ValueMap, ValueMap>> connectorOffsets(const std::string& connector) const;
-  // Sets the offsets, removing a partition's when its offset is nullopt (KIP-875's alter and
-  // reset), and writes the whole file.
-  void alter(const std::string& connector, const SourceOffsets& offsets);
+              const std::vector<std::pair<ValueMap, ValueMap>>& offsets) override;
+  std::vector<std::pair<ValueMap, ValueMap>> connectorOffsets(
+      const std::string& connector) const override;
+  // Writes the whole file.
+  void alter(const std::string& connector, const SourceOffsets& offsets) override;
   size_t size() const;
 
  private:
@@ -39,16 +56,16 @@ class FileOffsetStore {
 };
 
 // What a connector's source tasks read their committed offsets through.
-class FileOffsetReader : public OffsetStorageReader {
+class StoreOffsetReader : public OffsetStorageReader {
  public:
-  FileOffsetReader(const FileOffsetStore& store, std::string connector)
+  StoreOffsetReader(const OffsetBackingStore& store, std::string connector)
       : store_(store), connector_(std::move(connector)) {}
   std::optional<ValueMap> offset(const ValueMap& partition) override {
     return store_.offset(connector_, partition);
   }
 
  private:
-  const FileOffsetStore& store_;
+  const OffsetBackingStore& store_;
   std::string connector_;
 };
 

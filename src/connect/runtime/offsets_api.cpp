@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "connect/runtime/group_offsets.h"
+#include "connect/runtime/offset_store.h"
 #include "oxbow/connect/sink.h"
 #include "oxbow/connect/source.h"
 
@@ -56,7 +57,7 @@ std::unique_ptr<Kind> connectorAs(const OffsetsTarget& target) {
   return std::unique_ptr<Kind>(typed);
 }
 
-void writeGroupOffsets(StandaloneWorker& worker, const std::string& name,
+void writeGroupOffsets(Herder& worker, const std::string& name,
                        const std::map<TopicPartition, std::optional<int64_t>>& offsets) {
   std::map<TopicPartition, int64_t> altered;
   std::set<TopicPartition> removed;
@@ -78,7 +79,7 @@ void writeGroupOffsets(StandaloneWorker& worker, const std::string& name,
   }
 }
 
-void resetGroup(StandaloneWorker& worker, const OffsetsTarget& target, bool& checked) {
+void resetGroup(Herder& worker, const OffsetsTarget& target, bool& checked) {
   GroupAdmin admin(worker.config());
   std::map<TopicPartition, std::optional<int64_t>> offsets;
   try {
@@ -98,7 +99,7 @@ void resetGroup(StandaloneWorker& worker, const OffsetsTarget& target, bool& che
 
 }  // namespace
 
-nlohmann::ordered_json connectorOffsets(StandaloneWorker& worker, const std::string& name) {
+nlohmann::ordered_json connectorOffsets(Herder& worker, const std::string& name) {
   OffsetsTarget target = worker.offsetsTarget(name);
   if (target.plugin->type == PluginType::SOURCE) {
     return offsetsJson(worker.offsetStore().connectorOffsets(name));
@@ -111,7 +112,7 @@ nlohmann::ordered_json connectorOffsets(StandaloneWorker& worker, const std::str
   }
 }
 
-std::string alterConnectorOffsets(StandaloneWorker& worker, const std::string& name,
+std::string alterConnectorOffsets(Herder& worker, const std::string& name,
                                   const std::vector<OffsetEntry>& entries) {
   bool checked = false;
   worker.modifyOffsets(name, [&](const OffsetsTarget& target) {
@@ -128,7 +129,7 @@ std::string alterConnectorOffsets(StandaloneWorker& worker, const std::string& n
   return completion(checked, false);
 }
 
-std::string resetConnectorOffsets(StandaloneWorker& worker, const std::string& name) {
+std::string resetConnectorOffsets(Herder& worker, const std::string& name) {
   bool checked = false;
   worker.modifyOffsets(name, [&](const OffsetsTarget& target) {
     if (target.plugin->type != PluginType::SOURCE) {

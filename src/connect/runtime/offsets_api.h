@@ -7,20 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "connect/runtime/herder.h"
 #include "connect/runtime/offsets_body.h"
-#include "connect/runtime/standalone.h"
 
 namespace oxbow::connect::runtime {
 
 // GET /connectors/NAME/offsets; NotFoundException, ConnectException when the group's offsets
 // cannot be read.
-nlohmann::ordered_json connectorOffsets(StandaloneWorker& worker, const std::string& name);
+nlohmann::ordered_json connectorOffsets(Herder& worker, const std::string& name);
 
 // PATCH and DELETE: the text of Connect's Message answer. NotFoundException, BadRequestException
 // (not STOPPED, a sink offset not in its shape), ConnectException (refused by the connector, the
 // group has members, the broker failed).
-std::string alterConnectorOffsets(StandaloneWorker& worker, const std::string& name,
+std::string alterConnectorOffsets(Herder& worker, const std::string& name,
                                   const std::vector<OffsetEntry>& entries);
-std::string resetConnectorOffsets(StandaloneWorker& worker, const std::string& name);
+std::string resetConnectorOffsets(Herder& worker, const std::string& name);
 
 }  // namespace oxbow::connect::runtime

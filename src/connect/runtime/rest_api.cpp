@@ -123,13 +123,16 @@ Json connectorInfoJson(const ConnectorInfo& info) {
 }
 
 Json taskStateJson(const TaskStatus& task, const std::string& workerId) {
-  Json state{{"id", task.id}, {"state", task.state}, {"worker_id", workerId}};
+  Json state{{"id", task.id},
+             {"state", task.state},
+             {"worker_id", task.workerId.empty() ? workerId : task.workerId}};
   if (task.state == "FAILED") state["trace"] = task.failure;
   return state;
 }
 
 Json statusJson(const ConnectorStatus& status, const std::string& workerId) {
-  Json connector{{"state", status.state}, {"worker_id", workerId}};
+  Json connector{{"state", status.state},
+                 {"worker_id", status.workerId.empty() ? workerId : status.workerId}};
   if (status.state == "FAILED") connector["trace"] = status.trace;
   Json tasks = Json::array();
   for (const TaskStatus& task : status.tasks) tasks.push_back(taskStateJson(task, workerId));
@@ -151,7 +154,7 @@ int taskId(const std::string& text) {
 
 }  // namespace
 
-ConnectRestApi::ConnectRestApi(StandaloneWorker& worker, RestInfo info)
+ConnectRestApi::ConnectRestApi(Herder& worker, RestInfo info)
     : worker_(worker), info_(std::move(info)) {}
 
 RestResponse ConnectRestApi::handle(const RestRequest& request) {

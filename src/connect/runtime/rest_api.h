@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "connect/runtime/herder.h"
 #include "connect/runtime/loggers.h"
-#include "connect/runtime/standalone.h"
 
 namespace oxbow::connect::runtime {
 
@@ -41,7 +41,7 @@ struct RestInfo {
 
 class ConnectRestApi {
  public:
-  ConnectRestApi(StandaloneWorker& worker, RestInfo info);
+  ConnectRestApi(Herder& worker, RestInfo info);
   // Once the server knows the port it answers on.
   void setWorkerId(std::string workerId) { info_.workerId = std::move(workerId); }
   // Never throws: errors become Connect's error bodies.
@@ -63,7 +63,7 @@ class ConnectRestApi {
   RestResponse validate(const std::string& pluginName, Properties config);
   RestResponse root();
 
-  StandaloneWorker& worker_;
+  Herder& worker_;
   RestInfo info_;
   std::string clusterId_;
   WorkerLoggers loggers_;

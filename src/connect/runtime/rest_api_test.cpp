@@ -1,6 +1,7 @@
 // Connect's REST API without a server or a broker: routing, status codes, error bodies, the
 // plugin endpoints, and configs refused before anything starts.
 #include "connect/runtime/rest_api.h"
+#include "connect/runtime/standalone.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // KIP-875's offsets and KIP-558's active topics endpoints of ConnectorsResource.
 #include <nlohmann/json.hpp>
 
+#include "connect/runtime/active_topics.h"
 #include "connect/runtime/offsets_api.h"
 #include "connect/runtime/rest_api.h"
 

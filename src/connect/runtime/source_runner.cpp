@@ -23,7 +23,7 @@ struct SourceTaskRunner::Delivery {
 
 SourceTaskRunner::SourceTaskRunner(const WorkerConfig& worker, ConnectorConfig connector,
                                    int taskId, Props taskProps, std::unique_ptr<SourceTask> task,
-                                   FileOffsetStore& offsets)
+                                   OffsetBackingStore& offsets)
     : TaskRunner(worker, std::move(connector), taskId, std::move(taskProps)),
       task_(std::move(task)),
       offsets_(offsets),

@@ -16,7 +16,7 @@ namespace oxbow::connect::runtime {
 class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
  public:
   SourceTaskRunner(const WorkerConfig& worker, ConnectorConfig connector, int taskId,
-                   Props taskProps, std::unique_ptr<SourceTask> task, FileOffsetStore& offsets);
+                   Props taskProps, std::unique_ptr<SourceTask> task, OffsetBackingStore& offsets);
   ~SourceTaskRunner() override;
 
  private:
@@ -49,8 +49,8 @@ class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
   static void onDelivery(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque);
 
   std::unique_ptr<SourceTask> task_;
-  FileOffsetStore& offsets_;
-  FileOffsetReader reader_;
+  OffsetBackingStore& offsets_;
+  StoreOffsetReader reader_;
   rd_kafka_t* producer_ = nullptr;
   std::vector<PartitionQueue> submitted_;
   std::string deliveryError_;

@@ -81,7 +81,7 @@ struct StandaloneWorker::RunningConnector {
   ConnectorConfig config;
   const ConnectorPlugin* plugin = nullptr;
   TargetState target = TargetState::STARTED;
-  std::unique_ptr<FileOffsetReader> reader;
+  std::unique_ptr<StoreOffsetReader> reader;
   std::unique_ptr<StandaloneConnectorContext> context;
   std::unique_ptr<Connector> connector;  // null while STOPPED
   bool connectorStarted = false;
@@ -136,7 +136,7 @@ void StandaloneWorker::startConnector(RunningConnector& running) {
   const ConnectorConfig& config = running.config;
   running.fail("");
   running.connector = running.plugin->create();
-  running.reader = std::make_unique<FileOffsetReader>(offsets_, config.name);
+  running.reader = std::make_unique<StoreOffsetReader>(offsets_, config.name);
   RunningConnector* self = &running;
   running.context = std::make_unique<StandaloneConnectorContext>(
       config.name, *running.reader, [self](std::string error) { self->fail(std::move(error)); });
@@ -357,7 +357,8 @@ ConnectorStatus StandaloneWorker::statusOf(const RunningConnector& running) cons
                          std::string(pluginTypeName(running.plugin->type)),
                          "RUNNING",
                          self.failure(),
-                         {}};
+                         {},
+                         ""};
   if (running.target == TargetState::STOPPED) {
     status.state = "STOPPED";
     return status;
@@ -368,7 +369,7 @@ ConnectorStatus StandaloneWorker::statusOf(const RunningConnector& running) cons
     status.state = "PAUSED";
   for (size_t i = 0; i < running.taskConfigs.size(); ++i) {
     TaskStatus task{running.config.name + "-" + std::to_string(i), static_cast<int>(i),
-                    "UNASSIGNED", ""};
+                    "UNASSIGNED", "", ""};
     const TaskRunner* runner = i < running.tasks.size() ? running.tasks[i].get() : nullptr;
     if (i < running.taskErrors.size() && !running.taskErrors[i].empty()) {
       task.state = "FAILED";
@@ -433,7 +434,7 @@ std::vector<TaskStatus> StandaloneWorker::taskStatuses() const {
       const TaskRunner* task = running->tasks[i].get();
       if (task == nullptr) continue;
       out.push_back(TaskStatus{task->name(), static_cast<int>(i), taskStateName(task->state()),
-                               task->failure()});
+                               task->failure(), ""});
     }
   }
   return out;

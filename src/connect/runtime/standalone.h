@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "connect/runtime/active_topics.h"
+#include "connect/runtime/herder.h"
 #include "connect/runtime/offset_store.h"
 #include "connect/runtime/task_runner.h"
 #include "connect/runtime/worker_config.h"
@@ -20,54 +21,11 @@
 
 namespace oxbow::connect::runtime {
 
-// Connect's REST errors: 404, 409 and 400 with the exception's message.
-class NotFoundException : public ConnectException {
-  using ConnectException::ConnectException;
-};
-class AlreadyExistsException : public ConnectException {
-  using ConnectException::ConnectException;
-};
-class BadRequestException : public ConnectException {
-  using ConnectException::ConnectException;
-};
-
-// What a connector was asked to be (Connect's TargetState).
-enum class TargetState { STARTED, PAUSED, STOPPED };
-
-struct TaskStatus {
-  std::string name;  // NAME-N
-  int id = 0;
-  std::string state;  // RUNNING, PAUSED, FAILED, UNASSIGNED
-  std::string failure;
-};
-
-struct ConnectorStatus {
-  std::string name;
-  std::string type;   // "source", "sink"
-  std::string state;  // RUNNING, PAUSED, STOPPED, FAILED
-  std::string trace;  // a FAILED connector's error
-  std::vector<TaskStatus> tasks;
-};
-
-// What the offsets endpoints (offsets_api.h) need of a connector.
-struct OffsetsTarget {
-  std::string name;
-  const ConnectorPlugin* plugin = nullptr;
-  Properties config;
-};
-
-struct ConnectorInfo {
-  std::string name;
-  Properties config;
-  std::vector<Props> taskConfigs;
-  std::string type;
-};
-
-class StandaloneWorker {
+class StandaloneWorker : public Herder {
  public:
   // ConnectException for a bad worker config or an unreadable offsets file.
   StandaloneWorker(const Properties& workerProps, ConnectorPlugins plugins);
-  ~StandaloneWorker();
+  ~StandaloneWorker() override;
 
   // Validates and starts one connector from its file and its tasks; ConnectException (with every
   // config error) when it cannot.
@@ -75,32 +33,32 @@ class StandaloneWorker {
   // Connect's PUT /connectors/NAME/config (and POST /connectors when `mustBeNew`): validates,
   // then replaces the running connector of that name or creates it. True when created.
   // BadRequestException for an invalid config, AlreadyExistsException.
-  bool putConnector(const std::string& name, Properties props, bool mustBeNew);
+  bool putConnector(const std::string& name, Properties props, bool mustBeNew) override;
   // The rest: NotFoundException for an unknown connector or task.
-  void deleteConnector(const std::string& name);
-  void setTargetState(const std::string& name, TargetState state);
+  void deleteConnector(const std::string& name) override;
+  void setTargetState(const std::string& name, TargetState state) override;
   // Restarts the connector (unless onlyFailed and it is not FAILED) and, with includeTasks, its
   // tasks (only the FAILED ones with onlyFailed).
-  void restartConnector(const std::string& name, bool includeTasks, bool onlyFailed);
-  void restartTask(const std::string& name, int task);
-  std::vector<std::string> connectorNames() const;
-  ConnectorInfo connectorInfo(const std::string& name) const;
-  ConnectorStatus connectorStatus(const std::string& name) const;
+  void restartConnector(const std::string& name, bool includeTasks, bool onlyFailed) override;
+  void restartTask(const std::string& name, int task) override;
+  std::vector<std::string> connectorNames() const override;
+  ConnectorInfo connectorInfo(const std::string& name) const override;
+  ConnectorStatus connectorStatus(const std::string& name) const override;
 
   // Stops every task (each commits what it can), then every connector; their statuses stay.
   void stop();
   std::vector<TaskStatus> taskStatuses() const;
 
   // NotFoundException for an unknown connector.
-  OffsetsTarget offsetsTarget(const std::string& name) const;
+  OffsetsTarget offsetsTarget(const std::string& name) const override;
   // Runs `modify` under the worker's lock, so that the connector cannot be resumed meanwhile:
   // NotFoundException, or BadRequestException unless the connector is STOPPED (KIP-875).
   void modifyOffsets(const std::string& name,
-                     const std::function<void(const OffsetsTarget&)>& modify);
-  FileOffsetStore& offsetStore() { return offsets_; }
-  ActiveTopics& activeTopics() { return topics_; }
-  const WorkerConfig& config() const { return config_; }
-  const ConnectorPlugins& plugins() const { return plugins_; }
+                     const std::function<void(const OffsetsTarget&)>& modify) override;
+  OffsetBackingStore& offsetStore() override { return offsets_; }
+  ActiveTopics& activeTopics() override { return topics_; }
+  const WorkerConfig& config() const override { return config_; }
+  const ConnectorPlugins& plugins() const override { return plugins_; }
 
  private:
   struct RunningConnector;
