@@ -6,83 +6,15 @@
 
 #include <algorithm>
 
-#include "connect/runtime/error_handler.h"
-#include "connect/runtime/sink_runner.h"
-#include "connect/runtime/source_runner.h"
-#include "oxbow/connect/config_def.h"
+#include "connect/runtime/worker_tasks.h"
 
 namespace oxbow::connect::runtime {
-
-namespace {
-
-// A standalone worker cannot yet change a running connector's tasks: it logs the request, and
-// a connector's error makes it FAILED (through the callback) with the error as its trace.
-class StandaloneConnectorContext : public SourceConnectorContext {
- public:
-  StandaloneConnectorContext(std::string name, OffsetStorageReader& reader,
-                             std::function<void(std::string)> onError)
-      : name_(std::move(name)), reader_(reader), onError_(std::move(onError)) {}
-  void requestTaskReconfiguration() override {
-    spdlog::warn(
-        "connect: connector {} asked for new task configs; a standalone worker applies "
-        "them only when restarted",
-        name_);
-  }
-  void raiseError(std::exception_ptr error) override {
-    std::string message = exceptionMessage(error);
-    spdlog::error("connect: connector {} failed: {}", name_, message);
-    onError_(message);
-  }
-  OffsetStorageReader& offsetStorageReader() override { return reader_; }
-
- private:
-  std::string name_;
-  OffsetStorageReader& reader_;
-  std::function<void(std::string)> onError_;
-};
-
-// Every validation error of the config, as "NAME: message" (for the file's message) or as
-// Connect's REST message lists them (the message alone).
-std::vector<std::string> configErrors(const Connector& connector, const Properties& props,
-                                      bool withNames) {
-  std::vector<std::string> errors;
-  Config validated = connector.validate(props);
-  for (const ConfigValue& value : validated.configValues()) {
-    for (const std::string& message : value.errorMessages) {
-      errors.push_back(withNames ? value.name + ": " + message : message);
-    }
-  }
-  return errors;
-}
-
-void checkValid(const Connector& connector, const Properties& props, const std::string& name,
-                bool fromRest) {
-  std::vector<std::string> errors = configErrors(connector, props, !fromRest);
-  if (errors.empty()) return;
-  std::string count = std::to_string(errors.size());
-  if (!fromRest) {
-    std::string text;
-    for (const std::string& error : errors) text += "\n  " + error;
-    throw ConnectException("Connector configuration for " + name + " is invalid and contains " +
-                           count + " error(s):" + text);
-  }
-  // AbstractHerder's message for a config the REST API refuses.
-  std::string text =
-      "Connector configuration is invalid and contains the following " + count + " error(s):";
-  for (const std::string& error : errors) text += "\n" + error;
-  throw BadRequestException(text +
-                            "\nYou can also find the above list of errors at the endpoint "
-                            "`/connector-plugins/{connectorType}/config/validate`");
-}
-
-}  // namespace
 
 struct StandaloneWorker::RunningConnector {
   ConnectorConfig config;
   const ConnectorPlugin* plugin = nullptr;
   TargetState target = TargetState::STARTED;
-  std::unique_ptr<StoreOffsetReader> reader;
-  std::unique_ptr<StandaloneConnectorContext> context;
+  std::unique_ptr<WorkerConnectorContext> context;
   std::unique_ptr<Connector> connector;  // null while STOPPED
   bool connectorStarted = false;
   std::mutex traceMutex;  // the connector's context may fail it from its own threads
@@ -112,23 +44,10 @@ StandaloneWorker::~StandaloneWorker() {
 
 std::unique_ptr<StandaloneWorker::RunningConnector> StandaloneWorker::prepare(
     const Properties& props, bool fromRest) const {
-  auto cls = props.find("connector.class");
-  if (cls == props.end()) {
-    throw BadRequestException(
-        "Missing required configuration \"connector.class\" which has no default value.");
-  }
+  CheckedConnector checked = checkConnector(plugins_, props, fromRest);
   auto running = std::make_unique<RunningConnector>();
-  try {
-    running->plugin = &plugins_.connectorPlugin(cls->second);
-    ConnectorKind kind =
-        running->plugin->type == PluginType::SOURCE ? ConnectorKind::SOURCE : ConnectorKind::SINK;
-    running->config = ConnectorConfig::parse(props, kind);
-  } catch (const ConnectException& e) {
-    if (fromRest) throw BadRequestException(e.what());
-    throw;
-  }
-  std::unique_ptr<Connector> probe = running->plugin->create();
-  checkValid(*probe, running->config.props, running->config.name, fromRest);
+  running->plugin = checked.plugin;
+  running->config = std::move(checked.config);
   return running;
 }
 
@@ -136,10 +55,18 @@ void StandaloneWorker::startConnector(RunningConnector& running) {
   const ConnectorConfig& config = running.config;
   running.fail("");
   running.connector = running.plugin->create();
-  running.reader = std::make_unique<StoreOffsetReader>(offsets_, config.name);
   RunningConnector* self = &running;
-  running.context = std::make_unique<StandaloneConnectorContext>(
-      config.name, *running.reader, [self](std::string error) { self->fail(std::move(error)); });
+  // A standalone worker cannot yet change a running connector's tasks.
+  std::string name = config.name;
+  auto reconfigure = [name] {
+    spdlog::warn(
+        "connect: connector {} asked for new task configs; a standalone worker applies "
+        "them only when restarted",
+        name);
+  };
+  running.context = std::make_unique<WorkerConnectorContext>(
+      config.name, offsets_, reconfigure,
+      [self](std::string error) { self->fail(std::move(error)); });
   running.connector->initialize(*running.context);
   running.connector->start(config.props);
   running.connectorStarted = true;
@@ -147,28 +74,9 @@ void StandaloneWorker::startConnector(RunningConnector& running) {
 }
 
 void StandaloneWorker::startTask(RunningConnector& running, int id) {
-  const ConnectorConfig& config = running.config;
-  Props taskProps = running.taskConfigs[id];
-  TaskClass taskClass = running.connector->taskClass();
-  taskProps["task.class"] = taskClass.name;
-  std::unique_ptr<Task> task = taskClass.create();
-  std::unique_ptr<TaskRunner> runner;
-  if (running.plugin->type == PluginType::SOURCE) {
-    auto* source = dynamic_cast<SourceTask*>(task.get());
-    if (source == nullptr) throw ConnectException(taskClass.name + " is not a SourceTask");
-    task.release();
-    runner = std::make_unique<SourceTaskRunner>(config_, config, id, taskProps,
-                                                std::unique_ptr<SourceTask>(source), offsets_);
-  } else {
-    auto* sink = dynamic_cast<SinkTask*>(task.get());
-    if (sink == nullptr) throw ConnectException(taskClass.name + " is not a SinkTask");
-    task.release();
-    if (!config.topics.empty()) taskProps["topics"] = config.props.at("topics");
-    if (!config.topicsRegex.empty()) taskProps["topics.regex"] = config.topicsRegex;
-    runner = std::make_unique<SinkTaskRunner>(config_, config, id, taskProps,
-                                              std::unique_ptr<SinkTask>(sink));
-  }
-  if (config_.topicTrackingEnable) runner->trackTopics(&topics_);
+  std::unique_ptr<TaskRunner> runner =
+      makeTaskRunner(config_, running.config, *running.plugin, *running.connector, id,
+                     running.taskConfigs[id], offsets_, &topics_);
   runner->start();
   running.tasks[id] = std::move(runner);
 }
