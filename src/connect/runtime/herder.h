@@ -25,6 +25,21 @@ class AlreadyExistsException : public ConnectException {
 class BadRequestException : public ConnectException {
   using ConnectException::ConnectException;
 };
+// 409 with the message: the cluster is rebalancing, or its configs changed meanwhile.
+class ConflictException : public ConnectException {
+  using ConnectException::ConnectException;
+};
+// Another worker must answer (the group's leader, or the worker running a task): the REST API
+// forwards the request to `url` ("http://host:port").
+class RedirectException : public ConnectException {
+ public:
+  RedirectException(const std::string& message, std::string url)
+      : ConnectException(message), url_(std::move(url)) {}
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string url_;
+};
 
 // What a connector was asked to be (Connect's TargetState).
 enum class TargetState { STARTED, PAUSED, STOPPED };
@@ -85,6 +100,15 @@ class Herder {
   // BadRequestException unless the connector is STOPPED (KIP-875).
   virtual void modifyOffsets(const std::string& name,
                              const std::function<void(const OffsetsTarget&)>& modify) = 0;
+  // The task configs a connector generated, written by the group's leader (Connect's internal
+  // POST /connectors/NAME/tasks); a standalone worker refuses them.
+  virtual void putTaskConfigs(const std::string& name, const std::vector<Props>& configs) {
+    (void)configs;
+    throw BadRequestException(
+        "Kafka Connect in standalone mode does not support externally "
+        "setting task configurations (connector " +
+        name + ")");
+  }
   virtual OffsetBackingStore& offsetStore() = 0;
   virtual ActiveTopics& activeTopics() = 0;
   virtual const WorkerConfig& config() const = 0;

@@ -90,6 +90,22 @@ bool queryFlag(std::string_view query, std::string_view name) {
   return !values.empty() && values.back() == "true";
 }
 
+// The internal task-configs request's body: a list of string maps.
+std::vector<Props> taskConfigsFrom(const Json& body) {
+  if (!body.is_array()) throw RestError{400, "Task configs must be a JSON array of objects"};
+  std::vector<Props> configs;
+  for (const Json& task : body) {
+    if (!task.is_object()) throw RestError{400, "Task configs must be a JSON array of objects"};
+    Props props;
+    for (const auto& [key, value] : task.items()) {
+      if (!value.is_string()) throw RestError{400, "Task config values must be strings"};
+      props[key] = value.get<std::string>();
+    }
+    configs.push_back(std::move(props));
+  }
+  return configs;
+}
+
 Json parseBody(const std::string& body) {
   try {
     return Json::parse(body);
@@ -162,6 +178,10 @@ RestResponse ConnectRestApi::handle(const RestRequest& request) {
     return route(request);
   } catch (const RestError& e) {
     return errorBody(e.status, e.message);
+  } catch (const RedirectException& e) {
+    return forward(request, e);
+  } catch (const ConflictException& e) {
+    return errorBody(409, e.what());
   } catch (const NotFoundException& e) {
     return errorBody(404, e.what());
   } catch (const AlreadyExistsException& e) {
@@ -174,6 +194,26 @@ RestResponse ConnectRestApi::handle(const RestRequest& request) {
     spdlog::warn("connect: REST {} {} failed: {}", request.method, request.path, e.what());
     return errorBody(500, e.what());
   }
+}
+
+// Connect's forwarding: once only (the forwarded request carries forward=false), so that two
+// workers that each think the other leads answer 409 instead of passing a request round.
+RestResponse ConnectRestApi::forward(const RestRequest& request,
+                                     const RedirectException& redirect) {
+  const char* conflict =
+      "Cannot complete request because of a conflicting operation (e.g. worker rebalance)";
+  std::vector<std::string> forwardFlag = queryValues(request.query, "forward");
+  if (!info_.forward || (!forwardFlag.empty() && forwardFlag.back() == "false")) {
+    return errorBody(409, conflict);
+  }
+  RestRequest forwarded = request;
+  forwarded.query += std::string(forwarded.query.empty() ? "" : "&") + "forward=false";
+  std::string error;
+  std::optional<RestResponse> answer = info_.forward(redirect.url(), forwarded, error);
+  if (answer) return *answer;
+  spdlog::warn("connect: forwarding {} {} to {} failed: {}", request.method, request.path,
+               redirect.url(), error);
+  return errorBody(500, "IO Error trying to forward REST request: " + error);
 }
 
 RestResponse ConnectRestApi::route(const RestRequest& request) {
@@ -225,6 +265,10 @@ RestResponse ConnectRestApi::connectors(const RestRequest& request,
   }
   if (parts[2] == "offsets") return offsets(request, parts);
   if (parts[2] == "topics") return topics(request, parts);
+  if (parts.size() == 3 && parts[2] == "tasks" && method == "POST") {
+    worker_.putTaskConfigs(name, taskConfigsFrom(parseBody(request.body)));
+    return RestResponse{204, ""};
+  }
   if (parts.size() == 3) return connectorAction(request, name, parts[2]);
   if (parts[2] != "tasks" || parts.size() != 5) throw notFoundPath();
   int task = taskId(parts[3]);

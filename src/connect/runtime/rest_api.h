@@ -6,6 +6,7 @@
 // /admin/loggers in rest_loggers.cpp; distributed mode's endpoints are not served.
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ struct RestInfo {
   std::string commit = "unknown";
   // The Kafka cluster's id for GET /; asked once, when first needed.
   std::function<std::string()> clusterId;
+  // Sends a request on to another worker ("http://host:port"); nullopt with `error` set when it
+  // could not be sent or answered. Unset: requests are never forwarded.
+  std::function<std::optional<RestResponse>(const std::string& url, const RestRequest& request,
+                                            std::string& error)>
+      forward;
 };
 
 class ConnectRestApi {
@@ -49,6 +55,7 @@ class ConnectRestApi {
 
  private:
   RestResponse route(const RestRequest& request);
+  RestResponse forward(const RestRequest& request, const RedirectException& redirect);
   RestResponse connectors(const RestRequest& request, const std::vector<std::string>& parts);
   RestResponse plugins(const RestRequest& request, const std::vector<std::string>& parts);
   RestResponse listConnectors(const RestRequest& request);

@@ -16,6 +16,8 @@ const std::string* find(const Properties& props, const std::string& name) {
   return it == props.end() ? nullptr : &it->second;
 }
 
+}  // namespace
+
 std::string required(const Properties& props, const std::string& name) {
   const std::string* value = find(props, name);
   if (value == nullptr || trim(*value).empty()) {
@@ -52,6 +54,8 @@ bool boolConfig(const Properties& props, const std::string& name, bool fallback)
   return value == "true";
 }
 
+namespace {
+
 Properties withPrefix(const Properties& props, const std::string& prefix) {
   Properties out;
   for (auto it = props.lower_bound(prefix); it != props.end() && it->first.starts_with(prefix);
@@ -71,7 +75,7 @@ std::vector<std::string> nonEmptyList(const std::string& text) {
 
 }  // namespace
 
-WorkerConfig WorkerConfig::parse(const Properties& props) {
+WorkerConfig WorkerConfig::parse(const Properties& props, bool standalone) {
   WorkerConfig config;
   config.props = props;
   if (const std::string* servers = find(props, "bootstrap.servers")) {
@@ -79,7 +83,7 @@ WorkerConfig WorkerConfig::parse(const Properties& props) {
   }
   required(props, "key.converter");
   required(props, "value.converter");
-  config.offsetFile = required(props, "offset.storage.file.filename");
+  if (standalone) config.offsetFile = required(props, "offset.storage.file.filename");
   config.offsetFlushIntervalMs =
       longConfig(props, "offset.flush.interval.ms", DEFAULT_OFFSET_FLUSH_INTERVAL_MS, 0);
   config.taskShutdownTimeoutMs =
@@ -88,6 +92,7 @@ WorkerConfig WorkerConfig::parse(const Properties& props) {
   config.consumerOverrides = withPrefix(props, "consumer.");
   config.topicTrackingEnable = boolConfig(props, "topic.tracking.enable", true);
   config.topicTrackingAllowReset = boolConfig(props, "topic.tracking.allow.reset", true);
+  if (const std::string* path = find(props, "plugin.path")) config.pluginPath = nonEmptyList(*path);
   return config;
 }
 

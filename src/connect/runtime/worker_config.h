@@ -27,10 +27,13 @@ struct WorkerConfig {
   // KIP-558: whether tasks record the topics they use, and whether the REST API may reset them.
   bool topicTrackingEnable = true;
   bool topicTrackingAllowReset = true;
+  // plugin.path: the directories connector plugins are loaded from (plugin_loader/).
+  std::vector<std::string> pluginPath;
 
   // ConnectException naming the property for a missing or bad one (key.converter and
-  // value.converter are required, as Kafka's WorkerConfig has them without a default).
-  static WorkerConfig parse(const Properties& props);
+  // value.converter are required, as Kafka's WorkerConfig has them without a default, and a
+  // standalone worker's offset.storage.file.filename).
+  static WorkerConfig parse(const Properties& props, bool standalone = true);
 };
 
 enum class ConnectorKind { SOURCE, SINK };
@@ -74,6 +77,12 @@ std::string connectorConverterClass(const WorkerConfig& worker, const ConnectorC
 
 // The connector's `transforms`/`predicates` chain.
 TransformationChain connectorTransforms(const ConnectorConfig& connector);
+
+// A property's value with Kafka's messages for a missing or bad one (ConnectException).
+std::string required(const Properties& props, const std::string& name);
+int64_t longConfig(const Properties& props, const std::string& name, int64_t fallback,
+                   int64_t atLeast);
+bool boolConfig(const Properties& props, const std::string& name, bool fallback);
 
 // Reads a properties file; ConnectException naming the file when it cannot be read or parsed.
 Properties readPropertiesFile(const std::string& path);
