@@ -9,10 +9,12 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli/client_config.h"
 #include "cli/commands.h"
+#include "connect/plugin_loader/plugin_loader.h"
 #include "connect/runtime/rest_api.h"
 #include "connect/runtime/standalone.h"
 #include "http/admin_server.h"
@@ -120,7 +122,9 @@ void run_standalone(const StandaloneOptions& options) {
   install_stop_signal_handlers();
   try {
     Properties workerProps = readPropertiesFile(options.worker);
-    StandaloneWorker worker(workerProps, connect::ConnectorPlugins::withBuiltIns());
+    connect::ConnectorPlugins plugins = connect::ConnectorPlugins::withBuiltIns();
+    connect::plugin_loader::loadPluginPath(plugins, workerProps);
+    StandaloneWorker worker(workerProps, std::move(plugins));
     for (const std::string& path : options.connectors) {
       worker.addConnector(readPropertiesFile(path));
     }
