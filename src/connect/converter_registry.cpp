@@ -5,6 +5,7 @@
 #include "oxbow/connect/converters.h"
 #include "oxbow/connect/errors.h"
 #include "oxbow/connect/json_converter.h"
+#include "oxbow/connect/registry_converters.h"
 
 namespace oxbow::connect {
 namespace {
@@ -31,6 +32,9 @@ ConverterRegistry::ConverterRegistry() {
   add(std::string(FloatConverter::CLASS_NAME), factoryOf<FloatConverter>());
   add(std::string(DoubleConverter::CLASS_NAME), factoryOf<DoubleConverter>());
   add(std::string(BooleanConverter::CLASS_NAME), factoryOf<BooleanConverter>());
+  add(std::string(AvroConverter::CLASS_NAME), factoryOf<AvroConverter>());
+  add(std::string(ProtobufConverter::CLASS_NAME), factoryOf<ProtobufConverter>());
+  add(std::string(JsonSchemaConverter::CLASS_NAME), factoryOf<JsonSchemaConverter>());
 }
 
 void ConverterRegistry::add(const std::string& className, ConverterFactory factory) {
