@@ -1,0 +1,289 @@
+// The distributed worker's stores against a real broker: `oxbow broker` (OXBOW_BIN, else the
+// build's binary) started on free loopback ports for the suite; skipped when there is no binary.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "connect/runtime/distributed/config_backing_store.h"
+#include "connect/runtime/distributed/kafka_offset_store.h"
+#include "connect/runtime/distributed/status_backing_store.h"
+#include "oxbow/connect/config_def.h"
+
+extern char** environ;
+
+namespace oxbow::connect::runtime::distributed {
+namespace {
+
+using namespace std::chrono_literals;
+
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+bool accepts(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return ok;
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 15s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+class StoresWithBroker : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* fromEnv = std::getenv("OXBOW_BIN");
+    std::string binary = fromEnv ? fromEnv : OXBOW_DEFAULT_BIN;
+    if (::access(binary.c_str(), X_OK) != 0) return;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("oxbow-connect-stores-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_ / "data");
+    port_ = freePort();
+    std::string listener = "PLAINTEXT://127.0.0.1:" + std::to_string(port_);
+    std::vector<std::string> args = {
+        binary,       "broker",
+        "--override", "listeners=" + listener,
+        "--override", "advertised.listeners=" + listener,
+        "--override", "log.dirs=" + (dir_ / "data").string(),
+        "--override", "admin.listener=127.0.0.1:" + std::to_string(freePort())};
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    std::string log = (dir_ / "broker.log").string();
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    int spawned = posix_spawn(&broker_, binary.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) {
+      broker_ = 0;
+      return;
+    }
+    if (!eventually([] { return accepts(port_); }, 30s)) stopBroker();
+  }
+
+  static void TearDownTestSuite() {
+    stopBroker();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  static void stopBroker() {
+    if (broker_ <= 0) return;
+    ::kill(broker_, SIGTERM);
+    int status = 0;
+    ::waitpid(broker_, &status, 0);
+    broker_ = 0;
+  }
+
+  void SetUp() override {
+    if (broker_ <= 0) GTEST_SKIP() << "no oxbow binary to start a broker with";
+    worker_.bootstrapServers = "127.0.0.1:" + std::to_string(port_);
+  }
+
+  // A topic name of its own for each test.
+  std::string topic(const std::string& what) {
+    return std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+           what;
+  }
+
+  static inline pid_t broker_ = 0;
+  static inline int port_ = 0;
+  static inline std::filesystem::path dir_;
+  WorkerConfig worker_;
+};
+
+TEST_F(StoresWithBroker, ConfigsSurviveARestartAndReachAnotherWorker) {
+  TopicSettings settings{topic("configs"), 1, 3};  // three replicas asked of one broker
+  std::atomic<int> restarts = 0, tasksUpdated = 0;
+  ConfigBackingStore::Listener listener;
+  listener.restartRequested = [&](const RestartRequest& request) {
+    if (request.connector == "c" && request.includeTasks && !request.onlyFailed) ++restarts;
+  };
+  listener.taskConfigsUpdated = [&](const std::vector<std::string>&) { ++tasksUpdated; };
+  ConfigBackingStore first(worker_, settings, listener);
+  first.start();
+  first.putConnectorConfig("c", {{"name", "c"}, {"tasks.max", "2"}}, TargetState::STOPPED);
+  first.putTaskConfigs("c", {{{"task", "0"}}, {{"task", "1"}}});
+  first.putRestartRequest({"c", true, false});
+  EXPECT_TRUE(eventually([&] { return restarts.load() == 1; }));
+  EXPECT_EQ(tasksUpdated.load(), 1);
+
+  std::atomic<int> updates = 0, removals = 0;
+  ConfigBackingStore::Listener secondListener;
+  secondListener.connectorConfigUpdated = [&](const std::string&) { ++updates; };
+  secondListener.connectorConfigRemoved = [&](const std::string&) { ++removals; };
+  ConfigBackingStore second(worker_, settings, secondListener);
+  second.start();
+  ClusterConfigState state = second.snapshot();
+  EXPECT_EQ(state.connectorConfigs.at("c").at("tasks.max"), "2");
+  EXPECT_EQ(state.targetStates.at("c"), TargetState::STOPPED);
+  ASSERT_EQ(state.taskConfigs.at("c").size(), 2u);
+  EXPECT_EQ(state.taskConfigs.at("c")[1].at("task"), "1");
+  EXPECT_EQ(state.offset, first.snapshot().offset);
+  EXPECT_EQ(updates.load(), 0);  // what start() read is no news
+
+  first.putTargetState("c", TargetState::STARTED);
+  first.putConnectorConfig("d", {{"name", "d"}}, std::nullopt);
+  first.removeConnectorConfig("c");
+  second.refresh();
+  state = second.snapshot();
+  EXPECT_EQ(state.connectorConfigs.count("c"), 0u);
+  EXPECT_EQ(state.targetStates.at("d"), TargetState::STARTED);
+  EXPECT_EQ(updates.load(), 1);
+  EXPECT_EQ(removals.load(), 1);
+  first.stop();
+  second.stop();
+}
+
+TEST_F(StoresWithBroker, MalformedConfigRecordsAreSkipped) {
+  TopicSettings settings{topic("configs"), 1, 1};
+  {
+    KafkaBasedLog raw(worker_, settings, "raw-", [](auto&&...) {});
+    raw.start();
+    raw.write({{"connector-a", "not json"},
+               {"connector-a", R"({"properties":{"name":"a"}})"},
+               {"task-a-0", "[1]"},
+               {"commit-a", R"({"tasks":"x"})"},
+               {"garbage", "{}"},
+               {"target-state-a", R"({"state":"NOPE"})"}});
+    raw.stop();
+  }
+  ConfigBackingStore store(worker_, settings, {});
+  store.start();
+  ClusterConfigState state = store.snapshot();
+  EXPECT_EQ(state.connectorConfigs.at("a").at("name"), "a");
+  EXPECT_EQ(state.targetStates.at("a"), TargetState::STARTED);
+  EXPECT_TRUE(state.taskConfigs.empty());
+  store.stop();
+}
+
+TEST_F(StoresWithBroker, ATopicThatIsNotCompactedIsRefused) {
+  TopicSettings settings{topic("deleted"), 1, 1};
+  {
+    // The log creates its topic compacted; one made by hand is not.
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", worker_.bootstrapServers.c_str(), nullptr, 0);
+    char error[256];
+    rd_kafka_t* admin = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+    rd_kafka_NewTopic_t* newTopic =
+        rd_kafka_NewTopic_new(settings.name.c_str(), 1, 1, error, sizeof error);
+    rd_kafka_NewTopic_set_config(newTopic, "cleanup.policy", "delete");
+    rd_kafka_queue_t* queue = rd_kafka_queue_new(admin);
+    rd_kafka_CreateTopics(admin, &newTopic, 1, nullptr, queue);
+    rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+    ASSERT_NE(event, nullptr);
+    rd_kafka_event_destroy(event);
+    rd_kafka_NewTopic_destroy(newTopic);
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_destroy(admin);
+  }
+  StatusBackingStore store(worker_, settings);
+  try {
+    store.start();
+    FAIL() << "started on a topic that is not compacted";
+  } catch (const ConfigException& e) {
+    EXPECT_NE(std::string(e.what()).find("'status.storage.topic' property is required to have "
+                                         "'cleanup.policy=compact'"),
+              std::string::npos)
+        << e.what();
+  }
+  store.stop();
+}
+
+TEST_F(StoresWithBroker, StatusesAndTopics) {
+  TopicSettings settings{topic("status"), 5, 1};
+  StatusBackingStore first(worker_, settings);
+  first.start();
+  first.putConnector("c", {"RUNNING", "", "w1:8083", 1});
+  first.putTask("c", 0, {"RUNNING", "", "w2:8083", 5});
+  first.putTask("c", 1, {"FAILED", "boom", "w1:8083", 1});
+  first.putTopic("c", "orders", 0);
+  first.flush();
+  ASSERT_TRUE(eventually([&] { return first.tasks("c").size() == 2; }));
+  // Another worker's newer generation stands against a safe write of an older one...
+  first.putTaskSafe("c", 0, {"UNASSIGNED", "", "w1:8083", 3});
+  // ...and a stale UNASSIGNED read over a RUNNING of a newer generation is ignored.
+  first.putTask("c", 0, {"UNASSIGNED", "", "w3:8083", 4});
+  first.putTaskSafe("c", 1, {"RUNNING", "", "w1:8083", 6});
+  first.flush();
+  ASSERT_TRUE(eventually([&] { return first.tasks("c").at(1).state == "RUNNING"; }));
+
+  StatusBackingStore second(worker_, settings);
+  second.start();
+  EXPECT_EQ(second.connector("c"), (StatusRecord{"RUNNING", "", "w1:8083", 1}));
+  std::map<int, StatusRecord> tasks = second.tasks("c");
+  EXPECT_EQ(tasks.at(0), (StatusRecord{"RUNNING", "", "w2:8083", 5}));
+  EXPECT_EQ(tasks.at(1).generation, 6);
+  EXPECT_EQ(second.topics("c"), std::vector<std::string>{"orders"});
+
+  second.resetTopics("c");
+  second.flush();
+  EXPECT_TRUE(eventually([&] { return first.topics("c").empty(); }));
+  first.deleteConnector("c");
+  first.flush();
+  EXPECT_TRUE(eventually([&] { return !second.connector("c") && second.tasks("c").empty(); }));
+  first.stop();
+  second.stop();
+}
+
+TEST_F(StoresWithBroker, OffsetsSurviveARestart) {
+  TopicSettings settings{topic("offsets"), 25, 1};
+  ValueMap fileA{{Value("filename"), Value("/tmp/a")}};
+  ValueMap fileB{{Value("filename"), Value("/tmp/b")}};
+  auto position = [](int64_t n) { return ValueMap{{Value("position"), Value(n)}}; };
+  {
+    KafkaOffsetBackingStore store(worker_, settings);
+    store.start();
+    store.commit("src", {{fileA, position(10)}, {fileB, position(20)}});
+    store.commit("src", {{fileA, position(11)}});
+    store.commit("other", {{fileA, position(99)}});
+    EXPECT_EQ(store.offset("src", fileA), position(11));
+    store.stop();
+  }
+  KafkaOffsetBackingStore store(worker_, settings);
+  store.start();
+  EXPECT_EQ(store.offset("src", fileA), position(11));
+  EXPECT_EQ(store.offset("src", fileB), position(20));
+  EXPECT_EQ(store.connectorOffsets("src").size(), 2u);
+  store.alter("src", {{fileB, std::nullopt}});
+  EXPECT_FALSE(store.offset("src", fileB));
+  EXPECT_EQ(store.connectorOffsets("src").size(), 1u);
+  EXPECT_EQ(store.offset("other", fileA), position(99));
+  store.stop();
+}
+
+}  // namespace
+}  // namespace oxbow::connect::runtime::distributed
