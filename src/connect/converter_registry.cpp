@@ -4,6 +4,7 @@
 #include "oxbow/connect/converter.h"
 #include "oxbow/connect/converters.h"
 #include "oxbow/connect/errors.h"
+#include "oxbow/connect/header_converters.h"
 #include "oxbow/connect/json_converter.h"
 #include "oxbow/connect/registry_converters.h"
 
@@ -13,6 +14,13 @@ namespace {
 template <class C>
 ConverterFactory factoryOf() {
   return [] { return std::make_unique<C>(); };
+}
+
+void addSorted(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    names.push_back(name);
+    std::sort(names.begin(), names.end());
+  }
 }
 
 }  // namespace
@@ -32,22 +40,45 @@ ConverterRegistry::ConverterRegistry() {
   add(std::string(FloatConverter::CLASS_NAME), factoryOf<FloatConverter>());
   add(std::string(DoubleConverter::CLASS_NAME), factoryOf<DoubleConverter>());
   add(std::string(BooleanConverter::CLASS_NAME), factoryOf<BooleanConverter>());
+  // Kafka's own converters are HeaderConverters as well; Confluent's registry converters are not.
+  headerClassNames_ = classNames_;
+  addHeaderConverter(std::string(SimpleHeaderConverter::CLASS_NAME),
+                     factoryOf<SimpleHeaderConverter>());
   add(std::string(AvroConverter::CLASS_NAME), factoryOf<AvroConverter>());
   add(std::string(ProtobufConverter::CLASS_NAME), factoryOf<ProtobufConverter>());
   add(std::string(JsonSchemaConverter::CLASS_NAME), factoryOf<JsonSchemaConverter>());
 }
 
 void ConverterRegistry::add(const std::string& className, ConverterFactory factory) {
-  if (std::find(classNames_.begin(), classNames_.end(), className) == classNames_.end()) {
-    classNames_.push_back(className);
-    std::sort(classNames_.begin(), classNames_.end());
-  }
+  addSorted(classNames_, className);
+  addAliases(className, factory);
+}
+
+void ConverterRegistry::addHeaderConverter(const std::string& className, ConverterFactory factory) {
+  addSorted(headerClassNames_, className);
+  addSorted(headerOnly_, className);
+  addAliases(className, factory);
+}
+
+void ConverterRegistry::addAliases(const std::string& className, const ConverterFactory& factory) {
   std::string simple = className.substr(className.rfind('.') + 1);
-  byName_[simple] = factory;
   constexpr std::string_view kSuffix = "Converter";
+  std::vector<std::string> names = {className, simple};
   if (simple.size() > kSuffix.size() && simple.ends_with(kSuffix))
-    byName_[simple.substr(0, simple.size() - kSuffix.size())] = factory;
-  byName_[className] = std::move(factory);
+    names.push_back(simple.substr(0, simple.size() - kSuffix.size()));
+  for (const std::string& name : names) {
+    byName_[name] = factory;
+    fullNames_[name] = className;
+  }
+}
+
+std::vector<std::string> ConverterRegistry::headerConverterClassNames() const {
+  return headerClassNames_;
+}
+
+std::string ConverterRegistry::fullClassName(std::string_view name) const {
+  auto it = fullNames_.find(name);
+  return it == fullNames_.end() ? std::string(name) : it->second;
 }
 
 bool ConverterRegistry::contains(std::string_view className) const {
@@ -72,6 +103,12 @@ std::unique_ptr<Converter> ConverterRegistry::configured(const ConfigMap& proper
   if (it == properties.end())
     throw ConnectException("Missing required configuration \"" + std::string(classProperty) +
                            "\" which has no default value.");
+  const std::string className = fullClassName(it->second);
+  if (classProperty != "header.converter" &&
+      std::find(headerOnly_.begin(), headerOnly_.end(), className) != headerOnly_.end())
+    throw ConnectException("Invalid value " + it->second + " for configuration " +
+                           std::string(classProperty) + ": Class " + className +
+                           " is only a header converter.");
   std::unique_ptr<Converter> converter;
   try {
     converter = create(it->second);

@@ -78,11 +78,21 @@ class ConverterRegistry {
 
   // Registers (or replaces) a converter under its class name and that name's aliases.
   void add(const std::string& className, ConverterFactory factory);
+  // Registers a class that is only a header converter (Kafka's SimpleHeaderConverter): create()
+  // makes it, classNames() does not list it and configured() refuses it for a key or value.
+  void addHeaderConverter(const std::string& className, ConverterFactory factory);
   // A new, unconfigured converter; ConnectException "Class NAME could not be found." otherwise.
   std::unique_ptr<Converter> create(std::string_view className) const;
   bool contains(std::string_view className) const;
   // The full class names, sorted.
   std::vector<std::string> classNames() const;
+  // The classes a worker takes as `header.converter`: Kafka's converters that are also header
+  // converters (String, ByteArray, Json and the number converters) and the header-only ones,
+  // sorted. Confluent's registry converters are not header converters.
+  std::vector<std::string> headerConverterClassNames() const;
+  // The full class name a name or alias stands for ("Json" for JsonConverter's); the name itself
+  // when it names no converter.
+  std::string fullClassName(std::string_view name) const;
 
   // The converter a worker or connector configures: the class named by `classProperty`
   // ("key.converter") in `properties`, configured with the properties under that prefix
@@ -93,8 +103,12 @@ class ConverterRegistry {
 
  private:
   ConverterRegistry();
+  void addAliases(const std::string& className, const ConverterFactory& factory);
   std::map<std::string, ConverterFactory, std::less<>> byName_;
+  std::map<std::string, std::string, std::less<>> fullNames_;  // name or alias: class name
   std::vector<std::string> classNames_;
+  std::vector<std::string> headerClassNames_;
+  std::vector<std::string> headerOnly_;
 };
 
 }  // namespace oxbow::connect

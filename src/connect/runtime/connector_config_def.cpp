@@ -40,6 +40,9 @@ void defineCommon(ConfigDef& def, ConnectorKind kind) {
       .define("value.converter", T::CLASS, nullptr, nullptr, I::LOW,
               "The connector's value converter, instead of the worker's.", kCommon, order + 2,
               W::SHORT, "Value converter class")
+      .define("header.converter", T::CLASS, nullptr, nullptr, I::LOW,
+              "The connector's header converter, instead of the worker's.", kCommon, order + 3,
+              W::SHORT, "Header converter class")
       .define("transforms", T::LIST, std::vector<std::string>{}, nullptr, I::LOW,
               "The aliases of the transforms applied to each record, in order.", "Transforms", 0,
               W::LONG, "Transforms")

@@ -7,6 +7,7 @@
 #include "connect/runtime/error_reporters.h"
 #include "oxbow/connect/converters.h"
 #include "oxbow/connect/errors.h"
+#include "oxbow/connect/header_converters.h"
 
 namespace oxbow::connect::runtime {
 
@@ -24,6 +25,22 @@ const char* taskStateName(TaskState state) {
   return "UNKNOWN";
 }
 
+namespace {
+
+// header.converter: the connector's own (configured with its header.converter.*) when it names
+// one, else the worker's, else Kafka's default SimpleHeaderConverter; configured as Kafka
+// configures a HeaderConverter (converter.type=header).
+ConfigMap headerConverterConfigs(const WorkerConfig& worker, const ConnectorConfig& connector) {
+  const Properties& source =
+      connector.props.contains("header.converter") ? connector.props : worker.props;
+  ConfigMap configs(source.begin(), source.end());
+  configs.emplace("header.converter", std::string(SimpleHeaderConverter::CLASS_NAME));
+  configs["header.converter.converter.type"] = "header";
+  return configs;
+}
+
+}  // namespace
+
 TaskRunner::TaskRunner(const WorkerConfig& worker, ConnectorConfig connector, int taskId,
                        Props taskProps)
     : worker_(worker),
@@ -32,14 +49,15 @@ TaskRunner::TaskRunner(const WorkerConfig& worker, ConnectorConfig connector, in
       taskProps_(std::move(taskProps)),
       keyConverter_(connectorConverter(worker, connector_, true)),
       valueConverter_(connectorConverter(worker, connector_, false)),
-      headerConverter_(std::make_unique<StringConverter>()),
+      headerConverter_(ConverterRegistry::instance().configured(
+          headerConverterConfigs(worker, connector_), "header.converter", false)),
       transforms_(std::make_unique<TransformationChain>(connectorTransforms(connector_))),
       keyConverterClass_(connectorConverterClass(worker, connector_, true)),
       valueConverterClass_(connectorConverterClass(worker, connector_, false)),
-      headerConverterClass_(StringConverter::CLASS_NAME),
+      headerConverterClass_(ConverterRegistry::instance().fullClassName(
+          headerConverterConfigs(worker, connector_).at("header.converter"))),
       errorHandler_(connector_.errors),
       name_(connector_.name + "-" + std::to_string(taskId)) {
-  headerConverter_->configure({}, false);
   if (connector_.errors.logEnable) {
     errorHandler_.addReporter(std::make_unique<LogReporter>(name_, connector_.errors));
   }

@@ -56,8 +56,8 @@ class TaskRunner {
   ConnectorConfig connector_;
   int taskId_;
   Props taskProps_;
-  // The connector's converters (its own or the worker's) and its transforms. Headers are
-  // converted as StringConverter does until header.converter is configurable.
+  // The connector's converters (its own or the worker's; header.converter by default
+  // SimpleHeaderConverter, as Kafka's) and its transforms.
   std::unique_ptr<Converter> keyConverter_;
   std::unique_ptr<Converter> valueConverter_;
   std::unique_ptr<Converter> headerConverter_;
