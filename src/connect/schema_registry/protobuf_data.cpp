@@ -647,8 +647,11 @@ class ProtobufReader : public Reader {
 };
 
 registry::protobuf::Schema parsed(const registry::SchemaInfo& info) {
-  if (!info.references.empty())
-    throw DataException("Protobuf schemas with references cannot be read by this converter yet");
+  // Confluent's serializers register well-known imports as references too; those are built in.
+  for (const registry::SchemaReference& ref : info.references)
+    if (!registry::protobuf::builtin_file(ref.name))
+      throw DataException("Protobuf schemas with references (" + ref.name +
+                          ") cannot be read by this converter yet");
   auto result = registry::protobuf::parse(info.schema, {});
   if (!result) throw DataException("Invalid Protobuf schema: " + result.error);
   return *result.schema;
