@@ -112,6 +112,15 @@ void KafkaBasedLog::start() {
                                                 {"isolation.level", "read_uncommitted"}},
                                                worker_.consumerOverrides);
   consumer_ = newClient(RD_KAFKA_CONSUMER, consumerConf, clientIdPrefix_ + "consumer");
+  // A partition assigned before the consumer knows its leader waits librdkafka's fixed 500 ms
+  // before it asks where to start: the topic's metadata first, with a handle so that its
+  // partitions take their leaders from it.
+  rd_kafka_topic_t* handle = rd_kafka_topic_new(consumer_, topic_.name.c_str(), nullptr);
+  const rd_kafka_metadata_t* leaders = nullptr;
+  if (rd_kafka_metadata(consumer_, 0, handle, &leaders, kReadWriteTimeoutMs) == 0) {
+    rd_kafka_metadata_destroy(leaders);
+  }
+  rd_kafka_topic_destroy(handle);
   assignAll(partitionCount_);
   follower_ = std::thread([this] { follow(); });
   readToEnd();
@@ -217,27 +226,30 @@ void KafkaBasedLog::checkCompacted() {
 }
 
 void KafkaBasedLog::assignAll(int partitions) {
+  // From each partition's start offset rather than the logical beginning: a partition waiting for
+  // its own ListOffsets answer stays out of the consumer's first fetch, which then long-polls
+  // without it, and a write to it is only seen once that fetch times out.
+  std::map<int32_t, int64_t> starts = listOffsets(RD_KAFKA_OFFSET_BEGINNING);
   PartitionList list(rd_kafka_topic_partition_list_new(partitions),
                      &rd_kafka_topic_partition_list_destroy);
+  std::lock_guard lock(mutex_);
   for (int p = 0; p < partitions; ++p) {
-    rd_kafka_topic_partition_list_add(list.get(), topic_.name.c_str(), p)->offset =
-        RD_KAFKA_OFFSET_BEGINNING;
-    positions_[p] = 0;
+    rd_kafka_topic_partition_list_add(list.get(), topic_.name.c_str(), p)->offset = starts[p];
+    positions_[p] = starts[p];
   }
   if (rd_kafka_resp_err_t err = rd_kafka_assign(consumer_, list.get())) {
     throw ConnectException("Could not read topic " + topic_.name + ": " + rd_kafka_err2str(err));
   }
 }
 
-std::map<int32_t, int64_t> KafkaBasedLog::endOffsets() {
+std::map<int32_t, int64_t> KafkaBasedLog::listOffsets(int64_t which) {
   PartitionList list(rd_kafka_topic_partition_list_new(partitionCount_),
                      &rd_kafka_topic_partition_list_destroy);
   for (int p = 0; p < partitionCount_; ++p) {
-    rd_kafka_topic_partition_list_add(list.get(), topic_.name.c_str(), p)->offset =
-        RD_KAFKA_OFFSET_END;
+    rd_kafka_topic_partition_list_add(list.get(), topic_.name.c_str(), p)->offset = which;
   }
-  // ListOffsets with the latest timestamp; rd_kafka_query_watermark_offsets (librdkafka 2.0.2)
-  // can wait past its timeout once a leader is down.
+  // ListOffsets with the earliest or latest timestamp; rd_kafka_query_watermark_offsets
+  // (librdkafka 2.0.2) can wait past its timeout once a leader is down.
   rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(producer_, list.get(), kReadWriteTimeoutMs);
   std::map<int32_t, int64_t> out;
   for (int i = 0; err == RD_KAFKA_RESP_ERR_NO_ERROR && i < list->cnt; ++i) {
@@ -245,7 +257,7 @@ std::map<int32_t, int64_t> KafkaBasedLog::endOffsets() {
     out[list->elems[i].partition] = list->elems[i].offset;
   }
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    throw ConnectException("Could not find the end of topic " + topic_.name + ": " +
+    throw ConnectException("Could not list the offsets of topic " + topic_.name + ": " +
                            rd_kafka_err2str(err));
   }
   return out;
@@ -254,7 +266,7 @@ std::map<int32_t, int64_t> KafkaBasedLog::endOffsets() {
 void KafkaBasedLog::readToEnd() {
   if (consumer_ == nullptr) throw ConnectException("Topic " + topic_.name + " is not read yet");
   auto deadline = Clock::now() + std::chrono::milliseconds(kReadWriteTimeoutMs);
-  std::map<int32_t, int64_t> ends = endOffsets();
+  std::map<int32_t, int64_t> ends = listOffsets(RD_KAFKA_OFFSET_END);
   std::unique_lock lock(mutex_);
   bool reached = advanced_.wait_until(lock, deadline, [&] {
     for (const auto& [partition, end] : ends) {

@@ -75,7 +75,8 @@ class KafkaBasedLog {
   void createTopic(int brokers);
   void checkCompacted();
   void assignAll(int partitions);
-  std::map<int32_t, int64_t> endOffsets();
+  // Each partition's start (RD_KAFKA_OFFSET_BEGINNING) or end (RD_KAFKA_OFFSET_END).
+  std::map<int32_t, int64_t> listOffsets(int64_t which);
   void follow();
   void handle(rd_kafka_message_t* message);
 
