@@ -1,5 +1,6 @@
-// `oxbow connect standalone WORKER.properties [CONNECTOR.properties...]`: Kafka's
-// connect-standalone.sh with Connect's REST API on `listeners` (docs/connect/standalone.md).
+// `oxbow connect standalone WORKER.properties [CONNECTOR.properties...]` and `oxbow connect
+// distributed WORKER.properties`: Kafka's connect-standalone.sh and connect-distributed.sh with
+// Connect's REST API on `listeners` (docs/connect/standalone.md, docs/connect/distributed.md).
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
@@ -15,9 +16,11 @@
 #include "cli/client_config.h"
 #include "cli/commands.h"
 #include "connect/plugin_loader/plugin_loader.h"
+#include "connect/runtime/distributed/distributed_herder.h"
 #include "connect/runtime/rest_api.h"
 #include "connect/runtime/standalone.h"
 #include "http/admin_server.h"
+#include "http/client.h"
 #include "oxbow/connect/config_def.h"
 #include "oxbow/connect/errors.h"
 
@@ -77,14 +80,36 @@ std::pair<std::string, uint16_t> rest_listener(const Properties& props) {
 }
 
 // Connect's REST API on its own thread; answers one request at a time.
+// A request sent on to another worker (the leader, or the one running a task).
+std::optional<connect::runtime::RestResponse> forward_request(
+    const std::string& url, const connect::runtime::RestRequest& request, std::string& error) {
+  http::Request forwarded{request.method,
+                          request.path,
+                          request.query,
+                          request.body,
+                          "application/json",
+                          "application/json",
+                          ""};
+  http::Exchange exchange = http::send_request(url, forwarded, 30'000);
+  if (!exchange.response) {
+    error = exchange.error;
+    return std::nullopt;
+  }
+  return connect::runtime::RestResponse{exchange.response->status, exchange.response->body};
+}
+
+// A worker's REST API on `listeners`, answering as `rest.advertised.host.name` and
+// `rest.advertised.port` (by default the listener's own address) in statuses and to the group.
 class RestServer {
  public:
-  RestServer(connect::runtime::StandaloneWorker& worker, const Properties& props,
+  RestServer(connect::runtime::Herder& worker, const Properties& props,
              const std::string& bootstrap) {
     auto [host, port] = rest_listener(props);
     connect::runtime::RestInfo info;
     info.clusterId = [bootstrap] { return cluster_id(bootstrap); };
-    auto api = std::make_shared<connect::runtime::ConnectRestApi>(worker, info);
+    info.forward = forward_request;
+    api_ = std::make_shared<connect::runtime::ConnectRestApi>(worker, info);
+    auto api = api_;
     server_ = std::make_unique<http::AdminServer>(context_, [api](const http::Request& request) {
       connect::runtime::RestResponse response =
           api->handle({request.method, request.path, request.query, request.body});
@@ -96,8 +121,15 @@ class RestServer {
                                       ": " + error);
     }
     // Statuses name the worker by the address it answers on.
-    std::string advertised = host == "0.0.0.0" ? "127.0.0.1" : host;
-    api->setWorkerId(advertised + ":" + std::to_string(server_->port()));
+    auto advertisedHost = props.find("rest.advertised.host.name");
+    auto advertisedPort = props.find("rest.advertised.port");
+    std::string advertised = advertisedHost != props.end() ? advertisedHost->second
+                             : host == "0.0.0.0"           ? "127.0.0.1"
+                                                           : host;
+    workerId_ =
+        advertised + ":" +
+        (advertisedPort != props.end() ? advertisedPort->second : std::to_string(server_->port()));
+    api_->setWorkerId(workerId_);
     spdlog::info("connect: REST API on http://{}:{}", host, server_->port());
     thread_ = std::thread([this] { context_.run(); });
   }
@@ -107,13 +139,17 @@ class RestServer {
     context_.stop();
     if (thread_.joinable()) thread_.join();
   }
+  // "host:port", as the worker is known to others.
+  const std::string& workerId() const { return workerId_; }
 
  private:
   boost::asio::io_context context_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
       context_.get_executor()};
+  std::shared_ptr<connect::runtime::ConnectRestApi> api_;
   std::unique_ptr<http::AdminServer> server_;
   std::thread thread_;
+  std::string workerId_;
 };
 
 void run_standalone(const StandaloneOptions& options) {
@@ -144,6 +180,33 @@ void run_standalone(const StandaloneOptions& options) {
   }
 }
 
+void run_distributed(const std::string& configFile) {
+  using namespace connect::runtime;
+  install_stop_signal_handlers();
+  try {
+    Properties props = readPropertiesFile(configFile);
+    connect::ConnectorPlugins plugins = connect::ConnectorPlugins::withBuiltIns();
+    connect::plugin_loader::loadPluginPath(plugins, props);
+    distributed::DistributedHerder herder(props, std::move(plugins));
+    auto rest = std::make_unique<RestServer>(herder, props, herder.config().bootstrapServers);
+    herder.start(rest->workerId(), forward_request);
+    spdlog::info("connect: distributed worker {} running; stop with SIGINT or SIGTERM",
+                 rest->workerId());
+    std::string fatal;
+    while (!stop_requested() && (fatal = herder.fatalError()).empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    spdlog::info("connect: stopping");
+    rest.reset();
+    herder.stop();
+    if (!fatal.empty()) fail("connect: the worker cannot join its group: " + fatal);
+  } catch (const connect::ConnectException& e) {
+    fail(e.what());
+  } catch (const connect::ConfigException& e) {
+    fail(e.what());
+  }
+}
+
 }  // namespace
 
 void add_connect_command(CLI::App& app) {
@@ -162,6 +225,16 @@ void add_connect_command(CLI::App& app) {
                    "A properties file per connector (more can be created through the REST API)")
       ->check(CLI::ExistingFile);
   standalone->callback([options] { run_standalone(*options); });
+
+  auto configFile = std::make_shared<std::string>();
+  CLI::App* distributed = connect->add_subcommand(
+      "distributed",
+      "Run a worker of a Connect cluster (group.id), configs, offsets and statuses in Kafka "
+      "topics, until SIGINT or SIGTERM");
+  distributed->add_option("--config,config", *configFile, "The worker's properties file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  distributed->callback([configFile] { run_distributed(*configFile); });
 }
 
 }  // namespace oxbow::cli

@@ -227,6 +227,19 @@ void add_write_commands(CLI::App* connector, const std::shared_ptr<ConnectorOpti
     fmt::print("Created connector {}\n", answer.value("name", ""));
   });
 
+  // PUT /connectors/NAME/config: the worker answers 201 when it created the connector.
+  auto* update = connector->add_subcommand(
+      "update",
+      "Replace a connector's config from a .properties or JSON file (creating it if new)");
+  update->add_option("file", o->file, "Config file")->required();
+  update->callback([o] {
+    Json body = create_body(o->file);
+    o->name = body["name"].get<std::string>();
+    http::Response response = rest_call({o->url, "the Connect worker", "application/json"}, "PUT",
+                                        connector_path(*o, "/config"), body["config"].dump());
+    fmt::print("{} connector {}\n", response.status == 201 ? "Created" : "Updated", o->name);
+  });
+
   add_state_command(connector, o, "pause", "Paused", "Pause a connector and its tasks");
   add_state_command(connector, o, "resume", "Resumed", "Resume a paused or stopped connector");
   add_state_command(connector, o, "stop", "Stopped",

@@ -68,9 +68,24 @@ def test_connector_lifecycle(broker, tmp_path):
                                                          ["src", "source", "RUNNING"]]
     assert _read_values(broker.bootstrap, topic, 5) == lines
 
+    # update replaces the config (PUT), creating a connector that does not exist yet.
+    sink_json.write_text(json.dumps({"name": "sink", "config": {
+        "connector.class": "FileStreamSink", "topics": topic, "file": str(tmp_path / "out.txt"),
+        "tasks.max": 2}}))
+    assert _ok(port, "update", str(sink_json)) == "Updated connector sink\n"
+    assert json.loads(_ok(port, "describe", "sink", "--json"))["config"]["tasks.max"] == "2"
+    other = tmp_path / "other.properties"
+    other.write_text(f"name=other\nconnector.class=FileStreamSink\ntopics={topic}\n"
+                     f"file={tmp_path / 'other.txt'}\n")
+    assert _ok(port, "update", str(other)) == "Created connector other\n"
+    assert _ok(port, "delete", "other") == "Deleted connector other\n"
+    bad = tmp_path / "bad.properties"
+    bad.write_text("name=bad\nconnector.class=NoSuchConnector\n")
+    code, out, err = _cli(port, "update", str(bad))
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "NoSuchConnector" in err, err
+
     described = _ok(port, "describe", "src")
     assert "Type:   source" in described and f"  file = {source_file}" in described
-    assert json.loads(_ok(port, "describe", "sink", "--json"))["config"]["tasks.max"] == "1"
 
     assert _ok(port, "pause", "src") == "Paused connector src\n"
     _become(port, "src", "PAUSED")
