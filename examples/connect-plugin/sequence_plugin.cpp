@@ -68,6 +68,7 @@ class SequenceSourceTask : public SourceTask {
     std::vector<SourceRecord> records;
     for (int i = 0; i < 10 && !stopping_ && (count_ < 0 || next_ < count_); ++i) {
       if (next_ == failAt_) {
+        if (!records.empty()) break;  // those before it are written first
         throw ConnectException("sequence source failed at " + std::to_string(next_) +
                                " as fail.at asks");
       }
