@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "oxbow/connect/config_def.h"
+
 namespace oxbow::connect::runtime::distributed {
 
 namespace {
@@ -24,6 +26,15 @@ ConfigBackingStore::ConfigBackingStore(const WorkerConfig& worker, TopicSettings
 
 void ConfigBackingStore::start() {
   log_.start();
+  if (int32_t partitions = log_.partitionCount(); partitions > 1) {
+    // Records of one connector spread over partitions would be read in no particular order.
+    log_.stop();
+    throw ConfigException("Topic '" + log_.topic().name + "' supplied via the '" +
+                          log_.topic().workerProperty +
+                          "' property is required to have a single partition in order to "
+                          "guarantee consistency of connector configurations, but found " +
+                          std::to_string(partitions) + " partitions.");
+  }
   std::lock_guard lock(mutex_);
   started_ = true;
   spdlog::info("connect: read the connector configurations in topic {}", log_.topic().name);

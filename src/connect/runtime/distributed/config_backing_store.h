@@ -26,6 +26,8 @@ class ConfigBackingStore {
 
   // The topic's partition count is always 1, whatever `topic` says.
   ConfigBackingStore(const WorkerConfig& worker, TopicSettings topic, Listener listener);
+  // KafkaBasedLog::start()'s exceptions, and ConfigException for an existing topic of more than
+  // one partition, as Kafka refuses it.
   void start();
   void stop();
   void refresh();  // reads the topic to its end

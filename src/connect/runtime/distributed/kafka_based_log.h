@@ -68,6 +68,8 @@ class KafkaBasedLog {
   void stop();
 
   const TopicSettings& topic() const { return topic_; }
+  // The topic's partitions, as found or created by start().
+  int32_t partitionCount() const { return partitionCount_; }
 
  private:
   static void onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void*);

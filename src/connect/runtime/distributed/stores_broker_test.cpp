@@ -65,28 +65,34 @@ class StoresWithBroker : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const char* fromEnv = std::getenv("OXBOW_BIN");
-    std::string binary = fromEnv ? fromEnv : OXBOW_DEFAULT_BIN;
-    if (::access(binary.c_str(), X_OK) != 0) return;
+    binary_ = fromEnv ? fromEnv : OXBOW_DEFAULT_BIN;
+    if (::access(binary_.c_str(), X_OK) != 0) return;
     dir_ = std::filesystem::temp_directory_path() /
            ("oxbow-connect-stores-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_ / "data");
     port_ = freePort();
+    adminPort_ = freePort();
+    startBroker();
+  }
+
+  // On the same ports and data as before, when restarted.
+  static void startBroker() {
     std::string listener = "PLAINTEXT://127.0.0.1:" + std::to_string(port_);
     std::vector<std::string> args = {
-        binary,       "broker",
+        binary_,      "broker",
         "--override", "listeners=" + listener,
         "--override", "advertised.listeners=" + listener,
         "--override", "log.dirs=" + (dir_ / "data").string(),
-        "--override", "admin.listener=127.0.0.1:" + std::to_string(freePort())};
+        "--override", "admin.listener=127.0.0.1:" + std::to_string(adminPort_)};
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     std::string log = (dir_ / "broker.log").string();
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    int spawned = posix_spawn(&broker_, binary.c_str(), &actions, nullptr, argv.data(), environ);
+    int spawned = posix_spawn(&broker_, binary_.c_str(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (spawned != 0) {
       broker_ = 0;
@@ -119,8 +125,30 @@ class StoresWithBroker : public ::testing::Test {
            what;
   }
 
+  // Creates a topic as an operator might, outside the stores.
+  void createTopic(const std::string& name, int partitions, const char* cleanupPolicy) {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", worker_.bootstrapServers.c_str(), nullptr, 0);
+    char error[256];
+    rd_kafka_t* admin = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+    rd_kafka_NewTopic_t* newTopic =
+        rd_kafka_NewTopic_new(name.c_str(), partitions, 1, error, sizeof error);
+    rd_kafka_NewTopic_set_config(newTopic, "cleanup.policy", cleanupPolicy);
+    rd_kafka_queue_t* queue = rd_kafka_queue_new(admin);
+    rd_kafka_CreateTopics(admin, &newTopic, 1, nullptr, queue);
+    rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+    EXPECT_NE(event, nullptr);
+    EXPECT_EQ(rd_kafka_event_error(event), RD_KAFKA_RESP_ERR_NO_ERROR);
+    rd_kafka_event_destroy(event);
+    rd_kafka_NewTopic_destroy(newTopic);
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_destroy(admin);
+  }
+
+  static inline std::string binary_;
   static inline pid_t broker_ = 0;
   static inline int port_ = 0;
+  static inline int adminPort_ = 0;
   static inline std::filesystem::path dir_;
   WorkerConfig worker_;
 };
@@ -192,24 +220,7 @@ TEST_F(StoresWithBroker, MalformedConfigRecordsAreSkipped) {
 
 TEST_F(StoresWithBroker, ATopicThatIsNotCompactedIsRefused) {
   TopicSettings settings{topic("deleted"), 1, 1};
-  {
-    // The log creates its topic compacted; one made by hand is not.
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", worker_.bootstrapServers.c_str(), nullptr, 0);
-    char error[256];
-    rd_kafka_t* admin = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-    rd_kafka_NewTopic_t* newTopic =
-        rd_kafka_NewTopic_new(settings.name.c_str(), 1, 1, error, sizeof error);
-    rd_kafka_NewTopic_set_config(newTopic, "cleanup.policy", "delete");
-    rd_kafka_queue_t* queue = rd_kafka_queue_new(admin);
-    rd_kafka_CreateTopics(admin, &newTopic, 1, nullptr, queue);
-    rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
-    ASSERT_NE(event, nullptr);
-    rd_kafka_event_destroy(event);
-    rd_kafka_NewTopic_destroy(newTopic);
-    rd_kafka_queue_destroy(queue);
-    rd_kafka_destroy(admin);
-  }
+  createTopic(settings.name, 1, "delete");  // the stores create theirs compacted
   StatusBackingStore store(worker_, settings);
   try {
     store.start();
@@ -221,6 +232,46 @@ TEST_F(StoresWithBroker, ATopicThatIsNotCompactedIsRefused) {
         << e.what();
   }
   store.stop();
+}
+
+TEST_F(StoresWithBroker, AConfigTopicOfSeveralPartitionsIsRefused) {
+  TopicSettings settings{topic("configs"), 1, 1};
+  createTopic(settings.name, 2, "compact");
+  ConfigBackingStore store(worker_, settings, {});
+  try {
+    store.start();
+    FAIL() << "started on a config topic of two partitions";
+  } catch (const ConfigException& e) {
+    EXPECT_NE(std::string(e.what()).find("'config.storage.topic' property is required to have a "
+                                         "single partition"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(StoresWithBroker, StoresCarryOnWhenTheBrokerRestarts) {
+  ConfigBackingStore configs(worker_, {topic("configs"), 1, 1}, {});
+  StatusBackingStore statuses(worker_, {topic("status"), 5, 1});
+  KafkaOffsetBackingStore offsets(worker_, {topic("offsets"), 25, 1});
+  configs.start();
+  statuses.start();
+  offsets.start();
+  configs.putConnectorConfig("c", {{"name", "c"}}, std::nullopt);
+  stopBroker();
+  // Written while the broker is down: delivered once it is back.
+  statuses.putConnector("c", {"RUNNING", "", "w", 1});
+  startBroker();
+  ASSERT_GT(broker_, 0) << "the broker did not come back";
+  statuses.flush();
+  ValueMap partition{{Value("p"), Value("x")}};
+  offsets.commit("c", {{partition, ValueMap{{Value("n"), Value(int64_t{1})}}}});
+  configs.putConnectorConfig("d", {{"name", "d"}}, std::nullopt);
+  EXPECT_EQ(configs.snapshot().connectorConfigs.size(), 2u);
+  EXPECT_TRUE(eventually([&] { return statuses.connector("c").has_value(); }));
+  EXPECT_TRUE(offsets.offset("c", partition).has_value());
+  configs.stop();
+  statuses.stop();
+  offsets.stop();
 }
 
 TEST_F(StoresWithBroker, StatusesAndTopics) {
