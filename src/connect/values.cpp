@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/base64.h"
+#include "connect/civil_date.h"
 #include "oxbow/connect/errors.h"
 #include "oxbow/connect/logical.h"
 #include "oxbow/connect/struct.h"
@@ -64,14 +65,6 @@ std::optional<int64_t> digits(std::string_view s, size_t pos, size_t n) {
     v = v * 10 + (s[i] - '0');
   }
   return v;
-}
-
-int64_t daysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
 }
 
 std::optional<int64_t> dateMillis(std::string_view s) {

@@ -263,5 +263,20 @@ TEST(RegistryConverterTest, ConfigurationAndFailures) {
   EXPECT_EQ(client->latest("a.B").version, 1);
 }
 
+TEST(RegistryConverterTest, AWorkersKeyConverterWithBasicAuth) {
+  FakeRegistry fake;
+  auto converter = ConverterRegistry::instance().configured(
+      {{"key.converter", "AvroConverter"},
+       {"key.converter.schema.registry.url", fake.url()},
+       {"key.converter.basic.auth.credentials.source", "USER_INFO"},
+       {"key.converter.basic.auth.user.info", "user:secret"}},
+      "key.converter", true);
+  auto bytes = converter->fromConnectData("k", Schema::STRING_SCHEMA, Value("the key"));
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(fake.authorization(), "Basic dXNlcjpzZWNyZXQ=");
+  EXPECT_EQ(clientOf(fake)->latest("k-key").info.schema, R"("string")");
+  EXPECT_EQ(converter->toConnectData("k", *bytes).value, Value("the key"));
+}
+
 }  // namespace
 }  // namespace oxbow::connect
