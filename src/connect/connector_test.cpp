@@ -161,6 +161,8 @@ TEST(ConnectorPluginsTest, FindsConnectorsByClassNameAndAlias) {
   EXPECT_EQ(
       plugins.aliases(),
       (std::map<std::string, std::string>{
+          {"Datagen", "io.confluent.kafka.connect.datagen.DatagenConnector"},
+          {"DatagenConnector", "io.confluent.kafka.connect.datagen.DatagenConnector"},
           {"FileStreamSink", "org.apache.kafka.connect.file.FileStreamSinkConnector"},
           {"FileStreamSinkConnector", "org.apache.kafka.connect.file.FileStreamSinkConnector"},
           {"FileStreamSource", "org.apache.kafka.connect.file.FileStreamSourceConnector"},
@@ -170,6 +172,12 @@ TEST(ConnectorPluginsTest, FindsConnectorsByClassNameAndAlias) {
 
 TEST(ConnectorPluginsTest, UnknownAndAmbiguousNamesAreRefused) {
   ConnectorPlugins plugins = ConnectorPlugins::withBuiltIns();
+  std::string version(connectVersion());
+  std::string datagen =
+      "PluginDesc{klass=class io.confluent.kafka.connect.datagen.DatagenConnector, "
+      "name='io.confluent.kafka.connect.datagen.DatagenConnector', version='" +
+      version + "', encodedVersion=" + version +
+      ", type=source, typeName='source', location='classpath'}";
   std::string sink =
       "PluginDesc{klass=class org.apache.kafka.connect.file.FileStreamSinkConnector"
       ", name='org.apache.kafka.connect.file.FileStreamSinkConnector', version='" +
@@ -178,7 +186,7 @@ TEST(ConnectorPluginsTest, UnknownAndAmbiguousNamesAreRefused) {
   std::string unknown = messageOf([&] { plugins.newConnector("FileStream"); });
   EXPECT_EQ(unknown.rfind("Failed to find any class that implements Connector and which name "
                           "matches FileStream, available connectors are: " +
-                              sink +
+                              datagen + ", " + sink +
                               ", PluginDesc{klass=class "
                               "org.apache.kafka.connect.file.FileStreamSourceConnector",
                           0),

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "oxbow/connect/datagen.h"
 #include "oxbow/connect/errors.h"
 #include "oxbow/connect/file_stream.h"
 #include "oxbow/connect/sink.h"
@@ -50,6 +51,7 @@ std::string ConnectorPlugin::toString() const {
 ConnectorPlugins ConnectorPlugins::withBuiltIns() {
   ConnectorPlugins plugins;
   registerFileStreamConnectors(plugins);
+  registerDatagenConnector(plugins);
   return plugins;
 }
 

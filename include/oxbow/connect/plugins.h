@@ -39,7 +39,7 @@ struct ConnectorPlugin {
 
 class ConnectorPlugins {
  public:
-  // A registry holding the built-in connectors (FileStreamSource, FileStreamSink).
+  // A registry holding the built-in connectors (FileStreamSource, FileStreamSink, Datagen).
   static ConnectorPlugins withBuiltIns();
 
   // Registers a connector class; makes one to learn its type and version. ConnectException when

@@ -81,9 +81,9 @@ TEST_F(RestApiTest, BadBodiesAndConfigsAre400) {
 
 TEST_F(RestApiTest, PluginsTheirConfigsAndValidation) {
   Json plugins = call("GET", "/connector-plugins").second;
-  ASSERT_EQ(plugins.size(), 2u);
-  EXPECT_EQ(plugins[0]["class"], "org.apache.kafka.connect.file.FileStreamSinkConnector");
-  EXPECT_EQ(plugins[0]["type"], "sink");
+  ASSERT_EQ(plugins.size(), 3u);  // Datagen, FileStreamSink, FileStreamSource
+  EXPECT_EQ(plugins[1]["class"], "org.apache.kafka.connect.file.FileStreamSinkConnector");
+  EXPECT_EQ(plugins[1]["type"], "sink");
   Json all = call("GET", "/connector-plugins?connectorsOnly=false").second;
   EXPECT_GT(all.size(), plugins.size());
   Json keys = call("GET", "/connector-plugins/FileStreamSource/config").second;
