@@ -8,6 +8,7 @@ while the worker goes on.
 """
 
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -52,6 +53,15 @@ def plugin_dir(tmp_path_factory):
     _run(["cmake", "-S", str(EXAMPLE), "-B", str(build), "-G", "Ninja",
           f"-DCMAKE_PREFIX_PATH={prefix}"])
     _run(["cmake", "--build", str(build)])
+    # pkg-config's oxbow-connect builds it too (a plugin exports only its entry point).
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
+    flags = _run(["pkg-config", "--cflags", "--libs", "oxbow-connect"], env=env).split()
+    by_pkg_config = root / "libsequence-pc.so"
+    _run([shutil.which("c++") or "g++", "-shared", "-fPIC", "-fvisibility=hidden",
+          str(EXAMPLE / "sequence_plugin.cpp"), *flags, "-o", str(by_pkg_config)])
+    exported = _run(["nm", "-D", "--defined-only", str(by_pkg_config)])
+    assert [line.split()[-1] for line in exported.splitlines() if " T " in line] == \
+        ["oxbow_connect_plugin_entry"]
     plugins = root / "plugin-path"
     (plugins / "sequence").mkdir(parents=True)
     shutil.copy(build / "libsequence-plugin.so", plugins / "sequence")
