@@ -28,7 +28,7 @@ SchemaPtr nonOptional(const Schema& s) {
 // The value in Avro's JSON encoding, a union's value unwrapped (the serializer finds its branch;
 // for Connect's unions of null and one type only one branch fits).
 Json toAvro(const SchemaPtr& schema, const Value& value) {
-  static constexpr JsonStyle kStyle{&latin1ToUtf8, false, {}};
+  static constexpr JsonStyle kStyle{&latin1ToUtf8, false, kAvroUnionName};
   return valueJson(schema, value, kStyle);
 }
 
@@ -61,9 +61,14 @@ class SchemaMaker {
 
 OJson SchemaMaker::make(const SchemaPtr& schema, const std::string& space, bool ignoreOptional) {
   const Schema& s = *schema;
-  if (s.type() == Type::STRUCT && hasName(s, kAvroUnionName))
-    throw DataException("Connect unions (" + std::string(kAvroUnionName) +
-                        ") cannot be written as Avro yet");
+  if (s.type() == Type::STRUCT && hasName(s, kAvroUnionName)) {
+    // A union read from Avro: its members' types again, null first when it is optional.
+    OJson members = OJson::array();
+    if (s.isOptional()) members.push_back("null");
+    for (const Field& f : s.fields())
+      members.push_back(make(nonOptional(*f.schema()), space, true));
+    return members;
+  }
   if (s.type() == Type::STRUCT && s.isOptional()) {
     // No metadata on a union: it is on the record inside.
     return OJson::array({"null", make(nonOptional(s), space, false)});

@@ -191,11 +191,15 @@ TEST(AvroConverterTest, ReadsWhatConfluentsSerializerWrites) {
       R"({"name":"name","type":"string"},{"name":"age","type":["null","int"],"default":null},)"
       R"({"name":"tags","type":{"type":"array","items":"string"}},)"
       R"({"name":"kind","type":{"type":"enum","name":"Kind","symbols":["A","B"]}},)"
-      R"({"name":"score","type":"double","default":1.5}]})";
+      R"({"name":"score","type":"double","default":1.5},)"
+      R"({"name":"either","type":["null","string","long"],"default":null}]})";
   registry::Serializer serializer(client, {}, registry::Format::kAvro, avro, false);
-  const std::string bytes = serializer.serialize(
-      "users",
-      {{"name", "ann"}, {"age", {{"int", 42}}}, {"tags", {"x"}}, {"kind", "B"}, {"score", 2.0}});
+  const std::string bytes = serializer.serialize("users", {{"name", "ann"},
+                                                           {"age", {{"int", 42}}},
+                                                           {"tags", {"x"}},
+                                                           {"kind", "B"},
+                                                           {"score", 2.0},
+                                                           {"either", {{"long", 5}}}});
   auto converter = make(AvroConverter::CLASS_NAME, fake);
   SchemaAndValue read = converter->toConnectData("users", bytes);
   ASSERT_TRUE(read.schema);
@@ -204,7 +208,14 @@ TEST(AvroConverterTest, ReadsWhatConfluentsSerializerWrites) {
   EXPECT_TRUE(read.schema->field("age")->schema()->isOptional());
   EXPECT_EQ(read.schema->field("kind")->schema()->name(), "com.acme.Kind");
   EXPECT_EQ(read.schema->field("score")->schema()->defaultValue(), Value(1.5));
-  EXPECT_EQ(read.value.asStruct().toString(), "Struct{name=ann,age=42,tags=[x],kind=B,score=2.0}");
+  EXPECT_EQ(read.schema->field("either")->schema()->name(), "io.confluent.connect.avro.Union");
+  EXPECT_EQ(read.value.asStruct().toString(),
+            "Struct{name=ann,age=42,tags=[x],kind=B,score=2.0,either=Struct{long=5}}");
+  // Written back (a sink's record re-produced), the union is an Avro union again.
+  auto again = converter->fromConnectData("users2", read.schema, read.value);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(converter->toConnectData("users2", *again).value.asStruct().toString(),
+            read.value.asStruct().toString());
 }
 
 TEST(JsonSchemaConverterTest, ReadsAProducersSchema) {
