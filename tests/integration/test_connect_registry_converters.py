@@ -162,3 +162,38 @@ def test_file_sink_reads_what_confluents_serializers_wrote(broker, tmp_path):
                       "total=12.5,gift=true}")
     assert got[1].startswith("Struct{id=8,customer=bo,")
     registry.stop()
+
+
+def test_header_converters_in_source_and_sink_tasks(broker, tmp_path):
+    """The worker's default header.converter (SimpleHeaderConverter) writes a source record's
+    headers in Values' text form; a sink's header.converter that fails on a header is handled by
+    the connector's errors.* like a key or value converter (stage HEADER_CONVERTER)."""
+    topic = ck.create_topic(broker.bootstrap, unique_topic("headers"))
+    source_file = tmp_path / "in.txt"
+    source_file.write_text("a\nb\n")
+    source = {"name": "header-source", "connector.class": "FileStreamSource", "file": source_file,
+              "topic": topic, "transforms": "h",
+              "transforms.h.type": "org.apache.kafka.connect.transforms.InsertHeader",
+              "transforms.h.header": "answer", "transforms.h.value.literal": "42"}
+    worker = Standalone(tmp_path, broker, [source], run="headers-source")
+    messages = _read_messages(broker.bootstrap, topic, 2)
+    worker.stop()
+    assert [m.headers() for m in messages] == [[("answer", b"42")], [("answer", b"42")]]
+
+    # A third record whose header is no JSON: JsonConverter as the sink's header converter fails
+    # on it, and errors.tolerance=all skips that record only.
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.produce(topic, value=b"c", headers=[("answer", b"{not json")])
+    producer.produce(topic, value=b"d", headers=[("answer", b"7")])
+    assert producer.flush(30) == 0
+    sink_file = tmp_path / "headers-out.txt"
+    sink = {"name": "header-sink", "connector.class": "FileStreamSink", "topics": topic,
+            "file": sink_file, "header.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "header.converter.schemas.enable": "false", "errors.tolerance": "all",
+            "errors.log.enable": "true"}
+    worker = Standalone(tmp_path, broker, [sink], run="headers-sink",
+                        worker_extra={"offset.flush.interval.ms": 200})
+    wait_until(lambda: len(_lines(sink_file)) >= 3, 30, message="the sink file's lines")
+    worker.stop()
+    assert _lines(sink_file) == ["a", "b", "d"]
+    assert "HEADER_CONVERTER" in worker.log()
