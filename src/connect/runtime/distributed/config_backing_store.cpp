@@ -8,7 +8,8 @@ namespace oxbow::connect::runtime::distributed {
 
 namespace {
 
-TopicSettings configTopic(TopicSettings topic) {
+TopicSettings configTopic(const WorkerConfig& worker, TopicSettings topic) {
+  topic.readCommitted = topic.readCommitted || exactlyOnceSourceEnabled(worker);
   topic.partitions = 1;  // one order for every record, as Kafka requires
   if (topic.workerProperty.empty()) topic.workerProperty = "config.storage.topic";
   if (topic.purpose.empty()) topic.purpose = "connector configurations";
@@ -20,7 +21,7 @@ TopicSettings configTopic(TopicSettings topic) {
 ConfigBackingStore::ConfigBackingStore(const WorkerConfig& worker, TopicSettings topic,
                                        Listener listener)
     : listener_(std::move(listener)),
-      log_(worker, configTopic(std::move(topic)), "connect-configs-",
+      log_(worker, configTopic(worker, std::move(topic)), "connect-configs-",
            [this](const std::string& key, const std::optional<std::string>& value, int32_t,
                   int64_t offset) { consumed(key, value, offset); }) {}
 

@@ -74,6 +74,11 @@ std::string timedOut(const std::string& what, const std::string& topic) {
 
 }  // namespace
 
+bool exactlyOnceSourceEnabled(const WorkerConfig& worker) {
+  auto it = worker.props.find("exactly.once.source.support");
+  return it != worker.props.end() && it->second == "enabled";
+}
+
 KafkaBasedLog::KafkaBasedLog(const WorkerConfig& worker, TopicSettings topic,
                              std::string clientIdPrefix, Consumed consumed)
     : worker_(worker),
@@ -102,15 +107,16 @@ void KafkaBasedLog::start() {
     while (!stopping_.load()) rd_kafka_poll(producer_, kPollMs);
   });
   ensureTopic();
-  rd_kafka_conf_t* consumerConf = clientConfig({{"bootstrap.servers", worker_.bootstrapServers},
-                                                {"client.id", clientIdPrefix_ + "consumer"},
-                                                {"group.id", clientIdPrefix_ + "reader"},
-                                                {"enable.auto.commit", "false"},
-                                                {"enable.auto.offset.store", "false"},
-                                                {"enable.partition.eof", "true"},
-                                                {"auto.offset.reset", "earliest"},
-                                                {"isolation.level", "read_uncommitted"}},
-                                               worker_.consumerOverrides);
+  rd_kafka_conf_t* consumerConf = clientConfig(
+      {{"bootstrap.servers", worker_.bootstrapServers},
+       {"client.id", clientIdPrefix_ + "consumer"},
+       {"group.id", clientIdPrefix_ + "reader"},
+       {"enable.auto.commit", "false"},
+       {"enable.auto.offset.store", "false"},
+       {"enable.partition.eof", "true"},
+       {"auto.offset.reset", "earliest"},
+       {"isolation.level", topic_.readCommitted ? "read_committed" : "read_uncommitted"}},
+      worker_.consumerOverrides);
   consumer_ = newClient(RD_KAFKA_CONSUMER, consumerConf, clientIdPrefix_ + "consumer");
   // A partition assigned before the consumer knows its leader waits librdkafka's fixed 500 ms
   // before it asks where to start: the topic's metadata first, with a handle so that its

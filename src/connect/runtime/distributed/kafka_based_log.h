@@ -29,7 +29,13 @@ struct TopicSettings {
   // named the topic (config.storage.topic) and what the topic holds ("connector configurations").
   std::string workerProperty = {};
   std::string purpose = {};
+  // Records of aborted transactions left out, and the log's end waited for past open ones (the
+  // config and offsets topics when exactly.once.source.support=enabled, as Kafka reads them).
+  bool readCommitted = false;
 };
+
+// Whether the worker has exactly.once.source.support=enabled (KIP-618).
+bool exactlyOnceSourceEnabled(const WorkerConfig& worker);
 
 // How long readToEnd() and flush() wait, as Kafka's stores bound their reads and writes.
 inline constexpr int kReadWriteTimeoutMs = 30'000;

@@ -24,7 +24,8 @@ std::optional<Value> read(const std::string& text) {
   }
 }
 
-TopicSettings offsetsTopic(TopicSettings topic) {
+TopicSettings offsetsTopic(const WorkerConfig& worker, TopicSettings topic) {
+  topic.readCommitted = topic.readCommitted || exactlyOnceSourceEnabled(worker);
   if (topic.workerProperty.empty()) topic.workerProperty = "offset.storage.topic";
   if (topic.purpose.empty()) topic.purpose = "source connector offsets";
   return topic;
@@ -69,7 +70,7 @@ std::optional<ValueMap> offsetOf(const std::string& value) {
 }  // namespace offset_records
 
 KafkaOffsetBackingStore::KafkaOffsetBackingStore(const WorkerConfig& worker, TopicSettings topic)
-    : log_(worker, offsetsTopic(std::move(topic)), "connect-offsets-",
+    : log_(worker, offsetsTopic(worker, std::move(topic)), "connect-offsets-",
            [this](const std::string& key, const std::optional<std::string>& value, int32_t,
                   int64_t) { consumed(key, value); }) {}
 

@@ -336,5 +336,45 @@ TEST_F(StoresWithBroker, OffsetsSurviveARestart) {
   store.stop();
 }
 
+// With exactly-once sources, offsets are written in the tasks' transactions: an aborted one's
+// must not count.
+TEST_F(StoresWithBroker, WithExactlyOnceSourcesAbortedOffsetsAreLeftOut) {
+  worker_.props["exactly.once.source.support"] = "enabled";
+  TopicSettings settings{topic("offsets"), 5, 1};
+  KafkaOffsetBackingStore store(worker_, settings);
+  store.start();
+  ValueMap partition{{Value("p"), Value("x")}};
+  std::string key = offset_records::key("c", partition);
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char error[256];
+  rd_kafka_conf_set(conf, "bootstrap.servers", worker_.bootstrapServers.c_str(), error,
+                    sizeof error);
+  rd_kafka_conf_set(conf, "transactional.id", settings.name.c_str(), error, sizeof error);
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  ASSERT_NE(producer, nullptr) << error;
+  auto transaction = [&](const std::string& value, bool commit) {
+    ASSERT_EQ(rd_kafka_begin_transaction(producer), nullptr);
+    ASSERT_EQ(rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(settings.name.c_str()),
+                                RD_KAFKA_V_KEY(key.data(), key.size()),
+                                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+    ASSERT_EQ(rd_kafka_flush(producer, 30'000), RD_KAFKA_RESP_ERR_NO_ERROR);  // in the log
+    rd_kafka_error_t* failure = commit ? rd_kafka_commit_transaction(producer, 30'000)
+                                       : rd_kafka_abort_transaction(producer, 30'000);
+    EXPECT_EQ(failure, nullptr) << rd_kafka_error_string(failure);
+  };
+  ASSERT_EQ(rd_kafka_init_transactions(producer, 30'000), nullptr);
+  transaction(R"({"n":1})", true);
+  transaction(R"({"n":2})", false);
+  rd_kafka_destroy(producer);
+  EXPECT_EQ(store.offset("c", partition), (ValueMap{{Value("n"), Value(int64_t{1})}}));
+  KafkaOffsetBackingStore restarted(worker_, settings);
+  restarted.start();
+  EXPECT_EQ(restarted.offset("c", partition), (ValueMap{{Value("n"), Value(int64_t{1})}}));
+  store.stop();
+  restarted.stop();
+}
+
 }  // namespace
 }  // namespace oxbow::connect::runtime::distributed
