@@ -4,7 +4,7 @@ them: oxbow-connect installed with `cmake --install` into a prefix, the example 
 a plugin directory with files that are no plugin, then `oxbow connect standalone` with
 `plugin.path` pointing there. The plugin's source runs and its records are read with
 confluent-kafka, its sink writes them, and a task of it that throws is FAILED with its message
-while the worker goes on.
+while the worker goes on; the same plugin built by Clang runs in the GCC-built worker.
 """
 
 import json
@@ -42,17 +42,28 @@ def _run(cmd, **kw):
 
 
 @pytest.fixture(scope="module")
-def plugin_dir(tmp_path_factory):
+def prefix(tmp_path_factory):
+    """oxbow-connect installed as a third party gets it."""
+    prefix = tmp_path_factory.mktemp("prefix")
+    _run(["cmake", "--install", str(BUILD), "--prefix", str(prefix)])
+    assert (prefix / "include/oxbow/connect/plugin_export.h").is_file()
+    return prefix
+
+
+def _build_example(prefix, build, *cmake_args):
+    _run(["cmake", "-S", str(EXAMPLE), "-B", str(build), "-G", "Ninja",
+          f"-DCMAKE_PREFIX_PATH={prefix}", *cmake_args])
+    _run(["cmake", "--build", str(build)])
+    return build / "libsequence-plugin.so"
+
+
+@pytest.fixture(scope="module")
+def plugin_dir(tmp_path_factory, prefix):
     """plugin.path's directory: the example plugin in a sub-directory of its own, a plugin of ABI
     version 99 and a file that only looks like a shared object."""
     root = tmp_path_factory.mktemp("plugins")
-    prefix = root / "prefix"
-    _run(["cmake", "--install", str(BUILD), "--prefix", str(prefix)])
-    assert (prefix / "include/oxbow/connect/plugin_export.h").is_file()
     build = root / "build"
-    _run(["cmake", "-S", str(EXAMPLE), "-B", str(build), "-G", "Ninja",
-          f"-DCMAKE_PREFIX_PATH={prefix}"])
-    _run(["cmake", "--build", str(build)])
+    _build_example(prefix, build)
     # pkg-config's oxbow-connect builds it too (a plugin exports only its entry point).
     env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
     flags = _run(["pkg-config", "--cflags", "--libs", "oxbow-connect"], env=env).split()
@@ -151,4 +162,21 @@ def test_a_plugin_task_that_throws_is_failed_and_the_worker_goes_on(broker, tmp_
     _create(rest, "working", {"connector.class": "SequenceSource", "topic": other, "count": "3"})
     assert len(_read_values(broker.bootstrap, other, 3)) == 3
     assert worker.proc.poll() is None
+    worker.stop()
+
+
+@pytest.mark.skipif(shutil.which("clang++") is None, reason="no clang++")
+def test_a_plugin_built_by_another_compiler_runs(broker, tmp_path, prefix):
+    """The worker is built by GCC; the same plugin built by Clang loads and runs: only C crosses
+    the boundary."""
+    plugins = tmp_path / "clang-plugins"
+    plugins.mkdir()
+    built = _build_example(prefix, tmp_path / "clang-build", "-DCMAKE_CXX_COMPILER=clang++")
+    shutil.copy(built, plugins)
+    worker, rest = _worker(tmp_path, broker, plugins)
+    topic = ck.create_topic(broker.bootstrap, unique_topic("clang"))
+    _create(rest, "clang-numbers", {"connector.class": "SequenceSource", "topic": topic, "count": "5"})
+    assert [_envelope(v)["payload"]["seq"] for v in _read_values(broker.bootstrap, topic, 5)] == \
+        list(range(5))
+    assert "loaded plugin sequence-plugin 1.0.0 from " + str(plugins / built.name) in worker.log()
     worker.stop()
