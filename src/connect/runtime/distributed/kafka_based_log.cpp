@@ -393,6 +393,17 @@ void KafkaBasedLog::flush() {
 
 void KafkaBasedLog::stop() {
   stopping_ = true;
+  // Wake both threads from their polls rather than wait out the poll's timeout.
+  if (consumer_ != nullptr && follower_.joinable()) {
+    rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(consumer_);
+    rd_kafka_queue_yield(queue);
+    rd_kafka_queue_destroy(queue);
+  }
+  if (producer_ != nullptr && producerPoller_.joinable()) {
+    rd_kafka_queue_t* queue = rd_kafka_queue_get_main(producer_);
+    rd_kafka_queue_yield(queue);
+    rd_kafka_queue_destroy(queue);
+  }
   if (follower_.joinable()) follower_.join();
   if (consumer_ != nullptr) {
     rd_kafka_consumer_close(consumer_);
