@@ -4,8 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
-
 #include "connect/runtime/distributed/record_json.h"
 
 namespace oxbow::connect::runtime::distributed {
@@ -27,20 +25,6 @@ std::string withProperties(const Properties& config) {
   Json properties = Json::object();
   for (const auto& [name, value] : config) properties[name] = value;
   return Json{{"properties", properties}}.dump();
-}
-
-// task-NAME-N: the connector is everything between the prefix and the last dash.
-std::optional<std::pair<std::string, int>> parseTaskKey(const std::string& key) {
-  std::string_view rest = std::string_view(key).substr(kTaskPrefix.size());
-  size_t dash = rest.rfind('-');
-  if (dash == std::string_view::npos) return std::nullopt;
-  std::string_view digits = rest.substr(dash + 1);
-  int task = 0;
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), task);
-  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
-    return std::nullopt;
-  }
-  return std::make_pair(std::string(rest.substr(0, dash)), task);
 }
 
 // The "properties" of a connector's or task's config record (already known to be JSON).
@@ -205,7 +189,7 @@ std::optional<ConfigEvent> ConfigState::applyConnectorConfig(
 }
 
 void ConfigState::applyTaskConfig(const std::string& key, const std::optional<std::string>& value) {
-  auto id = parseTaskKey(key);
+  auto id = record_json::connectorTask(std::string_view(key).substr(kTaskPrefix.size()));
   if (!id) {
     spdlog::error(
         "connect: ignoring task configuration because {} couldn't be parsed as a task "

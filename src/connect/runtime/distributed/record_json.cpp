@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <limits>
 
 namespace oxbow::connect::runtime::distributed::record_json {
@@ -28,6 +29,18 @@ std::optional<Properties> stringMap(const nlohmann::json& value) {
     out.emplace(name, entry.get<std::string>());
   }
   return out;
+}
+
+std::optional<std::pair<std::string, int>> connectorTask(std::string_view text) {
+  size_t dash = text.rfind('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  std::string_view digits = text.substr(dash + 1);
+  int task = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), task);
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
+    return std::nullopt;
+  }
+  return std::make_pair(std::string(text.substr(0, dash)), task);
 }
 
 std::optional<int32_t> int32(const nlohmann::json& value) {

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "common/properties.h"
 
@@ -15,6 +17,9 @@ std::optional<nlohmann::json> parse(const std::string& text, const std::string& 
 std::string typeName(const nlohmann::json& value);
 // An object of strings as properties (null values left out); nullopt when it is something else.
 std::optional<Properties> stringMap(const nlohmann::json& value);
+// "NAME-N" as a connector's name (everything before the last dash, dashes allowed) and a task
+// number, as the task keys of the config and status topics end.
+std::optional<std::pair<std::string, int>> connectorTask(std::string_view text);
 // A JSON integer within int32's range, as Kafka's intValue() reads Integer or Long.
 std::optional<int32_t> int32(const nlohmann::json& value);
 

@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <string_view>
 
 #include "connect/runtime/distributed/record_json.h"
@@ -22,15 +21,9 @@ constexpr std::string_view kStates[] = {"UNASSIGNED", "RUNNING",    "PAUSED", "F
 using Json = nlohmann::ordered_json;
 
 std::optional<StatusKey> taskKeyOf(std::string_view rest) {
-  size_t dash = rest.rfind('-');
-  if (dash == std::string_view::npos) return std::nullopt;
-  std::string_view digits = rest.substr(dash + 1);
-  int task = 0;
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), task);
-  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
-    return std::nullopt;
-  }
-  return StatusKey{StatusKey::Kind::TASK, std::string(rest.substr(0, dash)), task, {}};
+  auto id = record_json::connectorTask(rest);
+  if (!id) return std::nullopt;
+  return StatusKey{StatusKey::Kind::TASK, std::move(id->first), id->second, {}};
 }
 
 // status-topic-TOPIC:connector-NAME; a topic name cannot hold ':'.
