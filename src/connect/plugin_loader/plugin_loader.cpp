@@ -51,11 +51,31 @@ std::vector<fs::path> listing(const fs::path& directory) {
   for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
     entries.push_back(it->path());
   }
-  if (ec)
+  if (ec) {
     spdlog::error("connect: could not list plugin directory {}: {}", directory.string(),
                   ec.message());
+  }
   std::sort(entries.begin(), entries.end());
   return entries;
+}
+
+// The shared objects anywhere under a plugin's directory, in name order: Kafka takes every
+// archive under a plugin location, however deep.
+std::vector<fs::path> sharedObjectsUnder(const fs::path& directory) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  auto options = fs::directory_options::follow_directory_symlink |
+                 fs::directory_options::skip_permission_denied;
+  for (fs::recursive_directory_iterator it(directory, options, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (isFile(it->path()) && sharedObjectName(it->path())) found.push_back(it->path());
+  }
+  if (ec) {
+    spdlog::error("connect: could not list plugin directory {}: {}", directory.string(),
+                  ec.message());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 bool supported(const oxbow_connect_plugin* plugin, const std::string& file) {
@@ -143,16 +163,20 @@ std::vector<std::string> loadPluginPath(ConnectorPlugins& plugins,
   auto add = [&](const std::vector<std::string>& more) {
     registered.insert(registered.end(), more.begin(), more.end());
   };
-  for (const std::string& directory : pluginPath) {
-    if (!isDirectory(directory)) {
-      spdlog::error("connect: plugin.path entry {} is not a directory; skipped", directory);
+  for (const std::string& element : pluginPath) {
+    // An element naming a shared object is a plugin itself, as Kafka takes an archive there.
+    if (isFile(element) && sharedObjectName(element)) {
+      add(loadPlugin(plugins, element));
       continue;
     }
-    for (const fs::path& entry : listing(directory)) {
+    if (!isDirectory(element)) {
+      spdlog::error("connect: plugin.path entry {} is not a directory; skipped", element);
+      continue;
+    }
+    for (const fs::path& entry : listing(element)) {
       if (isDirectory(entry)) {
-        for (const fs::path& inner : listing(entry)) {
-          if (isFile(inner) && sharedObjectName(inner))
-            add(loadPlugin(plugins, inner.string(), true));
+        for (const fs::path& inner : sharedObjectsUnder(entry)) {
+          add(loadPlugin(plugins, inner.string(), true));
         }
       } else if (isFile(entry) && sharedObjectName(entry)) {
         add(loadPlugin(plugins, entry.string()));

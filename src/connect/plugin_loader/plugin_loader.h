@@ -1,9 +1,10 @@
 #pragma once
 // Connector plugins loaded from the worker's plugin.path, as Kafka Connect's plugin discovery:
-// plugin.path lists directories (comma-separated); in each, a shared object (*.so) is a plugin
-// location and so is a sub-directory, whose shared objects are the plugin and the libraries it
-// needs. Each plugin's connectors are registered with its file as their location. A file that
-// fails to load, exports no entry point, or speaks another ABI version is logged and skipped.
+// plugin.path lists directories (comma-separated) or plugins themselves; in each directory, a
+// shared object (*.so) is a plugin location and so is a sub-directory, whose shared objects at any
+// depth are the plugin and the libraries it needs. Each plugin's connectors are registered with
+// its file as their location. A file that fails to load, exports no entry point, or speaks
+// another ABI version is logged and skipped.
 #include <string>
 #include <vector>
 

@@ -166,16 +166,22 @@ TEST(PluginLoaderTest, FilesThatAreNoPluginOrOfAnotherAbiAreSkipped) {
   ConnectorPlugins plugins;
   EXPECT_TRUE(plugin_loader::loadPlugin(plugins, OXBOW_TEST_PLUGIN_V99).empty());
   fs::path dir = fs::temp_directory_path() / ("oxbow-plugin-path-" + std::to_string(getpid()));
-  fs::create_directories(dir / "sub");
+  fs::create_directories(dir / "sub" / "lib");
   std::ofstream(dir / "garbage.so") << "not an ELF file";
-  fs::copy_file(OXBOW_TEST_PLUGIN, dir / "sub" / "libsequence.so",
+  // A plugin's directory is searched however deep.
+  fs::copy_file(OXBOW_TEST_PLUGIN, dir / "sub" / "lib" / "libsequence.so",
                 fs::copy_options::overwrite_existing);
   fs::copy_file(OXBOW_TEST_PLUGIN_V99, dir / "future.so", fs::copy_options::overwrite_existing);
   std::vector<std::string> registered = plugin_loader::loadPluginPath(
       plugins, Properties{{"plugin.path", " /nonexistent, " + dir.string()}});
   EXPECT_EQ(registered.size(), 2u);
   EXPECT_EQ(plugins.connectorPlugin("SequenceSource").location,
-            (dir / "sub" / "libsequence.so").string());
+            (dir / "sub" / "lib" / "libsequence.so").string());
+  // An element of plugin.path may name a plugin itself.
+  ConnectorPlugins direct;
+  EXPECT_EQ(
+      plugin_loader::loadPluginPath(direct, Properties{{"plugin.path", OXBOW_TEST_PLUGIN}}).size(),
+      2u);
   fs::remove_all(dir);
 }
 
