@@ -205,13 +205,14 @@ struct ConnectorExport {
   using TaskContext = std::conditional_t<kSource, HostSourceTaskContext, HostSinkTaskContext>;
   using TaskType = std::conditional_t<kSource, SourceTask, SinkTask>;
 
+  // The context outlives what it was given to: members are destroyed in reverse order.
   struct Box {
-    C connector;
     std::unique_ptr<Context> context;
+    C connector;
   };
   struct TaskBox {
-    std::unique_ptr<TaskType> task;
     std::unique_ptr<TaskContext> context;
+    std::unique_ptr<TaskType> task;
   };
   static C& of(void* p) { return static_cast<Box*>(p)->connector; }
   static TaskType& task(void* p) { return *static_cast<TaskBox*>(p)->task; }
@@ -351,7 +352,7 @@ struct ConnectorExport {
       auto* typed = dynamic_cast<TaskType*>(made.get());
       if (typed == nullptr) return nullptr;
       made.release();
-      return new TaskBox{std::unique_ptr<TaskType>(typed), nullptr};
+      return new TaskBox{nullptr, std::unique_ptr<TaskType>(typed)};
     } catch (...) {
       return nullptr;
     }
