@@ -72,6 +72,30 @@ std::string timedOut(const std::string& what, const std::string& topic) {
          topic;
 }
 
+// The worker's own security settings (security.protocol, sasl.*, ssl.*: what reaches the broker
+// for the group too), then the client's overrides. As Kafka's internal clients take the worker's
+// settings; one librdkafka does not know (a Java name such as ssl.truststore.location) is left
+// out with a warning, as the group's connection leaves it out.
+Properties withSecurity(const WorkerConfig& worker, const Properties& overrides) {
+  Properties out;
+  for (const auto& [name, value] : worker.props) {
+    if (name != "security.protocol" && !name.starts_with("sasl.") && !name.starts_with("ssl.")) {
+      continue;
+    }
+    rd_kafka_conf_t* probe = rd_kafka_conf_new();
+    char error[256];
+    if (rd_kafka_conf_set(probe, name.c_str(), value.c_str(), error, sizeof error) ==
+        RD_KAFKA_CONF_OK) {
+      out[name] = value;
+    } else {
+      spdlog::warn("connect: the internal topics' clients leave out {}: {}", name, error);
+    }
+    rd_kafka_conf_destroy(probe);
+  }
+  for (const auto& [name, value] : overrides) out[name] = value;
+  return out;
+}
+
 }  // namespace
 
 bool exactlyOnceSourceEnabled(const WorkerConfig& worker) {
@@ -100,7 +124,7 @@ void KafkaBasedLog::start() {
                                                 {"message.timeout.ms", "0"},
                                                 {"linger.ms", "0"},
                                                 {"partitioner", "murmur2_random"}},
-                                               worker_.producerOverrides);
+                                               withSecurity(worker_, worker_.producerOverrides));
   rd_kafka_conf_set_dr_msg_cb(producerConf, &KafkaBasedLog::onDelivery);
   producer_ = newClient(RD_KAFKA_PRODUCER, producerConf, clientIdPrefix_ + "producer");
   producerPoller_ = std::thread([this] {
@@ -116,7 +140,7 @@ void KafkaBasedLog::start() {
        {"enable.partition.eof", "true"},
        {"auto.offset.reset", "earliest"},
        {"isolation.level", topic_.readCommitted ? "read_committed" : "read_uncommitted"}},
-      worker_.consumerOverrides);
+      withSecurity(worker_, worker_.consumerOverrides));
   consumer_ = newClient(RD_KAFKA_CONSUMER, consumerConf, clientIdPrefix_ + "consumer");
   // A partition assigned before the consumer knows its leader waits librdkafka's fixed 500 ms
   // before it asks where to start: the topic's metadata first, with a handle so that its
