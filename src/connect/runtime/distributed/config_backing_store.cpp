@@ -85,6 +85,9 @@ void ConfigBackingStore::notify(const ConfigEvent& event) const {
     case ConfigEvent::Kind::RESTART_REQUESTED:
       if (listener_.restartRequested) listener_.restartRequested(event.restart);
       break;
+    case ConfigEvent::Kind::LOGGER_LEVEL:
+      if (listener_.loggerLevelChanged) listener_.loggerLevelChanged(event.connector, event.level);
+      break;
   }
 }
 
@@ -129,6 +132,10 @@ void ConfigBackingStore::putTargetState(const std::string& name, TargetState sta
 void ConfigBackingStore::putRestartRequest(const RestartRequest& request) {
   log_.write(
       {{config_records::restartKey(request.connector), config_records::restartValue(request)}});
+}
+
+void ConfigBackingStore::putLoggerLevel(const std::string& logger, const std::string& level) {
+  log_.write({{config_records::loggerKey(logger), config_records::loggerValue(level)}});
 }
 
 }  // namespace oxbow::connect::runtime::distributed

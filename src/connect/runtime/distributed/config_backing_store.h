@@ -22,6 +22,8 @@ class ConfigBackingStore {
         targetStateChanged;
     std::function<void(const std::vector<std::string>& connectors)> taskConfigsUpdated;
     std::function<void(const RestartRequest&)> restartRequested;
+    // KIP-976: a logger's level set for the whole cluster (PUT /admin/loggers/NAME?scope=cluster).
+    std::function<void(const std::string& logger, const std::string& level)> loggerLevelChanged;
   };
 
   // The topic's partition count is always 1, whatever `topic` says.
@@ -44,6 +46,8 @@ class ConfigBackingStore {
   // Returns once acknowledged (not read back), as Kafka's.
   void putTargetState(const std::string& name, TargetState state);
   void putRestartRequest(const RestartRequest& request);
+  // logger-cluster-NAME {"level":...}; returns once acknowledged, as Kafka's.
+  void putLoggerLevel(const std::string& logger, const std::string& level);
 
  private:
   void consumed(const std::string& key, const std::optional<std::string>& value, int64_t offset);

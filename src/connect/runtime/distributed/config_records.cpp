@@ -17,7 +17,8 @@ constexpr std::string_view kCommitPrefix = "commit-";
 constexpr std::string_view kRestartPrefix = "restart-connector-";
 // Records of features this worker does not have (KIP-618's fencing, request signing, KIP-976's
 // cluster-wide logger levels): read past without complaint.
-constexpr std::string_view kKnownPrefixes[] = {"tasks-fencing-", "session-key", "logger-cluster-"};
+constexpr std::string_view kLoggerPrefix = "logger-cluster-";
+constexpr std::string_view kKnownPrefixes[] = {"tasks-fencing-", "session-key"};
 
 using Json = nlohmann::ordered_json;
 
@@ -63,6 +64,9 @@ std::string taskKey(const std::string& connector, int task) {
 std::string commitKey(const std::string& connector) {
   return std::string(kCommitPrefix) + connector;
 }
+std::string loggerKey(const std::string& logger) {
+  return std::string(kLoggerPrefix) + logger;
+}
 std::string restartKey(const std::string& connector) {
   return std::string(kRestartPrefix) + connector;
 }
@@ -82,6 +86,10 @@ std::string commitValue(int tasks) {
 std::string targetStateValue(TargetState state) {
   TargetState legacy = state == TargetState::STOPPED ? TargetState::PAUSED : state;
   return Json{{"state", targetStateName(legacy)}, {"state.v2", targetStateName(state)}}.dump();
+}
+
+std::string loggerValue(const std::string& level) {
+  return Json{{"level", level}}.dump();
 }
 
 std::string restartValue(const RestartRequest& request) {
@@ -126,6 +134,7 @@ std::optional<ConfigEvent> ConfigState::apply(const std::string& key,
   }
   if (startsWith(key, kCommitPrefix)) return applyCommit(after(key, kCommitPrefix), value);
   if (startsWith(key, kRestartPrefix)) return applyRestart(after(key, kRestartPrefix), value);
+  if (startsWith(key, kLoggerPrefix)) return applyLoggerLevel(after(key, kLoggerPrefix), value);
   for (std::string_view prefix : kKnownPrefixes) {
     if (startsWith(key, prefix)) return std::nullopt;
   }
@@ -277,6 +286,19 @@ std::optional<ConfigEvent> ConfigState::applyRestart(const std::string& connecto
   flag("include-tasks", request.includeTasks);
   flag("only-failed", request.onlyFailed);
   return ConfigEvent{ConfigEvent::Kind::RESTART_REQUESTED, connector, request};
+}
+
+std::optional<ConfigEvent> ConfigState::applyLoggerLevel(const std::string& logger,
+                                                         const std::optional<std::string>& value) {
+  nlohmann::json json = value ? nlohmann::json::parse(*value) : nlohmann::json();
+  if (!json.is_object() || !json.contains("level") || !json["level"].is_string()) {
+    spdlog::error(
+        "connect: ignoring logging level for namespace {} because it is not "
+        "{{\"level\":...}}",
+        logger);
+    return std::nullopt;
+  }
+  return ConfigEvent{ConfigEvent::Kind::LOGGER_LEVEL, logger, {}, json["level"].get<std::string>()};
 }
 
 void ConfigState::removeConnector(const std::string& connector) {

@@ -44,6 +44,7 @@ std::string targetStateKey(const std::string& connector);     // target-state-NA
 std::string taskKey(const std::string& connector, int task);  // task-NAME-N
 std::string commitKey(const std::string& connector);          // commit-NAME
 std::string restartKey(const std::string& connector);         // restart-connector-NAME
+std::string loggerKey(const std::string& logger);             // logger-cluster-NAMESPACE
 
 std::string connectorConfigValue(const Properties& config);  // {"properties":{...}}
 std::string taskConfigValue(const Props& config);            // {"properties":{...}}
@@ -51,6 +52,7 @@ std::string commitValue(int tasks);                          // {"tasks":N}
 // {"state":...,"state.v2":...}: STOPPED is PAUSED in "state", for workers that predate KIP-875.
 std::string targetStateValue(TargetState state);
 std::string restartValue(const RestartRequest& request);  // {"include-tasks":..,"only-failed":..}
+std::string loggerValue(const std::string& level);        // {"level":"DEBUG"} (KIP-976)
 
 const char* targetStateName(TargetState state);
 std::optional<TargetState> parseTargetState(const std::string& name);
@@ -64,11 +66,13 @@ struct ConfigEvent {
     CONNECTOR_REMOVED,
     TARGET_STATE_CHANGED,
     TASK_CONFIGS_UPDATED,
-    RESTART_REQUESTED
+    RESTART_REQUESTED,
+    LOGGER_LEVEL  // KIP-976's cluster-wide level: `connector` is the logger, `level` its level
   };
   Kind kind;
   std::string connector;
   RestartRequest restart;  // RESTART_REQUESTED's
+  std::string level = {};  // LOGGER_LEVEL's
 };
 
 // The config topic's records applied in order, as KafkaConfigBackingStore's consumer applies
@@ -87,6 +91,8 @@ class ConfigState {
   void applyTaskConfig(const std::string& key, const std::optional<std::string>& value);
   std::optional<ConfigEvent> applyCommit(const std::string& connector,
                                          const std::optional<std::string>& value);
+  std::optional<ConfigEvent> applyLoggerLevel(const std::string& logger,
+                                              const std::optional<std::string>& value);
   std::optional<ConfigEvent> applyRestart(const std::string& connector,
                                           const std::optional<std::string>& value);
   void removeConnector(const std::string& connector);

@@ -132,6 +132,19 @@ TEST_F(ConfigStateTest, RestartRequests) {
   EXPECT_FALSE(defaults->restart.onlyFailed);
 }
 
+TEST_F(ConfigStateTest, ClusterWideLoggerLevels) {
+  EXPECT_EQ(cr::loggerKey("org.apache.kafka.connect"), "logger-cluster-org.apache.kafka.connect");
+  EXPECT_EQ(cr::loggerValue("DEBUG"), R"({"level":"DEBUG"})");
+  auto event = apply(cr::loggerKey("org.example"), cr::loggerValue("TRACE"));
+  ASSERT_TRUE(event);
+  EXPECT_EQ(event->kind, ConfigEvent::Kind::LOGGER_LEVEL);
+  EXPECT_EQ(event->connector, "org.example");
+  EXPECT_EQ(event->level, "TRACE");
+  EXPECT_FALSE(apply(cr::loggerKey("org.example"), std::nullopt));
+  EXPECT_FALSE(apply(cr::loggerKey("org.example"), R"({"level":3})"));
+  EXPECT_FALSE(apply(cr::loggerKey("org.example"), R"("DEBUG")"));
+}
+
 TEST_F(ConfigStateTest, MalformedRecordsAreSkipped) {
   connector("c");
   ClusterConfigState before = state.snapshot();

@@ -174,12 +174,17 @@ TEST_F(StoresWithBroker, ConfigsSurviveARestartAndReachAnotherWorker) {
     if (request.connector == "c" && request.includeTasks && !request.onlyFailed) ++restarts;
   };
   listener.taskConfigsUpdated = [&](const std::vector<std::string>&) { ++tasksUpdated; };
+  std::atomic<bool> loggerSet = false;
+  listener.loggerLevelChanged = [&](const std::string& logger, const std::string& level) {
+    if (logger == "org.example" && level == "DEBUG") loggerSet = true;
+  };
   ConfigBackingStore first(worker_, settings, listener);
   first.start();
   first.putConnectorConfig("c", {{"name", "c"}, {"tasks.max", "2"}}, TargetState::STOPPED);
   first.putTaskConfigs("c", {{{"task", "0"}}, {{"task", "1"}}});
   first.putRestartRequest({"c", true, false});
-  EXPECT_TRUE(eventually([&] { return restarts.load() == 1; }));
+  first.putLoggerLevel("org.example", "DEBUG");
+  EXPECT_TRUE(eventually([&] { return restarts.load() == 1 && loggerSet.load(); }));
   EXPECT_EQ(tasksUpdated.load(), 1);
 
   std::atomic<int> updates = 0, removals = 0;
