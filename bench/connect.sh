@@ -12,13 +12,14 @@
 #               again), against the run without: the difference per record; and the chain's cost
 #               alone in process (connect_pipe chain)
 #   failover    two `oxbow connect distributed` workers running a file source and a file sink;
-#               the one running the source's task is killed (-9) and GET /connectors/NAME/status
-#               on the survivor is polled until each of its tasks is RUNNING there
+#               the one running the source's task (or, every other time, the sink's) is killed
+#               (-9) and GET /connectors/NAME/status on the survivor is polled until each of its
+#               tasks is RUNNING there
 # Runs alternate (raw, raw with Connect's producer settings, Connect, Connect with transforms) and
 # the medians are compared. Prints the machine's load before and after.
 # Usage: bash bench/connect.sh   (environment: CONNECT_BENCH_LINES, 2,000,000;
 #   CONNECT_BENCH_LINE_BYTES, 100 with the newline; CONNECT_BENCH_RUNS, 3;
-#   CONNECT_BENCH_PARTS, "pipe transforms failover"; CONNECT_BENCH_FAILOVERS, 3;
+#   CONNECT_BENCH_PARTS, "pipe transforms failover"; CONNECT_BENCH_FAILOVERS, 4 (alternately of the source's and the sink's worker);
 #   CONNECT_BENCH_FAILOVER_CONFIG="KEY=VALUE ...", laid over the failover workers' settings;
 #   CONNECT_BENCH_CONFIG="KEY=VALUE ...", worker settings laid over the defaults below, the
 #   producer.* and consumer.* ones given to the raw pipe too; CONNECT_BENCH_SOURCE_BATCH,
@@ -34,7 +35,7 @@ BUILD=${BUILD:-build}
 N=${CONNECT_BENCH_LINES:-2000000}
 SIZE=${CONNECT_BENCH_LINE_BYTES:-100}
 RUNS=${CONNECT_BENCH_RUNS:-3}
-FAILOVERS=${CONNECT_BENCH_FAILOVERS:-3}
+FAILOVERS=${CONNECT_BENCH_FAILOVERS:-4}
 SOURCE_BATCH=${CONNECT_BENCH_SOURCE_BATCH:-2000}
 PARTS=" $(tr ',' ' ' <<<"${CONNECT_BENCH_PARTS:-pipe transforms failover}") "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
@@ -88,8 +89,10 @@ broker_pid=${pids[-1]}
 BOOTSTRAP=127.0.0.1:$port
 
 input=$work/input.txt
-"$PIPE" lines --file "$input" --lines "$N" --size "$SIZE"
-BYTES=$(stat -c %s "$input")
+if part pipe || part transforms; then
+  "$PIPE" lines --file "$input" --lines "$N" --size "$SIZE"
+  BYTES=$(stat -c %s "$input")
+fi
 
 results=$work/results.jsonl
 cpu_of() { /usr/bin/python3 -c "import sys; sys.path.insert(0, 'bench'); import connect_bench as c
@@ -238,10 +241,14 @@ if part failover; then
   else
     echo
     # Sessions of 1 s, heartbeats every 250 ms, a departed worker's work held back 1 s (the broker
-    # allows sessions down to 500 ms), unless CONNECT_BENCH_FAILOVER_CONFIG says otherwise.
+    # allows sessions down to 500 ms), unless CONNECT_BENCH_FAILOVER_CONFIG says otherwise. The
+    # sink tasks' consumers get 1 s sessions too: with the consumer's default 45 s, a sink task
+    # started on the survivor gets no partition until the dead worker's consumer has expired from
+    # the sink's group (43 s here).
     read -r -a failover_settings <<<"${CONNECT_BENCH_FAILOVER_CONFIG:-}"
     echo "failover: session.timeout.ms=1000 heartbeat.interval.ms=250" \
-      "scheduled.rebalance.max.delay.ms=1000 offset.flush.interval.ms=200 ${failover_settings[*]}"
+      "scheduled.rebalance.max.delay.ms=1000 offset.flush.interval.ms=200" \
+      "consumer.session.timeout.ms=1000 consumer.heartbeat.interval.ms=250 ${failover_settings[*]}"
     for f in $(seq "$FAILOVERS"); do
       dir=$work/failover-$f
       mkdir -p "$dir"
@@ -255,24 +262,34 @@ if part failover; then
           "config.storage.replication.factor=1" "offset.storage.replication.factor=1" \
           "status.storage.replication.factor=1" "offset.flush.interval.ms=200" \
           "session.timeout.ms=1000" "heartbeat.interval.ms=250" \
-          "scheduled.rebalance.max.delay.ms=1000" ${failover_settings[@]+"${failover_settings[@]}"} \
+          "scheduled.rebalance.max.delay.ms=1000" "consumer.session.timeout.ms=1000" \
+          "consumer.heartbeat.interval.ms=250" ${failover_settings[@]+"${failover_settings[@]}"} \
           >"$dir/worker-$i.properties"
       done
       : >"$dir/in.txt"
       log=$dir/worker-0.log
+      # The first worker to join leads the group and gets the first connector (the source): odd
+      # kills take the leader with the source's task, even ones the other worker with the sink's.
+      victim=source
+      if ((f % 2 == 0)); then victim=sink; fi
       /usr/bin/python3 "$HELPER" failover --oxbow "$OXBOW" --dir "$dir" --ports "${ports[@]}" \
-        --input "$dir/in.txt" --output "$dir/out.txt" --topic "failover-$f" |
+        --input "$dir/in.txt" --output "$dir/out.txt" --topic "failover-$f" --victim-of "$victim" |
         tee -a "$work/failover.jsonl"
     done
     /usr/bin/python3 - "$work/failover.jsonl" <<'EOF'
 import json, statistics, sys
-kills = [json.loads(line) for line in open(sys.argv[1])]
-moved = [max(k["task_running_elsewhere_seconds"].values()) for k in kills]
-data = [k["first_line_after_kill_seconds"] for k in kills]
-print(f"failover over {len(kills)} kills: the victim's tasks RUNNING on the survivor after "
-      f"{statistics.median(moved):.2f} s (median; {', '.join(f'{m:.2f}' for m in moved)}), "
-      f"a line appended after the kill in the sink's file after {statistics.median(data):.2f} s "
-      f"(median; {', '.join(f'{d:.2f}' for d in data)})")
+every = [json.loads(line) for line in open(sys.argv[1])]
+for victim in ("source", "sink"):
+    kills = [k for k in every if k["victim_of"] == victim]
+    if not kills:
+        continue
+    moved = [max(k["task_running_elsewhere_seconds"].values()) for k in kills]
+    data = [k["first_line_after_kill_seconds"] for k in kills]
+    print(f"failover, {len(kills)} kill(s) of the worker running the {victim}'s task: its tasks "
+          f"RUNNING on the survivor after {statistics.median(moved):.2f} s (median; "
+          f"{', '.join(f'{m:.2f}' for m in moved)}), a line appended after the kill in the "
+          f"sink's file after {statistics.median(data):.2f} s (median; "
+          f"{', '.join(f'{d:.2f}' for d in data)})")
 EOF
   fi
 fi

@@ -4,7 +4,7 @@
               until it holds the input's bytes, and prints the time from the start, the worker's
               CPU seconds and the broker's over that time; the worker is stopped with SIGTERM
   failover    starts `oxbow connect distributed` workers, creates a file source and a file sink,
-              kills (-9) the worker that runs the source's task and prints, per kill, the time
+              kills (-9) the worker that runs the source's (or sink's) task and prints the time
               until GET /connectors/NAME/status on a survivor shows each task that worker ran
               RUNNING on a survivor, and until a line appended after the kill is in the sink's file
 
@@ -181,7 +181,7 @@ def failover_once(args, workers):
     wait_for("the first line in the sink's file",
              lambda: "before the kill" in open(args.output).read() if size(args.output) else False,
              60)
-    status = workers[0].status("source")
+    status = workers[0].status(args.victim_of)
     victim = next(w for w in workers if w.id == status["tasks"][0]["worker_id"])
     survivors = [w for w in workers if w is not victim]
     held = [name for name in connectors
@@ -203,7 +203,7 @@ def failover_once(args, workers):
         time.sleep(0.02)
     if len(moved) < len(held) + 1:
         sys.exit(f"after {args.timeout} s only {sorted(moved)} moved\n{tail(survivors[0].log)}")
-    print(json.dumps({"victim_ran": held,
+    print(json.dumps({"victim_of": args.victim_of, "victim_ran": held,
                       "task_running_elsewhere_seconds": {k: round(v, 3) for k, v in moved.items()
                                                          if k != "data"},
                       "first_line_after_kill_seconds": round(moved["data"], 3)}))
@@ -229,6 +229,8 @@ def main():
     f.add_argument("--input", required=True)
     f.add_argument("--output", required=True)
     f.add_argument("--topic", required=True)
+    f.add_argument("--victim-of", choices=["source", "sink"], default="source",
+                   help="the worker killed is the one running this connector's task")
     f.add_argument("--timeout", type=float, default=120)
     args = parser.parse_args()
     standalone(args) if args.command == "standalone" else failover(args)
