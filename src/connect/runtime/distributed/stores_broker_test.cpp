@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,8 +21,6 @@
 #include "connect/runtime/distributed/kafka_offset_store.h"
 #include "connect/runtime/distributed/status_backing_store.h"
 #include "oxbow/connect/config_def.h"
-
-extern char** environ;
 
 namespace oxbow::connect::runtime::distributed {
 namespace {
@@ -99,14 +97,18 @@ class StoresWithBroker : public ::testing::Test {
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
     std::string log = (dir_ / "broker.log").string();
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    int spawned = posix_spawn(&broker_, binary_.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) {
+    broker_ = ::fork();
+    if (broker_ == 0) {
+      // The broker dies with the test, even one that crashes.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execv(binary_.c_str(), argv.data());
+      ::_exit(127);
+    }
+    if (broker_ < 0) {
       broker_ = 0;
       return;
     }
