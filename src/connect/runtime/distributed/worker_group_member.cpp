@@ -98,11 +98,27 @@ void WorkerGroupMember::start() {
 }
 
 void WorkerGroupMember::stop() {
+  std::string memberId, coordinator;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    // The member's thread may wait in a JoinGroup or SyncGroup for as long as a rebalance
+    // takes: leaving on a connection of our own ends that wait at once.
+    if (rebalancing_) {
+      memberId = memberId_;
+      coordinator = coordinatorAddress_;
+    }
   }
   changed_.notify_all();
+  if (!memberId.empty() && !coordinator.empty()) {
+    try {
+      client::Connection own(coordinator, config_.security, config_.clientId,
+                             config_.requestTimeoutMs);
+      leave(own, memberId);
+    } catch (const std::exception& e) {
+      spdlog::info("{}: leaving Connect group {}: {}", config_.clientId, config_.groupId, e.what());
+    }
+  }
   if (thread_.joinable()) thread_.join();
 }
 
@@ -243,9 +259,11 @@ void WorkerGroupMember::connectToCoordinator() {
   if (found.error_code != 0)
     throw RetryLater("FindCoordinator: " +
                      client::error_text(found.error_code, found.error_message));
-  coordinator_ = std::make_unique<client::Connection>(found.host + ":" + std::to_string(found.port),
-                                                      config_.security, config_.clientId,
+  std::string address = found.host + ":" + std::to_string(found.port);
+  coordinator_ = std::make_unique<client::Connection>(address, config_.security, config_.clientId,
                                                       config_.requestTimeoutMs);
+  std::lock_guard lock(mutex_);
+  coordinatorAddress_ = address;
 }
 
 void WorkerGroupMember::joinGroup() {
@@ -258,7 +276,9 @@ void WorkerGroupMember::joinGroup() {
     memberId = memberId_;
   }
   WorkerState state = callbacks_.state();
-  if (!state.owned) {
+  {
+    // What this worker was assigned, taken by the herder yet or not: reporting less would let
+    // the leader hand the rest to another worker as well.
     std::lock_guard lock(mutex_);
     state.owned = owned_;
   }
@@ -453,16 +473,22 @@ void WorkerGroupMember::leaveGroup() {
   if (memberId.empty()) return;
   try {
     if (!coordinator_) connectToCoordinator();
-    wire::LeaveGroupRequest leave;
-    leave.group_id = config_.groupId;
-    leave.members.push_back({memberId, std::nullopt, std::nullopt});
-    auto answer = ask<wire::LeaveGroupResponse>(*coordinator_, kLeaveGroup, leave);
-    if (answer.error_code != 0)
-      spdlog::info("{}: leaving Connect group {}: {}", config_.clientId, config_.groupId,
-                   client::error_text(answer.error_code));
+    leave(*coordinator_, memberId);
   } catch (const std::exception& e) {
     spdlog::info("{}: leaving Connect group {}: {}", config_.clientId, config_.groupId, e.what());
   }
+}
+
+void WorkerGroupMember::leave(client::Connection& coordinator, const std::string& memberId) {
+  wire::LeaveGroupRequest request;
+  request.group_id = config_.groupId;
+  request.members.push_back({memberId, std::nullopt, std::nullopt});
+  auto answer = ask<wire::LeaveGroupResponse>(coordinator, kLeaveGroup, request);
+  int16_t error = answer.error_code;
+  for (const auto& m : answer.members) error = error ? error : m.error_code;
+  if (error != 0)
+    spdlog::info("{}: leaving Connect group {}: {}", config_.clientId, config_.groupId,
+                 client::error_text(error));
 }
 
 }  // namespace oxbow::connect::runtime::distributed

@@ -43,8 +43,9 @@ struct WorkerMemberConfig {
 };
 
 struct WorkerMemberCallbacks {
-  // This worker's state for the next JoinGroup (called on the member's thread). When `owned` is
-  // left empty the member fills in what it last assigned to itself.
+  // This worker's url and config offset for the next JoinGroup (called on the member's thread).
+  // `owned` is the member's to fill in: what the group assigned to this worker, as Kafka's
+  // coordinator reports its assignment snapshot, whether or not the herder has taken it yet.
   std::function<WorkerState()> state;
   // As leader: the assignments for every member (called on the member's thread). `version` is
   // the protocol the group chose; the assignments are encoded with it.
@@ -91,6 +92,7 @@ class WorkerGroupMember {
                      std::string_view bytes);
   void heartbeat();
   void leaveGroup();
+  void leave(client::Connection& coordinator, const std::string& memberId);
   void handleGroupError(int16_t code, const char* api);
   bool markLost(const std::string& why);
   bool rejoinDue() const;
@@ -105,7 +107,7 @@ class WorkerGroupMember {
   // Guarded by mutex_.
   bool stopping_ = false, rejoin_ = true, lost_ = false, rebalancing_ = false;
   int64_t rejoinAtMs_ = -1;  // a failed assignment's automatic rejoin
-  std::string fatal_, memberId_;
+  std::string fatal_, memberId_, coordinatorAddress_;
   int32_t generation_ = -1, assigningGeneration_ = -1;
   int16_t version_ = kSessionedVersion;
   std::optional<std::pair<int32_t, WorkerAssignment>> pending_;

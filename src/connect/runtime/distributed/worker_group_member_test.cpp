@@ -12,12 +12,17 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <random>
 #include <set>
 #include <thread>
 
 #include "connect/runtime/distributed/incremental_assignor.h"
 #include "protocol/messages/describe_groups.h"
+#include "protocol/messages/join_group.h"
+#include "protocol/messages/leave_group.h"
+#include "protocol/messages/sync_group.h"
 
 namespace oxbow::connect::runtime::distributed {
 namespace {
@@ -25,19 +30,23 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// A loopback port nobody listens on now (the kernel's pick for a socket bound to port 0).
+// A loopback port nobody listens on now, below the kernel's ephemeral ports: a client that
+// keeps reconnecting to a stopped broker's port from an ephemeral port could otherwise connect to
+// itself on it, and keep the broker from binding it again when it restarts.
 int unusedPort() {
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t n = sizeof a;
-  int port = -1;
-  if (::bind(s, reinterpret_cast<sockaddr*>(&a), n) == 0 &&
-      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &n) == 0)
-    port = ntohs(a.sin_port);
-  ::close(s);
-  return port;
+  static std::mt19937 rng(static_cast<unsigned>(::getpid()));
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int port = 20000 + static_cast<int>(rng() % 12000);
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    bool free = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(s);
+    if (free) return port;
+  }
+  return -1;
 }
 
 bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds limit) {
@@ -54,7 +63,7 @@ class Broker {
     dir_ = std::filesystem::temp_directory_path() /
            ("oxbow-connect-group-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_ / "logs");
-    port_ = unusedPort();
+    if (port_ < 0) port_ = unusedPort();  // a restart keeps its port
     std::string plaintext = "PLAINTEXT://127.0.0.1:" + std::to_string(port_);
     std::vector<std::string> args{binary_, "broker"};
     for (std::string o : {"listeners=" + plaintext, "advertised.listeners=" + plaintext,
@@ -84,13 +93,21 @@ class Broker {
       return false;
     }
   }
-  void stop() {
+  void halt() {
     if (pid_ > 0 && ::kill(pid_, SIGTERM) == 0) ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
+  }
+  void stop() {
+    halt();
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
   }
   std::string bootstrap() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string logTail() const {
+    std::ifstream in(dir_ / "broker.log");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.substr(text.size() > 3000 ? text.size() - 3000 : 0);
+  }
   const std::string& binary() const { return binary_; }
 
  private:
@@ -107,7 +124,8 @@ class BrokerEnvironment : public ::testing::Environment {
   void SetUp() override {
     broker.start();
     ASSERT_TRUE(waitUntil([] { return broker.ready(); }, 30s))
-        << "no broker from " << broker.binary() << " (set OXBOW_BIN)";
+        << "no broker from " << broker.binary() << " (set OXBOW_BIN)\n"
+        << broker.logTail();
   }
   void TearDown() override { broker.stop(); }
 };
@@ -153,7 +171,10 @@ struct Worker {
       rejoinAt = a.delayMs > 0 ? Clock::now() + std::chrono::milliseconds(a.delayMs)
                                : Clock::time_point::max();
     }
-    if (member->takeLost()) running = {};
+    if (member->takeLost()) {
+      running = {};
+      ++lost;
+    }
     if (Clock::now() >= rejoinAt) {
       rejoinAt = Clock::time_point::max();
       member->requestRejoin();
@@ -165,6 +186,7 @@ struct Worker {
   std::atomic<int> assignRounds = 0;
   int32_t generation = -1;
   int16_t version = -1;
+  int lost = 0;
   WorkerAssignment running;
   Clock::time_point rejoinAt = Clock::time_point::max();
 };
@@ -251,6 +273,96 @@ TEST(WorkerGroupMember, ThreeWorkersShareTheWorkAndTheRestTakeOverWhenOneStops) 
   EXPECT_EQ(describe("connect-three").members.size(), 2u);
   for (Worker* w : stay) w->member->stop();
   EXPECT_EQ(describe("connect-three").group_state, "Empty");
+}
+
+TEST(WorkerGroupMember, AWorkerTheGroupForgotDropsItsWorkAndRejoins) {
+  Worker a("connect-forgot", "a", "sessioned"), b("connect-forgot", "b", "sessioned");
+  a.member->start();
+  b.member->start();
+  ASSERT_TRUE(waitUntil([&] { return settled({&a, &b}); }, 60s));
+  std::string forgotten = b.member->memberId();
+  // An operator removes b from the group (as kafka-consumer-groups --delete --members would).
+  client::Connection admin(broker.bootstrap(), {}, "admin", 5000);
+  protocol::LeaveGroupRequest remove;
+  remove.group_id = "connect-forgot";
+  remove.members.push_back({forgotten, std::nullopt, std::nullopt});
+  ASSERT_EQ(admin.call<protocol::LeaveGroupResponse>(13, 4, remove).error_code, 0);
+  // b's next heartbeat finds it unknown: its work is lost, and it joins again as a new member.
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        b.poll();
+        return b.lost > 0;
+      },
+      30s));
+  EXPECT_TRUE(b.running.connectors.empty() && b.running.tasks.empty());
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return settled({&a, &b}) && b.member->memberId() != forgotten;
+      },
+      60s));
+  EXPECT_EQ(a.lost, 0);
+}
+
+// A member that joins once through its own connection and then never rejoins: a rebalance waits
+// for it up to its rebalance timeout.
+void joinAndFallSilent(client::Connection& c, const std::string& group) {
+  protocol::JoinGroupRequest join;
+  join.group_id = group;
+  join.session_timeout_ms = 60000;
+  join.rebalance_timeout_ms = 60000;
+  join.protocol_type = "connect";
+  std::string metadata = encodeWorkerState({"http://silent", 5, std::nullopt}, kSessionedVersion);
+  join.protocols.push_back({"sessioned", {metadata.begin(), metadata.end()}});
+  c.set_timeout(30000);
+  auto joined = c.call<protocol::JoinGroupResponse>(11, 7, join);
+  join.member_id = joined.member_id;  // KIP-394: join again with the id given
+  joined = c.call<protocol::JoinGroupResponse>(11, 7, join);
+  ASSERT_EQ(joined.error_code, 0);
+  protocol::SyncGroupRequest sync;
+  sync.group_id = group;
+  sync.generation_id = joined.generation_id;
+  sync.member_id = joined.member_id;
+  sync.protocol_type = "connect";
+  sync.protocol_name = "sessioned";
+  ASSERT_EQ(c.call<protocol::SyncGroupResponse>(14, 5, sync).error_code, 0);
+}
+
+TEST(WorkerGroupMember, StopEndsAJoinThatWaitsForAnotherMember) {
+  Worker a("connect-stuck", "a", "sessioned");
+  a.member->start();
+  ASSERT_TRUE(waitUntil([&] { return settled({&a}); }, 60s));
+  client::Connection silent(broker.bootstrap(), {}, "silent", 30000);
+  joinAndFallSilent(silent, "connect-stuck");
+  a.member->requestRejoin();
+  ASSERT_TRUE(waitUntil([&] { return a.member->rebalancing(); }, 10s));
+  std::this_thread::sleep_for(300ms);  // into the JoinGroup, which waits for the silent member
+  ASSERT_TRUE(a.member->rebalancing());
+  auto stopping = Clock::now();
+  a.member->stop();
+  EXPECT_LT(Clock::now() - stopping, 5s);
+  auto group = describe("connect-stuck");
+  ASSERT_LE(group.members.size(), 1u);
+  if (!group.members.empty()) EXPECT_NE(group.members[0].member_id, a.member->memberId());
+}
+
+TEST(WorkerGroupMember, WorkersStopTheirWorkWhileTheCoordinatorIsGoneAndRejoinWhenItIsBack) {
+  Worker a("connect-outage", "a", "sessioned"), b("connect-outage", "b", "sessioned");
+  a.member->start();
+  b.member->start();
+  ASSERT_TRUE(waitUntil([&] { return settled({&a, &b}); }, 60s));
+  broker.halt();
+  // Past a session without the coordinator, nothing may run: the group surely moved on.
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        a.poll();
+        b.poll();
+        return a.lost > 0 && b.lost > 0;
+      },
+      30s));
+  EXPECT_TRUE(a.running.tasks.empty() && b.running.tasks.empty());
+  broker.start();
+  ASSERT_TRUE(waitUntil([] { return broker.ready(); }, 30s)) << broker.logTail();
+  EXPECT_TRUE(waitUntil([&] { return settled({&a, &b}); }, 90s));
 }
 
 TEST(WorkerGroupMember, TheGroupSpeaksTheProtocolEveryMemberOffers) {
