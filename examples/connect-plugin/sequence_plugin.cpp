@@ -1,6 +1,8 @@
-// An example Connect plugin: a source counting 0, 1, 2... into a topic, and a sink writing each
-// record it is given as a line of a file. It uses only oxbow-connect's public headers; the one
-// line at the bottom exports both connectors through the C ABI the worker loads plugins by.
+// An example Connect plugin: a source counting 0, 1, 2... into a topic, a sink writing each
+// record it is given as a line of a file, and a converter writing values as their text. It uses
+// only oxbow-connect's public headers; the one statement at the bottom exports them through the C
+// ABI the worker loads plugins by.
+#include <oxbow/connect/converter.h>
 #include <oxbow/connect/errors.h>
 #include <oxbow/connect/plugin_export.h>
 #include <oxbow/connect/sink.h>
@@ -152,10 +154,29 @@ class LineSinkConnector : public SinkConnector {
   Props props_;
 };
 
+// Values as Connect's text of them ("Struct{seq=0,text=number 0}"); bytes read back as a string.
+class TextConverter : public Converter {
+ public:
+  void configure(const ConfigMap& /*configs*/, bool /*isKey*/) override {}
+
+ protected:
+  bool write(std::string_view /*topic*/, const SchemaPtr& /*schema*/, const Value& value,
+             std::string& out) override {
+    if (value.isNull()) return false;
+    out = value.toString();
+    return true;
+  }
+  SchemaAndValue read(std::string_view /*topic*/, std::optional<std::string_view> value) override {
+    if (!value) return {};
+    return {Schema::OPTIONAL_STRING_SCHEMA, Value(std::string(*value))};
+  }
+};
+
 }  // namespace
 
 OXBOW_CONNECT_PLUGIN(
     "sequence-plugin", kVersion,
     oxbow::connect::plugin_export::connector<SequenceSourceConnector>(
         "com.example.SequenceSourceConnector"),
-    oxbow::connect::plugin_export::connector<LineSinkConnector>("com.example.LineSinkConnector"))
+    oxbow::connect::plugin_export::connector<LineSinkConnector>("com.example.LineSinkConnector"),
+    oxbow::connect::plugin_export::converter<TextConverter>("com.example.TextConverter"))

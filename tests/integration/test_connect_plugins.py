@@ -3,8 +3,9 @@ them: oxbow-connect installed with `cmake --install` into a prefix, the example 
 (examples/connect-plugin) configured and built against that prefix only, its shared object put in
 a plugin directory with files that are no plugin, then `oxbow connect standalone` with
 `plugin.path` pointing there. The plugin's source runs and its records are read with
-confluent-kafka, its sink writes them, and a task of it that throws is FAILED with its message
-while the worker goes on; the same plugin built by Clang runs in the GCC-built worker.
+confluent-kafka, its sink writes them, its converter writes values as text, and a task of it that
+throws is FAILED with its message while the worker goes on; the same plugin built by Clang runs in
+the GCC-built worker.
 """
 
 import json
@@ -133,8 +134,19 @@ def test_a_plugin_from_plugin_path_is_listed_runs_and_is_read_back(broker, tmp_p
     assert _lines(out)[:2] == [f"{topic}-0@0 0 Struct{{seq=0,text=number 0}}",
                                f"{topic}-0@1 1 Struct{{seq=1,text=number 1}}"]
 
+    # The plugin's converter, named by a connector as any converter.
+    code, everything = rest.call("GET", "/connector-plugins?connectorsOnly=false")
+    assert {"class": "com.example.TextConverter", "type": "converter"}.items() <= \
+        next(p for p in everything if p["class"] == "com.example.TextConverter").items()
+    texts = ck.create_topic(broker.bootstrap, unique_topic("plugin-text"))
+    _create(rest, "texts", {"connector.class": "SequenceSource", "topic": texts, "count": "3",
+                            "value.converter": "com.example.TextConverter"})
+    assert _read_values(broker.bootstrap, texts, 3) == [
+        f"Struct{{seq={i},text=number {i}}}" for i in range(3)]
+
     log = worker.log()
-    assert f"loaded plugin sequence-plugin 1.0.0 from {location}: 2 connector(s)" in log
+    assert (f"loaded plugin sequence-plugin 1.0.0 from {location}: 2 connector(s), "
+            "1 converter(s)") in log
     assert (f"skipping plugin {plugin_dir / 'future.so'}: it was built for Connect plugin ABI "
             "version 99, this worker loads version 1") in log
     assert f"skipping plugin {plugin_dir / 'broken.so'}: it could not be loaded" in log

@@ -282,6 +282,25 @@ typedef struct oxbow_connect_connector_class {
                              oxbow_connect_bytes* error);
 } oxbow_connect_connector_class;
 
+/* A Converter (org.apache.kafka.connect.storage.Converter), as key.converter, value.converter
+ * or header.converter name it. */
+typedef struct oxbow_connect_converter_class {
+  uint32_t struct_size;
+  const char* class_name; /* "com.example.TextConverter" */
+  void* (*converter_new)(void);
+  void (*converter_free)(void* converter);
+  int32_t (*configure)(void* converter, oxbow_connect_props configs, int32_t is_key,
+                       oxbow_connect_bytes* error);
+  /* Connect data (an envelope) to bytes; *is_null 1 when the result is null (a tombstone). */
+  int32_t (*from_connect_data)(void* converter, oxbow_connect_bytes topic, oxbow_connect_bytes data,
+                               int32_t* is_null, oxbow_connect_bytes* out,
+                               oxbow_connect_bytes* error);
+  /* Bytes (is_null 1 for a null record) to Connect data (an envelope). */
+  int32_t (*to_connect_data)(void* converter, oxbow_connect_bytes topic, int32_t is_null,
+                             oxbow_connect_bytes value, oxbow_connect_bytes* out,
+                             oxbow_connect_bytes* error);
+} oxbow_connect_converter_class;
+
 typedef struct oxbow_connect_plugin {
   uint32_t abi_version; /* OXBOW_CONNECT_ABI_VERSION the plugin was built with */
   uint32_t struct_size;
@@ -289,6 +308,9 @@ typedef struct oxbow_connect_plugin {
   const char* version;
   const oxbow_connect_connector_class* connectors;
   size_t connector_count;
+  /* Appended within version 1: a worker reads them only when struct_size reaches them. */
+  const oxbow_connect_converter_class* converters;
+  size_t converter_count;
 } oxbow_connect_plugin;
 
 typedef const oxbow_connect_plugin* (*oxbow_connect_plugin_fn)(uint32_t host_abi_version);

@@ -7,7 +7,9 @@
 //                        oxbow::connect::plugin_export::connector<MySourceConnector>(
 //                            "com.example.MySourceConnector"),
 //                        oxbow::connect::plugin_export::connector<MySinkConnector>(
-//                            "com.example.MySinkConnector"))
+//                            "com.example.MySinkConnector"),
+//                        oxbow::connect::plugin_export::converter<MyConverter>(
+//                            "com.example.MyConverter"))
 //
 // The contexts a connector or task is given are the worker's, reached through the C callbacks;
 // exceptions never cross the boundary: each is caught here and handed over as an error code and
@@ -25,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "oxbow/connect/converter.h"
 #include "oxbow/connect/plugin_abi.h"
 #include "oxbow/connect/plugin_codec.h"
 
@@ -495,29 +498,100 @@ ExportedConnector connector(std::string className) {
   return ExportedConnector{std::move(className), C().version(), ConnectorExport<C>::table()};
 }
 
+// A converter class of a plugin: made with its default constructor, configured as the worker
+// configures its converters, Connect data crossing as the envelope plugin_abi.h describes.
+template <class C>
+struct ConverterExport {
+  static_assert(std::is_base_of_v<Converter, C>, "a plugin's converter is a Converter");
+  static C& of(void* p) { return *static_cast<C*>(p); }
+  static void* create() {
+    try {
+      return new C();
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  static void destroy(void* p) { delete static_cast<C*>(p); }
+  static int32_t configure(void* p, oxbow_connect_props props, int32_t isKey,
+                           oxbow_connect_bytes* error) {
+    return guarded(error, [&](Scratch&) {
+      ConfigMap configs;
+      for (auto& [key, value] : decodeProps(props)) configs.emplace(key, value);
+      of(p).configure(configs, isKey != 0);
+    });
+  }
+  static int32_t fromConnect(void* p, oxbow_connect_bytes topic, oxbow_connect_bytes data,
+                             int32_t* isNull, oxbow_connect_bytes* out,
+                             oxbow_connect_bytes* error) {
+    return guarded(error, [&](Scratch& s) {
+      SchemaAndValue decoded = decodeData(data);
+      *isNull = !of(p).fromConnectData(view(topic), decoded.schema, decoded.value, s.text);
+      *out = bytesOf(s.text);
+    });
+  }
+  static int32_t toConnect(void* p, oxbow_connect_bytes topic, int32_t isNull,
+                           oxbow_connect_bytes value, oxbow_connect_bytes* out,
+                           oxbow_connect_bytes* error) {
+    return guarded(error, [&](Scratch& s) {
+      std::optional<std::string_view> bytes;
+      if (isNull == 0) bytes = view(value);
+      SchemaAndValue read = of(p).toConnectData(view(topic), bytes);
+      s.text = encodeData(read.schema, read.value);
+      *out = bytesOf(s.text);
+    });
+  }
+};
+
+struct ExportedConverter {
+  std::string className;
+  oxbow_connect_converter_class table;
+};
+
+template <class C>
+ExportedConverter converter(std::string className) {
+  using E = ConverterExport<C>;
+  return ExportedConverter{std::move(className),
+                           {sizeof(oxbow_connect_converter_class), nullptr, E::create, E::destroy,
+                            E::configure, E::fromConnect, E::toConnect}};
+}
+
+// The descriptor of the connectors and converters given, in any order.
 class Plugin {
  public:
-  Plugin(std::string name, std::string version, std::vector<ExportedConnector> connectors)
-      : name_(std::move(name)), version_(std::move(version)), connectors_(std::move(connectors)) {
+  template <class... Exports>
+  Plugin(std::string name, std::string version, Exports... exports)
+      : name_(std::move(name)), version_(std::move(version)) {
+    (add(std::move(exports)), ...);
     for (ExportedConnector& c : connectors_) {
       c.table.class_name = c.className.c_str();
       c.table.version = c.version.c_str();
       tables_.push_back(c.table);
+    }
+    for (ExportedConverter& c : converters_) {
+      c.table.class_name = c.className.c_str();
+      converterTables_.push_back(c.table);
     }
     descriptor_ = oxbow_connect_plugin{OXBOW_CONNECT_ABI_VERSION,
                                        sizeof(oxbow_connect_plugin),
                                        name_.c_str(),
                                        version_.c_str(),
                                        tables_.data(),
-                                       tables_.size()};
+                                       tables_.size(),
+                                       converterTables_.data(),
+                                       converterTables_.size()};
   }
   const oxbow_connect_plugin* descriptor() const { return &descriptor_; }
 
  private:
+  void add(ExportedConnector c) { connectors_.push_back(std::move(c)); }
+  void add(ExportedConverter c) { converters_.push_back(std::move(c)); }
+
   std::string name_;
   std::string version_;
   std::vector<ExportedConnector> connectors_;
+  std::vector<ExportedConverter> converters_;
   std::vector<oxbow_connect_connector_class> tables_;
+  std::vector<oxbow_connect_converter_class> converterTables_;
   oxbow_connect_plugin descriptor_{};
 };
 
@@ -526,13 +600,13 @@ class Plugin {
 
 // The plugin's entry point (plugin_abi.h). A constructor that throws while the worker loads the
 // plugin makes it answer NULL, which the worker logs and skips.
-#define OXBOW_CONNECT_PLUGIN(NAME, VERSION, ...)                                                 \
-  extern "C" __attribute__((visibility("default"))) const oxbow_connect_plugin*                  \
-  oxbow_connect_plugin_entry(uint32_t /*host_abi_version*/) {                                    \
-    try {                                                                                        \
-      static const ::oxbow::connect::plugin_export::Plugin plugin(NAME, VERSION, {__VA_ARGS__}); \
-      return plugin.descriptor();                                                                \
-    } catch (...) {                                                                              \
-      return nullptr;                                                                            \
-    }                                                                                            \
+#define OXBOW_CONNECT_PLUGIN(NAME, VERSION, ...)                                               \
+  extern "C" __attribute__((visibility("default"))) const oxbow_connect_plugin*                \
+  oxbow_connect_plugin_entry(uint32_t /*host_abi_version*/) {                                  \
+    try {                                                                                      \
+      static const ::oxbow::connect::plugin_export::Plugin plugin(NAME, VERSION, __VA_ARGS__); \
+      return plugin.descriptor();                                                              \
+    } catch (...) {                                                                            \
+      return nullptr;                                                                          \
+    }                                                                                          \
   }

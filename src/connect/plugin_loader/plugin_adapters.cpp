@@ -290,7 +290,61 @@ class PluginSinkConnector : public PluginConnectorBase<SinkConnector> {
   }
 };
 
+class PluginConverter : public Converter {
+ public:
+  explicit PluginConverter(PluginConverterClass converterClass)
+      : class_(std::move(converterClass)), handle_(class_.table->converter_new()) {
+    if (handle_ == nullptr) {
+      throw ConnectException("Plugin " + class_.library->path + " could not create converter " +
+                             class_.table->class_name);
+    }
+  }
+  ~PluginConverter() override { class_.table->converter_free(handle_); }
+  PluginConverter(const PluginConverter&) = delete;
+  PluginConverter& operator=(const PluginConverter&) = delete;
+
+  void configure(const ConfigMap& configs, bool isKey) override {
+    Arena arena;
+    Props props(configs.begin(), configs.end());
+    oxbow_connect_props encoded = encodeProps(props, arena);
+    call([&](auto* e) { return class_.table->configure(handle_, encoded, isKey, e); });
+  }
+
+ protected:
+  bool write(std::string_view topic, const SchemaPtr& schema, const Value& value,
+             std::string& out) override {
+    std::string data = encodeData(schema, value);
+    int32_t isNull = 0;
+    oxbow_connect_bytes written{};
+    call([&](auto* e) {
+      return class_.table->from_connect_data(handle_, bytesOf(topic), bytesOf(data), &isNull,
+                                             &written, e);
+    });
+    if (isNull != 0) return false;
+    out.assign(view(written));
+    return true;
+  }
+  SchemaAndValue read(std::string_view topic, std::optional<std::string_view> value) override {
+    oxbow_connect_bytes data{};
+    call([&](auto* e) {
+      return class_.table->to_connect_data(handle_, bytesOf(topic), !value.has_value(),
+                                           bytesOf(value.value_or("")), &data, e);
+    });
+    return decodeData(data);
+  }
+
+ private:
+  PluginConverterClass class_;
+  void* handle_;
+};
+
 }  // namespace
+
+ConverterFactory pluginConverterFactory(PluginConverterClass converterClass) {
+  return [converterClass]() -> std::unique_ptr<Converter> {
+    return std::make_unique<PluginConverter>(converterClass);
+  };
+}
 
 ConnectorFactory pluginConnectorFactory(PluginClass pluginClass) {
   return [pluginClass]() -> std::unique_ptr<Connector> {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "oxbow/connect/converter.h"
 #include "oxbow/connect/plugin_abi.h"
 #include "oxbow/connect/plugins.h"
 
@@ -28,5 +29,14 @@ struct PluginClass {
 // Makes connectors of that class (a SourceConnector or SinkConnector by the table's type).
 // ConnectException when the plugin cannot make one.
 ConnectorFactory pluginConnectorFactory(PluginClass pluginClass);
+
+// One converter class of a loaded plugin.
+struct PluginConverterClass {
+  std::shared_ptr<const LoadedLibrary> library;
+  const oxbow_connect_converter_class* table = nullptr;
+};
+
+// Makes converters of that class; ConnectException when the plugin cannot make one.
+ConverterFactory pluginConverterFactory(PluginConverterClass converterClass);
 
 }  // namespace oxbow::connect::plugin_loader

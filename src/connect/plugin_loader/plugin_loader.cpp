@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "connect/plugin_loader/plugin_adapters.h"
+#include "oxbow/connect/converter.h"
 #include "oxbow/connect/errors.h"
 #include "oxbow/connect/plugin_abi.h"
 
@@ -26,6 +27,11 @@ namespace {
 constexpr size_t kPluginSize = offsetof(oxbow_connect_plugin, connector_count) + sizeof(size_t);
 constexpr size_t kClassSize =
     offsetof(oxbow_connect_connector_class, sink_task_close) + sizeof(void*);
+// Converters came later in version 1: a plugin whose descriptor ends before them has none.
+constexpr size_t kPluginWithConvertersSize =
+    offsetof(oxbow_connect_plugin, converter_count) + sizeof(size_t);
+constexpr size_t kConverterSize =
+    offsetof(oxbow_connect_converter_class, to_connect_data) + sizeof(void*);
 
 // "libfoo.so" and versioned names such as "libfoo.so.1".
 bool sharedObjectName(const fs::path& path) {
@@ -118,6 +124,30 @@ std::vector<std::string> registerClasses(ConnectorPlugins& plugins,
   return registered;
 }
 
+// A converter is refused a name the registry knows already, so that a plugin cannot replace a
+// built-in converter (or another plugin's) behind the operator's back.
+std::vector<std::string> registerConverters(std::shared_ptr<const LoadedLibrary> library) {
+  std::vector<std::string> registered;
+  const oxbow_connect_plugin* plugin = library->plugin;
+  if (plugin->struct_size < kPluginWithConvertersSize) return registered;
+  ConverterRegistry& registry = ConverterRegistry::instance();
+  for (size_t i = 0; i < plugin->converter_count; ++i) {
+    const oxbow_connect_converter_class* table = &plugin->converters[i];
+    std::string name = table->class_name != nullptr ? table->class_name : "";
+    if (table->struct_size < kConverterSize || name.empty()) {
+      spdlog::warn("connect: skipping converter #{} of plugin {}: not a valid ABI version {} class",
+                   i, library->path, OXBOW_CONNECT_ABI_VERSION);
+    } else if (registry.contains(name)) {
+      spdlog::error("connect: skipping converter {} of plugin {}: a converter of that name exists",
+                    name, library->path);
+    } else {
+      registry.add(name, pluginConverterFactory(PluginConverterClass{library, table}));
+      registered.push_back(name);
+    }
+  }
+  return registered;
+}
+
 }  // namespace
 
 std::vector<std::string> loadPlugin(ConnectorPlugins& plugins, const std::string& file,
@@ -151,9 +181,11 @@ std::vector<std::string> loadPlugin(ConnectorPlugins& plugins, const std::string
   if (!supported(plugin, file)) return {};
   auto library = std::make_shared<const LoadedLibrary>(LoadedLibrary{file, handle, plugin});
   std::vector<std::string> registered = registerClasses(plugins, library);
-  spdlog::info("connect: loaded plugin {} {} from {}: {} connector(s)",
+  std::vector<std::string> converters = registerConverters(library);
+  spdlog::info("connect: loaded plugin {} {} from {}: {} connector(s), {} converter(s)",
                plugin->name != nullptr ? plugin->name : "?",
-               plugin->version != nullptr ? plugin->version : "?", file, registered.size());
+               plugin->version != nullptr ? plugin->version : "?", file, registered.size(),
+               converters.size());
   return registered;
 }
 

@@ -10,6 +10,7 @@
 
 #include "connect/plugin_loader/plugin_loader.h"
 #include "connect/source_task_context_fake.h"
+#include "oxbow/connect/converter.h"
 #include "oxbow/connect/errors.h"
 #include "oxbow/connect/sink.h"
 #include "oxbow/connect/source.h"
@@ -70,6 +71,21 @@ TEST(PluginLoaderTest, RegistersThePluginsConnectorsWithTheirFileAsLocation) {
   EXPECT_EQ(source.version, "1.0.0");
   EXPECT_EQ(source.location, OXBOW_TEST_PLUGIN);
   EXPECT_EQ(plugins.connectorPlugin("LineSink").type, PluginType::SINK);
+}
+
+TEST(PluginLoaderTest, ConvertersAreRegisteredAndConvertAcrossTheBoundary) {
+  ConnectorPlugins plugins = loaded();
+  std::unique_ptr<Converter> text =
+      ConverterRegistry::instance().create("com.example.TextConverter");
+  text->configure({}, false);
+  SchemaPtr schema = SchemaBuilder::struct_().field("n", Schema::INT32_SCHEMA).build();
+  Struct value(schema);
+  value.put("n", int32_t{7});
+  EXPECT_EQ(text->fromConnectData("t", schema, Value(value)), "Struct{n=7}");
+  EXPECT_EQ(text->fromConnectData("t", nullptr, Value()), std::nullopt);
+  EXPECT_EQ(text->toConnectData("t", "abc"),
+            (SchemaAndValue{Schema::OPTIONAL_STRING_SCHEMA, Value("abc")}));
+  EXPECT_EQ(text->toConnectData("t", std::nullopt), SchemaAndValue{});
 }
 
 TEST(PluginLoaderTest, ConfigDefinitionAndValidationCrossTheBoundary) {

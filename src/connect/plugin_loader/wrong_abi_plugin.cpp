@@ -7,6 +7,6 @@
 extern "C" __attribute__((visibility("default"))) const oxbow_connect_plugin*
 oxbow_connect_plugin_entry(uint32_t /*host_abi_version*/) {
   static const oxbow_connect_plugin future{
-      99, sizeof(oxbow_connect_plugin), "future", "9.9", nullptr, 0};
+      99, sizeof(oxbow_connect_plugin), "future", "9.9", nullptr, 0, nullptr, 0};
   return &future;
 }
