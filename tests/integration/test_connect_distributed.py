@@ -143,16 +143,17 @@ def _topic_records(bootstrap, topic):
         partitions = [TopicPartition(topic, p, 0) for p in metadata.partitions]
         ends = {p.partition: consumer.get_watermark_offsets(p, timeout=10)[1] for p in partitions}
         consumer.assign(partitions)
-        seen = {p: 0 for p in ends}
         records = []
 
         def done():
             msg = consumer.poll(0.2)
             if msg is not None and msg.error() is None:
-                seen[msg.partition()] = msg.offset() + 1
                 value = msg.value()
                 records.append((msg.key().decode(), None if value is None else json.loads(value)))
-            return all(seen[p] >= ends[p] for p in ends)
+            # Positions, not the last offsets read: transactions' markers are never delivered.
+            positions = consumer.position([TopicPartition(topic, p) for p in ends])
+            return all(ends[tp.partition] == 0 or tp.offset >= ends[tp.partition]
+                       for tp in positions)
         wait_until(done, 30, interval=0, message=f"the records of {topic}")
         return records
     finally:
@@ -301,3 +302,76 @@ def test_configs_and_offsets_survive_a_restart_of_every_worker(make_broker, tmp_
     _stays(lambda: ck.watermarks(broker.bootstrap, topic)[1] == total, 2)
     for worker in workers:
         worker.stop()
+
+
+def _committed_values(bootstrap, topic):
+    """Every value of partition 0 as a read_committed consumer sees it (aborted ones left out)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": unique_topic("reader"),
+                         "enable.auto.commit": False, "isolation.level": "read_committed"})
+    try:
+        end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        values, position = [], [0]
+
+        def done():
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                values.append(msg.value().decode())
+            assignment = consumer.position([TopicPartition(topic, 0)])
+            position[0] = assignment[0].offset
+            return position[0] >= end
+        wait_until(done, 30, interval=0, message=f"the committed records of {topic}")
+        return values
+    finally:
+        consumer.close()
+
+
+def test_exactly_once_sources_write_each_line_once_across_a_kill(make_broker, tmp_path):
+    broker = make_broker(group_min_session_timeout_ms=1000)
+    workers = _group(tmp_path, broker, 2, extra={"exactly.once.source.support": "enabled"})
+    topic = ck.create_topic(broker.bootstrap, unique_topic("eos"))
+    source_file = tmp_path / "in.txt"
+    written = [f"line {i}" for i in range(300)]
+    _append(source_file, written)
+
+    # A connector that cannot promise exactly-once is refused when the config requires it.
+    status, body = _settled(workers[0], "POST", "/connectors", {"name": "gen", "config": {
+        "connector.class": "DatagenConnector", "kafka.topic": topic, "quickstart": "users",
+        "exactly.once.support": "required"}})
+    assert status == 400 and "exactly-once" in body["message"], body
+    status, body = _settled(workers[0], "POST", "/connectors", {"name": "bad", "config": {
+        "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic,
+        "transaction.boundary": "sometimes"}})
+    assert status == 400 and "transaction.boundary" in body["message"], body
+
+    _create(workers[0], "source", {"connector.class": "FileStreamSource", "file": str(source_file),
+                                   "topic": topic, "exactly.once.support": "required",
+                                   "batch.size": 7})
+    _running_everywhere(workers, "source")
+    wait_until(lambda: len(_committed_values(broker.bootstrap, topic)) >= len(written), 60,
+               message="the first lines committed")
+
+    victim = _owner(workers, "source")
+    survivor = next(w for w in workers if w is not victim)
+    more = [f"line {i}" for i in range(300, 3000)]
+    _append(source_file, more)
+    written += more
+    victim.kill()
+
+    def moved():
+        status = _status(survivor, "source")
+        return (status is not None and status["tasks"]
+                and status["tasks"][0]["state"] == "RUNNING"
+                and status["tasks"][0]["worker_id"] == survivor.id)
+    wait_until(moved, 90, message="the source task to run on the survivor")
+    wait_until(lambda: len(_committed_values(broker.bootstrap, topic)) >= len(written), 60,
+               message="every line committed")
+    # Exactly once: every line, in order, none twice (aborted transactions are not read).
+    assert _committed_values(broker.bootstrap, topic) == written
+    # Written in transactions: their commit markers take offsets of their own.
+    assert ck.watermarks(broker.bootstrap, topic)[1] > len(written)
+    # The offsets went to the offsets topic in the same transactions, keyed as Connect keys them.
+    offsets = dict(_topic_records(broker.bootstrap, workers[0].props["offset.storage.topic"]))
+    key = json.dumps(["source", {"filename": str(source_file)}], separators=(",", ":"))
+    assert offsets[key] == {"position": source_file.stat().st_size}
+    survivor.stop()

@@ -72,10 +72,14 @@ def test_root_and_plugins(broker, tmp_path):
     assert classes["org.apache.kafka.connect.file.FileStreamSinkConnector"] == "sink"
     assert {p["type"] for p in plugins} == {"source", "sink"}
     code, everything = rest.call("GET", "/connector-plugins?connectorsOnly=false")
-    types = {p["class"]: p["type"] for p in everything}
-    assert types["org.apache.kafka.connect.transforms.InsertField$Value"] == "transformation"
-    assert types["org.apache.kafka.connect.json.JsonConverter"] == "converter"
-    assert "predicate" in types.values()
+    listed = {(p["class"], p["type"]) for p in everything}
+    assert ("org.apache.kafka.connect.transforms.InsertField$Value", "transformation") in listed
+    # A class that is both is listed as both, as Connect lists it.
+    assert ("org.apache.kafka.connect.json.JsonConverter", "converter") in listed
+    assert ("org.apache.kafka.connect.json.JsonConverter", "header_converter") in listed
+    assert ("org.apache.kafka.connect.storage.SimpleHeaderConverter", "header_converter") in listed
+    assert ("org.apache.kafka.connect.storage.SimpleHeaderConverter", "converter") not in listed
+    assert "predicate" in {t for _, t in listed}
     code, keys = rest.call("GET", "/connector-plugins/FileStreamSource/config")
     assert code == 200 and "topic" in {k["name"] for k in keys}
     code, result = rest.call("PUT", "/connector-plugins/FileStreamSource/config/validate",

@@ -416,6 +416,7 @@ Json ConnectRestApi::pluginList(bool connectorsOnly) const {
   add(transformationClassNames(), "transformation");
   add(predicateClassNames(), "predicate");
   add(ConverterRegistry::instance().classNames(), "converter");
+  add(ConverterRegistry::instance().headerConverterClassNames(), "header_converter");
   return list;
 }
 

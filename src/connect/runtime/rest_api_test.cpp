@@ -22,7 +22,7 @@ class RestApiTest : public ::testing::Test {
                  {"value.converter", "org.apache.kafka.connect.storage.StringConverter"},
                  {"offset.storage.file.filename", offsets_.string()}},
                 ConnectorPlugins::withBuiltIns()),
-        api_(worker_, RestInfo{"127.0.0.1:8083", "unknown", [] { return "cluster-1"; }}) {}
+        api_(worker_, RestInfo{"127.0.0.1:8083", "unknown", [] { return "cluster-1"; }, {}}) {}
   ~RestApiTest() override { std::filesystem::remove(offsets_); }
 
   std::pair<int, Json> call(std::string method, std::string path, std::string body = "") {

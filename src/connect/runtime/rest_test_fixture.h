@@ -17,7 +17,7 @@ class WorkerRestFixture : public ::testing::Test {
       : path_(std::filesystem::temp_directory_path() /
               ("oxbow-rest-fixture-" + std::to_string(::getpid()) + ".offsets")),
         worker_(workerProps(path_, extra), ConnectorPlugins::withBuiltIns()),
-        api_(worker_, RestInfo{"127.0.0.1:8083", "unknown", {}}) {}
+        api_(worker_, RestInfo{"127.0.0.1:8083", "unknown", {}, {}}) {}
   ~WorkerRestFixture() override { std::filesystem::remove(path_); }
 
   std::pair<int, nlohmann::json> call(const std::string& method, const std::string& path,

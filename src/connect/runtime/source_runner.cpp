@@ -8,12 +8,6 @@
 
 namespace oxbow::connect::runtime {
 
-// A record sent and not yet committed: its offset, and whether the producer acknowledged it.
-struct SourceTaskRunner::Submitted {
-  ValueMap offset;
-  bool acked = false;
-};
-
 // What the delivery callback needs of a record; freed by the callback.
 struct SourceTaskRunner::Delivery {
   SourceTaskRunner* runner;
@@ -23,17 +17,29 @@ struct SourceTaskRunner::Delivery {
 
 SourceTaskRunner::SourceTaskRunner(const WorkerConfig& worker, ConnectorConfig connector,
                                    int taskId, Props taskProps, std::unique_ptr<SourceTask> task,
-                                   OffsetBackingStore& offsets)
+                                   OffsetBackingStore& offsets,
+                                   std::optional<SourceTransactions> transactions)
     : TaskRunner(worker, std::move(connector), taskId, std::move(taskProps)),
       task_(std::move(task)),
       offsets_(offsets),
-      reader_(offsets, connector_.name) {
+      reader_(offsets, connector_.name),
+      transactions_(std::move(transactions)) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  if (transactions_) {
+    // A transaction must end within transaction.timeout.ms, so a record may not wait longer.
+    settings = {{"transactional.id", transactions_->transactionalId},
+                {"enable.idempotence", "true"},
+                {"max.in.flight.requests.per.connection", "5"},
+                {"message.timeout.ms", "60000"}};
+  }
   producer_ = workerProducer(worker, "connector-producer-" + name(), &SourceTaskRunner::onDelivery,
-                             nullptr);
+                             nullptr, settings);
+  if (transactions_) openOffsetsTopic();
 }
 
 SourceTaskRunner::~SourceTaskRunner() {
   stop();
+  if (offsetsTopic_ != nullptr) rd_kafka_topic_destroy(offsetsTopic_);
   // Records still queued (the broker gone past the shutdown timeout) fail through the callback,
   // which frees what it was given, while this runner is still whole.
   rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
@@ -49,6 +55,10 @@ void SourceTaskRunner::run() {
   task_->initialize(*this);
   task_->start(taskProps_);
   spdlog::info("connect: source task {} started", name());
+  if (transactions_) {
+    runTransactional();
+    return;
+  }
   try {
     while (!stopping()) {
       rd_kafka_poll(producer_, 0);
@@ -167,8 +177,15 @@ std::shared_ptr<SourceTaskRunner::Submitted> SourceTaskRunner::submit(const Sour
   return submitted;
 }
 
-void SourceTaskRunner::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
+void SourceTaskRunner::onDelivery(rd_kafka_t* rk, const rd_kafka_message_t* message, void*) {
   std::unique_ptr<Delivery> delivery(static_cast<Delivery*>(message->_private));
+  if (!delivery) {  // an offset record of a transaction: its failure fails the commit
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      spdlog::warn("connect: {}: an offset record failed: {}", rd_kafka_name(rk),
+                   rd_kafka_err2str(message->err));
+    }
+    return;
+  }
   SourceTaskRunner& runner = *delivery->runner;
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR && runner.errorHandler_.toleratesAll()) {
     runner.skipFailedDelivery(*delivery, message);

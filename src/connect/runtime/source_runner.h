@@ -3,8 +3,12 @@
 // -> converters -> producer. A record's source offset is committed to the offsets file only once
 // the producer acknowledged it and every record polled before it from the same source partition,
 // every offset.flush.interval.ms and when the task stops.
+#include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "connect/runtime/offset_store.h"
@@ -13,14 +17,45 @@
 
 namespace oxbow::connect::runtime {
 
+// KIP-618's exactly-once source: the task's records and the offsets they lead to are written by
+// one transactional producer, in one transaction per boundary, the offsets to the offsets topic
+// as the offset store keeps them. A task started anywhere with the same transactional id fences
+// every earlier instance of it (a zombie on a worker the group gave up on).
+struct SourceTransactions {
+  std::string transactionalId;  // <group.id>-<connector>-<task>
+  SourceTask::TransactionBoundary boundary = SourceTask::DEFAULT_TRANSACTION_BOUNDARY;
+  int64_t intervalMs = 60'000;  // transaction.boundary.interval.ms
+  std::string offsetsTopic;
+  std::function<std::string(const ValueMap& partition)> offsetKey;
+  std::function<std::string(const ValueMap& offset)> offsetValue;
+};
+
 class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
  public:
   SourceTaskRunner(const WorkerConfig& worker, ConnectorConfig connector, int taskId,
-                   Props taskProps, std::unique_ptr<SourceTask> task, OffsetBackingStore& offsets);
+                   Props taskProps, std::unique_ptr<SourceTask> task, OffsetBackingStore& offsets,
+                   std::optional<SourceTransactions> transactions = std::nullopt);
   ~SourceTaskRunner() override;
 
  private:
-  struct Submitted;
+  // The boundaries a connector asks for (transaction.boundary=connector): after the batch being
+  // sent, or after one of its records.
+  class ConnectorBoundaries : public TransactionContext {
+   public:
+    void commitTransaction() override { commitBatch = true; }
+    void commitTransaction(const SourceRecord& record) override { commitAfter = &record; }
+    void abortTransaction() override { abortBatch = true; }
+    void abortTransaction(const SourceRecord& record) override { abortAfter = &record; }
+
+    bool commitBatch = false, abortBatch = false;
+    const SourceRecord* commitAfter = nullptr;
+    const SourceRecord* abortAfter = nullptr;
+  };
+  // A record sent and not yet committed: its offset, and whether the producer acknowledged it.
+  struct Submitted {
+    ValueMap offset;
+    bool acked = false;
+  };
   struct Delivery;
   struct PartitionQueue {
     ValueMap partition;
@@ -31,6 +66,7 @@ class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
   void wake() override;
   Props configs() const override { return taskProps_; }
   OffsetStorageReader& offsetStorageReader() override { return reader_; }
+  TransactionContext* transactionContext() override;
 
   struct Converted {
     std::optional<std::string> key;
@@ -46,6 +82,13 @@ class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
   std::shared_ptr<Submitted> submit(const SourceRecord& record);
   void commitOffsets();
   void finish();
+  // With transactions (source_transactions.cpp).
+  void runTransactional();
+  void beginTransaction();
+  void commitTransaction();
+  void abortTransaction();
+  void finishTransactional();
+  void openOffsetsTopic();
   static void onDelivery(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque);
 
   std::unique_ptr<SourceTask> task_;
@@ -54,6 +97,11 @@ class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
   rd_kafka_t* producer_ = nullptr;
   std::vector<PartitionQueue> submitted_;
   std::string deliveryError_;
+  std::optional<SourceTransactions> transactions_;
+  std::unique_ptr<ConnectorBoundaries> boundaries_;
+  rd_kafka_topic_t* offsetsTopic_ = nullptr;
+  bool inTransaction_ = false;
+  std::chrono::steady_clock::time_point transactionStarted_;
 };
 
 }  // namespace oxbow::connect::runtime

@@ -150,14 +150,17 @@ rd_kafka_conf_t* clientConfig(const std::vector<std::pair<std::string, std::stri
 
 rd_kafka_t* workerProducer(const WorkerConfig& worker, const std::string& clientId,
                            void (*onDelivery)(rd_kafka_t*, const rd_kafka_message_t*, void*),
-                           void* opaque) {
-  rd_kafka_conf_t* conf = clientConfig({{"bootstrap.servers", worker.bootstrapServers},
-                                        {"client.id", clientId},
-                                        {"acks", "all"},
-                                        {"max.in.flight.requests.per.connection", "1"},
-                                        {"message.timeout.ms", "0"},
-                                        {"linger.ms", "0"}},
-                                       worker.producerOverrides);
+                           void* opaque,
+                           const std::vector<std::pair<std::string, std::string>>& settings) {
+  std::vector<std::pair<std::string, std::string>> defaults{
+      {"bootstrap.servers", worker.bootstrapServers},
+      {"client.id", clientId},
+      {"acks", "all"},
+      {"max.in.flight.requests.per.connection", "1"},
+      {"message.timeout.ms", "0"},
+      {"linger.ms", "0"}};
+  defaults.insert(defaults.end(), settings.begin(), settings.end());
+  rd_kafka_conf_t* conf = clientConfig(defaults, worker.producerOverrides);
   rd_kafka_conf_set_dr_msg_cb(conf, onDelivery);
   rd_kafka_conf_set_opaque(conf, opaque);
   char error[512];

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "connect/runtime/error_handler.h"
 #include "connect/runtime/worker_config.h"
@@ -91,10 +93,12 @@ class TaskRunner {
 
 // A producer as Kafka's worker configures its own (for source records and the dead letter queue):
 // every record acknowledged by all replicas, in order per partition, retried rather than dropped;
-// the worker's producer.* laid over; deliveries reported to onDelivery with opaque.
+// the worker's producer.* laid over; deliveries reported to onDelivery with opaque. `settings`
+// go over the runtime's defaults (a transactional producer's), under the worker's overrides.
 rd_kafka_t* workerProducer(const WorkerConfig& worker, const std::string& clientId,
                            void (*onDelivery)(rd_kafka_t*, const rd_kafka_message_t*, void*),
-                           void* opaque);
+                           void* opaque,
+                           const std::vector<std::pair<std::string, std::string>>& settings = {});
 
 // librdkafka's config from the runtime's defaults, then the worker's overrides (producer.* or
 // consumer.*); ConnectException naming a property librdkafka refuses.

@@ -93,7 +93,8 @@ std::unique_ptr<TaskRunner> makeTaskRunner(const WorkerConfig& worker,
                                            const ConnectorConfig& config,
                                            const ConnectorPlugin& plugin, Connector& connector,
                                            int id, Props taskProps, OffsetBackingStore& offsets,
-                                           ActiveTopics* topics) {
+                                           ActiveTopics* topics,
+                                           std::optional<SourceTransactions> transactions) {
   TaskClass taskClass = connector.taskClass();
   taskProps["task.class"] = taskClass.name;
   std::unique_ptr<Task> task = taskClass.create();
@@ -103,7 +104,8 @@ std::unique_ptr<TaskRunner> makeTaskRunner(const WorkerConfig& worker,
     if (source == nullptr) throw ConnectException(taskClass.name + " is not a SourceTask");
     task.release();
     runner = std::make_unique<SourceTaskRunner>(worker, config, id, taskProps,
-                                                std::unique_ptr<SourceTask>(source), offsets);
+                                                std::unique_ptr<SourceTask>(source), offsets,
+                                                std::move(transactions));
   } else {
     auto* sink = dynamic_cast<SinkTask*>(task.get());
     if (sink == nullptr) throw ConnectException(taskClass.name + " is not a SinkTask");

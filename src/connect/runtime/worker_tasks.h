@@ -4,9 +4,11 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "connect/runtime/offset_store.h"
+#include "connect/runtime/source_runner.h"
 #include "connect/runtime/task_runner.h"
 #include "connect/runtime/worker_config.h"
 #include "oxbow/connect/plugins.h"
@@ -45,11 +47,10 @@ class WorkerConnectorContext : public SourceConnectorContext {
 };
 
 // A runner for task `id` of the connector (not started); ConnectException when the connector's
-// task class is not of its kind.
-std::unique_ptr<TaskRunner> makeTaskRunner(const WorkerConfig& worker,
-                                           const ConnectorConfig& config,
-                                           const ConnectorPlugin& plugin, Connector& connector,
-                                           int id, Props taskProps, OffsetBackingStore& offsets,
-                                           ActiveTopics* topics);
+// task class is not of its kind. A source task with `transactions` is exactly-once (KIP-618).
+std::unique_ptr<TaskRunner> makeTaskRunner(
+    const WorkerConfig& worker, const ConnectorConfig& config, const ConnectorPlugin& plugin,
+    Connector& connector, int id, Props taskProps, OffsetBackingStore& offsets,
+    ActiveTopics* topics, std::optional<SourceTransactions> transactions = std::nullopt);
 
 }  // namespace oxbow::connect::runtime

@@ -62,6 +62,16 @@ DistributedConfig DistributedConfig::parse(const Properties& props) {
     }
     config.protocol = value;
   }
+  auto exactlyOnce = props.find("exactly.once.source.support");
+  if (exactlyOnce != props.end()) {
+    std::string value = ascii_lower(std::string(trim(exactlyOnce->second)));
+    if (value != "disabled" && value != "preparing" && value != "enabled") {
+      throw ConnectException("Invalid value " + exactlyOnce->second +
+                             " for configuration exactly.once.source.support: String must be "
+                             "one of: disabled, preparing, enabled");
+    }
+    config.exactlyOnceSource = value == "enabled";
+  }
   return config;
 }
 

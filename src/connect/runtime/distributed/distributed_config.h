@@ -26,6 +26,9 @@ struct DistributedConfig {
   int32_t scheduledRebalanceMaxDelayMs = 300'000;
   int32_t workerSyncTimeoutMs = 3'000;
   std::string protocol = "sessioned";  // connect.protocol: default, compatible, sessioned
+  // exactly.once.source.support=enabled: source tasks write records and offsets in transactions
+  // ("preparing" is accepted, for a rolling upgrade, and behaves as "disabled" here).
+  bool exactlyOnceSource = false;
 
   static DistributedConfig parse(const Properties& props);
 };

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 
+#include "connect/runtime/distributed/exactly_once.h"
 #include "connect/runtime/distributed/herder_parts.h"
 #include "connect/runtime/distributed/incremental_assignor.h"
 #include "connect/runtime/distributed/kafka_offset_store.h"
@@ -464,8 +465,10 @@ void DistributedHerder::startTask(const ConnectorTaskId& id) {
     try {
       CheckedConnector checked = checkConnector(plugins_, props->second, false);
       std::unique_ptr<Connector> probe = checked.plugin->create();
-      local->runner = makeTaskRunner(config_.worker, checked.config, *checked.plugin, *probe,
-                                     id.task, local->config, *offsets_, &topics_);
+      local->runner =
+          makeTaskRunner(config_.worker, checked.config, *checked.plugin, *probe, id.task,
+                         local->config, *offsets_, &topics_,
+                         sourceTransactions(config_, *checked.plugin, props->second, id.task));
       local->runner->start();
     } catch (const std::exception& e) {
       spdlog::error("connect: task {} failed to start: {}", taskName(id), e.what());
@@ -512,7 +515,7 @@ void DistributedHerder::reconfigureConnectors() {
 bool DistributedHerder::writeTaskConfigs(const std::string& name,
                                          const std::vector<Props>& configs) {
   if (isLeader()) {
-    configs_->putTaskConfigs(name, configs);
+    putTaskConfigsAsLeader(name, configs);
     return true;
   }
   std::string leaderUrl;

@@ -95,6 +95,7 @@ class DistributedHerder : public Herder {
   void onTargetState(const std::string& name);
   void onTaskConfigs(const std::string& name);
   bool writeTaskConfigs(const std::string& name, const std::vector<Props>& configs);
+  void putTaskConfigsAsLeader(const std::string& name, const std::vector<Props>& configs);
 
   // For REST writes: throws RedirectException to the leader, or ConflictException while there
   // is none or the group rebalances.

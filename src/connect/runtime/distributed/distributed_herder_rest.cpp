@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "connect/runtime/distributed/distributed_herder.h"
+#include "connect/runtime/distributed/exactly_once.h"
 #include "connect/runtime/distributed/kafka_offset_store.h"
 #include "connect/runtime/distributed/status_backing_store.h"
 #include "connect/runtime/distributed/worker_group_member.h"
@@ -52,7 +53,8 @@ void DistributedHerder::requireLeader() const {
 
 bool DistributedHerder::putConnector(const std::string& name, Properties props, bool mustBeNew) {
   props["name"] = name;
-  checkConnector(plugins_, props, true);
+  CheckedConnector checked = checkConnector(plugins_, props, true);
+  checkExactlyOnce(config_, *checked.plugin, props);
   requireLeader();
   configs_->refresh();
   bool exists = configs_->snapshot().connectorConfigs.contains(name);
@@ -85,7 +87,7 @@ void DistributedHerder::setTargetState(const std::string& name, TargetState stat
   configs_->refresh();
   requireConnector(configs_->snapshot(), name);
   // A stopped connector has no tasks: their configs go first, so that no task outlives the stop.
-  configs_->putTaskConfigs(name, {});
+  putTaskConfigsAsLeader(name, {});
   configs_->putTargetState(name, TargetState::STOPPED);
   configs_->refresh();
 }
@@ -196,6 +198,16 @@ void DistributedHerder::modifyOffsets(const std::string& name,
 void DistributedHerder::putTaskConfigs(const std::string& name, const std::vector<Props>& configs) {
   requireLeader();
   requireConnector(snapshot(), name);
+  putTaskConfigsAsLeader(name, configs);
+}
+
+// With exactly-once sources, the producers of tasks the connector no longer has are fenced
+// first, so that none of them writes once the new configs count.
+void DistributedHerder::putTaskConfigsAsLeader(const std::string& name,
+                                               const std::vector<Props>& configs) {
+  int before = configs_->snapshot().taskCount(name);
+  int after = static_cast<int>(configs.size());
+  if (config_.exactlyOnceSource && after < before) fenceTasks(config_, name, after, before);
   configs_->putTaskConfigs(name, configs);
 }
 
