@@ -131,16 +131,19 @@ void KafkaBasedLog::start() {
     while (!stopping_.load()) rd_kafka_poll(producer_, kPollMs);
   });
   ensureTopic();
-  rd_kafka_conf_t* consumerConf = clientConfig(
-      {{"bootstrap.servers", worker_.bootstrapServers},
-       {"client.id", clientIdPrefix_ + "consumer"},
-       {"group.id", clientIdPrefix_ + "reader"},
-       {"enable.auto.commit", "false"},
-       {"enable.auto.offset.store", "false"},
-       {"enable.partition.eof", "true"},
-       {"auto.offset.reset", "earliest"},
-       {"isolation.level", topic_.readCommitted ? "read_committed" : "read_uncommitted"}},
-      withSecurity(worker_, worker_.consumerOverrides));
+  // What reading to the end relies on stays, whatever consumer.* says: end-of-partition events
+  // (the end past transaction markers), nothing committed, and exactly-once's isolation.
+  Properties consumerSettings = withSecurity(worker_, worker_.consumerOverrides);
+  consumerSettings["enable.partition.eof"] = "true";
+  consumerSettings["enable.auto.commit"] = "false";
+  if (topic_.readCommitted) consumerSettings["isolation.level"] = "read_committed";
+  rd_kafka_conf_t* consumerConf = clientConfig({{"bootstrap.servers", worker_.bootstrapServers},
+                                                {"client.id", clientIdPrefix_ + "consumer"},
+                                                {"group.id", clientIdPrefix_ + "reader"},
+                                                {"enable.auto.offset.store", "false"},
+                                                {"auto.offset.reset", "earliest"},
+                                                {"isolation.level", "read_uncommitted"}},
+                                               consumerSettings);
   consumer_ = newClient(RD_KAFKA_CONSUMER, consumerConf, clientIdPrefix_ + "consumer");
   // A partition assigned before the consumer knows its leader waits librdkafka's fixed 500 ms
   // before it asks where to start: the topic's metadata first, with a handle so that its
