@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,6 +76,7 @@ class Broker {
     }
     pid_ = ::fork();
     if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // no broker outlives a crashed or killed test
       int log = ::open((dir_ / "broker.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(log, 1);
       ::dup2(log, 2);
