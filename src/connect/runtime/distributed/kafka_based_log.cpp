@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <sstream>
+#include <set>
 
 #include "connect/runtime/task_runner.h"
 #include "oxbow/connect/config_def.h"
@@ -88,7 +88,13 @@ Properties withSecurity(const WorkerConfig& worker, const Properties& overrides)
         RD_KAFKA_CONF_OK) {
       out[name] = value;
     } else {
-      spdlog::warn("connect: the internal topics' clients leave out {}: {}", name, error);
+      // Once per property, not once for each of the six clients a worker's stores create.
+      static std::mutex warnedMutex;
+      static std::set<std::string> warned;
+      std::lock_guard lock(warnedMutex);
+      if (warned.insert(name).second) {
+        spdlog::warn("connect: the internal topics' clients leave out {}: {}", name, error);
+      }
     }
     rd_kafka_conf_destroy(probe);
   }
