@@ -68,6 +68,7 @@ class Platform:
 
     def __init__(self, tmp_path, overrides=None):
         self.kafka_port, self.registry_port, self.sql_port = free_port(), free_port(), free_port()
+        self.connect_port = free_port()
         self.log_path = tmp_path / "platform.log"
         self.cmd = [OXBOW_BIN, "platform",
                     "--override", f"listeners=PLAINTEXT://127.0.0.1:{self.kafka_port}",
@@ -77,7 +78,8 @@ class Platform:
                     *[arg for k, v in (overrides or {}).items() for arg in ("--override", f"{k}={v}")],
                     "--registry-override", f"listeners=http://127.0.0.1:{self.registry_port}",
                     "--sql-override", f"listeners=http://127.0.0.1:{self.sql_port}",
-                    "--sql-override", f"ksql.streams.state.dir={tmp_path / 'sql-state'}"]
+                    "--sql-override", f"ksql.streams.state.dir={tmp_path / 'sql-state'}",
+                    "--connect-override", f"listeners=http://127.0.0.1:{self.connect_port}"]
         self.proc = None
 
     @property

@@ -169,6 +169,7 @@ def fits(branch, value, named):
 class Platform:
     def __init__(self, tmp_path):
         self.kafka_port, self.registry_port, self.sql_port = free_port(), free_port(), free_port()
+        self.connect_port = free_port()
         self.log_path = tmp_path / "platform.log"
         self.proc = track(subprocess.Popen(
             [OXBOW_BIN, "platform",
@@ -178,7 +179,8 @@ class Platform:
              "--override", "admin.listener=",
              "--registry-override", f"listeners=http://127.0.0.1:{self.registry_port}",
              "--sql-override", f"listeners=http://127.0.0.1:{self.sql_port}",
-             "--sql-override", f"ksql.streams.state.dir={tmp_path / 'sql-state'}"],
+             "--sql-override", f"ksql.streams.state.dir={tmp_path / 'sql-state'}",
+             "--connect-override", f"listeners=http://127.0.0.1:{self.connect_port}"],
             stdout=open(self.log_path, "ab"), stderr=subprocess.STDOUT))
         wait_until(self._answers, 60, message="the platform's registry")
 
