@@ -1,5 +1,8 @@
 // The internal topics' record formats and the config topic's state, without a broker.
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <random>
 
 #include "connect/runtime/distributed/config_records.h"
 #include "connect/runtime/distributed/kafka_offset_store.h"
@@ -239,6 +242,68 @@ TEST(OffsetRecords, KeyedAsConnectKeysOffsets) {
   EXPECT_FALSE(offset_records::partitionOf(R"(["c"])", "c"));
   EXPECT_FALSE(offset_records::partitionOf("{", "c"));
   EXPECT_FALSE(offset_records::offsetOf("[1]"));
+}
+
+// Arbitrary bytes under every key prefix never throw and never crash: a topic any client can write
+// to must not take a worker down.
+TEST(StoreRecords, ArbitraryRecordsAreSkippedWithoutThrowing) {
+  std::mt19937 random(44);
+  const std::vector<std::string> keys = {"connector-c",
+                                         "target-state-c",
+                                         "task-c-0",
+                                         "task-c-x",
+                                         "commit-c",
+                                         "restart-connector-c",
+                                         "logger-cluster-x",
+                                         "status-connector-c",
+                                         "status-task-c-1",
+                                         "status-topic-t:connector-c",
+                                         "",
+                                         "\xff"};
+  const std::vector<std::string> pieces = {"{",
+                                           "}",
+                                           "[",
+                                           "]",
+                                           "\"properties\"",
+                                           "\"tasks\"",
+                                           "\"state\"",
+                                           "\"state.v2\"",
+                                           "\"level\"",
+                                           ":",
+                                           ",",
+                                           "1",
+                                           "-1",
+                                           "1e999",
+                                           "99999999999999999999",
+                                           "null",
+                                           "true",
+                                           "\"STOPPED\"",
+                                           "\"a\"",
+                                           "\"\\u0000\"",
+                                           "\xff",
+                                           "\"topic\"",
+                                           "{\"name\":\"t\"}",
+                                           " "};
+  // Thousands of refusals are logged: not into the test's output.
+  spdlog::level::level_enum level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::off);
+  ConfigState state;
+  for (int i = 0; i < 5000; ++i) {
+    std::string value;
+    for (int n = random() % 12; n > 0; --n) value += pieces[random() % pieces.size()];
+    const std::string& key = keys[random() % keys.size()];
+    std::optional<std::string> record;
+    if (random() % 8 != 0) record = value;
+    EXPECT_NO_THROW(state.apply(key, record, i)) << key << " " << value;
+    EXPECT_NO_THROW(status_records::parseKey(key));
+    EXPECT_NO_THROW(status_records::parseStatus(value)) << value;
+    EXPECT_NO_THROW(status_records::parseTopic(value)) << value;
+    EXPECT_NO_THROW(offset_records::canonical(value)) << value;
+    EXPECT_NO_THROW(offset_records::offsetOf(value)) << value;
+    EXPECT_NO_THROW(offset_records::partitionOf(value, "c")) << value;
+  }
+  EXPECT_NO_THROW(state.snapshot());
+  spdlog::set_level(level);
 }
 
 }  // namespace
