@@ -375,3 +375,29 @@ def test_exactly_once_sources_write_each_line_once_across_a_kill(make_broker, tm
     key = json.dumps(["source", {"filename": str(source_file)}], separators=(",", ":"))
     assert offsets[key] == {"position": source_file.stat().st_size}
     survivor.stop()
+
+
+def test_active_topics_live_in_the_status_topic_and_every_worker_answers(make_broker, tmp_path):
+    broker = make_broker(group_min_session_timeout_ms=1000)
+    workers = _group(tmp_path, broker, 2)
+    topic = ck.create_topic(broker.bootstrap, unique_topic("dist"))
+    source_file = tmp_path / "in.txt"
+    _append(source_file, ["a", "b"])
+    _create(workers[0], "src", {"connector.class": "FileStreamSource", "file": str(source_file),
+                                "topic": topic})
+    _running_everywhere(workers, "src")
+    expected = {"src": {"topics": [topic]}}
+    for worker in workers:
+        wait_until(lambda: worker.rest.call("GET", "/connectors/src/topics") == (200, expected), 30,
+                   message="the active topic on every worker")
+    statuses = dict(_topic_records(broker.bootstrap, workers[0].props["status.storage.topic"]))
+    record = statuses[f"status-topic-{topic}:connector-src"]["topic"]
+    assert (record["name"], record["connector"], record["task"]) == (topic, "src", 0)
+    assert isinstance(record["discoverTimestamp"], int)
+
+    assert _settled(workers[1], "PUT", "/connectors/src/topics/reset")[0] == 202
+    for worker in workers:
+        wait_until(lambda: worker.rest.call("GET", "/connectors/src/topics")
+                   == (200, {"src": {"topics": []}}), 30, message="the reset seen everywhere")
+    for worker in workers:
+        worker.stop()

@@ -4,7 +4,7 @@
 
 namespace oxbow::connect::runtime {
 
-void ActiveTopics::record(const std::string& connector, const std::string& topic) {
+void ActiveTopics::record(const std::string& connector, const std::string& topic, int /*task*/) {
   std::lock_guard lock(mutex_);
   topics_[connector].insert(topic);
 }
@@ -19,7 +19,7 @@ std::vector<std::string> ActiveTopics::topics(const std::string& connector) cons
 void ActiveTopics::reset(const std::string& connector) {
   std::lock_guard lock(mutex_);
   topics_.erase(connector);
-  resets_.fetch_add(1, std::memory_order_release);
+  countReset();
 }
 
 void TaskRunner::recordActiveTopic(std::string_view topic) {
@@ -34,7 +34,7 @@ void TaskRunner::recordActiveTopic(std::string_view topic) {
   }
   if (seenTopics_.find(topic) != seenTopics_.end()) return;
   seenTopics_.emplace(topic);
-  activeTopics_->record(connector_.name, std::string(topic));
+  activeTopics_->record(connector_.name, std::string(topic), taskId_);
 }
 
 }  // namespace oxbow::connect::runtime

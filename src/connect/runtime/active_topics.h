@@ -14,13 +14,19 @@ namespace oxbow::connect::runtime {
 
 class ActiveTopics {
  public:
-  void record(const std::string& connector, const std::string& topic);
+  virtual ~ActiveTopics() = default;
+  // `task` is the reporting task's id (-1 when unknown), as a distributed worker's status topic
+  // records it.
+  virtual void record(const std::string& connector, const std::string& topic, int task = -1);
   // Sorted by name.
-  std::vector<std::string> topics(const std::string& connector) const;
-  void reset(const std::string& connector);
+  virtual std::vector<std::string> topics(const std::string& connector) const;
+  virtual void reset(const std::string& connector);
   // How many resets there have been: a task that caches what it recorded starts over when it
   // changes.
   uint64_t resets() const { return resets_.load(std::memory_order_acquire); }
+
+ protected:
+  void countReset() { resets_.fetch_add(1, std::memory_order_release); }
 
  private:
   std::atomic<uint64_t> resets_{0};

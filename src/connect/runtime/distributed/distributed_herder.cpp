@@ -76,6 +76,7 @@ void DistributedHerder::start(const std::string& workerId, Forward forward) {
   statuses_ = std::make_unique<StatusBackingStore>(
       worker, settings(config_.statusTopic, "status.storage.topic", "connector and task statuses"));
   statuses_->start();
+  topics_.attach(statuses_.get());
   auto queue = [this](Events::Kind kind) {
     return [this, kind](const std::string& name) {
       {
@@ -321,8 +322,10 @@ void DistributedHerder::onConnectorConfig(const std::string& name) {
     }
     for (const ConnectorTaskId& id : tasks) stopTask(id);
     stopConnector(name, "deleted");
-    if (ranHere) statuses_->deleteConnector(name);
-    topics_.reset(name);
+    if (ranHere) {
+      statuses_->deleteConnector(name);
+      topics_.reset(name);
+    }
   } else if (auto local = connectors_.find(name);
              local != connectors_.end() && local->second->props != config->second) {
     stopConnector(name, "reconfigured");

@@ -23,6 +23,7 @@
 #include "connect/runtime/distributed/config_backing_store.h"
 #include "connect/runtime/distributed/connect_protocol.h"
 #include "connect/runtime/distributed/distributed_config.h"
+#include "connect/runtime/distributed/status_topics.h"
 #include "connect/runtime/herder.h"
 #include "connect/runtime/rest_api.h"
 
@@ -118,7 +119,7 @@ class DistributedHerder : public Herder {
   ConnectorPlugins plugins_;
   std::string workerId_;
   Forward forward_;
-  ActiveTopics topics_;
+  StatusTopics topics_;
   std::unique_ptr<KafkaOffsetBackingStore> offsets_;
   std::unique_ptr<StatusBackingStore> statuses_;
   std::unique_ptr<ConfigBackingStore> configs_;
