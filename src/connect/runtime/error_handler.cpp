@@ -21,6 +21,16 @@ int64_t steadyMillis() {
       .count();
 }
 
+bool isRetriable(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const RetriableException&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 // Converters' and transforms' failures of any kind may be tolerated; other stages' only when
 // retriable (Kafka's TOLERABLE_EXCEPTIONS).
 bool toleratedAt(ErrorStage stage, std::exception_ptr error) {
@@ -33,13 +43,7 @@ bool toleratedAt(ErrorStage stage, std::exception_ptr error) {
     default:
       break;
   }
-  try {
-    std::rethrow_exception(error);
-  } catch (const RetriableException&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
+  return isRetriable(error);
 }
 
 [[noreturn]] void throwWithCause(const std::string& message, std::exception_ptr cause) {
@@ -108,40 +112,45 @@ void RetryWithTolerance::addReporter(std::unique_ptr<ErrorReporter> reporter) {
   reporters_.push_back(std::move(reporter));
 }
 
-void RetryWithTolerance::run(ErrorContext& context, const std::function<void()>& op) {
-  try {
-    runWithRetries(context, op);
-  } catch (...) {
-    context.error = std::current_exception();
+// The first attempt failed with `failure`: a retriable failure is retried until the deadline,
+// counted from now, then what still fails is handled.
+void RetryWithTolerance::afterFailure(ErrorContext& context, std::string_view cls,
+                                      std::exception_ptr failure,
+                                      const std::function<void()>& retry) {
+  context.executingClass.assign(cls);
+  {
     std::lock_guard lock(mutex_);
     ++counts_.recordFailures;
   }
-  if (context.failed()) handleFailure(context);
+  if (isRetriable(failure)) failure = retryUntilDeadline(context, failure, retry);
+  if (!failure) return;
+  context.error = failure;
+  handleFailure(context);
 }
 
-// Tries op until it succeeds, throws something not retriable (rethrown), or the retries are
-// over (the last failure left in the context).
-void RetryWithTolerance::runWithRetries(ErrorContext& context, const std::function<void()>& op) {
-  int64_t start = clock_();
-  int64_t deadline = config_.retryTimeoutMs >= 0 ? start + config_.retryTimeoutMs : INT64_MAX;
+// Null once an attempt succeeds; else the failure that ended the retries (one not retriable, or
+// the last when the time is up or the task stops).
+std::exception_ptr RetryWithTolerance::retryUntilDeadline(ErrorContext& context,
+                                                          std::exception_ptr failure,
+                                                          const std::function<void()>& retry) {
+  int64_t deadline = config_.retryTimeoutMs >= 0 ? clock_() + config_.retryTimeoutMs : INT64_MAX;
   for (int attempt = 1;; ++attempt) {
-    context.attempt = attempt;
-    try {
-      op();
-      return;
-    } catch (const RetriableException&) {
-      {
-        std::lock_guard lock(mutex_);
-        ++counts_.recordFailures;
-      }
-      if (clock_() >= deadline || stopping_) {
-        context.error = std::current_exception();
-        return;
-      }
-      backoff(attempt, deadline);
+    if (clock_() >= deadline || stopping_) return failure;
+    backoff(attempt, deadline);
+    {
       std::lock_guard lock(mutex_);
       ++counts_.retries;
     }
+    context.attempt = attempt + 1;
+    try {
+      retry();
+      return nullptr;
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    std::lock_guard lock(mutex_);
+    ++counts_.recordFailures;
+    if (!isRetriable(failure)) return failure;
   }
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "connect/runtime/worker_config.h"
@@ -92,14 +93,21 @@ class RetryWithTolerance {
   // failed and the failure is tolerated. ConnectException "Tolerance exceeded in error handler"
   // (its cause nested) when not tolerated; "Unhandled exception in error handler" for a
   // non-retriable failure outside converters and transforms.
-  template <class T>
-  std::optional<T> execute(ErrorContext& context, ErrorStage stage, const std::string& cls,
-                           const std::function<T()>& op) {
+  // The first attempt runs inline, without the clock or an allocation: records rarely fail, and
+  // this runs for every stage of every record. The class name is copied only on a failure.
+  template <class T, class Op>
+  std::optional<T> execute(ErrorContext& context, ErrorStage stage, std::string_view cls, Op&& op) {
     if (context.failed()) return std::nullopt;
     context.stage = stage;
-    context.executingClass = cls;
+    context.attempt = 1;
+    std::exception_ptr failure;
+    try {
+      return std::optional<T>(op());
+    } catch (...) {
+      failure = std::current_exception();
+    }
     std::optional<T> result;
-    run(context, [&] { result.emplace(op()); });
+    afterFailure(context, cls, failure, [&] { result.emplace(op()); });
     return result;
   }
 
@@ -114,8 +122,10 @@ class RetryWithTolerance {
   ErrorCounts counts() const;
 
  private:
-  void run(ErrorContext& context, const std::function<void()>& op);
-  void runWithRetries(ErrorContext& context, const std::function<void()>& op);
+  void afterFailure(ErrorContext& context, std::string_view cls, std::exception_ptr failure,
+                    const std::function<void()>& retry);
+  std::exception_ptr retryUntilDeadline(ErrorContext& context, std::exception_ptr failure,
+                                        const std::function<void()>& retry);
   void handleFailure(ErrorContext& context);
   void backoff(int attempt, int64_t deadline);
   std::future<void> report(const ErrorContext& context);
