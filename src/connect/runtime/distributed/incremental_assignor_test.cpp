@@ -122,6 +122,134 @@ void startTwo(Group& g, int tasks) {
   start(g, {"w1", "w2"}, {{"a", tasks}});
 }
 
+// Each member's connector (or task) count, sorted: the shape Kafka's assignor tests check.
+std::vector<size_t> connectorCounts(const Group& g) {
+  std::vector<size_t> out;
+  for (const auto& [id, state] : g.members) out.push_back(g.connectorsOf(id));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+std::vector<size_t> taskCounts(const Group& g) {
+  std::vector<size_t> out;
+  for (const auto& [id, state] : g.members) out.push_back(g.tasksOf(id));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+using Counts = std::vector<size_t>;
+
+// Kafka's testAssignmentsWhenWorkersJoinAfterRevocations: revoking rounds that follow each other
+// wait a growing delay; rounds in between place what was revoked without revoking more.
+TEST(IncrementalAssignor, SuccessiveRevokingRoundsBackOff) {
+  Group g;
+  start(g, {"worker1"}, {{"connector1", 4}, {"connector2", 4}, {"connector3", 4}});
+  EXPECT_EQ(connectorCounts(g), (Counts{3}));
+  g.join("worker2");
+  g.round();
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 2}));
+  EXPECT_EQ(taskCounts(g), (Counts{0, 6}));
+  g.join("worker3");
+  g.round();
+  EXPECT_GT(g.assignor.delayMs(), 0);
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 1, 2}));
+  EXPECT_EQ(taskCounts(g), (Counts{3, 3, 6}));
+  g.now += g.assignor.delayMs();
+  g.join("worker4");
+  g.round();
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 0, 1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{0, 3, 3, 3}));
+  g.join("worker5");
+  g.round();
+  EXPECT_GT(g.assignor.delayMs(), 40);
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 0, 1, 1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{1, 2, 3, 3, 3}));
+  g.now += g.assignor.delayMs();
+  g.join("worker6");
+  g.round();
+  EXPECT_EQ(g.assignor.delayMs(), 0);
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{0, 1, 2, 2, 2, 2}));
+  g.round();
+  EXPECT_EQ(taskCounts(g), (Counts{2, 2, 2, 2, 2, 2}));
+  g.expectBalancedAndComplete();
+}
+
+// Kafka's testWorkerJoiningDuringDelayedRebalance: nothing is revoked while a delay runs.
+TEST(IncrementalAssignor, WorkerJoiningDuringADelayWaitsForItsEnd) {
+  Group g;
+  start(g, {"worker1"}, {{"connector1", 4}, {"connector2", 4}, {"connector3", 4}});
+  g.join("worker2");
+  g.round();
+  g.join("worker3");
+  g.round();
+  EXPECT_GT(g.assignor.delayMs(), 0);
+  EXPECT_EQ(taskCounts(g), (Counts{3, 3, 6}));
+  g.now += g.assignor.delayMs() / 2;
+  g.join("worker4");
+  g.round();
+  EXPECT_GT(g.assignor.delayMs(), 0);
+  EXPECT_EQ(g.revokedIn("worker1") + g.revokedIn("worker2") + g.revokedIn("worker3"), 0u);
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 0, 1, 2}));
+  EXPECT_EQ(taskCounts(g), (Counts{0, 3, 3, 6}));
+  g.now += g.assignor.delayMs();
+  g.join("worker5");
+  g.round();
+  EXPECT_EQ(g.assignor.delayMs(), 0);
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 0, 0, 1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{0, 0, 2, 3, 3}));
+  g.round();
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 0, 1, 1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{2, 2, 2, 3, 3}));
+  g.expectBalancedAndComplete();
+}
+
+// Kafka's testTaskAssignmentWhenWorkerBounces: the delay counts down across rounds, and a worker
+// back empty-handed before it ends gets the held-back work when it ends.
+TEST(IncrementalAssignor, DelayCountsDownAcrossRoundsAndTheReturningWorkerGetsTheWork) {
+  Group g;
+  start(g, {"worker1", "worker2"}, {{"connector1", 4}, {"connector2", 4}});
+  EXPECT_EQ(taskCounts(g), (Counts{4, 4}));
+  g.leave("worker2");
+  g.round();
+  EXPECT_EQ(g.assignor.delayMs(), kMaxDelay);
+  EXPECT_EQ(g.newIn("worker1"), 0u);
+  g.now += kMaxDelay / 2;
+  g.round();
+  EXPECT_EQ(g.assignor.delayMs(), kMaxDelay / 2);
+  g.now += kMaxDelay / 4;
+  g.join("worker2");
+  g.round();
+  EXPECT_EQ(g.assignor.delayMs(), kMaxDelay / 4);
+  EXPECT_EQ(g.newIn("worker1") + g.newIn("worker2"), 0u);
+  g.now += kMaxDelay / 4;
+  g.round();
+  EXPECT_EQ(g.assignor.delayMs(), 0);
+  EXPECT_EQ(g.revokedIn("worker1") + g.revokedIn("worker2"), 0u);
+  EXPECT_EQ(connectorCounts(g), (Counts{1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{4, 4}));
+  g.expectBalancedAndComplete();
+}
+
+// Kafka's testTaskAssignmentWhenLeaderBounces: a new leader remembers nothing, so the old
+// leader's work is placed at once, and the old leader back is an ordinary new worker.
+TEST(IncrementalAssignor, NewLeaderPlacesTheOldLeadersWorkAtOnce) {
+  Group g;
+  start(g, {"worker1", "worker2", "worker3"}, {{"connector1", 4}, {"connector2", 4}});
+  EXPECT_EQ(taskCounts(g), (Counts{2, 3, 3}));
+  g.leave("worker1");
+  g.assignor = IncrementalCooperativeAssignor(kMaxDelay);
+  g.round();
+  EXPECT_EQ(g.assignor.delayMs(), 0);
+  EXPECT_EQ(connectorCounts(g), (Counts{1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{4, 4}));
+  g.join("worker1");
+  g.round();
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{0, 3, 3}));
+  g.round();
+  EXPECT_EQ(taskCounts(g), (Counts{2, 3, 3}));
+  g.expectBalancedAndComplete();
+}
+
 TEST(IncrementalAssignor, FirstRoundSpreadsConnectorsAndTasksSeparately) {
   Group g;
   start(g, {"w1", "w2"}, {{"a", 4}, {"b", 3}});
