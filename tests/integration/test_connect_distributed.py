@@ -5,6 +5,7 @@ scheduled.rebalance.max.delay.ms, and the file source and sink lose nothing (at 
 duplicates are counted, never lost lines); configs and offsets survive a restart of every worker.
 """
 
+import http.client
 import json
 import signal
 import subprocess
@@ -399,5 +400,94 @@ def test_active_topics_live_in_the_status_topic_and_every_worker_answers(make_br
     for worker in workers:
         wait_until(lambda: worker.rest.call("GET", "/connectors/src/topics")
                    == (200, {"src": {"topics": []}}), 30, message="the reset seen everywhere")
+    for worker in workers:
+        worker.stop()
+
+
+def test_bad_input_answers_as_connect_and_a_failing_task_is_failed_on_every_view(make_broker,
+                                                                               tmp_path):
+    broker = make_broker(group_min_session_timeout_ms=1000)
+    workers = _group(tmp_path, broker, 2)
+    topic = ck.create_topic(broker.bootstrap, unique_topic("dist"))
+    for worker in workers:  # leader and follower alike
+        conn = http.client.HTTPConnection("127.0.0.1", worker.port, timeout=30)
+        conn.request("POST", "/connectors", "{not json", {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        body = json.loads(response.read())
+        conn.close()
+        assert response.status == 400 and body["error_code"] == 400, body
+        status, body = _settled(worker, "POST", "/connectors", {"name": "x", "config": {
+            "connector.class": "NoSuchConnector"}})
+        assert status == 400 and "NoSuchConnector" in body["message"], body
+        status, body = _settled(worker, "POST", "/connectors", {"name": "x", "config": {
+            "connector.class": "FileStreamSink", "file": "/tmp/x"}})
+        assert status == 400 and "topics" in body["message"], body
+        status, body = _settled(worker, "PUT", "/connectors/y/config", {
+            "connector.class": "FileStreamSource", "topic": topic, "tasks.max": "0"})
+        assert status == 400 and "tasks.max" in body["message"], body
+    assert all(w.rest.call("GET", "/connectors")[1] == [] for w in workers)
+
+    producer = ck.producer(broker.bootstrap)
+    producer.produce(topic, value=b"not json", partition=0)
+    producer.flush(10)
+    _create(workers[1], "sink", {"connector.class": "FileStreamSink", "topics": topic,
+                                 "file": str(tmp_path / "out.txt"),
+                                 "value.converter": "org.apache.kafka.connect.json.JsonConverter"})
+
+    def failed_everywhere():
+        for worker in workers:
+            status = _status(worker, "sink")
+            if not status or not status["tasks"] or status["tasks"][0]["state"] != "FAILED":
+                return False
+        return True
+    wait_until(failed_everywhere, 60, message="the sink's task FAILED on every worker's view")
+    task = _status(workers[0], "sink")["tasks"][0]
+    assert task["trace"] and task["worker_id"] in {w.id for w in workers}
+    assert all(w.proc.poll() is None for w in workers)
+    # The task's restart is answered by whichever worker is asked (forwarded to its owner).
+    for worker in workers:
+        assert _settled(worker, "POST", "/connectors/sink/tasks/0/restart")[0] == 204
+    for worker in workers:
+        worker.stop()
+
+
+def test_a_joining_worker_takes_a_share_and_the_rest_stay_where_they_run(make_broker, tmp_path):
+    broker = make_broker(group_min_session_timeout_ms=1000)
+    group = unique_topic("connect-cluster")
+    workers = [Worker(tmp_path, broker, group, i) for i in range(2)]
+    topic = ck.create_topic(broker.bootstrap, unique_topic("dist"))
+    names = [f"src{i}" for i in range(4)]
+    for name in names:
+        source_file = tmp_path / f"{name}.txt"
+        _append(source_file, ["x"])
+        _create(workers[0], name, {"connector.class": "FileStreamSource",
+                                   "file": str(source_file), "topic": topic})
+    for name in names:
+        _running_everywhere(workers, name)
+
+    def placement(worker):
+        out = {}
+        for name in names:
+            status = _status(worker, name)
+            out[name] = status["connector"]["worker_id"]
+            out[name + "-0"] = status["tasks"][0]["worker_id"]
+        return out
+    before = placement(workers[0])
+    third = Worker(tmp_path, broker, group, 2)
+    workers.append(third)
+
+    def balanced():
+        # Connectors and tasks are balanced each on their own, as Kafka's assignor does.
+        after = placement(workers[0])
+        for suffix in ("", "-0"):
+            owners = [after[n + suffix] for n in names]
+            counts = [owners.count(w.id) for w in workers]
+            if max(counts) - min(counts) > 1:
+                return False
+        return all(_status(workers[0], n)["tasks"][0]["state"] == "RUNNING" for n in names) and after
+    after = wait_until(balanced, 60, message="4 connectors and 4 tasks balanced over 3 workers")
+    moved = [k for k in before if before[k] != after[k]]
+    # 4 connectors and 4 tasks over 3 workers: the newcomer takes one of each, the rest stay put.
+    assert len(moved) == 2 and all(after[k] == third.id for k in moved), (before, after)
     for worker in workers:
         worker.stop()
