@@ -197,18 +197,28 @@ std::optional<SinkRecord> SinkTaskRunner::convert(const rd_kafka_message_t& mess
   std::optional<SchemaAndValue> value = errorHandler_.execute<SchemaAndValue>(
       context, ErrorStage::VALUE_CONVERTER, valueConverterClass_,
       [&] { return valueConverter_->toConnectData(topic, bytes(message.payload, message.len)); });
-  std::optional<Headers> headers =
-      errorHandler_.execute<Headers>(context, ErrorStage::HEADER_CONVERTER, headerConverterClass_,
-                                     [&] { return convertHeaders(message, topic); });
+  // A record without headers has nothing to convert, so nothing that could fail.
+  rd_kafka_headers_t* raw = nullptr;
+  std::optional<Headers> headers;
+  if (rd_kafka_message_headers(&message, &raw) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    headers =
+        errorHandler_.execute<Headers>(context, ErrorStage::HEADER_CONVERTER, headerConverterClass_,
+                                       [&] { return convertHeaders(message, topic); });
+  } else {
+    headers.emplace();
+  }
   if (context.failed()) return std::nullopt;
   rd_kafka_timestamp_type_t type;
   int64_t timestamp = rd_kafka_message_timestamp(&message, &type);
-  SinkRecord record(topic, message.partition, key->schema, key->value, value->schema, value->value,
+  SinkRecord record(std::move(topic), message.partition, std::move(key->schema),
+                    std::move(key->value), std::move(value->schema), std::move(value->value),
                     message.offset,
                     timestamp >= 0 ? std::optional<int64_t>(timestamp) : std::nullopt,
                     timestampTypeOf(type), std::move(*headers));
-  std::optional<ConnectRecord> transformed = transform(context, record);
-  if (!transformed) return std::nullopt;
+  if (transforms_->size() == 0) return record;
+  std::optional<ConnectRecord> storage;
+  const ConnectRecord* transformed = transform(context, record, storage);
+  if (transformed == nullptr) return std::nullopt;
   // A transform may change the topic, key, value, timestamp and headers, never where the
   // record was read from.
   return SinkRecord(transformed->topic(), transformed->kafkaPartition().value_or(message.partition),

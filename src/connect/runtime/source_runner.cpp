@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "oxbow/connect/converters.h"
 #include "oxbow/connect/errors.h"
 
@@ -40,6 +42,7 @@ SourceTaskRunner::SourceTaskRunner(const WorkerConfig& worker, ConnectorConfig c
 SourceTaskRunner::~SourceTaskRunner() {
   stop();
   if (offsetsTopic_ != nullptr) rd_kafka_topic_destroy(offsetsTopic_);
+  for (auto& [topic, handle] : topics_) rd_kafka_topic_destroy(handle);
   // Records still queued (the broker gone past the shutdown timeout) fail through the callback,
   // which frees what it was given, while this runner is still whole.
   rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
@@ -64,7 +67,7 @@ void SourceTaskRunner::run() {
       rd_kafka_poll(producer_, 0);
       if (!deliveryError_.empty()) break;
       if (commitDue()) commitOffsets();
-      for (const SourceRecord& record : task_->poll()) send(record);
+      for (SourceRecord& record : task_->poll()) send(std::move(record));
     }
   } catch (...) {
     finish();  // a failing task still commits what the broker acknowledged
@@ -83,11 +86,15 @@ void SourceTaskRunner::finish() {
 
 // A record dropped by a transform, or failed in a transform or converter with errors.tolerance=all,
 // is skipped: its offset may be committed (Kafka's recordDropped).
-void SourceTaskRunner::send(const SourceRecord& record) {
-  std::shared_ptr<Submitted> submitted = submit(record);
+// The record moves into its delivery, which the callback frees: never copied on its way.
+void SourceTaskRunner::send(SourceRecord&& polled) {
+  std::shared_ptr<Submitted> submitted = submit(polled);
+  auto delivery = std::make_unique<Delivery>(Delivery{this, submitted, std::move(polled)});
+  const SourceRecord& record = delivery->record;
   ErrorContext context;
   context.source = &record;
-  std::optional<ConnectRecord> transformed = transform(context, record);
+  std::optional<ConnectRecord> storage;
+  const ConnectRecord* transformed = transform(context, record, storage);
   std::optional<Converted> converted;
   if (transformed) converted = convert(context, *transformed);
   if (!converted) {
@@ -95,7 +102,7 @@ void SourceTaskRunner::send(const SourceRecord& record) {
     task_->commitRecord(record, std::nullopt);
     return;
   }
-  produce(*transformed, *converted, std::make_unique<Delivery>(Delivery{this, submitted, record}));
+  produce(*transformed, *converted, std::move(delivery));
 }
 
 // The key, value and headers through the converters (Kafka's convertTransformedRecord).
@@ -127,12 +134,16 @@ std::optional<SourceTaskRunner::Converted> SourceTaskRunner::convert(ErrorContex
 void SourceTaskRunner::produce(const ConnectRecord& record, Converted& converted,
                                std::unique_ptr<Delivery> delivery) {
   const std::string& topic = record.topic();
+  rd_kafka_topic_t* handle = topicHandle(topic);
   std::optional<std::string>& key = converted.key;
   std::optional<std::string>& value = converted.value;
-  rd_kafka_headers_t* headers = rd_kafka_headers_new(converted.headers.size());
-  for (const auto& [name, bytes] : converted.headers) {
-    rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
-                        bytes ? bytes->data() : nullptr, bytes ? bytes->size() : 0);
+  rd_kafka_headers_t* headers = nullptr;  // none for most records: nothing to allocate
+  if (!converted.headers.empty()) {
+    headers = rd_kafka_headers_new(converted.headers.size());
+    for (const auto& [name, bytes] : converted.headers) {
+      rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
+                          bytes ? bytes->data() : nullptr, bytes ? bytes->size() : 0);
+    }
   }
   // librdkafka's macros cast their arguments without parentheses.
   const char* keyData = key ? key->data() : nullptr;
@@ -143,7 +154,7 @@ void SourceTaskRunner::produce(const ConnectRecord& record, Converted& converted
   int64_t timestamp = record.timestamp().value_or(0);
   while (true) {
     rd_kafka_resp_err_t err = rd_kafka_producev(
-        producer_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        producer_, RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(keyData, keySize),
         RD_KAFKA_V_VALUE(valueData, valueSize), RD_KAFKA_V_TIMESTAMP(timestamp),
         RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(delivery.get()), RD_KAFKA_V_END);
@@ -152,28 +163,77 @@ void SourceTaskRunner::produce(const ConnectRecord& record, Converted& converted
       return;
     }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      rd_kafka_headers_destroy(headers);
+      if (headers != nullptr) rd_kafka_headers_destroy(headers);
       throw ConnectException("Could not send a record to " + topic + ": " + rd_kafka_err2str(err));
     }
     if (stopping()) {
       // The broker is not taking records and the task must stop: this one stays unacknowledged,
       // so neither its offset nor any later one of its source partition is committed.
-      rd_kafka_headers_destroy(headers);
+      if (headers != nullptr) rd_kafka_headers_destroy(headers);
       return;
     }
     rd_kafka_poll(producer_, 100);  // room is made as deliveries complete
   }
 }
 
+namespace {
+
+// Equal as Value's maps are, whatever the order of their entries; checked in order first, the
+// order a connector that builds its partitions one way always gives.
+bool samePartition(const ValueMap& a, const ValueMap& b) {
+  if (a.size() != b.size()) return false;
+  if (a == b) return true;
+  return std::all_of(a.begin(), a.end(), [&b](const std::pair<Value, Value>& entry) {
+    return std::find(b.begin(), b.end(), entry) != b.end();
+  });
+}
+
+}  // namespace
+
+// A handle per topic, kept: naming the topic in each produce call looks it up under the client's
+// lock. A topic's first record asks for its metadata, which librdkafka 2.0.2 would otherwise
+// fetch only at its next 1 s refresh, holding the records until then; the request waits at most
+// kFirstMetadataMs, so a broker that is away delays the task that long once per topic.
+rd_kafka_topic_t* SourceTaskRunner::topicHandle(const std::string& topic) {
+  if (lastTopic_ != nullptr && lastTopicName_ == topic) return lastTopic_;
+  auto found = topics_.find(topic);
+  if (found == topics_.end()) {
+    rd_kafka_topic_t* handle = rd_kafka_topic_new(producer_, topic.c_str(), nullptr);
+    if (handle == nullptr) {
+      throw ConnectException("Could not send a record to " + topic + ": " +
+                             rd_kafka_err2str(rd_kafka_last_error()));
+    }
+    found = topics_.emplace(topic, handle).first;
+    const rd_kafka_metadata_t* metadata = nullptr;
+    if (rd_kafka_metadata(producer_, 0, handle, &metadata, kFirstMetadataMs) ==
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_metadata_destroy(metadata);
+    }
+  }
+  lastTopicName_ = found->first;
+  lastTopic_ = found->second;
+  return lastTopic_;
+}
+
+// A task's records mostly come from one source partition in runs: the last queue matched is
+// tried first.
 std::shared_ptr<SourceTaskRunner::Submitted> SourceTaskRunner::submit(const SourceRecord& record) {
   auto submitted = std::make_shared<Submitted>(Submitted{record.sourceOffset()});
-  for (PartitionQueue& queue : submitted_) {
-    if (Value(queue.partition) == Value(record.sourcePartition())) {
-      queue.records.push_back(submitted);
+  const ValueMap& partition = record.sourcePartition();
+  if (lastQueue_ < submitted_.size() &&
+      samePartition(submitted_[lastQueue_].partition, partition)) {
+    submitted_[lastQueue_].records.push_back(submitted);
+    return submitted;
+  }
+  for (size_t i = 0; i < submitted_.size(); ++i) {
+    if (samePartition(submitted_[i].partition, partition)) {
+      submitted_[i].records.push_back(submitted);
+      lastQueue_ = i;
       return submitted;
     }
   }
-  submitted_.push_back(PartitionQueue{record.sourcePartition(), {submitted}});
+  submitted_.push_back(PartitionQueue{partition, {submitted}});
+  lastQueue_ = submitted_.size() - 1;
   return submitted;
 }
 

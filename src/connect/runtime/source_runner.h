@@ -6,9 +6,11 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "connect/runtime/offset_store.h"
@@ -74,12 +76,13 @@ class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
     std::vector<std::pair<std::string, std::optional<std::string>>> headers;
   };
 
-  void send(const SourceRecord& record);
+  void send(SourceRecord&& polled);
   std::optional<Converted> convert(ErrorContext& context, const ConnectRecord& record);
   void produce(const ConnectRecord& record, Converted& converted,
                std::unique_ptr<Delivery> delivery);
   void skipFailedDelivery(Delivery& delivery, const rd_kafka_message_t* message);
   std::shared_ptr<Submitted> submit(const SourceRecord& record);
+  rd_kafka_topic_t* topicHandle(const std::string& topic);
   void commitOffsets();
   void finish();
   // With transactions (source_transactions.cpp).
@@ -96,10 +99,15 @@ class SourceTaskRunner : public TaskRunner, private SourceTaskContext {
   StoreOffsetReader reader_;
   rd_kafka_t* producer_ = nullptr;
   std::vector<PartitionQueue> submitted_;
+  size_t lastQueue_ = 0;  // in submitted_: the last record's source partition
   std::string deliveryError_;
   std::optional<SourceTransactions> transactions_;
   std::unique_ptr<ConnectorBoundaries> boundaries_;
   rd_kafka_topic_t* offsetsTopic_ = nullptr;
+  static constexpr int kFirstMetadataMs = 1000;
+  std::map<std::string, rd_kafka_topic_t*, std::less<>> topics_;  // destroyed with the producer
+  std::string_view lastTopicName_;                                // a key of topics_
+  rd_kafka_topic_t* lastTopic_ = nullptr;
   bool inTransaction_ = false;
   std::chrono::steady_clock::time_point transactionStarted_;
 };

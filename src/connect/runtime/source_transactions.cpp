@@ -60,9 +60,9 @@ void SourceTaskRunner::runTransactional() {
         commitTransaction();
       }
       std::vector<SourceRecord> records = task_->poll();
-      for (const SourceRecord& record : records) {
+      for (SourceRecord& record : records) {
         if (!inTransaction_) beginTransaction();
-        send(record);
+        send(std::move(record));  // the boundaries compare addresses, which stay
         if (boundaries_ && boundaries_->abortAfter == &record) abortTransaction();
         if (boundaries_ && boundaries_->commitAfter == &record) commitTransaction();
       }

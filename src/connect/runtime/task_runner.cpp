@@ -63,16 +63,17 @@ TaskRunner::TaskRunner(const WorkerConfig& worker, ConnectorConfig connector, in
   }
 }
 
-std::optional<ConnectRecord> TaskRunner::transform(ErrorContext& context,
-                                                   const ConnectRecord& record) {
-  std::optional<ConnectRecord> current = record;
-  for (size_t i = 0; i < transforms_->size() && current; ++i) {
+const ConnectRecord* TaskRunner::transform(ErrorContext& context, const ConnectRecord& record,
+                                           std::optional<ConnectRecord>& storage) {
+  const ConnectRecord* current = &record;
+  for (size_t i = 0; i < transforms_->size(); ++i) {
     std::optional<std::optional<ConnectRecord>> result =
         errorHandler_.execute<std::optional<ConnectRecord>>(
             context, ErrorStage::TRANSFORMATION, transforms_->stageClassName(i),
             [&] { return transforms_->applyStage(i, *current); });
-    if (!result) return std::nullopt;  // failed, tolerated
-    current = std::move(*result);
+    if (!result || !*result) return nullptr;  // failed and tolerated, or dropped
+    storage = std::move(**result);
+    current = &*storage;
   }
   return current;
 }

@@ -70,9 +70,11 @@ class TaskRunner {
   std::string headerConverterClass_;
   // The connector's errors.* handling, its log reporter added when errors.log.enable is set.
   RetryWithTolerance errorHandler_;
-  // The record through each transform in turn, each stage's failure handled: nullopt when a
-  // transform dropped it or failed and the failure is tolerated.
-  std::optional<ConnectRecord> transform(ErrorContext& context, const ConnectRecord& record);
+  // The record through each transform in turn, each stage's failure handled: null when a
+  // transform dropped it or failed and the failure is tolerated; else `record` itself when there
+  // are no transforms (no copy), or the last stage's result, kept in `storage`.
+  const ConnectRecord* transform(ErrorContext& context, const ConnectRecord& record,
+                                 std::optional<ConnectRecord>& storage);
 
  private:
   void main();
