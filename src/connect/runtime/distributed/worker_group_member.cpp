@@ -70,6 +70,14 @@ std::vector<T> without(std::vector<T> from, const std::vector<T>& what) {
 WorkerAssignment complete(const WorkerAssignment& received,
                           const std::optional<WorkerAssignment>& owned, int16_t version) {
   WorkerAssignment full = received;
+  if (received.error != kNoError) {
+    // The leader could not assign: nothing changes until a round that can.
+    full.connectors = owned ? owned->connectors : std::vector<std::string>{};
+    full.tasks = owned ? owned->tasks : std::vector<ConnectorTaskId>{};
+    full.revokedConnectors.clear();
+    full.revokedTasks.clear();
+    return full;
+  }
   if (!owned) return full;
   if (version == kEagerVersion) {
     full.revokedConnectors = without(owned->connectors, received.connectors);
@@ -94,7 +102,7 @@ WorkerGroupMember::~WorkerGroupMember() {
 }
 
 void WorkerGroupMember::start() {
-  thread_ = std::thread([this] { run(); });
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
 }
 
 void WorkerGroupMember::stop() {
@@ -119,7 +127,8 @@ void WorkerGroupMember::stop() {
       spdlog::info("{}: leaving Connect group {}: {}", config_.clientId, config_.groupId, e.what());
     }
   }
-  if (thread_.joinable()) thread_.join();
+  // From a callback, on the member's own thread, the loop ends once the callback returns.
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
 std::optional<std::pair<int32_t, WorkerAssignment>> WorkerGroupMember::takeAssignment() {

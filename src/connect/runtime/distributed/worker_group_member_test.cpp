@@ -152,7 +152,7 @@ struct Worker {
     config.requestTimeoutMs = 5000;
     config.protocol = protocol;
     WorkerMemberCallbacks callbacks;
-    callbacks.state = [name] { return WorkerState{"http://" + name, kCluster.configOffset, {}}; };
+    callbacks.state = [this, name] { return WorkerState{"http://" + name, configOffset, {}}; };
     callbacks.assign = [this, name](const std::string& leader, int16_t version,
                                     const std::map<std::string, WorkerState>& members) {
       ++assignRounds;
@@ -167,6 +167,7 @@ struct Worker {
     while (auto taken = member->takeAssignment()) {
       auto& [gen, a] = *taken;
       generation = gen;
+      mismatches += a.error == kConfigMismatch;
       running = a;
       version = a.version;
       if (!a.revokedConnectors.empty() || !a.revokedTasks.empty()) member->requestRejoin();
@@ -188,7 +189,8 @@ struct Worker {
   std::atomic<int> assignRounds = 0;
   int32_t generation = -1;
   int16_t version = -1;
-  int lost = 0;
+  int lost = 0, mismatches = 0;
+  std::atomic<int64_t> configOffset = kCluster.configOffset;  // how far it read the config
   WorkerAssignment running;
   Clock::time_point rejoinAt = Clock::time_point::max();
 };
@@ -365,6 +367,29 @@ TEST(WorkerGroupMember, WorkersStopTheirWorkWhileTheCoordinatorIsGoneAndRejoinWh
   broker.start();
   ASSERT_TRUE(waitUntil([] { return broker.ready(); }, 30s)) << broker.logTail();
   EXPECT_TRUE(waitUntil([&] { return settled({&a, &b}); }, 90s));
+}
+
+TEST(WorkerGroupMember, ALeaderBehindTheConfigAssignsNothingUntilItCaughtUp) {
+  Worker a("connect-behind", "a", "sessioned");
+  a.member->start();
+  ASSERT_TRUE(waitUntil([&] { return settled({&a}); }, 60s));
+  Worker b("connect-behind", "b", "sessioned");
+  b.configOffset = kCluster.configOffset + 4;  // b read further than the leader's view
+  b.member->start();
+  // CONFIG_MISMATCH to both, round after round (the members rejoin by themselves); a keeps what
+  // it ran, b gets nothing.
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        a.poll();
+        b.poll();
+        return a.mismatches >= 2 && b.mismatches >= 2;
+      },
+      30s));
+  EXPECT_TRUE(b.running.connectors.empty() && b.running.tasks.empty());
+  EXPECT_EQ(a.running.tasks.size(), 5u);
+  EXPECT_EQ(b.running.configOffset, kCluster.configOffset + 4);
+  b.configOffset = kCluster.configOffset;  // as if the leader caught up
+  EXPECT_TRUE(waitUntil([&] { return settled({&a, &b}); }, 60s));
 }
 
 TEST(WorkerGroupMember, TheGroupSpeaksTheProtocolEveryMemberOffers) {
