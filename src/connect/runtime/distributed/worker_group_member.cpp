@@ -450,6 +450,13 @@ void WorkerGroupMember::handleGroupError(int16_t code, const char* api) {
         fatal_ = text(api, code);
         spdlog::error("{}: Connect group {}: {}", config_.clientId, config_.groupId, fatal_);
         return;
+      case ErrorCode::kNotCoordinator:
+      case ErrorCode::kCoordinatorNotAvailable:
+      case ErrorCode::kCoordinatorLoadInProgress:
+        // The group moved to another coordinator (or it is loading it): a member of a completed
+        // round goes on heartbeating there, without a rebalance; a round under way starts again.
+        rejoin_ = rejoin_ || std::string_view(api) != "Heartbeat";
+        throw RetryLater(text(api, code));
       default:
         rejoin_ = true;
         throw RetryLater(text(api, code));
