@@ -220,7 +220,8 @@ void KafkaBasedLog::createTopic(int brokers) {
     throw ConnectException(what + ": " + rd_kafka_topic_result_error_string(results[0]));
   }
   spdlog::info("connect: created topic {} ({} partitions, replication factor {}, compacted)",
-               topic_.name, topic_.partitions, replication);
+               topic_.name, topic_.partitions,
+               replication < 0 ? "the broker's default" : std::to_string(replication));
 }
 
 void KafkaBasedLog::checkCompacted() {

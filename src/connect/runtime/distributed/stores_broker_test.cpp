@@ -419,5 +419,14 @@ TEST_F(StoresWithBroker, StoresUseTheWorkersSecuritySettings) {
   second.stop();
 }
 
+// *.storage.replication.factor=-1 creates the topic with the broker's default (KIP-464).
+TEST_F(StoresWithBroker, AReplicationFactorOfMinusOneTakesTheBrokersDefault) {
+  ConfigBackingStore store(worker_, {topic("configs"), 1, -1}, {});
+  store.start();
+  store.putConnectorConfig("c", {{"name", "c"}}, std::nullopt);
+  EXPECT_EQ(store.snapshot().connectorConfigs.size(), 1u);
+  store.stop();
+}
+
 }  // namespace
 }  // namespace oxbow::connect::runtime::distributed
