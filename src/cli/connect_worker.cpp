@@ -6,6 +6,7 @@
 
 #include "connect/runtime/distributed/distributed_herder.h"
 #include "connect/runtime/rest_api.h"
+#include "connect/runtime/worker_metrics.h"
 #include "http/admin_server.h"
 #include "http/client.h"
 #include "oxbow/connect/errors.h"
@@ -82,11 +83,18 @@ ConnectRestServer::ConnectRestServer(connect::runtime::Herder& worker, const Pro
   info.forward = forward_request;
   api_ = std::make_shared<connect::runtime::ConnectRestApi>(worker, info);
   auto api = api_;
-  server_ = std::make_unique<http::AdminServer>(context_, [api](const http::Request& request) {
-    connect::runtime::RestResponse response =
-        api->handle({request.method, request.path, request.query, request.body});
-    return http::Response{response.status, "application/json", response.body};
-  });
+  connect::runtime::Herder* herder = &worker;
+  server_ =
+      std::make_unique<http::AdminServer>(context_, [api, herder](const http::Request& request) {
+        // Oxbow's addition: Kafka Connect's metrics for Prometheus beside its REST API.
+        if (request.method == "GET" && request.path == "/metrics") {
+          return http::Response{200, "text/plain; version=0.0.4",
+                                connect::runtime::prometheusMetrics(*herder)};
+        }
+        connect::runtime::RestResponse response =
+            api->handle({request.method, request.path, request.query, request.body});
+        return http::Response{response.status, "application/json", response.body};
+      });
   std::string error;
   if (!server_->listen(host, port, error)) {
     throw connect::ConnectException("Cannot listen on " + host + ":" + std::to_string(port) + ": " +

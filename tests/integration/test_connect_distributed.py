@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 import ck_helpers as ck
 from harness import OXBOW_BIN, free_port, port_accepts, track, unique_topic, wait_until
+from test_connect_errors import _metrics
 from test_connect_rest import Rest, _stays
 
 STRING = "org.apache.kafka.connect.storage.StringConverter"
@@ -489,5 +490,10 @@ def test_a_joining_worker_takes_a_share_and_the_rest_stay_where_they_run(make_br
     moved = [k for k in before if before[k] != after[k]]
     # 4 connectors and 4 tasks over 3 workers: the newcomer takes one of each, the rest stay put.
     assert len(moved) == 2 and all(after[k] == third.id for k in moved), (before, after)
+    # Each worker's /metrics counts what runs on it: four of each over the three.
+    counts = [_metrics(w.port) for w in workers]
+    assert sum(c["kafka_connect_connect_worker_metrics_connector_count"] for c in counts) == 4
+    assert sum(c["kafka_connect_connect_worker_metrics_task_count"] for c in counts) == 4
+    assert all(c["kafka_connect_connect_worker_metrics_task_count"] >= 1 for c in counts)
     for worker in workers:
         worker.stop()

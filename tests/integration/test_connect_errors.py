@@ -5,6 +5,7 @@ in the dead letter queue topic as they were read, with Connect's __connect.error
 """
 
 import json
+import urllib.request
 
 import ck_helpers as ck
 from harness import port_accepts, unique_topic, wait_until
@@ -78,6 +79,19 @@ def test_tolerance_none_fails_the_task_with_the_cause(broker, tmp_path):
     assert "good 1" not in _lines(tmp_path / "out.txt")
 
 
+def _metrics(port):
+    """GET /metrics's samples, by name with labels."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        assert response.headers["Content-Type"].startswith("text/plain")
+        text = response.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    return samples
+
+
 def test_tolerance_all_skips_bad_records_into_the_dead_letter_queue(broker, tmp_path):
     topic = ck.create_topic(broker.bootstrap, unique_topic("connect-errors-all"))
     dlq = unique_topic("connect-dlq")
@@ -101,6 +115,15 @@ def test_tolerance_all_skips_bad_records_into_the_dead_letter_queue(broker, tmp_
         # The group commits past every record, the failed ones included.
         wait_until(lambda: ck.committed_total(broker.bootstrap, "connect-tolerant", topic, 1) == 5,
                    30, message="the offsets past the bad records to be committed")
+        # Kafka's task-error-metrics, for Prometheus beside the REST API.
+        metrics = _metrics(worker.rest_port)
+        labels = '{connector="tolerant",task="0"}'
+        assert metrics[f"kafka_connect_task_error_metrics_total_records_skipped{labels}"] == 2
+        assert metrics[f"kafka_connect_task_error_metrics_total_record_errors{labels}"] == 2
+        assert metrics[f"kafka_connect_task_error_metrics_total_record_failures{labels}"] == 2
+        assert metrics[f"kafka_connect_task_error_metrics_total_retries{labels}"] == 0
+        assert metrics["kafka_connect_connect_worker_metrics_task_count"] == 1
+        assert metrics["kafka_connect_connect_worker_metrics_connector_count"] == 1
     finally:
         worker.stop()
 

@@ -2,8 +2,10 @@
 // What Connect's REST API asks of a worker (Kafka's Herder): a standalone worker answers itself; a
 // distributed one answers from its view of the cluster and forwards what only the group's leader
 // may do. Every method may be called from any thread.
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "connect/runtime/worker_config.h"
@@ -68,6 +70,17 @@ struct OffsetsTarget {
   Properties config;
 };
 
+// What a task running on this worker has counted (Kafka's task-error-metrics).
+struct TaskMetrics {
+  std::string connector;
+  int task = 0;
+  std::string state;  // RUNNING, FAILED, ...
+  int64_t recordFailures = 0;
+  int64_t recordErrors = 0;
+  int64_t recordsSkipped = 0;
+  int64_t retries = 0;
+};
+
 struct ConnectorInfo {
   std::string name;
   Properties config;
@@ -110,6 +123,10 @@ class Herder {
         name + ")");
   }
   virtual OffsetBackingStore& offsetStore() = 0;
+  // The tasks that run on this worker, with what they counted.
+  virtual std::vector<TaskMetrics> taskMetrics() const = 0;
+  // How many connectors and tasks run on this worker.
+  virtual std::pair<size_t, size_t> runningCounts() const = 0;
   virtual ActiveTopics& activeTopics() = 0;
   virtual const WorkerConfig& config() const = 0;
   virtual const ConnectorPlugins& plugins() const = 0;

@@ -334,6 +334,27 @@ void StandaloneWorker::stop() {
   for (auto& running : connectors_) stopConnector(*running);
 }
 
+std::vector<TaskMetrics> StandaloneWorker::taskMetrics() const {
+  std::lock_guard lock(mutex_);
+  std::vector<TaskMetrics> out;
+  for (const auto& running : connectors_) {
+    for (const auto& task : running->tasks) {
+      if (task) out.push_back(metricsOf(*task));
+    }
+  }
+  return out;
+}
+
+std::pair<size_t, size_t> StandaloneWorker::runningCounts() const {
+  std::lock_guard lock(mutex_);
+  size_t connectors = 0, tasks = 0;
+  for (const auto& running : connectors_) {
+    if (running->connectorStarted) ++connectors;
+    for (const auto& task : running->tasks) tasks += task ? 1 : 0;
+  }
+  return {connectors, tasks};
+}
+
 std::vector<TaskStatus> StandaloneWorker::taskStatuses() const {
   std::lock_guard lock(mutex_);
   std::vector<TaskStatus> out;

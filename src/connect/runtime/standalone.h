@@ -56,6 +56,8 @@ class StandaloneWorker : public Herder {
   void modifyOffsets(const std::string& name,
                      const std::function<void(const OffsetsTarget&)>& modify) override;
   OffsetBackingStore& offsetStore() override { return offsets_; }
+  std::vector<TaskMetrics> taskMetrics() const override;
+  std::pair<size_t, size_t> runningCounts() const override;
   ActiveTopics& activeTopics() override { return topics_; }
   const WorkerConfig& config() const override { return config_; }
   const ConnectorPlugins& plugins() const override { return plugins_; }

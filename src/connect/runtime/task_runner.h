@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "connect/runtime/error_handler.h"
+#include "connect/runtime/herder.h"
 #include "connect/runtime/worker_config.h"
 #include "oxbow/connect/connector.h"
 
@@ -41,6 +42,10 @@ class TaskRunner {
   std::string failure() const;
   // "NAME-N", as Connect names a task.
   const std::string& name() const { return name_; }
+  int taskId() const { return taskId_; }
+  const std::string& connectorName() const { return connector_.name; }
+  // Kafka's task-error-metrics of this task so far (any thread).
+  ErrorCounts errorCounts() const { return errorHandler_.counts(); }
   // Where the task records the topics it uses (KIP-558); null when tracking is off.
   void trackTopics(ActiveTopics* topics) { activeTopics_ = topics; }
 
@@ -92,6 +97,9 @@ class TaskRunner {
   std::string failure_;
   std::chrono::steady_clock::time_point lastCommit_ = std::chrono::steady_clock::now();
 };
+
+// The task's metrics as the REST server's /metrics reports them.
+TaskMetrics metricsOf(const TaskRunner& task);
 
 // A producer as Kafka's worker configures its own (for source records and the dead letter queue):
 // every record acknowledged by all replicas, in order per partition, retried rather than dropped;

@@ -63,6 +63,8 @@ class DistributedHerder : public Herder {
                      const std::function<void(const OffsetsTarget&)>& modify) override;
   void putTaskConfigs(const std::string& name, const std::vector<Props>& configs) override;
   OffsetBackingStore& offsetStore() override;
+  std::vector<TaskMetrics> taskMetrics() const override;
+  std::pair<size_t, size_t> runningCounts() const override;
   ActiveTopics& activeTopics() override { return topics_; }
   const WorkerConfig& config() const override { return config_.worker; }
   const ConnectorPlugins& plugins() const override { return plugins_; }

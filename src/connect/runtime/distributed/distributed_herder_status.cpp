@@ -138,4 +138,21 @@ std::vector<std::string> DistributedHerder::running() const {
   return names;
 }
 
+std::vector<TaskMetrics> DistributedHerder::taskMetrics() const {
+  std::lock_guard lock(mutex_);
+  std::vector<TaskMetrics> out;
+  for (const auto& [id, task] : tasks_) {
+    if (task->runner) out.push_back(metricsOf(*task->runner));
+  }
+  return out;
+}
+
+std::pair<size_t, size_t> DistributedHerder::runningCounts() const {
+  std::lock_guard lock(mutex_);
+  size_t connectors = 0, tasks = 0;
+  for (const auto& [name, local] : connectors_) connectors += local->connector ? 1 : 0;
+  for (const auto& [id, task] : tasks_) tasks += task->runner ? 1 : 0;
+  return {connectors, tasks};
+}
+
 }  // namespace oxbow::connect::runtime::distributed
