@@ -63,6 +63,7 @@ SinkTaskRunner::SinkTaskRunner(const WorkerConfig& worker, ConnectorConfig conne
     throw ConnectException(std::string("Could not create the consumer: ") + error);
   }
   rd_kafka_poll_set_consumer(consumer_);
+  restarter_ = std::make_unique<rdkafka::FetchRestarter>(consumer_);
 }
 
 SinkTaskRunner::~SinkTaskRunner() {
@@ -155,11 +156,18 @@ std::vector<SinkRecord> SinkTaskRunner::pollBatch() {
   if (errant_) errant_->setBatch({});
   batch_.clear();
   std::vector<SinkRecord> records;
-  int wait = kPollMs;
+  // A queue that filled is polled briefly, so that its running dry is seen at once.
+  int wait = restarter_->watching() ? 1 : kPollMs;
   while (records.size() < kMaxBatch && !stopping()) {
     rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer_, wait);
-    if (message == nullptr) break;
+    if (message == nullptr) {
+      restarter_->idle([this](const char* topic, int32_t partition) {
+        return paused_.contains(TopicPartition{topic, partition});
+      });
+      break;
+    }
     MessagePtr owned(message, &rd_kafka_message_destroy);
+    restarter_->got_record(message->key_len + message->len);
     wait = 0;  // take what is there, then hand it over
     if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) continue;
     if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -288,11 +296,13 @@ void SinkTaskRunner::seekRequested() {
 }
 
 void SinkTaskRunner::pause(const std::vector<TopicPartition>& partitions) {
+  paused_.insert(partitions.begin(), partitions.end());
   PartitionList list = partitionList(partitions);
   rd_kafka_pause_partitions(consumer_, list.get());
 }
 
 void SinkTaskRunner::resume(const std::vector<TopicPartition>& partitions) {
+  for (const TopicPartition& tp : partitions) paused_.erase(tp);
   PartitionList list = partitionList(partitions);
   rd_kafka_resume_partitions(consumer_, list.get());
 }

@@ -14,6 +14,7 @@
 #include "connect/runtime/error_reporters.h"
 #include "connect/runtime/task_runner.h"
 #include "oxbow/connect/sink.h"
+#include "rdkafka/fetch_restarter.h"
 
 namespace oxbow::connect::runtime {
 
@@ -58,6 +59,9 @@ class SinkTaskRunner : public TaskRunner, private SinkTaskContext {
   std::unique_ptr<SinkTask> task_;
   rd_kafka_t* consumer_ = nullptr;
   std::set<TopicPartition> assigned_;
+  std::set<TopicPartition> paused_;  // by the task (SinkTaskContext::pause)
+  // librdkafka 2.0.2's fetcher, stalled up to a second once the queue filled, restarted.
+  std::unique_ptr<rdkafka::FetchRestarter> restarter_;
   SinkOffsets currentOffsets_;  // past the records consumed, put or dropped
   std::map<TopicPartition, int64_t> seeks_;
   int64_t retryTimeoutMs_ = -1;
