@@ -65,10 +65,10 @@ std::vector<T> without(std::vector<T> from, const std::vector<T>& what) {
   return from;
 }
 
-// What the worker runs after `received`: an incremental assignment adds to what it kept, an
-// eager one replaces everything (what it ran and no longer runs counts as revoked).
-WorkerAssignment complete(const WorkerAssignment& received,
-                          const std::optional<WorkerAssignment>& owned, int16_t version) {
+}  // namespace
+
+WorkerAssignment completeAssignment(const WorkerAssignment& received,
+                                    const std::optional<WorkerAssignment>& owned, int16_t version) {
   WorkerAssignment full = received;
   if (received.error != kNoError) {
     // The leader could not assign: nothing changes until a round that can.
@@ -89,7 +89,10 @@ WorkerAssignment complete(const WorkerAssignment& received,
   return full;
 }
 
-}  // namespace
+void carryRevocations(WorkerAssignment& next, const WorkerAssignment& untaken) {
+  appendMissing(next.revokedConnectors, without(untaken.revokedConnectors, next.connectors));
+  appendMissing(next.revokedTasks, without(untaken.revokedTasks, next.tasks));
+}
 
 WorkerGroupMember::WorkerGroupMember(WorkerMemberConfig config, WorkerMemberCallbacks callbacks)
     : config_(std::move(config)), callbacks_(std::move(callbacks)) {
@@ -388,13 +391,8 @@ void WorkerGroupMember::completeRound(int32_t generation, const std::string& mem
   }
   {
     std::lock_guard lock(mutex_);
-    WorkerAssignment full = complete(received, owned_, version);
-    if (pending_) {
-      // The herder has not taken the previous round: what that one revoked must still stop.
-      appendMissing(full.revokedConnectors,
-                    without(pending_->second.revokedConnectors, full.connectors));
-      appendMissing(full.revokedTasks, without(pending_->second.revokedTasks, full.tasks));
-    }
+    WorkerAssignment full = completeAssignment(received, owned_, version);
+    if (pending_) carryRevocations(full, pending_->second);
     owned_ = full;
     owned_->revokedConnectors.clear();
     owned_->revokedTasks.clear();

@@ -56,6 +56,15 @@ struct WorkerMemberCallbacks {
   std::function<void()> wake;  // an assignment or a lost membership to take
 };
 
+// What the worker runs after `received` (the round's assignment, `owned` what it ran): an
+// incremental assignment adds to what the worker kept, an eager one replaces it all (what it ran
+// and runs no more counts as revoked), one with an error changes nothing.
+WorkerAssignment completeAssignment(const WorkerAssignment& received,
+                                    const std::optional<WorkerAssignment>& owned, int16_t version);
+// A new round's assignment while the herder has not taken `untaken`: what that one revoked and
+// the new one does not give back must still stop.
+void carryRevocations(WorkerAssignment& next, const WorkerAssignment& untaken);
+
 class WorkerGroupMember {
  public:
   WorkerGroupMember(WorkerMemberConfig config, WorkerMemberCallbacks callbacks);
