@@ -250,6 +250,29 @@ TEST(IncrementalAssignor, NewLeaderPlacesTheOldLeadersWorkAtOnce) {
   g.expectBalancedAndComplete();
 }
 
+// Kafka's testTaskAssignmentWhenTasksDuplicatedInWorkerAssignment: what two workers both claim
+// is revoked from both, then placed once.
+TEST(IncrementalAssignor, WorkClaimedByTwoWorkersIsRevokedFromBothThenPlacedOnce) {
+  Group g;
+  start(g, {"worker1"}, {{"connector1", 4}, {"connector2", 4}});
+  WorkerAssignment claimed;
+  claimed.connectors = {"connector1"};
+  for (int t = 0; t < 4; ++t) claimed.tasks.push_back({"connector1", t});
+  g.members["worker2"] = {"http://worker2", g.cluster.configOffset, claimed};
+  g.round();
+  EXPECT_EQ(g.last.at("worker1").revokedConnectors, std::vector<std::string>{"connector1"});
+  EXPECT_EQ(g.last.at("worker2").revokedTasks.size(), 4u);
+  EXPECT_EQ(connectorCounts(g), (Counts{0, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{0, 4}));
+  g.round();
+  EXPECT_EQ(g.revokedIn("worker1") + g.revokedIn("worker2"), 0u);
+  EXPECT_EQ(connectorCounts(g), (Counts{1, 1}));
+  EXPECT_EQ(taskCounts(g), (Counts{4, 4}));
+  g.expectBalancedAndComplete();
+  g.round();
+  EXPECT_EQ(g.newIn("worker1") + g.newIn("worker2"), 0u);
+}
+
 TEST(IncrementalAssignor, FirstRoundSpreadsConnectorsAndTasksSeparately) {
   Group g;
   start(g, {"w1", "w2"}, {{"a", 4}, {"b", 3}});
