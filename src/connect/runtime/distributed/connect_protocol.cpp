@@ -32,9 +32,21 @@ class Out {
 
 // Reads fields in order; a field missing at the very end may take its default (Kafka's schemas
 // for versions 1 and 2 tolerate missing trailing fields), a field cut in its middle may not.
+// The bytes of connector names the task ids of one decode may copy. Each task id holds its own
+// copy of its connector's name, so a 32 KB name with a few bytes per task number would make
+// a one-megabyte JoinGroup take gigabytes; no real assignment comes near this.
+constexpr size_t kMaxTaskIdNameBytes = 64 << 20;
+
 class In {
  public:
   explicit In(std::string_view bytes) : bytes_(bytes) {}
+  // Counts `n` more bytes of connector names copied into task ids against kMaxTaskIdNameBytes.
+  void copyName(size_t n) {
+    copiedNames_ += n;
+    if (copiedNames_ > kMaxTaskIdNameBytes)
+      fail("the task ids hold more than " + std::to_string(kMaxTaskIdNameBytes) +
+           " bytes of connector names");
+  }
   bool atEnd() const { return pos_ == bytes_.size(); }
   size_t remaining() const { return bytes_.size() - pos_; }
 
@@ -81,6 +93,7 @@ class In {
   }
   std::string_view bytes_;
   size_t pos_ = 0;
+  size_t copiedNames_ = 0;
 };
 
 int16_t readVersion(In& in) {
@@ -123,6 +136,7 @@ void readConnectorArray(In& in, bool nullable, std::vector<std::string>& connect
     auto numbers = in.count("tasks", false, 4);
     for (int32_t j = 0; j < *numbers; ++j) {
       int32_t task = in.i32("tasks");
+      in.copyName(connector.size());
       if (task == kConnectorTask)
         connectors.push_back(connector);
       else

@@ -185,5 +185,22 @@ TEST(ConnectProtocol, TruncatedOrGarbageBytesThrowProtocolError) {
   EXPECT_THROW(decodeWorkerState(bytes({0, 1, -1, -2})), ProtocolError);
 }
 
+// Found while writing fuzz_connect_protocol: every task id copies its connector's name, so a
+// member's 32 KB name with 3000 task numbers (under 50 KB of metadata) made the leader allocate
+// 100 MB, and a one-megabyte JoinGroup gigabytes.
+TEST(ConnectProtocol, TaskIdsMayNotMultiplyALongNameWithoutBound) {
+  auto assignment = [](size_t nameSize, int32_t tasks) {
+    WorkerAssignment a;
+    for (int32_t t = 0; t < tasks; ++t) a.tasks.push_back({std::string(nameSize, 'n'), t});
+    return a;
+  };
+  EXPECT_THROW(decodeAssignment(encodeAssignment(assignment(0x7fff, 3000))), ProtocolError);
+  EXPECT_THROW(
+      decodeWorkerState(encodeWorkerState({"u", 1, assignment(0x7fff, 3000)}, kCompatibleVersion)),
+      ProtocolError);
+  // A big but real assignment: 20000 tasks of 200-byte names.
+  EXPECT_EQ(decodeAssignment(encodeAssignment(assignment(200, 20000))).tasks.size(), 20000u);
+}
+
 }  // namespace
 }  // namespace oxbow::connect::runtime::distributed
