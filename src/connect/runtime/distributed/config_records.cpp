@@ -167,7 +167,9 @@ std::optional<ConfigEvent> ConfigState::applyTargetState(const std::string& conn
   }
   std::optional<TargetState> state = name ? config_records::parseTargetState(*name) : std::nullopt;
   if (!state) {
-    spdlog::error("connect: invalid target state for connector '{}': {}", connector, json.dump());
+    // The record's own bytes: dump() recurses once per nesting level, and a record of a
+    // megabyte of '[' would overflow the stack.
+    spdlog::error("connect: invalid target state for connector '{}': {}", connector, *value);
     return std::nullopt;
   }
   auto previous = targetStates_.find(connector);

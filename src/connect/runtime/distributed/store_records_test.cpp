@@ -176,6 +176,20 @@ TEST_F(ConfigStateTest, MalformedRecordsAreSkipped) {
   EXPECT_TRUE(after.taskConfigs.empty());
 }
 
+// Found while writing fuzz_connect_records (whose inputs are too short to nest this deep): the log
+// line of an invalid target state serialized the parsed JSON again, recursively, and a record
+// nested a million deep (1 MB, Kafka's default record size limit) overflowed the stack.
+TEST_F(ConfigStateTest, ADeeplyNestedTargetStateIsSkipped) {
+  connector("c");
+  const size_t depth = 1'000'000;
+  std::string value = R"({"state":)" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  spdlog::level::level_enum level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::off);  // the record is logged, all of it
+  EXPECT_FALSE(apply(cr::targetStateKey("c"), value));
+  spdlog::set_level(level);
+  EXPECT_EQ(state.snapshot().targetStates.at("c"), TargetState::STARTED);
+}
+
 TEST(StatusRecords, KeysAndValuesAsKafkaWritesThem) {
   EXPECT_EQ(sr::connectorKey("c"), "status-connector-c");
   EXPECT_EQ(sr::taskKey("my-c", 3), "status-task-my-c-3");
