@@ -120,7 +120,7 @@ void StatusBackingStore::deleteConnector(const std::string& name) {
   }
   records.emplace_back(status_records::connectorKey(name), std::nullopt);
   for (const auto& [key, value] : records) {
-    log_.send(key, value, [key](const std::string& error) { logFailure(key, error); });
+    log_.send(key, value, [key = key](const std::string& error) { logFailure(key, error); });
   }
 }
 
