@@ -142,15 +142,16 @@ class Http2Client {
 
 TEST_F(StreamServerTest, Http2EachWriteIsADataFrameBeforeTheHandlerFinishes) {
   Signal first_seen;
+  HandlerThread writer;
   routes_["/stream"] = [&](std::shared_ptr<StreamExchange> exchange) {
     EXPECT_EQ(exchange->request().protocol, Protocol::http2);
-    std::thread([exchange, &first_seen] {
+    writer.start([exchange, &first_seen] {
       exchange->write("[{\"header\":1}");
       exchange->write(",{\"row\":1}");
       first_seen.wait();
       exchange->write(",{\"row\":2}]");
       exchange->finish();
-    }).detach();
+    });
   };
   start();
   Http2Client client(connect_raw());
@@ -264,7 +265,8 @@ TEST_F(StreamServerTest, Http2ConnectionClosedMidStreamIsNoticed) {
 TEST_F(StreamServerTest, Http2UnsentBytesGrowBeyondTheClientsWindow) {
   Signal backed_up;
   std::atomic<size_t> most_unsent{0};
-  routes_["/flood"] = flood_route(16 << 10, 1 << 20, backed_up, most_unsent);
+  HandlerThread writer;
+  routes_["/flood"] = flood_route(16 << 10, 1 << 20, backed_up, most_unsent, writer);
   start();
   Http2Client client(connect_raw());
   int32_t id = client.request("GET", "/flood");

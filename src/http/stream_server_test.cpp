@@ -53,14 +53,15 @@ class ChunkReader {
 
 TEST_F(StreamServerTest, Http1StreamsChunksBeforeTheHandlerFinishes) {
   Signal first_seen;
+  HandlerThread writer;
   routes_["/stream"] = [&](std::shared_ptr<StreamExchange> exchange) {
-    std::thread([exchange, &first_seen] {
+    writer.start([exchange, &first_seen] {
       exchange->set_header("Content-Type", "application/json");
       exchange->write("{\"row\":1}");
       first_seen.wait();
       exchange->write("{\"row\":2}");
       exchange->finish();
-    }).detach();
+    });
   };
   start();
   ChunkReader reader(server_->port());
@@ -72,6 +73,7 @@ TEST_F(StreamServerTest, Http1StreamsChunksBeforeTheHandlerFinishes) {
   EXPECT_EQ(reader.head()[bhttp::field::content_type], "application/json");
   first_seen.raise();
   reader.read_chunks(3);
+  writer.join();
   EXPECT_TRUE(reader.done());
   EXPECT_EQ(reader.chunks(), (std::vector<std::string>{"{\"row\":1}", "{\"row\":2}"}));
 }
@@ -113,8 +115,9 @@ TEST_F(StreamServerTest, Http1ClientLeavingMidStreamIsNoticed) {
 TEST_F(StreamServerTest, UnsentBytesGrowForAClientThatDoesNotRead) {
   Signal backed_up;
   std::atomic<size_t> most_unsent{0};
+  HandlerThread writer;
   // Socket buffers hold a few MiB at most.
-  routes_["/flood"] = flood_route(64 << 10, 4 << 20, backed_up, most_unsent);
+  routes_["/flood"] = flood_route(64 << 10, 4 << 20, backed_up, most_unsent, writer);
   start();
   for (std::string_view opening :
        {"GET /flood HTTP/1.1\r\nHost: x\r\n\r\n", "GET /flood HTTP/1.0\r\n\r\n"}) {

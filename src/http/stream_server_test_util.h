@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -33,6 +34,32 @@ namespace asio = boost::asio;
 constexpr auto kHangGuard = std::chrono::seconds(30);
 
 // A flag one thread raises and another waits for.
+// A thread a handler starts, joined when the test ends: declared after what the thread uses, it
+// ends before they do, and its last reference to an exchange or session goes before the fixture
+// destroys the server (a detached one could release it after, on a server already gone).
+class HandlerThread {
+ public:
+  ~HandlerThread() { join(); }
+  // One more thread (a route may be asked more than once).
+  template <class Body>
+  void start(Body&& body) {
+    std::lock_guard lock(mutex_);
+    threads_.emplace_back(std::forward<Body>(body));
+  }
+  void join() {
+    std::vector<std::thread> threads;
+    {
+      std::lock_guard lock(mutex_);
+      threads.swap(threads_);
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::thread> threads_;
+};
+
 class Signal {
  public:
   void raise() {
@@ -74,18 +101,19 @@ inline bool wait_readable(int fd) {
 
 // A route whose handler writes `piece_bytes` pieces from a thread of its own until the exchange
 // holds `target` unsent bytes (or 4096 pieces went out: no back-pressure), keeping the largest
-// count seen, then raises `backed_up`.
+// count seen, then raises `backed_up`; the thread is `writer`'s.
 inline std::function<void(std::shared_ptr<StreamExchange>)> flood_route(
-    size_t piece_bytes, size_t target, Signal& backed_up, std::atomic<size_t>& most_unsent) {
-  return [=, &backed_up, &most_unsent](std::shared_ptr<StreamExchange> exchange) {
-    std::thread([=, &backed_up, &most_unsent] {
+    size_t piece_bytes, size_t target, Signal& backed_up, std::atomic<size_t>& most_unsent,
+    HandlerThread& writer) {
+  return [=, &backed_up, &most_unsent, &writer](std::shared_ptr<StreamExchange> exchange) {
+    writer.start([=, &backed_up, &most_unsent] {
       const std::string piece(piece_bytes, 'x');
       for (int i = 0; i < 4096 && exchange->unsent_bytes() < target; ++i) {
         exchange->write(piece);
         most_unsent = std::max<size_t>(most_unsent, exchange->unsent_bytes());
       }
       backed_up.raise();
-    }).detach();
+    });
   };
 }
 

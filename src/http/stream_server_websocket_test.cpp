@@ -83,6 +83,7 @@ class WebSocketTest : public StreamServerTest {
 
 TEST_F(WebSocketTest, MessagesFlowBothWaysWhileTheServerStreams) {
   Signal echo_seen;
+  HandlerThread sender;
   std::string query_seen;
   std::shared_ptr<WebSocketSession> kept;
   routes_["/ws/query"] = [&](std::shared_ptr<StreamExchange> exchange) {
@@ -94,11 +95,11 @@ TEST_F(WebSocketTest, MessagesFlowBothWaysWhileTheServerStreams) {
     EXPECT_FALSE(exchange->write("ignored")) << "the exchange is done once upgraded";
     kept = session;
     session->on_message([session](std::string message) { session->send("echo:" + message); });
-    std::thread([session, &echo_seen] {
+    sender.start([session, &echo_seen] {
       session->send("row1");
       echo_seen.wait();
       session->send("row2");
-    }).detach();
+    });
   };
   start_offering("/ws/query");
   WebSocketClient client(server_->port());
@@ -182,17 +183,18 @@ TEST_F(WebSocketTest, ServerCloseReachesTheClientWithItsCode) {
 TEST_F(WebSocketTest, UnsentBytesGrowForAClientThatDoesNotRead) {
   Signal backed_up;
   std::atomic<size_t> most_unsent{0};
+  HandlerThread sender;
   const size_t target = 4 << 20;
   routes_["/ws"] = [&](std::shared_ptr<StreamExchange> exchange) {
     auto session = exchange->accept_websocket();
-    std::thread([session, target, &backed_up, &most_unsent] {
+    sender.start([session, target, &backed_up, &most_unsent] {
       const std::string message(64 << 10, 'x');
       for (int i = 0; i < 4096 && session->unsent_bytes() < target; ++i) {
         session->send(message);
         most_unsent = std::max<size_t>(most_unsent, session->unsent_bytes());
       }
       backed_up.raise();
-    }).detach();
+    });
   };
   start_offering("/ws");
   WebSocketClient client(server_->port());
