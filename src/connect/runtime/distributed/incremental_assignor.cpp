@@ -171,11 +171,13 @@ void appendNew(std::vector<T>& out, const std::vector<T>& now, const std::vector
 
 WorkerAssignment baseAssignment(int16_t version, int16_t error, const std::string& leaderId,
                                 const std::string& leaderUrl, int64_t configOffset) {
-  return WorkerAssignment{.version = version,
-                          .error = error,
-                          .leader = leaderId,
-                          .leaderUrl = leaderUrl,
-                          .configOffset = configOffset};
+  WorkerAssignment assignment;
+  assignment.version = version;
+  assignment.error = error;
+  assignment.leader = leaderId;
+  assignment.leaderUrl = leaderUrl;
+  assignment.configOffset = configOffset;
+  return assignment;
 }
 
 }  // namespace

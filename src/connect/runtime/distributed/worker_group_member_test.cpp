@@ -346,7 +346,9 @@ TEST(WorkerGroupMember, StopEndsAJoinThatWaitsForAnotherMember) {
   EXPECT_LT(Clock::now() - stopping, 5s);
   auto group = describe("connect-stuck");
   ASSERT_LE(group.members.size(), 1u);
-  if (!group.members.empty()) EXPECT_NE(group.members[0].member_id, a.member->memberId());
+  if (!group.members.empty()) {
+    EXPECT_NE(group.members[0].member_id, a.member->memberId());
+  }
 }
 
 TEST(WorkerGroupMember, WorkersStopTheirWorkWhileTheCoordinatorIsGoneAndRejoinWhenItIsBack) {
