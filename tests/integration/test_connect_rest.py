@@ -225,3 +225,33 @@ def test_sink_created_over_rest_writes_the_topic(broker, tmp_path):
     assert sink_file.read_text().splitlines() == [f"record {i}" for i in range(5)]
     _running(rest, "sink")
     worker.stop()
+
+
+def test_connector_client_overrides_follow_the_workers_policy(broker, tmp_path):
+    topic = ck.create_topic(broker.bootstrap, unique_topic("rest"))
+    producer = ck.producer(broker.bootstrap)
+    for i in range(3):
+        producer.produce(topic, value=f"record {i}".encode(), partition=0)
+    producer.flush(10)
+    worker, rest = _worker(tmp_path, broker)
+    sink_file = tmp_path / "out.txt"
+    # All (Kafka's default): the sink's consumer takes the connector's group.id (KIP-458).
+    code, _ = rest.call("POST", "/connectors", {"name": "sink", "config": {
+        "connector.class": "FileStreamSink", "topics": topic, "file": str(sink_file),
+        "consumer.override.group.id": "my-own-group"}})
+    assert code == 201
+    wait_until(lambda: ck.committed_total(broker.bootstrap, "my-own-group", topic, 1) == 3, 30,
+               message="the sink's offsets committed under its own group")
+    assert ck.committed_total(broker.bootstrap, "connect-sink", topic, 1) == 0
+    worker.stop()
+
+    strict = Standalone(tmp_path, broker, [], run=2, worker_extra={
+        "connector.client.config.override.policy": "None"})
+    wait_until(lambda: port_accepts(strict.rest_port), 30, message="the REST API to listen")
+    code, body = Rest(strict.rest_port).call("POST", "/connectors", {"name": "sink2", "config": {
+        "connector.class": "FileStreamSink", "topics": topic, "file": str(sink_file),
+        "producer.override.linger.ms": "9"}})
+    assert code == 400, body
+    assert ("The 'None' policy does not allow 'producer.override.linger.ms' to be overridden in "
+            "the connector configuration.") in body["message"]
+    strict.stop()

@@ -62,6 +62,36 @@ TEST(WorkerConfigTest, KafkaDefaultsAndClientOverrides) {
   EXPECT_EQ(config.consumerOverrides, (Properties{{"fetch.wait.max.ms", "50"}}));
 }
 
+TEST(WorkerConfigTest, ConnectorClientOverridesFollowThePolicy) {
+  Properties connectorProps{{"name", "c"},
+                            {"connector.class", "FileStreamSink"},
+                            {"topics", "t"},
+                            {"producer.override.linger.ms", "9"},
+                            {"consumer.override.group.id", "mine"},
+                            {"admin.override.sasl.mechanism", "PLAIN"}};
+  ConnectorConfig connector = ConnectorConfig::parse(connectorProps, ConnectorKind::SINK);
+  EXPECT_EQ(connector.producerOverrides, (Properties{{"linger.ms", "9"}}));
+  EXPECT_EQ(connector.consumerOverrides, (Properties{{"group.id", "mine"}}));
+  EXPECT_EQ(connector.adminOverrides, (Properties{{"sasl.mechanism", "PLAIN"}}));
+
+  Properties props = workerProps("/tmp/x.offsets");
+  EXPECT_TRUE(clientOverrideErrors(WorkerConfig::parse(props), connector).empty());  // All
+  props["connector.client.config.override.policy"] = "Principal";
+  EXPECT_EQ(clientOverrideErrors(WorkerConfig::parse(props), connector),
+            (std::vector<std::string>{
+                "The 'Principal' policy does not allow 'producer.override.linger.ms' to be "
+                "overridden in the connector configuration.",
+                "The 'Principal' policy does not allow 'consumer.override.group.id' to be "
+                "overridden in the connector configuration."}));
+  props["connector.client.config.override.policy"] = "None";
+  EXPECT_EQ(clientOverrideErrors(WorkerConfig::parse(props), connector).size(), 3u);
+  props["connector.client.config.override.policy"] = "Some";
+  EXPECT_NE(errorOf([&] { WorkerConfig::parse(props); }).find("String must be one of"),
+            std::string::npos);
+  EXPECT_EQ(withConnectorOverrides({{"linger.ms", "5"}, {"acks", "1"}}, {{"linger.ms", "9"}}),
+            (Properties{{"acks", "1"}, {"linger.ms", "9"}}));
+}
+
 TEST(WorkerConfigTest, RequiredAndBadValuesNamed) {
   for (const char* name : {"key.converter", "value.converter", "offset.storage.file.filename"}) {
     Properties props = workerProps("/tmp/x.offsets");

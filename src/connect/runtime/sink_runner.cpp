@@ -47,13 +47,14 @@ SinkTaskRunner::SinkTaskRunner(const WorkerConfig& worker, ConnectorConfig conne
       task_(std::move(task)) {
   // Kafka's worker consumer: the connector's group, offsets committed by the runtime only after
   // the task flushed, a new group starting at the beginning of the topics.
-  rd_kafka_conf_t* conf = clientConfig({{"bootstrap.servers", worker.bootstrapServers},
-                                        {"group.id", "connect-" + connector_.name},
-                                        {"client.id", "connector-consumer-" + name()},
-                                        {"enable.auto.commit", "false"},
-                                        {"enable.auto.offset.store", "false"},
-                                        {"auto.offset.reset", "earliest"}},
-                                       worker.consumerOverrides);
+  rd_kafka_conf_t* conf =
+      clientConfig({{"bootstrap.servers", worker.bootstrapServers},
+                    {"group.id", "connect-" + connector_.name},
+                    {"client.id", "connector-consumer-" + name()},
+                    {"enable.auto.commit", "false"},
+                    {"enable.auto.offset.store", "false"},
+                    {"auto.offset.reset", "earliest"}},
+                   withConnectorOverrides(worker.consumerOverrides, connector_.consumerOverrides));
   rd_kafka_conf_set_rebalance_cb(conf, &SinkTaskRunner::rebalanceCallback);
   rd_kafka_conf_set_opaque(conf, this);
   char error[512];

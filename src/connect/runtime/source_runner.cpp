@@ -35,7 +35,7 @@ SourceTaskRunner::SourceTaskRunner(const WorkerConfig& worker, ConnectorConfig c
                 {"message.timeout.ms", "60000"}};
   }
   producer_ = workerProducer(worker, "connector-producer-" + name(), &SourceTaskRunner::onDelivery,
-                             nullptr, settings);
+                             nullptr, settings, connector_.producerOverrides);
   if (transactions_) openOffsetsTopic();
 }
 

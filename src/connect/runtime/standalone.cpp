@@ -44,7 +44,7 @@ StandaloneWorker::~StandaloneWorker() {
 
 std::unique_ptr<StandaloneWorker::RunningConnector> StandaloneWorker::prepare(
     const Properties& props, bool fromRest) const {
-  CheckedConnector checked = checkConnector(plugins_, props, fromRest);
+  CheckedConnector checked = checkConnector(plugins_, props, fromRest, &config_);
   auto running = std::make_unique<RunningConnector>();
   running->plugin = checked.plugin;
   running->config = std::move(checked.config);

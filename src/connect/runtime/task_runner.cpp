@@ -149,10 +149,17 @@ rd_kafka_conf_t* clientConfig(const std::vector<std::pair<std::string, std::stri
   return conf;
 }
 
+Properties withConnectorOverrides(const Properties& worker, const Properties& connector) {
+  Properties merged = worker;
+  for (const auto& [name, value] : connector) merged[name] = value;
+  return merged;
+}
+
 rd_kafka_t* workerProducer(const WorkerConfig& worker, const std::string& clientId,
                            void (*onDelivery)(rd_kafka_t*, const rd_kafka_message_t*, void*),
                            void* opaque,
-                           const std::vector<std::pair<std::string, std::string>>& settings) {
+                           const std::vector<std::pair<std::string, std::string>>& settings,
+                           const Properties& connectorOverrides) {
   std::vector<std::pair<std::string, std::string>> defaults{
       {"bootstrap.servers", worker.bootstrapServers},
       {"client.id", clientId},
@@ -161,7 +168,8 @@ rd_kafka_t* workerProducer(const WorkerConfig& worker, const std::string& client
       {"message.timeout.ms", "0"},
       {"linger.ms", "0"}};
   defaults.insert(defaults.end(), settings.begin(), settings.end());
-  rd_kafka_conf_t* conf = clientConfig(defaults, worker.producerOverrides);
+  rd_kafka_conf_t* conf =
+      clientConfig(defaults, withConnectorOverrides(worker.producerOverrides, connectorOverrides));
   rd_kafka_conf_set_dr_msg_cb(conf, onDelivery);
   rd_kafka_conf_set_opaque(conf, opaque);
   char error[512];

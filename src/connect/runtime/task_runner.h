@@ -104,11 +104,17 @@ TaskMetrics metricsOf(const TaskRunner& task);
 // A producer as Kafka's worker configures its own (for source records and the dead letter queue):
 // every record acknowledged by all replicas, in order per partition, retried rather than dropped;
 // the worker's producer.* laid over; deliveries reported to onDelivery with opaque. `settings`
-// go over the runtime's defaults (a transactional producer's), under the worker's overrides.
+// go over the runtime's defaults (a transactional producer's), under the worker's overrides, and
+// those under the connector's.
 rd_kafka_t* workerProducer(const WorkerConfig& worker, const std::string& clientId,
                            void (*onDelivery)(rd_kafka_t*, const rd_kafka_message_t*, void*),
                            void* opaque,
-                           const std::vector<std::pair<std::string, std::string>>& settings = {});
+                           const std::vector<std::pair<std::string, std::string>>& settings = {},
+                           const Properties& connectorOverrides = {});
+
+// The worker's client overrides (producer.*, consumer.*) with the connector's own
+// (producer.override.*, consumer.override.*) laid over them.
+Properties withConnectorOverrides(const Properties& worker, const Properties& connector);
 
 // librdkafka's config from the runtime's defaults, then the worker's overrides (producer.* or
 // consumer.*); ConnectException naming a property librdkafka refuses.

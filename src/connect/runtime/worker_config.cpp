@@ -90,6 +90,15 @@ WorkerConfig WorkerConfig::parse(const Properties& props, bool standalone) {
       longConfig(props, "task.shutdown.graceful.timeout.ms", DEFAULT_SHUTDOWN_TIMEOUT_MS, 0);
   config.producerOverrides = withPrefix(props, "producer.");
   config.consumerOverrides = withPrefix(props, "consumer.");
+  if (const std::string* policy = find(props, "connector.client.config.override.policy")) {
+    std::string value(trim(*policy));
+    if (value != "All" && value != "Principal" && value != "None") {
+      throw ConnectException("Invalid value " + value +
+                             " for configuration connector.client.config.override.policy: "
+                             "String must be one of: All, Principal, None");
+    }
+    config.clientOverridePolicy = value;
+  }
   config.topicTrackingEnable = boolConfig(props, "topic.tracking.enable", true);
   config.topicTrackingAllowReset = boolConfig(props, "topic.tracking.allow.reset", true);
   if (const std::string* path = find(props, "plugin.path")) config.pluginPath = nonEmptyList(*path);
@@ -102,6 +111,9 @@ ConnectorConfig ConnectorConfig::parse(const Properties& props, ConnectorKind ki
   config.name = required(props, "name");
   config.connectorClass = required(props, "connector.class");
   config.tasksMax = static_cast<int>(longConfig(props, "tasks.max", 1, 1));
+  config.producerOverrides = withPrefix(props, "producer.override.");
+  config.consumerOverrides = withPrefix(props, "consumer.override.");
+  config.adminOverrides = withPrefix(props, "admin.override.");
   try {
     config.errors = parseErrorsConfig(props, kind);
   } catch (const ConfigException& e) {
@@ -127,6 +139,29 @@ ConnectorConfig ConnectorConfig::parse(const Properties& props, ConnectorKind ki
     if (!value.errorMessages.empty()) throw ConnectException(value.errorMessages.front());
   }
   return config;
+}
+
+std::vector<std::string> clientOverrideErrors(const WorkerConfig& worker,
+                                              const ConnectorConfig& connector) {
+  std::vector<std::string> errors;
+  // Principal lets a connector authenticate as itself, nothing more (Kafka's
+  // PrincipalConnectorClientConfigOverridePolicy).
+  auto allowed = [&](const std::string& name) {
+    if (worker.clientOverridePolicy == "All") return true;
+    if (worker.clientOverridePolicy == "None") return false;
+    return name == "sasl.jaas.config" || name == "sasl.mechanism" || name == "security.protocol";
+  };
+  auto check = [&](const Properties& overrides, const std::string& prefix) {
+    for (const auto& [name, value] : overrides) {
+      if (allowed(name)) continue;
+      errors.push_back("The '" + worker.clientOverridePolicy + "' policy does not allow '" +
+                       prefix + name + "' to be overridden in the connector configuration.");
+    }
+  };
+  check(connector.producerOverrides, "producer.override.");
+  check(connector.consumerOverrides, "consumer.override.");
+  check(connector.adminOverrides, "admin.override.");
+  return errors;
 }
 
 std::unique_ptr<Converter> connectorConverter(const WorkerConfig& worker,

@@ -24,6 +24,10 @@ struct WorkerConfig {
   // producer.* and consumer.*, prefix removed: librdkafka properties laid over the runtime's.
   Properties producerOverrides;
   Properties consumerOverrides;
+  // connector.client.config.override.policy: what a connector's producer.override.*,
+  // consumer.override.* and admin.override.* may set ("All", Kafka's default since 3.0,
+  // "Principal": the security settings only, or "None").
+  std::string clientOverridePolicy = "All";
   // KIP-558: whether tasks record the topics they use, and whether the REST API may reset them.
   bool topicTrackingEnable = true;
   bool topicTrackingAllowReset = true;
@@ -56,6 +60,11 @@ struct ConnectorConfig {
   std::string name;
   std::string connectorClass;
   int tasksMax = 1;
+  // producer.override.*, consumer.override.*, admin.override.*, prefix removed: laid over the
+  // worker's producer.*, consumer.* and admin.* for this connector's clients.
+  Properties producerOverrides;
+  Properties consumerOverrides;
+  Properties adminOverrides;
   std::vector<std::string> topics;  // a sink's `topics`
   std::string topicsRegex;          // or its `topics.regex`
   ErrorsConfig errors;
@@ -64,6 +73,11 @@ struct ConnectorConfig {
   // topics.regex but not both, errors.*); the connector validates the rest.
   static ConnectorConfig parse(const Properties& props, ConnectorKind kind);
 };
+
+// The connector's client overrides the worker's policy refuses, each as Kafka's policies word it;
+// empty when all are allowed.
+std::vector<std::string> clientOverrideErrors(const WorkerConfig& worker,
+                                              const ConnectorConfig& connector);
 
 // The key or value converter of a connector: its own `key.converter` (configured with its own
 // `key.converter.*`) when it names one, else the worker's.

@@ -28,8 +28,9 @@ std::vector<std::string> configErrors(const Connector& connector, const Properti
 }
 
 void checkValid(const Connector& connector, const Properties& props, const std::string& name,
-                bool fromRest) {
+                bool fromRest, const std::vector<std::string>& more) {
   std::vector<std::string> errors = configErrors(connector, props, !fromRest);
+  errors.insert(errors.end(), more.begin(), more.end());
   if (errors.empty()) return;
   std::string count = std::to_string(errors.size());
   if (!fromRest) {
@@ -50,7 +51,7 @@ void checkValid(const Connector& connector, const Properties& props, const std::
 }  // namespace
 
 CheckedConnector checkConnector(const ConnectorPlugins& plugins, const Properties& props,
-                                bool fromRest) {
+                                bool fromRest, const WorkerConfig* worker) {
   auto cls = props.find("connector.class");
   if (cls == props.end()) {
     throw BadRequestException(
@@ -67,7 +68,9 @@ CheckedConnector checkConnector(const ConnectorPlugins& plugins, const Propertie
     throw;
   }
   std::unique_ptr<Connector> probe = checked.plugin->create();
-  checkValid(*probe, checked.config.props, checked.config.name, fromRest);
+  std::vector<std::string> policy;
+  if (worker != nullptr) policy = clientOverrideErrors(*worker, checked.config);
+  checkValid(*probe, checked.config.props, checked.config.name, fromRest, policy);
   return checked;
 }
 

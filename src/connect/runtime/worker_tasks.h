@@ -24,10 +24,11 @@ struct CheckedConnector {
 };
 
 // Finds the connector's plugin, parses the runtime's configs and has the connector validate the
-// rest. ConnectException with every error (a file's message), or BadRequestException with
+// rest, and the worker's connector.client.config.override.policy the client overrides, when
+// given. ConnectException with every error (a file's message), or BadRequestException with
 // Connect's REST message when `fromRest`.
 CheckedConnector checkConnector(const ConnectorPlugins& plugins, const Properties& props,
-                                bool fromRest);
+                                bool fromRest, const WorkerConfig* worker = nullptr);
 
 // A connector's context: its errors and its requests for new task configs go to the worker.
 class WorkerConnectorContext : public SourceConnectorContext {

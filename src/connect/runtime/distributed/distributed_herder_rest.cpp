@@ -53,7 +53,7 @@ void DistributedHerder::requireLeader() const {
 
 bool DistributedHerder::putConnector(const std::string& name, Properties props, bool mustBeNew) {
   props["name"] = name;
-  CheckedConnector checked = checkConnector(plugins_, props, true);
+  CheckedConnector checked = checkConnector(plugins_, props, true, &config_.worker);
   checkExactlyOnce(config_, *checked.plugin, props);
   requireLeader();
   configs_->refresh();
