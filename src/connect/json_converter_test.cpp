@@ -422,6 +422,17 @@ TEST_F(JsonConverterTest, EnvelopesReadTheSameByEitherPath) {
                            read(R"({"schema":{ "type" : "int32" },"payload":2})").schema));
 }
 
+// Found by fuzz_plugin_codec: a malformed schema member followed by a member other than
+// "payload" made the fast path's search for "payload" wrap around to the object's start and read
+// through a null pointer (SIGSEGV), on 33 bytes anyone able to write a sink's topic could send.
+TEST_F(JsonConverterTest, AMalformedEnvelopeMemberIsRefusedNotACrash) {
+  EXPECT_NE(errorOf(R"({"schema":{ect.4},"raylaod":null})"), "no exception");
+  EXPECT_NE(errorOf(R"({"schema":{ect.4},"payload":null})"), "no exception");
+  EXPECT_NE(errorOf(R"({"payload":[x],"schema":{"type":"int32"}})"), "no exception");
+  // Escaped member names are the names they spell, as in Connect.
+  EXPECT_EQ(read(R"({"sch\u0065ma":{"type":"int32"},"payload":7})").value, Value(int32_t{7}));
+}
+
 TEST_F(JsonConverterTest, WritingMismatchesIsADataException) {
   auto errorOfWrite = [&](const SchemaPtr& schema, const Value& value) {
     try {

@@ -3,6 +3,8 @@
 
 #include <simdjson.h>
 
+#include <utility>
+
 namespace oxbow::connect::document {
 namespace {
 
@@ -45,16 +47,28 @@ bool splitEnvelope(std::string_view bytes, std::string& buffer, EnvelopeTexts& t
   document.rewind();
   od::object envelope;
   if (document.get_object().get(envelope)) return false;
-  size_t members = 0;
-  if (envelope.count_fields().get(members) || members != 2) return false;
-  od::value schema, payload;
-  if (envelope.find_field_unordered("schema").get(schema)) return false;
-  od::json_type schemaType;
-  if (schema.type().get(schemaType) ||
-      (schemaType != od::json_type::object && schemaType != od::json_type::null))
-    return false;
-  if (!textOf(schema, texts.schema)) return false;
-  return !envelope.find_field_unordered("payload").get(payload) && textOf(payload, texts.payload);
+  // One pass in order: find_field_unordered's wrap-around search back to the object's start read
+  // from a null pointer after a malformed member ({"schema":{x},"other":1}).
+  bool haveSchema = false, havePayload = false;
+  for (auto field : envelope) {
+    od::field member;
+    std::string_view key;
+    if (std::move(field).get(member) || member.unescaped_key().get(key)) return false;
+    if (key == "schema" && !haveSchema) {
+      od::json_type type;
+      if (member.value().type().get(type) ||
+          (type != od::json_type::object && type != od::json_type::null) ||
+          !textOf(member.value(), texts.schema))
+        return false;
+      haveSchema = true;
+    } else if (key == "payload" && !havePayload) {
+      if (!textOf(member.value(), texts.payload)) return false;
+      havePayload = true;
+    } else {
+      return false;
+    }
+  }
+  return haveSchema && havePayload;
 }
 
 }  // namespace oxbow::connect::document
