@@ -426,7 +426,8 @@ def test_bad_input_answers_as_connect_and_a_failing_task_is_failed_on_every_view
         status, body = _settled(worker, "PUT", "/connectors/y/config", {
             "connector.class": "FileStreamSource", "topic": topic, "tasks.max": "0"})
         assert status == 400 and "tasks.max" in body["message"], body
-    assert all(w.rest.call("GET", "/connectors")[1] == [] for w in workers)
+    listed = [_settled(w, "GET", "/connectors") for w in workers]
+    assert all(answer == (200, []) for answer in listed), listed
 
     producer = ck.producer(broker.bootstrap)
     producer.produce(topic, value=b"not json", partition=0)

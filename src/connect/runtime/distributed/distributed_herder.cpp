@@ -133,6 +133,7 @@ void DistributedHerder::start(const std::string& workerId, Forward forward) {
   member_->start();
   started_ = true;
   thread_ = std::thread([this] { runLoop(); });
+  ready_.store(true, std::memory_order_release);
   spdlog::info("connect: distributed worker {} joining group {}", workerId_, config_.groupId);
 }
 
@@ -186,10 +187,14 @@ void DistributedHerder::runLoop() {
       spdlog::error("connect: the herder's round failed: {}", e.what());
     }
   }
-  // Tasks first, as Kafka's worker stops them before its connectors.
+  // Tasks first, as Kafka's worker stops them before its connectors; each is UNASSIGNED then,
+  // unless another worker already wrote a newer status.
   std::vector<ConnectorTaskId> tasks;
   for (const auto& [id, task] : tasks_) tasks.push_back(id);
-  for (const ConnectorTaskId& id : tasks) stopTask(id);
+  for (const ConnectorTaskId& id : tasks) {
+    stopTask(id);
+    writeTaskStatus(id, "UNASSIGNED", "", true);
+  }
   std::vector<std::string> connectors;
   for (const auto& [name, connector] : connectors_) connectors.push_back(name);
   for (const std::string& name : connectors) stopConnector(name, "stopping");
@@ -449,7 +454,9 @@ void DistributedHerder::stopConnector(const std::string& name, const char* why) 
     }
   }
   spdlog::info("connect: connector {} stopped here ({})", name, why);
-  if (std::string(why) == "revoked") writeConnectorStatus(name, "UNASSIGNED", "", true);
+  // Given up (to another worker or at shutdown): UNASSIGNED unless another worker wrote since.
+  if (std::string_view(why) == "revoked" || std::string_view(why) == "stopping")
+    writeConnectorStatus(name, "UNASSIGNED", "", true);
   std::lock_guard lock(mutex_);
   connectors_.erase(found);
 }

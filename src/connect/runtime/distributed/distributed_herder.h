@@ -7,6 +7,7 @@
 // assignments, starts and stops connectors and tasks, applies config changes read from the config
 // topic, writes task configs (through the leader) and statuses. REST calls read the stores'
 // snapshots, and write configs as the leader (a follower's REST API forwards writes to it).
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -146,6 +147,9 @@ class DistributedHerder : public Herder {
   std::condition_variable wake_;
   bool stopping_ = false;
   bool started_ = false;
+  // Set once start() is done: REST calls before then answer 409 (kStarting) rather than read the
+  // stores and the member while start() makes them.
+  std::atomic<bool> ready_{false};
 };
 
 }  // namespace oxbow::connect::runtime::distributed

@@ -22,7 +22,7 @@ TargetState targetOf(const ClusterConfigState& state, const std::string& name) {
 }  // namespace
 
 ClusterConfigState DistributedHerder::snapshot() const {
-  if (!configs_) throw ConflictException("The worker is starting");
+  if (!ready_.load(std::memory_order_acquire)) throw ConflictException(kStarting);
   return configs_->snapshot();
 }
 
@@ -34,6 +34,7 @@ void DistributedHerder::requireConnector(const ClusterConfigState& state,
 }
 
 void DistributedHerder::requireLeader() const {
+  if (!ready_.load(std::memory_order_acquire)) throw ConflictException(kStarting);
   std::lock_guard lock(mutex_);
   if (!member_ || leaderUrl_.empty()) {
     throw ConflictException(

@@ -6,17 +6,21 @@
 namespace oxbow::connect::runtime::distributed {
 
 void StatusTopics::record(const std::string& connector, const std::string& topic, int task) {
-  if (store_ != nullptr) store_->putTopic(connector, topic, task);
+  if (StatusBackingStore* store = store_.load(std::memory_order_acquire)) {
+    store->putTopic(connector, topic, task);
+  }
 }
 
 std::vector<std::string> StatusTopics::topics(const std::string& connector) const {
-  if (store_ == nullptr) throw ConflictException("The worker is starting");
-  return store_->topics(connector);
+  StatusBackingStore* store = store_.load(std::memory_order_acquire);
+  if (store == nullptr) throw ConflictException(kStarting);
+  return store->topics(connector);
 }
 
 void StatusTopics::reset(const std::string& connector) {
-  if (store_ == nullptr) throw ConflictException("The worker is starting");
-  store_->resetTopics(connector);
+  StatusBackingStore* store = store_.load(std::memory_order_acquire);
+  if (store == nullptr) throw ConflictException(kStarting);
+  store->resetTopics(connector);
   countReset();
 }
 
