@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "connect/plugin_loader/plugin_guard.h"
 #include "oxbow/connect/plugin_codec.h"
 
 namespace oxbow::connect::plugin_loader {
@@ -27,12 +28,14 @@ HostScratch& scratch() {
 
 template <class F>
 int32_t guarded(oxbow_connect_bytes* error, F&& body) {
+  HostCodeScope host;
   return guardedCall(scratch(), error, std::forward<F>(body));
 }
 
 // For callbacks that cannot answer an error: the failure is logged, as the plugin cannot be told.
 template <class F>
 void logged(const char* what, F&& body) {
+  HostCodeScope host;
   try {
     body();
   } catch (const std::exception& e) {
