@@ -4,8 +4,9 @@ them: oxbow-connect installed with `cmake --install` into a prefix, the example 
 a plugin directory with files that are no plugin, then `oxbow connect standalone` with
 `plugin.path` pointing there. The plugin's source runs and its records are read with
 confluent-kafka, its sink writes them, its converter writes values as text, and a task of it that
-throws is FAILED with its message while the worker goes on; the same plugin built by Clang runs in
-the GCC-built worker.
+throws is FAILED with its message while the worker goes on, and so is one that crashes (a
+segfault, abort()) while the worker lives; the same plugin built by Clang runs in the GCC-built
+worker.
 """
 
 import json
@@ -22,7 +23,9 @@ from test_connect_rest import Rest, _status
 from test_connect_standalone import Standalone, _lines, _read_values
 
 BUILD = pathlib.Path(OXBOW_BIN).parent
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "connect-plugin"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "connect-plugin"
+CRASH_PLUGIN = ROOT / "src" / "connect" / "plugin_loader" / "crash_test_plugin.cpp"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 
 # A plugin built for a later ABI: the worker must skip it by its version alone.
@@ -66,8 +69,7 @@ def plugin_dir(tmp_path_factory, prefix):
     build = root / "build"
     _build_example(prefix, build)
     # pkg-config's oxbow-connect builds it too (a plugin exports only its entry point).
-    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
-    flags = _run(["pkg-config", "--cflags", "--libs", "oxbow-connect"], env=env).split()
+    flags = _pkg_config_flags(prefix)
     by_pkg_config = root / "libsequence-pc.so"
     _run([shutil.which("c++") or "g++", "-shared", "-fPIC", "-fvisibility=hidden",
           str(EXAMPLE / "sequence_plugin.cpp"), *flags, "-o", str(by_pkg_config)])
@@ -84,9 +86,24 @@ def plugin_dir(tmp_path_factory, prefix):
     return plugins
 
 
-def _worker(tmp_path, broker, plugin_dir):
+def _pkg_config_flags(prefix):
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
+    return _run(["pkg-config", "--cflags", "--libs", "oxbow-connect"], env=env).split()
+
+
+@pytest.fixture(scope="module")
+def crash_plugin(tmp_path_factory, prefix):
+    """The plugin whose source task crashes after `crash.at` records (crash_test_plugin.cpp),
+    built against the installed prefix as a third party's would be."""
+    plugins = tmp_path_factory.mktemp("crash-plugins")
+    _run([shutil.which("c++") or "g++", "-shared", "-fPIC", "-fvisibility=hidden",
+          str(CRASH_PLUGIN), *_pkg_config_flags(prefix), "-o", str(plugins / "libcrashing.so")])
+    return plugins / "libcrashing.so"
+
+
+def _worker(tmp_path, broker, *plugin_dirs):
     worker = Standalone(tmp_path, broker, [], run=1, worker_extra={
-        "plugin.path": f"{tmp_path / 'missing'}, {plugin_dir}",
+        "plugin.path": ", ".join([str(tmp_path / "missing"), *map(str, plugin_dirs)]),
         "key.converter": JSON, "value.converter": JSON, "offset.flush.interval.ms": 200})
     wait_until(lambda: port_accepts(worker.rest_port), 30, message="the REST API to listen")
     return worker, Rest(worker.rest_port)
@@ -174,6 +191,53 @@ def test_a_plugin_task_that_throws_is_failed_and_the_worker_goes_on(broker, tmp_
     _create(rest, "working", {"connector.class": "SequenceSource", "topic": other, "count": "3"})
     assert len(_read_values(broker.bootstrap, other, 3)) == 3
     assert worker.proc.poll() is None
+    worker.stop()
+
+
+def _failed_task(rest, name):
+    def failed():
+        tasks = _status(rest, name)["tasks"]
+        return tasks and tasks[0]["state"] == "FAILED" and tasks[0]
+    return wait_until(failed, 30, message=f"{name}'s task to fail")
+
+
+def test_a_plugin_task_that_crashes_is_failed_and_the_worker_lives(broker, tmp_path, plugin_dir,
+                                                                   crash_plugin):
+    worker, rest = _worker(tmp_path, broker, plugin_dir, crash_plugin)
+    healthy = ck.create_topic(broker.bootstrap, unique_topic("plugin-healthy"))
+    _create(rest, "healthy", {"connector.class": "SequenceSource", "topic": healthy,
+                              "interval.ms": "100"})
+    crashed = ck.create_topic(broker.bootstrap, unique_topic("plugin-crash"))
+    _create(rest, "segfaulting", {"connector.class": "test.CrashingSourceConnector",
+                                  "topic": crashed, "crash": "segv", "crash.at": "3"})
+    task = _failed_task(rest, "segfaulting")
+    assert "crashed with signal SIGSEGV in source_task_poll" in task["trace"], task
+    assert f"({crash_plugin})" in task["trace"]
+    # The records before the crash were written; the worker lives, the healthy connector runs on.
+    assert [_envelope(v)["payload"] for v in _read_values(broker.bootstrap, crashed, 3)] == \
+        [0, 1, 2]
+    assert worker.proc.poll() is None
+    written = ck.watermarks(broker.bootstrap, healthy)[1]
+    wait_until(lambda: ck.watermarks(broker.bootstrap, healthy)[1] > written + 10, 30,
+               message="the healthy connector to go on producing")
+    assert _status(rest, "healthy")["tasks"][0]["state"] == "RUNNING"
+
+    # abort() in a plugin is caught the same way.
+    _create(rest, "aborting", {"connector.class": "test.CrashingSourceConnector",
+                               "topic": crashed, "crash": "abort"})
+    assert "crashed with signal SIGABRT in source_task_poll" in \
+        _failed_task(rest, "aborting")["trace"]
+
+    # A restart is answered; the new task crashes again, in a new plugin object.
+    crashes = worker.log().count("crashed with signal SIGSEGV")
+    code, body = rest.call("POST", "/connectors/segfaulting/restart?includeTasks=true")
+    assert code == 202 and body["name"] == "segfaulting", body
+    wait_until(lambda: worker.log().count("crashed with signal SIGSEGV") > crashes, 30,
+               message="the restarted task to crash again")
+    assert "crashed with signal SIGSEGV" in _failed_task(rest, "segfaulting")["trace"]
+    assert worker.proc.poll() is None
+    code, _ = rest.call("GET", "/connectors")
+    assert code == 200
     worker.stop()
 
 
