@@ -55,7 +55,8 @@ soak: build
 FUZZERS = protocol/fuzz_request_decoder broker/fuzz_scram broker/fuzz_oauth_bearer \
           group/fuzz_group_records txn/fuzz_txn_records registry/fuzz_avro_schema \
           registry/fuzz_avro_binary registry/json/fuzz_json_schema registry/protobuf/fuzz_protobuf_schema \
-          sql/fuzz_sql_parser sql/fuzz_row_serde connect/fuzz_json_converter
+          sql/fuzz_sql_parser sql/fuzz_row_serde connect/fuzz_json_converter \
+          connect/fuzz_plugin_codec connect/fuzz_connect_protocol connect/fuzz_connect_records
 FUZZ_SECONDS ?= 60
 
 fuzz: deps
