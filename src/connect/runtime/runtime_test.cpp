@@ -335,5 +335,44 @@ TEST(StandaloneWorkerTest, ConnectorsChangeAsTheRestApiAsks) {
   EXPECT_THROW(worker.deleteConnector("count"), NotFoundException);
 }
 
+class ThrowingCommitTask : public CountingTask {
+ public:
+  void commitRecord(const SourceRecord&, const std::optional<RecordMetadata>&) override {
+    throw ConnectException("no room for this record's receipt");
+  }
+};
+
+class ThrowingCommitSource : public CountingSource {
+ public:
+  TaskClass taskClass() const override {
+    return TaskClass::of<ThrowingCommitTask>("ThrowingCommitTask");
+  }
+};
+
+// commitRecord runs in librdkafka's delivery callback, which no exception may cross: a task that
+// throws there is FAILED with the message, and the worker goes on. librdkafka's in-process mock
+// cluster acknowledges the records.
+TEST(StandaloneWorkerTest, ATaskThrowingInCommitRecordFails) {
+  TempDir dir;
+  Properties props = workerProps(dir.file("connect.offsets"));
+  props["producer.test.mock.num.brokers"] = "1";
+  ConnectorPlugins plugins;
+  plugins.add("test.ThrowingCommitSource", [] { return std::make_unique<ThrowingCommitSource>(); });
+  StandaloneWorker worker(props, std::move(plugins));
+  worker.addConnector({{"name", "throws"}, {"connector.class", "test.ThrowingCommitSource"}});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (worker.taskStatuses().at(0).state != "FAILED" &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  TaskStatus status = worker.taskStatuses().at(0);
+  EXPECT_EQ(status.state, "FAILED");
+  EXPECT_NE(status.failure.find("The task failed in commitRecord: no room for this record's "
+                                "receipt"),
+            std::string::npos)
+      << status.failure;
+  worker.stop();
+}
+
 }  // namespace
 }  // namespace oxbow::connect::runtime

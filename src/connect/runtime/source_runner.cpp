@@ -266,7 +266,15 @@ void SourceTaskRunner::onDelivery(rd_kafka_t* rk, const rd_kafka_message_t* mess
   int64_t timestamp = rd_kafka_message_timestamp(message, &type);
   RecordMetadata metadata{rd_kafka_topic_name(message->rkt), message->partition, message->offset,
                           timestamp >= 0 ? std::optional<int64_t>(timestamp) : std::nullopt};
-  runner.task_->commitRecord(delivery->record, metadata);
+  // Called from librdkafka's C callback, which no exception may cross: a task that throws here
+  // fails as one that throws in poll() does.
+  try {
+    runner.task_->commitRecord(delivery->record, metadata);
+  } catch (const std::exception& e) {
+    if (runner.deliveryError_.empty()) {
+      runner.deliveryError_ = std::string("The task failed in commitRecord: ") + e.what();
+    }
+  }
 }
 
 // With errors.tolerance=all a record the producer could not write is reported and skipped, as
