@@ -32,6 +32,7 @@ namespace oxbow::connect::runtime::distributed {
 
 class KafkaOffsetBackingStore;
 class StatusBackingStore;
+struct StatusRecord;
 class WorkerGroupMember;
 class IncrementalCooperativeAssignor;
 
@@ -110,6 +111,8 @@ class DistributedHerder : public Herder {
   WorkerState memberState();
   std::map<std::string, WorkerAssignment> assign(const std::string& leaderId, int16_t version,
                                                  const std::map<std::string, WorkerState>& members);
+  // A status of this worker in the current generation.
+  StatusRecord statusRecord(const std::string& state, const std::string& trace) const;
   // `safe`: never over a newer generation's status of another worker (giving something up).
   void writeConnectorStatus(const std::string& name, const std::string& state,
                             const std::string& trace, bool safe);

@@ -52,34 +52,23 @@ void DistributedHerder::reportStatuses() {
   }
 }
 
+StatusRecord DistributedHerder::statusRecord(const std::string& state,
+                                             const std::string& trace) const {
+  std::lock_guard lock(mutex_);
+  return StatusRecord{state, trace, workerId_, generation_};
+}
+
 void DistributedHerder::writeConnectorStatus(const std::string& name, const std::string& state,
                                              const std::string& trace, bool safe) {
-  int32_t generation;
-  {
-    std::lock_guard lock(mutex_);
-    generation = generation_;
-  }
-  StatusRecord record{state, trace, workerId_, generation};
-  if (safe) {
-    statuses_->putConnectorSafe(name, record);
-  } else {
-    statuses_->putConnector(name, record);
-  }
+  StatusRecord record = statusRecord(state, trace);
+  safe ? statuses_->putConnectorSafe(name, record) : statuses_->putConnector(name, record);
 }
 
 void DistributedHerder::writeTaskStatus(const ConnectorTaskId& id, const std::string& state,
                                         const std::string& trace, bool safe) {
-  int32_t generation;
-  {
-    std::lock_guard lock(mutex_);
-    generation = generation_;
-  }
-  StatusRecord record{state, trace, workerId_, generation};
-  if (safe) {
-    statuses_->putTaskSafe(id.connector, id.task, record);
-  } else {
-    statuses_->putTask(id.connector, id.task, record);
-  }
+  StatusRecord record = statusRecord(state, trace);
+  safe ? statuses_->putTaskSafe(id.connector, id.task, record)
+       : statuses_->putTask(id.connector, id.task, record);
 }
 
 WorkerState DistributedHerder::memberState() {
