@@ -94,6 +94,11 @@ def test_a_session_timeout_the_broker_refuses_stops_the_worker_with_one_line(bro
     assert "INVALID_SESSION_TIMEOUT" in proc.stderr.strip().splitlines()[-1], proc.stderr
 
 
+# Tests that kill no worker give sessions room, so that a loaded machine's late heartbeat does not
+# move work they watch; the kill tests keep the short session above.
+STEADY = {"session.timeout.ms": 10000, "heartbeat.interval.ms": 1000}
+
+
 def _group(tmp_path, broker, count, name=None, extra=None):
     group = name or unique_topic("connect-cluster")
     return [Worker(tmp_path, broker, group, i, extra) for i in range(count)]
@@ -173,7 +178,7 @@ def _append(path, lines):
 
 def test_followers_forward_writes_and_the_topics_hold_connects_formats(make_broker, tmp_path):
     broker = make_broker(group_min_session_timeout_ms=1000)
-    workers = _group(tmp_path, broker, 2)
+    workers = _group(tmp_path, broker, 2, extra=STEADY)
     topic = ck.create_topic(broker.bootstrap, unique_topic("dist"))
     source_file = tmp_path / "in.txt"
     _append(source_file, [f"line {i}" for i in range(10)])
@@ -279,7 +284,7 @@ def test_a_killed_workers_tasks_run_elsewhere_and_no_line_is_lost(make_broker, t
 
 def test_configs_and_offsets_survive_a_restart_of_every_worker(make_broker, tmp_path):
     broker = make_broker(group_min_session_timeout_ms=1000)
-    workers = _group(tmp_path, broker, 2)
+    workers = _group(tmp_path, broker, 2, extra=STEADY)
     topic = ck.create_topic(broker.bootstrap, unique_topic("dist"))
     source_file = tmp_path / "in.txt"
     first = [f"first {i}" for i in range(30)]
@@ -381,7 +386,7 @@ def test_exactly_once_sources_write_each_line_once_across_a_kill(make_broker, tm
 
 def test_active_topics_live_in_the_status_topic_and_every_worker_answers(make_broker, tmp_path):
     broker = make_broker(group_min_session_timeout_ms=1000)
-    workers = _group(tmp_path, broker, 2)
+    workers = _group(tmp_path, broker, 2, extra=STEADY)
     topic = ck.create_topic(broker.bootstrap, unique_topic("dist"))
     source_file = tmp_path / "in.txt"
     _append(source_file, ["a", "b"])
@@ -408,7 +413,7 @@ def test_active_topics_live_in_the_status_topic_and_every_worker_answers(make_br
 def test_bad_input_answers_as_connect_and_a_failing_task_is_failed_on_every_view(make_broker,
                                                                                tmp_path):
     broker = make_broker(group_min_session_timeout_ms=1000)
-    workers = _group(tmp_path, broker, 2)
+    workers = _group(tmp_path, broker, 2, extra=STEADY)
     topic = ck.create_topic(broker.bootstrap, unique_topic("dist"))
     for worker in workers:  # leader and follower alike
         conn = http.client.HTTPConnection("127.0.0.1", worker.port, timeout=30)
@@ -456,7 +461,7 @@ def test_bad_input_answers_as_connect_and_a_failing_task_is_failed_on_every_view
 def test_a_joining_worker_takes_a_share_and_the_rest_stay_where_they_run(make_broker, tmp_path):
     broker = make_broker(group_min_session_timeout_ms=1000)
     group = unique_topic("connect-cluster")
-    workers = [Worker(tmp_path, broker, group, i) for i in range(2)]
+    workers = [Worker(tmp_path, broker, group, i, STEADY) for i in range(2)]
     topic = ck.create_topic(broker.bootstrap, unique_topic("dist"))
     names = [f"src{i}" for i in range(4)]
     for name in names:
@@ -475,7 +480,7 @@ def test_a_joining_worker_takes_a_share_and_the_rest_stay_where_they_run(make_br
             out[name + "-0"] = status["tasks"][0]["worker_id"]
         return out
     before = placement(workers[0])
-    third = Worker(tmp_path, broker, group, 2)
+    third = Worker(tmp_path, broker, group, 2, STEADY)
     workers.append(third)
 
     def balanced():
