@@ -32,6 +32,16 @@ InternalTopic topic(const Properties& props, const std::string& prefix, int32_t 
 
 }  // namespace
 
+Properties securitySettings(const Properties& workerProps) {
+  Properties settings;
+  for (const auto& [key, value] : workerProps) {
+    if (key == "security.protocol" || key.starts_with("sasl.") || key.starts_with("ssl.")) {
+      settings[key] = value;
+    }
+  }
+  return settings;
+}
+
 DistributedConfig DistributedConfig::parse(const Properties& props) {
   DistributedConfig config;
   config.worker = WorkerConfig::parse(props, false);

@@ -33,4 +33,8 @@ struct DistributedConfig {
   static DistributedConfig parse(const Properties& props);
 };
 
+// The worker's own security settings (security.protocol, sasl.*, ssl.*), which its group
+// membership and its internal topics' clients take, as Kafka's internal clients take them.
+Properties securitySettings(const Properties& workerProps);
+
 }  // namespace oxbow::connect::runtime::distributed

@@ -24,25 +24,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kTick = std::chrono::milliseconds(200);
 constexpr auto kReconfigureBackoff = std::chrono::milliseconds(250);
 
-TargetState targetOf(const ClusterConfigState& state, const std::string& name) {
-  auto found = state.targetStates.find(name);
-  return found == state.targetStates.end() ? TargetState::STARTED : found->second;
-}
-
-std::string taskName(const ConnectorTaskId& id) {
-  return id.connector + "-" + std::to_string(id.task);
-}
-
-client::Settings securitySettings(const Properties& props) {
-  client::Settings settings;
-  for (const auto& [key, value] : props) {
-    if (key == "security.protocol" || key.starts_with("sasl.") || key.starts_with("ssl.")) {
-      settings[key] = value;
-    }
-  }
-  return settings;
-}
-
 }  // namespace
 
 struct DistributedHerder::Events {

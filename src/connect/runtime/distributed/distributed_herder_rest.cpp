@@ -5,21 +5,13 @@
 
 #include "connect/runtime/distributed/distributed_herder.h"
 #include "connect/runtime/distributed/exactly_once.h"
+#include "connect/runtime/distributed/herder_parts.h"
 #include "connect/runtime/distributed/kafka_offset_store.h"
 #include "connect/runtime/distributed/status_backing_store.h"
 #include "connect/runtime/distributed/worker_group_member.h"
 #include "connect/runtime/worker_tasks.h"
 
 namespace oxbow::connect::runtime::distributed {
-
-namespace {
-
-TargetState targetOf(const ClusterConfigState& state, const std::string& name) {
-  auto found = state.targetStates.find(name);
-  return found == state.targetStates.end() ? TargetState::STARTED : found->second;
-}
-
-}  // namespace
 
 ClusterConfigState DistributedHerder::snapshot() const {
   if (!ready_.load(std::memory_order_acquire)) throw ConflictException(kStarting);

@@ -10,14 +10,6 @@
 
 namespace oxbow::connect::runtime::distributed {
 
-namespace {
-
-std::string taskName(const ConnectorTaskId& id) {
-  return id.connector + "-" + std::to_string(id.task);
-}
-
-}  // namespace
-
 void DistributedHerder::reportStatuses() {
   for (auto& [name, local] : connectors_) {
     std::string failure = local->failed();

@@ -12,6 +12,17 @@
 
 namespace oxbow::connect::runtime::distributed {
 
+// What the config topic asks the connector to be (STARTED when it says nothing).
+inline TargetState targetOf(const ClusterConfigState& state, const std::string& name) {
+  auto found = state.targetStates.find(name);
+  return found == state.targetStates.end() ? TargetState::STARTED : found->second;
+}
+
+// "NAME-N", as Connect names a task.
+inline std::string taskName(const ConnectorTaskId& id) {
+  return id.connector + "-" + std::to_string(id.task);
+}
+
 struct DistributedHerder::LocalConnector {
   Properties props;  // as the config topic had it when started
   TargetState target = TargetState::STARTED;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 
+#include "connect/runtime/distributed/distributed_config.h"
 #include "connect/runtime/task_runner.h"
 #include "oxbow/connect/config_def.h"
 #include "oxbow/connect/errors.h"
@@ -78,10 +79,7 @@ std::string timedOut(const std::string& what, const std::string& topic) {
 // out with a warning, as the group's connection leaves it out.
 Properties withSecurity(const WorkerConfig& worker, const Properties& overrides) {
   Properties out;
-  for (const auto& [name, value] : worker.props) {
-    if (name != "security.protocol" && !name.starts_with("sasl.") && !name.starts_with("ssl.")) {
-      continue;
-    }
+  for (const auto& [name, value] : securitySettings(worker.props)) {
     rd_kafka_conf_t* probe = rd_kafka_conf_new();
     char error[256];
     if (rd_kafka_conf_set(probe, name.c_str(), value.c_str(), error, sizeof error) ==
